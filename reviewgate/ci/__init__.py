@@ -1,0 +1,22 @@
+"""Where the gate runs: the only package that reads CI variables (at the edge, once)."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from reviewgate.ci.context import CiContext
+from reviewgate.ci.github import github_context
+from reviewgate.ci.gitlab import gitlab_context
+
+
+def detect(environ: Mapping[str, str] | None = None) -> CiContext:
+    env = os.environ if environ is None else environ
+    if env.get("GITHUB_ACTIONS") == "true":
+        return github_context(env)
+    if env.get("GITLAB_CI") == "true":
+        return gitlab_context(env)
+    return CiContext(provider="local")
+
+
+__all__ = ["CiContext", "detect"]

@@ -1,0 +1,33 @@
+"""The CI facts the rest of the gate needs, as one immutable record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CiContext:
+    provider: str  # github | gitlab | local
+    event_name: str | None = None
+    # The base and head this CI run says to review, and which variable said so.
+    base_sha: str | None = None
+    head_sha: str | None = None
+    base_source: str | None = None
+    default_branch: str | None = None
+    # Where GitHub wants step summaries and outputs (files named by the runner).
+    step_summary_path: str | None = None
+    output_path: str | None = None
+    repository: str | None = None
+    server_url: str | None = None
+    api_url: str | None = None
+    run_url: str | None = None
+    pull_request_number: int | None = None
+    is_fork: bool = False
+
+    @property
+    def is_github(self) -> bool:
+        return self.provider == "github"
+
+    @property
+    def is_gitlab(self) -> bool:
+        return self.provider == "gitlab"

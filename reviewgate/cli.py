@@ -1,0 +1,124 @@
+"""Command line: parse flags into typed options at the edge; one place maps errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Callable, Sequence, TextIO
+
+from reviewgate import __version__
+from reviewgate.ci import detect
+from reviewgate.config import Overrides
+from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.git import GitFailure, repository_root
+from reviewgate.run import RunOptions, freeze_target, load_run_config, run_gate
+from reviewgate.text import printable
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse exits 2 on bad flags already; this keeps its message to one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"reviewgate: error: {message} (see reviewgate {self.prog.split()[-1]} --help)\n")
+
+
+def _add_target_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", type=Path, default=Path("."), help="repository to review (default: current directory)")
+    parser.add_argument("--base", help="base ref to diff against (default: from CI, else origin/HEAD's branch, else main)")
+    parser.add_argument("--head", default="HEAD", help="head ref to review (default: HEAD)")
+    parser.add_argument("--config", type=Path, help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.")
+    parser.add_argument("--version", action="version", version=f"reviewgate {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+
+    run = commands.add_parser("run", help="freeze, verify, review, publish; exit 0 approve, 1 changes, 2 usage, 3 blocked")
+    _add_target_flags(run)
+    run.add_argument("--output-dir", type=Path, default=Path(".reviewgate"), help="where outputs go (default: .reviewgate/)")
+    run.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
+                     help="reviewer to run (repeatable; overrides review.reviewers; 'builtin' needs no key)")
+    run.add_argument("--fail-on", action="append", metavar="CLASS:SEVERITY",
+                     help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
+    run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
+    run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
+
+    freeze = commands.add_parser("freeze", help="print the frozen target as JSON")
+    _add_target_flags(freeze)
+    return parser
+
+
+def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    options = RunOptions(
+        start=arguments.repo,
+        base=arguments.base,
+        head=arguments.head,
+        config_path=arguments.config,
+        output_dir=arguments.output_dir,
+        overrides=Overrides(
+            reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
+            fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
+            max_rounds=arguments.max_rounds,
+            no_verify=arguments.no_verify,
+        ),
+    )
+    return run_gate(options, stdout)
+
+
+def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    options = RunOptions(start=arguments.repo, base=arguments.base, head=arguments.head, config_path=arguments.config)
+    repo = repository_root(options.start)
+    target = freeze_target(repo, load_run_config(repo, options), options, detect())
+    document = {
+        **target.identity(),
+        "files": [
+            {"path": printable(item.path), "status": item.status.value, "old_path": item.old_path and printable(item.old_path),
+             "binary": item.is_binary, "added_lines": len(item.added_lines())}
+            for item in target.files
+        ],
+        "excluded": [{"path": printable(item.path), "reason": item.reason} for item in target.excluded],
+    }
+    stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "run": _run,
+    "freeze": _freeze,
+}
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    sys.stderr.write(f"reviewgate: warning: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    arguments = build_parser().parse_args(argv)
+    warnings.showwarning = _show_warning
+    try:
+        return COMMANDS[arguments.command](arguments, out)
+    except ReviewgateError as error:
+        sys.stderr.write(f"reviewgate: error: {error}\n")
+        return error.exit_code
+    except GitFailure as error:
+        sys.stderr.write(f"reviewgate: error: {error}\n")
+        return EXIT_BLOCKED
+    except KeyboardInterrupt:
+        sys.stderr.write("reviewgate: interrupted\n")
+        return 130
+    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
+        if os.environ.get("REVIEWGATE_DEBUG"):
+            traceback.print_exc()
+        sys.stderr.write(
+            f"reviewgate: internal error: {type(error).__name__}: {error} "
+            "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)\n"
+        )
+        return EXIT_BLOCKED

@@ -1,0 +1,262 @@
+"""Configuration: `.reviewgate.toml` or `[tool.reviewgate]` in pyproject.toml, into typed objects.
+
+Flags and action inputs arrive as `Overrides` and win over the file. Unknown keys warn;
+a wrong type or value is a ConfigError naming the file and key (exit 2).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from reviewgate.errors import ConfigError
+from reviewgate.findings import FindingClass, Severity
+from reviewgate.tomlfile import read_toml
+
+CONFIG_FILE = ".reviewgate.toml"
+PYPROJECT_FILE = "pyproject.toml"
+DEFAULT_MANIFEST = ".prepcook/scripts.toml"
+
+
+class ConfigWarning(UserWarning):
+    """An unknown key: printed, never fatal, so newer configs still run on older gates."""
+
+
+@dataclass(frozen=True)
+class FailRule:
+    """Findings of `finding_class` at `severity` or worse block."""
+
+    finding_class: FindingClass
+    severity: Severity
+
+    def __str__(self) -> str:
+        return f"{self.finding_class.value}:{self.severity.value}"
+
+
+DEFAULT_FAIL_ON = (
+    FailRule(FindingClass.SYSTEMATIC, Severity.MAJOR),
+    FailRule(FindingClass.CORRECTNESS, Severity.MAJOR),
+)
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    reviewers: tuple[str, ...] = ("builtin",)
+    fail_on: tuple[FailRule, ...] = DEFAULT_FAIL_ON
+    exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    max_rounds: int = 3
+
+
+@dataclass(frozen=True)
+class ReviewerSettings:
+    """One `[reviewer.NAME]` table. Keys beyond the fixed ones go to the provider in `options`,
+    which validates them (each provider knows its own)."""
+
+    name: str
+    provider: str
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 120.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    manifest: str = DEFAULT_MANIFEST
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    review: ReviewSettings = ReviewSettings()
+    reviewers: Mapping[str, ReviewerSettings] = field(default_factory=dict)
+    verify: VerifySettings = VerifySettings()
+    # Sections owned by other modules (lenses, forges, ...), validated where they are used.
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    source: str | None = None
+
+    def reviewer(self, name: str) -> ReviewerSettings:
+        """The settings for a reviewer named in `reviewers`; a bare provider name needs no table."""
+        if name in self.reviewers:
+            return self.reviewers[name]
+        return ReviewerSettings(name=name, provider=name)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What flags or action inputs set; None means "not given, keep the file's value"."""
+
+    reviewers: tuple[str, ...] | None = None
+    fail_on: tuple[str, ...] | None = None
+    max_rounds: int | None = None
+    no_verify: bool = False
+
+
+# Sections other modules own; listed here only so they are not warned about as unknown.
+OPEN_SECTIONS = ("lenses", "github", "gitlab", "cache", "import")
+
+
+class _Reader:
+    """Type checks for one table, with the file and dotted key in every message."""
+
+    def __init__(self, source: str, prefix: str, table: Mapping[str, Any]) -> None:
+        self.source, self.prefix, self.table = source, prefix, table
+
+    def where(self, key: str) -> str:
+        return f"{self.source}: {self.prefix}{key}"
+
+    def fail(self, key: str, expected: str, value: Any) -> ConfigError:
+        return ConfigError(f"{self.where(key)}: expected {expected}, got {value!r}")
+
+    def warn_unknown(self, known: tuple[str, ...]) -> None:
+        for key in self.table:
+            if key not in known:
+                warnings.warn(f"{self.where(key)}: unknown key, ignored", ConfigWarning, stacklevel=2)
+
+    def string(self, key: str, default: str | None) -> str | None:
+        value = self.table.get(key, default)
+        if value is not None and not isinstance(value, str):
+            raise self.fail(key, "a string", value)
+        return value
+
+    def strings(self, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        value = self.table.get(key, list(default))
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.fail(key, "a list of strings", value)
+        return tuple(value)
+
+    def number(self, key: str, default: float, minimum: float = 0.0) -> float:
+        value = self.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+            raise self.fail(key, f"a number of at least {minimum:g}", value)
+        return float(value)
+
+    def integer(self, key: str, default: int, minimum: int = 0) -> int:
+        value = self.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(key, f"a whole number of at least {minimum}", value)
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.table.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, "true or false", value)
+        return value
+
+    def subtable(self, key: str) -> Mapping[str, Any]:
+        value = self.table.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(key, "a table", value)
+        return value
+
+
+def parse_fail_rule(text: str, where: str) -> FailRule:
+    """`class:severity`, e.g. `correctness:major`; the severity is the lowest that blocks."""
+    class_name, _, severity_name = text.partition(":")
+    try:
+        return FailRule(FindingClass(class_name.strip()), Severity((severity_name or "major").strip()))
+    except ValueError:
+        classes = "|".join(item.value for item in FindingClass)
+        severities = "|".join(item.value for item in Severity)
+        raise ConfigError(f"{where}: expected CLASS:SEVERITY with CLASS {classes} and SEVERITY {severities}, got {text!r}") from None
+
+
+def _parse_review(reader: _Reader) -> ReviewSettings:
+    reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds"))
+    reviewers = reader.strings("reviewers", ReviewSettings.reviewers)
+    if not reviewers:
+        raise reader.fail("reviewers", "at least one reviewer name", [])
+    fail_on = tuple(
+        parse_fail_rule(text, reader.where("fail_on"))
+        for text in reader.strings("fail_on", tuple(str(rule) for rule in DEFAULT_FAIL_ON))
+    )
+    return ReviewSettings(
+        reviewers=reviewers,
+        fail_on=fail_on,
+        exclude=reader.strings("exclude", ()),
+        include=reader.strings("include", ()),
+        max_rounds=reader.integer("max_rounds", 3, minimum=1),
+    )
+
+
+_REVIEWER_FIXED_KEYS = ("provider", "model", "base_url", "api_key_env", "timeout")
+
+
+def _parse_reviewer(name: str, reader: _Reader) -> ReviewerSettings:
+    provider = reader.string("provider", name)
+    assert provider is not None
+    options = {key: value for key, value in reader.table.items() if key not in _REVIEWER_FIXED_KEYS}
+    return ReviewerSettings(
+        name=name,
+        provider=provider,
+        model=reader.string("model", None),
+        base_url=reader.string("base_url", None),
+        api_key_env=reader.string("api_key_env", None),
+        timeout=reader.number("timeout", 120.0, minimum=1.0),
+        options=options,
+    )
+
+
+def parse_config(table: Mapping[str, Any], source: str) -> Config:
+    """A config from the already-read top-level table (the file, or [tool.reviewgate])."""
+    top = _Reader(source, "", table)
+    top.warn_unknown(("review", "reviewer", "verify", *OPEN_SECTIONS))
+    review = _parse_review(_Reader(source, "review.", top.subtable("review")))
+    reviewers: dict[str, ReviewerSettings] = {}
+    for name, settings in top.subtable("reviewer").items():
+        if not isinstance(settings, dict):
+            raise top.fail(f"reviewer.{name}", "a table", settings)
+        reviewers[name] = _parse_reviewer(name, _Reader(source, f"reviewer.{name}.", settings))
+    verify_reader = _Reader(source, "verify.", top.subtable("verify"))
+    verify_reader.warn_unknown(("manifest", "enabled"))
+    verify = VerifySettings(
+        manifest=verify_reader.string("manifest", DEFAULT_MANIFEST) or DEFAULT_MANIFEST,
+        enabled=verify_reader.boolean("enabled", True),
+    )
+    sections = {name: top.subtable(name) for name in OPEN_SECTIONS if name in table}
+    return Config(review=review, reviewers=reviewers, verify=verify, sections=sections, source=source)
+
+
+def find_config_file(repo_root: Path) -> Path | None:
+    for candidate in (repo_root / CONFIG_FILE, repo_root / PYPROJECT_FILE):
+        if candidate.is_file():
+            if candidate.name == PYPROJECT_FILE and "reviewgate" not in read_toml(candidate).get("tool", {}):
+                continue
+            return candidate
+    return None
+
+
+def load_config(repo_root: Path, explicit: Path | None = None) -> Config:
+    """The repository's config, or the defaults when it has none. An explicit path must exist."""
+    path = explicit if explicit is not None else find_config_file(repo_root)
+    if path is None:
+        return Config()
+    if explicit is not None and not explicit.is_file():
+        raise ConfigError(f"{explicit}: config file not found (--config / input config)")
+    data = read_toml(path)
+    if path.name == PYPROJECT_FILE:
+        tool = data.get("tool", {}).get("reviewgate", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: tool.reviewgate: expected a table, got {tool!r}")
+        return parse_config(tool, f"{path.name} [tool.reviewgate]")
+    return parse_config(data, str(path.name if path.parent == repo_root else path))
+
+
+def apply_overrides(config: Config, overrides: Overrides) -> Config:
+    review = config.review
+    if overrides.reviewers is not None:
+        if not overrides.reviewers:
+            raise ConfigError("--reviewer: expected at least one reviewer name")
+        review = replace(review, reviewers=overrides.reviewers)
+    if overrides.fail_on is not None:
+        review = replace(review, fail_on=tuple(parse_fail_rule(text, "--fail-on") for text in overrides.fail_on))
+    if overrides.max_rounds is not None:
+        if overrides.max_rounds < 1:
+            raise ConfigError(f"--max-rounds: expected a whole number of at least 1, got {overrides.max_rounds}")
+        review = replace(review, max_rounds=overrides.max_rounds)
+    verify = replace(config.verify, enabled=False) if overrides.no_verify else config.verify
+    return replace(config, review=review, verify=verify)

@@ -1,0 +1,44 @@
+"""What a reviewer is given: the frozen change and what it may read, nothing else.
+
+Seed 000: the reviewer reads the diff, the codebase, governing docs, REPRODUCTION: and
+REVIEW-REJECTED: comments. It never gets the branch's own reasoning (PR description, commit
+messages, specs and plans the branch adds) nor earlier REVIEW: comments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from reviewgate.git import TreeReader
+from reviewgate.target import FrozenTarget
+from reviewgate.verify.outcome import ABSENT, VerifyOutcome
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A trusted REVIEW-REJECTED: <file>:<line> reason comment from an earlier round."""
+
+    path: str
+    line: int | None
+    reason: str
+    author: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    target: FrozenTarget
+    head: TreeReader
+    verify: VerifyOutcome = ABSENT
+    reproduction: str | None = None  # the REPRODUCTION: text, when the forge or repo has one
+    rejections: tuple[Rejection, ...] = field(default_factory=tuple)
+    # Whether the change says it is a fix (branch name or head subject starting fix/bug/hotfix).
+    # Derived by the gate; deterministic lenses use it, it is never put in a model's prompt.
+    marked_as_fix: bool = False
+    # Config sections owned by reviewers (e.g. `lenses`), validated by their owners.
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def repo_root(self) -> Path:
+        return Path(self.target.repo_root)

@@ -1,0 +1,84 @@
+"""The verdict: a pure function of the findings, the reviewers' outcomes and the verify."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from reviewgate.config import DEFAULT_FAIL_ON, FailRule
+from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_CHANGES_REQUESTED
+from reviewgate.findings import Finding, FindingClass
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
+
+
+class Decision(str, enum.Enum):
+    APPROVE = "approve"
+    REQUEST_CHANGES = "request_changes"
+    BLOCKED = "blocked"
+
+    @property
+    def exit_code(self) -> int:
+        return {
+            Decision.APPROVE: EXIT_APPROVED,
+            Decision.REQUEST_CHANGES: EXIT_CHANGES_REQUESTED,
+            Decision.BLOCKED: EXIT_BLOCKED,
+        }[self]
+
+
+class Route(str, enum.Enum):
+    """Seed 003's routing precedence, for whoever acts on the verdict next."""
+
+    DEBUGGING = "debugging"  # the verify failed: runtime evidence first
+    IMPLEMENTATION = "implementation"  # blocking findings to fix
+    DEBT = "debt"  # only non-blocking systematic findings remain
+    CLOSEOUT = "closeout"  # nothing left to do
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    route: Route | None
+    blocking: tuple[Finding, ...] = field(default_factory=tuple)
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def exit_code(self) -> int:
+        return self.decision.exit_code
+
+
+def blocks(finding: Finding, fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON) -> bool:
+    """Seed 000: only systematic or correctness findings at blocker or major send work back by
+    default; a dismissed finding (answered, suppressed) never does, nor a product question."""
+    if finding.dismissed is not None or finding.finding_class is FindingClass.PRODUCT_QUESTION:
+        return False
+    return any(
+        finding.finding_class is rule.finding_class and finding.severity.rank >= rule.severity.rank
+        for rule in fail_on
+    )
+
+
+def decide(
+    findings: Iterable[Finding],
+    outcomes: Iterable[ReviewerOutcome],
+    verify: VerifyOutcome,
+    fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON,
+) -> Verdict:
+    """Never turn a failure into approval: any blocked reviewer or a setup-side verify failure
+    blocks the whole gate, whatever the other reviewers found."""
+    rules = tuple(fail_on)
+    all_findings = tuple(findings)
+    reasons = [f"reviewer {item.reviewer}: {item.reason}" for item in outcomes if item.status is ReviewerStatus.BLOCKED]
+    if verify.status is VerifyStatus.BLOCKED:
+        reasons.insert(0, f"verify: {verify.reason}")
+    blocking = tuple(item for item in all_findings if blocks(item, rules))
+    if reasons:
+        return Verdict(Decision.BLOCKED, None, blocking, tuple(reasons))
+    if verify.status is VerifyStatus.FAILED:
+        return Verdict(Decision.REQUEST_CHANGES, Route.DEBUGGING, blocking, (f"verify: {verify.reason}",))
+    if blocking:
+        return Verdict(Decision.REQUEST_CHANGES, Route.IMPLEMENTATION, blocking)
+    if any(item.finding_class is FindingClass.SYSTEMATIC and item.dismissed is None for item in all_findings):
+        return Verdict(Decision.APPROVE, Route.DEBT)
+    return Verdict(Decision.APPROVE, Route.CLOSEOUT)

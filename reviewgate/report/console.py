@@ -1,0 +1,63 @@
+"""The short human summary on stdout: target, reviewers, findings by severity, verdict."""
+
+from __future__ import annotations
+
+from reviewgate.ci.workflow_commands import stop_commands_token
+from reviewgate.findings import Severity
+from reviewgate.report.base import SinkContext
+from reviewgate.result import GateResult
+from reviewgate.text import printable, short_sha
+
+
+def _single_line(text: str) -> str:
+    return printable(text).replace("\r", " ").replace("\n", " ")
+
+
+def render_console(result: GateResult, notes: list[str]) -> list[str]:
+    target = result.target
+    lines = [
+        f"reviewgate: {printable(target.base_ref)}...{printable(target.head_ref)} "
+        f"(merge-base {short_sha(target.merge_base)}, head {short_sha(target.head_sha)}), "
+        f"{len(target.files)} file(s) reviewed, {len(target.excluded)} excluded",
+    ]
+    for outcome in result.outcomes:
+        detail = f": {_single_line(outcome.reason)}" if outcome.reason else ""
+        lines.append(
+            f"  reviewer {outcome.reviewer}: {outcome.status.value}{detail} "
+            f"({len(outcome.findings)} finding(s), {outcome.duration_seconds:.1f}s)"
+        )
+    verify_detail = f": {_single_line(result.verify.reason)}" if result.verify.reason else ""
+    lines.append(f"  verify: {result.verify.status.value}{verify_detail}")
+    for severity in Severity:
+        group = [item for item in result.findings if item.severity is severity]
+        if group:
+            lines.append(f"  {severity.value} ({len(group)}):")
+        for finding in group:
+            mark = "  [blocks]" if result.is_blocking(finding) else ""
+            lines.append(
+                f"    {_single_line(finding.location)}  {finding.finding_class.value}/{finding.category}  "
+                f"{_single_line(finding.title)}{mark}"
+            )
+    for reason in result.verdict.reasons:
+        lines.append(f"  reason: {_single_line(reason)}")
+    for note in (*result.notes, *notes):
+        lines.append(f"  note: {_single_line(note)}")
+    route = f", route {result.verdict.route.value}" if result.verdict.route else ""
+    lines.append(f"verdict: {result.verdict.decision.value}{route} (exit {result.verdict.exit_code})")
+    lines.append(f"outputs: {printable(str(result.output_dir))}")
+    return lines
+
+
+class ConsoleSink:
+    name = "console"
+
+    def applies(self, result: GateResult) -> bool:
+        return True
+
+    def publish(self, result: GateResult, context: SinkContext) -> None:
+        lines = render_console(result, context.log.notes)
+        if result.ci.is_github:
+            # Finding titles come from diffs and models: fence them so none can act as a command.
+            token = stop_commands_token()
+            lines = [f"::stop-commands::{token}", *lines, f"::{token}::"]
+        context.stdout.write("\n".join(lines) + "\n")

@@ -1,0 +1,62 @@
+"""Workflow-command annotations on stdout, for GitHub Actions.
+
+GitHub shows at most 10 errors, 10 warnings and 10 notices per step (and 50 per job), so we
+emit at most 10 per level, most severe first; the rest are counted in a final line and
+listed in the summary.
+"""
+
+from __future__ import annotations
+
+from reviewgate.ci.workflow_commands import command
+from reviewgate.findings import Finding, Severity, sort_key
+from reviewgate.report.base import SinkContext
+from reviewgate.result import GateResult
+from reviewgate.text import printable
+
+MAX_PER_LEVEL = 10  # GitHub: annotations shown per step, per level
+
+
+def annotation_level(finding: Finding, blocking: bool) -> str:
+    if blocking:
+        return "error"
+    if finding.severity is Severity.NIT:
+        return "notice"
+    return "warning"
+
+
+def annotation_line(finding: Finding, level: str) -> str:
+    properties: dict[str, object] = {
+        "file": printable(finding.path) if finding.path else None,
+        "line": finding.line,
+        "endLine": finding.end_line if finding.line is not None and finding.end_line else None,
+        "title": f"[{finding.severity.value} {finding.finding_class.value}/{finding.category}] {finding.title}",
+    }
+    message = finding.body or finding.title
+    if finding.dismissed:
+        message = f"(dismissed: {finding.dismissed}) {message}"
+    return command(level, message, properties)
+
+
+class GithubAnnotationsSink:
+    name = "github-annotations"
+
+    def applies(self, result: GateResult) -> bool:
+        return result.ci.is_github
+
+    def publish(self, result: GateResult, context: SinkContext) -> None:
+        emitted = {"error": 0, "warning": 0, "notice": 0}
+        left_out: list[Finding] = []
+        for finding in sorted(result.findings, key=sort_key):
+            level = annotation_level(finding, result.is_blocking(finding))
+            if emitted[level] >= MAX_PER_LEVEL:
+                left_out.append(finding)
+                continue
+            emitted[level] += 1
+            context.stdout.write(annotation_line(finding, level) + "\n")
+        if left_out:
+            note = (
+                f"{len(left_out)} more finding(s) were not annotated (GitHub shows {MAX_PER_LEVEL} per level "
+                "per step); all are listed in the summary and report.json."
+            )
+            context.stdout.write(note + "\n")
+            context.log.notes.append(note)

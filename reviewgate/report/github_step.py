@@ -1,0 +1,48 @@
+"""GitHub Actions step outputs ($GITHUB_OUTPUT) and the job summary ($GITHUB_STEP_SUMMARY)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewgate.ci.workflow_commands import stop_commands_token
+from reviewgate.report.base import SinkContext
+from reviewgate.report.files import append_text
+from reviewgate.report.json_report import FILE_NAME as REPORT_FILE
+from reviewgate.report.summary import render_summary
+from reviewgate.result import GateResult
+from reviewgate.text import truncate_utf8
+
+# GitHub caps $GITHUB_STEP_SUMMARY at 1 MiB per step; over it the upload fails.
+STEP_SUMMARY_LIMIT = 1024 * 1024
+# Leave room for whatever else the job's other steps append to the same step's file.
+OUR_SUMMARY_LIMIT = STEP_SUMMARY_LIMIT - 64 * 1024
+
+
+def output_entry(name: str, value: str) -> str:
+    """One $GITHUB_OUTPUT entry; a value with a line break uses a random heredoc delimiter so
+    it cannot end early and set other outputs."""
+    if "\n" not in value and "\r" not in value:
+        return f"{name}={value}\n"
+    delimiter = f"ghadelimiter_{stop_commands_token()}"
+    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+
+
+class GithubStepSink:
+    name = "github-step"
+
+    def applies(self, result: GateResult) -> bool:
+        return result.ci.is_github
+
+    def publish(self, result: GateResult, context: SinkContext) -> None:
+        if result.ci.step_summary_path:
+            summary = render_summary(result, context.log.notes)
+            note = "\n\n… summary truncated at GitHub's 1 MiB limit; the full text is in summary.md.\n"
+            append_text(Path(result.ci.step_summary_path), truncate_utf8(summary, OUR_SUMMARY_LIMIT, note) + "\n")
+        if result.ci.output_path:
+            outputs = {
+                "verdict": result.verdict.decision.value,
+                "findings": str(len(result.findings)),
+                "blocking": str(len(result.verdict.blocking)),
+                "report": str(result.output_dir / REPORT_FILE),
+            }
+            append_text(Path(result.ci.output_path), "".join(output_entry(key, value) for key, value in outputs.items()))

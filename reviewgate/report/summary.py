@@ -1,0 +1,77 @@
+"""summary.md: the readable account of a run, also used for GitHub's step summary."""
+
+from __future__ import annotations
+
+from reviewgate.findings import Finding, Severity
+from reviewgate.gate import Decision
+from reviewgate.report.base import SinkContext
+from reviewgate.report.files import write_atomic
+from reviewgate.result import GateResult
+from reviewgate.text import printable, short_sha
+
+FILE_NAME = "summary.md"
+
+HEADLINES = {
+    Decision.APPROVE: "✅ reviewgate: approved",
+    Decision.REQUEST_CHANGES: "❌ reviewgate: changes requested",
+    Decision.BLOCKED: "⛔ reviewgate: blocked, the review could not be completed",
+}
+
+
+def _escape_cell(text: str) -> str:
+    """Markdown table cells: a pipe or newline in untrusted text must not break the table."""
+    return printable(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _finding_row(finding: Finding, blocking: bool) -> str:
+    mark = "**blocks**" if blocking else ("dismissed: " + _escape_cell(finding.dismissed) if finding.dismissed else "")
+    return (
+        f"| {_escape_cell(finding.location)} | {finding.finding_class.value} | {finding.category} "
+        f"| {_escape_cell(finding.title)} | {_escape_cell(finding.source)} | {mark} |"
+    )
+
+
+def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> str:
+    target = result.target
+    lines = [f"## {HEADLINES[result.verdict.decision]}", ""]
+    lines.append(
+        f"Reviewed `{short_sha(target.merge_base)}..{short_sha(target.head_sha)}` "
+        f"(base `{printable(target.base_ref)}` from {target.base_source}, head `{short_sha(target.head_sha)}`), "
+        f"{len(target.files)} file(s), patch `{target.patch_sha256[:16]}`."
+    )
+    if result.verdict.route is not None:
+        lines.append(f"Route: **{result.verdict.route.value}**.")
+    for reason in result.verdict.reasons:
+        lines.append(f"- {printable(reason)}")
+    for note in (*result.notes, *(extra_notes or [])):
+        lines.append(f"> {printable(note)}")
+    lines += ["", "### Reviewers", "", "| reviewer | status | findings | time |", "|---|---|---|---|"]
+    for outcome in result.outcomes:
+        status = outcome.status.value + (f": {_escape_cell(outcome.reason)}" if outcome.reason else "")
+        lines.append(f"| {outcome.reviewer} | {status} | {len(outcome.findings)} | {outcome.duration_seconds:.1f}s |")
+    lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
+    lines += ["", "### Findings", ""]
+    if not result.findings:
+        lines.append("No findings.")
+    for severity in Severity:
+        group = [item for item in result.findings if item.severity is severity]
+        if not group:
+            continue
+        lines += [f"#### {severity.value} ({len(group)})", "",
+                  "| where | class | category | title | source | |", "|---|---|---|---|---|---|"]
+        lines += [_finding_row(item, result.is_blocking(item)) for item in group]
+        lines.append("")
+    if target.excluded:
+        lines += ["", "### Not reviewed", ""]
+        lines += [f"- `{_escape_cell(item.path)}`: {item.reason}" for item in target.excluded]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+class SummarySink:
+    name = "summary"
+
+    def applies(self, result: GateResult) -> bool:
+        return True
+
+    def publish(self, result: GateResult, context: SinkContext) -> None:
+        write_atomic(result.output_dir / FILE_NAME, render_summary(result, context.log.notes).encode("utf-8"))

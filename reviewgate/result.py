@@ -1,0 +1,32 @@
+"""Everything one gate run decided, handed to every sink."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewgate.ci.context import CiContext
+from reviewgate.config import Config
+from reviewgate.findings import Finding
+from reviewgate.gate import Verdict
+from reviewgate.reviewers.base import ReviewerOutcome
+from reviewgate.target import FrozenTarget
+from reviewgate.verify.outcome import VerifyOutcome
+
+
+@dataclass(frozen=True)
+class GateResult:
+    target: FrozenTarget
+    config: Config
+    ci: CiContext
+    verify: VerifyOutcome
+    outcomes: tuple[ReviewerOutcome, ...]
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    output_dir: Path
+    started_at: str
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def is_blocking(self, finding: Finding) -> bool:
+        return any(item.id == finding.id for item in self.verdict.blocking)

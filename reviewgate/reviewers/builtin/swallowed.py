@@ -1,0 +1,91 @@
+"""Swallowed failures: a handler that makes a real failure look like success (seed 000, item 5)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import ChangeStatus
+from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+
+BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
+
+
+def _is_broad(handler: ast.ExceptHandler) -> bool:
+    """A bare `except:` or one naming Exception/BaseException (alone or in a tuple)."""
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        (isinstance(node, ast.Name) and node.id in BROAD_EXCEPTIONS)
+        or (isinstance(node, ast.Attribute) and node.attr in BROAD_EXCEPTIONS)
+        for node in names
+    )
+
+
+def _swallows(handler: ast.ExceptHandler) -> str | None:
+    """How the body hides the failure, or None when it does something with it."""
+    body = handler.body
+    if len(body) != 1:
+        return None
+    statement = body[0]
+    if isinstance(statement, ast.Pass):
+        return "does nothing (`pass`)"
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and statement.value.value is ...:
+        return "does nothing (`...`)"
+    if isinstance(statement, ast.Continue):
+        return "skips to the next iteration (`continue`)"
+    if isinstance(statement, ast.Return) and (
+        statement.value is None or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
+    ):
+        return "returns None"
+    return None
+
+
+class PythonSwallowedFailureLens:
+    rule = "correctness/swallowed-exception"
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change in request.target.files:
+            if change.status is ChangeStatus.DELETED or change.is_binary or not change.path.endswith(".py"):
+                continue
+            added = change.added_lines()
+            if not added:
+                continue
+            source = request.head.read_text(change.path)
+            if source is None:
+                continue
+            try:
+                tree = ast.parse(source, filename=change.path)
+            except (SyntaxError, ValueError):
+                continue  # a file that does not parse is the tests' and the verify's to report
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ExceptHandler) or not _is_broad(node):
+                    continue
+                how = _swallows(node)
+                body_lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+                if how is None or not any(line in added for line in body_lines):
+                    continue
+                yield self._finding(change.path, node, how, source.splitlines()[node.lineno - 1])
+
+    def _finding(self, path: str, handler: ast.ExceptHandler, how: str, code: str) -> Finding:
+        caught = "every exception" if handler.type is None else f"`{ast.unparse(handler.type)}`"
+        title = f"Broad exception handler {how}"
+        return Finding(
+            id=make_finding_id("builtin", path, "swallowed-failure", title, code),
+            finding_class=FindingClass.CORRECTNESS,
+            severity=Severity.MAJOR,
+            category="swallowed-failure",
+            rule=self.rule,
+            title=title,
+            body=(
+                f"This handler catches {caught} and {how}, so a real failure here looks like success "
+                "to the caller. Catch the specific exception you expect, and log, re-raise or return "
+                "an explicit error for the rest."
+            ),
+            source="builtin",
+            path=path,
+            line=handler.lineno,
+            end_line=handler.end_lineno,
+        )

@@ -1,0 +1,29 @@
+"""Text helpers shared by the sinks."""
+
+from __future__ import annotations
+
+
+def printable(text: str) -> str:
+    """Valid Unicode for output: bytes of a non-UTF-8 path (kept as surrogates so git can be
+    asked about them) become U+FFFD instead of crashing an encoder."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def truncate(text: str, limit: int, note: str = "\n\n… truncated") -> str:
+    """At most `limit` characters, with the note saying so when anything was cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - len(note))] + note
+
+
+def truncate_utf8(text: str, limit_bytes: int, note: str = "\n\n… truncated") -> str:
+    """At most `limit_bytes` bytes of UTF-8 (limits like GitHub's 1 MiB summary count bytes)."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= limit_bytes:
+        return text
+    room = max(0, limit_bytes - len(note.encode("utf-8")))
+    return encoded[:room].decode("utf-8", "ignore") + note
+
+
+def short_sha(sha: str) -> str:
+    return sha[:12]

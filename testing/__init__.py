@@ -1,0 +1,1 @@
+"""Test helpers shared by the suite: real git repositories, the CLI in a subprocess."""
