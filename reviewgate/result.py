@@ -8,8 +8,10 @@ from pathlib import Path
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding
+from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Verdict
 from reviewgate.reviewers.base import ReviewerOutcome
+from reviewgate.rounds import Rounds
 from reviewgate.target import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
@@ -27,6 +29,10 @@ class GateResult:
     started_at: str
     timings: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # The forge this run publishes to (issue 7): None on a local run.
+    forge: ForgeRun | None = None
+    # Review rounds on this PR/MR and whether the loop gave up at the cap (rounds.py).
+    rounds: Rounds | None = None
 
     def is_blocking(self, finding: Finding) -> bool:
         return any(item.id == finding.id for item in self.verdict.blocking)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -11,8 +12,17 @@ from typing import Mapping, TextIO
 from reviewgate import ci
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.context import ReviewRequest
+from reviewgate.conversation import apply_rejections
 from reviewgate.exclusions import ExclusionRules
 from reviewgate.findings import Finding, sort_key
+from reviewgate.forge.session import open_forge
+from reviewgate.forge.steps import (
+    apply_conversation,
+    builtin_sources,
+    conversation_notes,
+    decide_rounds_for,
+    rounds_notes,
+)
 from reviewgate.gate import decide
 from reviewgate.git import TreeReader, repository_root
 from reviewgate.report import publish
@@ -79,8 +89,11 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
 
     verify: VerifyOutcome = ABSENT
     notes: list[str] = []
+    forge = open_forge(context, config, target, os.environ if environ is None else environ)
+    notes += conversation_notes(forge)
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), verify=verify,
                             sections=config.sections)
+    request = apply_conversation(request, forge)
     clock = time.monotonic()
     if target.is_empty:
         notes.append("Base and head have the same content: there is nothing to review.")
@@ -92,10 +105,14 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     timings["review"] = time.monotonic() - clock
 
     findings = merge_findings(outcomes, verify)
+    findings = apply_rejections(findings, request.rejections, builtin_sources(config))
     verdict = decide(findings, outcomes, verify, config.review.fail_on)
+    rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
+    notes += rounds_notes(forge, rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,
         verdict=verdict, output_dir=output_dir, started_at=started_at, timings=timings, notes=tuple(notes),
+        forge=forge, rounds=rounds,
     )
     publish(result, stdout)
     return verdict.exit_code

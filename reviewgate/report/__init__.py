@@ -11,15 +11,23 @@ from typing import TextIO
 from reviewgate.report.base import PublishLog, Sink, SinkContext
 from reviewgate.report.console import ConsoleSink
 from reviewgate.report.github_annotations import GithubAnnotationsSink
+from reviewgate.report.github_checks import GithubCheckRunSink
 from reviewgate.report.github_step import GithubStepSink
+from reviewgate.report.gitlab import CodeQualitySink
 from reviewgate.report.json_report import JsonReportSink
 from reviewgate.report.junit import JunitSink
+from reviewgate.report.pr_comment import PullRequestCommentSink
+from reviewgate.report.sarif import SarifSink
 from reviewgate.report.summary import SummarySink
 from reviewgate.result import GateResult
 
 sinks: list[Sink] = [
     JsonReportSink(),
     JunitSink(),
+    CodeQualitySink(),
+    SarifSink(),
+    GithubCheckRunSink(),
+    PullRequestCommentSink(),
     GithubAnnotationsSink(),
     SummarySink(),
     GithubStepSink(),

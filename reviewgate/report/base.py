@@ -14,6 +14,9 @@ class PublishLog:
 
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    # Set by the check-run sink once its annotations are on GitHub, so the workflow-command
+    # annotations (the fallback for a read-only token) are not written a second time.
+    check_run_annotated: bool = False
 
 
 @dataclass

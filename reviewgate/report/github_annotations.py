@@ -44,6 +44,8 @@ class GithubAnnotationsSink:
         return result.ci.is_github
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
+        if context.log.check_run_annotated:
+            return
         emitted = {"error": 0, "warning": 0, "notice": 0}
         left_out: list[Finding] = []
         for finding in sorted(result.findings, key=sort_key):

@@ -1,0 +1,127 @@
+"""What the PR/MR conversation may feed into a review (seed 000, "What the reviewer reads").
+
+From trusted authors only: a `REPRODUCTION:` comment (the harness's cases, an acceptance test)
+and `REVIEW-REJECTED: <file>:<line> reason` lines (an earlier round argued a finding does not
+hold). Earlier `REVIEW:` comments and our own summary comment are never read: they hold
+another reviewer's conclusions, and reading them makes the round an echo.
+
+Pure: the forge clients turn API answers into `Comment`s, deciding `trusted` by the forge's
+rules (GitHub author_association, GitLab access level), and this module reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from reviewgate.context import Rejection
+from reviewgate.findings import Finding
+from reviewgate.forge.metadata import is_summary_comment
+
+REPRODUCTION_PREFIX = "REPRODUCTION:"
+REJECTION_PREFIX = "REVIEW-REJECTED:"
+REVIEW_PREFIX = "REVIEW:"
+# GitHub author_association values that mean write access to the repository.
+GITHUB_TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+# GitLab access levels: 30 is Developer (REST "Roles and permissions": 30 Developer,
+# 40 Maintainer, 50 Owner).
+GITLAB_DEVELOPER_ACCESS = 30
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    author: str
+    body: str
+    trusted: bool
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    reproduction: str | None = None
+    rejections: tuple[Rejection, ...] = field(default_factory=tuple)
+    untrusted_ignored: int = 0  # REPRODUCTION:/REVIEW-REJECTED: comments from untrusted authors
+
+
+def _first_line(body: str) -> str:
+    return next((line.strip() for line in body.splitlines() if line.strip()), "")
+
+
+def parse_rejection(line: str, author: str = "") -> Rejection | None:
+    """`REVIEW-REJECTED: <file>:<line> reason`; the line number may be left out for a finding
+    on the file as a whole. Backticks around the location are allowed (people quote paths)."""
+    text = line.strip()
+    if not text.startswith(REJECTION_PREFIX):
+        return None
+    rest = text[len(REJECTION_PREFIX):].strip()
+    if not rest:
+        return None
+    location, _, reason = rest.partition(" ")
+    location = location.strip("`")
+    path, separator, number = location.rpartition(":")
+    if not separator or not number.isdigit():
+        path, number = location, ""
+    if not path:
+        return None
+    return Rejection(path=path.removeprefix("./"), line=int(number) if number else None,
+                     reason=reason.strip(), author=author)
+
+
+def is_conversation_request(body: str) -> bool:
+    """Whether a comment asks something of the review (so its author's trust matters)."""
+    first = _first_line(body)
+    return first.startswith(REPRODUCTION_PREFIX) or any(
+        line.strip().startswith(REJECTION_PREFIX) for line in body.splitlines()
+    )
+
+
+def read_conversation(comments: Iterable[Comment]) -> Conversation:
+    """The newest trusted REPRODUCTION: and every trusted REVIEW-REJECTED: line, oldest first."""
+    reproduction: str | None = None
+    rejections: list[Rejection] = []
+    untrusted = 0
+    for comment in comments:
+        if is_summary_comment(comment.body) or _first_line(comment.body).startswith(REVIEW_PREFIX):
+            continue  # earlier reviews are never read into this one
+        if not is_conversation_request(comment.body):
+            continue
+        if not comment.trusted:
+            untrusted += 1
+            continue
+        if _first_line(comment.body).startswith(REPRODUCTION_PREFIX):
+            reproduction = comment.body.strip()
+        for line in comment.body.splitlines():
+            rejection = parse_rejection(line, comment.author)
+            if rejection is not None:
+                rejections.append(rejection)
+    return Conversation(reproduction, tuple(rejections), untrusted)
+
+
+def is_trusted_login(login: str, configured: Iterable[str]) -> bool:
+    return login.lower() in configured
+
+
+def _covers(rejection: Rejection, finding: Finding) -> bool:
+    if finding.path != rejection.path:
+        return False
+    if rejection.line is None or finding.line is None:
+        return rejection.line is None and finding.line is None
+    return finding.line <= rejection.line <= (finding.end_line or finding.line)
+
+
+def apply_rejections(
+    findings: Iterable[Finding], rejections: Iterable[Rejection], sources: Iterable[str]
+) -> tuple[Finding, ...]:
+    """Findings from the deterministic reviewers in `sources` at a rejected file:line are set
+    aside with the reason: still reported, never blocking (gate.blocks). Model reviewers get the
+    rejections in their request instead and judge them themselves."""
+    answered = tuple(rejections)
+    deterministic = set(sources)
+    result: list[Finding] = []
+    for finding in findings:
+        match = next((item for item in answered if _covers(item, finding)), None)
+        if match is not None and finding.source in deterministic and finding.dismissed is None:
+            finding = finding.with_changes(dismissed=f"rejected: {match.reason or 'no reason given'}")
+        result.append(finding)
+    return tuple(result)

@@ -1,0 +1,75 @@
+"""The GitHub REST calls reviewgate makes, and nothing else (docs.github.com REST: Checks,
+Issues comments, Pull request review comments, Labels). API version pinned by header."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from reviewgate.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
+from reviewgate.forge.http import DEFAULT_POLICY, RestClient, RetryPolicy
+
+API_VERSION = "2022-11-28"
+
+
+class GithubApi:
+    def __init__(self, api_url: str, repository: str, token: str,
+                 policy: RetryPolicy = DEFAULT_POLICY) -> None:
+        self.repository = repository
+        self.client = RestClient(
+            api_url,
+            {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
+             "X-GitHub-Api-Version": API_VERSION},
+            policy,
+        )
+
+    def _repo(self, path: str) -> str:
+        return f"repos/{self.repository}/{path}"
+
+    # Checks: https://docs.github.com/en/rest/checks/runs
+    def check_runs_for(self, sha: str, name: str) -> list[dict[str, Any]]:
+        response = self.client.request(
+            "GET", self._repo(f"commits/{sha}/check-runs"), params={"check_name": name, "per_page": 100}
+        )
+        runs = response.data.get("check_runs", []) if isinstance(response.data, dict) else []
+        return [run for run in runs if isinstance(run, dict)]
+
+    def create_check_run(self, body: dict[str, Any]) -> dict[str, Any]:
+        data = self.client.request("POST", self._repo("check-runs"), body=body).data
+        return data if isinstance(data, dict) else {}
+
+    def update_check_run(self, check_run_id: int, body: dict[str, Any]) -> None:
+        self.client.request("PATCH", self._repo(f"check-runs/{check_run_id}"), body=body)
+
+    # Comments: https://docs.github.com/en/rest/issues/comments and .../pulls/comments
+    def issue_comments(self, number: int) -> Iterator[dict[str, Any]]:
+        yield from self.client.paginate(self._repo(f"issues/{number}/comments"))
+
+    def review_comments(self, number: int) -> Iterator[dict[str, Any]]:
+        yield from self.client.paginate(self._repo(f"pulls/{number}/comments"))
+
+    def create_comment(self, number: int, body: str) -> int:
+        data = self.client.request("POST", self._repo(f"issues/{number}/comments"), body={"body": body}).data
+        return int(data["id"]) if isinstance(data, dict) and "id" in data else 0
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        self.client.request("PATCH", self._repo(f"issues/comments/{comment_id}"), body={"body": body})
+
+    # Labels: https://docs.github.com/en/rest/issues/labels#add-labels-to-an-issue
+    def add_labels(self, number: int, labels: list[str]) -> None:
+        self.client.request("POST", self._repo(f"issues/{number}/labels"), body={"labels": labels})
+
+
+def github_comment(data: dict[str, Any], trusted_logins: tuple[str, ...]) -> Comment:
+    user = data.get("user") if isinstance(data.get("user"), dict) else {}
+    login = str((user or {}).get("login") or "")
+    association = str(data.get("author_association") or "")
+    trusted = association in GITHUB_TRUSTED_ASSOCIATIONS or is_trusted_login(login, trusted_logins)
+    return Comment(id=int(data.get("id") or 0), author=login, body=str(data.get("body") or ""),
+                   trusted=trusted, created_at=str(data.get("created_at") or ""))
+
+
+def is_bot(data: dict[str, Any]) -> bool:
+    """Comments by a GitHub App (GITHUB_TOKEN writes as github-actions[bot]); people cannot post as one."""
+    user = data.get("user")
+    return isinstance(user, dict) and user.get("type") == "Bot"

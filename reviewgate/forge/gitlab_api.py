@@ -1,0 +1,60 @@
+"""The GitLab REST v4 calls reviewgate makes (docs.gitlab.com/api: Notes, Project members,
+Merge requests). The API root comes from CI_API_V4_URL, so self-managed instances work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+from reviewgate.conversation import GITLAB_DEVELOPER_ACCESS, Comment, is_trusted_login
+from reviewgate.forge.http import DEFAULT_POLICY, ForgeDenied, RestClient, RetryPolicy
+
+
+class GitlabApi:
+    def __init__(self, api_url: str, project: str, token: str, policy: RetryPolicy = DEFAULT_POLICY) -> None:
+        # A project is addressed by its URL-encoded path (REST "Namespaced paths").
+        self.project = quote(project, safe="")
+        self.client = RestClient(api_url, {"PRIVATE-TOKEN": token}, policy)
+        self._access: dict[int, int] = {}
+
+    def _mr(self, iid: int, path: str = "") -> str:
+        return f"projects/{self.project}/merge_requests/{iid}{path}"
+
+    def notes(self, iid: int) -> Iterator[dict[str, Any]]:
+        yield from self.client.paginate(self._mr(iid, "/notes"), {"sort": "asc", "order_by": "created_at"})
+
+    def create_note(self, iid: int, body: str) -> int:
+        data = self.client.request("POST", self._mr(iid, "/notes"), body={"body": body}).data
+        return int(data["id"]) if isinstance(data, dict) and "id" in data else 0
+
+    def edit_note(self, iid: int, note_id: int, body: str) -> None:
+        self.client.request("PUT", self._mr(iid, f"/notes/{note_id}"), body={"body": body})
+
+    def add_labels(self, iid: int, labels: list[str]) -> None:
+        self.client.request("PUT", self._mr(iid), body={"add_labels": ",".join(labels)})
+
+    def current_username(self) -> str:
+        data = self.client.request("GET", "user").data
+        return str(data.get("username") or "") if isinstance(data, dict) else ""
+
+    def access_level(self, user_id: int) -> int:
+        """The member's effective access level, inherited memberships included; 0 for none."""
+        if user_id not in self._access:
+            try:
+                data = self.client.request("GET", f"projects/{self.project}/members/all/{user_id}").data
+            except ForgeDenied:
+                data = None
+            level = data.get("access_level") if isinstance(data, dict) else 0
+            self._access[user_id] = level if isinstance(level, int) else 0
+        return self._access[user_id]
+
+    def comment(self, data: dict[str, Any], trusted_logins: tuple[str, ...]) -> Comment:
+        author = data.get("author") if isinstance(data.get("author"), dict) else {}
+        username = str((author or {}).get("username") or "")
+        user_id = (author or {}).get("id")
+        trusted = is_trusted_login(username, trusted_logins) or (
+            isinstance(user_id, int) and self.access_level(user_id) >= GITLAB_DEVELOPER_ACCESS
+        )
+        return Comment(id=int(data.get("id") or 0), author=username, body=str(data.get("body") or ""),
+                       trusted=trusted, created_at=str(data.get("created_at") or ""))

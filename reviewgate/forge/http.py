@@ -1,0 +1,164 @@
+"""A small REST client on `requests` shared by the GitHub and GitLab clients.
+
+It knows the forge etiquette both APIs document, and nothing about either API's paths:
+- pagination through the `Link: <...>; rel="next"` header (GitHub "Using pagination in the
+  REST API"; GitLab "REST API: pagination", which sends the same header);
+- `Retry-After` on 429 and on GitHub's secondary rate limits (a 403 or 429 carrying it);
+- `X-RateLimit-Remaining: 0` with `X-RateLimit-Reset` (epoch seconds) on the primary limit;
+- a 403 that says "secondary rate limit" without a header: GitHub asks to wait at least a
+  minute ("Best practices for using the REST API");
+- 5xx and connection failures retried with exponential backoff.
+Waits longer than `RetryPolicy.max_wait_seconds` are not waited for: the call fails and the
+sink lists what was not published, so a gate never hangs on a forge's rate limit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import requests
+
+# GitHub: "If you receive a secondary rate limit error ... wait for at least one minute".
+SECONDARY_LIMIT_WAIT_SECONDS = 60.0
+# Attempts per request, the first included: enough to ride out one 429 and a 5xx or two.
+MAX_ATTEMPTS = 4
+REQUEST_TIMEOUT_SECONDS = 30.0
+
+
+class ForgeError(Exception):
+    """A forge call that failed after retries; the message names the method, path and status."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ForgeDenied(ForgeError):
+    """401, 403 (not a rate limit) or 404: the token may not do this (a fork PR's read-only
+    token, CI_JOB_TOKEN on notes). Publishing falls back; it is never retried."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    backoff_seconds: float = 1.0  # first 5xx wait, doubled per attempt
+    max_wait_seconds: float = 60.0  # longest single wait we accept before giving up
+
+
+DEFAULT_POLICY = RetryPolicy()
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    data: Any
+    headers: Mapping[str, str]
+
+
+def _retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:  # RFC 9110 also allows an HTTP date
+        return max(0.0, parsedate_to_datetime(value).timestamp() - now)
+    except (TypeError, ValueError):
+        return None
+
+
+def rate_limit_wait(status: int, headers: Mapping[str, str], body: str, now: float) -> float | None:
+    """How long the forge asks us to wait before retrying, or None when this is no rate limit."""
+    if status not in (403, 429):
+        return None
+    after = _retry_after(headers, now)
+    if after is not None:
+        return after
+    if headers.get("X-RateLimit-Remaining") == "0" and (headers.get("X-RateLimit-Reset") or "").isdigit():
+        return max(0.0, float(headers["X-RateLimit-Reset"]) - now)
+    if status == 429 or "secondary rate limit" in body.lower():
+        return SECONDARY_LIMIT_WAIT_SECONDS
+    return None
+
+
+class RestClient:
+    """JSON over HTTPS to one API root with one set of auth headers. The token lives only in the
+    session's headers: it is never part of a message or an exception."""
+
+    def __init__(
+        self,
+        api_url: str,
+        headers: Mapping[str, str],
+        policy: RetryPolicy = DEFAULT_POLICY,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.policy = policy
+        self.sleep = sleep
+        self.session = requests.Session()
+        self.session.headers.update({"User-Agent": "reviewgate", **headers})
+
+    def url(self, path: str) -> str:
+        return path if path.startswith(("http://", "https://")) else f"{self.api_url}/{path.lstrip('/')}"
+
+    def request(self, method: str, path: str, body: Any = None,
+                params: Mapping[str, Any] | None = None) -> Response:
+        url = self.url(path)
+        where = f"{method} {path.split('?')[0]}"
+        backoff = self.policy.backoff_seconds
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            last = attempt == MAX_ATTEMPTS
+            try:
+                response = self.session.request(method, url, json=body, params=params,
+                                                timeout=REQUEST_TIMEOUT_SECONDS)
+            except requests.RequestException as error:
+                if last:
+                    raise ForgeError(f"{where}: {type(error).__name__}") from None
+                self._wait(backoff, where)
+                backoff *= 2
+                continue
+            if response.status_code < 300:
+                data = response.json() if response.content else None
+                return Response(response.status_code, data, response.headers)
+            wait = rate_limit_wait(response.status_code, response.headers, response.text[:2000],
+                                   time.time())
+            if wait is not None and not last:
+                self._wait(wait, where)
+                continue
+            if response.status_code >= 500 and not last:
+                self._wait(backoff, where)
+                backoff *= 2
+                continue
+            message = f"{where}: HTTP {response.status_code}"
+            if response.status_code in (401, 403, 404) and wait is None:
+                raise ForgeDenied(message, response.status_code)
+            raise ForgeError(message, response.status_code)
+        raise ForgeError(f"{where}: gave up after {MAX_ATTEMPTS} attempts")
+
+    def _wait(self, seconds: float, where: str) -> None:
+        if seconds > self.policy.max_wait_seconds:
+            raise ForgeError(
+                f"{where}: the forge asked to wait {seconds:.0f}s, "
+                f"over the {self.policy.max_wait_seconds:g}s limit"
+            )
+        self.sleep(seconds)
+
+    def paginate(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[Any]:
+        """Every item of a list endpoint, following `Link: rel="next"` until the last page."""
+        next_url: str | None = path
+        next_params: Mapping[str, Any] | None = {"per_page": 100, **(params or {})}
+        while next_url is not None:
+            items, next_url = self._get_page(self.url(next_url), next_params)
+            next_params = None  # the next link carries the whole query
+            yield from items
+
+    def _get_page(self, url: str, params: Mapping[str, Any] | None) -> tuple[list[Any], str | None]:
+        response = self.request("GET", url, params=params)
+        items = response.data if isinstance(response.data, list) else []
+        link = requests.utils.parse_header_links(response.headers.get("Link", ""))
+        following = next((item.get("url") for item in link if item.get("rel") == "next"), None)
+        return items, following

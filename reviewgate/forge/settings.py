@@ -1,0 +1,83 @@
+"""The `[github]` and `[gitlab]` config sections (reserved in config.OPEN_SECTIONS), validated here.
+
+```toml
+[github]
+check_name = "reviewgate"            # the check run's name, shown on the PR
+blocked_conclusion = "failure"       # neutral | failure: how a blocked review concludes
+label = "needs-human-review"         # added when the round cap is reached
+trusted_authors = ["octocat"]        # besides OWNER / MEMBER / COLLABORATOR
+check_run = true                     # publish a check run when the token allows
+comment = true                       # keep one summary comment on the PR
+retry_backoff = 1.0                  # seconds before the first retry of a 5xx, doubled each time
+max_wait = 60                        # longest rate-limit wait in seconds; over it publishing gives up
+```
+`[gitlab]` takes `label`, `trusted_authors`, `comment`, `retry_backoff` and `max_wait`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reviewgate.config import _Reader
+from reviewgate.forge.http import RetryPolicy
+
+DEFAULT_CHECK_NAME = "reviewgate"
+DEFAULT_LABEL = "needs-human-review"
+# GitHub counts `neutral` as passing for required checks, so a review that could not be done
+# defaults to `failure`: a blocked review is never reported as approval (DESIGN, exit codes).
+DEFAULT_BLOCKED_CONCLUSION = "failure"
+BLOCKED_CONCLUSIONS = ("neutral", "failure")
+# GitHub's label name limit (REST "Create a label": name up to 50 characters).
+MAX_LABEL_LENGTH = 50
+
+_GITHUB_KEYS = ("check_name", "blocked_conclusion", "label", "trusted_authors", "check_run", "comment",
+                "retry_backoff", "max_wait")
+_GITLAB_KEYS = ("label", "trusted_authors", "comment", "retry_backoff", "max_wait")
+
+
+@dataclass(frozen=True)
+class ForgeSettings:
+    check_name: str = DEFAULT_CHECK_NAME
+    blocked_conclusion: str = DEFAULT_BLOCKED_CONCLUSION
+    label: str = DEFAULT_LABEL
+    trusted_authors: tuple[str, ...] = ()
+    check_run: bool = True
+    comment: bool = True
+    retry: RetryPolicy = RetryPolicy()
+
+
+def _name(reader: _Reader, key: str, default: str, limit: int) -> str:
+    value = reader.string(key, default)
+    if not value or not value.strip() or len(value) > limit or "\n" in value:
+        raise reader.fail(key, f"a non-empty single-line name of at most {limit} characters", value)
+    return value
+
+
+def parse_forge_settings(
+    sections: Mapping[str, Mapping[str, Any]], provider: str, source: str | None
+) -> ForgeSettings:
+    """The section for `provider` (github | gitlab); a wrong type or value is a ConfigError (exit 2)."""
+    table = sections.get(provider, {})
+    reader = _Reader(source or "config", f"{provider}.", table)
+    reader.warn_unknown(_GITHUB_KEYS if provider == "github" else _GITLAB_KEYS)
+    blocked = reader.string("blocked_conclusion", DEFAULT_BLOCKED_CONCLUSION)
+    if blocked not in BLOCKED_CONCLUSIONS:
+        raise reader.fail("blocked_conclusion", " or ".join(BLOCKED_CONCLUSIONS), blocked)
+    authors = reader.strings("trusted_authors", ())
+    if any(not author.strip() for author in authors):
+        raise reader.fail("trusted_authors", "a list of non-empty user names", list(authors))
+    return ForgeSettings(
+        # GitHub check run names have no documented limit; 100 keeps the PR's checks list readable.
+        check_name=_name(reader, "check_name", DEFAULT_CHECK_NAME, 100),
+        blocked_conclusion=blocked,
+        label=_name(reader, "label", DEFAULT_LABEL, MAX_LABEL_LENGTH),
+        trusted_authors=tuple(author.strip().lower() for author in authors),
+        check_run=reader.boolean("check_run", True),
+        comment=reader.boolean("comment", True),
+        retry=RetryPolicy(
+            backoff_seconds=reader.number("retry_backoff", 1.0),
+            max_wait_seconds=reader.number("max_wait", 60.0),
+        ),
+    )

@@ -1,0 +1,126 @@
+"""One summary comment per PR (GitHub) or MR note (GitLab), found by its hidden marker and
+edited in place on every run: never a new comment per push.
+
+Its first line is `REVIEW: APPROVE` or `REVIEW: REQUEST CHANGES` (seed 000: the comment is
+for people; the check run and report.json are the structured record and win where they
+differ); a review that could not be done says `REVIEW: BLOCKED`, never approval. Hidden
+metadata binds it to the head SHA and patch hash and carries the round history.
+"""
+
+from __future__ import annotations
+
+from reviewgate.findings import FindingClass
+from reviewgate.forge.http import ForgeDenied, ForgeError
+from reviewgate.forge.metadata import MARKER, CommentMetadata, render_metadata
+from reviewgate.forge.session import ForgeRun
+from reviewgate.gate import Decision
+from reviewgate.report.base import SinkContext
+from reviewgate.report.summary import render_summary
+from reviewgate.result import GateResult
+from reviewgate.rounds import gave_up_note
+from reviewgate.text import printable, truncate
+
+FIRST_LINES = {
+    Decision.APPROVE: "REVIEW: APPROVE",
+    Decision.REQUEST_CHANGES: "REVIEW: REQUEST CHANGES",
+    Decision.BLOCKED: "REVIEW: BLOCKED",
+}
+# GitHub rejects comment bodies over 65,536 characters (GitLab notes allow 1,000,000); the
+# smaller limit, less room for the header and metadata, serves both.
+MAX_COMMENT_CHARS = 65536
+MAX_BODY_CHARS = MAX_COMMENT_CHARS - 4096
+
+
+def _single_line(text: str) -> str:
+    return printable(text).replace("\r", " ").replace("\n", " ")
+
+
+def product_questions(result: GateResult) -> list[str]:
+    """Questions for the product owner: they are listed, they never block (seed 000)."""
+    questions = [question for outcome in result.outcomes for question in outcome.product_questions]
+    questions += [item.title for item in result.findings
+                  if item.finding_class is FindingClass.PRODUCT_QUESTION]
+    return list(dict.fromkeys(questions))
+
+
+def render_comment(result: GateResult, notes: list[str]) -> str:
+    label = result.forge.settings.label if result.forge else None
+    metadata = CommentMetadata(
+        head_sha=result.target.head_sha,
+        patch_sha256=result.target.patch_sha256,
+        verdict=result.verdict.decision.value,
+        rounds=result.rounds.history if result.rounds else (),
+    )
+    lines = [FIRST_LINES[result.verdict.decision], "", MARKER, render_metadata(metadata), ""]
+    rounds = result.rounds
+    if rounds is not None and rounds.gave_up:
+        lines += [f"**{gave_up_note(rounds, label)}**", ""]
+        lines += [f"- `{_single_line(item.location)}` {item.severity.value} {item.finding_class.value}: "
+                  f"{_single_line(item.title)}" for item in rounds.given_up_findings]
+        lines.append("")
+    elif rounds is not None and rounds.count:
+        lines += [f"Review round {rounds.count} of {rounds.max_rounds}.", ""]
+    questions = product_questions(result)
+    if questions:
+        lines += ["### Product questions (they do not block)", ""]
+        lines += [f"- {_single_line(question)}" for question in questions]
+        lines.append("")
+    where = f" ({result.ci.run_url})" if result.ci.run_url else ""
+    note = f"\n\n… truncated; the full report is summary.md and report.json in this run's artifacts{where}."
+    lines.append(truncate(render_summary(result, notes), MAX_BODY_CHARS, note))
+    return "\n".join(lines)
+
+
+def _publish_github(forge: ForgeRun, body: str, gave_up: bool) -> None:
+    assert forge.number is not None
+    api = forge.github()
+    if forge.comment_id is not None:
+        api.edit_comment(forge.comment_id, body)
+    else:
+        api.create_comment(forge.number, body)
+    if gave_up:
+        api.add_labels(forge.number, [forge.settings.label])
+
+
+def _publish_gitlab(forge: ForgeRun, body: str, gave_up: bool) -> None:
+    assert forge.number is not None
+    api = forge.gitlab()
+    if forge.comment_id is not None:
+        api.edit_note(forge.number, forge.comment_id, body)
+    else:
+        api.create_note(forge.number, body)
+    if gave_up:
+        api.add_labels(forge.number, [forge.settings.label])
+
+
+class PullRequestCommentSink:
+    name = "pr-comment"
+
+    def applies(self, result: GateResult) -> bool:
+        forge = result.forge
+        return (forge is not None and forge.token is not None and forge.number is not None
+                and forge.settings.comment)
+
+    def publish(self, result: GateResult, context: SinkContext) -> None:
+        forge = result.forge
+        assert forge is not None
+        body = render_comment(result, context.log.notes)
+        gave_up = result.rounds is not None and result.rounds.gave_up
+        place = "PR comment" if forge.provider == "github" else "MR note"
+        try:
+            if forge.provider == "github":
+                _publish_github(forge, body, gave_up)
+            else:
+                _publish_gitlab(forge, body, gave_up)
+        except ForgeDenied as error:
+            reason = f"{error}: the token may not write here (needs pull-requests: write, or the api scope)"
+            self._failed(context, place, reason)
+        except ForgeError as error:
+            self._failed(context, place, str(error))
+
+    @staticmethod
+    def _failed(context: SinkContext, place: str, reason: str) -> None:
+        note = f"The {place} (and any round-cap label) was not published: {reason}. The verdict stands."
+        context.stdout.write(note + "\n")
+        context.log.notes.append(note)
+        context.log.failures.append(f"{place}: {reason}")

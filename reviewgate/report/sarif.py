@@ -1,0 +1,107 @@
+"""review.sarif: SARIF 2.1.0 for github/codeql-action/upload-sarif (and any SARIF viewer).
+
+GitHub code scanning reads `ruleId`, `level`, `message.text`, a physical location relative to
+the repository root, and `partialFingerprints` to track a result across runs ("SARIF support
+for code scanning"). A finding on the change as a whole has no location code scanning accepts:
+it is left out here and stays in the other reports. Dismissed findings carry a SARIF
+suppression with the reason, so code scanning shows them as dismissed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reviewgate import __version__
+from reviewgate.findings import Finding, Severity, sort_key
+from reviewgate.report.base import SinkContext
+from reviewgate.report.files import write_atomic
+from reviewgate.result import GateResult
+from reviewgate.text import printable
+
+FILE_NAME = "review.sarif"
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/reviewgate/reviewgate"
+
+
+def rule_id(finding: Finding) -> str:
+    return finding.rule or f"{finding.source}/{finding.category}"
+
+
+def result_level(finding: Finding, blocking: bool) -> str:
+    if blocking:
+        return "error"
+    return "note" if finding.severity is Severity.NIT else "warning"
+
+
+def sarif_result(finding: Finding, blocking: bool, rule_index: int) -> dict[str, Any]:
+    assert finding.path is not None
+    region: dict[str, Any] = {"startLine": finding.line or 1}
+    if finding.line is not None and finding.end_line and finding.end_line >= finding.line:
+        region["endLine"] = finding.end_line
+    text = printable(finding.title + (f"\n\n{finding.body}" if finding.body else ""))
+    entry: dict[str, Any] = {
+        "ruleId": rule_id(finding),
+        "ruleIndex": rule_index,
+        "level": result_level(finding, blocking),
+        "message": {"text": text},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": printable(finding.path), "uriBaseId": "%SRCROOT%"},
+            "region": region,
+        }}],
+        "partialFingerprints": {"reviewgateFindingId/v1": finding.id},
+        "properties": {
+            "class": finding.finding_class.value,
+            "severity": finding.severity.value,
+            "category": finding.category,
+            "source": finding.source,
+            "blocking": blocking,
+        },
+    }
+    if finding.dismissed:
+        entry["suppressions"] = [{"kind": "external", "justification": printable(finding.dismissed)}]
+    return entry
+
+
+def build_sarif(result: GateResult) -> dict[str, Any]:
+    located = [item for item in sorted(result.findings, key=sort_key) if item.path is not None]
+    rules: dict[str, int] = {}
+    rule_entries: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for finding in located:
+        identifier = rule_id(finding)
+        if identifier not in rules:
+            rules[identifier] = len(rule_entries)
+            rule_entries.append({
+                "id": identifier,
+                "name": finding.category,
+                "shortDescription": {"text": printable(finding.title)},
+                "properties": {"class": finding.finding_class.value},
+            })
+        results.append(sarif_result(finding, result.is_blocking(finding), rules[identifier]))
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [{
+            "tool": {"driver": {"name": "reviewgate", "version": __version__,
+                                "informationUri": INFORMATION_URI, "rules": rule_entries}},
+            # One stable category, so code scanning closes alerts a later commit fixed.
+            "automationDetails": {"id": "reviewgate/"},
+            "results": results,
+            "properties": {"verdict": result.verdict.decision.value,
+                           "patch_sha256": result.target.patch_sha256,
+                           "unlocated_findings": len(result.findings) - len(located)},
+        }],
+    }
+
+
+class SarifSink:
+    name = "sarif"
+
+    def applies(self, result: GateResult) -> bool:
+        return True
+
+    def publish(self, result: GateResult, context: SinkContext) -> None:
+        text = json.dumps(build_sarif(result), indent=2, ensure_ascii=False) + "\n"
+        write_atomic(result.output_dir / FILE_NAME, text.encode("utf-8"))
