@@ -109,7 +109,6 @@ def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str])
 
 def _fallback(context: SinkContext, reason: str) -> None:
     note = FALLBACK_NOTE.format(reason=reason)
-    context.stdout.write(note + "\n")
     context.log.notes.append(note)
     context.log.failures.append(f"check run: {reason}")
 

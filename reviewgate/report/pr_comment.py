@@ -121,6 +121,5 @@ class PullRequestCommentSink:
     @staticmethod
     def _failed(context: SinkContext, place: str, reason: str) -> None:
         note = f"The {place} (and any round-cap label) was not published: {reason}. The verdict stands."
-        context.stdout.write(note + "\n")
         context.log.notes.append(note)
         context.log.failures.append(f"{place}: {reason}")

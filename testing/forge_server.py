@@ -1,0 +1,346 @@
+"""A real HTTP server on 127.0.0.1 standing in for the GitHub and GitLab REST APIs.
+
+It keeps the little state reviewgate touches (check runs, PR comments, labels, MR notes,
+project members), checks every check-run body against the conformance schemas and the limits
+GitHub states only in prose, answers 403 to writes with a read-only (fork) token, can answer
+429 with `Retry-After` or 502 once, paginates lists with `Link` headers, and records every
+request so tests can count what was posted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import jsonschema
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _find_conformance() -> Path:
+    """`../shared/conformance` from the repository root; a git worktree nested deeper (as
+    /work/wt/issue-N) finds the same folder further up."""
+    for ancestor in REPO_ROOT.parents:
+        candidate = ancestor / "shared" / "conformance"
+        if candidate.is_dir():
+            return candidate
+    return REPO_ROOT.parent / "shared" / "conformance"
+
+
+CONFORMANCE_DIR = _find_conformance()
+GITHUB_BOT = {"login": "github-actions[bot]", "type": "Bot"}
+GITLAB_BOT = {"id": 99, "username": "reviewgate-bot"}
+MAX_TITLE_CHARS = 255  # GitHub: annotation title
+MAX_TEXT_BYTES = 64 * 1024  # GitHub: annotation message and raw_details
+
+
+def conformance_dir() -> Path | None:
+    return CONFORMANCE_DIR if CONFORMANCE_DIR.is_dir() else None
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((CONFORMANCE_DIR / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+    token: str
+
+
+@dataclass
+class ForgeState:
+    page_size: int = 2
+    read_only_tokens: set[str] = field(default_factory=set)
+    # (method, path regex) answered once with 429 + Retry-After, or once with 502.
+    throttle_once: list[tuple[str, str]] = field(default_factory=list)
+    fail_once: list[tuple[str, str]] = field(default_factory=list)
+    retry_after: str = "1"
+    check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    comments: dict[int, dict[str, Any]] = field(default_factory=dict)  # GitHub issue comments
+    review_comments: dict[int, dict[str, Any]] = field(default_factory=dict)
+    labels: list[str] = field(default_factory=list)
+    notes: dict[int, dict[str, Any]] = field(default_factory=dict)  # GitLab MR notes
+    members: dict[int, int] = field(default_factory=dict)  # GitLab user id -> access level
+    requests: list[Recorded] = field(default_factory=list)
+    schema_errors: list[str] = field(default_factory=list)
+    ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
+
+    def add_comment(self, body: str, login: str, association: str, review: bool = False) -> int:
+        comment_id = next(self.ids)
+        store = self.review_comments if review else self.comments
+        store[comment_id] = {"id": comment_id, "body": body, "user": {"login": login, "type": "User"},
+                             "author_association": association, "created_at": "2026-01-01T00:00:00Z"}
+        return comment_id
+
+    def add_note(self, body: str, user_id: int, username: str, system: bool = False) -> int:
+        note_id = next(self.ids)
+        self.notes[note_id] = {"id": note_id, "body": body, "system": system,
+                               "author": {"id": user_id, "username": username}}
+        return note_id
+
+    def posts(self, method: str, pattern: str) -> list[Recorded]:
+        return [item for item in self.requests if item.method == method and re.search(pattern, item.path)]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        return
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def _handle(self, method: str) -> None:
+        state = self.server.state
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or self.headers.get(
+            "PRIVATE-TOKEN") or ""
+        with self.server.lock:
+            state.requests.append(Recorded(method, parts.path, parse_qs(parts.query), body, token))
+            for rules, status in ((state.throttle_once, 429), (state.fail_once, 502)):
+                for rule in list(rules):
+                    if rule[0] == method and re.search(rule[1], parts.path):
+                        rules.remove(rule)
+                        headers = {"Retry-After": state.retry_after} if status == 429 else {}
+                        return self._send(status, {"message": "try again"}, headers)
+            if not token:
+                return self._send(401, {"message": "Requires authentication"})
+            if method != "GET" and token in state.read_only_tokens:
+                return self._send(403, {"message": "Resource not accessible by integration"})
+            try:
+                status, data, headers = route(state, method, parts.path, parse_qs(parts.query), body,
+                                              self._base())
+            except KeyError:
+                status, data, headers = 404, {"message": "Not Found"}, {}
+        self._send(status, data, headers)
+
+    def _base(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state: ForgeState) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+        self.lock = threading.Lock()
+
+
+def _validate(state: ForgeState, schema_name: str, body: Any) -> None:
+    if conformance_dir() is None:
+        return
+    for error in jsonschema.Draft7Validator(load_schema(schema_name)).iter_errors(body):
+        state.schema_errors.append(f"{schema_name}: {error.message}")
+    output = body.get("output") if isinstance(body, dict) else None
+    for annotation in (output or {}).get("annotations", []):
+        if len(annotation.get("title", "")) > MAX_TITLE_CHARS:
+            state.schema_errors.append("annotation title over 255 characters")
+        for key in ("message", "raw_details"):
+            if len(annotation.get(key, "").encode()) > MAX_TEXT_BYTES:
+                state.schema_errors.append(f"annotation {key} over 64 KB")
+
+
+def _page(state: ForgeState, items: list[Any], query: dict[str, list[str]], base: str,
+          path: str) -> tuple[int, Any, dict[str, str]]:
+    """A page of `state.page_size` items (the client's per_page is ignored, as GitHub caps it),
+    with a `Link: rel="next"` header while more remain."""
+    page = int(query.get("page", ["1"])[0])
+    start = (page - 1) * state.page_size
+    headers = {}
+    if start + state.page_size < len(items):
+        kept = {key: values[0] for key, values in query.items() if key != "page"}
+        extra = "".join(f"&{key}={value}" for key, value in kept.items())
+        headers["Link"] = f'<{base}{path}?page={page + 1}{extra}>; rel="next"'
+    return 200, items[start:start + state.page_size], headers
+
+
+def route(state: ForgeState, method: str, path: str, query: dict[str, list[str]], body: Any,
+          base: str) -> tuple[int, Any, dict[str, str]]:
+    github = re.fullmatch(r"/repos/[^/]+/[^/]+/(.+)", path)
+    if github:
+        return _github(state, method, github.group(1), query, body, base, path)
+    gitlab = re.fullmatch(r"/api/v4/(.+)", path)
+    if gitlab:
+        return _gitlab(state, method, gitlab.group(1), query, body, base, path)
+    raise KeyError(path)
+
+
+def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str]], body: Any, base: str,
+            path: str) -> tuple[int, Any, dict[str, str]]:
+    if method == "GET" and (match := re.fullmatch(r"commits/([0-9a-f]+)/check-runs", rest)):
+        name = query.get("check_name", [None])[0]
+        runs = [run for run in state.check_runs.values()
+                if run["head_sha"] == match.group(1) and (name is None or run["name"] == name)]
+        latest = {run["name"]: run for run in sorted(runs, key=lambda item: item["id"])}  # filter=latest
+        public = [{key: value for key, value in run.items() if key != "annotations"} for run in latest.values()]
+        return 200, {"total_count": len(public), "check_runs": public}, {}
+    if method == "POST" and rest == "check-runs":
+        _validate(state, "github-checks-create.schema.json", body)
+        run_id = next(state.ids)
+        output = body.get("output") or {}
+        state.check_runs[run_id] = {"id": run_id, "name": body["name"], "head_sha": body["head_sha"],
+                                    "external_id": body.get("external_id", ""), "status": body.get("status", "queued"),
+                                    "conclusion": body.get("conclusion"), "annotations": list(output.get("annotations", [])),
+                                    "output": output, "updates": 0}
+        return 201, {key: value for key, value in state.check_runs[run_id].items() if key != "annotations"}, {}
+    if method == "PATCH" and (match := re.fullmatch(r"check-runs/(\d+)", rest)):
+        _validate(state, "github-checks-update.schema.json", body)
+        run = state.check_runs[int(match.group(1))]
+        output = body.get("output") or {}
+        run["annotations"] += output.get("annotations", [])
+        run["output"] = {key: value for key, value in output.items() if key != "annotations"}
+        run["updates"] += 1
+        for key in ("status", "conclusion", "external_id"):
+            if key in body:
+                run[key] = body[key]
+        return 200, {key: value for key, value in run.items() if key != "annotations"}, {}
+    if (match := re.fullmatch(r"issues/(\d+)/comments", rest)):
+        if method == "GET":
+            return _page(state, list(state.comments.values()), query, base, path)
+        comment_id = next(state.ids)
+        state.comments[comment_id] = {"id": comment_id, "body": body["body"], "user": dict(GITHUB_BOT),
+                                      "author_association": "NONE", "created_at": "2026-01-01T00:00:00Z"}
+        return 201, state.comments[comment_id], {}
+    if method == "PATCH" and (match := re.fullmatch(r"issues/comments/(\d+)", rest)):
+        comment = state.comments[int(match.group(1))]
+        comment["body"] = body["body"]
+        return 200, comment, {}
+    if method == "GET" and re.fullmatch(r"pulls/(\d+)/comments", rest):
+        return _page(state, list(state.review_comments.values()), query, base, path)
+    if method == "POST" and re.fullmatch(r"issues/(\d+)/labels", rest):
+        state.labels += [label for label in body["labels"] if label not in state.labels]
+        return 200, [{"name": label} for label in state.labels], {}
+    raise KeyError(rest)
+
+
+def _gitlab(state: ForgeState, method: str, rest: str, query: dict[str, list[str]], body: Any, base: str,
+            path: str) -> tuple[int, Any, dict[str, str]]:
+    if method == "GET" and rest == "user":
+        return 200, dict(GITLAB_BOT), {}
+    if method == "GET" and (match := re.fullmatch(r"projects/[^/]+/members/all/(\d+)", rest)):
+        level = state.members[int(match.group(1))]
+        return 200, {"id": int(match.group(1)), "access_level": level}, {}
+    if (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/notes", rest)):
+        if method == "GET":
+            return _page(state, list(state.notes.values()), query, base, path)
+        note_id = state.add_note(body["body"], GITLAB_BOT["id"], str(GITLAB_BOT["username"]))
+        return 201, state.notes[note_id], {}
+    if method == "PUT" and (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/notes/(\d+)", rest)):
+        note = state.notes[int(match.group(1))]
+        note["body"] = body["body"]
+        return 200, note, {}
+    if method == "PUT" and re.fullmatch(r"projects/[^/]+/merge_requests/\d+", rest):
+        state.labels += [label for label in body.get("add_labels", "").split(",") if label]
+        return 200, {"labels": state.labels}, {}
+    raise KeyError(unquote(rest))
+
+
+class ForgeServer:
+    """`with ForgeServer() as server:` serves `server.state` on `server.url` until the block ends."""
+
+    def __init__(self, state: ForgeState | None = None) -> None:
+        self.state = state or ForgeState()
+        self._server = _Server(self.state)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def gitlab_api_url(self) -> str:
+        return f"{self.url}/api/v4"
+
+    def __enter__(self) -> ForgeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def github_environment(server: ForgeServer, directory: Path, number: int | None = 7,
+                       token: str = "write-token") -> dict[str, str]:
+    """The variables a GitHub Actions `pull_request` job has, pointed at the stand-in server."""
+    event = directory / "event.json"
+    payload: dict[str, Any] = {"pull_request": {"number": number}} if number is not None else {"ref": "refs/heads/x"}
+    event.write_text(json.dumps(payload), encoding="utf-8")
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request" if number is not None else "push",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_REPOSITORY": "octo/app",
+        "GITHUB_API_URL": server.url,
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_RUN_ID": "42",
+        "GITHUB_TOKEN": token,
+    }
+
+
+def gitlab_environment(server: ForgeServer, iid: int = 3, token: str | None = "api-token",
+                       job_token: str | None = None) -> dict[str, str]:
+    """The variables a GitLab merge request pipeline job has, pointed at the stand-in server."""
+    env = {
+        "GITLAB_CI": "true",
+        "CI_PIPELINE_SOURCE": "merge_request_event",
+        "CI_API_V4_URL": server.gitlab_api_url,
+        "CI_SERVER_URL": server.url,
+        "CI_PROJECT_PATH": "group/app",
+        "CI_MERGE_REQUEST_IID": str(iid),
+        "CI_JOB_URL": "https://gitlab.example/group/app/-/jobs/1",
+    }
+    if token:
+        env["GITLAB_TOKEN"] = token
+    if job_token:
+        env["CI_JOB_TOKEN"] = job_token
+    return env
+
+
+def fast_retry_config(directory: Path, extra: str = "") -> Path:
+    """A config file (outside the repository, so not part of the diff) with short retry waits."""
+    path = directory / "reviewgate.toml"
+    path.write_text(
+        "[github]\nretry_backoff = 0.01\nmax_wait = 5\n\n[gitlab]\nretry_backoff = 0.01\nmax_wait = 5\n" + extra,
+        encoding="utf-8",
+    )
+    return path
