@@ -67,6 +67,8 @@ class ForgeState:
     throttle_once: list[tuple[str, str]] = field(default_factory=list)
     fail_once: list[tuple[str, str]] = field(default_factory=list)
     retry_after: str = "1"
+    # (method, path regex, status, headers, body): answered once each, in order, before routing.
+    scripted: list[tuple[str, str, int, dict[str, str], Any]] = field(default_factory=list)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)  # GitHub issue comments
     review_comments: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -128,6 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
                         rules.remove(rule)
                         headers = {"Retry-After": state.retry_after} if status == 429 else {}
                         return self._send(status, {"message": "try again"}, headers)
+            for script in list(state.scripted):
+                if script[0] == method and re.search(script[1], parts.path):
+                    state.scripted.remove(script)
+                    return self._send(script[2], script[4], script[3])
             if not token:
                 return self._send(401, {"message": "Requires authentication"})
             if method != "GET" and token in state.read_only_tokens:
@@ -278,7 +284,8 @@ class ForgeServer:
     def __init__(self, state: ForgeState | None = None) -> None:
         self.state = state or ForgeState()
         self._server = _Server(self.state)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits for it, once per test.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -336,11 +343,13 @@ def gitlab_environment(server: ForgeServer, iid: int = 3, token: str | None = "a
     return env
 
 
-def fast_retry_config(directory: Path, extra: str = "") -> Path:
-    """A config file (outside the repository, so not part of the diff) with short retry waits."""
+def fast_retry_config(directory: Path, extra: str = "", github: str = "", gitlab: str = "") -> Path:
+    """A config file (outside the repository, so not part of the diff) with short retry waits;
+    `github` / `gitlab` are more lines for those tables, `extra` more tables."""
     path = directory / "reviewgate.toml"
     path.write_text(
-        "[github]\nretry_backoff = 0.01\nmax_wait = 5\n\n[gitlab]\nretry_backoff = 0.01\nmax_wait = 5\n" + extra,
+        f"[github]\nretry_backoff = 0.01\nmax_wait = 5\n{github}\n"
+        f"[gitlab]\nretry_backoff = 0.01\nmax_wait = 5\n{gitlab}\n{extra}",
         encoding="utf-8",
     )
     return path

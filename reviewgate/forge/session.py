@@ -149,7 +149,7 @@ def _open_gitlab(context: CiContext, settings: ForgeSettings, env: Mapping[str, 
         comments: list[tuple[Comment, bool]] = []
         for item in notes:
             body = str(item.get("body") or "")
-            relevant = is_conversation_request(body) or is_summary_comment(body)
+            relevant = is_conversation_request(body) and not is_summary_comment(body)
             # Member look-ups only for notes whose author's trust matters.
             comment = api.comment(item, settings.trusted_authors) if relevant else Comment(
                 int(item.get("id") or 0), "", body, False)
