@@ -197,6 +197,11 @@ def _page(state: ForgeState, items: list[Any], query: dict[str, list[str]], base
     return 200, items[start:start + state.page_size], headers
 
 
+def _public(run: dict[str, Any]) -> dict[str, Any]:
+    """A check run as the API shows it: annotations are listed by another endpoint."""
+    return {key: value for key, value in run.items() if key != "annotations"}
+
+
 def route(state: ForgeState, method: str, path: str, query: dict[str, list[str]], body: Any,
           base: str) -> tuple[int, Any, dict[str, str]]:
     github = re.fullmatch(r"/repos/[^/]+/[^/]+/(.+)", path)
@@ -215,17 +220,19 @@ def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         runs = [run for run in state.check_runs.values()
                 if run["head_sha"] == match.group(1) and (name is None or run["name"] == name)]
         latest = {run["name"]: run for run in sorted(runs, key=lambda item: item["id"])}  # filter=latest
-        public = [{key: value for key, value in run.items() if key != "annotations"} for run in latest.values()]
+        public = [_public(run) for run in latest.values()]
         return 200, {"total_count": len(public), "check_runs": public}, {}
     if method == "POST" and rest == "check-runs":
         _validate(state, "github-checks-create.schema.json", body)
         run_id = next(state.ids)
         output = body.get("output") or {}
-        state.check_runs[run_id] = {"id": run_id, "name": body["name"], "head_sha": body["head_sha"],
-                                    "external_id": body.get("external_id", ""), "status": body.get("status", "queued"),
-                                    "conclusion": body.get("conclusion"), "annotations": list(output.get("annotations", [])),
-                                    "output": output, "updates": 0}
-        return 201, {key: value for key, value in state.check_runs[run_id].items() if key != "annotations"}, {}
+        state.check_runs[run_id] = {
+            "id": run_id, "name": body["name"], "head_sha": body["head_sha"],
+            "external_id": body.get("external_id", ""), "status": body.get("status", "queued"),
+            "conclusion": body.get("conclusion"), "annotations": list(output.get("annotations", [])),
+            "output": output, "updates": 0,
+        }
+        return 201, _public(state.check_runs[run_id]), {}
     if method == "PATCH" and (match := re.fullmatch(r"check-runs/(\d+)", rest)):
         _validate(state, "github-checks-update.schema.json", body)
         run = state.check_runs[int(match.group(1))]
@@ -236,7 +243,7 @@ def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         for key in ("status", "conclusion", "external_id"):
             if key in body:
                 run[key] = body[key]
-        return 200, {key: value for key, value in run.items() if key != "annotations"}, {}
+        return 200, _public(run), {}
     if (match := re.fullmatch(r"issues/(\d+)/comments", rest)):
         if method == "GET":
             return _page(state, list(state.comments.values()), query, base, path)
@@ -310,7 +317,9 @@ def github_environment(server: ForgeServer, directory: Path, number: int | None 
                        token: str = "write-token") -> dict[str, str]:
     """The variables a GitHub Actions `pull_request` job has, pointed at the stand-in server."""
     event = directory / "event.json"
-    payload: dict[str, Any] = {"pull_request": {"number": number}} if number is not None else {"ref": "refs/heads/x"}
+    payload: dict[str, Any] = {"pull_request": {"number": number}}
+    if number is None:
+        payload = {"ref": "refs/heads/x"}
     event.write_text(json.dumps(payload), encoding="utf-8")
     return {
         "GITHUB_ACTIONS": "true",

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.gate import Decision
+from reviewgate.report.github_checks import check_annotation, conclusion_for
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
 from testing.repo import make_repo
@@ -118,3 +121,31 @@ def test_a_bad_blocked_conclusion_is_a_config_error_before_anything_is_posted(
     assert "github.blocked_conclusion: expected neutral or failure, got 'success'" in result.stderr
     assert "Traceback" not in result.stderr
     assert server.state.requests == []
+
+
+def test_annotation_text_is_cut_to_githubs_limits() -> None:
+    finding = Finding(id="x", finding_class=FindingClass.CORRECTNESS, severity=Severity.MINOR, category="c",
+                      title="t" * 400, body="é" * 70_000, source="builtin", path="a.py", line=3, end_line=2)
+    annotation = check_annotation(finding, blocking=False)
+    assert annotation is not None
+    assert len(annotation["title"]) == 255 and annotation["title"].endswith("…")
+    assert len(annotation["message"].encode()) <= 64 * 1024 and annotation["message"].endswith("truncated")
+    assert (annotation["start_line"], annotation["end_line"]) == (3, 3)
+    assert annotation["annotation_level"] == "warning"
+    assert check_annotation(finding.with_changes(path=None), blocking=True) is None
+    assert conclusion_for(Decision.BLOCKED, "neutral") == "neutral"
+    assert conclusion_for(Decision.REQUEST_CHANGES, "neutral") == "failure"
+
+
+def test_a_summary_over_65535_characters_is_cut_with_a_pointer_to_the_artifacts(tmp_path: Path) -> None:
+    files = {f"repro/{'deep/' * 8}case_{index:04}.txt": "x\n" for index in range(500)}
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, files).path
+    with ForgeServer() as server:
+        result = _run(repo, server, tmp_path)
+    assert result.returncode == 1
+    assert server.state.schema_errors == []
+    summary = next(iter(server.state.check_runs.values()))["output"]["summary"]
+    assert len(summary) <= 65535
+    assert "truncated at GitHub's 65,535-character limit" in summary
+    assert "https://github.example/octo/app/actions/runs/42" in summary
+    assert len(server.state.posts("PATCH", r"/check-runs/\d+$")) == 10

@@ -6,14 +6,22 @@ import time
 
 import pytest
 
-from reviewgate.forge.http import MAX_ATTEMPTS, ForgeDenied, ForgeError, RestClient, RetryPolicy, rate_limit_wait
+from reviewgate.forge.http import (
+    MAX_ATTEMPTS,
+    ForgeDenied,
+    ForgeError,
+    RestClient,
+    RetryPolicy,
+    rate_limit_wait,
+)
 from testing.forge_server import ForgeServer
 
 COMMENTS = r"/issues/7/comments$"
 
 
 def _client(server: ForgeServer, waits: list[float], max_wait: float = 5.0) -> RestClient:
-    return RestClient(server.url, {"Authorization": "Bearer t"}, RetryPolicy(0.01, max_wait), sleep=waits.append)
+    policy = RetryPolicy(0.01, max_wait)
+    return RestClient(server.url, {"Authorization": "Bearer t"}, policy, sleep=waits.append)
 
 
 def test_pagination_follows_link_headers_to_the_last_page() -> None:
@@ -47,8 +55,8 @@ def test_an_exhausted_primary_limit_waits_until_reset() -> None:
     reset = str(int(time.time()) + 2)
     waits: list[float] = []
     with ForgeServer() as server:
-        server.state.scripted.append(("GET", COMMENTS, 403, {"X-RateLimit-Remaining": "0",
-                                                             "X-RateLimit-Reset": reset}, {"message": "limit"}))
+        headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}
+        server.state.scripted.append(("GET", COMMENTS, 403, headers, {"message": "limit"}))
         _client(server, waits).request("GET", "repos/o/r/issues/7/comments")
     assert len(waits) == 1 and 0 < waits[0] <= 2
 

@@ -58,7 +58,8 @@ def test_rejections_count_from_developers_and_not_from_reporters(tmp_path: Path)
 def test_only_a_job_token_skips_the_note_and_says_why(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     with ForgeServer() as server:
-        result = run_cli(repo, "run", "--no-verify", env=gitlab_environment(server, token=None, job_token="job"))
+        env = gitlab_environment(server, token=None, job_token="job")
+        result = run_cli(repo, "run", "--no-verify", env=env)
     assert result.returncode == 1
     assert server.state.requests == []
     summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")

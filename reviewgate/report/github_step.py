@@ -8,6 +8,7 @@ from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import append_text
 from reviewgate.report.json_report import FILE_NAME as REPORT_FILE
+from reviewgate.report.sarif import FILE_NAME as SARIF_FILE
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
 from reviewgate.text import truncate_utf8
@@ -44,5 +45,8 @@ class GithubStepSink:
                 "findings": str(len(result.findings)),
                 "blocking": str(len(result.verdict.blocking)),
                 "report": str(result.output_dir / REPORT_FILE),
+                "sarif": str(result.output_dir / SARIF_FILE),  # for github/codeql-action/upload-sarif
+                "rounds": str(result.rounds.count if result.rounds else 0),
+                "needs_human_review": "true" if result.rounds and result.rounds.gave_up else "false",
             }
             append_text(Path(result.ci.output_path), "".join(output_entry(key, value) for key, value in outputs.items()))

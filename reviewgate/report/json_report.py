@@ -65,6 +65,7 @@ def build_report(result: GateResult) -> dict[str, Any]:
         "usage": usage_totals,
         "timings": {name: round(value, 3) for name, value in result.timings.items()},
         "notes": list(result.notes),
+        "rounds": result.rounds.to_json() if result.rounds else None,
     }
 
 
