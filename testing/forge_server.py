@@ -314,10 +314,13 @@ class ForgeServer:
 
 
 def github_environment(server: ForgeServer, directory: Path, number: int | None = 7,
-                       token: str = "write-token") -> dict[str, str]:
+                       token: str = "write-token", head_sha: str | None = None) -> dict[str, str]:
     """The variables a GitHub Actions `pull_request` job has, pointed at the stand-in server."""
     event = directory / "event.json"
-    payload: dict[str, Any] = {"pull_request": {"number": number}}
+    pull: dict[str, Any] = {"number": number}
+    if head_sha:
+        pull["head"] = {"sha": head_sha}
+    payload: dict[str, Any] = {"pull_request": pull}
     if number is None:
         payload = {"ref": "refs/heads/x"}
     event.write_text(json.dumps(payload), encoding="utf-8")

@@ -17,7 +17,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.conversation import Comment, Conversation, is_conversation_request, read_conversation
 from reviewgate.forge.github_api import GithubApi, github_comment, is_bot
-from reviewgate.forge.github_event import pull_request_number
+from reviewgate.forge.github_event import read_pull_request_event
 from reviewgate.forge.gitlab_api import GitlabApi
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.metadata import CommentMetadata, is_summary_comment, parse_metadata
@@ -47,6 +47,7 @@ class ForgeRun:
     repository: str
     number: int | None  # PR number / MR iid; None outside a PR (a push): no comment then
     token: str | None = field(default=None, repr=False)
+    check_sha: str = ""  # the commit the check run is shown on (the PR head)
     check_run_id: int | None = None
     # The conclusion of a check run already completed for this exact head SHA and patch.
     existing_conclusion: str | None = None
@@ -65,11 +66,11 @@ class ForgeRun:
 
 
 def in_progress_body(
-    settings: ForgeSettings, target: FrozenTarget, details_url: str | None
+    settings: ForgeSettings, target: FrozenTarget, check_sha: str, details_url: str | None
 ) -> dict[str, Any]:
-    """The create body of a check run started on the head SHA, bound to the head and patch."""
+    """The create body of a check run started on the PR head, bound to the reviewed head and patch."""
     body: dict[str, Any] = {
-        "name": settings.check_name, "head_sha": target.head_sha, "external_id": external_id(target),
+        "name": settings.check_name, "head_sha": check_sha, "external_id": external_id(target),
         "status": "in_progress", "started_at": utc_now(),
     }
     if details_url:
@@ -77,16 +78,16 @@ def in_progress_body(
     return body
 
 
-def _start_check_run(api: GithubApi, settings: ForgeSettings, target: FrozenTarget,
+def _start_check_run(api: GithubApi, settings: ForgeSettings, target: FrozenTarget, check_sha: str,
                      details_url: str | None) -> tuple[int | None, str | None]:
     """(id, existing conclusion): the run already made for this head and patch when there is
     one (a re-run), else a new one `in_progress` on the head SHA."""
-    for run in api.check_runs_for(target.head_sha, settings.check_name):
+    for run in api.check_runs_for(check_sha, settings.check_name):
         if run.get("external_id") == external_id(target) and isinstance(run.get("id"), int):
             if run.get("status") == "completed":
                 return int(run["id"]), str(run.get("conclusion") or "")
             return int(run["id"]), None
-    created = api.create_check_run(in_progress_body(settings, target, details_url))
+    created = api.create_check_run(in_progress_body(settings, target, check_sha, details_url))
     return (int(created["id"]) if isinstance(created.get("id"), int) else None), None
 
 
@@ -102,9 +103,10 @@ def _summary_comment(comments: list[tuple[Comment, bool]]) -> tuple[int | None, 
 def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarget,
                  env: Mapping[str, str]) -> ForgeRun:
     token = env.get("GITHUB_TOKEN") or None
-    number = context.pull_request_number or pull_request_number(env.get("GITHUB_EVENT_PATH"))
+    event = read_pull_request_event(env.get("GITHUB_EVENT_PATH"))
+    number = context.pull_request_number or event.number
     run = ForgeRun("github", settings, context.api_url or "https://api.github.com", context.repository or "",
-                   number, token)
+                   number, token, check_sha=event.head_sha or target.head_sha)
     if token is None or not context.repository:
         return _with(run, notes=("GitHub: no GITHUB_TOKEN (input github-token) or repository; "
                                  "no check run and no PR comment.",))
@@ -113,7 +115,7 @@ def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarg
     if settings.check_run:
         try:
             changes["check_run_id"], changes["existing_conclusion"] = _start_check_run(
-                api, settings, target, context.run_url)
+                api, settings, target, run.check_sha, context.run_url)
         except ForgeDenied as error:
             changes.update(check_run_problem=str(error), check_run_denied=True)
         except ForgeError as error:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from reviewgate.errors import UsageError
 
@@ -31,6 +33,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Pretty, UTF-8 JSON (non-ASCII kept readable), written whole or not at all."""
+    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def append_text(path: Path, text: str) -> None:

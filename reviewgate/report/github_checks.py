@@ -150,7 +150,8 @@ class GithubCheckRunSink:
         if check_run_id is None or forge.existing_conclusion is not None:
             # Not started (the start failed), or completed earlier with another conclusion
             # (say a blocked run): a new run, which GitHub shows as the latest of that name.
-            created = api.create_check_run(in_progress_body(forge.settings, result.target, result.ci.run_url))
+            body = in_progress_body(forge.settings, result.target, forge.check_sha, result.ci.run_url)
+            created = api.create_check_run(body)
             if not isinstance(created.get("id"), int):
                 raise ForgeError("POST check-runs: the answer carried no id")
             check_run_id = int(created["id"])

@@ -10,12 +10,11 @@ in junit.xml, summary.md and report.json.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_atomic
+from reviewgate.report.files import write_json
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -70,5 +69,4 @@ class CodeQualitySink:
         return True
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
-        text = json.dumps(build_codequality(result), indent=2, ensure_ascii=False) + "\n"
-        write_atomic(result.output_dir / FILE_NAME, text.encode("utf-8"))
+        write_json(result.output_dir / FILE_NAME, build_codequality(result))

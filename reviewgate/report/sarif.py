@@ -9,13 +9,12 @@ suppression with the reason, so code scanning shows them as dismissed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from reviewgate import __version__
 from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_atomic
+from reviewgate.report.files import write_json
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -103,5 +102,4 @@ class SarifSink:
         return True
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
-        text = json.dumps(build_sarif(result), indent=2, ensure_ascii=False) + "\n"
-        write_atomic(result.output_dir / FILE_NAME, text.encode("utf-8"))
+        write_json(result.output_dir / FILE_NAME, build_sarif(result))

@@ -1,0 +1,53 @@
+"""The PR number and head from captured GitHub event payloads, and where the check run goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewgate.forge.github_event import PullRequestEvent, read_pull_request_event
+from testing.cli import run_cli
+from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
+from testing.repo import make_repo
+
+HEAD = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ({"action": "synchronize", "pull_request": {"number": 12, "head": {"sha": HEAD}}},
+         PullRequestEvent(12, HEAD)),
+        ({"action": "created", "issue": {"number": 5, "pull_request": {"url": "x"}},
+          "comment": {"body": "VERIFY:"}}, PullRequestEvent(5, None)),
+        ({"action": "created", "issue": {"number": 5}}, PullRequestEvent()),  # a plain issue
+        ({"ref": "refs/heads/main", "after": HEAD}, PullRequestEvent()),  # a push
+        (["not", "an", "object"], PullRequestEvent()),
+    ],
+)
+def test_events(tmp_path: Path, payload: object, expected: PullRequestEvent) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    assert read_pull_request_event(str(path)) == expected
+
+
+def test_a_missing_or_broken_event_file_reads_as_no_pull_request(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    assert read_pull_request_event(str(broken)) == PullRequestEvent()
+    assert read_pull_request_event(str(tmp_path / "absent.json")) == PullRequestEvent()
+    assert read_pull_request_event(None) == PullRequestEvent()
+
+
+@pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")
+def test_the_check_run_goes_on_the_pr_head_from_the_event(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}).path
+    with ForgeServer() as server:
+        env = github_environment(server, tmp_path, head_sha=HEAD)
+        result = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)), env=env)
+    assert result.returncode == 0
+    check_run = next(iter(server.state.check_runs.values()))
+    assert check_run["head_sha"] == HEAD
+    assert check_run["external_id"].startswith(result.report()["target"]["head_sha"] + ":")
