@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,8 @@ def _find_conformance() -> Path:
 
 CONFORMANCE_DIR = _find_conformance()
 GITHUB_BOT = {"login": "github-actions[bot]", "type": "Bot"}
-GITLAB_BOT = {"id": 99, "username": "reviewgate-bot"}
+GITLAB_BOT_ID = 99
+GITLAB_BOT_NAME = "reviewgate-bot"
 MAX_TITLE_CHARS = 255  # GitHub: annotation title
 MAX_TEXT_BYTES = 64 * 1024  # GitHub: annotation message and raw_details
 
@@ -146,8 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, data, headers)
 
     def _base(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return _address(self.server)
 
     def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(data).encode()
@@ -158,6 +158,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+
+
+def _address(server: ThreadingHTTPServer) -> str:
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}"
 
 
 class _Server(ThreadingHTTPServer):
@@ -266,14 +271,14 @@ def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str
 def _gitlab(state: ForgeState, method: str, rest: str, query: dict[str, list[str]], body: Any, base: str,
             path: str) -> tuple[int, Any, dict[str, str]]:
     if method == "GET" and rest == "user":
-        return 200, dict(GITLAB_BOT), {}
+        return 200, {"id": GITLAB_BOT_ID, "username": GITLAB_BOT_NAME}, {}
     if method == "GET" and (match := re.fullmatch(r"projects/[^/]+/members/all/(\d+)", rest)):
         level = state.members[int(match.group(1))]
         return 200, {"id": int(match.group(1)), "access_level": level}, {}
     if (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/notes", rest)):
         if method == "GET":
             return _page(state, list(state.notes.values()), query, base, path)
-        note_id = state.add_note(body["body"], GITLAB_BOT["id"], str(GITLAB_BOT["username"]))
+        note_id = state.add_note(body["body"], GITLAB_BOT_ID, GITLAB_BOT_NAME)
         return 201, state.notes[note_id], {}
     if method == "PUT" and (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/notes/(\d+)", rest)):
         note = state.notes[int(match.group(1))]
@@ -296,8 +301,7 @@ class ForgeServer:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return _address(self._server)
 
     @property
     def gitlab_api_url(self) -> str:
