@@ -149,3 +149,28 @@ def test_a_summary_over_65535_characters_is_cut_with_a_pointer_to_the_artifacts(
     assert "truncated at GitHub's 65,535-character limit" in summary
     assert "https://github.example/octo/app/actions/runs/42" in summary
     assert len(server.state.posts("PATCH", r"/check-runs/\d+$")) == 10
+
+
+def test_a_forge_that_keeps_failing_is_listed_and_the_annotations_fall_back(
+    repo: Path, tmp_path: Path
+) -> None:
+    with ForgeServer() as server:
+        server.state.fail_once.extend([("POST", r"/check-runs$")] * 8)  # the start and the sink's retry
+        result = _run(repo, server, tmp_path)
+    assert result.returncode == 1
+    assert server.state.check_runs == {}
+    assert len(server.state.posts("POST", r"/check-runs$")) == 8
+    assert result.stdout.count("::error ") == 10
+    summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
+    assert "GitHub check run not published (POST repos/octo/app/check-runs: HTTP 502)" in summary
+    assert "read-only" not in summary
+    assert len(server.state.comments) == 1  # the comment is another call, and it went through
+
+
+def test_a_check_run_that_failed_to_start_is_created_by_the_sink(repo: Path, tmp_path: Path) -> None:
+    with ForgeServer() as server:
+        server.state.fail_once.extend([("POST", r"/check-runs$")] * 4)  # every attempt of the start
+        result = _run(repo, server, tmp_path)
+    assert result.returncode == 1
+    assert len(server.state.check_runs) == 1
+    assert next(iter(server.state.check_runs.values()))["conclusion"] == "failure"

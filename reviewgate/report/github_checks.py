@@ -27,9 +27,13 @@ MAX_ANNOTATION_TITLE_CHARS = 255  # annotation title
 MAX_ANNOTATION_TEXT_BYTES = 64 * 1024  # annotation message and raw_details: 64 KB each
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
 
-FALLBACK_NOTE = (
+DENIED_NOTE = (
     "GitHub check run not published ({reason}): the token is read-only here (a fork PR's token, or no "
     "`checks: write`). The annotations were written as workflow commands instead; the verdict stands."
+)
+FAILED_NOTE = (
+    "GitHub check run not published ({reason}). The annotations were written as workflow commands "
+    "instead; the verdict stands."
 )
 
 
@@ -107,8 +111,10 @@ def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str])
     return bodies
 
 
-def _fallback(context: SinkContext, reason: str) -> None:
-    note = FALLBACK_NOTE.format(reason=reason)
+def _fallback(context: SinkContext, reason: str, denied: bool) -> None:
+    """Said once, in the notes the console and the summaries print; the annotations sink,
+    which runs next, writes the workflow commands because no check run carries them."""
+    note = (DENIED_NOTE if denied else FAILED_NOTE).format(reason=reason)
     context.log.notes.append(note)
     context.log.failures.append(f"check run: {reason}")
 
@@ -125,7 +131,7 @@ class GithubCheckRunSink:
         forge = result.forge
         assert forge is not None
         if forge.check_run_denied:
-            _fallback(context, forge.check_run_problem or "denied")
+            _fallback(context, forge.check_run_problem or "denied", denied=True)
             return
         settings = forge.settings
         conclusion = conclusion_for(result.verdict.decision, settings.blocked_conclusion)
@@ -140,9 +146,9 @@ class GithubCheckRunSink:
         try:
             self._send(result, forge, context)
         except ForgeDenied as error:
-            _fallback(context, str(error))
+            _fallback(context, str(error), denied=True)
         except ForgeError as error:
-            _fallback(context, str(error))
+            _fallback(context, str(error), denied=False)
 
     def _send(self, result: GateResult, forge: ForgeRun, context: SinkContext) -> None:
         api = forge.github()

@@ -59,7 +59,7 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
                   f"{_single_line(item.title)}" for item in rounds.given_up_findings]
         lines.append("")
     elif rounds is not None and rounds.count:
-        lines += [f"Review round {rounds.count} of {rounds.max_rounds}.", ""]
+        lines += [f"Rounds of requested changes so far: {rounds.count} of {rounds.max_rounds}.", ""]
     questions = product_questions(result)
     if questions:
         lines += ["### Product questions (they do not block)", ""]
