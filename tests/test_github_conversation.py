@@ -97,3 +97,22 @@ def test_a_configured_trusted_author_counts_and_a_forged_marker_is_ignored(tmp_p
     metadata = parse_metadata(ours[0]["body"])
     assert metadata is not None and [entry.verdict for entry in metadata.rounds] == ["approve"]
     assert result.report()["findings"][0]["dismissed"] == "rejected: deliberate"
+
+
+@needs_conformance
+def test_a_quoted_summary_is_not_edited_and_unreadable_comments_post_no_second_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"load.py": SWALLOWING}).path
+    config = str(fast_retry_config(tmp_path))
+    with ForgeServer() as server:
+        quoted = server.state.add_comment(f"> REVIEW: REQUEST CHANGES\n> {MARKER}\nI disagree", "maintainer",
+                                          "OWNER")
+        env = github_environment(server, tmp_path)
+        first = run_cli(repo, "run", "--no-verify", "--config", config, env=env)
+        server.state.fail_once.extend([("GET", r"/issues/7/comments$")] * 4)
+        second = run_cli(repo, "run", "--no-verify", "--config", config, env=env)
+    assert (first.returncode, second.returncode) == (1, 1)
+    assert server.state.comments[quoted]["body"].endswith("I disagree")
+    assert len(server.state.comments) == 2
+    summary = (second.output_dir / "summary.md").read_text(encoding="utf-8")
+    assert "could not read the PR conversation" in summary
+    assert "The PR comment (and any round-cap label) was not published" in summary

@@ -54,6 +54,9 @@ class ForgeRun:
     check_run_problem: str | None = None  # why the check run could not be started
     check_run_denied: bool = False
     comment_id: int | None = None
+    # The comments could not be listed: our summary comment may exist unseen, so none is posted
+    # (a second one would break "one comment per PR").
+    comments_unread: bool = False
     previous: CommentMetadata | None = None
     conversation: Conversation = Conversation()
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -92,12 +95,24 @@ def _start_check_run(api: GithubApi, settings: ForgeSettings, target: FrozenTarg
 
 
 def _summary_comment(comments: list[tuple[Comment, bool]]) -> tuple[int | None, CommentMetadata | None]:
-    """Our comment: the marker, written by a bot or a trusted author (anyone else's copy of the
-    marker is ignored, so it cannot reset the round history)."""
+    """Our comment: the first with the marker among those `ours` says we wrote. Anyone else's
+    copy of the marker is ignored, so it cannot reset the round history."""
     for comment, ours in comments:
         if is_summary_comment(comment.body) and ours:
             return comment.id, parse_metadata(comment.body)
     return None, None
+
+
+def _github_summary_candidates(issue_comments: list[dict[str, Any]], trusted_logins: tuple[str, ...]
+                               ) -> list[tuple[Comment, bool]]:
+    """Bot comments first (GITHUB_TOKEN writes as github-actions[bot]); then, for a personal
+    token, a trusted author's comment that starts as ours does (`REVIEW: `), which a person
+    quoting our comment (`> REVIEW: ...`) does not."""
+    comments = [(github_comment(item, trusted_logins), is_bot(item)) for item in issue_comments]
+    bots = [(comment, True) for comment, bot in comments if bot]
+    people = [(comment, comment.trusted and comment.body.startswith("REVIEW: "))
+              for comment, bot in comments if not bot]
+    return bots + people
 
 
 def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarget,
@@ -122,15 +137,18 @@ def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarg
             changes["check_run_problem"] = str(error)
     if number is not None:
         try:
-            raw = [*api.issue_comments(number), *api.review_comments(number)]
-            comments = [(github_comment(item, settings.trusted_authors), is_bot(item)) for item in raw]
+            issue_comments = list(api.issue_comments(number))
+            review_comments = list(api.review_comments(number))
             comment_id, previous = _summary_comment(
-                [(comment, ours or comment.trusted) for comment, ours in comments])
-            changes.update(comment_id=comment_id, previous=previous,
-                           conversation=read_conversation(comment for comment, _ in comments))
+                _github_summary_candidates(issue_comments, settings.trusted_authors))
+            every_comment = [*issue_comments, *review_comments]
+            conversation = read_conversation(
+                github_comment(item, settings.trusted_authors) for item in every_comment)
+            changes.update(comment_id=comment_id, previous=previous, conversation=conversation)
         except ForgeError as error:
-            changes["notes"] = (f"GitHub: could not read the PR conversation ({error}); reviewed without "
-                                "REPRODUCTION:/REVIEW-REJECTED: comments and without the round history.",)
+            changes.update(comments_unread=True, notes=(
+                f"GitHub: could not read the PR conversation ({error}); reviewed without "
+                "REPRODUCTION:/REVIEW-REJECTED: comments and without the round history.",))
     return _with(run, **changes)
 
 
@@ -161,8 +179,9 @@ def _open_gitlab(context: CiContext, settings: ForgeSettings, env: Mapping[str, 
         return _with(run, comment_id=comment_id, previous=previous,
                      conversation=read_conversation(comment for comment, _ in comments))
     except ForgeError as error:
-        return _with(run, notes=(f"GitLab: could not read the MR notes ({error}); reviewed without "
-                                 "REPRODUCTION:/REVIEW-REJECTED: notes and without the round history.",))
+        return _with(run, comments_unread=True, notes=(
+            f"GitLab: could not read the MR notes ({error}); reviewed without "
+            "REPRODUCTION:/REVIEW-REJECTED: notes and without the round history.",))
 
 
 def _with(run: ForgeRun, **changes: Any) -> ForgeRun:

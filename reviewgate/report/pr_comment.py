@@ -107,6 +107,10 @@ class PullRequestCommentSink:
         body = render_comment(result, context.log.notes)
         gave_up = result.rounds is not None and result.rounds.gave_up
         place = "PR comment" if forge.provider == "github" else "MR note"
+        if forge.comments_unread:
+            self._failed(context, place, "the existing comments could not be read, so the summary comment "
+                         "could not be found to edit")
+            return
         try:
             if forge.provider == "github":
                 _publish_github(forge, body, gave_up)
