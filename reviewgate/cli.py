@@ -8,8 +8,9 @@ import os
 import sys
 import traceback
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import TextIO
 
 from reviewgate import __version__
 from reviewgate.ci import detect

@@ -7,9 +7,10 @@ a wrong type or value is a ConfigError naming the file and key (exit 2).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity

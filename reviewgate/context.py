@@ -7,9 +7,10 @@ messages, specs and plans the branch adds) nor earlier REVIEW: comments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from reviewgate.git import TreeReader
 from reviewgate.target import FrozenTarget

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 import pathspec
 
@@ -34,7 +35,7 @@ class ExclusionRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
 
-    def _spec(self, patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    def _spec(self, patterns: tuple[str, ...]) -> pathspec.PathSpec[Any]:
         return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
 
     def reason_for(self, change: FileChange) -> str | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 
 class FindingClass(str, enum.Enum):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from reviewgate.config import DEFAULT_FAIL_ON, FailRule
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_CHANGES_REQUESTED

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Mapping, TextIO
+from typing import TextIO
 
 from reviewgate import ci
 from reviewgate.config import Config, Overrides, apply_overrides, load_config

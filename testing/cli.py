@@ -6,9 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 # CI variables of the machine running the tests must not leak into the gate under test.
 _CI_VARIABLES = ("GITHUB_", "GITLAB_", "CI_", "RUNNER_", "INPUT_")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Union
 
 # A value of None deletes the file on that branch; bytes are written as they are.
-FileContent = Union[str, bytes, None]
+FileContent = str | bytes | None
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Test Author",

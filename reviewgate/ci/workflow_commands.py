@@ -8,7 +8,7 @@ command.ts escapeData / escapeProperty).
 from __future__ import annotations
 
 import secrets
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def escape_data(text: str) -> str:

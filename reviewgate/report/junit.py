@@ -6,6 +6,8 @@ GitLab; `line` is left out because junit-10.xsd (Jenkins' xunit) does not allow 
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
+
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from reviewgate.findings import Finding
@@ -64,9 +66,18 @@ def build_cases(result: GateResult) -> list[TestCase]:
     return cases
 
 
+# junit-xml writes `disabled`, which Jenkins' junit-10.xsd (and so strict readers) reject.
+_UNDECLARED_ATTRIBUTES = ("disabled",)
+
+
 def render_junit(result: GateResult) -> str:
     suite = TestSuite("reviewgate", build_cases(result), timestamp=result.started_at)
-    return to_xml_report_string([suite], prettyprint=True, encoding="utf-8")
+    root = ElementTree.fromstring(to_xml_report_string([suite], prettyprint=False, encoding="utf-8"))
+    for element in (root, *root.iter("testsuite")):
+        for name in _UNDECLARED_ATTRIBUTES:
+            element.attrib.pop(name, None)
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
 class JunitSink:

@@ -61,8 +61,10 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
                   "| where | class | category | title | source | |", "|---|---|---|---|---|---|"]
         lines += [_finding_row(item, result.is_blocking(item)) for item in group]
         lines.append("")
+    if not result.findings:
+        lines.append("")
     if target.excluded:
-        lines += ["", "### Not reviewed", ""]
+        lines += ["### Not reviewed", ""]
         lines += [f"- `{_escape_cell(item.path)}`: {item.reason}" for item in target.excluded]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from reviewgate.config import Config, ReviewerSettings
 from reviewgate.errors import UsageError

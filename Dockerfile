@@ -1,0 +1,19 @@
+# The container action: reviewgate on a slim Python with git.
+FROM python:3.12-slim
+
+# git: the gate freezes the diff with it. Debian's versions move within a release, so apt
+# packages are not pinned; the base image tag fixes the release.
+# safe.directory: Actions mount the workspace owned by another user than the container's root.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && git config --system --add safe.directory '*'
+
+WORKDIR /opt/reviewgate
+COPY pyproject.toml README.md ./
+COPY reviewgate ./reviewgate
+COPY entrypoint.py ./
+RUN pip install --no-cache-dir --disable-pip-version-check .
+
+ENTRYPOINT ["python", "/opt/reviewgate/entrypoint.py"]

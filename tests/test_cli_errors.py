@@ -1,0 +1,96 @@
+"""Bad input: one clear line on stderr, the right exit code, no traceback, nothing half-written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testing.cli import run_cli
+from testing.repo import make_repo
+
+BASE = {"app.py": "x = 1\n"}
+CHANGE = {"app.py": "x = 2\n"}
+
+
+def assert_one_line_error(stderr: str, *fragments: str) -> None:
+    errors = [line for line in stderr.splitlines() if line.startswith("reviewgate: error:")]
+    assert len(errors) == 1, stderr
+    assert "Traceback" not in stderr
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    result = run_cli(tmp_path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "not a git repository")
+
+
+def test_base_that_does_not_exist(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "no-such-branch")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "no-such-branch", "--base")
+
+
+def test_config_that_is_not_toml(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": "[review\nreviewers = 1\n"}, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, ".reviewgate.toml", "not valid TOML")
+    assert not (repo.path / ".reviewgate").exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "fragments"),
+    [
+        ('[review]\nreviewers = "builtin"\n', (".reviewgate.toml: review.reviewers: expected a list of strings", "'builtin'")),
+        ("[review]\nmax_rounds = 0\n", ("review.max_rounds: expected a whole number of at least 1", "got 0")),
+        ('[review]\nfail_on = ["style:major"]\n', ("review.fail_on: expected CLASS:SEVERITY", "'style:major'")),
+        ('[reviewer.llm]\ntimeout = "slow"\n', ("reviewer.llm.timeout: expected a number",)),
+        ("[verify]\nenabled = 1\n", ("verify.enabled: expected true or false",)),
+    ],
+)
+def test_config_with_a_wrong_type_names_file_and_key(tmp_path: Path, config: str, fragments: tuple[str, ...]) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": config}, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, *fragments)
+
+
+def test_unknown_config_key_warns_and_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": "[review]\nreviewerz = []\n"}, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0
+    assert "reviewgate: warning: .reviewgate.toml: review.reviewerz: unknown key, ignored" in result.stderr
+
+
+def test_unknown_reviewer_name(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "gpt-nine")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "'gpt-nine'", "unknown reviewer")
+
+
+def test_output_dir_that_is_a_file_is_not_overwritten(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    (repo.path / "out").write_text("precious")
+    result = run_cli(repo.path, "run", "--base", "main", "--output-dir", "out")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "--output-dir", "not a directory")
+    assert (repo.path / "out").read_text() == "precious"
+
+
+def test_missing_explicit_config_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main", "--config", "nope.toml")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "nope.toml", "not found")
+
+
+def test_bad_flag(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    result = run_cli(repo.path, "run", "--bogus")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "--bogus")

@@ -1,0 +1,110 @@
+"""The gate end to end: real repositories, the real CLI in a subprocess, real outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.cli import run_cli
+from testing.conformance import validate_junit, validate_report
+from testing.repo import commit, git, make_repo
+
+SWALLOWING_CHANGE = {"app/jobs.py": "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n"}
+CLEAN_CHANGE = {"app/jobs.py": "def run(x):\n    return x()\n"}
+BASE = {"README.md": "# app\n", "app/__init__.py": ""}
+
+
+def test_swallowed_failure_requests_changes_with_the_finding_on_the_except_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stderr
+    report = result.report()
+    validate_report(report)
+    assert report["verdict"] == "request_changes"
+    assert report["route"] == "implementation"
+    assert report["target"]["head_sha"] == repo.head_sha
+    [finding] = report["findings"]
+    assert (finding["class"], finding["severity"], finding["category"]) == ("correctness", "major", "swallowed-failure")
+    assert (finding["path"], finding["line"], finding["blocking"]) == ("app/jobs.py", 4, True)
+    validate_junit((result.output_dir / "junit.xml").read_text(encoding="utf-8"))
+    assert "request_changes" in result.stdout and "app/jobs.py:4" in result.stdout
+
+
+def test_github_actions_gets_an_error_annotation_outputs_and_a_step_summary(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
+    summary.write_text("earlier step\n")
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
+    result = run_cli(repo.path, "run", "--base", "main", env=env)
+    assert result.returncode == 1
+    assert "::error file=app/jobs.py,line=4,endLine=5,title=" in result.stdout
+    assert summary.read_text().startswith("earlier step\n## ❌ reviewgate: changes requested")
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert written["verdict"] == "request_changes"
+    assert (written["findings"], written["blocking"]) == ("1", "1")
+    assert written["report"].endswith("report.json")
+
+
+def test_a_clean_change_is_approved(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CLEAN_CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = result.report()
+    validate_report(report)
+    assert (report["verdict"], report["route"], report["findings"]) == ("approve", "closeout", [])
+
+
+def test_base_equal_to_head_approves_with_a_note(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0
+    report = result.report()
+    assert report["verdict"] == "approve"
+    assert any("nothing to review" in note for note in report["notes"])
+    assert report["reviewers"][0]["status"] == "skipped"
+
+
+def test_repro_files_in_the_diff_block_as_systematic(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, {"repro/case_1.py": "print('repro')\n", **CLEAN_CHANGE})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1
+    [finding] = result.report()["findings"]
+    assert (finding["class"], finding["category"], finding["path"]) == ("systematic", "reproduction", "repro/case_1.py")
+
+
+def test_fail_on_from_the_config_file_and_the_flag(tmp_path: Path) -> None:
+    config = '[review]\nfail_on = ["systematic:blocker"]\n'
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": config}, SWALLOWING_CHANGE)
+    assert run_cli(repo.path, "run", "--base", "main").returncode == 0
+    assert run_cli(repo.path, "run", "--base", "main", "--fail-on", "correctness:major").returncode == 1
+
+
+def test_a_reviewgate_table_in_pyproject_is_read(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "x"\n\n[tool.reviewgate.review]\nfail_on = ["readability:blocker"]\n'
+    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject}, SWALLOWING_CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stderr
+    assert result.report()["policy"]["fail_on"] == ["readability:blocker"]
+
+
+def test_the_head_is_read_from_git_not_from_the_work_tree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    (repo.path / "app/jobs.py").write_text("def run(x):\n    return x()\n")  # uncommitted fix
+    assert run_cli(repo.path, "run", "--base", "main").returncode == 1
+
+
+def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    assert run_cli(repo.path, "run", "--base", "main").returncode == 1
+    commit(repo.path, CLEAN_CHANGE, "fix")
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0
+    assert result.report()["findings"] == []
+    assert sorted(path.name for path in result.output_dir.iterdir()) == ["junit.xml", "report.json", "summary.md"]
+
+
+def test_reviewing_another_head_ref(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    git(repo.path, "checkout", "-q", "main")
+    result = run_cli(repo.path, "run", "--base", "main", "--head", "feature")
+    assert result.returncode == 1
+    assert result.report()["target"]["head_sha"] == repo.head_sha

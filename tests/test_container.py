@@ -1,0 +1,51 @@
+"""The container cannot be built here (no Docker daemon), so check what it relies on instead:
+the files it copies exist, the package it installs carries its data, the entrypoint it runs is
+the one we test."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    lines = []
+    for raw in (REPO_ROOT / "Dockerfile").read_text().replace("\\\n", " ").splitlines():
+        if raw.strip() and not raw.lstrip().startswith("#"):
+            keyword, _, rest = raw.strip().partition(" ")
+            lines.append((keyword.upper(), rest.strip()))
+    return lines
+
+
+def test_every_copied_path_exists_and_the_entrypoint_is_copied() -> None:
+    copied = [rest.split()[:-1] for keyword, rest in dockerfile_instructions() if keyword == "COPY"]
+    for sources in copied:
+        for source in sources:
+            assert (REPO_ROOT / source).exists(), source
+    [entrypoint] = [rest for keyword, rest in dockerfile_instructions() if keyword == "ENTRYPOINT"]
+    assert entrypoint == '["python", "/opt/reviewgate/entrypoint.py"]'
+    assert ["entrypoint.py"] in copied
+
+
+def test_git_is_installed_and_the_workspace_is_a_safe_directory() -> None:
+    runs = " ".join(rest for keyword, rest in dockerfile_instructions() if keyword == "RUN")
+    assert "install -y --no-install-recommends git" in runs
+    assert "git config --system --add safe.directory '*'" in runs
+
+
+def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path),
+         str(REPO_ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )
+    [wheel] = tmp_path.glob("reviewgate-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "reviewgate/schemas/finding.schema.json" in names
+    assert "reviewgate/schemas/report.schema.json" in names
+    assert "reviewgate/cli.py" in names
+    assert not any(name.startswith(("tests/", "testing/")) for name in names)

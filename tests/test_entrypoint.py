@@ -1,0 +1,81 @@
+"""The container's entrypoint: action inputs (INPUT_*, hyphens kept) drive the same gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from entrypoint import InputError, arguments_from_inputs, environment_from_inputs
+from testing.cli import clean_environment
+from testing.repo import make_repo
+
+ENTRYPOINT = Path(__file__).resolve().parents[1] / "entrypoint.py"
+
+
+def test_inputs_map_onto_flags() -> None:
+    environ = {
+        "INPUT_BASE": "main",
+        "INPUT_OUTPUT-DIR": "out",
+        "INPUT_REVIEWERS": "builtin, llm\nother",
+        "INPUT_FAIL-ON": "correctness:major",
+        "INPUT_NO-VERIFY": "true",
+        "INPUT_HEAD": "",
+    }
+    assert arguments_from_inputs(environ) == [
+        "run", "--base", "main", "--output-dir", "out", "--reviewer", "builtin", "--reviewer", "llm",
+        "--reviewer", "other", "--fail-on", "correctness:major", "--no-verify",
+    ]
+
+
+def test_a_false_switch_and_empty_inputs_add_nothing() -> None:
+    assert arguments_from_inputs({"INPUT_NO-VERIFY": "false", "INPUT_REVIEWERS": " "}) == ["run"]
+
+
+def test_a_bad_switch_names_the_input() -> None:
+    with pytest.raises(InputError, match="input no-verify: expected true or false, got 'maybe'"):
+        arguments_from_inputs({"INPUT_NO-VERIFY": "maybe"})
+
+
+def test_the_token_input_becomes_an_environment_variable_not_a_flag() -> None:
+    assert environment_from_inputs({"INPUT_GITHUB-TOKEN": "ghs_secret"}) == {"GITHUB_TOKEN": "ghs_secret"}
+    assert "ghs_secret" not in arguments_from_inputs({"INPUT_GITHUB-TOKEN": "ghs_secret"})
+
+
+def test_the_entrypoint_runs_the_gate_in_github_actions(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"a.py": ""}, {"a.py": "try:\n    go()\nexcept:\n    pass\n"})
+    outputs = tmp_path / "outputs"
+    env = clean_environment({
+        "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs), "INPUT_BASE": "main", "INPUT_OUTPUT-DIR": "gate-out",
+        "INPUT_NO-VERIFY": "false",
+    })
+    completed = subprocess.run([sys.executable, str(ENTRYPOINT)], cwd=repo.path, env=env, capture_output=True,
+                               text=True, timeout=120, check=False)
+    assert completed.returncode == 1, completed.stderr
+    assert "::error file=a.py,line=3" in completed.stdout
+    report = json.loads((repo.path / "gate-out" / "report.json").read_text())
+    assert report["verdict"] == "request_changes"
+    assert "verdict=request_changes" in outputs.read_text()
+
+
+def test_the_entrypoint_rejects_a_bad_input_with_exit_2(tmp_path: Path) -> None:
+    env = clean_environment({"INPUT_NO-VERIFY": "maybe"})
+    completed = subprocess.run([sys.executable, str(ENTRYPOINT)], cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=60, check=False)
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == "reviewgate: error: input no-verify: expected true or false, got 'maybe'"
+
+
+def test_every_action_input_is_mapped_and_every_mapping_is_an_input() -> None:
+    import yaml
+
+    from entrypoint import ENVIRONMENT_INPUTS, INPUTS
+
+    action = yaml.safe_load((ENTRYPOINT.parent / "action.yml").read_text())
+    declared = set(action["inputs"])
+    mapped = {item.name for item in INPUTS} | set(ENVIRONMENT_INPUTS)
+    assert declared == mapped
+    assert set(action["outputs"]) == {"verdict", "findings", "blocking", "report"}
