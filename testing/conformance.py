@@ -9,7 +9,18 @@ from typing import Any
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CONFORMANCE_DIR = REPO_ROOT.parent / "shared" / "conformance"
+
+
+def _find_conformance() -> Path:
+    """`../shared/conformance` beside the checkout; a git worktree nested deeper (such as
+    /work/wt/issue-N beside /work/shared) finds the same folder further up."""
+    for ancestor in REPO_ROOT.parents:
+        if (ancestor / "shared" / "conformance").is_dir():
+            return ancestor / "shared" / "conformance"
+    return REPO_ROOT.parent / "shared" / "conformance"
+
+
+CONFORMANCE_DIR = _find_conformance()
 SCHEMA_DIR = REPO_ROOT / "reviewgate" / "schemas"
 
 

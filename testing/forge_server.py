@@ -22,20 +22,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema  # type: ignore[import-untyped]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from testing.conformance import CONFORMANCE_DIR
 
-
-def _find_conformance() -> Path:
-    """`../shared/conformance` from the repository root; a git worktree nested deeper (as
-    /work/wt/issue-N) finds the same folder further up."""
-    for ancestor in REPO_ROOT.parents:
-        candidate = ancestor / "shared" / "conformance"
-        if candidate.is_dir():
-            return candidate
-    return REPO_ROOT.parent / "shared" / "conformance"
-
-
-CONFORMANCE_DIR = _find_conformance()
 GITHUB_BOT = {"login": "github-actions[bot]", "type": "Bot"}
 GITLAB_BOT_ID = 99
 GITLAB_BOT_NAME = "reviewgate-bot"

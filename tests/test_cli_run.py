@@ -99,7 +99,8 @@ def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0
     assert result.report()["findings"] == []
-    assert sorted(path.name for path in result.output_dir.iterdir()) == ["junit.xml", "report.json", "summary.md"]
+    assert sorted(path.name for path in result.output_dir.iterdir()) == [
+        "codequality.json", "junit.xml", "report.json", "review.sarif", "summary.md"]
 
 
 def test_reviewing_another_head_ref(tmp_path: Path) -> None:

@@ -9,10 +9,12 @@ import jsonschema
 import pytest
 
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.report.gitlab import SEVERITIES, codequality_entry, fingerprint
+from reviewgate.report.gitlab import SEVERITIES, build_codequality, codequality_entry, fingerprint
 from testing.cli import run_cli
 from testing.forge_server import conformance_dir, load_schema
+from testing.golden import check_golden
 from testing.repo import make_repo
+from testing.results import sample_result
 
 SWALLOWING = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
 
@@ -47,3 +49,11 @@ def test_severities_map_onto_gitlab_names_and_nit_becomes_info() -> None:
     assert first["severity"] == "info" and first["location"]["lines"]["begin"] == 1
     assert first["fingerprint"] != second["fingerprint"]
     assert fingerprint(finding, set()) == first["fingerprint"]
+
+
+def test_codequality_golden(tmp_path: Path) -> None:
+    entries = build_codequality(sample_result(tmp_path))
+    if conformance_dir() is not None:
+        for entry in entries:
+            jsonschema.validate(entry, load_schema("gitlab-codeclimate-entry.schema.json"))
+    check_golden("codequality.json", json.dumps(entries, indent=2, ensure_ascii=False) + "\n")

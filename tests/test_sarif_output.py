@@ -8,9 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from reviewgate.report.sarif import build_sarif
 from testing.cli import run_cli
 from testing.forge_server import conformance_dir, load_schema
+from testing.golden import check_golden
 from testing.repo import make_repo
+from testing.results import sample_result
 
 SWALLOWING = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
 
@@ -48,3 +51,12 @@ def test_a_finding_below_the_gate_is_a_warning(tmp_path: Path) -> None:
     sarif = _sarif(tmp_path, "--fail-on", "correctness:blocker", "--fail-on", "systematic:blocker")
     assert {item["level"] for item in sarif["runs"][0]["results"]} == {"warning"}
     assert sarif["runs"][0]["properties"]["verdict"] == "approve"
+
+
+def test_sarif_golden(tmp_path: Path) -> None:
+    sarif = build_sarif(sample_result(tmp_path))
+    jsonschema.Draft4Validator(load_schema("sarif-schema-2.1.0.json")).validate(sarif)
+    results = sarif["runs"][0]["results"]
+    assert len(results) == 3  # the product question has no file: it is left out, and counted
+    assert sarif["runs"][0]["properties"]["unlocated_findings"] == 1
+    check_golden("review.sarif", json.dumps(sarif, indent=2, ensure_ascii=False) + "\n")

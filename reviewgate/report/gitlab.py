@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from reviewgate.findings import Finding, Severity, sort_key
+from reviewgate.findings import Finding, FindingClass, Severity, sort_key
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_json
 from reviewgate.result import GateResult
@@ -22,6 +22,14 @@ FILE_NAME = "codequality.json"
 # GitLab severities are info, minor, major, critical, blocker; nit has no twin, info is closest.
 SEVERITIES = {
     Severity.BLOCKER: "blocker", Severity.MAJOR: "major", Severity.MINOR: "minor", Severity.NIT: "info",
+}
+
+# Code Climate issue categories (Bug Risk, Clarity, Compatibility, Complexity, Duplication,
+# Performance, Security, Style): the lens where it names one, else the finding's class.
+LENS_CATEGORIES = {"security": "Security", "performance": "Performance", "reuse": "Duplication"}
+CLASS_CATEGORIES = {
+    FindingClass.CORRECTNESS: "Bug Risk", FindingClass.SYSTEMATIC: "Complexity",
+    FindingClass.READABILITY: "Clarity", FindingClass.PRODUCT_QUESTION: "Clarity",
 }
 
 
@@ -49,7 +57,7 @@ def codequality_entry(finding: Finding, blocking: bool, taken: set[str]) -> dict
         "check_name": finding.rule or f"{finding.source}/{finding.category}",
         "description": printable(description),
         "content": {"body": printable(finding.body)},
-        "categories": ["Bug Risk" if finding.finding_class.value == "correctness" else "Style"],
+        "categories": [LENS_CATEGORIES.get(finding.category, CLASS_CATEGORIES[finding.finding_class])],
         "fingerprint": fingerprint(finding, taken),
         "severity": SEVERITIES[finding.severity],
         "location": {"path": printable(finding.path), "lines": {"begin": finding.line or 1}},
