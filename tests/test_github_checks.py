@@ -145,7 +145,7 @@ def test_a_summary_over_65535_characters_is_cut_with_a_pointer_to_the_artifacts(
     assert result.returncode == 1
     assert server.state.schema_errors == []
     summary = next(iter(server.state.check_runs.values()))["output"]["summary"]
-    assert len(summary) <= 65535
+    assert len(summary.encode()) <= 65535
     assert "truncated at GitHub's 65,535-character limit" in summary
     assert "https://github.example/octo/app/actions/runs/42" in summary
     assert len(server.state.posts("PATCH", r"/check-runs/\d+$")) == 10

@@ -22,7 +22,9 @@ from reviewgate.result import GateResult
 from reviewgate.text import printable, truncate, truncate_utf8
 
 MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub Checks API, per create/update request
-MAX_OUTPUT_CHARS = 65535  # output.summary and output.text (checks/update maxLength)
+# output.summary and output.text (checks/update maxLength 65535). GitHub appears to count it in
+# bytes of UTF-8 (github/rest-api-description#5399), so the cut is in bytes: safe either way.
+MAX_OUTPUT_CHARS = 65535
 MAX_ANNOTATION_TITLE_CHARS = 255  # annotation title
 MAX_ANNOTATION_TEXT_BYTES = 64 * 1024  # annotation message and raw_details: 64 KB each
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
@@ -85,7 +87,7 @@ def output_summary(result: GateResult, notes: list[str]) -> str:
     where = f" ({result.ci.run_url})" if result.ci.run_url else ""
     note = (f"\n\n… truncated at GitHub's {MAX_OUTPUT_CHARS:,}-character limit; the full report is "
             f"summary.md and report.json in this run's artifacts{where}.")
-    return truncate(render_summary(result, notes), MAX_OUTPUT_CHARS, note)
+    return truncate_utf8(render_summary(result, notes), MAX_OUTPUT_CHARS, note)
 
 
 def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str]) -> list[dict[str, Any]]:

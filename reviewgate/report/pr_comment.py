@@ -18,7 +18,7 @@ from reviewgate.report.base import SinkContext
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
 from reviewgate.rounds import gave_up_note
-from reviewgate.text import printable, truncate
+from reviewgate.text import printable, truncate_utf8
 
 FIRST_LINES = {
     Decision.APPROVE: "REVIEW: APPROVE",
@@ -26,7 +26,8 @@ FIRST_LINES = {
     Decision.BLOCKED: "REVIEW: BLOCKED",
 }
 # GitHub rejects comment bodies over 65,536 characters (GitLab notes allow 1,000,000); the
-# smaller limit, less room for the header and metadata, serves both.
+# smaller limit, less room for the header and metadata, serves both. Cut in UTF-8 bytes, which
+# is never more than the characters.
 MAX_COMMENT_CHARS = 65536
 MAX_BODY_CHARS = MAX_COMMENT_CHARS - 4096
 
@@ -67,7 +68,7 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
         lines.append("")
     where = f" ({result.ci.run_url})" if result.ci.run_url else ""
     note = f"\n\n… truncated; the full report is summary.md and report.json in this run's artifacts{where}."
-    lines.append(truncate(render_summary(result, notes), MAX_BODY_CHARS, note))
+    lines.append(truncate_utf8(render_summary(result, notes), MAX_BODY_CHARS, note))
     return "\n".join(lines)
 
 
