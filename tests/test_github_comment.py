@@ -37,3 +37,19 @@ def test_a_blocked_review_is_never_worded_as_approval(tmp_path: Path) -> None:
     result = sample_result(tmp_path)
     blocked = replace(result, verdict=Verdict(Decision.BLOCKED, None, (), ("reviewer llm: timed out",)))
     assert render_comment(blocked, []).startswith("REVIEW: BLOCKED\n")
+
+
+def test_a_huge_review_stays_under_githubs_comment_limit(tmp_path: Path) -> None:
+    finding = sample_result(tmp_path).findings[0]
+    many = tuple(finding.with_changes(id=f"id{index}", title=f"{'ü' * 400} {index}", path=f"app/f{index}.py")
+                 for index in range(400))
+    result = sample_result(tmp_path, findings=many)
+    entry = RoundEntry(result.target.head_sha, result.target.patch_sha256, "request_changes")
+    rounds = decide_rounds([RoundEntry(f"{index:040}", f"{index:064}", "request_changes") for index in range(60)],
+                           entry, 3, result.verdict.blocking)
+    text = render_comment(replace(result, rounds=rounds), [])
+    assert len(text.encode("utf-8")) <= 65536
+    assert "- … and 370 more, in the summary below" in text
+    assert text.rstrip().endswith("in this run's artifacts.")
+    metadata = parse_metadata(text)
+    assert metadata is not None and len(metadata.rounds) == 50  # the history is bounded too

@@ -18,7 +18,7 @@ from reviewgate.report.base import SinkContext
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
 from reviewgate.rounds import gave_up_note
-from reviewgate.text import printable, truncate_utf8
+from reviewgate.text import printable, truncate, truncate_utf8
 
 FIRST_LINES = {
     Decision.APPROVE: "REVIEW: APPROVE",
@@ -26,14 +26,21 @@ FIRST_LINES = {
     Decision.BLOCKED: "REVIEW: BLOCKED",
 }
 # GitHub rejects comment bodies over 65,536 characters (GitLab notes allow 1,000,000); the
-# smaller limit, less room for the header and metadata, serves both. Cut in UTF-8 bytes, which
-# is never more than the characters.
-MAX_COMMENT_CHARS = 65536
-MAX_BODY_CHARS = MAX_COMMENT_CHARS - 4096
+# smaller limit serves both. Counted in UTF-8 bytes, which are never fewer than the characters.
+MAX_COMMENT_BYTES = 65536
+# Items listed above the summary, each list at most this long: the summary below has them all.
+MAX_LISTED = 30
+# Each listed line is cut to this many characters, so the head of the comment stays bounded.
+MAX_LINE_CHARS = 300
 
 
 def _single_line(text: str) -> str:
-    return printable(text).replace("\r", " ").replace("\n", " ")
+    return truncate(printable(text).replace("\r", " ").replace("\n", " "), MAX_LINE_CHARS, "…")
+
+
+def _bounded(items: list[str]) -> list[str]:
+    more = len(items) - MAX_LISTED
+    return items[:MAX_LISTED] + ([f"- … and {more} more, in the summary below"] if more > 0 else [])
 
 
 def product_questions(result: GateResult) -> list[str]:
@@ -56,20 +63,22 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
     rounds = result.rounds
     if rounds is not None and rounds.gave_up:
         lines += [f"**{gave_up_note(rounds, label)}**", ""]
-        lines += [f"- `{_single_line(item.location)}` {item.severity.value} {item.finding_class.value}: "
-                  f"{_single_line(item.title)}" for item in rounds.given_up_findings]
+        lines += _bounded([f"- `{_single_line(item.location)}` {item.severity.value} "
+                           f"{item.finding_class.value}: {_single_line(item.title)}"
+                           for item in rounds.given_up_findings])
         lines.append("")
     elif rounds is not None and rounds.count:
         lines += [f"Rounds of requested changes so far: {rounds.count} of {rounds.max_rounds}.", ""]
     questions = product_questions(result)
     if questions:
         lines += ["### Product questions (they do not block)", ""]
-        lines += [f"- {_single_line(question)}" for question in questions]
+        lines += _bounded([f"- {_single_line(question)}" for question in questions])
         lines.append("")
     where = f" ({result.ci.run_url})" if result.ci.run_url else ""
     note = f"\n\n… truncated; the full report is summary.md and report.json in this run's artifacts{where}."
-    lines.append(truncate_utf8(render_summary(result, notes), MAX_BODY_CHARS, note))
-    return "\n".join(lines)
+    head = "\n".join(lines) + "\n"
+    room = MAX_COMMENT_BYTES - len(head.encode("utf-8"))
+    return head + truncate_utf8(render_summary(result, notes), room, note)
 
 
 def _publish_github(forge: ForgeRun, body: str, gave_up: bool) -> None:
