@@ -51,3 +51,14 @@ def test_the_check_run_goes_on_the_pr_head_from_the_event(tmp_path: Path) -> Non
     check_run = next(iter(server.state.check_runs.values()))
     assert check_run["head_sha"] == HEAD
     assert check_run["external_id"].startswith(result.report()["target"]["head_sha"] + ":")
+
+
+@pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")
+def test_a_push_gets_a_check_run_and_no_comment(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "x\n"}).path
+    with ForgeServer() as server:
+        env = github_environment(server, tmp_path, number=None)
+        result = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)), env=env)
+    assert result.returncode == 1
+    assert len(server.state.check_runs) == 1
+    assert not any("/issues/" in item.path or "/pulls/" in item.path for item in server.state.requests)
