@@ -138,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
         return _address(self.server)
 
     def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        payload = json.dumps(data).encode()
+        payload = data if isinstance(data, bytes) else json.dumps(data).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))

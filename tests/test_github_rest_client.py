@@ -85,3 +85,10 @@ def test_rate_limit_wait_reads_http_dates_and_ignores_other_statuses() -> None:
     assert rate_limit_wait(429, {"Retry-After": "Tue, 14 Nov 2023 22:13:30 GMT"}, "", now) == 10.0
     assert rate_limit_wait(500, {"Retry-After": "5"}, "", now) is None
     assert rate_limit_wait(403, {}, "Resource not accessible by integration", now) is None
+
+
+def test_a_2xx_answer_that_is_not_json_is_a_forge_error() -> None:
+    with ForgeServer() as server:
+        server.state.scripted.append(("GET", COMMENTS, 200, {}, b"<html>proxy</html>"))
+        with pytest.raises(ForgeError, match="HTTP 200 with a body that is not JSON"):
+            _client(server, []).request("GET", "repos/o/r/issues/7/comments")

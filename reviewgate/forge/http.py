@@ -122,7 +122,10 @@ class RestClient:
                 backoff *= 2
                 continue
             if response.status_code < 300:
-                data = response.json() if response.content else None
+                try:
+                    data = response.json() if response.content else None
+                except ValueError:  # a proxy's HTML page, a truncated answer
+                    raise ForgeError(f"{where}: HTTP {response.status_code} with a body that is not JSON") from None
                 return Response(response.status_code, data, response.headers)
             wait = rate_limit_wait(response.status_code, response.headers, response.text[:2000],
                                    time.time())
