@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema  # type: ignore[import-untyped]
 
+from testing.cli import CliResult, run_cli
 from testing.conformance import CONFORMANCE_DIR
 
 GITHUB_BOT = {"login": "github-actions[bot]", "type": "Bot"}
@@ -357,3 +358,11 @@ def fast_retry_config(directory: Path, extra: str = "", github: str = "", gitlab
         encoding="utf-8",
     )
     return path
+
+
+def run_on_github(repo: Path, directory: Path, server: ForgeServer, number: int | None = 7,
+                  token: str = "write-token", head_sha: str | None = None) -> CliResult:
+    """`reviewgate run --no-verify` as a GitHub pull request job against the stand-in, with the
+    short retry waits of `fast_retry_config`."""
+    env = github_environment(server, directory, number=number, token=token, head_sha=head_sha)
+    return run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(directory)), env=env)

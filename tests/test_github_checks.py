@@ -9,8 +9,8 @@ import pytest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.gate import Decision
 from reviewgate.report.github_checks import check_annotation, conclusion_for
-from testing.cli import run_cli
-from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
+from testing.cli import CliResult, run_cli
+from testing.forge_server import ForgeServer, conformance_dir, github_environment, run_on_github
 from testing.repo import make_repo
 
 pytestmark = pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent: "
@@ -25,9 +25,8 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path, {"app.py": "print('hello')\n"}, REPRO_FILES).path
 
 
-def _run(repo: Path, server: ForgeServer, tmp_path: Path, token: str = "write-token"):
-    env = github_environment(server, tmp_path, token=token)
-    return run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)), env=env)
+def _run(repo: Path, server: ForgeServer, tmp_path: Path, token: str = "write-token") -> CliResult:
+    return run_on_github(repo, tmp_path, server, token=token)
 
 
 def test_a_pr_run_with_120_findings_posts_one_check_run_in_three_updates_and_one_comment(

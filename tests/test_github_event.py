@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.forge.github_event import PullRequestEvent, read_pull_request_event
-from testing.cli import run_cli
-from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
+from testing.forge_server import ForgeServer, conformance_dir, run_on_github
 from testing.repo import make_repo
 
 HEAD = "0123456789abcdef0123456789abcdef01234567"
@@ -45,8 +44,7 @@ def test_a_missing_or_broken_event_file_reads_as_no_pull_request(tmp_path: Path)
 def test_the_check_run_goes_on_the_pr_head_from_the_event(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}).path
     with ForgeServer() as server:
-        env = github_environment(server, tmp_path, head_sha=HEAD)
-        result = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)), env=env)
+        result = run_on_github(repo, tmp_path, server, head_sha=HEAD)
     assert result.returncode == 0
     check_run = next(iter(server.state.check_runs.values()))
     assert check_run["head_sha"] == HEAD
@@ -57,8 +55,7 @@ def test_the_check_run_goes_on_the_pr_head_from_the_event(tmp_path: Path) -> Non
 def test_a_push_gets_a_check_run_and_no_comment(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "x\n"}).path
     with ForgeServer() as server:
-        env = github_environment(server, tmp_path, number=None)
-        result = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)), env=env)
+        result = run_on_github(repo, tmp_path, server, number=None)
     assert result.returncode == 1
     assert len(server.state.check_runs) == 1
     assert not any("/issues/" in item.path or "/pulls/" in item.path for item in server.state.requests)
