@@ -1,0 +1,60 @@
+"""CI cancellation: SIGTERM or SIGINT to the gate while the verify runs.
+
+Issue 4: teardown still runs, then the gate exits blocked ("cancelled"). The handler only
+records the signal; every wait in the verify looks at it within POLL_SECONDS, stops what it
+was waiting for and goes on to teardown, which ignores further signals until it is done.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from reviewgate.verify.processes import POLL_SECONDS
+
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class Cancellation:
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.signal_name is not None
+
+    def cancel(self, signal_name: str) -> None:
+        if self.signal_name is None:
+            self.signal_name = signal_name
+
+    def sleep(self, seconds: float, stop_when: Callable[[], bool] | None = None) -> bool:
+        """Sleep up to `seconds`; True as soon as cancelled or `stop_when()` says so."""
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.cancelled or (stop_when is not None and stop_when()):
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            time.sleep(min(POLL_SECONDS, remaining))
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.cancel(signal.Signals(signum).name)
+
+    @contextmanager
+    def handling_signals(self) -> Iterator[Cancellation]:
+        """Record SIGTERM/SIGINT while inside; the previous handlers come back after. Signal
+        handlers can only be set from the main thread; elsewhere the default handling stays."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {signum: signal.signal(signum, self._handle) for signum in HANDLED_SIGNALS}
+        try:
+            yield self
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
