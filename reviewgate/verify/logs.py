@@ -94,41 +94,52 @@ class CiLog:
         self.lock = threading.Lock()
         self._token = ""
         self._section = ""
+        self._at_line_start = True
+
+    def _emit(self, text: str) -> None:
+        with self.lock:
+            if text:
+                self.stdout.write(text)
+                self.stdout.flush()
+                self._at_line_start = text.endswith("\n")
 
     def write(self, text: str) -> None:
-        with self.lock:
-            if self.ci.is_gitlab:
-                # The app cannot be fenced on GitLab; at least it cannot open or close sections.
-                text = text.replace(_GITLAB_SECTION, "section_")
-            self.stdout.write(text)
-            self.stdout.flush()
+        """Text from the app (already masked): on GitLab it cannot be fenced, but it cannot
+        open or close our sections either."""
+        self._emit(text.replace(_GITLAB_SECTION, "section_") if self.ci.is_gitlab else text)
 
     def line(self, text: str) -> None:
-        self.write(self.masker.mask(text).replace("\r", " ").replace("\n", " ") + "\n")
+        self.write(_one_line(self.masker.mask(text)) + "\n")
+
+    def _newline(self) -> str:
+        return "" if self._at_line_start else "\n"
 
     def begin(self, name: str, title: str) -> None:
-        title = self.masker.mask(title)
+        title = _one_line(self.masker.mask(title))
         if self.ci.is_github:
             self._token = stop_commands_token()
-            self.write(command("group", title) + "\n" + f"::stop-commands::{self._token}\n")
+            self._emit(self._newline() + command("group", title) + "\n" + f"::stop-commands::{self._token}\n")
         elif self.ci.is_gitlab:
             self._section = f"reviewgate_verify_{name}"
-            self.write(
-                f"\x1b[0Ksection_start:{int(time.time())}:{self._section}[collapsed=true]\r\x1b[0K"
-                f"{title.replace(chr(10), ' ').replace(chr(13), ' ')}\n"
+            self._emit(
+                f"{self._newline()}\x1b[0Ksection_start:{int(time.time())}:{self._section}[collapsed=true]"
+                f"\r\x1b[0K{title}\n"
             )
         else:
             self.line(f"── {title}")
 
     def end(self, summary: str) -> None:
         if self.ci.is_github:
-            self.write(f"\n::{self._token}::\n::endgroup::\n")
-            self.line(summary)
+            self._emit(f"{self._newline()}::{self._token}::\n::endgroup::\n")
         elif self.ci.is_gitlab:
-            self.write(f"\n\x1b[0Ksection_end:{int(time.time())}:{self._section}\r\x1b[0K")
-            self.line(summary)
-        else:
-            self.line(f"── {summary}")
+            self._emit(f"{self._newline()}\x1b[0Ksection_end:{int(time.time())}:{self._section}\r\x1b[0K")
+        self.line(summary if self.ci.is_github or self.ci.is_gitlab else f"── {summary}")
+
+
+def _one_line(text: str) -> str:
+    """A header line: no line breaks and no control characters (an escape code in a command
+    from the manifest must not redraw the log)."""
+    return "".join(character if character.isprintable() else " " for character in text)
 
 
 class StepLog:

@@ -63,31 +63,31 @@ def _http_status(url: str, address: str, timeout: float) -> int:
 
 
 def probe_url(url: str, expect: tuple[int, ...], timeout: float) -> str | None:
-    """None when ready; otherwise what went wrong on the last address tried."""
+    """None when ready; otherwise what went wrong on each address tried."""
     host = urlsplit(url).hostname or ""
-    problem = "no address"
+    problems = []
     for address in LOOPBACK_NAMES.get(host.lower(), (host,)):
         try:
             status = _http_status(url, address, timeout)
         except (OSError, http.client.HTTPException) as error:
-            problem = f"{address}: {type(error).__name__}: {error}"
+            problems.append(f"{address}: {type(error).__name__}: {error}")
             continue
         if (status in expect) if expect else (200 <= status < 400):
             return None
         wanted = ", ".join(str(item) for item in expect) if expect else "2xx or 3xx"
-        problem = f"{address}: HTTP {status} (expected {wanted})"
-    return problem
+        problems.append(f"{address}: HTTP {status} (expected {wanted})")
+    return "; ".join(problems)
 
 
 def probe_tcp(host: str, port: int, timeout: float) -> str | None:
-    problem = "no address"
+    problems = []
     for address in LOOPBACK_NAMES.get(host.lower(), (host,)):
         try:
             with socket.create_connection((address, port), timeout=timeout):
                 return None
         except OSError as error:
-            problem = f"{address}:{port}: {error.strerror or error}"
-    return problem
+            problems.append(f"{address}:{port}: {error.strerror or error}")
+    return "; ".join(problems)
 
 
 def probe_command(
