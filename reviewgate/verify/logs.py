@@ -30,15 +30,12 @@ _GITLAB_SECTION = "\x1b[0Ksection_"
 
 
 class SecretMasker:
-    """Replaces every secret value with ***. A multi-line secret is also masked line by line,
-    as GitHub's own masking does, so a value printed in pieces does not leak either."""
+    """Replaces every secret value with ***. A multi-line secret is masked line by line, as
+    GitHub's own masking does, so a value printed in pieces does not leak either; no pattern
+    then holds a line break, which lets a stream be released at every line end."""
 
     def __init__(self, values: Iterable[str]) -> None:
-        pieces: set[str] = set()
-        for value in values:
-            if value:
-                pieces.add(value)
-                pieces.update(line.strip() for line in value.splitlines() if line.strip())
+        pieces = {line.strip() for value in values for line in value.splitlines() if line.strip()}
         # Longest first, so a secret that contains another is masked whole.
         self.values = tuple(sorted(pieces, key=len, reverse=True))
         self._pattern = re.compile("|".join(re.escape(item) for item in self.values)) if self.values else None
@@ -66,8 +63,9 @@ class StreamMasker:
             self.carry = ""
             return buffer
         # A secret prefix at the very end may be completed by the next chunk: keep the last
-        # longest-1 characters back, unless a whole match reaches past that point.
-        cut = max(0, len(buffer) - (self.masker.longest - 1))
+        # longest-1 characters back, unless a whole match or a line end reaches past that point
+        # (no secret piece spans a line break, so a finished line can always be released).
+        cut = max(0, len(buffer) - (self.masker.longest - 1), buffer.rfind("\n") + 1)
         output: list[str] = []
         position = 0
         for match in pattern.finditer(buffer):
