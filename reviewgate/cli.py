@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
 
-    verify = commands.add_parser("verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes")
+    verify = commands.add_parser(
+        "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
+    )
     verify.add_argument("--repo", type=Path, default=Path("."),
                         help="repository to verify (default: current directory)")
     verify.add_argument("--config", type=Path,

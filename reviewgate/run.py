@@ -79,7 +79,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     timings["freeze"] = time.monotonic() - clock
 
     clock = time.monotonic()
-    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout, environ=environ)
+    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
+                               environ=environ)
     timings["verify"] = time.monotonic() - clock
     notes: list[str] = []
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), verify=verify,
@@ -101,7 +102,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     timings["review"] = time.monotonic() - clock
 
     return publish_result(
-        target=target, config=config, context=context, verify=verify, outcomes=outcomes, output_dir=output_dir,
+        target=target, config=config, context=context, verify=verify, outcomes=outcomes,
+        output_dir=output_dir,
         started_at=started_at, timings=timings, notes=tuple(notes), stdout=stdout,
     )
 
@@ -142,7 +144,8 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     output_dir = prepare_output_dir(options.output_dir)
     target = freeze(repo, base="HEAD", head="HEAD", ci=context)
     clock = time.monotonic()
-    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout, environ=environ)
+    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
+                               environ=environ)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
         started_at=started_at, timings={"verify": time.monotonic() - clock},

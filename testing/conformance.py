@@ -16,4 +16,6 @@ def conformance_file(name: str) -> Path:
         candidate = parent / "shared" / "conformance" / name
         if candidate.is_file():
             return candidate
-    pytest.skip(f"conformance schema {name} not found in shared/conformance beside {REPO_ROOT} or its parents")
+    pytest.skip(
+        f"conformance schema {name} not found in shared/conformance beside {REPO_ROOT} or its parents"
+    )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 PYTHON = shlex.quote(sys.executable)
 
-SERVER = '''\
+SERVER = """\
 import http.server
 import os
 import sys
@@ -31,9 +31,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 port = int(sys.argv[1])
 print("serving on", port, "with secret", os.environ.get("APP_SECRET", ""), flush=True)
 http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
-'''
+"""
 
-TEST = '''\
+TEST = """\
 import os
 import sys
 import urllib.request
@@ -42,7 +42,7 @@ port = int(sys.argv[1])
 body = urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5).read()
 print("health said", body.decode(), "secret is", os.environ["APP_SECRET"], "env", os.environ["APP_ENV"])
 sys.exit(0 if body == b"ok" else 1)
-'''
+"""
 
 
 def free_port() -> int:
@@ -52,12 +52,18 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def manifest(port: int, *, test: str | None = None, start: str | None = None, extra: str = "",
-             ready_timeout: float = 10) -> str:
+def manifest(
+    port: int,
+    *,
+    test: str | None = None,
+    start: str | None = None,
+    extra: str = "",
+    ready_timeout: float = 10,
+) -> str:
     """The issue's example manifest for this app, with short timeouts for tests."""
     test_command = test or f"{PYTHON} app_test.py {port}"
     start_command = start or f"{PYTHON} app/server.py {port}"
-    return f'''\
+    return f"""\
 secrets = ["APP_SECRET"]
 ports = [{port}]
 
@@ -88,7 +94,7 @@ timeout = 30
 
 [teardown]
 run = "echo tearing down"
-{extra}'''
+{extra}"""
 
 
 def _toml(text: str) -> str:
@@ -96,11 +102,19 @@ def _toml(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def app_files(port: int, *, test: str | None = None, start: str | None = None, extra: str = "",
-              ready_timeout: float = 10) -> Mapping[str, str]:
+def app_files(
+    port: int,
+    *,
+    test: str | None = None,
+    start: str | None = None,
+    extra: str = "",
+    ready_timeout: float = 10,
+) -> Mapping[str, str]:
     return {
         "app/__init__.py": "",
         "app/server.py": SERVER,
         "app_test.py": TEST,
-        ".prepcook/scripts.toml": manifest(port, test=test, start=start, extra=extra, ready_timeout=ready_timeout),
+        ".prepcook/scripts.toml": manifest(
+            port, test=test, start=start, extra=extra, ready_timeout=ready_timeout
+        ),
     }

@@ -49,11 +49,15 @@ def validate_verify_cases(path: Path) -> None:
     junit-10.xsd. Only those are put in the suite validated: the attributes of the report's
     outer elements belong to the junit sink, not to the verify."""
     xsd = conformance_file("junit-10.xsd")
-    cases = [case for case in ElementTree.parse(path).iter("testcase")
-             if (case.get("classname") or "").startswith(("reviewgate.verify", "app."))]
+    cases = [
+        case
+        for case in ElementTree.parse(path).iter("testcase")
+        if (case.get("classname") or "").startswith(("reviewgate.verify", "app."))
+    ]
     assert cases
-    suite = ElementTree.Element("testsuite", name="verify", tests=str(len(cases)), failures="0", errors="0",
-                                time="0")
+    suite = ElementTree.Element(
+        "testsuite", name="verify", tests=str(len(cases)), failures="0", errors="0", time="0"
+    )
     for case in cases:
         case.attrib.pop("file", None)  # GitLab's `file` is not in junit-10.xsd (conformance README)
         suite.append(case)
@@ -106,8 +110,10 @@ def test_port_taken_first_blocks_with_a_setup_side_message(tmp_path: Path) -> No
     assert result.returncode == 3, result.stdout + result.stderr
     report = result.report()
     assert report["verdict"] == "blocked"
-    assert any(f"already in use before start: {port}" in reason and "not the branch's" in reason
-               for reason in report["reasons"])
+    assert any(
+        f"already in use before start: {port}" in reason and "not the branch's" in reason
+        for reason in report["reasons"]
+    )
     assert not [item for item in report["findings"] if item["category"] == "verify"]
 
 
@@ -133,11 +139,14 @@ def test_verify_command_runs_only_the_verify_with_the_same_outputs(tmp_path: Pat
 
 
 def test_malformed_manifest_exits_2_naming_file_and_key(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"README.md": "x\n"}, {".prepcook/scripts.toml": '[test]\nrun = "true"\n[ready]\n'}).path
+    repo = make_repo(
+        tmp_path, {"README.md": "x\n"}, {".prepcook/scripts.toml": '[test]\nrun = "true"\n[ready]\n'}
+    ).path
     result = run_cli(repo, "verify", env=ENV)
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "reviewgate: error: .prepcook/scripts.toml: ready: expected exactly one of url, tcp, run; got none")
+        "reviewgate: error: .prepcook/scripts.toml: ready: expected exactly one of url, tcp, run; got none"
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -145,8 +154,14 @@ def test_sigterm_during_test_still_tears_down_and_blocks(tmp_path: Path) -> None
     port = free_port()
     slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\""
     repo = app_repo(tmp_path, port, test=slow_test)
-    gate = subprocess.Popen([sys.executable, "-m", "reviewgate", "verify"], cwd=repo, env=clean_environment(ENV),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    gate = subprocess.Popen(
+        [sys.executable, "-m", "reviewgate", "verify"],
+        cwd=repo,
+        env=clean_environment(ENV),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     test_log = repo / ".reviewgate/verify/test.log"
     deadline = time.monotonic() + 30
     while not (test_log.is_file() and "test started" in test_log.read_text()):

@@ -14,7 +14,9 @@ SECRETS = ("hunter2", "postgres://user:pa55@db/app", "abc")
 
 
 @given(
-    parts=st.lists(st.sampled_from(["x", " ", "\n", "hunt", "er2", "hunter2", "pa55", "abc", "ab", "c"]), max_size=40),
+    parts=st.lists(
+        st.sampled_from(["x", " ", "\n", "hunt", "er2", "hunter2", "pa55", "abc", "ab", "c"]), max_size=40
+    ),
     cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8),
 )
 def test_stream_masking_equals_masking_the_whole_text(parts: list[str], cuts: list[int]) -> None:
@@ -66,8 +68,10 @@ def test_junit_import_reads_suites_errors_and_skips(tmp_path: Path) -> None:
     imported = read_junit(path, SecretMasker(["hunter2"]))
     assert imported.problem == ""
     assert imported.cases == (
-        ("unit", "m.ok", True, ""), ("unit", "broken", False, f"boom {MASK}"),
-        ("unit", "m.later", True, "skipped"), ("inner", "nested", True, ""),
+        ("unit", "m.ok", True, ""),
+        ("unit", "broken", False, f"boom {MASK}"),
+        ("unit", "m.later", True, "skipped"),
+        ("inner", "nested", True, ""),
     )
     assert imported.failed == 1
 

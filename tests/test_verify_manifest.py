@@ -53,8 +53,16 @@ def test_documented_example_parses_and_validates_against_the_schema() -> None:
 
 
 def test_defaults_and_plain_string_steps() -> None:
-    manifest = parse_manifest({"setup": "make deps", "test": "make test", "teardown": "make clean",
-                               "start": "make serve", "ready": {"tcp": 8000}}, SOURCE)
+    manifest = parse_manifest(
+        {
+            "setup": "make deps",
+            "test": "make test",
+            "teardown": "make clean",
+            "start": "make serve",
+            "ready": {"tcp": 8000},
+        },
+        SOURCE,
+    )
     assert manifest.setup is not None and manifest.setup.run == "make deps"
     assert manifest.setup.timeout == DEFAULT_TIMEOUTS["setup"] == 900
     assert manifest.test.timeout == DEFAULT_TIMEOUTS["test"] == 1800
@@ -63,12 +71,21 @@ def test_defaults_and_plain_string_steps() -> None:
     assert manifest.start is not None and manifest.start.grace == DEFAULT_GRACE
     ready = manifest.ready
     assert ready is not None and (ready.tcp_host, ready.tcp_port) == ("127.0.0.1", 8000)
-    assert (ready.timeout, ready.interval, ready.expect) == (DEFAULT_READY_TIMEOUT, DEFAULT_READY_INTERVAL, ())
+    assert (ready.timeout, ready.interval, ready.expect) == (
+        DEFAULT_READY_TIMEOUT,
+        DEFAULT_READY_INTERVAL,
+        (),
+    )
 
 
 def test_ready_tcp_with_host_and_url_expect() -> None:
-    assert parse_manifest({"test": "t", "ready": {"tcp": "localhost:5432"}}, SOURCE).ready.tcp_host == "localhost"  # type: ignore[union-attr]
-    ready = parse_manifest({"test": "t", "ready": {"url": "http://localhost:1/", "expect": [204]}}, SOURCE).ready
+    assert (
+        parse_manifest({"test": "t", "ready": {"tcp": "localhost:5432"}}, SOURCE).ready.tcp_host
+        == "localhost"
+    )  # type: ignore[union-attr]
+    ready = parse_manifest(
+        {"test": "t", "ready": {"url": "http://localhost:1/", "expect": [204]}}, SOURCE
+    ).ready
     assert ready is not None and ready.expect == (204,)
 
 
@@ -77,7 +94,10 @@ BAD = [
     ({"test": 3}, "test: expected a command string or a table, got 3"),
     ({"test": "t", "setup": ["a"]}, "setup: expected a command string or a table"),
     ({"test": "t", "ready": {}}, "ready: expected exactly one of url, tcp, run; got none"),
-    ({"test": "t", "ready": {"url": "http://x/", "tcp": 1}}, "ready: expected exactly one of url, tcp, run; got url, tcp"),
+    (
+        {"test": "t", "ready": {"url": "http://x/", "tcp": 1}},
+        "ready: expected exactly one of url, tcp, run; got url, tcp",
+    ),
     ({"test": "t", "ready": "http://x/"}, "ready: expected a table with one of url, tcp, run"),
     ({"test": {"run": "t", "timeout": -1}}, "test.timeout: expected a positive number of seconds, got -1"),
     ({"test": {"run": "t", "timeout": "10"}}, "test.timeout: expected a number of seconds"),
@@ -85,18 +105,27 @@ BAD = [
     ({"test": "t", "ports": [0]}, "ports: expected a port number from 1 to 65535, got 0"),
     ({"test": "t", "ports": 8000}, "ports: expected a list of port numbers"),
     ({"test": "t", "ready": {"tcp": 0}}, "ready.tcp: expected a port number from 1 to 65535"),
-    ({"test": "t", "ready": {"tcp": "nohost"}}, "ready.tcp: expected a port number or \"host:port\""),
+    ({"test": "t", "ready": {"tcp": "nohost"}}, 'ready.tcp: expected a port number or "host:port"'),
     ({"test": "t", "ready": {"url": "ftp://x/"}}, "ready.url: expected an http:// or https:// URL"),
     ({"test": "t", "ready": {"tcp": 1, "expect": [200]}}, "ready.expect: only applies to a url check"),
-    ({"test": "t", "ready": {"url": "http://x/", "expect": [99]}}, "ready.expect: expected a list of HTTP status"),
+    (
+        {"test": "t", "ready": {"url": "http://x/", "expect": [99]}},
+        "ready.expect: expected a list of HTTP status",
+    ),
     ({"test": "t", "secrets": ["BAD NAME"]}, "secrets: expected a list of environment variable names"),
     ({"test": "t", "env": {"A": ["x"]}}, "env.A: expected a string or number"),
-    ({"test": {"run": "t", "timout": 5}}, "test.timout: unknown key; expected one of run, timeout, cwd, env, junit"),
+    (
+        {"test": {"run": "t", "timout": 5}},
+        "test.timout: unknown key; expected one of run, timeout, cwd, env, junit",
+    ),
     ({"test": {"run": "t", "cwd": "../elsewhere"}}, "test.cwd: expected a path inside the repository"),
     ({"test": {"timeout": 5}}, "test.run: missing; expected a command string"),
     ({"test": {"run": "  "}}, "test.run: expected a non-empty string"),
     ({"setup": "x"}, "test: missing; the manifest must say how to run the app's tests"),
-    ({"test": "t", "start": {"run": "s", "timeout": 3}}, "start.timeout: unknown key; expected one of run, cwd, env, grace"),
+    (
+        {"test": "t", "start": {"run": "s", "timeout": 3}},
+        "start.timeout: unknown key; expected one of run, cwd, env, grace",
+    ),
     ({"test": "t", "setup": {"run": "s", "junit": "x.xml"}}, "setup.junit: unknown key"),
 ]
 

@@ -13,11 +13,11 @@ import pytest
 
 from reviewgate.ci.context import CiContext
 from reviewgate.findings import FindingClass, Severity
+from reviewgate.tomlfile import read_toml
 from reviewgate.verify.manifest import parse_manifest
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from reviewgate.verify.processes import port_is_free
 from reviewgate.verify.runner import run_verify
-from reviewgate.tomlfile import read_toml
 from testing.repo import write_files
 from testing.verify_app import PYTHON, app_files, free_port
 
@@ -27,8 +27,14 @@ SECRET = "s3cr3t-value-for-tests"
 ENVIRONMENT = {"APP_SECRET": SECRET, "PATH": "/usr/bin:/bin"}
 
 
-def run_app(tmp_path: Path, files: dict[str, str] | None = None, *, ci: CiContext | None = None,
-            environ: dict[str, str] | None = None, **options: object) -> tuple[VerifyOutcome, str, Path]:
+def run_app(
+    tmp_path: Path,
+    files: dict[str, str] | None = None,
+    *,
+    ci: CiContext | None = None,
+    environ: dict[str, str] | None = None,
+    **options: object,
+) -> tuple[VerifyOutcome, str, Path]:
     """Write the app (and `files`) into tmp_path/app-repo, run its manifest, return the outcome,
     what was streamed to the CI log and the output dir."""
     repo = tmp_path / "app-repo"
@@ -38,8 +44,14 @@ def run_app(tmp_path: Path, files: dict[str, str] | None = None, *, ci: CiContex
     manifest = parse_manifest(read_toml(repo / ".prepcook/scripts.toml"), ".prepcook/scripts.toml")
     stdout = io.StringIO()
     output_dir = tmp_path / "out"
-    outcome = run_verify(manifest, repo=repo, output_dir=output_dir, ci=ci or CiContext(provider="local"),
-                         stdout=stdout, environ=ENVIRONMENT if environ is None else environ)
+    outcome = run_verify(
+        manifest,
+        repo=repo,
+        output_dir=output_dir,
+        ci=ci or CiContext(provider="local"),
+        stdout=stdout,
+        environ=ENVIRONMENT if environ is None else environ,
+    )
     return outcome, stdout.getvalue(), output_dir
 
 
@@ -64,7 +76,15 @@ def test_happy_path_stands_up_tests_and_tears_down(tmp_path: Path) -> None:
     port = free_port()
     outcome, log, output_dir = run_app(tmp_path, port=port)
     assert outcome.status is VerifyStatus.PASSED, outcome.reason
-    assert [step.name for step in outcome.steps] == ["setup", "build", "start", "ready", "seed", "test", "teardown"]
+    assert [step.name for step in outcome.steps] == [
+        "setup",
+        "build",
+        "start",
+        "ready",
+        "seed",
+        "test",
+        "teardown",
+    ]
     assert all(step.passed for step in outcome.steps)
     assert outcome.findings == () and outcome.survivors == ()
     assert outcome.reproduction is ReproductionStatus.ABSENT
@@ -83,7 +103,10 @@ def test_failing_test_is_one_blocker_finding_and_teardown_still_runs(tmp_path: P
     assert outcome.status is VerifyStatus.FAILED
     (finding,) = outcome.findings
     assert (finding.finding_class, finding.category, finding.severity) == (
-        FindingClass.CORRECTNESS, "verify", Severity.BLOCKER)
+        FindingClass.CORRECTNESS,
+        "verify",
+        Severity.BLOCKER,
+    )
     assert "test" in finding.title and "exit code 1" in finding.title
     assert "assertion failed: expected 2" in finding.body
     assert outcome.steps[-1].name == "teardown" and outcome.steps[-1].passed
@@ -119,7 +142,9 @@ def test_ready_check_that_never_passes_fails_after_its_timeout(tmp_path: Path) -
     assert port_is_free(port)
 
 
-def test_port_taken_before_start_blocks_and_runs_nothing(tmp_path: Path, listener: tuple[socket.socket, int]) -> None:
+def test_port_taken_before_start_blocks_and_runs_nothing(
+    tmp_path: Path, listener: tuple[socket.socket, int]
+) -> None:
     _, port = listener
     outcome, log, output_dir = run_app(tmp_path, port=port)
     assert outcome.status is VerifyStatus.BLOCKED
@@ -144,21 +169,28 @@ def test_grandchildren_of_start_do_not_survive_teardown(tmp_path: Path) -> None:
     repo = tmp_path / "app-repo"
     repo.mkdir()
     text = app_files(first, start=start)[".prepcook/scripts.toml"]
-    text = text.replace(f"ports = [{first}]\n", extra_ports).replace(f"localhost:{first}/health", f"localhost:{second}/")
+    text = text.replace(f"ports = [{first}]\n", extra_ports).replace(
+        f"localhost:{first}/health", f"localhost:{second}/"
+    )
     text = text.replace("app_test.py", "-c pass ")
     outcome, _, _ = run_app(tmp_path, port=first, files={".prepcook/scripts.toml": text})
     assert outcome.status is VerifyStatus.PASSED, outcome.reason
     assert outcome.survivors == ()
     assert port_is_free(first) and port_is_free(second)
-    assert not processes_mentioning(f"http.server {first}") and not processes_mentioning(f"http.server {second}")
+    assert not processes_mentioning(f"http.server {first}") and not processes_mentioning(
+        f"http.server {second}"
+    )
 
 
 def test_process_that_escapes_the_group_is_reported_as_survivor(tmp_path: Path) -> None:
     port, escaped = free_port(), free_port()
     # The subshell exits at once, so the setsid'd server is neither in the group nor a descendant.
-    start = f"(setsid {PYTHON} -m http.server {escaped} >/dev/null 2>&1 &); exec {PYTHON} app/server.py {port}"
+    start = (
+        f"(setsid {PYTHON} -m http.server {escaped} >/dev/null 2>&1 &); exec {PYTHON} app/server.py {port}"
+    )
     text = app_files(port, start=start)[".prepcook/scripts.toml"].replace(
-        f"ports = [{port}]", f"ports = [{port}, {escaped}]")
+        f"ports = [{port}]", f"ports = [{port}, {escaped}]"
+    )
     try:
         outcome, _, _ = run_app(tmp_path, port=port, files={".prepcook/scripts.toml": text})
         assert outcome.status is VerifyStatus.FAILED
@@ -178,7 +210,9 @@ def test_command_not_found_fails_with_127_and_the_shells_message(tmp_path: Path)
 
 
 def test_step_past_its_timeout_is_stopped_and_fails(tmp_path: Path) -> None:
-    text = app_files(free_port(), test="sleep 30")[".prepcook/scripts.toml"].replace("timeout = 30", "timeout = 0.5")
+    text = app_files(free_port(), test="sleep 30")[".prepcook/scripts.toml"].replace(
+        "timeout = 30", "timeout = 0.5"
+    )
     started = time.monotonic()
     outcome, _, _ = run_app(tmp_path, files={".prepcook/scripts.toml": text})
     assert time.monotonic() - started < 15
@@ -199,8 +233,10 @@ def test_app_junit_is_imported_and_its_failures_fail_the_step(tmp_path: Path) ->
     writer = f"{PYTHON} write_junit.py"
     text = app_files(free_port(), test=writer)[".prepcook/scripts.toml"] + ""
     text = text.replace("timeout = 30", 'timeout = 30\njunit = "results/junit.xml"')
-    script = ("import pathlib\npathlib.Path('results').mkdir(exist_ok=True)\n"
-              f"pathlib.Path('results/junit.xml').write_text({JUNIT_WITH_A_FAILURE!r})\n")
+    script = (
+        "import pathlib\npathlib.Path('results').mkdir(exist_ok=True)\n"
+        f"pathlib.Path('results/junit.xml').write_text({JUNIT_WITH_A_FAILURE!r})\n"
+    )
     outcome, _, _ = run_app(tmp_path, files={".prepcook/scripts.toml": text, "write_junit.py": script})
     assert outcome.status is VerifyStatus.FAILED
     assert ("app", "tests.test_api.test_ok", True, "") in outcome.imported_tests
@@ -233,7 +269,9 @@ def test_gitlab_log_sections_wrap_each_step(tmp_path: Path) -> None:
     outcome, log, _ = run_app(tmp_path, test=forging, ci=CiContext(provider="gitlab"))
     assert outcome.status is VerifyStatus.PASSED
     assert ":reviewgate_verify_test[collapsed=true]\r\x1b[0Kverify: test: " in log
-    assert log.count("\x1b[0Ksection_start:") == log.count("\x1b[0Ksection_end:") == 7  # 6 steps + start output
+    assert (
+        log.count("\x1b[0Ksection_start:") == log.count("\x1b[0Ksection_end:") == 7
+    )  # 6 steps + start output
     assert "\x1b[0Ksection_end:1:" not in log and "section_end:1:reviewgate_verify_test" in log
 
 

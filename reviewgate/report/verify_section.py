@@ -28,7 +28,9 @@ def render_verify_section(verify: VerifyOutcome, _cell: Callable[[str], str]) ->
         lines.append(f"\nReproduction re-run: **{verify.reproduction.value}**.")
     if verify.imported_tests:
         failed = sum(1 for _, _, passed, _ in verify.imported_tests if not passed)
-        lines.append(f"\nThe app's own tests: {len(verify.imported_tests)} imported, {failed} failed (in junit.xml).")
+        lines.append(
+            f"\nThe app's own tests: {len(verify.imported_tests)} imported, {failed} failed (in junit.xml)."
+        )
     lines += [f"- left behind after teardown: {_cell(item)}" for item in verify.survivors]
     lines += [f"- note: {_cell(item)}" for item in verify.notes]
     return lines

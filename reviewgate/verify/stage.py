@@ -26,13 +26,20 @@ def verify_repository(
     or when the repository has no manifest (seed 000: "A repository without
     .prepcook/scripts.toml has no verify"); a malformed manifest is a ConfigError (exit 2)."""
     if not config.verify.enabled:
-        return VerifyOutcome(status=ABSENT.status, reason="verify disabled (--no-verify or verify.enabled = false)")
+        return VerifyOutcome(
+            status=ABSENT.status, reason="verify disabled (--no-verify or verify.enabled = false)"
+        )
     path = repo / config.verify.manifest
     if not path.is_file():
         return VerifyOutcome(status=ABSENT.status, reason=f"no verify manifest ({config.verify.manifest})")
     manifest = load_manifest(path, config.verify.manifest)
     return run_verify(
-        manifest, repo=repo, output_dir=output_dir, ci=ci, stdout=stdout, environ=environ,
+        manifest,
+        repo=repo,
+        output_dir=output_dir,
+        ci=ci,
+        stdout=stdout,
+        environ=environ,
         withheld=_reviewer_key_names(config),
     )
 
