@@ -9,7 +9,7 @@ from typing import TextIO
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.verify.manifest import load_manifest
-from reviewgate.verify.outcome import ABSENT, VerifyOutcome
+from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
 from reviewgate.verify.runner import run_verify
 
 
@@ -27,11 +27,11 @@ def verify_repository(
     .prepcook/scripts.toml has no verify"); a malformed manifest is a ConfigError (exit 2)."""
     if not config.verify.enabled:
         return VerifyOutcome(
-            status=ABSENT.status, reason="verify disabled (--no-verify or verify.enabled = false)"
+            status=VerifyStatus.ABSENT, reason="verify disabled (--no-verify or verify.enabled = false)"
         )
     path = repo / config.verify.manifest
     if not path.is_file():
-        return VerifyOutcome(status=ABSENT.status, reason=f"no verify manifest ({config.verify.manifest})")
+        return VerifyOutcome(status=VerifyStatus.ABSENT, reason=f"no verify manifest ({config.verify.manifest})")
     manifest = load_manifest(path, config.verify.manifest)
     return run_verify(
         manifest,
