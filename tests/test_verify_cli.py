@@ -181,10 +181,16 @@ def test_sigterm_during_test_still_tears_down_and_blocks(tmp_path: Path) -> None
 def test_secret_never_appears_in_github_outputs(tmp_path: Path) -> None:
     """In GitHub Actions the failing step's log tail reaches annotations, the step summary and
     the outputs: the secret the app prints is masked in every one of them."""
-    leaking = f"{PYTHON} -c \"import os; print('connecting with', os.environ['APP_SECRET']); raise SystemExit(2)\""
+    leaking = (
+        f"{PYTHON} -c \"import os; print('connecting with', os.environ['APP_SECRET']); raise SystemExit(2)\""
+    )
     repo = app_repo(tmp_path, free_port(), test=leaking)
     step_summary, outputs = tmp_path / "step-summary.md", tmp_path / "outputs.txt"
-    github = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step_summary), "GITHUB_OUTPUT": str(outputs)}
+    github = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_STEP_SUMMARY": str(step_summary),
+        "GITHUB_OUTPUT": str(outputs),
+    }
     result = run_cli(repo, "run", "--base", "main", env={**ENV, **github})
     assert result.returncode == 1, result.stdout + result.stderr
     assert "connecting with ***" in result.stdout and "::group::verify: test: " in result.stdout

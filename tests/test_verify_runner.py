@@ -17,7 +17,7 @@ from reviewgate.tomlfile import read_toml
 from reviewgate.verify.manifest import parse_manifest
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from reviewgate.verify.processes import port_is_free
-from reviewgate.verify.runner import run_verify
+from reviewgate.verify.runner import run_verify, step_environment
 from testing.repo import write_files
 from testing.verify_app import PYTHON, app_files, free_port
 
@@ -281,3 +281,17 @@ def test_secret_never_reaches_logs_or_the_ci_log(tmp_path: Path) -> None:
     assert SECRET not in log and "secret is ***" in log
     for path in (output_dir / "verify").iterdir():
         assert SECRET not in path.read_text(), path
+
+
+def test_app_does_not_get_the_gates_tokens_unless_the_manifest_asks() -> None:
+    manifest = parse_manifest({"test": "t", "secrets": ["DEPLOY_KEY"], "env": {"APP_ENV": "ci"}}, "m.toml")
+    environ = {
+        "PATH": "/bin",
+        "INPUT_GITHUB-TOKEN": "ghs_x",
+        "ACTIONS_RUNTIME_TOKEN": "r",
+        "OPENAI_API_KEY": "sk-x",
+        "DEPLOY_KEY": "d",
+        "APP_ENV": "prod",
+    }
+    env = step_environment(environ, manifest, {"STEP": "1"}, withheld={"OPENAI_API_KEY"})
+    assert env == {"PATH": "/bin", "DEPLOY_KEY": "d", "APP_ENV": "ci", "STEP": "1"}

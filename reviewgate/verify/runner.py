@@ -105,14 +105,14 @@ class _Verify:
         withheld: Collection[str],
         cancellation: Cancellation,
     ) -> None:
-        self.manifest, self.repo, self.log_dir, self.ci_log, self.masker = (
-            manifest,
-            repo,
-            log_dir,
-            ci_log,
-            masker,
-        )
-        self.environ, self.withheld, self.cancellation = environ, withheld, cancellation
+        self.manifest = manifest
+        self.repo = repo
+        self.log_dir = log_dir
+        self.ci_log = ci_log
+        self.masker = masker
+        self.environ = environ
+        self.withheld = withheld
+        self.cancellation = cancellation
         self.results: dict[str, StepResult] = {}
         self.failure: _Failure | None = None
         self.interrupted_step: str | None = None
@@ -196,11 +196,11 @@ class _Verify:
         log.close()
         exit_code = process.returncode if state == "exited" else None
         if state == "exited" and exit_code == 0:
-            passed, detail = self._import_junit(step, started, log)
+            passed, detail = self._import_junit(step, started)
         elif state == "exited":
             passed, detail = False, f"exit code {exit_code}"
             if step.junit:
-                self._import_junit(step, started, log)
+                self._import_junit(step, started)
         elif state == "timeout":
             passed, detail = False, f"timed out after {step.timeout:g} s"
         else:
@@ -215,7 +215,7 @@ class _Verify:
             self._fail(step.name, title, detail, step.run, log_path)
         return passed
 
-    def _import_junit(self, step: Step, started: float, log: StepLog) -> tuple[bool, str]:
+    def _import_junit(self, step: Step, started: float) -> tuple[bool, str]:
         """Exit 0 passes, unless the app's own JUnit results (when `junit` is set) say a test failed."""
         if not step.junit:
             return True, ""
@@ -251,6 +251,7 @@ class _Verify:
         except OSError as error:
             detail = f"could not start in {start.cwd or '.'}: {error.strerror or error}"
             self.start_log.note(detail)
+            self.start_log.close()
             self._record("start", start.run, None, self.start_clock, log_path, False, detail)
             self._fail("start", "verify: start could not start", detail, start.run, log_path)
             return False

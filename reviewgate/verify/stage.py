@@ -31,7 +31,9 @@ def verify_repository(
         )
     path = repo / config.verify.manifest
     if not path.is_file():
-        return VerifyOutcome(status=VerifyStatus.ABSENT, reason=f"no verify manifest ({config.verify.manifest})")
+        return VerifyOutcome(
+            status=VerifyStatus.ABSENT, reason=f"no verify manifest ({config.verify.manifest})"
+        )
     manifest = load_manifest(path, config.verify.manifest)
     return run_verify(
         manifest,
