@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reviewgate.ci.context import CiContext
 from reviewgate.verify.junit_import import read_junit
-from reviewgate.verify.logs import MASK, SecretMasker, log_tail
+from reviewgate.verify.logs import MASK, CiLog, SecretMasker, StepLog, log_tail
 
 SECRETS = ("hunter2", "postgres://user:pa55@db/app", "abc")
 
@@ -84,3 +86,14 @@ def test_junit_import_says_why_it_could_not_read(tmp_path: Path) -> None:
     other = tmp_path / "other.xml"
     other.write_text("<html/>")
     assert "root element <html>" in read_junit(other, SecretMasker([])).problem
+
+
+def test_a_closed_ci_log_does_not_stop_the_step_log(tmp_path: Path) -> None:
+    closed = io.StringIO()
+    closed.close()
+    ci_log = CiLog(closed, CiContext(provider="github"), SecretMasker([]))
+    log = StepLog(tmp_path / "test.log", SecretMasker([]), ci_log)
+    ci_log.begin("test", "verify: test")
+    log.note("still written")
+    log.close()
+    assert (tmp_path / "test.log").read_text() == "still written\n"

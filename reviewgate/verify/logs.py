@@ -93,13 +93,20 @@ class CiLog:
         self._token = ""
         self._section = ""
         self._at_line_start = True
+        self._broken = False
 
     def _emit(self, text: str) -> None:
         with self.lock:
-            if text:
+            if not text or self._broken:
+                return
+            try:
                 self.stdout.write(text)
                 self.stdout.flush()
-                self._at_line_start = text.endswith("\n")
+            except (OSError, ValueError):
+                # The CI log is gone (a closed pipe): the step logs on disk still get everything.
+                self._broken = True
+                return
+            self._at_line_start = text.endswith("\n")
 
     def write(self, text: str) -> None:
         """Text from the app (already masked): on GitLab it cannot be fenced, but it cannot
