@@ -150,7 +150,8 @@ def test_malformed_manifest_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_sigterm_during_test_still_tears_down_and_blocks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_cancel_during_test_still_tears_down_and_blocks(tmp_path: Path, signum: signal.Signals) -> None:
     port = free_port()
     slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\""
     repo = app_repo(tmp_path, port, test=slow_test)
@@ -167,11 +168,11 @@ def test_sigterm_during_test_still_tears_down_and_blocks(tmp_path: Path) -> None
     while not (test_log.is_file() and "test started" in test_log.read_text()):
         assert gate.poll() is None and time.monotonic() < deadline, "the test step never started"
         time.sleep(0.05)
-    gate.send_signal(signal.SIGTERM)
+    gate.send_signal(signum)
     stdout, stderr = gate.communicate(timeout=30)
     assert gate.returncode == 3, stdout + stderr
     report = (repo / ".reviewgate/report.json").read_text()
-    assert '"cancelled": true' in report and "cancelled (SIGTERM) during test; teardown ran" in report
+    assert '"cancelled": true' in report and f"cancelled ({signum.name}) during test; teardown ran" in report
     assert (repo / ".reviewgate/verify/teardown.log").read_text().strip() == "tearing down"
     assert no_app_left(port)
     for process in psutil.process_iter(["cmdline"]):
