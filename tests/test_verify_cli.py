@@ -10,6 +10,7 @@ import sys
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -163,11 +164,7 @@ def test_cancel_during_test_still_tears_down_and_blocks(tmp_path: Path, signum: 
         stderr=subprocess.PIPE,
         text=True,
     )
-    test_log = repo / ".reviewgate/verify/test.log"
-    deadline = time.monotonic() + 30
-    while not (test_log.is_file() and "test started" in test_log.read_text()):
-        assert gate.poll() is None and time.monotonic() < deadline, "the test step never started"
-        time.sleep(0.05)
+    wait_for_text(gate, repo / ".reviewgate/verify/test.log", "test started")
     gate.send_signal(signum)
     stdout, stderr = gate.communicate(timeout=30)
     assert gate.returncode == 3, stdout + stderr
@@ -199,3 +196,39 @@ def test_secret_never_appears_in_github_outputs(tmp_path: Path) -> None:
     everything += step_summary.read_text() + outputs.read_text()
     assert "connecting with ***" in (result.output_dir / "report.json").read_text()
     assert SECRET not in everything
+
+
+def test_second_signal_during_teardown_hurries_it(tmp_path: Path) -> None:
+    """GitHub follows SIGINT with SIGTERM and then SIGKILL: on the second signal a slow
+    teardown step is cut short and the app is still stopped before the gate exits."""
+    port = free_port()
+    slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\""
+    repo = app_repo(tmp_path, port, test=slow_test)
+    manifest = repo / ".prepcook/scripts.toml"
+    manifest.write_text(
+        manifest.read_text().replace('run = "echo tearing down"', 'run = "echo tearing down; sleep 60"')
+    )
+    gate = subprocess.Popen(
+        [sys.executable, "-m", "reviewgate", "verify"],
+        cwd=repo,
+        env=clean_environment(ENV),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    logs = repo / ".reviewgate/verify"
+    wait_for_text(gate, logs / "test.log", "test started")
+    gate.send_signal(signal.SIGINT)
+    wait_for_text(gate, logs / "teardown.log", "tearing down")
+    sent = time.monotonic()
+    gate.send_signal(signal.SIGTERM)
+    assert gate.wait(timeout=30) == 3
+    assert time.monotonic() - sent < 10  # not the 60 s the teardown step would take
+    assert no_app_left(port)
+    assert "cancelled (SIGINT) during test" in (repo / ".reviewgate/report.json").read_text()
+
+
+def wait_for_text(process: subprocess.Popen[Any], path: Path, text: str) -> None:
+    deadline = time.monotonic() + 30
+    while not (path.is_file() and text in path.read_text()):
+        assert process.poll() is None and time.monotonic() < deadline, f"{path.name} never said {text!r}"
+        time.sleep(0.05)

@@ -2,7 +2,9 @@
 
 Issue 4: teardown still runs, then the gate exits blocked ("cancelled"). The handler only
 records the signal; every wait in the verify looks at it within POLL_SECONDS, stops what it
-was waiting for and goes on to teardown, which ignores further signals until it is done.
+was waiting for and goes on to teardown. A second signal means the runner is about to kill
+the gate (GitHub sends SIGINT, then SIGTERM 7.5 s later, then SIGKILL): teardown hurries,
+cutting the manifest's teardown step short and the start group's grace period down.
 """
 
 from __future__ import annotations
@@ -22,12 +24,19 @@ HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 class Cancellation:
     def __init__(self) -> None:
         self.signal_name: str | None = None
+        self.signals_received = 0
 
     @property
     def cancelled(self) -> bool:
         return self.signal_name is not None
 
+    @property
+    def hurried(self) -> bool:
+        """A second signal arrived: whatever is left of teardown must be done at once."""
+        return self.signals_received >= 2
+
     def cancel(self, signal_name: str) -> None:
+        self.signals_received += 1
         if self.signal_name is None:
             self.signal_name = signal_name
 

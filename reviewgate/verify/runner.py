@@ -40,6 +40,8 @@ LOG_DIRECTORY = "verify"
 # A foreground step past its timeout, cancelled, or leaving background processes behind:
 # SIGTERM to its group, this long, then SIGKILL.
 STEP_GRACE = 5.0
+# After a second signal the runner's SIGKILL is seconds away: the start group gets this long.
+HURRIED_GRACE = 1.0
 # The app's start output is shown in the CI log after teardown, at most this much of its end.
 START_LOG_ECHO_BYTES = 1024 * 1024
 # Variables the gate holds for itself and the app under review must not get: action inputs
@@ -163,7 +165,7 @@ class _Verify:
                 return "exited"
             except subprocess.TimeoutExpired:
                 pass
-            if cancellable and self.cancellation.cancelled:
+            if self.cancellation.hurried or (cancellable and self.cancellation.cancelled):
                 return "cancelled"
             if time.monotonic() >= deadline:
                 return "timeout"
@@ -190,7 +192,7 @@ class _Verify:
         state = self._wait(process, step.timeout, cancellable)
         # Whatever the step left running in its group goes now: it would hold the log pipe open
         # and could hold a declared port (long-running services belong in `start`).
-        leftovers = terminate_tree(process, STEP_GRACE)
+        leftovers = terminate_tree(process, HURRIED_GRACE if self.cancellation.hurried else STEP_GRACE)
         if leftovers and state == "exited":
             log.note(f"ended {len(leftovers)} process(es) the step left running: {'; '.join(leftovers)}")
         log.close()
@@ -205,7 +207,7 @@ class _Verify:
             passed, detail = False, f"timed out after {step.timeout:g} s"
         else:
             passed, detail = False, f"cancelled ({self.cancellation.signal_name})"
-            self.interrupted_step = step.name
+            self.interrupted_step = self.interrupted_step or step.name
         self.ci_log.end(
             f"verify: {step.name}: {'passed' if passed else detail} ({time.monotonic() - started:.1f} s)"
         )
@@ -329,15 +331,15 @@ class _Verify:
 
     # -- teardown --------------------------------------------------------------------------
     def teardown(self) -> None:
-        """Always: the manifest's teardown (bounded, not cancellable), then the start group."""
+        """Always: the manifest's teardown (bounded; only a second signal cuts it short), then
+        the start group."""
         if self.manifest.teardown is not None:
             self.run_step(self.manifest.teardown, cancellable=False)
         start = self.manifest.start
         if self.start_process is not None and start is not None and self.start_log is not None:
             still_running = self.start_process.poll() is None
-            self.survivors += [
-                self.masker.mask(item) for item in terminate_tree(self.start_process, start.grace)
-            ]
+            grace = min(start.grace, HURRIED_GRACE) if self.cancellation.hurried else start.grace
+            self.survivors += [self.masker.mask(item) for item in terminate_tree(self.start_process, grace)]
             self.start_log.close(KILL_WAIT_SECONDS)
             if "start" not in self.results:
                 detail = (
