@@ -3,7 +3,8 @@
 Issue 4: teardown still runs, then the gate exits blocked ("cancelled"). The handler only
 records the signal; every wait in the verify looks at it within POLL_SECONDS, stops what it
 was waiting for and goes on to teardown. A second signal means the runner is about to kill
-the gate (GitHub sends SIGINT, then SIGTERM 7.5 s later, then SIGKILL): teardown hurries,
+the gate (GitHub docs, "Workflow cancellation reference": SIGINT, SIGTERM after 7500 ms,
+then the process tree is killed 2500 ms later): teardown hurries,
 cutting the manifest's teardown step short and the start group's grace period down.
 """
 
