@@ -14,10 +14,11 @@ import pytest
 from reviewgate.ci.context import CiContext
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.tomlfile import read_toml
+from reviewgate.verify.environment import step_environment
 from reviewgate.verify.manifest import parse_manifest
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from reviewgate.verify.processes import port_is_free
-from reviewgate.verify.runner import run_verify, step_environment
+from reviewgate.verify.runner import run_verify
 from testing.repo import write_files
 from testing.verify_app import PYTHON, app_files, free_port
 

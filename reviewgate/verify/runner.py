@@ -21,6 +21,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.findings import Finding
 from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
+from reviewgate.verify.environment import check_preconditions, step_environment
 from reviewgate.verify.failure import step_finding
 from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
@@ -29,7 +30,6 @@ from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutc
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     POLL_SECONDS,
-    busy_ports,
     spawn,
     terminate_tree,
     wait_ports_free,
@@ -44,44 +44,6 @@ STEP_GRACE = 5.0
 HURRIED_GRACE = 1.0
 # The app's start output is shown in the CI log after teardown, at most this much of its end.
 START_LOG_ECHO_BYTES = 1024 * 1024
-# Variables the gate holds for itself and the app under review must not get: action inputs
-# (INPUT_GITHUB-TOKEN) and the runner's own tokens. Reviewer API keys are added by the caller.
-WITHHELD_PREFIXES = ("INPUT_",)
-WITHHELD_NAMES = ("ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL")
-
-
-def check_preconditions(manifest: Manifest, environ: Mapping[str, str]) -> str | None:
-    """What the environment lacks, as a message for whoever runs CI; None when all is there."""
-    problems = []
-    missing = [name for name in manifest.secrets if not environ.get(name)]
-    if missing:
-        problems.append(f"secret(s) not set or empty: {', '.join(missing)} (declared in {manifest.source})")
-    busy = busy_ports(manifest.ports)
-    if busy:
-        problems.append(f"port(s) already in use before start: {', '.join(str(port) for port in busy)}")
-    if not problems:
-        return None
-    return (
-        "; ".join(problems) + ". This is the CI environment's side, not the branch's: "
-        "fix the environment and re-run; nothing was started."
-    )
-
-
-def step_environment(
-    environ: Mapping[str, str], manifest: Manifest, extra: Mapping[str, str], withheld: Collection[str]
-) -> dict[str, str]:
-    """The gate's environment less what the app must not get, plus the manifest's `env`, plus
-    the step's own `env`. A name the manifest asks for (secrets, env) is always passed."""
-    wanted = set(manifest.secrets)
-    env = {
-        name: value
-        for name, value in environ.items()
-        if name in wanted
-        or not (name.startswith(WITHHELD_PREFIXES) or name in WITHHELD_NAMES or name in withheld)
-    }
-    env.update(manifest.env)
-    env.update(extra)
-    return env
 
 
 @dataclass(frozen=True)
