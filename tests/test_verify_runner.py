@@ -296,3 +296,13 @@ def test_app_does_not_get_the_gates_tokens_unless_the_manifest_asks() -> None:
     }
     env = step_environment(environ, manifest, {"STEP": "1"}, withheld={"OPENAI_API_KEY"})
     assert env == {"PATH": "/bin", "DEPLOY_KEY": "d", "APP_ENV": "ci", "STEP": "1"}
+
+
+def test_start_that_daemonizes_and_exits_0_is_still_waited_for_and_torn_down(tmp_path: Path) -> None:
+    port = free_port()
+    daemonizing = f"{PYTHON} -c 'import time; time.sleep(0.3)'; {PYTHON} app/server.py {port} & exit 0"
+    outcome, _, _ = run_app(tmp_path, port=port, start=daemonizing)
+    assert outcome.status is VerifyStatus.PASSED, outcome.reason
+    start = next(step for step in outcome.steps if step.name == "start")
+    assert start.passed and start.exit_code == 0
+    assert port_is_free(port) and not processes_mentioning(f"app/server.py {port}")

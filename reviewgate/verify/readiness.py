@@ -2,7 +2,7 @@
 
 Issue 4: probe 127.0.0.1, and the IPv6 loopback too when the URL says `localhost`; poll every
 `interval` (0.25 s by default) backing off to 1 s; if the start process exits before ready,
-fail at once with its exit code.
+fail at once with its exit code (a non-zero one: see `crashed`).
 """
 
 from __future__ import annotations
@@ -121,10 +121,16 @@ def wait_ready(
     deadline = started + check.timeout
     delay = check.interval
     attempts = 0
+
+    def crashed() -> bool:
+        """The start process failed. Exit 0 is not a crash: a start that daemonizes (`docker
+        compose up -d`) returns at once while the app comes up elsewhere; keep polling."""
+        return start is not None and start.poll() not in (None, 0)
+
     while True:
         if cancellation.cancelled:
             return ReadyResult(False, f"cancelled ({cancellation.signal_name})", attempts)
-        if start is not None and start.poll() is not None:
+        if start is not None and crashed():
             return ReadyResult(
                 False,
                 f"the start process exited with code {start.returncode} before ready",
@@ -149,7 +155,5 @@ def wait_ready(
                 False, f"not ready within {check.timeout:g} s; last attempt: {problem}", attempts
             )
         # Wake early when the start process dies, so a crash is reported at once.
-        cancellation.sleep(
-            min(delay, remaining), stop_when=lambda: start is not None and start.poll() is not None
-        )
+        cancellation.sleep(min(delay, remaining), stop_when=crashed)
         delay = min(delay * 2, max(MAX_INTERVAL, check.interval))
