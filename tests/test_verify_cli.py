@@ -91,6 +91,7 @@ def test_broken_test_requests_changes_with_a_verify_blocker(tmp_path: Path) -> N
     assert result.returncode == 1, result.stdout + result.stderr
     report = result.report()
     assert report["verdict"] == "request_changes" and report["route"] == "debugging"
+    assert report["reasons"] == ["verify: test failed (exit code 1)"]
     (finding,) = [item for item in report["findings"] if item["category"] == "verify"]
     assert (finding["class"], finding["severity"], finding["blocking"]) == ("correctness", "blocker", True)
     assert "total was 4, expected 3" in finding["body"]

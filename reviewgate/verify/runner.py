@@ -365,7 +365,7 @@ class _Verify:
             return replace(
                 base,
                 status=VerifyStatus.FAILED,
-                reason=self.failure.title,
+                reason=self.failure.title.removeprefix("verify: "),
                 findings=(self._finding(self.failure),),
             )
         return base
