@@ -306,3 +306,14 @@ def test_start_that_daemonizes_and_exits_0_is_still_waited_for_and_torn_down(tmp
     start = next(step for step in outcome.steps if step.name == "start")
     assert start.passed and start.exit_code == 0
     assert port_is_free(port) and not processes_mentioning(f"app/server.py {port}")
+
+
+def test_only_our_old_step_logs_are_cleared_from_the_output_dir(tmp_path: Path) -> None:
+    keep = tmp_path / "out/verify/notes.txt"
+    keep.parent.mkdir(parents=True)
+    keep.write_text("the user's file")
+    stale = tmp_path / "out/verify/reproduce.log"
+    stale.write_text("from an earlier run")
+    outcome, _, _ = run_app(tmp_path)
+    assert outcome.status is VerifyStatus.PASSED
+    assert keep.read_text() == "the user's file" and not stale.exists()

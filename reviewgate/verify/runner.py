@@ -9,7 +9,6 @@ during the verify: the running step is stopped, teardown runs, the outcome is BL
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Collection, Mapping
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate.ci.context import CiContext
+from reviewgate.errors import UsageError
 from reviewgate.findings import Finding
 from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
@@ -383,10 +383,14 @@ class _Verify:
 
 
 def _clear_old_logs(log_dir: Path) -> None:
-    """Logs of an earlier run in the same output dir would pass for this run's."""
-    if log_dir.is_dir():
-        shutil.rmtree(log_dir)
-    log_dir.mkdir(parents=True, exist_ok=True)
+    """Step logs of an earlier run in the same output dir would pass for this run's. Only our
+    own `<step>.log` files go: the output dir may be one the user shares with other files."""
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"--output-dir: cannot create {log_dir}: {error.strerror or error}") from error
+    for name in STEP_ORDER:
+        (log_dir / f"{name}.log").unlink(missing_ok=True)
 
 
 def run_verify(
