@@ -17,7 +17,7 @@ from reviewgate.ci import detect
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.git import GitFailure, repository_root
-from reviewgate.run import RunOptions, freeze_target, load_run_config, run_gate
+from reviewgate.run import RunOptions, freeze_target, load_run_config, run_gate, run_verify_only
 from reviewgate.text import printable
 
 
@@ -50,6 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
 
+    verify = commands.add_parser(
+        "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
+    )
+    verify.add_argument("--repo", type=Path, default=Path("."),
+                        help="repository to verify (default: current directory)")
+    verify.add_argument("--config", type=Path,
+                        help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
+    verify.add_argument("--output-dir", type=Path, default=Path(".reviewgate"),
+                        help="where outputs go (default: .reviewgate/)")
+
     freeze = commands.add_parser("freeze", help="print the frozen target as JSON")
     _add_target_flags(freeze)
     return parser
@@ -72,6 +82,11 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     return run_gate(options, stdout)
 
 
+def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    options = RunOptions(start=arguments.repo, config_path=arguments.config, output_dir=arguments.output_dir)
+    return run_verify_only(options, stdout)
+
+
 def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
     options = RunOptions(start=arguments.repo, base=arguments.base, head=arguments.head, config_path=arguments.config)
     repo = repository_root(options.start)
@@ -91,6 +106,7 @@ def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "run": _run,
+    "verify": _verify,
     "freeze": _freeze,
 }
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
 from reviewgate import ci
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
-from reviewgate.context import ReviewRequest
+from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.conversation import apply_rejections
 from reviewgate.exclusions import ExclusionRules
 from reviewgate.findings import Finding, sort_key
-from reviewgate.forge.session import open_forge
+from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
     apply_conversation,
     builtin_sources,
@@ -32,7 +32,8 @@ from reviewgate.result import GateResult
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.target import FrozenTarget, freeze
-from reviewgate.verify.outcome import ABSENT, VerifyOutcome
+from reviewgate.verify.outcome import VerifyOutcome
+from reviewgate.verify.stage import verify_repository
 
 
 @dataclass(frozen=True)
@@ -88,15 +89,24 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     target = freeze_target(repo, config, options, context)
     timings["freeze"] = time.monotonic() - clock
 
-    verify: VerifyOutcome = ABSENT
-    notes: list[str] = []
+    # The check run goes in_progress before the verify, which can take minutes.
     forge = open_forge(context, config, target, os.environ if environ is None else environ)
-    notes += conversation_notes(forge)
+    notes: list[str] = conversation_notes(forge)
+    clock = time.monotonic()
+    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
+                               environ=environ)
+    timings["verify"] = time.monotonic() - clock
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), verify=verify,
                             sections=config.sections)
     request = apply_conversation(request, forge)
     clock = time.monotonic()
-    if target.is_empty:
+    if verify.cancelled:
+        # CI cancelled the job during the verify: teardown ran, the gate stops here, blocked.
+        outcomes = tuple(
+            ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="the gate was cancelled")
+            for reviewer in reviewers
+        )
+    elif target.is_empty:
         notes.append("Base and head have the same content: there is nothing to review.")
         outcomes = tuple(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
@@ -105,15 +115,59 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
         outcomes = tuple(run_reviewer(reviewer, request) for reviewer in reviewers)
     timings["review"] = time.monotonic() - clock
 
+    return publish_result(
+        target=target, config=config, context=context, verify=verify, outcomes=outcomes,
+        output_dir=output_dir,
+        started_at=started_at, timings=timings, notes=tuple(notes), stdout=stdout,
+        forge=forge, rejections=request.rejections,
+    )
+
+
+def publish_result(
+    *,
+    target: FrozenTarget,
+    config: Config,
+    context: ci.CiContext,
+    verify: VerifyOutcome,
+    outcomes: tuple[ReviewerOutcome, ...],
+    output_dir: Path,
+    started_at: str,
+    timings: dict[str, float],
+    notes: tuple[str, ...],
+    stdout: TextIO,
+    forge: ForgeRun | None = None,
+    rejections: tuple[Rejection, ...] = (),
+) -> int:
+    """Decide and publish through every sink; the exit code of the verdict."""
     findings = merge_findings(outcomes, verify)
-    findings = apply_rejections(findings, request.rejections, builtin_sources(config))
+    findings = apply_rejections(findings, rejections, builtin_sources(config))
     verdict = decide(findings, outcomes, verify, config.review.fail_on)
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
-    notes += rounds_notes(forge, rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,
-        verdict=verdict, output_dir=output_dir, started_at=started_at, timings=timings, notes=tuple(notes),
-        forge=forge, rounds=rounds,
+        verdict=verdict, output_dir=output_dir, started_at=started_at, timings=timings,
+        notes=(*notes, *rounds_notes(forge, rounds)), forge=forge, rounds=rounds,
     )
     publish(result, stdout)
     return verdict.exit_code
+
+
+def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None = None) -> int:
+    """`reviewgate verify`: the verify alone, with the gate's outputs and exit codes. The
+    result is bound to HEAD (nothing is diffed); the verify runs even when the config
+    disables it for `run`, since it was asked for by name."""
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    repo = repository_root(options.start)
+    config = load_run_config(repo, options)
+    config = replace(config, verify=replace(config.verify, enabled=True))
+    context = ci.detect(environ)
+    output_dir = prepare_output_dir(options.output_dir)
+    target = freeze(repo, base="HEAD", head="HEAD", ci=context)
+    clock = time.monotonic()
+    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
+                               environ=environ)
+    return publish_result(
+        target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
+        started_at=started_at, timings={"verify": time.monotonic() - clock},
+        notes=("reviewgate verify: the verify only, no reviewer ran.",), stdout=stdout,
+    )

@@ -6,6 +6,7 @@ from reviewgate.findings import Finding, Severity
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_atomic
+from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
 from reviewgate.text import printable, short_sha
 
@@ -50,6 +51,7 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
         status = outcome.status.value + (f": {_escape_cell(outcome.reason)}" if outcome.reason else "")
         lines.append(f"| {outcome.reviewer} | {status} | {len(outcome.findings)} | {outcome.duration_seconds:.1f}s |")
     lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
+    lines += render_verify_section(result.verify, _escape_cell)
     lines += ["", "### Findings", ""]
     if not result.findings:
         lines.append("No findings.")

@@ -56,6 +56,10 @@ class VerifyOutcome:
     imported_tests: tuple[tuple[str, str, bool, str], ...] = field(default_factory=tuple)
     survivors: tuple[str, ...] = field(default_factory=tuple)
     duration_seconds: float = 0.0
+    # The gate received SIGTERM/SIGINT during the verify: teardown ran, the run stops blocked.
+    cancelled: bool = False
+    # What the verify wants said beside the steps (an unreadable junit file, ...).
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +70,12 @@ class VerifyOutcome:
             "reproduction": self.reproduction.value,
             "survivors": list(self.survivors),
             "duration_seconds": round(self.duration_seconds, 3),
+            "cancelled": self.cancelled,
+            "notes": list(self.notes),
+            "imported_tests": {
+                "total": len(self.imported_tests),
+                "failed": sum(1 for _, _, passed, _ in self.imported_tests if not passed),
+            },
         }
 
 

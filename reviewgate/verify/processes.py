@@ -1,0 +1,181 @@
+"""Processes and ports of the verify: start each step in its own session, tear a tree down.
+
+Issue 4, "Semantics": teardown sends SIGTERM to the start process group, waits a grace
+period, sends SIGKILL, then checks that no process of the group remains and the declared
+ports are free again. psutil finds the tree: the group's members and the start process's
+descendants (a child that called setsid left the group but is still ours).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import psutil
+
+# How often a wait loop looks again; short, so a cancelled or finished wait ends quickly.
+POLL_SECONDS = 0.05
+# After SIGKILL the kernel needs a moment to reap; a process still there after this survived.
+KILL_WAIT_SECONDS = 2.0
+SHELL = "/bin/sh"  # POSIX: every step is `sh -c RUN`, never a command we build from text
+
+
+def spawn(command: str, cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """`sh -c command` in a new session (so its own process group), output on one pipe."""
+    return subprocess.Popen(
+        [SHELL, "-c", command],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _alive(process: psutil.Process) -> bool:
+    """Running and not a zombie: a zombie is dead, only waiting for its parent to reap it."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    """Every live process whose process group is `pgid`."""
+    members = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == pgid and _alive(process):
+                members.append(process)
+        except (OSError, psutil.Error):
+            continue
+    return members
+
+
+def process_tree(root_pid: int, pgid: int) -> list[psutil.Process]:
+    """The group's members and the root's live descendants, each once."""
+    found = {process.pid: process for process in group_members(pgid)}
+    try:
+        for child in psutil.Process(root_pid).children(recursive=True):
+            if _alive(child):
+                found.setdefault(child.pid, child)
+    except psutil.Error:
+        pass
+    return list(found.values())
+
+
+def describe(process: psutil.Process) -> str:
+    try:
+        command = " ".join(process.cmdline()) or process.name()
+    except psutil.Error:
+        command = "?"
+    return f"pid {process.pid} ({command[:200]})"
+
+
+def _signal_all(pgid: int, processes: Iterable[psutil.Process], signum: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for process in processes:
+        try:
+            process.send_signal(signum)
+        except psutil.Error:
+            continue
+
+
+def _wait_gone(
+    processes: list[psutil.Process], seconds: float, reap: Callable[[], object]
+) -> list[psutil.Process]:
+    deadline = time.monotonic() + seconds
+    while True:
+        reap()
+        alive = [process for process in processes if _alive(process)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(POLL_SECONDS)
+
+
+def terminate_tree(process: subprocess.Popen[bytes], grace: float) -> list[str]:
+    """SIGTERM to the process's group and tree, `grace` seconds, SIGKILL, then what survived.
+
+    `process` was made by `spawn`, so its pid is its process group id.
+    """
+    pgid = process.pid
+    tree = process_tree(process.pid, pgid)
+    if not tree:
+        process.poll()
+        return []
+    _signal_all(pgid, tree, signal.SIGTERM)
+    alive = _wait_gone(tree, grace, process.poll)
+    if alive or group_members(pgid):
+        # Include whatever forked while shutting down: the group again, plus the ones we knew.
+        remaining = {item.pid: item for item in (*alive, *group_members(pgid))}
+        _signal_all(pgid, remaining.values(), signal.SIGKILL)
+        alive = _wait_gone(list(remaining.values()), KILL_WAIT_SECONDS, process.poll)
+    process.poll()
+    return [describe(item) for item in alive]
+
+
+def _bind_check(family: socket.AddressFamily, address: str, port: int) -> bool | None:
+    """True when we could bind the port (free), False when it is in use, None when this
+    check cannot tell (no IPv6, or a privileged port we may not bind)."""
+    try:
+        probe = socket.socket(family, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    with probe:
+        # SO_REUSEADDR so a port with only TIME_WAIT connections counts as free, as it does
+        # for a server (http.server sets it too); a listener still makes bind fail.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            probe.bind((address, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return False
+            return None
+    return True
+
+
+def _accepts_connections(port: int) -> bool:
+    for host in ("127.0.0.1", "::1"):
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def port_is_free(port: int) -> bool:
+    """Nothing listens on the port, on any IPv4 or IPv6 address."""
+    answers = [_bind_check(socket.AF_INET, "0.0.0.0", port), _bind_check(socket.AF_INET6, "::", port)]
+    if False in answers:
+        return False
+    if None in answers and answers.count(None) == len(answers):
+        return not _accepts_connections(port)
+    return True
+
+
+def busy_ports(ports: Iterable[int]) -> list[int]:
+    return [port for port in ports if not port_is_free(port)]
+
+
+def wait_ports_free(ports: Iterable[int], seconds: float) -> list[int]:
+    """Ports still in use after waiting up to `seconds` (sockets close just after their process)."""
+    wanted = list(ports)
+    deadline = time.monotonic() + seconds
+    while True:
+        busy = busy_ports(wanted)
+        if not busy or time.monotonic() >= deadline:
+            return busy
+        time.sleep(POLL_SECONDS)

@@ -1,0 +1,428 @@
+"""Run the verify: preconditions, setup, build, start, ready, seed, reproduce, test, and
+teardown, which always runs (issue 4, "Semantics").
+
+A precondition that fails (a secret unset, a port taken) is the setup's side: BLOCKED, nothing
+runs. A step that fails is the branch's side: FAILED with one blocker finding. SIGTERM/SIGINT
+during the verify: the running step is stopped, teardown runs, the outcome is BLOCKED.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from reviewgate.ci.context import CiContext
+from reviewgate.errors import UsageError
+from reviewgate.findings import Finding
+from reviewgate.text import printable
+from reviewgate.verify.cancellation import Cancellation
+from reviewgate.verify.environment import check_preconditions, step_environment
+from reviewgate.verify.failure import step_finding
+from reviewgate.verify.junit_import import read_junit
+from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
+from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
+from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
+from reviewgate.verify.processes import (
+    KILL_WAIT_SECONDS,
+    POLL_SECONDS,
+    spawn,
+    terminate_tree,
+    wait_ports_free,
+)
+from reviewgate.verify.readiness import wait_ready
+
+LOG_DIRECTORY = "verify"
+# A foreground step past its timeout, cancelled, or leaving background processes behind:
+# SIGTERM to its group, this long, then SIGKILL.
+STEP_GRACE = 5.0
+# After a second signal the runner's SIGKILL is seconds away: the start group gets this long.
+HURRIED_GRACE = 1.0
+# The app's start output is shown in the CI log after teardown, at most this much of its end.
+START_LOG_ECHO_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class _Failure:
+    step: str
+    title: str
+    detail: str
+    command: str
+    log: Path | None
+
+
+class _Verify:
+    """One verify run's state: what ran, the first failure, the start process."""
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        repo: Path,
+        log_dir: Path,
+        ci_log: CiLog,
+        masker: SecretMasker,
+        environ: Mapping[str, str],
+        withheld: Collection[str],
+        cancellation: Cancellation,
+    ) -> None:
+        self.manifest = manifest
+        self.repo = repo
+        self.log_dir = log_dir
+        self.ci_log = ci_log
+        self.masker = masker
+        self.environ = environ
+        self.withheld = withheld
+        self.cancellation = cancellation
+        self.results: dict[str, StepResult] = {}
+        self.failure: _Failure | None = None
+        self.interrupted_step: str | None = None
+        self.start_process: subprocess.Popen[bytes] | None = None
+        self.start_log: StepLog | None = None
+        self.start_clock = 0.0
+        self.imported: tuple[tuple[str, str, bool, str], ...] = ()
+        self.notes: list[str] = []
+        self.survivors: list[str] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _relative(self, path: Path) -> str:
+        return printable(str(path))
+
+    def _cwd(self, cwd: str | None) -> Path:
+        return self.repo / cwd if cwd else self.repo
+
+    def _fail(self, step: str, title: str, detail: str, command: str, log: Path | None) -> None:
+        if self.failure is None:
+            self.failure = _Failure(step, self.masker.mask(title), self.masker.mask(detail), command, log)
+
+    def _record(
+        self,
+        name: str,
+        command: str,
+        exit_code: int | None,
+        started: float,
+        log: Path | None,
+        passed: bool,
+        detail: str = "",
+    ) -> None:
+        self.results[name] = StepResult(
+            name=name,
+            command=self.masker.mask(command),
+            exit_code=exit_code,
+            duration_seconds=time.monotonic() - started,
+            log_path=self._relative(log) if log else None,
+            passed=passed,
+            detail=self.masker.mask(detail),
+        )
+
+    def _wait(self, process: subprocess.Popen[bytes], timeout: float, cancellable: bool) -> str:
+        """ "exited", "timeout" or "cancelled"; polls so a signal to the gate is seen quickly."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                process.wait(timeout=POLL_SECONDS)
+                return "exited"
+            except subprocess.TimeoutExpired:
+                pass
+            if self.cancellation.hurried or (cancellable and self.cancellation.cancelled):
+                return "cancelled"
+            if time.monotonic() >= deadline:
+                return "timeout"
+
+    # -- steps -----------------------------------------------------------------------------
+    def run_step(self, step: Step, cancellable: bool = True) -> bool:
+        log_path = self.log_dir / f"{step.name}.log"
+        log = StepLog(log_path, self.masker, self.ci_log)
+        self.ci_log.begin(step.name, f"verify: {step.name}: {step.run}")
+        started = time.monotonic()
+        env = step_environment(self.environ, self.manifest, step.env, self.withheld)
+        try:
+            process = spawn(step.run, self._cwd(step.cwd), env)
+        except OSError as error:
+            detail = f"could not start in {step.cwd or '.'}: {error.strerror or error}"
+            log.note(detail)
+            log.close()
+            self.ci_log.end(f"verify: {step.name}: {detail}")
+            self._record(step.name, step.run, None, started, log_path, False, detail)
+            self._fail(step.name, f"verify: {step.name} could not start", detail, step.run, log_path)
+            return False
+        assert process.stdout is not None
+        log.follow(process.stdout)
+        state = self._wait(process, step.timeout, cancellable)
+        # Whatever the step left running in its group goes now: it would hold the log pipe open
+        # and could hold a declared port (long-running services belong in `start`).
+        leftovers = terminate_tree(process, HURRIED_GRACE if self.cancellation.hurried else STEP_GRACE)
+        if leftovers and state == "exited":
+            log.note(f"ended {len(leftovers)} process(es) the step left running: {'; '.join(leftovers)}")
+        log.close()
+        exit_code = process.returncode if state == "exited" else None
+        if state == "exited" and exit_code == 0:
+            passed, detail = self._import_junit(step, started)
+        elif state == "exited":
+            passed, detail = False, f"exit code {exit_code}"
+            if step.junit:
+                self._import_junit(step, started)
+        elif state == "timeout":
+            passed, detail = False, f"timed out after {step.timeout:g} s"
+        else:
+            passed, detail = False, f"cancelled ({self.cancellation.signal_name})"
+            self.interrupted_step = self.interrupted_step or step.name
+        self.ci_log.end(
+            f"verify: {step.name}: {'passed' if passed else detail} ({time.monotonic() - started:.1f} s)"
+        )
+        self._record(step.name, step.run, exit_code, started, log_path, passed, detail)
+        if not passed and state != "cancelled":
+            title = f"verify: {step.name} failed ({detail})"
+            self._fail(step.name, title, detail, step.run, log_path)
+        return passed
+
+    def _import_junit(self, step: Step, started: float) -> tuple[bool, str]:
+        """Exit 0 passes, unless the app's own JUnit results (when `junit` is set) say a test failed."""
+        if not step.junit:
+            return True, ""
+        path = self._cwd(step.cwd) / step.junit
+        wall_start = time.time() - (time.monotonic() - started)
+        if path.exists() and path.stat().st_mtime < wall_start - 1:
+            self.notes.append(f"{step.name}: {step.junit} was not written by this run; not imported")
+            return True, ""
+        imported = read_junit(path, self.masker)
+        self.imported = imported.cases
+        if imported.problem:
+            self.notes.append(f"{step.name}: {imported.problem}")
+        if imported.failed:
+            return False, f"exit code 0, but {imported.failed} test(s) failed in {step.junit}"
+        return True, ""
+
+    def start_app(self) -> bool:
+        start = self.manifest.start
+        assert start is not None
+        log_path = self.log_dir / "start.log"
+        # Not echoed live: it runs beside the next steps' groups. It is shown after teardown.
+        self.start_log = StepLog(log_path, self.masker, None)
+        self.ci_log.line(
+            f"verify: start: {start.run} (in the background; output in {self._relative(log_path)})"
+        )
+        self.start_clock = time.monotonic()
+        try:
+            self.start_process = spawn(
+                start.run,
+                self._cwd(start.cwd),
+                step_environment(self.environ, self.manifest, start.env, self.withheld),
+            )
+        except OSError as error:
+            detail = f"could not start in {start.cwd or '.'}: {error.strerror or error}"
+            self.start_log.note(detail)
+            self.start_log.close()
+            self._record("start", start.run, None, self.start_clock, log_path, False, detail)
+            self._fail("start", "verify: start could not start", detail, start.run, log_path)
+            return False
+        assert self.start_process.stdout is not None
+        self.start_log.follow(self.start_process.stdout)
+        return True
+
+    def check_ready(self) -> bool:
+        check = self.manifest.ready
+        assert check is not None
+        log_path = self.log_dir / "ready.log"
+        log = StepLog(log_path, self.masker, self.ci_log)
+        self.ci_log.begin("ready", f"verify: ready: {check.describe()}")
+        started = time.monotonic()
+        result = wait_ready(
+            check,
+            start=self.start_process,
+            cwd=self._cwd(check.cwd),
+            env=step_environment(self.environ, self.manifest, check.env, self.withheld),
+            log=log,
+            cancellation=self.cancellation,
+        )
+        if not result.ready:
+            log.note(result.detail)
+        log.close()
+        self.ci_log.end(
+            f"verify: ready: {'ready' if result.ready else result.detail} "
+            f"({time.monotonic() - started:.1f} s)"
+        )
+        self._record("ready", check.describe(), None, started, log_path, result.ready, result.detail)
+        start = self.manifest.start
+        if result.start_exit_code is not None and start is not None and self.start_log is not None:
+            self.start_log.close(KILL_WAIT_SECONDS)  # the output is complete once the pipe ends
+            detail = f"exited with code {result.start_exit_code} before the ready check passed"
+            self._record(
+                "start",
+                start.run,
+                result.start_exit_code,
+                self.start_clock,
+                self.start_log.path,
+                False,
+                detail,
+            )
+            self._fail(
+                "start",
+                f"verify: start failed (exit code {result.start_exit_code} before ready)",
+                detail,
+                start.run,
+                self.start_log.path,
+            )
+        elif self.cancellation.cancelled and not result.ready:
+            self.interrupted_step = "ready"
+        elif not result.ready:
+            self._fail(
+                "ready",
+                f"verify: ready check did not pass within {check.timeout:g} s",
+                result.detail,
+                check.describe(),
+                self.start_log.path if self.start_log else log_path,
+            )
+        return result.ready
+
+    def stand_up_and_test(self) -> None:
+        manifest = self.manifest
+        for step in (manifest.setup, manifest.build):
+            if step is not None and (self.cancellation.cancelled or not self.run_step(step)):
+                return
+        if manifest.start is not None and (self.cancellation.cancelled or not self.start_app()):
+            return
+        if manifest.ready is not None and (self.cancellation.cancelled or not self.check_ready()):
+            return
+        for step in (manifest.seed, manifest.reproduce, manifest.test):
+            if step is not None and (self.cancellation.cancelled or not self.run_step(step)):
+                return
+
+    # -- teardown --------------------------------------------------------------------------
+    def teardown(self) -> None:
+        """Always: the manifest's teardown (bounded; only a second signal cuts it short), then
+        the start group."""
+        if self.manifest.teardown is not None:
+            self.run_step(self.manifest.teardown, cancellable=False)
+        start = self.manifest.start
+        if self.start_process is not None and start is not None and self.start_log is not None:
+            still_running = self.start_process.poll() is None
+            grace = min(start.grace, HURRIED_GRACE) if self.cancellation.hurried else start.grace
+            self.survivors += [self.masker.mask(item) for item in terminate_tree(self.start_process, grace)]
+            self.start_log.close(KILL_WAIT_SECONDS)
+            if "start" not in self.results:
+                detail = (
+                    "stopped at teardown"
+                    if still_running
+                    else f"exited with code {self.start_process.returncode}"
+                )
+                self._record(
+                    "start",
+                    start.run,
+                    None if still_running else self.start_process.returncode,
+                    self.start_clock,
+                    self.start_log.path,
+                    True,
+                    detail,
+                )
+            self._echo_start_log()
+        busy = wait_ports_free(self.manifest.ports, KILL_WAIT_SECONDS)
+        self.survivors += [f"port {port} still in use after teardown" for port in busy]
+        if self.survivors:
+            self.ci_log.line(f"verify: teardown left behind: {'; '.join(self.survivors)}")
+            detail = f"left behind: {'; '.join(self.survivors)}"
+            self._fail(
+                "teardown",
+                f"verify: teardown left {len(self.survivors)} process(es) or port(s) behind",
+                detail,
+                start.run if start else "",
+                None,
+            )
+
+    def _echo_start_log(self) -> None:
+        assert self.start_log is not None
+        self.ci_log.begin("start", "verify: start (the app's output)")
+        self.ci_log.write(log_tail(self.start_log.path, lines=1 << 30, limit=START_LOG_ECHO_BYTES) + "\n")
+        self.ci_log.end(f"verify: start output in {self._relative(self.start_log.path)}")
+
+    # -- outcome ---------------------------------------------------------------------------
+    def outcome(self, duration: float) -> VerifyOutcome:
+        steps = tuple(self.results[name] for name in STEP_ORDER if name in self.results)
+        reproduction = ReproductionStatus.ABSENT
+        if "reproduce" in self.results:
+            reproduction = (
+                ReproductionStatus.PASSED if self.results["reproduce"].passed else ReproductionStatus.FAILED
+            )
+        base = VerifyOutcome(
+            status=VerifyStatus.PASSED,
+            reason=f"{len(steps)} step(s) passed",
+            manifest=self.manifest.source,
+            steps=steps,
+            reproduction=reproduction,
+            imported_tests=self.imported,
+            survivors=tuple(self.survivors),
+            duration_seconds=duration,
+            notes=tuple(self.masker.mask(note) for note in self.notes),
+        )
+        if self.cancellation.cancelled:
+            where = f" during {self.interrupted_step}" if self.interrupted_step else ""
+            reason = f"cancelled ({self.cancellation.signal_name}){where}; teardown ran"
+            return replace(base, status=VerifyStatus.BLOCKED, reason=reason, cancelled=True)
+        if self.failure is not None:
+            return replace(
+                base,
+                status=VerifyStatus.FAILED,
+                reason=self.failure.title.removeprefix("verify: "),
+                findings=(self._finding(self.failure),),
+            )
+        return base
+
+    def _finding(self, failure: _Failure) -> Finding:
+        return step_finding(
+            manifest=self.manifest.source,
+            step=failure.step,
+            title=failure.title,
+            detail=failure.detail,
+            command=self.masker.mask(failure.command),
+            log_path=self._relative(failure.log) if failure.log else None,
+            tail=log_tail(failure.log) if failure.log else "",
+        )
+
+
+def _clear_old_logs(log_dir: Path) -> None:
+    """Step logs of an earlier run in the same output dir would pass for this run's. Only our
+    own `<step>.log` files go: the output dir may be one the user shares with other files."""
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"--output-dir: cannot create {log_dir}: {error.strerror or error}") from error
+    for name in STEP_ORDER:
+        (log_dir / f"{name}.log").unlink(missing_ok=True)
+
+
+def run_verify(
+    manifest: Manifest,
+    *,
+    repo: Path,
+    output_dir: Path,
+    ci: CiContext,
+    stdout: TextIO,
+    environ: Mapping[str, str] | None = None,
+    withheld: Collection[str] = (),
+) -> VerifyOutcome:
+    """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`."""
+    env = os.environ if environ is None else environ
+    started = time.monotonic()
+    masker = SecretMasker(env.get(name, "") for name in manifest.secrets)
+    ci_log = CiLog(stdout, ci, masker)
+    problem = check_preconditions(manifest, env)
+    if problem is not None:
+        ci_log.line(f"verify: blocked: {problem}")
+        return VerifyOutcome(
+            status=VerifyStatus.BLOCKED,
+            reason=problem,
+            manifest=manifest.source,
+            duration_seconds=time.monotonic() - started,
+        )
+    log_dir = output_dir / LOG_DIRECTORY
+    _clear_old_logs(log_dir)
+    with Cancellation().handling_signals() as cancellation:
+        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, withheld, cancellation)
+        try:
+            verify.stand_up_and_test()
+        finally:
+            verify.teardown()
+    return verify.outcome(time.monotonic() - started)

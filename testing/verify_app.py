@@ -1,0 +1,120 @@
+"""A real small app for verify tests: an http.server serving /health, its test script, and a
+`.prepcook/scripts.toml` that stands it up on a port picked free by the test."""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import sys
+from collections.abc import Mapping
+
+PYTHON = shlex.quote(sys.executable)
+
+SERVER = """\
+import http.server
+import os
+import sys
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        status = 200 if self.path == "/health" else 404
+        self.send_response(status)
+        self.end_headers()
+        self.wfile.write(b"ok" if status == 200 else b"no")
+
+    def log_message(self, format, *args):
+        sys.stdout.write("request " + (format % args) + "\\n")
+        sys.stdout.flush()
+
+
+port = int(sys.argv[1])
+print("serving on", port, "with secret", os.environ.get("APP_SECRET", ""), flush=True)
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+TEST = """\
+import os
+import sys
+import urllib.request
+
+port = int(sys.argv[1])
+body = urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5).read()
+print("health said", body.decode(), "secret is", os.environ["APP_SECRET"], "env", os.environ["APP_ENV"])
+sys.exit(0 if body == b"ok" else 1)
+"""
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the kernel's pick for an ephemeral bind)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def manifest(
+    port: int,
+    *,
+    test: str | None = None,
+    start: str | None = None,
+    extra: str = "",
+    ready_timeout: float = 10,
+) -> str:
+    """The issue's example manifest for this app, with short timeouts for tests."""
+    test_command = test or f"{PYTHON} app_test.py {port}"
+    start_command = start or f"{PYTHON} app/server.py {port}"
+    return f"""\
+secrets = ["APP_SECRET"]
+ports = [{port}]
+
+[env]
+APP_ENV = "ci"
+
+[setup]
+run = "echo setting up"
+
+[build]
+run = {_toml(f"{PYTHON} -m compileall -q app")}
+
+[start]
+run = {_toml(start_command)}
+grace = 2
+
+[ready]
+url = "http://localhost:{port}/health"
+timeout = {ready_timeout}
+interval = 0.05
+
+[seed]
+run = "echo seeding"
+
+[test]
+run = {_toml(test_command)}
+timeout = 30
+
+[teardown]
+run = "echo tearing down"
+{extra}"""
+
+
+def _toml(text: str) -> str:
+    """A TOML basic string: escape backslashes and quotes."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def app_files(
+    port: int,
+    *,
+    test: str | None = None,
+    start: str | None = None,
+    extra: str = "",
+    ready_timeout: float = 10,
+) -> Mapping[str, str]:
+    return {
+        "app/__init__.py": "",
+        "app/server.py": SERVER,
+        "app_test.py": TEST,
+        ".prepcook/scripts.toml": manifest(
+            port, test=test, start=start, extra=extra, ready_timeout=ready_timeout
+        ),
+    }
