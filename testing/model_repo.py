@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reviewgate.context import ReviewRequest
+from reviewgate.git import TreeReader
+from reviewgate.target import freeze
 from testing.repo import BranchRepo, make_repo
 
 BASE_CALC = "def add(a, b):\n    return a + b\n"
@@ -46,3 +49,9 @@ def fast_openai(server_url: str, **extra: object) -> dict[str, object]:
     """An openai reviewer pointed at a local server, with short timeouts and fast retries."""
     return {"model": "test-model", "base_url": f"{server_url}/v1", "timeout": 1, "retries": 2,
             "retry_base_delay": 0.01, "retry_max_delay": 2, **extra}
+
+
+def review_request(repo: Path, **fields: object) -> ReviewRequest:
+    """The request the gate would build for the checked-out branch against main."""
+    target = freeze(repo, base="main")
+    return ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), **fields)  # type: ignore[arg-type]
