@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -48,13 +48,12 @@ class DoctorOptions:
 
 
 @dataclass
-class Findings:
+class DoctorReport:
     """Problems by kind: configuration ones exit 2, unreachable reviewers exit 3."""
 
     out: TextIO
     config_problems: int = 0
     reach_problems: int = 0
-    lines: list[str] = field(default_factory=list)
 
     def ok(self, text: str) -> None:
         self.out.write(f"ok: {text}\n")
@@ -74,7 +73,7 @@ class Findings:
 
 
 def _key(
-    settings: ReviewerSettings, variable: str | None, options: ModelOptions, report: Findings
+    settings: ReviewerSettings, variable: str | None, options: ModelOptions, report: DoctorReport
 ) -> str | None | bool:
     """The key, None when none is needed, False when it is missing (reported)."""
     if variable is None:
@@ -98,7 +97,7 @@ def _model_ids(data: Any) -> list[str]:
 
 
 def _check_openai(
-    settings: ReviewerSettings, options: ModelOptions, key: str | None, report: Findings
+    settings: ReviewerSettings, options: ModelOptions, key: str | None, report: DoctorReport
 ) -> None:
     headers = openai.headers(options, key)
     url = openai.endpoint(settings, options, "/models")
@@ -132,7 +131,7 @@ def _check_openai(
 
 
 def _check_anthropic(
-    settings: ReviewerSettings, options: ModelOptions, key: str | None, report: Findings
+    settings: ReviewerSettings, options: ModelOptions, key: str | None, report: DoctorReport
 ) -> None:
     url = anthropic.endpoint(settings, f"/v1/models/{settings.model}")
     status, _ = get_json(url, anthropic.headers(options, key), settings.timeout)
@@ -146,7 +145,7 @@ def _check_anthropic(
         report.unreachable(f"reviewer {settings.name}: HTTP {status} from {url}")
 
 
-def _check_command(settings: ReviewerSettings, options: ModelOptions, report: Findings) -> None:
+def _check_command(settings: ReviewerSettings, options: ModelOptions, report: DoctorReport) -> None:
     program = options.command[0]
     if shutil.which(program) is None:
         report.unreachable(f"reviewer {settings.name}: command {program!r} is not found or not executable")
@@ -154,7 +153,7 @@ def _check_command(settings: ReviewerSettings, options: ModelOptions, report: Fi
         report.ok(f"reviewer {settings.name}: command {program!r} found")
 
 
-def _check_independence(config: Config, settings: ReviewerSettings, report: Findings) -> None:
+def _check_independence(config: Config, settings: ReviewerSettings, report: DoctorReport) -> None:
     table: Mapping[str, Any] = config.sections.get("implementer", {})
     reader = _Reader(config.source or CONFIG_FILE, "implementer.", table)
     reader.warn_unknown(IMPLEMENTER_KEYS)
@@ -175,7 +174,7 @@ def _check_independence(config: Config, settings: ReviewerSettings, report: Find
         report.ok(f"reviewer {settings.name}: differs from the implementer ({implementer['model']})")
 
 
-def _check_reviewer(config: Config, name: str, report: Findings) -> None:
+def _check_reviewer(config: Config, name: str, report: DoctorReport) -> None:
     settings = config.reviewer(name)
     factory = providers.get(settings.provider)
     if factory is None:
@@ -215,13 +214,20 @@ def _check_reviewer(config: Config, name: str, report: Findings) -> None:
 
 
 def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
-    report = Findings(out)
+    report = DoctorReport(out)
     try:
         repo = repository_root(options.start)
     except ReviewgateError as error:
         report.config(str(error))
         return report.exit_code()
     report.ok(f"git repository at {printable(str(repo))}")
+    base_ref, source = resolve_base(repo, options.base, detect(environ))
+    if resolve_commit(repo, base_ref) is None:
+        report.config(
+            f"base {base_ref!r} (from {source}) does not name a commit; fetch it or pass --base REF"
+        )
+    else:
+        report.ok(f"base {base_ref} (from {source}) resolves")
     try:
         config = apply_overrides(
             load_config(repo, options.config_path), Overrides(reviewers=options.reviewers)
@@ -230,13 +236,6 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
         report.config(str(error))
         return report.exit_code()
     report.ok(f"config {config.source or '(defaults: no config file)'} parses")
-    base_ref, source = resolve_base(repo, options.base, detect(environ))
-    if resolve_commit(repo, base_ref) is None:
-        report.config(
-            f"base {base_ref!r} (from {source}) does not name a commit; fetch it or pass --base REF"
-        )
-    else:
-        report.ok(f"base {base_ref} (from {source}) resolves")
     for name in config.review.reviewers:
         _check_reviewer(config, name, report)
     return report.exit_code()
