@@ -265,7 +265,8 @@ def apply_overrides(config: Config, overrides: Overrides) -> Config:
     verify = replace(config.verify, enabled=False) if overrides.no_verify else config.verify
     config = replace(config, review=review, verify=verify)
     if overrides.cache_dir is not None:
-        config = replace(config, sections={**config.sections, "cache": {**config.sections.get("cache", {}), "dir": overrides.cache_dir}})
+        cache = {**config.sections.get("cache", {}), "dir": overrides.cache_dir}
+        config = replace(config, sections={**config.sections, "cache": cache})
     if overrides.on_missing_key is not None:
         config = replace(config, reviewers={
             name: replace(settings, options={**settings.options, "on_missing_key": overrides.on_missing_key})

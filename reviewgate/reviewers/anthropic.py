@@ -12,9 +12,10 @@ import json
 from typing import Any
 
 from reviewgate.config import ReviewerSettings
+from reviewgate.reviewers.model.api_transport import ApiTransport, WireFormat
 from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
-from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, post_json
+from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
 
@@ -87,24 +88,8 @@ def reply_from(data: dict[str, Any]) -> Reply:
     return Reply("\n".join(texts), **tokens)
 
 
-class AnthropicTransport:
-    def __init__(self, settings: ReviewerSettings, options: ModelOptions) -> None:
-        self.settings, self.options = settings, options
-        self.policy = RetryPolicy(options.retries, options.retry_base_delay, options.retry_max_delay)
-
-    def complete(self, conversation: Conversation, key: str | None) -> Reply:
-        result = post_json(
-            endpoint(self.settings, "/v1/messages"),
-            headers(self.options, key),
-            request_body(self.settings, self.options, conversation),
-            timeout=self.settings.timeout,
-            policy=self.policy,
-            key_variable=key_variable(self.settings),
-        )
-        reply = reply_from(result.data)
-        return Reply(reply.text, reply.input_tokens, reply.output_tokens, result.requests)
-
-
 def build(settings: ReviewerSettings) -> ModelReviewer:
     options = parse_options(settings)
-    return ModelReviewer(settings, options, AnthropicTransport(settings, options), key_variable(settings))
+    wire = WireFormat(endpoint(settings, "/v1/messages"), headers, request_body, reply_from)
+    variable = key_variable(settings)
+    return ModelReviewer(settings, options, ApiTransport(settings, options, wire, variable), variable)
