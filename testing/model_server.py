@@ -95,8 +95,7 @@ class ModelServer:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def posts(self) -> list[Recorded]:
         return [item for item in self.requests if item.method == "POST"]

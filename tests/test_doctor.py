@@ -36,9 +36,12 @@ def test_unknown_model_and_missing_key_are_unreachable(tmp_path: Path) -> None:
         unknown = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
         missing = run_cli(repo.path, "doctor", "--base", "main")
     assert unknown.returncode == 3 and _problems(unknown.stdout) == [
-        f"problem: reviewer openai: {server.url}/v1/models does not list model 'test-model'"]
+        f"problem: reviewer openai: {server.url}/v1/models does not list model 'test-model'"
+    ]
     assert missing.returncode == 3
-    assert _problems(missing.stdout) == ["problem: reviewer openai: the key variable $OPENAI_API_KEY is not set"]
+    assert _problems(missing.stdout) == [
+        "problem: reviewer openai: the key variable $OPENAI_API_KEY is not set"
+    ]
 
 
 def test_unreachable_endpoint(tmp_path: Path) -> None:
@@ -55,7 +58,9 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
 def test_anthropic_model_check(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     with ModelServer([], models=("claude-known",)) as server:
-        write_config(repo.path, "claude", {"provider": "anthropic", "model": "claude-unknown", "base_url": server.url})
+        write_config(
+            repo.path, "claude", {"provider": "anthropic", "model": "claude-unknown", "base_url": server.url}
+        )
         result = run_cli(repo.path, "doctor", "--base", "main", env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 3
     assert "model 'claude-unknown' is unknown (HTTP 404" in _problems(result.stdout)[0]

@@ -51,7 +51,9 @@ def test_changed_settings_or_tree_miss(tmp_path: Path) -> None:
 
 def test_blocked_reviews_are_never_stored(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
-    with ModelServer([Reply(status=500), Reply(status=500), Reply(status=500), Reply(review=REVIEW)]) as server:
+    with ModelServer(
+        [Reply(status=500), Reply(status=500), Reply(status=500), Reply(review=REVIEW)]
+    ) as server:
         _config(repo.path, server)
         blocked = run_cli(repo.path, "run", "--base", "main", env=KEY)
         retried = run_cli(repo.path, "run", "--base", "main", env=KEY)

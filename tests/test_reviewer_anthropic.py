@@ -23,18 +23,29 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
-    return ReviewerSettings(name="claude", provider="anthropic", model="test-model", base_url=server.url,
-                            timeout=1.0, options={**FAST, **options})
+    return ReviewerSettings(
+        name="claude",
+        provider="anthropic",
+        model="test-model",
+        base_url=server.url,
+        timeout=1.0,
+        options={**FAST, **options},
+    )
 
 
 def test_forced_record_review_tool_becomes_findings(tmp_path: Path, key: None) -> None:
     repo = calc_repo(tmp_path)
-    review = review_document([finding("app/calc.py", 7, title="Division by zero")], "request_changes",
-                             product_questions=["Should divide round?"])
+    review = review_document(
+        [finding("app/calc.py", 7, title="Division by zero")],
+        "request_changes",
+        product_questions=["Should divide round?"],
+    )
     with ModelServer([Reply(review=review)]) as server:
         outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
-    assert [(item.path, item.line, item.title) for item in outcome.findings] == [("app/calc.py", 7, "Division by zero")]
+    assert [(item.path, item.line, item.title) for item in outcome.findings] == [
+        ("app/calc.py", 7, "Division by zero")
+    ]
     assert outcome.product_questions == ("Should divide round?",)
     assert outcome.usage.requests == 1 and outcome.usage.input_tokens == 1000
     request = server.posts()[0]
@@ -42,7 +53,12 @@ def test_forced_record_review_tool_becomes_findings(tmp_path: Path, key: None) -
     assert request.headers["x-api-key"] == "sk-ant-test-not-a-real-key"
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert request.body["tool_choice"] == {"type": "tool", "name": "record_review"}
-    assert request.body["tools"][0]["input_schema"]["required"] == ["verdict", "summary", "findings", "product_questions"]
+    assert request.body["tools"][0]["input_schema"]["required"] == [
+        "verdict",
+        "summary",
+        "findings",
+        "product_questions",
+    ]
 
 
 def test_overloaded_then_success(tmp_path: Path, key: None) -> None:
@@ -63,7 +79,8 @@ def test_refusal_blocks(tmp_path: Path, key: None) -> None:
 def test_reproduction_and_rejections_go_inside_the_data(tmp_path: Path, key: None) -> None:
     repo = calc_repo(tmp_path)
     request = review_request(
-        repo.path, reproduction="divide(1, 0) raised ZeroDivisionError; expected None",
+        repo.path,
+        reproduction="divide(1, 0) raised ZeroDivisionError; expected None",
         rejections=(Rejection("app/calc.py", 7, "callers never pass zero"),),
     )
     with ModelServer([Reply(review=review_document())]) as server:
@@ -84,11 +101,14 @@ def test_secrets_in_the_diff_are_redacted_and_reported(tmp_path: Path, key: None
 
 
 def test_withheld_files_never_reach_the_prompt(tmp_path: Path, key: None) -> None:
-    repo = calc_repo(tmp_path, extra_branch={
-        "docs/specs/divide.md": "SPEC-MARKER the author's plan\n",
-        "docs/plans/divide.md": "PLAN-MARKER\n",
-        "notes/RCA-zero.md": "RCA-MARKER\n",
-    })
+    repo = calc_repo(
+        tmp_path,
+        extra_branch={
+            "docs/specs/divide.md": "SPEC-MARKER the author's plan\n",
+            "docs/plans/divide.md": "PLAN-MARKER\n",
+            "notes/RCA-zero.md": "RCA-MARKER\n",
+        },
+    )
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
     text = server.posts()[0].text
@@ -100,7 +120,10 @@ def test_withheld_files_never_reach_the_prompt(tmp_path: Path, key: None) -> Non
 def test_governing_docs_and_call_sites_are_context(tmp_path: Path, key: None) -> None:
     repo = calc_repo(
         tmp_path,
-        extra_base={"AGENTS.md": "AGENTS-MARKER: use app/util.py helpers\n", "app/use.py": "from app.calc import add\n"},
+        extra_base={
+            "AGENTS.md": "AGENTS-MARKER: use app/util.py helpers\n",
+            "app/use.py": "from app.calc import add\n",
+        },
         extra_branch={"app/use.py": "from app.calc import add, divide\n\nprint(divide(4, 2))\n"},
     )
     with ModelServer([Reply(review=review_document())]) as server:
@@ -115,8 +138,11 @@ def test_anthropic_through_the_cli_exits_one_on_a_blocker(tmp_path: Path) -> Non
     repo = calc_repo(tmp_path)
     review = review_document([finding("app/calc.py", 6, severity="critical", title="Comment hides intent")])
     with ModelServer([Reply(review=review)]) as server:
-        write_config(repo.path, "claude", {"provider": "anthropic", "model": "test-model", "base_url": server.url,
-                                           "timeout": 1, **FAST})
+        write_config(
+            repo.path,
+            "claude",
+            {"provider": "anthropic", "model": "test-model", "base_url": server.url, "timeout": 1, **FAST},
+        )
         result = run_cli(repo.path, "run", "--base", "main", env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 1, result.stderr
     assert result.report()["findings"][0]["severity"] == "blocker"  # "critical" normalized

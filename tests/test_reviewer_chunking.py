@@ -19,16 +19,29 @@ SMALL_WINDOW = {"max_input_tokens": 3000, "context_tokens": 0, "concurrency": 2,
 
 
 def _module(name: str, lines: int) -> str:
-    return "".join(f"value_{name}_{index} = compute_{name}({index})  # line {index}\n" for index in range(lines))
+    return "".join(
+        f"value_{name}_{index} = compute_{name}({index})  # line {index}\n" for index in range(lines)
+    )
 
 
 def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
-    return ReviewerSettings(name="llm", provider="openai", model="test-model", base_url=f"{server.url}/v1",
-                            api_key_env="", timeout=5.0, options={**SMALL_WINDOW, **options})
+    return ReviewerSettings(
+        name="llm",
+        provider="openai",
+        model="test-model",
+        base_url=f"{server.url}/v1",
+        api_key_env="",
+        timeout=5.0,
+        options={**SMALL_WINDOW, **options},
+    )
 
 
 def test_a_large_diff_is_reviewed_in_chunks_and_findings_merge(tmp_path: Path) -> None:
-    files = {f"{folder}/module_{index}.py": _module(f"{folder}{index}", 25) for folder in ("api", "web") for index in range(3)}
+    files = {
+        f"{folder}/module_{index}.py": _module(f"{folder}{index}", 25)
+        for folder in ("api", "web")
+        for index in range(3)
+    }
     repo = make_repo(tmp_path, {"README.md": "base\n"}, files)
     same = review_document([finding("api/module_0.py", 1, title="Same finding from every chunk")])
     with ModelServer([Reply(review=same)]) as server:
@@ -44,9 +57,15 @@ def test_a_large_diff_is_reviewed_in_chunks_and_findings_merge(tmp_path: Path) -
     assert f"the diff was reviewed in {len(posts)} chunks" in outcome.notes
 
 
-@pytest.mark.parametrize(("policy", "status"), [("blocked", ReviewerStatus.BLOCKED), ("report", ReviewerStatus.OK)])
-def test_a_file_too_large_even_alone_is_not_reviewed(tmp_path: Path, policy: str, status: ReviewerStatus) -> None:
-    repo = make_repo(tmp_path, {"README.md": "base\n"}, {"small.py": "x = 1\n", "huge.py": _module("huge", 200)})
+@pytest.mark.parametrize(
+    ("policy", "status"), [("blocked", ReviewerStatus.BLOCKED), ("report", ReviewerStatus.OK)]
+)
+def test_a_file_too_large_even_alone_is_not_reviewed(
+    tmp_path: Path, policy: str, status: ReviewerStatus
+) -> None:
+    repo = make_repo(
+        tmp_path, {"README.md": "base\n"}, {"small.py": "x = 1\n", "huge.py": _module("huge", 200)}
+    )
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = openai.build(_settings(server, on_unreviewed=policy)).review(review_request(repo.path))
     assert outcome.status is status

@@ -21,25 +21,31 @@ def test_the_published_schema_is_valid_and_accepts_a_review() -> None:
     jsonschema.validate(review_document([finding("a.py", 1)]), contract_schema())
 
 
-@pytest.mark.parametrize("wrap", [
-    lambda text: text,
-    lambda text: f"```json\n{text}\n```",
-    lambda text: f"Here is my review.\n\n```\n{text}\n```\nLet me know.",
-    lambda text: f"My verdict follows: {text}",
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda text: text,
+        lambda text: f"```json\n{text}\n```",
+        lambda text: f"Here is my review.\n\n```\n{text}\n```\nLet me know.",
+        lambda text: f"My verdict follows: {text}",
+    ],
+)
 def test_fenced_and_prose_wrapped_json_parse(wrap) -> None:  # type: ignore[no-untyped-def]
     parsed = parse_review(wrap(json.dumps(review_document([finding("a.py", 1)]))))
     assert parsed.verdict == "approve" and len(parsed.findings) == 1
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("", "empty"),
-    ('{"verdict": "approve", "summary": "x"', "not valid JSON"),
-    ("[1, 2]", "expected one JSON object"),
-    (json.dumps({"verdict": "maybe", "summary": "", "findings": [], "product_questions": []}), "verdict"),
-    (json.dumps({"verdict": "approve", "summary": "", "findings": []}), "product_questions"),
-    (json.dumps(review_document([{**finding("a.py", "7"), "extra": 1}])), "findings/0"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ('{"verdict": "approve", "summary": "x"', "not valid JSON"),
+        ("[1, 2]", "expected one JSON object"),
+        (json.dumps({"verdict": "maybe", "summary": "", "findings": [], "product_questions": []}), "verdict"),
+        (json.dumps({"verdict": "approve", "summary": "", "findings": []}), "product_questions"),
+        (json.dumps(review_document([{**finding("a.py", "7"), "extra": 1}])), "findings/0"),
+    ],
+)
 def test_invalid_replies_say_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(ContractError, match=message):
         parse_review(text)
@@ -55,7 +61,9 @@ def test_unambiguous_spellings_are_normalized_and_the_rest_dropped() -> None:
     parsed = parse_review(json.dumps(review_document(findings, verdict="Request Changes")))
     assert parsed.verdict == "request_changes"
     assert [(item["class"], item["severity"]) for item in parsed.findings] == [
-        ("correctness", "blocker"), ("product_question", "nit")]
+        ("correctness", "blocker"),
+        ("product_question", "nit"),
+    ]
     assert parsed.dropped == 2
 
 
@@ -85,17 +93,24 @@ def test_placement_keeps_moves_and_drops(tmp_path: Path) -> None:
 def test_finding_ids_are_stable_across_line_moves(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     request = review_request(repo.path)
-    first = place_all("llm", request.target, request.head, [finding("app/calc.py", 7, title="Divide  by ZERO")])
-    second = place_all("llm", request.target, request.head, [finding("app/calc.py", 8, title="divide by zero")])
+    first = place_all(
+        "llm", request.target, request.head, [finding("app/calc.py", 7, title="Divide  by ZERO")]
+    )
+    second = place_all(
+        "llm", request.target, request.head, [finding("app/calc.py", 8, title="divide by zero")]
+    )
     assert first.findings[0].id == second.findings[0].id
 
 
-@pytest.mark.parametrize(("line", "kind"), [
-    ('key = "AKIAABCDEFGHIJKLMNOP"', "AWS access key id"),
-    ("Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwx", "OpenAI key"),
-    ("-----BEGIN RSA PRIVATE KEY-----", "private key"),
-    ('db_password = "correct-horse-battery"', "secret assignment"),
-])
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ('key = "AKIAABCDEFGHIJKLMNOP"', "AWS access key id"),
+        ("Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwx", "OpenAI key"),
+        ("-----BEGIN RSA PRIVATE KEY-----", "private key"),
+        ('db_password = "correct-horse-battery"', "secret assignment"),
+    ],
+)
 def test_secret_looking_values_are_redacted(line: str, kind: str) -> None:
     redacted, kinds = redact_line(line)
     assert kinds == [kind]
@@ -106,14 +121,19 @@ def test_ordinary_code_is_not_redacted() -> None:
     assert redact_line('token = request.headers.get("token")') == ('token = request.headers.get("token")', [])
 
 
-@pytest.mark.parametrize(("path", "withheld"), [
-    ("docs/specs/x.md", True),
-    ("services/api/docs/specs/x.md", True),
-    ("docs/plans/new.md", True),  # the branch edits it
-    ("docs/plans/old.md", False),  # predates the branch: fair game
-    ("incidents/RCA-2024-01.md", True),
-    ("docs/postmortem.md", True),
-    ("src/arcade.py", False),
-])
+@pytest.mark.parametrize(
+    ("path", "withheld"),
+    [
+        ("docs/specs/x.md", True),
+        ("services/api/docs/specs/x.md", True),
+        ("docs/plans/new.md", True),  # the branch edits it
+        ("docs/plans/old.md", False),  # predates the branch: fair game
+        ("incidents/RCA-2024-01.md", True),
+        ("docs/postmortem.md", True),
+        ("src/arcade.py", False),
+    ],
+)
 def test_withheld_paths(path: str, withheld: bool) -> None:
-    assert (withheld_reason(path, {"docs/plans/new.md", path if path != "docs/plans/old.md" else ""}) is not None) is withheld
+    assert (
+        withheld_reason(path, {"docs/plans/new.md", path if path != "docs/plans/old.md" else ""}) is not None
+    ) is withheld

@@ -15,7 +15,9 @@ KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 GITHUB = {**KEY, "GITHUB_ACTIONS": "true"}
 
 
-def _run(tmp_path: Path, script: list[Reply], env: dict[str, str] | None = None, *args: str, **options: object):
+def _run(
+    tmp_path: Path, script: list[Reply], env: dict[str, str] | None = None, *args: str, **options: object
+):
     repo = calc_repo(tmp_path)
     with ModelServer(script) as server:
         write_config(repo.path, "openai", fast_openai(server.url, **options))
@@ -24,7 +26,9 @@ def _run(tmp_path: Path, script: list[Reply], env: dict[str, str] | None = None,
 
 
 def test_major_correctness_finding_on_a_changed_line_requests_changes(tmp_path: Path) -> None:
-    review = review_document([finding("app/calc.py", 7, title="Division by zero is not handled")], "request_changes")
+    review = review_document(
+        [finding("app/calc.py", 7, title="Division by zero is not handled")], "request_changes"
+    )
     result, server = _run(tmp_path, [Reply(review=review)])
     assert result.returncode == 1, result.stderr
     assert len(server.posts()) == 1
@@ -116,8 +120,14 @@ def test_invented_paths_are_dropped_and_far_lines_go_to_file_level(tmp_path: Pat
         finding("app/invented.py", 3, title="invented file"),
         finding("app/calc.py", 40, title="far away line", severity="minor"),
         finding("app/calc.py", 9, title="near the hunk", severity="minor"),
-        finding("app/util.py", 1, category="reuse", finding_class="systematic", severity="minor",
-                title="reuse helper"),
+        finding(
+            "app/util.py",
+            1,
+            category="reuse",
+            finding_class="systematic",
+            severity="minor",
+            title="reuse helper",
+        ),
     ]
     result, _ = _run(tmp_path, [Reply(review=review_document(findings))])
     assert result.returncode == 0, result.stderr
