@@ -146,3 +146,13 @@ def test_anthropic_through_the_cli_exits_one_on_a_blocker(tmp_path: Path) -> Non
         result = run_cli(repo.path, "run", "--base", "main", env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 1, result.stderr
     assert result.report()["findings"][0]["severity"] == "blocker"  # "critical" normalized
+
+
+def test_secrets_in_call_sites_are_redacted_with_their_place(tmp_path: Path, key: None) -> None:
+    token = "ghp_" + "Z9y8X7w6" * 5
+    repo = calc_repo(tmp_path, extra_base={"lib/legacy.py": f'print(divide(1, 2), "{token}")\n'})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    assert "lib/legacy.py:1: print(divide(1, 2)" in server.posts()[0].text
+    assert token not in server.posts()[0].text
+    assert any("GitHub token at lib/legacy.py:1" in note for note in outcome.notes)

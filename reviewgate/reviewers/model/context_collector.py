@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import FileChange
 from reviewgate.git import TreeReader, run_git
-from reviewgate.reviewers.model.redaction import Redaction, redact_text
+from reviewgate.reviewers.model.redaction import Redaction, redact_line, redact_text
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.text import printable, truncate
@@ -102,11 +102,12 @@ class _Budget:
         self.items: list[ContextItem] = []
         self.redactions: list[Redaction] = []
 
-    def add(self, path: str, why: str, text: str, first_line: int = 1) -> bool:
-        """Add the item, cut to what is left; False once the budget is spent."""
+    def add(self, path: str, why: str, text: str, redacted: tuple[Redaction, ...] | None = None) -> bool:
+        """Add the item, cut to what is left; False once the budget is spent. Text the caller
+        has already redacted comes with its `redacted` list; anything else is redacted here."""
         if self.remaining <= 0:
             return False
-        clean, found = redact_text(text, path, first_line)
+        clean, found = (text, list(redacted)) if redacted is not None else redact_text(text, path)
         clean = truncate(clean, self.remaining * CHARACTERS_PER_TOKEN, "\n… (cut to fit the context budget)")
         self.items.append(ContextItem(path, why, clean))
         self.redactions += found
@@ -152,8 +153,13 @@ def collect_context(
     for symbol in touched_symbols(chunk):
         sites = [site for site in symbol_sites(request, symbol) if allowed(site[0])]
         if sites:
-            lines = "\n".join(f"{printable(path)}:{line}: {text}" for path, line, text in sites)
-            if not budget.add(f"symbol {symbol}", "definitions and call sites in the head tree", lines):
+            lines, found = [], []
+            for path, line, text in sites:
+                clean, kinds = redact_line(text)
+                lines.append(f"{printable(path)}:{line}: {clean}")
+                found += [Redaction(path, line, kind) for kind in kinds]
+            why = "definitions and call sites in the head tree"
+            if not budget.add(f"symbol {symbol}", why, "\n".join(lines), tuple(found)):
                 break
     head_files = request.head.list_files()
     directories = {str(PurePosixPath(path).parent) for path in shown}
