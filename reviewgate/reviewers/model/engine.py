@@ -222,16 +222,17 @@ class ModelReviewer:
             reason = blocked[0] + (
                 f" (and {len(blocked) - 1} more chunk(s) failed)" if len(blocked) > 1 else ""
             )
-        elif not_reviewed and self.options.on_unreviewed == "blocked":
+        elif not_reviewed:
+            # Said in the reason even when policy lets it pass: the summary shows reasons, and a
+            # partially reviewed change is never approved silently (issue 5, "Large diffs").
             reason = (
                 f"{len(not_reviewed)} part(s) of the change were too large to review and were not reviewed: "
                 + "; ".join(not_reviewed)
             )
-        if not_reviewed and not blocked:
-            notes.append("not reviewed: " + "; ".join(not_reviewed))
+        is_blocked = bool(blocked) or (bool(not_reviewed) and self.options.on_unreviewed == "blocked")
         return ReviewerOutcome(
             reviewer=self.name,
-            status=ReviewerStatus.BLOCKED if reason else ReviewerStatus.OK,
+            status=ReviewerStatus.BLOCKED if is_blocked else ReviewerStatus.OK,
             findings=tuple(sorted(findings.values(), key=sort_key)),
             reason=reason,
             product_questions=tuple(questions),
