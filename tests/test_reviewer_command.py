@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import command
-from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
@@ -28,6 +28,16 @@ def _settings(argv: list[str], **options: object) -> ReviewerSettings:
 
 
 REVIEW = json.dumps(review_document([finding("app/calc.py", 7, title="Division by zero")], "request_changes"))
+
+
+def _review_with_agent(tmp_path: Path, body: str, timeout: float = 5.0) -> ReviewerOutcome:
+    """Review the calc change with an agent script whose body is `body`."""
+    repo = calc_repo(tmp_path)
+    agent = _agent(tmp_path, body)
+    settings = ReviewerSettings(
+        name="agent", provider="command", timeout=timeout, options={"command": [sys.executable, str(agent)]}
+    )
+    return command.build(settings).review(review_request(repo.path))
 
 
 def test_prompt_on_stdin_and_review_on_stdout(tmp_path: Path) -> None:
@@ -93,35 +103,24 @@ print({REVIEW!r})
 
 
 def test_agent_writing_into_its_snapshot_is_a_mutation(tmp_path: Path) -> None:
-    repo = calc_repo(tmp_path)
-    agent = _agent(
-        tmp_path,
-        f"""
+    body = f"""
 sys.stdin.read()
 os.chmod("app", 0o755)
 open("app/new.py", "w").write("x = 1\\n")
 print({REVIEW!r})
-""",
-    )
-    outcome = command.build(_settings([sys.executable, str(agent)])).review(review_request(repo.path))
+"""
+    outcome = _review_with_agent(tmp_path, body)
     assert outcome.status is ReviewerStatus.BLOCKED and "its snapshot" in outcome.reason
 
 
 def test_failing_agent_blocks_with_its_error(tmp_path: Path) -> None:
-    repo = calc_repo(tmp_path)
-    agent = _agent(tmp_path, "sys.stdin.read()\nsys.exit('model quota exhausted')\n")
-    outcome = command.build(_settings([sys.executable, str(agent)])).review(review_request(repo.path))
+    outcome = _review_with_agent(tmp_path, "sys.stdin.read()\nsys.exit('model quota exhausted')\n")
     assert outcome.status is ReviewerStatus.BLOCKED
     assert "exited with code 1: model quota exhausted" in outcome.reason
 
 
 def test_hanging_agent_is_killed_at_the_timeout(tmp_path: Path) -> None:
-    repo = calc_repo(tmp_path)
-    agent = _agent(tmp_path, "import time\ntime.sleep(30)\n")
-    settings = ReviewerSettings(
-        name="agent", provider="command", timeout=1.0, options={"command": [sys.executable, str(agent)]}
-    )
-    outcome = command.build(settings).review(review_request(repo.path))
+    outcome = _review_with_agent(tmp_path, "import time\ntime.sleep(30)\n", timeout=1.0)
     assert outcome.status is ReviewerStatus.BLOCKED and "timeout" in outcome.reason
 
 
