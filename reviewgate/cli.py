@@ -15,6 +15,7 @@ from typing import TextIO
 from reviewgate import __version__
 from reviewgate.ci import detect
 from reviewgate.config import Overrides
+from reviewgate.doctor import DoctorOptions, run_doctor
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.git import GitFailure, repository_root
 from reviewgate.run import RunOptions, freeze_target, load_run_config, run_gate, run_verify_only
@@ -49,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
+    run.add_argument("--cache-dir", help="where model reviews are stored and reused (overrides [cache] dir; "
+                     "default .reviewgate-cache/)")
+    run.add_argument("--on-missing-key", choices=("blocked", "skip"),
+                     help="a model reviewer whose key variable is unset (fork PRs): block (default) or skip it")
 
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
@@ -62,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     freeze = commands.add_parser("freeze", help="print the frozen target as JSON")
     _add_target_flags(freeze)
+
+    doctor = commands.add_parser("doctor", help="check config, git, base and every reviewer; exit 0 ok, 2 config, 3 unreachable")
+    _add_target_flags(doctor)
+    doctor.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
+                        help="reviewer to check (repeatable; overrides review.reviewers)")
     return parser
 
 
@@ -77,6 +87,8 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
             max_rounds=arguments.max_rounds,
             no_verify=arguments.no_verify,
+            cache_dir=arguments.cache_dir,
+            on_missing_key=arguments.on_missing_key,
         ),
     )
     return run_gate(options, stdout)
@@ -104,10 +116,17 @@ def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
     return 0
 
 
+def _doctor(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    reviewers = tuple(arguments.reviewers) if arguments.reviewers else None
+    return run_doctor(DoctorOptions(start=arguments.repo, base=arguments.base, config_path=arguments.config,
+                                    reviewers=reviewers), stdout)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "run": _run,
     "verify": _verify,
     "freeze": _freeze,
+    "doctor": _doctor,
 }
 
 

@@ -63,6 +63,7 @@ class ReviewerSettings:
     api_key_env: str | None = None
     timeout: float = 120.0
     options: Mapping[str, Any] = field(default_factory=dict)
+    source: str = CONFIG_FILE  # the config file it came from, for messages naming file and key
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,12 @@ class Overrides:
     fail_on: tuple[str, ...] | None = None
     max_rounds: int | None = None
     no_verify: bool = False
+    cache_dir: str | None = None  # --cache-dir: where reviews are reused from ([cache] dir)
+    on_missing_key: str | None = None  # --on-missing-key: blocked | skip, for every model reviewer
 
 
 # Sections other modules own; listed here only so they are not warned about as unknown.
-OPEN_SECTIONS = ("lenses", "github", "gitlab", "cache", "import")
+OPEN_SECTIONS = ("lenses", "github", "gitlab", "cache", "import", "implementer")
 
 
 class _Reader:
@@ -199,6 +202,7 @@ def _parse_reviewer(name: str, reader: _Reader) -> ReviewerSettings:
         api_key_env=reader.string("api_key_env", None),
         timeout=reader.number("timeout", 120.0, minimum=1.0),
         options=options,
+        source=reader.source,
     )
 
 
@@ -260,4 +264,13 @@ def apply_overrides(config: Config, overrides: Overrides) -> Config:
             raise ConfigError(f"--max-rounds: expected a whole number of at least 1, got {overrides.max_rounds}")
         review = replace(review, max_rounds=overrides.max_rounds)
     verify = replace(config.verify, enabled=False) if overrides.no_verify else config.verify
-    return replace(config, review=review, verify=verify)
+    config = replace(config, review=review, verify=verify)
+    if overrides.cache_dir is not None:
+        cache = {**config.sections.get("cache", {}), "dir": overrides.cache_dir}
+        config = replace(config, sections={**config.sections, "cache": cache})
+    if overrides.on_missing_key is not None:
+        config = replace(config, reviewers={
+            name: replace(settings, options={**settings.options, "on_missing_key": overrides.on_missing_key})
+            for name, settings in config.reviewers.items()
+        })
+    return config

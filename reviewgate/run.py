@@ -29,6 +29,7 @@ from reviewgate.git import TreeReader, repository_root
 from reviewgate.report import publish
 from reviewgate.report.files import prepare_output_dir
 from reviewgate.result import GateResult
+from reviewgate.review_cache import open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.target import FrozenTarget, freeze
@@ -85,6 +86,7 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     reviewers = build_reviewers(config)
     context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
+    cache = open_review_cache(config, repo)
 
     target = freeze_target(repo, config, options, context)
     timings["freeze"] = time.monotonic() - clock
@@ -112,7 +114,7 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
         )
     else:
-        outcomes = tuple(run_reviewer(reviewer, request) for reviewer in reviewers)
+        outcomes = tuple(review_with_cache(cache, reviewer, request, run_reviewer) for reviewer in reviewers)
     timings["review"] = time.monotonic() - clock
 
     return publish_result(

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from reviewgate.config import Config, ReviewerSettings
 from reviewgate.errors import UsageError
+from reviewgate.reviewers import anthropic, command, openai
 from reviewgate.reviewers.base import Reviewer
 from reviewgate.reviewers.builtin import BuiltinReviewer
 
@@ -13,6 +14,9 @@ ReviewerFactory = Callable[[ReviewerSettings], Reviewer]
 
 providers: dict[str, ReviewerFactory] = {
     "builtin": BuiltinReviewer.from_settings,
+    "openai": openai.build,
+    "anthropic": anthropic.build,
+    "command": command.build,
 }
 
 

@@ -31,6 +31,12 @@ class Usage:
             "cost": self.cost,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Usage:
+        cost = data.get("cost")
+        return cls(int(data.get("requests", 0)), int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)),
+                   float(cost) if cost is not None else None)
+
 
 @dataclass(frozen=True)
 class ReviewerOutcome:
@@ -62,6 +68,25 @@ class ReviewerOutcome:
             "notes": list(self.notes),
             "cached": self.cached,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReviewerOutcome:
+        """The inverse of to_json, for the review cache; findings come from a `findings` list
+        (to_json only counts them, so the cache stores them beside it)."""
+        return cls(
+            reviewer=str(data["reviewer"]),
+            status=ReviewerStatus(data["status"]),
+            findings=tuple(Finding.from_json(item) for item in data.get("findings", [])),
+            reason=str(data.get("reason", "")),
+            product_questions=tuple(str(item) for item in data.get("product_questions", [])),
+            summary=str(data.get("summary", "")),
+            usage=Usage.from_json(data.get("usage") or {}),
+            duration_seconds=float(data.get("duration_seconds", 0.0)),
+            dropped=int(data.get("dropped", 0)),
+            not_reviewed=tuple(str(item) for item in data.get("not_reviewed", [])),
+            notes=tuple(str(item) for item in data.get("notes", [])),
+            cached=bool(data.get("cached", False)),
+        )
 
 
 class Reviewer(Protocol):

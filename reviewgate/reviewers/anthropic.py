@@ -1,0 +1,95 @@
+"""The `anthropic` provider: the Messages API over `requests`.
+
+Structured output by forcing one tool, `record_review`, whose `input_schema` is the review
+contract (Anthropic docs, "Tool use": `tool_choice: {"type": "tool", "name": ...}`); the tool
+input is the review. Headers and version per the API reference (`x-api-key`,
+`anthropic-version`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reviewgate.config import ReviewerSettings
+from reviewgate.reviewers.model.api_transport import ApiTransport, WireFormat
+from reviewgate.reviewers.model.contract import wire_schema
+from reviewgate.reviewers.model.engine import ModelReviewer, Reply
+from reviewgate.reviewers.model.http import TransportBlocked
+from reviewgate.reviewers.model.options import ModelOptions, parse_options
+from reviewgate.reviewers.model.prompt import Conversation
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+TOOL_NAME = "record_review"
+
+
+def key_variable(settings: ReviewerSettings) -> str | None:
+    return DEFAULT_KEY_VARIABLE if settings.api_key_env is None else (settings.api_key_env or None)
+
+
+def endpoint(settings: ReviewerSettings, path: str) -> str:
+    return (settings.base_url or DEFAULT_BASE_URL).rstrip("/") + path
+
+
+def headers(options: ModelOptions, key: str | None) -> dict[str, str]:
+    result = {
+        "content-type": "application/json",
+        "anthropic-version": options.anthropic_version,
+        **options.extra_headers,
+    }
+    if key is not None:
+        result["x-api-key"] = key
+    return result
+
+
+def request_body(
+    settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "max_tokens": options.max_output_tokens,
+        "system": conversation.system,
+        "messages": [{"role": message.role, "content": message.text} for message in conversation.messages],
+        "tools": [
+            {
+                "name": TOOL_NAME,
+                "description": "Record the review: the verdict, every finding and the product questions.",
+                "input_schema": wire_schema(),
+            }
+        ],
+        "tool_choice": {"type": "tool", "name": TOOL_NAME},
+    }
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    return body
+
+
+def reply_from(data: dict[str, Any]) -> Reply:
+    """The `record_review` tool input as JSON text (or the text blocks when the model wrote prose)."""
+    if data.get("stop_reason") == "refusal":
+        raise TransportBlocked("the model refused to review (stop_reason: refusal)")
+    content = data.get("content")
+    if not isinstance(content, list):
+        raise TransportBlocked("the answer holds no content list")
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    tokens = {
+        "input_tokens": int(usage.get("input_tokens") or 0),
+        "output_tokens": int(usage.get("output_tokens") or 0),
+    }
+    texts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and block.get("name") == TOOL_NAME:
+            return Reply(json.dumps(block.get("input")), **tokens)
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    return Reply("\n".join(texts), **tokens)
+
+
+def build(settings: ReviewerSettings) -> ModelReviewer:
+    options = parse_options(settings)
+    wire = WireFormat(endpoint(settings, "/v1/messages"), headers, request_body, reply_from)
+    variable = key_variable(settings)
+    return ModelReviewer(settings, options, ApiTransport(settings, options, wire, variable), variable)

@@ -1,0 +1,162 @@
+"""The review contract: find the JSON a model returned, normalize what is unambiguous, validate
+strictly against `schemas/review-contract.schema.json`.
+
+Issue 5: "Parse strictly against the schema; tolerate a fenced block or leading prose";
+"Unknown class/severity values: normalized when unambiguous, else the finding is dropped
+and counted."
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from reviewgate.findings import FindingClass, Severity
+
+SCHEMA_RESOURCE = "review-contract.schema.json"
+
+# Spellings models use for our classes and severities. Only mappings with one reading are here:
+# "low" or "warning" could be minor or nit, so they are not, and such a finding is dropped.
+CLASS_SYNONYMS = {
+    "systemic": FindingClass.SYSTEMATIC,
+    "product-question": FindingClass.PRODUCT_QUESTION,
+    "product question": FindingClass.PRODUCT_QUESTION,
+    "productquestion": FindingClass.PRODUCT_QUESTION,
+    "question": FindingClass.PRODUCT_QUESTION,
+    "bug": FindingClass.CORRECTNESS,
+    "style": FindingClass.READABILITY,
+}
+SEVERITY_SYNONYMS = {
+    "critical": Severity.BLOCKER,
+    "blocking": Severity.BLOCKER,
+    "high": Severity.MAJOR,
+    "medium": Severity.MINOR,
+    "moderate": Severity.MINOR,
+    "trivial": Severity.NIT,
+    "nitpick": Severity.NIT,
+}
+
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+
+class ContractError(Exception):
+    """The reply is not a valid review; the message is what a repair request tells the model."""
+
+
+@dataclass(frozen=True)
+class ParsedReview:
+    verdict: str
+    summary: str
+    findings: tuple[dict[str, Any], ...]
+    product_questions: tuple[str, ...]
+    dropped: int = 0
+    drop_reasons: tuple[str, ...] = field(default_factory=tuple)
+
+
+@lru_cache(maxsize=1)
+def contract_schema() -> dict[str, Any]:
+    """The published schema, loaded from the package (it ships as package data)."""
+    text = (resources.files("reviewgate") / "schemas" / SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def wire_schema() -> dict[str, Any]:
+    """The schema as sent to an API: without the meta keys some structured-output modes reject."""
+    return {
+        key: value for key, value in contract_schema().items() if not key.startswith("$") and key != "title"
+    }
+
+
+def _candidates(text: str) -> list[str]:
+    """Where the JSON object may be: the whole text, each fenced block, the outermost braces."""
+    stripped = text.strip()
+    found = [stripped]
+    found += [match.group(1).strip() for match in _FENCE.finditer(text)]
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        found.append(stripped[start : end + 1])
+    return found
+
+
+def extract_json(text: str) -> Any:
+    """The first candidate that parses; a ContractError carrying the JSON error otherwise."""
+    if not text.strip():
+        raise ContractError("the reply was empty; expected one JSON object")
+    first_error: json.JSONDecodeError | None = None
+    for candidate in _candidates(text):
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError as error:
+            first_error = first_error or error
+    assert first_error is not None
+    raise ContractError(
+        f"the reply is not valid JSON: {first_error.msg} "
+        f"at line {first_error.lineno} column {first_error.colno}"
+    )
+
+
+def _normalize(
+    value: Any, enum_type: type[FindingClass] | type[Severity], synonyms: dict[str, Any]
+) -> str | None:
+    if not isinstance(value, str):
+        return None
+    key = value.strip().lower().replace("_", " ")
+    for member in enum_type:
+        if key == member.value.replace("_", " "):
+            return str(member.value)
+    mapped = synonyms.get(key) or synonyms.get(key.replace(" ", "-"))
+    return None if mapped is None else str(mapped.value)
+
+
+def _normalize_findings(document: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    """Findings with class and severity spelled our way; those that cannot be are dropped."""
+    kept: list[Any] = []
+    reasons: list[str] = []
+    for item in document.get("findings", []):
+        if not isinstance(item, dict) or "class" not in item or "severity" not in item:
+            kept.append(item)  # structural problems are the schema's to report
+            continue
+        finding_class = _normalize(item["class"], FindingClass, CLASS_SYNONYMS)
+        severity = _normalize(item["severity"], Severity, SEVERITY_SYNONYMS)
+        if finding_class is None or severity is None:
+            reasons.append(f"unknown class/severity {item['class']!r}/{item['severity']!r}")
+            continue
+        kept.append({**item, "class": finding_class, "severity": severity})
+    return kept, reasons
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+    return f"{where}: {error.message}"
+
+
+def parse_review(text: str) -> ParsedReview:
+    """A validated review from a model's reply, or a ContractError saying what is wrong."""
+    document = extract_json(text)
+    if not isinstance(document, dict):
+        raise ContractError(f"expected one JSON object, got {type(document).__name__}")
+    reasons: list[str] = []
+    if isinstance(document.get("findings"), list):
+        findings, reasons = _normalize_findings(document)
+        document = {**document, "findings": findings}
+    if isinstance(document.get("verdict"), str):
+        document["verdict"] = document["verdict"].strip().lower().replace(" ", "_")
+    errors = sorted(jsonschema.Draft202012Validator(contract_schema()).iter_errors(document), key=str)
+    if errors:
+        listed = "; ".join(_describe(error) for error in errors[:5])
+        raise ContractError(f"the reply does not match the review schema: {listed}")
+    return ParsedReview(
+        verdict=document["verdict"],
+        summary=document["summary"],
+        findings=tuple(document["findings"]),
+        product_questions=tuple(document["product_questions"]),
+        dropped=len(reasons),
+        drop_reasons=tuple(reasons),
+    )

@@ -1,0 +1,245 @@
+"""The review flow every model reviewer shares: chunk, prompt, ask, check, place, merge.
+
+A provider supplies only a Transport (one conversation in, one reply out). Whatever goes
+wrong ends as a `blocked` outcome with its reason, never as approval (DESIGN.md, Principles).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from reviewgate.config import ReviewerSettings
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding, sort_key
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
+from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
+from reviewgate.reviewers.model.context_collector import collect_context
+from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
+from reviewgate.reviewers.model.http import TransportBlocked
+from reviewgate.reviewers.model.options import ModelOptions, settings_identity
+from reviewgate.reviewers.model.placement import place_all
+from reviewgate.reviewers.model.prompt import Conversation, build_conversation, prompt_version
+from reviewgate.reviewers.model.redaction import Redaction
+from reviewgate.reviewers.model.rendering import estimate_tokens
+from reviewgate.reviewers.model.withheld import withheld_reason
+from reviewgate.text import printable
+
+PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
+MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 1
+
+
+class Transport(Protocol):
+    def complete(self, conversation: Conversation, key: str | None) -> Reply: ...
+
+
+@dataclass
+class ChunkResult:
+    findings: list[Finding] = field(default_factory=list)
+    summary: str = ""
+    verdict: str = ""
+    product_questions: list[str] = field(default_factory=list)
+    blocked: str | None = None
+    usage: list[Reply] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    moved: int = 0
+    redactions: list[Redaction] = field(default_factory=list)
+
+
+def missing_key_message(name: str, variable: str) -> str:
+    return (
+        f"the API key variable ${variable} is not set, so reviewer {name!r} cannot run. In a pull request "
+        "from a fork, GitHub withholds secrets: set on-missing-key to 'skip' (reviewer option "
+        "on_missing_key, flag --on-missing-key) to skip this reviewer there instead of blocking"
+    )
+
+
+class ModelReviewer:
+    """A reviewer backed by a model; `transport` speaks one provider's wire format."""
+
+    def __init__(
+        self,
+        settings: ReviewerSettings,
+        options: ModelOptions,
+        transport: Transport,
+        key_variable: str | None,
+    ) -> None:
+        self.name = settings.name
+        self.settings = settings
+        self.options = options
+        self.transport = transport
+        self.key_variable = key_variable or None
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"reviewer": self.name, **settings_identity(self.settings), "prompt": prompt_version()}
+
+    def _ask(self, conversation: Conversation, key: str | None, result: ChunkResult) -> ParsedReview | None:
+        """One request, and one repair request when the answer does not match the contract."""
+        try:
+            reply = self.transport.complete(conversation, key)
+            result.usage.append(reply)
+            if not reply.text.strip():
+                result.blocked = "the reviewer returned an empty answer"
+                return None
+            try:
+                return parse_review(reply.text)
+            except ContractError as error:
+                repaired = self.transport.complete(conversation.with_repair(reply.text, str(error)), key)
+                result.usage.append(repaired)
+                try:
+                    return parse_review(repaired.text)
+                except ContractError as second:
+                    result.blocked = f"the reviewer's answer is invalid after one repair request: {second}"
+                    return None
+        except TransportBlocked as error:
+            result.blocked = str(error)
+            return None
+
+    def _review_chunk(
+        self, request: ReviewRequest, chunk: Chunk, context_budget: int, key: str | None
+    ) -> ChunkResult:
+        result = ChunkResult(redactions=list(chunk.redactions))
+        branch_paths = {change.path for change in request.target.files}
+        context = collect_context(request, chunk.files, context_budget, branch_paths)
+        result.redactions += context.redactions
+        conversation = build_conversation(
+            chunk.text, context.render(), request.reproduction, request.rejections
+        )
+        result.redactions += conversation.redactions
+        parsed = self._ask(conversation, key, result)
+        if parsed is None:
+            return result
+        placement = place_all(self.name, request.target, request.head, parsed.findings)
+        result.findings = placement.findings
+        result.dropped = [*parsed.drop_reasons, *placement.dropped]
+        result.moved = placement.moved
+        result.summary, result.verdict = parsed.summary, parsed.verdict
+        result.product_questions = list(parsed.product_questions)
+        return result
+
+    def _usage(self, replies: list[Reply]) -> Usage:
+        input_tokens = sum(reply.input_tokens for reply in replies)
+        output_tokens = sum(reply.output_tokens for reply in replies)
+        cost = None
+        if self.options.input_price is not None or self.options.output_price is not None:
+            cost = (
+                (self.options.input_price or 0.0) * input_tokens
+                + (self.options.output_price or 0.0) * output_tokens
+            ) / 1e6
+        return Usage(sum(reply.requests for reply in replies), input_tokens, output_tokens, cost)
+
+    def review(self, request: ReviewRequest) -> ReviewerOutcome:
+        started = time.monotonic()
+        key: str | None = None
+        if self.key_variable is not None:
+            key = os.environ.get(self.key_variable) or None
+            if key is None:
+                skip = self.options.on_missing_key == "skip"
+                return ReviewerOutcome(
+                    reviewer=self.name,
+                    status=ReviewerStatus.SKIPPED if skip else ReviewerStatus.BLOCKED,
+                    reason=missing_key_message(self.name, self.key_variable),
+                )
+        branch_paths = {change.path for change in request.target.files}
+        withheld = [(change, withheld_reason(change.path, branch_paths)) for change in request.target.files]
+        shown = [change for change, reason in withheld if reason is None]
+        notes = [
+            f"not shown to the reviewer: {printable(change.path)}: {reason}"
+            for change, reason in withheld
+            if reason
+        ]
+        system_tokens = estimate_tokens(build_conversation("", "").system)
+        diff_budget = (
+            self.options.max_input_tokens - system_tokens - self.options.context_tokens - PROMPT_MARGIN_TOKENS
+        )
+        if diff_budget < MIN_DIFF_BUDGET:
+            return ReviewerOutcome(
+                self.name,
+                ReviewerStatus.BLOCKED,
+                reason=(
+                    f"max_input_tokens {self.options.max_input_tokens} leaves no room for the diff after the "
+                    f"instructions (~{system_tokens} tokens) and context_tokens {self.options.context_tokens}"
+                ),
+            )
+        plan = plan_chunks(shown, diff_budget)
+        single = len(plan.chunks) == 1
+        context_budget = self.options.context_tokens
+        if single:  # one chunk: whatever the diff leaves of the window may go to context, up to the cap
+            context_budget = min(
+                context_budget,
+                self.options.max_input_tokens - system_tokens - plan.chunks[0].tokens - PROMPT_MARGIN_TOKENS,
+            )
+        with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
+            results = list(
+                pool.map(lambda chunk: self._review_chunk(request, chunk, context_budget, key), plan.chunks)
+            )
+        return self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
+
+    def _merge(
+        self, results: list[ChunkResult], not_reviewed: tuple[str, ...], notes: list[str], duration: float
+    ) -> ReviewerOutcome:
+        findings: dict[str, Finding] = {}
+        for result in results:
+            for finding in result.findings:
+                findings.setdefault(finding.id, finding)
+        questions = list(
+            dict.fromkeys(question for result in results for question in result.product_questions)
+        )
+        dropped = [reason for result in results for reason in result.dropped]
+        redactions = list(
+            dict.fromkeys(found.describe() for result in results for found in result.redactions)
+        )
+        notes += redactions
+        if dropped:
+            notes.append(
+                f"dropped {len(dropped)} finding(s) the reviewer returned: " + "; ".join(dropped[:10])
+            )
+        moved = sum(result.moved for result in results)
+        if moved:
+            notes.append(f"moved {moved} finding(s) to the nearest changed line or to file level")
+        verdicts = sorted({result.verdict for result in results if result.verdict})
+        if verdicts:
+            notes.append(
+                f"the reviewer's own verdict: {', '.join(verdicts)} "
+                "(the gate decides from the recorded severities)"
+            )
+        if len(results) > 1:
+            notes.append(f"the diff was reviewed in {len(results)} chunks")
+        blocked = [result.blocked for result in results if result.blocked]
+        reason = ""
+        if blocked:
+            reason = blocked[0] + (
+                f" (and {len(blocked) - 1} more chunk(s) failed)" if len(blocked) > 1 else ""
+            )
+        elif not_reviewed:
+            # Said in the reason even when policy lets it pass: the summary shows reasons, and a
+            # partially reviewed change is never approved silently (issue 5, "Large diffs").
+            reason = (
+                f"{len(not_reviewed)} part(s) of the change were too large to review and were not reviewed: "
+                + "; ".join(not_reviewed)
+            )
+        is_blocked = bool(blocked) or (bool(not_reviewed) and self.options.on_unreviewed == "blocked")
+        return ReviewerOutcome(
+            reviewer=self.name,
+            status=ReviewerStatus.BLOCKED if is_blocked else ReviewerStatus.OK,
+            findings=tuple(sorted(findings.values(), key=sort_key)),
+            reason=reason,
+            product_questions=tuple(questions),
+            summary="\n\n".join(result.summary for result in results if result.summary),
+            usage=self._usage([reply for result in results for reply in result.usage]),
+            duration_seconds=duration,
+            dropped=len(dropped),
+            not_reviewed=not_reviewed,
+            notes=tuple(notes),
+        )

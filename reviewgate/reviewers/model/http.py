@@ -1,0 +1,136 @@
+"""One JSON POST to a model API, retried the way the providers ask, never turned into approval.
+
+Issue 5, "Failures never approve": 429 and 5xx are retried with exponential backoff and
+jitter, honoring `Retry-After`; connection errors and timeouts are retried, then blocked;
+401/403 block at once naming the variable that holds the key; anything else blocks with the
+server's own message.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import requests
+
+from reviewgate.text import printable, truncate
+
+# 408 request timeout, 409 (OpenAI: "conflict", retry), 429 rate limit, 5xx server side,
+# 529 Anthropic "overloaded_error" (docs: API errors).
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+MAX_ERROR_TEXT = 300  # a server's error body is untrusted text: enough to explain, no more
+
+
+class TransportBlocked(Exception):
+    """The reviewer could not get an answer; the message is the blocked reason."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    retries: int = 3
+    base_delay: float = 2.0
+    max_delay: float = 60.0
+
+    def backoff(self, attempt: int) -> float:
+        """Exponential with jitter (half to full of the step), so parallel chunks spread out."""
+        step: float = self.base_delay * 2.0**attempt
+        return min(self.max_delay, step * random.uniform(0.5, 1.0))
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """`Retry-After` as seconds or an HTTP date (RFC 9110, section 10.2.3)."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def _error_text(response: requests.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return truncate(printable(response.text.strip()), MAX_ERROR_TEXT, "…")
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return truncate(printable(str(message or data)), MAX_ERROR_TEXT, "…")
+
+
+@dataclass
+class PostResult:
+    data: dict[str, Any]
+    requests: int
+
+
+def post_json(
+    url: str,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    *,
+    timeout: float,
+    policy: RetryPolicy,
+    key_variable: str | None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> PostResult:
+    """The decoded JSON answer; TransportBlocked with the reason when there is none."""
+    attempts = 0
+    last_problem = ""
+    while True:
+        attempts += 1
+        retry_after: float | None = None
+        try:
+            response = requests.post(url, json=dict(body), headers=dict(headers), timeout=timeout)
+        except requests.Timeout:
+            last_problem = f"no answer within {timeout:g}s (timeout)"
+        except requests.ConnectionError as error:
+            last_problem = f"cannot connect: {type(error).__name__}"
+        else:
+            status = response.status_code
+            if status in (401, 403):
+                variable = f"${key_variable}" if key_variable else "the configured key"
+                raise TransportBlocked(
+                    f"HTTP {status} from {url}: the key in {variable} was refused ({_error_text(response)})"
+                )
+            if status in RETRY_STATUSES:
+                last_problem = f"HTTP {status}: {_error_text(response)}"
+                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            elif status >= 400:
+                raise TransportBlocked(f"HTTP {status} from {url}: {_error_text(response)}")
+            else:
+                try:
+                    data = response.json()
+                except ValueError:
+                    data = None
+                if not isinstance(data, dict):
+                    raise TransportBlocked(f"HTTP {status} from {url}: the answer is not a JSON object")
+                return PostResult(data, attempts)
+        if attempts > policy.retries:
+            raise TransportBlocked(f"{url}: {last_problem}; gave up after {attempts} attempt(s)")
+        delay = policy.backoff(attempts - 1) if retry_after is None else min(retry_after, policy.max_delay)
+        sleep(delay)
+
+
+def get_json(url: str, headers: Mapping[str, str], timeout: float) -> tuple[int, Any]:
+    """One GET for `doctor`: (status, decoded body or None); connection problems raise TransportBlocked."""
+    try:
+        response = requests.get(url, headers=dict(headers), timeout=timeout)
+    except requests.RequestException as error:
+        raise TransportBlocked(f"{url}: cannot connect: {type(error).__name__}") from None
+    try:
+        return response.status_code, response.json()
+    except ValueError:
+        return response.status_code, None

@@ -1,0 +1,145 @@
+"""Where a model's finding goes: validated path, a line that is really changed, or file level.
+
+Issue 5: "A finding's `path` must be a file of the frozen diff, or an existing repository file
+for a reuse finding that points at the existing equivalent; anything else (including `..`,
+absolute paths) is dropped and counted. A `line` outside the changed lines of that file moves
+to the nearest changed line of the same hunk when it is within a few lines, else to file
+level; never onto an unrelated line."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from reviewgate.diff import FileChange
+from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.git import TreeReader
+from reviewgate.target import FrozenTarget
+
+NEARBY_LINES = 3  # "within a few lines": a model's off-by-a-few on the same hunk, nothing further
+REUSE_CATEGORIES = frozenset({"reuse", "dry", "duplicate", "duplication"})
+MAX_TITLE = 200  # titles become annotation titles (GitHub caps those at 255 characters)
+
+
+@dataclass
+class Placement:
+    findings: list[Finding] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    moved: int = 0
+
+
+class InvalidPath(ValueError):
+    """A path a model returned that names no repository file: absolute, `..`, backslashes."""
+
+
+def clean_path(raw: Any, diff_paths: set[str]) -> str | None:
+    """The repository-relative path, or None for "the change as a whole"; InvalidPath otherwise."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str) or "\\" in raw or "\0" in raw:
+        raise InvalidPath(raw)
+    path = raw.strip()
+    for prefix in ("./", "a/", "b/"):
+        if path.startswith(prefix) and path[len(prefix) :] in diff_paths:
+            return path[len(prefix) :]
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or ".." in pure.parts or path != str(pure):
+        raise InvalidPath(raw)
+    return path
+
+
+def nearest_changed_line(change: FileChange, line: int) -> int | None:
+    """The changed line of the hunk around `line` closest to it, when within NEARBY_LINES."""
+    changed = change.changed_line_numbers()
+    if line in changed:
+        return line
+    hunk = change.hunk_containing(line)
+    candidates = [
+        number
+        for number in changed
+        if abs(number - line) <= NEARBY_LINES and (hunk is None or hunk.new_start <= number <= hunk.new_end)
+    ]
+    return min(candidates, key=lambda number: (abs(number - line), number)) if candidates else None
+
+
+def _line_number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+class Placer:
+    def __init__(self, reviewer: str, target: FrozenTarget, head: TreeReader) -> None:
+        self.reviewer, self.target, self.head = reviewer, target, head
+        self.diff_paths = {change.path for change in target.files}
+
+    def _place_line(self, path: str, line: int | None, end_line: int | None) -> tuple[int | None, int | None]:
+        change = self.target.file(path)
+        if line is None:
+            return None, None
+        if change is None:  # an existing file a reuse finding points at: any line of it
+            text = self.head.read_text(path) or ""
+            return (line, end_line) if line <= text.count("\n") + 1 else (None, None)
+        placed = nearest_changed_line(change, line)
+        if placed is None:
+            return None, None
+        hunk = change.hunk_containing(placed)
+        keep_end = (
+            end_line is not None and placed == line and hunk is not None and line < end_line <= hunk.new_end
+        )
+        return placed, end_line if keep_end else None
+
+    def _code_at(self, path: str | None, line: int | None) -> str:
+        if path is None or line is None:
+            return ""
+        lines = (self.head.read_text(path) or "").split("\n")
+        return lines[line - 1] if line <= len(lines) else ""
+
+    def place(self, item: dict[str, Any], placement: Placement) -> None:
+        category = (item["category"].strip().lower() or item["class"]).replace(" ", "-")
+        try:
+            path = clean_path(item["path"], self.diff_paths)
+        except InvalidPath:
+            placement.dropped.append(f"invalid path {item['path']!r}")
+            return
+        if path is not None and path not in self.diff_paths:
+            if category not in REUSE_CATEGORIES or self.head.read_bytes(path) is None:
+                placement.dropped.append(f"path {path!r} is not a file of the change")
+                return
+        asked = _line_number(item["line"])
+        line, end_line = (
+            self._place_line(path, asked, _line_number(item["end_line"])) if path else (None, None)
+        )
+        if asked is not None and line != asked:
+            placement.moved += 1
+        title = " ".join(item["title"].split())[:MAX_TITLE] or "(untitled finding)"
+        body = item["body"].strip()
+        if item["evidence"].strip():
+            body += f"\n\nEvidence: {item['evidence'].strip()}"
+        placement.findings.append(
+            Finding(
+                id=make_finding_id(self.reviewer, path, category, title, self._code_at(path, line)),
+                finding_class=FindingClass(item["class"]),
+                severity=Severity(item["severity"]),
+                category=category,
+                title=title,
+                body=body,
+                source=self.reviewer,
+                path=path,
+                line=line,
+                end_line=end_line,
+                rule=f"model/{category}",
+                extra={"asked_line": asked} if asked != line else {},
+            )
+        )
+
+
+def place_all(
+    reviewer: str, target: FrozenTarget, head: TreeReader, items: Iterable[dict[str, Any]]
+) -> Placement:
+    placement = Placement()
+    placer = Placer(reviewer, target, head)
+    for item in items:
+        placer.place(item, placement)
+    return placement

@@ -1,0 +1,115 @@
+"""The prompt, from the versioned templates in `reviewers/prompts/` (never strings in code).
+
+All repository, diff and forge text goes between `<<<DATA nonce BEGIN>>>` / `END` lines whose
+nonce is a hash of that text, so the text cannot close its own block (issue 5: "All
+repository and diff text is delimited as data, with an instruction that text inside it is
+never an instruction").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from importlib import resources
+
+from reviewgate.context import Rejection
+from reviewgate.reviewers.model.contract import wire_schema
+from reviewgate.reviewers.model.redaction import Redaction, redact_text
+from reviewgate.text import printable
+
+TEMPLATE_VERSION = "1"  # bump on a deliberate change of the playbook; the hash catches the rest
+TEMPLATES = ("review-system.md", "review-request.md", "review-repair.md")
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+@cache
+def template(name: str) -> str:
+    return (resources.files("reviewgate") / "reviewers" / "prompts" / name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def prompt_version() -> str:
+    """The declared version and a hash of the templates: part of every cache key."""
+    digest = hashlib.sha256("\0".join(template(name) for name in TEMPLATES).encode("utf-8")).hexdigest()
+    return f"{TEMPLATE_VERSION}-{digest[:12]}"
+
+
+def fill(text: str, values: Mapping[str, str]) -> str:
+    """One pass over the template only: a `{{name}}` inside a value is never expanded."""
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "user" or "assistant"
+    text: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    system: str
+    messages: tuple[Message, ...]
+    redactions: tuple[Redaction, ...] = field(default_factory=tuple)
+
+    def with_repair(self, previous_answer: str, error: str) -> Conversation:
+        repair = fill(template("review-repair.md"), {"error": error})
+        extra = (Message("assistant", previous_answer or "(empty)"), Message("user", repair))
+        return Conversation(self.system, self.messages + extra, self.redactions)
+
+    def as_text(self) -> str:
+        """The whole conversation as one text, for an agent CLI that reads a single prompt."""
+        parts = [self.system]
+        for message in self.messages:
+            parts.append(
+                f"--- {message.role} ---\n{message.text}" if message.role == "assistant" else message.text
+            )
+        return "\n\n".join(parts)
+
+
+def _data(nonce: str, text: str) -> str:
+    return f"<<<DATA {nonce} BEGIN>>>\n{text}\n<<<DATA {nonce} END>>>"
+
+
+def _forge_block(
+    reproduction: str | None, rejections: tuple[Rejection, ...], nonce: str
+) -> tuple[str, list[Redaction]]:
+    parts: list[str] = []
+    redactions: list[Redaction] = []
+    if reproduction:
+        text, found = redact_text(printable(reproduction), "REPRODUCTION comment")
+        redactions += found
+        parts.append("\nThe REPRODUCTION from the issue (an acceptance case):\n" + _data(nonce, text))
+    if rejections:
+        lines = []
+        for item in rejections:
+            where = printable(item.path) + (f":{item.line}" if item.line is not None else "")
+            lines.append(f"REVIEW-REJECTED: {where} {printable(item.reason)}")
+        text, found = redact_text("\n".join(lines), "REVIEW-REJECTED comments")
+        redactions += found
+        parts.append("\nEarlier answers to findings (REVIEW-REJECTED):\n" + _data(nonce, text))
+    return "\n".join(parts) + "\n", redactions
+
+
+def build_conversation(
+    diff: str,
+    context: str,
+    reproduction: str | None = None,
+    rejections: tuple[Rejection, ...] = (),
+) -> Conversation:
+    """The system playbook and one user message holding the data; `diff` and `context` are
+    already redacted by the caller (it knows their paths and lines)."""
+    seed = "\0".join([diff, context, reproduction or "", *(item.reason for item in rejections)])
+    nonce = hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    forge, redactions = _forge_block(reproduction, rejections, nonce)
+    system = fill(
+        template("review-system.md"), {"nonce": nonce, "schema": json.dumps(wire_schema(), indent=1)}
+    )
+    user = fill(
+        template("review-request.md"),
+        {"nonce": nonce, "diff": diff, "context": context or "(none)", "forge": forge},
+    )
+    return Conversation(system, (Message("user", user),), tuple(redactions))

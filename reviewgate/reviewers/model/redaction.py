@@ -1,0 +1,60 @@
+"""Secrets never leave the machine: values that look like keys or tokens are masked before any
+text is sent to a reviewer (issue 5, "Never in the prompt: ... secrets"), and each masking is
+listed in the report so a person can rotate what leaked into the branch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Formats published by their issuers (prefixes are documented so scanners can find them).
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
+    ("Anthropic key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
+    ("OpenAI key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("Stripe key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{16,}\b")),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+)
+# `password = "..."`-style assignments: only the quoted value is masked, the name stays readable.
+_ASSIGNMENT = re.compile(
+    r"""(?i)((?:api[_\-]?key|secret|token|passw(?:or)?d|credentials?|auth)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["'])"""
+    r"""([^"'\s]{12,})(["'])"""
+)
+
+
+@dataclass(frozen=True)
+class Redaction:
+    path: str
+    line: int | None
+    kind: str
+
+    def describe(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"redacted a value that looks like a {self.kind} at {where} before sending it to the reviewer"
+
+
+def redact_line(text: str) -> tuple[str, list[str]]:
+    """The line with every secret-looking value masked, and the kinds that were masked."""
+    kinds: list[str] = []
+    for kind, pattern in _PATTERNS:
+        text, count = pattern.subn(f"[REDACTED {kind}]", text)
+        kinds += [kind] * count
+    text, count = _ASSIGNMENT.subn(lambda match: f"{match.group(1)}[REDACTED secret]{match.group(3)}", text)
+    kinds += ["secret assignment"] * count
+    return text, kinds
+
+
+def redact_text(text: str, path: str, first_line: int = 1) -> tuple[str, list[Redaction]]:
+    """Redact a file or snippet line by line, so each masking names its line."""
+    found: list[Redaction] = []
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        lines[index], kinds = redact_line(line)
+        found += [Redaction(path, first_line + index, kind) for kind in kinds]
+    return "\n".join(lines), found

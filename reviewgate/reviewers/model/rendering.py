@@ -1,0 +1,69 @@
+"""The frozen diff as the reviewer reads it: new-file line numbers on every line it may cite.
+
+Issue 5: "The frozen diff as new-file hunks with line numbers (deletion-only hunks dropped
+when the budget is tight)". Secrets are masked line by line on the way (redaction.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reviewgate.diff import ChangeStatus, FileChange, Hunk, LineKind
+from reviewgate.reviewers.model.redaction import Redaction, redact_line
+from reviewgate.text import printable
+
+# The usual rule of thumb for English and code with BPE tokenizers: about four characters a
+# token (OpenAI, "What are tokens and how to count them"). An estimate is enough to budget.
+CHARACTERS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    return len(text) // CHARACTERS_PER_TOKEN + 1
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    path: str
+    text: str
+    redactions: tuple[Redaction, ...]
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+
+def is_deletion_only(hunk: Hunk) -> bool:
+    return all(line.kind is not LineKind.ADDED for line in hunk.lines)
+
+
+def _header(change: FileChange) -> str:
+    status = change.status.value
+    if change.status in (ChangeStatus.RENAMED, ChangeStatus.COPIED) and change.old_path:
+        status += f" from {printable(change.old_path)}"
+    return f"=== FILE {printable(change.path)} ({status}) ==="
+
+
+def render_hunks(change: FileChange, hunks: tuple[Hunk, ...], note: str = "") -> RenderedFile:
+    """`+  12| text` for an added line, `   13| text` for context, `-    | text` for a removed one."""
+    out = [_header(change) + (f" {note}" if note else "")]
+    redactions: list[Redaction] = []
+    if change.is_binary:
+        out.append("(binary file: content not shown)")
+    for hunk in hunks:
+        out.append(f"@@ new lines {hunk.new_start}-{hunk.new_end} @@")
+        for line in hunk.lines:
+            text, kinds = redact_line(printable(line.text))
+            redactions += [Redaction(change.path, line.new_line or line.old_line, kind) for kind in kinds]
+            number = "" if line.new_line is None else str(line.new_line)
+            marker = {LineKind.ADDED: "+", LineKind.REMOVED: "-", LineKind.CONTEXT: " "}[line.kind]
+            out.append(f"{marker}{number:>5}| {text}")
+    return RenderedFile(change.path, "\n".join(out), tuple(redactions))
+
+
+def render_file(change: FileChange, drop_deletions: bool = False) -> RenderedFile:
+    hunks = change.hunks
+    if drop_deletions:
+        kept = tuple(hunk for hunk in hunks if not is_deletion_only(hunk))
+        note = "(deletion-only hunks left out for space)" if len(kept) < len(hunks) else ""
+        return render_hunks(change, kept, note)
+    return render_hunks(change, hunks)

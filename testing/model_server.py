@@ -1,0 +1,209 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI Chat Completions and Anthropic Messages
+wire formats, answering from a script: the stand-in for a model API in the tests.
+
+Each POST takes the next scripted Reply (the last one repeats). Every request is recorded
+with its arrival time, path, headers and JSON body, so tests can check what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. `review` is a contract document (wrapped in the wire format: message
+    content for OpenAI, a `record_review` tool call for Anthropic); `text` is raw model text
+    instead; `body` replaces the whole JSON body (error payloads)."""
+
+    status: int = 200
+    review: dict[str, Any] | None = None
+    text: str | None = None
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    stop_reason: str = "tool_use"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    at: float
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def text(self) -> str:
+        """Everything the request said to the model, as one string (for content checks)."""
+        return json.dumps(self.body, ensure_ascii=False)
+
+
+def review_document(
+    findings: list[dict[str, Any]] | None = None,
+    verdict: str = "approve",
+    summary: str = "Reviewed.",
+    product_questions: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "verdict": verdict,
+        "summary": summary,
+        "findings": findings or [],
+        "product_questions": product_questions or [],
+    }
+
+
+def finding(
+    path: str | None,
+    line: int | None,
+    *,
+    finding_class: str = "correctness",
+    severity: str = "major",
+    category: str = "correctness",
+    title: str = "A problem",
+    body: str = "Why it is wrong.",
+    evidence: str = "the code",
+    end_line: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "class": finding_class,
+        "category": category,
+        "severity": severity,
+        "path": path,
+        "line": line,
+        "end_line": end_line,
+        "title": title,
+        "body": body,
+        "evidence": evidence,
+    }
+
+
+class ModelServer:
+    def __init__(self, script: list[Reply], models: tuple[str, ...] = ("test-model",)) -> None:
+        self.script = list(script)
+        self.models = models
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def posts(self) -> list[Recorded]:
+        return [item for item in self.requests if item.method == "POST"]
+
+    def __enter__(self) -> ModelServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self) -> Reply:
+        with self._lock:
+            return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+    def _wire(self, path: str, reply: Reply, request: Any) -> Any:
+        if reply.body is not None:
+            return reply.body
+        if reply.status >= 400:
+            return {"error": {"type": "scripted_error", "message": f"scripted HTTP {reply.status}"}}
+        content = reply.text if reply.text is not None else json.dumps(reply.review or review_document())
+        if path.endswith("/messages"):
+            blocks: list[dict[str, Any]]
+            if reply.text is None:
+                blocks = [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "record_review",
+                        "input": reply.review or review_document(),
+                    }
+                ]
+            else:
+                blocks = [{"type": "text", "text": reply.text}]
+            return {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": request.get("model"),
+                "content": blocks,
+                "stop_reason": reply.stop_reason,
+                "usage": {"input_tokens": 1000, "output_tokens": 100},
+            }
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": request.get("model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                }
+            ],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                return
+
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test): nothing to answer
+
+            def _record(self, body: Any) -> None:
+                with server._lock:
+                    server.requests.append(
+                        Recorded(time.monotonic(), self.command, self.path, dict(self.headers), body)
+                    )
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                self._record(None)
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [{"id": model, "object": "model"} for model in server.models],
+                        },
+                    )
+                    return
+                model = self.path.rsplit("/", 1)[-1]
+                if model in server.models:
+                    self._send(200, {"id": model, "type": "model"})
+                else:
+                    self._send(404, {"error": {"type": "not_found_error", "message": f"model: {model}"}})
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null")
+                self._record(body)
+                reply = server._next()
+                if reply.delay:
+                    time.sleep(reply.delay)
+                self._send(reply.status, server._wire(self.path, reply, body or {}), reply.headers)
+
+        return Handler

@@ -1,0 +1,108 @@
+"""`reviewgate doctor` against real repositories and a real local model API."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+from testing.cli import run_cli
+from testing.model_repo import calc_repo, fast_openai, write_config
+from testing.model_server import ModelServer
+
+KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
+
+
+def _problems(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("problem:")]
+
+
+def test_all_good(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("other", "test-model")) as server:
+        write_config(repo.path, "openai", fast_openai(server.url))
+        result = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not _problems(result.stdout)
+    assert "ok: reviewer openai: $OPENAI_API_KEY is set" in result.stdout
+    assert "lists model test-model" in result.stdout
+    assert not server.posts()  # listing models costs no generation
+
+
+def test_unknown_model_and_missing_key_are_unreachable(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("other",)) as server:
+        write_config(repo.path, "openai", fast_openai(server.url))
+        unknown = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        missing = run_cli(repo.path, "doctor", "--base", "main")
+    assert unknown.returncode == 3 and _problems(unknown.stdout) == [
+        f"problem: reviewer openai: {server.url}/v1/models does not list model 'test-model'"
+    ]
+    assert missing.returncode == 3
+    assert _problems(missing.stdout) == [
+        "problem: reviewer openai: the key variable $OPENAI_API_KEY is not set"
+    ]
+
+
+def test_unreachable_endpoint(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    write_config(repo.path, "openai", fast_openai(f"http://127.0.0.1:{port}"))
+    result = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert result.returncode == 3
+    assert "cannot connect" in _problems(result.stdout)[0]
+
+
+def test_anthropic_model_check(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("claude-known",)) as server:
+        write_config(
+            repo.path, "claude", {"provider": "anthropic", "model": "claude-unknown", "base_url": server.url}
+        )
+        result = run_cli(repo.path, "doctor", "--base", "main", env={"ANTHROPIC_API_KEY": "k"})
+    assert result.returncode == 3
+    assert "model 'claude-unknown' is unknown (HTTP 404" in _problems(result.stdout)[0]
+
+
+def test_command_reviewer_needs_its_program(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    write_config(repo.path, "agent", {"provider": "command", "command": ["no-such-agent-cli", "-p"]})
+    missing = run_cli(repo.path, "doctor", "--base", "main")
+    write_config(repo.path, "agent", {"provider": "command", "command": [sys.executable, "-c", "pass"]})
+    present = run_cli(repo.path, "doctor", "--base", "main")
+    assert missing.returncode == 3 and "'no-such-agent-cli' is not found" in missing.stdout
+    assert present.returncode == 0, present.stdout
+
+
+def test_config_problems_exit_two(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    write_config(repo.path, "openai", {"model": "m", "timeout": "soon"})
+    bad_type = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    no_base = run_cli(repo.path, "doctor", "--base", "no-such-branch", "--reviewer", "builtin")
+    assert bad_type.returncode == 2 and "reviewer.openai.timeout: expected a number" in bad_type.stdout
+    assert no_base.returncode == 2 and "base 'no-such-branch'" in no_base.stdout
+    assert "Traceback" not in bad_type.stderr + no_base.stderr
+
+
+def test_independence_against_the_implementer(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("test-model",)) as server:
+        write_config(repo.path, "openai", fast_openai(server.url, independent=True))
+        config = repo.path / ".reviewgate.toml"
+        base_config = config.read_text()
+        config.write_text(base_config + '\n[implementer]\nprovider = "openai"\nmodel = "test-model"\n')
+        same = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        config.write_text(base_config + '\n[implementer]\nprovider = "anthropic"\nmodel = "claude-x"\n')
+        different = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        config.write_text(base_config)
+        unnamed = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert same.returncode == 2 and "configured like the implementer" in same.stdout
+    assert different.returncode == 0, different.stdout
+    assert unnamed.returncode == 2 and "no [implementer] table" in unnamed.stdout
+
+
+def test_outside_a_repository(tmp_path: Path) -> None:
+    result = run_cli(tmp_path, "doctor")
+    assert result.returncode == 2 and "not a git repository" in result.stdout

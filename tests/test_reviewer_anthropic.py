@@ -1,0 +1,158 @@
+"""The anthropic reviewer against a real local Messages API server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.config import ReviewerSettings
+from reviewgate.context import Rejection
+from reviewgate.reviewers import anthropic
+from reviewgate.reviewers.base import ReviewerStatus
+from testing.cli import run_cli
+from testing.model_repo import calc_repo, review_request, write_config
+from testing.model_server import ModelServer, Reply, finding, review_document
+
+FAST = {"retries": 2, "retry_base_delay": 0.01, "retry_max_delay": 2.0}
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+
+
+def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
+    return ReviewerSettings(
+        name="claude",
+        provider="anthropic",
+        model="test-model",
+        base_url=server.url,
+        timeout=1.0,
+        options={**FAST, **options},
+    )
+
+
+def test_forced_record_review_tool_becomes_findings(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(tmp_path)
+    review = review_document(
+        [finding("app/calc.py", 7, title="Division by zero")],
+        "request_changes",
+        product_questions=["Should divide round?"],
+    )
+    with ModelServer([Reply(review=review)]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert [(item.path, item.line, item.title) for item in outcome.findings] == [
+        ("app/calc.py", 7, "Division by zero")
+    ]
+    assert outcome.product_questions == ("Should divide round?",)
+    assert outcome.usage.requests == 1 and outcome.usage.input_tokens == 1000
+    request = server.posts()[0]
+    assert request.path == "/v1/messages"
+    assert request.headers["x-api-key"] == "sk-ant-test-not-a-real-key"
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert request.body["tool_choice"] == {"type": "tool", "name": "record_review"}
+    assert request.body["tools"][0]["input_schema"]["required"] == [
+        "verdict",
+        "summary",
+        "findings",
+        "product_questions",
+    ]
+
+
+def test_overloaded_then_success(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(status=529), Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert len(server.posts()) == 2
+
+
+def test_refusal_blocks(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(text="I can't help with that.", stop_reason="refusal")]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.BLOCKED and "refused" in outcome.reason
+
+
+def test_reproduction_and_rejections_go_inside_the_data(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(tmp_path)
+    request = review_request(
+        repo.path,
+        reproduction="divide(1, 0) raised ZeroDivisionError; expected None",
+        rejections=(Rejection("app/calc.py", 7, "callers never pass zero"),),
+    )
+    with ModelServer([Reply(review=review_document())]) as server:
+        anthropic.build(_settings(server)).review(request)
+    user = server.posts()[0].body["messages"][0]["content"]
+    assert "divide(1, 0) raised ZeroDivisionError" in user
+    assert "REVIEW-REJECTED: app/calc.py:7 callers never pass zero" in user
+
+
+def test_secrets_in_the_diff_are_redacted_and_reported(tmp_path: Path, key: None) -> None:
+    token = "ghp_" + "a1B2c3D4" * 5
+    repo = calc_repo(tmp_path, extra_branch={"app/settings.py": f'TOKEN = "{token}"\n'})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    assert token not in server.posts()[0].text
+    assert "[REDACTED GitHub token]" in server.posts()[0].text
+    assert any("GitHub token at app/settings.py:1" in note for note in outcome.notes)
+
+
+def test_withheld_files_never_reach_the_prompt(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(
+        tmp_path,
+        extra_branch={
+            "docs/specs/divide.md": "SPEC-MARKER the author's plan\n",
+            "docs/plans/divide.md": "PLAN-MARKER\n",
+            "notes/RCA-zero.md": "RCA-MARKER\n",
+        },
+    )
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    text = server.posts()[0].text
+    for marker in ("SPEC-MARKER", "PLAN-MARKER", "RCA-MARKER"):
+        assert marker not in text
+    assert sum("not shown to the reviewer" in note for note in outcome.notes) == 3
+
+
+def test_governing_docs_and_call_sites_are_context(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(
+        tmp_path,
+        extra_base={
+            "AGENTS.md": "AGENTS-MARKER: use app/util.py helpers\n",
+            "app/use.py": "from app.calc import add\n",
+        },
+        extra_branch={"app/use.py": "from app.calc import add, divide\n\nprint(divide(4, 2))\n"},
+    )
+    with ModelServer([Reply(review=review_document())]) as server:
+        anthropic.build(_settings(server)).review(review_request(repo.path))
+    user = server.posts()[0].body["messages"][0]["content"]
+    assert "AGENTS-MARKER" in user
+    assert "app/calc.py:5: def divide(a, b):" in user  # the definition of a symbol the diff calls
+    assert "=== CONTEXT app/util.py (a file beside the changed ones) ===" in user
+
+
+def test_anthropic_through_the_cli_exits_one_on_a_blocker(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    review = review_document([finding("app/calc.py", 6, severity="critical", title="Comment hides intent")])
+    with ModelServer([Reply(review=review)]) as server:
+        write_config(
+            repo.path,
+            "claude",
+            {"provider": "anthropic", "model": "test-model", "base_url": server.url, "timeout": 1, **FAST},
+        )
+        result = run_cli(repo.path, "run", "--base", "main", env={"ANTHROPIC_API_KEY": "k"})
+    assert result.returncode == 1, result.stderr
+    assert result.report()["findings"][0]["severity"] == "blocker"  # "critical" normalized
+
+
+def test_secrets_in_call_sites_are_redacted_with_their_place(tmp_path: Path, key: None) -> None:
+    token = "ghp_" + "Z9y8X7w6" * 5
+    repo = calc_repo(tmp_path, extra_base={"lib/legacy.py": f'print(divide(1, 2), "{token}")\n'})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
+    assert "lib/legacy.py:1: print(divide(1, 2)" in server.posts()[0].text
+    assert token not in server.posts()[0].text
+    assert any("GitHub token at lib/legacy.py:1" in note for note in outcome.notes)

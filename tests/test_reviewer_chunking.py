@@ -1,0 +1,74 @@
+"""Large diffs: split into chunks that fit max_input_tokens; what cannot fit is never approved silently."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reviewgate.config import ReviewerSettings
+from reviewgate.reviewers import openai
+from reviewgate.reviewers.base import ReviewerStatus
+from testing.model_repo import review_request
+from testing.model_server import ModelServer, Reply, finding, review_document
+from testing.repo import make_repo
+
+# The instructions take about 1,600 estimated tokens: 3,000 leaves room for ~900 of diff per chunk.
+SMALL_WINDOW = {"max_input_tokens": 3000, "context_tokens": 0, "concurrency": 2, "retries": 0}
+
+
+def _module(name: str, lines: int) -> str:
+    return "".join(
+        f"value_{name}_{index} = compute_{name}({index})  # line {index}\n" for index in range(lines)
+    )
+
+
+def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
+    return ReviewerSettings(
+        name="llm",
+        provider="openai",
+        model="test-model",
+        base_url=f"{server.url}/v1",
+        api_key_env="",
+        timeout=5.0,
+        options={**SMALL_WINDOW, **options},
+    )
+
+
+def test_a_large_diff_is_reviewed_in_chunks_and_findings_merge(tmp_path: Path) -> None:
+    files = {
+        f"{folder}/module_{index}.py": _module(f"{folder}{index}", 25)
+        for folder in ("api", "web")
+        for index in range(3)
+    }
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, files)
+    same = review_document([finding("api/module_0.py", 1, title="Same finding from every chunk")])
+    with ModelServer([Reply(review=same)]) as server:
+        outcome = openai.build(_settings(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    posts = server.posts()
+    assert len(posts) >= 2
+    shown = [set(re.findall(r"=== FILE (\S+)", post.body["messages"][1]["content"])) for post in posts]
+    assert set().union(*shown) == set(files)  # every file reviewed
+    assert sum(len(group) for group in shown) == len(files)  # each exactly once
+    assert len(outcome.findings) == 1  # de-duplicated across chunks
+    assert outcome.usage.requests == len(posts)
+    assert f"the diff was reviewed in {len(posts)} chunks" in outcome.notes
+
+
+@pytest.mark.parametrize(
+    ("policy", "status"), [("blocked", ReviewerStatus.BLOCKED), ("report", ReviewerStatus.OK)]
+)
+def test_a_file_too_large_even_alone_is_not_reviewed(
+    tmp_path: Path, policy: str, status: ReviewerStatus
+) -> None:
+    repo = make_repo(
+        tmp_path, {"README.md": "base\n"}, {"small.py": "x = 1\n", "huge.py": _module("huge", 200)}
+    )
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server, on_unreviewed=policy)).review(review_request(repo.path))
+    assert outcome.status is status
+    assert outcome.not_reviewed == ("huge.py lines 1-200 (one hunk larger than the input budget)",)
+    assert "huge.py lines 1-200" in outcome.reason  # said even when policy lets it pass
+    assert all("huge.py" not in post.text for post in server.posts())
