@@ -7,10 +7,14 @@ LF only so CRLF content survives and form feeds or other separators never cut a 
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 from dataclasses import dataclass, field
 
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# Very long lines (minified bundles, embedded data) are kept out of prompts (issue 3): the text
+# is cut here, with its length and a digest so the canonical patch hash still sees the change.
+LONG_LINE_CHARS = 2_000
 _C_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
@@ -164,6 +168,15 @@ class _FileBuilder:
         )
 
 
+def line_text(body: bytes) -> str:
+    """A line's text decoded with replacement (never a crash), cut when very long."""
+    if len(body) <= LONG_LINE_CHARS:
+        return body.decode("utf-8", "replace")
+    digest = hashlib.sha256(body).hexdigest()[:16]
+    kept = body[:LONG_LINE_CHARS].decode("utf-8", "ignore")
+    return f"{kept} … [line cut: {len(body)} bytes, sha256 {digest}]"
+
+
 def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
     match = _HUNK_HEADER.match(lines[start])
     assert match is not None
@@ -176,7 +189,7 @@ def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
     index = start + 1
     while index < len(lines) and (remaining_old > 0 or remaining_new > 0):
         raw = lines[index]
-        marker, text = raw[:1], raw[1:].decode("utf-8", "replace")
+        marker, text = raw[:1], line_text(raw[1:])
         if marker == b"+":
             parsed.append(DiffLine(LineKind.ADDED, text, None, new_line))
             new_line += 1

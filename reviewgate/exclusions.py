@@ -2,16 +2,21 @@
 
 Seed 000: lock files, minified files and generated types are left out unless the change is
 about them; the user's gitignore-style `exclude` adds to that and `include` forces back in.
+Issue 3 adds generated-code markers, vendored trees, and files that cannot be reviewed at all
+(binary, submodule pointers, over the size cap): those are listed as not reviewed, always.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import pathspec
 
-from reviewgate.diff import FileChange
+from reviewgate.diff import ChangeStatus, FileChange, LineKind
 
 LOCK_FILES = frozenset(
     {
@@ -21,6 +26,23 @@ LOCK_FILES = frozenset(
         "flake.lock", "gradle.lockfile", "conan.lock", "Package.resolved",
     }
 )
+
+# Generated code by name: protobuf/gRPC output for Python and Go, and the common
+# `*.generated.*` convention (e.g. `schema.generated.ts`, `Foo.generated.cs`).
+GENERATED_NAME = re.compile(r"(_pb2(_grpc)?\.pyi?|\.pb(\.gw)?\.go|_grpc\.pb\.go|\.generated\.[^/]+)$")
+# Generated code by header: Go's convention ("^// Code generated .* DO NOT EDIT\.$",
+# https://go.dev/s/generatedcode), Facebook/Phabricator's `@generated`, and the plain
+# "DO NOT EDIT" most generators write. Only the first lines count, where generators put it.
+GENERATED_HEADER = re.compile(r"@generated|Code generated .* DO NOT EDIT|DO NOT EDIT")
+HEADER_LINES = 10
+VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
+
+# Minified: added lines averaging more than this many characters (issue 3: "files whose
+# added lines average over a few hundred characters"); hand-written code stays far below.
+MINIFIED_AVERAGE_LINE = 300
+# Per-file size cap (issue 3): one huge file must not crowd the rest of the change out of a
+# reviewer's context. Counted over the file's diff text; over it, listed as not reviewed.
+MAX_FILE_DIFF_CHARS = 400_000
 
 
 @dataclass(frozen=True)
@@ -33,37 +55,99 @@ class ExcludedFile:
 class ExclusionRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
+    max_file_diff_chars: int = MAX_FILE_DIFF_CHARS
 
-    def _spec(self, patterns: tuple[str, ...]) -> pathspec.PathSpec:
-        return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    def unreviewable_reason(self, change: FileChange) -> str | None:
+        """Why a file cannot be reviewed at all (never forced back in), or None."""
+        if change.is_submodule:
+            return "submodule pointer change: listed, not reviewed"
+        if change.is_binary:
+            return "binary file: listed, not diffed"
+        size = diff_chars(change)
+        if size > self.max_file_diff_chars:
+            return f"too large: diff of {size} characters is over the per-file cap of {self.max_file_diff_chars}"
+        return None
 
-    def reason_for(self, change: FileChange) -> str | None:
-        """Why this file is left out of the review, or None when it is reviewed."""
-        if self.include and self._spec(self.include).match_file(change.path):
+    def reason_for(self, change: FileChange, header: str | None = None) -> str | None:
+        """Why this file is left out of the review by policy, or None when it is reviewed.
+        `header` is the first lines of the file at head, when known."""
+        if self.include and matches(self.include, change.path):
             return None
-        if self.exclude and self._spec(self.exclude).match_file(change.path):
+        if self.exclude and matches(self.exclude, change.path):
             return "excluded by configuration (review.exclude)"
-        name = PurePosixPath(change.path).name
-        if name in LOCK_FILES:
+        path = PurePosixPath(change.path)
+        if path.name in LOCK_FILES:
             return "lock file"
-        if ".min." in name:
+        if any(part in VENDORED_DIRECTORIES for part in path.parts[:-1]):
+            return "vendored code"
+        if ".min." in path.name:
             return "minified file"
+        if GENERATED_NAME.search(path.name):
+            return "generated file (by name)"
+        if change.status is not ChangeStatus.DELETED:
+            if average_added_line(change) > MINIFIED_AVERAGE_LINE:
+                return f"minified file (added lines average over {MINIFIED_AVERAGE_LINE} characters)"
+            if header is not None and GENERATED_HEADER.search(header):
+                return "generated file (header says so)"
         return None
 
 
+@lru_cache(maxsize=32)
+def _compiled(patterns: tuple[str, ...]) -> pathspec.PathSpec:  # type: ignore[type-arg]
+    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+
+
+def matches(patterns: tuple[str, ...], path: str) -> bool:
+    """Whether gitignore-style `patterns` match `path`; compiled once per pattern list,
+    since a large change asks for thousands of paths."""
+    return bool(_compiled(patterns).match_file(path))
+
+
+def diff_chars(change: FileChange) -> int:
+    return sum(len(line.text) + 1 for hunk in change.hunks for line in hunk.lines)
+
+
+def average_added_line(change: FileChange) -> float:
+    lengths = [len(line.text) for hunk in change.hunks for line in hunk.lines if line.kind is LineKind.ADDED]
+    return sum(lengths) / len(lengths) if lengths else 0.0
+
+
+def header_from_diff(change: FileChange) -> str | None:
+    """The file's first lines at head when the diff shows them (a hunk starting at line 1),
+    else None: the caller reads them from the tree."""
+    if not change.hunks or change.hunks[0].new_start > 1:
+        return None
+    lines = [line.text for line in change.hunks[0].lines if line.kind is not LineKind.REMOVED]
+    return "\n".join(lines[:HEADER_LINES])
+
+
+def needs_header(change: FileChange) -> bool:
+    """Whether the head header must be read from the tree to decide on this file."""
+    return change.status is not ChangeStatus.DELETED and not change.is_binary and header_from_diff(change) is None
+
+
 def split_files(
-    files: list[FileChange], rules: ExclusionRules
+    files: list[FileChange], rules: ExclusionRules, headers: Mapping[str, str] | None = None
 ) -> tuple[list[FileChange], list[ExcludedFile]]:
-    """Reviewed and excluded files. When every file would be excluded the change is about
-    them, so all are reviewed (seed 000: "unless the ticket is about them")."""
+    """Reviewed and excluded files. When every reviewable file would be excluded by policy the
+    change is about them, so they are all reviewed (seed 000: "unless the ticket is about them").
+    Files that cannot be reviewed (binary, submodule, over the cap) stay listed as not reviewed."""
     reviewed: list[FileChange] = []
-    excluded: list[ExcludedFile] = []
+    unreviewable: list[ExcludedFile] = []
+    by_policy: list[tuple[FileChange, ExcludedFile]] = []
+    known_headers = headers or {}
     for change in files:
-        reason = rules.reason_for(change)
+        reason = rules.unreviewable_reason(change)
+        if reason is not None:
+            unreviewable.append(ExcludedFile(change.path, reason))
+            continue
+        header = header_from_diff(change)
+        reason = rules.reason_for(change, known_headers.get(change.path) if header is None else header)
         if reason is None:
             reviewed.append(change)
         else:
-            excluded.append(ExcludedFile(change.path, reason))
-    if files and not reviewed:
-        return list(files), []
-    return reviewed, excluded
+            by_policy.append((change, ExcludedFile(change.path, reason)))
+    if by_policy and not reviewed:
+        return [change for change, _ in by_policy], unreviewable
+    excluded = [item for _, item in by_policy] + unreviewable
+    return reviewed, sorted(excluded, key=lambda item: item.path)

@@ -9,18 +9,18 @@ from pathlib import Path
 from typing import Mapping, TextIO
 
 from reviewgate import ci
+from reviewgate.bundle import freeze_bundle, workspace_root
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.context import ReviewRequest
 from reviewgate.exclusions import ExclusionRules
 from reviewgate.findings import Finding, sort_key
 from reviewgate.gate import decide
-from reviewgate.git import TreeReader, repository_root
 from reviewgate.report import publish
 from reviewgate.report.files import prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
-from reviewgate.target import FrozenTarget, freeze
+from reviewgate.target import FrozenTarget, freeze, reader_for
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 
 
@@ -28,10 +28,12 @@ from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 class RunOptions:
     start: Path = Path(".")
     base: str | None = None
-    head: str = "HEAD"
+    head: str | None = None  # None: the head CI names, else HEAD
     config_path: Path | None = None
     output_dir: Path = Path(".reviewgate")
     overrides: Overrides = field(default_factory=Overrides)
+    bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
+    include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
 
 
 def load_run_config(repo: Path, options: RunOptions) -> Config:
@@ -40,7 +42,10 @@ def load_run_config(repo: Path, options: RunOptions) -> Config:
 
 def freeze_target(repo: Path, config: Config, options: RunOptions, context: ci.CiContext) -> FrozenTarget:
     rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
-    return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules)
+    if options.bundle:
+        return freeze_bundle(repo, options.bundle, rules)
+    return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules,
+                  include_dirty=options.include_dirty)
 
 
 def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
@@ -68,7 +73,7 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
-    repo = repository_root(options.start)
+    repo = workspace_root(options.start, bool(options.bundle))
     config = load_run_config(repo, options)
     reviewers = build_reviewers(config)
     context = ci.detect(environ)
@@ -79,7 +84,7 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
 
     verify: VerifyOutcome = ABSENT
     notes: list[str] = []
-    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), verify=verify,
+    request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
                             sections=config.sections)
     clock = time.monotonic()
     if target.is_empty:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.github import github_context
