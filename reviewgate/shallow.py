@@ -60,21 +60,18 @@ def ensure_commit(repo: Path, sha: str, source: str, log: FetchLog) -> None:
     )
 
 
+def _has_ref(repo: Path, ref: str) -> bool:
+    return run_git(repo, "rev-parse", "--verify", "--quiet", ref, check=False).returncode == 0
+
+
 def ensure_remote_branch(repo: Path, branch: str, source: str, log: FetchLog) -> str:
     """`origin/<branch>`, fetched at depth 1 when the clone does not have it (single-branch
     CI checkouts carry only the branch being built), else the tag of that name."""
-    if (
-        branch.startswith("-")
-        or run_git(repo, "check-ref-format", "--branch", branch, check=False).returncode != 0
-    ):
+    valid = run_git(repo, "check-ref-format", "--branch", branch, check=False).returncode == 0
+    if branch.startswith("-") or not valid:
         raise UsageError(f"{source}: {branch!r} is not a valid branch name")
     remote_ref = f"{REMOTE}/{branch}"
-    if (
-        run_git(
-            repo, "rev-parse", "--verify", "--quiet", f"refs/remotes/{remote_ref}", check=False
-        ).returncode
-        == 0
-    ):
+    if _has_ref(repo, f"refs/remotes/{remote_ref}"):
         return remote_ref
     if has_remote(repo):
         if _fetch(repo, log, "--depth=1", REMOTE, f"+refs/heads/{branch}:refs/remotes/{remote_ref}"):
@@ -82,6 +79,8 @@ def ensure_remote_branch(repo: Path, branch: str, source: str, log: FetchLog) ->
         # A base that is a tag: CI fetches run with --no-tags, so fetch that one tag.
         if _fetch(repo, log, "--depth=1", REMOTE, f"+refs/tags/{branch}:refs/tags/{branch}"):
             return f"refs/tags/{branch}"
+    if _has_ref(repo, f"refs/heads/{branch}"):
+        return branch  # no such ref on origin, or no origin at all: the local branch stands in
     raise BlockedError(
         f"{branch!r} (from {source}) is neither a local ref nor a branch or tag on {REMOTE}; {CHECKOUT_ADVICE}"
     )

@@ -11,7 +11,7 @@ from typing import Any
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.diff import FileChange, parse_diff
-from reviewgate.errors import UsageError
+from reviewgate.errors import BlockedError, UsageError
 from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
 from reviewgate.git import SnapshotReader, TreeReader, read_file_heads, resolve_commit, run_git, working_tree
 from reviewgate.shallow import FetchLog, ensure_commit, ensure_remote_branch, find_merge_base
@@ -19,6 +19,9 @@ from reviewgate.text import printable
 
 # Fixed context so the canonical patch does not depend on the user's diff.context.
 DIFF_CONTEXT_LINES = 3
+# A ref the user typed that names nothing is a usage error (exit 2); a commit CI names that
+# cannot be fetched means the review could not be done (exit 3, never approval).
+EXPLICIT_SOURCES = ("--base", "--head")
 # Enough of a file's start to hold a generated-code header (exclusions.HEADER_LINES lines).
 HEADER_BYTES = 2048
 
@@ -129,14 +132,19 @@ def _commit_for(repo: Path, ref: str, source: str, log: FetchLog, *, branch_fall
     sha = resolve_commit(repo, ref)
     if sha is not None:
         return sha
-    if _looks_like_sha(ref):
-        ensure_commit(repo, ref.lower(), source, log)
-        return ref.lower()
-    if branch_fallback and not ref.startswith("-"):
-        remote_ref = ensure_remote_branch(repo, ref, source, log)
-        found = resolve_commit(repo, remote_ref)
-        if found is not None:
-            return found
+    try:
+        if _looks_like_sha(ref):
+            ensure_commit(repo, ref.lower(), source, log)
+            return ref.lower()
+        if branch_fallback and not ref.startswith("-"):
+            remote_ref = ensure_remote_branch(repo, ref, source, log)
+            found = resolve_commit(repo, remote_ref)
+            if found is not None:
+                return found
+    except BlockedError as error:
+        if source in EXPLICIT_SOURCES:
+            raise UsageError(str(error)) from None  # the user's own flag names nothing: exit 2
+        raise
     raise UsageError(f"{source}: {ref!r} does not name a commit in {repo}; fetch it or pass --base/--head REF")
 
 
@@ -202,6 +210,9 @@ def freeze(
         head_ref, head_source = "HEAD", "checked-out HEAD"
     head_sha = _commit_for(repo, head_ref, head_source, log, branch_fallback=False)
     base_ref, base_source = resolve_base(repo, base, context)
+    if not base and not context.base_sha and base_ref == context.base_branch and not _looks_like_sha(base_ref):
+        # A branch CI names: origin's copy, never a stale local branch of that name.
+        base_ref = ensure_remote_branch(repo, base_ref, base_source, log)
     base_sha = _commit_for(repo, base_ref, base_source, log, branch_fallback=True)
     merge_base = find_merge_base(repo, base_sha, head_sha, f"base {base_ref!r} and head {head_ref!r}", log)
     head_tree: str | None = None
