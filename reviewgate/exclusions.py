@@ -93,8 +93,9 @@ class ExclusionRules:
 
 
 @lru_cache(maxsize=32)
-def _compiled(patterns: tuple[str, ...]) -> pathspec.PathSpec:  # type: ignore[type-arg]
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+def _compiled(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """Git's own gitignore semantics (negation, last match wins), pathspec 0.10+."""
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def matches(patterns: tuple[str, ...], path: str) -> bool:
