@@ -90,7 +90,7 @@ def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
         **target.identity(),
         "files": [
             {"path": printable(item.path), "status": item.status.value, "old_path": item.old_path and printable(item.old_path),
-             "binary": item.is_binary, "added_lines": len(item.added_lines())}
+             "binary": item.is_binary, "added_lines": item.stats.added_lines}
             for item in target.files
         ],
         "excluded": [{"path": printable(item.path), "reason": item.reason} for item in target.excluded],

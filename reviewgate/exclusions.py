@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 import pathspec
 
-from reviewgate.diff import ChangeStatus, FileChange, LineKind
+from reviewgate.diff import ChangeStatus, FileChange
 
 LOCK_FILES = frozenset(
     {
@@ -32,9 +32,8 @@ LOCK_FILES = frozenset(
 GENERATED_NAME = re.compile(r"(_pb2(_grpc)?\.pyi?|\.pb(\.gw)?\.go|_grpc\.pb\.go|\.generated\.[^/]+)$")
 # Generated code by header: Go's convention ("^// Code generated .* DO NOT EDIT\.$",
 # https://go.dev/s/generatedcode), Facebook/Phabricator's `@generated`, and the plain
-# "DO NOT EDIT" most generators write. Only the first lines count, where generators put it.
+# "DO NOT EDIT" most generators write. Only the first lines count (diff.OPENING_LINES).
 GENERATED_HEADER = re.compile(r"@generated|Code generated .* DO NOT EDIT|DO NOT EDIT")
-HEADER_LINES = 10
 VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
 
 # Minified: added lines averaging more than this many characters (issue 3: "files whose
@@ -42,7 +41,7 @@ VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
 MINIFIED_AVERAGE_LINE = 300
 # Per-file size cap (issue 3): one huge file must not crowd the rest of the change out of a
 # reviewer's context. Counted over the file's diff text; over it, listed as not reviewed.
-MAX_FILE_DIFF_CHARS = 400_000
+MAX_FILE_DIFF_BYTES = 400_000
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class ExcludedFile:
 class ExclusionRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
-    max_file_diff_chars: int = MAX_FILE_DIFF_CHARS
+    max_file_diff_bytes: int = MAX_FILE_DIFF_BYTES
 
     def unreviewable_reason(self, change: FileChange) -> str | None:
         """Why a file cannot be reviewed at all (never forced back in), or None."""
@@ -63,9 +62,9 @@ class ExclusionRules:
             return "submodule pointer change: listed, not reviewed"
         if change.is_binary:
             return "binary file: listed, not diffed"
-        size = diff_chars(change)
-        if size > self.max_file_diff_chars:
-            return f"too large: diff of {size} characters is over the per-file cap of {self.max_file_diff_chars}"
+        size = change.stats.diff_bytes
+        if size > self.max_file_diff_bytes:
+            return f"too large: diff of {size} bytes is over the per-file cap of {self.max_file_diff_bytes}"
         return None
 
     def reason_for(self, change: FileChange, header: str | None = None) -> str | None:
@@ -85,7 +84,7 @@ class ExclusionRules:
         if GENERATED_NAME.search(path.name):
             return "generated file (by name)"
         if change.status is not ChangeStatus.DELETED:
-            if average_added_line(change) > MINIFIED_AVERAGE_LINE:
+            if change.average_added_line_over(MINIFIED_AVERAGE_LINE):
                 return f"minified file (added lines average over {MINIFIED_AVERAGE_LINE} characters)"
             if header is not None and GENERATED_HEADER.search(header):
                 return "generated file (header says so)"
@@ -104,22 +103,10 @@ def matches(patterns: tuple[str, ...], path: str) -> bool:
     return bool(_compiled(patterns).match_file(path))
 
 
-def diff_chars(change: FileChange) -> int:
-    return sum(len(line.text) + 1 for hunk in change.hunks for line in hunk.lines)
-
-
-def average_added_line(change: FileChange) -> float:
-    lengths = [len(line.text) for hunk in change.hunks for line in hunk.lines if line.kind is LineKind.ADDED]
-    return sum(lengths) / len(lengths) if lengths else 0.0
-
-
 def header_from_diff(change: FileChange) -> str | None:
     """The file's first lines at head when the diff shows them (a hunk starting at line 1),
     else None: the caller reads them from the tree."""
-    if not change.hunks or change.hunks[0].new_start > 1:
-        return None
-    lines = [line.text for line in change.hunks[0].lines if line.kind is not LineKind.REMOVED]
-    return "\n".join(lines[:HEADER_LINES])
+    return change.opening_text
 
 
 def needs_header(change: FileChange) -> bool:

@@ -22,7 +22,7 @@ DIFF_CONTEXT_LINES = 3
 # A ref the user typed that names nothing is a usage error (exit 2); a commit CI names that
 # cannot be fetched means the review could not be done (exit 3, never approval).
 EXPLICIT_SOURCES = ("--base", "--head")
-# Enough of a file's start to hold a generated-code header (exclusions.HEADER_LINES lines).
+# Enough of a file's start to hold a generated-code header (diff.OPENING_LINES lines).
 HEADER_BYTES = 2048
 
 
@@ -160,10 +160,7 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
         header = [change.path, change.status.value, change.old_path or "", change.old_mode or "",
                   change.new_mode or "", "binary" if change.is_binary else "text"]
         digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
-        for hunk in change.hunks:
-            digest.update(b"@@\n")
-            for line in hunk.lines:
-                digest.update(line.kind.value.encode() + line.text.encode("utf-8", "surrogateescape") + b"\n")
+        digest.update(change.canonical_bytes())
     return digest.hexdigest()
 
 

@@ -92,9 +92,9 @@ def test_a_change_only_about_lock_files_is_reviewed_but_binaries_stay_out() -> N
 
 def test_a_huge_file_is_listed_as_not_reviewed_and_the_rest_is_reviewed() -> None:
     patch = added_file("data/big.sql", ["INSERT INTO t VALUES (1);"] * 20) + added_file("src/app.py", ["x = 1"])
-    result = reasons(patch, ExclusionRules(max_file_diff_chars=200))
+    result = reasons(patch, ExclusionRules(max_file_diff_bytes=200))
     assert result["src/app.py"] == "reviewed"
-    assert result["data/big.sql"].startswith("too large: diff of 520 characters is over the per-file cap of 200")
+    assert result["data/big.sql"] == "too large: diff of 557 bytes is over the per-file cap of 200"
 
 
 def test_generated_header_of_a_modified_file_is_read_from_head(tmp_path: Path) -> None:
