@@ -14,6 +14,7 @@ import enum
 import hashlib
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -129,18 +130,23 @@ class FileChange:
         added = [line.text for hunk in self.hunks for line in hunk.lines if line.kind is LineKind.ADDED]
         return sum(map(len, added)) > limit * len(added)
 
+    @property
+    def shows_opening(self) -> bool:
+        """Whether the diff shows the file's first line at head (its first hunk starts there)."""
+        if not self.raw_hunks:
+            return bool(self.hunks) and self.hunks[0].new_start <= 1
+        match = _HUNK_HEADER.match(self.raw_hunks)
+        return match is not None and int(match.group(3)) <= 1
+
     @cached_property
     def opening_text(self) -> str | None:
         """The file's first OPENING_LINES lines at head, joined, when the diff shows them (the
         first hunk starts at line 1), else None. Reads and decodes only the start of the text."""
+        if not self.shows_opening:
+            return None
         if not self.raw_hunks:
-            if not self.hunks or self.hunks[0].new_start > 1:
-                return None
             kept = [line.text for line in self.hunks[0].lines if line.kind is not LineKind.REMOVED]
             return "\n".join(kept[:OPENING_LINES])
-        match = _HUNK_HEADER.match(self.raw_hunks)
-        if match is None or int(match.group(3)) > 1:
-            return None
         start = self.raw_hunks.find(b"\n") + 1
         # Removed lines come before added ones in a block, so look a little further.
         window = self.raw_hunks[start : start + OPENING_WINDOW_BYTES].split(b"\n", 8 * OPENING_LINES)
@@ -152,19 +158,26 @@ class FileChange:
                 found.append(raw[1:])
         return b"\n".join(found).decode("utf-8", "replace")
 
-    def canonical_bytes(self) -> bytes:
-        """The hunk bodies without line numbers or function context (hunk headers become a
-        bare `@@`), so a rebase that shifts the file's lines keeps the same bytes."""
-        if self.raw_hunks:
-            # "\n@@" only starts a hunk header (hunk lines start with ' ', '+', '-', '\\').
-            pieces = self.raw_hunks.split(b"\n@@")
-            return b"\n".join(b"@@" + piece[piece.find(b"\n") :] if piece.find(b"\n") >= 0 else b"@@"
-                               for piece in pieces)
-        return b"".join(
-            b"@@\n" + b"".join(line.kind.value.encode() + line.text.encode("utf-8", "surrogateescape") + b"\n"
-                               for line in hunk.lines)
-            for hunk in self.hunks
-        )
+    def canonical_pieces(self) -> Iterator[bytes | memoryview]:
+        """The hunk bodies without line numbers or function context (each hunk header becomes
+        a bare `@@`), so a rebase that shifts the file's lines keeps the same bytes."""
+        if not self.raw_hunks:
+            for hunk in self.hunks:
+                yield b"@@\n"
+                for line in hunk.lines:
+                    yield line.kind.value.encode() + line.text.encode("utf-8", "surrogateescape") + b"\n"
+            return
+        # "\n@@" only starts a hunk header (hunk lines start with ' ', '+', '-', '\\').
+        raw = memoryview(self.raw_hunks)
+        start = 0
+        while start < len(self.raw_hunks):
+            body = self.raw_hunks.find(b"\n", start)
+            following = self.raw_hunks.find(b"\n@@", start)
+            body = len(self.raw_hunks) if body < 0 else body
+            end = len(self.raw_hunks) if following < 0 else following + 1
+            yield b"@@"
+            yield raw[body:end]
+            start = end
 
     def added_lines(self) -> dict[int, str]:
         """New line number -> text of every line the change adds to this file."""
@@ -183,7 +196,6 @@ class FileChange:
             if hunk.new_start <= new_line <= hunk.new_end:
                 return hunk
         return None
-
 
 def unquote_path(raw: bytes) -> bytes:
     """Undo git's C-style quoting of a path ("a\\tb", octal escapes for bytes)."""
@@ -372,4 +384,19 @@ def parse_diff(patch: bytes) -> list[FileChange]:
         header_end = first_hunk + 1 if first_hunk >= 0 else end
         builder = _parse_header(patch[start:header_end].rstrip(b"\n"))
         files.append(builder.build(patch[header_end:end] if first_hunk >= 0 else b""))
+    return files
+
+
+def parse_diff_stream(chunks: Iterable[bytes]) -> list[FileChange]:
+    """`parse_diff` over output arriving in chunks: every complete file is parsed as soon as
+    the next file's header shows it ended. Same result as parse_diff on the joined text."""
+    files: list[FileChange] = []
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        cut = pending.rfind(b"\ndiff --git ")
+        if cut > 0:
+            files += parse_diff(bytes(pending[: cut + 1]))
+            del pending[: cut + 1]
+    files += parse_diff(bytes(pending))
     return files

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +99,30 @@ def run_git(
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)
     return completed
+
+
+def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """The output of a git command in chunks as git writes it, so the caller works while git
+    still computes (a large diff: parsing overlaps git's own time). Raises GitFailure after
+    the last chunk when git failed; stops git when the caller stops early."""
+    command = ["git"]
+    for setting in _FIXED_CONFIG:
+        command += ["-c", setting]
+    command += list(args)
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors)
+        assert process.stdout is not None
+        try:
+            while chunk := process.stdout.read1(chunk_bytes):
+                yield chunk
+        finally:
+            process.stdout.close()
+            if process.poll() is None:
+                process.kill()
+            returncode = process.wait()
+        if returncode != 0:
+            errors.seek(0)
+            raise GitFailure(tuple(args), returncode, b"", errors.read())
 
 
 def git_text(repo: Path, *args: str) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
-from reviewgate.diff import FileChange, parse_diff
+from reviewgate.diff import FileChange, parse_diff_stream
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
-from reviewgate.git import SnapshotReader, TreeReader, read_file_heads, resolve_commit, run_git, working_tree
+from reviewgate.git import SnapshotReader, TreeReader, read_file_heads, resolve_commit, stream_git, working_tree
 from reviewgate.shallow import FetchLog, ensure_commit, ensure_remote_branch, find_merge_base
 from reviewgate.text import printable
 
@@ -160,19 +160,19 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
         header = [change.path, change.status.value, change.old_path or "", change.old_mode or "",
                   change.new_mode or "", "binary" if change.is_binary else "text"]
         digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
-        digest.update(change.canonical_bytes())
+        for piece in change.canonical_pieces():
+            digest.update(piece)
     return digest.hexdigest()
 
 
 def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway."""
-    patch = run_git(
+    return parse_diff_stream(stream_git(
         repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames", "--find-copies",
         f"--unified={DIFF_CONTEXT_LINES}", "--full-index", "--submodule=short", "-O/dev/null",
         merge_base, head, "--",
-    ).stdout
-    return parse_diff(patch)
+    ))
 
 
 def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
