@@ -32,12 +32,22 @@ IDENTITY = "Bench <bench@example.com> 1767225600 +0000"
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--files", type=int, default=50_000, help="files in the repository (default 50000)")
-    parser.add_argument("--changed-files", type=int, default=5_000, help="files the change touches (default 5000)")
-    parser.add_argument("--changed-lines", type=int, default=200_000, help="lines the change replaces (default 200000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each command; the fastest counts (default 3)")
-    parser.add_argument("--cache-dir", type=Path, default=HERE / ".cache", help="where the repository is built")
+    parser.add_argument(
+        "--changed-files", type=int, default=5_000, help="files the change touches (default 5000)"
+    )
+    parser.add_argument(
+        "--changed-lines", type=int, default=200_000, help="lines the change replaces (default 200000)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of each command; the fastest counts (default 3)"
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, default=HERE / ".cache", help="where the repository is built"
+    )
     arguments = parser.parse_args(argv)
     if not 0 < arguments.changed_files <= arguments.files:
         parser.error("--changed-files: expected between 1 and --files")
@@ -70,8 +80,10 @@ def _changed_numbers(count: int) -> set[int]:
 
 def _stream(files: int, changed_files: int, changed_lines: int) -> Iterator[bytes]:
     """A fast-import stream: `main` with every file, `feature` replacing lines in some."""
-    per_file = [changed_lines // changed_files + (1 if index < changed_lines % changed_files else 0)
-                for index in range(changed_files)]
+    per_file = [
+        changed_lines // changed_files + (1 if index < changed_lines % changed_files else 0)
+        for index in range(changed_files)
+    ]
     lengths = [max(per_file) * BLOCK_SPACING // LINES_PER_BLOCK + BLOCK_SPACING] * changed_files
     yield b"commit refs/heads/main\n" + f"committer {IDENTITY}\n".encode() + _data("base")
     for index in range(files):
@@ -88,7 +100,7 @@ def _stream(files: int, changed_files: int, changed_lines: int) -> Iterator[byte
 
 def build_repository(arguments: argparse.Namespace) -> Path:
     name = f"repo-{arguments.files}-{arguments.changed_files}-{arguments.changed_lines}"
-    repo = arguments.cache_dir / name
+    repo: Path = arguments.cache_dir / name
     if (repo / ".git" / "refs" / "heads" / "feature").exists():
         return repo
     shutil.rmtree(repo, ignore_errors=True)
@@ -128,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     repo = build_repository(arguments)
     git_diff = ["git", "diff", "main...feature"]
     freeze = [sys.executable, "-m", "reviewgate", "freeze", "--base", "main", "--head", "feature"]
-    environment_note = f"{arguments.files} files, {arguments.changed_files} changed, {arguments.changed_lines} lines"
+    environment_note = (
+        f"{arguments.files} files, {arguments.changed_files} changed, {arguments.changed_lines} lines"
+    )
     diff_times, freeze_runs = [], []
     for _ in range(arguments.repeat):
         diff_times.append(timed(git_diff, repo)[0])

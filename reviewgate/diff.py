@@ -13,8 +13,8 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -196,6 +196,7 @@ class FileChange:
             if hunk.new_start <= new_line <= hunk.new_end:
                 return hunk
         return None
+
 
 def unquote_path(raw: bytes) -> bytes:
     """Undo git's C-style quoting of a path ("a\\tb", octal escapes for bytes)."""

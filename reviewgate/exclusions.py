@@ -19,10 +19,27 @@ from reviewgate.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
 
 LOCK_FILES = frozenset(
     {
-        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
-        "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "Cargo.lock", "go.sum", "Gemfile.lock",
-        "composer.lock", "mix.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json",
-        "flake.lock", "gradle.lockfile", "conan.lock", "Package.resolved",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "poetry.lock",
+        "uv.lock",
+        "Pipfile.lock",
+        "pdm.lock",
+        "Cargo.lock",
+        "go.sum",
+        "Gemfile.lock",
+        "composer.lock",
+        "mix.lock",
+        "pubspec.lock",
+        "Podfile.lock",
+        "packages.lock.json",
+        "flake.lock",
+        "gradle.lockfile",
+        "conan.lock",
+        "Package.resolved",
     }
 )
 
@@ -120,7 +137,11 @@ def header_from_diff(change: FileChange) -> str | None:
 
 def needs_header(change: FileChange) -> bool:
     """Whether the head header must be read from the tree to decide on this file."""
-    return change.status is not ChangeStatus.DELETED and not change.is_binary and header_from_diff(change) is None
+    return (
+        change.status is not ChangeStatus.DELETED
+        and not change.is_binary
+        and header_from_diff(change) is None
+    )
 
 
 def split_files(

@@ -41,10 +41,19 @@ _FIXED_CONFIG = (
 # one being reviewed (git(1), ENVIRONMENT). GIT_CONFIG_COUNT/GIT_CONFIG_PARAMETERS stay:
 # runners pass fetch credentials that way, and the fixed `-c` settings still win over them.
 _UNSET_VARIABLES = (
-    "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-    "GIT_COMMON_DIR", "GIT_DIFF_PATH_COUNTER",
-    "GIT_DIFF_PATH_TOTAL", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_COMMON_DIR",
+    "GIT_DIFF_PATH_COUNTER",
+    "GIT_DIFF_PATH_TOTAL",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
 )
 
 
@@ -83,7 +92,10 @@ class GitFailure(Exception):
 
 
 def run_git(
-    repo: Path, *args: str, input_bytes: bytes | None = None, check: bool = True,
+    repo: Path,
+    *args: str,
+    input_bytes: bytes | None = None,
+    check: bool = True,
     extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
@@ -93,8 +105,12 @@ def run_git(
         command += ["-c", setting]
     command += list(args)
     completed = subprocess.run(
-        command, cwd=repo, env={**git_environment(), **(extra_env or {})}, input=input_bytes,
-        capture_output=True, check=False,
+        command,
+        cwd=repo,
+        env={**git_environment(), **(extra_env or {})},
+        input=input_bytes,
+        capture_output=True,
+        check=False,
     )
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)
@@ -110,10 +126,12 @@ def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20) -> Iterator[b
         command += ["-c", setting]
     command += list(args)
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors)
+        process = subprocess.Popen(
+            command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors
+        )
         assert process.stdout is not None
         try:
-            while chunk := process.stdout.read1(chunk_bytes):
+            while chunk := os.read(process.stdout.fileno(), chunk_bytes):
                 yield chunk
         finally:
             process.stdout.close()
@@ -142,7 +160,9 @@ def repository_root(start: Path) -> Path:
 
 def resolve_commit(repo: Path, ref: str) -> str | None:
     """The commit SHA a ref names, or None when it names no commit."""
-    completed = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
+    completed = run_git(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
+    )
     if completed.returncode != 0:
         return None
     return completed.stdout.decode("ascii").strip()
@@ -196,9 +216,12 @@ def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict
     if not names:
         return {}
     request = "".join(f"{tree}:{path}\n" for path in names).encode("utf-8", "surrogateescape")
-    checked = run_git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", input_bytes=request)
+    checked = run_git(
+        repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", input_bytes=request
+    )
     blobs: dict[str, str] = {}
-    for path, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines()):
+    # --batch-check answers one line per request line, in order ("<name> missing" included).
+    for path, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
         fields = line.split()
         # Blobs over the cap are skipped: reading one whole to look at its first lines would
         # cost its full size in memory (the issue's memory budget is 500 MB for the freeze).

@@ -82,7 +82,8 @@ def ensure_remote_branch(repo: Path, branch: str, source: str, log: FetchLog) ->
     if _has_ref(repo, f"refs/heads/{branch}"):
         return branch  # no such ref on origin, or no origin at all: the local branch stands in
     raise BlockedError(
-        f"{branch!r} (from {source}) is neither a local ref nor a branch or tag on {REMOTE}; {CHECKOUT_ADVICE}"
+        f"{branch!r} (from {source}) is neither a local ref nor a branch or tag on {REMOTE}; "
+        f"{CHECKOUT_ADVICE}"
     )
 
 

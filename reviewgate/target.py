@@ -13,7 +13,14 @@ from reviewgate.ci.local import check_repository, default_base
 from reviewgate.diff import FileChange, parse_diff_stream
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
-from reviewgate.git import SnapshotReader, TreeReader, read_file_heads, resolve_commit, stream_git, working_tree
+from reviewgate.git import (
+    SnapshotReader,
+    TreeReader,
+    read_file_heads,
+    resolve_commit,
+    stream_git,
+    working_tree,
+)
 from reviewgate.shallow import FetchLog, ensure_commit, ensure_remote_branch, find_merge_base
 from reviewgate.text import printable
 
@@ -86,7 +93,8 @@ class FrozenTarget:
         if self.mode == "bundle":
             data["bundle_sha256"] = self.patch_sha256
             data["documents"] = [
-                {"path": printable(item.path), "sha256": item.sha256, "size": item.size} for item in self.documents
+                {"path": printable(item.path), "sha256": item.sha256, "size": item.size}
+                for item in self.documents
             ]
         return data
 
@@ -106,10 +114,13 @@ def describe(target: FrozenTarget) -> list[str]:
     lines = [
         f"base {printable(target.base_ref)} = {target.base_sha} (from {target.base_source})",
         f"head {printable(target.head_ref)} = {target.head_sha} (from {target.head_source})",
-        f"merge base {target.merge_base}; {len(target.files)} file(s) reviewed, {len(target.excluded)} not reviewed",
+        f"merge base {target.merge_base}; {len(target.files)} file(s) reviewed, "
+        f"{len(target.excluded)} not reviewed",
     ]
     if target.dirty_sha256:
-        lines.append(f"uncommitted changes included: tree {target.head_tree}, dirty hash {target.dirty_sha256}")
+        lines.append(
+            f"uncommitted changes included: tree {target.head_tree}, dirty hash {target.dirty_sha256}"
+        )
     lines += [f"fetched: {item}" for item in target.shallow_fetches]
     return lines
 
@@ -145,7 +156,9 @@ def _commit_for(repo: Path, ref: str, source: str, log: FetchLog, *, branch_fall
         if source in EXPLICIT_SOURCES:
             raise UsageError(str(error)) from None  # the user's own flag names nothing: exit 2
         raise
-    raise UsageError(f"{source}: {ref!r} does not name a commit in {repo}; fetch it or pass --base/--head REF")
+    raise UsageError(
+        f"{source}: {ref!r} does not name a commit in {repo}; fetch it or pass --base/--head REF"
+    )
 
 
 def _looks_like_sha(ref: str) -> bool:
@@ -157,8 +170,14 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
     files sorted by path, each with status, paths, modes and its hunk bodies (no line numbers)."""
     digest = hashlib.sha256()
     for change in sorted(files, key=lambda item: item.path):
-        header = [change.path, change.status.value, change.old_path or "", change.old_mode or "",
-                  change.new_mode or "", "binary" if change.is_binary else "text"]
+        header = [
+            change.path,
+            change.status.value,
+            change.old_path or "",
+            change.old_mode or "",
+            change.new_mode or "",
+            "binary" if change.is_binary else "text",
+        ]
         digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
         for piece in change.canonical_pieces():
             digest.update(piece)
@@ -168,18 +187,34 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
 def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway."""
-    return parse_diff_stream(stream_git(
-        repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames", "--find-copies",
-        f"--unified={DIFF_CONTEXT_LINES}", "--full-index", "--submodule=short", "-O/dev/null",
-        merge_base, head, "--",
-    ))
+    return parse_diff_stream(
+        stream_git(
+            repo,
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--find-renames",
+            "--find-copies",
+            f"--unified={DIFF_CONTEXT_LINES}",
+            "--full-index",
+            "--submodule=short",
+            "-O/dev/null",
+            merge_base,
+            head,
+            "--",
+        )
+    )
 
 
 def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
     """First bytes at head of the files whose generated-code header decides their fate."""
     wanted = [
-        change.path for change in files
-        if needs_header(change) and rules.unreviewable_reason(change) is None and rules.reason_for(change) is None
+        change.path
+        for change in files
+        if needs_header(change)
+        and rules.unreviewable_reason(change) is None
+        and rules.reason_for(change) is None
     ]
     return read_file_heads(repo, tree, wanted, HEADER_BYTES) if wanted else {}
 
@@ -207,7 +242,12 @@ def freeze(
         head_ref, head_source = "HEAD", "checked-out HEAD"
     head_sha = _commit_for(repo, head_ref, head_source, log, branch_fallback=False)
     base_ref, base_source = resolve_base(repo, base, context)
-    if not base and not context.base_sha and base_ref == context.base_branch and not _looks_like_sha(base_ref):
+    if (
+        not base
+        and not context.base_sha
+        and base_ref == context.base_branch
+        and not _looks_like_sha(base_ref)
+    ):
         # A branch CI names: origin's copy, never a stale local branch of that name.
         base_ref = ensure_remote_branch(repo, base_ref, base_source, log)
     base_sha = _commit_for(repo, base_ref, base_source, log, branch_fallback=True)
@@ -216,13 +256,17 @@ def freeze(
     dirty_sha256: str | None = None
     if include_dirty:
         if resolve_commit(repo, "HEAD") != head_sha:
-            raise UsageError("--include-dirty: the working tree sits on HEAD; it cannot be combined with another --head")
+            raise UsageError(
+                "--include-dirty: the working tree sits on HEAD; it cannot be combined with another --head"
+            )
         tree = working_tree(repo)
         dirty_files = diff_between(repo, head_sha, tree)
         if dirty_files:
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)
     every_file = diff_between(repo, merge_base, head_tree or head_sha)
-    reviewed, excluded = split_files(every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules))
+    reviewed, excluded = split_files(
+        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules)
+    )
     return FrozenTarget(
         repo_root=str(repo),
         base_ref=base_ref,

@@ -47,12 +47,29 @@ def test_reviewers_read_the_frozen_bytes_not_the_disk(tmp_path: Path) -> None:
 def test_run_with_a_bundle_outside_any_repository(tmp_path: Path) -> None:
     write_documents(tmp_path)
     (tmp_path / "docs" / "image.png").write_bytes(b"\x89PNG\x00\x00")
-    result = run_cli(tmp_path, "run", "--bundle", "docs/spec.md", "docs/plan.md", "--bundle", "docs/image.png",
-                     "--output-dir", "out")
+    result = run_cli(
+        tmp_path,
+        "run",
+        "--bundle",
+        "docs/spec.md",
+        "docs/plan.md",
+        "--bundle",
+        "docs/image.png",
+        "--output-dir",
+        "out",
+    )
     assert result.returncode == 0, result.stderr
     target = result.report()["target"]
-    assert target["mode"] == "bundle" and target["head_sha"] == "" and target["bundle_sha256"] == target["patch_sha256"]
-    assert [item["path"] for item in target["documents"]] == ["docs/image.png", "docs/plan.md", "docs/spec.md"]
+    assert (
+        target["mode"] == "bundle"
+        and target["head_sha"] == ""
+        and target["bundle_sha256"] == target["patch_sha256"]
+    )
+    assert [item["path"] for item in target["documents"]] == [
+        "docs/image.png",
+        "docs/plan.md",
+        "docs/spec.md",
+    ]
     assert [item["path"] for item in target["files"]] == ["docs/plan.md", "docs/spec.md"]
     assert target["excluded"] == [{"path": "docs/image.png", "reason": "binary file: listed, not diffed"}]
     assert result.report()["verdict"] == "approve"

@@ -42,7 +42,9 @@ def test_push_reviews_after_against_before() -> None:
     ("payload", "why"),
     [("github_push_new_branch.json", "before is all zeros"), ("github_push_forced.json", "forced push")],
 )
-def test_new_branch_or_forced_push_uses_the_merge_base_with_the_default_branch(payload: str, why: str) -> None:
+def test_new_branch_or_forced_push_uses_the_merge_base_with_the_default_branch(
+    payload: str, why: str
+) -> None:
     refs = github_refs("push", load_payload(payload), {"GITHUB_SHA": HEAD}, WHERE)
     assert refs.base_sha is None
     assert refs.base_branch == "main"
@@ -57,14 +59,21 @@ def test_merge_group_uses_its_base_and_head() -> None:
 
 
 def test_workflow_dispatch_takes_the_base_input() -> None:
-    refs = github_refs("workflow_dispatch", load_payload("github_workflow_dispatch.json"), {"GITHUB_SHA": HEAD}, WHERE)
+    refs = github_refs(
+        "workflow_dispatch", load_payload("github_workflow_dispatch.json"), {"GITHUB_SHA": HEAD}, WHERE
+    )
     assert (refs.base_sha, refs.base_branch, refs.head_sha) == (None, "release/1.2", HEAD)
     assert refs.base_source == "workflow_dispatch event: inputs.base"
 
 
 def test_schedule_falls_back_to_the_default_branch() -> None:
     refs = github_refs("schedule", load_payload("github_schedule.json"), {"GITHUB_SHA": HEAD}, WHERE)
-    assert (refs.base_sha, refs.base_branch, refs.head_sha, refs.head_source) == (None, "main", HEAD, "GITHUB_SHA")
+    assert (refs.base_sha, refs.base_branch, refs.head_sha, refs.head_source) == (
+        None,
+        "main",
+        HEAD,
+        "GITHUB_SHA",
+    )
 
 
 @pytest.mark.parametrize("bad", ["--upload-pack=touch /tmp/x", "main", "12345", 7])
@@ -118,7 +127,11 @@ def test_detect_gitlab() -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(b"{not json", "not valid JSON"), (b"[1, 2]", "expected a JSON object"), (None, "cannot read the event file")],
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "expected a JSON object"),
+        (None, "cannot read the event file"),
+    ],
 )
 def test_a_broken_event_file_is_one_clear_error(tmp_path: Path, content: bytes | None, message: str) -> None:
     event = tmp_path / "event.json"

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from reviewgate.diff import ChangeStatus
-from reviewgate.errors import UsageError
 from reviewgate.target import freeze
 from testing.cli import run_cli
 from testing.repo import commit, git, make_repo
@@ -19,8 +18,13 @@ def test_renames_modes_deletions_crlf_and_binaries(tmp_path: Path) -> None:
     built = make_repo(
         tmp_path,
         {"old_name.py": BODY, "script.sh": "echo hi\n", "gone.txt": "bye\n", "win.txt": "a\r\nb\r\n"},
-        {"old_name.py": None, "new_name.py": BODY + "extra\n", "gone.txt": None, "win.txt": "a\r\nc\r\n",
-         "image.bin": b"\x00\x01\x02binary"},
+        {
+            "old_name.py": None,
+            "new_name.py": BODY + "extra\n",
+            "gone.txt": None,
+            "win.txt": "a\r\nc\r\n",
+            "image.bin": b"\x00\x01\x02binary",
+        },
     )
     git(built.path, "update-index", "--chmod=+x", "script.sh")
     git(built.path, "commit", "-q", "-m", "mode")
@@ -32,7 +36,9 @@ def test_renames_modes_deletions_crlf_and_binaries(tmp_path: Path) -> None:
     assert (by_path["script.sh"].old_mode, by_path["script.sh"].new_mode) == ("100644", "100755")
     assert by_path["win.txt"].added_lines() == {2: "c\r"}, "CRLF is preserved"
     assert "image.bin" not in by_path
-    assert [(item.path, item.reason) for item in target.excluded] == [("image.bin", "binary file: listed, not diffed")]
+    assert [(item.path, item.reason) for item in target.excluded] == [
+        ("image.bin", "binary file: listed, not diffed")
+    ]
 
 
 def test_non_utf8_path_and_content_never_crash(tmp_path: Path) -> None:
@@ -72,11 +78,20 @@ def test_patch_hash_survives_a_rebase_onto_a_base_that_did_not_touch_the_files(t
 
 
 def test_patch_hash_ignores_the_users_diff_config(tmp_path: Path) -> None:
-    built = make_repo(tmp_path, {"app.py": "".join(f"x{n}\n" for n in range(40))},
-                      {"app.py": "".join(f"x{n}\n" if n % 10 else f"y{n}\n" for n in range(40))})
+    built = make_repo(
+        tmp_path,
+        {"app.py": "".join(f"x{n}\n" for n in range(40))},
+        {"app.py": "".join(f"x{n}\n" if n % 10 else f"y{n}\n" for n in range(40))},
+    )
     plain = freeze(built.path, base="main").patch_sha256
-    for key, value in (("diff.context", "10"), ("diff.algorithm", "patience"), ("diff.interHunkContext", "20"),
-                       ("diff.noprefix", "true"), ("color.ui", "always"), ("core.quotepath", "true")):
+    for key, value in (
+        ("diff.context", "10"),
+        ("diff.algorithm", "patience"),
+        ("diff.interHunkContext", "20"),
+        ("diff.noprefix", "true"),
+        ("color.ui", "always"),
+        ("core.quotepath", "true"),
+    ):
         git(built.path, "config", key, value)
     assert freeze(built.path, base="main").patch_sha256 == plain
 
@@ -95,7 +110,9 @@ def test_dirty_working_tree_gets_its_own_identity(tmp_path: Path) -> None:
     (built.path / "a.txt").write_text("z\n")
     (built.path / "new.txt").write_text("untracked\n")
     dirty = freeze(built.path, base="main", include_dirty=True)
-    assert dirty.head_sha == clean.head_sha and dirty.dirty_sha256 and dirty.patch_sha256 != clean.patch_sha256
+    assert (
+        dirty.head_sha == clean.head_sha and dirty.dirty_sha256 and dirty.patch_sha256 != clean.patch_sha256
+    )
     assert sorted(change.path for change in dirty.files) == ["a.txt", "new.txt"]
     assert git(built.path, "status", "--porcelain") == "M a.txt\n?? new.txt", "the user's index is untouched"
     (built.path / "new.txt").write_text("changed again\n")
@@ -112,7 +129,9 @@ def test_dirty_working_tree_gets_its_own_identity(tmp_path: Path) -> None:
         ("detached", (), 2, "HEAD is detached and no default branch"),
     ],
 )
-def test_bad_input_is_one_clear_line(tmp_path: Path, setup: str, args: tuple[str, ...], code: int, message: str) -> None:
+def test_bad_input_is_one_clear_line(
+    tmp_path: Path, setup: str, args: tuple[str, ...], code: int, message: str
+) -> None:
     if setup == "empty":
         repo = tmp_path / "repo"
         repo.mkdir()
@@ -136,7 +155,18 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, setup: str, args: tuple[str
 def test_a_submodule_checkout_is_refused_unless_a_base_is_given(tmp_path: Path) -> None:
     inner = make_repo(tmp_path / "inner", {"lib.py": "X = 1\n"}, {"lib.py": "X = 2\n"}).path
     outer = make_repo(tmp_path, {"a.txt": "x\n"}).path
-    git(outer, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "-b", "feature", str(inner), "lib")
+    git(
+        outer,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        str(inner),
+        "lib",
+    )
     result = run_cli(outer / "lib", "freeze")
     assert result.returncode == 2
     assert "submodule checkout of" in result.stderr and "--base" in result.stderr

@@ -42,7 +42,9 @@ def test_done_when_depth_one_pull_request_run(upstream: dict[str, str | Path], t
     the run reviews exactly the branch's change with the full clone's patch hash, excludes
     package-lock.json with its reason and lists the binary file as not reviewed."""
     clone = shallow_clone(Path(upstream["path"]), tmp_path / "clone", "main")
-    payload = load_payload("github_pull_request.json", base=str(upstream["main"]), head=str(upstream["feature"]))
+    payload = load_payload(
+        "github_pull_request.json", base=str(upstream["main"]), head=str(upstream["feature"])
+    )
     env = github_env(tmp_path, "pull_request", payload, GITHUB_SHA=str(upstream["main"]))
     result = run_cli(clone, "run", "--output-dir", "out", env=env)
     assert result.returncode == 0, result.stderr
@@ -81,10 +83,15 @@ def test_force_push_ignores_the_rewritten_before(upstream: dict[str, str | Path]
     assert "forced push" in target.base_source
 
 
-def test_gitlab_merged_result_reviews_the_source_branch(upstream: dict[str, str | Path], tmp_path: Path) -> None:
+def test_gitlab_merged_result_reviews_the_source_branch(
+    upstream: dict[str, str | Path], tmp_path: Path
+) -> None:
     clone = shallow_clone(Path(upstream["path"]), tmp_path / "clone", "main", depth=3)
     variables = load_payload(
-        "gitlab_merged_result.json", base=str(upstream["base"]), head=str(upstream["feature"]), merge=str(upstream["main"])
+        "gitlab_merged_result.json",
+        base=str(upstream["base"]),
+        head=str(upstream["feature"]),
+        merge=str(upstream["main"]),
     )
     target = freeze(clone, base=None, ci=detect(variables))
     assert target.head_sha == upstream["feature"]
@@ -93,7 +100,9 @@ def test_gitlab_merged_result_reviews_the_source_branch(upstream: dict[str, str 
 
 def test_explicit_base_wins_over_the_event(upstream: dict[str, str | Path], tmp_path: Path) -> None:
     clone = shallow_clone(Path(upstream["path"]), tmp_path / "clone", "main")
-    payload = load_payload("github_pull_request.json", base=str(upstream["main"]), head=str(upstream["feature"]))
+    payload = load_payload(
+        "github_pull_request.json", base=str(upstream["main"]), head=str(upstream["feature"])
+    )
     context = detect(github_env(tmp_path, "pull_request", payload))
     target = freeze(clone, base=str(upstream["base"]), ci=context)
     assert (target.base_source, target.base_sha) == ("--base", upstream["base"])
@@ -115,7 +124,9 @@ def test_a_commit_that_cannot_be_fetched_blocks_naming_it_and_the_checkout_optio
 
 def test_freeze_prints_what_was_resolved_and_why(upstream: dict[str, str | Path], tmp_path: Path) -> None:
     clone = shallow_clone(Path(upstream["path"]), tmp_path / "clone", "main")
-    payload = load_payload("github_pull_request.json", base=str(upstream["main"]), head=str(upstream["feature"]))
+    payload = load_payload(
+        "github_pull_request.json", base=str(upstream["main"]), head=str(upstream["feature"])
+    )
     result = run_cli(clone, "freeze", env=github_env(tmp_path, "pull_request", payload))
     assert result.returncode == 0, result.stderr
     assert "(from pull_request event: pull_request.base.sha)" in result.stderr

@@ -27,7 +27,8 @@ def default_base(repo: Path) -> tuple[str, str]:
             return candidate, f"default ({candidate}: origin/HEAD is not set)"
     if is_detached(repo):
         raise UsageError(
-            f"{repo}: HEAD is detached and no default branch (origin/HEAD, main, master) exists; pass --base REF"
+            f"{repo}: HEAD is detached and no default branch (origin/HEAD, main, master) exists; "
+            "pass --base REF"
         )
     return "main", "default (main)"
 
