@@ -158,6 +158,18 @@ class FileChange:
                 found.append(raw[1:])
         return b"\n".join(found).decode("utf-8", "replace")
 
+    @cached_property
+    def canonical_digest(self) -> bytes:
+        """SHA-256 of the file's canonical form: path, status, old path, modes, binary flag,
+        then the hunk bodies of `canonical_pieces`. `target.canonical_patch_hash` combines them."""
+        digest = hashlib.sha256()
+        header = [self.path, self.status.value, self.old_path or "", self.old_mode or "", self.new_mode or ""]
+        header.append("binary" if self.is_binary else "text")
+        digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
+        for piece in self.canonical_pieces():
+            digest.update(piece)
+        return digest.digest()
+
     def canonical_pieces(self) -> Iterator[bytes | memoryview]:
         """The hunk bodies without line numbers or function context (each hunk header becomes
         a bare `@@`), so a rebase that shifts the file's lines keeps the same bytes."""
@@ -388,16 +400,15 @@ def parse_diff(patch: bytes) -> list[FileChange]:
     return files
 
 
-def parse_diff_stream(chunks: Iterable[bytes]) -> list[FileChange]:
-    """`parse_diff` over output arriving in chunks: every complete file is parsed as soon as
-    the next file's header shows it ended. Same result as parse_diff on the joined text."""
-    files: list[FileChange] = []
+def iter_diff_stream(chunks: Iterable[bytes]) -> Iterator[FileChange]:
+    """`parse_diff` over output arriving in chunks: every complete file is yielded as soon as
+    the next file's header shows it ended, so the caller works while git still computes.
+    Yields the same files as parse_diff on the joined text."""
     pending = bytearray()
     for chunk in chunks:
         pending += chunk
         cut = pending.rfind(b"\ndiff --git ")
         if cut > 0:
-            files += parse_diff(bytes(pending[: cut + 1]))
+            yield from parse_diff(bytes(pending[: cut + 1]))
             del pending[: cut + 1]
-    files += parse_diff(bytes(pending))
-    return files
+    yield from parse_diff(bytes(pending))

@@ -10,7 +10,7 @@ from typing import Any
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
-from reviewgate.diff import FileChange, parse_diff_stream
+from reviewgate.diff import FileChange, iter_diff_stream
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
 from reviewgate.git import (
@@ -170,41 +170,36 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
     files sorted by path, each with status, paths, modes and its hunk bodies (no line numbers)."""
     digest = hashlib.sha256()
     for change in sorted(files, key=lambda item: item.path):
-        header = [
-            change.path,
-            change.status.value,
-            change.old_path or "",
-            change.old_mode or "",
-            change.new_mode or "",
-            "binary" if change.is_binary else "text",
-        ]
-        digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
-        for piece in change.canonical_pieces():
-            digest.update(piece)
+        digest.update(change.canonical_digest)
     return digest.hexdigest()
 
 
 def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway."""
-    return parse_diff_stream(
-        stream_git(
-            repo,
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--find-renames",
-            "--find-copies",
-            f"--unified={DIFF_CONTEXT_LINES}",
-            "--full-index",
-            "--submodule=short",
-            "-O/dev/null",
-            merge_base,
-            head,
-            "--",
-        )
+    files: list[FileChange] = []
+    chunks = stream_git(
+        repo,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--find-renames",
+        "--find-copies",
+        f"--unified={DIFF_CONTEXT_LINES}",
+        "--full-index",
+        "--submodule=short",
+        "-O/dev/null",
+        merge_base,
+        head,
+        "--",
     )
+    for change in iter_diff_stream(chunks):
+        # Hashed and sized now, while git is still writing the rest of the diff.
+        change.canonical_digest  # noqa: B018 - computes and caches the property
+        change.stats  # noqa: B018
+        files.append(change)
+    return files
 
 
 def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
