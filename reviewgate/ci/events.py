@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from reviewgate.errors import UsageError
@@ -42,6 +42,10 @@ class EventRefs:
     default_branch: str | None = None
     is_fork: bool = False
     pull_request_number: int | None = None
+
+    def context_fields(self) -> dict[str, Any]:
+        """The CiContext fields of the same names (every field of this record is one)."""
+        return asdict(self)
 
 
 def is_zero_sha(value: str | None) -> bool:

@@ -13,16 +13,9 @@ def gitlab_context(env: Mapping[str, str]) -> CiContext:
     return CiContext(
         provider="gitlab",
         event_name=env.get("CI_PIPELINE_SOURCE"),
-        base_sha=refs.base_sha,
-        head_sha=refs.head_sha,
-        base_source=refs.base_source,
-        default_branch=refs.default_branch,
-        head_source=refs.head_source,
-        base_branch=refs.base_branch,
+        **refs.context_fields(),
         repository=env.get("CI_PROJECT_PATH"),
         server_url=env.get("CI_SERVER_URL"),
         api_url=env.get("CI_API_V4_URL"),
         run_url=env.get("CI_JOB_URL"),
-        pull_request_number=refs.pull_request_number,
-        is_fork=refs.is_fork,
     )
