@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,20 @@ def test_a_submodule_checkout_is_refused_unless_a_base_is_given(tmp_path: Path) 
     assert result.returncode == 2
     assert "submodule checkout of" in result.stderr and "--base" in result.stderr
     assert run_cli(outer / "lib", "freeze", "--base", "origin/main").returncode == 0
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to hand the repo to another user"
+)
+def test_a_workspace_owned_by_another_user_is_reviewed_without_touching_global_config(tmp_path: Path) -> None:
+    """Container actions mount the workspace owned by the runner's user: git refuses it as
+    'dubious ownership' unless safe.directory allows it, which reviewgate sets per call."""
+    built = make_repo(tmp_path, {"a.txt": "x\n"}, {"a.txt": "y\n"})
+    home = tmp_path / "home"
+    home.mkdir()
+    for path in [built.path, *built.path.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    result = run_cli(built.path, "freeze", "--base", "main", env={"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert '"path": "a.txt"' in result.stdout
+    assert not (home / ".gitconfig").exists(), "the user's global config is never written"
