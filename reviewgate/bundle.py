@@ -37,6 +37,19 @@ def workspace_root(start: Path, bundle: bool) -> Path:
         return start.resolve()
 
 
+def reject_with_bundle(base: str | None, head: str | None, include_dirty: bool) -> None:
+    """A bundle has no git fixed point: flags that choose one would be silently ignored."""
+    given = [
+        flag
+        for flag, value in (("--base", base), ("--head", head), ("--include-dirty", include_dirty))
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"--bundle: reviews documents, not a diff; it cannot be combined with {', '.join(given)}"
+        )
+
+
 def _display_path(document: Path, workspace: Path) -> str:
     resolved = document.resolve()
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Mapping, TextIO
 
 from reviewgate import ci
-from reviewgate.bundle import freeze_bundle, workspace_root
+from reviewgate.bundle import freeze_bundle, reject_with_bundle, workspace_root
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.context import ReviewRequest
 from reviewgate.exclusions import ExclusionRules
@@ -43,6 +43,7 @@ def load_run_config(repo: Path, options: RunOptions) -> Config:
 def freeze_target(repo: Path, config: Config, options: RunOptions, context: ci.CiContext) -> FrozenTarget:
     rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
     if options.bundle:
+        reject_with_bundle(options.base, options.head, options.include_dirty)
         return freeze_bundle(repo, options.bundle, rules)
     return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules,
                   include_dirty=options.include_dirty)

@@ -107,13 +107,17 @@ def reader_for(target: FrozenTarget) -> TreeReader:
     return TreeReader(repo, target.head_tree or target.head_sha)
 
 
+def _named(ref: str, sha: str) -> str:
+    return sha if ref == sha else f"{printable(ref)} = {sha}"
+
+
 def describe(target: FrozenTarget) -> list[str]:
     """What was resolved and why, one line each, for `reviewgate freeze` to print."""
     if target.mode == "bundle":
         return [f"bundle of {len(target.documents)} document(s), bundle hash {target.patch_sha256}"]
     lines = [
-        f"base {printable(target.base_ref)} = {target.base_sha} (from {target.base_source})",
-        f"head {printable(target.head_ref)} = {target.head_sha} (from {target.head_source})",
+        f"base {_named(target.base_ref, target.base_sha)} (from {target.base_source})",
+        f"head {_named(target.head_ref, target.head_sha)} (from {target.head_source})",
         f"merge base {target.merge_base}; {len(target.files)} file(s) reviewed, "
         f"{len(target.excluded)} not reviewed",
     ]

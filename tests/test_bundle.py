@@ -92,3 +92,12 @@ def test_bad_bundle_paths_are_usage_errors(tmp_path: Path, name: str, message: s
     assert f"--bundle: {name}: {message}" in result.stderr and "Traceback" not in result.stderr
     with pytest.raises(UsageError):
         freeze_bundle(tmp_path, [tmp_path / name])
+
+
+def test_bundle_refuses_flags_that_choose_a_diff(tmp_path: Path) -> None:
+    write_documents(tmp_path)
+    result = run_cli(tmp_path, "freeze", "--bundle", "docs/plan.md", "--base", "main", "--include-dirty")
+    assert result.returncode == 2
+    assert "--bundle: reviews documents, not a diff; it cannot be combined with --base, --include-dirty" in (
+        result.stderr
+    )
