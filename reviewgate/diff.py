@@ -14,7 +14,7 @@ import enum
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -105,7 +105,7 @@ class FileChange:
     new_mode: str | None = None
     similarity: int | None = None
     hunks: _LazyHunks = _LazyHunks()  # reads as tuple[Hunk, ...]
-    raw_hunks: bytes = b""
+    raw_hunks: bytes = field(default=b"", compare=False, repr=False)
 
     @property
     def is_submodule(self) -> bool:

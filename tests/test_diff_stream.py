@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewgate.diff import iter_diff_stream, parse_diff
+from reviewgate.diff import FileChange, iter_diff_stream, parse_diff
 from reviewgate.git import GitFailure, run_git, stream_git
 from testing.repo import make_repo
 
@@ -47,3 +47,18 @@ def test_stream_git_matches_run_git_and_reports_failure(tmp_path: Path) -> None:
     with pytest.raises(GitFailure, match="git diff main no-such-ref") as failure:
         b"".join(stream_git(built.path, "diff", "main", "no-such-ref"))
     assert failure.value.returncode == 128 and b"no-such-ref" in failure.value.stderr
+
+
+def test_a_parsed_file_equals_one_built_from_its_hunks() -> None:
+    parsed = parse_diff(PATCH)[0]
+    built = FileChange(
+        path=parsed.path,
+        old_path=parsed.old_path,
+        status=parsed.status,
+        old_mode=parsed.old_mode,
+        new_mode=parsed.new_mode,
+        hunks=parsed.hunks,
+    )
+    assert built == parsed and "raw_hunks" not in repr(parsed)
+    assert built.stats.added_lines == parsed.stats.added_lines
+    assert built.opening_text == parsed.opening_text == "new 0\r\ncontext"
