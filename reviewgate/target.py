@@ -10,7 +10,7 @@ from typing import Any
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
-from reviewgate.diff import FileChange, iter_diff_stream
+from reviewgate.diff import OPENING_LINES, FileChange, iter_diff_stream
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
 from reviewgate.git import (
@@ -215,7 +215,9 @@ def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRul
         and rules.unreviewable_reason(change) is None
         and rules.reason_for(change) is None
     ]
-    return read_file_heads(repo, tree, wanted, HEADER_BYTES) if wanted else {}
+    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES) if wanted else {}
+    # The same opening the diff would show: the first lines, not every line in the bytes read.
+    return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
 
 def freeze(

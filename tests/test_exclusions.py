@@ -147,3 +147,24 @@ def test_report_json_lists_excluded_and_not_reviewed_with_reasons(tmp_path: Path
     ]
     summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
     assert "`image.gif`: binary file" in summary
+
+
+def test_a_marker_mentioned_in_code_or_prose_is_not_a_generated_header(tmp_path: Path) -> None:
+    """Only a comment line in the opening lines marks a file as generated: a docstring that
+    mentions the marker, or a comment further down, does not."""
+    docstring = '"""Checks for files marked DO NOT EDIT or @generated."""\n'
+    late = "".join(f"X{number} = {number}\n" for number in range(12)) + "# DO NOT EDIT below\n"
+    built = make_repo(
+        tmp_path,
+        {"checker.py": docstring + "A = 1\n", "late.py": "\n" + late},
+        {
+            "checker.py": docstring + "A = 2\n",
+            "late.py": "\n" + late + "Y = 1\n",
+            "gen.py": "# DO NOT EDIT\nZ = 1\n",
+        },
+    )
+    target = freeze(built.path, base="main")
+    assert sorted(change.path for change in target.files) == ["checker.py", "late.py"]
+    assert [(item.path, item.reason) for item in target.excluded] == [
+        ("gen.py", "generated file (header says so)")
+    ]
