@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate import __version__
+from reviewgate.bundle import workspace_root
 from reviewgate.ci import detect
 from reviewgate.config import Overrides
 from reviewgate.doctor import DoctorOptions, run_doctor
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
-from reviewgate.git import GitFailure, repository_root
+from reviewgate.git import GitFailure
 from reviewgate.run import RunOptions, freeze_target, load_run_config, run_gate, run_verify_only
+from reviewgate.target import describe
 from reviewgate.text import printable
 
 
@@ -32,8 +34,12 @@ class _ArgumentParser(argparse.ArgumentParser):
 def _add_target_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=Path("."), help="repository to review (default: current directory)")
     parser.add_argument("--base", help="base ref to diff against (default: from CI, else origin/HEAD's branch, else main)")
-    parser.add_argument("--head", default="HEAD", help="head ref to review (default: HEAD)")
+    parser.add_argument("--head", help="head ref to review (default: the head CI names, e.g. the pull request's, else HEAD)")
     parser.add_argument("--config", type=Path, help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
+    parser.add_argument("--bundle", type=Path, nargs="+", action="extend", metavar="FILE",
+                        help="review these documents (plan, spec, docs) instead of a diff; repeatable")
+    parser.add_argument("--include-dirty", action="store_true",
+                        help="also review uncommitted changes in the working tree (local runs)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +88,8 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         head=arguments.head,
         config_path=arguments.config,
         output_dir=arguments.output_dir,
+        bundle=tuple(arguments.bundle or ()),
+        include_dirty=arguments.include_dirty,
         overrides=Overrides(
             reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
@@ -100,14 +108,17 @@ def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
-    options = RunOptions(start=arguments.repo, base=arguments.base, head=arguments.head, config_path=arguments.config)
-    repo = repository_root(options.start)
+    options = RunOptions(start=arguments.repo, base=arguments.base, head=arguments.head, config_path=arguments.config,
+                         bundle=tuple(arguments.bundle or ()), include_dirty=arguments.include_dirty)
+    repo = workspace_root(options.start, bool(options.bundle))
     target = freeze_target(repo, load_run_config(repo, options), options, detect())
+    for line in describe(target):
+        sys.stderr.write(f"reviewgate: {printable(line)}\n")
     document = {
         **target.identity(),
         "files": [
             {"path": printable(item.path), "status": item.status.value, "old_path": item.old_path and printable(item.old_path),
-             "binary": item.is_binary, "added_lines": len(item.added_lines())}
+             "binary": item.is_binary, "added_lines": item.stats.added_lines}
             for item in target.files
         ],
         "excluded": [{"path": printable(item.path), "reason": item.reason} for item in target.excluded],

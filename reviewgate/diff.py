@@ -2,15 +2,30 @@
 
 Written against git's own output format (`git diff -p` with extended headers), split on
 LF only so CRLF content survives and form feeds or other separators never cut a line.
+
+Hunks are parsed lazily: freezing a change of 200,000 lines must stay within 2x of `git diff`
+(issue 3, "Performance"), so `parse_diff` only reads each file's headers and keeps its hunk
+text; the lines become objects the first time a reviewer reads `hunks`.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+# Very long lines (minified bundles, embedded data) are kept out of prompts (issue 3): the text
+# is cut here, with its length and a digest so the canonical patch hash still sees the change.
+LONG_LINE_CHARS = 2_000
+# How much of a file's start `opening_text` keeps: where generators put their headers.
+OPENING_LINES = 10
+OPENING_WINDOW_BYTES = 8192
 _C_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
@@ -50,8 +65,37 @@ class Hunk:
 
 
 @dataclass(frozen=True)
+class DiffStats:
+    """Sizes of one file's diff, for exclusions and listings, without parsing its lines."""
+
+    added_lines: int
+    diff_bytes: int
+
+
+class _LazyHunks:
+    """The `hunks` field of FileChange: a tuple given to the constructor, or, when it is empty
+    and `raw_hunks` holds the file's hunk text, that text parsed on first read and kept."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}_value"
+
+    def __get__(self, instance: Any, owner: type | None = None) -> tuple[Hunk, ...]:
+        if instance is None:
+            return ()  # the dataclass default
+        value: tuple[Hunk, ...] = instance.__dict__[self.slot]
+        if not value and instance.raw_hunks:
+            value = parse_hunks(instance.raw_hunks)
+            instance.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, instance: Any, value: tuple[Hunk, ...]) -> None:
+        instance.__dict__[self.slot] = tuple(value)
+
+
+@dataclass(frozen=True)
 class FileChange:
-    """One file of the change. `path` is the new path (the old one for a deletion)."""
+    """One file of the change. `path` is the new path (the old one for a deletion).
+    `raw_hunks` is git's text of the file's hunks when parsed from a diff (see _LazyHunks)."""
 
     path: str
     old_path: str | None
@@ -60,11 +104,92 @@ class FileChange:
     old_mode: str | None = None
     new_mode: str | None = None
     similarity: int | None = None
-    hunks: tuple[Hunk, ...] = field(default_factory=tuple)
+    hunks: _LazyHunks = _LazyHunks()  # reads as tuple[Hunk, ...]
+    raw_hunks: bytes = field(default=b"", compare=False, repr=False)
 
     @property
     def is_submodule(self) -> bool:
         return self.new_mode == "160000" or self.old_mode == "160000"
+
+    @cached_property
+    def stats(self) -> DiffStats:
+        if self.raw_hunks:
+            # Hunk lines start with ' ', '+', '-' or '\\' and the text starts at an `@@` line,
+            # so every "\n+" begins an added line.
+            return DiffStats(self.raw_hunks.count(b"\n+"), len(self.raw_hunks))
+        lines = [line for hunk in self.hunks for line in hunk.lines]
+        added = sum(1 for line in lines if line.kind is LineKind.ADDED)
+        return DiffStats(added, sum(len(line.text) + 2 for line in lines))
+
+    def average_added_line_over(self, limit: int) -> bool:
+        """Whether the added lines average more than `limit` characters. A file whose whole
+        diff is smaller than `limit` per added line cannot, and is not scanned."""
+        stats = self.stats
+        if not stats.added_lines or stats.diff_bytes <= limit * stats.added_lines:
+            return False
+        added = [line.text for hunk in self.hunks for line in hunk.lines if line.kind is LineKind.ADDED]
+        return sum(map(len, added)) > limit * len(added)
+
+    @property
+    def shows_opening(self) -> bool:
+        """Whether the diff shows the file's first line at head (its first hunk starts there)."""
+        if not self.raw_hunks:
+            return bool(self.hunks) and self.hunks[0].new_start <= 1
+        match = _HUNK_HEADER.match(self.raw_hunks)
+        return match is not None and int(match.group(3)) <= 1
+
+    @cached_property
+    def opening_text(self) -> str | None:
+        """The file's first OPENING_LINES lines at head, joined, when the diff shows them (the
+        first hunk starts at line 1), else None. Reads and decodes only the start of the text."""
+        if not self.shows_opening:
+            return None
+        if not self.raw_hunks:
+            kept = [line.text for line in self.hunks[0].lines if line.kind is not LineKind.REMOVED]
+            return "\n".join(kept[:OPENING_LINES])
+        start = self.raw_hunks.find(b"\n") + 1
+        # Removed lines come before added ones in a block, so look a little further.
+        window = self.raw_hunks[start : start + OPENING_WINDOW_BYTES].split(b"\n", 8 * OPENING_LINES)
+        found: list[bytes] = []
+        for raw in window[: 8 * OPENING_LINES]:
+            if len(found) == OPENING_LINES or raw[:2] == b"@@":
+                break
+            if raw[:1] in (b" ", b"+"):
+                found.append(raw[1:])
+        return b"\n".join(found).decode("utf-8", "replace")
+
+    @cached_property
+    def canonical_digest(self) -> bytes:
+        """SHA-256 of the file's canonical form: path, status, old path, modes, binary flag,
+        then the hunk bodies of `canonical_pieces`. `target.canonical_patch_hash` combines them."""
+        digest = hashlib.sha256()
+        header = [self.path, self.status.value, self.old_path or "", self.old_mode or "", self.new_mode or ""]
+        header.append("binary" if self.is_binary else "text")
+        digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
+        for piece in self.canonical_pieces():
+            digest.update(piece)
+        return digest.digest()
+
+    def canonical_pieces(self) -> Iterator[bytes | memoryview]:
+        """The hunk bodies without line numbers or function context (each hunk header becomes
+        a bare `@@`), so a rebase that shifts the file's lines keeps the same bytes."""
+        if not self.raw_hunks:
+            for hunk in self.hunks:
+                yield b"@@\n"
+                for line in hunk.lines:
+                    yield line.kind.value.encode() + line.text.encode("utf-8", "surrogateescape") + b"\n"
+            return
+        # "\n@@" only starts a hunk header (hunk lines start with ' ', '+', '-', '\\').
+        raw = memoryview(self.raw_hunks)
+        start = 0
+        while start < len(self.raw_hunks):
+            body = self.raw_hunks.find(b"\n", start)
+            following = self.raw_hunks.find(b"\n@@", start)
+            body = len(self.raw_hunks) if body < 0 else body
+            end = len(self.raw_hunks) if following < 0 else following + 1
+            yield b"@@"
+            yield raw[body:end]
+            start = end
 
     def added_lines(self) -> dict[int, str]:
         """New line number -> text of every line the change adds to this file."""
@@ -143,9 +268,8 @@ class _FileBuilder:
         self.old_mode: str | None = None
         self.new_mode: str | None = None
         self.similarity: int | None = None
-        self.hunks: list[Hunk] = []
 
-    def build(self) -> FileChange:
+    def build(self, raw_hunks: bytes) -> FileChange:
         if self.status is ChangeStatus.DELETED:
             path = decode_path(self.old_path)
             old_path: str | None = path
@@ -160,8 +284,17 @@ class _FileBuilder:
             old_mode=self.old_mode,
             new_mode=self.new_mode,
             similarity=self.similarity,
-            hunks=tuple(self.hunks),
+            raw_hunks=raw_hunks,
         )
+
+
+def line_text(body: bytes) -> str:
+    """A line's text decoded with replacement (never a crash), cut when very long."""
+    if len(body) <= LONG_LINE_CHARS:
+        return body.decode("utf-8", "replace")
+    digest = hashlib.sha256(body).hexdigest()[:16]
+    kept = body[:LONG_LINE_CHARS].decode("utf-8", "ignore")
+    return f"{kept} … [line cut: {len(body)} bytes, sha256 {digest}]"
 
 
 def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
@@ -176,7 +309,7 @@ def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
     index = start + 1
     while index < len(lines) and (remaining_old > 0 or remaining_new > 0):
         raw = lines[index]
-        marker, text = raw[:1], raw[1:].decode("utf-8", "replace")
+        marker, text = raw[:1], line_text(raw[1:])
         if marker == b"+":
             parsed.append(DiffLine(LineKind.ADDED, text, None, new_line))
             new_line += 1
@@ -199,26 +332,27 @@ def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
     return Hunk(old_start, old_count, new_start, new_count, tuple(parsed)), index
 
 
-def parse_diff(patch: bytes) -> list[FileChange]:
-    """Every file of a `git diff -p` output, in git's order."""
-    lines = patch.split(b"\n")
-    files: list[FileChange] = []
-    current: _FileBuilder | None = None
+def parse_hunks(raw: bytes) -> tuple[Hunk, ...]:
+    """Every hunk in one file's hunk text (from its first `@@` line on)."""
+    lines = raw.split(b"\n")
+    hunks: list[Hunk] = []
     index = 0
     while index < len(lines):
-        line = lines[index]
-        if line.startswith(b"diff --git "):
-            if current is not None:
-                files.append(current.build())
-            old_raw, new_raw = _split_git_header(line[len(b"diff --git ") :])
-            current = _FileBuilder(_strip_prefix(old_raw, b"a/"), _strip_prefix(new_raw, b"b/"))
-        elif current is None:
-            pass  # preamble before the first file header carries nothing we use
-        elif line.startswith(b"@@ "):
+        if lines[index].startswith(b"@@ "):
             hunk, index = _parse_hunk(lines, index)
-            current.hunks.append(hunk)
-            continue
-        elif line.startswith(b"new file mode "):
+            hunks.append(hunk)
+        else:
+            index += 1
+    return tuple(hunks)
+
+
+def _parse_header(header: bytes) -> _FileBuilder:
+    """The extended header lines of one file: paths, status, modes, binary."""
+    lines = header.split(b"\n")
+    old_raw, new_raw = _split_git_header(lines[0][len(b"diff --git ") :])
+    current = _FileBuilder(_strip_prefix(old_raw, b"a/"), _strip_prefix(new_raw, b"b/"))
+    for line in lines[1:]:
+        if line.startswith(b"new file mode "):
             current.status = ChangeStatus.ADDED
             current.new_mode = line.split()[-1].decode()
         elif line.startswith(b"deleted file mode "):
@@ -244,7 +378,37 @@ def parse_diff(patch: bytes) -> list[FileChange]:
             current.similarity = int(line.split()[-1].rstrip(b"%"))
         elif line.startswith(b"Binary files ") or line == b"GIT binary patch":
             current.is_binary = True
-        index += 1
-    if current is not None:
-        files.append(current.build())
+    return current
+
+
+def parse_diff(patch: bytes) -> list[FileChange]:
+    """Every file of a `git diff -p` output, in git's order. File and hunk boundaries are
+    found with `bytes.find` (no Python loop over every line): hunk lines start with ' ',
+    '+', '-' or '\\', so neither "\ndiff --git " nor "\n@@ " can occur inside one."""
+    starts = [0] if patch.startswith(b"diff --git ") else []
+    position = patch.find(b"\ndiff --git ")
+    while position >= 0:
+        starts.append(position + 1)
+        position = patch.find(b"\ndiff --git ", position + 1)
+    files: list[FileChange] = []
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(patch)
+        first_hunk = patch.find(b"\n@@ ", start, end)
+        header_end = first_hunk + 1 if first_hunk >= 0 else end
+        builder = _parse_header(patch[start:header_end].rstrip(b"\n"))
+        files.append(builder.build(patch[header_end:end] if first_hunk >= 0 else b""))
     return files
+
+
+def iter_diff_stream(chunks: Iterable[bytes]) -> Iterator[FileChange]:
+    """`parse_diff` over output arriving in chunks: every complete file is yielded as soon as
+    the next file's header shows it ended, so the caller works while git still computes.
+    Yields the same files as parse_diff on the joined text."""
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        cut = pending.rfind(b"\ndiff --git ")
+        if cut > 0:
+            yield from parse_diff(bytes(pending[: cut + 1]))
+            del pending[: cut + 1]
+    yield from parse_diff(bytes(pending))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,14 +15,45 @@ from reviewgate.errors import UsageError
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
 # to our own calls only (command-line scope) and never touches anyone's config file.
+# The diff settings also keep the canonical patch hash stable across user configs: the
+# algorithm and inter-hunk context decide where hunks split (git-config(1), "diff.*").
 _FIXED_CONFIG = (
     "core.quotepath=off",
     "color.ui=false",
     "diff.noprefix=false",
     "diff.mnemonicPrefix=false",
     "diff.relative=false",
+    "diff.algorithm=myers",
+    "diff.indentHeuristic=true",
+    "diff.interHunkContext=0",
+    "diff.suppressBlankEmpty=false",
+    "diff.ignoreSubmodules=none",
     "core.pager=cat",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.fsmonitor=false",
+    "log.showSignature=false",
     "safe.directory=*",
+)
+
+
+# Variables that would point git at another repository, index or diff driver than the
+# one being reviewed (git(1), ENVIRONMENT). GIT_CONFIG_COUNT/GIT_CONFIG_PARAMETERS stay:
+# runners pass fetch credentials that way, and the fixed `-c` settings still win over them.
+_UNSET_VARIABLES = (
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_COMMON_DIR",
+    "GIT_DIFF_PATH_COUNTER",
+    "GIT_DIFF_PATH_TOTAL",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
 )
 
 
@@ -33,9 +67,11 @@ def git_environment() -> dict[str, str]:
             "PAGER": "cat",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_OPTIONAL_LOCKS": "0",
+            # Replace refs would silently swap the commits being reviewed.
+            "GIT_NO_REPLACE_OBJECTS": "1",
         }
     )
-    for name in ("GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+    for name in _UNSET_VARIABLES:
         env.pop(name, None)
     return env
 
@@ -56,18 +92,55 @@ class GitFailure(Exception):
 
 
 def run_git(
-    repo: Path, *args: str, input_bytes: bytes | None = None, check: bool = True
+    repo: Path,
+    *args: str,
+    input_bytes: bytes | None = None,
+    check: bool = True,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
+    """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
+    after the fixed environment removed the user's."""
     command = ["git"]
     for setting in _FIXED_CONFIG:
         command += ["-c", setting]
     command += list(args)
     completed = subprocess.run(
-        command, cwd=repo, env=git_environment(), input=input_bytes, capture_output=True, check=False
+        command,
+        cwd=repo,
+        env={**git_environment(), **(extra_env or {})},
+        input=input_bytes,
+        capture_output=True,
+        check=False,
     )
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)
     return completed
+
+
+def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """The output of a git command in chunks as git writes it, so the caller works while git
+    still computes (a large diff: parsing overlaps git's own time). Raises GitFailure after
+    the last chunk when git failed; stops git when the caller stops early."""
+    command = ["git"]
+    for setting in _FIXED_CONFIG:
+        command += ["-c", setting]
+    command += list(args)
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(
+            command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors
+        )
+        assert process.stdout is not None
+        try:
+            while chunk := os.read(process.stdout.fileno(), chunk_bytes):
+                yield chunk
+        finally:
+            process.stdout.close()
+            if process.poll() is None:
+                process.kill()
+            returncode = process.wait()
+        if returncode != 0:
+            errors.seek(0)
+            raise GitFailure(tuple(args), returncode, b"", errors.read())
 
 
 def git_text(repo: Path, *args: str) -> str:
@@ -87,7 +160,9 @@ def repository_root(start: Path) -> Path:
 
 def resolve_commit(repo: Path, ref: str) -> str | None:
     """The commit SHA a ref names, or None when it names no commit."""
-    completed = run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
+    completed = run_git(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
+    )
     if completed.returncode != 0:
         return None
     return completed.stdout.decode("ascii").strip()
@@ -114,3 +189,67 @@ class TreeReader:
     def list_files(self) -> list[str]:
         output = run_git(self.repo, "ls-tree", "-r", "-z", "--name-only", self.commit).stdout
         return [name.decode("utf-8", "surrogateescape") for name in output.split(b"\0") if name]
+
+
+class SnapshotReader(TreeReader):
+    """Reads files from bytes frozen in memory (a document bundle has no commit to read)."""
+
+    def __init__(self, repo: Path, contents: dict[str, bytes]) -> None:
+        super().__init__(repo, "")
+        self._contents = dict(contents)
+
+    def read_bytes(self, path: str) -> bytes | None:
+        return self._contents.get(path)
+
+    def list_files(self) -> list[str]:
+        return sorted(self._contents)
+
+
+MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024
+
+
+def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict[str, str]:
+    """The first `limit` bytes of each path in `tree`, decoded with replacement, read with
+    two `git cat-file` processes for all paths (one per file would dominate a large change).
+    Paths git cannot take on a batch line (a newline in the name) and missing ones are left out."""
+    names = [path for path in paths if "\n" not in path]
+    if not names:
+        return {}
+    request = "".join(f"{tree}:{path}\n" for path in names).encode("utf-8", "surrogateescape")
+    checked = run_git(
+        repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", input_bytes=request
+    )
+    blobs: dict[str, str] = {}
+    # --batch-check answers one line per request line, in order ("<name> missing" included).
+    for path, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
+        fields = line.split()
+        # Blobs over the cap are skipped: reading one whole to look at its first lines would
+        # cost its full size in memory (the issue's memory budget is 500 MB for the freeze).
+        if len(fields) == 3 and fields[1] == "blob" and int(fields[2]) <= MAX_HEAD_BLOB_BYTES:
+            blobs[path] = fields[0]
+    if not blobs:
+        return {}
+    objects = "".join(f"{sha}\n" for sha in blobs.values()).encode("ascii")
+    output = run_git(repo, "cat-file", "--batch", input_bytes=objects).stdout
+    heads: dict[str, str] = {}
+    offset = 0
+    for path in blobs:
+        header_end = output.index(b"\n", offset)
+        size = int(output[offset:header_end].split()[2])
+        start = header_end + 1
+        heads[path] = output[start : start + min(size, limit)].decode("utf-8", "replace")
+        offset = start + size + 1
+    return heads
+
+
+def working_tree(repo: Path) -> str:
+    """A tree object of the working tree as it is now (tracked changes and untracked files
+    that are not ignored), written through a copy of the index so the user's is untouched."""
+    index = Path(git_text(repo, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+    with tempfile.TemporaryDirectory(prefix="reviewgate-index-") as scratch:
+        scratch_index = Path(scratch) / "index"
+        if index.is_file():
+            shutil.copyfile(index, scratch_index)  # keeps stat data: only changed files are hashed
+        environment = {"GIT_INDEX_FILE": str(scratch_index)}
+        run_git(repo, "add", "--all", "--", ".", extra_env=environment)
+        return run_git(repo, "write-tree", extra_env=environment).stdout.decode("ascii").strip()

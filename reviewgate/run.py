@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate import ci
+from reviewgate.bundle import freeze_bundle, reject_with_bundle, workspace_root
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.conversation import apply_rejections
@@ -25,15 +26,15 @@ from reviewgate.forge.steps import (
     rounds_notes,
 )
 from reviewgate.gate import decide
-from reviewgate.git import TreeReader, repository_root
+from reviewgate.git import repository_root
 from reviewgate.report import publish
 from reviewgate.report.files import prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
-from reviewgate.target import FrozenTarget, freeze
-from reviewgate.verify.outcome import VerifyOutcome
+from reviewgate.target import FrozenTarget, freeze, reader_for
+from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
 
 
@@ -41,10 +42,12 @@ from reviewgate.verify.stage import verify_repository
 class RunOptions:
     start: Path = Path(".")
     base: str | None = None
-    head: str = "HEAD"
+    head: str | None = None  # None: the head CI names, else HEAD
     config_path: Path | None = None
     output_dir: Path = Path(".reviewgate")
     overrides: Overrides = field(default_factory=Overrides)
+    bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
+    include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
 
 
 def load_run_config(repo: Path, options: RunOptions) -> Config:
@@ -53,7 +56,11 @@ def load_run_config(repo: Path, options: RunOptions) -> Config:
 
 def freeze_target(repo: Path, config: Config, options: RunOptions, context: ci.CiContext) -> FrozenTarget:
     rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
-    return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules)
+    if options.bundle:
+        reject_with_bundle(options.base, options.head, options.include_dirty)
+        return freeze_bundle(repo, options.bundle, rules)
+    return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules,
+                  include_dirty=options.include_dirty)
 
 
 def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
@@ -81,7 +88,7 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
-    repo = repository_root(options.start)
+    repo = workspace_root(options.start, bool(options.bundle))
     config = load_run_config(repo, options)
     reviewers = build_reviewers(config)
     context = ci.detect(environ)
@@ -95,10 +102,12 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     forge = open_forge(context, config, target, os.environ if environ is None else environ)
     notes: list[str] = conversation_notes(forge)
     clock = time.monotonic()
-    verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                               environ=environ)
+    verify: VerifyOutcome = ABSENT
+    if target.mode != "bundle":  # a document bundle has no app to stand up
+        verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
+                                   environ=environ)
     timings["verify"] = time.monotonic() - clock
-    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), verify=verify,
+    request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
                             sections=config.sections)
     request = apply_conversation(request, forge)
     clock = time.monotonic()

@@ -3,18 +3,44 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reviewgate.ci.context import CiContext
-from reviewgate.diff import FileChange, parse_diff
-from reviewgate.errors import UsageError
-from reviewgate.exclusions import ExcludedFile, ExclusionRules, split_files
-from reviewgate.git import GitFailure, git_text, resolve_commit, run_git
+from reviewgate.ci.local import check_repository, default_base
+from reviewgate.diff import OPENING_LINES, FileChange, iter_diff_stream
+from reviewgate.errors import BlockedError, UsageError
+from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
+from reviewgate.git import (
+    SnapshotReader,
+    TreeReader,
+    read_file_heads,
+    resolve_commit,
+    stream_git,
+    working_tree,
+)
+from reviewgate.shallow import FetchLog, ensure_commit, ensure_remote_branch, find_merge_base
+from reviewgate.text import printable
 
 # Fixed context so the canonical patch does not depend on the user's diff.context.
 DIFF_CONTEXT_LINES = 3
+# A ref the user typed that names nothing is a usage error (exit 2); a commit CI names that
+# cannot be fetched means the review could not be done (exit 3, never approval).
+EXPLICIT_SOURCES = ("--base", "--head")
+# Enough of a file's start to hold a generated-code header (diff.OPENING_LINES lines).
+HEADER_BYTES = 2048
+
+
+@dataclass(frozen=True)
+class DocumentIdentity:
+    """One document of a bundle: where it is and what its bytes hash to (seed 003: ordered
+    file identities; the frozen record never embeds the raw bytes)."""
+
+    path: str
+    sha256: str
+    size: int
 
 
 @dataclass(frozen=True)
@@ -29,6 +55,16 @@ class FrozenTarget:
     patch_sha256: str
     files: tuple[FileChange, ...] = field(default_factory=tuple)
     excluded: tuple[ExcludedFile, ...] = field(default_factory=tuple)
+    head_source: str = "HEAD"
+    mode: str = "diff"  # diff | bundle
+    # Local runs with --include-dirty: the tree reviewed (head plus uncommitted changes) and
+    # the hash of the uncommitted part; with head_sha it is the dirty tree's identity.
+    head_tree: str | None = None
+    dirty_sha256: str | None = None
+    shallow_fetches: tuple[str, ...] = field(default_factory=tuple)
+    documents: tuple[DocumentIdentity, ...] = field(default_factory=tuple)
+    # A bundle's frozen bytes, for the reviewers' reader; kept out of every record.
+    snapshot: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -41,92 +77,213 @@ class FrozenTarget:
         return None
 
     def identity(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
+            "mode": self.mode,
             "base_ref": self.base_ref,
             "base_sha": self.base_sha,
             "merge_base": self.merge_base,
             "head_ref": self.head_ref,
             "head_sha": self.head_sha,
             "base_source": self.base_source,
+            "head_source": self.head_source,
             "patch_sha256": self.patch_sha256,
+            "dirty_sha256": self.dirty_sha256,
+            "shallow_fetches": list(self.shallow_fetches),
         }
+        if self.mode == "bundle":
+            data["bundle_sha256"] = self.patch_sha256
+            data["documents"] = [
+                {"path": printable(item.path), "sha256": item.sha256, "size": item.size}
+                for item in self.documents
+            ]
+        return data
 
 
-def default_base(repo: Path) -> tuple[str, str]:
-    """origin/HEAD's branch when the clone knows it, else `main`; with where it came from."""
-    completed = run_git(repo, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False)
-    if completed.returncode == 0:
-        ref = completed.stdout.decode().strip().removeprefix("refs/remotes/")
-        return ref, "origin/HEAD"
-    return "main", "default (main)"
+def reader_for(target: FrozenTarget) -> TreeReader:
+    """What reviewers read files through: the bundle's frozen bytes, the dirty tree, or head."""
+    repo = Path(target.repo_root)
+    if target.mode == "bundle":
+        return SnapshotReader(repo, dict(target.snapshot))
+    return TreeReader(repo, target.head_tree or target.head_sha)
+
+
+def _named(ref: str, sha: str) -> str:
+    return sha if ref == sha else f"{printable(ref)} = {sha}"
+
+
+def describe(target: FrozenTarget) -> list[str]:
+    """What was resolved and why, one line each, for `reviewgate freeze` to print."""
+    if target.mode == "bundle":
+        return [f"bundle of {len(target.documents)} document(s), bundle hash {target.patch_sha256}"]
+    lines = [
+        f"base {_named(target.base_ref, target.base_sha)} (from {target.base_source})",
+        f"head {_named(target.head_ref, target.head_sha)} (from {target.head_source})",
+        f"merge base {target.merge_base}; {len(target.files)} file(s) reviewed, "
+        f"{len(target.excluded)} not reviewed",
+    ]
+    if target.dirty_sha256:
+        lines.append(
+            f"uncommitted changes included: tree {target.head_tree}, dirty hash {target.dirty_sha256}"
+        )
+    lines += [f"fetched: {item}" for item in target.shallow_fetches]
+    return lines
 
 
 def resolve_base(repo: Path, explicit: str | None, ci: CiContext) -> tuple[str, str]:
-    """The base ref and the reason it was chosen: an explicit flag always wins."""
+    """The base ref and the reason it was chosen: an explicit flag always wins, then the CI
+    event's commit, then its branch (merge-base with it), then the local default."""
     if explicit:
         return explicit, "--base"
     if ci.base_sha:
         return ci.base_sha, ci.base_source or ci.provider
+    if ci.base_branch and ci.provider != "local":
+        return ci.base_branch, ci.base_source or f"{ci.provider}: default branch"
     return default_base(repo)
+
+
+def _commit_for(repo: Path, ref: str, source: str, log: FetchLog, *, branch_fallback: bool) -> str:
+    """The commit a ref names, fetching a full SHA or (for a base) a branch from origin when the
+    shallow checkout lacks it."""
+    sha = resolve_commit(repo, ref)
+    if sha is not None:
+        return sha
+    try:
+        if _looks_like_sha(ref):
+            ensure_commit(repo, ref.lower(), source, log)
+            return ref.lower()
+        if branch_fallback and not ref.startswith("-"):
+            remote_ref = ensure_remote_branch(repo, ref, source, log)
+            found = resolve_commit(repo, remote_ref)
+            if found is not None:
+                return found
+    except BlockedError as error:
+        if source in EXPLICIT_SOURCES:
+            raise UsageError(str(error)) from None  # the user's own flag names nothing: exit 2
+        raise
+    raise UsageError(
+        f"{source}: {ref!r} does not name a commit in {repo}; fetch it or pass --base/--head REF"
+    )
+
+
+def _looks_like_sha(ref: str) -> bool:
+    return len(ref) in (40, 64) and all(char in "0123456789abcdefABCDEF" for char in ref)
 
 
 def canonical_patch_hash(files: list[FileChange]) -> str:
     """A hash of the change itself, independent of git version, index lines and base position:
-    files sorted by path, each with status, paths, modes and its hunk bodies."""
+    files sorted by path, each with status, paths, modes and its hunk bodies (no line numbers)."""
     digest = hashlib.sha256()
     for change in sorted(files, key=lambda item: item.path):
-        header = [change.path, change.status.value, change.old_path or "", change.old_mode or "",
-                  change.new_mode or "", "binary" if change.is_binary else "text"]
-        digest.update("\0".join(header).encode("utf-8", "surrogateescape") + b"\n")
-        for hunk in change.hunks:
-            digest.update(b"@@\n")
-            for line in hunk.lines:
-                digest.update(line.kind.value.encode() + line.text.encode("utf-8", "surrogateescape") + b"\n")
+        digest.update(change.canonical_digest)
     return digest.hexdigest()
 
 
-def diff_between(repo: Path, merge_base: str, head_sha: str) -> list[FileChange]:
-    patch = run_git(
-        repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames", "--find-copies",
-        f"--unified={DIFF_CONTEXT_LINES}", "--full-index", "--submodule=short", merge_base, head_sha, "--",
-    ).stdout
-    return parse_diff(patch)
+def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
+    """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
+    diff.orderFile; the hash sorts by path anyway."""
+    files: list[FileChange] = []
+    chunks = stream_git(
+        repo,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--find-renames",
+        "--find-copies",
+        f"--unified={DIFF_CONTEXT_LINES}",
+        "--full-index",
+        "--submodule=short",
+        "-O/dev/null",
+        merge_base,
+        head,
+        "--",
+    )
+    for change in iter_diff_stream(chunks):
+        # Hashed and sized now, while git is still writing the rest of the diff.
+        change.canonical_digest  # noqa: B018 - computes and caches the property
+        change.stats  # noqa: B018
+        files.append(change)
+    return files
+
+
+def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
+    """First bytes at head of the files whose generated-code header decides their fate."""
+    wanted = [
+        change.path
+        for change in files
+        if needs_header(change)
+        and rules.unreviewable_reason(change) is None
+        and rules.reason_for(change) is None
+    ]
+    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES) if wanted else {}
+    # The same opening the diff would show: the first lines, not every line in the bytes read.
+    return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
 
 def freeze(
     repo: Path,
     *,
     base: str | None,
-    head: str = "HEAD",
+    head: str | None = None,
     ci: CiContext | None = None,
     rules: ExclusionRules | None = None,
+    include_dirty: bool = False,
 ) -> FrozenTarget:
+    """Freeze base, merge base and head (flags win, then CI, then local defaults), fetching
+    what a shallow checkout lacks. `head` None means the CI's head, else HEAD."""
     context = ci or CiContext(provider="local")
+    rules = rules or ExclusionRules()
+    check_repository(repo, base)
+    log = FetchLog()
+    if head:
+        head_ref, head_source = head, "--head"
+    elif context.head_sha:
+        head_ref, head_source = context.head_sha, context.head_source or context.provider
+    else:
+        head_ref, head_source = "HEAD", "checked-out HEAD"
+    head_sha = _commit_for(repo, head_ref, head_source, log, branch_fallback=False)
     base_ref, base_source = resolve_base(repo, base, context)
-    head_sha = resolve_commit(repo, head)
-    if head_sha is None:
-        raise UsageError(f"--head: {head!r} does not name a commit in {repo}")
-    base_sha = resolve_commit(repo, base_ref)
-    if base_sha is None:
-        raise UsageError(f"base {base_ref!r} (from {base_source}) does not name a commit; fetch it or pass --base REF")
-    try:
-        merge_base = git_text(repo, "merge-base", base_sha, head_sha)
-    except GitFailure:
-        raise UsageError(
-            f"base {base_ref!r} and head {head!r} share no history (no merge base); "
-            "check the base branch, or fetch full history (fetch-depth: 0)"
-        ) from None
-    every_file = diff_between(repo, merge_base, head_sha)
-    reviewed, excluded = split_files(every_file, rules or ExclusionRules())
+    if (
+        not base
+        and not context.base_sha
+        and base_ref == context.base_branch
+        and not _looks_like_sha(base_ref)
+    ):
+        # A branch CI names: origin's copy, never a stale local branch of that name.
+        base_ref = ensure_remote_branch(repo, base_ref, base_source, log)
+    base_sha = _commit_for(repo, base_ref, base_source, log, branch_fallback=True)
+    merge_base = find_merge_base(repo, base_sha, head_sha, f"base {base_ref!r} and head {head_ref!r}", log)
+    head_tree: str | None = None
+    dirty_sha256: str | None = None
+    if include_dirty:
+        if resolve_commit(repo, "HEAD") != head_sha:
+            raise UsageError(
+                "--include-dirty: the working tree sits on HEAD; it cannot be combined with another --head"
+            )
+        tree = working_tree(repo)
+        dirty_files = diff_between(repo, head_sha, tree)
+        if dirty_files:
+            head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)
+    every_file = diff_between(repo, merge_base, head_tree or head_sha)
+    reviewed, excluded = split_files(
+        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules)
+    )
     return FrozenTarget(
         repo_root=str(repo),
         base_ref=base_ref,
         base_sha=base_sha,
         merge_base=merge_base,
-        head_ref=head,
+        head_ref=head_ref,
         head_sha=head_sha,
         base_source=base_source,
         patch_sha256=canonical_patch_hash(every_file),
         files=tuple(reviewed),
         excluded=tuple(excluded),
+        head_source=head_source,
+        head_tree=head_tree,
+        dirty_sha256=dirty_sha256,
+        shallow_fetches=tuple(log.fetches),
     )
+
+
+__all__ = ["DocumentIdentity", "FrozenTarget", "default_base", "describe", "freeze", "reader_for"]

@@ -9,7 +9,7 @@ import pytest
 
 from reviewgate.forge.github_event import PullRequestEvent, read_pull_request_event
 from testing.forge_server import ForgeServer, conformance_dir, run_on_github
-from testing.repo import make_repo
+from testing.repo import git, make_repo
 
 HEAD = "0123456789abcdef0123456789abcdef01234567"
 
@@ -42,13 +42,16 @@ def test_a_missing_or_broken_event_file_reads_as_no_pull_request(tmp_path: Path)
 
 @pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")
 def test_the_check_run_goes_on_the_pr_head_from_the_event(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}).path
+    made = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    # A pull_request job checks out a test merge commit, not the PR head: stand on another commit.
+    git(made.path, "checkout", "-q", "--detach", "main")
     with ForgeServer() as server:
-        result = run_on_github(repo, tmp_path, server, head_sha=HEAD)
-    assert result.returncode == 0
+        result = run_on_github(made.path, tmp_path, server, head_sha=made.head_sha)
+    assert result.returncode == 0, result.stderr
     check_run = next(iter(server.state.check_runs.values()))
-    assert check_run["head_sha"] == HEAD
-    assert check_run["external_id"].startswith(result.report()["target"]["head_sha"] + ":")
+    assert check_run["head_sha"] == made.head_sha
+    assert result.report()["target"]["head_sha"] == made.head_sha
+    assert check_run["external_id"].startswith(made.head_sha + ":")
 
 
 @pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")

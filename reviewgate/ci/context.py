@@ -14,6 +14,10 @@ class CiContext:
     head_sha: str | None = None
     base_source: str | None = None
     default_branch: str | None = None
+    head_source: str | None = None
+    # When the event names no base commit (new branch, force-push, schedule): the base is the
+    # merge-base with this branch on origin, and base_source says why.
+    base_branch: str | None = None
     # Where GitHub wants step summaries and outputs (files named by the runner).
     step_summary_path: str | None = None
     output_path: str | None = None

@@ -1,10 +1,33 @@
-"""GitHub Actions: read the runner's variables into a CiContext."""
+"""GitHub Actions: read the runner's variables and event file into a CiContext."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from reviewgate.ci.context import CiContext
+from reviewgate.ci.events import github_refs
+from reviewgate.errors import UsageError
+
+
+def load_event(env: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    """The webhook payload the runner saved at $GITHUB_EVENT_PATH (empty when unset), and a
+    name for it in error messages. A file that is named but unreadable is a usage error."""
+    name = env.get("GITHUB_EVENT_PATH")
+    if not name:
+        return {}, "GITHUB_EVENT_PATH (unset)"
+    where = f"GITHUB_EVENT_PATH ({name})"
+    try:
+        data = json.loads(Path(name).read_bytes())
+    except OSError as error:
+        raise UsageError(f"{where}: cannot read the event file: {error.strerror}") from None
+    except ValueError as error:
+        raise UsageError(f"{where}: not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data, where
 
 
 def github_context(env: Mapping[str, str]) -> CiContext:
@@ -12,9 +35,12 @@ def github_context(env: Mapping[str, str]) -> CiContext:
     repository = env.get("GITHUB_REPOSITORY")
     run_id = env.get("GITHUB_RUN_ID")
     run_url = f"{server}/{repository}/actions/runs/{run_id}" if repository and run_id else None
+    event, where = load_event(env)
+    refs = github_refs(env.get("GITHUB_EVENT_NAME"), event, env, where)
     return CiContext(
         provider="github",
         event_name=env.get("GITHUB_EVENT_NAME"),
+        **refs.context_fields(),
         step_summary_path=env.get("GITHUB_STEP_SUMMARY") or None,
         output_path=env.get("GITHUB_OUTPUT") or None,
         repository=repository,

@@ -1,0 +1,187 @@
+"""Which base and head a CI run says to review: pure functions over an event payload or a
+job's variables, so tests feed them captured payloads (read at the edge in github.py/gitlab.py).
+
+GitHub payload shapes: "Webhook events and payloads" (pull_request, push, merge_group,
+workflow_dispatch, schedule). GitLab: "Predefined CI/CD variables" (CI_MERGE_REQUEST_*,
+CI_COMMIT_BEFORE_SHA, CI_DEFAULT_BRANCH).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from reviewgate.errors import UsageError
+
+# A commit id: 40 hex digits (SHA-1) or 64 (SHA-256 repositories, git 2.29+).
+_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+# Events whose head is the pull request's own head commit, never GITHUB_SHA (the test merge).
+PULL_REQUEST_EVENTS = (
+    "pull_request",
+    "pull_request_target",
+    "pull_request_review",
+    "pull_request_review_comment",
+)
+# GitLab's merged-results and merge-train pipelines run on a synthetic merge commit.
+GITLAB_MERGE_EVENT_TYPES = ("merged_result", "merge_train")
+
+
+@dataclass(frozen=True)
+class EventRefs:
+    """What the event says: a base commit or a branch to take the merge-base with, a head,
+    and the variable each came from (printed by `reviewgate freeze`)."""
+
+    base_sha: str | None = None
+    base_source: str | None = None
+    base_branch: str | None = None
+    head_sha: str | None = None
+    head_source: str | None = None
+    default_branch: str | None = None
+    is_fork: bool = False
+    pull_request_number: int | None = None
+
+    def context_fields(self) -> dict[str, Any]:
+        """The CiContext fields of the same names (every field of this record is one)."""
+        return asdict(self)
+
+
+def is_zero_sha(value: str | None) -> bool:
+    """GitHub's `before` on a new branch and GitLab's CI_COMMIT_BEFORE_SHA on a first
+    pipeline are all zeros: there is no previous commit."""
+    return bool(value) and set(value or "") == {"0"}
+
+
+def commit_sha(value: Any, where: str) -> str | None:
+    """A commit SHA from untrusted CI data, or None when absent or all zeros. Anything else
+    is refused here so it can never reach git's command line as an option."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not _SHA.match(value.lower()):
+        raise UsageError(f"{where}: expected a commit SHA (40 or 64 hex digits), got {str(value)[:80]!r}")
+    return None if is_zero_sha(value) else value.lower()
+
+
+def _table(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def github_refs(
+    event_name: str | None, event: Mapping[str, Any], env: Mapping[str, str], where: str
+) -> EventRefs:
+    """Base and head for one GitHub Actions run. `where` names the event file in errors."""
+    repository = _table(event, "repository")
+    default_branch = _text(repository, "default_branch")
+    current_sha = commit_sha(env.get("GITHUB_SHA"), "GITHUB_SHA")
+    if event_name in PULL_REQUEST_EVENTS and "pull_request" in event:
+        pull = _table(event, "pull_request")
+        base, head = _table(pull, "base"), _table(pull, "head")
+        number = pull.get("number", event.get("number"))
+        return EventRefs(
+            base_sha=commit_sha(base.get("sha"), f"{where}: pull_request.base.sha"),
+            base_source=f"{event_name} event: pull_request.base.sha",
+            base_branch=_text(base, "ref"),
+            head_sha=commit_sha(head.get("sha"), f"{where}: pull_request.head.sha"),
+            head_source=f"{event_name} event: pull_request.head.sha (GITHUB_SHA is the test merge commit)",
+            default_branch=default_branch,
+            is_fork=_text(_table(head, "repo"), "full_name") != _text(_table(base, "repo"), "full_name"),
+            pull_request_number=number if isinstance(number, int) else None,
+        )
+    if event_name == "push":
+        head_sha = commit_sha(event.get("after"), f"{where}: after") or current_sha
+        head_source = "push event: after" if event.get("after") else "GITHUB_SHA"
+        before = commit_sha(event.get("before"), f"{where}: before")
+        if before and not event.get("forced"):
+            return EventRefs(before, "push event: before", None, head_sha, head_source, default_branch)
+        why = "forced push rewrote history" if before else "before is all zeros (new branch)"
+        return EventRefs(
+            None,
+            f"push event: {why}; merge-base with repository.default_branch",
+            default_branch,
+            head_sha,
+            head_source,
+            default_branch,
+        )
+    if event_name == "merge_group":
+        group = _table(event, "merge_group")
+        return EventRefs(
+            commit_sha(group.get("base_sha"), f"{where}: merge_group.base_sha"),
+            "merge_group event: merge_group.base_sha",
+            None,
+            commit_sha(group.get("head_sha"), f"{where}: merge_group.head_sha") or current_sha,
+            "merge_group event: merge_group.head_sha",
+            default_branch,
+        )
+    base_input = _text(_table(event, "inputs"), "base")
+    if event_name == "workflow_dispatch" and base_input:
+        # A branch, tag or SHA the person typed: resolved by git like a --base flag.
+        return EventRefs(
+            None,
+            "workflow_dispatch event: inputs.base",
+            base_input,
+            current_sha,
+            "GITHUB_SHA",
+            default_branch,
+        )
+    return EventRefs(
+        None,
+        f"{event_name or 'unknown'} event: merge-base with the default branch",
+        default_branch,
+        current_sha,
+        "GITHUB_SHA" if current_sha else None,
+        default_branch,
+    )
+
+
+def gitlab_refs(env: Mapping[str, str]) -> EventRefs:
+    """Base and head for one GitLab CI job, from its predefined variables."""
+    default_branch = env.get("CI_DEFAULT_BRANCH") or None
+    current_sha = commit_sha(env.get("CI_COMMIT_SHA"), "CI_COMMIT_SHA")
+    number = env.get("CI_MERGE_REQUEST_IID", "")
+    merge_request = int(number) if number.isdigit() else None
+    if env.get("CI_MERGE_REQUEST_DIFF_BASE_SHA"):
+        base_sha = commit_sha(env.get("CI_MERGE_REQUEST_DIFF_BASE_SHA"), "CI_MERGE_REQUEST_DIFF_BASE_SHA")
+        head_sha, head_source = current_sha, "CI_COMMIT_SHA"
+        if env.get("CI_MERGE_REQUEST_EVENT_TYPE") in GITLAB_MERGE_EVENT_TYPES:
+            # CI_COMMIT_SHA is the synthetic merge; the author's commit is the source branch head.
+            head_sha = commit_sha(
+                env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"), "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"
+            )
+            head_source = "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA (CI_COMMIT_SHA is the merged result)"
+            if head_sha is None:
+                raise UsageError(
+                    "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: expected the source branch head in a "
+                    f"{env.get('CI_MERGE_REQUEST_EVENT_TYPE')} pipeline, got nothing"
+                )
+        return EventRefs(
+            base_sha,
+            "CI_MERGE_REQUEST_DIFF_BASE_SHA",
+            env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") or None,
+            head_sha,
+            head_source,
+            default_branch,
+            is_fork=env.get("CI_MERGE_REQUEST_SOURCE_PROJECT_ID", "")
+            != env.get("CI_MERGE_REQUEST_PROJECT_ID", ""),
+            pull_request_number=merge_request,
+        )
+    before = commit_sha(env.get("CI_COMMIT_BEFORE_SHA"), "CI_COMMIT_BEFORE_SHA")
+    if before:
+        return EventRefs(before, "CI_COMMIT_BEFORE_SHA", None, current_sha, "CI_COMMIT_SHA", default_branch,
+                         pull_request_number=merge_request)
+    return EventRefs(
+        None,
+        "CI_COMMIT_BEFORE_SHA is all zeros or unset: merge-base with CI_DEFAULT_BRANCH",
+        default_branch,
+        current_sha,
+        "CI_COMMIT_SHA" if current_sha else None,
+        default_branch,
+        pull_request_number=merge_request,
+    )

@@ -1,0 +1,48 @@
+"""Base and head when no CI says: flags, else the upstream's default branch, else main/master."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewgate.errors import UsageError
+from reviewgate.git import git_text, resolve_commit, run_git
+
+# Tried in order when origin/HEAD is not set (a clone made with --no-checkout, or by hand).
+FALLBACK_BRANCHES = ("origin/main", "origin/master", "main", "master")
+
+
+def is_detached(repo: Path) -> bool:
+    return run_git(repo, "symbolic-ref", "--quiet", "HEAD", check=False).returncode != 0
+
+
+def default_base(repo: Path) -> tuple[str, str]:
+    """origin/HEAD's branch when the clone knows it, else the first of origin/main,
+    origin/master, main, master that exists; with where it came from."""
+    completed = run_git(repo, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False)
+    if completed.returncode == 0:
+        ref = completed.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/remotes/")
+        return ref, "origin/HEAD (the upstream's default branch)"
+    for candidate in FALLBACK_BRANCHES:
+        if resolve_commit(repo, candidate) is not None:
+            return candidate, f"default ({candidate}: origin/HEAD is not set)"
+    if is_detached(repo):
+        raise UsageError(
+            f"{repo}: HEAD is detached and no default branch (origin/HEAD, main, master) exists; "
+            "pass --base REF"
+        )
+    return "main", "default (main)"
+
+
+def check_repository(repo: Path, explicit_base: str | None) -> None:
+    """Refuse the checkouts a review cannot make sense of, with one clear line each."""
+    if (
+        resolve_commit(repo, "HEAD") is None
+        and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip()
+    ):
+        raise UsageError(f"{repo}: the repository has no commits yet: there is nothing to review")
+    superproject = git_text(repo, "rev-parse", "--show-superproject-working-tree")
+    if superproject and explicit_base is None:
+        raise UsageError(
+            f"{repo}: this is a submodule checkout of {superproject}; run reviewgate in the "
+            "superproject, or pass --base REF to review the submodule's own history"
+        )
