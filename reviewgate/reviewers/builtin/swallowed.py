@@ -40,7 +40,22 @@ def _swallows(handler: ast.ExceptHandler) -> str | None:
         statement.value is None or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
     ):
         return "returns None"
+    if isinstance(statement, ast.Return) and _is_default_value(statement.value):
+        assert statement.value is not None
+        return f"returns a default (`{ast.unparse(statement.value)}`)"
     return None
+
+
+def _is_default_value(node: ast.expr | None) -> bool:
+    """Issue 6: "broad handlers that return a default": a literal or an empty container, which
+    the caller cannot tell apart from a real result."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return False
 
 
 class PythonSwallowedFailureLens:
