@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
+    run.add_argument("--import-sarif", action="append", type=Path, default=[], metavar="FILE",
+                     help="import another analyzer's SARIF 2.1.0 results as findings (repeatable)")
+    run.add_argument("--sarif-filter", metavar="MODE",
+                     help="which imported results count: added (default) | diff_context | file | nofilter")
 
     freeze = commands.add_parser("freeze", help="print the frozen target as JSON")
     _add_target_flags(freeze)
@@ -66,6 +70,8 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
             max_rounds=arguments.max_rounds,
             no_verify=arguments.no_verify,
+            import_sarif=tuple(arguments.import_sarif),
+            sarif_filter=arguments.sarif_filter,
         ),
     )
     return run_gate(options, stdout)

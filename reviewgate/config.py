@@ -94,6 +94,8 @@ class Overrides:
     fail_on: tuple[str, ...] | None = None
     max_rounds: int | None = None
     no_verify: bool = False
+    import_sarif: tuple[Path, ...] = ()  # --import-sarif FILE (repeatable): other analyzers' results
+    sarif_filter: str | None = None  # --sarif-filter MODE: added | diff_context | file | nofilter
 
 
 # Sections other modules own; listed here only so they are not warned about as unknown.

@@ -20,6 +20,9 @@ from reviewgate.report.files import prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
+from reviewgate.reviewers.builtin.settings import check_lens_settings
+from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.target import FrozenTarget, freeze
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 
@@ -71,6 +74,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     repo = repository_root(options.start)
     config = load_run_config(repo, options)
     reviewers = build_reviewers(config)
+    check_lens_settings(config)
+    reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter, repo)
     context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
 
@@ -80,7 +85,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     verify: VerifyOutcome = ABSENT
     notes: list[str] = []
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), verify=verify,
-                            sections=config.sections)
+                            sections=config.sections,
+                            marked_as_fix=is_marked_as_fix(repo, target.head_sha, options.head))
     clock = time.monotonic()
     if target.is_empty:
         notes.append("Base and head have the same content: there is nothing to review.")

@@ -27,7 +27,13 @@ RULE_NEAR_COPY = "reuse/near-copy-file"
 # each other (six `self.a = a` lines are a shape, not a copy) and this many normalized characters.
 MIN_LINES = 5
 MIN_DISTINCT_LINES = 4
-MIN_CHARACTERS = 100
+MIN_CHARACTERS = 60
+# Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
+# repository; below LARGE_BLOCK_LINES a match must also share this part of its names (called
+# functions, attributes, keys), which a renamed copy keeps and an unrelated block does not.
+LARGE_BLOCK_LINES = 12
+MIN_SHARED_NAMES = 0.25
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 # A new file whose lines are this share of one existing file is a fork of it.
 NEAR_COPY_SHARE = 0.8
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
@@ -64,6 +70,7 @@ class _Query:
     normalized: Normalized
     added: set[int]
     windows: list[tuple[int, int]]
+    source: list[str]
 
 
 def definition_name(lines: list[str], line: int) -> str | None:
@@ -107,7 +114,7 @@ class DuplicationLens:
             if text is None:
                 continue
             normalized = Normalized.of(text, language_of(change.path))
-            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added))
+            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added), text.split("\n"))
         return queries
 
     def _index(
@@ -158,18 +165,27 @@ class DuplicationLens:
                 chosen.append(region)
         return chosen
 
-    def _worth_reporting(self, query: _Query, region: Region) -> bool:
+    def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: list[str]) -> bool:
         normalized = query.normalized
         first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
         lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
         added = [number for number in lines if number in query.added]
         distinct = {normalized.lines[number - 1] for number in lines}
-        return (
+        if not (
             region.end - region.start >= MIN_CHARACTERS
             and len(added) >= MIN_LINES
             and len(added) * 2 >= len(lines)
             and len(distinct) >= MIN_DISTINCT_LINES
-        )
+        ):
+            return False
+        if len(lines) >= LARGE_BLOCK_LINES:
+            return True
+        other_first = other.line_at(region.other_start)
+        other_last = other.line_at(region.other_start + region.end - region.start - 1)
+        names = set(_NAME.findall("\n".join(query.source[first - 1 : last])))
+        other_names = set(_NAME.findall("\n".join(other_source[other_first - 1 : other_last])))
+        smaller = min(len(names), len(other_names))
+        return smaller > 0 and len(names & other_names) >= MIN_SHARED_NAMES * smaller
 
     def _findings(
         self,
@@ -180,7 +196,10 @@ class DuplicationLens:
         sources: dict[str, list[str]],
         changed_added: dict[str, set[int]],
     ) -> Iterator[Finding]:
-        reportable = [region for region in regions if self._worth_reporting(query, region)]
+        reportable = [
+            region for region in regions
+            if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
+        ]
         if query.change.status is ChangeStatus.ADDED:
             fork = self._forked_from(query, reportable)
             if fork is not None:

@@ -1,6 +1,6 @@
 """Normalized token streams and their fingerprints, for finding copied code under renames.
 
-Every token becomes one character class: identifiers `a`, numbers `0`, strings `s`, keywords
+Every token becomes one character class: identifiers `a`, numbers `0`, strings `"`, keywords
 and operators stay themselves; comments, whitespace and import lines go. Two pieces of code
 with the same shape then have the same normalized text whatever their names and literals.
 
@@ -44,11 +44,11 @@ MAX_LINE_LENGTH = 400
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
-    """Comments disappear and strings become `s`, keeping every newline so lines still line up."""
+    """Comments disappear and strings become `"`, keeping every newline so lines still line up."""
 
     def replace(match: re.Match[str]) -> str:
         newlines = "\n" * match.group(0).count("\n")
-        return newlines if match.group("comment") is not None else "s" + newlines
+        return newlines if match.group("comment") is not None else '"' + newlines
 
     return pattern.sub(replace, text)
 
