@@ -201,7 +201,9 @@ class DuplicationLens:
             if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
         ]
         if query.change.status is ChangeStatus.ADDED:
-            fork = self._forked_from(query, reportable)
+            # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
+            existing = [region for region in reportable if region.other not in changed_added]
+            fork = self._forked_from(query, existing)
             if fork is not None:
                 yield self._near_copy(path, fork)
                 return
