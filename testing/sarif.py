@@ -10,8 +10,15 @@ SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def sarif_result(
-    rule_id: str, message: str, uri: str, line: int, *, level: str | None = "warning", end_line: int | None = None,
-    suppressions: list[dict[str, Any]] | None = None, uri_base_id: str | None = None,
+    rule_id: str,
+    message: str,
+    uri: str,
+    line: int,
+    *,
+    level: str | None = "warning",
+    end_line: int | None = None,
+    suppressions: list[dict[str, Any]] | None = None,
+    uri_base_id: str | None = None,
 ) -> dict[str, Any]:
     region: dict[str, Any] = {"startLine": line}
     if end_line is not None:

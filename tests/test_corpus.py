@@ -6,11 +6,11 @@ scores only the rule families in its `scope`; dismissed (suppressed) findings ne
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 
 from testing.lenses import review_change
 
@@ -37,14 +37,18 @@ def _in_scope(rule: str, scope: list[str]) -> bool:
 def score_case(case: dict[str, Any], root: Path) -> tuple[set[Key], set[Key]]:
     """(expected, reported) keys of one case."""
     findings = review_change(
-        root, case.get("base", {}), case.get("branch", {}),
-        branch_name=case.get("branch_name", "feature"), message=case.get("message", "feature work"),
+        root,
+        case.get("base", {}),
+        case.get("branch", {}),
+        branch_name=case.get("branch_name", "feature"),
+        message=case.get("message", "feature work"),
         sections={"lenses": case["lenses"]} if "lenses" in case else None,
     )
     scope = case.get("scope", [])
     reported = {
         (case["name"], item.rule, item.path, item.line)
-        for item in findings if item.dismissed is None and _in_scope(item.rule, scope)
+        for item in findings
+        if item.dismissed is None and _in_scope(item.rule, scope)
     }
     expected = {
         (case["name"], item["rule"], item.get("path"), item.get("line")) for item in case.get("expect", [])
@@ -75,8 +79,10 @@ def test_precision_and_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     false_positives = sorted(reported - expected, key=str)
     missed = sorted(expected - reported, key=str)
     with capsys.disabled():
-        print(f"\ncorpus: precision {precision:.3f}, recall {recall:.3f} "
-              f"({len(true_positives)} found, {len(false_positives)} false, {len(missed)} missed)")
+        print(
+            f"\ncorpus: precision {precision:.3f}, recall {recall:.3f} "
+            f"({len(true_positives)} found, {len(false_positives)} false, {len(missed)} missed)"
+        )
         for item in false_positives:
             print(f"  false positive: {item}")
         for item in missed:

@@ -10,7 +10,7 @@ from testing.cli import run_cli
 from testing.lenses import review_change
 from testing.repo import make_repo
 
-EXISTING = '''import json
+EXISTING = """import json
 
 
 def load_settings(path, defaults):
@@ -21,8 +21,8 @@ def load_settings(path, defaults):
         if key in merged and value is not None:
             merged[key] = value
     return merged
-'''
-COPY = '''
+"""
+COPY = """
 
 def read_job_config(filename, fallback):
     with open(filename, encoding="utf-8") as stream:
@@ -32,21 +32,28 @@ def read_job_config(filename, fallback):
         if name in result and item is not None:
             result[name] = item
     return result
-'''
+"""
 JOBS = "import json\n\n\ndef run():\n    return 1\n"
 TEST = "def test_run():\n    assert True\n"
 
 
 def test_gate_names_the_existing_function_and_exits_1(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS, "tests/test_jobs.py": TEST},
-                     {"app/jobs.py": JOBS + COPY, "tests/test_jobs.py": TEST + "\n\ndef test_more():\n    pass\n"})
+    repo = make_repo(
+        tmp_path,
+        {"app/settings.py": EXISTING, "app/jobs.py": JOBS, "tests/test_jobs.py": TEST},
+        {"app/jobs.py": JOBS + COPY, "tests/test_jobs.py": TEST + "\n\ndef test_more():\n    pass\n"},
+    )
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
     findings = [item for item in result.report()["findings"] if item["rule"] == "reuse/duplicate-code"]
     assert len(findings) == 1
     finding = findings[0]
     assert (finding["path"], finding["line"], finding["class"], finding["severity"]) == (
-        "app/jobs.py", 8, "systematic", "major")
+        "app/jobs.py",
+        8,
+        "systematic",
+        "major",
+    )
     assert "use `load_settings` at app/settings.py:4" in finding["title"]
 
 
@@ -61,7 +68,7 @@ def test_id_is_stable_when_lines_shift(tmp_path: Path) -> None:
 
 
 def test_same_shape_without_shared_names_is_not_a_copy(tmp_path: Path) -> None:
-    unrelated = '''
+    unrelated = """
 
 def tally_votes(ballots, options):
     with open(ballots, encoding="utf-8") as source:
@@ -71,15 +78,19 @@ def tally_votes(ballots, options):
         if choice in counted and weight is not None:
             counted[choice] = weight
     return counted
-'''
-    findings = review_change(tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS},
-                             {"app/jobs.py": JOBS + unrelated})
+"""
+    findings = review_change(
+        tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + unrelated}
+    )
     assert [item for item in findings if item.rule.startswith("reuse/")] == []
 
 
 def test_code_the_change_moves_is_not_a_duplicate(tmp_path: Path) -> None:
-    findings = review_change(tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS},
-                             {"app/settings.py": "import json\n", "app/jobs.py": JOBS + COPY})
+    findings = review_change(
+        tmp_path,
+        {"app/settings.py": EXISTING, "app/jobs.py": JOBS},
+        {"app/settings.py": "import json\n", "app/jobs.py": JOBS + COPY},
+    )
     assert [item for item in findings if item.rule.startswith("reuse/")] == []
 
 

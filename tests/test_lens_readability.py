@@ -23,17 +23,32 @@ def test_comment_extraction_ignores_strings_and_urls() -> None:
     assert comment_on(1, "x = 1", Language.OTHER) is None
 
 
-@pytest.mark.parametrize(("text", "ticket"), [("see JIRA-123", "JIRA-123"), ("closes issue #42", "issue #42"),
-                                              ("UTF-8 and SHA-256 per RFC-7231", None), ("the 3 bugs in ticket 99", "ticket 99")])
+@pytest.mark.parametrize(
+    ("text", "ticket"),
+    [
+        ("see JIRA-123", "JIRA-123"),
+        ("closes issue #42", "issue #42"),
+        ("UTF-8 and SHA-256 per RFC-7231", None),
+        ("the 3 bugs in ticket 99", "ticket 99"),
+    ],
+)
 def test_ticket_reference(text: str, ticket: str | None) -> None:
     assert ticket_reference(text) == ticket
 
 
 @pytest.mark.parametrize(
     "comment",
-    ["# Changed timeout to 60", "# Moved here from utils", "# fixed the bug where totals were negative",
-     "# This fixes the crash on empty carts", "# Previously this called the v1 API", "# Added a new retry",
-     "# as discussed, keep the old name", "# no longer needed after the refactor", "# per code review"],
+    [
+        "# Changed timeout to 60",
+        "# Moved here from utils",
+        "# fixed the bug where totals were negative",
+        "# This fixes the crash on empty carts",
+        "# Previously this called the v1 API",
+        "# Added a new retry",
+        "# as discussed, keep the old name",
+        "# no longer needed after the refactor",
+        "# per code review",
+    ],
 )
 def test_narration_fires(tmp_path: Path, comment: str) -> None:
     findings = review_change(tmp_path, {"a.py": "X = 1\n"}, {"a.py": f"{comment}\nX = 1\n"})
@@ -42,9 +57,14 @@ def test_narration_fires(tmp_path: Path, comment: str) -> None:
 
 @pytest.mark.parametrize(
     "comment",
-    ["# Change the limit only together with the billing job", "# Fixed-width columns keep the report aligned",
-     "# Remove entries older than a day so the cache stays small", "# Added items are validated first",
-     "# The old-style % formatting is what the logging module expects", "# noqa: E501 changed nothing"],
+    [
+        "# Change the limit only together with the billing job",
+        "# Fixed-width columns keep the report aligned",
+        "# Remove entries older than a day so the cache stays small",
+        "# Added items are validated first",
+        "# The old-style % formatting is what the logging module expects",
+        "# noqa: E501 changed nothing",
+    ],
 )
 def test_explanations_do_not_fire(tmp_path: Path, comment: str) -> None:
     findings = review_change(tmp_path, {"a.py": "X = 1\n"}, {"a.py": f"{comment}\nX = 1\n"})
@@ -58,12 +78,6 @@ def test_naming_is_never_flagged_and_existing_comments_are_left_alone(tmp_path: 
 
 
 def test_commented_out_python_keeps_indentation_and_short_examples_pass(tmp_path: Path) -> None:
-    branch = ("X = 1\n"
-              "# if X:\n"
-              "#     print(X)\n"
-              "#     X = 2\n"
-              "\n"
-              "# Example: total([1, 2])\n"
-              "Y = 2\n")
+    branch = "X = 1\n# if X:\n#     print(X)\n#     X = 2\n\n# Example: total([1, 2])\nY = 2\n"
     findings = review_change(tmp_path, {"a.py": "X = 1\n"}, {"a.py": branch})
     assert _found(findings) == [("readability/commented-out-code", 2)]

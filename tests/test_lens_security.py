@@ -11,12 +11,15 @@ from testing.lenses import review_change
 
 
 def _found(findings: list) -> list[tuple[str, str, int | None, str]]:  # type: ignore[type-arg]
-    return sorted((item.rule, item.path, item.line, item.severity.value) for item in findings
-                  if item.rule.startswith("security/"))
+    return sorted(
+        (item.rule, item.path, item.line, item.severity.value)
+        for item in findings
+        if item.rule.startswith("security/")
+    )
 
 
 def test_python_exposures_on_added_lines(tmp_path: Path) -> None:
-    source = '''import os
+    source = """import os
 import subprocess
 import yaml
 
@@ -31,7 +34,7 @@ def run(cmd, cursor, name, data):
     subprocess.run("ls", shell=True)
     cursor.execute("SELECT 1")
     eval("1 + 1")
-'''
+"""
     findings = review_change(tmp_path, {"m.py": "\n"}, {"m.py": source})
     assert _found(findings) == [
         ("security/eval", "m.py", 10, "major"),
@@ -43,8 +46,10 @@ def run(cmd, cursor, name, data):
 
 
 def test_commented_code_and_strings_do_not_fire_in_c_like(tmp_path: Path) -> None:
-    source = ("// agent = new https.Agent({ rejectUnauthorized: false });\n"
-              "export const doc = 'set rejectUnauthorized to true';\n")
+    source = (
+        "// agent = new https.Agent({ rejectUnauthorized: false });\n"
+        "export const doc = 'set rejectUnauthorized to true';\n"
+    )
     assert _found(review_change(tmp_path, {"README.md": "x\n"}, {"src/a.js": source})) == []
 
 
@@ -81,9 +86,13 @@ def test_not_secrets(line: str) -> None:
 def test_secret_is_a_blocker_in_any_text_file_and_not_in_named_fixtures(tmp_path: Path) -> None:
     token = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ"
     findings = review_change(
-        tmp_path, {"README.md": "x\n"},
-        {".env.example": f"GITHUB_TOKEN={token}\n", "tests/test_auth.py": f'FAKE_TOKEN = "{token}"\n',
-         "tests/test_real.py": f'HEADERS = {{"Authorization": "{token}"}}\n'},
+        tmp_path,
+        {"README.md": "x\n"},
+        {
+            ".env.example": f"GITHUB_TOKEN={token}\n",
+            "tests/test_auth.py": f'FAKE_TOKEN = "{token}"\n',
+            "tests/test_real.py": f'HEADERS = {{"Authorization": "{token}"}}\n',
+        },
     )
     assert _found(findings) == [
         ("security/committed-secret", ".env.example", 1, "blocker"),

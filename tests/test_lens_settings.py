@@ -25,16 +25,23 @@ def _rules(findings: list) -> list[str]:  # type: ignore[type-arg]
 
 def test_defaults_and_parsing() -> None:
     assert parse_lens_settings({}).require_reproduction is ReproductionPolicy.FIXES
-    settings = parse_lens_settings({"require_reproduction": "always", "disable": ["readability", "tests/missing-tests"]})
+    settings = parse_lens_settings(
+        {"require_reproduction": "always", "disable": ["readability", "tests/missing-tests"]}
+    )
     assert settings.require_reproduction is ReproductionPolicy.ALWAYS
-    assert not settings.enabled("readability/narrating-comment") and not settings.enabled("tests/missing-tests")
+    assert not settings.enabled("readability/narrating-comment") and not settings.enabled(
+        "tests/missing-tests"
+    )
     assert settings.enabled("tests/fix-without-test")
 
 
 @pytest.mark.parametrize(
     ("section", "message"),
     [
-        ({"require_reproduction": "sometimes"}, 'cfg: lenses.require_reproduction: expected "never" | "fixes" | "always"'),
+        (
+            {"require_reproduction": "sometimes"},
+            'cfg: lenses.require_reproduction: expected "never" | "fixes" | "always"',
+        ),
         ({"require_reproduction": 1}, "cfg: lenses.require_reproduction"),
         ({"disable": "readability"}, "cfg: lenses.disable: expected a list of rule ids"),
     ],
@@ -49,12 +56,15 @@ def test_unknown_key_warns() -> None:
         warnings.simplefilter("always")
         parse_lens_settings({"colour": "blue"}, "cfg")
     assert [str(item.message) for item in caught if item.category is ConfigWarning] == [
-        "cfg: lenses.colour: unknown key, ignored"]
+        "cfg: lenses.colour: unknown key, ignored"
+    ]
 
 
 def test_cli_bad_value_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, BASE, FIX)
-    (repo.path / ".reviewgate.toml").write_text('[lenses]\nrequire_reproduction = "often"\n', encoding="utf-8")
+    (repo.path / ".reviewgate.toml").write_text(
+        '[lenses]\nrequire_reproduction = "often"\n', encoding="utf-8"
+    )
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
     assert ".reviewgate.toml: lenses.require_reproduction: expected" in result.stderr
@@ -70,13 +80,20 @@ def test_policy_fixes_needs_a_fix_marker(tmp_path: Path) -> None:
 def test_policy_always_and_never(tmp_path: Path) -> None:
     always = review_change(tmp_path / "a", BASE, FIX, sections={"lenses": {"require_reproduction": "always"}})
     assert _rules(always) == ["process/missing-reproduction"]
-    never = review_change(tmp_path / "b", BASE, FIX, message="fix: rounding",
-                          sections={"lenses": {"require_reproduction": "never"}})
+    never = review_change(
+        tmp_path / "b",
+        BASE,
+        FIX,
+        message="fix: rounding",
+        sections={"lenses": {"require_reproduction": "never"}},
+    )
     assert _rules(never) == []
 
 
 def test_reproduction_sources_and_rerun_status(tmp_path: Path) -> None:
-    from_forge = review_change(tmp_path / "a", BASE, FIX, message="fix: rounding", reproduction="total(0.1, 0.2)")
+    from_forge = review_change(
+        tmp_path / "a", BASE, FIX, message="fix: rounding", reproduction="total(0.1, 0.2)"
+    )
     assert _rules(from_forge) == ["process/reproduction-not-rerun"]
     in_repo = dict(FIX, **{".reviewgate/reproduction.md": "total(0.1, 0.2) -> 0.3\n"})
     passed = VerifyOutcome(status=VerifyStatus.PASSED, reproduction=ReproductionStatus.PASSED)
@@ -88,6 +105,10 @@ def test_reproduction_sources_and_rerun_status(tmp_path: Path) -> None:
 
 
 def test_disabled_rule_does_not_report(tmp_path: Path) -> None:
-    findings = review_change(tmp_path, BASE, {"repro/case.py": "print(1)\n"},
-                             sections={"lenses": {"disable": ["process/repro-in-diff"]}})
+    findings = review_change(
+        tmp_path,
+        BASE,
+        {"repro/case.py": "print(1)\n"},
+        sections={"lenses": {"disable": ["process/repro-in-diff"]}},
+    )
     assert _rules(findings) == []

@@ -12,7 +12,7 @@ def _found(findings: list, prefix: str = "correctness/") -> list[tuple[str, str,
 
 
 def test_python_handler_variants(tmp_path: Path) -> None:
-    source = '''def a(items):
+    source = """def a(items):
     for item in items:
         try:
             item.run()
@@ -39,7 +39,7 @@ def d():
         return 1
     except Exception as error:
         return repr(error)
-'''
+"""
     findings = review_change(tmp_path, {"m.py": "\n"}, {"m.py": source})
     assert _found(findings) == [
         ("correctness/swallowed-exception", "m.py", 5),
@@ -59,8 +59,11 @@ def test_c_like_catches(tmp_path: Path) -> None:
     csharp = "class A {\n  void B() {\n    try { C(); } catch (Exception) { /* ignored */ }\n  }\n}\n"
     promise = "export const go = (p) => p.then(run).catch(function () {});\n"
     commented = "// try { x(); } catch (e) {}\nexport const y = 1;\n"
-    findings = review_change(tmp_path, {"README.md": "x\n"},
-                             {"a/Load.kt": kotlin, "a/B.cs": csharp, "a/go.js": promise, "a/c.ts": commented})
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {"a/Load.kt": kotlin, "a/B.cs": csharp, "a/go.js": promise, "a/c.ts": commented},
+    )
     assert _found(findings) == [
         ("correctness/empty-catch", "a/B.cs", 3),
         ("correctness/empty-catch", "a/Load.kt", 4),
@@ -69,7 +72,7 @@ def test_c_like_catches(tmp_path: Path) -> None:
 
 
 def test_go_variants(tmp_path: Path) -> None:
-    source = '''package a
+    source = """package a
 
 func A() (*T, error) {
 	if err := run(); err != nil {
@@ -79,17 +82,25 @@ func A() (*T, error) {
 	}
 	return nil, nil
 }
-'''
+"""
     findings = review_change(tmp_path, {"a/a.go": "package a\n"}, {"a/a.go": source})
-    assert _found(findings) == [("correctness/dropped-error", "a/a.go", 4), ("correctness/dropped-error", "a/a.go", 7)]
+    assert _found(findings) == [
+        ("correctness/dropped-error", "a/a.go", 4),
+        ("correctness/dropped-error", "a/a.go", 7),
+    ]
 
 
 def test_shell_only_in_scripts_and_ci(tmp_path: Path) -> None:
     workflow = "jobs:\n  t:\n    steps:\n      - run: npm test || true\n"
     findings = review_change(
-        tmp_path, {"README.md": "x\n"},
-        {".github/workflows/ci.yml": workflow, "docs/howto.md": "Run `make || true` to ignore it.\n",
-         "Makefile": "test:\n\tpytest || :\n", "tools/x.sh": "set +o errexit\necho ok\n"},
+        tmp_path,
+        {"README.md": "x\n"},
+        {
+            ".github/workflows/ci.yml": workflow,
+            "docs/howto.md": "Run `make || true` to ignore it.\n",
+            "Makefile": "test:\n\tpytest || :\n",
+            "tools/x.sh": "set +o errexit\necho ok\n",
+        },
     )
     assert _found(findings) == [
         ("correctness/ignored-exit-status", ".github/workflows/ci.yml", 4),

@@ -79,13 +79,15 @@ def parse_import_settings(config: Config, mode_flag: str | None) -> ImportSettin
     levels = dict(DEFAULT_LEVELS)
     table = section.get("levels", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{source}: {SECTION}.levels: expected a table of level = \"class:severity\", got {table!r}")
+        raise ConfigError(
+            f'{source}: {SECTION}.levels: expected a table of level = "class:severity", got {table!r}'
+        )
     for level, value in table.items():
         key_where = f"{source}: {SECTION}.levels.{level}"
         if level not in DEFAULT_LEVELS:
             raise ConfigError(f"{key_where}: expected a SARIF level (error, warning, note)")
         if not isinstance(value, str):
-            raise ConfigError(f"{key_where}: expected \"class:severity\", got {value!r}")
+            raise ConfigError(f'{key_where}: expected "class:severity", got {value!r}')
         rule = parse_fail_rule(value, key_where)
         levels[level] = (rule.finding_class, rule.severity)
     return ImportSettings(FilterMode(mode_text), levels)
@@ -115,7 +117,9 @@ def _suppression(result: Mapping[str, Any]) -> str | None:
     suppressions = result.get("suppressions")
     if not isinstance(suppressions, list) or not suppressions:
         return None
-    if any(not isinstance(item, dict) or item.get("status", "accepted") != "accepted" for item in suppressions):
+    if any(
+        not isinstance(item, dict) or item.get("status", "accepted") != "accepted" for item in suppressions
+    ):
         return None
     reasons = [str(item.get("justification") or item.get("kind") or "") for item in suppressions]
     return "; ".join(reason for reason in reasons if reason) or "suppressed in the SARIF file"
@@ -143,37 +147,54 @@ def load_sarif(file: Path, repo_root: Path) -> list[SarifResult]:
         where = f"runs[{run_index}]"
         _require(isinstance(run, dict), file, where, "an object")
         driver = run.get("tool", {}).get("driver") if isinstance(run.get("tool"), dict) else None
-        _require(isinstance(driver, dict) and isinstance(driver.get("name"), str), file,
-                 f"{where}.tool.driver.name", "a string")
+        _require(
+            isinstance(driver, dict) and isinstance(driver.get("name"), str),
+            file,
+            f"{where}.tool.driver.name",
+            "a string",
+        )
         assert isinstance(driver, dict)
         rule_levels = {
             str(rule.get("id")): rule.get("defaultConfiguration", {}).get("level")
-            for rule in driver.get("rules", []) if isinstance(rule, dict)
+            for rule in driver.get("rules", [])
+            if isinstance(rule, dict)
         }
         bases = run.get("originalUriBaseIds") or {}
         run_results = run.get("results", [])
         _require(isinstance(run_results, list), file, f"{where}.results", "a list")
         for index, result in enumerate(run_results):
-            parsed = _parse_result(result, file, f"{where}.results[{index}]", driver["name"], rule_levels, bases,
-                                   repo_root)
+            parsed = _parse_result(
+                result, file, f"{where}.results[{index}]", driver["name"], rule_levels, bases, repo_root
+            )
             if parsed is not None:
                 results.append(parsed)
     return results
 
 
 def _parse_result(
-    result: Any, file: Path, where: str, tool: str, rule_levels: Mapping[str, Any], bases: Mapping[str, Any],
+    result: Any,
+    file: Path,
+    where: str,
+    tool: str,
+    rule_levels: Mapping[str, Any],
+    bases: Mapping[str, Any],
     repo_root: Path,
 ) -> SarifResult | None:
     _require(isinstance(result, dict), file, where, "an object")
     message = result.get("message")
-    _require(isinstance(message, dict) and isinstance(message.get("text", message.get("id")), str), file,
-             f"{where}.message.text", "a string")
+    _require(
+        isinstance(message, dict) and isinstance(message.get("text", message.get("id")), str),
+        file,
+        f"{where}.message.text",
+        "a string",
+    )
     if result.get("kind", "fail") not in _PROBLEM_KINDS:
         return None
     rule_id = str(result.get("ruleId") or result.get("rule", {}).get("id") or "")
     level = result.get("level") or rule_levels.get(rule_id) or "warning"  # §3.27.10: warning by default
-    _require(level in ("error", "warning", "note", "none"), file, f"{where}.level", "error, warning, note or none")
+    _require(
+        level in ("error", "warning", "note", "none"), file, f"{where}.level", "error, warning, note or none"
+    )
     if level == "none":
         return None
     path = line = end_line = None
@@ -183,8 +204,8 @@ def _parse_result(
         physical = locations[0].get("physicalLocation", {}) if isinstance(locations[0], dict) else {}
         artifact = physical.get("artifactLocation", {})
         if isinstance(artifact, dict) and isinstance(artifact.get("uri"), str):
-            base_id = artifact.get("uriBaseId")
-            base = bases.get(base_id, {}).get("uri") if isinstance(bases.get(base_id), dict) else None
+            base_entry = bases.get(str(artifact.get("uriBaseId")))
+            base = base_entry.get("uri") if isinstance(base_entry, dict) else None
             path = _relative_path(artifact["uri"], base, repo_root)
         region = physical.get("region", {})
         if isinstance(region, dict) and isinstance(region.get("startLine"), int):
@@ -234,8 +255,11 @@ class SarifImportReviewer:
             status=ReviewerStatus.OK,
             findings=tuple(findings.values()),
             duration_seconds=time.monotonic() - started,
-            notes=(f"{dropped} of {len(self.results)} results outside the change ({self.settings.mode.value})",)
-            if dropped else (),
+            notes=(
+                f"{dropped} of {len(self.results)} results outside the change ({self.settings.mode.value})",
+            )
+            if dropped
+            else (),
         )
 
     def _finding(self, request: ReviewRequest, result: SarifResult) -> Finding:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest

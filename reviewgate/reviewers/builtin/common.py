@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus, FileChange
@@ -28,24 +28,39 @@ class Language(str, enum.Enum):
 
 
 EXTENSIONS: dict[str, Language] = {
-    ".py": Language.PYTHON, ".pyi": Language.PYTHON,
-    ".js": Language.JAVASCRIPT, ".jsx": Language.JAVASCRIPT, ".mjs": Language.JAVASCRIPT,
+    ".py": Language.PYTHON,
+    ".pyi": Language.PYTHON,
+    ".js": Language.JAVASCRIPT,
+    ".jsx": Language.JAVASCRIPT,
+    ".mjs": Language.JAVASCRIPT,
     ".cjs": Language.JAVASCRIPT,
-    ".ts": Language.TYPESCRIPT, ".tsx": Language.TYPESCRIPT, ".mts": Language.TYPESCRIPT,
+    ".ts": Language.TYPESCRIPT,
+    ".tsx": Language.TYPESCRIPT,
+    ".mts": Language.TYPESCRIPT,
     ".cts": Language.TYPESCRIPT,
     ".go": Language.GO,
     ".java": Language.JAVA,
     ".cs": Language.CSHARP,
-    ".kt": Language.KOTLIN, ".kts": Language.KOTLIN,
-    ".sh": Language.SHELL, ".bash": Language.SHELL,
+    ".kt": Language.KOTLIN,
+    ".kts": Language.KOTLIN,
+    ".sh": Language.SHELL,
+    ".bash": Language.SHELL,
 }
 
 CODE_LANGUAGES = frozenset(
-    {Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP,
-     Language.KOTLIN}
+    {
+        Language.PYTHON,
+        Language.JAVASCRIPT,
+        Language.TYPESCRIPT,
+        Language.GO,
+        Language.JAVA,
+        Language.CSHARP,
+        Language.KOTLIN,
+    }
 )
-C_LIKE = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP,
-                    Language.KOTLIN})
+C_LIKE = frozenset(
+    {Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP, Language.KOTLIN}
+)
 HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL})
 
 
@@ -54,8 +69,9 @@ def language_of(path: str) -> Language:
 
 
 # Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
-_TEST_DIRECTORIES = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures",
-                               "__fixtures__", "e2e"})
+_TEST_DIRECTORIES = frozenset(
+    {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e"}
+)
 _TEST_NAME = re.compile(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)\.[cm]?[jt]sx?$"
     r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
@@ -129,7 +145,9 @@ def comment_on(line_number: int, text: str, language: Language) -> Comment | Non
         index = _outside_strings(text, "//")
         if index < 0:
             return None
-        return Comment(line_number, text[index + 2 :].strip().removeprefix("/").strip(), not text[:index].strip())
+        return Comment(
+            line_number, text[index + 2 :].strip().removeprefix("/").strip(), not text[:index].strip()
+        )
     return None
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus, FileChange
@@ -98,8 +98,12 @@ class DuplicationLens:
     def _git_copies(self, request: ReviewRequest) -> Iterator[Finding]:
         """A file git itself detected as a copy is a fork at file level."""
         for change in request.target.files:
-            if change.status is ChangeStatus.COPIED and change.old_path and is_candidate(change.path) \
-                    and is_candidate(change.old_path):
+            if (
+                change.status is ChangeStatus.COPIED
+                and change.old_path
+                and is_candidate(change.path)
+                and is_candidate(change.old_path)
+            ):
                 yield self._near_copy(change.path, change.old_path)
 
     def _queries(self, request: ReviewRequest) -> dict[str, _Query]:
@@ -114,7 +118,9 @@ class DuplicationLens:
             if text is None:
                 continue
             normalized = Normalized.of(text, language_of(change.path))
-            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added), text.split("\n"))
+            queries[change.path] = _Query(
+                change, normalized, added, normalized.windows_in(added), text.split("\n")
+            )
         return queries
 
     def _index(
@@ -139,7 +145,11 @@ class DuplicationLens:
         return index, normalized, sources
 
     def _regions(
-        self, path: str, query: _Query, index: dict[int, list[tuple[str, int]]], normalized: dict[str, Normalized]
+        self,
+        path: str,
+        query: _Query,
+        index: dict[int, list[tuple[str, int]]],
+        normalized: dict[str, Normalized],
     ) -> list[Region]:
         """Maximal shared runs between the added code and the index, the longest first, not overlapping."""
         found: list[Region] = []
@@ -165,7 +175,9 @@ class DuplicationLens:
                 chosen.append(region)
         return chosen
 
-    def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: list[str]) -> bool:
+    def _worth_reporting(
+        self, query: _Query, region: Region, other: Normalized, other_source: list[str]
+    ) -> bool:
         normalized = query.normalized
         first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
         lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
@@ -197,7 +209,8 @@ class DuplicationLens:
         changed_added: dict[str, set[int]],
     ) -> Iterator[Finding]:
         reportable = [
-            region for region in regions
+            region
+            for region in regions
             if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
         ]
         if query.change.status is ChangeStatus.ADDED:
@@ -227,7 +240,13 @@ class DuplicationLens:
         return None
 
     def _duplicate(
-        self, path: str, query: _Query, region: Region, line: int, other_line: int, in_branch: bool,
+        self,
+        path: str,
+        query: _Query,
+        region: Region,
+        line: int,
+        other_line: int,
+        in_branch: bool,
         other_source: list[str],
     ) -> Finding:
         end_line = query.normalized.line_at(region.end - 1)
@@ -236,13 +255,17 @@ class DuplicationLens:
         where = f"{region.other}:{other_line}"
         if in_branch:
             title = f"Repeats code this change adds at {where}"
-            body = (f"Lines {line}-{end_line} repeat {what} at {where}, which this change also adds. Seed 000: "
-                    "repetition inside the branch counts; keep one and call it from both places.")
+            body = (
+                f"Lines {line}-{end_line} repeat {what} at {where}, which this change also adds. Seed 000: "
+                "repetition inside the branch counts; keep one and call it from both places."
+            )
         else:
             title = f"Duplicates existing code: use {what} at {where}"
-            body = (f"Lines {line}-{end_line} have the same shape as {what} at {where} (same tokens, up to names "
-                    "and literals). Seed 000: a working duplicate is still a finding, two places to fix the next "
-                    f"bug. Use {what} at {where}, extending it if it needs a parameter.")
+            body = (
+                f"Lines {line}-{end_line} have the same shape as {what} at {where} (same tokens, up to names "
+                "and literals). Seed 000: a working duplicate is still a finding, two places to fix the next "
+                f"bug. Use {what} at {where}, extending it if it needs a parameter."
+            )
         return lens_finding(
             rule=RULE_DUPLICATE,
             category="reuse",
@@ -264,8 +287,10 @@ class DuplicationLens:
             finding_class=FindingClass.SYSTEMATIC,
             severity=Severity.MAJOR,
             title=f"New file is a near copy of {other}",
-            body=(f"`{path}` repeats most of `{other}`. Seed 000: a fork of a shared module instead of an "
-                  f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."),
+            body=(
+                f"`{path}` repeats most of `{other}`. Seed 000: a fork of a shared module instead of an "
+                f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."
+            ),
             path=path,
             code=other,
         )

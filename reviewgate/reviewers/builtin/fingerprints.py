@@ -24,10 +24,11 @@ from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
 WINDOW = 40
 
 _KEYWORDS = (
-    "if else elif for while do return break continue try except finally catch throw throws raise with as def "
-    "class func function fn interface struct type var let const new delete import from package public private "
-    "protected static final async await yield lambda in of is not and or None True False null nil true false "
-    "undefined this self super switch case default go defer select range map chan void int string bool"
+    "if else elif for while do return break continue try except finally catch throw throws raise with "
+    "as def class func function fn interface struct type var let const new delete import from package "
+    "public private protected static final async await yield lambda in of is not and or None True False "
+    "null nil true false undefined this self super switch case default go defer select range map chan "
+    "void int string bool"
 ).split()
 _HASH_LANGUAGE_PARTS = re.compile(
     r"(?P<comment>#[^\n]*)|(?P<string>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
@@ -91,7 +92,7 @@ class Normalized:
     def anchors(self) -> list[tuple[int, int]]:
         """(hash, offset) of the window at each non-empty line start."""
         text, found = self.text, []
-        for start, line in zip(self.line_starts, self.lines):
+        for start, line in zip(self.line_starts, self.lines, strict=True):
             if line and start + WINDOW <= len(text):
                 found.append((hash(text[start : start + WINDOW]), start))
         return found
@@ -111,14 +112,19 @@ class Normalized:
 def common_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
     """How far the two texts agree before and after the given aligned offsets: (back, forward)."""
     back = 0
-    while (left_start - back > 0 and right_start - back > 0
-           and left[left_start - back - 1] == right[right_start - back - 1]):
+    while (
+        left_start - back > 0
+        and right_start - back > 0
+        and left[left_start - back - 1] == right[right_start - back - 1]
+    ):
         back += 1
     forward, step = 0, 256
     while step:  # compare in slices (done in C), then narrow down to the exact end
         end_left, end_right = left_start + forward + step, right_start + forward + step
-        if end_left <= len(left) and end_right <= len(right) and (
-            left[left_start + forward : end_left] == right[right_start + forward : end_right]
+        if (
+            end_left <= len(left)
+            and end_right <= len(right)
+            and (left[left_start + forward : end_left] == right[right_start + forward : end_right])
         ):
             forward += step
         else:

@@ -21,7 +21,9 @@ def says_fix(text: str) -> bool:
 def branch_name(repo: Path, head: str) -> str | None:
     """The branch being reviewed: `--head` when it names a branch, else the checked-out branch."""
     if head != "HEAD":
-        completed = run_git(repo, "rev-parse", "--verify", "--quiet", "--symbolic-full-name", head, check=False)
+        completed = run_git(
+            repo, "rev-parse", "--verify", "--quiet", "--symbolic-full-name", head, check=False
+        )
         full = completed.stdout.decode("utf-8", "surrogateescape").strip()
         for prefix in ("refs/heads/", "refs/remotes/"):
             if full.startswith(prefix):

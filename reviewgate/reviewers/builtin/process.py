@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
@@ -82,7 +82,7 @@ class ReproductionPolicyLens:
                     severity=Severity.MAJOR,
                     title="No reproduction for this change",
                     body=(
-                        f"The policy (lenses.require_reproduction = \"{policy.value}\") requires a "
+                        f'The policy (lenses.require_reproduction = "{policy.value}") requires a '
                         "reproduction and none was found: not on the forge's issue, nor in "
                         f"{' or '.join(REPRODUCTION_FILES)}. Write down the failing case (inputs, expected, "
                         "observed) so the review can check the change against it."
@@ -93,7 +93,11 @@ class ReproductionPolicyLens:
         status = request.verify.reproduction
         if status is ReproductionStatus.PASSED:
             return
-        what = "failed" if status is ReproductionStatus.FAILED else "was not run (no `reproduce` step in the verify)"
+        what = (
+            "failed"
+            if status is ReproductionStatus.FAILED
+            else "was not run (no `reproduce` step in the verify)"
+        )
         yield lens_finding(
             rule=RULE_REPRODUCTION_NOT_RERUN,
             category="reproduction",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from typing import Iterator
+from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import FileChange
@@ -50,9 +50,50 @@ _REQUESTED = re.compile(
 # like keys (UTF-8, SHA-256, ISO-8601, RFC-7231) are not tickets.
 _TICKET_KEY = re.compile(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
 _TICKET_WORDS = re.compile(r"\b(?:issue|ticket|bug|jira|pr|pull request|story)\s*#?\d+\b", re.IGNORECASE)
-_NOT_PROJECTS = frozenset({"UTF", "SHA", "ISO", "RFC", "CVE", "AES", "TLS", "SSL", "HTTP", "IPV", "MD", "CP", "ECMA",
-                           "PEP", "ES", "EN", "RS", "HS", "PS", "ED", "X", "UCS", "ASCII", "BASE", "CRC", "GMT", "UTC",
-                           "TCP", "UDP", "RSA", "EC", "P", "CWE", "OWASP", "GPL", "LGPL", "AGPL", "BSD", "MIT", "APACHE"})
+_NOT_PROJECTS = frozenset(
+    {
+        "UTF",
+        "SHA",
+        "ISO",
+        "RFC",
+        "CVE",
+        "AES",
+        "TLS",
+        "SSL",
+        "HTTP",
+        "IPV",
+        "MD",
+        "CP",
+        "ECMA",
+        "PEP",
+        "ES",
+        "EN",
+        "RS",
+        "HS",
+        "PS",
+        "ED",
+        "X",
+        "UCS",
+        "ASCII",
+        "BASE",
+        "CRC",
+        "GMT",
+        "UTC",
+        "TCP",
+        "UDP",
+        "RSA",
+        "EC",
+        "P",
+        "CWE",
+        "OWASP",
+        "GPL",
+        "LGPL",
+        "AGPL",
+        "BSD",
+        "MIT",
+        "APACHE",
+    }
+)
 # At least this many consecutive commented lines that parse as code make a commented-out block
 # (one line of code in a comment is usually an example, three are dead code).
 MIN_COMMENTED_CODE_LINES = 3
@@ -76,8 +117,10 @@ def _looks_like_python(block: list[str]) -> bool:
     except (SyntaxError, ValueError):
         return False
     # Prose that happens to parse is a bare name or constant per line; code does something.
-    return any(not (isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant)))
-               for node in tree.body)
+    return any(
+        not (isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant)))
+        for node in tree.body
+    )
 
 
 def _looks_like_c_like(block: list[str]) -> bool:
@@ -105,8 +148,10 @@ class ReadabilityLens:
             why = "The ticket is history: say in the comment what the code needs the reader to know."
         elif _NARRATION.search(text) or _REQUESTED.search(text):
             title, rule = "Comment narrates the change", RULE_NARRATION
-            why = ("It tells the story of the edit (what changed, what was removed, who asked), which the next "
-                   "reader, who has no diff, cannot use. Say why the code is as it is, or delete the comment.")
+            why = (
+                "It tells the story of the edit (what changed, what was removed, who asked), which the next "
+                "reader, who has no diff, cannot use. Say why the code is as it is, or delete the comment."
+            )
         else:
             return None
         return lens_finding(

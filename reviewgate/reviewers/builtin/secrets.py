@@ -10,11 +10,16 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.common import is_fixture_file, is_test_file, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.common import (
+    is_fixture_file,
+    is_test_file,
+    lens_finding,
+    reviewable_changes,
+)
 
 RULE_SECRET = "security/committed-secret"
 
@@ -40,13 +45,17 @@ _SECRET_ASSIGNMENT = re.compile(
     r"""client[_-]?secret)[\w.-]*)["']?\s*(?::=|=|:)\s*[bru]?(?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)""",
     re.IGNORECASE,
 )
-_NOT_A_SECRET_NAME = re.compile(r"fake|dummy|example|sample|placeholder|test|mock|stub|fixture", re.IGNORECASE)
+_NOT_A_SECRET_NAME = re.compile(
+    r"fake|dummy|example|sample|placeholder|test|mock|stub|fixture", re.IGNORECASE
+)
 # Names that hold where a secret lives or what it is called, not the secret itself.
 _DESCRIBES_A_SECRET = re.compile(
     r"[_.-]?(?:env|var|name|url|uri|path|file|header|field|type|prefix|length|id|kind|format|pattern|regex)$",
     re.IGNORECASE,
 )
-_PLACEHOLDER = re.compile(r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example", re.IGNORECASE)
+_PLACEHOLDER = re.compile(
+    r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example", re.IGNORECASE
+)
 # Shannon entropy per character above which a quoted value looks random rather than a word
 # (English text sits near 3-4 bits; base64 and hex keys of this length above 4).
 MIN_ENTROPY_BITS = 3.5
@@ -77,8 +86,8 @@ class SecretsLens:
                     severity=Severity.BLOCKER,
                     title=f"Committed secret ({kind})",
                     body=(
-                        f"This line adds what looks like a {kind}. Once pushed it is in the history for good: "
-                        "revoke it, rotate it, and read it from the environment or a secret store instead."
+                        f"This line adds what looks like a {kind}. Once pushed it is in the history for "
+                        "good: revoke it, rotate it, and read it from the environment or a secret store."
                     ),
                     path=change.path,
                     line=number,
@@ -93,7 +102,11 @@ class SecretsLens:
         for match in _SECRET_ASSIGNMENT.finditer(line):
             value = match.group("value")
             name = match.group("name")
-            if _NOT_A_SECRET_NAME.search(name) or _DESCRIBES_A_SECRET.search(name) or _PLACEHOLDER.search(value):
+            if (
+                _NOT_A_SECRET_NAME.search(name)
+                or _DESCRIBES_A_SECRET.search(name)
+                or _PLACEHOLDER.search(value)
+            ):
                 continue
             if entropy(value) >= MIN_ENTROPY_BITS:
                 return f"high-entropy value assigned to `{match.group('name')}`"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import FileChange
@@ -32,7 +32,9 @@ RULE_YAML = "security/unsafe-yaml"
 RULE_PICKLE = "security/unsafe-deserialization"
 RULE_TLS = "security/tls-verification-off"
 
-_SUBPROCESS_CALLS = frozenset({"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"})
+_SUBPROCESS_CALLS = frozenset(
+    {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
+)
 _SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"})
 _SQL_WORDS = re.compile(r"\b(?:select|insert|update|delete|replace|create|drop|alter|with)\b", re.IGNORECASE)
 _SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
@@ -41,7 +43,9 @@ _SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBas
 def _literal_text(node: ast.expr) -> str:
     """The constant string parts of a formatted expression (to tell SQL from other text)."""
     return " ".join(
-        item.value for item in ast.walk(node) if isinstance(item, ast.Constant) and isinstance(item.value, str)
+        item.value
+        for item in ast.walk(node)
+        if isinstance(item, ast.Constant) and isinstance(item.value, str)
     )
 
 
@@ -53,7 +57,9 @@ def _is_formatted(node: ast.expr) -> bool:
         return isinstance(node.left, (ast.Constant, ast.JoinedStr))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         sides = (node.left, node.right)
-        has_text = any(isinstance(side, (ast.Constant, ast.JoinedStr)) or _is_formatted(side) for side in sides)
+        has_text = any(
+            isinstance(side, (ast.Constant, ast.JoinedStr)) or _is_formatted(side) for side in sides
+        )
         return has_text and not all(isinstance(side, ast.Constant) for side in sides)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
         return isinstance(node.func.value, ast.Constant)
@@ -99,7 +105,11 @@ class _PythonChecker:
         leaf = name.rsplit(".", 1)[-1]
         first = call.args[0] if call.args else None
         if leaf in _SUBPROCESS_CALLS and name.startswith(("subprocess.", "commands.")) or leaf in {"Popen"}:
-            if _is_constant(_keyword(call, "shell"), True) and first is not None and self._formatted(first) is not None:
+            if (
+                _is_constant(_keyword(call, "shell"), True)
+                and first is not None
+                and self._formatted(first) is not None
+            ):
                 return RULE_SHELL, f"`{name}(..., shell=True)` runs a command built by string formatting"
         if name in {"os.system", "os.popen"} and first is not None and self._formatted(first) is not None:
             return RULE_SHELL, f"`{name}` runs a command built by string formatting"
@@ -127,22 +137,55 @@ class _PythonChecker:
 
 # C-like languages: (rule, pattern, what it is). Patterns look at one added line at a time.
 _LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
-    (RULE_SHELL, re.compile(r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*(?:`[^`]*\$\{"
-                            r"|[\"'][^\"']*[\"']\s*\+)"),
-     "a shell command is built from a formatted string", False),
-    (RULE_SHELL, re.compile(r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
-                            r"(?:fmt\.Sprintf\(|[^)]*\+)"),
-     "a shell command is built from a formatted string", False),
-    (RULE_SHELL, re.compile(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
-     "a shell command is built from a formatted string", False),
-    (RULE_SQL, re.compile(r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
-                          r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|"
-                          r"String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"),
-     "SQL built by string formatting is passed to the database", False),
-    (RULE_EVAL, re.compile(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("), "code is evaluated from a value", False),
-    (RULE_TLS, re.compile(r"rejectUnauthorized\s*:\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
-                          r"|InsecureSkipVerify\s*:\s*true|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"),
-     "TLS certificate verification is turned off", True),
+    (
+        RULE_SHELL,
+        re.compile(
+            r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*(?:`[^`]*\$\{"
+            r"|[\"'][^\"']*[\"']\s*\+)"
+        ),
+        "a shell command is built from a formatted string",
+        False,
+    ),
+    (
+        RULE_SHELL,
+        re.compile(
+            r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
+            r"(?:fmt\.Sprintf\(|[^)]*\+)"
+        ),
+        "a shell command is built from a formatted string",
+        False,
+    ),
+    (
+        RULE_SHELL,
+        re.compile(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
+        "a shell command is built from a formatted string",
+        False,
+    ),
+    (
+        RULE_SQL,
+        re.compile(
+            r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
+            r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|"
+            r"String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"
+        ),
+        "SQL built by string formatting is passed to the database",
+        False,
+    ),
+    (
+        RULE_EVAL,
+        re.compile(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
+        "code is evaluated from a value",
+        False,
+    ),
+    (
+        RULE_TLS,
+        re.compile(
+            r"rejectUnauthorized\s*:\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
+            r"|InsecureSkipVerify\s*:\s*true|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
+        ),
+        "TLS certificate verification is turned off",
+        True,
+    ),
 )
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from reviewgate.config import Config, ConfigWarning
 from reviewgate.errors import ConfigError
@@ -34,7 +35,9 @@ class LensSettings:
 _KNOWN_KEYS = ("require_reproduction", "disable")
 
 
-def parse_lens_settings(section: Mapping[str, Any], source: str = "config", warn: bool = True) -> LensSettings:
+def parse_lens_settings(
+    section: Mapping[str, Any], source: str = "config", warn: bool = True
+) -> LensSettings:
     """Unknown keys warn; a wrong type or value is a ConfigError naming `source: lenses.key`."""
     for key in section:
         if warn and key not in _KNOWN_KEYS:
@@ -42,7 +45,9 @@ def parse_lens_settings(section: Mapping[str, Any], source: str = "config", warn
     policy_value = section.get("require_reproduction", ReproductionPolicy.FIXES.value)
     choices = " | ".join(f'"{item.value}"' for item in ReproductionPolicy)
     if not isinstance(policy_value, str) or policy_value not in {item.value for item in ReproductionPolicy}:
-        raise ConfigError(f"{source}: {SECTION}.require_reproduction: expected {choices}, got {policy_value!r}")
+        raise ConfigError(
+            f"{source}: {SECTION}.require_reproduction: expected {choices}, got {policy_value!r}"
+        )
     disable = section.get("disable", [])
     if not isinstance(disable, list) or not all(isinstance(item, str) for item in disable):
         raise ConfigError(f"{source}: {SECTION}.disable: expected a list of rule ids, got {disable!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
@@ -32,12 +32,17 @@ def _swallows(handler: ast.ExceptHandler) -> str | None:
     statement = body[0]
     if isinstance(statement, ast.Pass):
         return "does nothing (`pass`)"
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and statement.value.value is ...:
+    if (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and statement.value.value is ...
+    ):
         return "does nothing (`...`)"
     if isinstance(statement, ast.Continue):
         return "skips to the next iteration (`continue`)"
     if isinstance(statement, ast.Return) and (
-        statement.value is None or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
+        statement.value is None
+        or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
     ):
         return "returns None"
     if isinstance(statement, ast.Return) and _is_default_value(statement.value):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import FileChange
@@ -76,9 +76,9 @@ class OtherLanguagesSwallowedFailureLens:
                 last = bisect.bisect_right(starts, match.end() - 1)
                 if not any(number in added for number in range(first, last + 1)):
                     continue
-                if comment_on(first, lines[first - 1], language) is not None and lines[first - 1].strip().startswith(
-                    ("//", "/*", "*")
-                ):
+                if comment_on(first, lines[first - 1], language) is not None and lines[
+                    first - 1
+                ].strip().startswith(("//", "/*", "*")):
                     continue  # commented-out code is the readability lens's business
                 yield self._finding(change.path, first, last, rule, lines[first - 1])
         if language is Language.GO:

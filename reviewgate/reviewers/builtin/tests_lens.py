@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus, FileChange
@@ -28,7 +28,9 @@ RULE_FIX_WITHOUT_TEST = "tests/fix-without-test"
 
 # Files that hold configuration or wiring, not behaviour a unit test would pin down.
 _NOT_BEHAVIOUR = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
-_NOT_BEHAVIOUR_DIRECTORIES = frozenset({"docs", "doc", "examples", "example", "benchmarks", "scripts", "migrations"})
+_NOT_BEHAVIOUR_DIRECTORIES = frozenset(
+    {"docs", "doc", "examples", "example", "benchmarks", "scripts", "migrations"}
+)
 
 _C_LIKE_BEHAVIOUR: dict[Language, re.Pattern[str]] = {
     Language.GO: re.compile(r"^func\b|^\s*(?:\}\s*else\s+)?(?:if|switch)\b"),
@@ -89,12 +91,15 @@ def first_new_behaviour(request: ReviewRequest, change: FileChange) -> int | Non
 
 
 def changes_tests(request: ReviewRequest) -> bool:
-    return any(is_test_file(change.path) and change.status is not ChangeStatus.DELETED
-               for change in request.target.files)
+    return any(
+        is_test_file(change.path) and change.status is not ChangeStatus.DELETED
+        for change in request.target.files
+    )
 
 
 class TestsLens:
     __test__ = False  # not a pytest test class, whatever its name says
+
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         if changes_tests(request):
             return
@@ -105,9 +110,11 @@ class TestsLens:
                 finding_class=FindingClass.CORRECTNESS,
                 severity=Severity.MAJOR,
                 title="Fix without a regression test",
-                body=("The change is marked as a fix (branch name or head commit subject) but adds or changes no "
-                      "test. Seed 000: a bug fix without a regression test is incomplete; add the test that fails "
-                      "without the fix."),
+                body=(
+                    "The change is marked as a fix (branch name or head commit subject) but adds or changes "
+                    "no test. Seed 000: a bug fix without a regression test is incomplete; add the test that "
+                    "fails without the fix."
+                ),
                 path=None,
             )
         for change in reviewable_changes(request):
@@ -122,8 +129,10 @@ class TestsLens:
                 finding_class=FindingClass.CORRECTNESS,
                 severity=Severity.MAJOR,
                 title="New behaviour without a test change",
-                body=("This file gains functions or branches, and the change adds or changes no test file. "
-                      "Seed 000: new behaviour needs tests."),
+                body=(
+                    "This file gains functions or branches, and the change adds or changes no test file. "
+                    "Seed 000: new behaviour needs tests."
+                ),
                 path=change.path,
                 line=line,
                 code=change.added_lines()[line],
