@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import enum
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -105,6 +107,24 @@ def reviewable_changes(request: ReviewRequest) -> Iterator[FileChange]:
             continue
         if change.added_lines():
             yield change
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(source: str, path: str) -> ast.Module | None:
+    try:
+        return ast.parse(source, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def parse_python_at_head(request: ReviewRequest, path: str) -> tuple[ast.Module, str] | None:
+    """The file's syntax tree and text at head, parsed once for all the lenses that read it; None
+    when it is missing or does not parse (that is the tests' and the verify's to report)."""
+    source = request.head.read_text(path)
+    if source is None:
+        return None
+    tree = _parse(source, path)
+    return None if tree is None else (tree, source)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from reviewgate.reviewers.builtin.common import (
     is_test_file,
     language_of,
     lens_finding,
+    parse_python_at_head,
     reviewable_changes,
 )
 
@@ -199,13 +200,10 @@ class SecurityLens:
                 yield from self._c_like(change, language)
 
     def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
-        source = request.head.read_text(change.path)
-        if source is None:
+        parsed = parse_python_at_head(request, change.path)
+        if parsed is None:
             return
-        try:
-            tree = ast.parse(source, filename=change.path)
-        except (SyntaxError, ValueError):
-            return
+        tree, source = parsed
         added = change.added_lines()
         lines = source.splitlines()
         checker = _PythonChecker(tree, is_test_file(change.path))

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.reviewers.builtin.common import parse_python_at_head
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 
@@ -73,13 +74,10 @@ class PythonSwallowedFailureLens:
             added = change.added_lines()
             if not added:
                 continue
-            source = request.head.read_text(change.path)
-            if source is None:
+            parsed = parse_python_at_head(request, change.path)
+            if parsed is None:
                 continue
-            try:
-                tree = ast.parse(source, filename=change.path)
-            except (SyntaxError, ValueError):
-                continue  # a file that does not parse is the tests' and the verify's to report
+            tree, source = parsed
             for node in ast.walk(tree):
                 if not isinstance(node, ast.ExceptHandler) or not _is_broad(node):
                     continue

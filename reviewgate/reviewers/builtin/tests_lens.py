@@ -20,6 +20,7 @@ from reviewgate.reviewers.builtin.common import (
     is_test_file,
     language_of,
     lens_finding,
+    parse_python_at_head,
     reviewable_changes,
 )
 
@@ -70,13 +71,10 @@ def first_new_behaviour(request: ReviewRequest, change: FileChange) -> int | Non
     added = change.added_lines()
     language = language_of(change.path)
     if language is Language.PYTHON:
-        source = request.head.read_text(change.path)
-        if source is None:
+        parsed = parse_python_at_head(request, change.path)
+        if parsed is None:
             return None
-        try:
-            tree = ast.parse(source, filename=change.path)
-        except (SyntaxError, ValueError):
-            return None
+        tree = parsed[0]
         starts = [
             node.lineno
             for node in ast.walk(tree)
