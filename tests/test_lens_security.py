@@ -56,11 +56,11 @@ def test_commented_code_and_strings_do_not_fire_in_c_like(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     "line",
     [
-        'slack = "xoxb-1234567890-abcdefghijkl"',
-        'key = "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"',
-        "-----BEGIN OPENSSH PRIVATE KEY-----",
-        'client_secret: "Zk8#pQ2!xV9$mL4&wR7"',
-        'const apiKey = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";',
+        'slack = "xoxb-1234567890-abcdefghijkl"',  # fake, made up for the test
+        'key = "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"',  # fake, made up for the test
+        "-----BEGIN OPENSSH PRIVATE KEY-----",  # fake, made up for the test
+        'client_secret: "Zk8#pQ2!xV9$mL4&wR7"',  # fake, made up for the test
+        'const apiKey = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";',  # fake, made up for the test
     ],
 )
 def test_secret_shapes(line: str) -> None:
@@ -84,7 +84,7 @@ def test_not_secrets(line: str) -> None:
 
 
 def test_secret_is_a_blocker_in_any_text_file_and_not_in_named_fixtures(tmp_path: Path) -> None:
-    token = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ"
+    token = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ"  # fake, made up for the test
     findings = review_change(
         tmp_path,
         {"README.md": "x\n"},

@@ -90,6 +90,15 @@ def is_fixture_file(path: str) -> bool:
     return any(part in FIXTURE_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
 
 
+def is_test_data(path: str) -> bool:
+    """A fixture: a file in a fixture directory, or a data file (not code) among the tests.
+    Key-shaped strings and suppression markers there are what the tests are about."""
+    language = language_of(path)
+    return is_fixture_file(path) or (
+        is_test_file(path) and language not in CODE_LANGUAGES and language is not Language.SHELL
+    )
+
+
 def is_ci_or_script(path: str) -> bool:
     """Where `|| true` and `set +e` hide a failed step: shell scripts and CI definitions."""
     pure = PurePosixPath(path)

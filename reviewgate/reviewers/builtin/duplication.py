@@ -34,6 +34,9 @@ MIN_CHARACTERS = 60
 LARGE_BLOCK_LINES = 12
 MIN_SHARED_NAMES = 0.25
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
+# Argument lines of a long call (`a=a,`), openers and closers: the same helper called with keyword
+# arguments in two places has this shape without being a copy, so they do not count as distinct lines.
+_CONTINUATION = re.compile(r"(?:[,(\[{]|^[)\]}]+[,;]?)$")
 # A new file whose lines are this share of one existing file is a fork of it.
 NEAR_COPY_SHARE = 0.8
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
@@ -182,7 +185,11 @@ class DuplicationLens:
         first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
         lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
         added = [number for number in lines if number in query.added]
-        distinct = {normalized.lines[number - 1] for number in lines}
+        distinct = {
+            normalized.lines[number - 1]
+            for number in lines
+            if not _CONTINUATION.search(normalized.lines[number - 1])
+        }
         if not (
             region.end - region.start >= MIN_CHARACTERS
             and len(added) >= MIN_LINES

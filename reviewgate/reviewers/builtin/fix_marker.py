@@ -1,5 +1,5 @@
 """Whether a change says it is a fix: its branch name or head commit subject starts with
-fix/bug/hotfix (issue 6, lens 3). Only deterministic lenses read this; it never reaches a
+fix/bug/hotfix. Only deterministic lenses read this; it never reaches a
 model's prompt, because the subject is the author's own words about the change."""
 
 from __future__ import annotations

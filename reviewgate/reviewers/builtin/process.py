@@ -48,7 +48,7 @@ class ReproductionFilesLens:
 
 RULE_MISSING_REPRODUCTION = "process/missing-reproduction"
 RULE_REPRODUCTION_NOT_RERUN = "process/reproduction-not-rerun"
-# Issue 6 lens 6: a reproduction kept in the repository instead of on the forge's issue.
+# A reproduction kept in the repository instead of on the forge's issue (docs/lenses.md).
 REPRODUCTION_FILES = ("REPRODUCTION.md", ".reviewgate/reproduction.md")
 
 

@@ -46,8 +46,8 @@ _REQUESTED = re.compile(
     r"feedback|pr)\b|\b(?:review|pr)\s+(?:feedback|comments?)\b|\baddress(?:es|ed|ing)?\s+(?:the\s+)?review\b",
     re.IGNORECASE,
 )
-# A ticket key (JIRA-123, ABC-42) or "issue #12" / "ticket 99". Standards and encodings shaped
-# like keys (UTF-8, SHA-256, ISO-8601, RFC-7231) are not tickets.
+# A ticket key (project letters, a dash, a number) or the word issue/ticket/bug and a number.
+# Standards and encodings shaped like keys (UTF-8, SHA-256, ISO-8601, RFC-7231) are not tickets.
 _TICKET_KEY = re.compile(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
 _TICKET_WORDS = re.compile(r"\b(?:issue|ticket|bug|jira|pr|pull request|story)\s*#?\d+\b", re.IGNORECASE)
 _NOT_PROJECTS = frozenset(

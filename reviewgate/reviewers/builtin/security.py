@@ -1,9 +1,9 @@
-"""Security exposures the diff creates (seed 000 item 6, issue 6 lens 5): shell or SQL built from
+"""Security exposures the diff creates (seed 000 item 6): shell or SQL built from
 formatted strings, eval of non-literals, unsafe YAML/pickle loading, TLS verification turned off.
 
 Python is read with `ast` (a call's arguments are known exactly); the C-like languages by
 patterns over added lines that skip comments. TLS-off in a test file is a test of that path and
-does not fire (issue 6's look-alike list).
+does not fire.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ SECTION = "lenses"
 
 
 class ReproductionPolicy(str, enum.Enum):
-    """Issue 6, lens 6: when a change must come with a reproduction."""
+    """When a change must come with a reproduction (seed 000: "no reproduction ... is the first finding")."""
 
     NEVER = "never"
     FIXES = "fixes"  # only changes marked as a fix (branch or head subject starting fix/bug/hotfix)

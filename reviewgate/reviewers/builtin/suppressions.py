@@ -1,6 +1,6 @@
 """`reviewgate: ignore[rule-id] reason` on a finding's line or the line above silences that rule there.
 
-Issue 6: the finding is kept, dismissed with the reason, and listed in the report (gate.py never
+docs/lenses.md: the finding is kept, dismissed with the reason, and listed in the report (gate.py never
 blocks on a dismissed finding); a suppression without a reason is itself a minor finding.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.common import lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
 
 RULE_MISSING_REASON = "suppression/missing-reason"
 
@@ -70,6 +70,8 @@ def _suppression_for(request: ReviewRequest, finding: Finding) -> Suppression | 
 def missing_reasons(request: ReviewRequest) -> Iterator[Finding]:
     """Every suppression the change adds without saying why."""
     for change in reviewable_changes(request):
+        if is_test_data(change.path):
+            continue  # a marker in test data is what the test is about, not a suppression
         for number, text in sorted(change.added_lines().items()):
             suppression = parse_suppression(text)
             if suppression is None or suppression.reason:

@@ -53,7 +53,7 @@ def _swallows(handler: ast.ExceptHandler) -> str | None:
 
 
 def _is_default_value(node: ast.expr | None) -> bool:
-    """Issue 6: "broad handlers that return a default": a literal or an empty container, which
+    """A broad handler that returns a default: a literal or an empty container, which
     the caller cannot tell apart from a real result."""
     if isinstance(node, ast.Constant):
         return True
