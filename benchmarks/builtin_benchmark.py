@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,98 +64,110 @@ def _camel(rng: random.Random) -> str:
     return first + "".join(word.title() for word in rest)
 
 
-def _python_statement(rng: random.Random, names: list[str], depth: int) -> list[str]:
-    pad = "    " * depth
+def _python_statement(rng: random.Random, names: list[str]) -> list[str]:
     a, b, c = (rng.choice(names) for _ in range(3))
-    kind = rng.randrange(12)
-    if kind == 0:
-        return [f"{pad}{a} = {b}.{_name(rng)}({c}, {rng.randint(0, 99)})"]
-    if kind == 1:
-        return [f"{pad}{a} = [{b} for {b} in {c} if {b} > {rng.randint(0, 9)}]"]
-    if kind == 2:
-        return [f"{pad}if {a} is None:", f"{pad}    {a} = {rng.choice(['{}', '[]', '0', repr(_name(rng))])}"]
-    if kind == 3:
-        return [
-            f"{pad}for {a} in {b}.{_name(rng)}():",
-            f"{pad}    {c}[{a}] = {c}.get({a}, 0) + {rng.randint(1, 5)}",
+    return rng.choice(
+        [
+            [f"    {a} = {b}.{_name(rng)}({c}, {rng.randint(0, 99)})"],
+            [f"    {a} = [{b} for {b} in {c} if {b} > {rng.randint(0, 9)}]"],
+            [f"    if {a} is None:", f"        {a} = {rng.choice(['{}', '[]', '0', repr(_name(rng))])}"],
+            [
+                f"    for {a} in {b}.{_name(rng)}():",
+                f"        {c}[{a}] = {c}.get({a}, 0) + {rng.randint(1, 5)}",
+            ],
+            [f'    log.info("{_name(rng)} %s", {a})'],
+            [f"    {a} += {b} * {rng.randint(2, 50)} - {c}"],
+            [
+                f"    with open({a}, encoding={rng.choice(['utf8', 'latin1'])!r}) as handle:",
+                f"        {b} = handle.read()",
+            ],
+            [f"    {a}, {b} = {c}.{_name(rng)}, {rng.choice(names)}"],
+            [f"    assert {a} != {b}, {_name(rng)!r}"],
+            [f"    {a} = {{{_name(rng)!r}: {b}, {_name(rng)!r}: {c}}}"],
+            [f"    while {a} < {rng.randint(10, 1000)}:", f"        {a} = {a} * 2 + {b}"],
+            [f"    {a} = {b}({c}) if {c} else {rng.randint(0, 9)}"],
         ]
-    if kind == 4:
-        return [f'{pad}log.info("{_name(rng)} %s", {a})']
-    if kind == 5:
-        return [f"{pad}{a} += {b} * {rng.randint(2, 50)} - {c}"]
-    if kind == 6:
-        return [
-            f"{pad}with open({a}, encoding={rng.choice(['utf8', 'latin1'])!r}) as handle:",
-            f"{pad}    {b} = handle.read()",
-        ]
-    if kind == 7:
-        return [f"{pad}{a}, {b} = {c}.{_name(rng)}, {rng.choice(names)}"]
-    if kind == 8:
-        return [f"{pad}assert {a} != {b}, {_name(rng)!r}"]
-    if kind == 9:
-        return [f"{pad}{a} = {{{_name(rng)!r}: {b}, {_name(rng)!r}: {c}}}"]
-    if kind == 10:
-        return [f"{pad}while {a} < {rng.randint(10, 1000)}:", f"{pad}    {a} = {a} * 2 + {b}"]
-    return [f"{pad}{a} = {b}({c}) if {c} else {rng.randint(0, 9)}"]
+    )
 
 
-def python_file(rng: random.Random, lines: int) -> str:
-    out = ["import logging", "", "log = logging.getLogger(__name__)", ""]
+def _javascript_statement(rng: random.Random, names: list[str]) -> list[str]:
+    a, b, c = (rng.choice(names) for _ in range(3))
+    return [
+        rng.choice(
+            [
+                f"  const {_camel(rng)} = {a}.{_camel(rng)}({b}, {rng.randint(0, 99)});",
+                f"  if ({a} === {rng.choice(['null', 'undefined', '0'])}) {{ {b} = {c}; }}",
+                f"  for (const {a} of {b}) {{ {c}.push({a} * {rng.randint(2, 9)}); }}",
+                f"  {a} = {b} ? {c} : '{_camel(rng)}';",
+                f"  console.log('{_camel(rng)}', {a}, {b});",
+                f"  await {a}.{_camel(rng)}({{ {_camel(rng)}: {b}, {_camel(rng)}: {c} }});",
+            ]
+        )
+    ]
+
+
+def _go_statement(rng: random.Random, names: list[str]) -> list[str]:
+    a, b, c = (rng.choice(names) for _ in range(3))
+    return [
+        rng.choice(
+            [
+                f"\t{a} = {b}*{rng.randint(2, 9)} + {c}",
+                f"\tif {a} > {rng.randint(0, 99)} {{\n\t\t{b} = {c}\n\t}}",
+                f"\tfor i := 0; i < {a}; i++ {{\n\t\t{b} += i\n\t}}",
+                f'\tfmt.Println("{_camel(rng)}", {a}, {b})',
+            ]
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one language writes a file of functions, for the generator below."""
+
+    header: Callable[[str], list[str]]
+    name: Callable[[random.Random], str]
+    opener: Callable[[random.Random, list[str], list[str]], list[str]]  # (rng, params, locals)
+    statement: Callable[[random.Random, list[str]], list[str]]
+    closer: Callable[[random.Random, list[str]], list[str]]
+
+
+PYTHON = Dialect(
+    header=lambda _package: ["import logging", "", "log = logging.getLogger(__name__)", ""],
+    name=_name,
+    opener=lambda rng, params, _locals: [f"def {_name(rng)}({', '.join(params)}):"],
+    statement=_python_statement,
+    closer=lambda rng, names: [f"    return {rng.choice(names)}"],
+)
+JAVASCRIPT = Dialect(
+    header=lambda _package: ["'use strict';", ""],
+    name=_camel,
+    opener=lambda rng, params, _locals: [f"export function {_camel(rng)}({', '.join(params)}) {{"],
+    statement=_javascript_statement,
+    closer=lambda rng, names: [f"  return {rng.choice(names)};", "}"],
+)
+GO = Dialect(
+    header=lambda package: [f"package {package}", "", 'import "fmt"', ""],
+    name=_camel,
+    opener=lambda rng, params, local_names: [
+        f"func {_camel(rng).title()}({', '.join(p + ' int' for p in params)}) int {{",
+        *(f"\t{name} := {rng.randint(0, 9)}" for name in local_names),
+    ],
+    statement=_go_statement,
+    closer=lambda rng, names: ["\t_ = " + " + ".join(names), f"\treturn {rng.choice(names)}", "}"],
+)
+
+
+def source_file(rng: random.Random, lines: int, dialect: Dialect, package: str = "main") -> str:
+    """About `lines` lines of functions whose bodies are random sequences of varied statements."""
+    out = dialect.header(package)
     while len(out) < lines:
-        params = [_name(rng) for _ in range(rng.randint(1, 4))]
-        names = params + [_name(rng) for _ in range(3)]
-        out += ["", f"def {_name(rng)}({', '.join(params)}):"]
+        params = [dialect.name(rng) for _ in range(rng.randint(1, 4))]
+        local_names = [dialect.name(rng) for _ in range(3)]
+        names = params + local_names
+        out += ["", *dialect.opener(rng, params, local_names)]
         for _ in range(rng.randint(3, 12)):
-            out += _python_statement(rng, names, 1)
-        out.append(f"    return {rng.choice(names)}")
-    return "\n".join(out) + "\n"
-
-
-def javascript_file(rng: random.Random, lines: int) -> str:
-    out = ["'use strict';", ""]
-    while len(out) < lines:
-        params = [_camel(rng) for _ in range(rng.randint(1, 4))]
-        names = params + [_camel(rng) for _ in range(3)]
-        out += ["", f"export function {_camel(rng)}({', '.join(params)}) {{"]
-        for _ in range(rng.randint(3, 12)):
-            a, b, c = (rng.choice(names) for _ in range(3))
-            out.append(
-                rng.choice(
-                    [
-                        f"  const {_camel(rng)} = {a}.{_camel(rng)}({b}, {rng.randint(0, 99)});",
-                        f"  if ({a} === {rng.choice(['null', 'undefined', '0'])}) {{ {b} = {c}; }}",
-                        f"  for (const {a} of {b}) {{ {c}.push({a} * {rng.randint(2, 9)}); }}",
-                        f"  {a} = {b} ? {c} : '{_camel(rng)}';",
-                        f"  console.log('{_camel(rng)}', {a}, {b});",
-                        f"  await {a}.{_camel(rng)}({{ {_camel(rng)}: {b}, {_camel(rng)}: {c} }});",
-                    ]
-                )
-            )
-        out += [f"  return {rng.choice(names)};", "}"]
-    return "\n".join(out) + "\n"
-
-
-def go_file(rng: random.Random, lines: int, package: str) -> str:
-    out = [f"package {package}", "", 'import "fmt"', ""]
-    while len(out) < lines:
-        params = [_camel(rng) for _ in range(rng.randint(1, 3))]
-        names = params + [_camel(rng) for _ in range(2)]
-        out += ["", f"func {_camel(rng).title()}({', '.join(p + ' int' for p in params)}) int {{"]
-        for extra in names[len(params) :]:
-            out.append(f"\t{extra} := {rng.randint(0, 9)}")
-        for _ in range(rng.randint(3, 10)):
-            a, b, c = (rng.choice(names) for _ in range(3))
-            out.append(
-                rng.choice(
-                    [
-                        f"\t{a} = {b}*{rng.randint(2, 9)} + {c}",
-                        f"\tif {a} > {rng.randint(0, 99)} {{\n\t\t{b} = {c}\n\t}}",
-                        f"\tfor i := 0; i < {a}; i++ {{\n\t\t{b} += i\n\t}}",
-                        f'\tfmt.Println("{_camel(rng)}", {a}, {b})',
-                    ]
-                )
-            )
-        out += ["\t_ = " + " + ".join(names), f"\treturn {rng.choice(names)}", "}"]
+            out += dialect.statement(rng, names)
+        out += dialect.closer(rng, names)
     return "\n".join(out) + "\n"
 
 
@@ -162,10 +175,10 @@ def make_file(rng: random.Random, index: int, lines: int) -> tuple[str, str]:
     kind = index % 3
     folder = f"pkg{index // 40:03d}"
     if kind == 0:
-        return f"{folder}/mod_{index}.py", python_file(rng, lines)
+        return f"{folder}/mod_{index}.py", source_file(rng, lines, PYTHON)
     if kind == 1:
-        return f"web/{folder}/mod_{index}.js", javascript_file(rng, lines)
-    return f"go/{folder}/mod_{index}.go", go_file(rng, lines, folder)
+        return f"web/{folder}/mod_{index}.js", source_file(rng, lines, JAVASCRIPT)
+    return f"go/{folder}/mod_{index}.go", source_file(rng, lines, GO, folder)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -196,7 +209,7 @@ def build_repository(root: Path, total_lines: int, added_lines: int, seed: int) 
     for path in rng.sample(paths, min(len(paths), max(1, added_lines // 400))):
         if not path.endswith(".py"):
             continue
-        extra = python_file(rng, 200).split("\n", 4)[4]
+        extra = source_file(rng, 200, PYTHON).split("\n", 4)[4]
         with (repo / path).open("a", encoding="utf-8") as handle:
             handle.write(extra)
         added += extra.count("\n")

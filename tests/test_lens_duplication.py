@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.git import TreeReader
+from reviewgate.reviewers.builtin.fingerprints import consistent_renaming
 from testing.cli import run_cli
 from testing.lenses import review_change
 from testing.repo import make_repo
@@ -109,3 +110,27 @@ def test_read_many_matches_read_bytes_and_skips_large_files(tmp_path: Path) -> N
     assert set(batch) == {"a.py", "dir/b.txt", "d/\u00e9.py"}
     for path, data in batch.items():
         assert data == reader.read_bytes(path)
+
+
+def test_same_shape_and_names_without_one_renaming_is_not_a_copy(tmp_path: Path) -> None:
+    shuffled = """
+
+def load_defaults(path, defaults):
+    with open(defaults, encoding="utf-8") as handle:
+        merged = json.load(path)
+    data = dict(handle)
+    for value, key in merged.items():
+        if data in key and merged is not None:
+            value[data] = key
+    return path
+"""
+    findings = review_change(
+        tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + shuffled}
+    )
+    assert [item for item in findings if item.rule.startswith("reuse/")] == []
+
+
+def test_consistent_renaming_score() -> None:
+    assert consistent_renaming(["a", "b", "a"], ["x", "y", "x"]) == 1.0
+    assert consistent_renaming(["a", "b", "a"], ["x", "y", "y"]) == 2 / 3
+    assert consistent_renaming(["a", "b"], ["x", "x"]) == 0.5

@@ -18,7 +18,12 @@ from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, is_test_file, language_of, lens_finding
-from reviewgate.reviewers.builtin.fingerprints import Normalized, common_extent
+from reviewgate.reviewers.builtin.fingerprints import (
+    Normalized,
+    common_extent,
+    consistent_renaming,
+    identifier_names,
+)
 
 RULE_DUPLICATE = "reuse/duplicate-code"
 RULE_NEAR_COPY = "reuse/near-copy-file"
@@ -33,7 +38,9 @@ MIN_CHARACTERS = 60
 # functions, attributes, keys), which a renamed copy keeps and an unrelated block does not.
 LARGE_BLOCK_LINES = 12
 MIN_SHARED_NAMES = 0.25
-_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+# A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
+# Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
+MIN_CONSISTENT_RENAMING = 0.85
 # Argument lines of a long call (`a=a,`), openers and closers: the same helper called with keyword
 # arguments in two places has this shape without being a copy, so they do not count as distinct lines.
 _CONTINUATION = re.compile(r"(?:[,(\[{]|^[)\]}]+[,;]?)$")
@@ -86,7 +93,11 @@ def definition_name(lines: list[str], line: int) -> str | None:
 
 
 class DuplicationLens:
+    def __init__(self) -> None:
+        self._name_cache: dict[str, list[str]] = {}
+
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        self._name_cache = {}
         yield from self._git_copies(request)
         queries = self._queries(request)
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
@@ -197,14 +208,24 @@ class DuplicationLens:
             and len(distinct) >= MIN_DISTINCT_LINES
         ):
             return False
+        mine = self._names(query.change.path, query.source)
+        theirs = self._names(region.other, other_source)
+        start = query.normalized.marks_before(region.start)
+        other_start = other.marks_before(region.other_start)
+        count = query.normalized.marks_before(region.end) - start
+        mine, theirs = mine[start : start + count], theirs[other_start : other_start + count]
+        if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
+            return False
         if len(lines) >= LARGE_BLOCK_LINES:
             return True
-        other_first = other.line_at(region.other_start)
-        other_last = other.line_at(region.other_start + region.end - region.start - 1)
-        names = set(_NAME.findall("\n".join(query.source[first - 1 : last])))
-        other_names = set(_NAME.findall("\n".join(other_source[other_first - 1 : other_last])))
-        smaller = min(len(names), len(other_names))
-        return smaller > 0 and len(names & other_names) >= MIN_SHARED_NAMES * smaller
+        smaller = min(len(set(mine)), len(set(theirs)))
+        return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
+
+    def _names(self, path: str, source_lines: list[str]) -> list[str]:
+        """Identifier names of a file, aligned with its normalized text; computed once per run."""
+        if path not in self._name_cache:
+            self._name_cache[path] = identifier_names("\n".join(source_lines), language_of(path))
+        return self._name_cache[path]
 
     def _findings(
         self,

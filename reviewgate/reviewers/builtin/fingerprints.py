@@ -1,6 +1,6 @@
 """Normalized token streams and their fingerprints, for finding copied code under renames.
 
-Every token becomes one character class: identifiers `a`, numbers `0`, strings `"`, keywords
+Every token becomes one character class: identifiers a mark, numbers `0`, strings `"`, keywords
 and operators stay themselves; comments, whitespace and import lines go. Two pieces of code
 with the same shape then have the same normalized text whatever their names and literals.
 
@@ -38,6 +38,8 @@ _C_LANGUAGE_PARTS = re.compile(
 )
 _IDENTIFIER = re.compile(r"\b(?!(?:" + "|".join(_KEYWORDS) + r")\b)[A-Za-z_$][\w$]*")
 _NUMBER = re.compile(r"\b\d[\w.]*")
+# What an identifier becomes: a character no keyword contains, so marks can be counted.
+IDENTIFIER_MARK = "\x01"
 _SPACE = re.compile(r"[ \t\r\f\v]+")
 _IMPORT = re.compile(r"^(?:import|from|package|using|#include|require\(|export(?:\*|\{[^}]*\})from)")
 # Minified or generated lines carry no reviewable shape and would dominate the index.
@@ -54,15 +56,51 @@ def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(replace, text)
 
 
+def _blank(text: str, language: Language) -> str:
+    if language in HASH_COMMENT:
+        return _blank_parts(text, _HASH_LANGUAGE_PARTS)
+    if language in C_LIKE:
+        return _blank_parts(text, _C_LANGUAGE_PARTS)
+    return text
+
+
+def _kept(line: str) -> bool:
+    return len(line) <= MAX_LINE_LENGTH and not _IMPORT.match(line)
+
+
 def normalized_lines(text: str, language: Language) -> list[str]:
     """One normalized string per line of `text` (empty for blank, comment and import lines)."""
-    if language in HASH_COMMENT:
-        text = _blank_parts(text, _HASH_LANGUAGE_PARTS)
-    elif language in C_LIKE:
-        text = _blank_parts(text, _C_LANGUAGE_PARTS)
-    text = _NUMBER.sub("0", _IDENTIFIER.sub("a", text))
+    text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, _blank(text, language)))
     lines = _SPACE.sub("", text).split("\n")
-    return ["" if len(line) > MAX_LINE_LENGTH or _IMPORT.match(line) else line for line in lines]
+    return [line if _kept(line) else "" for line in lines]
+
+
+def identifier_names(text: str, language: Language) -> list[str]:
+    """The identifiers behind each IDENTIFIER_MARK of the normalized text, in order."""
+    blanked = _blank(text, language)
+    names = _IDENTIFIER.findall(blanked)
+    normalized = _SPACE.sub("", _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))).split("\n")
+    kept: list[str] = []
+    position = 0
+    for line in normalized:
+        count = line.count(IDENTIFIER_MARK)
+        if _kept(line):
+            kept += names[position : position + count]
+        position += count
+    return kept
+
+
+def consistent_renaming(left: list[str], right: list[str]) -> float:
+    """The share of aligned identifier pairs that agree with one renaming (a one-to-one map), as a
+    renamed copy has: `total -> amount` everywhere. Code that only shares a shape maps one name to
+    several (Brenda Baker's parameterized matching, 1993)."""
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    agreeing = 0
+    for mine, theirs in zip(left, right, strict=False):
+        if forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine:
+            agreeing += 1
+    return agreeing / max(len(left), 1)
 
 
 @dataclass(frozen=True)
@@ -81,6 +119,10 @@ class Normalized:
             starts.append(offset)
             offset += len(line)
         return cls("".join(lines), tuple(starts), tuple(lines))
+
+    def marks_before(self, offset: int) -> int:
+        """How many identifiers the normalized text holds before `offset`."""
+        return self.text.count(IDENTIFIER_MARK, 0, offset)
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line whose normalized text holds `offset`."""
