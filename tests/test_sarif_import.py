@@ -181,6 +181,15 @@ def test_absolute_file_uri_and_uri_base_id_map_to_repository_paths(repo: Path) -
             '[{"message": {"text": "m"}, "level": "fatal"}]}]}',
             "runs[0].results[0].level",
         ),
+        (
+            '{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": '
+            '[{"message": {"text": "m"}, "locations": [{"physicalLocation": []}]}]}]}',
+            "runs[0].results[0]: not a valid SARIF 2.1.0 result",
+        ),
+        (
+            '{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x", "rules": {}}}, "results": []}]}',
+            "runs[0].tool.driver.rules: expected a list",
+        ),
     ],
 )
 def test_malformed_sarif_is_exit_2_naming_the_file(repo: Path, content: str, expected: str) -> None:
@@ -204,3 +213,23 @@ def test_missing_file_and_bad_mode_and_bad_table_are_exit_2(repo: Path) -> None:
     (repo / ".reviewgate.toml").write_text('[import.levels]\nerror = "loud"\n', encoding="utf-8")
     table = run_cli(repo, "run", "--base", "main", "--import-sarif", "ruff.sarif")
     assert table.returncode == 2 and ".reviewgate.toml: import.levels.error" in table.stderr
+
+
+def test_level_defaults_to_the_rules_configuration_then_warning(repo: Path) -> None:
+    document = sarif_log(
+        "semgrep",
+        [
+            sarif_result("R1", "rule says error", "app/calc.py", 9, level=None),
+            sarif_result("R2", "no level anywhere", "app/calc.py", 10, level=None),
+            {**sarif_result("R3", "passes", "app/calc.py", 10), "kind": "pass"},
+        ],
+    )
+    rules = [{"id": "R1", "defaultConfiguration": {"level": "error"}}]
+    document["runs"][0]["tool"]["driver"]["rules"] = rules
+    _validate(document)
+    write_sarif(repo / "semgrep.sarif", document)
+    result = run_cli(repo, "run", "--base", "main", "--import-sarif", "semgrep.sarif")
+    levels = {
+        item["rule"]: item["severity"] for item in result.report()["findings"] if item["source"] == "semgrep"
+    }
+    assert levels == {"R1": "major", "R2": "minor"}

@@ -154,21 +154,36 @@ def load_sarif(file: Path, repo_root: Path) -> list[SarifResult]:
             "a string",
         )
         assert isinstance(driver, dict)
+        rules = driver.get("rules", [])
+        _require(isinstance(rules, list), file, f"{where}.tool.driver.rules", "a list")
         rule_levels = {
-            str(rule.get("id")): rule.get("defaultConfiguration", {}).get("level")
-            for rule in driver.get("rules", [])
-            if isinstance(rule, dict)
+            str(rule.get("id")): (rule.get("defaultConfiguration") or {}).get("level")
+            for rule in rules
+            if isinstance(rule, dict) and isinstance(rule.get("defaultConfiguration") or {}, dict)
         }
         bases = run.get("originalUriBaseIds") or {}
+        _require(isinstance(bases, dict), file, f"{where}.originalUriBaseIds", "an object")
         run_results = run.get("results", [])
         _require(isinstance(run_results, list), file, f"{where}.results", "a list")
         for index, result in enumerate(run_results):
-            parsed = _parse_result(
+            parsed = _parse_result_safely(
                 result, file, f"{where}.results[{index}]", driver["name"], rule_levels, bases, repo_root
             )
             if parsed is not None:
                 results.append(parsed)
     return results
+
+
+def _parse_result_safely(
+    result: Any, file: Path, where: str, tool: str, rule_levels: Mapping[str, Any], bases: Mapping[str, Any],
+    repo_root: Path,
+) -> SarifResult | None:
+    """A wrongly typed nested field (a list where an object belongs) is a malformed file, never a crash."""
+    try:
+        return _parse_result(result, file, where, tool, rule_levels, bases, repo_root)
+    except (AttributeError, TypeError, KeyError, IndexError) as error:
+        detail = f"{type(error).__name__}: {error}"
+        raise ConfigError(f"{file}: {where}: not a valid SARIF 2.1.0 result ({detail})") from None
 
 
 def _parse_result(

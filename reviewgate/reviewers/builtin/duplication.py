@@ -46,6 +46,9 @@ MIN_CONSISTENT_RENAMING = 0.85
 _CONTINUATION = re.compile(r"(?:[,(\[{]|^[)\]}]+[,;]?)$")
 # A new file whose lines are this share of one existing file is a fork of it.
 NEAR_COPY_SHARE = 0.8
+# A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
+# keeps matching linear in the added code (clone detectors drop such "stop" fingerprints likewise).
+MAX_FINGERPRINT_PLACES = 50
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
 MAX_FILE_BYTES = 1_000_000
 _NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
@@ -170,7 +173,10 @@ class DuplicationLens:
         covered: dict[tuple[str, int], int] = {}
         text = query.normalized.text
         for digest, offset in query.windows:
-            for other, other_offset in index.get(digest, ()):
+            places = index.get(digest, ())
+            if len(places) > MAX_FINGERPRINT_PLACES:
+                continue  # boilerplate (`if err != nil { return err }`): a copy is found by its other windows
+            for other, other_offset in places:
                 if other == path and other_offset == offset:
                     continue  # the added code itself, indexed at head
                 key = (other, offset - other_offset)
