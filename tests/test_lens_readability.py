@@ -81,3 +81,23 @@ def test_commented_out_python_keeps_indentation_and_short_examples_pass(tmp_path
     branch = "X = 1\n# if X:\n#     print(X)\n#     X = 2\n\n# Example: total([1, 2])\nY = 2\n"
     findings = review_change(tmp_path, {"a.py": "X = 1\n"}, {"a.py": branch})
     assert _found(findings) == [("readability/commented-out-code", 2)]
+
+
+def test_comments_in_config_sql_and_c_family_files(tmp_path: Path) -> None:
+    branch = {
+        "deploy/values.yaml": "replicas: 3  # bumped per review\n",
+        "db/001.sql": "-- Changed the index to cover email\nCREATE INDEX users_email ON users (email);\n",
+        "native/lib.rs": "// see OPS-77\nfn main() {}\n",
+        "Dockerfile": "# Moved the build stage up\nFROM python:3.12\n",
+        "tests/data/cases.yaml": "# Changed the attempts from 3 to 5 as requested\nattempts: 5\n",
+    }
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    found = sorted(
+        (item.path, item.rule, item.line) for item in findings if item.rule.startswith("readability/")
+    )
+    assert found == [
+        ("Dockerfile", "readability/narrating-comment", 1),
+        ("db/001.sql", "readability/narrating-comment", 1),
+        ("deploy/values.yaml", "readability/narrating-comment", 1),
+        ("native/lib.rs", "readability/ticket-reference", 1),
+    ]

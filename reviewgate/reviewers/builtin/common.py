@@ -26,6 +26,9 @@ class Language(str, enum.Enum):
     CSHARP = "csharp"
     KOTLIN = "kotlin"
     SHELL = "shell"
+    CONFIG = "config"  # YAML, TOML, INI, Ruby, Dockerfile, Makefile: `#` comments
+    C_FAMILY = "c-family"  # C, C++, Rust, Swift, Scala, PHP, Dart, Groovy: `//` comments
+    SQL = "sql"  # `--` comments
     OTHER = "other"
 
 
@@ -47,6 +50,22 @@ EXTENSIONS: dict[str, Language] = {
     ".kts": Language.KOTLIN,
     ".sh": Language.SHELL,
     ".bash": Language.SHELL,
+    **dict.fromkeys(
+        (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".rb", ".pl", ".r", ".mk"), Language.CONFIG
+    ),
+    **dict.fromkeys(
+        (".c", ".h", ".cc", ".cpp", ".hpp", ".rs", ".swift", ".scala", ".php", ".dart", ".groovy", ".gradle"),
+        Language.C_FAMILY,
+    ),
+    ".sql": Language.SQL,
+}
+# Files known by their whole name rather than an extension.
+NAMES: dict[str, Language] = {
+    **dict.fromkeys(
+        ("Dockerfile", "Makefile", "justfile", "Gemfile", "Rakefile", ".gitignore", ".dockerignore"),
+        Language.CONFIG,
+    ),
+    "Jenkinsfile": Language.C_FAMILY,
 }
 
 CODE_LANGUAGES = frozenset(
@@ -63,11 +82,13 @@ CODE_LANGUAGES = frozenset(
 C_LIKE = frozenset(
     {Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP, Language.KOTLIN}
 )
-HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL})
+HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG})
+SLASH_COMMENT = C_LIKE | {Language.C_FAMILY}
 
 
 def language_of(path: str) -> Language:
-    return EXTENSIONS.get(PurePosixPath(path).suffix.lower(), Language.OTHER)
+    pure = PurePosixPath(path)
+    return NAMES.get(pure.name) or EXTENSIONS.get(pure.suffix.lower(), Language.OTHER)
 
 
 # Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
@@ -167,7 +188,12 @@ def comment_on(line_number: int, text: str, language: Language) -> Comment | Non
         if index < 0:
             return None
         return Comment(line_number, text[index + 1 :].strip(), not text[:index].strip())
-    if language in C_LIKE:
+    if language is Language.SQL:
+        index = _outside_strings(text, "--")
+        if index < 0:
+            return None
+        return Comment(line_number, text[index + 2 :].strip(), not text[:index].strip())
+    if language in SLASH_COMMENT:
         if stripped.startswith(("/*", "*")) and not stripped.startswith("*/"):
             body = stripped.lstrip("/*").removesuffix("*/").strip()
             return Comment(line_number, body, True)

@@ -20,6 +20,7 @@ from reviewgate.reviewers.builtin.common import (
     Comment,
     Language,
     added_comments,
+    is_test_data,
     language_of,
     lens_finding,
     reviewable_changes,
@@ -131,6 +132,8 @@ def _looks_like_c_like(block: list[str]) -> bool:
 class ReadabilityLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in reviewable_changes(request):
+            if is_test_data(change.path):
+                continue  # comment-shaped lines in test data are the data under test
             comments = added_comments(change)
             for comment in comments:
                 finding = self._narration(change.path, comment)
