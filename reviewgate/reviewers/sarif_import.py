@@ -24,6 +24,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError, UsageError
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from reviewgate.text import truncate
 
 SECTION = "import"
 
@@ -36,6 +37,11 @@ class FilterMode(str, enum.Enum):
     FILE = "file"  # results anywhere in files the change touches
     NOFILTER = "nofilter"  # every result
 
+
+# GitHub check annotations: title at most 255 characters, message at most 64 KB
+# (shared/conformance/README.md); a tool's message is cut well below that.
+MAX_TITLE_CHARACTERS = 250
+MAX_BODY_CHARACTERS = 16_000
 
 # SARIF 2.1.0 §3.27.10 `level`: error | warning | note | none (none is not a problem).
 DEFAULT_LEVELS: dict[str, tuple[FindingClass, Severity]] = {
@@ -291,8 +297,8 @@ class SarifImportReviewer:
             severity=severity,
             category="imported",
             rule=result.rule_id,
-            title=title[:250],
-            body=result.message,
+            title=truncate(title, MAX_TITLE_CHARACTERS, "…"),
+            body=truncate(result.message, MAX_BODY_CHARACTERS),
             source=result.tool,
             path=result.path,
             line=result.line if result.path else None,

@@ -63,7 +63,8 @@ class BuiltinReviewer:
                 if settings.enabled(finding.rule):
                     findings.setdefault(finding.id, finding)
         for finding in missing_reasons(request):
-            findings.setdefault(finding.id, finding)
+            if settings.enabled(finding.rule):
+                findings.setdefault(finding.id, finding)
         kept = apply_suppressions(request, findings.values())
         return ReviewerOutcome(
             reviewer=self.name,
