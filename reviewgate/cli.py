@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "default .reviewgate-cache/)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
                      help="a model reviewer whose key variable is unset (fork PRs): block (default) or skip it")
+    run.add_argument("--import-sarif", action="append", type=Path, default=[], metavar="FILE",
+                     help="import another analyzer's SARIF 2.1.0 results as findings (repeatable)")
+    run.add_argument("--sarif-filter", metavar="MODE",
+                     help="which imported results count: added (default) | diff_context | file | nofilter")
 
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
@@ -97,6 +101,8 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
             no_verify=arguments.no_verify,
             cache_dir=arguments.cache_dir,
             on_missing_key=arguments.on_missing_key,
+            import_sarif=tuple(arguments.import_sarif),
+            sarif_filter=arguments.sarif_filter,
         ),
     )
     return run_gate(options, stdout)

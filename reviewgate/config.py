@@ -98,6 +98,8 @@ class Overrides:
     no_verify: bool = False
     cache_dir: str | None = None  # --cache-dir: where reviews are reused from ([cache] dir)
     on_missing_key: str | None = None  # --on-missing-key: blocked | skip, for every model reviewer
+    import_sarif: tuple[Path, ...] = ()  # --import-sarif FILE (repeatable): other analyzers' results
+    sarif_filter: str | None = None  # --sarif-filter MODE: added | diff_context | file | nofilter
 
 
 # Sections other modules own; listed here only so they are not warned about as unknown.

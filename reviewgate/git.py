@@ -190,6 +190,27 @@ class TreeReader:
         output = run_git(self.repo, "ls-tree", "-r", "-z", "--name-only", self.commit).stdout
         return [name.decode("utf-8", "surrogateescape") for name in output.split(b"\0") if name]
 
+    def read_many(self, paths: list[str], max_bytes: int | None = None) -> dict[str, bytes]:
+        """Many files at this commit in one `git cat-file --batch` process instead of one process
+        per file (a 500,000-line repository has thousands). Files larger than `max_bytes` and
+        non-blobs (submodules) are left out; the result is not cached."""
+        wanted = set(paths)
+        listing = run_git(self.repo, "ls-tree", "-r", "-z", "--long", self.commit).stdout
+        blobs: list[tuple[str, str]] = []
+        for entry in listing.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_name = entry.partition(b"\t")
+            _mode, kind, sha, listed_size = meta.split()
+            name = raw_name.decode("utf-8", "surrogateescape")
+            if kind != b"blob" or name not in wanted:
+                continue
+            if max_bytes is not None and int(listed_size) > max_bytes:
+                continue
+            blobs.append((name, sha.decode("ascii")))
+        contents = read_blobs(self.repo, [sha for _, sha in blobs])
+        return {name: data for (name, _), data in zip(blobs, contents, strict=True)}
+
 
 class SnapshotReader(TreeReader):
     """Reads files from bytes frozen in memory (a document bundle has no commit to read)."""
@@ -203,6 +224,12 @@ class SnapshotReader(TreeReader):
 
     def list_files(self) -> list[str]:
         return sorted(self._contents)
+
+    def read_many(self, paths: list[str], max_bytes: int | None = None) -> dict[str, bytes]:
+        return {
+            path: data for path in paths
+            if (data := self._contents.get(path)) is not None and (max_bytes is None or len(data) <= max_bytes)
+        }
 
 
 MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024
@@ -229,17 +256,25 @@ def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict
             blobs[path] = fields[0]
     if not blobs:
         return {}
-    objects = "".join(f"{sha}\n" for sha in blobs.values()).encode("ascii")
-    output = run_git(repo, "cat-file", "--batch", input_bytes=objects).stdout
-    heads: dict[str, str] = {}
+    contents = read_blobs(repo, list(blobs.values()))
+    return {path: data[:limit].decode("utf-8", "replace") for path, data in zip(blobs, contents, strict=True)}
+
+
+def read_blobs(repo: Path, object_names: list[str]) -> list[bytes]:
+    """The contents of many blobs, in order, from one `git cat-file --batch` process."""
+    if not object_names:
+        return []
+    request = "".join(f"{name}\n" for name in object_names).encode("ascii")
+    output = run_git(repo, "cat-file", "--batch", input_bytes=request).stdout
+    contents: list[bytes] = []
     offset = 0
-    for path in blobs:
+    for _ in object_names:
         header_end = output.index(b"\n", offset)
         size = int(output[offset:header_end].split()[2])
         start = header_end + 1
-        heads[path] = output[start : start + min(size, limit)].decode("utf-8", "replace")
-        offset = start + size + 1
-    return heads
+        contents.append(output[start : start + size])
+        offset = start + size + 1  # the batch format ends every object with a newline
+    return contents
 
 
 def working_tree(repo: Path) -> str:

@@ -33,6 +33,9 @@ from reviewgate.result import GateResult
 from reviewgate.review_cache import open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
+from reviewgate.reviewers.builtin.settings import check_lens_settings
+from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.target import FrozenTarget, freeze, reader_for
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
@@ -91,6 +94,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     repo = workspace_root(options.start, bool(options.bundle))
     config = load_run_config(repo, options)
     reviewers = build_reviewers(config)
+    check_lens_settings(config)
+    reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter, repo)
     context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
     cache = open_review_cache(config, repo)
@@ -107,8 +112,10 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                    environ=environ)
     timings["verify"] = time.monotonic() - clock
+    marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
+        repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
     request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
-                            sections=config.sections)
+                            sections=config.sections, marked_as_fix=marked_as_fix)
     request = apply_conversation(request, forge)
     clock = time.monotonic()
     if verify.cancelled:

@@ -8,9 +8,11 @@ from testing.cli import run_cli
 from testing.conformance import validate_junit, validate_report
 from testing.repo import commit, git, make_repo
 
-SWALLOWING_CHANGE = {"app/jobs.py": "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n"}
-CLEAN_CHANGE = {"app/jobs.py": "def run(x):\n    return x()\n"}
-BASE = {"README.md": "# app\n", "app/__init__.py": ""}
+# Each change comes with its test, so the only finding is the one a test is about.
+JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run():\n    assert run(lambda: 1) is None\n"}
+SWALLOWING_CHANGE = {"app/jobs.py": "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n", **JOBS_TEST}
+CLEAN_CHANGE = {"app/jobs.py": "def run(x):\n    return x()\n", **JOBS_TEST}
+BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
 
 
 def test_swallowed_failure_requests_changes_with_the_finding_on_the_except_line(tmp_path: Path) -> None:
@@ -95,7 +97,7 @@ def test_the_head_is_read_from_git_not_from_the_work_tree(tmp_path: Path) -> Non
 def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
     assert run_cli(repo.path, "run", "--base", "main").returncode == 1
-    commit(repo.path, CLEAN_CHANGE, "fix")
+    commit(repo.path, CLEAN_CHANGE, "handle failures in the caller")
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0
     assert result.report()["findings"] == []

@@ -10,19 +10,18 @@ import pytest
 
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.report.gitlab import SEVERITIES, build_codequality, codequality_entry, fingerprint
+from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli
 from testing.forge_server import conformance_dir, load_schema
 from testing.golden import check_golden
 from testing.repo import make_repo
 from testing.results import sample_result
 
-SWALLOWING = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
-
 
 @pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent: no GitLab schema")
 def test_every_entry_is_valid_and_fingerprints_are_unique(tmp_path: Path) -> None:
     files = {f"repro/case_{index}.txt": "x\n" for index in range(5)}
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {**files, "load.py": SWALLOWING}).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {**files, **SWALLOWING_CHANGE}).path
     result = run_cli(repo, "run", "--no-verify")
     assert result.returncode == 1
     entries = json.loads((result.output_dir / "codequality.json").read_text(encoding="utf-8"))

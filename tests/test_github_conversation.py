@@ -11,11 +11,10 @@ from reviewgate.conversation import Comment, apply_rejections, parse_rejection, 
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.forge.metadata import MARKER, CommentMetadata, parse_metadata, render_metadata
 from reviewgate.rounds import RoundEntry
+from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
 from testing.repo import make_repo
-
-SWALLOWING = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
 
 
 def _comment(body: str, trusted: bool = True, author: str = "maintainer") -> Comment:
@@ -60,7 +59,7 @@ needs_conformance = pytest.mark.skipif(conformance_dir() is None, reason="../sha
 
 @needs_conformance
 def test_a_trusted_rejection_on_the_last_page_dismisses_the_builtin_finding(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"load.py": SWALLOWING}).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
     with ForgeServer() as server:
         for index in range(4):
             server.state.add_comment(f"comment {index}", "someone", "NONE")
@@ -80,7 +79,7 @@ def test_a_trusted_rejection_on_the_last_page_dismisses_the_builtin_finding(tmp_
 
 @needs_conformance
 def test_a_configured_trusted_author_counts_and_a_forged_marker_is_ignored(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"load.py": SWALLOWING}).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
     forged = render_metadata(CommentMetadata("a", "p", "request_changes",
                                              (RoundEntry("a", "p1", "request_changes"),
                                               RoundEntry("b", "p2", "request_changes"))))
@@ -101,7 +100,7 @@ def test_a_configured_trusted_author_counts_and_a_forged_marker_is_ignored(tmp_p
 
 @needs_conformance
 def test_a_quoted_summary_is_not_edited_and_unreadable_comments_post_no_second_one(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"load.py": SWALLOWING}).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
     config = str(fast_retry_config(tmp_path))
     with ForgeServer() as server:
         quoted = server.state.add_comment(f"> REVIEW: REQUEST CHANGES\n> {MARKER}\nI disagree", "maintainer",

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.forge.metadata import parse_metadata
+from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, fast_retry_config, gitlab_environment
 from testing.repo import make_repo
 
-SWALLOWING = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
 NOTES = r"/merge_requests/3/notes"
 
 
 def _repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path, {"app.py": "x = 1\n"}, {"load.py": SWALLOWING}).path
+    return make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
 
 
 def test_one_note_is_written_then_edited_in_place(tmp_path: Path) -> None:

@@ -9,20 +9,19 @@ import jsonschema
 import pytest
 
 from reviewgate.report.sarif import build_sarif
+from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli
 from testing.forge_server import conformance_dir, load_schema
 from testing.golden import check_golden
 from testing.repo import make_repo
 from testing.results import sample_result
 
-SWALLOWING = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
-
 pytestmark = pytest.mark.skipif(conformance_dir() is None,
                                 reason="../shared/conformance is absent: no SARIF schema")
 
 
 def _sarif(tmp_path: Path, *args: str) -> dict:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "x\n", "load.py": SWALLOWING}).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "x\n", **SWALLOWING_CHANGE}).path
     result = run_cli(repo, "run", "--no-verify", *args)
     assert result.returncode in (0, 1), result.stderr
     return json.loads((result.output_dir / "review.sarif").read_text(encoding="utf-8"))

@@ -27,6 +27,8 @@ class CiContext:
     run_url: str | None = None
     pull_request_number: int | None = None
     is_fork: bool = False
+    # The head branch's name where CI knows it (a PR checkout is a detached merge commit).
+    head_branch: str | None = None
 
     @property
     def is_github(self) -> bool:

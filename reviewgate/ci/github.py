@@ -47,4 +47,5 @@ def github_context(env: Mapping[str, str]) -> CiContext:
         server_url=server,
         api_url=env.get("GITHUB_API_URL", "https://api.github.com"),
         run_url=run_url,
+        head_branch=env.get("GITHUB_HEAD_REF") or None,  # set on pull_request events only
     )

@@ -18,4 +18,5 @@ def gitlab_context(env: Mapping[str, str]) -> CiContext:
         server_url=env.get("CI_SERVER_URL"),
         api_url=env.get("CI_API_V4_URL"),
         run_url=env.get("CI_JOB_URL"),
+        head_branch=env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or env.get("CI_COMMIT_BRANCH") or None,
     )

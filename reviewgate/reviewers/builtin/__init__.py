@@ -10,8 +10,16 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
-from reviewgate.reviewers.builtin.process import ReproductionFilesLens
+from reviewgate.reviewers.builtin.duplication import DuplicationLens
+from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
+from reviewgate.reviewers.builtin.readability import ReadabilityLens
+from reviewgate.reviewers.builtin.secrets import SecretsLens
+from reviewgate.reviewers.builtin.security import SecurityLens
+from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
+from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
+from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
+from reviewgate.reviewers.builtin.tests_lens import TestsLens
 
 SOURCE = "builtin"
 
@@ -22,9 +30,17 @@ class Lens(Protocol):
     def check(self, request: ReviewRequest) -> Iterable[Finding]: ...
 
 
+# In seed 000's order of weight: reuse, readability, tests, swallowed failures, security, process.
 lenses: tuple[Lens, ...] = (
-    ReproductionFilesLens(),
+    DuplicationLens(),
+    ReadabilityLens(),
+    TestsLens(),
     PythonSwallowedFailureLens(),
+    OtherLanguagesSwallowedFailureLens(),
+    SecretsLens(),
+    SecurityLens(),
+    ReproductionFilesLens(),
+    ReproductionPolicyLens(),
 )
 
 
@@ -40,13 +56,19 @@ class BuiltinReviewer:
 
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         started = time.monotonic()
+        settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
         findings: dict[str, Finding] = {}
         for lens in lenses:
             for finding in lens.check(request):
+                if settings.enabled(finding.rule):
+                    findings.setdefault(finding.id, finding)
+        for finding in missing_reasons(request):
+            if settings.enabled(finding.rule):
                 findings.setdefault(finding.id, finding)
+        kept = apply_suppressions(request, findings.values())
         return ReviewerOutcome(
             reviewer=self.name,
             status=ReviewerStatus.OK,
-            findings=tuple(sorted(findings.values(), key=sort_key)),
+            findings=tuple(sorted(kept, key=sort_key)),
             duration_seconds=time.monotonic() - started,
         )

@@ -7,6 +7,9 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.reviewers.builtin.common import lens_finding
+from reviewgate.reviewers.builtin.settings import SECTION, ReproductionPolicy, parse_lens_settings
+from reviewgate.verify.outcome import ReproductionStatus
 
 REPRODUCTION_DIRECTORIES = ("repro", ".repro")
 
@@ -41,3 +44,69 @@ class ReproductionFilesLens:
                 source="builtin",
                 path=change.path,
             )
+
+
+RULE_MISSING_REPRODUCTION = "process/missing-reproduction"
+RULE_REPRODUCTION_NOT_RERUN = "process/reproduction-not-rerun"
+# A reproduction kept in the repository instead of on the forge's issue (docs/lenses.md).
+REPRODUCTION_FILES = ("REPRODUCTION.md", ".reviewgate/reproduction.md")
+
+
+def find_reproduction(request: ReviewRequest) -> str | None:
+    """The reproduction text: from the forge first, else a reproduction file at head."""
+    if request.reproduction and request.reproduction.strip():
+        return request.reproduction
+    for path in REPRODUCTION_FILES:
+        text = request.head.read_text(path)
+        if text is not None and text.strip():
+            return text
+    return None
+
+
+class ReproductionPolicyLens:
+    """Seed 000: "No reproduction on the card at all is the first finding, systematic, major", and
+    a reproduction "that was not re-run against this change is a correctness major"."""
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        policy = parse_lens_settings(request.sections.get(SECTION, {}), warn=False).require_reproduction
+        reproduction = find_reproduction(request)
+        if reproduction is None:
+            required = policy is ReproductionPolicy.ALWAYS or (
+                policy is ReproductionPolicy.FIXES and request.marked_as_fix
+            )
+            if required:
+                yield lens_finding(
+                    rule=RULE_MISSING_REPRODUCTION,
+                    category="reproduction",
+                    finding_class=FindingClass.SYSTEMATIC,
+                    severity=Severity.MAJOR,
+                    title="No reproduction for this change",
+                    body=(
+                        f'The policy (lenses.require_reproduction = "{policy.value}") requires a '
+                        "reproduction and none was found: not on the forge's issue, nor in "
+                        f"{' or '.join(REPRODUCTION_FILES)}. Write down the failing case (inputs, expected, "
+                        "observed) so the review can check the change against it."
+                    ),
+                    path=None,
+                )
+            return
+        status = request.verify.reproduction
+        if status is ReproductionStatus.PASSED:
+            return
+        what = (
+            "failed"
+            if status is ReproductionStatus.FAILED
+            else "was not run (no `reproduce` step in the verify)"
+        )
+        yield lens_finding(
+            rule=RULE_REPRODUCTION_NOT_RERUN,
+            category="reproduction",
+            finding_class=FindingClass.CORRECTNESS,
+            severity=Severity.MAJOR,
+            title="Reproduction not re-run against this change",
+            body=(
+                f"A reproduction exists but its re-run {what}. Seed 000: passing unit tests do not stand in "
+                "for the case the customer hit; run it in the verify's `reproduce` step against this change."
+            ),
+            path=None,
+        )

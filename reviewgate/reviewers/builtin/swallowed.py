@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.reviewers.builtin.common import parse_python_at_head
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 
@@ -32,15 +33,35 @@ def _swallows(handler: ast.ExceptHandler) -> str | None:
     statement = body[0]
     if isinstance(statement, ast.Pass):
         return "does nothing (`pass`)"
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and statement.value.value is ...:
+    if (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and statement.value.value is ...
+    ):
         return "does nothing (`...`)"
     if isinstance(statement, ast.Continue):
         return "skips to the next iteration (`continue`)"
     if isinstance(statement, ast.Return) and (
-        statement.value is None or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
+        statement.value is None
+        or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
     ):
         return "returns None"
+    if isinstance(statement, ast.Return) and _is_default_value(statement.value):
+        assert statement.value is not None
+        return f"returns a default (`{ast.unparse(statement.value)}`)"
     return None
+
+
+def _is_default_value(node: ast.expr | None) -> bool:
+    """A broad handler that returns a default: a literal or an empty container, which
+    the caller cannot tell apart from a real result."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return False
 
 
 class PythonSwallowedFailureLens:
@@ -53,13 +74,10 @@ class PythonSwallowedFailureLens:
             added = change.added_lines()
             if not added:
                 continue
-            source = request.head.read_text(change.path)
-            if source is None:
+            parsed = parse_python_at_head(request, change.path)
+            if parsed is None:
                 continue
-            try:
-                tree = ast.parse(source, filename=change.path)
-            except (SyntaxError, ValueError):
-                continue  # a file that does not parse is the tests' and the verify's to report
+            tree, source = parsed
             for node in ast.walk(tree):
                 if not isinstance(node, ast.ExceptHandler) or not _is_broad(node):
                     continue

@@ -1,0 +1,247 @@
+"""What every lens shares: languages by extension, test-file conventions, comments, findings."""
+
+from __future__ import annotations
+
+import ast
+import enum
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import ChangeStatus, FileChange
+from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+
+SOURCE = "builtin"
+
+
+class Language(str, enum.Enum):
+    PYTHON = "python"
+    JAVASCRIPT = "javascript"
+    TYPESCRIPT = "typescript"
+    GO = "go"
+    JAVA = "java"
+    CSHARP = "csharp"
+    KOTLIN = "kotlin"
+    SHELL = "shell"
+    CONFIG = "config"  # YAML, TOML, INI, Ruby, Dockerfile, Makefile: `#` comments
+    C_FAMILY = "c-family"  # C, C++, Rust, Swift, Scala, PHP, Dart, Groovy: `//` comments
+    SQL = "sql"  # `--` comments
+    OTHER = "other"
+
+
+EXTENSIONS: dict[str, Language] = {
+    ".py": Language.PYTHON,
+    ".pyi": Language.PYTHON,
+    ".js": Language.JAVASCRIPT,
+    ".jsx": Language.JAVASCRIPT,
+    ".mjs": Language.JAVASCRIPT,
+    ".cjs": Language.JAVASCRIPT,
+    ".ts": Language.TYPESCRIPT,
+    ".tsx": Language.TYPESCRIPT,
+    ".mts": Language.TYPESCRIPT,
+    ".cts": Language.TYPESCRIPT,
+    ".go": Language.GO,
+    ".java": Language.JAVA,
+    ".cs": Language.CSHARP,
+    ".kt": Language.KOTLIN,
+    ".kts": Language.KOTLIN,
+    ".sh": Language.SHELL,
+    ".bash": Language.SHELL,
+    **dict.fromkeys(
+        (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".rb", ".pl", ".r", ".mk"), Language.CONFIG
+    ),
+    **dict.fromkeys(
+        (".c", ".h", ".cc", ".cpp", ".hpp", ".rs", ".swift", ".scala", ".php", ".dart", ".groovy", ".gradle"),
+        Language.C_FAMILY,
+    ),
+    ".sql": Language.SQL,
+}
+# Files known by their whole name rather than an extension.
+NAMES: dict[str, Language] = {
+    **dict.fromkeys(
+        ("Dockerfile", "Makefile", "justfile", "Gemfile", "Rakefile", ".gitignore", ".dockerignore"),
+        Language.CONFIG,
+    ),
+    "Jenkinsfile": Language.C_FAMILY,
+}
+
+CODE_LANGUAGES = frozenset(
+    {
+        Language.PYTHON,
+        Language.JAVASCRIPT,
+        Language.TYPESCRIPT,
+        Language.GO,
+        Language.JAVA,
+        Language.CSHARP,
+        Language.KOTLIN,
+    }
+)
+C_LIKE = frozenset(
+    {Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP, Language.KOTLIN}
+)
+HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG})
+SLASH_COMMENT = C_LIKE | {Language.C_FAMILY}
+
+
+def language_of(path: str) -> Language:
+    pure = PurePosixPath(path)
+    return NAMES.get(pure.name) or EXTENSIONS.get(pure.suffix.lower(), Language.OTHER)
+
+
+# Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
+_TEST_DIRECTORIES = frozenset(
+    {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e"}
+)
+_TEST_NAME = re.compile(
+    r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)\.[cm]?[jt]sx?$"
+    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
+)
+FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
+
+
+def is_test_file(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
+def is_fixture_file(path: str) -> bool:
+    return any(part in FIXTURE_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
+
+
+def is_test_data(path: str) -> bool:
+    """A fixture: a file in a fixture directory, or a data file (not code) among the tests.
+    Key-shaped strings and suppression markers there are what the tests are about."""
+    language = language_of(path)
+    return is_fixture_file(path) or (
+        is_test_file(path) and language not in CODE_LANGUAGES and language is not Language.SHELL
+    )
+
+
+def is_ci_or_script(path: str) -> bool:
+    """Where `|| true` and `set +e` hide a failed step: shell scripts and CI definitions."""
+    pure = PurePosixPath(path)
+    return (
+        language_of(path) is Language.SHELL
+        or path.startswith((".github/workflows/", ".ci/", "ci/", "scripts/", ".circleci/"))
+        or pure.name in {".gitlab-ci.yml", "Makefile", "Dockerfile", "Jenkinsfile", "justfile"}
+    )
+
+
+def reviewable_changes(request: ReviewRequest) -> Iterator[FileChange]:
+    """Text files the change adds lines to."""
+    for change in request.target.files:
+        if change.status is ChangeStatus.DELETED or change.is_binary or change.is_submodule:
+            continue
+        if change.added_lines():
+            yield change
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(source: str, path: str) -> ast.Module | None:
+    try:
+        return ast.parse(source, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def parse_python_at_head(request: ReviewRequest, path: str) -> tuple[ast.Module, str] | None:
+    """The file's syntax tree and text at head, parsed once for all the lenses that read it; None
+    when it is missing or does not parse (that is the tests' and the verify's to report)."""
+    source = request.head.read_text(path)
+    if source is None:
+        return None
+    tree = _parse(source, path)
+    return None if tree is None else (tree, source)
+
+
+@dataclass(frozen=True)
+class Comment:
+    """The text of a comment on one line, without its marker."""
+
+    line: int
+    text: str
+    whole_line: bool  # nothing but the comment on that line
+
+
+_QUOTES = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
+
+
+def _outside_strings(line: str, marker: str) -> int:
+    """Where `marker` starts outside a string literal on this line, or -1."""
+    blanked = _QUOTES.sub(lambda match: " " * len(match.group(0)), line)
+    index = blanked.find(marker)
+    while marker == "//" and index > 0 and blanked[index - 1] == ":":  # a URL, not a comment
+        index = blanked.find(marker, index + 2)
+    return index
+
+
+def comment_on(line_number: int, text: str, language: Language) -> Comment | None:
+    """The comment on a source line, for the languages whose comment syntax we know."""
+    stripped = text.strip()
+    if language in HASH_COMMENT:
+        if stripped.startswith("#!"):
+            return None
+        index = _outside_strings(text, "#")
+        if index < 0:
+            return None
+        return Comment(line_number, text[index + 1 :].strip(), not text[:index].strip())
+    if language is Language.SQL:
+        index = _outside_strings(text, "--")
+        if index < 0:
+            return None
+        return Comment(line_number, text[index + 2 :].strip(), not text[:index].strip())
+    if language in SLASH_COMMENT:
+        if stripped.startswith(("/*", "*")) and not stripped.startswith("*/"):
+            body = stripped.lstrip("/*").removesuffix("*/").strip()
+            return Comment(line_number, body, True)
+        index = _outside_strings(text, "//")
+        if index < 0:
+            return None
+        return Comment(
+            line_number, text[index + 2 :].strip().removeprefix("/").strip(), not text[:index].strip()
+        )
+    return None
+
+
+def added_comments(change: FileChange) -> list[Comment]:
+    language = language_of(change.path)
+    found = []
+    for number, text in sorted(change.added_lines().items()):
+        comment = comment_on(number, text, language)
+        if comment is not None and comment.text:
+            found.append(comment)
+    return found
+
+
+def lens_finding(
+    *,
+    rule: str,
+    category: str,
+    finding_class: FindingClass,
+    severity: Severity,
+    title: str,
+    body: str,
+    path: str | None,
+    line: int | None = None,
+    end_line: int | None = None,
+    code: str = "",
+    stable_title: str | None = None,
+) -> Finding:
+    """A builtin finding; `code` (the line it is about) stands in for the line number in the id.
+    `stable_title` replaces a title that names other lines when the id is computed."""
+    return Finding(
+        id=make_finding_id(SOURCE, path, category, f"{rule} {stable_title or title}", code),
+        finding_class=finding_class,
+        severity=severity,
+        category=category,
+        rule=rule,
+        title=title,
+        body=body,
+        source=SOURCE,
+        path=path,
+        line=line,
+        end_line=end_line,
+    )

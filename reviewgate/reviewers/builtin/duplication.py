@@ -1,0 +1,330 @@
+"""Reuse and DRY, seed 000's first weight: added code that repeats code the repository already has
+(or that the change adds twice), the same tokens or the same shape under new names and literals.
+
+The repository at head is indexed once per run (one `git cat-file --batch`), keeping only the
+fingerprints the added code has; only added code is compared against it. Test files are left on
+both sides: test helpers are meant to look alike, and a copy in a test is not two places to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import ChangeStatus, FileChange
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, is_test_file, language_of, lens_finding
+from reviewgate.reviewers.builtin.fingerprints import (
+    Normalized,
+    common_extent,
+    consistent_renaming,
+    identifier_names,
+)
+
+RULE_DUPLICATE = "reuse/duplicate-code"
+RULE_NEAR_COPY = "reuse/near-copy-file"
+
+# A duplicate worth a finding: at least this many non-empty lines of which this many differ from
+# each other (six `self.a = a` lines are a shape, not a copy) and this many normalized characters.
+MIN_LINES = 5
+MIN_DISTINCT_LINES = 4
+MIN_CHARACTERS = 60
+# Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
+# repository; below LARGE_BLOCK_LINES a match must also share this part of its names (called
+# functions, attributes, keys), which a renamed copy keeps and an unrelated block does not.
+LARGE_BLOCK_LINES = 12
+MIN_SHARED_NAMES = 0.25
+# A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
+# Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
+MIN_CONSISTENT_RENAMING = 0.85
+# Argument lines of a long call (`a=a,`), openers and closers: the same helper called with keyword
+# arguments in two places has this shape without being a copy, so they do not count as distinct lines.
+_CONTINUATION = re.compile(r"(?:[,(\[{]|^[)\]}]+[,;]?)$")
+# A new file whose lines are this share of one existing file is a fork of it.
+NEAR_COPY_SHARE = 0.8
+# A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
+# keeps matching linear in the added code (clone detectors drop such "stop" fingerprints likewise).
+MAX_FINGERPRINT_PLACES = 50
+# Files larger than this are generated or vendored, not code anyone keeps in step by hand.
+MAX_FILE_BYTES = 1_000_000
+_NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
+_DEFINITION = re.compile(
+    r"(?:\bdef|\bfunc(?:\s*\([^)]*\))?|\bfunction|\bclass|\bfun)\s+([\w$]+)"
+    r"|^\s*(?:export\s+)?(?:const|let|var)\s+([\w$]+)\s*=\s*(?:async\s*)?\("
+    r"|^\s*(?:(?:public|private|protected|static|final|async)\s+)+[\w<>\[\],.?]+\s+([\w$]+)\s*\("
+)
+
+
+def is_candidate(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return (
+        language_of(path) in CODE_LANGUAGES
+        and not is_test_file(path)
+        and ".min." not in parts[-1]
+        and not any(part in _NOT_INDEXED for part in parts[:-1])
+    )
+
+
+@dataclass(frozen=True)
+class Region:
+    other: str
+    start: int  # offsets in the changed file's normalized text
+    end: int
+    other_start: int
+
+
+@dataclass
+class _Query:
+    change: FileChange
+    normalized: Normalized
+    added: set[int]
+    windows: list[tuple[int, int]]
+    source: list[str]
+
+
+def definition_name(lines: list[str], line: int) -> str | None:
+    """The function or class defined on `line` or just after it (where a copied block starts)."""
+    for text in lines[line - 1 : line + 2]:
+        match = _DEFINITION.search(text)
+        if match:
+            return next(group for group in match.groups() if group)
+    return None
+
+
+class DuplicationLens:
+    def __init__(self) -> None:
+        self._name_cache: dict[str, list[str]] = {}
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        self._name_cache = {}
+        yield from self._git_copies(request)
+        queries = self._queries(request)
+        wanted = {digest for query in queries.values() for digest, _ in query.windows}
+        if not wanted:
+            return
+        index, normalized, sources = self._index(request, queries, wanted)
+        changed_added = {path: query.added for path, query in queries.items()}
+        for path, query in queries.items():
+            regions = self._regions(path, query, index, normalized)
+            yield from self._findings(path, query, regions, normalized, sources, changed_added)
+
+    def _git_copies(self, request: ReviewRequest) -> Iterator[Finding]:
+        """A file git itself detected as a copy is a fork at file level."""
+        for change in request.target.files:
+            if (
+                change.status is ChangeStatus.COPIED
+                and change.old_path
+                and is_candidate(change.path)
+                and is_candidate(change.old_path)
+            ):
+                yield self._near_copy(change.path, change.old_path)
+
+    def _queries(self, request: ReviewRequest) -> dict[str, _Query]:
+        queries: dict[str, _Query] = {}
+        for change in request.target.files:
+            if change.status in (ChangeStatus.DELETED, ChangeStatus.COPIED) or change.is_binary:
+                continue
+            added = set(change.added_lines())
+            if not added or not is_candidate(change.path):
+                continue
+            text = request.head.read_text(change.path)
+            if text is None:
+                continue
+            normalized = Normalized.of(text, language_of(change.path))
+            queries[change.path] = _Query(
+                change, normalized, added, normalized.windows_in(added), text.split("\n")
+            )
+        return queries
+
+    def _index(
+        self, request: ReviewRequest, queries: dict[str, _Query], wanted: set[int]
+    ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, list[str]]]:
+        """Fingerprints of the whole head tree, keeping only those the added code has."""
+        paths = [path for path in request.head.list_files() if is_candidate(path)]
+        index: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        normalized: dict[str, Normalized] = {}
+        sources: dict[str, list[str]] = {}
+        for path, data in request.head.read_many(paths, max_bytes=MAX_FILE_BYTES).items():
+            text = data.decode("utf-8", "replace")
+            query = queries.get(path)
+            file_normalized = query.normalized if query else Normalized.of(text, language_of(path))
+            hits = [(digest, offset) for digest, offset in file_normalized.anchors() if digest in wanted]
+            if not hits:
+                continue
+            normalized[path] = file_normalized
+            sources[path] = text.split("\n")
+            for digest, offset in hits:
+                index[digest].append((path, offset))
+        return index, normalized, sources
+
+    def _regions(
+        self,
+        path: str,
+        query: _Query,
+        index: dict[int, list[tuple[str, int]]],
+        normalized: dict[str, Normalized],
+    ) -> list[Region]:
+        """Maximal shared runs between the added code and the index, the longest first, not overlapping."""
+        found: list[Region] = []
+        covered: dict[tuple[str, int], int] = {}
+        text = query.normalized.text
+        for digest, offset in query.windows:
+            places = index.get(digest, ())
+            if len(places) > MAX_FINGERPRINT_PLACES:
+                continue  # boilerplate (`if err != nil { return err }`): a copy is found by its other windows
+            for other, other_offset in places:
+                if other == path and other_offset == offset:
+                    continue  # the added code itself, indexed at head
+                key = (other, offset - other_offset)
+                if covered.get(key, -1) > offset:
+                    continue
+                back, forward = common_extent(text, offset, normalized[other].text, other_offset)
+                start, end, other_start = offset - back, offset + forward, other_offset - back
+                covered[key] = end
+                if other == path and start < other_start + (end - start) and other_start < end:
+                    continue  # a run overlapping itself (a repeated shape), not a copy
+                found.append(Region(other, start, end, other_start))
+        found.sort(key=lambda region: region.end - region.start, reverse=True)
+        chosen: list[Region] = []
+        for region in found:
+            if all(region.end <= taken.start or region.start >= taken.end for taken in chosen):
+                chosen.append(region)
+        return chosen
+
+    def _worth_reporting(
+        self, query: _Query, region: Region, other: Normalized, other_source: list[str]
+    ) -> bool:
+        normalized = query.normalized
+        first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
+        lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
+        added = [number for number in lines if number in query.added]
+        distinct = {
+            normalized.lines[number - 1]
+            for number in lines
+            if not _CONTINUATION.search(normalized.lines[number - 1])
+        }
+        if not (
+            region.end - region.start >= MIN_CHARACTERS
+            and len(added) >= MIN_LINES
+            and len(added) * 2 >= len(lines)
+            and len(distinct) >= MIN_DISTINCT_LINES
+        ):
+            return False
+        mine = self._names(query.change.path, query.source)
+        theirs = self._names(region.other, other_source)
+        start = query.normalized.marks_before(region.start)
+        other_start = other.marks_before(region.other_start)
+        count = query.normalized.marks_before(region.end) - start
+        mine, theirs = mine[start : start + count], theirs[other_start : other_start + count]
+        if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
+            return False
+        if len(lines) >= LARGE_BLOCK_LINES:
+            return True
+        smaller = min(len(set(mine)), len(set(theirs)))
+        return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
+
+    def _names(self, path: str, source_lines: list[str]) -> list[str]:
+        """Identifier names of a file, aligned with its normalized text; computed once per run."""
+        if path not in self._name_cache:
+            self._name_cache[path] = identifier_names("\n".join(source_lines), language_of(path))
+        return self._name_cache[path]
+
+    def _findings(
+        self,
+        path: str,
+        query: _Query,
+        regions: list[Region],
+        normalized: dict[str, Normalized],
+        sources: dict[str, list[str]],
+        changed_added: dict[str, set[int]],
+    ) -> Iterator[Finding]:
+        reportable = [
+            region
+            for region in regions
+            if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
+        ]
+        if query.change.status is ChangeStatus.ADDED:
+            # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
+            existing = [region for region in reportable if region.other not in changed_added]
+            fork = self._forked_from(query, existing)
+            if fork is not None:
+                yield self._near_copy(path, fork)
+                return
+        for region in reportable:
+            line = query.normalized.line_at(region.start)
+            other_line = normalized[region.other].line_at(region.other_start)
+            in_branch = other_line in changed_added.get(region.other, set())
+            if in_branch and (region.other, other_line) > (path, line):
+                continue  # a copy inside the change is reported once, at the second occurrence
+            yield self._duplicate(path, query, region, line, other_line, in_branch, sources[region.other])
+
+    def _forked_from(self, query: _Query, regions: list[Region]) -> str | None:
+        code_lines = sum(1 for line in query.normalized.lines if line)
+        shares: dict[str, int] = defaultdict(int)
+        for region in regions:
+            shares[region.other] += region.end - region.start
+        total = len(query.normalized.text)
+        for other, size in shares.items():
+            if code_lines >= MIN_LINES and total and size >= NEAR_COPY_SHARE * total:
+                return other
+        return None
+
+    def _duplicate(
+        self,
+        path: str,
+        query: _Query,
+        region: Region,
+        line: int,
+        other_line: int,
+        in_branch: bool,
+        other_source: list[str],
+    ) -> Finding:
+        end_line = query.normalized.line_at(region.end - 1)
+        name = definition_name(other_source, other_line)
+        what = f"`{name}`" if name else "the code"
+        where = f"{region.other}:{other_line}"
+        if in_branch:
+            title = f"Repeats code this change adds at {where}"
+            body = (
+                f"Lines {line}-{end_line} repeat {what} at {where}, which this change also adds. Seed 000: "
+                "repetition inside the branch counts; keep one and call it from both places."
+            )
+        else:
+            title = f"Duplicates existing code: use {what} at {where}"
+            body = (
+                f"Lines {line}-{end_line} have the same shape as {what} at {where} (same tokens, up to names "
+                "and literals). Seed 000: a working duplicate is still a finding, two places to fix the next "
+                f"bug. Use {what} at {where}, extending it if it needs a parameter."
+            )
+        return lens_finding(
+            rule=RULE_DUPLICATE,
+            category="reuse",
+            finding_class=FindingClass.SYSTEMATIC,
+            severity=Severity.MAJOR,
+            title=title,
+            body=body,
+            path=path,
+            line=line,
+            end_line=end_line,
+            code=query.normalized.lines[line - 1] + region.other + (name or ""),
+            stable_title="duplicate",
+        )
+
+    def _near_copy(self, path: str, other: str) -> Finding:
+        return lens_finding(
+            rule=RULE_NEAR_COPY,
+            category="reuse",
+            finding_class=FindingClass.SYSTEMATIC,
+            severity=Severity.MAJOR,
+            title=f"New file is a near copy of {other}",
+            body=(
+                f"`{path}` repeats most of `{other}`. Seed 000: a fork of a shared module instead of an "
+                f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."
+            ),
+            path=path,
+            code=other,
+        )

@@ -1,0 +1,206 @@
+"""Comments that only make sense next to the diff, and commented-out code (seed 000 item 3).
+
+Seed 000: "A comment that narrates the change, cites a ticket, or describes code the branch
+removed is major: the next reader has no diff." A comment that explains why stays quiet: the
+patterns below look for the change's story (verbs of editing at the start, "as requested",
+ticket keys), not for words like "change" anywhere. Naming is never flagged.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import FileChange
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import (
+    Comment,
+    Language,
+    added_comments,
+    is_test_data,
+    language_of,
+    lens_finding,
+    reviewable_changes,
+)
+
+RULE_NARRATION = "readability/narrating-comment"
+RULE_TICKET = "readability/ticket-reference"
+RULE_COMMENTED_CODE = "readability/commented-out-code"
+
+_NARRATION = re.compile(
+    r"^(?:(?:note|nb)\s*:\s*)?(?:(?:i|we)\s+(?:have\s+)?)?"
+    r"(?:(?:changed|renamed|moved|replaced|switched|swapped|refactored|reverted|removed|deleted|dropped)\s"
+    r"|(?:added|adding|now)\s+(?:this|the|a|an|new)\b"
+    r"|fix(?:ed|es)?\s+(?:for\s+)?(?:the\s+|a\s+)?(?:bug|issue|problem|crash|regression|error)\b"
+    r"|this\s+(?:fixes|fix|change|commit|pr)\b"
+    r"|no\s+longer\s+(?:needed|used|required|necessary)\b"
+    r"|(?:previously|formerly|originally)\b"
+    r"|used\s+to\s+(?:be|use|call|return)\b"
+    r"|(?:the\s+)?old\s+(?:code|version|implementation|logic|way)\b)",
+    re.IGNORECASE,
+)
+_REQUESTED = re.compile(
+    r"\bas\s+(?:requested|discussed|suggested|agreed)\b|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|request|discussion|"
+    r"feedback|pr)\b|\b(?:review|pr)\s+(?:feedback|comments?)\b|\baddress(?:es|ed|ing)?\s+(?:the\s+)?review\b",
+    re.IGNORECASE,
+)
+# A ticket key (project letters, a dash, a number) or the word issue/ticket/bug and a number.
+# Standards and encodings shaped like keys (UTF-8, SHA-256, ISO-8601, RFC-7231) are not tickets.
+_TICKET_KEY = re.compile(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
+_TICKET_WORDS = re.compile(r"\b(?:issue|ticket|bug|jira|pr|pull request|story)\s*#?\d+\b", re.IGNORECASE)
+_NOT_PROJECTS = frozenset(
+    {
+        "UTF",
+        "SHA",
+        "ISO",
+        "RFC",
+        "CVE",
+        "AES",
+        "TLS",
+        "SSL",
+        "HTTP",
+        "IPV",
+        "MD",
+        "CP",
+        "ECMA",
+        "PEP",
+        "ES",
+        "EN",
+        "RS",
+        "HS",
+        "PS",
+        "ED",
+        "X",
+        "UCS",
+        "ASCII",
+        "BASE",
+        "CRC",
+        "GMT",
+        "UTC",
+        "TCP",
+        "UDP",
+        "RSA",
+        "EC",
+        "P",
+        "CWE",
+        "OWASP",
+        "GPL",
+        "LGPL",
+        "AGPL",
+        "BSD",
+        "MIT",
+        "APACHE",
+    }
+)
+# At least this many consecutive commented lines that parse as code make a commented-out block
+# (one line of code in a comment is usually an example, three are dead code).
+MIN_COMMENTED_CODE_LINES = 3
+_C_LIKE_CODE_LINE = re.compile(
+    r"(?:[;{}]\s*$|^\s*(?:if|for|while|return|const|let|var|func|function|public|private|protected|import|"
+    r"throw|try|catch|switch|case)\b.*[(){};=]|^[\w.$]+\s*(?:=|\+=|-=)\s*\S.*[;)]\s*$|^[\w.$]+\(.*\)\s*;?$)"
+)
+
+
+def ticket_reference(text: str) -> str | None:
+    for match in _TICKET_KEY.finditer(text):
+        if match.group("project") not in _NOT_PROJECTS:
+            return match.group(0)
+    words = _TICKET_WORDS.search(text)
+    return words.group(0) if words else None
+
+
+def _looks_like_python(block: list[str]) -> bool:
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(block)))
+    except (SyntaxError, ValueError):
+        return False
+    # Prose that happens to parse is a bare name or constant per line; code does something.
+    return any(
+        not (isinstance(node, ast.Expr) and isinstance(node.value, (ast.Name, ast.Constant)))
+        for node in tree.body
+    )
+
+
+def _looks_like_c_like(block: list[str]) -> bool:
+    code_lines = sum(1 for line in block if _C_LIKE_CODE_LINE.search(line.strip()))
+    return code_lines * 3 >= len(block) * 2
+
+
+class ReadabilityLens:
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change in reviewable_changes(request):
+            if is_test_data(change.path):
+                continue  # comment-shaped lines in test data are the data under test
+            comments = added_comments(change)
+            for comment in comments:
+                finding = self._narration(change.path, comment)
+                if finding is not None:
+                    yield finding
+            yield from self._commented_out_code(change, comments)
+
+    def _narration(self, path: str, comment: Comment) -> Finding | None:
+        text = comment.text
+        if text.lower().startswith(("reviewgate:", "noqa", "type:", "eslint", "pylint", "nolint", "@ts-")):
+            return None
+        ticket = ticket_reference(text)
+        if ticket is not None:
+            title, rule = f"Comment cites a ticket ({ticket})", RULE_TICKET
+            why = "The ticket is history: say in the comment what the code needs the reader to know."
+        elif _NARRATION.search(text) or _REQUESTED.search(text):
+            title, rule = "Comment narrates the change", RULE_NARRATION
+            why = (
+                "It tells the story of the edit (what changed, what was removed, who asked), which the next "
+                "reader, who has no diff, cannot use. Say why the code is as it is, or delete the comment."
+            )
+        else:
+            return None
+        return lens_finding(
+            rule=rule,
+            category="readability",
+            finding_class=FindingClass.READABILITY,
+            severity=Severity.MAJOR,
+            title=title,
+            body=f"Seed 000: a comment that narrates the change or cites a ticket is major. {why}",
+            path=path,
+            line=comment.line,
+            code=text,
+        )
+
+    def _commented_out_code(self, change: FileChange, comments: list[Comment]) -> Iterator[Finding]:
+        language = language_of(change.path)
+        blocks: list[list[Comment]] = []
+        for comment in comments:
+            if not comment.whole_line:
+                continue
+            if blocks and blocks[-1][-1].line == comment.line - 1:
+                blocks[-1].append(comment)
+            else:
+                blocks.append([comment])
+        for block in blocks:
+            if len(block) < MIN_COMMENTED_CODE_LINES:
+                continue
+            texts = [item.text for item in block]
+            if language is Language.PYTHON:
+                # Python needs the indentation the comment text was stripped of: take what follows `# `.
+                added = change.added_lines()
+                raw = [added[item.line].split("#", 1)[1].removeprefix(" ") for item in block]
+                is_code = _looks_like_python(raw)
+            else:
+                is_code = _looks_like_c_like(texts)
+            if not is_code:
+                continue
+            yield lens_finding(
+                rule=RULE_COMMENTED_CODE,
+                category="readability",
+                finding_class=FindingClass.READABILITY,
+                severity=Severity.MINOR,
+                title=f"{len(block)} lines of commented-out code",
+                body="Dead code in comments rots: delete it (version control keeps it) or make it live code.",
+                path=change.path,
+                line=block[0].line,
+                end_line=block[-1].line,
+                code=texts[0],
+            )

@@ -1,0 +1,257 @@
+"""Security exposures the diff creates (seed 000 item 6): shell or SQL built from
+formatted strings, eval of non-literals, unsafe YAML/pickle loading, TLS verification turned off.
+
+Python is read with `ast` (a call's arguments are known exactly); the C-like languages by
+patterns over added lines that skip comments. TLS-off in a test file is a test of that path and
+does not fire.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import FileChange
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import (
+    C_LIKE,
+    Language,
+    comment_on,
+    is_test_file,
+    language_of,
+    lens_finding,
+    parse_python_at_head,
+    reviewable_changes,
+)
+
+RULE_SHELL = "security/shell-injection"
+RULE_SQL = "security/sql-injection"
+RULE_EVAL = "security/eval"
+RULE_YAML = "security/unsafe-yaml"
+RULE_PICKLE = "security/unsafe-deserialization"
+RULE_TLS = "security/tls-verification-off"
+
+_SUBPROCESS_CALLS = frozenset(
+    {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
+)
+_SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"})
+_SQL_WORDS = re.compile(r"\b(?:select|insert|update|delete|replace|create|drop|alter|with)\b", re.IGNORECASE)
+_SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
+
+
+def _literal_text(node: ast.expr) -> str:
+    """The constant string parts of a formatted expression (to tell SQL from other text)."""
+    return " ".join(
+        item.value
+        for item in ast.walk(node)
+        if isinstance(item, ast.Constant) and isinstance(item.value, str)
+    )
+
+
+def _is_formatted(node: ast.expr) -> bool:
+    """An f-string with a substitution, `"..." % x`, `"..." + x` or `"...".format(x)`."""
+    if isinstance(node, ast.JoinedStr):
+        return any(isinstance(value, ast.FormattedValue) for value in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return isinstance(node.left, (ast.Constant, ast.JoinedStr))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        sides = (node.left, node.right)
+        has_text = any(
+            isinstance(side, (ast.Constant, ast.JoinedStr)) or _is_formatted(side) for side in sides
+        )
+        return has_text and not all(isinstance(side, ast.Constant) for side in sides)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return isinstance(node.func.value, ast.Constant)
+    return False
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((item.value for item in call.keywords if item.arg == name), None)
+
+
+def _is_constant(node: ast.expr | None, value: object) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+class _PythonChecker:
+    def __init__(self, tree: ast.Module, in_test: bool) -> None:
+        self.in_test = in_test
+        # Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
+        self.formatted_names: dict[str, ast.expr] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _is_formatted(node.value):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.formatted_names[target.id] = node.value
+
+    def _formatted(self, node: ast.expr) -> ast.expr | None:
+        if _is_formatted(node):
+            return node
+        if isinstance(node, ast.Name):
+            return self.formatted_names.get(node.id)
+        return None
+
+    def check(self, call: ast.Call) -> tuple[str, str] | None:
+        name = _dotted(call.func)
+        leaf = name.rsplit(".", 1)[-1]
+        first = call.args[0] if call.args else None
+        if leaf in _SUBPROCESS_CALLS and name.startswith(("subprocess.", "commands.")) or leaf in {"Popen"}:
+            if (
+                _is_constant(_keyword(call, "shell"), True)
+                and first is not None
+                and self._formatted(first) is not None
+            ):
+                return RULE_SHELL, f"`{name}(..., shell=True)` runs a command built by string formatting"
+        if name in {"os.system", "os.popen"} and first is not None and self._formatted(first) is not None:
+            return RULE_SHELL, f"`{name}` runs a command built by string formatting"
+        if leaf in _SQL_METHODS and isinstance(call.func, ast.Attribute) and first is not None:
+            formatted = self._formatted(first)
+            if formatted is not None and _SQL_WORDS.search(_literal_text(formatted)):
+                return RULE_SQL, f"SQL built by string formatting is passed to `{leaf}`"
+        if name in {"eval", "exec"} and first is not None and not isinstance(first, ast.Constant):
+            return RULE_EVAL, f"`{name}` of a value that is not a literal"
+        if name in {"yaml.load", "yaml.load_all"}:
+            loader = _keyword(call, "Loader") or (call.args[1] if len(call.args) > 1 else None)
+            if loader is None or _dotted(loader).rsplit(".", 1)[-1] not in _SAFE_YAML_LOADERS:
+                return RULE_YAML, f"`{name}` without a safe loader can build arbitrary objects"
+        if name in {"yaml.unsafe_load", "yaml.unsafe_load_all"}:
+            return RULE_YAML, f"`{name}` can build arbitrary objects"
+        if leaf in {"loads", "load"} and name.split(".", 1)[0] in {"pickle", "cPickle", "dill", "marshal"}:
+            if first is not None and "request" in ast.unparse(first):
+                return RULE_PICKLE, f"`{name}` of request data runs code chosen by the sender"
+        if not self.in_test and _is_constant(_keyword(call, "verify"), False):
+            return RULE_TLS, f"`{name}(..., verify=False)` turns TLS certificate verification off"
+        if not self.in_test and name == "ssl._create_unverified_context":
+            return RULE_TLS, "`ssl._create_unverified_context()` turns TLS certificate verification off"
+        return None
+
+
+# C-like languages: (rule, pattern, what it is). Patterns look at one added line at a time.
+_LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
+    (
+        RULE_SHELL,
+        re.compile(
+            r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*(?:`[^`]*\$\{"
+            r"|[\"'][^\"']*[\"']\s*\+)"
+        ),
+        "a shell command is built from a formatted string",
+        False,
+    ),
+    (
+        RULE_SHELL,
+        re.compile(
+            r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
+            r"(?:fmt\.Sprintf\(|[^)]*\+)"
+        ),
+        "a shell command is built from a formatted string",
+        False,
+    ),
+    (
+        RULE_SHELL,
+        re.compile(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
+        "a shell command is built from a formatted string",
+        False,
+    ),
+    (
+        RULE_SQL,
+        re.compile(
+            r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
+            r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|"
+            r"String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"
+        ),
+        "SQL built by string formatting is passed to the database",
+        False,
+    ),
+    (
+        RULE_EVAL,
+        re.compile(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
+        "code is evaluated from a value",
+        False,
+    ),
+    (
+        RULE_TLS,
+        re.compile(
+            r"rejectUnauthorized\s*:\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
+            r"|InsecureSkipVerify\s*:\s*true|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
+        ),
+        "TLS certificate verification is turned off",
+        True,
+    ),
+)
+
+
+class SecurityLens:
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change in reviewable_changes(request):
+            language = language_of(change.path)
+            if language is Language.PYTHON:
+                yield from self._python(request, change)
+            elif language in C_LIKE:
+                yield from self._c_like(change, language)
+
+    def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
+        parsed = parse_python_at_head(request, change.path)
+        if parsed is None:
+            return
+        tree, source = parsed
+        added = change.added_lines()
+        lines = source.splitlines()
+        checker = _PythonChecker(tree, is_test_file(change.path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+            if not any(number in added for number in span):
+                continue
+            found = checker.check(node)
+            if found is not None:
+                rule, what = found
+                yield _finding(rule, what, change.path, node.lineno, lines[node.lineno - 1])
+
+    def _c_like(self, change: FileChange, language: Language) -> Iterator[Finding]:
+        in_test = is_test_file(change.path)
+        for number, line in sorted(change.added_lines().items()):
+            comment = comment_on(number, line, language)
+            code = line if comment is None else line[: len(line) - len(comment.text)]
+            if comment is not None and comment.whole_line:
+                continue
+            for rule, pattern, what, skip_in_tests in _LINE_RULES:
+                if skip_in_tests and in_test:
+                    continue
+                if pattern.search(code):
+                    yield _finding(rule, what, change.path, number, line)
+                    break
+
+
+_ADVICE = {
+    RULE_SHELL: "Pass the arguments as a list without a shell, so untrusted text cannot add commands.",
+    RULE_SQL: "Use the driver's parameters (placeholders) so untrusted text cannot change the query.",
+    RULE_EVAL: "Parse the data you expect (json, ast.literal_eval, a lookup table) instead of running it.",
+    RULE_YAML: "Use `yaml.safe_load` (or `Loader=yaml.SafeLoader`).",
+    RULE_PICKLE: "Accept a data format (JSON) from callers; unpickling runs arbitrary code.",
+    RULE_TLS: "Keep verification on; point it at the right CA bundle if the certificate is private.",
+}
+
+
+def _finding(rule: str, what: str, path: str, line: int, code: str) -> Finding:
+    return lens_finding(
+        rule=rule,
+        category="security",
+        finding_class=FindingClass.CORRECTNESS,
+        severity=Severity.MAJOR,
+        title=what[0].upper() + what[1:],
+        body=f"{what[0].upper() + what[1:]}. {_ADVICE[rule]}",
+        path=path,
+        line=line,
+        code=code,
+    )

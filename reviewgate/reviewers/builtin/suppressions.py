@@ -1,0 +1,92 @@
+"""`reviewgate: ignore[rule-id] reason` on a finding's line or the line above silences that rule there.
+
+docs/lenses.md: the finding is kept, dismissed with the reason, and listed in the report (gate.py never
+blocks on a dismissed finding); a suppression without a reason is itself a minor finding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+
+RULE_MISSING_REASON = "suppression/missing-reason"
+
+_SUPPRESSION = re.compile(r"reviewgate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
+# Comment closers that end the line in languages with block comments (`*/`, `-->`, `#}`).
+_CLOSERS = re.compile(r"\s*(?:\*/|-->|#\}|%\})\s*$")
+
+
+@dataclass(frozen=True)
+class Suppression:
+    rules: frozenset[str]
+    reason: str
+
+
+def parse_suppression(text: str) -> Suppression | None:
+    match = _SUPPRESSION.search(text)
+    if match is None:
+        return None
+    rules = frozenset(item.strip() for item in match.group("rules").split(",") if item.strip())
+    reason = _CLOSERS.sub("", match.group("reason")).strip(" \t:-—")
+    return Suppression(rules, reason)
+
+
+def _covers(suppression: Suppression, rule: str) -> bool:
+    return rule in suppression.rules or rule.split("/", 1)[0] in suppression.rules
+
+
+def apply_suppressions(request: ReviewRequest, findings: Iterable[Finding]) -> list[Finding]:
+    """Each finding with a matching suppression on its line or the line above is dismissed."""
+    result = []
+    for finding in findings:
+        suppression = _suppression_for(request, finding)
+        if suppression is not None:
+            reason = suppression.reason or "(no reason given)"
+            finding = finding.with_changes(dismissed=f"suppressed: {reason}")
+        result.append(finding)
+    return result
+
+
+def _suppression_for(request: ReviewRequest, finding: Finding) -> Suppression | None:
+    if finding.path is None or finding.line is None or not finding.rule:
+        return None
+    text = request.head.read_text(finding.path)
+    if text is None:
+        return None
+    lines = text.splitlines()
+    for number in (finding.line, finding.line - 1):
+        if 1 <= number <= len(lines):
+            suppression = parse_suppression(lines[number - 1])
+            if suppression is not None and _covers(suppression, finding.rule):
+                return suppression
+    return None
+
+
+def missing_reasons(request: ReviewRequest) -> Iterator[Finding]:
+    """Every suppression the change adds without saying why."""
+    for change in reviewable_changes(request):
+        if is_test_data(change.path):
+            continue  # a marker in test data is what the test is about, not a suppression
+        for number, text in sorted(change.added_lines().items()):
+            suppression = parse_suppression(text)
+            if suppression is None or suppression.reason:
+                continue
+            yield lens_finding(
+                rule=RULE_MISSING_REASON,
+                category="suppression",
+                finding_class=FindingClass.SYSTEMATIC,
+                severity=Severity.MINOR,
+                title="Suppression without a reason",
+                body=(
+                    "A `reviewgate: ignore[...]` comment must say why the rule does not apply here "
+                    "(`reviewgate: ignore[rule-id] the reason`), so the next reader can judge it."
+                ),
+                path=change.path,
+                line=number,
+                code=text,
+            )

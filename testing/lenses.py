@@ -1,0 +1,42 @@
+"""Run the builtin reviewer on a real repository made from dicts of files (corpus and lens tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding
+from reviewgate.git import TreeReader
+from reviewgate.reviewers.builtin import BuiltinReviewer
+from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
+from reviewgate.target import freeze
+from reviewgate.verify.outcome import ABSENT, VerifyOutcome
+from testing.repo import FileContent, make_repo
+
+
+def review_change(
+    root: Path,
+    base: Mapping[str, FileContent],
+    branch: Mapping[str, FileContent],
+    *,
+    branch_name: str = "feature",
+    message: str = "feature work",
+    sections: Mapping[str, Mapping[str, Any]] | None = None,
+    verify: VerifyOutcome = ABSENT,
+    reproduction: str | None = None,
+) -> list[Finding]:
+    """Every finding the builtin reviewer reports for `branch` on top of `base`, as the gate runs it
+    (fix marking from the real branch name and head subject)."""
+    repo = make_repo(root, base, branch, branch_name=branch_name, message=message)
+    target = freeze(repo.path, base="main")
+    request = ReviewRequest(
+        target=target,
+        head=TreeReader(repo.path, target.head_sha),
+        verify=verify,
+        reproduction=reproduction,
+        marked_as_fix=is_marked_as_fix(repo.path, target.head_sha),
+        sections=sections or {},
+    )
+    return list(BuiltinReviewer().review(request).findings)

@@ -1,0 +1,91 @@
+"""Precision and recall of the builtin lenses over the labelled corpus in tests/corpus/.
+
+Issue 6's bar: precision at least 0.9 and recall at least 0.8, printed on every run. A case
+scores only the rule families in its `scope`; dismissed (suppressed) findings never count.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+
+from testing.lenses import review_change
+
+CORPUS = Path(__file__).parent / "corpus"
+MIN_PRECISION = 0.9
+MIN_RECALL = 0.8
+LANGUAGE_FILES = ("python.toml", "javascript.toml", "typescript.toml", "go.toml", "java.toml", "scripts.toml")
+
+Key = tuple[str, str, "str | None", "int | None"]
+
+
+def load_cases() -> list[dict[str, Any]]:
+    cases = []
+    for name in LANGUAGE_FILES:
+        with (CORPUS / name).open("rb") as handle:
+            cases += tomllib.load(handle)["case"]
+    return cases
+
+
+def _in_scope(rule: str, scope: list[str]) -> bool:
+    return not scope or rule in scope or rule.split("/", 1)[0] in scope
+
+
+def score_case(case: dict[str, Any], root: Path) -> tuple[set[Key], set[Key]]:
+    """(expected, reported) keys of one case."""
+    findings = review_change(
+        root,
+        case.get("base", {}),
+        case.get("branch", {}),
+        branch_name=case.get("branch_name", "feature"),
+        message=case.get("message", "feature work"),
+        sections={"lenses": case["lenses"]} if "lenses" in case else None,
+    )
+    scope = case.get("scope", [])
+    reported = {
+        (case["name"], item.rule, item.path, item.line)
+        for item in findings
+        if item.dismissed is None and _in_scope(item.rule, scope)
+    }
+    expected = {
+        (case["name"], item["rule"], item.get("path"), item.get("line")) for item in case.get("expect", [])
+    }
+    return expected, reported
+
+
+def test_corpus_is_large_and_covers_the_languages() -> None:
+    cases = load_cases()
+    names = [case["name"] for case in cases]
+    assert len(cases) >= 60, f"the corpus has {len(cases)} cases; issue 6 asks for at least 60"
+    assert len(set(names)) == len(names), "case names must be unique"
+    for prefix in ("py-", "js-", "ts-", "go-", "java-"):
+        assert sum(name.startswith(prefix) for name in names) >= 5, f"too few {prefix} cases"
+    assert sum("lookalike" in name for name in names) >= 15, "look-alike negatives are half the point"
+
+
+def test_precision_and_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expected: set[Key] = set()
+    reported: set[Key] = set()
+    for index, case in enumerate(load_cases()):
+        case_expected, case_reported = score_case(case, tmp_path / str(index))
+        expected |= case_expected
+        reported |= case_reported
+    true_positives = expected & reported
+    precision = len(true_positives) / len(reported) if reported else 1.0
+    recall = len(true_positives) / len(expected) if expected else 1.0
+    false_positives = sorted(reported - expected, key=str)
+    missed = sorted(expected - reported, key=str)
+    with capsys.disabled():
+        print(
+            f"\ncorpus: precision {precision:.3f}, recall {recall:.3f} "
+            f"({len(true_positives)} found, {len(false_positives)} false, {len(missed)} missed)"
+        )
+        for item in false_positives:
+            print(f"  false positive: {item}")
+        for item in missed:
+            print(f"  missed: {item}")
+    assert precision >= MIN_PRECISION, f"precision {precision:.3f} below {MIN_PRECISION}"
+    assert recall >= MIN_RECALL, f"recall {recall:.3f} below {MIN_RECALL}"

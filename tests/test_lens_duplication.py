@@ -1,0 +1,136 @@
+"""The DRY lens: renamed copies named with the existing code's place, in-branch repetition once,
+forks at file level, stable ids, and the batch reader it indexes with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewgate.git import TreeReader
+from reviewgate.reviewers.builtin.fingerprints import consistent_renaming
+from testing.cli import run_cli
+from testing.lenses import review_change
+from testing.repo import make_repo
+
+EXISTING = """import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""
+COPY = """
+
+def read_job_config(filename, fallback):
+    with open(filename, encoding="utf-8") as stream:
+        payload = json.load(stream)
+    result = dict(fallback)
+    for name, item in payload.items():
+        if name in result and item is not None:
+            result[name] = item
+    return result
+"""
+JOBS = "import json\n\n\ndef run():\n    return 1\n"
+TEST = "def test_run():\n    assert True\n"
+
+
+def test_gate_names_the_existing_function_and_exits_1(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {"app/settings.py": EXISTING, "app/jobs.py": JOBS, "tests/test_jobs.py": TEST},
+        {"app/jobs.py": JOBS + COPY, "tests/test_jobs.py": TEST + "\n\ndef test_more():\n    pass\n"},
+    )
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    findings = [item for item in result.report()["findings"] if item["rule"] == "reuse/duplicate-code"]
+    assert len(findings) == 1
+    finding = findings[0]
+    assert (finding["path"], finding["line"], finding["class"], finding["severity"]) == (
+        "app/jobs.py",
+        8,
+        "systematic",
+        "major",
+    )
+    assert "use `load_settings` at app/settings.py:4" in finding["title"]
+
+
+def test_id_is_stable_when_lines_shift(tmp_path: Path) -> None:
+    base = {"app/settings.py": EXISTING, "app/jobs.py": JOBS}
+    first = review_change(tmp_path / "one", base, {"app/jobs.py": JOBS + COPY})
+    shifted = review_change(tmp_path / "two", base, {"app/jobs.py": "# jobs\n\n" + JOBS + COPY})
+    one = next(item for item in first if item.rule == "reuse/duplicate-code")
+    two = next(item for item in shifted if item.rule == "reuse/duplicate-code")
+    assert (one.line, two.line) == (8, 10)
+    assert one.id == two.id
+
+
+def test_same_shape_without_shared_names_is_not_a_copy(tmp_path: Path) -> None:
+    unrelated = """
+
+def tally_votes(ballots, options):
+    with open(ballots, encoding="utf-8") as source:
+        rows = csv_reader(source)
+    counted = set(options)
+    for choice, weight in rows.pairs():
+        if choice in counted and weight is not None:
+            counted[choice] = weight
+    return counted
+"""
+    findings = review_change(
+        tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + unrelated}
+    )
+    assert [item for item in findings if item.rule.startswith("reuse/")] == []
+
+
+def test_code_the_change_moves_is_not_a_duplicate(tmp_path: Path) -> None:
+    findings = review_change(
+        tmp_path,
+        {"app/settings.py": EXISTING, "app/jobs.py": JOBS},
+        {"app/settings.py": "import json\n", "app/jobs.py": JOBS + COPY},
+    )
+    assert [item for item in findings if item.rule.startswith("reuse/")] == []
+
+
+def test_copied_file_is_a_fork_at_file_level(tmp_path: Path) -> None:
+    findings = review_change(tmp_path, {"lib/settings.py": EXISTING}, {"billing/settings.py": EXISTING})
+    forks = [item for item in findings if item.rule == "reuse/near-copy-file"]
+    assert [(item.path, item.line) for item in forks] == [("billing/settings.py", None)]
+    assert "lib/settings.py" in forks[0].title
+
+
+def test_read_many_matches_read_bytes_and_skips_large_files(tmp_path: Path) -> None:
+    files = {"a.py": "print(1)\n", "dir/b.txt": "x" * 50, "big.bin": b"\0" * 4096, "d/\u00e9.py": "é = 1\n"}
+    repo = make_repo(tmp_path, files)
+    reader = TreeReader(repo.path, repo.head_sha)
+    batch = reader.read_many(list(files), max_bytes=1000)
+    assert set(batch) == {"a.py", "dir/b.txt", "d/\u00e9.py"}
+    for path, data in batch.items():
+        assert data == reader.read_bytes(path)
+
+
+def test_same_shape_and_names_without_one_renaming_is_not_a_copy(tmp_path: Path) -> None:
+    shuffled = """
+
+def load_defaults(path, defaults):
+    with open(defaults, encoding="utf-8") as handle:
+        merged = json.load(path)
+    data = dict(handle)
+    for value, key in merged.items():
+        if data in key and merged is not None:
+            value[data] = key
+    return path
+"""
+    findings = review_change(
+        tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + shuffled}
+    )
+    assert [item for item in findings if item.rule.startswith("reuse/")] == []
+
+
+def test_consistent_renaming_score() -> None:
+    assert consistent_renaming(["a", "b", "a"], ["x", "y", "x"]) == 1.0
+    assert consistent_renaming(["a", "b", "a"], ["x", "y", "y"]) == 2 / 3
+    assert consistent_renaming(["a", "b"], ["x", "x"]) == 0.5

@@ -1,0 +1,114 @@
+"""The `[lenses]` section: reproduction policy, disabled rules, and clear errors for bad values."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from reviewgate.config import ConfigWarning
+from reviewgate.errors import ConfigError
+from reviewgate.reviewers.builtin.settings import ReproductionPolicy, parse_lens_settings
+from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
+from testing.cli import run_cli
+from testing.lenses import review_change
+from testing.repo import make_repo
+
+BASE = {"app/prices.py": "def total(a, b):\n    return a + b\n"}
+FIX = {"app/prices.py": "def total(a, b):\n    return round(a + b, 2)\n"}
+
+
+def _rules(findings: list) -> list[str]:  # type: ignore[type-arg]
+    return sorted(item.rule for item in findings if item.rule.startswith("process/"))
+
+
+def test_defaults_and_parsing() -> None:
+    assert parse_lens_settings({}).require_reproduction is ReproductionPolicy.FIXES
+    settings = parse_lens_settings(
+        {"require_reproduction": "always", "disable": ["readability", "tests/missing-tests"]}
+    )
+    assert settings.require_reproduction is ReproductionPolicy.ALWAYS
+    assert not settings.enabled("readability/narrating-comment") and not settings.enabled(
+        "tests/missing-tests"
+    )
+    assert settings.enabled("tests/fix-without-test")
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        (
+            {"require_reproduction": "sometimes"},
+            'cfg: lenses.require_reproduction: expected "never" | "fixes" | "always"',
+        ),
+        ({"require_reproduction": 1}, "cfg: lenses.require_reproduction"),
+        ({"disable": "readability"}, "cfg: lenses.disable: expected a list of rule ids"),
+    ],
+)
+def test_bad_values_name_the_key(section: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ConfigError, match=message.replace("|", r"\|")):
+        parse_lens_settings(section, "cfg")
+
+
+def test_unknown_key_warns() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse_lens_settings({"colour": "blue"}, "cfg")
+    assert [str(item.message) for item in caught if item.category is ConfigWarning] == [
+        "cfg: lenses.colour: unknown key, ignored"
+    ]
+
+
+def test_cli_bad_value_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, FIX)
+    (repo.path / ".reviewgate.toml").write_text(
+        '[lenses]\nrequire_reproduction = "often"\n', encoding="utf-8"
+    )
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert ".reviewgate.toml: lenses.require_reproduction: expected" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_policy_fixes_needs_a_fix_marker(tmp_path: Path) -> None:
+    assert _rules(review_change(tmp_path / "a", BASE, FIX)) == []
+    marked = review_change(tmp_path / "b", BASE, FIX, branch_name="hotfix/rounding")
+    assert _rules(marked) == ["process/missing-reproduction"]
+
+
+def test_policy_always_and_never(tmp_path: Path) -> None:
+    always = review_change(tmp_path / "a", BASE, FIX, sections={"lenses": {"require_reproduction": "always"}})
+    assert _rules(always) == ["process/missing-reproduction"]
+    never = review_change(
+        tmp_path / "b",
+        BASE,
+        FIX,
+        message="fix: rounding",
+        sections={"lenses": {"require_reproduction": "never"}},
+    )
+    assert _rules(never) == []
+
+
+def test_reproduction_sources_and_rerun_status(tmp_path: Path) -> None:
+    from_forge = review_change(
+        tmp_path / "a", BASE, FIX, message="fix: rounding", reproduction="total(0.1, 0.2)"
+    )
+    assert _rules(from_forge) == ["process/reproduction-not-rerun"]
+    in_repo = dict(FIX, **{".reviewgate/reproduction.md": "total(0.1, 0.2) -> 0.3\n"})
+    passed = VerifyOutcome(status=VerifyStatus.PASSED, reproduction=ReproductionStatus.PASSED)
+    assert _rules(review_change(tmp_path / "b", BASE, in_repo, message="fix: rounding", verify=passed)) == []
+    failed = VerifyOutcome(status=VerifyStatus.FAILED, reproduction=ReproductionStatus.FAILED)
+    findings = review_change(tmp_path / "c", BASE, in_repo, message="fix: rounding", verify=failed)
+    assert _rules(findings) == ["process/reproduction-not-rerun"]
+    assert "failed" in next(item for item in findings if item.rule.startswith("process/")).body
+
+
+def test_disabled_rule_does_not_report(tmp_path: Path) -> None:
+    findings = review_change(
+        tmp_path,
+        BASE,
+        {"repro/case.py": "print(1)\n"},
+        sections={"lenses": {"disable": ["process/repro-in-diff"]}},
+    )
+    assert _rules(findings) == []

@@ -1,0 +1,109 @@
+"""Swallowed failures across languages: only what the branch added, on the handler's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.lenses import review_change
+
+
+def _found(findings: list, prefix: str = "correctness/") -> list[tuple[str, str, int | None]]:  # type: ignore[type-arg]
+    return sorted((item.rule, item.path, item.line) for item in findings if item.rule.startswith(prefix))
+
+
+def test_python_handler_variants(tmp_path: Path) -> None:
+    source = """def a(items):
+    for item in items:
+        try:
+            item.run()
+        except:
+            continue
+
+
+def b():
+    try:
+        return 1
+    except BaseException:
+        ...
+
+
+def c():
+    try:
+        return 1
+    except (ValueError, Exception):
+        return False
+
+
+def d():
+    try:
+        return 1
+    except Exception as error:
+        return repr(error)
+"""
+    findings = review_change(tmp_path, {"m.py": "\n"}, {"m.py": source})
+    assert _found(findings) == [
+        ("correctness/swallowed-exception", "m.py", 5),
+        ("correctness/swallowed-exception", "m.py", 12),
+        ("correctness/swallowed-exception", "m.py", 19),
+    ]
+
+
+def test_python_handler_already_on_base_is_not_reported(tmp_path: Path) -> None:
+    old = "def a():\n    try:\n        return 1\n    except Exception:\n        pass\n"
+    findings = review_change(tmp_path, {"m.py": old}, {"m.py": old + "\n\nVALUE = 2\n"})
+    assert _found(findings) == []
+
+
+def test_c_like_catches(tmp_path: Path) -> None:
+    kotlin = "fun load() {\n    try {\n        read()\n    } catch (e: IOException) {\n    }\n}\n"
+    csharp = "class A {\n  void B() {\n    try { C(); } catch (Exception) { /* ignored */ }\n  }\n}\n"
+    promise = "export const go = (p) => p.then(run).catch(function () {});\n"
+    commented = "// try { x(); } catch (e) {}\nexport const y = 1;\n"
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {"a/Load.kt": kotlin, "a/B.cs": csharp, "a/go.js": promise, "a/c.ts": commented},
+    )
+    assert _found(findings) == [
+        ("correctness/empty-catch", "a/B.cs", 3),
+        ("correctness/empty-catch", "a/Load.kt", 4),
+        ("correctness/empty-catch", "a/go.js", 1),
+    ]
+
+
+def test_go_variants(tmp_path: Path) -> None:
+    source = """package a
+
+func A() (*T, error) {
+	if err := run(); err != nil {
+		return nil, nil
+	}
+	if err != nil {
+	}
+	return nil, nil
+}
+"""
+    findings = review_change(tmp_path, {"a/a.go": "package a\n"}, {"a/a.go": source})
+    assert _found(findings) == [
+        ("correctness/dropped-error", "a/a.go", 4),
+        ("correctness/dropped-error", "a/a.go", 7),
+    ]
+
+
+def test_shell_only_in_scripts_and_ci(tmp_path: Path) -> None:
+    workflow = "jobs:\n  t:\n    steps:\n      - run: npm test || true\n"
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {
+            ".github/workflows/ci.yml": workflow,
+            "docs/howto.md": "Run `make || true` to ignore it.\n",
+            "Makefile": "test:\n\tpytest || :\n",
+            "tools/x.sh": "set +o errexit\necho ok\n",
+        },
+    )
+    assert _found(findings) == [
+        ("correctness/ignored-exit-status", ".github/workflows/ci.yml", 4),
+        ("correctness/ignored-exit-status", "Makefile", 2),
+        ("correctness/ignored-exit-status", "tools/x.sh", 1),
+    ]

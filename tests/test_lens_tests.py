@@ -1,0 +1,66 @@
+"""New behaviour needs a test change; a fix needs a regression test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.reviewers.builtin.common import is_test_file
+from testing.lenses import review_change
+
+
+def _found(findings: list) -> list[tuple[str, str | None, int | None]]:  # type: ignore[type-arg]
+    return sorted(
+        (item.rule, item.path or "", item.line or 0)
+        for item in findings  # type: ignore[misc]
+        if item.rule.startswith("tests/")
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/unit/a.py",
+        "test_a.py",
+        "pkg/a_test.py",
+        "a/b_test.go",
+        "src/x.test.ts",
+        "src/x.spec.jsx",
+        "src/__tests__/x.js",
+        "src/test/java/a/FooTest.java",
+        "spec/models/user_spec.rb",
+        "conftest.py",
+    ],
+)
+def test_test_file_conventions(path: str) -> None:
+    assert is_test_file(path)
+
+
+@pytest.mark.parametrize(
+    "path", ["app/testing_utils.py", "src/contest.ts", "latest.go", "src/Attestation.java"]
+)
+def test_not_test_files(path: str) -> None:
+    assert not is_test_file(path)
+
+
+def test_branch_in_existing_function_counts_and_docs_do_not(tmp_path: Path) -> None:
+    base = {"app/a.py": "def f(x):\n    return x\n", "docs/conf.py": "x = 1\n", "examples/demo.py": "x = 1\n"}
+    branch = {
+        "app/a.py": "def f(x):\n    if x is None:\n        return 0\n    return x\n",
+        "docs/conf.py": "def setup(app):\n    return app\n",
+        "examples/demo.py": "def main():\n    pass\n",
+    }
+    assert _found(review_change(tmp_path, base, branch)) == [("tests/missing-tests", "app/a.py", 2)]
+
+
+def test_fix_with_test_change_is_complete(tmp_path: Path) -> None:
+    base = {"app/a.py": "def f(x):\n    return x\n", "tests/test_a.py": "def test_f():\n    pass\n"}
+    branch = {
+        "app/a.py": "def f(x):\n    return x or 0\n",
+        "tests/test_a.py": "def test_f():\n    pass\n\n\ndef test_none():\n    pass\n",
+    }
+    assert _found(review_change(tmp_path, base, branch, branch_name="bugfix/none")) == []
+    assert _found(
+        review_change(tmp_path / "b", base, {"app/a.py": branch["app/a.py"]}, branch_name="bugfix/none")
+    ) == [("tests/fix-without-test", "", 0)]
