@@ -35,6 +35,11 @@ INPUTS = (
     Input("fail-on", "--fail-on", "list"),
     Input("max-rounds", "--max-rounds"),
     Input("no-verify", "--no-verify", "switch"),
+    Input("cache-dir", "--cache-dir"),
+    Input("on-missing-key", "--on-missing-key"),
+    Input("import-sarif", "--import-sarif", "list"),
+    Input("sarif-filter", "--sarif-filter"),
+    Input("bundle", "--bundle", "list"),
 )
 
 # Inputs that reach the gate as environment variables rather than flags (secrets stay out of argv).

@@ -58,7 +58,12 @@ def test_the_entrypoint_runs_the_gate_in_github_actions(tmp_path: Path) -> None:
     assert "::error file=a.py,line=3" in completed.stdout
     report = json.loads((repo.path / "gate-out" / "report.json").read_text())
     assert report["verdict"] == "request_changes"
-    assert "verdict=request_changes" in outputs.read_text()
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert written["verdict"] == "request_changes"
+    import yaml
+
+    action = yaml.safe_load((ENTRYPOINT.parent / "action.yml").read_text())
+    assert set(written) == set(action["outputs"]), "action.yml must declare every output the gate sets"
 
 
 def test_the_entrypoint_rejects_a_bad_input_with_exit_2(tmp_path: Path) -> None:
@@ -78,4 +83,3 @@ def test_every_action_input_is_mapped_and_every_mapping_is_an_input() -> None:
     declared = set(action["inputs"])
     mapped = {item.name for item in INPUTS} | set(ENVIRONMENT_INPUTS)
     assert declared == mapped
-    assert set(action["outputs"]) == {"verdict", "findings", "blocking", "report"}
