@@ -19,6 +19,7 @@ from reviewgate.exclusions import ExclusionRules
 from reviewgate.findings import Finding, sort_key
 from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
+    abandon_check_run,
     apply_conversation,
     builtin_sources,
     conversation_notes,
@@ -30,7 +31,7 @@ from reviewgate.git import repository_root
 from reviewgate.report import publish
 from reviewgate.report.files import prepare_output_dir
 from reviewgate.result import GateResult
-from reviewgate.review_cache import open_review_cache, review_with_cache
+from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
@@ -105,6 +106,32 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
 
     # The check run goes in_progress before the verify, which can take minutes.
     forge = open_forge(context, config, target, os.environ if environ is None else environ)
+    try:
+        return _verify_review_publish(
+            options, repo, config, reviewers, context, output_dir, cache, target, forge,
+            started_at=started_at, timings=timings, stdout=stdout, environ=environ,
+        )
+    except BaseException as error:
+        abandon_check_run(forge, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+        raise
+
+
+def _verify_review_publish(
+    options: RunOptions,
+    repo: Path,
+    config: Config,
+    reviewers: list[Reviewer],
+    context: ci.CiContext,
+    output_dir: Path,
+    cache: ReviewCache,
+    target: FrozenTarget,
+    forge: ForgeRun | None,
+    *,
+    started_at: str,
+    timings: dict[str, float],
+    stdout: TextIO,
+    environ: Mapping[str, str] | None,
+) -> int:
     notes: list[str] = conversation_notes(forge)
     clock = time.monotonic()
     verify: VerifyOutcome = ABSENT

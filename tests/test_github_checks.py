@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,20 @@ def test_a_check_run_that_failed_to_start_is_created_by_the_sink(repo: Path, tmp
     assert result.returncode == 1
     assert len(server.state.check_runs) == 1
     assert next(iter(server.state.check_runs.values()))["conclusion"] == "failure"
+
+
+def test_a_gate_that_stops_early_completes_its_check_run_as_not_approved(tmp_path: Path) -> None:
+    from reviewgate.forge.session import ForgeRun
+    from reviewgate.forge.settings import ForgeSettings
+    from reviewgate.forge.steps import abandon_check_run
+
+    with ForgeServer() as server:
+        forge = ForgeRun(provider="github", settings=ForgeSettings(), api_url=server.url, repository="octo/app",
+                         number=7, token="write-token")
+        created = forge.github().create_check_run({"name": "reviewgate", "head_sha": "a" * 40, "status": "in_progress"})
+        abandon_check_run(replace(forge, check_run_id=created["id"]), "KeyboardInterrupt")
+        abandon_check_run(None, "no forge: nothing to do")
+    [run] = server.state.check_runs.values()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert "KeyboardInterrupt" in run["output"]["summary"]
+    assert server.state.schema_errors == []

@@ -8,10 +8,12 @@ from dataclasses import replace
 
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
-from reviewgate.forge.session import ForgeRun
+from reviewgate.forge.http import ForgeError
+from reviewgate.forge.session import ForgeRun, utc_now
 from reviewgate.gate import Verdict
 from reviewgate.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
 from reviewgate.target import FrozenTarget
+from reviewgate.text import truncate
 
 BUILTIN_PROVIDER = "builtin"
 
@@ -65,3 +67,30 @@ def rounds_notes(forge: ForgeRun | None, rounds: Rounds) -> list[str]:
     label = forge.settings.label if forge is not None and forge.number is not None else None
     listed = [f"{item.location}: {item.title}" for item in rounds.given_up_findings]
     return [gave_up_note(rounds, label), *(f"Still open: {text}" for text in listed)]
+
+
+# GitHub: a check run's output summary is at most 65,535 characters.
+_ABANDON_SUMMARY_LIMIT = 60_000
+
+
+def abandon_check_run(forge: ForgeRun | None, reason: str) -> None:
+    """Complete the check run of a gate that stopped before publishing (an internal error, a
+    cancellation), so it never hangs `in_progress` on the pull request, and never as success.
+    Best effort: the gate is already failing, and a forge error must not hide the first one."""
+    if forge is None or forge.provider != "github" or forge.check_run_id is None:
+        return
+    if forge.existing_conclusion is not None:
+        return  # completed by an earlier run of the same head and patch: leave its verdict
+    body = {
+        "status": "completed",
+        "conclusion": forge.settings.blocked_conclusion,
+        "completed_at": utc_now(),
+        "output": {
+            "title": "reviewgate stopped before the review was complete",
+            "summary": truncate(f"The review was not completed: {reason}", _ABANDON_SUMMARY_LIMIT),
+        },
+    }
+    try:
+        forge.github().update_check_run(forge.check_run_id, body)
+    except ForgeError:
+        pass
