@@ -106,7 +106,7 @@ class Overrides:
 OPEN_SECTIONS = ("lenses", "github", "gitlab", "cache", "import", "implementer")
 
 
-class _Reader:
+class TableReader:
     """Type checks for one table, with the file and dotted key in every message."""
 
     def __init__(self, source: str, prefix: str, table: Mapping[str, Any]) -> None:
@@ -171,7 +171,7 @@ def parse_fail_rule(text: str, where: str) -> FailRule:
         raise ConfigError(f"{where}: expected CLASS:SEVERITY with CLASS {classes} and SEVERITY {severities}, got {text!r}") from None
 
 
-def _parse_review(reader: _Reader) -> ReviewSettings:
+def _parse_review(reader: TableReader) -> ReviewSettings:
     reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds"))
     reviewers = reader.strings("reviewers", ReviewSettings.reviewers)
     if not reviewers:
@@ -192,7 +192,7 @@ def _parse_review(reader: _Reader) -> ReviewSettings:
 _REVIEWER_FIXED_KEYS = ("provider", "model", "base_url", "api_key_env", "timeout")
 
 
-def _parse_reviewer(name: str, reader: _Reader) -> ReviewerSettings:
+def _parse_reviewer(name: str, reader: TableReader) -> ReviewerSettings:
     provider = reader.string("provider", name)
     assert provider is not None
     options = {key: value for key, value in reader.table.items() if key not in _REVIEWER_FIXED_KEYS}
@@ -210,15 +210,15 @@ def _parse_reviewer(name: str, reader: _Reader) -> ReviewerSettings:
 
 def parse_config(table: Mapping[str, Any], source: str) -> Config:
     """A config from the already-read top-level table (the file, or [tool.reviewgate])."""
-    top = _Reader(source, "", table)
+    top = TableReader(source, "", table)
     top.warn_unknown(("review", "reviewer", "verify", *OPEN_SECTIONS))
-    review = _parse_review(_Reader(source, "review.", top.subtable("review")))
+    review = _parse_review(TableReader(source, "review.", top.subtable("review")))
     reviewers: dict[str, ReviewerSettings] = {}
     for name, settings in top.subtable("reviewer").items():
         if not isinstance(settings, dict):
             raise top.fail(f"reviewer.{name}", "a table", settings)
-        reviewers[name] = _parse_reviewer(name, _Reader(source, f"reviewer.{name}.", settings))
-    verify_reader = _Reader(source, "verify.", top.subtable("verify"))
+        reviewers[name] = _parse_reviewer(name, TableReader(source, f"reviewer.{name}.", settings))
+    verify_reader = TableReader(source, "verify.", top.subtable("verify"))
     verify_reader.warn_unknown(("manifest", "enabled"))
     verify = VerifySettings(
         manifest=verify_reader.string("manifest", DEFAULT_MANIFEST) or DEFAULT_MANIFEST,

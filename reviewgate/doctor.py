@@ -23,7 +23,7 @@ from reviewgate.config import (
     Config,
     Overrides,
     ReviewerSettings,
-    _Reader,
+    TableReader,
     apply_overrides,
     load_config,
 )
@@ -155,7 +155,7 @@ def _check_command(settings: ReviewerSettings, options: ModelOptions, report: Do
 
 def _check_independence(config: Config, settings: ReviewerSettings, report: DoctorReport) -> None:
     table: Mapping[str, Any] = config.sections.get("implementer", {})
-    reader = _Reader(config.source or CONFIG_FILE, "implementer.", table)
+    reader = TableReader(config.source or CONFIG_FILE, "implementer.", table)
     reader.warn_unknown(IMPLEMENTER_KEYS)
     implementer = {key: reader.string(key, None) for key in IMPLEMENTER_KEYS}
     if not implementer["model"]:

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from reviewgate.config import CONFIG_FILE, Config, _Reader
+from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.git import git_text
 from reviewgate.report.files import write_atomic
@@ -37,7 +37,7 @@ class ReviewCache:
 
 def open_review_cache(config: Config, repo: Path) -> ReviewCache:
     """The cache `[cache]` (or --cache-dir) names; `enabled = false` turns it off."""
-    reader = _Reader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
+    reader = TableReader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
     reader.warn_unknown(("dir", "enabled"))
     if not reader.boolean("enabled", True):
         return ReviewCache(None)

@@ -73,6 +73,9 @@ def test_run_with_a_bundle_outside_any_repository(tmp_path: Path) -> None:
     assert [item["path"] for item in target["files"]] == ["docs/plan.md", "docs/spec.md"]
     assert target["excluded"] == [{"path": "docs/image.png", "reason": "binary file: listed, not diffed"}]
     assert result.report()["verdict"] == "approve"
+    assert "reviewgate: bundle of 2 document(s), bundle hash " in result.stdout
+    summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
+    assert f"Reviewed a bundle of 2 document(s), bundle hash `{target['patch_sha256'][:16]}`." in summary
 
 
 def test_bundle_findings_use_the_same_reviewers_and_exit_codes(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reviewgate.config import _Reader
+from reviewgate.config import TableReader
 from reviewgate.forge.http import RetryPolicy
 
 DEFAULT_CHECK_NAME = "reviewgate"
@@ -48,7 +48,7 @@ class ForgeSettings:
     retry: RetryPolicy = RetryPolicy()
 
 
-def _name(reader: _Reader, key: str, default: str, limit: int) -> str:
+def _name(reader: TableReader, key: str, default: str, limit: int) -> str:
     value = reader.string(key, default)
     if not value or not value.strip() or len(value) > limit or "\n" in value:
         raise reader.fail(key, f"a non-empty single-line name of at most {limit} characters", value)
@@ -60,7 +60,7 @@ def parse_forge_settings(
 ) -> ForgeSettings:
     """The section for `provider` (github | gitlab); a wrong type or value is a ConfigError (exit 2)."""
     table = sections.get(provider, {})
-    reader = _Reader(source or "config", f"{provider}.", table)
+    reader = TableReader(source or "config", f"{provider}.", table)
     reader.warn_unknown(_GITHUB_KEYS if provider == "github" else _GITLAB_KEYS)
     blocked = reader.string("blocked_conclusion", DEFAULT_BLOCKED_CONCLUSION)
     if blocked not in BLOCKED_CONCLUSIONS:

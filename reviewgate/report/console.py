@@ -15,11 +15,14 @@ def _single_line(text: str) -> str:
 
 def render_console(result: GateResult, notes: list[str]) -> list[str]:
     target = result.target
-    lines = [
-        f"reviewgate: {printable(target.base_ref)}...{printable(target.head_ref)} "
-        f"(merge-base {short_sha(target.merge_base)}, head {short_sha(target.head_sha)}), "
-        f"{len(target.files)} file(s) reviewed, {len(target.excluded)} excluded",
-    ]
+    if target.mode == "bundle":
+        lines = [f"reviewgate: bundle of {len(target.files)} document(s), bundle hash {target.patch_sha256[:16]}"]
+    else:
+        lines = [
+            f"reviewgate: {printable(target.base_ref)}...{printable(target.head_ref)} "
+            f"(merge-base {short_sha(target.merge_base)}, head {short_sha(target.head_sha)}), "
+            f"{len(target.files)} file(s) reviewed, {len(target.excluded)} excluded",
+        ]
     for outcome in result.outcomes:
         detail = f": {_single_line(outcome.reason)}" if outcome.reason else ""
         lines.append(

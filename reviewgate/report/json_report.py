@@ -23,7 +23,7 @@ def _file_json(change: FileChange) -> dict[str, Any]:
         "old_path": printable(change.old_path) if change.old_path else None,
         "status": change.status.value,
         "binary": change.is_binary,
-        "added_lines": len(change.added_lines()),
+        "added_lines": change.stats.added_lines,
     }
 
 

@@ -35,11 +35,14 @@ def _finding_row(finding: Finding, blocking: bool) -> str:
 def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> str:
     target = result.target
     lines = [f"## {HEADLINES[result.verdict.decision]}", ""]
-    lines.append(
-        f"Reviewed `{short_sha(target.merge_base)}..{short_sha(target.head_sha)}` "
-        f"(base `{printable(target.base_ref)}` from {target.base_source}, head `{short_sha(target.head_sha)}`), "
-        f"{len(target.files)} file(s), patch `{target.patch_sha256[:16]}`."
-    )
+    if target.mode == "bundle":
+        lines.append(f"Reviewed a bundle of {len(target.files)} document(s), bundle hash `{target.patch_sha256[:16]}`.")
+    else:
+        lines.append(
+            f"Reviewed `{short_sha(target.merge_base)}..{short_sha(target.head_sha)}` "
+            f"(base `{printable(target.base_ref)}` from {target.base_source}, head `{short_sha(target.head_sha)}`), "
+            f"{len(target.files)} file(s), patch `{target.patch_sha256[:16]}`."
+        )
     if result.verdict.route is not None:
         lines.append(f"Route: **{result.verdict.route.value}**.")
     for reason in result.verdict.reasons:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewgate.config import ReviewerSettings, _Reader
+from reviewgate.config import ReviewerSettings, TableReader
 from reviewgate.errors import ConfigError
 
 ON_MISSING_KEY = ("blocked", "skip")
@@ -65,18 +65,18 @@ class ModelOptions:
     command: tuple[str, ...] = ()
 
 
-def _choice(reader: _Reader, key: str, default: str, choices: tuple[str, ...]) -> str:
+def _choice(reader: TableReader, key: str, default: str, choices: tuple[str, ...]) -> str:
     value = reader.string(key, default) or default
     if value not in choices:
         raise reader.fail(key, " or ".join(repr(choice) for choice in choices), value)
     return value
 
 
-def _optional_number(reader: _Reader, key: str) -> float | None:
+def _optional_number(reader: TableReader, key: str) -> float | None:
     return reader.number(key, 0.0) if key in reader.table else None
 
 
-def _headers(reader: _Reader) -> dict[str, str]:
+def _headers(reader: TableReader) -> dict[str, str]:
     table = reader.subtable("extra_headers")
     for name, value in table.items():
         if not isinstance(value, str):
@@ -87,7 +87,7 @@ def _headers(reader: _Reader) -> dict[str, str]:
 def parse_options(settings: ReviewerSettings) -> ModelOptions:
     """Validate `settings.options` for `settings.provider`, naming `settings.source` in errors."""
     source = settings.source
-    reader = _Reader(source, f"reviewer.{settings.name}.", settings.options)
+    reader = TableReader(source, f"reviewer.{settings.name}.", settings.options)
     reader.warn_unknown(COMMON_KEYS + PROVIDER_KEYS.get(settings.provider, ()))
     defaults = ModelOptions()
     options = ModelOptions(
