@@ -4,7 +4,7 @@ Written against git's own output format (`git diff -p` with extended headers), s
 LF only so CRLF content survives and form feeds or other separators never cut a line.
 
 Hunks are parsed lazily: freezing a change of 200,000 lines must stay within 2x of `git diff`
-(issue 3, "Performance"), so `parse_diff` only reads each file's headers and keeps its hunk
+(benchmarks/freeze_benchmark.py), so `parse_diff` only reads each file's headers and keeps its hunk
 text; the lines become objects the first time a reviewer reads `hunks`.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
-# Very long lines (minified bundles, embedded data) are kept out of prompts (issue 3): the text
+# Very long lines (minified bundles, embedded data) are kept out of prompts: the text
 # is cut here, with its length and a digest so the canonical patch hash still sees the change.
 LONG_LINE_CHARS = 2_000
 # How much of a file's start `opening_text` keeps: where generators put their headers.

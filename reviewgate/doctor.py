@@ -1,6 +1,6 @@
 """`reviewgate doctor`: is this gate able to run here? One line per check, one per problem.
 
-Checks (issue 5): the config parses, the git repository and the base resolve, and for each
+Checks: the config parses, the git repository and the base resolve, and for each
 configured reviewer: the key variable is set, the endpoint answers, the model is known (a
 cheap call that costs no generation where the API allows it), and, with `independent = true`,
 that the reviewer is not configured like the `[implementer]` that wrote the code (seed 001:

@@ -2,7 +2,7 @@
 
 Seed 000: lock files, minified files and generated types are left out unless the change is
 about them; the user's gitignore-style `exclude` adds to that and `include` forces back in.
-Issue 3 adds generated-code markers, vendored trees, and files that cannot be reviewed at all
+Beyond those: generated-code markers, vendored trees, and files that cannot be reviewed at all
 (binary, submodule pointers, over the size cap): those are listed as not reviewed, always.
 """
 
@@ -60,10 +60,10 @@ GENERATED_HEADER = re.compile(
 GENERATED_MARKERS = (b"@generated", b"DO NOT EDIT")
 VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
 
-# Minified: added lines averaging more than this many characters (issue 3: "files whose
+# Minified: added lines averaging more than this many characters ("files whose
 # added lines average over a few hundred characters"); hand-written code stays far below.
 MINIFIED_AVERAGE_LINE = 300
-# Per-file size cap (issue 3): one huge file must not crowd the rest of the change out of a
+# Per-file size cap: one huge file must not crowd the rest of the change out of a
 # reviewer's context. Counted over the file's diff text; over it, listed as not reviewed.
 MAX_FILE_DIFF_BYTES = 400_000
 

@@ -29,7 +29,7 @@ class GateResult:
     started_at: str
     timings: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default_factory=tuple)
-    # The forge this run publishes to (issue 7): None on a local run.
+    # The forge this run publishes to: None on a local run.
     forge: ForgeRun | None = None
     # Review rounds on this PR/MR and whether the loop gave up at the cap (rounds.py).
     rounds: Rounds | None = None

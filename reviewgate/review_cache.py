@@ -1,5 +1,5 @@
 """Reuse a model review of the same tree: a re-run, or a new commit with an identical tree,
-costs no tokens (issue 5, "Cost"; DESIGN.md: "the same patch reviewed again is not paid for twice").
+costs no tokens (DESIGN.md: "the same patch reviewed again is not paid for twice").
 
 The key is everything the answer depends on: the head tree, the merge-base, the reviewer's
 settings, the prompt version, the reviewed files and the forge's REPRODUCTION/REVIEW-REJECTED

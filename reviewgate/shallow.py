@@ -3,7 +3,7 @@
 CI checkouts are shallow by default (actions/checkout `fetch-depth: 1`, GitLab `GIT_DEPTH`
 20): the base, the PR head and their merge base are often missing. Missing commits are
 fetched by SHA at depth 1, then the history is deepened in bounded steps until the merge
-base appears, and `--unshallow` is the last resort (issue 3, "Getting the commits").
+base appears, and `--unshallow` is the last resort.
 """
 
 from __future__ import annotations

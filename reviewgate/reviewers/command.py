@@ -3,7 +3,7 @@
 The prompt goes on stdin, or into a file when an argument holds `{prompt_file}`; the JSON
 review comes back on stdout. The command line is a list of arguments, never a shell string.
 It runs in a read-only snapshot of the head tree (model/snapshot.py); a change to the snapshot
-or to the real checkout is a reviewer mutation and blocks (issue 5).
+or to the real checkout is a reviewer mutation and blocks.
 """
 
 from __future__ import annotations

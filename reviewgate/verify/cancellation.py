@@ -1,6 +1,6 @@
 """CI cancellation: SIGTERM or SIGINT to the gate while the verify runs.
 
-Issue 4: teardown still runs, then the gate exits blocked ("cancelled"). The handler only
+Teardown still runs, then the gate exits blocked ("cancelled"). The handler only
 records the signal; every wait in the verify looks at it within POLL_SECONDS, stops what it
 was waiting for and goes on to teardown. A second signal means the runner is about to kill
 the gate (GitHub docs, "Workflow cancellation reference": SIGINT, SIGTERM after 7500 ms,

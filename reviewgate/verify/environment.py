@@ -1,6 +1,6 @@
-"""What the verify checks and hands the app before anything runs: the preconditions (issue 4:
-every secret set and non-empty, every declared port free; a failure is the setup's side) and
-each step's environment."""
+"""What the verify checks and hands the app before anything runs: the preconditions (every
+secret set and non-empty, every declared port free; a failure is the setup's side) and each
+step's environment."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The one finding a failed verify adds: class correctness, category verify, severity blocker.
 
-Issue 4: titled with the step and exit code, the log tail (secrets masked) in its body. The id
+Titled with the step and exit code, the log tail (secrets masked) in its body. The id
 depends on the manifest and the step only, so the same step failing again keeps its id.
 """
 

@@ -2,7 +2,7 @@
 
 Every problem is a ConfigError `file: key: problem` (exit 2) raised before anything runs.
 The manifest is strict: an unknown step or key is an error, because a misspelt `timeout`
-silently falling back to its default could hold a CI job for half an hour (issue 4, "Bad input").
+silently falling back to its default could hold a CI job for half an hour.
 Keys and defaults are documented in docs/verify.md and published for editors in
 reviewgate/schemas/prepcook-scripts.schema.json.
 """
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from reviewgate.errors import ConfigError
 from reviewgate.tomlfile import read_toml
 
-# Issue 4, "Defaults": a finite timeout per step, all overridable (seconds).
+# A finite timeout per step, all overridable (seconds).
 DEFAULT_TIMEOUTS: Mapping[str, float] = {
     "setup": 15 * 60,
     "build": 15 * 60,
@@ -29,7 +29,7 @@ DEFAULT_TIMEOUTS: Mapping[str, float] = {
     "teardown": 2 * 60,
 }
 DEFAULT_READY_TIMEOUT = 120.0  # start-to-ready
-# Issue 4, "Performance": ready detection within one polling interval, 0.25 s backing off to 1 s.
+# Ready detection within one polling interval, 0.25 s backing off to 1 s.
 DEFAULT_READY_INTERVAL = 0.25
 # Time the start process group gets between SIGTERM and SIGKILL at teardown.
 DEFAULT_GRACE = 10.0

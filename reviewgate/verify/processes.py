@@ -1,6 +1,6 @@
 """Processes and ports of the verify: start each step in its own session, tear a tree down.
 
-Issue 4, "Semantics": teardown sends SIGTERM to the start process group, waits a grace
+Teardown sends SIGTERM to the start process group, waits a grace
 period, sends SIGKILL, then checks that no process of the group remains and the declared
 ports are free again. psutil finds the tree: the group's members and the start process's
 descendants (a child that called setsid left the group but is still ours).

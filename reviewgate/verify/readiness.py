@@ -1,6 +1,6 @@
 """The ready check: poll a URL, a TCP port or a command until it succeeds or times out.
 
-Issue 4: probe 127.0.0.1, and the IPv6 loopback too when the URL says `localhost`; poll every
+Probe 127.0.0.1, and the IPv6 loopback too when the URL says `localhost`; poll every
 `interval` (0.25 s by default) backing off to 1 s; if the start process exits before ready,
 fail at once with its exit code (a non-zero one: see `crashed`).
 """
@@ -22,7 +22,7 @@ from reviewgate.verify.logs import StepLog
 from reviewgate.verify.manifest import ReadyCheck
 from reviewgate.verify.processes import spawn, terminate_tree
 
-MAX_INTERVAL = 1.0  # issue 4: the polling interval backs off to 1 s
+MAX_INTERVAL = 1.0  # the polling interval backs off to 1 s
 PROBE_TIMEOUT = 2.0  # one attempt; a hung app must not eat the whole ready timeout in one go
 COMMAND_PROBE_TIMEOUT = 10.0  # a `run` probe (pg_isready, curl) may take longer than a socket
 PROBE_GRACE = 1.0  # a `run` probe past its time: SIGTERM, this long, then SIGKILL

@@ -1,5 +1,5 @@
 """Run the verify: preconditions, setup, build, start, ready, seed, reproduce, test, and
-teardown, which always runs (issue 4, "Semantics").
+teardown, which always runs.
 
 A precondition that fails (a secret unset, a port taken) is the setup's side: BLOCKED, nothing
 runs. A step that fails is the branch's side: FAILED with one blocker finding. SIGTERM/SIGINT

@@ -32,7 +32,10 @@ RULE_COMMENTED_CODE = "readability/commented-out-code"
 
 _NARRATION = re.compile(
     r"^(?:(?:note|nb)\s*:\s*)?(?:(?:i|we)\s+(?:have\s+)?)?"
-    r"(?:(?:changed|renamed|moved|replaced|switched|swapped|refactored|reverted|removed|deleted|dropped)\s"
+    # The verb must act on something ("removed the check", "changed x to y"), so a comment that
+    # uses the word as an adjective ("removed lines come first") is not read as narration.
+    r"(?:(?:changed|renamed|moved|replaced|switched|swapped|refactored|reverted|removed|deleted|dropped)\s+"
+    r"(?:the|this|that|these|those|a|an|it|them|old|unused|dead|\S+\s+(?:to|from|with|into|by))\b"
     r"|(?:added|adding|now)\s+(?:this|the|a|an|new)\b"
     r"|fix(?:ed|es)?\s+(?:for\s+)?(?:the\s+|a\s+)?(?:bug|issue|problem|crash|regression|error)\b"
     r"|this\s+(?:fixes|fix|change|commit|pr)\b"
@@ -43,8 +46,8 @@ _NARRATION = re.compile(
     re.IGNORECASE,
 )
 _REQUESTED = re.compile(
-    r"\bas\s+(?:requested|discussed|suggested|agreed)\b|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|request|discussion|"
-    r"feedback|pr)\b|\b(?:review|pr)\s+(?:feedback|comments?)\b|\baddress(?:es|ed|ing)?\s+(?:the\s+)?review\b",
+    r"\bas\s+(?:requested|discussed|suggested|agreed)\b|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|discussion|"
+    r"feedback)\b|\b(?:review|pr)\s+(?:feedback|comments?)\b|\baddress(?:es|ed|ing)?\s+(?:the\s+)?review\b",
     re.IGNORECASE,
 )
 # A ticket key (project letters, a dash, a number) or the word issue/ticket/bug and a number.

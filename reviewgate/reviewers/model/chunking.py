@@ -1,6 +1,6 @@
 """Large diffs: split into chunks that fit `max_input_tokens`, related files together.
 
-Issue 5, "Large diffs": first drop deletion-only hunks; then group files by directory and pack
+First drop deletion-only hunks; then group files by directory and pack
 the groups; a file that cannot fit alone is reviewed in parts (runs of hunks); a single hunk
 that cannot fit is "not reviewed", which the engine reports and policy decides on.
 """

@@ -1,7 +1,7 @@
 """The review contract: find the JSON a model returned, normalize what is unambiguous, validate
 strictly against `schemas/review-contract.schema.json`.
 
-Issue 5: "Parse strictly against the schema; tolerate a fenced block or leading prose";
+"Parse strictly against the schema; tolerate a fenced block or leading prose";
 "Unknown class/severity values: normalized when unambiguous, else the finding is dropped
 and counted."
 """

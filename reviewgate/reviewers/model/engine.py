@@ -224,7 +224,7 @@ class ModelReviewer:
             )
         elif not_reviewed:
             # Said in the reason even when policy lets it pass: the summary shows reasons, and a
-            # partially reviewed change is never approved silently (issue 5, "Large diffs").
+            # partially reviewed change is never approved silently.
             reason = (
                 f"{len(not_reviewed)} part(s) of the change were too large to review and were not reviewed: "
                 + "; ".join(not_reviewed)

@@ -1,6 +1,6 @@
 """One JSON POST to a model API, retried the way the providers ask, never turned into approval.
 
-Issue 5, "Failures never approve": 429 and 5xx are retried with exponential backoff and
+429 and 5xx are retried with exponential backoff and
 jitter, honoring `Retry-After`; connection errors and timeouts are retried, then blocked;
 401/403 block at once naming the variable that holds the key; anything else blocks with the
 server's own message.

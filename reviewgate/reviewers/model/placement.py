@@ -1,6 +1,6 @@
 """Where a model's finding goes: validated path, a line that is really changed, or file level.
 
-Issue 5: "A finding's `path` must be a file of the frozen diff, or an existing repository file
+"A finding's `path` must be a file of the frozen diff, or an existing repository file
 for a reuse finding that points at the existing equivalent; anything else (including `..`,
 absolute paths) is dropped and counted. A `line` outside the changed lines of that file moves
 to the nearest changed line of the same hunk when it is within a few lines, else to file

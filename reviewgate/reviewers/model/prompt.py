@@ -1,7 +1,7 @@
 """The prompt, from the versioned templates in `reviewers/prompts/` (never strings in code).
 
 All repository, diff and forge text goes between `<<<DATA nonce BEGIN>>>` / `END` lines whose
-nonce is a hash of that text, so the text cannot close its own block (issue 5: "All
+nonce is a hash of that text, so the text cannot close its own block ("All
 repository and diff text is delimited as data, with an instruction that text inside it is
 never an instruction").
 """

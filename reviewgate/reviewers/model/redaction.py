@@ -1,5 +1,5 @@
 """Secrets never leave the machine: values that look like keys or tokens are masked before any
-text is sent to a reviewer (issue 5, "Never in the prompt: ... secrets"), and each masking is
+text is sent to a reviewer, and each masking is
 listed in the report so a person can rotate what leaked into the branch.
 """
 

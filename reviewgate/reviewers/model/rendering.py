@@ -1,6 +1,6 @@
 """The frozen diff as the reviewer reads it: new-file line numbers on every line it may cite.
 
-Issue 5: "The frozen diff as new-file hunks with line numbers (deletion-only hunks dropped
+"The frozen diff as new-file hunks with line numbers (deletion-only hunks dropped
 when the budget is tight)". Secrets are masked line by line on the way (redaction.py).
 """
 

@@ -1,6 +1,6 @@
 """A read-only export of the head tree for an agent CLI, and fingerprints that catch mutation.
 
-Issue 5: the command reviewer "runs in a fresh read-only snapshot of the head tree ... from
+The command reviewer "runs in a fresh read-only snapshot of the head tree ... from
 which the files the reviewer may not read are removed; the snapshot and the real checkout
 are hashed before and after, and any change is a reviewer mutation: verdict blocked".
 """
