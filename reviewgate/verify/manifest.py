@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+from reviewgate.config import TableReader
 from reviewgate.errors import ConfigError
 from reviewgate.tomlfile import read_toml
 
@@ -109,14 +110,12 @@ class Manifest:
     teardown: Step | None = None
 
 
-class _Table:
-    """Checks for one table of the manifest, with `file: key: problem` in every error."""
-
-    def __init__(self, source: str, prefix: str, table: Mapping[str, Any]) -> None:
-        self.source, self.prefix, self.table = source, prefix, table
+class _Table(TableReader):
+    """The config reader with the manifest's stricter rules: unknown keys are errors (a misspelt
+    `timeout` must not silently become 30 minutes), and step-specific value checks."""
 
     def error(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.source}: {(self.prefix + key).rstrip('.')}: {problem}")
+        return ConfigError(f"{self.where(key).rstrip('.')}: {problem}")
 
     def reject_unknown(self, known: tuple[str, ...]) -> None:
         for key in self.table:

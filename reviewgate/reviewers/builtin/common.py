@@ -178,31 +178,29 @@ def _outside_strings(line: str, marker: str) -> int:
     return index
 
 
+def _line_comment(line_number: int, text: str, marker: str) -> Comment | None:
+    """The comment that `marker` opens outside string literals, and whether it is alone on the line."""
+    index = _outside_strings(text, marker)
+    if index < 0:
+        return None
+    body = text[index + len(marker) :].strip()
+    if marker == "//":
+        body = body.removeprefix("/").strip()  # `/// doc comment`
+    return Comment(line_number, body, not text[:index].strip())
+
+
 def comment_on(line_number: int, text: str, language: Language) -> Comment | None:
     """The comment on a source line, for the languages whose comment syntax we know."""
     stripped = text.strip()
     if language in HASH_COMMENT:
-        if stripped.startswith("#!"):
-            return None
-        index = _outside_strings(text, "#")
-        if index < 0:
-            return None
-        return Comment(line_number, text[index + 1 :].strip(), not text[:index].strip())
+        return None if stripped.startswith("#!") else _line_comment(line_number, text, "#")
     if language is Language.SQL:
-        index = _outside_strings(text, "--")
-        if index < 0:
-            return None
-        return Comment(line_number, text[index + 2 :].strip(), not text[:index].strip())
+        return _line_comment(line_number, text, "--")
     if language in SLASH_COMMENT:
         if stripped.startswith(("/*", "*")) and not stripped.startswith("*/"):
             body = stripped.lstrip("/*").removesuffix("*/").strip()
             return Comment(line_number, body, True)
-        index = _outside_strings(text, "//")
-        if index < 0:
-            return None
-        return Comment(
-            line_number, text[index + 2 :].strip().removeprefix("/").strip(), not text[:index].strip()
-        )
+        return _line_comment(line_number, text, "//")
     return None
 
 
