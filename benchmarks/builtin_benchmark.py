@@ -13,7 +13,7 @@ do), commits a branch that adds the lines, and times in the same run:
 - the DRY lens's index alone (to show how its cost grows with the repository),
 - `jscpd` (npm), the usual copy-paste detector, over the same repository.
 
-Issue 6's targets: the whole builtin review at most 5x the `git diff` time, faster than jscpd,
+The targets: the whole builtin review at most 5x the `git diff` time, faster than jscpd,
 peak memory below 1 GB. jscpd is installed on first use into benchmarks/.cache/ (gitignored)
 with `npm install --prefix`.
 """

@@ -2,7 +2,7 @@
 
     python benchmarks/freeze_benchmark.py [--files 50000] [--changed-files 5000] [--changed-lines 200000]
 
-Issue 3's scale by default: a repository of 50,000 files, a change of 5,000 files and
+The default scale: a repository of 50,000 files, a change of 5,000 files and
 200,000 changed lines. Targets: freeze at most 2x the time of `git diff` on the same range
 (measured in the same run) and a peak resident memory below 500 MB. The repository is built
 once with `git fast-import` under benchmarks/.cache/ (gitignored) and reused.

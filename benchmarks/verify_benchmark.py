@@ -1,4 +1,4 @@
-"""Benchmark the two performance promises of the verify (issue 4, "Performance"):
+"""Benchmark the two performance promises of the verify:
 
 1. ready detection within one polling interval (0.25 s, backing off to 1 s) of the app
    being ready: an http.server app that becomes ready after a chosen delay writes the

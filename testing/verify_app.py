@@ -60,7 +60,7 @@ def manifest(
     extra: str = "",
     ready_timeout: float = 10,
 ) -> str:
-    """The issue's example manifest for this app, with short timeouts for tests."""
+    """The README's example manifest for this app, with short timeouts for tests."""
     test_command = test or f"{PYTHON} app_test.py {port}"
     start_command = start or f"{PYTHON} app/server.py {port}"
     return f"""\
