@@ -15,6 +15,7 @@ from reviewgate.bundle import freeze_bundle, reject_with_bundle, workspace_root
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.conversation import apply_rejections
+from reviewgate.errors import UsageError
 from reviewgate.exclusions import ExclusionRules
 from reviewgate.findings import Finding, sort_key
 from reviewgate.forge.session import ForgeRun, open_forge
@@ -205,6 +206,10 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     repo = repository_root(options.start)
     config = load_run_config(repo, options)
     config = replace(config, verify=replace(config.verify, enabled=True))
+    if not (repo / config.verify.manifest).is_file():
+        # Asked for by name, an absent verify must not read as "passed" (a VERIFY: reply would).
+        raise UsageError(f"verify: no manifest at {config.verify.manifest} "
+                         "(add .prepcook/scripts.toml, or set [verify] manifest)")
     context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
     target = freeze(repo, base="HEAD", head="HEAD", ci=context)

@@ -234,3 +234,14 @@ def wait_for_text(process: subprocess.Popen[Any], path: Path, text: str) -> None
     while not (path.is_file() and text in path.read_text()):
         assert process.poll() is None and time.monotonic() < deadline, f"{path.name} never said {text!r}"
         time.sleep(0.05)
+
+
+def test_verify_command_without_a_manifest_is_a_usage_error_not_a_pass(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}).path
+    result = run_cli(repo, "verify")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "reviewgate: error: verify: no manifest at .prepcook/scripts.toml "
+        "(add .prepcook/scripts.toml, or set [verify] manifest)"
+    )
+    assert not (repo / ".reviewgate" / "report.json").exists()
