@@ -104,6 +104,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         self._handle("PUT")
 
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
     def _handle(self, method: str) -> None:
         state = self.server.state
         parts = urlsplit(self.path)
@@ -131,7 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 status, data, headers = route(state, method, parts.path, parse_qs(parts.query), body,
                                               self._base())
-            except KeyError:
+            except (KeyError, ValueError):
                 status, data, headers = 404, {"message": "Not Found"}, {}
         self._send(status, data, headers)
 
@@ -254,6 +257,9 @@ def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str
     if method == "POST" and re.fullmatch(r"issues/(\d+)/labels", rest):
         state.labels += [label for label in body["labels"] if label not in state.labels]
         return 200, [{"name": label} for label in state.labels], {}
+    if method == "DELETE" and (match := re.fullmatch(r"issues/\d+/labels/(.+)", rest)):
+        state.labels.remove(unquote(match.group(1)))  # absent: ValueError, answered 404 below
+        return 200, [{"name": label} for label in state.labels], {}
     raise KeyError(rest)
 
 
@@ -275,6 +281,8 @@ def _gitlab(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         return 200, note, {}
     if method == "PUT" and re.fullmatch(r"projects/[^/]+/merge_requests/\d+", rest):
         state.labels += [label for label in body.get("add_labels", "").split(",") if label]
+        removed = set(body.get("remove_labels", "").split(","))
+        state.labels[:] = [label for label in state.labels if label not in removed]
         return 200, {"labels": state.labels}, {}
     raise KeyError(unquote(rest))
 

@@ -76,6 +76,22 @@ def test_three_pushes_count_three_rounds_and_the_third_hits_the_cap(tmp_path: Pa
     assert "Review round 2 of 3" not in body
 
 
+def test_an_approval_after_the_cap_takes_the_label_off(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "one\n"}).path
+    with ForgeServer() as server:
+        env = github_environment(server, tmp_path)
+        config = str(fast_retry_config(tmp_path, extra="[review]\nmax_rounds = 1\n"))
+        capped = run_cli(repo, "run", "--no-verify", "--config", config, env=env)
+        labelled = list(server.state.labels)
+        commit(repo, {"repro/case.txt": None}, "drop the reproduction files")
+        approved = run_cli(repo, "run", "--no-verify", "--config", config, env=env)
+        approved_again = run_cli(repo, "run", "--no-verify", "--config", config, env=env)
+    assert (capped.returncode, approved.returncode, approved_again.returncode) == (1, 0, 0), approved.stdout
+    assert labelled == ["needs-human-review"]
+    assert server.state.labels == []
+    assert len(server.state.posts("DELETE", r"/labels/needs-human-review$")) == 1
+
+
 def test_max_rounds_below_one_is_a_usage_error(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}).path
     result = run_cli(repo, "run", "--no-verify", "--max-rounds", "0")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from reviewgate.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
-from reviewgate.forge.http import DEFAULT_POLICY, RestClient, RetryPolicy
+from reviewgate.forge.http import DEFAULT_POLICY, ForgeDenied, RestClient, RetryPolicy
 
 API_VERSION = "2022-11-28"
 
@@ -58,6 +59,13 @@ class GithubApi:
     # Labels: https://docs.github.com/en/rest/issues/labels#add-labels-to-an-issue
     def add_labels(self, number: int, labels: list[str]) -> None:
         self.client.request("POST", self._repo(f"issues/{number}/labels"), body={"labels": labels})
+
+    def remove_label(self, number: int, label: str) -> None:
+        """DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}; absent already is fine."""
+        try:
+            self.client.request("DELETE", self._repo(f"issues/{number}/labels/{quote(label, safe='')}"))
+        except ForgeDenied:
+            pass  # 404: the label is not on the pull request (a person removed it)
 
 
 def github_comment(data: dict[str, Any], trusted_logins: tuple[str, ...]) -> Comment:

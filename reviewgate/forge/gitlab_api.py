@@ -34,6 +34,9 @@ class GitlabApi:
     def add_labels(self, iid: int, labels: list[str]) -> None:
         self.client.request("PUT", self._mr(iid), body={"add_labels": ",".join(labels)})
 
+    def remove_label(self, iid: int, label: str) -> None:
+        self.client.request("PUT", self._mr(iid), body={"remove_labels": label})
+
     def current_username(self) -> str:
         data = self.client.request("GET", "user").data
         return str(data.get("username") or "") if isinstance(data, dict) else ""

@@ -81,7 +81,7 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
     return head + truncate_utf8(render_summary(result, notes), room, note)
 
 
-def _publish_github(forge: ForgeRun, body: str, gave_up: bool) -> None:
+def _publish_github(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> None:
     assert forge.number is not None
     api = forge.github()
     if forge.comment_id is not None:
@@ -90,9 +90,11 @@ def _publish_github(forge: ForgeRun, body: str, gave_up: bool) -> None:
         api.create_comment(forge.number, body)
     if gave_up:
         api.add_labels(forge.number, [forge.settings.label])
+    elif cleared:
+        api.remove_label(forge.number, forge.settings.label)
 
 
-def _publish_gitlab(forge: ForgeRun, body: str, gave_up: bool) -> None:
+def _publish_gitlab(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> None:
     assert forge.number is not None
     api = forge.gitlab()
     if forge.comment_id is not None:
@@ -101,6 +103,16 @@ def _publish_gitlab(forge: ForgeRun, body: str, gave_up: bool) -> None:
         api.create_note(forge.number, body)
     if gave_up:
         api.add_labels(forge.number, [forge.settings.label])
+    elif cleared:
+        api.remove_label(forge.number, forge.settings.label)
+
+
+def label_cleared(forge: ForgeRun, result: GateResult) -> bool:
+    """An approval after the loop gave up takes the round-cap label off again: the person it
+    called for is no longer needed, and a stale label would keep the PR out of every queue."""
+    previous = forge.previous
+    return (result.verdict.decision is Decision.APPROVE and previous is not None
+            and previous.verdict == Decision.REQUEST_CHANGES.value)
 
 
 class PullRequestCommentSink:
@@ -122,10 +134,11 @@ class PullRequestCommentSink:
                          "could not be found to edit")
             return
         try:
+            cleared = label_cleared(forge, result)
             if forge.provider == "github":
-                _publish_github(forge, body, gave_up)
+                _publish_github(forge, body, gave_up, cleared)
             else:
-                _publish_gitlab(forge, body, gave_up)
+                _publish_gitlab(forge, body, gave_up, cleared)
         except ForgeDenied as error:
             reason = f"{error}: the token may not write here (needs pull-requests: write, or the api scope)"
             self._failed(context, place, reason)
