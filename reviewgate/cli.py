@@ -16,10 +16,9 @@ from reviewgate import __version__
 from reviewgate.bundle import workspace_root
 from reviewgate.ci import detect
 from reviewgate.config import Overrides
-from reviewgate.doctor import DoctorOptions, run_doctor
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.git import GitFailure
-from reviewgate.run import RunOptions, freeze_target, load_run_config, run_gate, run_verify_only
+from reviewgate.run_options import RunOptions, freeze_target, load_run_config
 from reviewgate.target import describe
 from reviewgate.text import printable
 
@@ -105,11 +104,15 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
             sarif_filter=arguments.sarif_filter,
         ),
     )
+    from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
+
     return run_gate(options, stdout)
 
 
 def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
     options = RunOptions(start=arguments.repo, config_path=arguments.config, output_dir=arguments.output_dir)
+    from reviewgate.run import run_verify_only
+
     return run_verify_only(options, stdout)
 
 
@@ -134,6 +137,8 @@ def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def _doctor(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    from reviewgate.doctor import DoctorOptions, run_doctor
+
     reviewers = tuple(arguments.reviewers) if arguments.reviewers else None
     return run_doctor(DoctorOptions(start=arguments.repo, base=arguments.base, config_path=arguments.config,
                                     reviewers=reviewers), stdout)

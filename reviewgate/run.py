@@ -5,18 +5,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
 from reviewgate import ci
-from reviewgate.bundle import freeze_bundle, reject_with_bundle, workspace_root
-from reviewgate.config import Config, Overrides, apply_overrides, load_config
+from reviewgate.bundle import workspace_root
+from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.conversation import apply_rejections
 from reviewgate.errors import UsageError
-from reviewgate.exclusions import ExclusionRules
 from reviewgate.findings import Finding, sort_key
 from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
@@ -38,34 +37,10 @@ from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
+from reviewgate.run_options import RunOptions, freeze_target, load_run_config
 from reviewgate.target import FrozenTarget, freeze, reader_for
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    start: Path = Path(".")
-    base: str | None = None
-    head: str | None = None  # None: the head CI names, else HEAD
-    config_path: Path | None = None
-    output_dir: Path = Path(".reviewgate")
-    overrides: Overrides = field(default_factory=Overrides)
-    bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
-    include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
-
-
-def load_run_config(repo: Path, options: RunOptions) -> Config:
-    return apply_overrides(load_config(repo, options.config_path), options.overrides)
-
-
-def freeze_target(repo: Path, config: Config, options: RunOptions, context: ci.CiContext) -> FrozenTarget:
-    rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
-    if options.bundle:
-        reject_with_bundle(options.base, options.head, options.include_dirty)
-        return freeze_bundle(repo, options.bundle, rules)
-    return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules,
-                  include_dirty=options.include_dirty)
 
 
 def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
