@@ -107,9 +107,9 @@ def test_finding_ids_are_stable_across_line_moves(tmp_path: Path) -> None:
     [
         # reviewgate: ignore[security/committed-secret] input of the redaction test, not a credential
         ('key = "AKIAABCDEFGHIJKLMNOP"', "AWS access key id"),
-        ("Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwx", "OpenAI key"),
+        ("Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwx", "OpenAI-style key"),
         # reviewgate: ignore[security/committed-secret] input of the redaction test, not a key
-        ("-----BEGIN RSA PRIVATE KEY-----", "private key"),
+        ("-----BEGIN RSA PRIVATE KEY-----", "private key block"),
         ('db_password = "correct-horse-battery"', "secret assignment"),
     ],
 )

@@ -22,25 +22,9 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.secret_formats import TOKEN_PATTERNS
 
 RULE_SECRET = "security/committed-secret"
-
-# Token formats by their documented prefixes.
-TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key block", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----")),
-    # AWS access key ids: docs.aws.amazon.com IAM "Understanding unique ID prefixes" (AKIA, ASIA).
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    # GitHub: "Behind GitHub's new authentication token formats" (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_).
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b")),
-    # GitLab personal/project/group access tokens: docs.gitlab.com "Token prefixes" (glpat-).
-    ("GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("Stripe live key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}")),
-    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-)
 
 _SECRET_ASSIGNMENT = re.compile(
     r"""(?P<name>[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|"""

@@ -8,19 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Formats published by their issuers (prefixes are documented so scanners can find them).
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
-    ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
-    ("Anthropic key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("OpenAI key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("Stripe key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{16,}\b")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-)
+from reviewgate.secret_formats import MASK_ONLY_PATTERNS, TOKEN_PATTERNS
+
+_PATTERNS = TOKEN_PATTERNS + MASK_ONLY_PATTERNS
 # `password = "..."`-style assignments: only the quoted value is masked, the name stays readable.
 _ASSIGNMENT = re.compile(
     r"""(?i)((?:api[_\-]?key|secret|token|passw(?:or)?d|credentials?|auth)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["'])"""
