@@ -71,3 +71,32 @@ def test_stdout_annotations_and_console(published: tuple[Path, str, Path, Path])
 def test_step_outputs(published: tuple[Path, str, Path, Path]) -> None:
     outputs = published[3].read_text(encoding="utf-8")
     assert outputs.splitlines()[:3] == ["verdict=request_changes", "findings=4", "blocking=2"]
+
+
+def test_annotations_stop_at_ten_per_level_and_the_rest_are_counted_and_summarized(tmp_path: Path) -> None:
+    from reviewgate.findings import FindingClass, Severity
+    from testing.results import sample_finding
+
+    blocking = tuple(sample_finding(path=f"app/m{index}.py", title=f"swallowed {index}") for index in range(13))
+    minor = tuple(sample_finding(path=f"app/r{index}.py", severity=Severity.MINOR,
+                                 finding_class=FindingClass.READABILITY, title=f"comment {index}")
+                  for index in range(11))
+    stdout = io.StringIO()
+    result = sample_result(tmp_path / "out", findings=blocking + minor,
+                           ci=CiContext(provider="github"))
+    publish(result, stdout)
+    lines = stdout.getvalue().splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert sum(line.startswith("::warning ") for line in lines) == 10
+    note = "4 more finding(s) were not annotated (GitHub shows 10 per level per step); all are listed in the summary and report.json."
+    assert note in lines
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert note in summary and "app/m12.py" in summary and "app/r10.py" in summary
+
+
+def test_junit_testcases_are_unique_by_classname_and_name(published: tuple[Path, str, Path, Path]) -> None:
+    import xml.etree.ElementTree as ElementTree
+
+    root = ElementTree.parse(published[0] / "junit.xml").getroot()
+    keys = [(case.get("classname"), case.get("name")) for case in root.iter("testcase")]
+    assert len(keys) == len(set(keys)) == 5  # four findings and the verdict
