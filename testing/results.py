@@ -83,7 +83,9 @@ def sample_result(
     outcomes = (
         ReviewerOutcome("builtin", ReviewerStatus.OK, findings=findings[:3], duration_seconds=0.25),
         ReviewerOutcome("llm", ReviewerStatus.OK, findings=findings[3:], duration_seconds=3.5,
-                        usage=Usage(requests=1, input_tokens=1200, output_tokens=300)),
+                        usage=Usage(requests=1, input_tokens=1200, output_tokens=300),
+                        product_questions=("Should a retry be visible to the user?",),
+                        notes=("redacted a value that looks like a GitHub token at app/jobs.py:2 before sending it",)),
     )
     return GateResult(
         target=sample_target(),

@@ -7,7 +7,6 @@ and review the diff of tests/golden/ like any other change.
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,8 @@ import pytest
 from reviewgate.ci.context import CiContext
 from reviewgate.report import publish
 from testing.conformance import validate_junit, validate_report
+from testing.golden import check_golden
 from testing.results import sample_result
-
-GOLDEN_DIR = Path(__file__).parent / "golden"
-
-
-def check_golden(name: str, actual: str) -> None:
-    path = GOLDEN_DIR / name
-    if os.environ.get("REVIEWGATE_UPDATE_GOLDEN"):
-        path.write_text(actual, encoding="utf-8")
-    assert actual == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
 
 
 @pytest.fixture

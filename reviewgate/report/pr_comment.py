@@ -9,7 +9,6 @@ metadata binds it to the head SHA and patch hash and carries the round history.
 
 from __future__ import annotations
 
-from reviewgate.findings import FindingClass
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.metadata import MARKER, CommentMetadata, render_metadata
 from reviewgate.forge.session import ForgeRun
@@ -43,14 +42,6 @@ def _bounded(items: list[str]) -> list[str]:
     return items[:MAX_LISTED] + ([f"- … and {more} more, in the summary below"] if more > 0 else [])
 
 
-def product_questions(result: GateResult) -> list[str]:
-    """Questions for the product owner: they are listed, they never block (seed 000)."""
-    questions = [question for outcome in result.outcomes for question in outcome.product_questions]
-    questions += [item.title for item in result.findings
-                  if item.finding_class is FindingClass.PRODUCT_QUESTION]
-    return list(dict.fromkeys(questions))
-
-
 def render_comment(result: GateResult, notes: list[str]) -> str:
     label = result.forge.settings.label if result.forge else None
     metadata = CommentMetadata(
@@ -69,11 +60,6 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
         lines.append("")
     elif rounds is not None and rounds.count:
         lines += [f"Rounds of requested changes so far: {rounds.count} of {rounds.max_rounds}.", ""]
-    questions = product_questions(result)
-    if questions:
-        lines += ["### Product questions (they do not block)", ""]
-        lines += _bounded([f"- {_single_line(question)}" for question in questions])
-        lines.append("")
     where = f" ({result.ci.run_url})" if result.ci.run_url else ""
     note = f"\n\n… truncated; the full report is summary.md and report.json in this run's artifacts{where}."
     head = "\n".join(lines) + "\n"

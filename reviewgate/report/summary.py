@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewgate.findings import Finding, Severity
+from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_atomic
@@ -32,6 +32,29 @@ def _finding_row(finding: Finding, blocking: bool) -> str:
     )
 
 
+# Reviewer notes (redactions, findings dropped or moved) listed per reviewer before pointing
+# at report.json, which has them all: the summary stays readable on a large change.
+MAX_NOTES_PER_REVIEWER = 10
+
+
+def product_questions(result: GateResult) -> list[str]:
+    """Questions for the product owner: they are listed, they never block (seed 000)."""
+    questions = [question for outcome in result.outcomes for question in outcome.product_questions]
+    questions += [item.title for item in result.findings
+                  if item.finding_class is FindingClass.PRODUCT_QUESTION]
+    return list(dict.fromkeys(questions))
+
+
+def _reviewer_notes(result: GateResult) -> list[str]:
+    lines: list[str] = []
+    for outcome in result.outcomes:
+        shown = outcome.notes[:MAX_NOTES_PER_REVIEWER]
+        lines += [f"- {outcome.reviewer}: {_escape_cell(note)}" for note in shown]
+        if len(outcome.notes) > len(shown):
+            lines.append(f"- {outcome.reviewer}: … {len(outcome.notes) - len(shown)} more in report.json")
+    return ["", *lines] if lines else []
+
+
 def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> str:
     target = result.target
     lines = [f"## {HEADLINES[result.verdict.decision]}", ""]
@@ -54,6 +77,7 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
         status = outcome.status.value + (f": {_escape_cell(outcome.reason)}" if outcome.reason else "")
         lines.append(f"| {outcome.reviewer} | {status} | {len(outcome.findings)} | {outcome.duration_seconds:.1f}s |")
     lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
+    lines += _reviewer_notes(result)
     lines += render_verify_section(result.verify, _escape_cell)
     lines += ["", "### Findings", ""]
     if not result.findings:
@@ -67,6 +91,11 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
         lines += [_finding_row(item, result.is_blocking(item)) for item in group]
         lines.append("")
     if not result.findings:
+        lines.append("")
+    questions = product_questions(result)
+    if questions:
+        lines += ["### Product questions (they do not block)", ""]
+        lines += [f"- {_escape_cell(question)}" for question in questions]
         lines.append("")
     if target.excluded:
         lines += ["### Not reviewed", ""]
