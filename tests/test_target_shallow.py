@@ -131,3 +131,45 @@ def test_freeze_prints_what_was_resolved_and_why(upstream: dict[str, str | Path]
     assert result.returncode == 0, result.stderr
     assert "(from pull_request event: pull_request.base.sha)" in result.stderr
     assert "fetched: git fetch" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def long_branch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
+    """A feature branch 80 commits past its branch point, more than the first deepening step."""
+    root = tmp_path_factory.mktemp("long")
+    built = make_repo(root, {"src/app.py": "def run():\n    return 1\n"}, {"src/app.py": "def run():\n    return 2\n"})
+    repo = built.path
+    for index in range(79):
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"step {index}")
+    feature = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    main = commit(repo, {"README.md": "main moved on\n"}, "main 2")
+    return {"path": repo, "base": built.base_sha, "feature": feature, "main": main}
+
+
+def test_the_merge_base_is_found_by_deepening_in_steps(long_branch: dict[str, str | Path], tmp_path: Path) -> None:
+    clone = shallow_clone(Path(long_branch["path"]), tmp_path / "clone", "main")
+    payload = load_payload("github_pull_request.json", base=str(long_branch["main"]), head=str(long_branch["feature"]))
+    env = github_env(tmp_path, "pull_request", payload, GITHUB_SHA=str(long_branch["main"]))
+    result = run_cli(clone, "run", "--output-dir", "out", env=env)
+    assert result.returncode == 0, result.stderr
+    target = result.report()["target"]
+    assert target["merge_base"] == long_branch["base"]
+    assert target["patch_sha256"] == freeze(Path(long_branch["path"]), base="main", head="feature").patch_sha256
+    deepening = [fetch for fetch in target["shallow_fetches"] if "--depth=" in fetch and "--depth=1 " not in fetch]
+    assert [fetch.split("--depth=")[1].split()[0] for fetch in deepening] == ["50", "200"]
+    assert not any("--unshallow" in fetch for fetch in target["shallow_fetches"])
+
+
+def test_unshallow_is_the_last_resort(long_branch: dict[str, str | Path], tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from reviewgate import shallow
+
+    clone = shallow_clone(Path(long_branch["path"]), tmp_path / "clone", "main")
+    log = shallow.FetchLog()
+    shallow.ensure_commit(clone, str(long_branch["feature"]), "test", log)
+    monkeypatch.setattr(shallow, "DEEPEN_STEPS", (2,))  # too shallow to reach the branch point
+    found = shallow.find_merge_base(clone, str(long_branch["main"]), str(long_branch["feature"]), "main and feature", log)
+    assert found == long_branch["base"]
+    assert "--unshallow" in log.fetches[-1] and "(failed)" not in log.fetches[-1]
+    assert not shallow.is_shallow(clone)
