@@ -28,6 +28,7 @@ from reviewgate.config import (
     load_config,
 )
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.git import repository_root, resolve_commit
 from reviewgate.reviewers import anthropic, openai, providers
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
@@ -61,6 +62,10 @@ class DoctorReport:
     def config(self, text: str) -> None:
         self.config_problems += 1
         self.out.write(f"problem: {text}\n")
+
+    def note(self, text: str) -> None:
+        """Worth knowing, not a problem: the gate runs as it is."""
+        self.out.write(f"note: {text}\n")
 
     def unreachable(self, text: str) -> None:
         self.reach_problems += 1
@@ -221,7 +226,8 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
         report.config(str(error))
         return report.exit_code()
     report.ok(f"git repository at {printable(str(repo))}")
-    base_ref, source = resolve_base(repo, options.base, detect(environ))
+    context = detect(environ)
+    base_ref, source = resolve_base(repo, options.base, context)
     if resolve_commit(repo, base_ref) is None:
         report.config(
             f"base {base_ref!r} (from {source}) does not name a commit; fetch it or pass --base REF"
@@ -238,4 +244,9 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     report.ok(f"config {config.source or '(defaults: no config file)'} parses")
     for name in config.review.reviewers:
         _check_reviewer(config, name, report)
+    try:
+        check_forge(context, config, os.environ if environ is None else environ,
+                    ok=report.ok, note=report.note, problem=report.unreachable)
+    except ReviewgateError as error:
+        report.config(str(error))
     return report.exit_code()

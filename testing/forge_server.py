@@ -201,6 +201,8 @@ def _public(run: dict[str, Any]) -> dict[str, Any]:
 
 def route(state: ForgeState, method: str, path: str, query: dict[str, list[str]], body: Any,
           base: str) -> tuple[int, Any, dict[str, str]]:
+    if method == "GET" and (repository := re.fullmatch(r"/repos/([^/]+/[^/]+)", path)):
+        return 200, {"full_name": repository.group(1)}, {}
     github = re.fullmatch(r"/repos/[^/]+/[^/]+/(.+)", path)
     if github:
         return _github(state, method, github.group(1), query, body, base, path)

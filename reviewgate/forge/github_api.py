@@ -27,6 +27,11 @@ class GithubApi:
     def _repo(self, path: str) -> str:
         return f"repos/{self.repository}/{path}"
 
+    def repository_info(self) -> dict[str, Any]:
+        """GET /repos/{owner}/{repo}: the cheapest call that proves the token reaches the repository."""
+        data = self.client.request("GET", f"repos/{self.repository}").data
+        return data if isinstance(data, dict) else {}
+
     # Checks: https://docs.github.com/en/rest/checks/runs
     def check_runs_for(self, sha: str, name: str) -> list[dict[str, Any]]:
         response = self.client.request(
