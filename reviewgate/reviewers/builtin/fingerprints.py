@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
+from itertools import accumulate
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
 
@@ -68,26 +70,15 @@ def _kept(line: str) -> bool:
     return len(line) <= MAX_LINE_LENGTH and not _IMPORT.match(line)
 
 
-def normalized_lines(text: str, language: Language) -> list[str]:
-    """One normalized string per line of `text` (empty for blank, comment and import lines)."""
-    text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, _blank(text, language)))
+def _normalized_blanked(blanked: str) -> list[str]:
+    text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))
     lines = _SPACE.sub("", text).split("\n")
     return [line if _kept(line) else "" for line in lines]
 
 
-def identifier_names(text: str, language: Language) -> list[str]:
-    """The identifiers behind each IDENTIFIER_MARK of the normalized text, in order."""
-    blanked = _blank(text, language)
-    names = _IDENTIFIER.findall(blanked)
-    normalized = _SPACE.sub("", _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))).split("\n")
-    kept: list[str] = []
-    position = 0
-    for line in normalized:
-        count = line.count(IDENTIFIER_MARK)
-        if _kept(line):
-            kept += names[position : position + count]
-        position += count
-    return kept
+def normalized_lines(text: str, language: Language) -> list[str]:
+    """One normalized string per line of `text` (empty for blank, comment and import lines)."""
+    return _normalized_blanked(_blank(text, language))
 
 
 def consistent_renaming(left: list[str], right: list[str]) -> float:
@@ -110,19 +101,41 @@ class Normalized:
     text: str
     line_starts: tuple[int, ...]  # offset in `text` of source line i+1
     lines: tuple[str, ...]
+    # The source with comments and strings blanked, and where each of its lines starts: the names
+    # behind a region's marks are read from here on demand, instead of blanking and tokenizing every
+    # candidate file a second time for its whole list of names (4 bytes a line, in an array).
+    blanked: str = ""
+    blanked_starts: array[int] = field(default_factory=lambda: array("I"))
 
     @classmethod
     def of(cls, source: str, language: Language) -> Normalized:
-        lines = normalized_lines(source, language)
+        blanked = _blank(source, language)
+        lines = _normalized_blanked(blanked)
         starts, offset = [], 0
         for line in lines:
             starts.append(offset)
             offset += len(line)
-        return cls("".join(lines), tuple(starts), tuple(lines))
+        blanked_starts = array("I", [0])
+        blanked_starts.extend(accumulate(len(line) + 1 for line in blanked.split("\n")))
+        return cls("".join(lines), tuple(starts), tuple(lines), blanked, blanked_starts)
 
     def marks_before(self, offset: int) -> int:
         """How many identifiers the normalized text holds before `offset`."""
         return self.text.count(IDENTIFIER_MARK, 0, offset)
+
+    def names_between(self, start: int, end: int) -> list[str]:
+        """The identifiers behind the marks of `text[start:end]`, in order. Identifiers never span
+        lines, so the kept source lines the range touches hold exactly those names."""
+        index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
+        skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
+        wanted = skip + self.text.count(IDENTIFIER_MARK, start, end)
+        names: list[str] = []
+        while len(names) < wanted and index < len(self.lines):
+            if self.lines[index]:  # blank, comment, import and over-long lines hold no marks
+                line_start = self.blanked_starts[index]
+                names += _IDENTIFIER.findall(self.blanked, line_start, self.blanked_starts[index + 1] - 1)
+            index += 1
+        return names[skip:wanted]
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line whose normalized text holds `offset`."""
@@ -153,22 +166,53 @@ class Normalized:
 
 def common_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
     """How far the two texts agree before and after the given aligned offsets: (back, forward)."""
-    back = 0
-    while (
-        left_start - back > 0
-        and right_start - back > 0
-        and left[left_start - back - 1] == right[right_start - back - 1]
-    ):
-        back += 1
-    forward, step = 0, 256
-    while step:  # compare in slices (done in C), then narrow down to the exact end
-        end_left, end_right = left_start + forward + step, right_start + forward + step
-        if (
-            end_left <= len(left)
-            and end_right <= len(right)
-            and (left[left_start + forward : end_left] == right[right_start + forward : end_right])
-        ):
-            forward += step
-        else:
-            step //= 2
-    return back, forward
+    return (
+        _agreeing(left, left_start, right, right_start, backwards=True),
+        _agreeing(left, left_start, right, right_start, backwards=False),
+    )
+
+
+def _agreeing(left: str, left_start: int, right: str, right_start: int, *, backwards: bool) -> int:
+    """How many characters agree from the aligned offsets in one direction. Slices are compared in C,
+    growing the step while they agree and then halving it down to the exact end: most shared runs
+    are a window and a few characters, so this costs a handful of comparisons, not one per character."""
+    if backwards:
+        limit = min(left_start, right_start)
+    else:
+        limit = min(len(left) - left_start, len(right) - right_start)
+
+    def agree(done: int, step: int) -> bool:
+        if done + step > limit:
+            return False
+        if backwards:
+            return (
+                left[left_start - done - step : left_start - done]
+                == right[right_start - done - step : right_start - done]
+            )
+        return (
+            left[left_start + done : left_start + done + step]
+            == right[right_start + done : right_start + done + step]
+        )
+
+    done, step = 0, 32  # a power of two, so the halving steps add up to any length short of it
+    while agree(done, step):
+        done += step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if agree(done, step):
+            done += step
+    return done
+
+
+def shorter_than(left: str, left_start: int, right: str, right_start: int, length: int) -> bool:
+    """Whether the shared run through these aligned offsets is certainly shorter than `length`: it
+    cannot start earlier and does not reach `length` from here. Two comparisons, where most shared
+    windows are one of a common shape and end there."""
+    if left_start and right_start and left[left_start - 1] == right[right_start - 1]:
+        return False
+    return not (
+        left_start + length <= len(left)
+        and right_start + length <= len(right)
+        and left[left_start : left_start + length] == right[right_start : right_start + length]
+    )
