@@ -14,9 +14,10 @@ is then grown character by character to its full extent.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
@@ -38,7 +39,26 @@ _HASH_LANGUAGE_PARTS = re.compile(
 _C_LANGUAGE_PARTS = re.compile(
     r"(?P<comment>//[^\n]*|/\*[\s\S]*?\*/)|(?P<string>`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 )
-_IDENTIFIER = re.compile(r"\b(?!(?:" + "|".join(_KEYWORDS) + r")\b)[A-Za-z_$][\w$]*")
+
+
+def _alternation(words: list[str]) -> str:
+    """A regular expression matching exactly `words`, as a tree of shared prefixes: the engine
+    then tries a handful of branches at each word start instead of every keyword in turn (the
+    identifier pattern runs over every indexed file; this is a third of its time)."""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = [rest for rest in rests if rest]
+        tail = _alternation(longer) if longer else ""
+        if longer and "" in rests:
+            tail = f"(?:{tail})?"
+        branches.append(re.escape(first) + tail)
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+_IDENTIFIER = re.compile(r"\b(?!" + _alternation(_KEYWORDS) + r"\b)[A-Za-z_$][\w$]*")
 _NUMBER = re.compile(r"\b\d[\w.]*")
 # What an identifier becomes: a character no keyword contains, so marks can be counted.
 IDENTIFIER_MARK = "\x01"
@@ -101,23 +121,24 @@ class Normalized:
     text: str
     line_starts: tuple[int, ...]  # offset in `text` of source line i+1
     lines: tuple[str, ...]
-    # The source with comments and strings blanked, and where each of its lines starts: the names
-    # behind a region's marks are read from here on demand, instead of blanking and tokenizing every
-    # candidate file a second time for its whole list of names (4 bytes a line, in an array).
-    blanked: str = ""
-    blanked_starts: array[int] = field(default_factory=lambda: array("I"))
+    # The source with comments and strings blanked: the names behind a region's marks are read from
+    # here on demand, instead of blanking and tokenizing every candidate file a second time.
+    blanked: str
 
     @classmethod
     def of(cls, source: str, language: Language) -> Normalized:
         blanked = _blank(source, language)
         lines = _normalized_blanked(blanked)
-        starts, offset = [], 0
-        for line in lines:
-            starts.append(offset)
-            offset += len(line)
-        blanked_starts = array("I", [0])
-        blanked_starts.extend(accumulate(len(line) + 1 for line in blanked.split("\n")))
-        return cls("".join(lines), tuple(starts), tuple(lines), blanked, blanked_starts)
+        starts = tuple(accumulate(map(len, lines[:-1]), initial=0))
+        return cls("".join(lines), starts, tuple(lines), blanked)
+
+    @functools.cached_property
+    def _blanked_starts(self) -> array[int]:
+        """Where each line of `blanked` starts, and its end: 4 bytes a line, only for the files a
+        region is checked against."""
+        starts = array("I", [0])
+        starts.extend(accumulate(len(line) + 1 for line in self.blanked.split("\n")))
+        return starts
 
     def marks_before(self, offset: int) -> int:
         """How many identifiers the normalized text holds before `offset`."""
@@ -132,8 +153,8 @@ class Normalized:
         names: list[str] = []
         while len(names) < wanted and index < len(self.lines):
             if self.lines[index]:  # blank, comment, import and over-long lines hold no marks
-                line_start = self.blanked_starts[index]
-                names += _IDENTIFIER.findall(self.blanked, line_start, self.blanked_starts[index + 1] - 1)
+                line_start = self._blanked_starts[index]
+                names += _IDENTIFIER.findall(self.blanked, line_start, self._blanked_starts[index + 1] - 1)
             index += 1
         return names[skip:wanted]
 
@@ -165,44 +186,46 @@ class Normalized:
 
 
 def common_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
-    """How far the two texts agree before and after the given aligned offsets: (back, forward)."""
-    return (
-        _agreeing(left, left_start, right, right_start, backwards=True),
-        _agreeing(left, left_start, right, right_start, backwards=False),
-    )
+    """How far the two texts agree before and after the given aligned offsets: (back, forward).
 
-
-def _agreeing(left: str, left_start: int, right: str, right_start: int, *, backwards: bool) -> int:
-    """How many characters agree from the aligned offsets in one direction. Slices are compared in C,
-    growing the step while they agree and then halving it down to the exact end: most shared runs
-    are a window and a few characters, so this costs a handful of comparisons, not one per character."""
-    if backwards:
-        limit = min(left_start, right_start)
-    else:
-        limit = min(len(left) - left_start, len(right) - right_start)
-
-    def agree(done: int, step: int) -> bool:
-        if done + step > limit:
-            return False
-        if backwards:
-            return (
-                left[left_start - done - step : left_start - done]
-                == right[right_start - done - step : right_start - done]
-            )
-        return (
-            left[left_start + done : left_start + done + step]
-            == right[right_start + done : right_start + done + step]
-        )
-
-    done, step = 0, 32  # a power of two, so the halving steps add up to any length short of it
-    while agree(done, step):
-        done += step
+    Slices are compared (in C), the step growing while they agree and then halving down to the
+    exact end; a power of two to start, so the halving steps add up to any length short of the
+    step that failed. Most shared runs are a window and a few characters: a handful of
+    comparisons, not one per character."""
+    limit = min(left_start, right_start)
+    back, step = 0, 32
+    while (
+        back + step <= limit
+        and left[left_start - back - step : left_start - back] == right[right_start - back - step : right_start - back]
+    ):
+        back += step
         step *= 2
     while step > 1:
         step //= 2
-        if agree(done, step):
-            done += step
-    return done
+        if (
+            back + step <= limit
+            and left[left_start - back - step : left_start - back]
+            == right[right_start - back - step : right_start - back]
+        ):
+            back += step
+    limit = min(len(left) - left_start, len(right) - right_start)
+    forward, step = 0, 64
+    while (
+        forward + step <= limit
+        and left[left_start + forward : left_start + forward + step]
+        == right[right_start + forward : right_start + forward + step]
+    ):
+        forward += step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if (
+            forward + step <= limit
+            and left[left_start + forward : left_start + forward + step]
+            == right[right_start + forward : right_start + forward + step]
+        ):
+            forward += step
+    return back, forward
 
 
 def shorter_than(left: str, left_start: int, right: str, right_start: int, length: int) -> bool:
