@@ -172,11 +172,12 @@ class Normalized:
 
     def anchors(self) -> list[tuple[int, int]]:
         """(hash, offset) of the window at each non-empty line start."""
-        text, found = self.text, []
-        for start, line in zip(self.line_starts, self.lines, strict=True):
-            if line and start + WINDOW <= len(text):
-                found.append((hash(text[start : start + WINDOW]), start))
-        return found
+        text, last = self.text, len(self.text) - WINDOW
+        return [
+            (hash(text[start : start + WINDOW]), start)
+            for start, line in zip(self.line_starts, self.lines, strict=True)
+            if line and start <= last
+        ]
 
     def windows_in(self, line_numbers: set[int]) -> list[tuple[int, int]]:
         """(hash, offset) of every window starting inside the given source lines."""
@@ -185,8 +186,8 @@ class Normalized:
             if not 1 <= number <= len(self.lines) or not self.lines[number - 1]:
                 continue
             start = self.line_starts[number - 1]
-            for offset in range(start, min(start + len(self.lines[number - 1]), len(text) - WINDOW + 1)):
-                found.append((hash(text[offset : offset + WINDOW]), offset))
+            offsets = range(start, min(start + len(self.lines[number - 1]), len(text) - WINDOW + 1))
+            found += [(hash(text[offset : offset + WINDOW]), offset) for offset in offsets]
         return found
 
 
