@@ -192,7 +192,13 @@ class FileChange:
             start = end
 
     def added_lines(self) -> dict[int, str]:
-        """New line number -> text of every line the change adds to this file."""
+        """New line number -> text of every line the change adds to this file. A copy of a map
+        built once: every builtin lens asks for it, so rebuilding it from the hunks each time was
+        a measurable part of a large review, and a caller may still change its copy."""
+        return dict(self._added_lines)
+
+    @cached_property
+    def _added_lines(self) -> dict[int, str]:
         return {
             line.new_line: line.text
             for hunk in self.hunks

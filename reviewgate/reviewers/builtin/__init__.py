@@ -10,6 +10,7 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
@@ -57,6 +58,10 @@ class BuiltinReviewer:
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         started = time.monotonic()
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
+        # Every changed code file is read at head by some lens: in one batch, not a process each.
+        request.head.prefetch(
+            [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]
+        )
         findings: dict[str, Finding] = {}
         for lens in lenses:
             for finding in lens.check(request):

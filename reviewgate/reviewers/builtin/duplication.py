@@ -8,6 +8,7 @@ both sides: test helpers are meant to look alike, and a copy in a test is not tw
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from reviewgate.reviewers.builtin.fingerprints import (
     Normalized,
     common_extent,
     consistent_renaming,
-    identifier_names,
+    shorter_than,
 )
 
 RULE_DUPLICATE = "reuse/duplicate-code"
@@ -83,7 +84,24 @@ class _Query:
     normalized: Normalized
     added: set[int]
     windows: list[tuple[int, int]]
-    source: list[str]
+
+
+def _longest_disjoint(regions: list[Region]) -> list[Region]:
+    """Each region in turn (longest first) unless it overlaps one already taken. The regions are not
+    empty (at least MIN_CHARACTERS) and the taken ones do not overlap, so ordered by start they are
+    ordered by end too: the one taken region starting last before this one ends is the only one to
+    look at, instead of all of them."""
+    chosen: list[Region] = []  # in the order taken, longest first
+    taken: list[Region] = []  # the same, ordered by start, with their starts beside them
+    starts: list[int] = []
+    for region in regions:
+        position = bisect.bisect_left(starts, region.end)  # taken[:position] start before region ends
+        if position and taken[position - 1].end > region.start:
+            continue
+        chosen.append(region)
+        taken.insert(position, region)
+        starts.insert(position, region.start)
+    return chosen
 
 
 def definition_name(lines: list[str], line: int) -> str | None:
@@ -96,11 +114,7 @@ def definition_name(lines: list[str], line: int) -> str | None:
 
 
 class DuplicationLens:
-    def __init__(self) -> None:
-        self._name_cache: dict[str, list[str]] = {}
-
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        self._name_cache = {}
         yield from self._git_copies(request)
         queries = self._queries(request)
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
@@ -135,19 +149,17 @@ class DuplicationLens:
             if text is None:
                 continue
             normalized = Normalized.of(text, language_of(change.path))
-            queries[change.path] = _Query(
-                change, normalized, added, normalized.windows_in(added), text.split("\n")
-            )
+            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added))
         return queries
 
     def _index(
         self, request: ReviewRequest, queries: dict[str, _Query], wanted: set[int]
-    ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, list[str]]]:
+    ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, str]]:
         """Fingerprints of the whole head tree, keeping only those the added code has."""
         paths = [path for path in request.head.list_files() if is_candidate(path)]
         index: dict[int, list[tuple[str, int]]] = defaultdict(list)
         normalized: dict[str, Normalized] = {}
-        sources: dict[str, list[str]] = {}
+        sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
         for path, data in request.head.read_many(paths, max_bytes=MAX_FILE_BYTES).items():
             text = data.decode("utf-8", "replace")
             query = queries.get(path)
@@ -156,7 +168,7 @@ class DuplicationLens:
             if not hits:
                 continue
             normalized[path] = file_normalized
-            sources[path] = text.split("\n")
+            sources[path] = text
             for digest, offset in hits:
                 index[digest].append((path, offset))
         return index, normalized, sources
@@ -182,22 +194,23 @@ class DuplicationLens:
                 key = (other, offset - other_offset)
                 if covered.get(key, -1) > offset:
                     continue
-                back, forward = common_extent(text, offset, normalized[other].text, other_offset)
+                other_text = normalized[other].text
+                # A run shorter than MIN_CHARACTERS is never reported, and taken longest first it could
+                # only keep out runs shorter still: leaving it out changes nothing but the time spent.
+                if shorter_than(text, offset, other_text, other_offset, MIN_CHARACTERS):
+                    continue
+                back, forward = common_extent(text, offset, other_text, other_offset)
                 start, end, other_start = offset - back, offset + forward, other_offset - back
                 covered[key] = end
+                if end - start < MIN_CHARACTERS:
+                    continue
                 if other == path and start < other_start + (end - start) and other_start < end:
                     continue  # a run overlapping itself (a repeated shape), not a copy
                 found.append(Region(other, start, end, other_start))
         found.sort(key=lambda region: region.end - region.start, reverse=True)
-        chosen: list[Region] = []
-        for region in found:
-            if all(region.end <= taken.start or region.start >= taken.end for taken in chosen):
-                chosen.append(region)
-        return chosen
+        return _longest_disjoint(found)
 
-    def _worth_reporting(
-        self, query: _Query, region: Region, other: Normalized, other_source: list[str]
-    ) -> bool:
+    def _worth_reporting(self, query: _Query, region: Region, other: Normalized) -> bool:
         normalized = query.normalized
         first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
         lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
@@ -214,12 +227,8 @@ class DuplicationLens:
             and len(distinct) >= MIN_DISTINCT_LINES
         ):
             return False
-        mine = self._names(query.change.path, query.source)
-        theirs = self._names(region.other, other_source)
-        start = query.normalized.marks_before(region.start)
-        other_start = other.marks_before(region.other_start)
-        count = query.normalized.marks_before(region.end) - start
-        mine, theirs = mine[start : start + count], theirs[other_start : other_start + count]
+        mine = query.normalized.names_between(region.start, region.end)
+        theirs = other.names_between(region.other_start, region.other_start + region.end - region.start)
         if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
             return False
         if len(lines) >= LARGE_BLOCK_LINES:
@@ -227,25 +236,19 @@ class DuplicationLens:
         smaller = min(len(set(mine)), len(set(theirs)))
         return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
 
-    def _names(self, path: str, source_lines: list[str]) -> list[str]:
-        """Identifier names of a file, aligned with its normalized text; computed once per run."""
-        if path not in self._name_cache:
-            self._name_cache[path] = identifier_names("\n".join(source_lines), language_of(path))
-        return self._name_cache[path]
-
     def _findings(
         self,
         path: str,
         query: _Query,
         regions: list[Region],
         normalized: dict[str, Normalized],
-        sources: dict[str, list[str]],
+        sources: dict[str, str],
         changed_added: dict[str, set[int]],
     ) -> Iterator[Finding]:
         reportable = [
             region
             for region in regions
-            if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
+            if self._worth_reporting(query, region, normalized[region.other])
         ]
         if query.change.status is ChangeStatus.ADDED:
             # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
@@ -281,10 +284,10 @@ class DuplicationLens:
         line: int,
         other_line: int,
         in_branch: bool,
-        other_source: list[str],
+        other_source: str,
     ) -> Finding:
         end_line = query.normalized.line_at(region.end - 1)
-        name = definition_name(other_source, other_line)
+        name = definition_name(other_source.split("\n"), other_line)
         what = f"`{name}`" if name else "the code"
         where = f"{region.other}:{other_line}"
         if in_branch:

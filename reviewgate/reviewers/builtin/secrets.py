@@ -31,6 +31,14 @@ _SECRET_ASSIGNMENT = re.compile(
     r"""client[_-]?secret)[\w.-]*)["']?\s*(?::=|=|:)\s*[bru]?(?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)""",
     re.IGNORECASE,
 )
+# Literal parts that every token pattern (first) and every secret name of `_SECRET_ASSIGNMENT`
+# (second, with the same IGNORECASE) contains: a line without them cannot match, and most added
+# lines have none. The patterns themselves, `_SECRET_ASSIGNMENT` with its leading `[\w.-]*` above
+# all, cost far more per line.
+_MAY_HOLD_A_TOKEN = re.compile(
+    r"PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt)-|xox[abposr]-|AIza|k_live_|sk-|npm_"
+)
+_MAY_NAME_A_SECRET = re.compile(r"passw|pwd|secret|token|key", re.IGNORECASE)
 _NOT_A_SECRET_NAME = re.compile(
     r"fake|dummy|example|sample|placeholder|test|mock|stub|fixture", re.IGNORECASE
 )
@@ -81,10 +89,17 @@ class SecretsLens:
                 )
 
     def _secret_in(self, line: str) -> str | None:
+        if _MAY_HOLD_A_TOKEN.search(line) is None:
+            return self._secret_assigned(line)
         for kind, pattern in TOKEN_PATTERNS:
             match = pattern.search(line)
             if match and "EXAMPLE" not in match.group(0):  # AWS's documented example keys end in EXAMPLE
                 return kind
+        return self._secret_assigned(line)
+
+    def _secret_assigned(self, line: str) -> str | None:
+        if _MAY_NAME_A_SECRET.search(line) is None:
+            return None
         for match in _SECRET_ASSIGNMENT.finditer(line):
             value = match.group("value")
             name = match.group("name")

@@ -22,6 +22,7 @@ from reviewgate.reviewers.builtin.common import (
     is_test_file,
     language_of,
     lens_finding,
+    nodes_of,
     parse_python_at_head,
     reviewable_changes,
 )
@@ -88,8 +89,8 @@ class _PythonChecker:
         self.in_test = in_test
         # Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
         self.formatted_names: dict[str, ast.expr] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and _is_formatted(node.value):
+        for node in nodes_of(tree, ast.Assign):
+            if _is_formatted(node.value):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.formatted_names[target.id] = node.value
@@ -207,9 +208,7 @@ class SecurityLens:
         added = change.added_lines()
         lines = source.splitlines()
         checker = _PythonChecker(tree, is_test_file(change.path))
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in nodes_of(tree, ast.Call):
             span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
             if not any(number in added for number in span):
                 continue

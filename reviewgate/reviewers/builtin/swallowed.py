@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.reviewers.builtin.common import parse_python_at_head
+from reviewgate.reviewers.builtin.common import nodes_of, parse_python_at_head
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 
@@ -78,8 +78,8 @@ class PythonSwallowedFailureLens:
             if parsed is None:
                 continue
             tree, source = parsed
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.ExceptHandler) or not _is_broad(node):
+            for node in nodes_of(tree, ast.ExceptHandler):
+                if not _is_broad(node):
                     continue
                 how = _swallows(node)
                 body_lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)

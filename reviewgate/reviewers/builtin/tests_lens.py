@@ -20,6 +20,7 @@ from reviewgate.reviewers.builtin.common import (
     is_test_file,
     language_of,
     lens_finding,
+    nodes_of,
     parse_python_at_head,
     reviewable_changes,
 )
@@ -75,13 +76,13 @@ def first_new_behaviour(request: ReviewRequest, change: FileChange) -> int | Non
         if parsed is None:
             return None
         tree = parsed[0]
-        starts = [
-            node.lineno
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.While, ast.Try, ast.Match))
-            or (isinstance(node, ast.If) and not _is_main_guard(node))
+        kinds: tuple[type[ast.stmt], ...] = (ast.FunctionDef, ast.AsyncFunctionDef, ast.While, ast.Try, ast.Match)
+        starts = [node.lineno for kind in kinds for node in nodes_of(tree, kind) if node.lineno in added]
+        # Unparsing a condition costs more than the rest: only for branches on added lines.
+        starts += [
+            node.lineno for node in nodes_of(tree, ast.If) if node.lineno in added and not _is_main_guard(node)
         ]
-        return min((line for line in starts if line in added), default=None)
+        return min(starts, default=None)
     pattern = _C_LIKE_BEHAVIOUR.get(language)
     if pattern is None:
         return None

@@ -1,0 +1,119 @@
+"""The builtin reviewer's shortcuts answer exactly what the plain computations answer."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+from reviewgate.git import TreeReader
+from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.fingerprints import (
+    _IDENTIFIER,
+    IDENTIFIER_MARK,
+    Normalized,
+    common_extent,
+    shorter_than,
+)
+from testing.repo import make_repo
+
+SOURCE = '''\
+import os
+from pathlib import Path
+
+def total(items, rate):
+    """Sum of items."""  # a comment with names in it
+    result = 0
+    for item in items:
+        if item.price > 10:
+            result += item.price * rate
+    text = "a string with words"
+    return result
+
+
+class Ledger:
+    def add(self, entry):
+        self.entries.append(entry)
+        return len(self.entries)
+''' + "x = " + "y + " * 250 + "z\n"  # an over-long line: not kept, so its names are not either
+
+
+def plain_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
+    back = 0
+    while left_start - back > 0 and right_start - back > 0:
+        if left[left_start - back - 1] != right[right_start - back - 1]:
+            break
+        back += 1
+    forward = 0
+    while left_start + forward < len(left) and right_start + forward < len(right):
+        if left[left_start + forward] != right[right_start + forward]:
+            break
+        forward += 1
+    return back, forward
+
+
+def test_common_extent_agrees_with_a_character_by_character_walk() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        shared = "".join(rng.choice("ab\x01") for _ in range(rng.randint(0, 700)))
+        left = "".join(rng.choice("xy") for _ in range(rng.randint(0, 40))) + shared + "p" * rng.randint(0, 3)
+        prefix = "".join(rng.choice("xz") for _ in range(rng.randint(0, 40)))
+        right = prefix + shared + "q" * rng.randint(0, 3)
+        left_start = rng.randint(0, len(left))
+        right_start = min(len(right), max(0, left_start - (len(left) - len(shared) - 3) + len(prefix)))
+        expected = plain_extent(left, left_start, right, right_start)
+        assert common_extent(left, left_start, right, right_start) == expected
+        for length in (1, 60, 200):
+            if shorter_than(left, left_start, right, right_start, length):
+                assert sum(expected) < length
+
+
+def names_by_counting_marks(normalized: Normalized) -> list[str]:
+    """Every identifier of the blanked text, kept for the lines whose normalized text is kept: the
+    whole-file computation names_between replaces."""
+    names = _IDENTIFIER.findall(normalized.blanked)
+    kept: list[str] = []
+    position = 0
+    for blanked_line, line in zip(normalized.blanked.split("\n"), normalized.lines, strict=True):
+        count = len(_IDENTIFIER.findall(blanked_line))
+        if line:
+            kept += names[position : position + count]
+        position += count
+    return kept
+
+
+def test_names_between_are_the_identifiers_behind_the_marks() -> None:
+    normalized = Normalized.of(SOURCE, Language.PYTHON)
+    every_name = names_by_counting_marks(normalized)
+    assert every_name[:6] == ["total", "items", "rate", "result", "item", "items"]
+    assert "y" not in every_name and "Path" not in every_name  # over-long and import lines
+    assert "words" not in every_name and "comment" not in every_name  # strings and comments
+    assert normalized.names_between(0, len(normalized.text)) == every_name
+    text = normalized.text
+    for start in range(0, len(text), 7):
+        for end in (start, start + 13, len(text)):
+            before = text.count(IDENTIFIER_MARK, 0, start)
+            count = text.count(IDENTIFIER_MARK, start, end)
+            assert normalized.names_between(start, end) == every_name[before : before + count]
+
+
+def test_nodes_of_is_ast_walk_grouped_by_class() -> None:
+    tree = ast.parse(SOURCE)
+    walked = list(ast.walk(tree))
+    for kind in (ast.FunctionDef, ast.Name, ast.Call, ast.If, ast.Constant, ast.Try):
+        assert nodes_of(tree, kind) == tuple(node for node in walked if type(node) is kind)
+
+
+def test_prefetch_caches_what_read_bytes_reads(tmp_path: Path) -> None:
+    files = {"a.py": "print(1)\n", "d/\u00e9.go": "package d\n"}
+    repo = make_repo(tmp_path, files)
+    paths = ["a.py", "d/\u00e9.go", "missing.py", "new\nline.py"]
+    expected = {path: TreeReader(repo.path, repo.head_sha).read_bytes(path) for path in paths}
+    assert expected["a.py"] == b"print(1)\n" and expected["missing.py"] is None
+    reader = TreeReader(repo.path, repo.head_sha)
+    reader.prefetch(paths)
+    reader.repo = tmp_path / "elsewhere"  # no git can run there: what is read now was cached
+    assert reader.read_bytes("a.py") == expected["a.py"]
+    assert reader.read_bytes("d/\u00e9.go") == expected["d/\u00e9.go"]
+    reader.repo = repo.path
+    assert {path: reader.read_bytes(path) for path in paths} == expected
