@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from reviewgate.config import Config, ReviewerSettings
 from reviewgate.errors import UsageError
-from reviewgate.reviewers import anthropic, command, openai
 from reviewgate.reviewers.base import Reviewer
 from reviewgate.reviewers.builtin import BuiltinReviewer
 
 ReviewerFactory = Callable[[ReviewerSettings], Reviewer]
 
+
+def _on_use(module: str) -> ReviewerFactory:
+    """The model providers bring HTTP clients and JSON Schema validation with them: import a
+    provider's module only when a configured reviewer uses it, so builtin-only runs start fast."""
+
+    def build(settings: ReviewerSettings) -> Reviewer:
+        factory: ReviewerFactory = importlib.import_module(module).build
+        return factory(settings)
+
+    return build
+
+
 providers: dict[str, ReviewerFactory] = {
     "builtin": BuiltinReviewer.from_settings,
-    "openai": openai.build,
-    "anthropic": anthropic.build,
-    "command": command.build,
+    "openai": _on_use("reviewgate.reviewers.openai"),
+    "anthropic": _on_use("reviewgate.reviewers.anthropic"),
+    "command": _on_use("reviewgate.reviewers.command"),
 }
 
 
