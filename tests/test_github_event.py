@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from reviewgate.forge.github_event import PullRequestEvent, read_pull_request_event
+from reviewgate.ci import detect
+from testing.ci import github_env
 from testing.forge_server import ForgeServer, conformance_dir, run_on_github
 from testing.repo import git, make_repo
 
@@ -15,29 +15,20 @@ HEAD = "0123456789abcdef0123456789abcdef01234567"
 
 
 @pytest.mark.parametrize(
-    ("payload", "expected"),
+    ("name", "payload", "number", "head"),
     [
-        ({"action": "synchronize", "pull_request": {"number": 12, "head": {"sha": HEAD}}},
-         PullRequestEvent(12, HEAD)),
-        ({"action": "created", "issue": {"number": 5, "pull_request": {"url": "x"}},
-          "comment": {"body": "VERIFY:"}}, PullRequestEvent(5, None)),
-        ({"action": "created", "issue": {"number": 5}}, PullRequestEvent()),  # a plain issue
-        ({"ref": "refs/heads/main", "after": HEAD}, PullRequestEvent()),  # a push
-        (["not", "an", "object"], PullRequestEvent()),
+        ("pull_request", {"action": "synchronize", "pull_request": {"number": 12, "head": {"sha": HEAD}}}, 12, HEAD),
+        ("issue_comment", {"action": "created", "issue": {"number": 5, "pull_request": {"url": "x"}},
+                           "comment": {"body": "VERIFY:"}}, 5, None),
+        ("issue_comment", {"action": "created", "issue": {"number": 5}}, None, None),  # a plain issue
+        ("push", {"ref": "refs/heads/main", "after": HEAD}, None, HEAD),
     ],
 )
-def test_events(tmp_path: Path, payload: object, expected: PullRequestEvent) -> None:
-    path = tmp_path / "event.json"
-    path.write_text(json.dumps(payload), encoding="utf-8")
-    assert read_pull_request_event(str(path)) == expected
-
-
-def test_a_missing_or_broken_event_file_reads_as_no_pull_request(tmp_path: Path) -> None:
-    broken = tmp_path / "broken.json"
-    broken.write_text("{", encoding="utf-8")
-    assert read_pull_request_event(str(broken)) == PullRequestEvent()
-    assert read_pull_request_event(str(tmp_path / "absent.json")) == PullRequestEvent()
-    assert read_pull_request_event(None) == PullRequestEvent()
+def test_the_pull_request_number_and_head_from_events(
+    tmp_path: Path, name: str, payload: dict[str, object], number: int | None, head: str | None
+) -> None:
+    context = detect(github_env(tmp_path, name, payload))
+    assert (context.pull_request_number, context.head_sha) == (number, head)
 
 
 @pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")

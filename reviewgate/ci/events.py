@@ -74,6 +74,14 @@ def _text(data: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def commented_pull_request(event: Mapping[str, Any]) -> int | None:
+    """The pull request an `issue_comment` event is about (a comment on a plain issue has none):
+    a `VERIFY:` comment names its PR only this way."""
+    issue = _table(event, "issue")
+    number = issue.get("number")
+    return number if "pull_request" in issue and isinstance(number, int) else None
+
+
 def github_refs(
     event_name: str | None, event: Mapping[str, Any], env: Mapping[str, str], where: str
 ) -> EventRefs:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reviewgate.ci.context import CiContext
-from reviewgate.ci.events import github_refs
+from reviewgate.ci.events import commented_pull_request, github_refs
 from reviewgate.errors import UsageError
 
 
@@ -37,6 +38,8 @@ def github_context(env: Mapping[str, str]) -> CiContext:
     run_url = f"{server}/{repository}/actions/runs/{run_id}" if repository and run_id else None
     event, where = load_event(env)
     refs = github_refs(env.get("GITHUB_EVENT_NAME"), event, env, where)
+    if refs.pull_request_number is None:
+        refs = replace(refs, pull_request_number=commented_pull_request(event))
     return CiContext(
         provider="github",
         event_name=env.get("GITHUB_EVENT_NAME"),

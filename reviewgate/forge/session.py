@@ -17,7 +17,6 @@ from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.conversation import Comment, Conversation, is_conversation_request, read_conversation
 from reviewgate.forge.github_api import GithubApi, github_comment, is_bot
-from reviewgate.forge.github_event import read_pull_request_event
 from reviewgate.forge.gitlab_api import GitlabApi
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.metadata import CommentMetadata, is_summary_comment, parse_metadata
@@ -118,10 +117,10 @@ def _github_summary_candidates(issue_comments: list[dict[str, Any]], trusted_log
 def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarget,
                  env: Mapping[str, str]) -> ForgeRun:
     token = env.get("GITHUB_TOKEN") or None
-    event = read_pull_request_event(env.get("GITHUB_EVENT_PATH"))
-    number = context.pull_request_number or event.number
+    number = context.pull_request_number
+    # The reviewed head is the PR's head (ci/events.py), the commit the check run belongs on.
     run = ForgeRun("github", settings, context.api_url or "https://api.github.com", context.repository or "",
-                   number, token, check_sha=event.head_sha or target.head_sha)
+                   number, token, check_sha=target.head_sha)
     if token is None or not context.repository:
         return _with(run, notes=("GitHub: no GITHUB_TOKEN (input github-token) or repository; "
                                  "no check run and no PR comment.",))
