@@ -17,15 +17,15 @@ from testing.lenses import review_change
 CORPUS = Path(__file__).parent / "corpus"
 MIN_PRECISION = 0.9
 MIN_RECALL = 0.8
-LANGUAGE_FILES = ("python.toml", "javascript.toml", "typescript.toml", "go.toml", "java.toml", "scripts.toml")
 
 Key = tuple[str, str, "str | None", "int | None"]
 
 
 def load_cases() -> list[dict[str, Any]]:
     cases = []
-    for name in LANGUAGE_FILES:
-        with (CORPUS / name).open("rb") as handle:
+    # Every TOML file in the corpus: one per language, and one per family of real-code cases.
+    for path in sorted(CORPUS.glob("*.toml")):
+        with path.open("rb") as handle:
             cases += tomllib.load(handle)["case"]
     return cases
 
