@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -124,3 +124,21 @@ class Finding:
 def sort_key(finding: Finding) -> tuple[int, str, int, str]:
     """Most severe first, then by place: the order people read findings in."""
     return (-finding.severity.rank, finding.path or "", finding.line or 0, finding.id)
+
+
+def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
+    """Every occurrence its own finding, each with an id of its own. Findings sharing an id (the id
+    leaves the line out, so the same code in several places shares one) are kept once per place;
+    in order of line, the first keeps the id and the 2nd, 3rd, ... get `-2`, `-3`, ...: ids that
+    existed before stay, and a shift of every line keeps them all. The same finding at the same
+    place (two reviewers, two lenses) is kept once, the first given."""
+    places: dict[str, dict[tuple[str, int, int], Finding]] = {}
+    for finding in findings:
+        place = (finding.path or "", finding.line or 0, finding.end_line or 0)
+        places.setdefault(finding.id, {}).setdefault(place, finding)
+    distinct: list[Finding] = []
+    for identifier, by_place in places.items():
+        ordered = [by_place[place] for place in sorted(by_place)]
+        distinct.append(ordered[0])
+        distinct += [finding.with_changes(id=f"{identifier}-{ordinal}") for ordinal, finding in enumerate(ordered[1:], 2)]
+    return distinct

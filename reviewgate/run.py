@@ -16,7 +16,7 @@ from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.conversation import apply_rejections
 from reviewgate.errors import UsageError
-from reviewgate.findings import Finding, sort_key
+from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
     abandon_check_run,
@@ -58,10 +58,8 @@ def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
 
 
 def merge_findings(outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome) -> tuple[Finding, ...]:
-    merged: dict[str, Finding] = {}
-    for finding in (*verify.findings, *(item for outcome in outcomes for item in outcome.findings)):
-        merged.setdefault(finding.id, finding)
-    return tuple(sorted(merged.values(), key=sort_key))
+    merged = one_per_place((*verify.findings, *(item for outcome in outcomes for item in outcome.findings)))
+    return tuple(sorted(merged, key=sort_key))
 
 
 def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None = None) -> int:

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, sort_key
+from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
@@ -62,15 +62,11 @@ class BuiltinReviewer:
         request.head.prefetch(
             [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]
         )
-        findings: dict[str, Finding] = {}
-        for lens in lenses:
-            for finding in lens.check(request):
-                if settings.enabled(finding.rule):
-                    findings.setdefault(finding.id, finding)
-        for finding in missing_reasons(request):
-            if settings.enabled(finding.rule):
-                findings.setdefault(finding.id, finding)
-        kept = apply_suppressions(request, findings.values())
+        found = [finding for lens in lenses for finding in lens.check(request)]
+        found += missing_reasons(request)
+        # One finding per place: 120 identical handlers are 120 findings, each with its own id.
+        findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
+        kept = apply_suppressions(request, findings)
         return ReviewerOutcome(
             reviewer=self.name,
             status=ReviewerStatus.OK,
