@@ -16,10 +16,19 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange
+from reviewgate.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, is_test_file, language_of, lens_finding
+from reviewgate.reviewers.builtin.duplication_rules import (
+    Side,
+    definition_name,
+    evidence,
+    mostly_literals,
+    rewrapped_lines,
+    same_text,
+)
 from reviewgate.reviewers.builtin.fingerprints import (
+    IDENTIFIER_MARK,
     Normalized,
     common_extent,
     consistent_renaming,
@@ -53,11 +62,12 @@ MAX_FINGERPRINT_PLACES = 50
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
 MAX_FILE_BYTES = 1_000_000
 _NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
-_DEFINITION = re.compile(
-    r"(?:\bdef|\bfunc(?:\s*\([^)]*\))?|\bfunction|\bclass|\bfun)\s+([\w$]+)"
-    r"|^\s*(?:export\s+)?(?:const|let|var)\s+([\w$]+)\s*=\s*(?:async\s*)?\("
-    r"|^\s*(?:(?:public|private|protected|static|final|async)\s+)+[\w<>\[\],.?]+\s+([\w$]+)\s*\("
-)
+# Evidence too weak to block: a short run, or one that is mostly closers, argument lines and
+# statements of at most one name (`}`, `return a`, `else:`, `pass`), is reported at minor.
+STRONG_LINES = 8
+_BOILERPLATE_NAMES = 1
+# A copy whose source lost at least this many lines in the same change is code split out of it.
+SPLIT_REMOVED_LINES = 5
 
 
 def is_candidate(path: str) -> bool:
@@ -84,6 +94,18 @@ class _Query:
     normalized: Normalized
     added: set[int]
     windows: list[tuple[int, int]]
+    source: str
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A duplicate worth reporting, before each pair is reduced to one finding."""
+
+    query: _Query
+    region: Region
+    mine: Side
+    theirs: Side
+    in_branch: bool
 
 
 def _longest_disjoint(regions: list[Region]) -> list[Region]:
@@ -104,52 +126,85 @@ def _longest_disjoint(regions: list[Region]) -> list[Region]:
     return chosen
 
 
-def definition_name(lines: list[str], line: int) -> str | None:
-    """The function or class defined on `line` or just after it (where a copied block starts)."""
-    for text in lines[line - 1 : line + 2]:
-        match = _DEFINITION.search(text)
-        if match:
-            return next(group for group in match.groups() if group)
-    return None
+def _split_sources(request: ReviewRequest) -> set[str]:
+    """Paths of copies git found whose source the same change shrank: code split out of a file,
+    to be compared with what the source holds at head (moved code is gone there), not a fork."""
+    removed = {
+        change.path: sum(line.kind is LineKind.REMOVED for hunk in change.hunks for line in hunk.lines)
+        for change in request.target.files
+        if change.status in (ChangeStatus.MODIFIED, ChangeStatus.RENAMED)
+    }
+    return {
+        change.path
+        for change in request.target.files
+        if change.status is ChangeStatus.COPIED
+        and change.old_path is not None
+        and removed.get(change.old_path, 0) >= SPLIT_REMOVED_LINES
+    }
+
+
+def _one_per_pair(candidates: list[_Candidate]) -> list[_Candidate]:
+    """A pair found from both sides is reported once, at the later place (path, then line)."""
+    kept = []
+    for candidate in candidates:
+        mirrored = any(
+            other.mine.overlaps(candidate.theirs) and other.theirs.overlaps(candidate.mine)
+            for other in candidates
+            if other is not candidate
+        )
+        if not mirrored or (candidate.mine.path, candidate.mine.first) > (candidate.theirs.path, candidate.theirs.first):
+            kept.append(candidate)
+    return kept
 
 
 class DuplicationLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        yield from self._git_copies(request)
-        queries = self._queries(request)
+        split = _split_sources(request)
+        yield from self._git_copies(request, split)
+        queries = self._queries(request, split)
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
         if not wanted:
             return
         index, normalized, sources = self._index(request, queries, wanted)
         changed_added = {path: query.added for path, query in queries.items()}
+        candidates: list[_Candidate] = []
         for path, query in queries.items():
             regions = self._regions(path, query, index, normalized)
-            yield from self._findings(path, query, regions, normalized, sources, changed_added)
+            yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
+        for candidate in _one_per_pair(candidates):
+            yield self._duplicate(candidate, sources[candidate.theirs.path])
 
-    def _git_copies(self, request: ReviewRequest) -> Iterator[Finding]:
-        """A file git itself detected as a copy is a fork at file level."""
+    def _git_copies(self, request: ReviewRequest, split: set[str]) -> Iterator[Finding]:
+        """A file git itself detected as a copy is a fork at file level (unless split out of a
+        file the change shrank: that is compared with the source at head instead)."""
         for change in request.target.files:
             if (
                 change.status is ChangeStatus.COPIED
+                and change.path not in split
                 and change.old_path
                 and is_candidate(change.path)
                 and is_candidate(change.old_path)
             ):
                 yield self._near_copy(change.path, change.old_path)
 
-    def _queries(self, request: ReviewRequest) -> dict[str, _Query]:
+    def _queries(self, request: ReviewRequest, split: set[str]) -> dict[str, _Query]:
         queries: dict[str, _Query] = {}
         for change in request.target.files:
-            if change.status in (ChangeStatus.DELETED, ChangeStatus.COPIED) or change.is_binary:
+            if change.status is ChangeStatus.DELETED or change.is_binary:
                 continue
-            added = set(change.added_lines())
-            if not added or not is_candidate(change.path):
+            if change.status is ChangeStatus.COPIED and change.path not in split:
+                continue
+            # A formatter's re-wrapping is not added code; all of a split-out file is new at head.
+            added = set(change.added_lines()) - rewrapped_lines(change)
+            if (not added and change.path not in split) or not is_candidate(change.path):
                 continue
             text = request.head.read_text(change.path)
             if text is None:
                 continue
             normalized = Normalized.of(text, language_of(change.path))
-            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added))
+            if change.path in split:
+                added = set(range(1, len(normalized.lines) + 1))
+            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added), text)
         return queries
 
     def _index(
@@ -210,7 +265,7 @@ class DuplicationLens:
         found.sort(key=lambda region: region.end - region.start, reverse=True)
         return _longest_disjoint(found)
 
-    def _worth_reporting(self, query: _Query, region: Region, other: Normalized) -> bool:
+    def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: str) -> bool:
         normalized = query.normalized
         first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
         lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
@@ -231,6 +286,12 @@ class DuplicationLens:
         theirs = other.names_between(region.other_start, region.other_start + region.end - region.start)
         if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
             return False
+        if mostly_literals(normalized.text[region.start : region.end]):
+            # Two tables of one shape differ in their data; only the same table twice is a copy.
+            other_first = other.line_at(region.other_start)
+            other_last = other.line_at(region.other_start + region.end - region.start - 1)
+            own = query.source.split("\n")[first - 1 : last]
+            return same_text(own, other_source.split("\n")[other_first - 1 : other_last])
         if len(lines) >= LARGE_BLOCK_LINES:
             return True
         smaller = min(len(set(mine)), len(set(theirs)))
@@ -244,11 +305,13 @@ class DuplicationLens:
         normalized: dict[str, Normalized],
         sources: dict[str, str],
         changed_added: dict[str, set[int]],
+        candidates: list[_Candidate],
     ) -> Iterator[Finding]:
+        """Near-copy findings now; duplicates go to `candidates`, reported once per pair."""
         reportable = [
             region
             for region in regions
-            if self._worth_reporting(query, region, normalized[region.other])
+            if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
         ]
         if query.change.status is ChangeStatus.ADDED:
             # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
@@ -258,12 +321,17 @@ class DuplicationLens:
                 yield self._near_copy(path, fork)
                 return
         for region in reportable:
-            line = query.normalized.line_at(region.start)
-            other_line = normalized[region.other].line_at(region.other_start)
-            in_branch = other_line in changed_added.get(region.other, set())
-            if in_branch and (region.other, other_line) > (path, line):
+            other = normalized[region.other]
+            mine = Side(path, query.normalized.line_at(region.start), query.normalized.line_at(region.end - 1))
+            theirs = Side(
+                region.other,
+                other.line_at(region.other_start),
+                other.line_at(region.other_start + region.end - region.start - 1),
+            )
+            in_branch = theirs.first in changed_added.get(region.other, set())
+            if in_branch and (theirs.path, theirs.first) > (mine.path, mine.first):
                 continue  # a copy inside the change is reported once, at the second occurrence
-            yield self._duplicate(path, query, region, line, other_line, in_branch, sources[region.other])
+            candidates.append(_Candidate(query, region, mine, theirs, in_branch))
 
     def _forked_from(self, query: _Query, regions: list[Region]) -> str | None:
         code_lines = sum(1 for line in query.normalized.lines if line)
@@ -276,46 +344,55 @@ class DuplicationLens:
                 return other
         return None
 
-    def _duplicate(
-        self,
-        path: str,
-        query: _Query,
-        region: Region,
-        line: int,
-        other_line: int,
-        in_branch: bool,
-        other_source: str,
-    ) -> Finding:
-        end_line = query.normalized.line_at(region.end - 1)
-        name = definition_name(other_source.split("\n"), other_line)
+    def _duplicate(self, candidate: _Candidate, other_source: str) -> Finding:
+        query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
+        other_lines = other_source.split("\n")
+        name = definition_name(other_lines, theirs.first, language_of(theirs.path))
         what = f"`{name}`" if name else "the code"
-        where = f"{region.other}:{other_line}"
-        if in_branch:
-            title = f"Repeats code this change adds at {where}"
+        count = mine.last - mine.first + 1
+        quoted = evidence(other_lines, theirs)
+        repeated = (
+            f"Lines {mine.first}-{mine.last} of {mine.path} ({count} lines) repeat {what} at "
+            f"{theirs.path}:{theirs.first}-{theirs.last}"
+        )
+        if candidate.in_branch:
+            title = f"Repeats code this change adds at {theirs}"
             body = (
-                f"Lines {line}-{end_line} repeat {what} at {where}, which this change also adds. Seed 000: "
-                "repetition inside the branch counts; keep one and call it from both places."
+                f"{repeated}, which this change also adds:\n\n{quoted}\n\nSeed 000: repetition inside the "
+                "branch counts; keep one and call it from both places."
             )
         else:
-            title = f"Duplicates existing code: use {what} at {where}"
+            title = f"Duplicates existing code: use {what} at {theirs}"
             body = (
-                f"Lines {line}-{end_line} have the same shape as {what} at {where} (same tokens, up to names "
-                "and literals). Seed 000: a working duplicate is still a finding, two places to fix the next "
-                f"bug. Use {what} at {where}, extending it if it needs a parameter."
+                f"{repeated} (same tokens, up to names and literals):\n\n{quoted}\n\nSeed 000: a working "
+                f"duplicate is still a finding, two places to fix the next bug. Use {what} at {theirs}, "
+                "extending it if it needs a parameter."
             )
+        weak = self._weak(query.normalized, mine)
+        if weak:
+            body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
         return lens_finding(
             rule=RULE_DUPLICATE,
             category="reuse",
             finding_class=FindingClass.SYSTEMATIC,
-            severity=Severity.MAJOR,
+            severity=Severity.MINOR if weak else Severity.MAJOR,
             title=title,
             body=body,
-            path=path,
-            line=line,
-            end_line=end_line,
-            code=query.normalized.lines[line - 1] + region.other + (name or ""),
+            path=mine.path,
+            line=mine.first,
+            end_line=mine.last,
+            code=query.normalized.lines[mine.first - 1] + theirs.path + (name or ""),
             stable_title="duplicate",
         )
+
+    @staticmethod
+    def _weak(normalized: Normalized, mine: Side) -> bool:
+        """A short run, or one mostly of closers, argument lines and one-word statements."""
+        lines = [text for text in normalized.lines[mine.first - 1 : mine.last] if text]
+        boilerplate = sum(
+            1 for text in lines if _CONTINUATION.search(text) or text.count(IDENTIFIER_MARK) <= _BOILERPLATE_NAMES
+        )
+        return len(lines) < STRONG_LINES or boilerplate * 2 >= len(lines)
 
     def _near_copy(self, path: str, other: str) -> Finding:
         return lens_finding(

@@ -1,0 +1,137 @@
+"""What the DRY lens does not count, and how it names what it found: re-wrapped hunks, tables of
+literals, definitions per language, and the evidence a duplicate finding shows."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reviewgate.diff import DiffLine, FileChange, LineKind
+from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK
+
+# A definition starts its line; each language has its own keywords (Go's `func` is not Python's
+# `for func in`). The name is the pattern's first non-empty group.
+_JAVA_LIKE_METHOD = (
+    r"^\s*(?:@\w+\s+)*(?:(?:public|private|protected|internal|static|final|abstract|override|virtual|"
+    r"sealed|async|synchronized|open|suspend)\s+)+[\w<>\[\],.?]+\s+(\w+)\s*\("
+)
+_DEFINITIONS: dict[Language, re.Pattern[str]] = {
+    Language.PYTHON: re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)"),
+    Language.GO: re.compile(r"^func\s*(?:\([^)]*\)\s*)?(\w+)|^type\s+(\w+)\s"),
+    Language.JAVASCRIPT: re.compile(
+        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([\w$]+)"
+        r"|^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([\w$]+)"
+        r"|^\s*(?:export\s+)?(?:const|let|var)\s+([\w$]+)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:function\b|\(|[\w$]+\s*=>)"
+        r"|^\s*(?:(?:public|private|protected|static|async|readonly|override)\s+)*"
+        r"(?!(?:if|for|while|switch|catch|return|function|with)\b)([\w$]+)\s*\([^)]*\)\s*(?::[^{]+)?\{"
+    ),
+    Language.JAVA: re.compile(r"^\s*(?:\w+\s+)*(?:class|interface|enum|record)\s+(\w+)|" + _JAVA_LIKE_METHOD),
+    Language.CSHARP: re.compile(r"^\s*(?:\w+\s+)*(?:class|interface|enum|record|struct)\s+(\w+)|" + _JAVA_LIKE_METHOD),
+    Language.KOTLIN: re.compile(
+        r"^\s*(?:\w+\s+)*(?:class|interface|object)\s+(\w+)|^\s*(?:\w+\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(\w+)"
+    ),
+}
+_DEFINITIONS[Language.TYPESCRIPT] = _DEFINITIONS[Language.JAVASCRIPT]
+
+
+def definition_name(lines: list[str], line: int, language: Language) -> str | None:
+    """The function, method or class defined on `line` or the two after it (where a copied block
+    starts), by the definition syntax of the file's own language."""
+    pattern = _DEFINITIONS.get(language)
+    if pattern is None:
+        return None
+    for text in lines[line - 1 : line + 2]:
+        match = pattern.search(text)
+        if match:
+            return next(group for group in match.groups() if group)
+    return None
+
+
+# Token-wise folding of a re-wrapped hunk: whitespace and line breaks go, quotes are one kind, and a
+# trailing comma before a closer (a formatter's "magic comma") is layout.
+_FOLD_SPACE = re.compile(r"\s+|\\\n")
+_TRAILING_COMMA = re.compile(r",(?=[)\]}])")
+
+
+def _folded(texts: list[str]) -> str:
+    joined = _FOLD_SPACE.sub("", "\n".join(texts)).replace("'", '"')
+    return _TRAILING_COMMA.sub("", joined)
+
+
+def _blocks(lines: tuple[DiffLine, ...]) -> Iterator[list[DiffLine]]:
+    """Runs of removed and added lines between context lines."""
+    block: list[DiffLine] = []
+    for line in lines:
+        if line.kind is LineKind.CONTEXT:
+            if block:
+                yield block
+            block = []
+        else:
+            block.append(line)
+    if block:
+        yield block
+
+
+def _rewrapped(lines: list[DiffLine]) -> set[int]:
+    added = [line for line in lines if line.kind is LineKind.ADDED and line.new_line is not None]
+    removed = [line.text for line in lines if line.kind is LineKind.REMOVED]
+    if added and removed and _folded([line.text for line in added]) == _folded(removed):
+        return {line.new_line for line in added if line.new_line is not None}
+    return set()
+
+
+def rewrapped_lines(change: FileChange) -> set[int]:
+    """Added lines that only re-wrap or re-indent what they replace: a hunk (or a run of changed
+    lines inside one) whose added text equals its removed text once layout is folded away. A
+    formatter's pass is not new code, however alike the code it touches."""
+    found: set[int] = set()
+    for hunk in change.hunks:
+        whole = _rewrapped(list(hunk.lines))
+        found |= whole or {number for block in _blocks(hunk.lines) for number in _rewrapped(block)}
+    return found
+
+
+# A region whose operands are mostly strings and numbers is a table (constants, a mapping, a list
+# of cases): two tables of one shape are data, not logic to keep in step, unless they are the same
+# text.
+MIN_LITERAL_SHARE = 0.5
+_LAYOUT = re.compile(r"\s+")
+
+
+def mostly_literals(normalized_region: str) -> bool:
+    literals = normalized_region.count('"') + normalized_region.count("0")
+    names = normalized_region.count(IDENTIFIER_MARK)
+    return literals > 0 and literals >= MIN_LITERAL_SHARE * (literals + names)
+
+
+def same_text(left: list[str], right: list[str]) -> bool:
+    return _LAYOUT.sub("", "".join(left)) == _LAYOUT.sub("", "".join(right))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a duplicate pair: where it is and its source lines."""
+
+    path: str
+    first: int
+    last: int
+
+    def overlaps(self, other: Side) -> bool:
+        return self.path == other.path and self.first <= other.last and other.first <= self.last
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.first}"
+
+
+MAX_EVIDENCE_LINES = 12
+
+
+def evidence(lines: list[str], side: Side) -> str:
+    """The existing code, quoted: the reader sees the repetition without opening the file."""
+    shown = lines[side.first - 1 : min(side.last, side.first - 1 + MAX_EVIDENCE_LINES)]
+    more = side.last - side.first + 1 - len(shown)
+    tail = f"\n… {more} more line(s)" if more > 0 else ""
+    fence = "````" if any("```" in line for line in shown) else "```"
+    return f"{fence}\n" + "\n".join(shown) + f"\n{fence}{tail}"
