@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reviewgate.findings import Severity
 from reviewgate.git import TreeReader
+from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.duplication_rules import definition_name, rewrapped_lines
 from reviewgate.reviewers.builtin.fingerprints import consistent_renaming
 from testing.cli import run_cli
 from testing.lenses import review_change
@@ -134,3 +137,65 @@ def test_consistent_renaming_score() -> None:
     assert consistent_renaming(["a", "b", "a"], ["x", "y", "x"]) == 1.0
     assert consistent_renaming(["a", "b", "a"], ["x", "y", "y"]) == 2 / 3
     assert consistent_renaming(["a", "b"], ["x", "x"]) == 0.5
+
+
+def test_definition_names_follow_the_files_language() -> None:
+    python = ["    for func in hooks:", "        func(event)", "    return event"]
+    assert definition_name(python, 1, Language.PYTHON) is None
+    assert definition_name(["class Loader:", "    pass"], 1, Language.PYTHON) == "Loader"
+    assert definition_name(["func (s *Server) Start(ctx context.Context) error {"], 1, Language.GO) == "Start"
+    assert definition_name(["def helper(x):"], 1, Language.GO) is None
+    assert definition_name(["export const parseArgs = (argv: string[]) => {"], 1, Language.TYPESCRIPT) == "parseArgs"
+    assert definition_name(["  if (ready) {", "  async render(view) {"], 1, Language.JAVASCRIPT) == "render"
+    assert definition_name(["    public static int count(List<String> items) {"], 1, Language.JAVA) == "count"
+
+
+def test_a_finding_quotes_the_existing_code_with_both_places_and_its_length(tmp_path: Path) -> None:
+    findings = review_change(tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + COPY})
+    [finding] = [item for item in findings if item.rule == "reuse/duplicate-code"]
+    assert finding.severity is Severity.MAJOR
+    assert "Lines 8-15 of app/jobs.py (8 lines) repeat `load_settings` at app/settings.py:4-11" in finding.body
+    assert "    for key, value in data.items():\n" in finding.body  # the existing side, quoted
+
+
+def test_a_short_run_of_mostly_boilerplate_reports_at_minor(tmp_path: Path) -> None:
+    existing = """def close_all(items, log):
+    count = 0
+    for item in items:
+        try:
+            item.close()
+        except OSError:
+            log.warning(item)
+        else:
+            count += 1
+    return count
+"""
+    copy = """
+
+def stop_all(workers, journal):
+    stopped = 0
+    for worker in workers:
+        try:
+            worker.close()
+        except OSError:
+            journal.warning(worker)
+        else:
+            stopped += 1
+    return stopped
+"""
+    findings = review_change(tmp_path, {"app/io.py": existing, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + copy})
+    [finding] = [item for item in findings if item.rule == "reuse/duplicate-code"]
+    assert finding.severity is Severity.MINOR
+    assert "Reported at minor" in finding.body
+
+
+def test_a_rewrapped_hunk_is_not_added_code() -> None:
+    from reviewgate.diff import parse_diff
+
+    patch = (
+        b"diff --git a/app/x.py b/app/x.py\n--- a/app/x.py\n+++ b/app/x.py\n@@ -1,4 +1,2 @@\n"
+        b" def f(a):\n-    return call(\n-        a, 'b',\n-    )\n+    return call(a, \"b\")\n"
+        b"@@ -9,2 +7,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+    )
+    [change] = parse_diff(patch)
+    assert rewrapped_lines(change) == {2}

@@ -62,10 +62,11 @@ MAX_FINGERPRINT_PLACES = 50
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
 MAX_FILE_BYTES = 1_000_000
 _NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
-# Evidence too weak to block: a short run, or one that is mostly closers, argument lines and
-# statements of at most one name (`}`, `return a`, `else:`, `pass`), is reported at minor.
-STRONG_LINES = 8
-_BOILERPLATE_NAMES = 1
+# Evidence too weak to block: a run with fewer than this many substantive lines (two names or more,
+# not an argument line), the rest closers and one-name statements (`}`, `return a`, `else:`), is
+# reported at minor.
+STRONG_LINES = 5
+_SUBSTANTIVE_NAMES = 2
 # A copy whose source lost at least this many lines in the same change is code split out of it.
 SPLIT_REMOVED_LINES = 5
 
@@ -387,12 +388,13 @@ class DuplicationLens:
 
     @staticmethod
     def _weak(normalized: Normalized, mine: Side) -> bool:
-        """A short run, or one mostly of closers, argument lines and one-word statements."""
-        lines = [text for text in normalized.lines[mine.first - 1 : mine.last] if text]
-        boilerplate = sum(
-            1 for text in lines if _CONTINUATION.search(text) or text.count(IDENTIFIER_MARK) <= _BOILERPLATE_NAMES
+        """Too few substantive lines: the rest are closers, argument lines and one-name statements."""
+        substantive = sum(
+            1
+            for text in normalized.lines[mine.first - 1 : mine.last]
+            if text.count(IDENTIFIER_MARK) >= _SUBSTANTIVE_NAMES and not _CONTINUATION.search(text)
         )
-        return len(lines) < STRONG_LINES or boilerplate * 2 >= len(lines)
+        return substantive < STRONG_LINES
 
     def _near_copy(self, path: str, other: str) -> Finding:
         return lens_finding(
