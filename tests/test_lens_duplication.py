@@ -141,13 +141,13 @@ def test_consistent_renaming_score() -> None:
 
 def test_definition_names_follow_the_files_language() -> None:
     python = ["    for func in hooks:", "        func(event)", "    return event"]
-    assert definition_name(python, 1, Language.PYTHON) is None
-    assert definition_name(["class Loader:", "    pass"], 1, Language.PYTHON) == "Loader"
-    assert definition_name(["func (s *Server) Start(ctx context.Context) error {"], 1, Language.GO) == "Start"
-    assert definition_name(["def helper(x):"], 1, Language.GO) is None
-    assert definition_name(["export const parseArgs = (argv: string[]) => {"], 1, Language.TYPESCRIPT) == "parseArgs"
-    assert definition_name(["  if (ready) {", "  async render(view) {"], 1, Language.JAVASCRIPT) == "render"
-    assert definition_name(["    public static int count(List<String> items) {"], 1, Language.JAVA) == "count"
+    assert definition_name(python, 1, 3, Language.PYTHON) is None
+    assert definition_name(["class Loader:", "    pass"], 1, 1, Language.PYTHON) == "Loader"
+    assert definition_name(["func (s *Server) Start(ctx context.Context) error {"], 1, 1, Language.GO) == "Start"
+    assert definition_name(["def helper(x):"], 1, 1, Language.GO) is None
+    assert definition_name(["export const parseArgs = (argv: string[]) => {"], 1, 1, Language.TYPESCRIPT) == "parseArgs"
+    assert definition_name(["  if (ready) {", "  async render(view) {"], 1, 1, Language.JAVASCRIPT) == "render"
+    assert definition_name(["    public static int count(List<String> items) {"], 1, 1, Language.JAVA) == "count"
 
 
 def test_a_finding_quotes_the_existing_code_with_both_places_and_its_length(tmp_path: Path) -> None:
@@ -199,3 +199,44 @@ def test_a_rewrapped_hunk_is_not_added_code() -> None:
     )
     [change] = parse_diff(patch)
     assert rewrapped_lines(change) == {2}
+
+
+def test_a_copy_broken_by_one_small_edit_is_one_finding(tmp_path: Path) -> None:
+    existing = '''class Command:
+    def format_options(self, ctx, formatter):
+        """Writes all the options into the formatter if they exist."""
+        opts = []
+        formatter.indent(ctx.depth)
+        self.log.debug(ctx.info_name, formatter.width)
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and not isinstance(param, Argument):
+                opts.append(record)
+        if opts:
+            with formatter.section("Options"):
+                formatter.write_dl(opts)
+            formatter.flush_section(ctx, opts)
+        formatter.dedent(ctx.depth)
+        self.log.debug(ctx.info_name, len(opts))
+'''
+    added = '''
+    def format_arguments(self, ctx, formatter):
+        """Writes the arguments that have a help record into the formatter."""
+        args = []
+        formatter.indent(ctx.depth)
+        self.log.debug(ctx.info_name, formatter.width)
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and isinstance(param, Argument):
+                args.append(record)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+            formatter.flush_section(ctx, args)
+        formatter.dedent(ctx.depth)
+        self.log.debug(ctx.info_name, len(args))
+'''
+    findings = review_change(tmp_path, {"app/core.py": existing}, {"app/core.py": existing + added})
+    reuse = [item for item in findings if item.rule == "reuse/duplicate-code"]
+    assert [(item.line, item.end_line) for item in reuse] == [(18, 32)]
+    assert "`format_options` at app/core.py:2" in reuse[0].title

@@ -9,26 +9,27 @@ both sides: test helpers are meant to look alike, and a copy in a test is not tw
 from __future__ import annotations
 
 import bisect
-import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange, LineKind
+from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, is_test_file, language_of, lens_finding
 from reviewgate.reviewers.builtin.duplication_rules import (
+    CONTINUATION,
     Side,
     definition_name,
     evidence,
     mostly_literals,
     rewrapped_lines,
     same_text,
+    split_out_copies,
+    weak_evidence,
 )
 from reviewgate.reviewers.builtin.fingerprints import (
-    IDENTIFIER_MARK,
     Normalized,
     common_extent,
     consistent_renaming,
@@ -51,9 +52,6 @@ MIN_SHARED_NAMES = 0.25
 # A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
 # Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
 MIN_CONSISTENT_RENAMING = 0.85
-# Argument lines of a long call (`a=a,`), openers and closers: the same helper called with keyword
-# arguments in two places has this shape without being a copy, so they do not count as distinct lines.
-_CONTINUATION = re.compile(r"(?:[,(\[{]|^[)\]}]+[,;]?)$")
 # A new file whose lines are this share of one existing file is a fork of it.
 NEAR_COPY_SHARE = 0.8
 # A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
@@ -62,13 +60,9 @@ MAX_FINGERPRINT_PLACES = 50
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
 MAX_FILE_BYTES = 1_000_000
 _NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
-# Evidence too weak to block: a run with fewer than this many substantive lines (two names or more,
-# not an argument line), the rest closers and one-name statements (`}`, `return a`, `else:`), is
-# reported at minor.
-STRONG_LINES = 5
-_SUBSTANTIVE_NAMES = 2
-# A copy whose source lost at least this many lines in the same change is code split out of it.
-SPLIT_REMOVED_LINES = 5
+# Examples and benchmarks are standalone by design (each readable and runnable alone), so their
+# copies are not two places to fix, and nothing calls into them.
+_STANDALONE = frozenset({"examples", "example", "bench", "benchmark", "benchmarks"})
 
 
 def is_candidate(path: str) -> bool:
@@ -77,7 +71,7 @@ def is_candidate(path: str) -> bool:
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
         and ".min." not in parts[-1]
-        and not any(part in _NOT_INDEXED for part in parts[:-1])
+        and not any(part in _NOT_INDEXED or part in _STANDALONE for part in parts[:-1])
     )
 
 
@@ -127,21 +121,26 @@ def _longest_disjoint(regions: list[Region]) -> list[Region]:
     return chosen
 
 
-def _split_sources(request: ReviewRequest) -> set[str]:
-    """Paths of copies git found whose source the same change shrank: code split out of a file,
-    to be compared with what the source holds at head (moved code is gone there), not a fork."""
-    removed = {
-        change.path: sum(line.kind is LineKind.REMOVED for hunk in change.hunks for line in hunk.lines)
-        for change in request.target.files
-        if change.status in (ChangeStatus.MODIFIED, ChangeStatus.RENAMED)
-    }
-    return {
-        change.path
-        for change in request.target.files
-        if change.status is ChangeStatus.COPIED
-        and change.old_path is not None
-        and removed.get(change.old_path, 0) >= SPLIT_REMOVED_LINES
-    }
+def _joined(candidates: list[_Candidate]) -> list[_Candidate]:
+    """One copy broken by a small edit (`and isinstance` for `and not isinstance`) is found as two
+    runs that meet on both sides: it is one finding, over both."""
+    joined: list[_Candidate] = []
+    for candidate in sorted(candidates, key=lambda item: (item.theirs.path, item.mine.first)):
+        previous = joined[-1] if joined else None
+        if (
+            previous is not None
+            and previous.theirs.path == candidate.theirs.path
+            and candidate.mine.first <= previous.mine.last + 1
+            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 1
+        ):
+            joined[-1] = replace(
+                previous,
+                mine=replace(previous.mine, last=max(previous.mine.last, candidate.mine.last)),
+                theirs=replace(previous.theirs, last=max(previous.theirs.last, candidate.theirs.last)),
+            )
+        else:
+            joined.append(candidate)
+    return joined
 
 
 def _one_per_pair(candidates: list[_Candidate]) -> list[_Candidate]:
@@ -160,7 +159,7 @@ def _one_per_pair(candidates: list[_Candidate]) -> list[_Candidate]:
 
 class DuplicationLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        split = _split_sources(request)
+        split = split_out_copies(request)
         yield from self._git_copies(request, split)
         queries = self._queries(request, split)
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
@@ -274,7 +273,7 @@ class DuplicationLens:
         distinct = {
             normalized.lines[number - 1]
             for number in lines
-            if not _CONTINUATION.search(normalized.lines[number - 1])
+            if not CONTINUATION.search(normalized.lines[number - 1])
         }
         if not (
             region.end - region.start >= MIN_CHARACTERS
@@ -321,6 +320,7 @@ class DuplicationLens:
             if fork is not None:
                 yield self._near_copy(path, fork)
                 return
+        found: list[_Candidate] = []
         for region in reportable:
             other = normalized[region.other]
             mine = Side(path, query.normalized.line_at(region.start), query.normalized.line_at(region.end - 1))
@@ -332,7 +332,8 @@ class DuplicationLens:
             in_branch = theirs.first in changed_added.get(region.other, set())
             if in_branch and (theirs.path, theirs.first) > (mine.path, mine.first):
                 continue  # a copy inside the change is reported once, at the second occurrence
-            candidates.append(_Candidate(query, region, mine, theirs, in_branch))
+            found.append(_Candidate(query, region, mine, theirs, in_branch))
+        candidates += _joined(found)
 
     def _forked_from(self, query: _Query, regions: list[Region]) -> str | None:
         code_lines = sum(1 for line in query.normalized.lines if line)
@@ -348,7 +349,7 @@ class DuplicationLens:
     def _duplicate(self, candidate: _Candidate, other_source: str) -> Finding:
         query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
         other_lines = other_source.split("\n")
-        name = definition_name(other_lines, theirs.first, language_of(theirs.path))
+        name = definition_name(other_lines, theirs.first, theirs.last, language_of(theirs.path))
         what = f"`{name}`" if name else "the code"
         count = mine.last - mine.first + 1
         quoted = evidence(other_lines, theirs)
@@ -369,7 +370,7 @@ class DuplicationLens:
                 f"duplicate is still a finding, two places to fix the next bug. Use {what} at {theirs}, "
                 "extending it if it needs a parameter."
             )
-        weak = self._weak(query.normalized, mine)
+        weak = weak_evidence(query.normalized, mine)
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
         return lens_finding(
@@ -385,16 +386,6 @@ class DuplicationLens:
             code=query.normalized.lines[mine.first - 1] + theirs.path + (name or ""),
             stable_title="duplicate",
         )
-
-    @staticmethod
-    def _weak(normalized: Normalized, mine: Side) -> bool:
-        """Too few substantive lines: the rest are closers, argument lines and one-name statements."""
-        substantive = sum(
-            1
-            for text in normalized.lines[mine.first - 1 : mine.last]
-            if text.count(IDENTIFIER_MARK) >= _SUBSTANTIVE_NAMES and not _CONTINUATION.search(text)
-        )
-        return substantive < STRONG_LINES
 
     def _near_copy(self, path: str, other: str) -> Finding:
         return lens_finding(

@@ -7,9 +7,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reviewgate.diff import DiffLine, FileChange, LineKind
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import ChangeStatus, DiffLine, FileChange, LineKind
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK
+from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK, Normalized
 
 # A definition starts its line; each language has its own keywords (Go's `func` is not Python's
 # `for func in`). The name is the pattern's first non-empty group.
@@ -36,13 +37,14 @@ _DEFINITIONS: dict[Language, re.Pattern[str]] = {
 _DEFINITIONS[Language.TYPESCRIPT] = _DEFINITIONS[Language.JAVASCRIPT]
 
 
-def definition_name(lines: list[str], line: int, language: Language) -> str | None:
-    """The function, method or class defined on `line` or the two after it (where a copied block
-    starts), by the definition syntax of the file's own language."""
+def definition_name(lines: list[str], first: int, last: int, language: Language) -> str | None:
+    """The first function, method or class defined in lines `first` to `last` (at least the two
+    after `first`, where a copied block often starts), by the definition syntax of the file's own
+    language."""
     pattern = _DEFINITIONS.get(language)
     if pattern is None:
         return None
-    for text in lines[line - 1 : line + 2]:
+    for text in lines[first - 1 : max(last, first + 2)]:
         match = pattern.search(text)
         if match:
             return next(group for group in match.groups() if group)
@@ -135,3 +137,43 @@ def evidence(lines: list[str], side: Side) -> str:
     tail = f"\n… {more} more line(s)" if more > 0 else ""
     fence = "````" if any("```" in line for line in shown) else "```"
     return f"{fence}\n" + "\n".join(shown) + f"\n{fence}{tail}"
+
+
+# Evidence too weak to block: a run with fewer than this many substantive lines (two names or more,
+# not an argument line), the rest closers and one-name statements (`}`, `return a`, `else:`), is
+# reported at minor.
+STRONG_LINES = 5
+_SUBSTANTIVE_NAMES = 2
+# A copy whose source lost at least this many lines in the same change is code split out of it.
+SPLIT_REMOVED_LINES = 5
+# Argument lines of a long call (`a=a,`), openers and closers: the same helper called with keyword
+# arguments in two places has this shape without being a copy, so they are not distinct lines, nor
+# substantive ones.
+CONTINUATION = re.compile(r"(?:[,(\[{]|^[)\]}]+[,;]?)$")
+
+
+def weak_evidence(normalized: Normalized, side: Side) -> bool:
+    """Too few substantive lines: the rest are closers, argument lines and one-name statements."""
+    substantive = sum(
+        1
+        for text in normalized.lines[side.first - 1 : side.last]
+        if text.count(IDENTIFIER_MARK) >= _SUBSTANTIVE_NAMES and not CONTINUATION.search(text)
+    )
+    return substantive < STRONG_LINES
+
+
+def split_out_copies(request: ReviewRequest) -> set[str]:
+    """Paths of copies git found whose source the same change shrank: code split out of a file,
+    to be compared with what the source holds at head (moved code is gone there), not a fork."""
+    removed = {
+        change.path: sum(line.kind is LineKind.REMOVED for hunk in change.hunks for line in hunk.lines)
+        for change in request.target.files
+        if change.status in (ChangeStatus.MODIFIED, ChangeStatus.RENAMED)
+    }
+    return {
+        change.path
+        for change in request.target.files
+        if change.status is ChangeStatus.COPIED
+        and change.old_path is not None
+        and removed.get(change.old_path, 0) >= SPLIT_REMOVED_LINES
+    }
