@@ -3,7 +3,9 @@ their own (the first keeps the line-free id), in the report and in the check run
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -60,3 +62,11 @@ def test_120_identical_handlers_are_120_findings_and_120_annotations_in_batches_
     lines = [item["start_line"] for item in check_run["annotations"] if "swallowed-exception" in item["raw_details"]]
     assert sorted(lines) == [7 + 7 * index for index in range(HANDLERS)]
     assert server.state.schema_errors == []
+    # Every file sink keeps them apart too.
+    quality = json.loads((result.output_dir / "codequality.json").read_text(encoding="utf-8"))
+    assert len({item["fingerprint"] for item in quality if "swallowed-exception" in item["check_name"]}) == HANDLERS
+    sarif = json.loads((result.output_dir / "review.sarif").read_text(encoding="utf-8"))
+    results = [item for item in sarif["runs"][0]["results"] if item["ruleId"] == SWALLOWED]
+    assert len({item["partialFingerprints"]["reviewgateFindingId/v1"] for item in results}) == HANDLERS
+    cases = ElementTree.parse(result.output_dir / "junit.xml").getroot().iter("testcase")
+    assert len({case.get("name") for case in cases if "Broad exception handler" in (case.get("name") or "")}) == HANDLERS
