@@ -113,7 +113,7 @@ def _verify_review_publish(
     verify: VerifyOutcome = ABSENT
     if target.mode != "bundle":  # a document bundle has no app to stand up
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                                   environ=environ)
+                                   environ=environ, grant_commit=target.merge_base)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
@@ -188,9 +188,12 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
     target = freeze(repo, base="HEAD", head="HEAD", ci=context)
+    # --base REF: secrets are granted by the manifest at the merge base with REF, as in `run`;
+    # without it, by the working-tree manifest (a local run of one's own checkout).
+    grant_commit = freeze(repo, base=options.base, head="HEAD", ci=context).merge_base if options.base else None
     clock = time.monotonic()
     verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                               environ=environ)
+                               environ=environ, grant_commit=grant_commit)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
         started_at=started_at, timings={"verify": time.monotonic() - clock},

@@ -31,7 +31,11 @@ BROKEN_TEST = f"{PYTHON} -c \"print('total was 4, expected 3'); raise SystemExit
 
 
 def app_repo(tmp_path: Path, port: int, **options: str) -> Path:
-    return make_repo(tmp_path, {"README.md": "app\n"}, dict(app_files(port, **options))).path  # type: ignore[arg-type]
+    """The app and its manifest on `main` (its `secrets` are granted at the merge base), the
+    branch's manifest with `options` applied."""
+    base = {"README.md": "app\n", **app_files(port)}
+    branch = {**app_files(port, **options), "README.md": "app, changed\n"}
+    return make_repo(tmp_path, base, branch).path  # type: ignore[arg-type]
 
 
 def no_app_left(port: int) -> bool:

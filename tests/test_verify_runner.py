@@ -14,7 +14,6 @@ import pytest
 from reviewgate.ci.context import CiContext
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.tomlfile import read_toml
-from reviewgate.verify.environment import step_environment
 from reviewgate.verify.manifest import parse_manifest
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from reviewgate.verify.processes import port_is_free
@@ -282,20 +281,6 @@ def test_secret_never_reaches_logs_or_the_ci_log(tmp_path: Path) -> None:
     assert SECRET not in log and "secret is ***" in log
     for path in (output_dir / "verify").iterdir():
         assert SECRET not in path.read_text(), path
-
-
-def test_app_does_not_get_the_gates_tokens_unless_the_manifest_asks() -> None:
-    manifest = parse_manifest({"test": "t", "secrets": ["DEPLOY_KEY"], "env": {"APP_ENV": "ci"}}, "m.toml")
-    environ = {
-        "PATH": "/bin",
-        "INPUT_GITHUB-TOKEN": "ghs_x",
-        "ACTIONS_RUNTIME_TOKEN": "r",
-        "OPENAI_API_KEY": "sk-x",
-        "DEPLOY_KEY": "d",
-        "APP_ENV": "prod",
-    }
-    env = step_environment(environ, manifest, {"STEP": "1"}, withheld={"OPENAI_API_KEY"})
-    assert env == {"PATH": "/bin", "DEPLOY_KEY": "d", "APP_ENV": "ci", "STEP": "1"}
 
 
 def test_start_that_daemonizes_and_exits_0_is_still_waited_for_and_torn_down(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ during the verify: the running step is stopped, teardown runs, the outcome is BL
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -21,7 +22,12 @@ from reviewgate.errors import UsageError
 from reviewgate.findings import Finding
 from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
-from reviewgate.verify.environment import check_preconditions, step_environment
+from reviewgate.verify.environment import (
+    SecretGrant,
+    check_preconditions,
+    passed_secret_names,
+    step_environment,
+)
 from reviewgate.verify.failure import step_finding
 from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
@@ -66,7 +72,7 @@ class _Verify:
         ci_log: CiLog,
         masker: SecretMasker,
         environ: Mapping[str, str],
-        withheld: Collection[str],
+        secret_names: tuple[str, ...],
         cancellation: Cancellation,
     ) -> None:
         self.manifest = manifest
@@ -75,7 +81,8 @@ class _Verify:
         self.ci_log = ci_log
         self.masker = masker
         self.environ = environ
-        self.withheld = withheld
+        self.secret_names = secret_names
+        self.cookie = secrets.token_hex(16)
         self.cancellation = cancellation
         self.results: dict[str, StepResult] = {}
         self.failure: _Failure | None = None
@@ -132,13 +139,16 @@ class _Verify:
             if time.monotonic() >= deadline:
                 return "timeout"
 
+    def _environment(self, extra: Mapping[str, str]) -> dict[str, str]:
+        return step_environment(self.environ, self.manifest, extra, self.secret_names, self.cookie)
+
     # -- steps -----------------------------------------------------------------------------
     def run_step(self, step: Step, cancellable: bool = True) -> bool:
         log_path = self.log_dir / f"{step.name}.log"
         log = StepLog(log_path, self.masker, self.ci_log)
         self.ci_log.begin(step.name, f"verify: {step.name}: {step.run}")
         started = time.monotonic()
-        env = step_environment(self.environ, self.manifest, step.env, self.withheld)
+        env = self._environment(step.env)
         try:
             process = spawn(step.run, self._cwd(step.cwd), env)
         except OSError as error:
@@ -210,7 +220,7 @@ class _Verify:
             self.start_process = spawn(
                 start.run,
                 self._cwd(start.cwd),
-                step_environment(self.environ, self.manifest, start.env, self.withheld),
+                self._environment(start.env),
             )
         except OSError as error:
             detail = f"could not start in {start.cwd or '.'}: {error.strerror or error}"
@@ -234,7 +244,7 @@ class _Verify:
             check,
             start=self.start_process,
             cwd=self._cwd(check.cwd),
-            env=step_environment(self.environ, self.manifest, check.env, self.withheld),
+            env=self._environment(check.env),
             log=log,
             cancellation=self.cancellation,
         )
@@ -401,14 +411,17 @@ def run_verify(
     ci: CiContext,
     stdout: TextIO,
     environ: Mapping[str, str] | None = None,
-    withheld: Collection[str] = (),
+    grant: SecretGrant | None = None,
 ) -> VerifyOutcome:
-    """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`."""
+    """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`.
+    Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
     env = os.environ if environ is None else environ
+    grant = grant or SecretGrant(granted=frozenset(manifest.secrets))
     started = time.monotonic()
-    masker = SecretMasker(env.get(name, "") for name in manifest.secrets)
+    secret_names = passed_secret_names(manifest, grant)
+    masker = SecretMasker(env.get(name, "") for name in secret_names)
     ci_log = CiLog(stdout, ci, masker)
-    problem = check_preconditions(manifest, env)
+    problem = check_preconditions(manifest, grant, env)
     if problem is not None:
         ci_log.line(f"verify: blocked: {problem}")
         return VerifyOutcome(
@@ -416,13 +429,15 @@ def run_verify(
             reason=problem,
             manifest=manifest.source,
             duration_seconds=time.monotonic() - started,
+            notes=grant.notes,
         )
     log_dir = output_dir / LOG_DIRECTORY
     _clear_old_logs(log_dir)
     with Cancellation().handling_signals() as cancellation:
-        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, withheld, cancellation)
+        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation)
         try:
             verify.stand_up_and_test()
         finally:
             verify.teardown()
-    return verify.outcome(time.monotonic() - started)
+    outcome = verify.outcome(time.monotonic() - started)
+    return replace(outcome, notes=(*grant.notes, *outcome.notes))
