@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.verify.environment import RUN_COOKIE_VARIABLE, step_environment
+from reviewgate.verify.environment import step_environment
 from reviewgate.verify.manifest import parse_manifest
+from reviewgate.verify.processes import RUN_COOKIE_VARIABLE
 from testing.cli import clean_environment, run_cli
 from testing.repo import commit, make_repo
 

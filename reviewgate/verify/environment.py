@@ -13,11 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from reviewgate.verify.manifest import Manifest
-from reviewgate.verify.processes import busy_ports
-
-# Every process the verify starts carries this variable with a value random per run, so
-# teardown finds what escaped the process group and the tree (setsid, double fork) by it.
-RUN_COOKIE_VARIABLE = "REVIEWGATE_RUN_COOKIE"
+from reviewgate.verify.processes import RUN_COOKIE_VARIABLE, busy_ports
 
 # The runner basics a build needs, passed when set. Documented in docs/verify.md.
 RUNNER_BASICS = frozenset({

@@ -36,6 +36,7 @@ from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutc
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     POLL_SECONDS,
+    kill_escaped,
     spawn,
     terminate_tree,
     wait_ports_free,
@@ -329,6 +330,7 @@ class _Verify:
                     detail,
                 )
             self._echo_start_log()
+        self._kill_escaped()
         busy = wait_ports_free(self.manifest.ports, KILL_WAIT_SECONDS)
         self.survivors += [f"port {port} still in use after teardown" for port in busy]
         if self.survivors:
@@ -341,6 +343,19 @@ class _Verify:
                 start.run if start else "",
                 None,
             )
+
+    def _kill_escaped(self) -> None:
+        """What left the process group and tree (setsid, a double fork from any step) still
+        carries the run cookie: stopped now, each named in the notes; one that outlives
+        SIGKILL is a survivor."""
+        grace = HURRIED_GRACE if self.cancellation.hurried else STEP_GRACE
+        for description, gone in kill_escaped(self.cookie, grace):
+            line = f"escaped process {self.masker.mask(description)} " + ("killed" if gone else "survived SIGKILL")
+            self.ci_log.line(f"verify: teardown: {line}")
+            if gone:
+                self.notes.append(line)
+            else:
+                self.survivors.append(line)
 
     def _echo_start_log(self) -> None:
         assert self.start_log is not None
