@@ -29,7 +29,7 @@ from reviewgate.forge.steps import (
 from reviewgate.gate import decide
 from reviewgate.git import repository_root
 from reviewgate.report import publish
-from reviewgate.report.files import prepare_output_dir
+from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
@@ -68,6 +68,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
+    # First: the lock, and no output of an earlier run left to pass for this one's.
+    claim_existing_output_dir(options.output_dir)
     repo = workspace_root(options.start, bool(options.bundle))
     config = load_run_config(repo, options)
     reviewers = build_reviewers(config)
@@ -178,6 +180,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     result is bound to HEAD (nothing is diffed); the verify runs even when the config
     disables it for `run`, since it was asked for by name."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    claim_existing_output_dir(options.output_dir)
     repo = repository_root(options.start)
     config = load_run_config(repo, options)
     config = replace(config, verify=replace(config.verify, enabled=True))
