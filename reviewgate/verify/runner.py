@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate.ci.context import CiContext
+from reviewgate.config import DEFAULT_LOG_LIMIT
 from reviewgate.errors import UsageError
 from reviewgate.findings import Finding
 from reviewgate.text import printable
@@ -75,6 +76,7 @@ class _Verify:
         environ: Mapping[str, str],
         secret_names: tuple[str, ...],
         cancellation: Cancellation,
+        log_limit: int = DEFAULT_LOG_LIMIT,
     ) -> None:
         self.manifest = manifest
         self.repo = repo
@@ -84,6 +86,7 @@ class _Verify:
         self.environ = environ
         self.secret_names = secret_names
         self.cookie = secrets.token_hex(16)
+        self.log_limit = log_limit
         self.cancellation = cancellation
         self.results: dict[str, StepResult] = {}
         self.failure: _Failure | None = None
@@ -140,13 +143,24 @@ class _Verify:
             if time.monotonic() >= deadline:
                 return "timeout"
 
+    def _log(self, name: str, echo: bool = True) -> StepLog:
+        return StepLog(self.log_dir / f"{name}.log", self.masker, self.ci_log if echo else None, self.log_limit)
+
+    def _closed(self, name: str, log: StepLog) -> None:
+        """After a log is closed: say in the notes when its output was cut to the limit."""
+        if log.left_out:
+            self.notes.append(
+                f"{name}: {log.left_out} bytes of output left out of {log.path.name} and the CI log "
+                f"(the first and last {self.log_limit // 2} bytes are kept)"
+            )
+
     def _environment(self, extra: Mapping[str, str]) -> dict[str, str]:
         return step_environment(self.environ, self.manifest, extra, self.secret_names, self.cookie)
 
     # -- steps -----------------------------------------------------------------------------
     def run_step(self, step: Step, cancellable: bool = True) -> bool:
-        log_path = self.log_dir / f"{step.name}.log"
-        log = StepLog(log_path, self.masker, self.ci_log)
+        log = self._log(step.name)
+        log_path = log.path
         self.ci_log.begin(step.name, f"verify: {step.name}: {step.run}")
         started = time.monotonic()
         env = self._environment(step.env)
@@ -169,6 +183,7 @@ class _Verify:
         if leftovers and state == "exited":
             log.note(f"ended {len(leftovers)} process(es) the step left running: {'; '.join(leftovers)}")
         log.close()
+        self._closed(step.name, log)
         exit_code = process.returncode if state == "exited" else None
         if state == "exited" and exit_code == 0:
             passed, detail = self._import_junit(step, started)
@@ -210,9 +225,9 @@ class _Verify:
     def start_app(self) -> bool:
         start = self.manifest.start
         assert start is not None
-        log_path = self.log_dir / "start.log"
         # Not echoed live: it runs beside the next steps' groups. It is shown after teardown.
-        self.start_log = StepLog(log_path, self.masker, None)
+        self.start_log = self._log("start", echo=False)
+        log_path = self.start_log.path
         self.ci_log.line(
             f"verify: start: {start.run} (in the background; output in {self._relative(log_path)})"
         )
@@ -237,8 +252,8 @@ class _Verify:
     def check_ready(self) -> bool:
         check = self.manifest.ready
         assert check is not None
-        log_path = self.log_dir / "ready.log"
-        log = StepLog(log_path, self.masker, self.ci_log)
+        log = self._log("ready")
+        log_path = log.path
         self.ci_log.begin("ready", f"verify: ready: {check.describe()}")
         started = time.monotonic()
         result = wait_ready(
@@ -314,6 +329,7 @@ class _Verify:
             grace = min(start.grace, HURRIED_GRACE) if self.cancellation.hurried else start.grace
             self.survivors += [self.masker.mask(item) for item in terminate_tree(self.start_process, grace)]
             self.start_log.close(KILL_WAIT_SECONDS)
+            self._closed("start", self.start_log)
             if "start" not in self.results:
                 detail = (
                     "stopped at teardown"
@@ -427,6 +443,7 @@ def run_verify(
     stdout: TextIO,
     environ: Mapping[str, str] | None = None,
     grant: SecretGrant | None = None,
+    log_limit: int = DEFAULT_LOG_LIMIT,
 ) -> VerifyOutcome:
     """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`.
     Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
@@ -449,7 +466,7 @@ def run_verify(
     log_dir = output_dir / LOG_DIRECTORY
     _clear_old_logs(log_dir)
     with Cancellation().handling_signals() as cancellation:
-        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation)
+        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, log_limit)
         try:
             verify.stand_up_and_test()
         finally:

@@ -51,6 +51,7 @@ def verify_repository(
         stdout=stdout,
         environ=environ,
         grant=secret_grant(repo, config, manifest, grant_commit),
+        log_limit=config.verify.log_limit,
     )
 
 
