@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
     verify.add_argument("--output-dir", type=Path, default=Path(".reviewgate"),
                         help="where outputs go (default: .reviewgate/)")
+    verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
+                        "(default: the working-tree manifest)")
 
     freeze = commands.add_parser("freeze", help="print the frozen target as JSON")
     _add_target_flags(freeze)
@@ -110,7 +112,8 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
-    options = RunOptions(start=arguments.repo, config_path=arguments.config, output_dir=arguments.output_dir)
+    options = RunOptions(start=arguments.repo, base=arguments.base, config_path=arguments.config,
+                         output_dir=arguments.output_dir)
     from reviewgate.run import run_verify_only
 
     return run_verify_only(options, stdout)

@@ -19,6 +19,7 @@ from reviewgate.tomlfile import read_toml
 CONFIG_FILE = ".reviewgate.toml"
 PYPROJECT_FILE = "pyproject.toml"
 DEFAULT_MANIFEST = ".prepcook/scripts.toml"
+DEFAULT_LOG_LIMIT = 2 * 1024 * 1024  # 1 MiB head + 1 MiB tail per step
 
 
 class ConfigWarning(UserWarning):
@@ -70,6 +71,10 @@ class ReviewerSettings:
 class VerifySettings:
     manifest: str = DEFAULT_MANIFEST
     enabled: bool = True
+    # Variables the verify may pass to the app besides the target branch's manifest `secrets`.
+    secrets: tuple[str, ...] = ()
+    # Bytes of each step's output kept on disk and on the console: the first half and the last half.
+    log_limit: int = DEFAULT_LOG_LIMIT
 
 
 @dataclass(frozen=True)
@@ -219,10 +224,12 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
             raise top.fail(f"reviewer.{name}", "a table", settings)
         reviewers[name] = _parse_reviewer(name, TableReader(source, f"reviewer.{name}.", settings))
     verify_reader = TableReader(source, "verify.", top.subtable("verify"))
-    verify_reader.warn_unknown(("manifest", "enabled"))
+    verify_reader.warn_unknown(("manifest", "enabled", "secrets", "log_limit"))
     verify = VerifySettings(
         manifest=verify_reader.string("manifest", DEFAULT_MANIFEST) or DEFAULT_MANIFEST,
         enabled=verify_reader.boolean("enabled", True),
+        secrets=verify_reader.strings("secrets", ()),
+        log_limit=verify_reader.integer("log_limit", DEFAULT_LOG_LIMIT, minimum=1024),
     )
     sections = {name: top.subtable(name) for name in OPEN_SECTIONS if name in table}
     return Config(review=review, reviewers=reviewers, verify=verify, sections=sections, source=source)

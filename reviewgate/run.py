@@ -29,7 +29,7 @@ from reviewgate.forge.steps import (
 from reviewgate.gate import decide
 from reviewgate.git import repository_root
 from reviewgate.report import publish
-from reviewgate.report.files import prepare_output_dir
+from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
@@ -66,6 +66,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
+    # First: the lock, and no output of an earlier run left to pass for this one's.
+    claim_existing_output_dir(options.output_dir)
     repo = workspace_root(options.start, bool(options.bundle))
     config = load_run_config(repo, options)
     reviewers = build_reviewers(config)
@@ -111,7 +113,7 @@ def _verify_review_publish(
     verify: VerifyOutcome = ABSENT
     if target.mode != "bundle":  # a document bundle has no app to stand up
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                                   environ=environ)
+                                   environ=environ, grant_commit=target.merge_base)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
@@ -176,6 +178,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     result is bound to HEAD (nothing is diffed); the verify runs even when the config
     disables it for `run`, since it was asked for by name."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    claim_existing_output_dir(options.output_dir)
     repo = repository_root(options.start)
     config = load_run_config(repo, options)
     config = replace(config, verify=replace(config.verify, enabled=True))
@@ -186,9 +189,12 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
     target = freeze(repo, base="HEAD", head="HEAD", ci=context)
+    # --base REF: secrets are granted by the manifest at the merge base with REF, as in `run`;
+    # without it, by the working-tree manifest (a local run of one's own checkout).
+    grant_commit = freeze(repo, base=options.base, head="HEAD", ci=context).merge_base if options.base else None
     clock = time.monotonic()
     verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                               environ=environ)
+                               environ=environ, grant_commit=grant_commit)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
         started_at=started_at, timings={"verify": time.monotonic() - clock},

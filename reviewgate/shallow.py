@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.git import git_text, run_git
@@ -40,10 +41,40 @@ def has_remote(repo: Path, name: str = REMOTE) -> bool:
     return name in run_git(repo, "remote").stdout.decode("utf-8", "replace").split()
 
 
+class RemoteUnreachable(BlockedError):
+    """Origin could not be reached: the review could not be done (exit 3), whatever named
+    the ref; never mistaken for a ref that does not exist (a usage error)."""
+
+
+def _display_url(url: str) -> str:
+    """A remote URL without any user or password in it (runners put tokens there)."""
+    parts = urlsplit(url)
+    if parts.scheme and "@" in parts.netloc:
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return url
+
+
+def _remote_reachable(repo: Path) -> bool:
+    """Whether origin answers at all: `ls-remote` of one ref succeeds even when that ref is
+    missing, and fails only when the remote cannot be read."""
+    return run_git(repo, "ls-remote", REMOTE, "HEAD", check=False).returncode == 0
+
+
 def _fetch(repo: Path, log: FetchLog, *args: str) -> bool:
+    """True when the fetch worked, False when it did not (a ref or commit origin lacks);
+    RemoteUnreachable when origin cannot be reached at all."""
     command = ("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", *args)
     completed = run_git(repo, *command, check=False)
     log.fetches.append("git " + " ".join(command) + ("" if completed.returncode == 0 else " (failed)"))
+    if completed.returncode != 0 and not _remote_reachable(repo):
+        raw_url = run_git(repo, "remote", "get-url", REMOTE, check=False).stdout.decode("utf-8", "replace").strip()
+        url = _display_url(raw_url)
+        lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = f": {lines[-1].replace(raw_url, url)}" if lines else ""
+        raise RemoteUnreachable(
+            f"cannot reach remote {REMOTE} ({url}) to fetch what this shallow checkout lacks{detail}; "
+            "check the network or the remote and re-run"
+        )
     return completed.returncode == 0
 
 

@@ -21,7 +21,13 @@ from reviewgate.git import (
     stream_git,
     working_tree,
 )
-from reviewgate.shallow import FetchLog, ensure_commit, ensure_remote_branch, find_merge_base
+from reviewgate.shallow import (
+    FetchLog,
+    RemoteUnreachable,
+    ensure_commit,
+    ensure_remote_branch,
+    find_merge_base,
+)
 from reviewgate.text import printable
 
 # Fixed context so the canonical patch does not depend on the user's diff.context.
@@ -157,7 +163,7 @@ def _commit_for(repo: Path, ref: str, source: str, log: FetchLog, *, branch_fall
             if found is not None:
                 return found
     except BlockedError as error:
-        if source in EXPLICIT_SOURCES:
+        if source in EXPLICIT_SOURCES and not isinstance(error, RemoteUnreachable):
             raise UsageError(str(error)) from None  # the user's own flag names nothing: exit 2
         raise
     raise UsageError(

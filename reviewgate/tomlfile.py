@@ -25,3 +25,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid UTF-8 text: {error.reason} at byte {error.start}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from error
+
+
+def parse_toml_text(text: str, source: str) -> dict[str, Any]:
+    """TOML already read (a file at some commit), with the same one-line error as `read_toml`."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from error

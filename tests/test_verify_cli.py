@@ -31,7 +31,11 @@ BROKEN_TEST = f"{PYTHON} -c \"print('total was 4, expected 3'); raise SystemExit
 
 
 def app_repo(tmp_path: Path, port: int, **options: str) -> Path:
-    return make_repo(tmp_path, {"README.md": "app\n"}, dict(app_files(port, **options))).path  # type: ignore[arg-type]
+    """The app and its manifest on `main` (its `secrets` are granted at the merge base), the
+    branch's manifest with `options` applied."""
+    base = {"README.md": "app\n", **app_files(port)}
+    branch = {**app_files(port, **options), "README.md": "app, changed\n"}
+    return make_repo(tmp_path, base, branch).path  # type: ignore[arg-type]
 
 
 def no_app_left(port: int) -> bool:
@@ -156,7 +160,8 @@ def test_malformed_manifest_exits_2_naming_file_and_key(tmp_path: Path) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_cancel_during_test_still_tears_down_and_blocks(tmp_path: Path, signum: signal.Signals) -> None:
     port = free_port()
-    slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\""
+    # The port marks this test's own sleeper: the other signal's case may run beside it (-n 2).
+    slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\" {port}"
     repo = app_repo(tmp_path, port, test=slow_test)
     gate = subprocess.Popen(
         [sys.executable, "-m", "reviewgate", "verify"],
@@ -175,7 +180,8 @@ def test_cancel_during_test_still_tears_down_and_blocks(tmp_path: Path, signum: 
     assert (repo / ".reviewgate/verify/teardown.log").read_text().strip() == "tearing down"
     assert no_app_left(port)
     for process in psutil.process_iter(["cmdline"]):
-        assert "time.sleep(60)" not in " ".join(process.info["cmdline"] or ())
+        command = " ".join(process.info["cmdline"] or ())
+        assert not ("time.sleep(60)" in command and str(port) in command), command
 
 
 def test_secret_never_appears_in_github_outputs(tmp_path: Path) -> None:
@@ -204,7 +210,8 @@ def test_second_signal_during_teardown_hurries_it(tmp_path: Path) -> None:
     """GitHub follows SIGINT with SIGTERM and then SIGKILL: on the second signal a slow
     teardown step is cut short and the app is still stopped before the gate exits."""
     port = free_port()
-    slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\""
+    # The port marks this test's own sleeper: the other signal's case may run beside it (-n 2).
+    slow_test = f"{PYTHON} -c \"import time; print('test started', flush=True); time.sleep(60)\" {port}"
     repo = app_repo(tmp_path, port, test=slow_test)
     manifest = repo / ".prepcook/scripts.toml"
     manifest.write_text(

@@ -14,7 +14,6 @@ import pytest
 from reviewgate.ci.context import CiContext
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.tomlfile import read_toml
-from reviewgate.verify.environment import step_environment
 from reviewgate.verify.manifest import parse_manifest
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from reviewgate.verify.processes import port_is_free
@@ -183,22 +182,50 @@ def test_grandchildren_of_start_do_not_survive_teardown(tmp_path: Path) -> None:
     )
 
 
-def test_process_that_escapes_the_group_is_reported_as_survivor(tmp_path: Path) -> None:
+# A daemon that leaves the session and ignores SIGTERM, holding a port when given one.
+STUBBORN_DAEMON = """\
+import signal, socket, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if len(sys.argv) > 2:
+    server = socket.socket()
+    server.bind(("127.0.0.1", int(sys.argv[2])))
+    server.listen()
+time.sleep(600)
+"""
+
+
+def stubborn_daemon(marker: str, port: int | None = None) -> str:
+    """A command that starts the daemon in its own session and returns at once: it is neither
+    in the step's process group nor a descendant of anything the verify still holds."""
+    return f"(setsid {PYTHON} daemon.py {marker} {port or ''} >/dev/null 2>&1 &)"
+
+
+@pytest.mark.parametrize("step", ["start", "setup"])
+def test_a_setsid_daemon_that_ignores_sigterm_is_found_killed_and_named(tmp_path: Path, step: str) -> None:
     port, escaped = free_port(), free_port()
-    # The subshell exits at once, so the setsid'd server is neither in the group nor a descendant.
-    start = (
-        f"(setsid {PYTHON} -m http.server {escaped} >/dev/null 2>&1 &); exec {PYTHON} app/server.py {port}"
-    )
-    text = app_files(port, start=start)[".prepcook/scripts.toml"].replace(
+    marker = f"escaped-daemon-{step}-{escaped}"
+    manifest = app_files(port)[".prepcook/scripts.toml"].replace(
         f"ports = [{port}]", f"ports = [{port}, {escaped}]"
     )
+    if step == "start":
+        start = f"{stubborn_daemon(marker, escaped)}; exec {PYTHON} app/server.py {port}"
+        manifest = app_files(port, start=start)[".prepcook/scripts.toml"].replace(
+            f"ports = [{port}]", f"ports = [{port}, {escaped}]"
+        )
+    else:
+        manifest = manifest.replace('run = "echo setting up"', f"run = {stubborn_daemon(marker, escaped)!r}")
     try:
-        outcome, _, _ = run_app(tmp_path, port=port, files={".prepcook/scripts.toml": text})
-        assert outcome.status is VerifyStatus.FAILED
-        assert f"port {escaped} still in use after teardown" in outcome.survivors
-        assert "teardown" in outcome.findings[0].title
+        outcome, log, _ = run_app(
+            tmp_path, port=port, files={".prepcook/scripts.toml": manifest, "daemon.py": STUBBORN_DAEMON}
+        )
+        assert not processes_mentioning(marker), "the escaped daemon outlived teardown"
+        assert outcome.status is VerifyStatus.PASSED, outcome.reason
+        assert port_is_free(escaped) and outcome.survivors == ()
+        (note,) = [note for note in outcome.notes if note.startswith("escaped process pid ")]
+        assert marker in note and note.endswith(" killed")
+        assert f"verify: teardown: {note}" in log
     finally:
-        for process in processes_mentioning(f"http.server {escaped}"):
+        for process in processes_mentioning(marker):
             process.kill()
 
 
@@ -282,20 +309,6 @@ def test_secret_never_reaches_logs_or_the_ci_log(tmp_path: Path) -> None:
     assert SECRET not in log and "secret is ***" in log
     for path in (output_dir / "verify").iterdir():
         assert SECRET not in path.read_text(), path
-
-
-def test_app_does_not_get_the_gates_tokens_unless_the_manifest_asks() -> None:
-    manifest = parse_manifest({"test": "t", "secrets": ["DEPLOY_KEY"], "env": {"APP_ENV": "ci"}}, "m.toml")
-    environ = {
-        "PATH": "/bin",
-        "INPUT_GITHUB-TOKEN": "ghs_x",
-        "ACTIONS_RUNTIME_TOKEN": "r",
-        "OPENAI_API_KEY": "sk-x",
-        "DEPLOY_KEY": "d",
-        "APP_ENV": "prod",
-    }
-    env = step_environment(environ, manifest, {"STEP": "1"}, withheld={"OPENAI_API_KEY"})
-    assert env == {"PATH": "/bin", "DEPLOY_KEY": "d", "APP_ENV": "ci", "STEP": "1"}
 
 
 def test_start_that_daemonizes_and_exits_0_is_still_waited_for_and_torn_down(tmp_path: Path) -> None:

@@ -1,32 +1,116 @@
-"""Write output files whole or not at all: a reader never sees half a report."""
+"""The output directory, one run at a time, and output files written whole or not at all:
+a reader never sees half a report, nor one run's report beside another run's summary."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from reviewgate.errors import UsageError
+from reviewgate.errors import BlockedError, UsageError
+from reviewgate.verify.manifest import STEP_ORDER
+
+LOCK_FILE = ".lock"
+# What a run writes under the output dir; removed before a run starts, so a stale approval of
+# an older head never stands beside (or instead of) this run's outputs. Each sink's FILE_NAME
+# is in this list (tests/test_output_files.py checks it).
+PREVIOUS_OUTPUTS = ("report.json", "junit.xml", "summary.md", "codequality.json", "review.sarif")
+VERIFY_LOG_DIRECTORY = "verify"
+# Locks this process holds, by directory: a second run in the same process (tests, a library
+# caller) reuses it, since flock(2) would refuse a second open file of the same process.
+_held_locks: dict[Path, IO[bytes]] = {}
 
 
 def prepare_output_dir(path: Path) -> Path:
-    """Create the output directory; a file in its place is a usage error, never overwritten."""
+    """Create the output directory, take its lock (a second run at once is blocked) and remove
+    the previous run's outputs; a file in its place is a usage error, never overwritten."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"--output-dir: {path} exists and is not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UsageError(f"--output-dir: cannot create {path}: {error.strerror}") from error
+    _lock(path)
+    _remove_previous_outputs(path)
     return path
 
 
+def claim_existing_output_dir(path: Path) -> None:
+    """The first thing a run does: when the output dir exists, take its lock and remove the
+    previous run's outputs, so even a run that stops on a bad config leaves no stale approval.
+    A missing dir is created later by `prepare_output_dir` (a usage error creates nothing)."""
+    if path.is_dir():
+        _lock(path)
+        _remove_previous_outputs(path)
+
+
+def _lock(path: Path) -> None:
+    """flock(2) on `<dir>/.lock`, held until this process exits (the kernel releases it even
+    after SIGKILL, so a crashed run never leaves a stale lock)."""
+    key = path.resolve()
+    if key in _held_locks:
+        return
+    try:
+        handle = (path / LOCK_FILE).open("ab")
+    except OSError as error:
+        raise UsageError(f"--output-dir: cannot create {path / LOCK_FILE}: {error.strerror}") from error
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise BlockedError(
+            f"blocked: another run is using {path} (it holds {path / LOCK_FILE}); "
+            "wait for it to finish or give this run its own --output-dir"
+        ) from None
+    _held_locks[key] = handle
+
+
+def _remove_previous_outputs(path: Path) -> None:
+    """Our own files only: the output dir may be shared with the user's files. The verify's
+    step logs go with them (runner.py clears them too, for callers of the verify alone)."""
+    names = set(PREVIOUS_OUTPUTS)
+    # Temporary files an interrupted write_atomic left (`.report.json.abc123`).
+    leftovers = tuple(f".{name}." for name in names)
+    for entry in path.iterdir():
+        if entry.name in names or entry.name.startswith(leftovers):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink(missing_ok=True)
+    logs = path / VERIFY_LOG_DIRECTORY
+    if logs.is_dir() and not logs.is_symlink():
+        for step in STEP_ORDER:
+            (logs / f"{step}.log").unlink(missing_ok=True)
+        if not any(logs.iterdir()):
+            logs.rmdir()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux: /proc/self/status, "Umask:"),
+    else by setting and restoring it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, then rename it into place."""
+    """Write to a temporary file beside `path`, then rename it into place. The file gets the
+    mode an ordinary `open` would (0666 less the umask: 0644 usually), not mkstemp's 0600: in
+    the container action the gate runs as root and later steps run as the runner's user."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(descriptor, 0o666 & ~_umask())
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
         os.replace(temporary, path)

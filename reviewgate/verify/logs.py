@@ -19,6 +19,8 @@ from typing import IO, TextIO
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.workflow_commands import command, stop_commands_token
+from reviewgate.config import DEFAULT_LOG_LIMIT
+from reviewgate.verify.log_cap import HeadTailCap
 
 MASK = "***"
 READ_CHUNK = 64 * 1024
@@ -151,10 +153,13 @@ class StepLog:
     """One step's log file, filled by a thread reading the step's output pipe; what it reads
     is masked, written to the file and, when `echo` is set, to the CI log as it arrives."""
 
-    def __init__(self, path: Path, masker: SecretMasker, ci_log: CiLog | None) -> None:
+    def __init__(
+        self, path: Path, masker: SecretMasker, ci_log: CiLog | None, limit: int = DEFAULT_LOG_LIMIT
+    ) -> None:
         self.path = path
         self.masker = masker
         self.ci_log = ci_log
+        self.cap = HeadTailCap(limit)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("w", encoding="utf-8")
         self._thread: threading.Thread | None = None
@@ -163,18 +168,27 @@ class StepLog:
         self._lock = threading.Lock()
         self._closed = False
 
-    def _emit(self, text: str) -> None:
+    def _emit(self, text: str, capped: bool = True) -> None:
         with self._lock:
             if self._closed:
                 return
+            if capped:
+                text = self.cap.feed(text)
             self._file.write(text)
             self._file.flush()
             if self.ci_log is not None:
                 self.ci_log.write(text)
 
     def note(self, text: str) -> None:
-        """A line of our own (e.g. why a step failed) in the log and the CI log."""
-        self._emit(self.masker.mask(text) + "\n")
+        """A line of our own (e.g. why a step failed) in the log and the CI log, after the
+        step's output (so after its held tail)."""
+        self._emit(self.cap.finish(), capped=False)
+        self._emit(self.masker.mask(text) + "\n", capped=False)
+
+    @property
+    def left_out(self) -> int:
+        """Bytes of the step's output not kept (0 when it fit in the limit)."""
+        return self.cap.left_out
 
     def follow(self, pipe: IO[bytes]) -> None:
         self._thread = threading.Thread(
@@ -203,6 +217,7 @@ class StepLog:
             self._thread.join(wait_seconds)
             if self._thread.is_alive():
                 self.note("(output still open after the step ended; the rest is not logged)")
+        self._emit(self.cap.finish(), capped=False)
         with self._lock:
             self._closed = True
             self._file.close()

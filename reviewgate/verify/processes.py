@@ -24,6 +24,10 @@ POLL_SECONDS = 0.05
 # After SIGKILL the kernel needs a moment to reap; a process still there after this survived.
 KILL_WAIT_SECONDS = 2.0
 SHELL = "/bin/sh"  # POSIX: every step is `sh -c RUN`, never a command we build from text
+# Every process the verify starts carries this variable with a value random per run (as
+# Jenkins' ProcessTreeKiller does with BUILD_ID): what escaped the process group and the tree
+# (setsid, a double fork) still carries it in /proc/<pid>/environ, and teardown finds it there.
+RUN_COOKIE_VARIABLE = "REVIEWGATE_RUN_COOKIE"
 
 
 def spawn(command: str, cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
@@ -179,3 +183,40 @@ def wait_ports_free(ports: Iterable[int], seconds: float) -> list[int]:
         if not busy or time.monotonic() >= deadline:
             return busy
         time.sleep(POLL_SECONDS)
+
+
+def processes_with_cookie(cookie: str) -> list[psutil.Process]:
+    """Every live process started with RUN_COOKIE_VARIABLE=cookie in its environment (only
+    processes we may read: our own user's, or all of them as root)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.pid != os.getpid() and process.environ().get(RUN_COOKIE_VARIABLE) == cookie:
+                if _alive(process):
+                    found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def kill_escaped(cookie: str, grace: float) -> list[tuple[str, bool]]:
+    """SIGTERM to every process still carrying the cookie, `grace` seconds, SIGKILL: each as
+    (description, gone). Run after the group and tree are stopped, so these escaped them."""
+    escaped = processes_with_cookie(cookie)
+    if not escaped:
+        return []
+    described = {process.pid: describe(process) for process in escaped}
+    for process in escaped:
+        try:
+            process.send_signal(signal.SIGTERM)
+        except psutil.Error:
+            continue
+    alive = _wait_gone(escaped, grace, lambda: None)
+    for process in alive:
+        try:
+            process.send_signal(signal.SIGKILL)
+        except psutil.Error:
+            continue
+    alive = _wait_gone(alive, KILL_WAIT_SECONDS, lambda: None)
+    still = {process.pid for process in alive}
+    return [(described[process.pid], process.pid not in still) for process in escaped]

@@ -9,19 +9,26 @@ during the verify: the running step is stopped, teardown runs, the outcome is BL
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from reviewgate.ci.context import CiContext
+from reviewgate.config import DEFAULT_LOG_LIMIT
 from reviewgate.errors import UsageError
 from reviewgate.findings import Finding
 from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
-from reviewgate.verify.environment import check_preconditions, step_environment
+from reviewgate.verify.environment import (
+    SecretGrant,
+    check_preconditions,
+    passed_secret_names,
+    step_environment,
+)
 from reviewgate.verify.failure import step_finding
 from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
@@ -30,6 +37,7 @@ from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutc
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     POLL_SECONDS,
+    kill_escaped,
     spawn,
     terminate_tree,
     wait_ports_free,
@@ -66,8 +74,9 @@ class _Verify:
         ci_log: CiLog,
         masker: SecretMasker,
         environ: Mapping[str, str],
-        withheld: Collection[str],
+        secret_names: tuple[str, ...],
         cancellation: Cancellation,
+        log_limit: int = DEFAULT_LOG_LIMIT,
     ) -> None:
         self.manifest = manifest
         self.repo = repo
@@ -75,7 +84,9 @@ class _Verify:
         self.ci_log = ci_log
         self.masker = masker
         self.environ = environ
-        self.withheld = withheld
+        self.secret_names = secret_names
+        self.cookie = secrets.token_hex(16)
+        self.log_limit = log_limit
         self.cancellation = cancellation
         self.results: dict[str, StepResult] = {}
         self.failure: _Failure | None = None
@@ -132,13 +143,27 @@ class _Verify:
             if time.monotonic() >= deadline:
                 return "timeout"
 
+    def _log(self, name: str, echo: bool = True) -> StepLog:
+        return StepLog(self.log_dir / f"{name}.log", self.masker, self.ci_log if echo else None, self.log_limit)
+
+    def _closed(self, name: str, log: StepLog) -> None:
+        """After a log is closed: say in the notes when its output was cut to the limit."""
+        if log.left_out:
+            self.notes.append(
+                f"{name}: {log.left_out} bytes of output left out of {log.path.name} and the CI log "
+                f"(the first and last {self.log_limit // 2} bytes are kept)"
+            )
+
+    def _environment(self, extra: Mapping[str, str]) -> dict[str, str]:
+        return step_environment(self.environ, self.manifest, extra, self.secret_names, self.cookie)
+
     # -- steps -----------------------------------------------------------------------------
     def run_step(self, step: Step, cancellable: bool = True) -> bool:
-        log_path = self.log_dir / f"{step.name}.log"
-        log = StepLog(log_path, self.masker, self.ci_log)
+        log = self._log(step.name)
+        log_path = log.path
         self.ci_log.begin(step.name, f"verify: {step.name}: {step.run}")
         started = time.monotonic()
-        env = step_environment(self.environ, self.manifest, step.env, self.withheld)
+        env = self._environment(step.env)
         try:
             process = spawn(step.run, self._cwd(step.cwd), env)
         except OSError as error:
@@ -158,6 +183,7 @@ class _Verify:
         if leftovers and state == "exited":
             log.note(f"ended {len(leftovers)} process(es) the step left running: {'; '.join(leftovers)}")
         log.close()
+        self._closed(step.name, log)
         exit_code = process.returncode if state == "exited" else None
         if state == "exited" and exit_code == 0:
             passed, detail = self._import_junit(step, started)
@@ -199,9 +225,9 @@ class _Verify:
     def start_app(self) -> bool:
         start = self.manifest.start
         assert start is not None
-        log_path = self.log_dir / "start.log"
         # Not echoed live: it runs beside the next steps' groups. It is shown after teardown.
-        self.start_log = StepLog(log_path, self.masker, None)
+        self.start_log = self._log("start", echo=False)
+        log_path = self.start_log.path
         self.ci_log.line(
             f"verify: start: {start.run} (in the background; output in {self._relative(log_path)})"
         )
@@ -210,7 +236,7 @@ class _Verify:
             self.start_process = spawn(
                 start.run,
                 self._cwd(start.cwd),
-                step_environment(self.environ, self.manifest, start.env, self.withheld),
+                self._environment(start.env),
             )
         except OSError as error:
             detail = f"could not start in {start.cwd or '.'}: {error.strerror or error}"
@@ -226,15 +252,15 @@ class _Verify:
     def check_ready(self) -> bool:
         check = self.manifest.ready
         assert check is not None
-        log_path = self.log_dir / "ready.log"
-        log = StepLog(log_path, self.masker, self.ci_log)
+        log = self._log("ready")
+        log_path = log.path
         self.ci_log.begin("ready", f"verify: ready: {check.describe()}")
         started = time.monotonic()
         result = wait_ready(
             check,
             start=self.start_process,
             cwd=self._cwd(check.cwd),
-            env=step_environment(self.environ, self.manifest, check.env, self.withheld),
+            env=self._environment(check.env),
             log=log,
             cancellation=self.cancellation,
         )
@@ -303,6 +329,7 @@ class _Verify:
             grace = min(start.grace, HURRIED_GRACE) if self.cancellation.hurried else start.grace
             self.survivors += [self.masker.mask(item) for item in terminate_tree(self.start_process, grace)]
             self.start_log.close(KILL_WAIT_SECONDS)
+            self._closed("start", self.start_log)
             if "start" not in self.results:
                 detail = (
                     "stopped at teardown"
@@ -319,6 +346,7 @@ class _Verify:
                     detail,
                 )
             self._echo_start_log()
+        self._kill_escaped()
         busy = wait_ports_free(self.manifest.ports, KILL_WAIT_SECONDS)
         self.survivors += [f"port {port} still in use after teardown" for port in busy]
         if self.survivors:
@@ -331,6 +359,19 @@ class _Verify:
                 start.run if start else "",
                 None,
             )
+
+    def _kill_escaped(self) -> None:
+        """What left the process group and tree (setsid, a double fork from any step) still
+        carries the run cookie: stopped now, each named in the notes; one that outlives
+        SIGKILL is a survivor."""
+        grace = HURRIED_GRACE if self.cancellation.hurried else STEP_GRACE
+        for description, gone in kill_escaped(self.cookie, grace):
+            line = f"escaped process {self.masker.mask(description)} " + ("killed" if gone else "survived SIGKILL")
+            self.ci_log.line(f"verify: teardown: {line}")
+            if gone:
+                self.notes.append(line)
+            else:
+                self.survivors.append(line)
 
     def _echo_start_log(self) -> None:
         assert self.start_log is not None
@@ -401,14 +442,18 @@ def run_verify(
     ci: CiContext,
     stdout: TextIO,
     environ: Mapping[str, str] | None = None,
-    withheld: Collection[str] = (),
+    grant: SecretGrant | None = None,
+    log_limit: int = DEFAULT_LOG_LIMIT,
 ) -> VerifyOutcome:
-    """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`."""
+    """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`.
+    Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
     env = os.environ if environ is None else environ
+    grant = grant or SecretGrant(granted=frozenset(manifest.secrets))
     started = time.monotonic()
-    masker = SecretMasker(env.get(name, "") for name in manifest.secrets)
+    secret_names = passed_secret_names(manifest, grant)
+    masker = SecretMasker(env.get(name, "") for name in secret_names)
     ci_log = CiLog(stdout, ci, masker)
-    problem = check_preconditions(manifest, env)
+    problem = check_preconditions(manifest, grant, env)
     if problem is not None:
         ci_log.line(f"verify: blocked: {problem}")
         return VerifyOutcome(
@@ -416,13 +461,15 @@ def run_verify(
             reason=problem,
             manifest=manifest.source,
             duration_seconds=time.monotonic() - started,
+            notes=grant.notes,
         )
     log_dir = output_dir / LOG_DIRECTORY
     _clear_old_logs(log_dir)
     with Cancellation().handling_signals() as cancellation:
-        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, withheld, cancellation)
+        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, log_limit)
         try:
             verify.stand_up_and_test()
         finally:
             verify.teardown()
-    return verify.outcome(time.monotonic() - started)
+    outcome = verify.outcome(time.monotonic() - started)
+    return replace(outcome, notes=(*grant.notes, *outcome.notes))

@@ -1,14 +1,19 @@
-"""The verify as a stage of the gate: find the manifest, run it, or say why there is none."""
+"""The verify as a stage of the gate: find the manifest, decide which secrets it is granted,
+run it, or say why there is none."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from reviewgate.ci.context import CiContext
-from reviewgate.config import Config
-from reviewgate.verify.manifest import load_manifest
+from reviewgate.config import CONFIG_FILE, Config
+from reviewgate.errors import ConfigError
+from reviewgate.git import TreeReader
+from reviewgate.tomlfile import parse_toml_text
+from reviewgate.verify.environment import SecretGrant, is_withheld
+from reviewgate.verify.manifest import Manifest, load_manifest
 from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
 from reviewgate.verify.runner import run_verify
 
@@ -21,10 +26,13 @@ def verify_repository(
     ci: CiContext,
     stdout: TextIO,
     environ: Mapping[str, str] | None = None,
+    grant_commit: str | None = None,
 ) -> VerifyOutcome:
     """The verify for one gate run: ABSENT when disabled (--no-verify, verify.enabled = false)
     or when the repository has no manifest (seed 000: "A repository without
-    .prepcook/scripts.toml has no verify"); a malformed manifest is a ConfigError (exit 2)."""
+    .prepcook/scripts.toml has no verify"); a malformed manifest is a ConfigError (exit 2).
+    Secrets are granted by the manifest at `grant_commit` (the merge base), or by the
+    working-tree manifest when there is none (`reviewgate verify` without --base)."""
     if not config.verify.enabled:
         return VerifyOutcome(
             status=VerifyStatus.ABSENT, reason="verify disabled (--no-verify or verify.enabled = false)"
@@ -42,10 +50,52 @@ def verify_repository(
         ci=ci,
         stdout=stdout,
         environ=environ,
-        withheld=_reviewer_key_names(config),
+        grant=secret_grant(repo, config, manifest, grant_commit),
+        log_limit=config.verify.log_limit,
     )
 
 
-def _reviewer_key_names(config: Config) -> Collection[str]:
+def secret_grant(repo: Path, config: Config, manifest: Manifest, grant_commit: str | None) -> SecretGrant:
+    """The names the verify may pass: the manifest's `secrets` at `grant_commit` (else the
+    working tree's) plus `[verify] secrets`. A withheld name in the config is a ConfigError."""
+    reviewer_keys = frozenset(_reviewer_key_names(config))
+    configured = config.verify.secrets
+    refused = [name for name in configured if is_withheld(name, reviewer_keys)]
+    if refused:
+        raise ConfigError(
+            f"{config.source or CONFIG_FILE}: verify.secrets: {', '.join(refused)} is never passed to the app "
+            "under review (a forge token, an action input or a reviewer's key variable)"
+        )
+    if grant_commit is None:
+        return SecretGrant(granted=frozenset((*manifest.secrets, *configured)), configured=configured,
+                           reviewer_keys=reviewer_keys)
+    source = f"the manifest at the merge base {grant_commit[:12]}"
+    text = TreeReader(repo, grant_commit).read_text(config.verify.manifest)
+    if text is None:
+        reason = "the manifest is new in this branch: no secrets are granted until it is merged"
+        return SecretGrant(granted=frozenset(configured), source=source, configured=configured,
+                           reviewer_keys=reviewer_keys, reason=reason, notes=(reason,))
+    base_secrets = _listed_secrets(text, f"{config.verify.manifest} at {grant_commit[:12]}")
+    if base_secrets is None:
+        reason = "it has no readable secrets list there: no secrets are granted from it"
+        return SecretGrant(granted=frozenset(configured), source=source, configured=configured,
+                           reviewer_keys=reviewer_keys, reason=reason, notes=(f"{source}: {reason}",))
+    return SecretGrant(granted=frozenset((*base_secrets, *configured)), source=source, configured=configured,
+                       reviewer_keys=reviewer_keys)
+
+
+def _listed_secrets(text: str, source: str) -> tuple[str, ...] | None:
+    """The `secrets` list of a manifest as the target branch has it, read leniently: it was
+    valid under whatever rules held when it was merged; None when it cannot be read."""
+    try:
+        listed = parse_toml_text(text, source).get("secrets", [])
+    except ConfigError:
+        return None
+    if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+        return None
+    return tuple(listed)
+
+
+def _reviewer_key_names(config: Config) -> set[str]:
     """The reviewers' API key variables: the app under review is not given them."""
     return {settings.api_key_env for settings in config.reviewers.values() if settings.api_key_env}
