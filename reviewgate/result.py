@@ -10,6 +10,7 @@ from reviewgate.config import Config
 from reviewgate.findings import Finding
 from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Verdict
+from reviewgate.policy_changes import PolicyReview
 from reviewgate.reviewers.base import ReviewerOutcome
 from reviewgate.rounds import Rounds
 from reviewgate.target import FrozenTarget
@@ -33,6 +34,8 @@ class GateResult:
     forge: ForgeRun | None = None
     # Review rounds on this PR/MR and whether the loop gave up at the cap (rounds.py).
     rounds: Rounds | None = None
+    # Where the policy was read and what the change would change in it (policy_changes.py).
+    policy: PolicyReview | None = None
 
     def is_blocking(self, finding: Finding) -> bool:
         return any(item.id == finding.id for item in self.verdict.blocking)

@@ -55,6 +55,7 @@ def build_report(result: GateResult) -> dict[str, Any]:
         "policy": {
             "reviewers": list(result.config.review.reviewers),
             "fail_on": [str(rule) for rule in result.config.review.fail_on],
+            **(result.policy.to_json() if result.policy else {}),
         },
         "verify": result.verify.to_json(),
         "reviewers": [outcome.to_json() for outcome in result.outcomes],
