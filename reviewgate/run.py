@@ -169,7 +169,7 @@ def publish_result(
     """Decide and publish through every sink; the exit code of the verdict."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
     findings = apply_rejections(findings, rejections, builtin_sources(config))
-    verdict = decide(findings, outcomes, verify, config.review.fail_on)
+    verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty)
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,
