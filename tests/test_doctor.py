@@ -8,8 +8,8 @@ from pathlib import Path
 
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
-from testing.repo import write_base_config
 from testing.model_server import ModelServer
+from testing.repo import write_base_config
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 
