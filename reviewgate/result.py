@@ -8,11 +8,11 @@ from pathlib import Path
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding
+from reviewgate.forge.rounds import Rounds
 from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Verdict
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.reviewers.base import ReviewerOutcome
-from reviewgate.rounds import Rounds
 from reviewgate.target import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
@@ -32,7 +32,7 @@ class GateResult:
     notes: tuple[str, ...] = field(default_factory=tuple)
     # The forge this run publishes to: None on a local run.
     forge: ForgeRun | None = None
-    # Review rounds on this PR/MR and whether the loop gave up at the cap (rounds.py).
+    # Review rounds on this PR/MR and whether the loop gave up at the cap (forge/rounds.py).
     rounds: Rounds | None = None
     # Where the policy was read and what the change would change in it (policy_changes.py).
     policy: PolicyReview | None = None

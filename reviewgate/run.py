@@ -14,9 +14,9 @@ from reviewgate import ci
 from reviewgate.bundle import workspace_root
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
-from reviewgate.conversation import apply_rejections
 from reviewgate.errors import UsageError
 from reviewgate.findings import Finding, sort_key
+from reviewgate.forge.conversation import apply_rejections
 from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
     abandon_check_run,

@@ -9,9 +9,9 @@ from dataclasses import replace
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
 from reviewgate.forge.http import ForgeError
+from reviewgate.forge.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
 from reviewgate.forge.session import ForgeRun, utc_now
 from reviewgate.gate import Verdict
-from reviewgate.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
 from reviewgate.target import FrozenTarget
 from reviewgate.text import truncate
 
