@@ -16,7 +16,7 @@ from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.errors import UsageError
 from reviewgate.findings import Finding, sort_key
-from reviewgate.forge.conversation import apply_rejections
+from reviewgate.forge.conversation import apply_acceptances, apply_rejections, first_acceptances
 from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
     abandon_check_run,
@@ -39,6 +39,7 @@ from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
+from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target import FrozenTarget, freeze, reader_for
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
@@ -169,12 +170,18 @@ def publish_result(
     """Decide and publish through every sink; the exit code of the verdict."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
     findings = apply_rejections(findings, rejections, builtin_sources(config))
+    findings, branch_suppressions = apply_suppression_policy(
+        findings, config.review.branch_suppressions, config.review.fail_on)
+    # A trusted person's ACCEPTED: is the last word on a finding, whichever reviewer found it.
+    acceptances = first_acceptances(forge.conversation.acceptances) if forge is not None else ()
+    findings = apply_acceptances(findings, acceptances)
     verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty)
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,
         verdict=verdict, output_dir=output_dir, started_at=started_at, timings=timings,
         notes=(*notes, *rounds_notes(forge, rounds)), forge=forge, rounds=rounds, policy=policy,
+        acceptances=acceptances, branch_suppressions=branch_suppressions,
     )
     publish(result, stdout)
     return verdict.exit_code

@@ -49,6 +49,7 @@ def conversation_notes(forge: ForgeRun | None) -> list[str]:
     rejected = len(forge.conversation.rejections)
     if rejected:
         notes.append(f"{rejected} trusted REVIEW-REJECTED: answer(s) were given to the reviewers.")
+    notes += forge.conversation.ignored_acceptances
     return notes
 
 

@@ -67,6 +67,8 @@ def build_report(result: GateResult) -> dict[str, Any]:
         "timings": {name: round(value, 3) for name, value in result.timings.items()},
         "notes": list(result.notes),
         "rounds": result.rounds.to_json() if result.rounds else None,
+        "accepted": [item.to_json(item.finding_id in result.accepted_ids()) for item in result.acceptances],
+        "suppressed_by_change": [item.to_json() for item in result.branch_suppressions],
     }
 
 
