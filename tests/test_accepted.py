@@ -18,6 +18,7 @@ from reviewgate.forge.conversation import (
 )
 from testing.changes import SWALLOWING_CHANGE
 from testing.cli import CliResult, run_cli
+from testing.conformance import validate_report
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment, gitlab_environment
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer, Reply, finding, review_document
@@ -88,6 +89,7 @@ def test_github_a_members_acceptance_approves_and_is_on_the_record(tmp_path: Pat
     assert any(f"{finding_id} by maintainer was ignored: it gives no reason" in note for note in notes)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     report = accepted.report()
+    validate_report(report)
     assert report["verdict"] == "approve"
     assert report["findings"][0]["dismissed"] == f"accepted by maintainer: {REASON}"
     assert report["accepted"] == [{"finding_id": finding_id, "author": "maintainer", "reason": REASON,

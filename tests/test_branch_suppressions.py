@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from testing.cli import CliResult, run_cli
+from testing.conformance import validate_report
 from testing.repo import make_repo
 
 RULE = "correctness/swallowed-exception"
@@ -41,6 +42,7 @@ def test_by_default_a_branch_suppression_counts_and_is_listed(tmp_path: Path, mo
     result = _run(tmp_path, mode)
     assert result.returncode == 0, result.stdout + result.stderr
     report = result.report()
+    validate_report(report)
     [listed] = report["suppressed_by_change"]
     assert (listed["path"], listed["line"], listed["rule"], listed["reason"], listed["refused"]) == (
         "app/jobs.py", 5, RULE, REASON, False)
