@@ -18,7 +18,7 @@ from reviewgate.ci import detect
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.git import GitFailure
-from reviewgate.run_options import RunOptions, freeze_target, load_run_config
+from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
 from reviewgate.target import describe
 from reviewgate.text import printable
 
@@ -123,11 +123,14 @@ def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
     options = RunOptions(start=arguments.repo, base=arguments.base, head=arguments.head, config_path=arguments.config,
                          bundle=tuple(arguments.bundle or ()), include_dirty=arguments.include_dirty)
     repo = workspace_root(options.start, bool(options.bundle))
-    target = freeze_target(repo, load_run_config(repo, options), options, detect())
-    for line in describe(target):
+    policy = load_policy(repo, options, detect())
+    target = freeze_target(repo, policy, options)
+    policy_review = review_policy(policy)
+    for line in (*describe(target), policy.origin.describe(), *policy_review.notes):
         sys.stderr.write(f"reviewgate: {printable(line)}\n")
     document = {
         **target.identity(),
+        "policy": policy_review.to_json(),
         "files": [
             {"path": printable(item.path), "status": item.status.value, "old_path": item.old_path and printable(item.old_path),
              "binary": item.is_binary, "added_lines": item.stats.added_lines}

@@ -37,6 +37,8 @@ class FailRule:
         return f"{self.finding_class.value}:{self.severity.value}"
 
 
+BRANCH_SUPPRESSION_MODES = ("allow", "list", "refuse")
+
 DEFAULT_FAIL_ON = (
     FailRule(FindingClass.SYSTEMATIC, Severity.MAJOR),
     FailRule(FindingClass.CORRECTNESS, Severity.MAJOR),
@@ -50,6 +52,8 @@ class ReviewSettings:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     max_rounds: int = 3
+    # Suppression comments the branch adds on blocking findings: allow | list | refuse.
+    branch_suppressions: str = "list"
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ def parse_fail_rule(text: str, where: str) -> FailRule:
 
 
 def _parse_review(reader: TableReader) -> ReviewSettings:
-    reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds"))
+    reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds", "branch_suppressions"))
     reviewers = reader.strings("reviewers", ReviewSettings.reviewers)
     if not reviewers:
         raise reader.fail("reviewers", "at least one reviewer name", [])
@@ -191,7 +195,15 @@ def _parse_review(reader: TableReader) -> ReviewSettings:
         exclude=reader.strings("exclude", ()),
         include=reader.strings("include", ()),
         max_rounds=reader.integer("max_rounds", 3, minimum=1),
+        branch_suppressions=_branch_suppressions(reader),
     )
+
+
+def _branch_suppressions(reader: TableReader) -> str:
+    value = reader.string("branch_suppressions", ReviewSettings.branch_suppressions)
+    if value not in BRANCH_SUPPRESSION_MODES:
+        raise reader.fail("branch_suppressions", " | ".join(BRANCH_SUPPRESSION_MODES), value)
+    return value
 
 
 _REVIEWER_FIXED_KEYS = ("provider", "model", "base_url", "api_key_env", "timeout")
@@ -244,20 +256,28 @@ def find_config_file(repo_root: Path) -> Path | None:
     return None
 
 
+def config_from_document(data: Mapping[str, Any], name: str, where: str) -> Config:
+    """A config from a whole TOML document: the file itself, or its [tool.reviewgate] table
+    when it is a pyproject.toml. `where` names it in messages."""
+    if Path(name).name == PYPROJECT_FILE:
+        tool = data.get("tool", {}).get("reviewgate", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{where}: tool.reviewgate: expected a table, got {tool!r}")
+        return parse_config(tool, f"{name} [tool.reviewgate]")
+    return parse_config(data, name)
+
+
 def load_config(repo_root: Path, explicit: Path | None = None) -> Config:
-    """The repository's config, or the defaults when it has none. An explicit path must exist."""
+    """The repository's config in the working tree, or the defaults when it has none. An
+    explicit path must exist. A review reads its policy at the target side instead
+    (policy_source.py); this is for a bundle and a file the workflow names outside the tree."""
     path = explicit if explicit is not None else find_config_file(repo_root)
     if path is None:
         return Config()
     if explicit is not None and not explicit.is_file():
         raise ConfigError(f"{explicit}: config file not found (--config / input config)")
-    data = read_toml(path)
-    if path.name == PYPROJECT_FILE:
-        tool = data.get("tool", {}).get("reviewgate", {})
-        if not isinstance(tool, dict):
-            raise ConfigError(f"{path}: tool.reviewgate: expected a table, got {tool!r}")
-        return parse_config(tool, f"{path.name} [tool.reviewgate]")
-    return parse_config(data, str(path.name if path.parent == repo_root else path))
+    name = str(path.name if path.parent == repo_root else path)
+    return config_from_document(read_toml(path), name, str(path))
 
 
 def apply_overrides(config: Config, overrides: Overrides) -> Config:

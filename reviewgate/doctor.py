@@ -25,11 +25,11 @@ from reviewgate.config import (
     ReviewerSettings,
     TableReader,
     apply_overrides,
-    load_config,
 )
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.forge.doctor_checks import check_forge
-from reviewgate.git import repository_root, resolve_commit
+from reviewgate.git import repository_root, resolve_commit, run_git
+from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
 from reviewgate.reviewers import anthropic, openai, providers
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
@@ -218,6 +218,17 @@ def _check_reviewer(config: Config, name: str, report: DoctorReport) -> None:
         report.unreachable(f"reviewer {name}: {printable(str(error))}")
 
 
+def _policy(repo: Path, explicit: Path | None, base_sha: str | None) -> tuple[Config, PolicyOrigin]:
+    """The config a run would use: the one at the merge base of the base and HEAD (no fetching
+    here; without a merge base, at the base itself). Without a base, the working tree's."""
+    head_sha = resolve_commit(repo, "HEAD")
+    if base_sha is None or head_sha is None:
+        return bundle_policy(repo, explicit)
+    found = run_git(repo, "merge-base", base_sha, head_sha, check=False).stdout.decode("ascii", "replace").strip()
+    merge_base = found or base_sha
+    return policy_at(repo, explicit, commit_side(repo, merge_base, "merge base"), commit_side(repo, head_sha, "head"))
+
+
 def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
     report = DoctorReport(out)
     try:
@@ -228,20 +239,20 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     report.ok(f"git repository at {printable(str(repo))}")
     context = detect(environ)
     base_ref, source = resolve_base(repo, options.base, context)
-    if resolve_commit(repo, base_ref) is None:
+    base_sha = resolve_commit(repo, base_ref)
+    if base_sha is None:
         report.config(
             f"base {base_ref!r} (from {source}) does not name a commit; fetch it or pass --base REF"
         )
     else:
         report.ok(f"base {base_ref} (from {source}) resolves")
     try:
-        config = apply_overrides(
-            load_config(repo, options.config_path), Overrides(reviewers=options.reviewers)
-        )
+        file_config, origin = _policy(repo, options.config_path, base_sha)
+        config = apply_overrides(file_config, Overrides(reviewers=options.reviewers))
     except ReviewgateError as error:
         report.config(str(error))
         return report.exit_code()
-    report.ok(f"config {config.source or '(defaults: no config file)'} parses")
+    report.ok(f"config {config.source or '(defaults: no config file)'} parses; {origin.describe()}")
     for name in config.review.reviewers:
         _check_reviewer(config, name, report)
     try:

@@ -64,12 +64,21 @@ def decide(
     outcomes: Iterable[ReviewerOutcome],
     verify: VerifyOutcome,
     fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON,
+    *,
+    nothing_to_review: bool = False,
 ) -> Verdict:
     """Never turn a failure into approval: any blocked reviewer or a setup-side verify failure
-    blocks the whole gate, whatever the other reviewers found."""
+    blocks the whole gate, whatever the other reviewers found. So does a change no reviewer
+    reviewed (every one skipped, e.g. a model without its key on a fork PR); an empty change
+    (`nothing_to_review`) is not unreviewed, and a verify-only run has no reviewers at all."""
     rules = tuple(fail_on)
     all_findings = tuple(findings)
+    outcomes = tuple(outcomes)
     reasons = [f"reviewer {item.reviewer}: {item.reason}" for item in outcomes if item.status is ReviewerStatus.BLOCKED]
+    if outcomes and not nothing_to_review and not any(item.status is ReviewerStatus.OK for item in outcomes):
+        skipped = "; ".join(f"{item.reviewer}: {item.reason or 'skipped'}" for item in outcomes)
+        reasons.append(f"no reviewer reviewed this change (every one was skipped: {skipped}); "
+                       "nothing unreviewed is approved")
     if verify.status is VerifyStatus.BLOCKED:
         reasons.insert(0, f"verify: {verify.reason}")
     blocking = tuple(item for item in all_findings if blocks(item, rules))

@@ -8,10 +8,13 @@ from pathlib import Path
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding
+from reviewgate.forge.conversation import Acceptance
+from reviewgate.forge.rounds import Rounds
 from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Verdict
+from reviewgate.policy_changes import PolicyReview
 from reviewgate.reviewers.base import ReviewerOutcome
-from reviewgate.rounds import Rounds
+from reviewgate.suppression_policy import BranchSuppression
 from reviewgate.target import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
@@ -31,8 +34,19 @@ class GateResult:
     notes: tuple[str, ...] = field(default_factory=tuple)
     # The forge this run publishes to: None on a local run.
     forge: ForgeRun | None = None
-    # Review rounds on this PR/MR and whether the loop gave up at the cap (rounds.py).
+    # Review rounds on this PR/MR and whether the loop gave up at the cap (forge/rounds.py).
     rounds: Rounds | None = None
+    # Where the policy was read and what the change would change in it (policy_changes.py).
+    policy: PolicyReview | None = None
+    # Trusted people's ACCEPTED: answers (forge/conversation.py), one per finding id.
+    acceptances: tuple[Acceptance, ...] = field(default_factory=tuple)
+    # Suppression comments the change adds on blocking findings (suppression_policy.py).
+    branch_suppressions: tuple[BranchSuppression, ...] = field(default_factory=tuple)
+
+    def accepted_ids(self) -> set[str]:
+        """The acceptances that matched a finding of this run."""
+        present = {item.id for item in self.findings}
+        return {item.finding_id for item in self.acceptances if item.finding_id in present}
 
     def is_blocking(self, finding: Finding) -> bool:
         return any(item.id == finding.id for item in self.verdict.blocking)

@@ -14,9 +14,9 @@ from reviewgate import ci
 from reviewgate.bundle import workspace_root
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
-from reviewgate.conversation import apply_rejections
 from reviewgate.errors import UsageError
 from reviewgate.findings import Finding, one_per_place, sort_key
+from reviewgate.forge.conversation import apply_acceptances, apply_rejections, first_acceptances
 from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
     abandon_check_run,
@@ -28,6 +28,7 @@ from reviewgate.forge.steps import (
 )
 from reviewgate.gate import decide
 from reviewgate.git import repository_root
+from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
@@ -37,7 +38,8 @@ from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
-from reviewgate.run_options import RunOptions, freeze_target, load_run_config
+from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
+from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target import FrozenTarget, freeze, reader_for
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
@@ -57,8 +59,9 @@ def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
         )
 
 
-def merge_findings(outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome) -> tuple[Finding, ...]:
-    merged = one_per_place((*verify.findings, *(item for outcome in outcomes for item in outcome.findings)))
+def merge_findings(outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome,
+                   extra: tuple[Finding, ...] = ()) -> tuple[Finding, ...]:
+    merged = one_per_place((*verify.findings, *(item for outcome in outcomes for item in outcome.findings), *extra))
     return tuple(sorted(merged, key=sort_key))
 
 
@@ -69,22 +72,25 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     # First: the lock, and no output of an earlier run left to pass for this one's.
     claim_existing_output_dir(options.output_dir)
     repo = workspace_root(options.start, bool(options.bundle))
-    config = load_run_config(repo, options)
+    context = ci.detect(environ)
+    # The policy is the target side's: base and head are resolved before anything else.
+    policy = load_policy(repo, options, context)
+    config = policy.config
     reviewers = build_reviewers(config)
     check_lens_settings(config)
     reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter, repo)
-    context = ci.detect(environ)
     output_dir = prepare_output_dir(options.output_dir)
     cache = open_review_cache(config, repo)
 
-    target = freeze_target(repo, config, options, context)
+    target = freeze_target(repo, policy, options)
+    policy_review = review_policy(policy)
     timings["freeze"] = time.monotonic() - clock
 
     # The check run goes in_progress before the verify, which can take minutes.
     forge = open_forge(context, config, target, os.environ if environ is None else environ)
     try:
         return _verify_review_publish(
-            options, repo, config, reviewers, context, output_dir, cache, target, forge,
+            options, repo, config, reviewers, context, output_dir, cache, target, forge, policy_review,
             started_at=started_at, timings=timings, stdout=stdout, environ=environ,
         )
     except BaseException as error:
@@ -102,13 +108,14 @@ def _verify_review_publish(
     cache: ReviewCache,
     target: FrozenTarget,
     forge: ForgeRun | None,
+    policy: PolicyReview,
     *,
     started_at: str,
     timings: dict[str, float],
     stdout: TextIO,
     environ: Mapping[str, str] | None,
 ) -> int:
-    notes: list[str] = conversation_notes(forge)
+    notes: list[str] = [*policy.notes, *conversation_notes(forge)]
     clock = time.monotonic()
     verify: VerifyOutcome = ABSENT
     if target.mode != "bundle":  # a document bundle has no app to stand up
@@ -140,7 +147,7 @@ def _verify_review_publish(
         target=target, config=config, context=context, verify=verify, outcomes=outcomes,
         output_dir=output_dir,
         started_at=started_at, timings=timings, notes=tuple(notes), stdout=stdout,
-        forge=forge, rejections=request.rejections,
+        forge=forge, rejections=request.rejections, policy=policy,
     )
 
 
@@ -158,16 +165,23 @@ def publish_result(
     stdout: TextIO,
     forge: ForgeRun | None = None,
     rejections: tuple[Rejection, ...] = (),
+    policy: PolicyReview | None = None,
 ) -> int:
     """Decide and publish through every sink; the exit code of the verdict."""
-    findings = merge_findings(outcomes, verify)
+    findings = merge_findings(outcomes, verify, policy.findings if policy else ())
     findings = apply_rejections(findings, rejections, builtin_sources(config))
-    verdict = decide(findings, outcomes, verify, config.review.fail_on)
+    findings, branch_suppressions = apply_suppression_policy(
+        findings, config.review.branch_suppressions, config.review.fail_on)
+    # A trusted person's ACCEPTED: is the last word on a finding, whichever reviewer found it.
+    acceptances = first_acceptances(forge.conversation.acceptances) if forge is not None else ()
+    findings = apply_acceptances(findings, acceptances)
+    verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty)
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,
         verdict=verdict, output_dir=output_dir, started_at=started_at, timings=timings,
-        notes=(*notes, *rounds_notes(forge, rounds)), forge=forge, rounds=rounds,
+        notes=(*notes, *rounds_notes(forge, rounds)), forge=forge, rounds=rounds, policy=policy,
+        acceptances=acceptances, branch_suppressions=branch_suppressions,
     )
     publish(result, stdout)
     return verdict.exit_code

@@ -1,6 +1,7 @@
-"""What one gate run is asked to review, and the first stage that needs nothing else: load the
-config and freeze the target. Kept apart from run.py so `reviewgate freeze` starts without
-importing the reviewers, the forge clients and the sinks (the freeze benchmark counts start-up)."""
+"""What one gate run is asked to review, and the first stages that need nothing else: read the
+policy at the target side and freeze the target. Kept apart from run.py so `reviewgate freeze`
+starts without importing the reviewers, the forge clients and the sinks (the freeze benchmark
+counts start-up)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from reviewgate.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.exclusions import ExclusionRules
-from reviewgate.target import FrozenTarget, freeze
+from reviewgate.policy_changes import PolicyReview, review_policy_change
+from reviewgate.policy_source import PolicyOrigin, Side, bundle_policy, commit_side, disk_side, policy_at
+from reviewgate.target import FrozenTarget, ResolvedRefs, freeze, resolve_refs
 
 
 @dataclass(frozen=True)
@@ -26,14 +29,47 @@ class RunOptions:
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
 
 
+@dataclass(frozen=True)
+class Policy:
+    """The config in force (flags applied), where it was read, and the refs it was read at."""
+
+    config: Config
+    file_config: Config  # before flags: what the branch's config is compared with
+    origin: PolicyOrigin
+    refs: ResolvedRefs | None  # None for a bundle
+    head_side: Side | None = None
+
+
 def load_run_config(repo: Path, options: RunOptions) -> Config:
+    """The working tree's config with flags applied: for `reviewgate verify`, which reviews no change."""
     return apply_overrides(load_config(repo, options.config_path), options.overrides)
 
 
-def freeze_target(repo: Path, config: Config, options: RunOptions, context: CiContext) -> FrozenTarget:
-    rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
+def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
+    """Resolve base, merge base and head, then read the config at the merge base (flags win
+    over it). A bundle has no base: its config is the working tree's."""
     if options.bundle:
         reject_with_bundle(options.base, options.head, options.include_dirty)
+        config, origin = bundle_policy(repo, options.config_path)
+        return Policy(apply_overrides(config, options.overrides), config, origin, None)
+    refs = resolve_refs(repo, base=options.base, head=options.head, ci=context)
+    # --include-dirty reviews the working tree, so that is the change's side of the config.
+    head_side = disk_side(repo) if options.include_dirty else commit_side(repo, refs.head_sha, "head")
+    config, origin = policy_at(repo, options.config_path, commit_side(repo, refs.merge_base, "merge base"),
+                               head_side)
+    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side)
+
+
+def review_policy(policy: Policy) -> PolicyReview:
+    if policy.head_side is None:
+        return PolicyReview(policy.origin)
+    return review_policy_change(policy.origin, policy.file_config, policy.head_side)
+
+
+def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:
+    config = policy.config
+    rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
+    if policy.refs is None:
         return freeze_bundle(repo, options.bundle, rules)
-    return freeze(repo, base=options.base, head=options.head, ci=context, rules=rules,
-                  include_dirty=options.include_dirty)
+    return freeze(repo, base=options.base, head=options.head, rules=rules, include_dirty=options.include_dirty,
+                  refs=policy.refs)

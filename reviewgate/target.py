@@ -226,19 +226,26 @@ def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRul
     return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
 
-def freeze(
-    repo: Path,
-    *,
-    base: str | None,
-    head: str | None = None,
-    ci: CiContext | None = None,
-    rules: ExclusionRules | None = None,
-    include_dirty: bool = False,
-) -> FrozenTarget:
-    """Freeze base, merge base and head (flags win, then CI, then local defaults), fetching
-    what a shallow checkout lacks. `head` None means the CI's head, else HEAD."""
+@dataclass(frozen=True)
+class ResolvedRefs:
+    """Base, merge base and head as commits, before any diff: the policy is read at the merge
+    base (the target side) before the diff is split by that policy's exclusions."""
+
+    base_ref: str
+    base_sha: str
+    base_source: str
+    head_ref: str
+    head_sha: str
+    head_source: str
+    merge_base: str
+    shallow_fetches: tuple[str, ...] = field(default_factory=tuple)
+
+
+def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: CiContext | None = None
+                 ) -> ResolvedRefs:
+    """Base, merge base and head (flags win, then CI, then local defaults), fetching what a
+    shallow checkout lacks. `head` None means the CI's head, else HEAD."""
     context = ci or CiContext(provider="local")
-    rules = rules or ExclusionRules()
     check_repository(repo, base)
     log = FetchLog()
     if head:
@@ -259,6 +266,24 @@ def freeze(
         base_ref = ensure_remote_branch(repo, base_ref, base_source, log)
     base_sha = _commit_for(repo, base_ref, base_source, log, branch_fallback=True)
     merge_base = find_merge_base(repo, base_sha, head_sha, f"base {base_ref!r} and head {head_ref!r}", log)
+    return ResolvedRefs(base_ref, base_sha, base_source, head_ref, head_sha, head_source, merge_base,
+                        tuple(log.fetches))
+
+
+def freeze(
+    repo: Path,
+    *,
+    base: str | None,
+    head: str | None = None,
+    ci: CiContext | None = None,
+    rules: ExclusionRules | None = None,
+    include_dirty: bool = False,
+    refs: ResolvedRefs | None = None,
+) -> FrozenTarget:
+    """Freeze the diff between the refs (resolved here unless `refs` already holds them)."""
+    rules = rules or ExclusionRules()
+    refs = refs or resolve_refs(repo, base=base, head=head, ci=ci)
+    head_sha, merge_base = refs.head_sha, refs.merge_base
     head_tree: str | None = None
     dirty_sha256: str | None = None
     if include_dirty:
@@ -276,20 +301,21 @@ def freeze(
     )
     return FrozenTarget(
         repo_root=str(repo),
-        base_ref=base_ref,
-        base_sha=base_sha,
+        base_ref=refs.base_ref,
+        base_sha=refs.base_sha,
         merge_base=merge_base,
-        head_ref=head_ref,
+        head_ref=refs.head_ref,
         head_sha=head_sha,
-        base_source=base_source,
+        base_source=refs.base_source,
         patch_sha256=canonical_patch_hash(every_file),
         files=tuple(reviewed),
         excluded=tuple(excluded),
-        head_source=head_source,
+        head_source=refs.head_source,
         head_tree=head_tree,
         dirty_sha256=dirty_sha256,
-        shallow_fetches=tuple(log.fetches),
+        shallow_fetches=refs.shallow_fetches,
     )
 
 
-__all__ = ["DocumentIdentity", "FrozenTarget", "default_base", "describe", "freeze", "reader_for"]
+__all__ = ["DocumentIdentity", "FrozenTarget", "ResolvedRefs", "default_base", "describe", "freeze", "reader_for",
+           "resolve_refs"]

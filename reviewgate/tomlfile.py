@@ -19,17 +19,14 @@ def read_toml(path: Path) -> dict[str, Any]:
         data = path.read_bytes()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
+    return parse_toml(data, str(path))
+
+
+def parse_toml(data: bytes, where: str) -> dict[str, Any]:
+    """TOML bytes (a file, or a blob read from a commit) into a dict; `where` names them."""
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not valid UTF-8 text: {error.reason} at byte {error.start}") from error
+        raise ConfigError(f"{where}: not valid UTF-8 text: {error.reason} at byte {error.start}") from error
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from error
-
-
-def parse_toml_text(text: str, source: str) -> dict[str, Any]:
-    """TOML already read (a file at some commit), with the same one-line error as `read_toml`."""
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{source}: not valid TOML: {error}") from error
+        raise ConfigError(f"{where}: not valid TOML: {error}") from error

@@ -7,7 +7,7 @@ from pathlib import Path
 from reviewgate.context import ReviewRequest
 from reviewgate.git import TreeReader
 from reviewgate.target import freeze
-from testing.repo import BranchRepo, make_repo
+from testing.repo import BranchRepo, make_repo, write_base_config
 
 BASE_CALC = "def add(a, b):\n    return a + b\n"
 # Lines 3-7 are added: 5 defines divide, 6 carries an injection attempt, 7 divides.
@@ -31,12 +31,13 @@ def calc_repo(
 
 
 def write_config(repo: Path, name: str, table: dict[str, object], cache: bool = False) -> None:
-    """`.reviewgate.toml` enabling reviewer `name` with `table` as its `[reviewer.NAME]` keys."""
+    """`.reviewgate.toml` enabling reviewer `name` with `table` as its `[reviewer.NAME]` keys,
+    committed on the target side, where the policy is read."""
     lines = ["[review]", f'reviewers = ["{name}"]', "", f"[reviewer.{name}]"]
     for key, value in table.items():
         lines.append(f"{key} = {_toml(value)}")
     lines += ["", "[cache]", f"enabled = {'true' if cache else 'false'}"]
-    (repo / ".reviewgate.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_base_config(repo, "\n".join(lines) + "\n")
 
 
 def _toml(value: object) -> str:

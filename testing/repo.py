@@ -71,3 +71,20 @@ def make_repo(
     git(repo, "checkout", "-q", "-b", branch_name)
     head_sha = commit(repo, branch or {}, message) if branch is not None else base_sha
     return BranchRepo(repo, base_sha, head_sha)
+
+
+def commit_to_base(repo: Path, files: Mapping[str, FileContent], base: str = "main") -> str:
+    """Commit `files` on `base` and rebase the checked-out branch onto it, so they are part of
+    the target side (the review policy is read there, never from the branch). Returns the new
+    head SHA."""
+    branch = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    git(repo, "checkout", "-q", base)
+    commit(repo, files, "policy on the target side")
+    git(repo, "checkout", "-q", branch)
+    git(repo, "rebase", "-q", base)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def write_base_config(repo: Path, text: str, name: str = ".reviewgate.toml") -> str:
+    """The repository's review config, committed on the target side (`main`)."""
+    return commit_to_base(repo, {name: text})

@@ -9,6 +9,7 @@ from pathlib import Path
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer
+from testing.repo import write_base_config
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 
@@ -90,13 +91,12 @@ def test_independence_against_the_implementer(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     with ModelServer([], models=("test-model",)) as server:
         write_config(repo.path, "openai", fast_openai(server.url, independent=True))
-        config = repo.path / ".reviewgate.toml"
-        base_config = config.read_text()
-        config.write_text(base_config + '\n[implementer]\nprovider = "openai"\nmodel = "test-model"\n')
+        base_config = (repo.path / ".reviewgate.toml").read_text()
+        write_base_config(repo.path, base_config + '\n[implementer]\nprovider = "openai"\nmodel = "test-model"\n')
         same = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
-        config.write_text(base_config + '\n[implementer]\nprovider = "anthropic"\nmodel = "claude-x"\n')
+        write_base_config(repo.path, base_config + '\n[implementer]\nprovider = "anthropic"\nmodel = "claude-x"\n')
         different = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
-        config.write_text(base_config)
+        write_base_config(repo.path, base_config)
         unnamed = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
     assert same.returncode == 2 and "configured like the implementer" in same.stdout
     assert different.returncode == 0, different.stdout

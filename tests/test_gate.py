@@ -58,6 +58,21 @@ def test_routes() -> None:
     assert decide([], OK, ABSENT).route is Route.CLOSEOUT
 
 
-def test_a_skipped_reviewer_does_not_block() -> None:
-    outcomes = (ReviewerOutcome("llm", ReviewerStatus.SKIPPED, reason="on-missing-key = skip"),)
+def test_a_skipped_reviewer_beside_one_that_reviewed_does_not_block() -> None:
+    outcomes = (*OK, ReviewerOutcome("llm", ReviewerStatus.SKIPPED, reason="on-missing-key = skip"))
     assert decide([], outcomes, ABSENT).decision is Decision.APPROVE
+
+
+def test_a_change_no_reviewer_reviewed_is_blocked_never_approved() -> None:
+    skipped = (ReviewerOutcome("llm", ReviewerStatus.SKIPPED, reason="$OPENAI_API_KEY is not set"),)
+    verdict = decide([], skipped, ABSENT)
+    assert verdict.decision is Decision.BLOCKED and verdict.exit_code == 3
+    assert verdict.reasons[0].startswith("no reviewer reviewed this change")
+    assert "llm: $OPENAI_API_KEY is not set" in verdict.reasons[0]
+    assert decide([], (*OK, *skipped), ABSENT).decision is Decision.APPROVE
+
+
+def test_an_empty_change_and_a_verify_only_run_are_not_unreviewed() -> None:
+    empty = (ReviewerOutcome("builtin", ReviewerStatus.SKIPPED, reason="empty change"),)
+    assert decide([], empty, ABSENT, nothing_to_review=True).decision is Decision.APPROVE
+    assert decide([], (), ABSENT).decision is Decision.APPROVE

@@ -6,11 +6,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from reviewgate.forge.metadata import MARKER, parse_metadata
+from reviewgate.forge.rounds import RoundEntry, decide_rounds
 from reviewgate.forge.session import ForgeRun
 from reviewgate.forge.settings import ForgeSettings
 from reviewgate.gate import Decision, Verdict
 from reviewgate.report.pr_comment import render_comment
-from reviewgate.rounds import RoundEntry, decide_rounds
 from testing.golden import check_golden
 from testing.results import sample_result
 

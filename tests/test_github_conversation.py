@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from reviewgate.context import Rejection
-from reviewgate.conversation import Comment, apply_rejections, parse_rejection, read_conversation
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.forge.conversation import Comment, apply_rejections, parse_rejection, read_conversation
 from reviewgate.forge.metadata import MARKER, CommentMetadata, parse_metadata, render_metadata
-from reviewgate.rounds import RoundEntry
+from reviewgate.forge.rounds import RoundEntry
 from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment

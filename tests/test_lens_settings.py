@@ -13,7 +13,7 @@ from reviewgate.reviewers.builtin.settings import ReproductionPolicy, parse_lens
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from testing.cli import run_cli
 from testing.lenses import review_change
-from testing.repo import make_repo
+from testing.repo import make_repo, write_base_config
 
 BASE = {"app/prices.py": "def total(a, b):\n    return a + b\n"}
 FIX = {"app/prices.py": "def total(a, b):\n    return round(a + b, 2)\n"}
@@ -62,9 +62,7 @@ def test_unknown_key_warns() -> None:
 
 def test_cli_bad_value_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, BASE, FIX)
-    (repo.path / ".reviewgate.toml").write_text(
-        '[lenses]\nrequire_reproduction = "often"\n', encoding="utf-8"
-    )
+    write_base_config(repo.path, '[lenses]\nrequire_reproduction = "often"\n')
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
     assert ".reviewgate.toml: lenses.require_reproduction: expected" in result.stderr

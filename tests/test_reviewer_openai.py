@@ -154,14 +154,30 @@ def test_injection_in_the_diff_stays_inside_the_data_delimiters(tmp_path: Path) 
     assert nonce in system  # the instructions name the delimiters
 
 
-@pytest.mark.parametrize(("flag", "expected"), [((), 3), (("--on-missing-key", "skip"), 0)])
-def test_missing_key_blocks_or_skips(tmp_path: Path, flag: tuple[str, ...], expected: int) -> None:
+@pytest.mark.parametrize("flag", [(), ("--on-missing-key", "skip")])
+def test_missing_key_blocks_or_skips(tmp_path: Path, flag: tuple[str, ...]) -> None:
+    """Skipped or blocked, the only reviewer did not review: the gate is blocked either way."""
     result, server = _run(tmp_path, [Reply(review=review_document())], {}, *flag)
-    assert result.returncode == expected, result.stderr
+    assert result.returncode == 3, result.stderr
     assert not server.posts()
-    outcome = result.report()["reviewers"][0]
+    report = result.report()
+    outcome = report["reviewers"][0]
     assert "$OPENAI_API_KEY" in outcome["reason"] and "fork" in outcome["reason"]
-    assert outcome["status"] == ("blocked" if expected == 3 else "skipped")
+    assert outcome["status"] == ("skipped" if flag else "blocked")
+    assert report["verdict"] == "blocked"
+    if flag:
+        [reason] = report["reasons"]
+        assert reason.startswith("no reviewer reviewed this change") and "openai:" in reason
+
+
+def test_a_skipped_model_beside_the_builtin_reviewer_leaves_the_builtin_review(tmp_path: Path) -> None:
+    result, _ = _run(tmp_path, [Reply(review=review_document())], {}, "--on-missing-key", "skip",
+                     "--reviewer", "builtin", "--reviewer", "openai")
+    assert result.returncode == 1, result.stdout + result.stderr  # the builtin lenses' own finding
+    report = result.report()
+    statuses = {item["reviewer"]: item["status"] for item in report["reviewers"]}
+    assert statuses == {"builtin": "ok", "openai": "skipped"}
+    assert report["verdict"] == "request_changes" and not report["reasons"]
 
 
 def test_wrong_option_type_is_a_config_error_naming_file_and_key(tmp_path: Path) -> None:

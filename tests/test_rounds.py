@@ -8,7 +8,7 @@ import pytest
 
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.forge.metadata import MARKER, parse_metadata
-from reviewgate.rounds import RoundEntry, count_rounds, decide_rounds, record
+from reviewgate.forge.rounds import RoundEntry, count_rounds, decide_rounds, record
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
 from testing.repo import commit, make_repo

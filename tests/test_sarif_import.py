@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from testing.cli import run_cli
-from testing.repo import make_repo
+from testing.repo import make_repo, write_base_config
 from testing.sarif import sarif_log, sarif_result, write_sarif
 
 # ../shared/conformance from the repository root; a worktree under wt/ has it one level further up.
@@ -101,9 +101,7 @@ def test_filter_modes(repo: Path, mode: str, expected: list[tuple[str, str, int]
 
 
 def test_level_table_from_config_and_two_tools(repo: Path) -> None:
-    (repo / ".reviewgate.toml").write_text(
-        '[import]\nfilter = "nofilter"\n[import.levels]\nerror = "readability:minor"\n', encoding="utf-8"
-    )
+    write_base_config(repo, '[import]\nfilter = "nofilter"\n[import.levels]\nerror = "readability:minor"\n')
     write_sarif(repo / "ruff.sarif", sarif_log("ruff", _results()[:1]))
     write_sarif(
         repo / "eslint.sarif", sarif_log("ESLint", [sarif_result("no-eval", "eval", "app/calc.py", 10)])
@@ -210,7 +208,7 @@ def test_missing_file_and_bad_mode_and_bad_table_are_exit_2(repo: Path) -> None:
         mode.returncode == 2
         and "--sarif-filter: expected added | diff_context | file | nofilter" in mode.stderr
     )
-    (repo / ".reviewgate.toml").write_text('[import.levels]\nerror = "loud"\n', encoding="utf-8")
+    write_base_config(repo, '[import.levels]\nerror = "loud"\n')
     table = run_cli(repo, "run", "--base", "main", "--import-sarif", "ruff.sarif")
     assert table.returncode == 2 and ".reviewgate.toml: import.levels.error" in table.stderr
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-from reviewgate.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
+from reviewgate.forge.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
 from reviewgate.forge.http import DEFAULT_POLICY, ForgeDenied, RestClient, RetryPolicy
 
 API_VERSION = "2022-11-28"

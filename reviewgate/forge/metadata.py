@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewgate.rounds import RoundEntry
+from reviewgate.forge.rounds import RoundEntry
 
 MARKER = "<!-- reviewgate:summary -->"
 _METADATA = re.compile(r"<!-- reviewgate:metadata (\{.*?\}) -->")

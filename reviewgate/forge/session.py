@@ -15,7 +15,7 @@ from typing import Any
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
-from reviewgate.conversation import Comment, Conversation, is_conversation_request, read_conversation
+from reviewgate.forge.conversation import Comment, Conversation, is_conversation_request, read_conversation
 from reviewgate.forge.github_api import GithubApi, github_comment, is_bot
 from reviewgate.forge.gitlab_api import GitlabApi
 from reviewgate.forge.http import ForgeDenied, ForgeError

@@ -9,9 +9,9 @@ from dataclasses import replace
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
 from reviewgate.forge.http import ForgeError
+from reviewgate.forge.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
 from reviewgate.forge.session import ForgeRun, utc_now
 from reviewgate.gate import Verdict
-from reviewgate.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
 from reviewgate.target import FrozenTarget
 from reviewgate.text import truncate
 
@@ -49,6 +49,7 @@ def conversation_notes(forge: ForgeRun | None) -> list[str]:
     rejected = len(forge.conversation.rejections)
     if rejected:
         notes.append(f"{rejected} trusted REVIEW-REJECTED: answer(s) were given to the reviewers.")
+    notes += forge.conversation.ignored_acceptances
     return notes
 
 

@@ -55,6 +55,7 @@ def build_report(result: GateResult) -> dict[str, Any]:
         "policy": {
             "reviewers": list(result.config.review.reviewers),
             "fail_on": [str(rule) for rule in result.config.review.fail_on],
+            **(result.policy.to_json() if result.policy else {}),
         },
         "verify": result.verify.to_json(),
         "reviewers": [outcome.to_json() for outcome in result.outcomes],
@@ -66,6 +67,8 @@ def build_report(result: GateResult) -> dict[str, Any]:
         "timings": {name: round(value, 3) for name, value in result.timings.items()},
         "notes": list(result.notes),
         "rounds": result.rounds.to_json() if result.rounds else None,
+        "accepted": [item.to_json(item.finding_id in result.accepted_ids()) for item in result.acceptances],
+        "suppressed_by_change": [item.to_json() for item in result.branch_suppressions],
     }
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.metadata import MARKER, CommentMetadata, render_metadata
+from reviewgate.forge.rounds import gave_up_note
 from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
-from reviewgate.rounds import gave_up_note
 from reviewgate.text import printable, truncate, truncate_utf8
 
 FIRST_LINES = {

@@ -55,6 +55,35 @@ def _reviewer_notes(result: GateResult) -> list[str]:
     return ["", *lines] if lines else []
 
 
+def _accepted_section(result: GateResult) -> list[str]:
+    """Who overruled the gate on which finding, and why: before the findings, so a truncated
+    check-run summary or PR comment still shows it."""
+    if not result.acceptances:
+        return []
+    by_id = {item.id: item for item in result.findings}
+    lines = ["", "### Accepted by people (they do not block)", "",
+             "| finding | where | title | accepted by | reason |", "|---|---|---|---|---|"]
+    for item in result.acceptances:
+        finding = by_id.get(item.finding_id)
+        where, title = (finding.location, finding.title) if finding else ("", "no finding of this run has this id")
+        lines.append(f"| `{_escape_cell(item.finding_id)}` | {_escape_cell(where)} | {_escape_cell(title)} "
+                     f"| {_escape_cell(item.author)} | {_escape_cell(item.reason)} |")
+    return lines
+
+
+def _suppressed_section(result: GateResult) -> list[str]:
+    """Every suppression comment the change adds on a finding that would otherwise block."""
+    if not result.branch_suppressions:
+        return []
+    lines = ["", "### Suppressed by this change", "",
+             "| where | rule | title | reason given | |", "|---|---|---|---|---|"]
+    for item in result.branch_suppressions:
+        state = "**refused: it blocks**" if item.refused else "dismissed"
+        lines.append(f"| {_escape_cell(item.finding.location)} | {_escape_cell(item.finding.rule)} "
+                     f"| {_escape_cell(item.finding.title)} | {_escape_cell(item.reason or '(none)')} | {state} |")
+    return lines
+
+
 def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> str:
     target = result.target
     lines = [f"## {HEADLINES[result.verdict.decision]}", ""]
@@ -79,6 +108,8 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
     lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
     lines += _reviewer_notes(result)
     lines += render_verify_section(result.verify, _escape_cell)
+    lines += _accepted_section(result)
+    lines += _suppressed_section(result)
     lines += ["", "### Findings", ""]
     if not result.findings:
         lines.append("No findings.")

@@ -11,7 +11,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.config import CONFIG_FILE, Config
 from reviewgate.errors import ConfigError
 from reviewgate.git import TreeReader
-from reviewgate.tomlfile import parse_toml_text
+from reviewgate.tomlfile import parse_toml
 from reviewgate.verify.environment import SecretGrant, is_withheld
 from reviewgate.verify.manifest import Manifest, load_manifest
 from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
@@ -88,7 +88,7 @@ def _listed_secrets(text: str, source: str) -> tuple[str, ...] | None:
     """The `secrets` list of a manifest as the target branch has it, read leniently: it was
     valid under whatever rules held when it was merged; None when it cannot be read."""
     try:
-        listed = parse_toml_text(text, source).get("secrets", [])
+        listed = parse_toml(text.encode("utf-8"), source).get("secrets", [])
     except ConfigError:
         return None
     if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):

@@ -1,14 +1,17 @@
 """`reviewgate: ignore[rule-id] reason` on a finding's line or the line above silences that rule there.
 
 docs/lenses.md: the finding is kept, dismissed with the reason, and listed in the report (gate.py never
-blocks on a dismissed finding); a suppression without a reason is itself a minor finding.
+blocks on a dismissed finding); a suppression without a reason is itself a minor finding. Whether the
+change under review added the suppression is recorded on the finding (`extra["suppression"]`): the
+target side's `[review] branch_suppressions` decides what such a suppression may do
+(suppression_policy.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -25,6 +28,7 @@ _CLOSERS = re.compile(r"\s*(?:\*/|-->|#\}|%\})\s*$")
 class Suppression:
     rules: frozenset[str]
     reason: str
+    line: int = 0  # where it was found (1-based), once found
 
 
 def parse_suppression(text: str) -> Suppression | None:
@@ -47,7 +51,11 @@ def apply_suppressions(request: ReviewRequest, findings: Iterable[Finding]) -> l
         suppression = _suppression_for(request, finding)
         if suppression is not None:
             reason = suppression.reason or "(no reason given)"
-            finding = finding.with_changes(dismissed=f"suppressed: {reason}")
+            change = request.target.file(finding.path or "")
+            added = change is not None and suppression.line in change.added_lines()
+            record = {"line": suppression.line, "reason": suppression.reason, "added_by_change": added}
+            finding = finding.with_changes(dismissed=f"suppressed: {reason}",
+                                           extra={**finding.extra, "suppression": record})
         result.append(finding)
     return result
 
@@ -63,7 +71,7 @@ def _suppression_for(request: ReviewRequest, finding: Finding) -> Suppression | 
         if 1 <= number <= len(lines):
             suppression = parse_suppression(lines[number - 1])
             if suppression is not None and _covers(suppression, finding.rule):
-                return suppression
+                return replace(suppression, line=number)
     return None
 
 

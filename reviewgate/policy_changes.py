@@ -1,0 +1,148 @@
+"""What the change under review does to the review policy, shown to people, never applied.
+
+The config in force is the target side's (policy_source.py). When the branch edits it, every
+setting it would relax or change is listed: a product_question finding on the config file (it
+never blocks), a note in summary.md, report.json and the PR comment. The edit takes effect after
+merge. A branch config that does not parse is a correctness finding: after merge every run
+would stop with exit 2.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewgate.config import Config
+from reviewgate.errors import ConfigError
+from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.policy_source import BASE_SIDE, BRANCH_FIRST, PolicyOrigin, Side, find_config
+from reviewgate.text import printable
+
+SOURCE = "reviewgate"
+CATEGORY = "policy"
+RULE_CHANGE = "policy/config-change"
+RULE_UNPARSABLE = "policy/config-invalid"
+UNSET = "(unset)"
+
+
+@dataclass(frozen=True)
+class PolicyReview:
+    """The policy's part of a run: where it came from and what the branch would change."""
+
+    origin: PolicyOrigin
+    changes: tuple[str, ...] = field(default_factory=tuple)
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.origin.to_json(), "branch_changes": list(self.changes)}
+
+
+def _flatten(prefix: str, table: Mapping[str, Any], into: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            _flatten(f"{prefix}{key}.", value, into)
+        else:
+            into[f"{prefix}{key}"] = value
+
+
+def effective_settings(config: Config) -> dict[str, Any]:
+    """Every setting a config puts in force, defaults included, as dotted keys."""
+    review = config.review
+    settings: dict[str, Any] = {
+        "review.reviewers": list(review.reviewers),
+        "review.fail_on": [str(rule) for rule in review.fail_on],
+        "review.exclude": list(review.exclude),
+        "review.include": list(review.include),
+        "review.max_rounds": review.max_rounds,
+        "review.branch_suppressions": review.branch_suppressions,
+        "verify.manifest": config.verify.manifest,
+        "verify.enabled": config.verify.enabled,
+    }
+    for name, reviewer in config.reviewers.items():
+        fixed = {"provider": reviewer.provider, "model": reviewer.model, "base_url": reviewer.base_url,
+                 "api_key_env": reviewer.api_key_env, "timeout": reviewer.timeout}
+        _flatten(f"reviewer.{name}.", {key: value for key, value in fixed.items() if value is not None}, settings)
+        _flatten(f"reviewer.{name}.", reviewer.options, settings)
+    for section, table in config.sections.items():
+        _flatten(f"{section}.", table, settings)
+    return settings
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return UNSET
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    return printable(str(value))
+
+
+def describe_changes(before: Config, after: Config) -> tuple[str, ...]:
+    """One line per setting that differs: `key: old → new`, lists also saying what they gain
+    and lose (`review.exclude: [] → [**] (adds **)`)."""
+    old, new = effective_settings(before), effective_settings(after)
+    lines: list[str] = []
+    for key in sorted(old.keys() | new.keys()):
+        was, now = old.get(key), new.get(key)
+        if was == now:
+            continue
+        line = f"{key}: {_show(was)} → {_show(now)}"
+        if isinstance(was, list) and isinstance(now, list):
+            added = [item for item in now if item not in was]
+            dropped = [item for item in was if item not in now]
+            parts = ([f"adds {', '.join(_show(item) for item in added)}"] if added else []) + (
+                [f"drops {', '.join(_show(item) for item in dropped)}"] if dropped else [])
+            if parts:
+                line += f" ({'; '.join(parts)})"
+        lines.append(line)
+    return tuple(lines)
+
+
+def _finding(path: str, finding_class: FindingClass, severity: Severity, rule: str, title: str, body: str,
+             code: str) -> Finding:
+    return Finding(
+        id=make_finding_id(SOURCE, path, CATEGORY, title, code),
+        finding_class=finding_class, severity=severity, category=CATEGORY, title=title, body=body,
+        source=SOURCE, path=path, rule=rule,
+    )
+
+
+def review_policy_change(origin: PolicyOrigin, base_config: Config, head: Side) -> PolicyReview:
+    """Compare the config in force (the target side's) with the one the branch holds."""
+    if origin.kind == BRANCH_FIRST:
+        note = (f"This repository has no review config at the target side: the change's first config "
+                f"{printable(origin.path or '')} was used for this run.")
+        return PolicyReview(origin, notes=(note,))
+    if origin.kind != BASE_SIDE or origin.path is None:
+        return PolicyReview(origin)
+    explicit = origin.path if origin.explicit else None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unknown keys on the branch are its business until merge
+            found = find_config(head, explicit)
+    except ConfigError as error:
+        title = "The change breaks the review config: after merge every review would stop with exit 2"
+        finding = _finding(origin.path, FindingClass.CORRECTNESS, Severity.MAJOR, RULE_UNPARSABLE, title,
+                           f"{error}. This run used the config at the target side.", str(error))
+        return PolicyReview(origin, findings=(finding,), notes=(f"The change's review config does not parse: {error}",))
+    after = found.config if found is not None else Config()
+    changes = describe_changes(base_config, after)
+    if found is None:
+        changes = (f"removes {origin.path}: the defaults would apply", *changes)
+    elif found.path != origin.path:
+        changes = (f"moves the config from {origin.path} to {found.path}", *changes)
+    if not changes:
+        return PolicyReview(origin)
+    path = found.path if found is not None else origin.path
+    title = "This change edits the review policy; it takes effect after merge, not in this review"
+    body = ("The review config is read from the target side (the merge base), so this change was judged "
+            "by the policy in force. After merge:\n" + "\n".join(f"- {line}" for line in changes))
+    finding = _finding(path, FindingClass.PRODUCT_QUESTION, Severity.MAJOR, RULE_CHANGE, title, body,
+                       "\n".join(changes))
+    note = ("This change edits the review policy (it takes effect after merge; this review used the target "
+            "side's): " + "; ".join(changes))
+    return PolicyReview(origin, changes, (finding,), (note,))

@@ -1,0 +1,141 @@
+"""Where the review policy comes from: the config as the target side holds it.
+
+Like GitHub's CODEOWNERS, the config (`.reviewgate.toml`, `[tool.reviewgate]` in pyproject.toml,
+or the `--config` path when it lies inside the repository) is read at the merge base with
+`git cat-file`, never from the working tree: the branch under review cannot relax the policy
+that judges it. Its edits to the config are shown to people (policy_changes.py) and take effect
+after merge. One exception: a repository whose target side has no config at all uses the
+config the branch adds, and says so.
+
+A file the workflow names outside the repository is the workflow's (it controls flags and
+secrets too) and is read from disk; so is an in-repository `--config` path no commit tracks
+(a file an earlier workflow step wrote). A document bundle has no base: its config is the
+working tree's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
+from reviewgate.errors import ConfigError
+from reviewgate.git import TreeReader
+from reviewgate.text import printable, short_sha
+from reviewgate.tomlfile import parse_toml
+
+# Where the config in force was read.
+BASE_SIDE = "base"  # the merge base: the normal case
+BRANCH_FIRST = "branch"  # no config at the base side: the branch's first config is used
+WORKFLOW = "workflow"  # a --config file outside the repository, or one no commit tracks
+WORKING_TREE = "working-tree"  # a document bundle (or doctor without a base): nothing to read at
+DEFAULTS = "defaults"  # no config anywhere
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the change that config files can be read from."""
+
+    label: str  # "merge base 1a2b3c4", "head 5d6e7f8", "working tree"
+    read: Callable[[str], bytes | None]
+    commit: str | None = None  # None: the working tree
+
+
+def commit_side(repo: Path, commit: str, role: str) -> Side:
+    reader = TreeReader(repo, commit)
+    return Side(f"{role} {short_sha(commit)}", reader.read_bytes, commit)
+
+
+def disk_side(repo: Path) -> Side:
+    def read(path: str) -> bytes | None:
+        candidate = repo / path
+        return candidate.read_bytes() if candidate.is_file() else None
+
+    return Side("working tree", read)
+
+
+@dataclass(frozen=True)
+class FoundConfig:
+    path: str  # repository-relative
+    config: Config
+
+
+def _document(side: Side, path: str) -> dict[str, Any] | None:
+    data = side.read(path)
+    return None if data is None else parse_toml(data, f"{printable(path)} at {side.label}")
+
+
+def find_config(side: Side, explicit: str | None) -> FoundConfig | None:
+    """The config one side holds: the explicit path, else `.reviewgate.toml`, else a
+    pyproject.toml with a [tool.reviewgate] table. A malformed one is a ConfigError naming
+    the file and the side."""
+    for path in (explicit,) if explicit else (CONFIG_FILE, PYPROJECT_FILE):
+        document = _document(side, path)
+        if document is None:
+            continue
+        if explicit is None and path == PYPROJECT_FILE and "reviewgate" not in document.get("tool", {}):
+            continue
+        where = f"{printable(path)} at {side.label}"
+        return FoundConfig(path, config_from_document(document, path, where))
+    return None
+
+
+@dataclass(frozen=True)
+class PolicyOrigin:
+    kind: str  # BASE_SIDE | BRANCH_FIRST | WORKFLOW | WORKING_TREE | DEFAULTS
+    path: str | None = None
+    commit: str | None = None
+    explicit: bool = False  # the path came from --config (else the usual file names)
+
+    def describe(self) -> str:
+        """One line for `reviewgate freeze`, doctor and the summary."""
+        where = f" at {short_sha(self.commit)}" if self.commit else ""
+        name = printable(self.path or "")
+        return {
+            BASE_SIDE: f"review policy: {name}{where} (the merge base, the target side)",
+            BRANCH_FIRST: (f"review policy: {name}{where}, the first config, added by this change "
+                           "(the target side has none)"),
+            WORKFLOW: f"review policy: {name} (named by the workflow, read from disk)",
+            WORKING_TREE: f"review policy: {name} in the working tree (there is no target side to read it at)",
+            DEFAULTS: "review policy: the defaults (no config at the target side or in the change)",
+        }[self.kind]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"origin": self.kind, "path": printable(self.path) if self.path else None, "commit": self.commit}
+
+
+def inside_repository(repo: Path, explicit: Path) -> str | None:
+    """The repository-relative path of a --config file inside the repository, else None."""
+    try:
+        relative = explicit.resolve().relative_to(repo.resolve())
+    except ValueError:
+        return None
+    return relative.as_posix()
+
+
+def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tuple[Config, PolicyOrigin]:
+    """The config in force for a change from `base` to `head`, and where it was read."""
+    relative = inside_repository(repo, explicit) if explicit is not None else None
+    if explicit is not None and relative is None:
+        return load_config(repo, explicit), PolicyOrigin(WORKFLOW, str(explicit))
+    named = relative is not None
+    found = find_config(base, relative)
+    if found is not None:
+        return found.config, PolicyOrigin(BASE_SIDE, found.path, base.commit, named)
+    found = find_config(head, relative)
+    if found is not None:
+        return found.config, PolicyOrigin(BRANCH_FIRST, found.path, head.commit, named)
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"{explicit}: config file not found (--config / input config)")
+        return load_config(repo, explicit), PolicyOrigin(WORKFLOW, relative, None, named)
+    return Config(), PolicyOrigin(DEFAULTS)
+
+
+def bundle_policy(repo: Path, explicit: Path | None) -> tuple[Config, PolicyOrigin]:
+    config = load_config(repo, explicit)
+    if config.source is None:
+        return config, PolicyOrigin(DEFAULTS)
+    return config, PolicyOrigin(WORKING_TREE, str(explicit) if explicit else config.source.split(" ")[0])

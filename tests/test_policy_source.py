@@ -1,0 +1,137 @@
+"""The review policy is the target side's: a branch cannot relax the config that judges it.
+Real repositories, the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from testing.cli import run_cli
+from testing.conformance import validate_report
+from testing.repo import make_repo
+
+JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run():\n    assert run(lambda: 1) is None\n"}
+SWALLOWING_CHANGE = {"app/jobs.py": "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n", **JOBS_TEST}
+BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
+BASE_CONFIG = '[review]\nmax_rounds = 3\n'
+
+
+def _policy_findings(report: dict[str, object]) -> list[dict[str, object]]:
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    return [item for item in findings if item["category"] == "policy"]
+
+
+@pytest.mark.parametrize(
+    ("relaxing", "shown"),
+    [
+        ('[review]\nfail_on = []\n',
+         "review.fail_on: [systematic:major, correctness:major] → [] (drops systematic:major, correctness:major)"),
+        ('[review]\nmax_rounds = 3\n[lenses]\ndisable = ["correctness/swallowed-exception"]\n',
+         "lenses.disable: (unset) → [correctness/swallowed-exception]"),
+        ('[review]\nmax_rounds = 3\nexclude = ["**"]\n', "review.exclude: [] → [**] (adds **)"),
+    ],
+    ids=["fail_on-empty", "lens-disabled", "exclude-everything"],
+)
+def test_a_branch_relaxing_the_config_is_still_judged_by_the_target_sides(
+    tmp_path: Path, relaxing: str, shown: str
+) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG},
+                     {**SWALLOWING_CHANGE, ".reviewgate.toml": relaxing})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = result.report()
+    validate_report(report)
+    assert report["verdict"] == "request_changes"
+    [swallowed] = [item for item in report["findings"] if item["category"] == "swallowed-failure"]
+    assert (swallowed["path"], swallowed["blocking"]) == ("app/jobs.py", True)
+    [policy] = _policy_findings(report)
+    assert (policy["class"], policy["blocking"], policy["path"]) == ("product_question", False, ".reviewgate.toml")
+    assert shown in policy["body"]
+    assert report["policy"]["origin"] == "base" and report["policy"]["commit"] == repo.base_sha
+    assert report["policy"]["branch_changes"] == [shown]
+    summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
+    assert "takes effect after merge" in summary and shown in summary
+
+
+def test_pyproject_table_on_the_branch_is_compared_with_the_base_file(tmp_path: Path) -> None:
+    """The branch adds a .reviewgate.toml beside the base's [tool.reviewgate]: it would take over."""
+    pyproject = '[project]\nname = "app"\n\n[tool.reviewgate.review]\nmax_rounds = 2\n'
+    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject},
+                     {**SWALLOWING_CHANGE, ".reviewgate.toml": '[review]\nfail_on = ["readability:blocker"]\n'})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = result.report()
+    assert report["policy"]["path"] == "pyproject.toml"
+    assert report["policy"]["branch_changes"][0] == "moves the config from pyproject.toml to .reviewgate.toml"
+    assert "review.max_rounds: 2 → 3" in report["policy"]["branch_changes"]
+
+
+def test_the_first_config_added_by_the_branch_is_used_and_said_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, {**SWALLOWING_CHANGE, ".reviewgate.toml": '[review]\nfail_on = ["systematic:major"]\n'})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = result.report()
+    assert (report["policy"]["origin"], report["policy"]["commit"]) == ("branch", repo.head_sha)
+    assert report["policy"]["fail_on"] == ["systematic:major"]
+    assert any("first config" in note for note in report["notes"])
+    assert "first config" in (result.output_dir / "summary.md").read_text(encoding="utf-8")
+
+
+def test_a_branch_config_that_does_not_parse_is_a_finding_not_a_usage_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG},
+                     {"app/jobs.py": "def run(x):\n    return x()\n", **JOBS_TEST, ".reviewgate.toml": "[review\n"})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    [policy] = _policy_findings(result.report())
+    assert (policy["class"], policy["rule"], policy["blocking"]) == ("correctness", "policy/config-invalid", True)
+    assert "not valid TOML" in policy["body"]
+
+
+def test_a_malformed_config_at_the_target_side_exits_2_naming_where(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": "[review]\nreviewers = 1\n"},
+                     {**SWALLOWING_CHANGE, ".reviewgate.toml": BASE_CONFIG})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert ".reviewgate.toml: review.reviewers: expected a list of strings" in result.stderr
+
+
+def test_an_uncommitted_config_in_the_working_tree_is_not_the_policy(tmp_path: Path) -> None:
+    """A step before the gate (the branch's install scripts) could write one: it is not read."""
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    (repo.path / ".reviewgate.toml").write_text("[review]\nfail_on = []\n", encoding="utf-8")
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.report()["policy"]["origin"] == "defaults"
+
+
+def test_include_dirty_compares_with_the_working_tree_config(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG}, SWALLOWING_CHANGE)
+    (repo.path / ".reviewgate.toml").write_text("[review]\nfail_on = []\n", encoding="utf-8")
+    result = run_cli(repo.path, "run", "--base", "main", "--include-dirty")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.report()["policy"]["branch_changes"][0].startswith("review.fail_on:")
+
+
+def test_a_workflow_config_outside_the_repository_is_read_from_disk(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG}, SWALLOWING_CHANGE)
+    outside = tmp_path / "ci.toml"
+    outside.write_text('[review]\nfail_on = ["readability:blocker"]\n', encoding="utf-8")
+    result = run_cli(repo.path, "run", "--base", "main", "--config", str(outside))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.report()["policy"]["origin"] == "workflow"
+
+
+def test_freeze_and_doctor_name_the_policy_they_use(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": '[review]\nexclude = ["docs/**"]\n'},
+                     {"docs/a.md": "a\n", ".reviewgate.toml": '[review]\nexclude = []\n'})
+    frozen = run_cli(repo.path, "freeze", "--base", "main")
+    assert frozen.returncode == 0, frozen.stderr
+    assert f"review policy: .reviewgate.toml at {repo.base_sha[:12]} (the merge base" in frozen.stderr
+    document = json.loads(frozen.stdout)
+    assert [item["path"] for item in document["excluded"]] == ["docs/a.md"]  # the base's exclusion
+    assert document["policy"]["branch_changes"] == ["review.exclude: [docs/**] → [] (drops docs/**)"]
+    doctor = run_cli(repo.path, "doctor", "--base", "main")
+    assert f"review policy: .reviewgate.toml at {repo.base_sha[:12]}" in doctor.stdout
