@@ -18,7 +18,7 @@ import pytest
 from reviewgate.report import gitlab, json_report, junit, sarif, summary
 from reviewgate.report.files import PREVIOUS_OUTPUTS
 from testing.cli import clean_environment
-from testing.repo import make_repo
+from testing.repo import make_repo, write_base_config
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -142,7 +142,7 @@ def test_no_stale_approval_survives_a_run_that_crashes_or_is_cancelled(tmp_path:
 
 def test_a_run_that_stops_on_a_bad_config_leaves_no_stale_approval(tmp_path: Path) -> None:
     repo = app_repo(tmp_path, f"{sys.executable} -c 'print(1)'")
-    (repo / ".reviewgate.toml").write_text("[review\n")
+    write_base_config(repo, "[review\n")  # the policy is read on the target side
     out = repo / "out"
     out.mkdir()
     (out / "report.json").write_text(json.dumps(STALE_REPORT))
