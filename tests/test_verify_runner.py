@@ -238,7 +238,8 @@ def test_command_not_found_fails_with_127_and_the_shells_message(tmp_path: Path)
 
 
 def test_step_past_its_timeout_is_stopped_and_fails(tmp_path: Path) -> None:
-    text = app_files(free_port(), test="sleep 30")[".prepcook/scripts.toml"].replace(
+    # A duration no other test uses: the check below looks at every process on the machine.
+    text = app_files(free_port(), test="sleep 30.4217")[".prepcook/scripts.toml"].replace(
         "timeout = 30", "timeout = 0.5"
     )
     started = time.monotonic()
@@ -246,7 +247,7 @@ def test_step_past_its_timeout_is_stopped_and_fails(tmp_path: Path) -> None:
     assert time.monotonic() - started < 15
     assert outcome.status is VerifyStatus.FAILED
     assert "timed out after 0.5 s" in outcome.findings[0].title
-    assert not processes_mentioning("sleep 30")
+    assert not processes_mentioning("sleep 30.4217")
 
 
 JUNIT_WITH_A_FAILURE = """<?xml version="1.0"?>
