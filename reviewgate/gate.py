@@ -59,17 +59,30 @@ def blocks(finding: Finding, fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON) -> b
     )
 
 
+def unread_files(paths: Iterable[str], outcomes: Iterable[ReviewerOutcome], readers: Iterable[str]) -> tuple[str, ...]:
+    """Why the review is incomplete when files only `readers` can read (the builtin reviewer, for
+    files over the size cap) were read by none of them: one reason per file."""
+    wanted = set(readers)
+    if any(item.reviewer in wanted and item.status is ReviewerStatus.OK for item in outcomes):
+        return ()
+    return tuple(f"{path}: over the per-file size cap, only the builtin reviewer's line lenses can read it, "
+                 "and none ran" for path in paths)
+
+
 def decide(
     findings: Iterable[Finding],
     outcomes: Iterable[ReviewerOutcome],
     verify: VerifyOutcome,
     fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON,
+    unread: Iterable[str] = (),
 ) -> Verdict:
-    """Never turn a failure into approval: any blocked reviewer or a setup-side verify failure
-    blocks the whole gate, whatever the other reviewers found."""
+    """Never turn a failure into approval: any blocked reviewer, a setup-side verify failure or
+    a file no reviewer read (`unread`, from `unread_files`) blocks the whole gate, whatever the
+    other reviewers found."""
     rules = tuple(fail_on)
     all_findings = tuple(findings)
     reasons = [f"reviewer {item.reviewer}: {item.reason}" for item in outcomes if item.status is ReviewerStatus.BLOCKED]
+    reasons += list(unread)
     if verify.status is VerifyStatus.BLOCKED:
         reasons.insert(0, f"verify: {verify.reason}")
     blocking = tuple(item for item in all_findings if blocks(item, rules))

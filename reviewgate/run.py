@@ -26,7 +26,7 @@ from reviewgate.forge.steps import (
     decide_rounds_for,
     rounds_notes,
 )
-from reviewgate.gate import decide
+from reviewgate.gate import decide, unread_files
 from reviewgate.git import repository_root
 from reviewgate.report import publish
 from reviewgate.report.files import prepare_output_dir
@@ -34,6 +34,7 @@ from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
@@ -136,11 +137,13 @@ def _verify_review_publish(
         outcomes = tuple(review_with_cache(cache, reviewer, request, run_reviewer) for reviewer in reviewers)
     timings["review"] = time.monotonic() - clock
 
+    readers = [reviewer.name for reviewer in reviewers if isinstance(reviewer, BuiltinReviewer)]
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=outcomes,
         output_dir=output_dir,
         started_at=started_at, timings=timings, notes=tuple(notes), stdout=stdout,
         forge=forge, rejections=request.rejections,
+        unread=unread_files([change.path for change in target.oversized], outcomes, readers),
     )
 
 
@@ -158,11 +161,12 @@ def publish_result(
     stdout: TextIO,
     forge: ForgeRun | None = None,
     rejections: tuple[Rejection, ...] = (),
+    unread: tuple[str, ...] = (),
 ) -> int:
     """Decide and publish through every sink; the exit code of the verdict."""
     findings = merge_findings(outcomes, verify)
     findings = apply_rejections(findings, rejections, builtin_sources(config))
-    verdict = decide(findings, outcomes, verify, config.review.fail_on)
+    verdict = decide(findings, outcomes, verify, config.review.fail_on, unread)
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,

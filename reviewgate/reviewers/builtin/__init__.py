@@ -12,6 +12,7 @@ from reviewgate.findings import Finding, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
+from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
@@ -67,7 +68,7 @@ class BuiltinReviewer:
             for finding in lens.check(request):
                 if settings.enabled(finding.rule):
                     findings.setdefault(finding.id, finding)
-        for finding in missing_reasons(request):
+        for finding in (*missing_reasons(request), *oversized_findings(request)):
             if settings.enabled(finding.rule):
                 findings.setdefault(finding.id, finding)
         kept = apply_suppressions(request, findings.values())
@@ -76,4 +77,6 @@ class BuiltinReviewer:
             status=ReviewerStatus.OK,
             findings=tuple(sorted(kept, key=sort_key)),
             duration_seconds=time.monotonic() - started,
+            notes=tuple(f"{change.path}: over the per-file size cap, read by the line lenses only"
+                        for change in request.target.oversized),
         )
