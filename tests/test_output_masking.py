@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from reviewgate.verify.logs import SecretMasker
 from testing.cli import run_cli
 from testing.repo import make_repo
 from testing.verify_app import PYTHON, app_files, free_port
@@ -46,3 +49,21 @@ def test_a_failing_test_printing_undeclared_tokens_leaks_them_nowhere(tmp_path: 
     assert "[REDACTED GitHub token]" in (result.output_dir / "verify" / "test.log").read_text()
     assert "[REDACTED OpenAI API key]" in (result.output_dir / "report.json").read_text()
     assert "[REDACTED GitHub token]" in result.stdout
+
+
+@given(
+    before=st.text(alphabet=" \n.abc:=", max_size=40),
+    after=st.text(alphabet=" \n.abc:=", max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+    declared=st.booleans(),
+)
+def test_a_stream_cut_anywhere_never_releases_a_token_in_halves(
+    before: str, after: str, cuts: list[int], declared: bool
+) -> None:
+    text = f"{before} {GITHUB_TOKEN} {OPENAI_KEY} {after}"
+    stream = SecretMasker(["declared-value-1234"] if declared else []).stream()
+    positions = sorted({min(cut, len(text)) for cut in cuts})
+    pieces = [text[start:end] for start, end in zip([0, *positions], [*positions, len(text)], strict=True)]
+    released = "".join(stream.feed(piece) for piece in pieces) + stream.flush()
+    assert GITHUB_TOKEN[4:] not in released and OPENAI_KEY[8:] not in released
+    assert released.count("[REDACTED") == 2

@@ -96,6 +96,7 @@ class StreamMasker:
 def _before_unfinished_word(buffer: str, cut: int) -> int:
     """`cut`, moved back to the start of the run without white space it falls in (at most
     TOKEN_HOLD characters back), when that run may go on past the cut."""
+    cut = min(cut, len(buffer))  # with no declared secret, the hold-back above is negative
     if cut < len(buffer) and buffer[cut].isspace():
         return cut
     limit = max(0, cut - TOKEN_HOLD)
