@@ -67,3 +67,17 @@ def test_a_stream_cut_anywhere_never_releases_a_token_in_halves(
     released = "".join(stream.feed(piece) for piece in pieces) + stream.flush()
     assert GITHUB_TOKEN[4:] not in released and OPENAI_KEY[8:] not in released
     assert released.count("[REDACTED") == 2
+
+
+def test_a_manifest_without_secrets_still_logs_everything_with_tokens_masked(tmp_path: Path) -> None:
+    printing = (
+        f"{PYTHON} -c \"t = 'gh' + 'p_' + 'R3v1ewG4te' * 4; print('first line'); print('token ' + t); "
+        "print('last line'); raise SystemExit(1)\""
+    )
+    manifest = "[test]\nrun = " + '"' + printing.replace("\\", "\\\\").replace('"', '\\"') + '"\n'
+    repo = make_repo(tmp_path, {"README.md": "app\n"}, {".prepcook/scripts.toml": manifest}).path
+    result = run_cli(repo, "verify")
+    assert result.returncode == 1, result.stdout + result.stderr
+    log = (result.output_dir / "verify" / "test.log").read_text()
+    assert log.splitlines()[:3] == ["first line", "token [REDACTED GitHub token]", "last line"]
+    assert GITHUB_TOKEN not in result.stdout + every_output_text(result.output_dir)
