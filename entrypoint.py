@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from reviewgate.cli import main
 from reviewgate.errors import EXIT_USAGE
+from reviewgate.escaping import runner_line
 
 TRUE_WORDS = frozenset({"true", "True", "TRUE", "yes", "on", "1"})
 FALSE_WORDS = frozenset({"false", "False", "FALSE", "no", "off", "0"})
@@ -85,7 +86,7 @@ def run(environ: Mapping[str, str]) -> int:
     try:
         arguments = arguments_from_inputs(environ)
     except InputError as error:
-        sys.stderr.write(f"reviewgate: error: {error}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
         return EXIT_USAGE
     os.environ.update(environment_from_inputs(environ))
     return main(arguments)

@@ -17,6 +17,7 @@ from reviewgate.bundle import workspace_root
 from reviewgate.ci import detect
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.escaping import runner_line
 from reviewgate.git import GitFailure
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
 from reviewgate.target import describe
@@ -127,7 +128,7 @@ def _freeze(arguments: argparse.Namespace, stdout: TextIO) -> int:
     target = freeze_target(repo, policy, options)
     policy_review = review_policy(policy)
     for line in (*describe(target), policy.origin.describe(), *policy_review.notes):
-        sys.stderr.write(f"reviewgate: {printable(line)}\n")
+        sys.stderr.write(f"reviewgate: {runner_line(line)}\n")
     document = {
         **target.identity(),
         "policy": policy_review.to_json(),
@@ -160,7 +161,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: TextIO | None = None, line: str | None = None) -> None:
-    sys.stderr.write(f"reviewgate: warning: {message}\n")
+    # Config keys, file names and git's messages are the branch's text: one line each, never a
+    # workflow command (the runner parses stderr as well as stdout).
+    sys.stderr.write(f"reviewgate: warning: {runner_line(str(message))}\n")
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
@@ -170,10 +173,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
     try:
         return COMMANDS[arguments.command](arguments, out)
     except ReviewgateError as error:
-        sys.stderr.write(f"reviewgate: error: {error}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
         return error.exit_code
     except GitFailure as error:
-        sys.stderr.write(f"reviewgate: error: {error}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
         return EXIT_BLOCKED
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
@@ -182,7 +185,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
         if os.environ.get("REVIEWGATE_DEBUG"):
             traceback.print_exc()
         sys.stderr.write(
-            f"reviewgate: internal error: {type(error).__name__}: {error} "
+            f"reviewgate: internal error: {type(error).__name__}: {runner_line(str(error))} "
             "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)\n"
         )
         return EXIT_BLOCKED

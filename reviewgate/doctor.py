@@ -27,6 +27,7 @@ from reviewgate.config import (
     apply_overrides,
 )
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.git import repository_root, resolve_commit, run_git
 from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
@@ -57,19 +58,19 @@ class DoctorReport:
     reach_problems: int = 0
 
     def ok(self, text: str) -> None:
-        self.out.write(f"ok: {text}\n")
+        self.out.write(f"ok: {runner_line(text)}\n")
 
     def config(self, text: str) -> None:
         self.config_problems += 1
-        self.out.write(f"problem: {text}\n")
+        self.out.write(f"problem: {runner_line(text)}\n")
 
     def note(self, text: str) -> None:
         """Worth knowing, not a problem: the gate runs as it is."""
-        self.out.write(f"note: {text}\n")
+        self.out.write(f"note: {runner_line(text)}\n")
 
     def unreachable(self, text: str) -> None:
         self.reach_problems += 1
-        self.out.write(f"problem: {text}\n")
+        self.out.write(f"problem: {runner_line(text)}\n")
 
     def exit_code(self) -> int:
         if self.config_problems:

@@ -64,8 +64,11 @@ VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
 # added lines average over a few hundred characters"); hand-written code stays far below.
 MINIFIED_AVERAGE_LINE = 300
 # Per-file size cap: one huge file must not crowd the rest of the change out of a
-# reviewer's context. Counted over the file's diff text; over it, listed as not reviewed.
+# reviewer's context. Counted over the file's diff text; over it, the file is kept from the
+# model reviewers and the structural lenses, and only the builtin line lenses read it.
 MAX_FILE_DIFF_BYTES = 400_000
+# Said of a text file over the cap: nothing in a change goes unread because of its size.
+LINE_LENSES_NOTE = "; only the builtin line lenses read it (committed secrets, security patterns, swallowed failures)"
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,18 @@ def needs_header(change: FileChange) -> bool:
     )
 
 
+def is_oversized_text(change: FileChange, rules: ExclusionRules) -> bool:
+    """A text file the change adds to, kept from the reviewers only by the size cap (not by
+    policy): the builtin reviewer's cheap lenses still read its added lines."""
+    return (
+        change.stats.diff_bytes > rules.max_file_diff_bytes
+        and not change.is_binary
+        and not change.is_submodule
+        and change.status is not ChangeStatus.DELETED
+        and rules.reason_for(change, header_from_diff(change)) is None
+    )
+
+
 def split_files(
     files: list[FileChange], rules: ExclusionRules, headers: Mapping[str, str] | None = None
 ) -> tuple[list[FileChange], list[ExcludedFile]]:
@@ -162,7 +177,8 @@ def split_files(
     for change in files:
         reason = rules.unreviewable_reason(change)
         if reason is not None:
-            unreviewable.append(ExcludedFile(change.path, reason))
+            note = LINE_LENSES_NOTE if is_oversized_text(change, rules) else ""
+            unreviewable.append(ExcludedFile(change.path, reason + note))
             continue
         header = header_from_diff(change)
         reason = rules.reason_for(change, known_headers.get(change.path) if header is None else header)

@@ -59,6 +59,16 @@ def blocks(finding: Finding, fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON) -> b
     )
 
 
+def unread_files(paths: Iterable[str], outcomes: Iterable[ReviewerOutcome], readers: Iterable[str]) -> tuple[str, ...]:
+    """Why the review is incomplete when files only `readers` can read (the builtin reviewer, for
+    files over the size cap) were read by none of them: one reason per file."""
+    wanted = set(readers)
+    if any(item.reviewer in wanted and item.status is ReviewerStatus.OK for item in outcomes):
+        return ()
+    return tuple(f"{path}: over the per-file size cap, only the builtin reviewer's line lenses can read it, "
+                 "and none ran" for path in paths)
+
+
 def decide(
     findings: Iterable[Finding],
     outcomes: Iterable[ReviewerOutcome],
@@ -66,11 +76,13 @@ def decide(
     fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON,
     *,
     nothing_to_review: bool = False,
+    unread: Iterable[str] = (),
 ) -> Verdict:
     """Never turn a failure into approval: any blocked reviewer or a setup-side verify failure
     blocks the whole gate, whatever the other reviewers found. So does a change no reviewer
-    reviewed (every one skipped, e.g. a model without its key on a fork PR); an empty change
-    (`nothing_to_review`) is not unreviewed, and a verify-only run has no reviewers at all."""
+    reviewed (every one skipped, e.g. a model without its key on a fork PR), and a file no
+    reviewer read (`unread`, from `unread_files`); an empty change (`nothing_to_review`) is not
+    unreviewed, and a verify-only run has no reviewers at all."""
     rules = tuple(fail_on)
     all_findings = tuple(findings)
     outcomes = tuple(outcomes)
@@ -79,6 +91,7 @@ def decide(
         skipped = "; ".join(f"{item.reviewer}: {item.reason or 'skipped'}" for item in outcomes)
         reasons.append(f"no reviewer reviewed this change (every one was skipped: {skipped}); "
                        "nothing unreviewed is approved")
+    reasons += list(unread)
     if verify.status is VerifyStatus.BLOCKED:
         reasons.insert(0, f"verify: {verify.reason}")
     blocking = tuple(item for item in all_findings if blocks(item, rules))

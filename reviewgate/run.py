@@ -26,7 +26,7 @@ from reviewgate.forge.steps import (
     decide_rounds_for,
     rounds_notes,
 )
-from reviewgate.gate import decide
+from reviewgate.gate import decide, unread_files
 from reviewgate.git import repository_root
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
@@ -35,6 +35,7 @@ from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
@@ -143,11 +144,13 @@ def _verify_review_publish(
         outcomes = tuple(review_with_cache(cache, reviewer, request, run_reviewer) for reviewer in reviewers)
     timings["review"] = time.monotonic() - clock
 
+    readers = [reviewer.name for reviewer in reviewers if isinstance(reviewer, BuiltinReviewer)]
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=outcomes,
         output_dir=output_dir,
         started_at=started_at, timings=timings, notes=tuple(notes), stdout=stdout,
         forge=forge, rejections=request.rejections, policy=policy,
+        unread=unread_files([change.path for change in target.oversized], outcomes, readers),
     )
 
 
@@ -166,6 +169,7 @@ def publish_result(
     forge: ForgeRun | None = None,
     rejections: tuple[Rejection, ...] = (),
     policy: PolicyReview | None = None,
+    unread: tuple[str, ...] = (),
 ) -> int:
     """Decide and publish through every sink; the exit code of the verdict."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
@@ -175,7 +179,8 @@ def publish_result(
     # A trusted person's ACCEPTED: is the last word on a finding, whichever reviewer found it.
     acceptances = first_acceptances(forge.conversation.acceptances) if forge is not None else ()
     findings = apply_acceptances(findings, acceptances)
-    verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty)
+    verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty,
+                     unread=unread)
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,

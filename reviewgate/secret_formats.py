@@ -30,3 +30,16 @@ MASK_ONLY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("OpenAI-style key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
     ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
 )
+
+MASKED_PATTERNS = TOKEN_PATTERNS + MASK_ONLY_PATTERNS
+
+
+def mask_known_formats(text: str) -> tuple[str, list[str]]:
+    """The text with every value in a known credential format replaced by `[REDACTED <kind>]`,
+    and the kinds replaced. The replacement holds no quote, backslash, angle bracket or
+    ampersand, so masking serialised JSON, XML or Markdown leaves it well formed."""
+    kinds: list[str] = []
+    for kind, pattern in MASKED_PATTERNS:
+        text, count = pattern.subn(f"[REDACTED {kind}]", text)
+        kinds += [kind] * count
+    return text, kinds

@@ -12,7 +12,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.diff import OPENING_LINES, FileChange, iter_diff_stream
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.exclusions import ExcludedFile, ExclusionRules, needs_header, split_files
+from reviewgate.exclusions import ExcludedFile, ExclusionRules, is_oversized_text, needs_header, split_files
 from reviewgate.git import (
     SnapshotReader,
     TreeReader,
@@ -71,6 +71,9 @@ class FrozenTarget:
     documents: tuple[DocumentIdentity, ...] = field(default_factory=tuple)
     # A bundle's frozen bytes, for the reviewers' reader; kept out of every record.
     snapshot: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+    # Text files over the per-file cap (also listed in `excluded`): kept from the model reviewers
+    # and the structural lenses, read by the builtin line lenses (reviewers/builtin/oversized.py).
+    oversized: tuple[FileChange, ...] = field(default_factory=tuple, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -314,6 +317,7 @@ def freeze(
         head_tree=head_tree,
         dirty_sha256=dirty_sha256,
         shallow_fetches=refs.shallow_fetches,
+        oversized=tuple(change for change in every_file if is_oversized_text(change, rules)),
     )
 
 

@@ -115,7 +115,10 @@ def test_a_huge_file_is_listed_as_not_reviewed_and_the_rest_is_reviewed() -> Non
     )
     result = reasons(patch, ExclusionRules(max_file_diff_bytes=200))
     assert result["src/app.py"] == "reviewed"
-    assert result["data/big.sql"] == "too large: diff of 557 bytes is over the per-file cap of 200"
+    assert result["data/big.sql"] == (
+        "too large: diff of 557 bytes is over the per-file cap of 200; only the builtin line lenses read it "
+        "(committed secrets, security patterns, swallowed failures)"
+    )
 
 
 def test_generated_header_of_a_modified_file_is_read_from_head(tmp_path: Path) -> None:

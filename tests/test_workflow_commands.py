@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewgate.ci.workflow_commands import command, escape_data, escape_property
+from reviewgate.escaping import plain
 from reviewgate.report.github_annotations import annotation_line
 from testing.results import sample_finding
 
@@ -39,7 +40,8 @@ def test_an_annotation_is_exactly_one_command_line(title: str, body: str, path: 
     assert "\n" not in line and "\r" not in line
     assert line.startswith("::error ")
     properties, _, message = line[len("::error ") :].partition("::")
-    assert unescape_data(message) == (body or title or "t")
+    # Shown as text: what reaches the runner is the message without control bytes or credentials.
+    assert unescape_data(message) == plain(body or title or "t")
     for item in properties.split(","):
         key, _, value = item.partition("=")
         assert key in {"file", "line", "endLine", "title"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
+from reviewgate.escaping import plain
+
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -20,11 +22,14 @@ def escape_property(text: str) -> str:
 
 
 def command(name: str, message: str = "", properties: Mapping[str, object] | None = None) -> str:
-    """One line `::name key=value,...::message` with every part escaped."""
+    """One line `::name key=value,...::message` with every part escaped, credentials masked and
+    control bytes removed (escaping.plain: the message is shown as text)."""
     rendered = ",".join(
-        f"{key}={escape_property(str(value))}" for key, value in (properties or {}).items() if value is not None
+        f"{key}={escape_property(plain(str(value)))}"
+        for key, value in (properties or {}).items()
+        if value is not None
     )
-    return f"::{name}{' ' + rendered if rendered else ''}::{escape_data(message)}"
+    return f"::{name}{' ' + rendered if rendered else ''}::{escape_data(plain(message))}"
 
 
 def stop_commands_token() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reviewgate.ci.workflow_commands import stop_commands_token
+from reviewgate.escaping import for_runner, one_line
 from reviewgate.findings import Severity
 from reviewgate.report.base import SinkContext
 from reviewgate.result import GateResult
@@ -10,7 +11,7 @@ from reviewgate.text import printable, short_sha
 
 
 def _single_line(text: str) -> str:
-    return printable(text).replace("\r", " ").replace("\n", " ")
+    return one_line(text)
 
 
 def render_console(result: GateResult, notes: list[str]) -> list[str]:
@@ -58,7 +59,9 @@ class ConsoleSink:
         return True
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
-        lines = render_console(result, context.log.notes)
+        # One line per item (untrusted parts were put on one line) and no line the runner would
+        # take for a command, fenced or not: the fence is the second guard.
+        lines = for_runner("\n".join(render_console(result, context.log.notes))).split("\n")
         if result.ci.is_github:
             # Finding titles come from diffs and models: fence them so none can act as a command.
             token = stop_commands_token()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reviewgate.errors import BlockedError, UsageError
+from reviewgate.escaping import mask
 from reviewgate.verify.manifest import STEP_ORDER
 
 LOCK_FILE = ".lock"
@@ -119,12 +120,18 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def write_text(path: Path, text: str) -> None:
+    """A report people read, as UTF-8, with every known credential format masked (whatever a
+    test printed or a model quoted), written whole or not at all."""
+    write_atomic(path, mask(text).encode("utf-8"))
+
+
 def write_json(path: Path, data: Any) -> None:
-    """Pretty, UTF-8 JSON (non-ASCII kept readable), written whole or not at all."""
-    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    """Pretty, UTF-8 JSON (non-ASCII kept readable), masked, written whole or not at all."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def append_text(path: Path, text: str) -> None:
-    """Append to a file the CI runner owns (step summary, outputs); never truncate it."""
+    """Append to a file the CI runner owns (step summary, outputs), masked; never truncate it."""
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(text)
+        handle.write(mask(text))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reviewgate.escaping import one_line, plain
 from reviewgate.findings import Finding, sort_key
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.session import ForgeRun, external_id, in_progress_body, utc_now
@@ -60,12 +61,12 @@ def check_annotation(finding: Finding, blocking: bool) -> dict[str, Any] | None:
         message = f"(dismissed: {finding.dismissed}) {message}"
     details = f"id {finding.id}, source {finding.source}" + (f", rule {finding.rule}" if finding.rule else "")
     return {
-        "path": printable(finding.path),
+        "path": printable(finding.path),  # GitHub matches it to the diff: kept as it is
         "start_line": start,
         "end_line": end,
         "annotation_level": CHECK_LEVELS[annotation_level(finding, blocking)],
-        "title": truncate(printable(title), MAX_ANNOTATION_TITLE_CHARS, "…"),
-        "message": truncate_utf8(printable(message), MAX_ANNOTATION_TEXT_BYTES),
+        "title": truncate(one_line(title), MAX_ANNOTATION_TITLE_CHARS, "…"),
+        "message": truncate_utf8(plain(message), MAX_ANNOTATION_TEXT_BYTES),
         "raw_details": truncate_utf8(details, MAX_ANNOTATION_TEXT_BYTES),
     }
 

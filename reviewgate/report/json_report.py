@@ -9,7 +9,7 @@ from reviewgate import __version__
 from reviewgate.diff import FileChange
 from reviewgate.findings import Finding
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_atomic
+from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -80,4 +80,4 @@ class JsonReportSink:
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
         text = json.dumps(build_report(result), indent=2, ensure_ascii=False) + "\n"
-        write_atomic(result.output_dir / FILE_NAME, text.encode("utf-8"))
+        write_text(result.output_dir / FILE_NAME, text)

@@ -10,10 +10,11 @@ import xml.etree.ElementTree as ElementTree
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
+from reviewgate.escaping import one_line, xml_text
 from reviewgate.findings import Finding
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_atomic
+from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -29,18 +30,19 @@ def _describe(finding: Finding) -> str:
         lines.append(f"dismissed: {finding.dismissed}")
     if finding.body:
         lines += ["", finding.body]
-    return "\n".join(lines)
+    return xml_text("\n".join(lines))
 
 
 def _finding_case(finding: Finding, blocking: bool) -> TestCase:
     case = TestCase(
-        name=f"{printable(finding.location)}: {finding.title} [{finding.id}]",
+        name=xml_text(f"{finding.location}: {one_line(finding.title)} [{finding.id}]"),
         classname=f"reviewgate.{finding.source}.{finding.category}",
         file=printable(finding.path) if finding.path else None,
         stdout=None if blocking else _describe(finding),
     )
     if blocking:
-        case.add_failure_info(message=finding.title, output=_describe(finding), failure_type=finding.severity.value)
+        case.add_failure_info(message=xml_text(one_line(finding.title)), output=_describe(finding),
+                              failure_type=finding.severity.value)
     return case
 
 
@@ -87,4 +89,4 @@ class JunitSink:
         return True
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
-        write_atomic(result.output_dir / FILE_NAME, render_junit(result).encode("utf-8"))
+        write_text(result.output_dir / FILE_NAME, render_junit(result))

@@ -9,6 +9,7 @@ metadata binds it to the head SHA and patch hash and carries the round history.
 
 from __future__ import annotations
 
+from reviewgate.escaping import markdown_code, markdown_text, mask, one_line
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.metadata import MARKER, CommentMetadata, render_metadata
 from reviewgate.forge.rounds import gave_up_note
@@ -17,7 +18,7 @@ from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
-from reviewgate.text import printable, truncate, truncate_utf8
+from reviewgate.text import truncate, truncate_utf8
 
 FIRST_LINES = {
     Decision.APPROVE: "REVIEW: APPROVE",
@@ -34,7 +35,7 @@ MAX_LINE_CHARS = 300
 
 
 def _single_line(text: str) -> str:
-    return truncate(printable(text).replace("\r", " ").replace("\n", " "), MAX_LINE_CHARS, "…")
+    return truncate(one_line(text), MAX_LINE_CHARS, "…")
 
 
 def _bounded(items: list[str]) -> list[str]:
@@ -54,8 +55,8 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
     rounds = result.rounds
     if rounds is not None and rounds.gave_up:
         lines += [f"**{gave_up_note(rounds, label)}**", ""]
-        lines += _bounded([f"- `{_single_line(item.location)}` {item.severity.value} "
-                           f"{item.finding_class.value}: {_single_line(item.title)}"
+        lines += _bounded([f"- {markdown_code(_single_line(item.location))} {item.severity.value} "
+                           f"{item.finding_class.value}: {markdown_text(_single_line(item.title))}"
                            for item in rounds.given_up_findings])
         lines.append("")
     elif rounds is not None and rounds.count:
@@ -64,7 +65,7 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
     note = f"\n\n… truncated; the full report is summary.md and report.json in this run's artifacts{where}."
     head = "\n".join(lines) + "\n"
     room = MAX_COMMENT_BYTES - len(head.encode("utf-8"))
-    return head + truncate_utf8(render_summary(result, notes), room, note)
+    return mask(head + truncate_utf8(render_summary(result, notes), room, note))
 
 
 def _publish_github(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> None:

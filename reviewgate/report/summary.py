@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from reviewgate.escaping import markdown_cell, markdown_code, markdown_text, mask, one_line
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_atomic
+from reviewgate.report.files import write_text
 from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
-from reviewgate.text import printable, short_sha
+from reviewgate.text import short_sha
 
 FILE_NAME = "summary.md"
 
@@ -20,14 +21,15 @@ HEADLINES = {
 
 
 def _escape_cell(text: str) -> str:
-    """Markdown table cells: a pipe or newline in untrusted text must not break the table."""
-    return printable(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """Markdown table cells: a pipe or newline in untrusted text must not break the table, nor
+    HTML, a mention or a control byte reach the reader (escaping.markdown_cell)."""
+    return markdown_cell(text)
 
 
 def _finding_row(finding: Finding, blocking: bool) -> str:
     mark = "**blocks**" if blocking else ("dismissed: " + _escape_cell(finding.dismissed) if finding.dismissed else "")
     return (
-        f"| {_escape_cell(finding.location)} | {finding.finding_class.value} | {finding.category} "
+        f"| {_escape_cell(finding.location)} | {finding.finding_class.value} | {_escape_cell(finding.category)} "
         f"| {_escape_cell(finding.title)} | {_escape_cell(finding.source)} | {mark} |"
     )
 
@@ -49,9 +51,10 @@ def _reviewer_notes(result: GateResult) -> list[str]:
     lines: list[str] = []
     for outcome in result.outcomes:
         shown = outcome.notes[:MAX_NOTES_PER_REVIEWER]
-        lines += [f"- {outcome.reviewer}: {_escape_cell(note)}" for note in shown]
+        reviewer = _escape_cell(outcome.reviewer)
+        lines += [f"- {reviewer}: {_escape_cell(note)}" for note in shown]
         if len(outcome.notes) > len(shown):
-            lines.append(f"- {outcome.reviewer}: … {len(outcome.notes) - len(shown)} more in report.json")
+            lines.append(f"- {reviewer}: … {len(outcome.notes) - len(shown)} more in report.json")
     return ["", *lines] if lines else []
 
 
@@ -92,19 +95,21 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
     else:
         lines.append(
             f"Reviewed `{short_sha(target.merge_base)}..{short_sha(target.head_sha)}` "
-            f"(base `{printable(target.base_ref)}` from {target.base_source}, head `{short_sha(target.head_sha)}`), "
+            f"(base {markdown_code(target.base_ref)} from {markdown_text(target.base_source)}, "
+            f"head `{short_sha(target.head_sha)}`), "
             f"{len(target.files)} file(s), patch `{target.patch_sha256[:16]}`."
         )
     if result.verdict.route is not None:
         lines.append(f"Route: **{result.verdict.route.value}**.")
     for reason in result.verdict.reasons:
-        lines.append(f"- {printable(reason)}")
+        lines.append(f"- {markdown_text(one_line(reason))}")
     for note in (*result.notes, *(extra_notes or [])):
-        lines.append(f"> {printable(note)}")
+        lines.append(f"> {markdown_text(one_line(note))}")
     lines += ["", "### Reviewers", "", "| reviewer | status | findings | time |", "|---|---|---|---|"]
     for outcome in result.outcomes:
         status = outcome.status.value + (f": {_escape_cell(outcome.reason)}" if outcome.reason else "")
-        lines.append(f"| {outcome.reviewer} | {status} | {len(outcome.findings)} | {outcome.duration_seconds:.1f}s |")
+        lines.append(f"| {_escape_cell(outcome.reviewer)} | {status} | {len(outcome.findings)} "
+                     f"| {outcome.duration_seconds:.1f}s |")
     lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
     lines += _reviewer_notes(result)
     lines += render_verify_section(result.verify, _escape_cell)
@@ -130,8 +135,10 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
         lines.append("")
     if target.excluded:
         lines += ["### Not reviewed", ""]
-        lines += [f"- `{_escape_cell(item.path)}`: {item.reason}" for item in target.excluded]
-    return "\n".join(lines).rstrip() + "\n"
+        lines += [f"- {markdown_code(item.path)}: {markdown_text(one_line(item.reason))}" for item in target.excluded]
+    # The last guard for every Markdown sink (summary.md, the step summary, the check run, the
+    # PR comment): a credential in any part of it is masked.
+    return mask("\n".join(lines).rstrip() + "\n")
 
 
 class SummarySink:
@@ -141,4 +148,4 @@ class SummarySink:
         return True
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
-        write_atomic(result.output_dir / FILE_NAME, render_summary(result, context.log.notes).encode("utf-8"))
+        write_text(result.output_dir / FILE_NAME, render_summary(result, context.log.notes))

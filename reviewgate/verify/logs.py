@@ -20,9 +20,13 @@ from typing import IO, TextIO
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.workflow_commands import command, stop_commands_token
 from reviewgate.config import DEFAULT_LOG_LIMIT
+from reviewgate.secret_formats import mask_known_formats
 from reviewgate.verify.log_cap import HeadTailCap
 
 MASK = "***"
+# The longest credential token held back from a stream until it is whole (GitHub's fine-grained
+# tokens are 93 characters, OpenAI project keys about 170).
+TOKEN_HOLD = 512
 READ_CHUNK = 64 * 1024
 # A finding's body carries the end of the failing step's log: enough to see the error, well
 # under GitHub's 64 KB annotation message limit (shared/conformance/README.md).
@@ -32,9 +36,11 @@ _GITLAB_SECTION = "\x1b[0Ksection_"
 
 
 class SecretMasker:
-    """Replaces every secret value with ***. A multi-line secret is masked line by line, as
-    GitHub's own masking does, so a value printed in pieces does not leak either; no pattern
-    then holds a line break, which lets a stream be released at every line end."""
+    """Replaces every secret value with ***, and every value in a known credential format
+    (secret_formats.py), declared or not, with `[REDACTED <kind>]`. A multi-line secret is
+    masked line by line, as GitHub's own masking does, so a value printed in pieces does not
+    leak either; no pattern then holds a line break, which lets a stream be released at every
+    line end."""
 
     def __init__(self, values: Iterable[str]) -> None:
         pieces = {line.strip() for value in values for line in value.splitlines() if line.strip()}
@@ -44,7 +50,7 @@ class SecretMasker:
         self.longest = len(self.values[0]) if self.values else 0
 
     def mask(self, text: str) -> str:
-        return self._pattern.sub(MASK, text) if self._pattern else text
+        return mask_known_formats(self._pattern.sub(MASK, text) if self._pattern else text)[0]
 
     def stream(self) -> StreamMasker:
         return StreamMasker(self)
@@ -61,13 +67,16 @@ class StreamMasker:
     def feed(self, text: str) -> str:
         buffer = self.carry + text
         pattern = self.masker._pattern
-        if pattern is None:
-            self.carry = ""
-            return buffer
         # A secret prefix at the very end may be completed by the next chunk: keep the last
         # longest-1 characters back, unless a whole match or a line end reaches past that point
         # (no secret piece spans a line break, so a finished line can always be released).
         cut = max(0, len(buffer) - (self.masker.longest - 1), buffer.rfind("\n") + 1)
+        # A credential-format token is never released in halves either: not its start without
+        # its end (the token is one run without white space).
+        cut = _before_unfinished_word(buffer, cut)
+        if pattern is None:
+            self.carry = buffer[cut:]
+            return mask_known_formats(buffer[:cut])[0]
         output: list[str] = []
         position = 0
         for match in pattern.finditer(buffer):
@@ -79,11 +88,24 @@ class StreamMasker:
             cut = max(cut, position)
         output.append(buffer[position:cut])
         self.carry = buffer[cut:]
-        return "".join(output)
+        return mask_known_formats("".join(output))[0]
 
     def flush(self) -> str:
         rest, self.carry = self.masker.mask(self.carry), ""
         return rest
+
+
+def _before_unfinished_word(buffer: str, cut: int) -> int:
+    """`cut`, moved back to the start of the run without white space it falls in (at most
+    TOKEN_HOLD characters back), when that run may go on past the cut."""
+    cut = min(cut, len(buffer))  # with no declared secret, the hold-back above is negative
+    if cut < len(buffer) and buffer[cut].isspace():
+        return cut
+    limit = max(0, cut - TOKEN_HOLD)
+    start = cut
+    while start > limit and not buffer[start - 1].isspace():
+        start -= 1
+    return start
 
 
 class CiLog:

@@ -12,6 +12,7 @@ from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
+from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
@@ -64,6 +65,7 @@ class BuiltinReviewer:
         )
         found = [finding for lens in lenses for finding in lens.check(request)]
         found += missing_reasons(request)
+        found += oversized_findings(request)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
         kept = apply_suppressions(request, findings)
@@ -72,4 +74,6 @@ class BuiltinReviewer:
             status=ReviewerStatus.OK,
             findings=tuple(sorted(kept, key=sort_key)),
             duration_seconds=time.monotonic() - started,
+            notes=tuple(f"{change.path}: over the per-file size cap, read by the line lenses only"
+                        for change in request.target.oversized),
         )

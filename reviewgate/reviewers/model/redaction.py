@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reviewgate.secret_formats import MASK_ONLY_PATTERNS, TOKEN_PATTERNS
+from reviewgate.secret_formats import mask_known_formats
 
-_PATTERNS = TOKEN_PATTERNS + MASK_ONLY_PATTERNS
 # `password = "..."`-style assignments: only the quoted value is masked, the name stays readable.
 _ASSIGNMENT = re.compile(
     r"""(?i)((?:api[_\-]?key|secret|token|passw(?:or)?d|credentials?|auth)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["'])"""
@@ -31,10 +30,7 @@ class Redaction:
 
 def redact_line(text: str) -> tuple[str, list[str]]:
     """The line with every secret-looking value masked, and the kinds that were masked."""
-    kinds: list[str] = []
-    for kind, pattern in _PATTERNS:
-        text, count = pattern.subn(f"[REDACTED {kind}]", text)
-        kinds += [kind] * count
+    text, kinds = mask_known_formats(text)
     text, count = _ASSIGNMENT.subn(lambda match: f"{match.group(1)}[REDACTED secret]{match.group(3)}", text)
     kinds += ["secret assignment"] * count
     return text, kinds

@@ -1,0 +1,106 @@
+"""Untrusted text (file names, diff lines, model output, config keys, the app's logs) made safe
+for the sink that shows it: one function per sink, and every one masks known credential
+formats first (secret_formats.py, the table the model redaction uses).
+
+- The CI runner (stdout and stderr): ANSI escapes and control bytes removed, and no line may
+  begin with `::` (a workflow command, after the runner's own trimming of leading blanks) or
+  hold `##[` (the runner's older command form).
+- Markdown (summary.md, the step summary, PR comments and MR notes): HTML and mentions
+  neutralised, table pipes escaped, code spans fenced so no backtick closes them early.
+- XML 1.0 (junit.xml): the characters XML 1.0 does not allow are removed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from reviewgate.secret_formats import mask_known_formats
+from reviewgate.text import printable
+
+# ECMA-48: CSI sequences (ESC [ ... final byte), OSC strings (ESC ] ... BEL or ST), and the
+# two-byte escapes; the C1 control forms of CSI/OSC (U+009B, U+009D) are caught by _CONTROL.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+# C0 and C1 controls except tab, line feed and carriage return (sinks decide about those),
+# and the bidirectional overrides that make text read other than it is (CVE-2021-42574).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# XML 1.0's Char production: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What the runner would take for a command: `::` at the start of a line after white space (it
+# trims any, .NET's String.TrimStart), and the `##[` form anywhere in a line. The runner reads
+# lines ending at LF, CR or CRLF, so a lone CR must count as a line end too.
+_COMMAND_START = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
+_LEGACY_COMMAND = "##["
+# A mention (@user, @org/team) where GitHub and GitLab would link it and notify: the @ at a
+# word start. An e-mail address (a@b) is not a mention and stays as it is.
+_MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def mask(text: str) -> str:
+    """Known credential formats masked; what every sink applies before anything else."""
+    return mask_known_formats(text)[0]
+
+
+def plain(text: str) -> str:
+    """Masked, valid Unicode, without ANSI escapes or control bytes (tab and line breaks kept)."""
+    return _CONTROL.sub("", _ANSI.sub("", mask(printable(text))))
+
+
+def one_line(text: str) -> str:
+    """`plain`, with every line break shown as a space: for one line of a listing."""
+    return _LINE_BREAK.sub(" ", plain(text))
+
+
+# --- the CI runner: stdout and stderr ---------------------------------------------------------
+
+
+def for_runner(text: str) -> str:
+    """Text for the CI log, any number of lines, none of which the runner takes for a command."""
+    cleaned = _COMMAND_START.sub(rf"\1:{ZERO_WIDTH_SPACE}", _LINE_BREAK.sub("\n", plain(text)))
+    return cleaned.replace(_LEGACY_COMMAND, f"##{ZERO_WIDTH_SPACE}[")
+
+
+def runner_line(text: str) -> str:
+    """One line for the CI log (a warning, an error): line breaks in untrusted text are shown as
+    `\\n`, so nothing after them can start a line of its own."""
+    return for_runner(_LINE_BREAK.sub(r"\\n", text))
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+
+def markdown_text(text: str) -> str:
+    """Untrusted text in Markdown prose: no HTML, no live mentions, line breaks kept."""
+    escaped = html.escape(plain(text), quote=False)
+    return _MENTION.sub(f"@{ZERO_WIDTH_SPACE}", escaped)
+
+
+def markdown_cell(text: str) -> str:
+    """Untrusted text in a Markdown table cell: `markdown_text` on one line, pipes escaped (GFM
+    splits cells on an unescaped pipe before anything else), backslashes kept literal."""
+    return markdown_text(_LINE_BREAK.sub(" ", text)).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def markdown_code(text: str, in_table: bool = False) -> str:
+    """Untrusted text as an inline code span: fenced by one backtick more than its longest run
+    of backticks, padded when it starts or ends with one (CommonMark 6.1). Nothing inside a code
+    span is HTML or a mention, so only control bytes, line breaks and, in a table, pipes need care."""
+    content = one_line(text)
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * (longest + 1)
+    if content.startswith("`") or content.endswith("`") or not content.strip():
+        content = f" {content} "
+    if in_table:
+        content = content.replace("|", "\\|")
+    return f"{fence}{content}{fence}"
+
+
+# --- XML ----------------------------------------------------------------------------------------
+
+
+def xml_text(text: str) -> str:
+    """Text for an XML 1.0 document: masked, without the characters XML 1.0 forbids (the XML
+    writer escapes markup; these it cannot write at all)."""
+    return _NOT_XML.sub("", mask(printable(text)))

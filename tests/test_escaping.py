@@ -1,0 +1,129 @@
+"""Each sink's escaping as properties over any text: what the branch or a model writes stays
+data in the CI log, in Markdown and in XML, and known credential formats never pass."""
+
+from __future__ import annotations
+
+import io
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reviewgate.ci.context import CiContext
+from reviewgate.escaping import (
+    for_runner,
+    markdown_cell,
+    markdown_code,
+    markdown_text,
+    mask,
+    runner_line,
+    xml_text,
+)
+from reviewgate.report.base import SinkContext
+from reviewgate.report.console import ConsoleSink
+from reviewgate.report.junit import render_junit
+from reviewgate.report.pr_comment import render_comment
+from reviewgate.report.summary import render_summary
+from reviewgate.result import GateResult
+from testing.results import sample_finding, sample_result
+
+# Text that mixes the pieces an attacker would use with anything else.
+HOSTILE = st.lists(
+    st.sampled_from(["::", "::error::x", "##[", "\n", "\r", "\r\n", " ", "\t", "\u00a0", "<script>", "</script>",
+                     "<img src=x onerror=alert(1)>", "&amp;", "@octocat", "@org/team", "`", "``", "|", "\\",
+                     "\x1b[31m", "\x1b]0;title\x07", "\x00", "\x7f", "\u202e", "a"])
+    | st.text(),
+    max_size=12,
+).map("".join)
+
+GITHUB_TOKEN = "gh" + "p_" + "Pr0pertyT3st" * 3
+MENTION = re.compile(r"(?<![\w@`])@[A-Za-z0-9_]")
+
+
+def runner_sees_a_command(text: str) -> bool:
+    lines = re.split(r"\r\n|\r|\n", text)
+    return any(line.lstrip().startswith("::") or "##[" in line for line in lines)
+
+
+@given(HOSTILE)
+def test_runner_text_never_starts_a_command_nor_holds_escapes(text: str) -> None:
+    shown = for_runner(text)
+    assert not runner_sees_a_command(shown)
+    assert "\x1b" not in shown and "\x00" not in shown
+
+
+@given(HOSTILE)
+def test_runner_line_is_one_line(text: str) -> None:
+    shown = runner_line(text)
+    assert "\n" not in shown and "\r" not in shown
+    assert not runner_sees_a_command(shown)
+
+
+@given(HOSTILE)
+def test_markdown_text_has_no_html_no_mention_no_escape(text: str) -> None:
+    shown = markdown_text(text)
+    assert "<" not in shown and ">" not in shown
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert not MENTION.search(shown)
+
+
+@given(HOSTILE)
+def test_a_table_cell_stays_one_cell(text: str) -> None:
+    shown = markdown_cell(text)
+    assert "\n" not in shown and "\r" not in shown
+    assert re.search(r"(?<!\\)(?:\\\\)*\|", shown) is None  # every pipe is escaped
+
+
+@given(HOSTILE)
+def test_a_code_span_is_never_closed_early(text: str) -> None:
+    shown = markdown_code(text)
+    fence = re.match(r"`+", shown)
+    assert fence and shown.endswith(fence.group(0))
+    inner = shown[len(fence.group(0)) : -len(fence.group(0))]
+    assert fence.group(0) not in re.findall(r"`+", inner)
+    assert "\n" not in shown and "\x1b" not in shown
+
+
+@given(HOSTILE)
+def test_xml_text_parses_as_xml_1_0(text: str) -> None:
+    element = ElementTree.Element("case", name=xml_text(text))
+    element.text = xml_text(text)
+    ElementTree.fromstring(ElementTree.tostring(element, encoding="unicode"))
+
+
+@given(HOSTILE, HOSTILE)
+def test_a_known_token_is_masked_wherever_it_sits(before: str, after: str) -> None:
+    assert GITHUB_TOKEN not in mask(f"{before} {GITHUB_TOKEN} {after}")
+
+
+def hostile_result(tmp_path: Path, title: str, path: str) -> GateResult:
+    finding = sample_finding(path=path, title=title, body=f"{title}\nsee {GITHUB_TOKEN}", source="llm")
+    return sample_result(tmp_path, findings=(finding,))
+
+
+@given(title=HOSTILE, path=HOSTILE.filter(bool))
+def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -> None:
+    result = hostile_result(Path("/nonexistent"), f"{title} <script>alert(1)</script> @octocat", path)
+    for text in (render_summary(result, []), render_comment(result, [])):
+        assert "<script>" not in text and "\x1b" not in text
+        assert not MENTION.search(text)
+        assert GITHUB_TOKEN not in text
+    junit = render_junit(result)
+    ElementTree.fromstring(junit.encode("utf-8"))
+    assert GITHUB_TOKEN not in junit
+    stdout = io.StringIO()
+    ConsoleSink().publish(replace(result, ci=CiContext(provider="github")), SinkContext(stdout=stdout))
+    lines = stdout.getvalue().splitlines()
+    assert lines[0].startswith("::stop-commands::") and lines[-1].startswith("::")
+    assert not runner_sees_a_command("\n".join(lines[1:-1]))
+    assert GITHUB_TOKEN not in stdout.getvalue()
+
+
+def test_hostile_title_in_the_summary_reads_as_text(tmp_path: Path) -> None:
+    result = hostile_result(tmp_path, "Fix <b>this</b> for @octocat and @org/team \x1b[2J`x` | y", "a|b.py")
+    text = render_summary(result, [])
+    assert "Fix &lt;b&gt;this&lt;/b&gt; for @\u200boctocat and @\u200borg/team `x` \\| y" in text
+    assert "a\\|b.py" in text
