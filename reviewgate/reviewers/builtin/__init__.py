@@ -21,6 +21,7 @@ from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missin
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.tests_lens import TestsLens
+from reviewgate.reviewers.builtin.unhandled_rejection import UnhandledRejectionLens
 
 SOURCE = "builtin"
 
@@ -38,6 +39,7 @@ lenses: tuple[Lens, ...] = (
     TestsLens(),
     PythonSwallowedFailureLens(),
     OtherLanguagesSwallowedFailureLens(),
+    UnhandledRejectionLens(),
     SecretsLens(),
     SecurityLens(),
     ReproductionFilesLens(),
