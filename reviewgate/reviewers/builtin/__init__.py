@@ -16,6 +16,7 @@ from reviewgate.reviewers.builtin.process import ReproductionFilesLens, Reproduc
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
+from reviewgate.reviewers.builtin.security_fallback import SecurityFallbackLens
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
@@ -40,6 +41,7 @@ lenses: tuple[Lens, ...] = (
     PythonSwallowedFailureLens(),
     OtherLanguagesSwallowedFailureLens(),
     UnhandledRejectionLens(),
+    SecurityFallbackLens(),
     SecretsLens(),
     SecurityLens(),
     ReproductionFilesLens(),
