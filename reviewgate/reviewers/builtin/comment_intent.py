@@ -40,3 +40,16 @@ def states_a_reason(text: str) -> bool:
         return False
     prose = " ".join(line for line in stripped.splitlines() if not _PRAGMA.match(line.strip()))
     return explains_why(prose) or len(_WORD.findall(prose)) >= MIN_REASON_WORDS
+
+
+# A comment above a statement usually says what it does; it explains the fallback when it gives
+# a reason or speaks of the failure itself.
+_ABOUT_FAILURE = re.compile(
+    r"\b(?:ignor\w*|swallow\w*|fail\w*|errors?|throws?|reject\w*|best[\s-]effort|harmless|fine|expected)\b",
+    re.IGNORECASE,
+)
+
+
+def explains_a_fallback(text: str) -> bool:
+    """A comment above a handler (not in it) that is about the failure it drops."""
+    return states_a_reason(text) and (explains_why(text) or _ABOUT_FAILURE.search(text) is not None)
