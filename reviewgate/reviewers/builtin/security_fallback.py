@@ -50,8 +50,9 @@ _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 def security_check(name: str) -> bool:
     """A called name that checks identity or integrity: `verifyToken`, `jwt.verify`,
-    `hasPermission`, `validate_csrf`, `checkAuth`; not `tokenize` or `nextToken`."""
-    words = [word.lower() for word in _NAME_WORDS.findall(name)]
+    `hasPermission`, `validate_csrf`, `checkAuth`; not `tokenize`, `nextToken` or `jwt.split`
+    (the method called is what checks, not the object it is called on)."""
+    words = [word.lower() for word in _NAME_WORDS.findall(name.rsplit(".", 1)[-1])]
     if any(word in _SECURITY_WORDS for word in words):
         return True
     return "token" in words and any(word in _TOKEN_CHECK_WORDS for word in words)

@@ -3,6 +3,9 @@
 nor caught. Node ends the process on an unhandled rejection by default; browsers log it and carry
 on with the work half done.
 
+Not at a module's top level: there an unhandled rejection ends the process with the error
+printed, which is what a script's `main()` wants.
+
 Only evidence that the value is a promise counts, so `void schema.parse(x)` (discarding a plain
 value) stays quiet: the callee is declared `async` in the same file, is awaited elsewhere in it, is a
 promise API (`fetch`, `Promise.all`, `.then`), or is an async arrow called in place. A name ending
@@ -60,11 +63,20 @@ class _FileCheck:
         for match in _AWAITED.finditer(source.masked):
             self.awaited.setdefault(match.group("name"), source.line_of(match.start()))
 
+    def _inside_a_block(self, offset: int) -> bool:
+        """Whether `offset` is inside braces (a function, a class, a block), not at top level."""
+        masked = self.source.masked
+        return any(
+            masked[opener] == "{" and opener < offset < closing
+            for opener, closing in self.source.pairs.items()
+            if opener < closing
+        )
+
     def findings(self) -> Iterator[Finding]:
         seen: set[int] = set()
         for match in _VOID.finditer(self.source.masked):
             line = self.source.line_of(match.start())
-            if line in self.added and line not in seen:
+            if line in self.added and line not in seen and self._inside_a_block(match.start()):
                 found = self._voided(match.end(), line)
                 if found is not None:
                     seen.add(line)
@@ -159,6 +171,8 @@ class _FileCheck:
         start = source.line_starts[line - 1]
         match = _STATEMENT_CALL.match(source.masked, start)
         if match is None or match.group("name") not in self.asyncs:
+            return None
+        if not self._inside_a_block(match.start("chain")):
             return None
         before = source.skip_space_back(start - 1)
         if before >= 0 and source.masked[before] not in _STATEMENT_BOUNDARY:
