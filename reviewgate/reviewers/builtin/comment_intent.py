@@ -10,7 +10,7 @@ import re
 
 # Words that introduce a reason or a condition: the comment says why the code is as it is.
 _WHY = re.compile(
-    r"\b(?:because|since|so\s+that|so\s+the|otherwise|to\s+(?:avoid|prevent|keep|ensure|make\s+sure|allow)"
+    r"[,;]\s*so\b|\b(?:because|since|so\s+(?:that|the|it|we|a|an|they|this)|otherwise|to\s+(?:avoid|prevent|keep|ensure|make\s+sure|allow)"
     r"|in\s+order\s+to|would|(?:can|does|do|is|are|must)\s*(?:not|n't)|cannot|must|need(?:s|ed)?\s+to"
     r"|requires?|expect(?:s|ed)?|work\s*-?around|unless|until|if|when|already|may|might|never|only)\b",
     re.IGNORECASE,
