@@ -4,7 +4,7 @@ empty `catch` blocks (JavaScript, TypeScript, Java, C#, Kotlin), promise `.catch
 Go's `if err != nil { return nil }` and `_ = err`, shell `|| true` and `set +e` in CI and scripts.
 
 An empty catch or a promise `.catch(() => undefined)` with a comment in it or right above it (or
-above its `try`) that says why is a deliberate fallback ("Ignore cancellation failures from
+above its `try`, past at most two lines that set the fallback value) that says why is a deliberate fallback ("Ignore cancellation failures from
 already-locked streams"): reported as minor with the comment as evidence. "ignore", a to-do or a
 lint pragma is not a reason, and stays major."""
 
@@ -155,10 +155,21 @@ def _comment_text(raw: str) -> str:
     return " ".join(_COMMENT_MARKERS.sub("", part).strip() for part in raw.splitlines()).strip()
 
 
-def _comments_above(line: int, lines: list[str], language: Language) -> list[str]:
-    """The whole-line comments right above a line, nearest last."""
+# A `try` often follows the line that sets the fallback value (`let recursive = true;`), with the
+# comment explaining the fallback above that: look past this many code lines for it.
+MAX_LINES_BEFORE_TRY = 2
+
+
+def _comments_above(line: int, lines: list[str], language: Language, reach: int = 0) -> list[str]:
+    """The whole-line comments right above a line (or above up to `reach` code lines above it),
+    nearest last."""
     found: list[str] = []
     number = line - 1
+    while reach > 0 and number >= 1 and comment_on(number, lines[number - 1], language) is None:
+        if not lines[number - 1].strip():
+            break
+        number -= 1
+        reach -= 1
     while number >= 1:
         comment = comment_on(number, lines[number - 1], language)
         if comment is None or not comment.whole_line:
@@ -183,7 +194,7 @@ def _nearby_comments(
     closing = source.skip_space_back(match.start() - 1)
     opener = source.pairs.get(closing, -1) if closing >= 0 and source.masked[closing] == "}" else -1
     if opener > 0 and source.masked[:opener].rstrip().endswith("try"):
-        above += _comments_above(source.line_of(opener), lines, language)
+        above += _comments_above(source.line_of(opener), lines, language, MAX_LINES_BEFORE_TRY)
     return (
         "\n".join(dict.fromkeys(text for text in inside if text)),
         "\n".join(dict.fromkeys(text for text in above if text)),
