@@ -17,6 +17,8 @@ _PARTS = re.compile(
 )
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+_BRACKET = re.compile(r"[()\[\]{}]")
+_NEWLINE = re.compile(r"\n")
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -60,14 +62,16 @@ def read_js(text: str) -> JsSource:
     masked = _PARTS.sub(_blank, text)
     pairs: dict[int, int] = {}
     stack: list[int] = []
-    for index, char in enumerate(masked):
+    for match in _BRACKET.finditer(masked):
+        index = match.start()
+        char = masked[index]
         if char in _OPENERS:
             stack.append(index)
-        elif char in ")]}" and stack and _OPENERS[masked[stack[-1]]] == char:
+        elif stack and _OPENERS[masked[stack[-1]]] == char:
             opener = stack.pop()
             pairs[opener] = index
             pairs[index] = opener
-    starts = [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
+    starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
     return JsSource(text, masked, pairs, tuple(starts))
 
 
