@@ -209,3 +209,18 @@ def test_a_fallback_whose_comment_says_why_is_minor(tmp_path: Path) -> None:
     assert "Use default message if accessing properties throws" in minor.body
     major = next(item for item in findings if item.line == 19)
     assert 'only "ignore"' in major.body
+
+
+def test_a_catch_inside_the_arguments_does_not_handle_the_chain(tmp_path: Path) -> None:
+    source = """async function send(job: () => Promise<void>): Promise<void> {
+  await job();
+}
+
+export function schedule(queue: Promise<void>): void {
+  void send(() => queue.catch(() => undefined));
+  void send(job).then(done, failed);
+  void send(job).then(done,);
+}
+"""
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/jobs.ts": source})
+    assert _found(findings, UNHANDLED) == [(6, "major"), (8, "major")]

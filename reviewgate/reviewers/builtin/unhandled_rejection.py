@@ -38,6 +38,7 @@ _CALLED = re.compile(r"(?P<name>#?[\w$]+)\s*\(\)")
 _PROMISE_API = re.compile(r"(?:^|[^\w$.])(?:fetch|import)\(\)|\bPromise\.(?:all|allSettled|race|any|reject)\(\)")
 _STATEMENT_CALL = re.compile(r"[ \t]*(?P<chain>(?:this\.)?(?P<name>#?[\w$]+))\s*\(")
 _STATEMENT_BOUNDARY = frozenset(";{})")
+_CHAINED = re.compile(r"\.\s*(?P<method>catch|then)\s*\(")
 
 
 class UnhandledRejectionLens:
@@ -107,27 +108,34 @@ class _FileCheck:
         return "".join(parts)
 
     def _handled(self, start: int, end: int) -> bool:
-        """A `.catch(...)` in the chain, or a `.then(onFulfilled, onRejected)`."""
+        """A `.catch(...)` on the chain itself (not inside its arguments), or a
+        `.then(onFulfilled, onRejected)`."""
         masked = self.source.masked
-        for match in re.finditer(r"\.\s*(?P<method>catch|then)\s*\(", masked[start:end]):
-            if match.group("method") == "catch":
-                return True
-            opener = start + match.end() - 1
-            closing = self.source.pairs.get(opener, opener)
-            depth_zero_comma = any(
-                masked[index] == "," and self._depth(opener, index) == 0 for index in range(opener + 1, closing)
-            )
-            if depth_zero_comma:
-                return True
+        index = start
+        while index < end:
+            if masked[index] in "([" and index in self.source.pairs:
+                index = self.source.pairs[index] + 1
+                continue
+            method = _CHAINED.match(masked, index)
+            if method is not None:
+                opener = method.end() - 1
+                if method.group("method") == "catch" or self._has_two_arguments(opener):
+                    return True
+            index += 1
         return False
 
-    def _depth(self, opener: int, index: int) -> int:
-        depth = 0
-        for position in range(opener + 1, index):
-            char = self.source.masked[position]
-            depth += char in "([{"
-            depth -= char in ")]}"
-        return depth
+    def _has_two_arguments(self, opener: int) -> bool:
+        masked = self.source.masked
+        index = opener + 1
+        closing = self.source.pairs.get(opener, opener)
+        while index < closing:
+            if masked[index] in "([{" and index in self.source.pairs:
+                index = self.source.pairs[index] + 1
+                continue
+            if masked[index] == ",":
+                return masked[index + 1 : closing].strip() != ""  # not a trailing comma
+            index += 1
+        return False
 
     def _evidence(self, start: int, end: int, skeleton: str) -> tuple[Severity, str] | None:
         """Why the value is a promise, and how strongly."""
