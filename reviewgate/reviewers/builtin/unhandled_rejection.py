@@ -137,7 +137,7 @@ class _FileCheck:
             index += 1
         return False
 
-    def _evidence(self, start: int, end: int, skeleton: str) -> tuple[Severity, str] | None:
+    def _evidence(self, start: int, skeleton: str) -> tuple[Severity, str] | None:
         """Why the value is a promise, and how strongly."""
         names = [match.group("name") for match in _CALLED.finditer(skeleton)]
         for name in names:
@@ -167,7 +167,7 @@ class _FileCheck:
         skeleton = self._skeleton(start, end)
         if not skeleton.endswith(")") or self._handled(start, end):
             return None  # not a call (`void (x satisfies never)`), or its rejection is handled
-        evidence = self._evidence(start, end, skeleton)
+        evidence = self._evidence(start, skeleton)
         if evidence is None:
             return None
         severity, why = evidence
