@@ -136,7 +136,7 @@ class OtherLanguagesSwallowedFailureLens:
 
     def _finding(self, path: str, line: int, end_line: int, rule: str, code: str, evidence: str = "") -> Finding:
         title, body = _WORDING[rule]
-        body += evidence
+        body += evidence or f" Matched `{' '.join(code.split())[:100]}`."
         return lens_finding(
             rule=rule,
             category="swallowed-failure",
