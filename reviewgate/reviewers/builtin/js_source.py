@@ -75,25 +75,27 @@ def read_js(text: str) -> JsSource:
     return JsSource(text, masked, pairs, tuple(starts))
 
 
-# Async declarations: `async function name(`, `async name(` (a method, also `static`/`#private`),
-# `name = async (` / `name = async x =>` / `name: async (`.
-_ASYNC_DECLARATION = re.compile(
-    r"\basync\s+function\s*\*?\s*(?P<function>[\w$]+)\s*[(<]"
-    r"|\basync\s+(?:\*\s*)?(?P<method>#?[\w$]+)\s*[(<]"
-    r"|(?P<bound>#?[\w$]+)\s*(?::\s*[^=;\n]{1,80})?[=:]\s*async\b"
-)
+# Async declarations, read from each `async` keyword (the regex engine skips to it): after it
+# `function name(` or a method's `name(`; before it `name = ` / `name: ` (an arrow bound to a name).
+_ASYNC = re.compile(r"\basync\b")
+_NAMED_AFTER = re.compile(r"\s+(?:function\s*\*?\s*|\*\s*)?(?P<name>#?[\w$]+)\s*[(<]")
+_BOUND_BEFORE = re.compile(r"(?P<name>#?[\w$]+)\s*(?::\s*[^=;\n]{1,80})?[=:]\s*$")
 _KEYWORDS = frozenset({"function", "if", "for", "while", "switch", "catch", "return", "await"})
 
 
 def async_names(source: JsSource) -> dict[str, int]:
     """Functions and methods declared `async` in the file, by name, with the offset of their
     body's opening brace (-1 for an arrow with an expression body)."""
+    masked = source.masked
     names: dict[str, int] = {}
-    for match in _ASYNC_DECLARATION.finditer(source.masked):
-        name = match.group("function") or match.group("method") or match.group("bound")
-        if name is None or name in _KEYWORDS:
+    for keyword in _ASYNC.finditer(masked):
+        after = _NAMED_AFTER.match(masked, keyword.end())
+        if after is not None and after.group("name") not in _KEYWORDS:
+            names.setdefault(after.group("name"), _body_start(source, after.end()))
             continue
-        names.setdefault(name, _body_start(source, match.end()))
+        before = _BOUND_BEFORE.search(masked, max(0, keyword.start() - 120), keyword.start())
+        if before is not None and before.group("name") not in _KEYWORDS:
+            names.setdefault(before.group("name"), _body_start(source, keyword.end()))
     return names
 
 
