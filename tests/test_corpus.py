@@ -1,7 +1,9 @@
 """Precision and recall of the builtin lenses over the labelled corpus in tests/corpus/.
 
 Issue 6's bar: precision at least 0.9 and recall at least 0.8, printed on every run. A case
-scores only the rule families in its `scope`; dismissed (suppressed) findings never count.
+scores only the rule families in its `scope`; dismissed (suppressed) findings never count. A case
+with `blocking_only = true` scores only what the default gate blocks on: a look-alike that may be
+reported as minor (an example key in documentation) but must not block.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 import tomllib
 
+from reviewgate.gate import blocks
 from testing.lenses import review_change
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -45,10 +48,11 @@ def score_case(case: dict[str, Any], root: Path) -> tuple[set[Key], set[Key]]:
         sections={"lenses": case["lenses"]} if "lenses" in case else None,
     )
     scope = case.get("scope", [])
+    blocking_only = bool(case.get("blocking_only", False))
     reported = {
         (case["name"], item.rule, item.path, item.line)
         for item in findings
-        if item.dismissed is None and _in_scope(item.rule, scope)
+        if item.dismissed is None and _in_scope(item.rule, scope) and (not blocking_only or blocks(item))
     }
     expected = {
         (case["name"], item["rule"], item.get("path"), item.get("line")) for item in case.get("expect", [])

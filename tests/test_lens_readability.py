@@ -30,6 +30,11 @@ def test_comment_extraction_ignores_strings_and_urls() -> None:
         ("closes issue #42", "issue #42"),
         ("UTF-8 and SHA-256 per RFC-7231", None),
         ("the 3 bugs in ticket 99", "ticket 99"),
+        ("    http://www.apache.org/licenses/LICENSE-2.0", None),
+        ("see https://jira.example.org/browse/PAY-12 for the terms", None),
+        ("Licensed under the Apache LICENSE-2 terms", None),
+        ("SPDX-License-Identifier: GPL-2 ABC-12", None),
+        ("shipped in PAY-4821.", "PAY-4821"),
     ],
 )
 def test_ticket_reference(text: str, ticket: str | None) -> None:
@@ -101,3 +106,22 @@ def test_comments_in_config_sql_and_c_family_files(tmp_path: Path) -> None:
         ("deploy/values.yaml", "readability/narrating-comment", 1),
         ("native/lib.rs", "readability/ticket-reference", 1),
     ]
+
+
+@pytest.mark.parametrize(
+    ("comment", "rules"),
+    [
+        ("# The proxy drops idle connections (issue #412), so keep-alive stays shorter", []),
+        ("# Fixed the bug in #412 because the proxy drops idle connections", []),
+        ("# Fixes issue #412", ["readability/ticket-reference"]),
+        ("# Fixed the bug from #412", ["readability/narrating-comment"]),
+    ],
+)
+def test_a_why_comment_that_cites_an_issue_is_not_narration(tmp_path: Path, comment: str, rules: list[str]) -> None:
+    findings = review_change(tmp_path, {"a.py": "X = 1\n"}, {"a.py": f"{comment}\nX = 1\n"})
+    assert [rule for rule, _ in _found(findings)] == rules
+
+
+def test_the_reason_may_be_on_the_next_line_of_the_comment(tmp_path: Path) -> None:
+    source = "# Work around bug 1187 in the vendor SDK: it retries POSTs unless we\n# pass a key.\nX = 1\n"
+    assert _found(review_change(tmp_path, {"a.py": "X = 1\n"}, {"a.py": source})) == []

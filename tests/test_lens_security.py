@@ -103,3 +103,49 @@ def test_secret_is_a_blocker_in_any_text_file_and_not_in_named_fixtures(tmp_path
 def test_entropy() -> None:
     assert entropy("aaaaaaaa") == 0
     assert entropy("x9$Kq2!vLm7#Tz4pWr8") > 4
+
+
+def test_generic_values_where_examples_live_are_minor_and_provider_formats_block(tmp_path: Path) -> None:
+    generic = "5f352379324c22463451387a0aec5d2f"  # made up for the test: hex, no issuer's format
+    token = "ghp_Zq8VxT2mLk5NwR7yBc3HdF9gJs1PaE4uKo6W"  # fake, made up for the test
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {
+            "docs/deploy.rst": f'    export APP_SECRET_KEY="{generic}"\n',
+            "guide/setup.md": f"    export GITHUB_TOKEN={token}\n",
+            "tests/test_client.py": f'AUTH_TOKEN = "{generic}"\n',
+            "app/settings.py": f'# SECRET_KEY = "{generic}"\nSECRET_KEY = "{generic}"\n',
+        },
+    )
+    assert _found(findings) == [
+        ("security/committed-secret", "app/settings.py", 1, "minor"),
+        ("security/committed-secret", "app/settings.py", 2, "blocker"),
+        ("security/committed-secret", "docs/deploy.rst", 1, "minor"),
+        ("security/committed-secret", "guide/setup.md", 1, "blocker"),
+        ("security/committed-secret", "tests/test_client.py", 1, "minor"),
+    ]
+    for finding in findings:
+        assert generic not in finding.body and token[4:] not in finding.body  # evidence, never the value
+        assert "Matched:" in finding.body
+
+
+def test_sql_needs_a_statement_not_a_method_named_query(tmp_path: Path) -> None:
+    script = """export async function a(http, db, term, id) {
+  await http.query(`${base}/search?q=${term}`);
+  await db.query(`select the best ${term}`);
+  await db.query(`
+    DELETE FROM sessions
+    WHERE user_id = ${id}`);
+}
+"""
+    python = """def b(cursor, name, client):
+    client.execute(f"with {name} in mind")
+    cursor.execute(f"DROP TABLE {name}")
+"""
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/a.js": script, "app/b.py": python})
+    assert _found(findings) == [
+        ("security/sql-injection", "app/b.py", 3, "major"),
+        ("security/sql-injection", "src/a.js", 4, "major"),
+    ]
+    assert all("the formatted text is a statement" in item.body for item in findings if item.rule.endswith("sql-injection"))

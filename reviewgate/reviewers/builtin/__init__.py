@@ -17,11 +17,13 @@ from reviewgate.reviewers.builtin.process import ReproductionFilesLens, Reproduc
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
+from reviewgate.reviewers.builtin.security_fallback import SecurityFallbackLens
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.tests_lens import TestsLens
+from reviewgate.reviewers.builtin.unhandled_rejection import UnhandledRejectionLens
 
 SOURCE = "builtin"
 
@@ -39,6 +41,8 @@ lenses: tuple[Lens, ...] = (
     TestsLens(),
     PythonSwallowedFailureLens(),
     OtherLanguagesSwallowedFailureLens(),
+    UnhandledRejectionLens(),
+    SecurityFallbackLens(),
     SecretsLens(),
     SecurityLens(),
     ReproductionFilesLens(),

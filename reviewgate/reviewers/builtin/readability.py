@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.comment_intent import explains_why
 from reviewgate.reviewers.builtin.common import (
     Comment,
     Language,
@@ -52,8 +53,15 @@ _REQUESTED = re.compile(
 )
 # A ticket key (project letters, a dash, a number) or the word issue/ticket/bug and a number.
 # Standards and encodings shaped like keys (UTF-8, SHA-256, ISO-8601, RFC-7231) are not tickets.
-_TICKET_KEY = re.compile(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
+# A key followed by `.digit` is a version (`LICENSE-2.0`), not a ticket.
+_TICKET_KEY = re.compile(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b(?!\.\d)")
 _TICKET_WORDS = re.compile(r"\b(?:issue|ticket|bug|jira|pr|pull request|story)\s*#?\d+\b", re.IGNORECASE)
+# A bare `#123` is an issue number too, but only counts with a why next to it (never reported).
+_ISSUE_NUMBER = re.compile(r"(?<![\w&])#\d{1,6}\b")
+# URLs carry path segments shaped like keys (`licenses/LICENSE-2.0`, `browse/PAY-12`) that the
+# reader follows, and licence headers are boilerplate: neither is the change's story.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+", re.IGNORECASE)
+_LICENCE = re.compile(r"\blicen[cs]e[ds]?\b|\bSPDX-|\bcopyright\b|\(c\)\s*\d{4}", re.IGNORECASE)
 _NOT_PROJECTS = frozenset(
     {
         "UTF",
@@ -108,6 +116,9 @@ _C_LIKE_CODE_LINE = re.compile(
 
 
 def ticket_reference(text: str) -> str | None:
+    if _LICENCE.search(text):
+        return None
+    text = _URL.sub(" ", text)
     for match in _TICKET_KEY.finditer(text):
         if match.group("project") not in _NOT_PROJECTS:
             return match.group(0)
@@ -132,23 +143,49 @@ def _looks_like_c_like(block: list[str]) -> bool:
     return code_lines * 3 >= len(block) * 2
 
 
+def _whole_line_runs(comments: list[Comment]) -> list[list[Comment]]:
+    """Consecutive whole-line comments: one block of prose or of commented-out code."""
+    blocks: list[list[Comment]] = []
+    for comment in comments:
+        if not comment.whole_line:
+            continue
+        if blocks and blocks[-1][-1].line == comment.line - 1:
+            blocks[-1].append(comment)
+        else:
+            blocks.append([comment])
+    return blocks
+
+
+def _comment_blocks(comments: list[Comment]) -> dict[int, str]:
+    """The whole text of the comment block each line belongs to: a reason often sits on the
+    line after the one that cites the issue."""
+    texts: dict[int, str] = {}
+    for block in _whole_line_runs(comments):
+        joined = " ".join(item.text for item in block)
+        texts.update((item.line, joined) for item in block)
+    return texts
+
+
 class ReadabilityLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in reviewable_changes(request):
             if is_test_data(change.path):
                 continue  # comment-shaped lines in test data are the data under test
             comments = added_comments(change)
+            blocks = _comment_blocks(comments)
             for comment in comments:
-                finding = self._narration(change.path, comment)
+                finding = self._narration(change.path, comment, blocks.get(comment.line, comment.text))
                 if finding is not None:
                     yield finding
             yield from self._commented_out_code(change, comments)
 
-    def _narration(self, path: str, comment: Comment) -> Finding | None:
+    def _narration(self, path: str, comment: Comment, block: str) -> Finding | None:
         text = comment.text
         if text.lower().startswith(("reviewgate:", "noqa", "type:", "eslint", "pylint", "nolint", "@ts-")):
             return None
         ticket = ticket_reference(text)
+        if (ticket is not None or _ISSUE_NUMBER.search(text)) and explains_why(block):
+            return None  # the reason is what the reader needs; the issue is where to read more
         if ticket is not None:
             title, rule = f"Comment cites a ticket ({ticket})", RULE_TICKET
             why = "The ticket is history: say in the comment what the code needs the reader to know."
@@ -174,15 +211,7 @@ class ReadabilityLens:
 
     def _commented_out_code(self, change: FileChange, comments: list[Comment]) -> Iterator[Finding]:
         language = language_of(change.path)
-        blocks: list[list[Comment]] = []
-        for comment in comments:
-            if not comment.whole_line:
-                continue
-            if blocks and blocks[-1][-1].line == comment.line - 1:
-                blocks[-1].append(comment)
-            else:
-                blocks.append([comment])
-        for block in blocks:
+        for block in _whole_line_runs(comments):
             if len(block) < MIN_COMMENTED_CODE_LINES:
                 continue
             texts = [item.text for item in block]

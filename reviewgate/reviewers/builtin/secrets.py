@@ -1,10 +1,13 @@
 """Committed secrets in added lines, any text file (seed 000 item 6: "a secret in a log").
 
-A secret that reached the repository is leaked whatever happens to the branch, so it is a blocker.
-Look-alikes that must not fire: documented example keys, placeholders, and key-shaped strings in
-test fixtures named as such (a fixture directory, a data file among the tests, or a line in a test
-saying fake/dummy/example/test). A key in test code without such a name still fires: suppress it
-with a reason if it is a test of the detector itself.
+A secret that reached the repository is leaked whatever happens to the branch, so a credential in
+an issuer's documented format (reviewgate.secret_formats) is a blocker wherever it is. A generic
+high-entropy value assigned to a secret-like name is weaker evidence: it blocks in code, and is
+minor where example values live (documentation, comments, test files). Look-alikes that must not
+fire: documented example keys, placeholders, and key-shaped strings in test fixtures named as such
+(a fixture directory, a data file among the tests, or a line in a test saying
+fake/dummy/example/test). A provider-format key in test code without such a name still blocks:
+suppress it with a reason if it is a test of the detector itself.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
+    comment_on,
     is_test_data,
     is_test_file,
+    language_of,
     lens_finding,
     reviewable_changes,
 )
@@ -60,8 +67,40 @@ def entropy(value: str) -> float:
     return -sum(count / len(value) * math.log2(count / len(value)) for count in counts.values())
 
 
+# Where example values are written for people to read, not run.
+_DOCUMENTATION_SUFFIXES = frozenset({".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc"})
+_DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation"})
+
+
+@dataclass(frozen=True)
+class SecretMatch:
+    kind: str
+    provider: bool  # an issuer's documented format: strong evidence wherever it is
+    evidence: str  # what matched, without the value itself
+
+
 def _named_as_fixture(path: str, line: str) -> bool:
     return is_test_data(path) or (is_test_file(path) and bool(_NOT_A_SECRET_NAME.search(line)))
+
+
+def is_documentation(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return pure.suffix.lower() in _DOCUMENTATION_SUFFIXES or any(
+        part.lower() in _DOCUMENTATION_DIRECTORIES for part in pure.parts[:-1]
+    )
+
+
+def _example_context(path: str, number: int, line: str) -> str | None:
+    """Where a generic key-shaped value is most likely an example: documentation, a comment,
+    a test file. None in code that runs."""
+    if is_documentation(path):
+        return "a documentation file"
+    if is_test_file(path):
+        return "a test file"
+    comment = comment_on(number, line, language_of(path))
+    if comment is not None and comment.whole_line:
+        return "a comment"
+    return None
 
 
 class SecretsLens:
@@ -70,34 +109,64 @@ class SecretsLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in reviewable_changes(request):
             for number, line in sorted(change.added_lines().items()):
-                kind = self._secret_in(line)
-                if kind is None or _named_as_fixture(change.path, line):
+                found = self._secret_in(line)
+                if found is None or _named_as_fixture(change.path, line):
                     continue
-                yield lens_finding(
-                    rule=self.rule,
-                    category="security",
-                    finding_class=FindingClass.CORRECTNESS,
-                    severity=Severity.BLOCKER,
-                    title=f"Committed secret ({kind})",
-                    body=(
-                        f"This line adds what looks like a {kind}. Once pushed it is in the history for "
-                        "good: revoke it, rotate it, and read it from the environment or a secret store."
-                    ),
-                    path=change.path,
-                    line=number,
-                    code=line,
-                )
+                context = None if found.provider else _example_context(change.path, number, line)
+                yield self._finding(change.path, number, line, found, context)
 
-    def _secret_in(self, line: str) -> str | None:
+    def _finding(self, path: str, number: int, line: str, found: SecretMatch, context: str | None) -> Finding:
+        advice = (
+            "Once pushed it is in the history for good: revoke it, rotate it, and read it from the "
+            "environment or a secret store."
+        )
+        if context is not None:
+            return lens_finding(
+                rule=self.rule,
+                category="security",
+                finding_class=FindingClass.CORRECTNESS,
+                severity=Severity.MINOR,
+                title=f"Key-shaped example value ({found.kind})",
+                body=(
+                    f"Matched: {found.evidence}. It is in {context}, where example values live, and it is "
+                    "in no issuer's documented key format, so it is reported as minor. If it is a real "
+                    f"key: {advice} Otherwise a placeholder (`<your-key>`, `changeme`) says so to readers."
+                ),
+                path=path,
+                line=number,
+                code=line,
+            )
+        where = (
+            "It is in an issuer's documented credential format, which blocks wherever it is (docs and tests too)."
+            if found.provider
+            else "It is in code that runs (not documentation, a comment or a test), and is not a placeholder, "
+            "an environment lookup or a name that only describes a secret."
+        )
+        return lens_finding(
+            rule=self.rule,
+            category="security",
+            finding_class=FindingClass.CORRECTNESS,
+            severity=Severity.BLOCKER,
+            title=f"Committed secret ({found.kind})",
+            body=f"This line adds what looks like a {found.kind}. Matched: {found.evidence}. {where} {advice}",
+            path=path,
+            line=number,
+            code=line,
+        )
+
+    def _secret_in(self, line: str) -> SecretMatch | None:
         if _MAY_HOLD_A_TOKEN.search(line) is None:
             return self._secret_assigned(line)
         for kind, pattern in TOKEN_PATTERNS:
             match = pattern.search(line)
             if match and "EXAMPLE" not in match.group(0):  # AWS's documented example keys end in EXAMPLE
-                return kind
+                # The issuer's prefix and the length are the evidence; the rest is the secret.
+                return SecretMatch(
+                    kind, True, f"the {kind} format (`{match.group(0)[:4]}…`, {len(match.group(0))} characters)"
+                )
         return self._secret_assigned(line)
 
-    def _secret_assigned(self, line: str) -> str | None:
+    def _secret_assigned(self, line: str) -> SecretMatch | None:
         if _MAY_NAME_A_SECRET.search(line) is None:
             return None
         for match in _SECRET_ASSIGNMENT.finditer(line):
@@ -109,6 +178,12 @@ class SecretsLens:
                 or _PLACEHOLDER.search(value)
             ):
                 continue
-            if entropy(value) >= MIN_ENTROPY_BITS:
-                return f"high-entropy value assigned to `{match.group('name')}`"
+            bits = entropy(value)
+            if bits >= MIN_ENTROPY_BITS:
+                return SecretMatch(
+                    f"high-entropy value assigned to `{name}`",
+                    False,
+                    f"a {len(value)}-character value with {bits:.1f} bits of entropy per character "
+                    f"(≥ {MIN_ENTROPY_BITS}) assigned to `{name}`",
+                )
         return None

@@ -38,7 +38,14 @@ _SUBPROCESS_CALLS = frozenset(
     {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
 )
 _SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"})
-_SQL_WORDS = re.compile(r"\b(?:select|insert|update|delete|replace|create|drop|alter|with)\b", re.IGNORECASE)
+# The evidence that formatted text is SQL: a statement's verb with its clause (a method or a
+# variable named `query` is not evidence; URLs and search strings are called queries too).
+_SQL_STATEMENT = re.compile(
+    r"\bselect\b[\s\S]*?\bfrom\b|\binsert\s+(?:or\s+\w+\s+)?into\b|\bupdate\b[\s\S]*?\bset\b"
+    r"|\bdelete\s+from\b|\b(?:select|update|delete)\b[\s\S]*?\bwhere\b"
+    r"|\b(?:create|drop|alter|truncate)\s+(?:table|index|view|database|schema)\b",
+    re.IGNORECASE,
+)
 _SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
 
 
@@ -102,7 +109,8 @@ class _PythonChecker:
             return self.formatted_names.get(node.id)
         return None
 
-    def check(self, call: ast.Call) -> tuple[str, str] | None:
+    def check(self, call: ast.Call) -> tuple[str, str, str] | None:
+        """(rule, what, evidence): what the call does, and why it is not one of the exceptions."""
         name = _dotted(call.func)
         leaf = name.rsplit(".", 1)[-1]
         first = call.args[0] if call.args else None
@@ -112,28 +120,58 @@ class _PythonChecker:
                 and first is not None
                 and self._formatted(first) is not None
             ):
-                return RULE_SHELL, f"`{name}(..., shell=True)` runs a command built by string formatting"
+                return (
+                    RULE_SHELL,
+                    f"`{name}(..., shell=True)` runs a command built by string formatting",
+                    "the command is one formatted string run by a shell, not an argument list",
+                )
         if name in {"os.system", "os.popen"} and first is not None and self._formatted(first) is not None:
-            return RULE_SHELL, f"`{name}` runs a command built by string formatting"
+            return (
+                RULE_SHELL,
+                f"`{name}` runs a command built by string formatting",
+                "the command is a formatted string, not a literal",
+            )
         if leaf in _SQL_METHODS and isinstance(call.func, ast.Attribute) and first is not None:
             formatted = self._formatted(first)
-            if formatted is not None and _SQL_WORDS.search(_literal_text(formatted)):
-                return RULE_SQL, f"SQL built by string formatting is passed to `{leaf}`"
+            statement = _SQL_STATEMENT.search(_literal_text(formatted)) if formatted is not None else None
+            if statement is not None:
+                return (
+                    RULE_SQL,
+                    f"SQL built by string formatting is passed to `{leaf}`",
+                    f"the formatted text is a statement (`{_excerpt(statement.group(0))}`) and the values "
+                    "are formatted into it rather than passed as parameters",
+                )
         if name in {"eval", "exec"} and first is not None and not isinstance(first, ast.Constant):
-            return RULE_EVAL, f"`{name}` of a value that is not a literal"
+            return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
         if name in {"yaml.load", "yaml.load_all"}:
             loader = _keyword(call, "Loader") or (call.args[1] if len(call.args) > 1 else None)
             if loader is None or _dotted(loader).rsplit(".", 1)[-1] not in _SAFE_YAML_LOADERS:
-                return RULE_YAML, f"`{name}` without a safe loader can build arbitrary objects"
+                return (
+                    RULE_YAML,
+                    f"`{name}` without a safe loader can build arbitrary objects",
+                    "no SafeLoader, CSafeLoader or BaseLoader is given",
+                )
         if name in {"yaml.unsafe_load", "yaml.unsafe_load_all"}:
-            return RULE_YAML, f"`{name}` can build arbitrary objects"
+            return RULE_YAML, f"`{name}` can build arbitrary objects", "the unsafe loader is named explicitly"
         if leaf in {"loads", "load"} and name.split(".", 1)[0] in {"pickle", "cPickle", "dill", "marshal"}:
             if first is not None and "request" in ast.unparse(first):
-                return RULE_PICKLE, f"`{name}` of request data runs code chosen by the sender"
+                return (
+                    RULE_PICKLE,
+                    f"`{name}` of request data runs code chosen by the sender",
+                    "the argument mentions `request`",
+                )
         if not self.in_test and _is_constant(_keyword(call, "verify"), False):
-            return RULE_TLS, f"`{name}(..., verify=False)` turns TLS certificate verification off"
+            return (
+                RULE_TLS,
+                f"`{name}(..., verify=False)` turns TLS certificate verification off",
+                "`verify=False` is a literal, outside a test file",
+            )
         if not self.in_test and name == "ssl._create_unverified_context":
-            return RULE_TLS, "`ssl._create_unverified_context()` turns TLS certificate verification off"
+            return (
+                RULE_TLS,
+                "`ssl._create_unverified_context()` turns TLS certificate verification off",
+                "it is outside a test file",
+            )
         return None
 
 
@@ -214,12 +252,14 @@ class SecurityLens:
                 continue
             found = checker.check(node)
             if found is not None:
-                rule, what = found
-                yield _finding(rule, what, change.path, node.lineno, lines[node.lineno - 1])
+                rule, what, evidence = found
+                line = lines[node.lineno - 1]
+                yield _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, node.lineno, line)
 
     def _c_like(self, change: FileChange, language: Language) -> Iterator[Finding]:
         in_test = is_test_file(change.path)
-        for number, line in sorted(change.added_lines().items()):
+        added = change.added_lines()
+        for number, line in sorted(added.items()):
             comment = comment_on(number, line, language)
             code = line if comment is None else line[: len(line) - len(comment.text)]
             if comment is not None and comment.whole_line:
@@ -227,9 +267,51 @@ class SecurityLens:
             for rule, pattern, what, skip_in_tests in _LINE_RULES:
                 if skip_in_tests and in_test:
                     continue
-                if pattern.search(code):
-                    yield _finding(rule, what, change.path, number, line)
-                    break
+                text = _statement_text(code, number, added) if rule == RULE_SQL else code
+                match = pattern.search(text)
+                if match is None:
+                    continue
+                evidence = _LINE_EVIDENCE.get(rule, "")
+                if rule == RULE_SQL:
+                    statement = _SQL_STATEMENT.search(text, match.start())
+                    if statement is None:
+                        continue  # a method named `query` with a formatted URL or search string
+                    evidence = (
+                        f"the formatted text is a statement (`{_excerpt(statement.group(0))}`) and the "
+                        "values are formatted into it rather than passed as parameters"
+                    )
+                yield _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, number, line)
+                break
+
+
+# A template literal opened on a line and closed this many added lines later at most is read whole.
+MAX_TEMPLATE_LINES = 30
+
+
+def _statement_text(code: str, number: int, added: dict[int, str]) -> str:
+    """The line, and when it opens a template literal it does not close, the added lines up to
+    the closing backtick: a query written over several lines is one piece of evidence."""
+    if code.count("`") % 2 == 0:
+        return code
+    parts = [code]
+    for following in range(number + 1, number + 1 + MAX_TEMPLATE_LINES):
+        line = added.get(following)
+        if line is None:
+            break
+        parts.append(line)
+        if "`" in line:
+            break
+    return "\n".join(parts)
+
+
+_LINE_EVIDENCE = {
+    RULE_SHELL: (
+        "the command is one formatted string run by a shell, not an argument list "
+        "(`execFile`, `exec.Command(name, args...)`)"
+    ),
+    RULE_EVAL: "the argument is not a string literal",
+    RULE_TLS: "the setting is a literal, outside a test file",
+}
 
 
 _ADVICE = {
@@ -242,14 +324,24 @@ _ADVICE = {
 }
 
 
-def _finding(rule: str, what: str, path: str, line: int, code: str) -> Finding:
+def _excerpt(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split()).replace("`", "'")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _matched(line: str) -> str:
+    return f"Matched `{_excerpt(line.strip(), 100)}`"
+
+
+def _finding(rule: str, what: str, evidence: str, path: str, line: int, code: str) -> Finding:
+    title = what[0].upper() + what[1:]
     return lens_finding(
         rule=rule,
         category="security",
         finding_class=FindingClass.CORRECTNESS,
         severity=Severity.MAJOR,
-        title=what[0].upper() + what[1:],
-        body=f"{what[0].upper() + what[1:]}. {_ADVICE[rule]}",
+        title=title,
+        body=f"{title}. {evidence}. {_ADVICE[rule]}",
         path=path,
         line=line,
         code=code,

@@ -99,8 +99,9 @@ class PythonSwallowedFailureLens:
             title=title,
             body=(
                 f"This handler catches {caught} and {how}, so a real failure here looks like success "
-                "to the caller. Catch the specific exception you expect, and log, re-raise or return "
-                "an explicit error for the rest."
+                f"to the caller. Matched `{' '.join(code.split())[:100]}`: the handler is broad and that "
+                "is its whole body (nothing logged, re-raised or returned as an error). Catch the "
+                "specific exception you expect, and log, re-raise or return an explicit error for the rest."
             ),
             source="builtin",
             path=path,

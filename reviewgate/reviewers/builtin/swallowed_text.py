@@ -1,7 +1,12 @@
 """Swallowed failures outside Python (seed 000, item 5: "for every catch, default or fallback,
 whether a real failure now looks like success"), found by careful tokenization of each language:
 empty `catch` blocks (JavaScript, TypeScript, Java, C#, Kotlin), promise `.catch(() => {})`,
-Go's `if err != nil { return nil }` and `_ = err`, shell `|| true` and `set +e` in CI and scripts."""
+Go's `if err != nil { return nil }` and `_ = err`, shell `|| true` and `set +e` in CI and scripts.
+
+An empty catch or a promise `.catch(() => undefined)` with a comment in it or right above it (or
+above its `try`, past at most two lines that set the fallback value) that says why is a deliberate fallback ("Ignore cancellation failures from
+already-locked streams"): reported as minor with the comment as evidence. "ignore", a to-do or a
+lint pragma is not a reason, and stays major."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
     Language,
@@ -21,6 +27,7 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.reviewers.builtin.js_source import JsSource, read_js
 
 RULE_EMPTY_CATCH = "correctness/empty-catch"
 RULE_DROPPED_ERROR = "correctness/dropped-error"
@@ -38,6 +45,8 @@ _GO_DROPPED = re.compile(
     r"\bif\s+(?:[^{};\n]+;\s*)?(?P<name>[\w.]*[eE]rr\w*)\s*!=\s*nil\s*\{\s*(?:return\s+nil(?:\s*,\s*nil)*\s*)?\}"
 )
 _GO_BLANK = re.compile(r"^\s*_\s*=\s*(?P<name>err\w*|\w*Err)\s*$")
+_INLINE_COMMENT = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
+_COMMENT_MARKERS = re.compile(r"^\s*(?://+|/\*+|\*+/?)|\*+/\s*$")
 _SHELL_TRUE = re.compile(r"\|\|\s*(?:true|:)\s*(?:$|[;&)#'\"])")
 _SHELL_SET_E = re.compile(r"(?:^|[\s;'\"])set\s+(?:\+e|\+o\s+errexit)\b")
 
@@ -80,11 +89,42 @@ class OtherLanguagesSwallowedFailureLens:
                     first - 1
                 ].strip().startswith(("//", "/*", "*")):
                     continue  # commented-out code is the readability lens's business
-                yield self._finding(change.path, first, last, rule, lines[first - 1])
+                evidence = ""
+                if rule == RULE_EMPTY_CATCH:
+                    inside, above = _nearby_comments(read_js(text), match, lines, language)
+                    reason = "\n".join(part for part in (inside, above) if part)
+                    if states_a_reason(inside) or explains_a_fallback(above):
+                        yield self._deliberate(change.path, first, last, lines[first - 1], reason)
+                        continue
+                    said = f' (only "{" ".join(reason.split())[:80]}")' if reason else ""
+                    evidence = (
+                        f" Matched `{' '.join(match.group(0).split())[:80]}`: no comment in it or right "
+                        f"above it says why the failure is expected{said}."
+                    )
+                yield self._finding(change.path, first, last, rule, lines[first - 1], evidence)
         if language is Language.GO:
             for number, line in added.items():
                 if _GO_BLANK.match(line):
                     yield self._finding(change.path, number, number, RULE_DROPPED_ERROR, line)
+
+    def _deliberate(self, path: str, line: int, end_line: int, code: str, reason: str) -> Finding:
+        quoted = " ".join(reason.split())
+        return lens_finding(
+            rule=RULE_EMPTY_CATCH,
+            category="swallowed-failure",
+            finding_class=FindingClass.CORRECTNESS,
+            severity=Severity.MINOR,
+            title="Deliberate fallback swallows the failure",
+            body=(
+                f"This handler drops the error, and the comment next to it says why: \"{quoted[:200]}\". "
+                "Reported as minor: check that only the failure it describes can reach it (a narrower "
+                "condition, or a log line, keeps other failures visible)."
+            ),
+            path=path,
+            line=line,
+            end_line=end_line if end_line != line else None,
+            code=code,
+        )
 
     def _shell(self, change: FileChange, language: Language) -> Iterator[Finding]:
         for number, line in sorted(change.added_lines().items()):
@@ -94,8 +134,9 @@ class OtherLanguagesSwallowedFailureLens:
             if _SHELL_TRUE.search(code) or _SHELL_SET_E.search(code):
                 yield self._finding(change.path, number, number, RULE_IGNORED_EXIT, line)
 
-    def _finding(self, path: str, line: int, end_line: int, rule: str, code: str) -> Finding:
+    def _finding(self, path: str, line: int, end_line: int, rule: str, code: str, evidence: str = "") -> Finding:
         title, body = _WORDING[rule]
+        body += evidence or f" Matched `{' '.join(code.split())[:100]}`."
         return lens_finding(
             rule=rule,
             category="swallowed-failure",
@@ -108,6 +149,56 @@ class OtherLanguagesSwallowedFailureLens:
             end_line=end_line if end_line != line else None,
             code=code,
         )
+
+
+def _comment_text(raw: str) -> str:
+    return " ".join(_COMMENT_MARKERS.sub("", part).strip() for part in raw.splitlines()).strip()
+
+
+# A `try` often follows the line that sets the fallback value (`let recursive = true;`), with the
+# comment explaining the fallback above that: look past this many code lines for it.
+MAX_LINES_BEFORE_TRY = 2
+
+
+def _comments_above(line: int, lines: list[str], language: Language, reach: int = 0) -> list[str]:
+    """The whole-line comments right above a line (or above up to `reach` code lines above it),
+    nearest last."""
+    found: list[str] = []
+    number = line - 1
+    while reach > 0 and number >= 1 and comment_on(number, lines[number - 1], language) is None:
+        if not lines[number - 1].strip():
+            break
+        number -= 1
+        reach -= 1
+    while number >= 1:
+        comment = comment_on(number, lines[number - 1], language)
+        if comment is None or not comment.whole_line:
+            break
+        found.insert(0, comment.text)
+        number -= 1
+    return found
+
+
+def _nearby_comments(
+    source: JsSource, match: re.Match[str], lines: list[str], language: Language
+) -> tuple[str, str]:
+    """The comments in the handler and on its lines; and those right above it or above its `try`."""
+    first = source.line_of(match.start())
+    last = source.line_of(match.end() - 1)
+    inside = [_comment_text(item) for item in _INLINE_COMMENT.findall(match.group(0))]
+    for number in {first, last}:
+        comment = comment_on(number, lines[number - 1], language)
+        if comment is not None:
+            inside.append(comment.text)
+    above = _comments_above(first, lines, language)
+    closing = source.skip_space_back(match.start() - 1)
+    opener = source.pairs.get(closing, -1) if closing >= 0 and source.masked[closing] == "}" else -1
+    if opener > 0 and source.masked[:opener].rstrip().endswith("try"):
+        above += _comments_above(source.line_of(opener), lines, language, MAX_LINES_BEFORE_TRY)
+    return (
+        "\n".join(dict.fromkeys(text for text in inside if text)),
+        "\n".join(dict.fromkeys(text for text in above if text)),
+    )
 
 
 _WORDING = {

@@ -1,0 +1,223 @@
+"""Promises dropped with nobody to hear them fail (JavaScript, TypeScript): `void promise` with no
+`.catch`, and a call to a function this file declares `async` that is neither awaited, returned
+nor caught. Node ends the process on an unhandled rejection by default; browsers log it and carry
+on with the work half done.
+
+Not at a module's top level: there an unhandled rejection ends the process with the error
+printed, which is what a script's `main()` wants.
+
+Only evidence that the value is a promise counts, so `void schema.parse(x)` (discarding a plain
+value) stays quiet: the callee is declared `async` in the same file, is awaited elsewhere in it, is a
+promise API (`fetch`, `Promise.all`, `.then`), or is an async arrow called in place. A name ending
+in `Async` is weaker evidence and reports at minor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import FileChange
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.js_source import (
+    JsSource,
+    async_names,
+    call_chain_end,
+    never_rejects,
+    read_js,
+)
+
+RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
+
+_JS_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
+_VOID = re.compile(r"(?<![\w$.])void\s+(?=[\w$#(])")
+_AWAITED = re.compile(r"\bawait\s+(?:[\w$#]+\s*(?:\?\.|!?\.)\s*)*(?P<name>#?[\w$]+)\s*\(")
+_CALLED = re.compile(r"(?P<name>#?[\w$]+)\s*\(\)")
+_PROMISE_API = re.compile(r"(?:^|[^\w$.])(?:fetch|import)\(\)|\bPromise\.(?:all|allSettled|race|any|reject)\(\)")
+_STATEMENT_CALL = re.compile(r"[ \t]*(?P<chain>(?:this\.)?(?P<name>#?[\w$]+))\s*\(")
+_STATEMENT_BOUNDARY = frozenset(";{})")
+_CHAINED = re.compile(r"\.\s*(?P<method>catch|then)\s*\(")
+
+
+class UnhandledRejectionLens:
+    rule = RULE_UNHANDLED_REJECTION
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change in reviewable_changes(request):
+            if language_of(change.path) not in _JS_LANGUAGES:
+                continue
+            text = request.head.read_text(change.path)
+            if text is None or ("void" not in text and "async" not in text):
+                continue
+            yield from _FileCheck(change, read_js(text)).findings()
+
+
+class _FileCheck:
+    def __init__(self, change: FileChange, source: JsSource) -> None:
+        self.change = change
+        self.source = source
+        self.added = change.added_lines()
+        self.asyncs = async_names(source)
+        self.awaited: dict[str, int] = {}
+        for match in _AWAITED.finditer(source.masked):
+            self.awaited.setdefault(match.group("name"), source.line_of(match.start()))
+
+    def _inside_a_block(self, offset: int) -> bool:
+        """Whether `offset` is inside braces (a function, a class, a block), not at top level."""
+        masked = self.source.masked
+        return any(
+            masked[opener] == "{" and opener < offset < closing
+            for opener, closing in self.source.pairs.items()
+            if opener < closing
+        )
+
+    def findings(self) -> Iterator[Finding]:
+        seen: set[int] = set()
+        for match in _VOID.finditer(self.source.masked):
+            line = self.source.line_of(match.start())
+            if line in self.added and line not in seen and self._inside_a_block(match.start()):
+                found = self._voided(match.end(), line)
+                if found is not None:
+                    seen.add(line)
+                    yield found
+        if not self.asyncs:
+            return
+        for line in sorted(self.added):
+            if line not in seen:
+                found = self._floating(line)
+                if found is not None:
+                    yield found
+
+    def _skeleton(self, start: int, end: int) -> str:
+        """The chain with every bracketed group emptied: `body.cancel().catch()`."""
+        masked = self.source.masked
+        parts: list[str] = []
+        index = start
+        while index < end:
+            char = masked[index]
+            if char in "([" and index in self.source.pairs:
+                closing = self.source.pairs[index]
+                parts.append(char + masked[closing])
+                index = closing + 1
+            else:
+                if not char.isspace():
+                    parts.append(char)
+                index += 1
+        return "".join(parts)
+
+    def _handled(self, start: int, end: int) -> bool:
+        """A `.catch(...)` on the chain itself (not inside its arguments), or a
+        `.then(onFulfilled, onRejected)`."""
+        masked = self.source.masked
+        index = start
+        while index < end:
+            if masked[index] in "([" and index in self.source.pairs:
+                index = self.source.pairs[index] + 1
+                continue
+            method = _CHAINED.match(masked, index)
+            if method is not None:
+                opener = method.end() - 1
+                if method.group("method") == "catch" or self._has_two_arguments(opener):
+                    return True
+            index += 1
+        return False
+
+    def _has_two_arguments(self, opener: int) -> bool:
+        masked = self.source.masked
+        index = opener + 1
+        closing = self.source.pairs.get(opener, opener)
+        while index < closing:
+            if masked[index] in "([{" and index in self.source.pairs:
+                index = self.source.pairs[index] + 1
+                continue
+            if masked[index] == ",":
+                return masked[index + 1 : closing].strip() != ""  # not a trailing comma
+            index += 1
+        return False
+
+    def _evidence(self, start: int, skeleton: str) -> tuple[Severity, str] | None:
+        """Why the value is a promise, and how strongly."""
+        names = [match.group("name") for match in _CALLED.finditer(skeleton)]
+        for name in names:
+            body = self.asyncs.get(name)
+            if body is not None and not never_rejects(self.source, body):
+                declared = self.source.line_of(body) if body >= 0 else None
+                where = f" at line {declared}" if declared else ""
+                return Severity.MAJOR, f"`{name}` is declared `async`{where} in this file"
+        for name in names:
+            if name in self.awaited:
+                return Severity.MAJOR, f"`{name}(...)` is awaited at line {self.awaited[name]} of this file"
+        if _PROMISE_API.search(skeleton) or ".then()" in skeleton:
+            return Severity.MAJOR, "the chain is a promise API (`fetch`, `import()`, `Promise.*`, `.then`)"
+        masked = self.source.masked
+        if skeleton.startswith("()") and masked[self.source.skip_space(start + 1) :].startswith("async"):
+            arrow = masked.find("=>", start, self.source.pairs.get(start, start))
+            body = self.source.skip_space(arrow + 2) if arrow >= 0 else -1
+            if body >= 0 and masked[body] == "{" and never_rejects(self.source, body):
+                return None
+            return Severity.MAJOR, "an `async` function is called in place"
+        if names and names[-1].endswith("Async"):
+            return Severity.MINOR, f"`{names[-1]}`'s name says it returns a promise"
+        return None
+
+    def _voided(self, start: int, line: int) -> Finding | None:
+        end = call_chain_end(self.source, start)
+        skeleton = self._skeleton(start, end)
+        if not skeleton.endswith(")") or self._handled(start, end):
+            return None  # not a call (`void (x satisfies never)`), or its rejection is handled
+        evidence = self._evidence(start, skeleton)
+        if evidence is None:
+            return None
+        severity, why = evidence
+        return self._finding(line, severity, f"`void` discards the promise and {why}")
+
+    def _floating(self, line: int) -> Finding | None:
+        """A statement that is nothing but a call of a same-file async function."""
+        source = self.source
+        start = source.line_starts[line - 1]
+        match = _STATEMENT_CALL.match(source.masked, start)
+        if match is None or match.group("name") not in self.asyncs:
+            return None
+        if not self._inside_a_block(match.start("chain")):
+            return None
+        before = source.skip_space_back(start - 1)
+        if before >= 0 and source.masked[before] not in _STATEMENT_BOUNDARY:
+            return None  # part of a longer expression: an argument, a return, an arrow's value
+        body = self.asyncs[match.group("name")]
+        if never_rejects(source, body):
+            return None
+        chain_start = match.start("chain")
+        end = call_chain_end(source, chain_start)
+        after = source.skip_space(end)
+        if after < len(source.masked) and source.masked[after] not in ";}" and "\n" not in source.masked[end:after]:
+            return None  # `load() || other()`, `load() ? a : b`: the value is used
+        if self._handled(chain_start, end):
+            return None
+        declared = f" at line {source.line_of(body)}" if body >= 0 else ""
+        return self._finding(
+            line,
+            Severity.MAJOR,
+            f"the call is not awaited, returned or caught, and `{match.group('name')}` is declared `async`"
+            f"{declared} in this file",
+        )
+
+    def _finding(self, line: int, severity: Severity, evidence: str) -> Finding:
+        code = self.source.line_text(line)
+        return lens_finding(
+            rule=RULE_UNHANDLED_REJECTION,
+            category="swallowed-failure",
+            finding_class=FindingClass.CORRECTNESS,
+            severity=severity,
+            title="Promise rejection is unhandled",
+            body=(
+                f"Matched `{' '.join(code.split())[:100]}`: {evidence}; there is no `.catch` or rejection "
+                "handler on it. If it rejects, nobody hears: Node ends the process on an unhandled "
+                "rejection, a browser logs it and the work stops half done. Await it where the caller "
+                "can handle the error, or add `.catch` that logs or reports it."
+            ),
+            path=self.change.path,
+            line=line,
+            code=code,
+        )
