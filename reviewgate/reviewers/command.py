@@ -59,10 +59,12 @@ class CommandTransport:
         with stopping.on_stop(lambda: _kill_group(process)):
             while problem is None:
                 try:
-                    return process.wait(timeout=POLL_SECONDS)
+                    returncode = process.wait(timeout=POLL_SECONDS)
                 except subprocess.TimeoutExpired:
-                    pass
-                if stopping.stop_reason() is not None:
+                    returncode = None
+                if returncode is not None and stopping.stop_reason() is None:
+                    return returncode
+                if stopping.stop_reason() is not None:  # the stop killed it, or is about to
                     problem = str(stopping.stop_reason())
                 elif time.monotonic() > deadline:
                     problem = f"{argv[0]!r} gave no answer within {self.settings.timeout:g}s (timeout)"

@@ -1,0 +1,114 @@
+"""SIGTERM or SIGINT while a reviewer works: the real gate stops within seconds, leaves no child
+and no temporary directory behind, and publishes a complete `blocked` report for this head."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from testing.cli import clean_environment
+from testing.model_repo import calc_repo, fast_openai, write_config
+from testing.model_server import ModelServer, Reply, review_document
+
+KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
+SIGNALS = [signal.SIGTERM, signal.SIGINT]
+
+
+def _start_gate(repo: Path, temp: Path) -> subprocess.Popen[str]:
+    temp.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "reviewgate", "run", "--base", "main"],
+        cwd=repo, env=clean_environment({**KEY, "TMPDIR": str(temp)}),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _wait_until(gate: subprocess.Popen[str], condition: object, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():  # type: ignore[operator]
+        assert gate.poll() is None, f"the gate ended before {what}: {gate.communicate()}"
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(0.05)
+
+
+def _stop(gate: subprocess.Popen[str], signum: signal.Signals) -> tuple[float, str]:
+    sent = time.monotonic()
+    gate.send_signal(signum)
+    stdout, stderr = gate.communicate(timeout=30)
+    return time.monotonic() - sent, stdout + stderr
+
+
+def _assert_blocked_for_this_head(repo: Path, head_sha: str, signum: signal.Signals) -> dict[str, object]:
+    report = json.loads((repo / ".reviewgate/report.json").read_text())
+    assert report["verdict"] == "blocked"
+    assert report["target"]["head_sha"] == head_sha
+    assert any(f"cancelled by {signum.name}" in reason for reason in report["reasons"]), report["reasons"]
+    assert f"cancelled by {signum.name}" in (repo / ".reviewgate/summary.md").read_text()
+    assert "cancelled by" in (repo / ".reviewgate/junit.xml").read_text()
+    return report
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=[item.name for item in SIGNALS])
+def test_a_signal_during_a_model_request_blocks_at_once(tmp_path: Path, signum: signal.Signals) -> None:
+    repo = calc_repo(tmp_path)
+    # An earlier run approved an older head: it must not stay in place as this run's record.
+    old = repo.path / ".reviewgate"
+    old.mkdir()
+    (old / "report.json").write_text(json.dumps({"verdict": "approve", "target": {"head_sha": repo.base_sha}}))
+    with ModelServer([Reply(review=review_document(), delay=60)]) as server:
+        write_config(repo.path, "openai", fast_openai(server.url, timeout=120))
+        gate = _start_gate(repo.path, tmp_path / "temp")
+        _wait_until(gate, lambda: server.posts(), "the model request")
+        elapsed, output = _stop(gate, signum)
+    assert gate.returncode == 3, output
+    assert elapsed < 5, f"the gate took {elapsed:.1f}s to stop"
+    _assert_blocked_for_this_head(repo.path, repo.head_sha, signum)
+    assert "Traceback" not in output
+
+
+AGENT = """
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+child = os.fork()  # the agent's own helper process, in its process group
+if child == 0:
+    open(sys.argv[1] + ".child", "w").write(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=[item.name for item in SIGNALS])
+def test_a_signal_during_an_agent_run_kills_its_group_and_removes_its_files(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    repo = calc_repo(tmp_path)
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    pid_file = tmp_path / "agent.pid"
+    write_config(repo.path, "agent", {"provider": "command", "timeout": 120,
+                                      "command": [sys.executable, str(agent), str(pid_file)]})
+    temp = tmp_path / "temp"
+    gate = _start_gate(repo.path, temp)
+    child_file = Path(f"{pid_file}.child")
+    _wait_until(gate, lambda: child_file.is_file() and child_file.read_text(), "the agent start")
+    assert sorted(item.name.split("-")[1] for item in temp.iterdir()) == ["prompt", "snapshot"]
+    elapsed, output = _stop(gate, signum)
+    assert gate.returncode == 3, output
+    assert elapsed < 5, f"the gate took {elapsed:.1f}s to stop"
+    _assert_blocked_for_this_head(repo.path, repo.head_sha, signum)
+    for pid in (int(pid_file.read_text()), int(child_file.read_text())):
+        assert _gone(pid), f"process {pid} of the agent outlived the gate"
+    assert list(temp.iterdir()) == []  # no snapshot, no prompt left behind
