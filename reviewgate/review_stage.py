@@ -21,6 +21,9 @@ POLL_SECONDS = 0.05
 # Long enough for reviewers to unwind after their children are killed; short enough that the
 # report is out well before the CI runner's SIGKILL (GitHub: 7.5 s after SIGINT, then 2.5 s).
 STOP_GRACE_SECONDS = 3.0
+# What a cancelled gate may still spend on the forge (forge/http.py Budget): the verdict and the
+# check run's completion, before the runner kills the job.
+CANCELLED_PUBLISH_SECONDS = 5.0
 
 
 def cancelled_reason(cancellation: Cancellation) -> str:

@@ -32,7 +32,12 @@ from reviewgate.report import publish
 from reviewgate.report.files import prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
-from reviewgate.review_stage import cancelled_outcomes, cancelled_reason, review_all
+from reviewgate.review_stage import (
+    CANCELLED_PUBLISH_SECONDS,
+    cancelled_outcomes,
+    cancelled_reason,
+    review_all,
+)
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
@@ -125,6 +130,8 @@ def _verify_review_publish(
     verify: VerifyOutcome = ABSENT
     if cancellation.cancelled:  # the signal came while freezing: nothing else starts
         outcomes = cancelled_outcomes(reviewers, cancelled_reason(cancellation))
+        if forge is not None:
+            forge.budget.limit(CANCELLED_PUBLISH_SECONDS)
         return publish_result(
             target=target, config=config, context=context, verify=verify, outcomes=outcomes,
             output_dir=output_dir, started_at=started_at, timings=timings, notes=tuple(notes),
@@ -155,6 +162,8 @@ def _verify_review_publish(
         outcomes = review_all(
             reviewers, lambda reviewer: review_with_cache(cache, reviewer, request, run_reviewer), cancellation)
     timings["review"] = time.monotonic() - clock
+    if forge is not None and (cancellation.cancelled or verify.cancelled):
+        forge.budget.limit(CANCELLED_PUBLISH_SECONDS)  # the runner kills the job seconds after
 
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=outcomes,
