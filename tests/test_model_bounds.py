@@ -29,8 +29,10 @@ def test_an_answer_dripped_a_byte_at_a_time_is_cut_at_the_timeout(tmp_path: Path
         result = run_cli(repo.path, "run", "--base", "main", env=KEY, timeout=60)
         elapsed = time.monotonic() - started
     assert result.returncode == 3, result.stdout + result.stderr
-    assert elapsed < 5, f"the gate took {elapsed:.1f}s against a 2 s timeout"
     report = result.report()
+    reviewed = report["reviewers"][0]["duration_seconds"]
+    assert reviewed < 3, f"the request took {reviewed:.1f}s against a 2 s timeout"
+    assert elapsed < 20, elapsed  # the whole gate, on a busy machine; the drip alone would take ~100 s
     assert report["verdict"] == "blocked"
     assert "no whole answer within 2s (timeout)" in report["reasons"][0]
 

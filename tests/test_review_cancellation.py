@@ -14,11 +14,14 @@ import psutil
 import pytest
 
 from testing.cli import clean_environment
+from testing.forge_server import ForgeServer, github_environment
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer, Reply, review_document
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 SIGNALS = [signal.SIGTERM, signal.SIGINT]
+# Stopping takes about a second (publishing included); the margin is for a busy test machine.
+STOP_SECONDS = 6
 
 
 def _start_gate(repo: Path, temp: Path) -> subprocess.Popen[str]:
@@ -68,7 +71,7 @@ def test_a_signal_during_a_model_request_blocks_at_once(tmp_path: Path, signum: 
         _wait_until(gate, lambda: server.posts(), "the model request")
         elapsed, output = _stop(gate, signum)
     assert gate.returncode == 3, output
-    assert elapsed < 5, f"the gate took {elapsed:.1f}s to stop"
+    assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
     _assert_blocked_for_this_head(repo.path, repo.head_sha, signum)
     assert "Traceback" not in output
 
@@ -107,8 +110,30 @@ def test_a_signal_during_an_agent_run_kills_its_group_and_removes_its_files(
     assert sorted(item.name.split("-")[1] for item in temp.iterdir()) == ["prompt", "snapshot"]
     elapsed, output = _stop(gate, signum)
     assert gate.returncode == 3, output
-    assert elapsed < 5, f"the gate took {elapsed:.1f}s to stop"
+    assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
     _assert_blocked_for_this_head(repo.path, repo.head_sha, signum)
     for pid in (int(pid_file.read_text()), int(child_file.read_text())):
         assert _gone(pid), f"process {pid} of the agent outlived the gate"
     assert list(temp.iterdir()) == []  # no snapshot, no prompt left behind
+
+
+def test_a_cancelled_pull_request_run_completes_its_check_run_as_blocked(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(review=review_document(), delay=60)]) as model, ForgeServer() as forge:
+        write_config(repo.path, "openai", fast_openai(model.url, timeout=120))
+        with (repo.path / ".reviewgate.toml").open("a") as config:
+            config.write("\n[github]\nretry_backoff = 0.01\n")
+        gate = subprocess.Popen(
+            [sys.executable, "-m", "reviewgate", "run", "--base", "main"],
+            cwd=repo.path, env=clean_environment({**KEY, **github_environment(forge, tmp_path)}),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        _wait_until(gate, lambda: model.posts(), "the model request")
+        elapsed, output = _stop(gate, signal.SIGTERM)
+    assert gate.returncode == 3, output
+    assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
+    [run] = forge.state.check_runs.values()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert run["head_sha"] == repo.head_sha and "cancelled by SIGTERM" in run["output"]["summary"]
+    [comment] = forge.state.comments.values()
+    assert comment["body"].startswith("REVIEW: BLOCKED\n")
