@@ -102,3 +102,16 @@ def test_the_repair_request_quotes_only_the_start_of_a_bad_answer(tmp_path: Path
     assert len(quoted) == 1 and quoted[0].startswith(bad_answer[:2000])
     assert len(quoted[0]) < 2200, len(quoted[0])
     assert f"{len(bad_answer) - 2000:,} more characters of this answer are not repeated" in quoted[0]
+
+
+def test_an_agent_that_prints_past_the_cap_is_stopped_and_blocks(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    agent = tmp_path / "agent.py"
+    agent.write_text("import sys, time\nsys.stdout.write('x' * 2_000_000)\nsys.stdout.flush()\ntime.sleep(60)\n")
+    write_config(repo.path, "agent", {"provider": "command", "timeout": 30, "max_answer_bytes": 100_000,
+                                      "command": [sys.executable, str(agent)]})
+    result = run_cli(repo.path, "run", "--base", "main", env=KEY, timeout=60)
+    assert result.returncode == 3, result.stdout + result.stderr
+    report = result.report()
+    assert "printed more than the cap of 100,000 bytes (max_answer_bytes); it was stopped" in report["reasons"][0]
+    assert report["reviewers"][0]["duration_seconds"] < 10  # stopped, not waited out for 30 s
