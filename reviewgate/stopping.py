@@ -21,7 +21,7 @@ _lock = threading.Lock()
 _stopped = threading.Event()
 _reason = ""
 _aborts: dict[int, Callable[[], None]] = {}
-_directories: dict[int, Path] = {}
+_directories: dict[int, tuple[Path, Callable[[Path], None]]] = {}
 _ids = itertools.count()
 
 
@@ -72,13 +72,17 @@ def on_stop(abort: Callable[[], None]) -> Iterator[None]:
             _aborts.pop(key, None)
 
 
+def _remove_tree(directory: Path) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 @contextmanager
-def tracked(directory: Path) -> Iterator[Path]:
-    """A temporary directory its owner removes; `remove_leftovers` removes it when the owner
-    could not (its thread was abandoned at a stop)."""
+def tracked(directory: Path, remove: Callable[[Path], None] = _remove_tree) -> Iterator[Path]:
+    """A temporary directory its owner removes; `remove_leftovers` removes it with `remove` when
+    the owner could not (its thread was abandoned at a stop)."""
     with _lock:
         key = next(_ids)
-        _directories[key] = directory
+        _directories[key] = (directory, remove)
     try:
         yield directory
     finally:
@@ -89,8 +93,8 @@ def tracked(directory: Path) -> Iterator[Path]:
 def remove_leftovers() -> None:
     with _lock:
         directories = list(_directories.values())
-    for directory in directories:
-        shutil.rmtree(directory, ignore_errors=True)
+    for directory, remove in directories:
+        remove(directory)
 
 
 def pause(seconds: float) -> None:

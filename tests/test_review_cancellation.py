@@ -7,12 +7,18 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
+from reviewgate import stopping
+from reviewgate.context import ReviewRequest
+from reviewgate.review_stage import STOP_GRACE_SECONDS, review_all
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from reviewgate.verify.cancellation import Cancellation
 from testing.cli import clean_environment
 from testing.forge_server import ForgeServer, github_environment
 from testing.model_repo import calc_repo, fast_openai, write_config
@@ -137,3 +143,37 @@ def test_a_cancelled_pull_request_run_completes_its_check_run_as_blocked(tmp_pat
     assert run["head_sha"] == repo.head_sha and "cancelled by SIGTERM" in run["output"]["summary"]
     [comment] = forge.state.comments.values()
     assert comment["body"].startswith("REVIEW: BLOCKED\n")
+
+
+class _StuckReviewer:
+    """A reviewer that ignores the stop request: sleeps inside its tracked temporary directory."""
+
+    def __init__(self, name: str, scratch: Path) -> None:
+        self.name, self.scratch = name, scratch
+
+    def review(self, request: ReviewRequest) -> ReviewerOutcome:
+        self.scratch.mkdir()
+        (self.scratch / "prompt.md").write_text("the prompt")
+        with stopping.tracked(self.scratch):
+            time.sleep(30)
+        return ReviewerOutcome(self.name, ReviewerStatus.OK)
+
+
+def test_a_reviewer_that_does_not_stop_is_abandoned_after_the_grace_and_its_files_removed(
+    tmp_path: Path,
+) -> None:
+    stopping.reset()
+    cancellation = Cancellation()
+    scratch = tmp_path / "reviewgate-prompt-x"
+    reviewers = [_StuckReviewer("stuck", scratch), _StuckReviewer("never-started", tmp_path / "other")]
+    threading.Timer(0.5, cancellation.cancel, ("SIGTERM",)).start()
+    started = time.monotonic()
+    outcomes = review_all(reviewers, lambda reviewer: reviewer.review(None), cancellation)  # type: ignore[arg-type]
+    elapsed = time.monotonic() - started
+    stopping.reset()
+    assert [(item.reviewer, item.status, item.reason) for item in outcomes] == [
+        ("stuck", ReviewerStatus.BLOCKED, "cancelled by SIGTERM"),
+        ("never-started", ReviewerStatus.BLOCKED, "cancelled by SIGTERM"),
+    ]
+    assert 0.5 + STOP_GRACE_SECONDS - 0.2 < elapsed < 0.5 + STOP_GRACE_SECONDS + 2
+    assert not scratch.exists() and not (tmp_path / "other").exists()

@@ -77,7 +77,8 @@ class CommandTransport:
 
     def complete(self, conversation: Conversation, key: str | None) -> Reply:
         prompt = conversation.as_text().encode("utf-8", "surrogateescape")
-        with tempfile.TemporaryDirectory(prefix="reviewgate-prompt-") as scratch, stopping.tracked(Path(scratch)):
+        with tempfile.TemporaryDirectory(prefix="reviewgate-prompt-") as scratch, \
+                stopping.tracked(Path(scratch), remove_snapshot):
             prompt_file = Path(scratch) / "prompt.md"
             prompt_file.write_bytes(prompt)
             uses_file = any(PROMPT_PLACEHOLDER in part for part in self.options.command)
@@ -117,7 +118,7 @@ class CommandReviewer(ModelReviewer):
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         branch_paths = {change.path for change in request.target.files}
         with tempfile.TemporaryDirectory(prefix="reviewgate-snapshot-") as scratch, \
-                stopping.tracked(Path(scratch)):
+                stopping.tracked(Path(scratch), remove_snapshot):  # read-only inside: see remove_snapshot
             snapshot = Path(scratch) / "tree"
             try:
                 export_snapshot(request.repo_root, request.target.head_sha, snapshot, branch_paths)
