@@ -118,11 +118,12 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(raw) if raw else None
         token = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or self.headers.get(
             "PRIVATE-TOKEN") or ""
-        if state.stall_seconds:
-            time.sleep(state.stall_seconds)
         with self.server.lock:
             state.requests.append(Recorded(method, parts.path, parse_qs(parts.query), body, token,
                                            time.monotonic()))
+        if state.stall_seconds:  # recorded first, so a test can see the call arrive and hang
+            time.sleep(state.stall_seconds)
+        with self.server.lock:
             for rules, status in ((state.throttle_once, 429), (state.fail_once, 502)):
                 for rule in list(rules):
                     if rule[0] == method and re.search(rule[1], parts.path):

@@ -177,3 +177,25 @@ def test_a_reviewer_that_does_not_stop_is_abandoned_after_the_grace_and_its_file
     ]
     assert 0.5 + STOP_GRACE_SECONDS - 0.2 < elapsed < 0.5 + STOP_GRACE_SECONDS + 2
     assert not scratch.exists() and not (tmp_path / "other").exists()
+
+
+def test_a_signal_before_the_review_starts_blocks_without_reviewing(tmp_path: Path) -> None:
+    """Cancelled while the gate still reads the PR conversation from a hung forge: no reviewer
+    starts, and the report is blocked for this head once the forge budget (5 s) runs out."""
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(review=review_document())]) as model, ForgeServer() as forge:
+        forge.state.stall_seconds = 60
+        write_config(repo.path, "openai", fast_openai(model.url))
+        with (repo.path / ".reviewgate.toml").open("a") as config:
+            config.write("\n[github]\nretry_backoff = 0.01\npublish_timeout = 5\n")
+        gate = subprocess.Popen(
+            [sys.executable, "-m", "reviewgate", "run", "--base", "main"],
+            cwd=repo.path, env=clean_environment({**KEY, **github_environment(forge, tmp_path)}),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        _wait_until(gate, lambda: forge.state.requests, "the first (hung) forge call")
+        elapsed, output = _stop(gate, signal.SIGTERM)
+        assert model.posts() == []
+    assert gate.returncode == 3, output
+    assert elapsed < 5 + STOP_SECONDS
+    _assert_blocked_for_this_head(repo.path, repo.head_sha, signal.SIGTERM)
