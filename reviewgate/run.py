@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from reviewgate import ci
+from reviewgate import ci, stopping
 from reviewgate.bundle import workspace_root
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
@@ -33,6 +33,12 @@ from reviewgate.report import publish
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
+from reviewgate.review_stage import (
+    CANCELLED_PUBLISH_SECONDS,
+    cancelled_outcomes,
+    cancelled_reason,
+    review_all,
+)
 from reviewgate.reviewers import build_reviewers
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin import BuiltinReviewer
@@ -42,6 +48,7 @@ from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
 from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target import FrozenTarget, freeze, reader_for
+from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
 
@@ -67,6 +74,15 @@ def merge_findings(outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome,
 
 
 def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None = None) -> int:
+    """SIGTERM/SIGINT at any stage end the gate `blocked` (exit 3) with a complete report for
+    this head: the verify tears down (verify/runner.py), the review stops (review_stage.py)."""
+    stopping.reset()
+    with Cancellation().handling_signals() as cancellation:
+        return _run_gate(options, stdout, environ, cancellation)
+
+
+def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None,
+              cancellation: Cancellation) -> int:
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
@@ -92,7 +108,7 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     try:
         return _verify_review_publish(
             options, repo, config, reviewers, context, output_dir, cache, target, forge, policy_review,
-            started_at=started_at, timings=timings, stdout=stdout, environ=environ,
+            started_at=started_at, timings=timings, stdout=stdout, environ=environ, cancellation=cancellation,
         )
     except BaseException as error:
         abandon_check_run(forge, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
@@ -115,10 +131,20 @@ def _verify_review_publish(
     timings: dict[str, float],
     stdout: TextIO,
     environ: Mapping[str, str] | None,
+    cancellation: Cancellation,
 ) -> int:
     notes: list[str] = [*policy.notes, *conversation_notes(forge)]
     clock = time.monotonic()
     verify: VerifyOutcome = ABSENT
+    if cancellation.cancelled:  # the signal came while freezing: nothing else starts
+        outcomes = cancelled_outcomes(reviewers, cancelled_reason(cancellation))
+        if forge is not None:
+            forge.budget.limit(CANCELLED_PUBLISH_SECONDS)
+        return publish_result(
+            target=target, config=config, context=context, verify=verify, outcomes=outcomes,
+            output_dir=output_dir, started_at=started_at, timings=timings, notes=tuple(notes),
+            stdout=stdout, forge=forge, policy=policy,
+        )
     if target.mode != "bundle":  # a document bundle has no app to stand up
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                    environ=environ, grant_commit=target.merge_base)
@@ -141,8 +167,11 @@ def _verify_review_publish(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
         )
     else:
-        outcomes = tuple(review_with_cache(cache, reviewer, request, run_reviewer) for reviewer in reviewers)
+        outcomes = review_all(
+            reviewers, lambda reviewer: review_with_cache(cache, reviewer, request, run_reviewer), cancellation)
     timings["review"] = time.monotonic() - clock
+    if forge is not None and (cancellation.cancelled or verify.cancelled):
+        forge.budget.limit(CANCELLED_PUBLISH_SECONDS)  # the runner kills the job seconds after
 
     readers = [reviewer.name for reviewer in reviewers if isinstance(reviewer, BuiltinReviewer)]
     return publish_result(

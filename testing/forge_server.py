@@ -13,6 +13,7 @@ import itertools
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +48,7 @@ class Recorded:
     query: dict[str, list[str]]
     body: Any
     token: str
+    at: float = 0.0  # time.monotonic() on arrival, for tests that check the waits between calls
 
 
 @dataclass
@@ -57,6 +59,7 @@ class ForgeState:
     throttle_once: list[tuple[str, str]] = field(default_factory=list)
     fail_once: list[tuple[str, str]] = field(default_factory=list)
     retry_after: str = "1"
+    stall_seconds: float = 0.0  # every request waits this long before any answer (a hung API)
     # (method, path regex, status, headers, body): answered once each, in order, before routing.
     scripted: list[tuple[str, str, int, dict[str, str], Any]] = field(default_factory=list)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -116,7 +119,11 @@ class _Handler(BaseHTTPRequestHandler):
         token = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or self.headers.get(
             "PRIVATE-TOKEN") or ""
         with self.server.lock:
-            state.requests.append(Recorded(method, parts.path, parse_qs(parts.query), body, token))
+            state.requests.append(Recorded(method, parts.path, parse_qs(parts.query), body, token,
+                                           time.monotonic()))
+        if state.stall_seconds:  # recorded first, so a test can see the call arrive and hang
+            time.sleep(state.stall_seconds)
+        with self.server.lock:
             for rules, status in ((state.throttle_once, 429), (state.fail_once, 502)):
                 for rule in list(rules):
                     if rule[0] == method and re.search(rule[1], parts.path):
@@ -143,13 +150,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         payload = data if isinstance(data, bytes) else json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up waiting (a stalled-server test)
 
 
 def _address(server: ThreadingHTTPServer) -> str:

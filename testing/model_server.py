@@ -28,6 +28,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     stop_reason: str = "tool_use"
+    drip_seconds: float = 0.0  # send the body one byte at a time, this long apart
+    oversized_bytes: int = 0  # instead of the wire format, a body of this many bytes, streamed
 
 
 @dataclass(frozen=True)
@@ -161,16 +163,29 @@ class ModelServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 return
 
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None,
+                      reply: Reply | None = None) -> None:
                 data = json.dumps(body).encode("utf-8")
+                oversized = reply.oversized_bytes if reply else 0
                 try:
                     self.send_response(status)
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    if not oversized:  # an oversized body runs to the connection's end: no length to go by
+                        self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if oversized:
+                        block = b"x" * 65536
+                        for start in range(0, oversized, len(block)):
+                            self.wfile.write(block[: oversized - start])
+                    elif reply is not None and reply.drip_seconds:
+                        for index in range(len(data)):
+                            self.wfile.write(data[index:index + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.drip_seconds)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
 
@@ -204,6 +219,6 @@ class ModelServer:
                 reply = server._next()
                 if reply.delay:
                     time.sleep(reply.delay)
-                self._send(reply.status, server._wire(self.path, reply, body or {}), reply.headers)
+                self._send(reply.status, server._wire(self.path, reply, body or {}), reply.headers, reply)
 
         return Handler

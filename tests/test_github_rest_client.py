@@ -80,10 +80,11 @@ def test_a_plain_403_is_a_denial_and_is_not_retried() -> None:
     assert len(server.state.requests) == 1
 
 
-def test_rate_limit_wait_reads_http_dates_and_ignores_other_statuses() -> None:
+def test_rate_limit_wait_reads_http_dates_and_honours_retry_after_on_any_status() -> None:
     now = 1_700_000_000.0
     assert rate_limit_wait(429, {"Retry-After": "Tue, 14 Nov 2023 22:13:30 GMT"}, "", now) == 10.0
-    assert rate_limit_wait(500, {"Retry-After": "5"}, "", now) is None
+    assert rate_limit_wait(503, {"Retry-After": "5"}, "", now) == 5.0  # a forge in maintenance
+    assert rate_limit_wait(500, {}, "", now) is None
     assert rate_limit_wait(403, {}, "Resource not accessible by integration", now) is None
 
 

@@ -13,7 +13,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.forge.github_api import GithubApi
 from reviewgate.forge.gitlab_api import GitlabApi
-from reviewgate.forge.http import ForgeDenied, ForgeError
+from reviewgate.forge.http import ForgeDenied, ForgeError, ForgeNotFound
 from reviewgate.forge.settings import parse_forge_settings
 
 Say = Callable[[str], None]
@@ -44,7 +44,7 @@ def _check_github(context: CiContext, config: Config, env: Mapping[str, str], *,
         return
     try:
         GithubApi(context.api_url, context.repository, token, settings.retry).repository_info()
-    except ForgeDenied as error:
+    except (ForgeDenied, ForgeNotFound) as error:  # a 404: the token cannot see the repository
         problem(f"the GitHub token cannot read {context.repository} ({error}); it needs {GITHUB_PERMISSIONS}")
         return
     except ForgeError as error:
@@ -67,7 +67,7 @@ def _check_gitlab(context: CiContext, config: Config, env: Mapping[str, str], *,
         return
     try:
         username = GitlabApi(context.api_url, context.repository, token, settings.retry).current_username()
-    except ForgeDenied as error:
+    except (ForgeDenied, ForgeNotFound) as error:  # a 404: the token cannot see the repository
         problem(f"GitLab refused GITLAB_TOKEN ({error}); it needs the api scope")
         return
     except ForgeError as error:

@@ -8,20 +8,21 @@ from typing import Any
 from urllib.parse import quote
 
 from reviewgate.forge.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
-from reviewgate.forge.http import DEFAULT_POLICY, ForgeDenied, RestClient, RetryPolicy
+from reviewgate.forge.http import DEFAULT_POLICY, Budget, ForgeNotFound, RestClient, RetryPolicy
 
 API_VERSION = "2022-11-28"
 
 
 class GithubApi:
     def __init__(self, api_url: str, repository: str, token: str,
-                 policy: RetryPolicy = DEFAULT_POLICY) -> None:
+                 policy: RetryPolicy = DEFAULT_POLICY, budget: Budget | None = None) -> None:
         self.repository = repository
         self.client = RestClient(
             api_url,
             {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
              "X-GitHub-Api-Version": API_VERSION},
             policy,
+            budget=budget,
         )
 
     def _repo(self, path: str) -> str:
@@ -45,7 +46,9 @@ class GithubApi:
         return data if isinstance(data, dict) else {}
 
     def update_check_run(self, check_run_id: int, body: dict[str, Any]) -> None:
-        self.client.request("PATCH", self._repo(f"check-runs/{check_run_id}"), body=body)
+        """The update that completes a run is essential: it gets a try past a spent budget."""
+        self.client.request("PATCH", self._repo(f"check-runs/{check_run_id}"), body=body,
+                            essential=body.get("status") == "completed")
 
     # Comments: https://docs.github.com/en/rest/issues/comments and .../pulls/comments
     def issue_comments(self, number: int) -> Iterator[dict[str, Any]]:
@@ -69,8 +72,8 @@ class GithubApi:
         """DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}; absent already is fine."""
         try:
             self.client.request("DELETE", self._repo(f"issues/{number}/labels/{quote(label, safe='')}"))
-        except ForgeDenied:
-            pass  # 404: the label is not on the pull request (a person removed it)
+        except ForgeNotFound:
+            pass  # the label is not on the pull request (a person removed it)
 
 
 def github_comment(data: dict[str, Any], trusted_logins: tuple[str, ...]) -> Comment:

@@ -8,14 +8,15 @@ from typing import Any
 from urllib.parse import quote
 
 from reviewgate.forge.conversation import GITLAB_DEVELOPER_ACCESS, Comment, is_trusted_login
-from reviewgate.forge.http import DEFAULT_POLICY, ForgeDenied, RestClient, RetryPolicy
+from reviewgate.forge.http import DEFAULT_POLICY, Budget, ForgeDenied, ForgeNotFound, RestClient, RetryPolicy
 
 
 class GitlabApi:
-    def __init__(self, api_url: str, project: str, token: str, policy: RetryPolicy = DEFAULT_POLICY) -> None:
+    def __init__(self, api_url: str, project: str, token: str, policy: RetryPolicy = DEFAULT_POLICY,
+                 budget: Budget | None = None) -> None:
         # A project is addressed by its URL-encoded path (REST "Namespaced paths").
         self.project = quote(project, safe="")
-        self.client = RestClient(api_url, {"PRIVATE-TOKEN": token}, policy)
+        self.client = RestClient(api_url, {"PRIVATE-TOKEN": token}, policy, budget=budget)
         self._access: dict[int, int] = {}
 
     def _mr(self, iid: int, path: str = "") -> str:
@@ -46,7 +47,7 @@ class GitlabApi:
         if user_id not in self._access:
             try:
                 data = self.client.request("GET", f"projects/{self.project}/members/all/{user_id}").data
-            except ForgeDenied:
+            except (ForgeDenied, ForgeNotFound):
                 data = None
             level = data.get("access_level") if isinstance(data, dict) else 0
             self._access[user_id] = level if isinstance(level, int) else 0

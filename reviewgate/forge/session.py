@@ -18,7 +18,7 @@ from reviewgate.config import Config
 from reviewgate.forge.conversation import Comment, Conversation, is_conversation_request, read_conversation
 from reviewgate.forge.github_api import GithubApi, github_comment, is_bot
 from reviewgate.forge.gitlab_api import GitlabApi
-from reviewgate.forge.http import ForgeDenied, ForgeError
+from reviewgate.forge.http import Budget, ForgeDenied, ForgeError
 from reviewgate.forge.metadata import CommentMetadata, is_summary_comment, parse_metadata
 from reviewgate.forge.settings import ForgeSettings, parse_forge_settings
 from reviewgate.target import FrozenTarget
@@ -59,12 +59,14 @@ class ForgeRun:
     previous: CommentMetadata | None = None
     conversation: Conversation = Conversation()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Shared by every client this run makes (replace() keeps the same object): one budget.
+    budget: Budget = field(default_factory=Budget, compare=False, repr=False)
 
     def github(self) -> GithubApi:
-        return GithubApi(self.api_url, self.repository, self.token or "", self.settings.retry)
+        return GithubApi(self.api_url, self.repository, self.token or "", self.settings.retry, self.budget)
 
     def gitlab(self) -> GitlabApi:
-        return GitlabApi(self.api_url, self.repository, self.token or "", self.settings.retry)
+        return GitlabApi(self.api_url, self.repository, self.token or "", self.settings.retry, self.budget)
 
 
 def in_progress_body(
@@ -120,7 +122,7 @@ def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarg
     number = context.pull_request_number
     # The reviewed head is the PR's head (ci/events.py), the commit the check run belongs on.
     run = ForgeRun("github", settings, context.api_url or "https://api.github.com", context.repository or "",
-                   number, token, check_sha=target.head_sha)
+                   number, token, check_sha=target.head_sha, budget=Budget(settings.publish_timeout))
     if token is None or not context.repository:
         return _with(run, notes=("GitHub: no GITHUB_TOKEN (input github-token) or repository; "
                                  "no check run and no PR comment.",))
@@ -154,7 +156,7 @@ def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarg
 def _open_gitlab(context: CiContext, settings: ForgeSettings, env: Mapping[str, str]) -> ForgeRun:
     token = env.get("GITLAB_TOKEN") or None
     run = ForgeRun("gitlab", settings, context.api_url or "", context.repository or "",
-                   context.pull_request_number, token)
+                   context.pull_request_number, token, budget=Budget(settings.publish_timeout))
     if token is None:
         if env.get("CI_JOB_TOKEN") and run.number is not None:
             return _with(run, notes=(JOB_TOKEN_NOTE,))

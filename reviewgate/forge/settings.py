@@ -10,8 +10,10 @@ check_run = true                     # publish a check run when the token allows
 comment = true                       # keep one summary comment on the PR
 retry_backoff = 1.0                  # seconds before the first retry of a 5xx, doubled each time
 max_wait = 60                        # longest rate-limit wait in seconds; over it publishing gives up
+publish_timeout = 60                 # seconds all of one run's forge calls may take together
 ```
-`[gitlab]` takes `label`, `trusted_authors`, `comment`, `retry_backoff` and `max_wait`.
+`[gitlab]` takes `label`, `trusted_authors`, `comment`, `retry_backoff`, `max_wait` and
+`publish_timeout`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewgate.config import TableReader
-from reviewgate.forge.http import RetryPolicy
+from reviewgate.forge.http import DEFAULT_PUBLISH_TIMEOUT, RetryPolicy
 
 DEFAULT_CHECK_NAME = "reviewgate"
 DEFAULT_LABEL = "needs-human-review"
@@ -33,8 +35,8 @@ BLOCKED_CONCLUSIONS = ("neutral", "failure")
 MAX_LABEL_LENGTH = 50
 
 _GITHUB_KEYS = ("check_name", "blocked_conclusion", "label", "trusted_authors", "check_run", "comment",
-                "retry_backoff", "max_wait")
-_GITLAB_KEYS = ("label", "trusted_authors", "comment", "retry_backoff", "max_wait")
+                "retry_backoff", "max_wait", "publish_timeout")
+_GITLAB_KEYS = ("label", "trusted_authors", "comment", "retry_backoff", "max_wait", "publish_timeout")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class ForgeSettings:
     check_run: bool = True
     comment: bool = True
     retry: RetryPolicy = RetryPolicy()
+    publish_timeout: float = DEFAULT_PUBLISH_TIMEOUT
 
 
 def _name(reader: TableReader, key: str, default: str, limit: int) -> str:
@@ -80,4 +83,5 @@ def parse_forge_settings(
             backoff_seconds=reader.number("retry_backoff", 1.0),
             max_wait_seconds=reader.number("max_wait", 60.0),
         ),
+        publish_timeout=reader.number("publish_timeout", DEFAULT_PUBLISH_TIMEOUT, minimum=1.0),
     )

@@ -4,7 +4,9 @@ The run is created `in_progress` when the review starts (forge/session.py); this
 the annotations in updates of at most 50 (GitHub: "The Checks API limits the number of
 annotations to a maximum of 50 per API request"; later updates append) and completes the run
 in the last one. A read-only token (a fork PR) answers 403/404: the annotations then go out as
-workflow commands (github_annotations.py), said once, and the exit code stands.
+workflow commands (github_annotations.py), said once, and the exit code stands. A started run
+is always completed: when an annotations update is refused (a 422) or cannot be sent, one more
+update completes it without them, saying so in its summary.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
 DENIED_NOTE = (
     "GitHub check run not published ({reason}): the token is read-only here (a fork PR's token, or no "
     "`checks: write`). The annotations were written as workflow commands instead; the verdict stands."
+)
+ANNOTATIONS_REJECTED_NOTE = (
+    "The check run's annotations were not accepted ({reason}): the run was completed with the verdict "
+    "but without them, and they were written as workflow commands instead. The verdict stands."
 )
 FAILED_NOTE = (
     "GitHub check run not published ({reason}). The annotations were written as workflow commands "
@@ -91,13 +97,14 @@ def output_summary(result: GateResult, notes: list[str]) -> str:
     return truncate_utf8(render_summary(result, notes), MAX_OUTPUT_CHARS, note)
 
 
-def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str]) -> list[dict[str, Any]]:
+def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str],
+                  with_annotations: bool = True) -> list[dict[str, Any]]:
     """The PATCH bodies: one per batch of at most 50 annotations (at least one), the last one
     completing the run with its conclusion."""
     annotations = [
         item for item in (check_annotation(finding, result.is_blocking(finding))
                           for finding in sorted(result.findings, key=sort_key)) if item is not None
-    ]
+    ] if with_annotations else []
     batches = [annotations[start:start + MAX_ANNOTATIONS_PER_REQUEST]
                for start in range(0, len(annotations), MAX_ANNOTATIONS_PER_REQUEST)] or [[]]
     output = {"title": output_title(result), "summary": output_summary(result, notes)}
@@ -164,6 +171,17 @@ class GithubCheckRunSink:
             if not isinstance(created.get("id"), int):
                 raise ForgeError("POST check-runs: the answer carried no id")
             check_run_id = int(created["id"])
-        for update in update_bodies(result, forge.settings.blocked_conclusion, context.log.notes):
-            api.update_check_run(check_run_id, update)
+        try:
+            for update in update_bodies(result, forge.settings.blocked_conclusion, context.log.notes):
+                api.update_check_run(check_run_id, update)
+        except ForgeError as error:
+            # A started run must never stay in_progress: complete it with the verdict, without
+            # the annotations, and say why there; the annotations go out as workflow commands.
+            note = ANNOTATIONS_REJECTED_NOTE.format(reason=error)
+            completion = update_bodies(result, forge.settings.blocked_conclusion,
+                                       [*context.log.notes, note], with_annotations=False)[-1]
+            api.update_check_run(check_run_id, completion)
+            context.log.notes.append(note)
+            context.log.failures.append(f"check run annotations: {error}")
+            return
         context.log.check_run_annotated = True

@@ -10,7 +10,7 @@ metadata binds it to the head SHA and patch hash and carries the round history.
 from __future__ import annotations
 
 from reviewgate.escaping import markdown_code, markdown_text, mask, one_line
-from reviewgate.forge.http import ForgeDenied, ForgeError
+from reviewgate.forge.http import ForgeDenied, ForgeError, ForgeNotFound
 from reviewgate.forge.metadata import MARKER, CommentMetadata, render_metadata
 from reviewgate.forge.rounds import gave_up_note
 from reviewgate.forge.session import ForgeRun
@@ -68,30 +68,45 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
     return mask(head + truncate_utf8(render_summary(result, notes), room, note))
 
 
-def _publish_github(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> None:
+RECREATED_NOTE = "The {place} had been deleted since it was last written; a new one was made."
+
+
+def _publish_github(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> bool:
+    """True when the marker comment had vanished (404 on the edit) and was made again."""
     assert forge.number is not None
     api = forge.github()
+    recreated = False
     if forge.comment_id is not None:
-        api.edit_comment(forge.comment_id, body)
-    else:
+        try:
+            api.edit_comment(forge.comment_id, body)
+        except ForgeNotFound:
+            recreated = True
+    if forge.comment_id is None or recreated:
         api.create_comment(forge.number, body)
     if gave_up:
         api.add_labels(forge.number, [forge.settings.label])
     elif cleared:
         api.remove_label(forge.number, forge.settings.label)
+    return recreated
 
 
-def _publish_gitlab(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> None:
+def _publish_gitlab(forge: ForgeRun, body: str, gave_up: bool, cleared: bool) -> bool:
+    """True when the marker note had vanished (404 on the edit) and was made again."""
     assert forge.number is not None
     api = forge.gitlab()
+    recreated = False
     if forge.comment_id is not None:
-        api.edit_note(forge.number, forge.comment_id, body)
-    else:
+        try:
+            api.edit_note(forge.number, forge.comment_id, body)
+        except ForgeNotFound:
+            recreated = True
+    if forge.comment_id is None or recreated:
         api.create_note(forge.number, body)
     if gave_up:
         api.add_labels(forge.number, [forge.settings.label])
     elif cleared:
         api.remove_label(forge.number, forge.settings.label)
+    return recreated
 
 
 def label_cleared(forge: ForgeRun, result: GateResult) -> bool:
@@ -122,10 +137,9 @@ class PullRequestCommentSink:
             return
         try:
             cleared = label_cleared(forge, result)
-            if forge.provider == "github":
-                _publish_github(forge, body, gave_up, cleared)
-            else:
-                _publish_gitlab(forge, body, gave_up, cleared)
+            publish_to = _publish_github if forge.provider == "github" else _publish_gitlab
+            if publish_to(forge, body, gave_up, cleared):
+                context.log.notes.append(RECREATED_NOTE.format(place=place))
         except ForgeDenied as error:
             reason = f"{error}: the token may not write here (needs pull-requests: write, or the api scope)"
             self._failed(context, place, reason)

@@ -3,7 +3,9 @@
 The prompt goes on stdin, or into a file when an argument holds `{prompt_file}`; the JSON
 review comes back on stdout. The command line is a list of arguments, never a shell string.
 It runs in a read-only snapshot of the head tree (model/snapshot.py); a change to the snapshot
-or to the real checkout is a reviewer mutation and blocks.
+or to the real checkout is a reviewer mutation and blocks. The agent runs in its own session:
+at its timeout, past the answer cap (`max_answer_bytes`) or when the gate is cancelled, its whole
+process group is killed, and the snapshot and prompt directories are removed.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
+from reviewgate import stopping
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
@@ -33,6 +37,7 @@ from reviewgate.text import printable, truncate
 
 PROMPT_PLACEHOLDER = "{prompt_file}"
 MAX_STDERR = 300  # the agent's own error text, enough to explain a failure
+POLL_SECONDS = 0.05  # how often the wait for the agent looks at its deadline, size and a stop
 
 
 class CommandTransport:
@@ -40,44 +45,69 @@ class CommandTransport:
         self.settings, self.options = settings, options
         self.working_directory: Path | None = None
 
-    def _run(self, argv: list[str], stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
-        try:
-            process = subprocess.Popen(
-                argv,
-                cwd=self.working_directory,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as error:
-            raise TransportBlocked(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
-        try:
-            stdout, stderr = process.communicate(stdin, timeout=self.settings.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the agent and every process it started
-            process.communicate()
-            raise TransportBlocked(
-                f"{argv[0]!r} gave no answer within {self.settings.timeout:g}s (timeout)"
-            ) from None
-        return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+    def _run(self, argv: list[str], stdin: Path, stdout: Path, stderr: Path) -> int:
+        """The agent's exit code. Its output goes to files (memory stays bounded whatever it
+        prints); the wait polls, so the timeout, the answer cap and a stop request end it."""
+        with stdin.open("rb") as source, stdout.open("wb") as answer, stderr.open("wb") as errors:
+            try:
+                process = subprocess.Popen(argv, cwd=self.working_directory, stdin=source, stdout=answer,
+                                           stderr=errors, start_new_session=True)
+            except OSError as error:
+                raise TransportBlocked(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
+        deadline = time.monotonic() + self.settings.timeout
+        problem: str | None = None
+        with stopping.on_stop(lambda: _kill_group(process)):
+            while problem is None:
+                try:
+                    returncode = process.wait(timeout=POLL_SECONDS)
+                except subprocess.TimeoutExpired:
+                    returncode = None
+                if returncode is not None and stopping.stop_reason() is None:
+                    return returncode
+                if stopping.stop_reason() is not None:  # the stop killed it, or is about to
+                    problem = str(stopping.stop_reason())
+                elif time.monotonic() > deadline:
+                    problem = f"{argv[0]!r} gave no answer within {self.settings.timeout:g}s (timeout)"
+                elif stdout.stat().st_size > self.options.max_answer_bytes:
+                    problem = (f"{argv[0]!r} printed more than the cap of {self.options.max_answer_bytes:,} "
+                               "bytes (max_answer_bytes); it was stopped")
+        _kill_group(process)
+        process.wait()
+        raise TransportBlocked(problem)
 
     def complete(self, conversation: Conversation, key: str | None) -> Reply:
         prompt = conversation.as_text().encode("utf-8", "surrogateescape")
-        with tempfile.TemporaryDirectory(prefix="reviewgate-prompt-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="reviewgate-prompt-") as scratch, \
+                stopping.tracked(Path(scratch), remove_snapshot):
             prompt_file = Path(scratch) / "prompt.md"
+            prompt_file.write_bytes(prompt)
             uses_file = any(PROMPT_PLACEHOLDER in part for part in self.options.command)
-            if uses_file:
-                prompt_file.write_bytes(prompt)
             argv = [part.replace(PROMPT_PLACEHOLDER, str(prompt_file)) for part in self.options.command]
-            completed = self._run(argv, None if uses_file else prompt)
-        if completed.returncode != 0:
-            lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+            stdin = prompt_file if not uses_file else Path(os.devnull)
+            stdout, stderr = Path(scratch) / "answer", Path(scratch) / "errors"
+            returncode = self._run(argv, stdin, stdout, stderr)
+            answer_bytes = stdout.read_bytes()  # under the cap: checked while it ran, and again here
+            with stderr.open("rb") as errors:
+                errors.seek(max(0, stderr.stat().st_size - MAX_STDERR * 4))
+                error_tail = errors.read()
+        if len(answer_bytes) > self.options.max_answer_bytes:
+            raise TransportBlocked(f"{argv[0]!r} printed more than the cap of "
+                                   f"{self.options.max_answer_bytes:,} bytes (max_answer_bytes)")
+        if returncode != 0:
+            lines = error_tail.decode("utf-8", "replace").strip().splitlines()
             detail = truncate(printable(lines[-1]), MAX_STDERR, "…") if lines else "no error output"
-            raise TransportBlocked(f"{argv[0]!r} exited with code {completed.returncode}: {detail}")
-        answer = completed.stdout.decode("utf-8", "replace")
+            raise TransportBlocked(f"{argv[0]!r} exited with code {returncode}: {detail}")
+        answer = answer_bytes.decode("utf-8", "replace")
         # An agent CLI reports no token counts; the estimate keeps the cost report honest enough.
         return Reply(answer, estimate_tokens(prompt.decode("utf-8", "replace")), estimate_tokens(answer))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """The agent and every process it started (its own session); gone already is fine."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class CommandReviewer(ModelReviewer):
@@ -87,7 +117,8 @@ class CommandReviewer(ModelReviewer):
 
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         branch_paths = {change.path for change in request.target.files}
-        with tempfile.TemporaryDirectory(prefix="reviewgate-snapshot-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="reviewgate-snapshot-") as scratch, \
+                stopping.tracked(Path(scratch), remove_snapshot):  # read-only inside: see remove_snapshot
             snapshot = Path(scratch) / "tree"
             try:
                 export_snapshot(request.repo_root, request.target.head_sha, snapshot, branch_paths)

@@ -37,6 +37,7 @@ class ApiTransport:
             timeout=self.settings.timeout,
             policy=self.policy,
             key_variable=self.key_variable,
+            max_answer_bytes=self.options.max_answer_bytes,
         )
         reply = self.wire.reply(result.data)
         return Reply(reply.text, reply.input_tokens, reply.output_tokens, result.requests)

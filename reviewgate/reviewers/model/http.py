@@ -3,13 +3,15 @@
 429 and 5xx are retried with exponential backoff and
 jitter, honoring `Retry-After`; connection errors and timeouts are retried, then blocked;
 401/403 block at once naming the variable that holds the key; anything else blocks with the
-server's own message.
+server's own message. Each attempt is bounded (exchange.py): the whole answer within `timeout`
+seconds and at most `max_answer_bytes` long; an answer over the cap blocks at once (asking
+again would get the same), and a stop request (the gate was cancelled) blocks with its reason.
 """
 
 from __future__ import annotations
 
+import json
 import random
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -18,12 +20,22 @@ from typing import Any
 
 import requests
 
+from reviewgate import stopping
+from reviewgate.reviewers.model.exchange import (
+    Answer,
+    AnswerTooLarge,
+    ExchangeStopped,
+    ExchangeTimeout,
+    post_bounded,
+)
 from reviewgate.text import printable, truncate
 
 # 408 request timeout, 409 (OpenAI: "conflict", retry), 429 rate limit, 5xx server side,
 # 529 Anthropic "overloaded_error" (docs: API errors).
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_ERROR_TEXT = 300  # a server's error body is untrusted text: enough to explain, no more
+# A review is a few kB of JSON; 4 MiB leaves room for any honest answer and bounds memory.
+DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
 
 class TransportBlocked(Exception):
@@ -60,11 +72,19 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-def _error_text(response: requests.Response) -> str:
+def _decoded(answer: Answer) -> Any:
+    """The JSON body, or None when it is not JSON."""
     try:
-        data = response.json()
+        return json.loads(answer.content)
     except ValueError:
-        return truncate(printable(response.text.strip()), MAX_ERROR_TEXT, "…")
+        return None
+
+
+def _error_text(answer: Answer) -> str:
+    data = _decoded(answer)
+    if data is None:
+        text = answer.content[:MAX_ERROR_TEXT * 4].decode("utf-8", "replace")
+        return truncate(printable(text.strip()), MAX_ERROR_TEXT, "…")
     error = data.get("error") if isinstance(data, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
     return truncate(printable(str(message or data)), MAX_ERROR_TEXT, "…")
@@ -84,7 +104,8 @@ def post_json(
     timeout: float,
     policy: RetryPolicy,
     key_variable: str | None,
-    sleep: Callable[[float], None] = time.sleep,
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    sleep: Callable[[float], None] = stopping.pause,
 ) -> PostResult:
     """The decoded JSON answer; TransportBlocked with the reason when there is none."""
     attempts = 0
@@ -93,13 +114,20 @@ def post_json(
         attempts += 1
         retry_after: float | None = None
         try:
-            response = requests.post(url, json=dict(body), headers=dict(headers), timeout=timeout)
-        except requests.Timeout:
-            last_problem = f"no answer within {timeout:g}s (timeout)"
+            response = post_bounded(url, headers, body, timeout=timeout, max_bytes=max_answer_bytes)
+        except ExchangeStopped as stopped:
+            raise TransportBlocked(str(stopped)) from None
+        except AnswerTooLarge as large:
+            raise TransportBlocked(
+                f"{url}: the answer is larger than the cap of {max_answer_bytes:,} bytes "
+                f"(max_answer_bytes; {large.args[0]:,} bytes or more); it was not read further"
+            ) from None
+        except (ExchangeTimeout, requests.Timeout):
+            last_problem = f"no whole answer within {timeout:g}s (timeout)"
         except requests.ConnectionError as error:
             last_problem = f"cannot connect: {type(error).__name__}"
         else:
-            status = response.status_code
+            status = response.status
             if status in (401, 403):
                 variable = f"${key_variable}" if key_variable else "the configured key"
                 raise TransportBlocked(
@@ -111,10 +139,7 @@ def post_json(
             elif status >= 400:
                 raise TransportBlocked(f"HTTP {status} from {url}: {_error_text(response)}")
             else:
-                try:
-                    data = response.json()
-                except ValueError:
-                    data = None
+                data = _decoded(response)
                 if not isinstance(data, dict):
                     raise TransportBlocked(f"HTTP {status} from {url}: the answer is not a JSON object")
                 return PostResult(data, attempts)
@@ -122,6 +147,9 @@ def post_json(
             raise TransportBlocked(f"{url}: {last_problem}; gave up after {attempts} attempt(s)")
         delay = policy.backoff(attempts - 1) if retry_after is None else min(retry_after, policy.max_delay)
         sleep(delay)
+        reason = stopping.stop_reason()
+        if reason is not None:
+            raise TransportBlocked(reason)
 
 
 def get_json(url: str, headers: Mapping[str, str], timeout: float) -> tuple[int, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from reviewgate.config import ReviewerSettings, TableReader
 from reviewgate.errors import ConfigError
+from reviewgate.reviewers.model.http import DEFAULT_MAX_ANSWER_BYTES
 
 ON_MISSING_KEY = ("blocked", "skip")
 ON_UNREVIEWED = ("blocked", "report")
@@ -31,6 +32,7 @@ COMMON_KEYS = (
     "independent",
     "input_price",
     "output_price",
+    "max_answer_bytes",
 )
 PROVIDER_KEYS = {
     "openai": ("reasoning_effort", "response_format", "api_version", "extra_headers", "max_tokens_parameter"),
@@ -56,6 +58,7 @@ class ModelOptions:
     independent: bool = False
     input_price: float | None = None  # per million input tokens, in the team's currency
     output_price: float | None = None
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES  # a longer answer blocks, unread past the cap
     reasoning_effort: str | None = None
     response_format: str = "json_schema"
     api_version: str | None = None
@@ -104,6 +107,7 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
         independent=reader.boolean("independent", False),
         input_price=_optional_number(reader, "input_price"),
         output_price=_optional_number(reader, "output_price"),
+        max_answer_bytes=reader.integer("max_answer_bytes", defaults.max_answer_bytes, minimum=1024),
         reasoning_effort=reader.string("reasoning_effort", None),
         response_format=_choice(reader, "response_format", defaults.response_format, RESPONSE_FORMATS),
         api_version=reader.string("api_version", None),

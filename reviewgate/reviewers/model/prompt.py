@@ -24,6 +24,9 @@ from reviewgate.text import printable
 TEMPLATE_VERSION = "1"  # bump on a deliberate change of the playbook; the hash catches the rest
 TEMPLATES = ("review-system.md", "review-request.md", "review-repair.md")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+# The repair request quotes the start of the bad answer, not all of it: enough for the model to
+# see what it did, and a huge answer is not sent back (paid for) a second time.
+REPAIR_EXCERPT_CHARS = 2000
 
 
 @cache
@@ -57,7 +60,11 @@ class Conversation:
 
     def with_repair(self, previous_answer: str, error: str) -> Conversation:
         repair = fill(template("review-repair.md"), {"error": error})
-        extra = (Message("assistant", previous_answer or "(empty)"), Message("user", repair))
+        excerpt = previous_answer[:REPAIR_EXCERPT_CHARS]
+        left_out = len(previous_answer) - len(excerpt)
+        if left_out:
+            excerpt += f"\n… ({left_out:,} more characters of this answer are not repeated here)"
+        extra = (Message("assistant", excerpt or "(empty)"), Message("user", repair))
         return Conversation(self.system, self.messages + extra, self.redactions)
 
     def as_text(self) -> str:
