@@ -115,6 +115,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--gate-path {options.gate_path}: no reviewgate package there")
     if options.records is not None and not options.records.is_file():
         parser.error(f"--records {options.records}: no such file")
+    if options.records is not None and options.out is not None:
+        parser.error(f"--out {options.out} with --records {options.records}: no gate runs to write")
     options.gate_path = options.gate_path.resolve()
     return options
 
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             records = review_repository(repo, options)
         per_repo[repo.name] = records
         everything.extend(records)
-    if options.out and not options.records:
+    if options.out:
         write_records(options.out, everything)
     print(f"gate: {options.gate_path} (python {options.gate_python})")
     for name, records in per_repo.items():

@@ -1,7 +1,7 @@
 """SZZ-style lift: is a gate block likelier on a PR whose lines a later fix deleted or changed?
 
 Later fixes are first-parent commits after the PR whose subject or branch says fix, bug,
-regression or revert (dependency bumps excluded). Each fix's deleted or modified lines in code
+regression or revert (dependency bumps, branch syncs and docs/test/tooling commits excluded). Each fix's deleted or modified lines in code
 files are blamed at the fix's first parent (`git blame -w`), and the blamed commits are mapped
 back to the PRs that brought them. The block rate of later-fixed PRs is compared with the rest,
 raw and adjusted for size (Mantel-Haenszel risk ratio over quartiles of added lines), and blocking
@@ -22,7 +22,12 @@ from benchmarks.history_prs import PullRequest, git_output, pull_request_commits
 NEAR_LINES = 10
 _FIX_TEXT = re.compile(r"(?:^|[^a-z])(?:fix(?:es|ed)?|bug(?:fix)?|hotfix|regression|revert)(?:$|[^a-z])",
                        re.IGNORECASE)
-_DEPENDENCY_BUMP = re.compile(r"\bbump\b|\(deps(?:-dev)?\)|\bdependabot\b", re.IGNORECASE)
+# Not fixes of code: dependency bumps, formatter runs, branch syncs, conventional commits whose
+# type says docs/tests/tooling ("docs: fix typo", "test: add regression test").
+_NOT_CODE_FIX = re.compile(
+    r"\bbump\b|\(deps(?:-dev)?\)|\bdependabot\b|pre-commit|^Merge (?:branch|remote-tracking)\b"
+    r"|^(?:docs|test|tests|chore|ci|style|build)(?:\([^)]*\))?!?:",
+    re.IGNORECASE)
 CODE_SUFFIXES = frozenset((
     ".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".java",
     ".kt", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".scala", ".sh",
@@ -49,7 +54,7 @@ class SzzResult:
 
 
 def says_fix(text: str) -> bool:
-    return bool(_FIX_TEXT.search(text)) and not _DEPENDENCY_BUMP.search(text)
+    return bool(_FIX_TEXT.search(text)) and not _NOT_CODE_FIX.search(text)
 
 
 def is_code(path: str) -> bool:
