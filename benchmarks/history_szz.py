@@ -11,6 +11,7 @@ findings near a later-fixed line are counted against what chance would place the
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -180,7 +181,13 @@ def szz_lift(repo: Path, records: list[dict[str, Any]], limits: SzzLimits) -> Sz
         result.fixes_scanned += 1
         for path, ranges in changed_old_lines(repo, parent, commit).items():
             result.hunks_blamed += len(ranges)
-            for blamed, blamed_path, line in blame_lines(repo, parent, path, ranges):
+            try:
+                blamed_lines = blame_lines(repo, parent, path, ranges)
+            except subprocess.CalledProcessError as error:
+                result.bounds.append(f"blame failed for {path} at {parent[:12]}: "
+                                     f"{error.stderr.decode('utf-8', 'replace').strip()[:200]}")
+                continue
+            for blamed, blamed_path, line in blamed_lines:
                 number = owner.get(blamed)
                 if number is None or index - position[requests[number].merged_commit] > limits.window:
                     continue

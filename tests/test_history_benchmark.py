@@ -6,8 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.history_gate import review_pull_request, shared_clone
+from benchmarks.history_lift import mantel_haenszel
 from benchmarks.history_prs import list_pull_requests
+from benchmarks.history_szz import SzzLimits, szz_lift
 from testing.repo import commit, git, make_repo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +51,38 @@ def test_gate_sees_the_head_branch_as_ci_would(tmp_path: Path) -> None:
     assert "tests/fix-without-test" in [item["rule"] for item in record["blocking"]]
     assert record["added_lines"] == 1
     assert git(clone, "worktree", "list").count("\n") == 0  # the run's checkout is gone
+
+
+def test_szz_finds_the_pull_request_a_later_fix_changed(tmp_path: Path) -> None:
+    made = make_repo(tmp_path, {"app.py": "def keep():\n    return 0\n"}, None)
+    repo = made.path
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"app.py": "def keep():\n    return 0\n\n\ndef total(items):\n    return len(items)\n"},
+           "Add total (#1)")
+    commit(repo, {"other.py": "X = 1\n"}, "Add other (#2)")
+    commit(repo, {"app.py": "def keep():\n    return 0\n\n\ndef total(items):\n    return sum(items)\n"},
+           "fix: total sums the items (#3)")
+    records = [{"pr": item.number, "kind": item.kind, "base": item.base, "head": item.head,
+                "head_ref": item.head_ref, "subject": item.subject, "merged_commit": item.merged_commit,
+                "exit_code": 1 if item.number == 1 else 0,
+                "verdict": "request_changes" if item.number == 1 else "approve",
+                "blocking": [{"rule": "r", "path": "app.py", "line": 5}] if item.number == 1 else []}
+               for item in list_pull_requests(repo, 10)]
+    result = szz_lift(repo, records, SzzLimits(window=10, budget_seconds=60))
+    assert (result.fixes_found, result.fixes_scanned) == (1, 1)
+    assert result.fixed_lines == {1: {"app.py": {6}}}
+    rows = {row["pr"]: row for row in result.rows}
+    assert (rows[1]["fixed"], rows[2]["fixed"], rows[3]["fixed"]) == (True, False, False)
+    # The finding on line 5 is within 10 lines of fixed line 6; so are all 4 added lines.
+    assert (rows[1]["near"], rows[1]["chance"]) == (1, 1.0)
+
+
+def test_mantel_haenszel_weights_each_size_stratum() -> None:
+    def rows(fixed_blocked: int, fixed: int, unfixed_blocked: int, unfixed: int) -> list[dict[str, object]]:
+        return ([{"fixed": True, "blocked": index < fixed_blocked} for index in range(fixed)]
+                + [{"fixed": False, "blocked": index < unfixed_blocked} for index in range(unfixed)])
+
+    strata = {"small": rows(1, 2, 2, 8), "large": rows(3, 4, 1, 4)}
+    # (1*8/10 + 3*4/8) / (2*2/10 + 1*4/8) = 2.3 / 0.9
+    assert mantel_haenszel(strata) == pytest.approx(2.3 / 0.9)
+    assert mantel_haenszel({"only": rows(1, 1, 0, 3)}) is None
