@@ -41,6 +41,14 @@ def is_error(record: dict[str, Any]) -> bool:
     return record.get("verdict") in ("error", "blocked") or record.get("exit_code") not in (0, 1)
 
 
+def error_summary(error: str) -> str:
+    """The error's first line, and for a stack dump its innermost frame (faulthandler prints it first)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    frame = next((line for line in lines if line.startswith("File ")), None)
+    first = lines[0][:200] if lines else "(no message)"
+    return f"{first} ... {frame}" if frame else first
+
+
 def summary_lines(name: str, records: list[dict[str, Any]]) -> list[str]:
     reviewed = len(records)
     if reviewed == 0:
@@ -58,7 +66,7 @@ def summary_lines(name: str, records: list[dict[str, Any]]) -> list[str]:
             f"{rule} {count}" for rule, count in rules.most_common(TOP_RULES)))
     for item in records:
         if is_error(item):
-            lines.append(f"  error on #{item['pr']}: {str(item.get('error') or '')[-200:].strip()}")
+            lines.append(f"  error on #{item['pr']}: {error_summary(str(item.get('error') or ''))}")
     return lines
 
 

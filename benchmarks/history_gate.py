@@ -21,6 +21,7 @@ from benchmarks.history_prs import PullRequest, git_output
 
 BODY_LIMIT = 300
 STDERR_TAIL = 2000
+ABORT_GRACE_SECONDS = 5.0
 # Variables of the machine running the benchmark that would change what the gate does or where
 # it writes: CI detection, forge tokens, model keys. The runs see only the pull_request facts.
 _DROPPED_PREFIXES = ("GITHUB_", "GITLAB_", "CI_", "RUNNER_", "REVIEWGATE_", "INPUT_")
@@ -46,6 +47,7 @@ def gate_environment(event_path: Path, request: PullRequest, gate_path: Path) ->
         "GITHUB_SHA": request.head,
         "GITHUB_HEAD_REF": request.head_ref or "",
         "PYTHONPATH": str(gate_path),
+        "PYTHONFAULTHANDLER": "1",  # a run killed at the timeout leaves its stack in stderr
     })
     return env
 
@@ -87,7 +89,7 @@ def _tail(path: Path) -> str:
         return ""
 
 
-def _run_bounded(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path,
+def run_bounded(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path,
                  timeout: float) -> int | None:
     """The exit code, or None when the run outlived `timeout` (its whole process group is killed)."""
     with stdout.open("wb") as out, stderr.open("wb") as err:
@@ -95,7 +97,16 @@ def _run_bounded(command: list[str], cwd: Path, env: dict[str, str], stdout: Pat
         try:
             return process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            # SIGABRT first: with PYTHONFAULTHANDLER the gate prints where it was stuck.
+            os.kill(process.pid, signal.SIGABRT)
+            try:
+                process.wait(timeout=ABORT_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the gate's git children too
+            except ProcessLookupError:
+                pass  # the whole group already exited on the abort
             process.wait()
             return None
 
@@ -119,7 +130,7 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
         command = [gate_python, "-m", "reviewgate", "run", "--reviewer", "builtin", "--no-verify",
                    "--output-dir", str(output_dir)]
         started = time.monotonic()
-        exit_code = _run_bounded(command, checkout, gate_environment(event_path, request, gate_path),
+        exit_code = run_bounded(command, checkout, gate_environment(event_path, request, gate_path),
                                  work / "stdout", work / "stderr", timeout)
         record["seconds"] = round(time.monotonic() - started, 3)
         record["exit_code"] = exit_code
@@ -136,7 +147,7 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
                 record["error"] = "; ".join(data.get("reasons") or []) or "blocked (exit 3)"
         else:
             record["verdict"] = "error"
-            why = "timed out" if exit_code is None else f"exit {exit_code}"
+            why = f"timed out after {timeout:.0f}s" if exit_code is None else f"exit {exit_code}"
             record["error"] = f"{why}: {_tail(work / 'stderr')}"
     finally:
         subprocess.run(["git", "-C", str(clone), "worktree", "remove", "--force", str(checkout)],

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.history_gate import review_pull_request, shared_clone
+from benchmarks.history_benchmark import error_summary
+from benchmarks.history_gate import review_pull_request, run_bounded, shared_clone
 from benchmarks.history_lift import mantel_haenszel
 from benchmarks.history_prs import list_pull_requests
 from benchmarks.history_szz import SzzLimits, szz_lift
@@ -86,3 +87,14 @@ def test_mantel_haenszel_weights_each_size_stratum() -> None:
     # (1*8/10 + 3*4/8) / (2*2/10 + 1*4/8) = 2.3 / 0.9
     assert mantel_haenszel(strata) == pytest.approx(2.3 / 0.9)
     assert mantel_haenszel({"only": rows(1, 1, 0, 3)}) is None
+
+
+def test_a_run_past_its_timeout_is_stopped_and_leaves_its_stack(tmp_path: Path) -> None:
+    environment = {"PATH": "/usr/bin:/bin", "PYTHONFAULTHANDLER": "1"}
+    stdout, stderr = tmp_path / "out", tmp_path / "err"
+    code = run_bounded([sys.executable, "-c", "import time\ntime.sleep(60)"], tmp_path, environment,
+                       stdout, stderr, timeout=0.5)
+    assert code is None
+    assert 'File "<string>", line 2' in stderr.read_text()
+    summary = error_summary("timed out after 1s: " + stderr.read_text())
+    assert summary.startswith("timed out after 1s") and 'File "<string>", line 2' in summary
