@@ -71,7 +71,7 @@ def summary_lines(name: str, records: list[dict[str, Any]]) -> list[str]:
 
 
 def review_repository(repo: Path, options: argparse.Namespace) -> list[dict[str, Any]]:
-    requests = list_pull_requests(repo, options.count)
+    requests = list_pull_requests(repo, options.count, options.skip)
     with tempfile.TemporaryDirectory(prefix="history-clone-") as scratch:
         clone = shared_clone(repo, Path(scratch))
         with ThreadPoolExecutor(max_workers=options.jobs) as pool:
@@ -101,6 +101,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("repos", nargs="+", type=Path, metavar="REPO_DIR", help="full clones to measure")
     parser.add_argument("--count", type=int, default=100, help="last N merged PRs of HEAD's first-parent history")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="start this many merged PRs back from HEAD (so later fixes have had time)")
     parser.add_argument("--out", type=Path, help="write one JSON line per PR here")
     parser.add_argument("--jobs", type=int, default=2, help="gate runs at once (default 2)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per gate run before it is an error")
@@ -117,8 +119,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     for repo in options.repos:
         if not (repo / ".git").exists():
             parser.error(f"{repo}: not a git clone (no .git)")
-    if options.count < 1 or options.jobs < 1:
-        parser.error(f"--count and --jobs must be at least 1 (got {options.count}, {options.jobs})")
+    if options.count < 1 or options.jobs < 1 or options.skip < 0:
+        parser.error(f"--count and --jobs must be at least 1, --skip at least 0 "
+                     f"(got {options.count}, {options.jobs}, {options.skip})")
     if not (options.gate_path / "reviewgate" / "__init__.py").is_file():
         parser.error(f"--gate-path {options.gate_path}: no reviewgate package there")
     if options.records is not None and not options.records.is_file():

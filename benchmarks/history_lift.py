@@ -73,6 +73,10 @@ def print_szz(results: Sequence[SzzResult]) -> None:
               f"hunks blamed {result.hunks_blamed}, later-fixed PRs {len(result.fixed_lines)}")
         for bound in result.bounds:
             print(f"  bounded: {bound}")
+        if result.fixed_by:
+            print("  later-fixed: " + ", ".join(
+                f"#{number} by {' '.join(sorted(commit[:10] for commit in commits))}"
+                for number, commits in sorted(result.fixed_by.items())))
         if rows:
             print("\n".join(lift_lines(result.repo, rows, strata)))
         every_row.extend(rows)

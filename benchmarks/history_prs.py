@@ -43,8 +43,8 @@ def pull_request_from(commit: str, parents: list[str], subject: str) -> tuple[in
     return None
 
 
-def list_pull_requests(repo: Path, count: int) -> list[PullRequest]:
-    """The last `count` merged PRs of HEAD's first-parent history, newest first."""
+def list_pull_requests(repo: Path, count: int, skip: int = 0) -> list[PullRequest]:
+    """The last `count` merged PRs of HEAD's first-parent history after the newest `skip`, newest first."""
     log = git_output(repo, "log", "--first-parent", "--format=%H%x00%P%x00%s", "HEAD")
     found: list[PullRequest] = []
     for line in log.splitlines():
@@ -56,6 +56,9 @@ def list_pull_requests(repo: Path, count: int) -> list[PullRequest]:
         if recorded is None:
             continue
         number, head_ref = recorded
+        if skip > 0:
+            skip -= 1
+            continue
         if len(parents) == 2:
             head_subject = git_output(repo, "log", "-1", "--format=%s", parents[1]).strip()
             found.append(PullRequest(number, "merge", parents[0], parents[1], head_ref, head_subject, commit))

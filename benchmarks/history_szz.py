@@ -1,7 +1,7 @@
 """SZZ-style lift: is a gate block likelier on a PR whose lines a later fix deleted or changed?
 
 Later fixes are first-parent commits after the PR whose subject or branch says fix, bug,
-regression or revert (dependency bumps, branch syncs and docs/test/tooling commits excluded). Each fix's deleted or modified lines in code
+regression or revert (dependency bumps, branch syncs, text fixes and docs/test/tooling commits excluded). Each fix's deleted or modified lines in code
 files are blamed at the fix's first parent (`git blame -w`), and the blamed commits are mapped
 back to the PRs that brought them. The block rate of later-fixed PRs is compared with the rest,
 raw and adjusted for size (Mantel-Haenszel risk ratio over quartiles of added lines), and blocking
@@ -23,10 +23,11 @@ from benchmarks.history_prs import PullRequest, git_output, pull_request_commits
 NEAR_LINES = 10
 _FIX_TEXT = re.compile(r"(?:^|[^a-z])(?:fix(?:es|ed)?|bug(?:fix)?|hotfix|regression|revert)(?:$|[^a-z])",
                        re.IGNORECASE)
-# Not fixes of code: dependency bumps, formatter runs, branch syncs, conventional commits whose
-# type says docs/tests/tooling ("docs: fix typo", "test: add regression test").
+# Not fixes of code: dependency bumps, formatter runs, branch syncs, text fixes ("changelog and doc
+# fixes", "fix typo in README"), conventional commits whose type says docs/tests/tooling.
 _NOT_CODE_FIX = re.compile(
     r"\bbump\b|\(deps(?:-dev)?\)|\bdependabot\b|pre-commit|^Merge (?:branch|remote-tracking)\b"
+    r"|\b(?:docs?|typos?|changelog|readme|comments?|docstrings?|jsdoc|grammar|spelling)\b"
     r"|^(?:docs|test|tests|chore|ci|style|build)(?:\([^)]*\))?!?:",
     re.IGNORECASE)
 CODE_SUFFIXES = frozenset((
@@ -51,6 +52,7 @@ class SzzResult:
     hunks_blamed: int = 0
     # PR number -> path at the PR's head -> line numbers a later fix deleted or changed.
     fixed_lines: dict[int, dict[str, set[int]]] = field(default_factory=dict)
+    fixed_by: dict[int, set[str]] = field(default_factory=dict)  # PR number -> the fix commits that blamed it
     rows: list[dict[str, Any]] = field(default_factory=list)  # per PR: fixed, blocked, size, near counts
 
 
@@ -192,6 +194,7 @@ def szz_lift(repo: Path, records: list[dict[str, Any]], limits: SzzLimits) -> Sz
                 if number is None or index - position[requests[number].merged_commit] > limits.window:
                     continue
                 at_head = map_line(repo, blamed, requests[number].head, blamed_path, line, mapping_cache)
+                result.fixed_by.setdefault(number, set()).add(commit)
                 lines = result.fixed_lines.setdefault(number, {}).setdefault(blamed_path, set())
                 if at_head is not None:
                     lines.add(at_head)

@@ -40,6 +40,7 @@ def test_lists_merge_and_squash_pull_requests(tmp_path: Path) -> None:
     ]
     assert requests[1].subject == "Handle the second line"
     assert [item.number for item in list_pull_requests(repo, 1)] == [2]
+    assert [item.number for item in list_pull_requests(repo, 5, skip=1)] == [1]
 
 
 def test_gate_sees_the_head_branch_as_ci_would(tmp_path: Path) -> None:
@@ -72,6 +73,7 @@ def test_szz_finds_the_pull_request_a_later_fix_changed(tmp_path: Path) -> None:
     result = szz_lift(repo, records, SzzLimits(window=10, budget_seconds=60))
     assert (result.fixes_found, result.fixes_scanned) == (1, 1)
     assert result.fixed_lines == {1: {"app.py": {6}}}
+    assert result.fixed_by == {1: {git(repo, "rev-parse", "HEAD")}}
     rows = {row["pr"]: row for row in result.rows}
     assert (rows[1]["fixed"], rows[2]["fixed"], rows[3]["fixed"]) == (True, False, False)
     # The finding on line 5 is within 10 lines of fixed line 6; so are all 4 added lines.
