@@ -116,6 +116,7 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
     """One JSON record: the PR, the exit code and verdict, seconds, blocking findings, counts per rule."""
     record: dict[str, Any] = {"repo": repo_name, "pr": request.number, **asdict(request)}
     record.pop("number")
+    record.update(blocking=[], rule_counts={})  # filled from report.json when the run produced one
     work = Path(tempfile.mkdtemp(prefix=f"history-{request.number}-"))
     checkout = work / "checkout"
     try:
