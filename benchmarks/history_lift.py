@@ -3,6 +3,7 @@ risk ratio over size strata, and blocking findings near fixed lines against chan
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,18 +22,36 @@ def size_strata(rows: Sequence[dict[str, Any]], prefix: str) -> dict[str, list[d
     return strata
 
 
-def mantel_haenszel(strata: dict[str, list[dict[str, Any]]]) -> float | None:
-    """Risk ratio of a block, later-fixed vs not fixed, adjusted for the strata; None when undefined."""
-    numerator = denominator = 0.0
+def _tables(strata: dict[str, list[dict[str, Any]]]) -> list[tuple[int, int, int, int]]:
+    """Per stratum: (blocked fixed, fixed, blocked not fixed, not fixed)."""
+    tables = []
     for rows in strata.values():
-        total = len(rows)
         fixed = [row for row in rows if row["fixed"]]
         unfixed = [row for row in rows if not row["fixed"]]
-        blocked_fixed = sum(row["blocked"] for row in fixed)
-        blocked_unfixed = sum(row["blocked"] for row in unfixed)
-        numerator += blocked_fixed * len(unfixed) / total
-        denominator += blocked_unfixed * len(fixed) / total
-    return numerator / denominator if denominator else None
+        tables.append((sum(row["blocked"] for row in fixed), len(fixed),
+                       sum(row["blocked"] for row in unfixed), len(unfixed)))
+    return tables
+
+
+def mantel_haenszel(strata: dict[str, list[dict[str, Any]]]) -> float | None:
+    """Risk ratio of a block, later-fixed vs not fixed, adjusted for the strata; None when undefined."""
+    tables = _tables(strata)
+    numerator = sum(a * n0 / (n1 + n0) for a, n1, c, n0 in tables if n1 + n0)
+    denominator = sum(c * n1 / (n1 + n0) for a, n1, c, n0 in tables if n1 + n0)
+    return numerator / denominator if numerator and denominator else None
+
+
+def mantel_haenszel_interval(strata: dict[str, list[dict[str, Any]]]) -> tuple[float, float] | None:
+    """The 95% confidence interval of the Mantel-Haenszel risk ratio (Greenland-Robins variance)."""
+    ratio = mantel_haenszel(strata)
+    if ratio is None:
+        return None
+    tables = [table for table in _tables(strata) if table[1] + table[3]]
+    numerator = sum(a * n0 / (n1 + n0) for a, n1, c, n0 in tables)
+    denominator = sum(c * n1 / (n1 + n0) for a, n1, c, n0 in tables)
+    spread = sum((n1 * n0 * (a + c) - a * c * (n1 + n0)) / (n1 + n0) ** 2 for a, n1, c, n0 in tables)
+    half_width = 1.96 * math.sqrt(max(spread, 0.0) / (numerator * denominator))
+    return ratio * math.exp(-half_width), ratio * math.exp(half_width)
 
 
 def _rate(rows: Sequence[dict[str, Any]]) -> str:
@@ -40,16 +59,19 @@ def _rate(rows: Sequence[dict[str, Any]]) -> str:
     return f"{blocked}/{len(rows)} ({100.0 * blocked / len(rows):.1f}%)" if rows else "0/0"
 
 
-def _ratio(value: float | None) -> str:
-    return "undefined (no block among not-fixed PRs, or no fixed PR)" if value is None else f"{value:.2f}"
+def _ratio(strata: dict[str, list[dict[str, Any]]]) -> str:
+    value, interval = mantel_haenszel(strata), mantel_haenszel_interval(strata)
+    if value is None or interval is None:
+        return "undefined (no block among later-fixed or among not-fixed PRs)"
+    return f"{value:.2f} (95% CI {interval[0]:.2f}-{interval[1]:.2f})"
 
 
 def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list[dict[str, Any]]]) -> list[str]:
     fixed = [row for row in rows if row["fixed"]]
     unfixed = [row for row in rows if not row["fixed"]]
     lines = [f"{name}: later-fixed PRs blocked {_rate(fixed)} vs not fixed {_rate(unfixed)}"]
-    raw = mantel_haenszel({"all": list(rows)}) if rows else None
-    lines.append(f"  risk ratio raw {_ratio(raw)}, size-adjusted (Mantel-Haenszel) {_ratio(mantel_haenszel(strata))}")
+    lines.append(f"  risk ratio raw {_ratio({'all': list(rows)})}, "
+                 f"size-adjusted (Mantel-Haenszel) {_ratio(strata)}")
     for label, members in strata.items():
         sizes = [row["added"] for row in members]
         lines.append(f"  {label} added {min(sizes)}..{max(sizes)}: fixed {_rate([r for r in members if r['fixed']])}"

@@ -3,6 +3,7 @@ one as a GitHub pull_request run would, with the head branch name reaching the f
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from benchmarks.history_benchmark import error_summary
 from benchmarks.history_gate import review_pull_request, run_bounded, shared_clone
-from benchmarks.history_lift import mantel_haenszel
+from benchmarks.history_lift import mantel_haenszel, mantel_haenszel_interval
 from benchmarks.history_prs import list_pull_requests
 from benchmarks.history_szz import SzzLimits, szz_lift
 from testing.repo import commit, git, make_repo
@@ -89,6 +90,12 @@ def test_mantel_haenszel_weights_each_size_stratum() -> None:
     # (1*8/10 + 3*4/8) / (2*2/10 + 1*4/8) = 2.3 / 0.9
     assert mantel_haenszel(strata) == pytest.approx(2.3 / 0.9)
     assert mantel_haenszel({"only": rows(1, 1, 0, 3)}) is None
+    # One stratum: the variance of log RR is 1/a - 1/n1 + 1/c - 1/n0 = 1/2 - 1/4 + 1/3 - 1/12 = 0.5.
+    single = {"only": rows(2, 4, 3, 12)}
+    low, high = mantel_haenszel_interval(single) or (0.0, 0.0)
+    assert mantel_haenszel(single) == pytest.approx(2.0)
+    assert (low, high) == (pytest.approx(2.0 * math.exp(-1.96 * math.sqrt(0.5))),
+                           pytest.approx(2.0 * math.exp(1.96 * math.sqrt(0.5))))
 
 
 def test_a_run_past_its_timeout_is_stopped_and_leaves_its_stack(tmp_path: Path) -> None:
