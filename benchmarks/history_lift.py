@@ -1,0 +1,107 @@
+"""The numbers of the SZZ lift: block rates of later-fixed and not-fixed PRs, the Mantel-Haenszel
+risk ratio over size strata, and blocking findings near fixed lines against chance."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.history_szz import SzzResult
+
+BUCKETS = 4  # quartiles of added lines, within each repository
+
+
+def size_strata(rows: Sequence[dict[str, Any]], prefix: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows split into BUCKETS groups of (nearly) equal size by added-line count."""
+    ordered = sorted(rows, key=lambda row: row["added"])
+    strata: dict[str, list[dict[str, Any]]] = {}
+    for rank, row in enumerate(ordered):
+        bucket = rank * BUCKETS // len(ordered)
+        strata.setdefault(f"{prefix}q{bucket + 1}", []).append(row)
+    return strata
+
+
+def _tables(strata: dict[str, list[dict[str, Any]]]) -> list[tuple[int, int, int, int]]:
+    """Per stratum: (blocked fixed, fixed, blocked not fixed, not fixed)."""
+    tables = []
+    for rows in strata.values():
+        fixed = [row for row in rows if row["fixed"]]
+        unfixed = [row for row in rows if not row["fixed"]]
+        tables.append((sum(row["blocked"] for row in fixed), len(fixed),
+                       sum(row["blocked"] for row in unfixed), len(unfixed)))
+    return tables
+
+
+def mantel_haenszel(strata: dict[str, list[dict[str, Any]]]) -> float | None:
+    """Risk ratio of a block, later-fixed vs not fixed, adjusted for the strata; None when undefined."""
+    tables = _tables(strata)
+    numerator = sum(a * n0 / (n1 + n0) for a, n1, c, n0 in tables if n1 + n0)
+    denominator = sum(c * n1 / (n1 + n0) for a, n1, c, n0 in tables if n1 + n0)
+    return numerator / denominator if numerator and denominator else None
+
+
+def mantel_haenszel_interval(strata: dict[str, list[dict[str, Any]]]) -> tuple[float, float] | None:
+    """The 95% confidence interval of the Mantel-Haenszel risk ratio (Greenland-Robins variance)."""
+    ratio = mantel_haenszel(strata)
+    if ratio is None:
+        return None
+    tables = [table for table in _tables(strata) if table[1] + table[3]]
+    numerator = sum(a * n0 / (n1 + n0) for a, n1, c, n0 in tables)
+    denominator = sum(c * n1 / (n1 + n0) for a, n1, c, n0 in tables)
+    spread = sum((n1 * n0 * (a + c) - a * c * (n1 + n0)) / (n1 + n0) ** 2 for a, n1, c, n0 in tables)
+    half_width = 1.96 * math.sqrt(max(spread, 0.0) / (numerator * denominator))
+    return ratio * math.exp(-half_width), ratio * math.exp(half_width)
+
+
+def _rate(rows: Sequence[dict[str, Any]]) -> str:
+    blocked = sum(row["blocked"] for row in rows)
+    return f"{blocked}/{len(rows)} ({100.0 * blocked / len(rows):.1f}%)" if rows else "0/0"
+
+
+def _ratio(strata: dict[str, list[dict[str, Any]]]) -> str:
+    value, interval = mantel_haenszel(strata), mantel_haenszel_interval(strata)
+    if value is None or interval is None:
+        return "undefined (no block among later-fixed or among not-fixed PRs)"
+    return f"{value:.2f} (95% CI {interval[0]:.2f}-{interval[1]:.2f})"
+
+
+def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list[dict[str, Any]]]) -> list[str]:
+    fixed = [row for row in rows if row["fixed"]]
+    unfixed = [row for row in rows if not row["fixed"]]
+    lines = [f"{name}: later-fixed PRs blocked {_rate(fixed)} vs not fixed {_rate(unfixed)}"]
+    lines.append(f"  risk ratio raw {_ratio({'all': list(rows)})}, "
+                 f"size-adjusted (Mantel-Haenszel) {_ratio(strata)}")
+    for label, members in strata.items():
+        sizes = [row["added"] for row in members]
+        lines.append(f"  {label} added {min(sizes)}..{max(sizes)}: fixed {_rate([r for r in members if r['fixed']])}"
+                     f", not fixed {_rate([r for r in members if not r['fixed']])}")
+    located = sum(row.get("located_blocking", 0) for row in fixed)
+    near = sum(row["near"] for row in fixed)
+    chance = sum(row["chance"] for row in fixed)
+    lines.append(f"  blocking findings on later-fixed PRs within +-10 lines of a fixed line: {near} of {located}"
+                 f" (chance {chance:.1f})")
+    return lines
+
+
+def print_szz(results: Sequence[SzzResult]) -> None:
+    print("\nSZZ lift (errors left out; a PR is later-fixed when a later fix's blamed line came from it)")
+    every_row: list[dict[str, Any]] = []
+    every_stratum: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        rows = [row for row in result.rows if not row["error"]]
+        strata = size_strata(rows, f"{result.repo}:") if rows else {}
+        print(f"{result.repo}: fixes found {result.fixes_found}, scanned {result.fixes_scanned}, "
+              f"hunks blamed {result.hunks_blamed}, later-fixed PRs {len(result.fixed_lines)}")
+        for bound in result.bounds:
+            print(f"  bounded: {bound}")
+        if result.fixed_by:
+            print("  later-fixed: " + ", ".join(
+                f"#{number} by {' '.join(sorted(commit[:10] for commit in commits))}"
+                for number, commits in sorted(result.fixed_by.items())))
+        if rows:
+            print("\n".join(lift_lines(result.repo, rows, strata)))
+        every_row.extend(rows)
+        every_stratum.update(strata)
+    if len(results) > 1 and every_row:
+        print("\n".join(lift_lines("total (strata: repository x size quartile)", every_row, every_stratum)))
