@@ -87,7 +87,7 @@ def decide(
     all_findings = tuple(findings)
     outcomes = tuple(outcomes)
     reasons = [f"reviewer {item.reviewer}: {item.reason}" for item in outcomes if item.status is ReviewerStatus.BLOCKED]
-    if outcomes and not nothing_to_review and not any(item.status is ReviewerStatus.OK for item in outcomes):
+    if outcomes and not nothing_to_review and all(item.status is ReviewerStatus.SKIPPED for item in outcomes):
         skipped = "; ".join(f"{item.reviewer}: {item.reason or 'skipped'}" for item in outcomes)
         reasons.append(f"no reviewer reviewed this change (every one was skipped: {skipped}); "
                        "nothing unreviewed is approved")

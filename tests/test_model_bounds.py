@@ -78,12 +78,10 @@ def test_the_cap_is_configurable_and_blocks_the_review(tmp_path: Path) -> None:
     assert "larger than the cap of 100,000 bytes (max_answer_bytes" in result.report()["reasons"][0]
 
 
-@pytest.mark.parametrize("value", ['"4MB"', "12"], ids=["string", "too-small"])
-def test_a_bad_cap_is_a_config_error(tmp_path: Path, value: str) -> None:
+@pytest.mark.parametrize("value", ["4MB", 12], ids=["string", "too-small"])
+def test_a_bad_cap_is_a_config_error(tmp_path: Path, value: object) -> None:
     repo = calc_repo(tmp_path)
-    write_config(repo.path, "openai", fast_openai("http://127.0.0.1:9"))
-    config = repo.path / ".reviewgate.toml"
-    config.write_text(config.read_text().replace("[cache]", f"max_answer_bytes = {value}\n\n[cache]"))
+    write_config(repo.path, "openai", fast_openai("http://127.0.0.1:9", max_answer_bytes=value))
     result = run_cli(repo.path, "run", "--base", "main", env=KEY)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "reviewer.openai.max_answer_bytes: expected a whole number of at least 1024" in result.stderr

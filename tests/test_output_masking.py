@@ -35,7 +35,9 @@ def test_a_failing_test_printing_undeclared_tokens_leaks_them_nowhere(tmp_path: 
         "sys.stdout.write('auth failed for ' + t[:9]); sys.stdout.flush(); time.sleep(0.3); "
         "print(t[9:] + ' and key ' + k); raise SystemExit(1)\""
     )
-    repo = make_repo(tmp_path, {"README.md": "app\n"}, dict(app_files(free_port(), test=leaking))).path
+    # The manifest is on the target side, which grants APP_SECRET; the branch changes the README.
+    repo = make_repo(tmp_path, {"README.md": "app\n", **app_files(free_port(), test=leaking)},
+                     {"README.md": "app, changed\n"}).path
     step_summary, outputs = tmp_path / "step-summary.md", tmp_path / "outputs.txt"
     github = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step_summary), "GITHUB_OUTPUT": str(outputs),
               "APP_SECRET": "declared-value-1234"}

@@ -23,6 +23,7 @@ from testing.cli import clean_environment
 from testing.forge_server import ForgeServer, github_environment
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer, Reply, review_document
+from testing.repo import git, write_base_config  # the head moves when the config is committed on the target side
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 SIGNALS = [signal.SIGTERM, signal.SIGINT]
@@ -78,7 +79,7 @@ def test_a_signal_during_a_model_request_blocks_at_once(tmp_path: Path, signum: 
         elapsed, output = _stop(gate, signum)
     assert gate.returncode == 3, output
     assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
-    _assert_blocked_for_this_head(repo.path, repo.head_sha, signum)
+    _assert_blocked_for_this_head(repo.path, git(repo.path, "rev-parse", "HEAD"), signum)
     assert "Traceback" not in output
 
 
@@ -117,7 +118,7 @@ def test_a_signal_during_an_agent_run_kills_its_group_and_removes_its_files(
     elapsed, output = _stop(gate, signum)
     assert gate.returncode == 3, output
     assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
-    _assert_blocked_for_this_head(repo.path, repo.head_sha, signum)
+    _assert_blocked_for_this_head(repo.path, git(repo.path, "rev-parse", "HEAD"), signum)
     for pid in (int(pid_file.read_text()), int(child_file.read_text())):
         assert _gone(pid), f"process {pid} of the agent outlived the gate"
     assert list(temp.iterdir()) == []  # no snapshot, no prompt left behind
@@ -127,8 +128,8 @@ def test_a_cancelled_pull_request_run_completes_its_check_run_as_blocked(tmp_pat
     repo = calc_repo(tmp_path)
     with ModelServer([Reply(review=review_document(), delay=60)]) as model, ForgeServer() as forge:
         write_config(repo.path, "openai", fast_openai(model.url, timeout=120))
-        with (repo.path / ".reviewgate.toml").open("a") as config:
-            config.write("\n[github]\nretry_backoff = 0.01\n")
+        config = (repo.path / ".reviewgate.toml").read_text()
+        write_base_config(repo.path, config + "\n[github]\nretry_backoff = 0.01\n")
         gate = subprocess.Popen(
             [sys.executable, "-m", "reviewgate", "run", "--base", "main"],
             cwd=repo.path, env=clean_environment({**KEY, **github_environment(forge, tmp_path)}),
@@ -140,7 +141,7 @@ def test_a_cancelled_pull_request_run_completes_its_check_run_as_blocked(tmp_pat
     assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
     [run] = forge.state.check_runs.values()
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
-    assert run["head_sha"] == repo.head_sha and "cancelled by SIGTERM" in run["output"]["summary"]
+    assert run["head_sha"] == git(repo.path, "rev-parse", "HEAD") and "cancelled by SIGTERM" in run["output"]["summary"]
     [comment] = forge.state.comments.values()
     assert comment["body"].startswith("REVIEW: BLOCKED\n")
 
@@ -186,8 +187,8 @@ def test_a_signal_before_the_review_starts_blocks_without_reviewing(tmp_path: Pa
     with ModelServer([Reply(review=review_document())]) as model, ForgeServer() as forge:
         forge.state.stall_seconds = 60
         write_config(repo.path, "openai", fast_openai(model.url))
-        with (repo.path / ".reviewgate.toml").open("a") as config:
-            config.write("\n[github]\nretry_backoff = 0.01\npublish_timeout = 5\n")
+        config = (repo.path / ".reviewgate.toml").read_text()
+        write_base_config(repo.path, config + "\n[github]\nretry_backoff = 0.01\npublish_timeout = 5\n")
         gate = subprocess.Popen(
             [sys.executable, "-m", "reviewgate", "run", "--base", "main"],
             cwd=repo.path, env=clean_environment({**KEY, **github_environment(forge, tmp_path)}),
@@ -198,4 +199,4 @@ def test_a_signal_before_the_review_starts_blocks_without_reviewing(tmp_path: Pa
         assert model.posts() == []
     assert gate.returncode == 3, output
     assert elapsed < 5 + STOP_SECONDS
-    _assert_blocked_for_this_head(repo.path, repo.head_sha, signal.SIGTERM)
+    _assert_blocked_for_this_head(repo.path, git(repo.path, "rev-parse", "HEAD"), signal.SIGTERM)

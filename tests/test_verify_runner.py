@@ -190,6 +190,7 @@ if len(sys.argv) > 2:
     server = socket.socket()
     server.bind(("127.0.0.1", int(sys.argv[2])))
     server.listen()
+open(sys.argv[1] + ".ready", "w").close()
 time.sleep(600)
 """
 
@@ -197,7 +198,9 @@ time.sleep(600)
 def stubborn_daemon(marker: str, port: int | None = None) -> str:
     """A command that starts the daemon in its own session and returns at once: it is neither
     in the step's process group nor a descendant of anything the verify still holds."""
-    return f"(setsid {PYTHON} daemon.py {marker} {port or ''} >/dev/null 2>&1 &)"
+    # It waits for the daemon to be up, so teardown on a loaded machine cannot come first.
+    return (f"(setsid {PYTHON} daemon.py {marker} {port or ''} >/dev/null 2>&1 &); "
+            f"while [ ! -e {marker}.ready ]; do sleep 0.05; done")
 
 
 @pytest.mark.parametrize("step", ["start", "setup"])

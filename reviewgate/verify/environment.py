@@ -114,6 +114,9 @@ def check_preconditions(manifest: Manifest, grant: SecretGrant, environ: Mapping
         problems.append(f"port(s) already in use before start: {', '.join(str(port) for port in busy)}")
     if not problems:
         return None
+    if refused and len(problems) == 1:
+        # Only a grant was refused: the environment is fine, the grant waits for the merge.
+        return refused + "; nothing was started."
     return (
         "; ".join(problems) + ". This is the CI environment's side, not the branch's: "
         "fix the environment and re-run; nothing was started."
