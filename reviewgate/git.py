@@ -204,6 +204,10 @@ class TreeReader:
         for path, data in zip(blobs, read_blobs(self.repo, list(blobs.values())), strict=True):
             self._cache[path] = data
 
+    def is_directory(self, path: str) -> bool:
+        completed = run_git(self.repo, "cat-file", "-t", f"{self.commit}:{path}", check=False)
+        return completed.returncode == 0 and completed.stdout.strip() == b"tree"
+
     def list_files(self) -> list[str]:
         output = run_git(self.repo, "ls-tree", "-r", "-z", "--name-only", self.commit).stdout
         return [name.decode("utf-8", "surrogateescape") for name in output.split(b"\0") if name]
@@ -242,6 +246,10 @@ class SnapshotReader(TreeReader):
 
     def prefetch(self, paths: list[str]) -> None:
         """Everything is in memory already."""
+
+    def is_directory(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(name.startswith(prefix) for name in self._contents)
 
     def list_files(self) -> list[str]:
         return sorted(self._contents)

@@ -107,6 +107,14 @@ def reader_for(target: FrozenTarget) -> TreeReader:
     return TreeReader(repo, target.head_tree or target.head_sha)
 
 
+def base_reader_for(target: FrozenTarget) -> TreeReader | None:
+    """The files as they were at the merge base (what the branch changed them from); None for a
+    bundle, which has no base side."""
+    if target.mode == "bundle" or not target.merge_base:
+        return None
+    return TreeReader(Path(target.repo_root), target.merge_base)
+
+
 def _named(ref: str, sha: str) -> str:
     return sha if ref == sha else f"{printable(ref)} = {sha}"
 
@@ -286,4 +294,6 @@ def freeze(
     )
 
 
-__all__ = ["DocumentIdentity", "FrozenTarget", "default_base", "describe", "freeze", "reader_for"]
+__all__ = [
+    "DocumentIdentity", "FrozenTarget", "base_reader_for", "default_base", "describe", "freeze", "reader_for",
+]
