@@ -8,7 +8,14 @@ from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.reviewers.builtin.common import lens_finding
-from reviewgate.reviewers.builtin.settings import SECTION, ReproductionPolicy, parse_lens_settings
+from reviewgate.reviewers.builtin.settings import (
+    OPT_IN_DIRECTORY,
+    SECTION,
+    ReproductionPolicy,
+    parse_lens_settings,
+    reproduction_rules_apply,
+)
+from reviewgate.target import base_reader_for
 from reviewgate.verify.outcome import ReproductionStatus
 
 REPRODUCTION_DIRECTORIES = ("repro", ".repro")
@@ -63,12 +70,23 @@ def find_reproduction(request: ReviewRequest) -> str | None:
     return None
 
 
+def has_opt_in_directory(request: ReviewRequest) -> bool:
+    """Whether .prepcook/ exists at the merge base (at head for a bundle, which has no base), so
+    a branch cannot switch the rules off by deleting it, nor on for itself by adding it."""
+    reader = base_reader_for(request.target) or request.head
+    return reader.is_directory(OPT_IN_DIRECTORY)
+
+
 class ReproductionPolicyLens:
     """Seed 000: "No reproduction on the card at all is the first finding, systematic, major", and
-    a reproduction "that was not re-run against this change is a correctness major"."""
+    a reproduction "that was not re-run against this change is a correctness major". Only for
+    repositories that opted in (settings.reproduction_rules_apply)."""
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        policy = parse_lens_settings(request.sections.get(SECTION, {}), warn=False).require_reproduction
+        settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
+        if not reproduction_rules_apply(settings, has_opt_in_directory(request)):
+            return
+        policy = settings.require_reproduction
         reproduction = find_reproduction(request)
         if reproduction is None:
             required = policy is ReproductionPolicy.ALWAYS or (
