@@ -31,9 +31,9 @@ from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, Reviewgat
 from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.git import TreeReader, repository_root, resolve_commit
 from reviewgate.reviewers import anthropic, openai, providers
+from reviewgate.reviewers.builtin.settings import OPT_IN_DIRECTORY, check_lens_settings, describe_reproduction_rule
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
-from reviewgate.reviewers.builtin.settings import OPT_IN_DIRECTORY, check_lens_settings, describe_reproduction_rule
 from reviewgate.target import resolve_base
 from reviewgate.text import printable
 
