@@ -12,7 +12,7 @@ import pytest
 from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
-from reviewgate.reviewers.builtin.behaviour import EvidenceKind, compare, shapes_of
+from reviewgate.reviewers.builtin.behaviour import EvidenceKind, MovedCode, compare, shapes_of
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes, tokenize
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.python_shapes import python_shapes
@@ -22,7 +22,7 @@ from tests.test_corpus import _in_scope, load_cases
 
 
 def _python(text: str) -> Shapes:
-    return python_shapes(ast.parse(text))
+    return python_shapes(ast.parse(text), text)
 
 
 def _tests_findings(findings: list[Finding]) -> list[Finding]:
@@ -197,7 +197,7 @@ def test_compare_new_moved_grown_default_and_changed() -> None:
         "def parse(text):\n    if text:\n        return text\n    return None\n"
     )
     head = _python(head_text)
-    moved = {shape.body for shape in base.values()}
+    moved = MovedCode([base["moved_from_here"]])
     found = compare(_change("app.py", range(1, head_text.count("\n") + 1)), base, head, moved)
     summary = {(item.kind, item.name, item.strong) for item in found}
     assert summary == {
@@ -215,9 +215,17 @@ def test_compare_new_moved_grown_default_and_changed() -> None:
 
 def test_file_added_everything_is_new_unless_moved() -> None:
     head = _python("def keep(a):\n    return a + 1\n\n\ndef fresh(a):\n    return a - 1\n")
-    moved = {_python("def old(x):\n    return x + 1\n")["old"].body}
+    moved = MovedCode([_python("def old(x):\n    # one more\n    return (x +\n       1)\n")["old"]])
     found = compare(_change("new.py", range(1, 7)), None, head, moved)
     assert [item.name for item in found] == ["fresh"]
+    # Without `changed_bodies` (a change not marked as a fix) a changed body is no evidence.
+    base = _python("def keep(a):\n    return a\n")
+    plain = compare(_change("new.py", range(1, 7)), base, head, MovedCode([]), changed_bodies=False)
+    for_fix = compare(_change("new.py", range(1, 7)), base, head, MovedCode([]))
+    assert [(item.kind, item.name) for item in plain] == [(EvidenceKind.NEW_FUNCTION, "fresh")]
+    assert [(item.kind, item.name) for item in for_fix] == [
+        (EvidenceKind.CHANGED_BODY, "keep"), (EvidenceKind.NEW_FUNCTION, "fresh")
+    ]
 
 
 # --- through the builtin reviewer -------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus, FileChange
-from reviewgate.git import TreeReader
+from reviewgate.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
@@ -78,7 +78,7 @@ def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
     """The functions of one side of a file; None when it does not parse."""
     if language is Language.PYTHON:
         tree = parse_python(text, path)
-        return None if tree is None else python_shapes(tree)
+        return None if tree is None else python_shapes(tree, text)
     try:
         return c_like_shapes(text, language)
     except (IndexError, KeyError, RecursionError):  # a tokenizer confused by odd input: no evidence
@@ -88,7 +88,7 @@ def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
 def _head_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
     if language is Language.PYTHON:
         parsed = parse_python_at_head(request, change.path)  # the tree the other lenses share
-        return None if parsed is None else python_shapes(parsed[0])
+        return None if parsed is None else python_shapes(*parsed)
     text = request.head.read_text(change.path)
     return None if text is None else shapes_of(text, change.path, language)
 
@@ -104,6 +104,31 @@ def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
     return next((line for line in range(shape.line, shape.end_line + 1) if line in added), shape.line)
 
 
+class MovedCode:
+    """The functions the change removes (their name is gone from their file at head, or their
+    file is deleted): a function "new" at head with the same text or normalised body was moved
+    or renamed, not written."""
+
+    def __init__(self, removed: list[FunctionShape]) -> None:
+        self.removed = removed
+        self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
+        self._bodies: set[str] | None = None
+        self._counts: set[tuple[int, int]] | None = None
+
+    def holds(self, shape: FunctionShape) -> bool:
+        if not self.removed:
+            return False
+        if shape.text.split("\n", 1)[-1] in self.texts:  # the same lines under another signature line
+            return True
+        if self._counts is None:
+            self._counts = {(item.branches, item.statements) for item in self.removed}
+        if (shape.branches, shape.statements) not in self._counts:
+            return False  # cheap to tell apart: no body to normalise
+        if self._bodies is None:
+            self._bodies = {item.body for item in self.removed}
+        return shape.body in self._bodies
+
+
 def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (
         shape.public and (shape.branches >= 1 or shape.statements >= 3)
@@ -115,35 +140,43 @@ def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     )
 
 
-def compare(change: FileChange, base: Shapes | None, head: Shapes, moved: set[str]) -> list[Evidence]:
-    """Evidence for one file: `base` None when the file is new, `moved` the normalised bodies of
-    every function at the base side of the changed files."""
+def _changed_defaults(old: FunctionShape, shape: FunctionShape) -> list[tuple[str, str, str]]:
+    before = dict(old.defaults)
+    return [
+        (parameter, before[parameter], value)
+        for parameter, value in shape.defaults
+        if parameter in before and before[parameter] != value
+    ]
+
+
+def compare(
+    change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
+) -> list[Evidence]:
+    """Evidence for one file: `base` None when the file is new. `changed_bodies` also reports
+    functions that do something different without gaining behaviour (what a fix does)."""
     found: list[Evidence] = []
     for name, shape in head.items():
         old = None if base is None else base.get(name)
         if old is None:
-            if shape.body not in moved:
+            if not moved.holds(shape):
                 found.append(_new_function(change, shape))
             continue
+        if shape.text == old.text:
+            continue  # untouched, whatever else moved around it
         if shape.branches > old.branches:
             grew = shape.branches - old.branches
             found.append(Evidence(
                 EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
                 f"branches: {old.branches} → {shape.branches} in `{name}`", grew >= STRONG_BRANCH_GROWTH,
             ))
-        old_defaults = dict(old.defaults)
-        changed = [
-            (parameter, old_defaults[parameter], value)
-            for parameter, value in shape.defaults
-            if parameter in old_defaults and old_defaults[parameter] != value
-        ]
-        if changed and shape.public:
-            parameter, before, after = changed[0]
+        defaults = _changed_defaults(old, shape) if shape.public else []
+        if defaults:
+            parameter, before, after = defaults[0]
             found.append(Evidence(
                 EvidenceKind.CHANGED_DEFAULT, change.path, shape.line, name,
                 f"default of `{parameter}` in `{name}`: `{before}` → `{after}`", False,
             ))
-        elif shape.body != old.body and shape.branches <= old.branches:
+        elif changed_bodies and shape.branches <= old.branches and shape.body != old.body:
             found.append(Evidence(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,
@@ -154,42 +187,54 @@ def compare(change: FileChange, base: Shapes | None, head: Shapes, moved: set[st
 def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
     if base is None or not paths:
         return {}
-    base.prefetch(paths)
-    texts = {}
-    for path in paths:
-        text = base.read_text(path)
-        if text is not None:
-            texts[path] = text
-    return texts
+    prefetch_sides([(base, paths)])  # done already when the builtin reviewer ran
+    return {path: text for path in paths if (text := base.read_text(path)) is not None}
 
 
-def analyse(request: ReviewRequest) -> list[Evidence]:
-    """Evidence over every changed source file that is not a test, in file order."""
-    changes = [change for change in reviewable_changes(request) if is_behaviour_file(change.path)]
+def _behaviour_changes(request: ReviewRequest) -> list[FileChange]:
+    return [change for change in reviewable_changes(request) if is_behaviour_file(change.path)]
+
+
+def _deleted_paths(request: ReviewRequest) -> list[str]:
+    return [
+        change.path
+        for change in request.target.files
+        if change.status is ChangeStatus.DELETED and is_behaviour_file(change.path)
+    ]
+
+
+def base_side_paths(request: ReviewRequest) -> list[str]:
+    """What the analysis reads at the merge base: the base side of every changed source file,
+    those compared and the deleted ones code may have moved from."""
+    changes = _behaviour_changes(request)
     if not changes:
         return []
-    # The base side of every changed source file: those compared, and deleted ones code moved from.
-    wanted = sorted(
-        {path for change in changes if (path := _base_path(change)) is not None}
-        | {
-            change.path
-            for change in request.target.files
-            if change.status is ChangeStatus.DELETED and is_behaviour_file(change.path)
-        }
-    )
-    base_texts = _base_texts(base_reader_for(request.target), wanted)
-    base_shapes: dict[str, Shapes | None] = {
-        path: shapes_of(text, path, language_of(path)) for path, text in base_texts.items()
+    compared = {path for change in changes if (path := _base_path(change)) is not None}
+    return sorted(compared | set(_deleted_paths(request)))
+
+
+def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evidence]:
+    """Evidence over every changed source file that is not a test, in file order."""
+    changes = _behaviour_changes(request)
+    if not changes:
+        return []
+    base_shapes = {
+        path: shapes_of(text, path, language_of(path))
+        for path, text in _base_texts(base_reader_for(request.target), base_side_paths(request)).items()
     }
-    moved = {shape.body for shapes in base_shapes.values() if shapes for shape in shapes.values()}
+    head_shapes = {change.path: _head_shapes(request, change, language_of(change.path)) for change in changes}
+    removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
+    for change in changes:
+        base_path, head = _base_path(change), head_shapes[change.path]
+        base = None if base_path is None else base_shapes.get(base_path)
+        if base is not None and head is not None:
+            removed += [shape for name, shape in base.items() if name not in head]
+    moved = MovedCode(removed)
     evidence: list[Evidence] = []
     for change in changes:
-        language = language_of(change.path)
-        base_path = _base_path(change)
+        base_path, head = _base_path(change), head_shapes[change.path]
         base = None if base_path is None else base_shapes.get(base_path)
-        if base_path is not None and base is None:
-            continue  # unreadable or unparsable at the merge base: no evidence rather than a guess
-        head = _head_shapes(request, change, language)
-        if head is not None:
-            evidence += compare(change, base, head, moved)
+        if head is None or (base_path is not None and base is None):
+            continue  # unreadable or unparsable at one side: no evidence rather than a guess
+        evidence += compare(change, base, head, moved, changed_bodies=changed_bodies)
     return evidence

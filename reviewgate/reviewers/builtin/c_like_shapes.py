@@ -8,6 +8,7 @@ Go; `name(...) {`, `function name(`, `name = (...) => {` and `name: (...) => {` 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -15,13 +16,12 @@ from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes, add_shape
 
 _TOKEN = re.compile(
-    r"""(?P<space>\s+)
-    |(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+    r"""\s*(?:(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
     |(?P<string>\"\"\".*?(?:\"\"\"|\Z)|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?)
     |(?P<backtick>`)
     |(?P<word>[A-Za-z_$\#@][\w$]*)
     |(?P<number>\d[\w.]*)
-    |(?P<operator>&&|\|\||\?\?|\?\.|=>|->|::|[^\s\w])""",
+    |(?P<operator>&&|\|\||\?\?|\?\.|=>|->|::|[^\s\w]))""",
     re.DOTALL | re.VERBOSE,
 )
 _REGEX_LITERAL = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[a-z]*")
@@ -74,10 +74,12 @@ def _code_end(text: str, index: int) -> int:
         match = _TOKEN.match(text, index)
         if match is None:
             return len(text)
+        if match.lastgroup is None:  # only spaces were left
+            return len(text)
         if match.lastgroup == "backtick":
             index = _template_end(text, match.end())
             continue
-        token = match.group()
+        token = match.group(match.lastgroup)
         depth += token == "{"
         depth -= token == "}"
         if depth == 0:
@@ -88,33 +90,48 @@ def _code_end(text: str, index: int) -> int:
 
 def tokenize(text: str, language: Language) -> Tokens:
     tokens = Tokens([], [], [])
-    index, line = 0, 1
+    texts, lines, strings = tokens.texts, tokens.lines, tokens.strings
     javascript = language in (Language.JAVASCRIPT, Language.TYPESCRIPT)
-    while index < len(text):
-        match = _TOKEN.match(text, index)
-        if match is None:  # a character no group takes (a lone backslash): skip it
-            index += 1
-            continue
-        kind, end = match.lastgroup, match.end()
-        is_string = kind == "string"
-        if kind == "backtick":
-            is_string = True
-            if language is Language.GO:
-                closing = text.find("`", end)
-                end = len(text) if closing < 0 else closing + 1
-            else:
-                end = _template_end(text, end)
-        elif javascript and match.group() == "/" and _regex_allowed(tokens):
-            literal = _REGEX_LITERAL.match(text, index)
-            if literal is not None:
-                is_string, end = True, literal.end()
-        if kind not in ("space", "comment"):
-            tokens.texts.append(text[index:end] if not is_string else '"')
-            tokens.lines.append(line)
-            tokens.strings.append(is_string)
-        line += text.count("\n", index, end)
-        index = end
+    line, counted, position = 1, 0, 0
+    while position < len(text):
+        resume = len(text)
+        # Spaces and the token after them in one match; a template, raw string or regex literal
+        # ends the run and the scan resumes after it.
+        for match in _TOKEN.finditer(text, position):
+            kind = match.lastgroup
+            if kind is None or kind == "comment":
+                continue
+            start = match.start(kind)
+            line += text.count("\n", counted, start)
+            counted = start
+            if kind == "backtick" or (
+                javascript and kind == "operator" and text[start] == "/" and _regex_allowed(tokens)
+            ):
+                end = _literal_end(text, start, language)
+                if end is not None:
+                    texts.append('"')
+                    lines.append(line)
+                    strings.append(True)
+                    resume = end
+                    break
+            texts.append('"' if kind == "string" else match.group(kind))
+            lines.append(line)
+            strings.append(kind == "string")
+        line += text.count("\n", counted, resume)
+        counted = position = resume
     return tokens
+
+
+def _literal_end(text: str, start: int, language: Language) -> int | None:
+    """The end of the Go raw string, template literal or regex literal starting at `start`;
+    None when a `/` there is a division after all."""
+    if text[start] == "`":
+        if language is Language.GO:
+            closing = text.find("`", start + 1)
+            return len(text) if closing < 0 else closing + 1
+        return _template_end(text, start + 1)
+    literal = _REGEX_LITERAL.match(text, start)
+    return None if literal is None else literal.end()
 
 
 def _regex_allowed(tokens: Tokens) -> bool:
@@ -269,35 +286,44 @@ def _other_functions(tokens: Tokens, pairs: dict[int, int], language: Language) 
     return found
 
 
+def _is_branch(texts: list[str], index: int) -> bool:
+    text = texts[index]
+    if text != "?":
+        return text in _BRANCH_TOKENS
+    # `x?: T`, `f(a?)`, `a?.b` (TypeScript optional marks) are not conditionals.
+    return index + 1 >= len(texts) or texts[index + 1] not in (":", ")", ",", ".")
+
+
+def _counts(tokens: Tokens, owner: list[int], number: int, start: int, end: int) -> tuple[int, int]:
+    """(branches, statements: lines holding code) of one function, without its nested ones."""
+    own = [index for index in range(start, end) if owner[index] == number]
+    branches = sum(1 for index in own if tokens.texts[index] in _BRANCH_TOKENS and _is_branch(tokens.texts, index))
+    return branches, len({tokens.lines[index] for index in own})
+
+
 def c_like_shapes(text: str, language: Language) -> Shapes:
     tokens = tokenize(text, language)
     pairs = _matches(tokens.texts)
     functions = _go_functions(tokens, pairs) if language is Language.GO else _other_functions(tokens, pairs, language)
-    owner = [-1] * len(tokens.texts)  # the innermost function each token belongs to
-    for number, function in enumerate(sorted(functions, key=lambda item: item.opening)):
-        for index in range(function.opening + 1, pairs[function.opening]):
-            owner[index] = number
     ordered = sorted(functions, key=lambda item: item.opening)
+    owner = [-1] * len(tokens.texts)  # the innermost function each token belongs to
+    for number, function in enumerate(ordered):  # by start: inner ones overwrite
+        closing = pairs[function.opening]
+        owner[function.opening + 1 : closing] = [number] * (closing - function.opening - 1)
     shapes: Shapes = {}
     for number, function in enumerate(ordered):
-        body = range(function.opening + 1, pairs[function.opening])
-        own = [index for index in body if owner[index] == number]
-        branches = sum(
-            1
-            for index in own
-            if tokens.texts[index] in _BRANCH_TOKENS
-            and not (tokens.texts[index] == "?" and index + 1 < len(tokens.texts) and tokens.texts[index + 1] in (":", ")", ",", "."))
-        )
+        closing = pairs[function.opening]
+        text = " ".join(tokens.texts[function.opening + 1 : closing])
         add_shape(
             shapes,
             FunctionShape(
                 name=function.name,
                 line=function.line,
-                end_line=tokens.lines[pairs[function.opening]],
-                body=" ".join(tokens.texts[index] for index in body),
-                branches=branches,
-                statements=len({tokens.lines[index] for index in own}),
+                end_line=tokens.lines[closing],
+                text=text,
+                counts=functools.partial(_counts, tokens, owner, number, function.opening + 1, closing),
                 public=function.public,
+                body=functools.partial(str, text),  # tokens hold no comments nor layout already
             ),
         )
     return shapes

@@ -84,32 +84,33 @@ class ReproductionPolicyLens:
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
-        if not reproduction_rules_apply(settings, has_opt_in_directory(request)):
-            return
         policy = settings.require_reproduction
         reproduction = find_reproduction(request)
+        status = request.verify.reproduction
         if reproduction is None:
-            required = policy is ReproductionPolicy.ALWAYS or (
+            reports = policy is ReproductionPolicy.ALWAYS or (
                 policy is ReproductionPolicy.FIXES and request.marked_as_fix
             )
-            if required:
-                yield lens_finding(
-                    rule=RULE_MISSING_REPRODUCTION,
-                    category="reproduction",
-                    finding_class=FindingClass.SYSTEMATIC,
-                    severity=Severity.MAJOR,
-                    title="No reproduction for this change",
-                    body=(
-                        f'The policy (lenses.require_reproduction = "{policy.value}") requires a '
-                        "reproduction and none was found: not on the forge's issue, nor in "
-                        f"{' or '.join(REPRODUCTION_FILES)}. Write down the failing case (inputs, expected, "
-                        "observed) so the review can check the change against it."
-                    ),
-                    path=None,
-                )
+        else:
+            reports = status is not ReproductionStatus.PASSED
+        # The opt-in is asked last: reading the base costs a git process, most changes need none.
+        if not reports or not reproduction_rules_apply(settings, has_opt_in_directory(request)):
             return
-        status = request.verify.reproduction
-        if status is ReproductionStatus.PASSED:
+        if reproduction is None:
+            yield lens_finding(
+                rule=RULE_MISSING_REPRODUCTION,
+                category="reproduction",
+                finding_class=FindingClass.SYSTEMATIC,
+                severity=Severity.MAJOR,
+                title="No reproduction for this change",
+                body=(
+                    f'The policy (lenses.require_reproduction = "{policy.value}") requires a '
+                    "reproduction and none was found: not on the forge's issue, nor in "
+                    f"{' or '.join(REPRODUCTION_FILES)}. Write down the failing case (inputs, expected, "
+                    "observed) so the review can check the change against it."
+                ),
+                path=None,
+            )
             return
         what = (
             "failed"

@@ -8,7 +8,9 @@ text of string literals, and the names of local variables (numbered in order of 
 from __future__ import annotations
 
 import ast
+import functools
 
+from reviewgate.reviewers.builtin.common import nodes_of
 from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes, add_shape
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -41,40 +43,26 @@ def _is_public(qualified: list[str]) -> bool:
 
 
 class _BodyWalker:
-    """One walk of a function: its normalised text, branch and statement counts. Nested
-    functions and classes are shapes of their own: here they stand as their name only."""
+    """One walk of a function for its normalised text. Nested functions and classes are shapes
+    of their own: here they stand as their name only."""
 
     def __init__(self, local_names: set[str]) -> None:
         self.local_names = local_names
         self.numbers: dict[str, int] = {}
         self.parts: list[str] = []
-        self.branches = 0
-        self.statements = 0
 
     def statements_of(self, body: list[ast.stmt]) -> None:
         for statement in body[1:] if _has_docstring(body) else body:
             self.node(statement)
 
     def node(self, node: ast.AST) -> None:
-        if isinstance(node, ast.stmt):
-            self.statements += 1
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
             self.parts.append(f"<def {node.name}>")
             return
-        if isinstance(node, ast.If):
-            if _is_type_checking(node.test):
-                self.statements -= 1
-                return
-            self.branches += 1
-        elif isinstance(node, (ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler, ast.match_case)):
-            self.branches += 1
-        elif isinstance(node, ast.BoolOp):
-            self.branches += len(node.values) - 1
-        elif isinstance(node, ast.comprehension):
-            self.branches += 1 + len(node.ifs)
-        elif isinstance(node, ast.AnnAssign):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            return
+        if isinstance(node, ast.AnnAssign):
             if node.value is None:  # a bare declaration: typing only
-                self.statements -= 1
                 return
             self.parts.append("Assign(")  # the same text as the assignment without its annotation
             self.node(node.target)
@@ -82,13 +70,13 @@ class _BodyWalker:
             self.node(node.value)
             self.parts.append(")")
             return
-        elif isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant):
             self.parts.append("Str" if isinstance(node.value, str) else repr(node.value))
             return
-        elif isinstance(node, ast.Name):
+        if isinstance(node, ast.Name):
             self.parts.append(self._name(node.id))
             return
-        elif isinstance(node, ast.arg):
+        if isinstance(node, ast.arg):
             self.parts.append(self._name(node.arg))
             return
         self.parts.append(type(node).__name__ + "(")
@@ -146,7 +134,7 @@ def _defaults(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[s
     return tuple((item.arg, ast.unparse(value)) for item, value in pairs)
 
 
-def _shape(function: ast.FunctionDef | ast.AsyncFunctionDef, qualified: list[str]) -> FunctionShape:
+def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     walker = _BodyWalker(_local_names(function))
     for decorator in function.decorator_list:
         walker.node(decorator)
@@ -155,33 +143,105 @@ def _shape(function: ast.FunctionDef | ast.AsyncFunctionDef, qualified: list[str
         walker.parts.append(value)
     walker.parts.append("|")
     walker.statements_of(function.body)
-    return FunctionShape(
-        name=".".join(qualified),
-        line=function.lineno,
-        end_line=function.end_lineno or function.lineno,
-        body=" ".join(walker.parts),
-        branches=walker.branches,
-        statements=walker.statements,
-        public=_is_public(qualified),
-        defaults=_defaults(function),
+    return " ".join(walker.parts)
+
+
+_STATEMENT_KINDS = tuple(ast.stmt.__subclasses__())
+
+
+def _branch_lines(tree: ast.Module) -> list[tuple[int, int]]:
+    """(line, how many decisions) of every branch in the tree, from the walk the lenses share."""
+    found = [(node.lineno, 1) for node in nodes_of(tree, ast.If) if not _is_type_checking(node.test)]
+    for kind in (ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler):
+        found += [(node.lineno, 1) for node in nodes_of(tree, kind)]
+    found += [(node.lineno, len(node.values) - 1) for node in nodes_of(tree, ast.BoolOp)]
+    found += [(node.target.lineno, 1 + len(node.ifs)) for node in nodes_of(tree, ast.comprehension)]
+    found += [(node.pattern.lineno, 1) for node in nodes_of(tree, ast.match_case)]
+    return found
+
+
+class _Counts:
+    """(branches, statements) of every function of one tree, each node counted on the innermost
+    function whose lines hold it, from the grouped walk the other lenses already made of a head
+    tree (common.nodes_of). Computed on first use: a side whose functions are all untouched
+    needs none."""
+
+    def __init__(self, tree: ast.Module, functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]) -> None:
+        self.tree = tree
+        self.functions = functions
+        self._table: list[tuple[int, int]] | None = None
+
+    def of(self, index: int) -> tuple[int, int]:
+        if self._table is None:
+            self._table = self._count()
+        return self._table[index]
+
+    def _count(self) -> list[tuple[int, int]]:
+        last = max((function.end_lineno or function.lineno for function, _ in self.functions), default=0)
+        owner = [-1] * (last + 2)
+        for index, (function, _qualified) in enumerate(self.functions):  # by start: inner ones overwrite
+            end = function.end_lineno or function.lineno
+            owner[function.lineno : end + 1] = [index] * (end + 1 - function.lineno)
+        branches = [0] * len(self.functions)
+        statements = [0] * len(self.functions)
+        for line, count in _branch_lines(self.tree):
+            if line < len(owner) and owner[line] >= 0:
+                branches[owner[line]] += count
+        for kind in _STATEMENT_KINDS:
+            for node in nodes_of(self.tree, kind):
+                if node.lineno < len(owner) and owner[node.lineno] >= 0:
+                    statements[owner[node.lineno]] += 1
+        # The def is counted on its own first line; a docstring is not behaviour.
+        return [
+            (branches[index], statements[index] - 1 - _has_docstring(function.body))
+            for index, (function, _qualified) in enumerate(self.functions)
+        ]
+
+
+def _functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]:
+    """Every function and method with its qualified name, in line order, outside `if
+    TYPE_CHECKING:` and `if __name__ == "__main__":` blocks (imports for type checkers; a
+    script's entry point). Found in the grouped walk the lenses share (common.nodes_of); the
+    enclosing classes and functions are the ones whose lines hold the definition."""
+    hidden = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in nodes_of(tree, ast.If)
+        if _is_type_checking(node.test) or _is_main_guard(node.test)
+    ]
+    scopes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = sorted(
+        [*nodes_of(tree, ast.FunctionDef), *nodes_of(tree, ast.AsyncFunctionDef), *nodes_of(tree, ast.ClassDef)],
+        key=lambda node: node.lineno,
     )
+    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]] = []
+    stack: list[tuple[int, str]] = []  # (last line, name) of the enclosing definitions
+    for node in scopes:
+        while stack and stack[-1][0] < node.lineno:
+            stack.pop()
+        qualified = [name for _end, name in stack] + [node.name]
+        stack.append((node.end_lineno or node.lineno, node.name))
+        if isinstance(node, ast.ClassDef) or any(start <= node.lineno <= end for start, end in hidden):
+            continue
+        found.append((node, qualified))
+    return found
 
 
-def python_shapes(tree: ast.Module) -> Shapes:
+def python_shapes(tree: ast.Module, source: str) -> Shapes:
     """Every function and method, nested ones under their enclosing names."""
+    lines = source.splitlines()
+    functions = _functions(tree)
+    counts = _Counts(tree, functions)
     shapes: Shapes = {}
-    stack: list[tuple[ast.AST, list[str]]] = [(tree, [])]
-    while stack:
-        node, prefix = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _FUNCTIONS):
-                qualified = [*prefix, child.name]
-                add_shape(shapes, _shape(child, qualified))
-                stack.append((child, qualified))
-            elif isinstance(child, ast.ClassDef):
-                stack.append((child, [*prefix, child.name]))
-            elif isinstance(child, ast.If) and (_is_type_checking(child.test) or _is_main_guard(child.test)):
-                continue  # imports for type checkers; a script's entry point
-            elif isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case)):
-                stack.append((child, prefix))
+    for index, (function, qualified) in enumerate(functions):
+        first = min([function.lineno, *(item.lineno for item in function.decorator_list)])
+        end = function.end_lineno or function.lineno
+        add_shape(shapes, FunctionShape(
+            name=".".join(qualified),
+            line=function.lineno,
+            end_line=end,
+            text="\n".join(line.strip() for line in lines[first - 1 : end]),
+            counts=functools.partial(counts.of, index),
+            public=_is_public(qualified),
+            body=functools.partial(_body, function),
+            defaults=functools.partial(_defaults, function),
+        ))
     return shapes
