@@ -152,7 +152,10 @@ _STATEMENT_KINDS = tuple(ast.stmt.__subclasses__())
 def _branch_lines(tree: ast.Module) -> list[tuple[int, int]]:
     """(line, how many decisions) of every branch in the tree, from the walk the lenses share."""
     found = [(node.lineno, 1) for node in nodes_of(tree, ast.If) if not _is_type_checking(node.test)]
-    for kind in (ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler):
+    kinds: tuple[type[ast.expr | ast.stmt | ast.excepthandler], ...] = (
+        ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler
+    )
+    for kind in kinds:
         found += [(node.lineno, 1) for node in nodes_of(tree, kind)]
     found += [(node.lineno, len(node.values) - 1) for node in nodes_of(tree, ast.BoolOp)]
     found += [(node.target.lineno, 1 + len(node.ifs)) for node in nodes_of(tree, ast.comprehension)]
