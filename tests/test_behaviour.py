@@ -12,12 +12,14 @@ import pytest
 from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
+from reviewgate.git import SnapshotReader, TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.behaviour import EvidenceKind, MovedCode, compare, shapes_of
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes, tokenize
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.shapes import Shapes
 from testing.lenses import review_change
+from testing.repo import make_repo
 from tests.test_corpus import _in_scope, load_cases
 
 
@@ -278,3 +280,15 @@ def test_corpus_cases_block_only_where_they_should(case: dict[str, Any], tmp_pat
     )
     blocking = [item.rule for item in findings if _in_scope(item.rule, case["scope"]) and blocks(item)]
     assert bool(blocking) is case["blocks"], blocking
+
+
+def test_prefetch_sides_reads_head_and_base_in_one_batch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"a.py": "old\n", "dir/b.py": "b\n"}, {"a.py": "new\n", "c.py": "c\n"})
+    head, base = TreeReader(repo.path, repo.head_sha), TreeReader(repo.path, repo.base_sha)
+    prefetch_sides([(head, ["a.py", "c.py", "dir"]), (base, ["a.py", "c.py"])])
+    assert head._cache == {"a.py": b"new\n", "c.py": b"c\n", "dir": None}  # a directory is no file
+    assert base._cache == {"a.py": b"old\n", "c.py": None}
+    assert base.is_directory("dir") and not base.is_directory("a.py") and not base.is_directory("none")
+    snapshot = SnapshotReader(repo.path, {"dir/x.md": b"x"})
+    prefetch_sides([(snapshot, ["dir/x.md"])])
+    assert snapshot.is_directory("dir") and not snapshot.is_directory("di")
