@@ -173,7 +173,7 @@ def compare(
         if defaults:
             parameter, before, after = defaults[0]
             found.append(Evidence(
-                EvidenceKind.CHANGED_DEFAULT, change.path, shape.line, name,
+                EvidenceKind.CHANGED_DEFAULT, change.path, _first_added_line(change, shape), name,
                 f"default of `{parameter}` in `{name}`: `{before}` → `{after}`", False,
             ))
         elif changed_bodies and shape.branches <= old.branches and shape.body != old.body:
