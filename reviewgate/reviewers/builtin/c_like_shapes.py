@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes, add_shape
@@ -24,7 +24,7 @@ _TOKEN = re.compile(
     |(?P<operator>&&|\|\||\?\?|\?\.|=>|->|::|[^\s\w]))""",
     re.DOTALL | re.VERBOSE,
 )
-_REGEX_LITERAL = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[a-z]*")
+_REGEX_LITERAL = r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[a-z]*"
 # After these a `/` starts a regex literal, not a division.
 _BEFORE_REGEX_WORDS = frozenset(
     {"return", "typeof", "case", "in", "of", "delete", "void", "throw", "new", "instanceof", "yield", "await", "else"}
@@ -45,11 +45,13 @@ _BRANCH_TOKENS = frozenset({"if", "case", "catch", "for", "while", "&&", "||", "
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
-@dataclass
 class Tokens:
-    texts: list[str]
-    lines: list[int]
-    strings: list[bool]  # the token is a string, template or regex literal
+    __slots__ = ("lines", "strings", "texts")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.lines: list[int] = []
+        self.strings: list[bool] = []  # the token is a string, template or regex literal
 
 
 def _template_end(text: str, index: int) -> int:
@@ -89,7 +91,7 @@ def _code_end(text: str, index: int) -> int:
 
 
 def tokenize(text: str, language: Language) -> Tokens:
-    tokens = Tokens([], [], [])
+    tokens = Tokens()
     texts, lines, strings = tokens.texts, tokens.lines, tokens.strings
     javascript = language in (Language.JAVASCRIPT, Language.TYPESCRIPT)
     line, counted, position = 1, 0, 0
@@ -122,6 +124,13 @@ def tokenize(text: str, language: Language) -> Tokens:
     return tokens
 
 
+@functools.cache
+def _regex_literal() -> re.Pattern[str]:
+    """Compiled on first use (it costs more than the rest of the module's import): only JS/TS
+    with a `/` where an expression starts needs it."""
+    return re.compile(_REGEX_LITERAL)
+
+
 def _literal_end(text: str, start: int, language: Language) -> int | None:
     """The end of the Go raw string, template literal or regex literal starting at `start`;
     None when a `/` there is a division after all."""
@@ -130,7 +139,7 @@ def _literal_end(text: str, start: int, language: Language) -> int | None:
             closing = text.find("`", start + 1)
             return len(text) if closing < 0 else closing + 1
         return _template_end(text, start + 1)
-    literal = _REGEX_LITERAL.match(text, start)
+    literal = _regex_literal().match(text, start)
     return None if literal is None else literal.end()
 
 
@@ -165,8 +174,7 @@ def _is_word(text: str) -> bool:
     return bool(text) and (text[0].isalpha() or text[0] in "_$#")
 
 
-@dataclass(frozen=True)
-class _Function:
+class _Function(NamedTuple):
     name: str
     line: int
     opening: int  # index of the body's `{`
