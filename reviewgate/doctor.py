@@ -29,9 +29,9 @@ from reviewgate.config import (
 )
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.forge.doctor_checks import check_forge
-from reviewgate.git import TreeReader, repository_root, resolve_commit
+from reviewgate.git import repository_root, resolve_commit
 from reviewgate.reviewers import anthropic, openai, providers
-from reviewgate.reviewers.builtin.settings import OPT_IN_DIRECTORY, check_lens_settings, describe_reproduction_rule
+from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.target import resolve_base
@@ -243,15 +243,12 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
         report.config(str(error))
         return report.exit_code()
     report.ok(f"config {config.source or '(defaults: no config file)'} parses")
-    try:
-        lens_settings = check_lens_settings(config)
-    except ReviewgateError as error:
-        report.config(str(error))
-    else:  # the opt-in directory as the base has it, as the reviews will see it
-        has_directory = TreeReader(repo, resolve_commit(repo, base_ref) or "HEAD").is_directory(OPT_IN_DIRECTORY)
-        report.note(describe_reproduction_rule(lens_settings, has_directory))
     for name in config.review.reviewers:
         _check_reviewer(config, name, report)
+    try:  # the opt-in directory as the base has it, as the reviews will see it
+        report.note(reproduction_rule_line(repo, resolve_commit(repo, base_ref) or "HEAD", config))
+    except ReviewgateError as error:
+        report.config(str(error))
     try:
         check_forge(context, config, os.environ if environ is None else environ,
                     ok=report.ok, note=report.note, problem=report.unreachable)

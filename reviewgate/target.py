@@ -301,6 +301,4 @@ def freeze(
     )
 
 
-__all__ = [
-    "DocumentIdentity", "FrozenTarget", "base_reader_for", "default_base", "describe", "freeze", "reader_for",
-]
+__all__ = ["DocumentIdentity", "FrozenTarget", "default_base", "describe", "freeze", "reader_for"]

@@ -9,7 +9,6 @@ from pathlib import Path
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer
-from testing.repo import make_repo
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 
@@ -28,7 +27,6 @@ def test_all_good(tmp_path: Path) -> None:
     assert "ok: reviewer openai: $OPENAI_API_KEY is set" in result.stdout
     assert "lists model test-model" in result.stdout
     assert not server.posts()  # listing models costs no generation
-    assert "note: reproduction rule off: no .prepcook/ directory" in result.stdout
 
 
 def test_unknown_model_and_missing_key_are_unreachable(tmp_path: Path) -> None:
@@ -108,11 +106,3 @@ def test_independence_against_the_implementer(tmp_path: Path) -> None:
 def test_outside_a_repository(tmp_path: Path) -> None:
     result = run_cli(tmp_path, "doctor")
     assert result.returncode == 2 and "not a git repository" in result.stdout
-
-
-def test_reproduction_rule_line_follows_the_base(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n", ".prepcook/scripts.toml": '[test]\nrun = "true"\n'})
-    result = run_cli(repo.path, "doctor", "--base", "main", "--reviewer", "builtin")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "note: reproduction rule on (require_reproduction = \"fixes\", the default): the repository " \
-        "has a .prepcook/ directory" in result.stdout

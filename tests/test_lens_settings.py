@@ -145,3 +145,16 @@ def test_disabled_rule_does_not_report(tmp_path: Path) -> None:
         sections={"lenses": {"disable": ["process/repro-in-diff"]}},
     )
     assert _rules(findings) == []
+
+
+def test_doctor_says_whether_the_reproduction_rule_is_on(tmp_path: Path) -> None:
+    plain = make_repo(tmp_path / "plain", BASE)
+    result = run_cli(plain.path, "doctor", "--base", "main", "--reviewer", "builtin")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "note: reproduction rule off: no .prepcook/ directory and lenses.require_reproduction is not set; " \
+        'turn it on with [lenses] require_reproduction = "fixes"' in result.stdout
+    opted_in = make_repo(tmp_path / "opted", OPTED_IN)
+    result = run_cli(opted_in.path, "doctor", "--base", "main", "--reviewer", "builtin")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'note: reproduction rule on (require_reproduction = "fixes", the default): the repository has a ' \
+        ".prepcook/ directory" in result.stdout

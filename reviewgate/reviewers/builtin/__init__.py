@@ -9,9 +9,8 @@ from typing import Protocol
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
-from reviewgate.git import prefetch_sides
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
-from reviewgate.reviewers.builtin.behaviour import base_side_paths
+from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.process import REPRODUCTION_FILES, ReproductionFilesLens, ReproductionPolicyLens
@@ -23,7 +22,6 @@ from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missin
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.tests_lens import TestsLens
-from reviewgate.target import base_reader_for
 
 SOURCE = "builtin"
 
@@ -61,14 +59,13 @@ class BuiltinReviewer:
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         started = time.monotonic()
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
-        # Every changed code file is read at head by some lens, the reproduction files by the
-        # process lens, and the tests lens reads source files at the merge base: in one batch,
-        # not a process each.
-        head_paths = [
-            change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES
-        ] + list(REPRODUCTION_FILES)
-        base = base_reader_for(request.target)
-        prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
+        # The tests lens reads source files at the merge base, the process lens the reproduction
+        # files: read with the head files below in one batch, which then finds them all cached.
+        prefetch_both_sides(request, REPRODUCTION_FILES)
+        # Every changed code file is read at head by some lens: in one batch, not a process each.
+        request.head.prefetch(
+            [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]
+        )
         findings: dict[str, Finding] = {}
         for lens in lenses:
             for finding in lens.check(request):

@@ -213,6 +213,16 @@ def base_side_paths(request: ReviewRequest) -> list[str]:
     return sorted(compared | set(_deleted_paths(request)))
 
 
+def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...] = ()) -> None:
+    """Read the changed code files at head and what this analysis reads at the merge base with
+    one git process (plus `other_head_paths`, files other lenses read at head)."""
+    head_paths = [
+        change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES
+    ] + list(other_head_paths)
+    base = base_reader_for(request.target)
+    prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
+
+
 def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evidence]:
     """Evidence over every changed source file that is not a test, in file order."""
     changes = _behaviour_changes(request)

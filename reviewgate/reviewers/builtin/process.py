@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
+from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.git import TreeReader
 from reviewgate.reviewers.builtin.common import lens_finding
 from reviewgate.reviewers.builtin.settings import (
     OPT_IN_DIRECTORY,
     SECTION,
     ReproductionPolicy,
+    check_lens_settings,
+    describe_reproduction_rule,
     parse_lens_settings,
     reproduction_rules_apply,
 )
@@ -68,6 +73,13 @@ def find_reproduction(request: ReviewRequest) -> str | None:
         if text is not None and text.strip():
             return text
     return None
+
+
+def reproduction_rule_line(repo: Path, commit: str, config: Config) -> str:
+    """`reviewgate doctor`'s line on the reproduction rule, as a review against `commit` as the
+    merge base would apply it; a bad `[lenses]` section raises the ConfigError naming it."""
+    settings = check_lens_settings(config)
+    return describe_reproduction_rule(settings, TreeReader(repo, commit).is_directory(OPT_IN_DIRECTORY))
 
 
 def has_opt_in_directory(request: ReviewRequest) -> bool:
