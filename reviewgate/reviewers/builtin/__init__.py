@@ -13,7 +13,7 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
-from reviewgate.reviewers.builtin.process import REPRODUCTION_FILES, ReproductionFilesLens, ReproductionPolicyLens
+from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
@@ -61,7 +61,7 @@ class BuiltinReviewer:
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
         # The tests lens reads source files at the merge base, the process lens the reproduction
         # files: read with the head files below in one batch, which then finds them all cached.
-        prefetch_both_sides(request, REPRODUCTION_FILES)
+        prefetch_both_sides(request, ReproductionPolicyLens.reads)
         # Every changed code file is read at head by some lens: in one batch, not a process each.
         request.head.prefetch(
             [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]

@@ -94,6 +94,8 @@ class ReproductionPolicyLens:
     a reproduction "that was not re-run against this change is a correctness major". Only for
     repositories that opted in (settings.reproduction_rules_apply)."""
 
+    reads = REPRODUCTION_FILES  # at head, on every review: the builtin reviewer reads them in its batch
+
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
         policy = settings.require_reproduction
