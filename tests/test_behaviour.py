@@ -292,3 +292,22 @@ def test_prefetch_sides_reads_head_and_base_in_one_batch(tmp_path: Path) -> None
     snapshot = SnapshotReader(repo.path, {"dir/x.md": b"x"})
     prefetch_sides([(snapshot, ["dir/x.md"])])
     assert snapshot.is_directory("dir") and not snapshot.is_directory("di")
+
+
+def test_new_public_function_is_strong_unless_a_stub_or_a_bare_accessor() -> None:
+    head = _python(
+        "def divide(a, b):\n    return a / b\n\n\n"
+        "@overload\ndef convert(x: int) -> int: ...\n\n\n"
+        "def name(self):\n    return self._name\n\n\n"
+        "def abstract(self):\n    raise NotImplementedError\n\n\n"
+        "def _helper(a):\n    return a * 2\n"
+    )
+    found = compare(_change("lib.py", range(1, 19)), None, head, MovedCode([]))
+    assert {item.name: item.strong for item in found} == {
+        "divide": True, "convert": False, "name": False, "abstract": False, "_helper": False
+    }
+    go = c_like_shapes(
+        "package x\nfunc (u *User) Name() string { return u.name }\nfunc Half(v int) int { return v / 2 }\n",
+        Language.GO,
+    )
+    assert (go["User.Name"].trivial, go["Half"].trivial) == (True, False)

@@ -130,9 +130,9 @@ class MovedCode:
 
 
 def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
-    strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (
-        shape.public and (shape.branches >= 1 or shape.statements >= 3)
-    )
+    # A new public function is what a library's users get: strong unless it is a stub or a bare
+    # accessor. A private helper is strong only when substantial.
+    strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (shape.public and not shape.trivial)
     size = f"{shape.statements} statement(s), {shape.branches} branch(es)"
     return Evidence(
         EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name,

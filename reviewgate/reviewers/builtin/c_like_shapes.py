@@ -294,6 +294,18 @@ def _other_functions(tokens: Tokens, pairs: dict[int, int], language: Language) 
     return found
 
 
+# Tokens of a bare accessor body: `return this.name;`, `return x`.
+_TRIVIAL_TOKENS = frozenset({"return", ".", ";", "this", "self", "null", "nil", "undefined", "true", "false"})
+
+
+def _is_trivial(tokens: Tokens, start: int, end: int) -> bool:
+    """Empty, or a return of a name, member or literal: no operator, call or second statement."""
+    return all(
+        tokens.strings[index] or _is_word(text) or text[0].isdigit() or text in _TRIVIAL_TOKENS
+        for index, text in enumerate(tokens.texts[start:end], start)
+    ) and tokens.texts[start:end].count("return") <= 1
+
+
 def _is_branch(texts: list[str], index: int) -> bool:
     text = texts[index]
     if text != "?":
@@ -332,6 +344,7 @@ def c_like_shapes(text: str, language: Language) -> Shapes:
                 counts=functools.partial(_counts, tokens, owner, number, function.opening + 1, closing),
                 public=function.public,
                 body=functools.partial(str, text),  # tokens hold no comments nor layout already
+                trivial=_is_trivial(tokens, function.opening + 1, closing),
             ),
         )
     return shapes

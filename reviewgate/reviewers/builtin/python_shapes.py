@@ -228,6 +228,30 @@ def _functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFuncti
     return found
 
 
+def _is_stub_statement(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant)  # `...` or a string
+    if isinstance(statement, ast.Raise):
+        raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+        return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+    return False
+
+
+def _is_trivial(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A stub, or one `return` of a name, attribute or constant."""
+    body = function.body
+    if all(_is_stub_statement(statement) for statement in body):
+        return True
+    rest = body[1:] if _has_docstring(body) else body
+    return (
+        len(rest) == 1
+        and isinstance(rest[0], ast.Return)
+        and (rest[0].value is None or isinstance(rest[0].value, (ast.Name, ast.Attribute, ast.Constant)))
+    )
+
+
 def python_shapes(tree: ast.Module, source: str) -> Shapes:
     """Every function and method, nested ones under their enclosing names."""
     lines = source.splitlines()
@@ -246,5 +270,6 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
             public=_is_public(qualified),
             body=functools.partial(_body, function),
             defaults=functools.partial(_defaults, function),
+            trivial=_is_trivial(function),
         ))
     return shapes

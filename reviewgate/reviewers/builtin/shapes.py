@@ -27,6 +27,7 @@ class FunctionShape:
         public: bool,
         body: Callable[[], str],
         defaults: Callable[[], tuple[tuple[str, str], ...]] = _no_defaults,
+        trivial: bool = False,
     ) -> None:
         self.name = name  # qualified: `Class.method`, `Receiver.Method`, `outer.inner`
         self.line = line
@@ -34,6 +35,9 @@ class FunctionShape:
         self.text = text  # the source as written, indentation aside: equal means untouched
         self._counts = counts
         self.public = public
+        # A stub (`...`, `pass`, `raise NotImplementedError`, an overload) or a bare accessor
+        # (`return self._name`): new, it is weak evidence of behaviour even when public.
+        self.trivial = trivial
         self._body = body
         self._defaults = defaults
 
