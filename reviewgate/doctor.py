@@ -32,6 +32,7 @@ from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.git import repository_root, resolve_commit, run_git
 from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
 from reviewgate.reviewers import anthropic, openai, providers
+from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.target import resolve_base
@@ -256,6 +257,10 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     report.ok(f"config {config.source or '(defaults: no config file)'} parses; {origin.describe()}")
     for name in config.review.reviewers:
         _check_reviewer(config, name, report)
+    try:  # the opt-in directory as the base has it, as the reviews will see it
+        report.note(reproduction_rule_line(repo, resolve_commit(repo, base_ref) or "HEAD", config))
+    except ReviewgateError as error:
+        report.config(str(error))
     try:
         check_forge(context, config, os.environ if environ is None else environ,
                     ok=report.ok, note=report.note, problem=report.unreachable)

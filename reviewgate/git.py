@@ -204,6 +204,10 @@ class TreeReader:
         for path, data in zip(blobs, read_blobs(self.repo, list(blobs.values())), strict=True):
             self._cache[path] = data
 
+    def is_directory(self, path: str) -> bool:
+        completed = run_git(self.repo, "cat-file", "-t", f"{self.commit}:{path}", check=False)
+        return completed.returncode == 0 and completed.stdout.strip() == b"tree"
+
     def list_files(self) -> list[str]:
         output = run_git(self.repo, "ls-tree", "-r", "-z", "--name-only", self.commit).stdout
         return [name.decode("utf-8", "surrogateescape") for name in output.split(b"\0") if name]
@@ -243,6 +247,10 @@ class SnapshotReader(TreeReader):
     def prefetch(self, paths: list[str]) -> None:
         """Everything is in memory already."""
 
+    def is_directory(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(name.startswith(prefix) for name in self._contents)
+
     def list_files(self) -> list[str]:
         return sorted(self._contents)
 
@@ -279,6 +287,48 @@ def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict
         return {}
     contents = read_blobs(repo, list(blobs.values()))
     return {path: data[:limit].decode("utf-8", "replace") for path, data in zip(blobs, contents, strict=True)}
+
+
+def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:
+    """`<commit>:<path>` names to the blobs they name, from one `git cat-file --batch` process
+    (no `--batch-check` first: a missing name answers `<name> missing` and is left out)."""
+    if not names:
+        return {}
+    request = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
+    output = run_git(repo, "cat-file", "--batch", input_bytes=request).stdout
+    found: dict[str, bytes] = {}
+    offset = 0
+    for name in names:
+        header_end = output.index(b"\n", offset)
+        fields = output[offset:header_end].split()
+        offset = header_end + 1
+        if len(fields) != 3 or not fields[2].isdigit():
+            continue  # "<name> missing" (or ambiguous): no content follows
+        size = int(fields[2])
+        if fields[1] == b"blob":
+            found[name] = output[offset : offset + size]
+        offset += size + 1  # the batch format ends every object with a newline
+    return found
+
+
+def prefetch_sides(sides: list[tuple[TreeReader, list[str]]]) -> None:
+    """Cache files of several commits of one repository (head and merge base) with one git
+    process for all of them; what is not a blob there reads as None, as `read_bytes` answers.
+    A reader that is not a commit's (a bundle's snapshot) prefetches its own way."""
+    names: dict[str, tuple[TreeReader, str]] = {}
+    for reader, paths in sides:
+        if type(reader) is not TreeReader:
+            reader.prefetch(paths)
+            continue
+        for path in paths:
+            if path not in reader._cache and "\n" not in path:
+                names[f"{reader.commit}:{path}"] = (reader, path)
+    if not names:
+        return
+    repo = next(iter(names.values()))[0].repo
+    found = _read_names(repo, list(names))
+    for name, (reader, path) in names.items():
+        reader._cache[path] = found.get(name)
 
 
 def read_blobs(repo: Path, object_names: list[str]) -> list[bytes]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -114,6 +115,20 @@ def reader_for(target: FrozenTarget) -> TreeReader:
     if target.mode == "bundle":
         return SnapshotReader(repo, dict(target.snapshot))
     return TreeReader(repo, target.head_tree or target.head_sha)
+
+
+def base_reader_for(target: FrozenTarget) -> TreeReader | None:
+    """The files as they were at the merge base (what the branch changed them from); None for a
+    bundle, which has no base side."""
+    if target.mode == "bundle" or not target.merge_base:
+        return None
+    return _tree_reader(target.repo_root, target.merge_base)
+
+
+@functools.lru_cache(maxsize=4)
+def _tree_reader(repo_root: str, commit: str) -> TreeReader:
+    """One reader (and its cache) per commit for the lenses of one review."""
+    return TreeReader(Path(repo_root), commit)
 
 
 def _named(ref: str, sha: str) -> str:

@@ -9,7 +9,11 @@ import pytest
 
 from reviewgate.config import ConfigWarning
 from reviewgate.errors import ConfigError
-from reviewgate.reviewers.builtin.settings import ReproductionPolicy, parse_lens_settings
+from reviewgate.reviewers.builtin.settings import (
+    ReproductionPolicy,
+    describe_reproduction_rule,
+    parse_lens_settings,
+)
 from reviewgate.verify.outcome import ReproductionStatus, VerifyOutcome, VerifyStatus
 from testing.cli import run_cli
 from testing.lenses import review_change
@@ -17,6 +21,8 @@ from testing.repo import make_repo, write_base_config
 
 BASE = {"app/prices.py": "def total(a, b):\n    return a + b\n"}
 FIX = {"app/prices.py": "def total(a, b):\n    return round(a + b, 2)\n"}
+# A repository that works by the reproduction process: its stand-up manifest in .prepcook/.
+OPTED_IN = dict(BASE, **{".prepcook/scripts.toml": '[test]\nrun = "true"\n'})
 
 
 def _rules(findings: list) -> list[str]:  # type: ignore[type-arg]
@@ -70,9 +76,36 @@ def test_cli_bad_value_exits_2_naming_file_and_key(tmp_path: Path) -> None:
 
 
 def test_policy_fixes_needs_a_fix_marker(tmp_path: Path) -> None:
-    assert _rules(review_change(tmp_path / "a", BASE, FIX)) == []
-    marked = review_change(tmp_path / "b", BASE, FIX, branch_name="hotfix/rounding")
+    assert _rules(review_change(tmp_path / "a", OPTED_IN, FIX)) == []
+    marked = review_change(tmp_path / "b", OPTED_IN, FIX, branch_name="hotfix/rounding")
     assert _rules(marked) == ["process/missing-reproduction"]
+
+
+def test_reproduction_rules_are_off_unless_the_repository_opts_in(tmp_path: Path) -> None:
+    assert _rules(review_change(tmp_path / "a", BASE, FIX, branch_name="hotfix/rounding")) == []
+    assert _rules(
+        review_change(tmp_path / "b", BASE, FIX, message="fix: rounding", reproduction="total(0.1, 0.2)")
+    ) == []
+    # The branch under review cannot opt itself in: the directory must exist at the merge base.
+    adds_directory = dict(FIX, **{".prepcook/scripts.toml": '[test]\nrun = "true"\n'})
+    assert _rules(review_change(tmp_path / "c", BASE, adds_directory, branch_name="hotfix/rounding")) == []
+    # Setting the policy explicitly opts in, even to the default value.
+    explicit = review_change(
+        tmp_path / "d", BASE, FIX, branch_name="hotfix/rounding",
+        sections={"lenses": {"require_reproduction": "fixes"}},
+    )
+    assert _rules(explicit) == ["process/missing-reproduction"]
+
+
+def test_describe_reproduction_rule() -> None:
+    default, explicit = parse_lens_settings({}), parse_lens_settings({"require_reproduction": "always"})
+    assert explicit.require_reproduction_set and not default.require_reproduction_set
+    assert describe_reproduction_rule(default, False).startswith("reproduction rule off: no .prepcook/")
+    assert 'require_reproduction = "fixes"' in describe_reproduction_rule(default, False)
+    assert describe_reproduction_rule(default, True).startswith("reproduction rule on (")
+    assert describe_reproduction_rule(explicit, False) == (
+        'reproduction rule on: lenses.require_reproduction = "always" is set in the config'
+    )
 
 
 def test_policy_always_and_never(tmp_path: Path) -> None:
@@ -90,14 +123,14 @@ def test_policy_always_and_never(tmp_path: Path) -> None:
 
 def test_reproduction_sources_and_rerun_status(tmp_path: Path) -> None:
     from_forge = review_change(
-        tmp_path / "a", BASE, FIX, message="fix: rounding", reproduction="total(0.1, 0.2)"
+        tmp_path / "a", OPTED_IN, FIX, message="fix: rounding", reproduction="total(0.1, 0.2)"
     )
     assert _rules(from_forge) == ["process/reproduction-not-rerun"]
     in_repo = dict(FIX, **{".reviewgate/reproduction.md": "total(0.1, 0.2) -> 0.3\n"})
     passed = VerifyOutcome(status=VerifyStatus.PASSED, reproduction=ReproductionStatus.PASSED)
-    assert _rules(review_change(tmp_path / "b", BASE, in_repo, message="fix: rounding", verify=passed)) == []
+    assert _rules(review_change(tmp_path / "b", OPTED_IN, in_repo, message="fix: rounding", verify=passed)) == []
     failed = VerifyOutcome(status=VerifyStatus.FAILED, reproduction=ReproductionStatus.FAILED)
-    findings = review_change(tmp_path / "c", BASE, in_repo, message="fix: rounding", verify=failed)
+    findings = review_change(tmp_path / "c", OPTED_IN, in_repo, message="fix: rounding", verify=failed)
     assert _rules(findings) == ["process/reproduction-not-rerun"]
     assert "failed" in next(item for item in findings if item.rule.startswith("process/")).body
 
@@ -110,3 +143,16 @@ def test_disabled_rule_does_not_report(tmp_path: Path) -> None:
         sections={"lenses": {"disable": ["process/repro-in-diff"]}},
     )
     assert _rules(findings) == []
+
+
+def test_doctor_says_whether_the_reproduction_rule_is_on(tmp_path: Path) -> None:
+    plain = make_repo(tmp_path / "plain", BASE)
+    result = run_cli(plain.path, "doctor", "--base", "main", "--reviewer", "builtin")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "note: reproduction rule off: no .prepcook/ directory and lenses.require_reproduction is not set; " \
+        'turn it on with [lenses] require_reproduction = "fixes"' in result.stdout
+    opted_in = make_repo(tmp_path / "opted", OPTED_IN)
+    result = run_cli(opted_in.path, "doctor", "--base", "main", "--reviewer", "builtin")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'note: reproduction rule on (require_reproduction = "fixes", the default): the repository has a ' \
+        ".prepcook/ directory" in result.stdout

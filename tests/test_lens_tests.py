@@ -61,6 +61,7 @@ def test_fix_with_test_change_is_complete(tmp_path: Path) -> None:
         "tests/test_a.py": "def test_f():\n    pass\n\n\ndef test_none():\n    pass\n",
     }
     assert _found(review_change(tmp_path, base, branch, branch_name="bugfix/none")) == []
+    # `x or 0` is one more branch: weak evidence of new behaviour besides the untested fix.
     assert _found(
         review_change(tmp_path / "b", base, {"app/a.py": branch["app/a.py"]}, branch_name="bugfix/none")
-    ) == [("tests/fix-without-test", "", 0)]
+    ) == [("tests/fix-without-test", "", 0), ("tests/missing-tests", "app/a.py", 2)]

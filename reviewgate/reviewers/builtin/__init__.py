@@ -10,6 +10,7 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.oversized import oversized_findings
@@ -63,6 +64,9 @@ class BuiltinReviewer:
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         started = time.monotonic()
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
+        # The tests lens reads source files at the merge base, the process lens the reproduction
+        # files: read with the head files below in one batch, which then finds them all cached.
+        prefetch_both_sides(request, ReproductionPolicyLens.reads)
         # Every changed code file is read at head by some lens: in one batch, not a process each.
         request.head.prefetch(
             [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]

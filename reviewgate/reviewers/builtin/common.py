@@ -150,6 +150,12 @@ def _parse(source: str, path: str) -> ast.Module | None:
         return None
 
 
+def parse_python(source: str, path: str) -> ast.Module | None:
+    """A file's syntax tree, parsed once for every lens that reads the same text; None when it
+    does not parse."""
+    return _parse(source, path)
+
+
 def parse_python_at_head(request: ReviewRequest, path: str) -> tuple[ast.Module, str] | None:
     """The file's syntax tree and text at head, parsed once for all the lenses that read it; None
     when it is missing or does not parse (that is the tests' and the verify's to report)."""

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
+from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.git import TreeReader
 from reviewgate.reviewers.builtin.common import lens_finding
-from reviewgate.reviewers.builtin.settings import SECTION, ReproductionPolicy, parse_lens_settings
+from reviewgate.reviewers.builtin.settings import (
+    OPT_IN_DIRECTORY,
+    SECTION,
+    ReproductionPolicy,
+    check_lens_settings,
+    describe_reproduction_rule,
+    parse_lens_settings,
+    reproduction_rules_apply,
+)
+from reviewgate.target import base_reader_for
 from reviewgate.verify.outcome import ReproductionStatus
 
 REPRODUCTION_DIRECTORIES = ("repro", ".repro")
@@ -63,35 +75,56 @@ def find_reproduction(request: ReviewRequest) -> str | None:
     return None
 
 
+def reproduction_rule_line(repo: Path, commit: str, config: Config) -> str:
+    """`reviewgate doctor`'s line on the reproduction rule, as a review against `commit` as the
+    merge base would apply it; a bad `[lenses]` section raises the ConfigError naming it."""
+    settings = check_lens_settings(config)
+    return describe_reproduction_rule(settings, TreeReader(repo, commit).is_directory(OPT_IN_DIRECTORY))
+
+
+def has_opt_in_directory(request: ReviewRequest) -> bool:
+    """Whether .prepcook/ exists at the merge base (at head for a bundle, which has no base), so
+    a branch cannot switch the rules off by deleting it, nor on for itself by adding it."""
+    reader = base_reader_for(request.target) or request.head
+    return reader.is_directory(OPT_IN_DIRECTORY)
+
+
 class ReproductionPolicyLens:
     """Seed 000: "No reproduction on the card at all is the first finding, systematic, major", and
-    a reproduction "that was not re-run against this change is a correctness major"."""
+    a reproduction "that was not re-run against this change is a correctness major". Only for
+    repositories that opted in (settings.reproduction_rules_apply)."""
+
+    reads = REPRODUCTION_FILES  # at head, on every review: the builtin reviewer reads them in its batch
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        policy = parse_lens_settings(request.sections.get(SECTION, {}), warn=False).require_reproduction
+        settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
+        policy = settings.require_reproduction
         reproduction = find_reproduction(request)
+        status = request.verify.reproduction
         if reproduction is None:
-            required = policy is ReproductionPolicy.ALWAYS or (
+            reports = policy is ReproductionPolicy.ALWAYS or (
                 policy is ReproductionPolicy.FIXES and request.marked_as_fix
             )
-            if required:
-                yield lens_finding(
-                    rule=RULE_MISSING_REPRODUCTION,
-                    category="reproduction",
-                    finding_class=FindingClass.SYSTEMATIC,
-                    severity=Severity.MAJOR,
-                    title="No reproduction for this change",
-                    body=(
-                        f'The policy (lenses.require_reproduction = "{policy.value}") requires a '
-                        "reproduction and none was found: not on the forge's issue, nor in "
-                        f"{' or '.join(REPRODUCTION_FILES)}. Write down the failing case (inputs, expected, "
-                        "observed) so the review can check the change against it."
-                    ),
-                    path=None,
-                )
+        else:
+            reports = status is not ReproductionStatus.PASSED
+        # The opt-in is asked last: reading the base costs a git process, most changes need none.
+        if not reports or not reproduction_rules_apply(settings, has_opt_in_directory(request)):
             return
-        status = request.verify.reproduction
-        if status is ReproductionStatus.PASSED:
+        if reproduction is None:
+            yield lens_finding(
+                rule=RULE_MISSING_REPRODUCTION,
+                category="reproduction",
+                finding_class=FindingClass.SYSTEMATIC,
+                severity=Severity.MAJOR,
+                title="No reproduction for this change",
+                body=(
+                    f'The policy (lenses.require_reproduction = "{policy.value}") requires a '
+                    "reproduction and none was found: not on the forge's issue, nor in "
+                    f"{' or '.join(REPRODUCTION_FILES)}. Write down the failing case (inputs, expected, "
+                    "observed) so the review can check the change against it."
+                ),
+                path=None,
+            )
             return
         what = (
             "failed"

@@ -12,6 +12,9 @@ from reviewgate.config import Config, ConfigWarning
 from reviewgate.errors import ConfigError
 
 SECTION = "lenses"
+# A repository that keeps its stand-up manifest here works by seed 000's process, reproductions
+# included: the reproduction rules apply to it without `require_reproduction` being set.
+OPT_IN_DIRECTORY = ".prepcook"
 
 
 class ReproductionPolicy(str, enum.Enum):
@@ -26,6 +29,9 @@ class ReproductionPolicy(str, enum.Enum):
 class LensSettings:
     require_reproduction: ReproductionPolicy = ReproductionPolicy.FIXES
     disable: tuple[str, ...] = ()  # rule ids (or rule families like "readability") not to run
+    # Whether the config sets require_reproduction itself; the default applies only to
+    # repositories that opted in with a .prepcook/ directory.
+    require_reproduction_set: bool = False
 
     def enabled(self, rule: str) -> bool:
         family = rule.split("/", 1)[0]
@@ -51,7 +57,34 @@ def parse_lens_settings(
     disable = section.get("disable", [])
     if not isinstance(disable, list) or not all(isinstance(item, str) for item in disable):
         raise ConfigError(f"{source}: {SECTION}.disable: expected a list of rule ids, got {disable!r}")
-    return LensSettings(require_reproduction=ReproductionPolicy(policy_value), disable=tuple(disable))
+    return LensSettings(
+        require_reproduction=ReproductionPolicy(policy_value),
+        disable=tuple(disable),
+        require_reproduction_set="require_reproduction" in section,
+    )
+
+
+def reproduction_rules_apply(settings: LensSettings, has_opt_in_directory: bool) -> bool:
+    """The reproduction process belongs to teams that opted into it: by setting the policy or by
+    keeping a .prepcook/ directory. Elsewhere the reproduction rules are off."""
+    return settings.require_reproduction_set or has_opt_in_directory
+
+
+def describe_reproduction_rule(settings: LensSettings, has_opt_in_directory: bool) -> str:
+    """One line for `reviewgate doctor`: whether the rule is on, why, and how to change it."""
+    policy = f'require_reproduction = "{settings.require_reproduction.value}"'
+    if settings.require_reproduction_set:
+        return f"reproduction rule on: lenses.{policy} is set in the config"
+    if has_opt_in_directory:
+        return (
+            f"reproduction rule on ({policy}, the default): the repository has a {OPT_IN_DIRECTORY}/ "
+            'directory; set lenses.require_reproduction = "never" to turn it off'
+        )
+    return (
+        f"reproduction rule off: no {OPT_IN_DIRECTORY}/ directory and lenses.require_reproduction is not "
+        'set; turn it on with [lenses] require_reproduction = "fixes" (or "always"), or add a '
+        f"{OPT_IN_DIRECTORY}/ directory"
+    )
 
 
 def check_lens_settings(config: Config) -> LensSettings:

@@ -1,0 +1,250 @@
+"""What a change does to the code's behaviour, judged against the merge base.
+
+Each changed source file is read at both sides (the base side skipped for an added file), its
+functions shaped once per side (python_shapes by `ast`, c_like_shapes by tokens) and paired by
+qualified name. New behaviour is a function absent at the merge base that is not moved code (its
+normalised body is nowhere in the base side of the changed files), or an existing function whose
+branch count grew. Comments, docstrings, annotations, formatting, strings and moves are not
+behaviour. A file that does not parse at one side gives no evidence.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from reviewgate.context import ReviewRequest
+from reviewgate.diff import ChangeStatus, FileChange
+from reviewgate.git import TreeReader, prefetch_sides
+from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
+from reviewgate.reviewers.builtin.common import (
+    CODE_LANGUAGES,
+    Language,
+    is_test_file,
+    language_of,
+    parse_python,
+    parse_python_at_head,
+    reviewable_changes,
+)
+from reviewgate.reviewers.builtin.python_shapes import python_shapes
+from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes
+from reviewgate.target import base_reader_for
+
+# Files that hold configuration or wiring, not behaviour a unit test would pin down.
+_NOT_BEHAVIOUR = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
+_NOT_BEHAVIOUR_DIRECTORIES = frozenset(
+    {"docs", "doc", "examples", "example", "benchmarks", "scripts", "migrations"}
+)
+# A new function of this many statements is substantial whether public or not.
+SUBSTANTIAL_STATEMENTS = 5
+# Branches an existing function must gain for the evidence to be strong.
+STRONG_BRANCH_GROWTH = 2
+
+
+def is_behaviour_file(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return (
+        language_of(path) in CODE_LANGUAGES
+        and not is_test_file(path)
+        and not _NOT_BEHAVIOUR.search(pure.name)
+        and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
+    )
+
+
+class EvidenceKind(str, enum.Enum):
+    NEW_FUNCTION = "new-function"
+    MORE_BRANCHES = "more-branches"
+    CHANGED_DEFAULT = "changed-default"
+    CHANGED_BODY = "changed-body"  # counts for a fix only: it alters behaviour, adds none
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: EvidenceKind
+    path: str
+    line: int
+    name: str
+    detail: str  # what a person reads: "`connect` is absent at the merge base"
+    strong: bool
+
+    @property
+    def adds_behaviour(self) -> bool:
+        return self.kind is not EvidenceKind.CHANGED_BODY
+
+
+def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
+    """The functions of one side of a file; None when it does not parse."""
+    if language is Language.PYTHON:
+        tree = parse_python(text, path)
+        return None if tree is None else python_shapes(tree, text)
+    try:
+        return c_like_shapes(text, language)
+    except (IndexError, KeyError, RecursionError):  # a tokenizer confused by odd input: no evidence
+        return None
+
+
+def _head_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
+    if language is Language.PYTHON:
+        parsed = parse_python_at_head(request, change.path)  # the tree the other lenses share
+        return None if parsed is None else python_shapes(*parsed)
+    text = request.head.read_text(change.path)
+    return None if text is None else shapes_of(text, change.path, language)
+
+
+def _base_path(change: FileChange) -> str | None:
+    if change.status is ChangeStatus.ADDED:
+        return None
+    return change.old_path or change.path
+
+
+def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
+    added = change.added_lines()
+    return next((line for line in range(shape.line, shape.end_line + 1) if line in added), shape.line)
+
+
+class MovedCode:
+    """The functions the change removes (their name is gone from their file at head, or their
+    file is deleted): a function "new" at head with the same text or normalised body was moved
+    or renamed, not written."""
+
+    def __init__(self, removed: list[FunctionShape]) -> None:
+        self.removed = removed
+        self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
+        self._bodies: set[str] | None = None
+        self._counts: set[tuple[int, int]] | None = None
+
+    def holds(self, shape: FunctionShape) -> bool:
+        if not self.removed:
+            return False
+        if shape.text.split("\n", 1)[-1] in self.texts:  # the same lines under another signature line
+            return True
+        if self._counts is None:
+            self._counts = {(item.branches, item.statements) for item in self.removed}
+        if (shape.branches, shape.statements) not in self._counts:
+            return False  # cheap to tell apart: no body to normalise
+        if self._bodies is None:
+            self._bodies = {item.body for item in self.removed}
+        return shape.body in self._bodies
+
+
+def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
+    # A new public function is what a library's users get: strong unless it is a stub or a bare
+    # accessor. A private helper is strong only when substantial.
+    strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (shape.public and not shape.trivial)
+    size = f"{shape.statements} statement(s), {shape.branches} branch(es)"
+    return Evidence(
+        EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name,
+        f"`{shape.name}` is absent at the merge base ({size})", strong,
+    )
+
+
+def _changed_defaults(old: FunctionShape, shape: FunctionShape) -> list[tuple[str, str, str]]:
+    before = dict(old.defaults)
+    return [
+        (parameter, before[parameter], value)
+        for parameter, value in shape.defaults
+        if parameter in before and before[parameter] != value
+    ]
+
+
+def compare(
+    change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
+) -> list[Evidence]:
+    """Evidence for one file: `base` None when the file is new. `changed_bodies` also reports
+    functions that do something different without gaining behaviour (what a fix does)."""
+    found: list[Evidence] = []
+    for name, shape in head.items():
+        old = None if base is None else base.get(name)
+        if old is None:
+            if not moved.holds(shape):
+                found.append(_new_function(change, shape))
+            continue
+        if shape.text == old.text:
+            continue  # untouched, whatever else moved around it
+        if shape.branches > old.branches:
+            grew = shape.branches - old.branches
+            found.append(Evidence(
+                EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
+                f"branches: {old.branches} → {shape.branches} in `{name}`", grew >= STRONG_BRANCH_GROWTH,
+            ))
+        defaults = _changed_defaults(old, shape) if shape.public else []
+        if defaults:
+            parameter, before, after = defaults[0]
+            found.append(Evidence(
+                EvidenceKind.CHANGED_DEFAULT, change.path, _first_added_line(change, shape), name,
+                f"default of `{parameter}` in `{name}`: `{before}` → `{after}`", False,
+            ))
+        elif changed_bodies and shape.branches <= old.branches and shape.body != old.body:
+            found.append(Evidence(
+                EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
+                f"`{name}` does something different than at the merge base", False,
+            ))
+    return found
+
+
+def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
+    if base is None or not paths:
+        return {}
+    prefetch_sides([(base, paths)])  # done already when the builtin reviewer ran
+    return {path: text for path in paths if (text := base.read_text(path)) is not None}
+
+
+def _behaviour_changes(request: ReviewRequest) -> list[FileChange]:
+    return [change for change in reviewable_changes(request) if is_behaviour_file(change.path)]
+
+
+def _deleted_paths(request: ReviewRequest) -> list[str]:
+    return [
+        change.path
+        for change in request.target.files
+        if change.status is ChangeStatus.DELETED and is_behaviour_file(change.path)
+    ]
+
+
+def base_side_paths(request: ReviewRequest) -> list[str]:
+    """What the analysis reads at the merge base: the base side of every changed source file,
+    those compared and the deleted ones code may have moved from."""
+    changes = _behaviour_changes(request)
+    if not changes:
+        return []
+    compared = {path for change in changes if (path := _base_path(change)) is not None}
+    return sorted(compared | set(_deleted_paths(request)))
+
+
+def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...] = ()) -> None:
+    """Read the changed code files at head and what this analysis reads at the merge base with
+    one git process (plus `other_head_paths`, files other lenses read at head)."""
+    head_paths = [
+        change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES
+    ] + list(other_head_paths)
+    base = base_reader_for(request.target)
+    prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
+
+
+def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evidence]:
+    """Evidence over every changed source file that is not a test, in file order."""
+    changes = _behaviour_changes(request)
+    if not changes:
+        return []
+    base_shapes = {
+        path: shapes_of(text, path, language_of(path))
+        for path, text in _base_texts(base_reader_for(request.target), base_side_paths(request)).items()
+    }
+    head_shapes = {change.path: _head_shapes(request, change, language_of(change.path)) for change in changes}
+    removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
+    for change in changes:
+        base_path, head = _base_path(change), head_shapes[change.path]
+        base = None if base_path is None else base_shapes.get(base_path)
+        if base is not None and head is not None:
+            removed += [shape for name, shape in base.items() if name not in head]
+    moved = MovedCode(removed)
+    evidence: list[Evidence] = []
+    for change in changes:
+        base_path, head = _base_path(change), head_shapes[change.path]
+        base = None if base_path is None else base_shapes.get(base_path)
+        if head is None or (base_path is not None and base is None):
+            continue  # unreadable or unparsable at one side: no evidence rather than a guess
+        evidence += compare(change, base, head, moved, changed_bodies=changed_bodies)
+    return evidence

@@ -1,0 +1,80 @@
+"""What one side of a file says about its functions, in every language the tests lens reads: the
+shape the behaviour comparison (behaviour.py) holds the merge base and head against."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+
+
+def _no_defaults() -> tuple[tuple[str, str], ...]:
+    return ()
+
+
+class FunctionShape:
+    """One function or method at one side of the change. Counts, the normalised body and the
+    defaults cost a walk of the function: they are computed when a comparison needs them, which
+    is only for functions whose text changed or that are new."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        line: int,
+        end_line: int,
+        text: str,
+        counts: Callable[[], tuple[int, int]],
+        public: bool,
+        body: Callable[[], str],
+        defaults: Callable[[], tuple[tuple[str, str], ...]] = _no_defaults,
+        trivial: bool = False,
+    ) -> None:
+        self.name = name  # qualified: `Class.method`, `Receiver.Method`, `outer.inner`
+        self.line = line
+        self.end_line = end_line
+        self.text = text  # the source as written, indentation aside: equal means untouched
+        self._counts = counts
+        self.public = public
+        # A stub (`...`, `pass`, `raise NotImplementedError`, an overload) or a bare accessor
+        # (`return self._name`): new, it is weak evidence of behaviour even when public.
+        self.trivial = trivial
+        self._body = body
+        self._defaults = defaults
+
+    @cached_property
+    def _counted(self) -> tuple[int, int]:
+        return self._counts()
+
+    @property
+    def branches(self) -> int:
+        """if/elif/case/catch/loops/boolean operators/conditional expressions."""
+        return self._counted[0]
+
+    @property
+    def statements(self) -> int:
+        return self._counted[1]
+
+    @cached_property
+    def body(self) -> str:
+        """No positions, comments, docstrings, annotations or string texts, local names numbered:
+        equal bodies mean the same behaviour (a move, a rename, a reformat)."""
+        return self._body()
+
+    @cached_property
+    def defaults(self) -> tuple[tuple[str, str], ...]:
+        """Parameter name -> normalised default value."""
+        return self._defaults()
+
+
+# Qualified name -> shape. Two functions of one name in one scope (an overload, a property
+# setter) get `name#2`, `name#3` in order, so each side pairs them the same way.
+Shapes = dict[str, FunctionShape]
+
+
+def add_shape(shapes: Shapes, shape: FunctionShape) -> None:
+    name, count = shape.name, 1
+    while name in shapes:
+        count += 1
+        name = f"{shape.name}#{count}"
+    shape.name = name
+    shapes[name] = shape
