@@ -21,7 +21,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def _history(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """main: base, a merge of PR #1 from fix/thing, a squash of PR #2, a direct push."""
-    made = make_repo(tmp_path, {"app.txt": "one\n"}, {"app.txt": "one\ntwo\n"},
+    # A code change that alters what `value` returns: only that makes a fix need a test.
+    made = make_repo(tmp_path, {"app.py": "def value():\n    return 1\n"}, {"app.py": "def value():\n    return 2\n"},
                      branch_name="fix/thing", message="Handle the second line")
     repo = made.path
     git(repo, "checkout", "-q", "main")
