@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange
+from reviewgate.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     Language,
     is_test_file,
+    is_translation_file,
     language_of,
     parse_python,
     parse_python_at_head,
@@ -50,6 +51,7 @@ def is_behaviour_file(path: str) -> bool:
         and not is_test_file(path)
         and not _NOT_BEHAVIOUR.search(pure.name)
         and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
+        and not is_translation_file(path)
     )
 
 
@@ -104,18 +106,57 @@ def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
     return next((line for line in range(shape.line, shape.end_line + 1) if line in added), shape.line)
 
 
+# A new function most of whose lines the same change removes elsewhere was extracted from
+# existing code (a helper pulled out of a longer function), not written: at least this share of
+# its distinct body lines, and at least this many of them.
+EXTRACTED_SHARE = 0.6
+EXTRACTED_MIN_LINES = 3
+# Lines too generic to say where code came from (`return x`, `}`, `else:`, `pass`).
+_GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|continue)\b\W*\w{0,12}\W*)$")
+
+
+def _body_lines(text: str) -> set[str]:
+    """A function's distinct body lines (signature line left out), stripped, generic ones dropped."""
+    lines = (line.strip() for line in text.split("\n")[1:])
+    return {line for line in lines if line and not _GENERIC_LINE.match(line)}
+
+
+def removed_lines(changes: tuple[FileChange, ...]) -> frozenset[str]:
+    """Every line the change removes, stripped: where an extracted helper's lines come from."""
+    return frozenset(
+        line.text.strip()
+        for change in changes
+        for hunk in change.hunks
+        for line in hunk.lines
+        if line.kind is LineKind.REMOVED
+    )
+
+
 class MovedCode:
     """The functions the change removes (their name is gone from their file at head, or their
     file is deleted): a function "new" at head with the same text or normalised body was moved
-    or renamed, not written."""
+    or renamed, not written. So is one whose lines the change removes elsewhere (extracted)."""
 
-    def __init__(self, removed: list[FunctionShape]) -> None:
+    def __init__(self, removed: list[FunctionShape], changes: tuple[FileChange, ...] = ()) -> None:
         self.removed = removed
+        self.changes = changes
+        self._removed_text: frozenset[str] | None = None  # read from the hunks when first asked
         self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
         self._bodies: set[str] | None = None
         self._counts: set[tuple[int, int]] | None = None
 
+    def extracted(self, shape: FunctionShape) -> bool:
+        if self._removed_text is None:
+            self._removed_text = removed_lines(self.changes)
+        if not self._removed_text:
+            return False
+        lines = _body_lines(shape.text)
+        found = sum(1 for line in lines if line in self._removed_text)
+        return found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines)
+
     def holds(self, shape: FunctionShape) -> bool:
+        if self.extracted(shape):
+            return True
         if not self.removed:
             return False
         if shape.text.split("\n", 1)[-1] in self.texts:  # the same lines under another signature line
@@ -239,7 +280,7 @@ def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evid
         base = None if base_path is None else base_shapes.get(base_path)
         if base is not None and head is not None:
             removed += [shape for name, shape in base.items() if name not in head]
-    moved = MovedCode(removed)
+    moved = MovedCode(removed, request.target.files)
     evidence: list[Evidence] = []
     for change in changes:
         base_path, head = _base_path(change), head_shapes[change.path]

@@ -105,6 +105,16 @@ _TEST_NAME = re.compile(
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
 
 
+# Translations: one file per language, each the same code around other messages by design. A new
+# locale copies its siblings' shape and brings no behaviour of its own (zod's locales/, Django's
+# locale/, i18n/ and l10n/ bundles).
+TRANSLATION_DIRECTORIES = frozenset({"locales", "locale", "i18n", "l10n", "translations"})
+
+
+def is_translation_file(path: str) -> bool:
+    return any(part in TRANSLATION_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
+
+
 def is_test_file(path: str) -> bool:
     parts = PurePosixPath(path).parts
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])

@@ -17,7 +17,13 @@ from pathlib import PurePosixPath
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, is_test_file, language_of, lens_finding
+from reviewgate.reviewers.builtin.common import (
+    CODE_LANGUAGES,
+    is_test_file,
+    is_translation_file,
+    language_of,
+    lens_finding,
+)
 from reviewgate.reviewers.builtin.duplication_rules import (
     CONTINUATION,
     Side,
@@ -72,6 +78,7 @@ def is_candidate(path: str) -> bool:
         and not is_test_file(path)
         and ".min." not in parts[-1]
         and not any(part in _NOT_INDEXED or part in _STANDALONE for part in parts[:-1])
+        and not is_translation_file(path)
     )
 
 
@@ -360,13 +367,13 @@ class DuplicationLens:
         if candidate.in_branch:
             title = f"Repeats code this change adds at {theirs}"
             body = (
-                f"{repeated}, which this change also adds:\n\n{quoted}\n\nSeed 000: repetition inside the "
+                f"{repeated}, which this change also adds:\n\n{quoted}\n\nRepetition inside the "
                 "branch counts; keep one and call it from both places."
             )
         else:
             title = f"Duplicates existing code: use {what} at {theirs}"
             body = (
-                f"{repeated} (same tokens, up to names and literals):\n\n{quoted}\n\nSeed 000: a working "
+                f"{repeated} (same tokens, up to names and literals):\n\n{quoted}\n\nA working "
                 f"duplicate is still a finding, two places to fix the next bug. Use {what} at {theirs}, "
                 "extending it if it needs a parameter."
             )
@@ -395,7 +402,7 @@ class DuplicationLens:
             severity=Severity.MAJOR,
             title=f"New file is a near copy of {other}",
             body=(
-                f"`{path}` repeats most of `{other}`. Seed 000: a fork of a shared module instead of an "
+                f"`{path}` repeats most of `{other}`. A fork of a shared module instead of an "
                 f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."
             ),
             path=path,

@@ -138,7 +138,7 @@ class ReproductionPolicyLens:
             severity=Severity.MAJOR,
             title="Reproduction not re-run against this change",
             body=(
-                f"A reproduction exists but its re-run {what}. Seed 000: passing unit tests do not stand in "
+                f"A reproduction exists but its re-run {what}. Passing unit tests do not stand in "
                 "for the case the customer hit; run it in the verify's `reproduce` step against this change."
             ),
             path=None,

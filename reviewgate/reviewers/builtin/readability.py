@@ -203,7 +203,7 @@ class ReadabilityLens:
             finding_class=FindingClass.READABILITY,
             severity=Severity.MAJOR,
             title=title,
-            body=f"Seed 000: a comment that narrates the change or cites a ticket is major. {why}",
+            body=f"A comment that narrates the change or cites a ticket is major. {why}",
             path=path,
             line=comment.line,
             code=text,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.behaviour import Evidence, analyse, is_behaviour_file
+from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import is_test_file, lens_finding
 
 RULE_MISSING_TESTS = "tests/missing-tests"
@@ -53,12 +53,22 @@ def _missing_tests(request: ReviewRequest, path: str, evidence: list[Evidence]) 
         title="New behaviour without a test change",
         body=(
             "Compared with the merge base, this file gains behaviour, and the change adds or changes "
-            f"no test file. Seed 000: new behaviour needs tests.\n\n{_listing(evidence)}"
+            f"no test file. New behaviour needs tests.\n\n{_listing(evidence)}"
         ),
         path=path,
         line=placed.line,
         code=code,
     )
+
+
+def _fix_severity(evidence: list[Evidence]) -> Severity:
+    """Major when the fix brings behaviour a regression test would pin down: a substantial new
+    function, grown branches, or a public default changed. A fix that only edits a few lines of
+    existing functions is worth a remark, not a block: on real merged fixes of popular projects,
+    those were typing, runtime-compatibility and platform fixes that maintainers took untested."""
+    if any(item.strong or item.kind is EvidenceKind.CHANGED_DEFAULT for item in evidence):
+        return Severity.MAJOR
+    return Severity.MINOR
 
 
 class TestsLens:
@@ -70,17 +80,23 @@ class TestsLens:
         # Changed bodies only matter for a fix: normalising every edited function costs a walk each.
         evidence = analyse(request, changed_bodies=request.marked_as_fix)
         if request.marked_as_fix and evidence:
+            severity = _fix_severity(evidence)
+            weak = (
+                "\n\nReported as minor: the fix edits existing functions without new functions, new "
+                "branches or a changed public default."
+                if severity is Severity.MINOR else ""
+            )
             yield lens_finding(
                 rule=RULE_FIX_WITHOUT_TEST,
                 category="tests",
                 finding_class=FindingClass.CORRECTNESS,
-                severity=Severity.MAJOR,
+                severity=severity,
                 title="Fix without a regression test",
                 body=(
                     "The change is marked as a fix (branch name or head commit subject), changes what "
-                    "the code does, and adds or changes no test. Seed 000: a bug fix without a "
+                    "the code does, and adds or changes no test. A bug fix without a "
                     "regression test is incomplete; add the test that fails without the fix.\n\n"
-                    f"Behaviour changed against the merge base:\n{_listing(evidence)}"
+                    f"Behaviour changed against the merge base:\n{_listing(evidence)}{weak}"
                 ),
                 path=None,
             )
