@@ -21,7 +21,9 @@ from reviewgate.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
+    SUPPORT_DIRECTORIES,
     Language,
+    is_configuration_file,
     is_test_file,
     is_translation_file,
     language_of,
@@ -33,11 +35,7 @@ from reviewgate.reviewers.builtin.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes
 from reviewgate.target import base_reader_for
 
-# Files that hold configuration or wiring, not behaviour a unit test would pin down.
-_NOT_BEHAVIOUR = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
-_NOT_BEHAVIOUR_DIRECTORIES = frozenset(
-    {"docs", "doc", "examples", "example", "benchmarks", "scripts", "migrations"}
-)
+_NOT_BEHAVIOUR_DIRECTORIES = frozenset({"docs", "doc", "migrations"}) | SUPPORT_DIRECTORIES
 # A new function of this many statements is substantial whether public or not.
 SUBSTANTIAL_STATEMENTS = 5
 # Branches an existing function must gain for the evidence to be strong.
@@ -49,7 +47,7 @@ def is_behaviour_file(path: str) -> bool:
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
-        and not _NOT_BEHAVIOUR.search(pure.name)
+        and not is_configuration_file(path)
         and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
         and not is_translation_file(path)
     )

@@ -111,6 +111,22 @@ FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-d
 TRANSLATION_DIRECTORIES = frozenset({"locales", "locale", "i18n", "l10n", "translations"})
 
 
+# Files that hold configuration or wiring, not behaviour a unit test would pin down; a copy of
+# one (a second vitest config) is a variant by design.
+_CONFIGURATION = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
+# Code that ships to no user: scripts, benchmarks, examples. Tests are told by is_test_file.
+SUPPORT_DIRECTORIES = frozenset({"scripts", "examples", "example", "bench", "benchmark", "benchmarks"})
+
+
+def is_configuration_file(path: str) -> bool:
+    return bool(_CONFIGURATION.search(PurePosixPath(path).name))
+
+
+def is_support_code(path: str) -> bool:
+    """Tests, scripts, benchmarks and examples: a swallowed failure there hides nothing from users."""
+    return is_test_file(path) or any(part in SUPPORT_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
+
+
 def is_translation_file(path: str) -> bool:
     return any(part in TRANSLATION_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
 

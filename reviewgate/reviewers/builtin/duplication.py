@@ -19,6 +19,7 @@ from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
+    is_configuration_file,
     is_test_file,
     is_translation_file,
     language_of,
@@ -58,6 +59,9 @@ MIN_SHARED_NAMES = 0.25
 # A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
 # Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
 MIN_CONSISTENT_RENAMING = 0.85
+# Repetition inside the change blocks from this many lines: shorter runs are parallel variants
+# written side by side, which real merged PRs are full of (calibrated on the development set).
+IN_BRANCH_MAJOR_LINES = 25
 # A new file whose lines are this share of one existing file is a fork of it.
 NEAR_COPY_SHARE = 0.8
 # A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
@@ -380,6 +384,12 @@ class DuplicationLens:
         weak = weak_evidence(query.normalized, mine)
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
+        elif candidate.in_branch and count < IN_BRANCH_MAJOR_LINES:
+            # Both copies are in front of the author and the reviewer at once (parallel variants
+            # such as parse/safeParse, one switch arm beside another): worth a look, not a block.
+            weak = True
+            body += (f"\n\nReported at minor: both copies are new in this change and the run is under "
+                     f"{IN_BRANCH_MAJOR_LINES} lines.")
         return lens_finding(
             rule=RULE_DUPLICATE,
             category="reuse",
@@ -395,15 +405,19 @@ class DuplicationLens:
         )
 
     def _near_copy(self, path: str, other: str) -> Finding:
+        # A second configuration file (`vitest.compile.config.ts` beside `vitest.config.ts`) is a
+        # variant by design: worth a look, not a block.
+        configuration = is_configuration_file(path)
         return lens_finding(
             rule=RULE_NEAR_COPY,
             category="reuse",
             finding_class=FindingClass.SYSTEMATIC,
-            severity=Severity.MAJOR,
+            severity=Severity.MINOR if configuration else Severity.MAJOR,
             title=f"New file is a near copy of {other}",
             body=(
                 f"`{path}` repeats most of `{other}`. A fork of a shared module instead of an "
                 f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."
+                + ("\n\nReported at minor: it is a configuration file." if configuration else "")
             ),
             path=path,
             code=other,

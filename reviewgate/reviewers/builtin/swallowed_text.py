@@ -23,7 +23,7 @@ from reviewgate.reviewers.builtin.common import (
     Language,
     comment_on,
     is_ci_or_script,
-    is_test_file,
+    is_support_code,
     language_of,
     lens_finding,
     reviewable_changes,
@@ -149,11 +149,12 @@ class OtherLanguagesSwallowedFailureLens:
         title, body = _WORDING[rule]
         body += evidence or f" Matched `{' '.join(code.split())[:100]}`."
         severity = Severity.MAJOR
-        if rule == RULE_EMPTY_CATCH and is_test_file(path):
-            # A test swallowing an expected throw is checked by its own assertions after it; it
-            # cannot make a production failure look like success.
+        if rule == RULE_EMPTY_CATCH and is_support_code(path):
+            # A test swallowing an expected throw is checked by its own assertions after it; a
+            # script, benchmark or example ships to no user: neither makes a production failure
+            # look like success.
             severity = Severity.MINOR
-            body += " Reported as minor: this is test code, whose assertions are the check."
+            body += " Reported as minor: this is test or support code (tests, scripts, benchmarks, examples)."
         return lens_finding(
             rule=rule,
             category="swallowed-failure",
