@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange, LineKind
+from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
 from reviewgate.reviewers.builtin.common import (
@@ -104,9 +104,10 @@ def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
     return next((line for line in range(shape.line, shape.end_line + 1) if line in added), shape.line)
 
 
-# A new function most of whose lines the same change removes elsewhere was extracted from
-# existing code (a helper pulled out of a longer function), not written: at least this share of
-# its distinct body lines, and at least this many of them.
+# A new function most of whose lines the merge base already has, in the files the change touches,
+# was extracted from existing code (a helper pulled out of a longer function), not written: at
+# least this share of its distinct body lines, and at least this many of them. (The diff alone
+# cannot tell: git often keeps the extracted lines as context and adds the call around them.)
 EXTRACTED_SHARE = 0.6
 EXTRACTED_MIN_LINES = 3
 # Lines too generic to say where code came from (`return x`, `}`, `else:`, `pass`).
@@ -119,37 +120,26 @@ def _body_lines(text: str) -> set[str]:
     return {line for line in lines if line and not _GENERIC_LINE.match(line)}
 
 
-def removed_lines(changes: tuple[FileChange, ...]) -> frozenset[str]:
-    """Every line the change removes, stripped: where an extracted helper's lines come from."""
-    return frozenset(
-        line.text.strip()
-        for change in changes
-        for hunk in change.hunks
-        for line in hunk.lines
-        if line.kind is LineKind.REMOVED
-    )
-
-
 class MovedCode:
     """The functions the change removes (their name is gone from their file at head, or their
     file is deleted): a function "new" at head with the same text or normalised body was moved
     or renamed, not written. So is one whose lines the change removes elsewhere (extracted)."""
 
-    def __init__(self, removed: list[FunctionShape], changes: tuple[FileChange, ...] = ()) -> None:
+    def __init__(self, removed: list[FunctionShape], base_texts: tuple[str, ...] = ()) -> None:
         self.removed = removed
-        self.changes = changes
-        self._removed_text: frozenset[str] | None = None  # read from the hunks when first asked
+        self.base_texts = base_texts
+        self._base_lines: frozenset[str] | None = None  # split when first asked
         self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
         self._bodies: set[str] | None = None
         self._counts: set[tuple[int, int]] | None = None
 
     def extracted(self, shape: FunctionShape) -> bool:
-        if self._removed_text is None:
-            self._removed_text = removed_lines(self.changes)
-        if not self._removed_text:
+        if not self.base_texts:
             return False
+        if self._base_lines is None:
+            self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
         lines = _body_lines(shape.text)
-        found = sum(1 for line in lines if line in self._removed_text)
+        found = sum(1 for line in lines if line in self._base_lines)
         return found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines)
 
     def holds(self, shape: FunctionShape) -> bool:
@@ -220,7 +210,20 @@ def compare(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,
             ))
-    return found
+    return _restructured(found, base, head)
+
+
+def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
+    """New functions whose branches the file's other functions lost are the same decisions
+    rearranged (a refactor that splits a long function into helpers), not new ones: when the
+    file holds no more branches than at the merge base, its evidence is weak (minor)."""
+    if base is None or not any(item.strong for item in found):
+        return found
+    before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
+    if after > before:
+        return found
+    note = f" (the file's branches overall: {before} → {after}, rearranged rather than added)"
+    return [replace(item, strong=False, detail=item.detail + note) if item.strong else item for item in found]
 
 
 def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
@@ -267,10 +270,8 @@ def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evid
     changes = _behaviour_changes(request)
     if not changes:
         return []
-    base_shapes = {
-        path: shapes_of(text, path, language_of(path))
-        for path, text in _base_texts(base_reader_for(request.target), base_side_paths(request)).items()
-    }
+    base_texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
+    base_shapes = {path: shapes_of(text, path, language_of(path)) for path, text in base_texts.items()}
     head_shapes = {change.path: _head_shapes(request, change, language_of(change.path)) for change in changes}
     removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
     for change in changes:
@@ -278,7 +279,7 @@ def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evid
         base = None if base_path is None else base_shapes.get(base_path)
         if base is not None and head is not None:
             removed += [shape for name, shape in base.items() if name not in head]
-    moved = MovedCode(removed, request.target.files)
+    moved = MovedCode(removed, tuple(base_texts.values()))
     evidence: list[Evidence] = []
     for change in changes:
         base_path, head = _base_path(change), head_shapes[change.path]

@@ -33,7 +33,9 @@ from reviewgate.reviewers.builtin.duplication_rules import (
     mostly_literals,
     rewrapped_lines,
     same_text,
+    sibling_implementations,
     split_out_copies,
+    starts_a_definition,
     weak_evidence,
 )
 from reviewgate.reviewers.builtin.fingerprints import (
@@ -62,6 +64,10 @@ MIN_CONSISTENT_RENAMING = 0.85
 # Repetition inside the change blocks from this many lines: shorter runs are parallel variants
 # written side by side, which real merged PRs are full of (calibrated on the development set).
 IN_BRANCH_MAJOR_LINES = 25
+# A copy of existing code blocks from this many lines, or when it copies a whole definition:
+# shorter fragments (a nested callback, a guard and its message) were fair remarks on real merged
+# PRs, rarely worth sending work back for.
+EXISTING_MAJOR_LINES = 20
 # A new file whose lines are this share of one existing file is a fork of it.
 NEAR_COPY_SHARE = 0.8
 # A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
@@ -382,8 +388,21 @@ class DuplicationLens:
                 "extending it if it needs a parameter."
             )
         weak = weak_evidence(query.normalized, mine)
+        mine_lines = query.source.split("\n")
+        siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
+        elif siblings:
+            weak = True
+            body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "
+                     "implementations of one interface, which look alike by design.")
+        elif not candidate.in_branch and count < EXISTING_MAJOR_LINES and not (
+            starts_a_definition(mine_lines, mine.first, language_of(mine.path))
+            and starts_a_definition(other_lines, theirs.first, language_of(theirs.path))
+        ):
+            weak = True
+            body += (f"\n\nReported at minor: a fragment under {EXISTING_MAJOR_LINES} lines; a copied "
+                     "definition or a longer copy of existing code blocks.")
         elif candidate.in_branch and count < IN_BRANCH_MAJOR_LINES:
             # Both copies are in front of the author and the reviewer at once (parallel variants
             # such as parse/safeParse, one switch arm beside another): worth a look, not a block.

@@ -51,6 +51,13 @@ def definition_name(lines: list[str], first: int, last: int, language: Language)
     return None
 
 
+def starts_a_definition(lines: list[str], first: int, language: Language) -> bool:
+    """Whether the run starts with a function, method or class definition (on its first line,
+    or its second after a decorator or a blank line): a copied definition, not a fragment."""
+    pattern = _DEFINITIONS.get(language)
+    return pattern is not None and any(pattern.search(text) for text in lines[max(first - 1, 0) : first + 1])
+
+
 # Token-wise folding of a re-wrapped hunk: whitespace and line breaks go, quotes are one kind, and a
 # trailing comma before a closer (a formatter's "magic comma") is layout.
 _FOLD_SPACE = re.compile(r"\s+|\\\n")
@@ -177,3 +184,33 @@ def split_out_copies(request: ReviewRequest) -> set[str]:
         and change.old_path is not None
         and removed.get(change.old_path, 0) >= SPLIT_REMOVED_LINES
     }
+
+
+# `class Name(Base, ...)` (Python), `class Name extends Base` (JS/TS/Java/Kotlin-ish), `class Name : Base` (C#).
+_CLASS_LINE = re.compile(
+    r"^(?P<indent>\s*)(?:export\s+)?(?:default\s+)?(?:public\s+|abstract\s+|final\s+)*class\s+(?P<name>[\w$]+)"
+    r"(?:\s*\((?P<py>[^)]*)\)|[^{:\n]*?\bextends\s+(?P<js>[\w$.]+)|\s*:\s*(?P<cs>[\w$.]+))?"
+)
+
+
+def enclosing_class(lines: list[str], first: int) -> tuple[str, str] | None:
+    """(class name, its base) of the class around line `first`, by indentation: the nearest class
+    line above it indented less than the line itself; None outside a class or without a base."""
+    start = lines[first - 1] if 0 < first <= len(lines) else ""
+    depth = len(start) - len(start.lstrip())
+    for text in reversed(lines[: first - 1]):
+        match = _CLASS_LINE.match(text)
+        if match and len(match.group("indent")) < max(depth, 1):
+            base = (match.group("py") or match.group("js") or match.group("cs") or "").strip()
+            return (match.group("name"), base) if base and base != "object" else None
+    return None
+
+
+def sibling_implementations(mine: list[str], mine_first: int, theirs: list[str], theirs_first: int) -> str | None:
+    """The shared base when both runs sit in different classes with the same base class: two
+    implementations of one interface (ZshComplete and a new PowerShellComplete, both
+    ShellComplete) look alike by design. None otherwise."""
+    one, other = enclosing_class(mine, mine_first), enclosing_class(theirs, theirs_first)
+    if one is None or other is None or one[0] == other[0] or one[1] != other[1]:
+        return None
+    return one[1]
