@@ -21,8 +21,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def _history(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """main: base, a merge of PR #1 from fix/thing, a squash of PR #2, a direct push."""
-    # A code change that alters what `value` returns: only that makes a fix need a test.
-    made = make_repo(tmp_path, {"app.py": "def value():\n    return 1\n"}, {"app.py": "def value():\n    return 2\n"},
+    # A fix that adds two branches: only new behaviour like this makes a fix without a test block.
+    fixed = "def value(x):\n    if x is None:\n        return 0\n    if x < 0:\n        return -1\n    return 1\n"
+    made = make_repo(tmp_path, {"app.py": "def value(x):\n    return 1\n"}, {"app.py": fixed},
                      branch_name="fix/thing", message="Handle the second line")
     repo = made.path
     git(repo, "checkout", "-q", "main")
@@ -53,7 +54,7 @@ def test_gate_sees_the_head_branch_as_ci_would(tmp_path: Path) -> None:
     # Only the branch name says fix (the subject does not), so this finding proves it reached the gate.
     assert (record["exit_code"], record["verdict"]) == (1, "request_changes"), record.get("error")
     assert "tests/fix-without-test" in [item["rule"] for item in record["blocking"]]
-    assert record["added_lines"] == 1
+    assert record["added_lines"] == 4
     assert git(clone, "worktree", "list").count("\n") == 0  # the run's checkout is gone
 
 

@@ -219,6 +219,10 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
     file holds no more branches than at the merge base, its evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
         return found
+    # Only decisions can be rearranged: a new function without branches (a public one-liner) is
+    # new behaviour whatever the rest of the file does.
+    if not any(item.strong and item.name in head and head[item.name].branches for item in found):
+        return found
     before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
     if after > before:
         return found
