@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -111,6 +112,10 @@ def run_bounded(command: list[str], cwd: Path, env: dict[str, str], stdout: Path
             return None
 
 
+# Adding and removing worktrees of one clone, one at a time: git updates shared admin files.
+_WORKTREES = threading.Lock()
+
+
 def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_python: str,
                         gate_path: Path, timeout: float) -> dict[str, Any]:
     """One JSON record: the PR, the exit code and verdict, seconds, blocking findings, counts per rule."""
@@ -118,10 +123,13 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
     record.pop("number")
     record.update(blocking=[], rule_counts={})  # filled from report.json when the run produced one
     work = Path(tempfile.mkdtemp(prefix=f"history-{request.number}-"))
-    checkout = work / "checkout"
+    # Its own name: git keys a worktree's admin directory by the checkout's base name, and two
+    # runs adding `checkout` at once raced for `.git/worktrees/checkout`.
+    checkout = work / f"checkout-{request.number}"
     try:
         try:
-            git_output(clone, "worktree", "add", "--quiet", "--detach", str(checkout), request.head)
+            with _WORKTREES:
+                git_output(clone, "worktree", "add", "--quiet", "--detach", str(checkout), request.head)
         except subprocess.CalledProcessError as error:
             return {**record, "exit_code": None, "verdict": "error", "seconds": 0.0,
                     "error": f"checkout failed: {error.stderr.decode('utf-8', 'replace')[-STDERR_TAIL:]}"}
@@ -151,7 +159,8 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
             why = f"timed out after {timeout:.0f}s" if exit_code is None else f"exit {exit_code}"
             record["error"] = f"{why}: {_tail(work / 'stderr')}"
     finally:
-        subprocess.run(["git", "-C", str(clone), "worktree", "remove", "--force", str(checkout)],
-                       capture_output=True, check=False)
+        with _WORKTREES:
+            subprocess.run(["git", "-C", str(clone), "worktree", "remove", "--force", str(checkout)],
+                           capture_output=True, check=False)
         shutil.rmtree(work, ignore_errors=True)
     return record
