@@ -43,9 +43,9 @@ MEMORY_LIMIT_MB = 1024
 sys.path.insert(0, str(REPO_ROOT))
 
 from reviewgate.context import ReviewRequest  # noqa: E402
-from reviewgate.git import TreeReader  # noqa: E402
 from reviewgate.reviewers.builtin.duplication import DuplicationLens  # noqa: E402
-from reviewgate.target import freeze  # noqa: E402
+from reviewgate.target.freeze import freeze  # noqa: E402
+from reviewgate.target.git import TreeReader  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
 _WORDS = (

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate import __version__
-from reviewgate.bundle import workspace_root
 from reviewgate.ci import detect
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.escaping import runner_line
-from reviewgate.git import GitFailure
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
-from reviewgate.target import describe
+from reviewgate.target.bundle import workspace_root
+from reviewgate.target.freeze import describe
+from reviewgate.target.git import GitFailure
 from reviewgate.text import printable
 
 

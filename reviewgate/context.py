@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewgate.git import TreeReader
-from reviewgate.target import FrozenTarget
+from reviewgate.target.freeze import FrozenTarget
+from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 
 

@@ -29,13 +29,13 @@ from reviewgate.config import (
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
-from reviewgate.git import repository_root, resolve_commit, run_git
 from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
 from reviewgate.reviewers import anthropic, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
-from reviewgate.target import resolve_base
+from reviewgate.target.freeze import resolve_base
+from reviewgate.target.git import repository_root, resolve_commit, run_git
 from reviewgate.text import printable
 
 IMPLEMENTER_KEYS = ("provider", "model", "base_url")

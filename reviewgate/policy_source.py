@@ -22,7 +22,7 @@ from typing import Any
 
 from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
 from reviewgate.errors import ConfigError
-from reviewgate.git import TreeReader
+from reviewgate.target.git import TreeReader
 from reviewgate.text import printable, short_sha
 from reviewgate.tomlfile import parse_toml
 

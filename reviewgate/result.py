@@ -15,7 +15,7 @@ from reviewgate.gate import Verdict
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.reviewers.base import ReviewerOutcome
 from reviewgate.suppression_policy import BranchSuppression
-from reviewgate.target import FrozenTarget
+from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
 

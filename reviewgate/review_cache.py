@@ -21,9 +21,9 @@ from typing import Any
 
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
-from reviewgate.git import git_text
 from reviewgate.report.files import write_atomic
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus, Usage
+from reviewgate.target.git import git_text
 
 DEFAULT_DIRECTORY = ".reviewgate-cache"
 CACHE_FORMAT = 1  # bump when the stored layout changes: older entries then simply miss

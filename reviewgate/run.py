@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate import ci, stopping
-from reviewgate.bundle import workspace_root
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.errors import UsageError
@@ -27,7 +26,6 @@ from reviewgate.forge.steps import (
     rounds_notes,
 )
 from reviewgate.gate import decide, unread_files
-from reviewgate.git import repository_root
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
@@ -47,7 +45,9 @@ from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
 from reviewgate.suppression_policy import apply_suppression_policy
-from reviewgate.target import FrozenTarget, freeze, reader_for
+from reviewgate.target.bundle import workspace_root
+from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
+from reviewgate.target.git import repository_root
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository

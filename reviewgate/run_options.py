@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewgate.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
-from reviewgate.exclusions import ExclusionRules
 from reviewgate.policy_changes import PolicyReview, review_policy_change
 from reviewgate.policy_source import PolicyOrigin, Side, bundle_policy, commit_side, disk_side, policy_at
-from reviewgate.target import FrozenTarget, ResolvedRefs, freeze, resolve_refs
+from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
+from reviewgate.target.exclusions import ExclusionRules
+from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from typing import Any
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.git import TreeReader
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
-from reviewgate.target import freeze
+from reviewgate.target.freeze import freeze
+from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from testing.repo import FileContent, make_repo
 

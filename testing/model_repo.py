@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.context import ReviewRequest
-from reviewgate.git import TreeReader
-from reviewgate.target import freeze
+from reviewgate.target.freeze import freeze
+from reviewgate.target.git import TreeReader
 from testing.repo import BranchRepo, make_repo, write_base_config
 
 BASE_CALC = "def add(a, b):\n    return a + b\n"

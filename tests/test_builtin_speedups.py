@@ -6,7 +6,6 @@ import ast
 import random
 from pathlib import Path
 
-from reviewgate.git import TreeReader
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.fingerprints import (
     _IDENTIFIER,
@@ -15,6 +14,7 @@ from reviewgate.reviewers.builtin.fingerprints import (
     common_extent,
     shorter_than,
 )
+from reviewgate.target.git import TreeReader
 from testing.repo import make_repo
 
 SOURCE = '''\

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.bundle import freeze_bundle
 from reviewgate.errors import UsageError
-from reviewgate.git import SnapshotReader
-from reviewgate.target import reader_for
+from reviewgate.target.bundle import freeze_bundle
+from reviewgate.target.freeze import reader_for
+from reviewgate.target.git import SnapshotReader
 from testing.cli import run_cli
 from testing.repo import make_repo
 

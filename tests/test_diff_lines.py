@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from reviewgate.diff import LONG_LINE_CHARS, parse_diff
-from reviewgate.target import canonical_patch_hash
+from reviewgate.target.diff import LONG_LINE_CHARS, parse_diff
+from reviewgate.target.freeze import canonical_patch_hash
 
 
 def patch_with(line: bytes) -> bytes:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.diff import parse_diff
-from reviewgate.exclusions import ExclusionRules, split_files
-from reviewgate.target import freeze
+from reviewgate.target.diff import parse_diff
+from reviewgate.target.exclusions import ExclusionRules, split_files
+from reviewgate.target.freeze import freeze
 from testing.cli import run_cli
 from testing.repo import make_repo
 

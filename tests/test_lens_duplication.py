@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.findings import Severity
-from reviewgate.git import TreeReader
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.duplication_rules import definition_name, rewrapped_lines
 from reviewgate.reviewers.builtin.fingerprints import consistent_renaming
+from reviewgate.target.git import TreeReader
 from testing.cli import run_cli
 from testing.lenses import review_change
 from testing.repo import make_repo
@@ -190,7 +190,7 @@ def stop_all(workers, journal):
 
 
 def test_a_rewrapped_hunk_is_not_added_code() -> None:
-    from reviewgate.diff import parse_diff
+    from reviewgate.target.diff import parse_diff
 
     patch = (
         b"diff --git a/app/x.py b/app/x.py\n--- a/app/x.py\n+++ b/app/x.py\n@@ -1,4 +1,2 @@\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.diff import parse_hunks
-from reviewgate.exclusions import MAX_FILE_DIFF_BYTES
 from reviewgate.reviewers.builtin.oversized import WHOLE_FILE_LIMIT, added_line_pieces
+from reviewgate.target.diff import parse_hunks
+from reviewgate.target.exclusions import MAX_FILE_DIFF_BYTES
 from testing.cli import run_cli
 from testing.model_server import review_document
 from testing.repo import make_repo

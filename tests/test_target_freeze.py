@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.diff import ChangeStatus
-from reviewgate.target import freeze
+from reviewgate.target.diff import ChangeStatus
+from reviewgate.target.freeze import freeze
 from testing.cli import run_cli
 from testing.repo import commit, git, make_repo
 

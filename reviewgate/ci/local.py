@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.errors import UsageError
-from reviewgate.git import git_text, resolve_commit, run_git
+from reviewgate.target.git import git_text, resolve_commit, run_git
 
 # Tried in order when origin/HEAD is not set (a clone made with --no-checkout, or by hand).
 FALLBACK_BRANCHES = ("origin/main", "origin/master", "main", "master")

@@ -12,7 +12,7 @@ from reviewgate.forge.http import ForgeError
 from reviewgate.forge.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
 from reviewgate.forge.session import ForgeRun, utc_now
 from reviewgate.gate import Verdict
-from reviewgate.target import FrozenTarget
+from reviewgate.target.freeze import FrozenTarget
 from reviewgate.text import truncate
 
 BUILTIN_PROVIDER = "builtin"

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from reviewgate import __version__
-from reviewgate.diff import FileChange
 from reviewgate.findings import Finding
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
+from reviewgate.target.diff import FileChange
 from reviewgate.text import printable
 
 SCHEMA_VERSION = 1

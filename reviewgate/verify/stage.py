@@ -10,7 +10,7 @@ from typing import TextIO
 from reviewgate.ci.context import CiContext
 from reviewgate.config import CONFIG_FILE, Config
 from reviewgate.errors import ConfigError
-from reviewgate.git import TreeReader
+from reviewgate.target.git import TreeReader
 from reviewgate.tomlfile import parse_toml
 from reviewgate.verify.environment import SecretGrant, is_withheld
 from reviewgate.verify.manifest import Manifest, load_manifest

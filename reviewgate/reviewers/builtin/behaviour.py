@@ -16,8 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange
-from reviewgate.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
@@ -33,7 +31,9 @@ from reviewgate.reviewers.builtin.common import (
 )
 from reviewgate.reviewers.builtin.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes
-from reviewgate.target import base_reader_for
+from reviewgate.target.diff import ChangeStatus, FileChange
+from reviewgate.target.freeze import base_reader_for
+from reviewgate.target.git import TreeReader, prefetch_sides
 
 _NOT_BEHAVIOUR_DIRECTORIES = frozenset({"docs", "doc", "migrations"}) | SUPPORT_DIRECTORIES
 # A new function of this many statements is substantial whether public or not.

@@ -12,8 +12,8 @@ from pathlib import PurePosixPath
 from typing import TypeVar, cast
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.target.diff import ChangeStatus, FileChange
 
 SOURCE = "builtin"
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
@@ -44,6 +43,7 @@ from reviewgate.reviewers.builtin.fingerprints import (
     consistent_renaming,
     shorter_than,
 )
+from reviewgate.target.diff import ChangeStatus, FileChange
 
 RULE_DUPLICATE = "reuse/duplicate-code"
 RULE_NEAR_COPY = "reuse/near-copy-file"

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, DiffLine, FileChange, LineKind
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK, Normalized
+from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, LineKind
 
 # A definition starts its line; each language has its own keywords (Go's `func` is not Python's
 # `for func in`). The name is the pattern's first non-empty group.

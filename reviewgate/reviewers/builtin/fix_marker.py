@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reviewgate.git import run_git
+from reviewgate.target.git import run_git
 
 # "fix", "fixes", "fixed", "bug", "bugfix", "hotfix", then a separator or the end: `fix/login`,
 # `bugfix-123`, `fix: handle None`, `Fix(api): ...`. "fixture" or "buggy" are not fixes.

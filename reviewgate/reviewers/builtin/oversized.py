@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import FileChange
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.common import C_LIKE, language_of
 from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
+from reviewgate.target.diff import FileChange
 
 WHOLE_FILE_LIMIT = 1_000_000
 PIECE_BYTES = 256 * 1024

@@ -7,9 +7,7 @@ from pathlib import Path
 
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.git import TreeReader
 from reviewgate.reviewers.builtin.common import lens_finding
 from reviewgate.reviewers.builtin.settings import (
     OPT_IN_DIRECTORY,
@@ -20,7 +18,9 @@ from reviewgate.reviewers.builtin.settings import (
     parse_lens_settings,
     reproduction_rules_apply,
 )
-from reviewgate.target import base_reader_for
+from reviewgate.target.diff import ChangeStatus
+from reviewgate.target.freeze import base_reader_for
+from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ReproductionStatus
 
 REPRODUCTION_DIRECTORIES = ("repro", ".repro")

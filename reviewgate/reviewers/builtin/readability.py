@@ -14,7 +14,6 @@ import textwrap
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.comment_intent import explains_why
 from reviewgate.reviewers.builtin.common import (
@@ -26,6 +25,7 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.target.diff import FileChange
 
 RULE_NARRATION = "readability/narrating-comment"
 RULE_TICKET = "readability/ticket-reference"

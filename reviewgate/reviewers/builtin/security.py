@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
@@ -26,6 +25,7 @@ from reviewgate.reviewers.builtin.common import (
     parse_python_at_head,
     reviewable_changes,
 )
+from reviewgate.target.diff import FileChange
 
 RULE_SHELL = "security/shell-injection"
 RULE_SQL = "security/sql-injection"

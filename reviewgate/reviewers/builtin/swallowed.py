@@ -6,9 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.reviewers.builtin.common import nodes_of, parse_python_at_head
+from reviewgate.target.diff import ChangeStatus
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 

@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus, FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
@@ -29,7 +28,8 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.js_source import JsSource, read_js
-from reviewgate.target import base_reader_for
+from reviewgate.target.diff import ChangeStatus, FileChange
+from reviewgate.target.freeze import base_reader_for
 
 RULE_EMPTY_CATCH = "correctness/empty-catch"
 RULE_DROPPED_ERROR = "correctness/dropped-error"

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import ChangeStatus
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import is_test_file, lens_finding
+from reviewgate.target.diff import ChangeStatus
 
 RULE_MISSING_TESTS = "tests/missing-tests"
 RULE_FIX_WITHOUT_TEST = "tests/fix-without-test"

@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import FileChange
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
 from reviewgate.reviewers.builtin.js_source import (
@@ -28,6 +27,7 @@ from reviewgate.reviewers.builtin.js_source import (
     never_rejects,
     read_js,
 )
+from reviewgate.target.diff import FileChange
 
 RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from reviewgate.diff import FileChange, Hunk
 from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import RenderedFile, render_file, render_hunks
+from reviewgate.target.diff import FileChange, Hunk
 from reviewgate.text import printable
 
 

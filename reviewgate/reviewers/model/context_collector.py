@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.diff import FileChange
-from reviewgate.git import TreeReader, run_git
 from reviewgate.reviewers.model.redaction import Redaction, redact_line, redact_text
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.reviewers.model.withheld import withheld_reason
+from reviewgate.target.diff import FileChange
+from reviewgate.target.git import TreeReader, run_git
 from reviewgate.text import printable, truncate
 
 GOVERNING_NAMES = frozenset({"AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", "DESIGN.md", "ARCHITECTURE.md"})

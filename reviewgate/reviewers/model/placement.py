@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from reviewgate.diff import FileChange
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.git import TreeReader
-from reviewgate.target import FrozenTarget
+from reviewgate.target.diff import FileChange
+from reviewgate.target.freeze import FrozenTarget
+from reviewgate.target.git import TreeReader
 
 NEARBY_LINES = 3  # "within a few lines": a model's off-by-a-few on the same hunk, nothing further
 REUSE_CATEGORIES = frozenset({"reuse", "dry", "duplicate", "duplication"})

@@ -16,8 +16,8 @@ import tarfile
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-from reviewgate.git import run_git
 from reviewgate.reviewers.model.withheld import withheld_reason
+from reviewgate.target.git import run_git
 
 _READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH

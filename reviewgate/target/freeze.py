@@ -11,10 +11,10 @@ from typing import Any
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
-from reviewgate.diff import OPENING_LINES, FileChange, iter_diff_stream
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.exclusions import ExcludedFile, ExclusionRules, is_oversized_text, needs_header, split_files
-from reviewgate.git import (
+from reviewgate.target.diff import OPENING_LINES, FileChange, iter_diff_stream
+from reviewgate.target.exclusions import ExcludedFile, ExclusionRules, is_oversized_text, needs_header, split_files
+from reviewgate.target.git import (
     SnapshotReader,
     TreeReader,
     read_file_heads,
@@ -22,7 +22,7 @@ from reviewgate.git import (
     stream_git,
     working_tree,
 )
-from reviewgate.shallow import (
+from reviewgate.target.shallow import (
     FetchLog,
     RemoteUnreachable,
     ensure_commit,

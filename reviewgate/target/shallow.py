@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.git import git_text, run_git
+from reviewgate.target.git import git_text, run_git
 
 REMOTE = "origin"
 # Deepening steps for the merge base: most branches are a few dozen commits off their base;

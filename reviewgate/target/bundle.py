@@ -13,11 +13,11 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from reviewgate.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind, line_text
 from reviewgate.errors import UsageError
-from reviewgate.exclusions import ExcludedFile, ExclusionRules
-from reviewgate.git import GitFailure, repository_root
-from reviewgate.target import DocumentIdentity, FrozenTarget
+from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind, line_text
+from reviewgate.target.exclusions import ExcludedFile, ExclusionRules
+from reviewgate.target.freeze import DocumentIdentity, FrozenTarget
+from reviewgate.target.git import GitFailure, repository_root
 
 # Git's own heuristic for "binary": a NUL byte in the first 8000 bytes (xdiff-interface.c,
 # buffer_is_binary with FIRST_FEW_BYTES).

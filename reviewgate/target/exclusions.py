@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import pathspec
 
-from reviewgate.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
+from reviewgate.target.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
 
 LOCK_FILES = frozenset(
     {
