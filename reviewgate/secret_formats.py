@@ -32,6 +32,22 @@ MASK_ONLY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 MASKED_PATTERNS = TOKEN_PATTERNS + MASK_ONLY_PATTERNS
+# A literal every value of the kind contains: every output is masked, and a substring test
+# skips a format's regex pass over text that cannot hold it (nearly all text).
+REQUIRED_LITERALS: dict[str, tuple[str, ...]] = {
+    "private key block": ("PRIVATE KEY",),
+    "AWS access key id": ("AKIA", "ASIA"),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "GitLab token": ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"),
+    "Slack token": ("xox",),
+    "Google API key": ("AIza",),
+    "Stripe live key": ("k_live_",),
+    "Anthropic API key": ("sk-ant-",),
+    "OpenAI API key": ("T3BlbkFJ",),
+    "npm token": ("npm_",),
+    "OpenAI-style key": ("sk-",),
+    "JSON web token": ("eyJ",),
+}
 
 
 def mask_known_formats(text: str) -> tuple[str, list[str]]:
@@ -40,6 +56,8 @@ def mask_known_formats(text: str) -> tuple[str, list[str]]:
     ampersand, so masking serialised JSON, XML or Markdown leaves it well formed."""
     kinds: list[str] = []
     for kind, pattern in MASKED_PATTERNS:
+        if not any(literal in text for literal in REQUIRED_LITERALS[kind]):
+            continue
         text, count = pattern.subn(f"[REDACTED {kind}]", text)
         kinds += [kind] * count
     return text, kinds

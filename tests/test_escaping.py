@@ -127,3 +127,29 @@ def test_hostile_title_in_the_summary_reads_as_text(tmp_path: Path) -> None:
     text = render_summary(result, [])
     assert "Fix &lt;b&gt;this&lt;/b&gt; for @\u200boctocat and @\u200borg/team `x` \\| y" in text
     assert "a\\|b.py" in text
+
+
+# One value of each kind, built in pieces so the file itself holds none.
+_SAMPLES = {
+    "private key block": "-----BEGIN RSA " + "PRIVATE KEY-----",
+    "AWS access key id": "AKIA" + "Q" * 16,
+    "GitHub token": "ghp" + "_" + "a1" * 18,
+    "GitLab token": "glpat" + "-" + "x" * 20,
+    "Slack token": "xoxb" + "-" + "1" * 12,
+    "Google API key": "AIza" + "B" * 35,
+    "Stripe live key": "sk" + "_live_" + "c" * 24,
+    "Anthropic API key": "sk-" + "ant-" + "d" * 24,
+    "OpenAI API key": "sk-" + "proj-" + "e" * 20 + "T3Blbk" + "FJ" + "f" * 20,
+    "npm token": "npm" + "_" + "g" * 36,
+    "OpenAI-style key": "sk-" + "h" * 24,
+    "JSON web token": "eyJ" + "a" * 10 + ".eyJ" + "b" * 10 + "." + "c" * 10,
+}
+
+
+def test_every_masked_format_has_its_literal_prefilter_and_is_still_masked() -> None:
+    from reviewgate.secret_formats import MASKED_PATTERNS, REQUIRED_LITERALS, mask_known_formats
+
+    assert {kind for kind, _ in MASKED_PATTERNS} == set(REQUIRED_LITERALS) == set(_SAMPLES)
+    for kind, sample in _SAMPLES.items():
+        masked, kinds = mask_known_formats(f"before {sample} after")
+        assert sample not in masked and kinds, kind

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import enum
 import functools
+import gc
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,12 +170,27 @@ def reviewable_changes(request: ReviewRequest) -> Iterator[FileChange]:
             yield change
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a while. The lenses allocate millions of small
+    objects that form no cycles (syntax trees, fingerprint tuples), and the collector walks them
+    again and again as they pile up: 2-5x the time of `ast.parse` on a large file."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 @functools.lru_cache(maxsize=64)
 def _parse(source: str, path: str) -> ast.Module | None:
-    try:
-        return ast.parse(source, filename=path)
-    except (SyntaxError, ValueError):
-        return None
+    with collector_paused():
+        try:
+            return ast.parse(source, filename=path)
+        except (SyntaxError, ValueError):
+            return None
 
 
 def parse_python(source: str, path: str) -> ast.Module | None:
