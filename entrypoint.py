@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reviewgate.cli import main
+from reviewgate.cli import exit_with, main
 from reviewgate.errors import EXIT_USAGE
 from reviewgate.escaping import runner_line
 
@@ -93,4 +93,4 @@ def run(environ: Mapping[str, str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(os.environ))
+    exit_with(run(os.environ))

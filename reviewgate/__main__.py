@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
+from reviewgate.cli import console
 
-from reviewgate.cli import main
-
-sys.exit(main())
+console()

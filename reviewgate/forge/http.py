@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import requests
+if TYPE_CHECKING:
+    import requests
 
 # GitHub: "If you receive a secondary rate limit error ... wait for at least one minute".
 SECONDARY_LIMIT_WAIT_SECONDS = 60.0
@@ -150,7 +151,12 @@ class RestClient:
         self.policy = policy
         self.sleep = sleep
         self.budget = budget or Budget()
-        self.session = requests.Session()
+        # Imported when a forge is reached, not at start-up: requests costs about 0.1 s to import,
+        # and local runs and fork PRs publish nowhere.
+        import requests
+
+        self._requests = requests
+        self.session: requests.Session = requests.Session()
         self.session.headers.update({"User-Agent": "reviewgate", **headers})
 
     def url(self, path: str) -> str:
@@ -180,7 +186,7 @@ class RestClient:
             timeout = self._timeout(where, essential, attempt)
             try:
                 response = self.session.request(method, url, json=body, params=params, timeout=timeout)
-            except requests.RequestException as error:
+            except self._requests.RequestException as error:
                 if last:
                     raise ForgeError(f"{where}: {type(error).__name__}") from None
                 self._wait(backoff, where, cause=type(error).__name__)
@@ -237,6 +243,6 @@ class RestClient:
     def _get_page(self, url: str, params: Mapping[str, Any] | None) -> tuple[list[Any], str | None]:
         response = self.request("GET", url, params=params)
         items = response.data if isinstance(response.data, list) else []
-        link = requests.utils.parse_header_links(response.headers.get("Link", ""))
+        link = self._requests.utils.parse_header_links(response.headers.get("Link", ""))
         following = next((item.get("url") for item in link if item.get("rel") == "next"), None)
         return items, following
