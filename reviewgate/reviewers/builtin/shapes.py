@@ -35,7 +35,7 @@ class FunctionShape:
         self.text = text  # the source as written, indentation aside: equal means untouched
         self._counts = counts
         self.public = public
-        # A stub (`...`, `pass`, `raise NotImplementedError`, an overload) or a bare accessor
+        # A stub (`...`, `pass`, a raise of the not-implemented error, an overload) or a bare accessor
         # (`return self._name`): new, it is weak evidence of behaviour even when public.
         self.trivial = trivial
         self._body = body
