@@ -7,7 +7,7 @@ a wrong type or value is a ConfigError naming the file and key (exit 2).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -180,14 +180,27 @@ def parse_fail_rule(text: str, where: str) -> FailRule:
         raise ConfigError(f"{where}: expected CLASS:SEVERITY with CLASS {classes} and SEVERITY {severities}, got {text!r}") from None
 
 
+# `none` alone turns blocking off: report-only mode, for rolling the gate out before it gates.
+REPORT_ONLY = "none"
+
+
+def parse_fail_rules(texts: Sequence[str], where: str) -> tuple[FailRule, ...]:
+    """Every `class:severity` rule, or none at all for `none` (report-only)."""
+    if any(text.strip().lower() == REPORT_ONLY for text in texts):
+        if len(texts) > 1:
+            raise ConfigError(f"{where}: {REPORT_ONLY!r} turns blocking off and cannot be combined with rules, "
+                              f"got {list(texts)!r}")
+        return ()
+    return tuple(parse_fail_rule(text, where) for text in texts)
+
+
 def _parse_review(reader: TableReader) -> ReviewSettings:
     reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds", "branch_suppressions"))
     reviewers = reader.strings("reviewers", ReviewSettings.reviewers)
     if not reviewers:
         raise reader.fail("reviewers", "at least one reviewer name", [])
-    fail_on = tuple(
-        parse_fail_rule(text, reader.where("fail_on"))
-        for text in reader.strings("fail_on", tuple(str(rule) for rule in DEFAULT_FAIL_ON))
+    fail_on = parse_fail_rules(
+        reader.strings("fail_on", tuple(str(rule) for rule in DEFAULT_FAIL_ON)), reader.where("fail_on")
     )
     return ReviewSettings(
         reviewers=reviewers,
@@ -287,7 +300,7 @@ def apply_overrides(config: Config, overrides: Overrides) -> Config:
             raise ConfigError("--reviewer: expected at least one reviewer name")
         review = replace(review, reviewers=overrides.reviewers)
     if overrides.fail_on is not None:
-        review = replace(review, fail_on=tuple(parse_fail_rule(text, "--fail-on") for text in overrides.fail_on))
+        review = replace(review, fail_on=parse_fail_rules(overrides.fail_on, "--fail-on"))
     if overrides.max_rounds is not None:
         if overrides.max_rounds < 1:
             raise ConfigError(f"--max-rounds: expected a whole number of at least 1, got {overrides.max_rounds}")

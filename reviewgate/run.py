@@ -134,6 +134,9 @@ def _verify_review_publish(
     cancellation: Cancellation,
 ) -> int:
     notes: list[str] = [*policy.notes, *conversation_notes(forge)]
+    if not config.review.fail_on:
+        notes.append("Report-only (fail-on none): every finding is reported and none blocks; a review "
+                     "that could not be done is still blocked.")
     clock = time.monotonic()
     verify: VerifyOutcome = ABSENT
     if cancellation.cancelled:  # the signal came while freezing: nothing else starts

@@ -111,3 +111,23 @@ def test_reviewing_another_head_ref(tmp_path: Path) -> None:
     result = run_cli(repo.path, "run", "--base", "main", "--head", "feature")
     assert result.returncode == 1
     assert result.report()["target"]["head_sha"] == repo.head_sha
+
+
+def test_fail_on_none_reports_everything_and_approves(tmp_path: Path) -> None:
+    # Report-only, for rolling the gate out: the swallowed exception is reported, nothing blocks.
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main", "--fail-on", "none")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = result.report()
+    validate_report(report)
+    assert report["verdict"] == "approve"
+    [finding] = report["findings"]
+    assert finding["rule"] == "correctness/swallowed-exception" and finding["blocking"] is False
+    assert "Report-only (fail-on none)" in (result.output_dir / "summary.md").read_text(encoding="utf-8")
+
+
+def test_fail_on_none_cannot_be_combined_with_rules(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main", "--fail-on", "none", "--fail-on", "correctness:major")
+    assert result.returncode == 2
+    assert "--fail-on: 'none' turns blocking off and cannot be combined with rules" in result.stderr

@@ -83,3 +83,7 @@ def test_every_action_input_is_mapped_and_every_mapping_is_an_input() -> None:
     declared = set(action["inputs"])
     mapped = {item.name for item in INPUTS} | set(ENVIRONMENT_INPUTS)
     assert declared == mapped
+
+
+def test_fail_on_none_is_report_only_through_the_action_input() -> None:
+    assert arguments_from_inputs({"INPUT_FAIL-ON": "none"}) == ["run", "--fail-on", "none"]
