@@ -11,7 +11,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
-from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, collector_paused, language_of, reviewable_changes
+from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
@@ -71,10 +71,9 @@ class BuiltinReviewer:
         request.head.prefetch(
             [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]
         )
-        with collector_paused():
-            found = [finding for lens in lenses for finding in lens.check(request)]
-            found += missing_reasons(request)
-            found += oversized_findings(request)
+        found = [finding for lens in lenses for finding in lens.check(request)]
+        found += missing_reasons(request)
+        found += oversized_findings(request)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
         kept = apply_suppressions(request, findings)

@@ -172,9 +172,9 @@ def reviewable_changes(request: ReviewRequest) -> Iterator[FileChange]:
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a while. The lenses allocate millions of small
-    objects that form no cycles (syntax trees, fingerprint tuples), and the collector walks them
-    again and again as they pile up: 2-5x the time of `ast.parse` on a large file."""
+    """The cyclic garbage collector off for a while: `ast.parse` allocates a node per token, and
+    the collector walks them again and again as they pile up (2-5x the parse time on a large
+    file). Syntax trees form no cycles worth collecting."""
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -18,6 +18,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
+    SUPPORT_DIRECTORIES,
     is_configuration_file,
     is_test_file,
     is_translation_file,
@@ -78,7 +79,8 @@ MAX_FILE_BYTES = 1_000_000
 _NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
 # Examples and benchmarks are standalone by design (each readable and runnable alone), so their
 # copies are not two places to fix, and nothing calls into them.
-_STANDALONE = frozenset({"examples", "example", "bench", "benchmark", "benchmarks"})
+# Scripts are support code too, but one script copying another's helper is still two places to fix.
+_STANDALONE = SUPPORT_DIRECTORIES - {"scripts"}
 
 
 def is_candidate(path: str) -> bool:

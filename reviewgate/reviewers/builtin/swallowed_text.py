@@ -11,8 +11,9 @@ lint pragma is not a reason, and stays major."""
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -74,9 +75,13 @@ class OtherLanguagesSwallowedFailureLens:
             text = request.head.read_text(change.path)
             if text is None:
                 continue
-            yield from self._blocks(change, language, text, _base_text(request, change))
+            # The merge-base side is read only when a match makes it matter (most files have none).
+            base_text = functools.cache(functools.partial(_base_text, request, change))
+            yield from self._blocks(change, language, text, base_text)
 
-    def _blocks(self, change: FileChange, language: Language, text: str, base_text: str | None) -> Iterator[Finding]:
+    def _blocks(
+        self, change: FileChange, language: Language, text: str, base_text: Callable[[], str | None]
+    ) -> Iterator[Finding]:
         added = change.added_lines()
         starts = _line_starts(text)
         lines = text.split("\n")
@@ -87,7 +92,10 @@ class OtherLanguagesSwallowedFailureLens:
             patterns += [(_EMPTY_CATCH, RULE_EMPTY_CATCH), (_PROMISE_CATCH, RULE_EMPTY_CATCH)]
         for pattern, rule in patterns:
             matches = list(pattern.finditer(text))
-            if base_text is not None and len(matches) <= _count(pattern, base_text):
+            if not matches:
+                continue
+            base = base_text()
+            if base is not None and len(matches) <= _count(pattern, base):
                 # The file had as many of these at the merge base: re-indented, re-wrapped or
                 # moved (a formatter's pass, a test wrapped in `describe`), not added by this change.
                 continue
