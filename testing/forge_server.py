@@ -67,6 +67,12 @@ class ForgeState:
     review_comments: dict[int, dict[str, Any]] = field(default_factory=dict)
     labels: list[str] = field(default_factory=list)
     notes: dict[int, dict[str, Any]] = field(default_factory=dict)  # GitLab MR notes
+    reviews: list[dict[str, Any]] = field(default_factory=list)  # GitHub pull request reviews posted
+    minimized: set[str] = field(default_factory=set)  # GitHub node ids hidden through GraphQL
+    # GitLab discussions on the diff: id -> {"id", "notes": [...]}, and the MR's diff_refs.
+    discussions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    diff_refs: dict[str, str] = field(default_factory=lambda: {
+        "base_sha": "b" * 40, "start_sha": "b" * 40, "head_sha": "c" * 40})
     members: dict[int, int] = field(default_factory=dict)  # GitLab user id -> access level
     requests: list[Recorded] = field(default_factory=list)
     schema_errors: list[str] = field(default_factory=list)
@@ -78,6 +84,22 @@ class ForgeState:
         store[comment_id] = {"id": comment_id, "body": body, "user": {"login": login, "type": "User"},
                              "author_association": association, "created_at": "2026-01-01T00:00:00Z"}
         return comment_id
+
+    def add_review_comment(self, body: str, login: str, path: str, line: int | None,
+                           in_reply_to: int | None = None, bot: bool = False) -> int:
+        """A line comment as GitHub lists it: `line` None when the diff no longer shows its line."""
+        comment_id = next(self.ids)
+        self.review_comments[comment_id] = {
+            "id": comment_id, "node_id": f"PRRC_{comment_id}", "body": body, "path": path, "line": line,
+            "user": dict(GITHUB_BOT) if bot else {"login": login, "type": "User"},
+            "author_association": "NONE" if bot else "CONTRIBUTOR", "created_at": "2026-01-01T00:00:00Z",
+            **({"in_reply_to_id": in_reply_to} if in_reply_to else {})}
+        return comment_id
+
+    def add_discussion_reply(self, discussion_id: str, body: str, username: str) -> None:
+        notes = self.discussions[discussion_id]["notes"]
+        notes.append({"id": next(self.ids), "body": body, "system": False, "resolved": notes[0]["resolved"],
+                      "author": {"id": 5, "username": username}})
 
     def add_note(self, body: str, user_id: int, username: str, system: bool = False) -> int:
         note_id = next(self.ids)
@@ -141,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 status, data, headers = route(state, method, parts.path, parse_qs(parts.query), body,
                                               self._base())
-            except (KeyError, ValueError):
+            except (KeyError, ValueError, StopIteration):
                 status, data, headers = 404, {"message": "Not Found"}, {}
         self._send(status, data, headers)
 
@@ -216,6 +238,13 @@ def route(state: ForgeState, method: str, path: str, query: dict[str, list[str]]
     github = re.fullmatch(r"/repos/[^/]+/[^/]+/(.+)", path)
     if github:
         return _github(state, method, github.group(1), query, body, base, path)
+    if method == "POST" and path == "/graphql":
+        node = body["variables"]["id"]
+        if "minimizeComment" not in body["query"] or not any(
+                item.get("node_id") == node for item in state.review_comments.values()):
+            return 200, {"errors": [{"message": f"Could not resolve to a node with the global id of '{node}'"}]}, {}
+        state.minimized.add(node)
+        return 200, {"data": {"minimizeComment": {"minimizedComment": {"isMinimized": True}}}}, {}
     gitlab = re.fullmatch(r"/api/v4/(.+)", path)
     if gitlab:
         return _gitlab(state, method, gitlab.group(1), query, body, base, path)
@@ -266,6 +295,19 @@ def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         return 200, comment, {}
     if method == "GET" and re.fullmatch(r"pulls/(\d+)/comments", rest):
         return _page(state, list(state.review_comments.values()), query, base, path)
+    if method == "POST" and re.fullmatch(r"pulls/(\d+)/reviews", rest):
+        if body.get("event") == "COMMENT" and not body.get("body"):
+            return 422, {"message": "body is required for COMMENT"}, {}
+        state.reviews.append(body)
+        for comment in body.get("comments", []):
+            state.add_review_comment(comment["body"], "", comment["path"], comment["line"], bot=True)
+        return 200, {"id": next(state.ids), "state": "COMMENTED"}, {}
+    if (match := re.fullmatch(r"pulls/comments/(\d+)", rest)) and method in ("PATCH", "DELETE"):
+        if method == "DELETE":
+            del state.review_comments[int(match.group(1))]
+            return 204, b"", {}
+        state.review_comments[int(match.group(1))]["body"] = body["body"]
+        return 200, state.review_comments[int(match.group(1))], {}
     if method == "POST" and re.fullmatch(r"issues/(\d+)/labels", rest):
         state.labels += [label for label in body["labels"] if label not in state.labels]
         return 200, [{"name": label} for label in state.labels], {}
@@ -289,6 +331,31 @@ def _gitlab(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         return 201, state.notes[note_id], {}
     if method == "PUT" and (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/notes/(\d+)", rest)):
         note = state.notes[int(match.group(1))]
+        note["body"] = body["body"]
+        return 200, note, {}
+    if method == "GET" and re.fullmatch(r"projects/[^/]+/merge_requests/\d+", rest):
+        return 200, {"diff_refs": dict(state.diff_refs)}, {}
+    if re.fullmatch(r"projects/[^/]+/merge_requests/\d+/discussions", rest):
+        if method == "GET":
+            return _page(state, list(state.discussions.values()), query, base, path)
+        discussion_id = f"d{next(state.ids)}"
+        state.discussions[discussion_id] = {"id": discussion_id, "notes": [{
+            "id": next(state.ids), "body": body["body"], "system": False, "resolvable": True, "resolved": False,
+            "position": body["position"], "author": {"id": GITLAB_BOT_ID, "username": GITLAB_BOT_NAME}}]}
+        return 201, state.discussions[discussion_id], {}
+    if method == "PUT" and (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/discussions/(\w+)", rest)):
+        resolved = query.get("resolved", [""])[0] == "true"
+        for note in state.discussions[match.group(1)]["notes"]:
+            note["resolved"] = resolved
+        return 200, state.discussions[match.group(1)], {}
+    if (match := re.fullmatch(r"projects/[^/]+/merge_requests/\d+/discussions/(\w+)/notes/(\d+)", rest)):
+        discussion = state.discussions[match.group(1)]
+        note = next(note for note in discussion["notes"] if note["id"] == int(match.group(2)))
+        if method == "DELETE":
+            discussion["notes"].remove(note)
+            if not discussion["notes"]:
+                del state.discussions[match.group(1)]
+            return 204, b"", {}
         note["body"] = body["body"]
         return 200, note, {}
     if method == "PUT" and re.fullmatch(r"projects/[^/]+/merge_requests/\d+", rest):

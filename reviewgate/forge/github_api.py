@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reviewgate.forge.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
-from reviewgate.forge.http import DEFAULT_POLICY, Budget, ForgeNotFound, RestClient, RetryPolicy
+from reviewgate.forge.http import DEFAULT_POLICY, Budget, ForgeError, ForgeNotFound, RestClient, RetryPolicy
 
 API_VERSION = "2022-11-28"
 
@@ -64,6 +64,32 @@ class GithubApi:
     def edit_comment(self, comment_id: int, body: str) -> None:
         self.client.request("PATCH", self._repo(f"issues/comments/{comment_id}"), body={"body": body})
 
+    # Review comments: https://docs.github.com/en/rest/pulls/reviews and .../pulls/comments
+    def create_review(self, number: int, commit_id: str, body: str, comments: list[dict[str, Any]]) -> None:
+        """One review of event COMMENT carrying line comments: one request for many comments
+        (each comment alone would count against the content-creation rate limit)."""
+        self.client.request("POST", self._repo(f"pulls/{number}/reviews"),
+                            body={"commit_id": commit_id, "event": "COMMENT", "body": body, "comments": comments})
+
+    def edit_review_comment(self, comment_id: int, body: str) -> None:
+        self.client.request("PATCH", self._repo(f"pulls/comments/{comment_id}"), body={"body": body})
+
+    def delete_review_comment(self, comment_id: int) -> None:
+        try:
+            self.client.request("DELETE", self._repo(f"pulls/comments/{comment_id}"))
+        except ForgeNotFound:
+            pass  # deleted meanwhile: what we wanted
+
+    def minimize_comment(self, node_id: str) -> None:
+        """GraphQL `minimizeComment` with classifier OUTDATED: REST cannot hide a comment."""
+        query = ("mutation($id: ID!) { minimizeComment(input: {subjectId: $id, classifier: OUTDATED}) "
+                 "{ minimizedComment { isMinimized } } }")
+        response = self.client.request("POST", graphql_url(self.client.api_url),
+                                       body={"query": query, "variables": {"id": node_id}})
+        errors = response.data.get("errors") if isinstance(response.data, dict) else None
+        if errors:
+            raise ForgeError(f"POST graphql minimizeComment: {str(errors)[:200]}")
+
     # Labels: https://docs.github.com/en/rest/issues/labels#add-labels-to-an-issue
     def add_labels(self, number: int, labels: list[str]) -> None:
         self.client.request("POST", self._repo(f"issues/{number}/labels"), body={"labels": labels})
@@ -74,6 +100,15 @@ class GithubApi:
             self.client.request("DELETE", self._repo(f"issues/{number}/labels/{quote(label, safe='')}"))
         except ForgeNotFound:
             pass  # the label is not on the pull request (a person removed it)
+
+
+def graphql_url(api_url: str) -> str:
+    """GitHub: https://api.github.com/graphql; Enterprise Server: https://HOST/api/graphql
+    beside https://HOST/api/v3."""
+    root = api_url.rstrip("/")
+    if root.endswith("/api/v3"):
+        return root[: -len("/v3")] + "/graphql"
+    return f"{root}/graphql"
 
 
 def github_comment(data: dict[str, Any], trusted_logins: tuple[str, ...]) -> Comment:

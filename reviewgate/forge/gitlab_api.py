@@ -32,6 +32,33 @@ class GitlabApi:
     def edit_note(self, iid: int, note_id: int, body: str) -> None:
         self.client.request("PUT", self._mr(iid, f"/notes/{note_id}"), body={"body": body})
 
+    # Discussions on the diff: https://docs.gitlab.com/api/discussions/#merge-requests
+    def diff_refs(self, iid: int) -> dict[str, str]:
+        """The MR's latest version: base, start and head SHA, which a diff position must name."""
+        data = self.client.request("GET", self._mr(iid)).data
+        refs = data.get("diff_refs") if isinstance(data, dict) else None
+        return {key: str(value) for key, value in refs.items() if value} if isinstance(refs, dict) else {}
+
+    def discussions(self, iid: int) -> Iterator[dict[str, Any]]:
+        yield from self.client.paginate(self._mr(iid, "/discussions"))
+
+    def create_discussion(self, iid: int, body: str, position: dict[str, Any]) -> None:
+        self.client.request("POST", self._mr(iid, "/discussions"), body={"body": body, "position": position})
+
+    def edit_discussion_note(self, iid: int, discussion_id: str, note_id: int, body: str) -> None:
+        self.client.request("PUT", self._mr(iid, f"/discussions/{discussion_id}/notes/{note_id}"),
+                            body={"body": body})
+
+    def delete_discussion_note(self, iid: int, discussion_id: str, note_id: int) -> None:
+        try:
+            self.client.request("DELETE", self._mr(iid, f"/discussions/{discussion_id}/notes/{note_id}"))
+        except ForgeNotFound:
+            pass  # deleted meanwhile: what we wanted
+
+    def resolve_discussion(self, iid: int, discussion_id: str, resolved: bool) -> None:
+        self.client.request("PUT", self._mr(iid, f"/discussions/{discussion_id}"),
+                            params={"resolved": "true" if resolved else "false"})
+
     def add_labels(self, iid: int, labels: list[str]) -> None:
         self.client.request("PUT", self._mr(iid), body={"add_labels": ",".join(labels)})
 

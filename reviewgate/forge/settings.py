@@ -8,12 +8,14 @@ label = "needs-human-review"         # added when the round cap is reached
 trusted_authors = ["octocat"]        # besides OWNER / MEMBER / COLLABORATOR
 check_run = true                     # publish a check run when the token allows
 comment = true                       # keep one summary comment on the PR
+review_comments = false              # also comment on the lines of blocking findings
 retry_backoff = 1.0                  # seconds before the first retry of a 5xx, doubled each time
 max_wait = 60                        # longest rate-limit wait in seconds; over it publishing gives up
 publish_timeout = 60                 # seconds all of one run's forge calls may take together
 ```
-`[gitlab]` takes `label`, `trusted_authors`, `comment`, `retry_backoff`, `max_wait` and
-`publish_timeout`.
+`[gitlab]` takes `label`, `trusted_authors`, `comment`, `retry_backoff`, `max_wait`,
+`publish_timeout` and `discussions` (the same as GitHub's `review_comments`: a discussion on the
+diff per blocking finding).
 """
 
 from __future__ import annotations
@@ -35,8 +37,12 @@ BLOCKED_CONCLUSIONS = ("neutral", "failure")
 MAX_LABEL_LENGTH = 50
 
 _GITHUB_KEYS = ("check_name", "blocked_conclusion", "label", "trusted_authors", "check_run", "comment",
-                "retry_backoff", "max_wait", "publish_timeout")
-_GITLAB_KEYS = ("label", "trusted_authors", "comment", "retry_backoff", "max_wait", "publish_timeout")
+                "retry_backoff", "max_wait", "publish_timeout", "review_comments")
+_GITLAB_KEYS = ("label", "trusted_authors", "comment", "retry_backoff", "max_wait", "publish_timeout",
+                "discussions")
+# The key that turns inline comments on, per forge: GitHub calls them review comments, GitLab
+# discussions on the diff.
+INLINE_KEYS = {"github": "review_comments", "gitlab": "discussions"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class ForgeSettings:
     trusted_authors: tuple[str, ...] = ()
     check_run: bool = True
     comment: bool = True
+    inline_comments: bool = False
     retry: RetryPolicy = RetryPolicy()
     publish_timeout: float = DEFAULT_PUBLISH_TIMEOUT
 
@@ -79,6 +86,7 @@ def parse_forge_settings(
         trusted_authors=tuple(author.strip().lower() for author in authors),
         check_run=reader.boolean("check_run", True),
         comment=reader.boolean("comment", True),
+        inline_comments=reader.boolean(INLINE_KEYS[provider], False),
         retry=RetryPolicy(
             backoff_seconds=reader.number("retry_backoff", 1.0),
             max_wait_seconds=reader.number("max_wait", 60.0),

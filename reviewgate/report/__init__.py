@@ -14,6 +14,7 @@ from reviewgate.report.github_annotations import GithubAnnotationsSink
 from reviewgate.report.github_checks import GithubCheckRunSink
 from reviewgate.report.github_step import GithubStepSink
 from reviewgate.report.gitlab import CodeQualitySink
+from reviewgate.report.inline_comments import InlineCommentsSink
 from reviewgate.report.json_report import JsonReportSink
 from reviewgate.report.junit import JunitSink
 from reviewgate.report.pr_comment import PullRequestCommentSink
@@ -28,6 +29,7 @@ sinks: list[Sink] = [
     SarifSink(),
     GithubCheckRunSink(),
     PullRequestCommentSink(),
+    InlineCommentsSink(),
     GithubAnnotationsSink(),
     SummarySink(),
     GithubStepSink(),
