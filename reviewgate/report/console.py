@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.escaping import for_runner, one_line
-from reviewgate.findings import Severity
+from reviewgate.findings import Finding, Severity
 from reviewgate.report.base import SinkContext
 from reviewgate.result import GateResult
 from reviewgate.text import printable, short_sha
@@ -12,6 +12,28 @@ from reviewgate.text import printable, short_sha
 
 def _single_line(text: str) -> str:
     return one_line(text)
+
+
+def _finding_line(finding: Finding, mark: str) -> str:
+    return (f"    {_single_line(finding.location)}  {_single_line(finding.rule_id)}  "
+            f"{_single_line(finding.title)}{mark}")
+
+
+def _finding_lines(result: GateResult) -> list[str]:
+    """Live findings by severity; suppressed and otherwise dismissed ones in a group of their own,
+    so a severity's count is what is still open."""
+    lines: list[str] = []
+    live = [item for item in result.findings if item.dismissed is None]
+    for severity in Severity:
+        group = [item for item in live if item.severity is severity]
+        if group:
+            lines.append(f"  {severity.value} ({len(group)}):")
+        lines += [_finding_line(item, "  [blocks]" if result.is_blocking(item) else "") for item in group]
+    dismissed = [item for item in result.findings if item.dismissed is not None]
+    if dismissed:
+        lines.append(f"  suppressed ({len(dismissed)}):")
+    lines += [_finding_line(item, f"  [{_single_line(item.dismissed or '')}]") for item in dismissed]
+    return lines
 
 
 def render_console(result: GateResult, notes: list[str]) -> list[str]:
@@ -32,16 +54,7 @@ def render_console(result: GateResult, notes: list[str]) -> list[str]:
         )
     verify_detail = f": {_single_line(result.verify.reason)}" if result.verify.reason else ""
     lines.append(f"  verify: {result.verify.status.value}{verify_detail}")
-    for severity in Severity:
-        group = [item for item in result.findings if item.severity is severity]
-        if group:
-            lines.append(f"  {severity.value} ({len(group)}):")
-        for finding in group:
-            mark = "  [blocks]" if result.is_blocking(finding) else ""
-            lines.append(
-                f"    {_single_line(finding.location)}  {finding.finding_class.value}/{finding.category}  "
-                f"{_single_line(finding.title)}{mark}"
-            )
+    lines += _finding_lines(result)
     for reason in result.verdict.reasons:
         lines.append(f"  reason: {_single_line(reason)}")
     for note in (*result.notes, *notes):
