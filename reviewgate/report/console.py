@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.escaping import for_runner, one_line
-from reviewgate.findings import Finding, Severity
-from reviewgate.report.base import SinkContext
+from reviewgate.findings import Finding
+from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.result import GateResult
 from reviewgate.text import printable, short_sha
 
@@ -20,19 +20,12 @@ def _finding_line(finding: Finding, mark: str) -> str:
 
 
 def _finding_lines(result: GateResult) -> list[str]:
-    """Live findings by severity; suppressed and otherwise dismissed ones in a group of their own,
-    so a severity's count is what is still open."""
     lines: list[str] = []
-    live = [item for item in result.findings if item.dismissed is None]
-    for severity in Severity:
-        group = [item for item in live if item.severity is severity]
-        if group:
-            lines.append(f"  {severity.value} ({len(group)}):")
-        lines += [_finding_line(item, "  [blocks]" if result.is_blocking(item) else "") for item in group]
-    dismissed = [item for item in result.findings if item.dismissed is not None]
-    if dismissed:
-        lines.append(f"  suppressed ({len(dismissed)}):")
-    lines += [_finding_line(item, f"  [{_single_line(item.dismissed or '')}]") for item in dismissed]
+    for heading, group in finding_groups(result.findings):
+        lines.append(f"  {heading} ({len(group)}):")
+        for item in group:
+            mark = f"  [{_single_line(item.dismissed)}]" if item.dismissed else ""
+            lines.append(_finding_line(item, "  [blocks]" if result.is_blocking(item) else mark))
     return lines
 
 

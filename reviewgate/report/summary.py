@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from reviewgate.escaping import markdown_cell, markdown_code, markdown_text, mask, one_line
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import Finding, FindingClass
 from reviewgate.gate import Decision
-from reviewgate.report.base import SinkContext
+from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.report.files import write_text
 from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
@@ -55,19 +55,11 @@ def _finding_group(heading: str, group: list[Finding], result: GateResult) -> li
 
 
 def _findings_section(result: GateResult) -> list[str]:
-    """Open findings by severity, then the suppressed or otherwise dismissed ones on their own: a
-    severity's count is what is still open."""
     lines = ["", "### Findings", ""]
     if not result.findings:
         lines += ["No findings.", ""]
-    live = [item for item in result.findings if item.dismissed is None]
-    for severity in Severity:
-        group = [item for item in live if item.severity is severity]
-        if group:
-            lines += _finding_group(severity.value, group, result)
-    dismissed = [item for item in result.findings if item.dismissed is not None]
-    if dismissed:
-        lines += _finding_group("suppressed", dismissed, result)
+    for heading, group in finding_groups(result.findings):
+        lines += _finding_group(heading, group, result)
     return lines
 
 
