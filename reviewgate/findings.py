@@ -73,6 +73,12 @@ class Finding:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def rule_id(self) -> str:
+        """The rule's one name, shown by every output and taken by `reviewgate: ignore[...]`; a
+        finding whose reviewer gave no rule (an imported or model finding may not) shows its category."""
+        return self.rule or self.category
+
+    @property
     def location(self) -> str:
         if self.path is None:
             return "(change)"

@@ -26,6 +26,7 @@ def sample_finding(
     body: str = "A real failure looks like success.",
     source: str = "builtin",
     dismissed: str | None = None,
+    rule: str = "correctness/swallowed-exception",
 ) -> Finding:
     return Finding(
         id=make_finding_id(source, path, category, title),
@@ -39,18 +40,20 @@ def sample_finding(
         line=line,
         end_line=line,
         dismissed=dismissed,
+        rule=rule,
     )
 
 
 SAMPLE_FINDINGS = (
     sample_finding(),
     sample_finding(path="repro/case.py", line=None, finding_class=FindingClass.SYSTEMATIC, category="reproduction",
-                   title="Reproduction files are part of the change", body="Remove `repro/case.py`."),
+                   rule="process/repro-in-diff", title="Reproduction files are part of the change", body="Remove `repro/case.py`."),
     sample_finding(path="app/util.py", line=2, severity=Severity.MINOR, finding_class=FindingClass.READABILITY,
-                   category="readability", title="Comment narrates the change | with a pipe",
+                   category="readability",
+                   rule="readability/narrating-comment", title="Comment narrates the change | with a pipe",
                    body="Line one\nline two: 100% sure, a,b"),
     sample_finding(path=None, line=None, severity=Severity.NIT, finding_class=FindingClass.PRODUCT_QUESTION,
-                   category="product", title="Should empty input be an error?", source="llm"),
+                   category="product", title="Should empty input be an error?", source="llm", rule=""),
 )
 
 

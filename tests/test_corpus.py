@@ -15,6 +15,7 @@ import pytest
 import tomllib
 
 from reviewgate.gate import blocks
+from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
 from testing.lenses import review_change
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -47,6 +48,9 @@ def score_case(case: dict[str, Any], root: Path) -> tuple[set[Key], set[Key]]:
         message=case.get("message", "feature work"),
         sections={"lenses": case["lenses"]} if "lenses" in case else None,
     )
+    for item in findings:
+        # One name per rule: every builtin finding carries an id the registry (and docs/lenses.md) knows.
+        assert item.rule in BUILTIN_RULES, f"{case['name']}: {item.title!r} has rule {item.rule!r}, not a builtin id"
     scope = case.get("scope", [])
     blocking_only = bool(case.get("blocking_only", False))
     reported = {

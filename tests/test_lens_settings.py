@@ -156,3 +156,20 @@ def test_doctor_says_whether_the_reproduction_rule_is_on(tmp_path: Path) -> None
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'note: reproduction rule on (require_reproduction = "fixes", the default): the repository has a ' \
         ".prepcook/ directory" in result.stdout
+
+
+def test_disabling_an_unknown_rule_warns_naming_the_closest_id(tmp_path: Path) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        settings = parse_lens_settings({"disable": ["correctness/swallowed-failure", "security", "E501"]}, "cfg")
+    assert [str(item.message) for item in caught if item.category is ConfigWarning] == [
+        "cfg: lenses.disable: 'correctness/swallowed-failure' names no rule; "
+        "did you mean correctness/swallowed-exception?",
+        "cfg: lenses.disable: 'E501' names no rule",
+    ]
+    assert settings.enabled("correctness/swallowed-exception")
+    repo = make_repo(tmp_path, BASE, FIX)
+    write_base_config(repo.path, '[lenses]\ndisable = ["correctness/swallowed-failure"]\n')
+    result = run_cli(repo.path, "run", "--base", "main", "--no-verify")
+    assert ("lenses.disable: 'correctness/swallowed-failure' names no rule; "
+            "did you mean correctness/swallowed-exception?") in result.stderr

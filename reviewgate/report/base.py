@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
+from reviewgate.findings import Finding, Severity
 from reviewgate.result import GateResult
+
+SUPPRESSED = "suppressed"
+
+
+def finding_groups(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
+    """How every listing groups findings: the open ones by severity, most severe first, then the
+    suppressed or otherwise dismissed ones on their own, so a severity's count is what is still open.
+    Empty groups are left out."""
+    ordered = list(findings)
+    live = [item for item in ordered if item.dismissed is None]
+    groups = [(severity.value, [item for item in live if item.severity is severity]) for severity in Severity]
+    groups.append((SUPPRESSED, [item for item in ordered if item.dismissed is not None]))
+    return [(heading, group) for heading, group in groups if group]
 
 
 @dataclass

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.escaping import for_runner, one_line
-from reviewgate.findings import Severity
-from reviewgate.report.base import SinkContext
+from reviewgate.findings import Finding
+from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.result import GateResult
 from reviewgate.text import printable, short_sha
 
 
 def _single_line(text: str) -> str:
     return one_line(text)
+
+
+def _finding_line(finding: Finding, mark: str) -> str:
+    return (f"    {_single_line(finding.location)}  {_single_line(finding.rule_id)}  "
+            f"{_single_line(finding.title)}{mark}")
+
+
+def _finding_lines(result: GateResult) -> list[str]:
+    lines: list[str] = []
+    for heading, group in finding_groups(result.findings):
+        lines.append(f"  {heading} ({len(group)}):")
+        for item in group:
+            mark = f"  [{_single_line(item.dismissed)}]" if item.dismissed else ""
+            lines.append(_finding_line(item, "  [blocks]" if result.is_blocking(item) else mark))
+    return lines
 
 
 def render_console(result: GateResult, notes: list[str]) -> list[str]:
@@ -32,16 +47,7 @@ def render_console(result: GateResult, notes: list[str]) -> list[str]:
         )
     verify_detail = f": {_single_line(result.verify.reason)}" if result.verify.reason else ""
     lines.append(f"  verify: {result.verify.status.value}{verify_detail}")
-    for severity in Severity:
-        group = [item for item in result.findings if item.severity is severity]
-        if group:
-            lines.append(f"  {severity.value} ({len(group)}):")
-        for finding in group:
-            mark = "  [blocks]" if result.is_blocking(finding) else ""
-            lines.append(
-                f"    {_single_line(finding.location)}  {finding.finding_class.value}/{finding.category}  "
-                f"{_single_line(finding.title)}{mark}"
-            )
+    lines += _finding_lines(result)
     for reason in result.verdict.reasons:
         lines.append(f"  reason: {_single_line(reason)}")
     for note in (*result.notes, *notes):

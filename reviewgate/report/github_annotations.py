@@ -19,9 +19,21 @@ MAX_PER_LEVEL = 10  # GitHub: annotations shown per step, per level
 def annotation_level(finding: Finding, blocking: bool) -> str:
     if blocking:
         return "error"
-    if finding.severity is Severity.NIT:
+    if finding.severity is Severity.NIT or finding.dismissed is not None:
         return "notice"
     return "warning"
+
+
+def annotation_title(finding: Finding) -> str:
+    """The rule id in brackets, as `reviewgate: ignore[...]` takes it; a suppressed or otherwise
+    dismissed finding says so first, since its level alone (notice) does not tell why."""
+    title = f"[{finding.severity.value} {finding.rule_id}] {finding.title}"
+    return f"(suppressed) {title}" if finding.dismissed is not None else title
+
+
+def annotation_message(finding: Finding) -> str:
+    message = finding.body or finding.title
+    return f"({finding.dismissed}) {message}" if finding.dismissed else message
 
 
 def annotation_line(finding: Finding, level: str) -> str:
@@ -29,12 +41,9 @@ def annotation_line(finding: Finding, level: str) -> str:
         "file": printable(finding.path) if finding.path else None,
         "line": finding.line,
         "endLine": finding.end_line if finding.line is not None and finding.end_line else None,
-        "title": f"[{finding.severity.value} {finding.finding_class.value}/{finding.category}] {finding.title}",
+        "title": annotation_title(finding),
     }
-    message = finding.body or finding.title
-    if finding.dismissed:
-        message = f"(dismissed: {finding.dismissed}) {message}"
-    return command(level, message, properties)
+    return command(level, annotation_message(finding), properties)
 
 
 class GithubAnnotationsSink:

@@ -19,7 +19,7 @@ from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.session import ForgeRun, external_id, in_progress_body, utc_now
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
-from reviewgate.report.github_annotations import annotation_level
+from reviewgate.report.github_annotations import annotation_level, annotation_message, annotation_title
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
 from reviewgate.text import printable, truncate, truncate_utf8
@@ -59,12 +59,10 @@ def check_annotation(finding: Finding, blocking: bool) -> dict[str, Any] | None:
     start = finding.line or 1
     spans = finding.line is not None and finding.end_line is not None and finding.end_line >= start
     end = finding.end_line if spans and finding.end_line is not None else start
-    title = f"[{finding.severity.value} {finding.finding_class.value}/{finding.category}] {finding.title}"
+    title = annotation_title(finding)
     if finding.line is None:
         title = f"(whole file) {title}"
-    message = finding.body or finding.title
-    if finding.dismissed:
-        message = f"(dismissed: {finding.dismissed}) {message}"
+    message = annotation_message(finding)
     details = f"id {finding.id}, source {finding.source}" + (f", rule {finding.rule}" if finding.rule else "")
     return {
         "path": printable(finding.path),  # GitHub matches it to the diff: kept as it is

@@ -47,19 +47,23 @@ def fingerprint(finding: Finding, taken: set[str]) -> str:
 
 def codequality_entry(finding: Finding, blocking: bool, taken: set[str]) -> dict[str, Any]:
     assert finding.path is not None
-    description = f"[{finding.finding_class.value}/{finding.category}] {finding.title}"
+    description = f"[{finding.rule_id}] {finding.title}"
     if blocking:
         description += " (blocks)"
+    # Code Quality has no field for a suppressed issue. Leaving it out would hide that a rule was
+    # silenced here; `info`, the lowest severity GitLab knows, keeps it in view without weight.
+    severity = SEVERITIES[finding.severity]
     if finding.dismissed:
-        description += f" (dismissed: {finding.dismissed})"
+        description = f"({finding.dismissed}) {description}"
+        severity = "info"
     return {
         "type": "issue",
-        "check_name": finding.rule or f"{finding.source}/{finding.category}",
+        "check_name": finding.rule_id,
         "description": printable(description),
         "content": {"body": printable(finding.body)},
         "categories": [LENS_CATEGORIES.get(finding.category, CLASS_CATEGORIES[finding.finding_class])],
         "fingerprint": fingerprint(finding, taken),
-        "severity": SEVERITIES[finding.severity],
+        "severity": severity,
         "location": {"path": printable(finding.path), "lines": {"begin": finding.line or 1}},
     }
 

@@ -1,7 +1,8 @@
 """junit.xml: one testcase per finding, so CI test views (GitLab, Jenkins) show the review.
 
-Blocking findings fail; the others pass with the finding in system-out. `file` is set for
-GitLab; `line` is left out because junit-10.xsd (Jenkins' xunit) does not allow it.
+Blocking findings fail; suppressed (dismissed) ones are skipped with the reason; the others pass
+with the finding in system-out. `file` is set for GitLab; `line` is left out because junit-10.xsd
+(Jenkins' xunit) does not allow it.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ FILE_NAME = "junit.xml"
 
 def _describe(finding: Finding) -> str:
     lines = [
-        f"{finding.severity.value} {finding.finding_class.value}/{finding.category}: {finding.title}",
+        f"{finding.severity.value} {finding.finding_class.value}, rule {finding.rule_id}: {finding.title}",
         f"at {printable(finding.location)} (source {finding.source}, id {finding.id})",
     ]
     if finding.dismissed:
-        lines.append(f"dismissed: {finding.dismissed}")
+        lines.append(finding.dismissed)
     if finding.body:
         lines += ["", finding.body]
     return xml_text("\n".join(lines))
@@ -35,12 +36,16 @@ def _describe(finding: Finding) -> str:
 
 def _finding_case(finding: Finding, blocking: bool) -> TestCase:
     case = TestCase(
-        name=xml_text(f"{finding.location}: {one_line(finding.title)} [{finding.id}]"),
-        classname=f"reviewgate.{finding.source}.{finding.category}",
+        name=xml_text(f"{finding.rule_id} at {finding.location}: {one_line(finding.title)} [{finding.id}]"),
+        classname=xml_text(f"reviewgate.{finding.source}"),
         file=printable(finding.path) if finding.path else None,
         stdout=None if blocking else _describe(finding),
     )
-    if blocking:
+    if finding.dismissed is not None:
+        # Set aside on the record (a suppression comment, a person's answer): not a failure, and
+        # not a pass either; test views show a skip with its reason.
+        case.add_skipped_info(message=xml_text(one_line(finding.dismissed)))
+    elif blocking:
         case.add_failure_info(message=xml_text(one_line(finding.title)), output=_describe(finding),
                               failure_type=finding.severity.value)
     return case

@@ -56,7 +56,7 @@ def render_comment(result: GateResult, notes: list[str]) -> str:
     if rounds is not None and rounds.gave_up:
         lines += [f"**{gave_up_note(rounds, label)}**", ""]
         lines += _bounded([f"- {markdown_code(_single_line(item.location))} {item.severity.value} "
-                           f"{item.finding_class.value}: {markdown_text(_single_line(item.title))}"
+                           f"{markdown_text(_single_line(item.rule_id))}: {markdown_text(_single_line(item.title))}"
                            for item in rounds.given_up_findings])
         lines.append("")
     elif rounds is not None and rounds.count:

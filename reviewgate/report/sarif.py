@@ -4,11 +4,13 @@ GitHub code scanning reads `ruleId`, `level`, `message.text`, a physical locatio
 the repository root, and `partialFingerprints` to track a result across runs ("SARIF support
 for code scanning"). A finding on the change as a whole has no location code scanning accepts:
 it is left out here and stays in the other reports. Dismissed findings carry a SARIF
-suppression with the reason, so code scanning shows them as dismissed.
+suppression with the reason (`inSource` for a suppression comment), so code scanning shows them
+as dismissed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from reviewgate import __version__
@@ -24,10 +26,6 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/reviewgate/reviewgate"
 
 
-def rule_id(finding: Finding) -> str:
-    return finding.rule or f"{finding.source}/{finding.category}"
-
-
 def result_level(finding: Finding, blocking: bool) -> str:
     if blocking:
         return "error"
@@ -41,7 +39,7 @@ def sarif_result(finding: Finding, blocking: bool, rule_index: int) -> dict[str,
         region["endLine"] = finding.end_line
     text = printable(finding.title + (f"\n\n{finding.body}" if finding.body else ""))
     entry: dict[str, Any] = {
-        "ruleId": rule_id(finding),
+        "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
         "level": result_level(finding, blocking),
         "message": {"text": text},
@@ -59,7 +57,21 @@ def sarif_result(finding: Finding, blocking: bool, rule_index: int) -> dict[str,
         },
     }
     if finding.dismissed:
-        entry["suppressions"] = [{"kind": "external", "justification": printable(finding.dismissed)}]
+        entry["suppressions"] = [suppression(finding)]
+    return entry
+
+
+def suppression(finding: Finding) -> dict[str, Any]:
+    """SARIF 2.1.0 §3.35: `inSource` for a `reviewgate: ignore[...]` comment in the code, `external`
+    for a finding set aside elsewhere (a person's answer on the PR, another tool's suppression)."""
+    record = finding.extra.get("suppression")
+    kind = "inSource" if isinstance(record, Mapping) else "external"
+    entry: dict[str, Any] = {"kind": kind, "status": "accepted", "justification": printable(finding.dismissed or "")}
+    if isinstance(record, Mapping) and isinstance(record.get("line"), int) and finding.path is not None:
+        entry["location"] = {"physicalLocation": {
+            "artifactLocation": {"uri": printable(finding.path), "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": record["line"]},
+        }}
     return entry
 
 
@@ -69,14 +81,13 @@ def build_sarif(result: GateResult) -> dict[str, Any]:
     rule_entries: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for finding in located:
-        identifier = rule_id(finding)
+        identifier = finding.rule_id
         if identifier not in rules:
             rules[identifier] = len(rule_entries)
             rule_entries.append({
                 "id": identifier,
-                "name": finding.category,
                 "shortDescription": {"text": printable(finding.title)},
-                "properties": {"class": finding.finding_class.value},
+                "properties": {"class": finding.finding_class.value, "category": finding.category},
             })
         results.append(sarif_result(finding, result.is_blocking(finding), rules[identifier]))
     return {

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from reviewgate.escaping import markdown_cell, markdown_code, markdown_text, mask, one_line
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import Finding, FindingClass
 from reviewgate.gate import Decision
-from reviewgate.report.base import SinkContext
+from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.report.files import write_text
 from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
@@ -27,11 +27,40 @@ def _escape_cell(text: str) -> str:
 
 
 def _finding_row(finding: Finding, blocking: bool) -> str:
-    mark = "**blocks**" if blocking else ("dismissed: " + _escape_cell(finding.dismissed) if finding.dismissed else "")
+    mark = "**blocks**" if blocking else _escape_cell(finding.dismissed or "")
     return (
-        f"| {_escape_cell(finding.location)} | {finding.finding_class.value} | {_escape_cell(finding.category)} "
-        f"| {_escape_cell(finding.title)} | {_escape_cell(finding.source)} | {mark} |"
+        f"| {_escape_cell(finding.location)} | {_escape_cell(finding.rule_id)} "
+        f"| {finding.finding_class.value} | {_escape_cell(finding.title)} | {_escape_cell(finding.source)} | {mark} |"
     )
+
+
+def _finding_body(finding: Finding) -> list[str]:
+    """What to do about a finding: its body, escaped like any untrusted text (a model wrote it), and
+    quoted line by line, so an unclosed code fence or a heading in it ends with the quote."""
+    if not finding.body.strip():
+        return []
+    quoted = [f"> {line}".rstrip() for line in markdown_text(finding.body).splitlines()]
+    return [f"**{_escape_cell(finding.location)}** {_escape_cell(finding.rule_id)}: {_escape_cell(finding.title)}",
+            "", *quoted, ""]
+
+
+def _finding_group(heading: str, group: list[Finding], result: GateResult) -> list[str]:
+    lines = [f"#### {heading} ({len(group)})", "",
+             "| where | rule | class | title | source | |", "|---|---|---|---|---|---|"]
+    lines += [_finding_row(item, result.is_blocking(item)) for item in group]
+    lines.append("")
+    for item in group:
+        lines += _finding_body(item)
+    return lines
+
+
+def _findings_section(result: GateResult) -> list[str]:
+    lines = ["", "### Findings", ""]
+    if not result.findings:
+        lines += ["No findings.", ""]
+    for heading, group in finding_groups(result.findings):
+        lines += _finding_group(heading, group, result)
+    return lines
 
 
 # Reviewer notes (redactions, findings dropped or moved) listed per reviewer before pointing
@@ -82,7 +111,7 @@ def _suppressed_section(result: GateResult) -> list[str]:
              "| where | rule | title | reason given | |", "|---|---|---|---|---|"]
     for item in result.branch_suppressions:
         state = "**refused: it blocks**" if item.refused else "dismissed"
-        lines.append(f"| {_escape_cell(item.finding.location)} | {_escape_cell(item.finding.rule)} "
+        lines.append(f"| {_escape_cell(item.finding.location)} | {_escape_cell(item.finding.rule_id)} "
                      f"| {_escape_cell(item.finding.title)} | {_escape_cell(item.reason or '(none)')} | {state} |")
     return lines
 
@@ -115,19 +144,7 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
     lines += render_verify_section(result.verify, _escape_cell)
     lines += _accepted_section(result)
     lines += _suppressed_section(result)
-    lines += ["", "### Findings", ""]
-    if not result.findings:
-        lines.append("No findings.")
-    for severity in Severity:
-        group = [item for item in result.findings if item.severity is severity]
-        if not group:
-            continue
-        lines += [f"#### {severity.value} ({len(group)})", "",
-                  "| where | class | category | title | source | |", "|---|---|---|---|---|---|"]
-        lines += [_finding_row(item, result.is_blocking(item)) for item in group]
-        lines.append("")
-    if not result.findings:
-        lines.append("")
+    lines += _findings_section(result)
     questions = product_questions(result)
     if questions:
         lines += ["### Product questions (they do not block)", ""]

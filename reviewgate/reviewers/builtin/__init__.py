@@ -20,6 +20,7 @@ from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
 from reviewgate.reviewers.builtin.security_fallback import SecurityFallbackLens
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
+from reviewgate.reviewers.builtin.suppression_names import unknown_rule_names
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
@@ -73,6 +74,7 @@ class BuiltinReviewer:
         )
         found = [finding for lens in lenses for finding in lens.check(request)]
         found += missing_reasons(request)
+        found += unknown_rule_names(request)
         found += oversized_findings(request)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))

@@ -57,11 +57,25 @@ def parse_lens_settings(
     disable = section.get("disable", [])
     if not isinstance(disable, list) or not all(isinstance(item, str) for item in disable):
         raise ConfigError(f"{source}: {SECTION}.disable: expected a list of rule ids, got {disable!r}")
+    if warn:
+        _warn_unknown_rules(disable, source)
     return LensSettings(
         require_reproduction=ReproductionPolicy(policy_value),
         disable=tuple(disable),
         require_reproduction_set="require_reproduction" in section,
     )
+
+
+def _warn_unknown_rules(names: list[str], source: str) -> None:
+    """A name that is neither a rule id nor a family disables nothing: say which id was meant."""
+    # Imported here: the registry gathers every lens, and the lenses import this module.
+    from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
+
+    for name in names:
+        if not is_known_rule(name):
+            suggestion = closest_rule(name)
+            guess = f"; did you mean {suggestion}?" if suggestion else ""
+            warnings.warn(f"{source}: {SECTION}.disable: {name!r} names no rule{guess}", ConfigWarning, stacklevel=3)
 
 
 def reproduction_rules_apply(settings: LensSettings, has_opt_in_directory: bool) -> bool:

@@ -18,6 +18,7 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
 
 RULE_MISSING_REASON = "suppression/missing-reason"
+RULE_UNKNOWN_RULE = "suppression/unknown-rule"
 
 _SUPPRESSION = re.compile(r"reviewgate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
 # Comment closers that end the line in languages with block comments (`*/`, `-->`, `#}`).

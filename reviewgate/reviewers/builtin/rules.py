@@ -1,0 +1,69 @@
+"""Every rule id the builtin reviewer reports, gathered from the lenses that define them: the names
+`reviewgate: ignore[...]` and `[lenses] disable` may use (docs/lenses.md lists each with examples)."""
+
+from __future__ import annotations
+
+import difflib
+
+from reviewgate.reviewers.builtin.duplication import RULE_DUPLICATE, RULE_NEAR_COPY
+from reviewgate.reviewers.builtin.process import (
+    RULE_MISSING_REPRODUCTION,
+    RULE_REPRODUCTION_NOT_RERUN,
+    ReproductionFilesLens,
+)
+from reviewgate.reviewers.builtin.readability import RULE_COMMENTED_CODE, RULE_NARRATION, RULE_TICKET
+from reviewgate.reviewers.builtin.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.security import RULE_EVAL, RULE_PICKLE, RULE_SHELL, RULE_SQL, RULE_TLS, RULE_YAML
+from reviewgate.reviewers.builtin.suppressions import RULE_MISSING_REASON, RULE_UNKNOWN_RULE
+from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
+from reviewgate.reviewers.builtin.swallowed_text import RULE_DROPPED_ERROR, RULE_EMPTY_CATCH, RULE_IGNORED_EXIT
+from reviewgate.reviewers.builtin.tests_lens import RULE_FIX_WITHOUT_TEST, RULE_MISSING_TESTS
+from reviewgate.reviewers.builtin.unhandled_rejection import RULE_UNHANDLED_REJECTION
+
+BUILTIN_RULES: tuple[str, ...] = (
+    RULE_DUPLICATE,
+    RULE_NEAR_COPY,
+    RULE_NARRATION,
+    RULE_TICKET,
+    RULE_COMMENTED_CODE,
+    RULE_MISSING_TESTS,
+    RULE_FIX_WITHOUT_TEST,
+    PythonSwallowedFailureLens.rule,
+    RULE_EMPTY_CATCH,
+    RULE_UNHANDLED_REJECTION,
+    RULE_DROPPED_ERROR,
+    RULE_IGNORED_EXIT,
+    RULE_SECRET,
+    RULE_SHELL,
+    RULE_SQL,
+    RULE_EVAL,
+    RULE_YAML,
+    RULE_PICKLE,
+    RULE_TLS,
+    ReproductionFilesLens.rule,
+    RULE_MISSING_REPRODUCTION,
+    RULE_REPRODUCTION_NOT_RERUN,
+    RULE_MISSING_REASON,
+    RULE_UNKNOWN_RULE,
+)
+# A family (the part before the slash) names all its rules at once: `ignore[security]`.
+RULE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(rule.split("/", 1)[0] for rule in BUILTIN_RULES))
+
+
+def is_known_rule(name: str) -> bool:
+    return name in BUILTIN_RULES or name in RULE_FAMILIES
+
+
+def closest_rule(name: str) -> str | None:
+    """The known id someone most likely meant: the only rule the name starts (`security/tls`), else
+    the closest whole id or family by difflib, else the rule whose part after the slash is closest
+    (a lens's category typed alone, `swallowed-failure`)."""
+    started = [rule for rule in BUILTIN_RULES if name and rule.startswith(name)]
+    if len(started) == 1:
+        return started[0]
+    whole = difflib.get_close_matches(name, (*BUILTIN_RULES, *RULE_FAMILIES), n=1)
+    if whole:
+        return whole[0]
+    tails = {rule.split("/", 1)[1]: rule for rule in BUILTIN_RULES}
+    tail = difflib.get_close_matches(name.rsplit("/", 1)[-1], tails, n=1)
+    return tails[tail[0]] if tail else None

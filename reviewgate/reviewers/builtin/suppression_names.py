@@ -1,0 +1,49 @@
+"""A suppression that names no rule the builtin reviewer knows silences nothing: said as a minor
+finding on its line, with the id most likely meant (docs/lenses.md, "Suppressions")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
+from reviewgate.reviewers.builtin.secrets import is_documentation
+from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, parse_suppression
+
+
+def unknown_rule_title(name: str) -> str:
+    suggestion = closest_rule(name)
+    guess = f"; did you mean {suggestion}?" if suggestion else ""
+    return f"ignore[{name}] names no rule{guess}"
+
+
+def unknown_rule_names(request: ReviewRequest) -> Iterator[Finding]:
+    """Every name in a suppression the change adds that is neither a builtin rule id nor a family.
+    Test data and documentation are skipped: a marker there is an example, not a suppression."""
+    for change in reviewable_changes(request):
+        if is_test_data(change.path) or is_documentation(change.path):
+            continue
+        for number, text in sorted(change.added_lines().items()):
+            suppression = parse_suppression(text)
+            if suppression is None:
+                continue
+            for name in sorted(suppression.rules):
+                if is_known_rule(name):
+                    continue
+                yield lens_finding(
+                    rule=RULE_UNKNOWN_RULE,
+                    category="suppression",
+                    finding_class=FindingClass.SYSTEMATIC,
+                    severity=Severity.MINOR,
+                    title=unknown_rule_title(name),
+                    body=(
+                        f"`reviewgate: ignore[...]` takes rule ids as every report shows them (the console, "
+                        f"summary.md, annotation titles) or a family such as `security`; `{name}` is neither, so "
+                        "this comment suppresses nothing. Every rule id is listed in docs/lenses.md."
+                    ),
+                    path=change.path,
+                    line=number,
+                    code=text,
+                )
