@@ -55,10 +55,9 @@ def commentable(result: GateResult) -> list[Finding]:
 
 def render_inline(finding: Finding) -> str:
     """The marker first (invisible), so only a comment that starts with it counts as ours."""
-    rule = finding.rule or finding.category
     lines = [
         marker(finding.id),
-        f"**{finding.severity.value} {finding.finding_class.value}** {markdown_code(rule)}: "
+        f"**{finding.severity.value} {finding.finding_class.value}** {markdown_code(finding.rule_id)}: "
         f"{markdown_text(finding.title)}",
     ]
     if finding.body.strip():
