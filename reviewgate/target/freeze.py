@@ -265,7 +265,7 @@ def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: C
     shallow checkout lacks. `head` None means the CI's head, else HEAD."""
     context = ci or CiContext(provider="local")
     check_repository(repo, base)
-    log = FetchLog()
+    log = FetchLog(provider=context.provider)
     if head:
         head_ref, head_source = head, "--head"
     elif context.head_sha:
