@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="freeze, verify, review, publish; exit 0 approve, 1 changes, 2 usage, 3 blocked")
     _add_target_flags(run)
-    run.add_argument("--output-dir", type=Path, default=Path(".reviewgate"), help="where outputs go (default: .reviewgate/)")
+    run.add_argument("--output-dir", type=Path, default=Path(".reviewgate"), help="where outputs go (default: .reviewgate/; relative to the repository root)")
     run.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
                      help="reviewer to run (repeatable; overrides review.reviewers; 'builtin' needs no key)")
     run.add_argument("--fail-on", action="append", metavar="CLASS:SEVERITY",
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
     run.add_argument("--cache-dir", help="where model reviews are stored and reused (overrides [cache] dir; "
-                     "default .reviewgate-cache/)")
+                     "default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
                      help="a model reviewer whose key variable is unset (fork PRs): block (default) or skip it")
     run.add_argument("--import-sarif", action="append", type=Path, default=[], metavar="FILE",
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--config", type=Path,
                         help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
     verify.add_argument("--output-dir", type=Path, default=Path(".reviewgate"),
-                        help="where outputs go (default: .reviewgate/)")
+                        help="where outputs go (default: .reviewgate/; relative to the repository root)")
     verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
                         "(default: the working-tree manifest)")
 

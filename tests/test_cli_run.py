@@ -102,7 +102,7 @@ def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert result.report()["findings"] == []
     assert sorted(path.name for path in result.output_dir.iterdir()) == [
-        ".lock", "codequality.json", "junit.xml", "report.json", "review.sarif", "summary.md"]
+        ".gitignore", ".lock", "codequality.json", "junit.xml", "report.json", "review.sarif", "summary.md"]
 
 
 def test_reviewing_another_head_ref(tmp_path: Path) -> None:

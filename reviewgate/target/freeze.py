@@ -309,7 +309,7 @@ def freeze(
             raise UsageError(
                 "--include-dirty: the working tree sits on HEAD; it cannot be combined with another --head"
             )
-        tree = working_tree(repo)
+        tree = working_tree(repo, rules.own_directories)
         dirty_files = diff_between(repo, head_sha, tree)
         if dirty_files:
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)

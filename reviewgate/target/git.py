@@ -348,14 +348,16 @@ def read_blobs(repo: Path, object_names: list[str]) -> list[bytes]:
     return contents
 
 
-def working_tree(repo: Path) -> str:
+def working_tree(repo: Path, leave_out: tuple[str, ...] = ()) -> str:
     """A tree object of the working tree as it is now (tracked changes and untracked files
-    that are not ignored), written through a copy of the index so the user's is untouched."""
+    that are not ignored, less the `leave_out` directories, which keep their HEAD content),
+    written through a copy of the index so the user's is untouched."""
     index = Path(git_text(repo, "rev-parse", "--path-format=absolute", "--git-path", "index"))
     with tempfile.TemporaryDirectory(prefix="reviewgate-index-") as scratch:
         scratch_index = Path(scratch) / "index"
         if index.is_file():
             shutil.copyfile(index, scratch_index)  # keeps stat data: only changed files are hashed
         environment = {"GIT_INDEX_FILE": str(scratch_index)}
-        run_git(repo, "add", "--all", "--", ".", extra_env=environment)
+        excluded = [f":(top,exclude,literal){directory}" for directory in leave_out]
+        run_git(repo, "add", "--all", "--", ".", *excluded, extra_env=environment)
         return run_git(repo, "write-tree", extra_env=environment).stdout.decode("ascii").strip()
