@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -24,11 +25,32 @@ from reviewgate.target.git import GitFailure
 from reviewgate.text import printable
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse exits 2 on bad flags already; this keeps its message to one line."""
+class BadArguments(Exception):
+    """A flag argparse refused: printed by `main` as one line, in the words of whoever called it
+    (flags on the command line, inputs in the action)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"reviewgate: error: {message} (see reviewgate {self.prog.split()[-1]} --help)\n")
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse's own errors, raised rather than printed, so `main` says them in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadArguments(message, self.prog)
+
+
+# A flag as argparse and our messages name it: `argument --max-rounds`, `--base`, `(from --base)`.
+_FLAG = re.compile(r"(?:argument )?(--[a-z][a-z-]*)(?:/-[a-z])?")
+
+
+def name_options(message: str, names: Mapping[str, str]) -> str:
+    """`message` with each flag in `names` replaced by what the user typed instead (the action's
+    `input max-rounds` for `--max-rounds`); other flags are left as they are."""
+    if not names:
+        return message
+    return _FLAG.sub(lambda match: names.get(match.group(1), match.group(0)), message)
 
 
 def _add_target_flags(parser: argparse.ArgumentParser) -> None:
@@ -168,17 +190,31 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     sys.stderr.write(f"reviewgate: warning: {runner_line(str(message))}\n")
 
 
-def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
+         option_names: Mapping[str, str] | None = None) -> int:
+    """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
+    `--max-rounds` -> `input max-rounds`), for every error message."""
     out = stdout or sys.stdout
-    arguments = build_parser().parse_args(argv)
+    names = option_names or {}
+    given = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not given:  # bare `reviewgate`: what it can do, and a usage exit
+        sys.stderr.write(parser.format_help())
+        return EXIT_USAGE
+    try:
+        arguments = parser.parse_args(given)
+    except BadArguments as error:
+        hint = "" if names else f" (see {error.prog} --help)"
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}{hint}\n")
+        return EXIT_USAGE
     warnings.showwarning = _show_warning
     try:
         return COMMANDS[arguments.command](arguments, out)
     except ReviewgateError as error:
-        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
         return error.exit_code
     except GitFailure as error:
-        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
         return EXIT_BLOCKED
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")

@@ -76,7 +76,7 @@ def git_environment() -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
 class GitFailure(Exception):
     """A git command that failed; keeps everything needed to explain it."""
 
@@ -358,6 +358,9 @@ def working_tree(repo: Path, leave_out: tuple[str, ...] = ()) -> str:
         if index.is_file():
             shutil.copyfile(index, scratch_index)  # keeps stat data: only changed files are hashed
         environment = {"GIT_INDEX_FILE": str(scratch_index)}
-        excluded = [f":(top,exclude,literal){directory}" for directory in leave_out]
-        run_git(repo, "add", "--all", "--", ".", *excluded, extra_env=environment)
+        run_git(repo, "add", "--all", "--", ".", extra_env=environment)
+        if leave_out:
+            # Back to HEAD's content there: an exclude pathspec would fail on an ignored directory.
+            run_git(repo, "reset", "--quiet", "HEAD", "--", *(f":(top,literal){item}" for item in leave_out),
+                    extra_env=environment)
         return run_git(repo, "write-tree", extra_env=environment).stdout.decode("ascii").strip()

@@ -129,7 +129,7 @@ def ensure_remote_branch(repo: Path, branch: str, source: str, log: FetchLog) ->
         return branch  # no such ref on origin, or no origin at all: the local branch stands in
     where = f"neither a local ref nor a branch or tag on {REMOTE}" if has_remote(repo) else (
         f"not a local ref (there is no remote {REMOTE})")
-    raise BlockedError(f"{branch!r} (from {source}) is {where}; {_branches_note(repo)}{log.advice()}")
+    raise BlockedError(f"{branch!r} (from {source}) is {where}; {branches_note(repo)}{log.advice()}")
 
 
 def existing_branches(repo: Path) -> list[str]:
@@ -155,7 +155,8 @@ def _ref_names(listing: bytes) -> set[str]:
     return names
 
 
-def _branches_note(repo: Path) -> str:
+def branches_note(repo: Path) -> str:
+    """The branches a base could be, for a message about a base that names nothing."""
     branches = existing_branches(repo)
     if not branches:
         return "the repository has no branches"
