@@ -67,11 +67,17 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.")
+    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.",
+                             epilog="Start with `reviewgate run` in a checkout of your branch; "
+                                    "`reviewgate COMMAND --help` lists a command's flags.")
     parser.add_argument("--version", action="version", version=f"reviewgate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
-    run = commands.add_parser("run", help="freeze, verify, review, publish; exit 0 approve, 1 changes, 2 usage, 3 blocked")
+    run = commands.add_parser(
+        "run", help="review the checked-out branch: freeze, verify, review, publish",
+        description="Review the checked-out branch against its base and say what to do next. Exit 0 approved, "
+                    "1 changes requested, 2 usage or config error, 3 not reviewed (the review could not be done: "
+                    "not a judgement of the code).")
     _add_target_flags(run)
     run.add_argument("--output-dir", type=Path, default=Path(".reviewgate"), help="where outputs go (default: .reviewgate/; relative to the repository root)")
     run.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
