@@ -89,7 +89,8 @@ def run(environ: Mapping[str, str]) -> int:
         sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
         return EXIT_USAGE
     os.environ.update(environment_from_inputs(environ))
-    return main(arguments)
+    # Errors name the input the workflow set, never the flag it became.
+    return main(arguments, option_names={item.flag: f"input {item.name}" for item in INPUTS})
 
 
 if __name__ == "__main__":

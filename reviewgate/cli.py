@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -24,16 +25,39 @@ from reviewgate.target.git import GitFailure
 from reviewgate.text import printable
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse exits 2 on bad flags already; this keeps its message to one line."""
+class BadArguments(Exception):
+    """A flag argparse refused: printed by `main` as one line, in the words of whoever called it
+    (flags on the command line, inputs in the action)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"reviewgate: error: {message} (see reviewgate {self.prog.split()[-1]} --help)\n")
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse's own errors, raised rather than printed, so `main` says them in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadArguments(message, self.prog)
+
+
+# A flag as argparse and our messages name it: `argument --max-rounds`, `--base`, `(from --base)`.
+_FLAG = re.compile(r"(?:argument )?(--[a-z][a-z-]*)(?:/-[a-z])?")
+
+
+def name_options(message: str, names: Mapping[str, str]) -> str:
+    """`message` with each flag in `names` replaced by what the user typed instead (the action's
+    `input max-rounds` for `--max-rounds`); other flags are left as they are."""
+    if not names:
+        return message
+    return _FLAG.sub(lambda match: names.get(match.group(1), match.group(0)), message)
 
 
 def _add_target_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=Path("."), help="repository to review (default: current directory)")
-    parser.add_argument("--base", help="base ref to diff against (default: from CI, else origin/HEAD's branch, else main)")
+    parser.add_argument("--base", help="base ref to diff against (default: the CI event's base, else the repository's default "
+                        "branch: origin/HEAD's, else the first of origin/main, origin/master, main, master "
+                        "that exists)")
     parser.add_argument("--head", help="head ref to review (default: the head CI names, e.g. the pull request's, else HEAD)")
     parser.add_argument("--config", type=Path, help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
     parser.add_argument("--bundle", type=Path, nargs="+", action="extend", metavar="FILE",
@@ -43,13 +67,19 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.")
+    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.",
+                             epilog="Start with `reviewgate run` in a checkout of your branch; "
+                                    "`reviewgate COMMAND --help` lists a command's flags.")
     parser.add_argument("--version", action="version", version=f"reviewgate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
-    run = commands.add_parser("run", help="freeze, verify, review, publish; exit 0 approve, 1 changes, 2 usage, 3 blocked")
+    run = commands.add_parser(
+        "run", help="review the checked-out branch: freeze, verify, review, publish",
+        description="Review the checked-out branch against its base and say what to do next. Exit 0 approved, "
+                    "1 changes requested, 2 usage or config error, 3 not reviewed (the review could not be done: "
+                    "not a judgement of the code).")
     _add_target_flags(run)
-    run.add_argument("--output-dir", type=Path, default=Path(".reviewgate"), help="where outputs go (default: .reviewgate/)")
+    run.add_argument("--output-dir", type=Path, default=Path(".reviewgate"), help="where outputs go (default: .reviewgate/; relative to the repository root)")
     run.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
                      help="reviewer to run (repeatable; overrides review.reviewers; 'builtin' needs no key)")
     run.add_argument("--fail-on", action="append", metavar="CLASS:SEVERITY",
@@ -57,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
     run.add_argument("--cache-dir", help="where model reviews are stored and reused (overrides [cache] dir; "
-                     "default .reviewgate-cache/)")
+                     "default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
                      help="a model reviewer whose key variable is unset (fork PRs): block (default) or skip it")
     run.add_argument("--import-sarif", action="append", type=Path, default=[], metavar="FILE",
@@ -73,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--config", type=Path,
                         help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
     verify.add_argument("--output-dir", type=Path, default=Path(".reviewgate"),
-                        help="where outputs go (default: .reviewgate/)")
+                        help="where outputs go (default: .reviewgate/; relative to the repository root)")
     verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
                         "(default: the working-tree manifest)")
 
@@ -166,17 +196,31 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     sys.stderr.write(f"reviewgate: warning: {runner_line(str(message))}\n")
 
 
-def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
+         option_names: Mapping[str, str] | None = None) -> int:
+    """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
+    `--max-rounds` -> `input max-rounds`), for every error message."""
     out = stdout or sys.stdout
-    arguments = build_parser().parse_args(argv)
+    names = option_names or {}
+    given = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not given:  # bare `reviewgate`: what it can do, and a usage exit
+        sys.stderr.write(parser.format_help())
+        return EXIT_USAGE
+    try:
+        arguments = parser.parse_args(given)
+    except BadArguments as error:
+        hint = "" if names else f" (see {error.prog} --help)"
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}{hint}\n")
+        return EXIT_USAGE
     warnings.showwarning = _show_warning
     try:
         return COMMANDS[arguments.command](arguments, out)
     except ReviewgateError as error:
-        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
         return error.exit_code
     except GitFailure as error:
-        sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
         return EXIT_BLOCKED
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")

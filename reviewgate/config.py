@@ -54,6 +54,8 @@ class ReviewSettings:
     max_rounds: int = 3
     # Suppression comments the branch adds on blocking findings: allow | list | refuse.
     branch_suppressions: str = "list"
+    # Who named the reviewers, for messages: the flag, or None for the file's review.reviewers.
+    reviewers_flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,7 @@ def load_config(repo_root: Path, explicit: Path | None = None) -> Config:
     if path is None:
         return Config()
     if explicit is not None and not explicit.is_file():
-        raise ConfigError(f"{explicit}: config file not found (--config / input config)")
+        raise ConfigError(f"--config: {explicit}: config file not found")
     name = str(path.name if path.parent == repo_root else path)
     return config_from_document(read_toml(path), name, str(path))
 
@@ -298,7 +300,7 @@ def apply_overrides(config: Config, overrides: Overrides) -> Config:
     if overrides.reviewers is not None:
         if not overrides.reviewers:
             raise ConfigError("--reviewer: expected at least one reviewer name")
-        review = replace(review, reviewers=overrides.reviewers)
+        review = replace(review, reviewers=overrides.reviewers, reviewers_flag="--reviewer")
     if overrides.fail_on is not None:
         review = replace(review, fail_on=parse_fail_rules(overrides.fail_on, "--fail-on"))
     if overrides.max_rounds is not None:

@@ -30,12 +30,13 @@ from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, Reviewgat
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
-from reviewgate.reviewers import anthropic, openai, providers
+from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.target.freeze import resolve_base
 from reviewgate.target.git import repository_root, resolve_commit, run_git
+from reviewgate.target.shallow import branches_note
 from reviewgate.text import printable
 
 IMPLEMENTER_KEYS = ("provider", "model", "base_url")
@@ -190,6 +191,10 @@ def _check_reviewer(config: Config, name: str, report: DoctorReport) -> None:
             f"expected one of {', '.join(sorted(providers))}"
         )
         return
+    missing = missing_settings(config, name)
+    if missing is not None:
+        report.config(str(missing))
+        return
     try:
         options = parse_options(settings) if settings.provider in MODEL_PROVIDERS else None
         if options is None:
@@ -243,9 +248,7 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     base_ref, source = resolve_base(repo, options.base, context)
     base_sha = resolve_commit(repo, base_ref)
     if base_sha is None:
-        report.config(
-            f"base {base_ref!r} (from {source}) does not name a commit; fetch it or pass --base REF"
-        )
+        report.config(f"base {base_ref!r} (from {source}) does not name a commit; {branches_note(repo)}")
     else:
         report.ok(f"base {base_ref} (from {source}) resolves")
     try:

@@ -129,7 +129,7 @@ def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tupl
         return found.config, PolicyOrigin(BRANCH_FIRST, found.path, head.commit, named)
     if explicit is not None:
         if not explicit.is_file():
-            raise ConfigError(f"{explicit}: config file not found (--config / input config)")
+            raise ConfigError(f"--config: {explicit}: config file not found")
         return load_config(repo, explicit), PolicyOrigin(WORKFLOW, relative, None, named)
     return Config(), PolicyOrigin(DEFAULTS)
 

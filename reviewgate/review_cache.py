@@ -21,11 +21,11 @@ from typing import Any
 
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
-from reviewgate.report.files import write_atomic
+from reviewgate.own_directories import cache_directory
+from reviewgate.report.files import create_own_directory, write_atomic
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.target.git import git_text
 
-DEFAULT_DIRECTORY = ".reviewgate-cache"
 CACHE_FORMAT = 1  # bump when the stored layout changes: older entries then simply miss
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -39,10 +39,7 @@ def open_review_cache(config: Config, repo: Path) -> ReviewCache:
     """The cache `[cache]` (or --cache-dir) names; `enabled = false` turns it off."""
     reader = TableReader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
     reader.warn_unknown(("dir", "enabled"))
-    if not reader.boolean("enabled", True):
-        return ReviewCache(None)
-    directory = Path(reader.string("dir", DEFAULT_DIRECTORY) or DEFAULT_DIRECTORY)
-    return ReviewCache(directory if directory.is_absolute() else repo / directory)
+    return ReviewCache(cache_directory(config, repo))
 
 
 def key_material(identity: dict[str, Any], request: ReviewRequest) -> dict[str, Any]:
@@ -81,7 +78,7 @@ def _load(path: Path) -> ReviewerOutcome | None:
     return replace(outcome, cached=True, usage=Usage(), duration_seconds=0.0, notes=(*outcome.notes, note))
 
 
-def _store(path: Path, outcome: ReviewerOutcome, material: dict[str, Any]) -> str | None:
+def _store(directory: Path, path: Path, outcome: ReviewerOutcome, material: dict[str, Any]) -> str | None:
     document = {
         "format": CACHE_FORMAT,
         "stored_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -89,6 +86,7 @@ def _store(path: Path, outcome: ReviewerOutcome, material: dict[str, Any]) -> st
         "outcome": {**outcome.to_json(), "findings": [finding.to_json() for finding in outcome.findings]},
     }
     try:
+        create_own_directory(directory)
         write_atomic(path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as error:
         return f"could not store the review in the cache ({path.parent}): {error.strerror or error}"
@@ -113,7 +111,7 @@ def review_with_cache(
         return stored
     outcome = run(reviewer, request)
     if outcome.status is ReviewerStatus.OK:
-        problem = _store(path, outcome, material)
+        problem = _store(cache.directory, path, outcome, material)
         if problem is not None:
             outcome = replace(outcome, notes=(*outcome.notes, problem))
     return outcome

@@ -26,6 +26,7 @@ from reviewgate.forge.steps import (
     rounds_notes,
 )
 from reviewgate.gate import decide, unread_files
+from reviewgate.own_directories import in_repository
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
@@ -86,9 +87,10 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
-    # First: the lock, and no output of an earlier run left to pass for this one's.
-    claim_existing_output_dir(options.output_dir)
     repo = workspace_root(options.start, bool(options.bundle))
+    # First: the lock, and no output of an earlier run left to pass for this one's.
+    requested_output_dir = in_repository(repo, options.output_dir)
+    claim_existing_output_dir(requested_output_dir)
     context = ci.detect(environ)
     # The policy is the target side's: base and head are resolved before anything else.
     policy = load_policy(repo, options, context)
@@ -96,7 +98,7 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     reviewers = build_reviewers(config)
     check_lens_settings(config)
     reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter, repo)
-    output_dir = prepare_output_dir(options.output_dir)
+    output_dir = prepare_output_dir(requested_output_dir)
     cache = open_review_cache(config, repo)
 
     target = freeze_target(repo, policy, options)
@@ -229,8 +231,9 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     result is bound to HEAD (nothing is diffed); the verify runs even when the config
     disables it for `run`, since it was asked for by name."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    claim_existing_output_dir(options.output_dir)
     repo = repository_root(options.start)
+    requested_output_dir = in_repository(repo, options.output_dir)
+    claim_existing_output_dir(requested_output_dir)
     config = load_run_config(repo, options)
     config = replace(config, verify=replace(config.verify, enabled=True))
     if not (repo / config.verify.manifest).is_file():
@@ -238,7 +241,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
         raise UsageError(f"verify: no manifest at {config.verify.manifest} "
                          "(add .prepcook/scripts.toml, or set [verify] manifest)")
     context = ci.detect(environ)
-    output_dir = prepare_output_dir(options.output_dir)
+    output_dir = prepare_output_dir(requested_output_dir)
     target = freeze(repo, base="HEAD", head="HEAD", ci=context)
     # --base REF: secrets are granted by the manifest at the merge base with REF, as in `run`;
     # without it, by the working-tree manifest (a local run of one's own checkout).

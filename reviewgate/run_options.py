@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
+from reviewgate.own_directories import DEFAULT_OUTPUT_DIRECTORY, cache_directory, in_repository, inside_repository
 from reviewgate.policy_changes import PolicyReview, review_policy_change
 from reviewgate.policy_source import PolicyOrigin, Side, bundle_policy, commit_side, disk_side, policy_at
 from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
@@ -23,7 +24,7 @@ class RunOptions:
     base: str | None = None
     head: str | None = None  # None: the head CI names, else HEAD
     config_path: Path | None = None
-    output_dir: Path = Path(".reviewgate")
+    output_dir: Path = Path(DEFAULT_OUTPUT_DIRECTORY)  # relative: to the repository root
     overrides: Overrides = field(default_factory=Overrides)
     bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
@@ -68,7 +69,9 @@ def review_policy(policy: Policy) -> PolicyReview:
 
 def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:
     config = policy.config
-    rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include)
+    own = [in_repository(repo, options.output_dir), cache_directory(config, repo)]
+    rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include,
+                           own_directories=inside_repository(repo, [item for item in own if item is not None]))
     if policy.refs is None:
         return freeze_bundle(repo, options.bundle, rules)
     return freeze(repo, base=options.base, head=options.head, rules=rules, include_dirty=options.include_dirty,

@@ -70,7 +70,7 @@ def test_unknown_reviewer_name(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, BASE, CHANGE)
     result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "gpt-nine")
     assert result.returncode == 2
-    assert_one_line_error(result.stderr, "'gpt-nine'", "unknown reviewer")
+    assert_one_line_error(result.stderr, "--reviewer gpt-nine", "unknown reviewer")
 
 
 def test_output_dir_that_is_a_file_is_not_overwritten(tmp_path: Path) -> None:

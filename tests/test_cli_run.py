@@ -28,7 +28,7 @@ def test_swallowed_failure_requests_changes_with_the_finding_on_the_except_line(
     assert (finding["class"], finding["severity"], finding["category"]) == ("correctness", "major", "swallowed-failure")
     assert (finding["path"], finding["line"], finding["blocking"]) == ("app/jobs.py", 4, True)
     validate_junit((result.output_dir / "junit.xml").read_text(encoding="utf-8"))
-    assert "request_changes" in result.stdout and "app/jobs.py:4" in result.stdout
+    assert "verdict: changes requested" in result.stdout and "app/jobs.py:4" in result.stdout
 
 
 def test_github_actions_gets_an_error_annotation_outputs_and_a_step_summary(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert result.report()["findings"] == []
     assert sorted(path.name for path in result.output_dir.iterdir()) == [
-        ".lock", "codequality.json", "junit.xml", "report.json", "review.sarif", "summary.md"]
+        ".gitignore", ".lock", "codequality.json", "junit.xml", "report.json", "review.sarif", "summary.md"]
 
 
 def test_reviewing_another_head_ref(tmp_path: Path) -> None:

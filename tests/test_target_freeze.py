@@ -123,7 +123,7 @@ def test_dirty_working_tree_gets_its_own_identity(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("setup", "args", "code", "message"),
     [
-        ("plain", ("--base", "no-such-branch"), 2, "'no-such-branch' (from --base) is neither a local ref"),
+        ("plain", ("--base", "no-such-branch"), 2, "'no-such-branch' (from --base) is not a local ref"),
         ("plain", ("--head", "nope"), 2, "--head: 'nope' does not name a commit"),
         ("unrelated", ("--base", "other"), 2, "share no history (unrelated histories"),
         ("empty", (), 2, "has no commits yet"),

@@ -6,6 +6,7 @@ from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.escaping import for_runner, one_line
 from reviewgate.findings import Finding
 from reviewgate.report.base import SinkContext, finding_groups
+from reviewgate.report.verdict_text import explain
 from reviewgate.result import GateResult
 from reviewgate.text import printable, short_sha
 
@@ -52,8 +53,9 @@ def render_console(result: GateResult, notes: list[str]) -> list[str]:
         lines.append(f"  reason: {_single_line(reason)}")
     for note in (*result.notes, *notes):
         lines.append(f"  note: {_single_line(note)}")
-    route = f", route {result.verdict.route.value}" if result.verdict.route else ""
-    lines.append(f"verdict: {result.verdict.decision.value}{route} (exit {result.verdict.exit_code})")
+    explanation = explain(result)
+    lines.append(f"verdict: {explanation.verdict} (exit {result.verdict.exit_code}): {explanation.meaning}")
+    lines += [f"  next: {step}" for step in explanation.next_steps]
     lines.append(f"outputs: {printable(str(result.output_dir))}")
     return lines
 

@@ -13,9 +13,14 @@ from typing import IO, Any
 
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.escaping import mask
+from reviewgate.own_directories import USER_FILES
 from reviewgate.verify.manifest import STEP_ORDER
 
 LOCK_FILE = ".lock"
+# Written into a directory reviewgate creates for itself: git then ignores all of it (the
+# file included), so a run leaves `git status` as it found it.
+IGNORE_EVERYTHING = "# made by reviewgate: its outputs stay out of the repository\n*\n" + "".join(
+    f"!{name}\n" for name in USER_FILES)
 # What a run writes under the output dir; removed before a run starts, so a stale approval of
 # an older head never stands beside (or instead of) this run's outputs. Each sink's FILE_NAME
 # is in this list (tests/test_output_files.py checks it).
@@ -32,12 +37,21 @@ def prepare_output_dir(path: Path) -> Path:
     if path.exists() and not path.is_dir():
         raise UsageError(f"--output-dir: {path} exists and is not a directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        create_own_directory(path)
     except OSError as error:
         raise UsageError(f"--output-dir: cannot create {path}: {error.strerror}") from error
     _lock(path)
     _remove_previous_outputs(path)
     return path
+
+
+def create_own_directory(path: Path) -> None:
+    """Create a directory of reviewgate's own (output, cache) with a `.gitignore` that ignores
+    it all; a directory that already exists is left as it is (it may hold the user's files)."""
+    if path.is_dir():
+        return
+    path.mkdir(parents=True, exist_ok=True)
+    (path / ".gitignore").write_text(IGNORE_EVERYTHING, encoding="utf-8")
 
 
 def claim_existing_output_dir(path: Path) -> None:

@@ -82,7 +82,7 @@ def output_title(result: GateResult) -> str:
     elif verdict.decision is Decision.REQUEST_CHANGES:
         title = f"Changes requested: {len(verdict.blocking)} blocking of {len(result.findings)} finding(s)"
     else:
-        title = "Blocked: the review could not be completed"
+        title = "Not reviewed: the review could not be finished (not a judgement of the code)"
     if result.rounds is not None and result.rounds.gave_up:
         title += f" (round cap {result.rounds.max_rounds} reached: a person must look)"
     return title

@@ -7,6 +7,7 @@ from reviewgate.findings import Finding, FindingClass
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.report.files import write_text
+from reviewgate.report.verdict_text import explain
 from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
 from reviewgate.text import short_sha
@@ -16,7 +17,7 @@ FILE_NAME = "summary.md"
 HEADLINES = {
     Decision.APPROVE: "✅ reviewgate: approved",
     Decision.REQUEST_CHANGES: "❌ reviewgate: changes requested",
-    Decision.BLOCKED: "⛔ reviewgate: blocked, the review could not be completed",
+    Decision.BLOCKED: "⛔ reviewgate: not reviewed",
 }
 
 
@@ -118,7 +119,9 @@ def _suppressed_section(result: GateResult) -> list[str]:
 
 def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> str:
     target = result.target
-    lines = [f"## {HEADLINES[result.verdict.decision]}", ""]
+    explanation = explain(result)
+    meaning = explanation.meaning[0].upper() + explanation.meaning[1:]
+    lines = [f"## {HEADLINES[result.verdict.decision]}", "", " ".join((f"**{meaning}.**", *explanation.next_steps)), ""]
     if target.mode == "bundle":
         lines.append(f"Reviewed a bundle of {len(target.files)} document(s), bundle hash `{target.patch_sha256[:16]}`.")
     else:
@@ -128,8 +131,6 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
             f"head `{short_sha(target.head_sha)}`), "
             f"{len(target.files)} file(s), patch `{target.patch_sha256[:16]}`."
         )
-    if result.verdict.route is not None:
-        lines.append(f"Route: **{result.verdict.route.value}**.")
     for reason in result.verdict.reasons:
         lines.append(f"- {markdown_text(one_line(reason))}")
     for note in (*result.notes, *(extra_notes or [])):

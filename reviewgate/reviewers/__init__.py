@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 
 from reviewgate.config import Config, ReviewerSettings
-from reviewgate.errors import UsageError
+from reviewgate.errors import ConfigError, UsageError
 from reviewgate.reviewers.base import Reviewer
 from reviewgate.reviewers.builtin import BuiltinReviewer
 
@@ -30,6 +30,35 @@ providers: dict[str, ReviewerFactory] = {
     "anthropic": _on_use("reviewgate.reviewers.anthropic"),
     "command": _on_use("reviewgate.reviewers.command"),
 }
+# What a provider cannot run without, said when a reviewer of it has no [reviewer.NAME] table.
+REQUIRED_SETTINGS = {
+    "openai": 'model = "…" (and base_url, api_key_env unless OpenAI\'s defaults fit)',
+    "anthropic": 'model = "…" (and api_key_env unless ANTHROPIC_API_KEY fits)',
+    "command": 'command = ["your-agent", "--print"]',
+}
+
+
+def _named_by(config: Config, name: str) -> str:
+    """Where the user typed a reviewer's name: the flag (`--reviewer openai`) or the file's key."""
+    if config.review.reviewers_flag:
+        return f"{config.review.reviewers_flag} {name}"
+    return f"{config.source}: review.reviewers: {name!r}" if config.source else f"reviewer {name!r}"
+
+
+def missing_settings(config: Config, name: str) -> ConfigError | None:
+    """A reviewer named without the [reviewer.NAME] table its provider cannot run without: say
+    who named it and what is missing, and name the config file only when there is one."""
+    provider = config.reviewer(name).provider
+    if name in config.reviewers or provider not in REQUIRED_SETTINGS:
+        return None
+    settings = REQUIRED_SETTINGS[provider]
+    if config.source:
+        where = f"{config.source} has no [reviewer.{name}] table; add one with {settings}"
+    else:
+        where = (f"there is no config file; create .reviewgate.toml (or [tool.reviewgate] in pyproject.toml) "
+                 f"with a [reviewer.{name}] table: {settings}")
+    return ConfigError(f"{_named_by(config, name)}: this reviewer needs settings and {where}; "
+                       "see docs/reviewers.md")
 
 
 def build_reviewers(config: Config) -> list[Reviewer]:
@@ -40,9 +69,13 @@ def build_reviewers(config: Config) -> list[Reviewer]:
         factory = providers.get(settings.provider)
         if factory is None:
             known = ", ".join(sorted(providers))
-            where = f"[reviewer.{name}] provider {settings.provider!r}" if name in config.reviewers else f"reviewer {name!r}"
+            where = (f"{settings.source}: reviewer.{name}.provider: {settings.provider!r}" if name in config.reviewers
+                     else _named_by(config, name))
             raise UsageError(
                 f"{where}: unknown reviewer; expected one of {known}, or a [reviewer.{name}] table naming a provider"
             )
+        missing = missing_settings(config, name)
+        if missing is not None:
+            raise missing
         built.append(factory(settings))
     return built

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import pathspec
 
+from reviewgate.own_directories import USER_FILES
 from reviewgate.target.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
 
 LOCK_FILES = frozenset(
@@ -82,9 +83,14 @@ class ExclusionRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     max_file_diff_bytes: int = MAX_FILE_DIFF_BYTES
+    # reviewgate's own directories in the repository (output, cache): never reviewed, and left
+    # out of the uncommitted changes --include-dirty reviews.
+    own_directories: tuple[str, ...] = ()
 
     def unreviewable_reason(self, change: FileChange) -> str | None:
         """Why a file cannot be reviewed at all (never forced back in), or None."""
+        if self.own_directories and is_own_file(self.own_directories, change.path):
+            return "reviewgate's own output or cache directory: never reviewed"
         if change.is_submodule:
             return "submodule pointer change: listed, not reviewed"
         if change.is_binary:
@@ -118,6 +124,12 @@ class ExclusionRules:
             if header is not None and GENERATED_HEADER.search(header):
                 return "generated file (header says so)"
         return None
+
+
+def is_own_file(directories: tuple[str, ...], path: str) -> bool:
+    """A file reviewgate wrote into one of its directories (not the user's reproduction.md)."""
+    name = path.rpartition("/")[2]
+    return name not in USER_FILES and any(path.startswith(f"{item}/") for item in directories)
 
 
 @lru_cache(maxsize=32)

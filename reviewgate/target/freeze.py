@@ -265,7 +265,7 @@ def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: C
     shallow checkout lacks. `head` None means the CI's head, else HEAD."""
     context = ci or CiContext(provider="local")
     check_repository(repo, base)
-    log = FetchLog()
+    log = FetchLog(provider=context.provider)
     if head:
         head_ref, head_source = head, "--head"
     elif context.head_sha:
@@ -309,7 +309,7 @@ def freeze(
             raise UsageError(
                 "--include-dirty: the working tree sits on HEAD; it cannot be combined with another --head"
             )
-        tree = working_tree(repo)
+        tree = working_tree(repo, rules.own_directories)
         dirty_files = diff_between(repo, head_sha, tree)
         if dirty_files:
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)

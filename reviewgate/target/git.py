@@ -76,7 +76,7 @@ def git_environment() -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
 class GitFailure(Exception):
     """A git command that failed; keeps everything needed to explain it."""
 
@@ -348,9 +348,10 @@ def read_blobs(repo: Path, object_names: list[str]) -> list[bytes]:
     return contents
 
 
-def working_tree(repo: Path) -> str:
+def working_tree(repo: Path, leave_out: tuple[str, ...] = ()) -> str:
     """A tree object of the working tree as it is now (tracked changes and untracked files
-    that are not ignored), written through a copy of the index so the user's is untouched."""
+    that are not ignored, less the `leave_out` directories, which keep their HEAD content),
+    written through a copy of the index so the user's is untouched."""
     index = Path(git_text(repo, "rev-parse", "--path-format=absolute", "--git-path", "index"))
     with tempfile.TemporaryDirectory(prefix="reviewgate-index-") as scratch:
         scratch_index = Path(scratch) / "index"
@@ -358,4 +359,8 @@ def working_tree(repo: Path) -> str:
             shutil.copyfile(index, scratch_index)  # keeps stat data: only changed files are hashed
         environment = {"GIT_INDEX_FILE": str(scratch_index)}
         run_git(repo, "add", "--all", "--", ".", extra_env=environment)
+        if leave_out:
+            # Back to HEAD's content there: an exclude pathspec would fail on an ignored directory.
+            run_git(repo, "reset", "--quiet", "HEAD", "--", *(f":(top,literal){item}" for item in leave_out),
+                    extra_env=environment)
         return run_git(repo, "write-tree", extra_env=environment).stdout.decode("ascii").strip()

@@ -19,14 +19,29 @@ REMOTE = "origin"
 # Deepening steps for the merge base: most branches are a few dozen commits off their base;
 # each step fetches from both tips, so the cost grows with the branch, never the whole history.
 DEEPEN_STEPS = (50, 200, 1000, 5000)
-CHECKOUT_ADVICE = "set `fetch-depth: 0` on actions/checkout, or `GIT_DEPTH: 0` in GitLab CI"
+# What to change in the CI checkout when history is missing, per CI provider. A laptop gets none:
+# its clone is the user's own, and a CI setting would only mislead there.
+CHECKOUT_ADVICE = {
+    "github": "set `fetch-depth: 0` on actions/checkout",
+    "gitlab": "set the variable `GIT_DEPTH: 0` in GitLab CI",
+}
+# Branch names a base most likely is, listed first when a base names nothing.
+LIKELY_BASES = ("main", "master", "develop", "trunk")
+LISTED_BRANCHES = 6
 
 
 @dataclass
 class FetchLog:
-    """Every fetch made, in order, for the frozen target's record (`shallow_fetches`)."""
+    """Every fetch made, in order, for the frozen target's record (`shallow_fetches`), and the
+    CI provider the run is on (`local`, `github`, `gitlab`), which decides the advice given."""
 
     fetches: list[str] = field(default_factory=list)
+    provider: str = "local"
+
+    def advice(self) -> str:
+        """`; <what to change in the CI checkout>`, or nothing outside CI."""
+        text = CHECKOUT_ADVICE.get(self.provider)
+        return f"; {text}" if text else ""
 
 
 def is_shallow(repo: Path) -> bool:
@@ -86,8 +101,8 @@ def ensure_commit(repo: Path, sha: str, source: str, log: FetchLog) -> None:
     if has_remote(repo) and _fetch(repo, log, "--depth=1", REMOTE, sha) and has_commit(repo, sha):
         return
     raise BlockedError(
-        f"commit {sha} (from {source}) is not in the checkout and could not be fetched from {REMOTE}; "
-        f"{CHECKOUT_ADVICE}"
+        f"commit {sha} (from {source}) is not in the checkout and could not be fetched from {REMOTE}"
+        f"{log.advice()}"
     )
 
 
@@ -112,10 +127,42 @@ def ensure_remote_branch(repo: Path, branch: str, source: str, log: FetchLog) ->
             return f"refs/tags/{branch}"
     if _has_ref(repo, f"refs/heads/{branch}"):
         return branch  # no such ref on origin, or no origin at all: the local branch stands in
-    raise BlockedError(
-        f"{branch!r} (from {source}) is neither a local ref nor a branch or tag on {REMOTE}; "
-        f"{CHECKOUT_ADVICE}"
-    )
+    where = f"neither a local ref nor a branch or tag on {REMOTE}" if has_remote(repo) else (
+        f"not a local ref (there is no remote {REMOTE})")
+    raise BlockedError(f"{branch!r} (from {source}) is {where}; {branches_note(repo)}{log.advice()}")
+
+
+def existing_branches(repo: Path) -> list[str]:
+    """The branches a base could name, local and on origin, the likeliest bases first."""
+    names = _ref_names(run_git(repo, "for-each-ref", "--format=%(refname)", "refs/heads", f"refs/remotes/{REMOTE}",
+                               check=False).stdout)
+    if has_remote(repo):
+        # A single-branch CI clone knows one remote branch: ask origin for the rest (reachable, the
+        # fetch just before said so).
+        listed = run_git(repo, "ls-remote", "--heads", REMOTE, check=False)
+        if listed.returncode == 0:
+            names |= _ref_names(b"\n".join(line.partition(b"\t")[2] for line in listed.stdout.splitlines()))
+    likely = [name for name in LIKELY_BASES if name in names]
+    return likely + sorted(names.difference(likely))
+
+
+def _ref_names(listing: bytes) -> set[str]:
+    names: set[str] = set()
+    for line in listing.decode("utf-8", "replace").splitlines():
+        for prefix in ("refs/heads/", f"refs/remotes/{REMOTE}/"):
+            if line.startswith(prefix) and line != f"refs/remotes/{REMOTE}/HEAD":
+                names.add(line.removeprefix(prefix))
+    return names
+
+
+def branches_note(repo: Path) -> str:
+    """The branches a base could be, for a message about a base that names nothing."""
+    branches = existing_branches(repo)
+    if not branches:
+        return "the repository has no branches"
+    shown = ", ".join(branches[:LISTED_BRANCHES])
+    more = f" and {len(branches) - LISTED_BRANCHES} more" if len(branches) > LISTED_BRANCHES else ""
+    return f"branches here: {shown}{more}; pass one with --base"
 
 
 def _merge_base(repo: Path, base_sha: str, head_sha: str) -> str | None:
@@ -147,7 +194,7 @@ def find_merge_base(repo: Path, base_sha: str, head_sha: str, describe: str, log
     if is_shallow(repo):
         raise BlockedError(
             f"no merge base of {describe} in this shallow clone, and fetching more history from "
-            f"{REMOTE} did not find one; {CHECKOUT_ADVICE}"
+            f"{REMOTE} did not find one{log.advice()}"
         )
     raise UsageError(
         f"{describe} share no history (unrelated histories, no merge base); check the base branch"

@@ -1,0 +1,69 @@
+"""What a verdict means and what to do next, in words for a developer who never read the docs:
+one explanation for the console, summary.md, the step summary, the check run and the PR comment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reviewgate.findings import FindingClass
+from reviewgate.gate import Decision, Route
+from reviewgate.result import GateResult
+
+# The verdict's name where people read it; report.json keeps the machine values.
+VERDICT_NAMES = {
+    Decision.APPROVE: "approved",
+    Decision.REQUEST_CHANGES: "changes requested",
+    Decision.BLOCKED: "not reviewed",
+}
+# How to answer a finding one thinks is wrong: the same words everywhere a blocking finding is shown.
+ANSWER_A_FINDING = (
+    "If one is wrong, answer it with a reason: a comment `reviewgate: ignore[<rule id>] <reason>` on its "
+    "line, or a pull request comment `REVIEW-REJECTED: <file>:<line> <reason>`; a maintainer can overrule "
+    "one with `ACCEPTED: <finding id> <reason>`."
+)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    verdict: str  # "changes requested"
+    meaning: str  # "2 findings must be fixed before merge"
+    next_steps: tuple[str, ...]  # what to do now, one sentence each
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def explain(result: GateResult) -> Explanation:
+    verdict = result.verdict
+    name = VERDICT_NAMES[verdict.decision]
+    blocking = len(verdict.blocking)
+    if verdict.decision is Decision.BLOCKED:
+        return Explanation(name, "the review could not be finished; this is not a judgement of your code", (
+            "Fix what the reasons name (a missing key, a reviewer that could not be reached, the app's setup), "
+            "or re-run the job if it was a passing failure.",
+        ))
+    if verdict.decision is Decision.REQUEST_CHANGES:
+        if verdict.route is Route.DEBUGGING:
+            steps = ["Read the failing step's log (verify/ in the outputs), fix the failure and push again."]
+            if blocking:
+                steps.append(f"Also fix the {_count(blocking, 'blocking finding')} (marked `blocks`). "
+                             f"{ANSWER_A_FINDING}")
+            return Explanation(name, "the app's own tests failed on this change (the verify)", tuple(steps))
+        return Explanation(name, f"{_count(blocking, 'finding')} must be fixed before merge", (
+            "Fix each blocking finding (marked `blocks`) and push again.", ANSWER_A_FINDING,
+        ))
+    shown = len(result.findings)
+    if not result.config.review.fail_on:
+        meaning = "report-only mode: findings are listed and none blocks"
+        return Explanation(name, meaning, (f"Read the {_count(shown, 'finding')} listed; nothing has to be fixed "
+                                           "before merge.",) if shown else ())
+    if verdict.route is Route.DEBT:
+        patterns = sum(1 for item in result.findings
+                       if item.finding_class is FindingClass.SYSTEMATIC and item.dismissed is None)
+        return Explanation(name, "nothing in this change blocks merging", (
+            f"{_count(patterns, 'finding')} about how the code is built (repeated or structural patterns) "
+            "did not block; worth a follow-up change.",
+        ))
+    advice = (f"The {_count(shown, 'finding')} listed are advice; none has to be fixed before merge.",) if shown else ()
+    return Explanation(name, "nothing in this change blocks merging", advice)
