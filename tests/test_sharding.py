@@ -1,0 +1,254 @@
+"""`run --shard I/N` and `merge`: four shards merged publish what one run publishes; a merge with
+a missing, foreign, tampered, duplicated or failed shard is blocked, never approved."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewgate.sharding.plan import ShardSpec, parse_shard, plan_shards
+from reviewgate.target.freeze import freeze
+from testing.cli import CliResult, run_cli
+from testing.forge_server import ForgeServer, fast_retry_config, github_environment
+from testing.repo import commit, git, make_repo
+from testing.sharding import BASE, CHANGE
+
+TOTAL = 4
+COMPARED_FILES = ("junit.xml", "review.sarif", "codequality.json")
+_TIMES = re.compile(r' (time|timestamp)="[^"]*"')
+
+
+@dataclass(frozen=True)
+class Sharded:
+    repo: Path
+    single: CliResult
+    shard_dirs: tuple[Path, ...]
+
+
+def _shard(repo: Path, index: int, output_dir: Path, *args: str, env: dict[str, str] | None = None) -> CliResult:
+    return run_cli(repo, "run", "--base", "main", "--shard", f"{index}/{TOTAL}", "--output-dir", str(output_dir),
+                   *args, env=env)
+
+
+def _merge(repo: Path, output_dir: Path, *locations: Path, env: dict[str, str] | None = None,
+           args: tuple[str, ...] = ()) -> CliResult:
+    return run_cli(repo, "merge", *map(str, locations), "--base", "main", "--output-dir", str(output_dir), *args,
+                   env=env)
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> Sharded:
+    root = tmp_path_factory.mktemp("sharded")
+    repo = make_repo(root, BASE, CHANGE).path
+    single = run_cli(repo, "run", "--base", "main", "--output-dir", str(root / "single"))
+    dirs = tuple(root / f"shard{index}" for index in range(1, TOTAL + 1))
+    for index, directory in enumerate(dirs, start=1):
+        result = _shard(repo, index, directory)
+        assert result.returncode == 0, result.stderr
+    return Sharded(repo, single, dirs)
+
+
+def _shard_copies(sharded: Sharded, destination: Path) -> list[Path]:
+    copies = []
+    for directory in sharded.shard_dirs:
+        copies.append(destination / directory.name)
+        shutil.copytree(directory, copies[-1])
+    return copies
+
+
+def _report_file(directory: Path) -> Path:
+    (found,) = directory.glob("shard-*-of-*.json")
+    return found
+
+
+def _findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return report["findings"]  # type: ignore[no-any-return]
+
+
+def test_four_shards_merged_publish_what_one_run_publishes(sharded: Sharded, tmp_path: Path) -> None:
+    single = sharded.single.report()
+    assert sharded.single.returncode == 1
+    blocking = [item for item in _findings(single) if item["blocking"]]
+    lenses = {item["category"] for item in _findings(single)}
+    # The change exercises per-file and whole-change lenses, blocking and non-blocking.
+    assert blocking and len(blocking) < len(_findings(single))
+    assert {"reuse", "tests", "swallowed-failure", "readability"} <= lenses
+    assert single["verify"]["status"] == "passed"
+    # Each shard wrote its report and nothing else; only shard 1 ran the verify.
+    for index, directory in enumerate(sharded.shard_dirs, start=1):
+        names = {item.name for item in directory.iterdir()}
+        assert names - {"verify", ".lock"} == {f"shard-{index}-of-{TOTAL}.json"}
+        shard_report = json.loads(_report_file(directory).read_text())
+        assert (shard_report["verify"] is not None) == (index == 1)
+    merged = _merge(sharded.repo, tmp_path / "merged", *sharded.shard_dirs)
+    assert merged.returncode == sharded.single.returncode, merged.stderr
+    report = merged.report()
+    assert _findings(report) == _findings(single)
+    for key in ("verdict", "route", "reasons", "target"):
+        assert report[key] == single[key]
+    assert report["verify"]["status"] == single["verify"]["status"]
+    assert [item["status"] for item in report["reviewers"]] == [item["status"] for item in single["reviewers"]]
+    for name in COMPARED_FILES:
+        ours = _TIMES.sub("", (merged.output_dir / name).read_text())
+        theirs = _TIMES.sub("", (sharded.single.output_dir / name).read_text())
+        assert ours == theirs, name
+    assert (merged.output_dir / "summary.md").is_file()
+
+
+def test_findings_of_every_shard_count_split_any_way(sharded: Sharded) -> None:
+    from testing.sharding import one_run_findings, sharded_findings
+
+    whole = one_run_findings(sharded.repo)
+    assert whole
+    for total in (2, 3, 7):  # 7 > the files: some shards review nothing
+        assert sharded_findings(sharded.repo, total) == whole, total
+
+
+def test_a_missing_shard_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    copies = _shard_copies(sharded, tmp_path)
+    result = _merge(sharded.repo, tmp_path / "merged", copies[0], copies[1], copies[3])
+    assert result.returncode == 3
+    report = result.report()
+    assert report["verdict"] == "blocked"
+    assert any("shard 3/4: no report" in reason for reason in report["reasons"])
+
+
+def test_a_shard_of_another_head_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(sharded.repo), str(repo))
+    git(repo, "branch", "-q", "main", "origin/main")
+    old_head = git(repo, "rev-parse", "HEAD")
+    new_head = commit(repo, {"app/extra.py": "VALUE = 1\n"}, "one more commit")
+    copies = _shard_copies(sharded, tmp_path / "old")
+    foreign = tmp_path / "new2"
+    assert _shard(repo, 2, foreign).returncode == 0
+    result = _merge(repo, tmp_path / "merged", copies[0], foreign, copies[2], copies[3],
+                    args=("--head", old_head))
+    assert result.returncode == 3
+    reasons = result.report()["reasons"]
+    assert any("shard 2/4" in reason and f"head {new_head}" in reason and old_head in reason for reason in reasons)
+
+
+@pytest.mark.parametrize("tamper", ["paths", "hash", "whole_change"])
+def test_a_tampered_plan_blocks(sharded: Sharded, tmp_path: Path, tamper: str) -> None:
+    copies = _shard_copies(sharded, tmp_path)
+    path = _report_file(copies[1])
+    document = json.loads(path.read_text())
+    if tamper == "paths":  # shard 2 claims a file of shard 3 as its own, keeping the hash
+        document["plan"]["paths"] = json.loads(_report_file(copies[2]).read_text())["plan"]["paths"]
+    elif tamper == "hash":
+        document["plan"]["sha256"] = "0" * 64
+    else:
+        document["plan"]["whole_change"] = True
+    path.write_text(json.dumps(document))
+    result = _merge(sharded.repo, tmp_path / "merged", *copies)
+    assert result.returncode == 3
+    assert any("shard 2/4" in reason and "followed another plan" in reason for reason in result.report()["reasons"])
+
+
+def test_a_duplicate_shard_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    copies = _shard_copies(sharded, tmp_path)
+    again = tmp_path / "again"
+    shutil.copytree(copies[1], again)
+    result = _merge(sharded.repo, tmp_path / "merged", *copies, again)
+    assert result.returncode == 3
+    assert any("shard 2/4 was given twice" in reason for reason in result.report()["reasons"])
+
+
+def test_a_shard_that_could_not_run_reports_it_and_the_merge_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[review\n")
+    failed = tmp_path / "failed3"
+    result = _shard(sharded.repo, 3, failed, "--config", str(broken))
+    assert result.returncode == 2
+    assert "broken.toml" in result.stderr
+    document = json.loads((failed / "shard-3-of-4.json").read_text())
+    assert document["status"] == "failed" and "broken.toml" in document["reason"]
+    copies = _shard_copies(sharded, tmp_path)
+    merged = _merge(sharded.repo, tmp_path / "merged", copies[0], copies[1], failed, copies[3])
+    assert merged.returncode == 3
+    assert any("shard 3/4" in reason and "could not run" in reason for reason in merged.report()["reasons"])
+
+
+def test_no_report_at_all_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = _merge(sharded.repo, tmp_path / "merged", empty)
+    assert result.returncode == 3
+    reasons = result.report()["reasons"]
+    assert any("no shard report" in reason for reason in reasons)
+
+
+@pytest.mark.parametrize("value", ["0/4", "5/4", "a/b", "2", "1/0"])
+def test_a_bad_shard_value_is_a_usage_error(sharded: Sharded, tmp_path: Path, value: str) -> None:
+    result = run_cli(sharded.repo, "run", "--shard", value, "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"reviewgate: error: --shard: {value!r} is not I/N with 1 <= I <= N (e.g. 2/4: the 2nd of 4 shards)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_plan_is_balanced_deterministic_and_covers_every_file(sharded: Sharded) -> None:
+    target = freeze(sharded.repo, base="main")
+    plan = plan_shards(target, 3)
+    assert plan == plan_shards(target, 3) and plan.sha256 == plan_shards(target, 3).sha256
+    assert sorted(path for part in plan.parts for path in part) == sorted(change.path for change in target.files)
+    weights = {change.path: change.stats.added_lines + 1 for change in target.files}
+    loads = [sum(weights[path] for path in part) for part in plan.parts]
+    # Greedy to the lightest: no shard exceeds another by more than the heaviest file.
+    assert max(loads) - min(loads) <= max(weights.values())
+    # Heaviest first, ties by path: the two 13-line copies go to shards 1 and 2 in path order.
+    assert "app/export.py" in plan.parts[0] and "app/report.py" in plan.parts[1]
+    assert plan_shards(target, 4).sha256 != plan.sha256
+    assert parse_shard(" 2/4 ") == ShardSpec(2, 4)
+
+
+def test_on_github_shards_post_nothing_and_the_merge_posts_one_check_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    config = fast_retry_config(tmp_path)
+    with ForgeServer() as server:
+        state = server.state
+        env = github_environment(server, tmp_path, head_sha=repo.head_sha)
+        state.add_comment("REVIEW-REJECTED: app/notes.py:4 kept on purpose", "owner", "OWNER")
+        dirs = [tmp_path / f"shard{index}" for index in range(1, TOTAL + 1)]
+        for index, directory in enumerate(dirs, start=1):
+            result = _shard(repo.path, index, directory, "--no-verify", "--config", str(config), env=env)
+            assert result.returncode == 0, result.stderr
+        # Shards read the conversation (for their reviewers) and write nothing.
+        assert state.requests and all(item.method == "GET" for item in state.requests)
+        assert not state.check_runs and len(state.comments) == 1
+        result = _merge(repo.path, tmp_path / "merged", *dirs, env=env, args=("--config", str(config)))
+        assert result.returncode == 1, result.stderr
+        assert len(state.posts("POST", r"/check-runs$")) == 1
+        (check_run,) = state.check_runs.values()
+        assert check_run["status"] == "completed" and check_run["head_sha"] == repo.head_sha
+        assert check_run["conclusion"] == "failure"
+        assert len(state.comments) == 2  # the rejection, and the one summary comment
+        assert not state.schema_errors
+    report = result.report()
+    dismissed = [item for item in _findings(report) if item["dismissed"]]
+    assert [item["path"] for item in dismissed] == ["app/notes.py"]
+
+
+def test_every_multi_file_corpus_case_finds_the_same_in_shards(tmp_path: Path) -> None:
+    """The lenses run per file in a shard are per-file indeed: over the labelled corpus, every
+    case of several files finds in 2 and 3 shards exactly what one run finds."""
+    from testing.sharding import one_run_findings, sharded_findings
+    from tests.test_corpus import load_cases
+
+    cases = [case for case in load_cases() if len(case.get("branch", {})) > 1]
+    assert len(cases) >= 10
+    for index, case in enumerate(cases):
+        repo = make_repo(tmp_path / str(index), case.get("base", {}), case.get("branch", {}),
+                         branch_name=case.get("branch_name", "feature"),
+                         message=case.get("message", "feature work")).path
+        sections = {"lenses": case["lenses"]} if "lenses" in case else None
+        whole = one_run_findings(repo, sections)
+        for total in (2, 3):
+            assert sharded_findings(repo, total, sections) == whole, (case["name"], total)
