@@ -252,3 +252,46 @@ def test_every_multi_file_corpus_case_finds_the_same_in_shards(tmp_path: Path) -
         whole = one_run_findings(repo, sections)
         for total in (2, 3):
             assert sharded_findings(repo, total, sections) == whole, (case["name"], total)
+
+
+def test_a_model_reviewer_in_shards_is_sent_only_each_shards_files(tmp_path: Path) -> None:
+    from testing.model_repo import calc_repo, fast_openai, write_config
+    from testing.model_server import ModelServer, Reply, review_document
+
+    geometry = "def area(width, height):\n    return width * height  # GEOMETRY-MARKER\n"
+    repo = calc_repo(tmp_path, extra_branch={"lib/geometry.py": geometry}).path
+    with ModelServer([Reply(review=review_document())]) as server:
+        write_config(repo, "openai", fast_openai(server.url))
+        env = {"OPENAI_API_KEY": "test-key"}
+        dirs = [tmp_path / "shard1", tmp_path / "shard2"]
+        for index, directory in enumerate(dirs, start=1):
+            result = run_cli(repo, "run", "--base", "main", "--no-verify", "--shard", f"{index}/2",
+                             "--output-dir", str(directory), env=env)
+            assert result.returncode == 0, result.stderr
+        sent = [item.text for item in server.posts()]
+        merged = run_cli(repo, "merge", *map(str, dirs), "--base", "main", "--output-dir",
+                         str(tmp_path / "merged"), env=env)
+    assert len(sent) == 2  # one request per shard, each with one file's diff
+    assert sum("GEOMETRY-MARKER" in text for text in sent) == 1
+    assert sum("def divide" in text for text in sent) == 1
+    assert merged.returncode == 0, merged.stderr
+    (outcome,) = merged.report()["reviewers"]
+    assert outcome["status"] == "ok" and outcome["usage"]["requests"] == 2
+
+
+def test_the_example_workflows_shard_and_merge_the_same_plan() -> None:
+    import yaml
+
+    root = Path(__file__).parent.parent
+    github = yaml.safe_load((root / "docs/examples/github-sharded.yml").read_text())
+    shard_job, merge_job = github["jobs"]["shard"], github["jobs"]["merge"]
+    shards = shard_job["strategy"]["matrix"]["shard"]
+    (gate,) = [step for step in shard_job["steps"] if str(step.get("uses", "")).startswith("reviewgate/")]
+    assert shards == list(range(1, len(shards) + 1)) and gate["with"]["shard"] == f"${{{{ matrix.shard }}}}/{len(shards)}"
+    assert merge_job["needs"] == "shard" and merge_job["if"] == "always()"
+    assert any(str(step.get("run", "")).startswith("reviewgate merge ") for step in merge_job["steps"])
+    gitlab = yaml.safe_load((root / ".gitlab-ci.sharded.example.yml").read_text())
+    assert gitlab["reviewgate-shard"]["parallel"] == len(shards)
+    assert '--shard "${CI_NODE_INDEX}/${CI_NODE_TOTAL}"' in gitlab["reviewgate-shard"]["script"][0]
+    assert gitlab["reviewgate"]["needs"] == [{"job": "reviewgate-shard", "artifacts": True}]
+    assert gitlab["reviewgate"]["script"][0].startswith("reviewgate merge ")
