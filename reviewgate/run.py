@@ -13,7 +13,7 @@ from typing import TextIO
 from reviewgate import ci, stopping
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
-from reviewgate.errors import UsageError
+from reviewgate.errors import EXIT_BLOCKED, UsageError
 from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.forge.conversation import apply_acceptances, apply_rejections, first_acceptances
 from reviewgate.forge.session import ForgeRun, open_forge
@@ -45,7 +45,7 @@ from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
 from reviewgate.sharding.plan import ShardSpec, plan_shards
-from reviewgate.sharding.shard_report import write_shard_report
+from reviewgate.sharding.shard_report import remove_shard_reports, write_shard_report
 from reviewgate.sharding.shard_run import elsewhere, failure_reported, runs_here
 from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target.bundle import workspace_root
@@ -95,6 +95,8 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     clock = time.monotonic()
     # First: the lock, and no output of an earlier run left to pass for this one's.
     claim_existing_output_dir(options.output_dir)
+    if options.shard is not None:
+        remove_shard_reports(options.output_dir)
     repo = workspace_root(options.start, bool(options.bundle))
     context = ci.detect(environ)
     # The policy is the target side's: base and head are resolved before anything else.
@@ -149,7 +151,7 @@ def _verify_review_publish(
     if cancellation.cancelled:  # the signal came while freezing: nothing else starts
         outcomes = cancelled_outcomes(reviewers, cancelled_reason(cancellation))
         if shard is not None:
-            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings)
+            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings, cancelled=True)
         if forge is not None:
             forge.budget.limit(CANCELLED_PUBLISH_SECONDS)
         return publish_result(
@@ -189,7 +191,8 @@ def _verify_review_publish(
     timings["review"] = time.monotonic() - clock
     if shard is not None:
         return _write_shard(output_dir, shard, started_at, target, outcomes,
-                            verify if shard.whole_change else None, timings)
+                            verify if shard.whole_change else None, timings,
+                            cancelled=cancellation.cancelled or verify.cancelled)
     if forge is not None and (cancellation.cancelled or verify.cancelled):
         forge.budget.limit(CANCELLED_PUBLISH_SECONDS)  # the runner kills the job seconds after
 
@@ -214,12 +217,13 @@ def run_notes(config: Config, forge: ForgeRun | None, policy: PolicyReview) -> l
 
 def _write_shard(output_dir: Path, shard: ShardSpec, started_at: str, target: FrozenTarget,
                  outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome | None,
-                 timings: dict[str, float]) -> int:
-    """A shard's end: its report, nothing published, exit 0 (the merge decides; a shard whose
-    reviewers were blocked or cancelled says so in the report, and the merge blocks on it)."""
+                 timings: dict[str, float], *, cancelled: bool = False) -> int:
+    """A shard's end: its report, nothing published, exit 0: the merge decides, and a shard whose
+    reviewers were blocked says so in the report, which makes the merge block. A cancelled shard
+    could not finish: its report says so too, and it exits 3."""
     write_shard_report(output_dir, shard, started_at=started_at, target=target,
                        plan=plan_shards(target, shard.total), outcomes=outcomes, verify=verify, timings=timings)
-    return 0
+    return EXIT_BLOCKED if cancelled else 0
 
 
 def publish_result(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from reviewgate.cli import main
 from reviewgate.sharding.plan import ShardSpec, parse_shard, plan_shards
 from reviewgate.target.freeze import freeze
 from testing.cli import CliResult, run_cli
@@ -186,10 +187,9 @@ def test_no_report_at_all_blocks(sharded: Sharded, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("value", ["0/4", "5/4", "a/b", "2", "1/0"])
-def test_a_bad_shard_value_is_a_usage_error(sharded: Sharded, tmp_path: Path, value: str) -> None:
-    result = run_cli(sharded.repo, "run", "--shard", value, "--output-dir", str(tmp_path / "out"))
-    assert result.returncode == 2
-    assert result.stderr.strip() == (
+def test_a_bad_shard_value_is_a_usage_error(tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--repo", str(tmp_path), "--shard", value, "--output-dir", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == (
         f"reviewgate: error: --shard: {value!r} is not I/N with 1 <= I <= N (e.g. 2/4: the 2nd of 4 shards)")
     assert not (tmp_path / "out").exists()
 
@@ -295,3 +295,16 @@ def test_the_example_workflows_shard_and_merge_the_same_plan() -> None:
     assert '--shard "${CI_NODE_INDEX}/${CI_NODE_TOTAL}"' in gitlab["reviewgate-shard"]["script"][0]
     assert gitlab["reviewgate"]["needs"] == [{"job": "reviewgate-shard", "artifacts": True}]
     assert gitlab["reviewgate"]["script"][0].startswith("reviewgate merge ")
+
+
+def test_a_reviewer_the_merge_expects_but_no_shard_ran_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    result = _merge(sharded.repo, tmp_path / "merged", *sharded.shard_dirs,
+                    args=("--reviewer", "builtin", "--reviewer", "openai"))
+    assert result.returncode == 3
+    assert any("openai ran in no shard" in reason for reason in result.report()["reasons"])
+
+
+def test_a_shard_leaves_no_report_of_an_earlier_run_beside_its_own(sharded: Sharded, tmp_path: Path) -> None:
+    (directory,) = _shard_copies(sharded, tmp_path)[:1]
+    assert _shard(sharded.repo, 2, directory).returncode == 0
+    assert sorted(item.name for item in directory.glob("shard-*")) == ["shard-2-of-4.json"]

@@ -53,6 +53,11 @@ def run_merge(options: MergeOptions, stdout: TextIO, environ: Mapping[str, str] 
     problems = [*unreadable, *combined.problems]
     if not reports:
         problems.append("no shard report to merge: every shard is missing")
+    ran = {outcome.reviewer for outcome in combined.outcomes}
+    unrun = [name for name in config.review.reviewers if name not in ran]
+    if combined.outcomes and unrun:
+        problems.append(f"the policy's reviewer(s) {', '.join(unrun)} ran in no shard: give the shards and the "
+                        "merge the same --reviewer flags and config")
     forge = open_forge(context, config, target, os.environ if environ is None else environ)
     try:
         notes = run_notes(config, forge, policy_review)

@@ -84,6 +84,14 @@ def write_shard_report(
     return path
 
 
+def remove_shard_reports(output_dir: Path) -> None:
+    """A shard's start: no report of an earlier run (another N, another change) left beside its
+    own to be uploaded with it."""
+    if output_dir.is_dir():
+        for stale in output_dir.glob(FILE_PATTERN):
+            stale.unlink(missing_ok=True)
+
+
 def write_failed_shard_report(output_dir: Path, shard: ShardSpec, *, started_at: str, reason: str) -> None:
     """The shard could not run (bad config, git failure, internal error): a report that says
     so, for the merge to block on with the reason rather than miss silently."""
