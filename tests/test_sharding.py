@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from reviewgate.cli import main
 from reviewgate.sharding.plan import ShardSpec, parse_shard, plan_shards
 from reviewgate.target.freeze import freeze
 from testing.cli import CliResult, run_cli
 from testing.forge_server import ForgeServer, fast_retry_config, github_environment
+from testing.model_repo import calc_repo, fast_openai, write_config
+from testing.model_server import ModelServer, Reply, review_document
 from testing.repo import commit, git, make_repo
-from testing.sharding import BASE, CHANGE
+from testing.sharding import BASE, CHANGE, one_run_findings, sharded_findings
+from tests.test_corpus import load_cases
 
 TOTAL = 4
 COMPARED_FILES = ("junit.xml", "review.sarif", "codequality.json")
@@ -103,8 +107,6 @@ def test_four_shards_merged_publish_what_one_run_publishes(sharded: Sharded, tmp
 
 
 def test_findings_of_every_shard_count_split_any_way(sharded: Sharded) -> None:
-    from testing.sharding import one_run_findings, sharded_findings
-
     whole = one_run_findings(sharded.repo)
     assert whole
     for total in (2, 3, 7):  # 7 > the files: some shards review nothing
@@ -239,9 +241,6 @@ def test_on_github_shards_post_nothing_and_the_merge_posts_one_check_run(tmp_pat
 def test_every_multi_file_corpus_case_finds_the_same_in_shards(tmp_path: Path) -> None:
     """The lenses run per file in a shard are per-file indeed: over the labelled corpus, every
     case of several files finds in 2 and 3 shards exactly what one run finds."""
-    from testing.sharding import one_run_findings, sharded_findings
-    from tests.test_corpus import load_cases
-
     cases = [case for case in load_cases() if len(case.get("branch", {})) > 1]
     assert len(cases) >= 10
     for index, case in enumerate(cases):
@@ -255,9 +254,6 @@ def test_every_multi_file_corpus_case_finds_the_same_in_shards(tmp_path: Path) -
 
 
 def test_a_model_reviewer_in_shards_is_sent_only_each_shards_files(tmp_path: Path) -> None:
-    from testing.model_repo import calc_repo, fast_openai, write_config
-    from testing.model_server import ModelServer, Reply, review_document
-
     geometry = "def area(width, height):\n    return width * height  # GEOMETRY-MARKER\n"
     repo = calc_repo(tmp_path, extra_branch={"lib/geometry.py": geometry}).path
     with ModelServer([Reply(review=review_document())]) as server:
@@ -280,8 +276,6 @@ def test_a_model_reviewer_in_shards_is_sent_only_each_shards_files(tmp_path: Pat
 
 
 def test_the_example_workflows_shard_and_merge_the_same_plan() -> None:
-    import yaml
-
     root = Path(__file__).parent.parent
     github = yaml.safe_load((root / "docs/examples/github-sharded.yml").read_text())
     shard_job, merge_job = github["jobs"]["shard"], github["jobs"]["merge"]
