@@ -112,6 +112,8 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     shard = parse_shard(arguments.shard) if arguments.shard is not None else None
     if shard is not None and arguments.bundle:
         raise UsageError("--shard: a document bundle (--bundle) is reviewed in one run, not in shards")
+    if shard is not None and arguments.include_dirty:
+        raise UsageError("--shard: not with --include-dirty; the merge reviews commits, so shards review commits too")
     options = RunOptions(
         start=arguments.repo,
         base=arguments.base,

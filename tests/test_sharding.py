@@ -196,6 +196,14 @@ def test_a_bad_shard_value_is_a_usage_error(tmp_path: Path, value: str, capsys: 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("other", [["--bundle", "plan.md"], ["--include-dirty"]])
+def test_a_shard_of_a_bundle_or_a_dirty_tree_is_a_usage_error(tmp_path: Path, other: list[str],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--repo", str(tmp_path), "--shard", "1/2", *other]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("reviewgate: error: --shard: ") and other[0] in error and "\n" not in error
+
+
 def test_the_plan_is_balanced_deterministic_and_covers_every_file(sharded: Sharded) -> None:
     target = freeze(sharded.repo, base="main")
     plan = plan_shards(target, 3)
