@@ -310,3 +310,18 @@ def test_a_shard_leaves_no_report_of_an_earlier_run_beside_its_own(sharded: Shar
     (directory,) = _shard_copies(sharded, tmp_path)[:1]
     assert _shard(sharded.repo, 2, directory).returncode == 0
     assert sorted(item.name for item in directory.glob("shard-*")) == ["shard-2-of-4.json"]
+
+
+def test_a_report_of_another_plan_size_or_not_a_report_at_all_blocks(sharded: Sharded, tmp_path: Path) -> None:
+    other = tmp_path / "half"
+    assert run_cli(sharded.repo, "run", "--base", "main", "--shard", "1/2", "--no-verify",
+                   "--output-dir", str(other)).returncode == 0
+    garbage = tmp_path / "notes.json"
+    garbage.write_text('{"verdict": "approve"}')
+    result = _merge(sharded.repo, tmp_path / "merged", *sharded.shard_dirs, other, garbage)
+    assert result.returncode == 3
+    reasons = result.report()["reasons"]
+    assert any("shard 1/2" in reason and "2-shard plan" in reason for reason in reasons)
+    assert any(str(garbage) in reason and "not a reviewgate shard report" in reason for reason in reasons)
+    # The four good shards still count: their findings are published with the blocked verdict.
+    assert result.report()["findings"] == sharded.single.report()["findings"]
