@@ -224,15 +224,19 @@ def test_on_github_shards_post_nothing_and_the_merge_posts_one_check_run(tmp_pat
     config = fast_retry_config(tmp_path)
     with ForgeServer() as server:
         state = server.state
-        env = github_environment(server, tmp_path, head_sha=repo.head_sha)
+        outputs, step_summary = tmp_path / "github_output", tmp_path / "step_summary"
+        env = {**github_environment(server, tmp_path, head_sha=repo.head_sha),
+               "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(step_summary)}
         state.add_comment("REVIEW-REJECTED: app/notes.py:4 kept on purpose", "owner", "OWNER")
         dirs = [tmp_path / f"shard{index}" for index in range(1, TOTAL + 1)]
         for index, directory in enumerate(dirs, start=1):
             result = _shard(repo.path, index, directory, "--no-verify", "--config", str(config), env=env)
             assert result.returncode == 0, result.stderr
+            assert "::" not in result.stdout  # no workflow-command annotations
         # Shards read the conversation (for their reviewers) and write nothing.
         assert state.requests and all(item.method == "GET" for item in state.requests)
         assert not state.check_runs and len(state.comments) == 1
+        assert not outputs.exists() and not step_summary.exists()
         result = _merge(repo.path, tmp_path / "merged", *dirs, env=env, args=("--config", str(config)))
         assert result.returncode == 1, result.stderr
         assert len(state.posts("POST", r"/check-runs$")) == 1
@@ -241,6 +245,8 @@ def test_on_github_shards_post_nothing_and_the_merge_posts_one_check_run(tmp_pat
         assert check_run["conclusion"] == "failure"
         assert len(state.comments) == 2  # the rejection, and the one summary comment
         assert not state.schema_errors
+    assert "verdict=request_changes" in outputs.read_text().splitlines()
+    assert "reviewgate" in step_summary.read_text()
     report = result.report()
     dismissed = [item for item in _findings(report) if item["dismissed"]]
     assert [item["path"] for item in dismissed] == ["app/notes.py"]
