@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from reviewgate.cli import exit_with, main
-from reviewgate.errors import EXIT_USAGE
+from reviewgate.errors import EXIT_USAGE, UsageError
 from reviewgate.escaping import runner_line
+from reviewgate.sharding.plan import parse_shard
 
 TRUE_WORDS = frozenset({"true", "True", "TRUE", "yes", "on", "1"})
 FALSE_WORDS = frozenset({"false", "False", "FALSE", "no", "off", "0"})
@@ -25,6 +26,8 @@ class Input:
     name: str  # the action input, as in action.yml
     flag: str  # the `reviewgate run` flag it maps onto
     kind: str = "value"  # value | list (comma or newline separated, flag repeated) | switch
+    # Checks a value here, so its error names the input rather than the flag: (value, "input NAME").
+    check: Callable[[str, str], object] | None = None
 
 
 INPUTS = (
@@ -41,6 +44,7 @@ INPUTS = (
     Input("import-sarif", "--import-sarif", "list"),
     Input("sarif-filter", "--sarif-filter"),
     Input("bundle", "--bundle", "list"),
+    Input("shard", "--shard", check=parse_shard),
 )
 
 # Inputs that reach the gate as environment variables rather than flags (secrets stay out of argv).
@@ -74,6 +78,11 @@ def arguments_from_inputs(environ: Mapping[str, str]) -> list[str]:
             if value in TRUE_WORDS:
                 arguments.append(item.flag)
         else:
+            if item.check is not None:
+                try:
+                    item.check(value, f"input {item.name}")
+                except UsageError as error:
+                    raise InputError(str(error)) from None
             arguments += [item.flag, value]
     return arguments
 

@@ -16,9 +16,10 @@ from typing import NoReturn, TextIO
 from reviewgate import __version__
 from reviewgate.ci import detect
 from reviewgate.config import Overrides
-from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
 from reviewgate.escaping import runner_line
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
+from reviewgate.sharding.plan import parse_shard
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import describe
 from reviewgate.target.git import GitFailure
@@ -94,6 +95,26 @@ def build_parser() -> argparse.ArgumentParser:
                      help="import another analyzer's SARIF 2.1.0 results as findings (repeatable)")
     run.add_argument("--sarif-filter", metavar="MODE",
                      help="which imported results count: added (default) | diff_context | file | nofilter")
+    run.add_argument("--shard", metavar="I/N",
+                     help="review only the I-th of N parts of the change (1-based, e.g. 2/4) and write a shard "
+                     "report for `reviewgate merge`; publishes nothing, exits 0 unless the shard could not run")
+
+    merge = commands.add_parser(
+        "merge", help="combine shard reports (run --shard) into one verdict and publish it; exit codes as run")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="DIR",
+                       help="shard report files, or directories searched for shard-*-of-*.json")
+    merge.add_argument("--repo", type=Path, default=Path("."), help="the checkout of the reviewed change "
+                       "(default: current directory)")
+    merge.add_argument("--base", help="base ref, as given to the shards (default: as for run)")
+    merge.add_argument("--head", help="head ref, as given to the shards (default: as for run)")
+    merge.add_argument("--config", type=Path, help="config file, as given to the shards")
+    merge.add_argument("--output-dir", type=Path, default=Path(".reviewgate"),
+                       help="where outputs go (default: .reviewgate/)")
+    merge.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
+                       help="reviewers, as given to the shards (repeatable; overrides review.reviewers)")
+    merge.add_argument("--fail-on", action="append", metavar="CLASS:SEVERITY",
+                       help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
+    merge.add_argument("--max-rounds", type=int, help="review rounds before a person must look")
 
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
@@ -118,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    shard = parse_shard(arguments.shard) if arguments.shard is not None else None
+    if shard is not None and arguments.bundle:
+        raise UsageError("--shard: a document bundle (--bundle) is reviewed in one run, not in shards")
+    if shard is not None and arguments.include_dirty:
+        raise UsageError("--shard: not with --include-dirty; the merge reviews commits, so shards review commits too")
     options = RunOptions(
         start=arguments.repo,
         base=arguments.base,
@@ -126,6 +152,7 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         output_dir=arguments.output_dir,
         bundle=tuple(arguments.bundle or ()),
         include_dirty=arguments.include_dirty,
+        shard=shard,
         overrides=Overrides(
             reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
@@ -140,6 +167,19 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
     return run_gate(options, stdout)
+
+
+def _merge(arguments: argparse.Namespace, stdout: TextIO) -> int:
+    from reviewgate.sharding.merge import MergeOptions, run_merge
+
+    overrides = Overrides(
+        reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
+        fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
+        max_rounds=arguments.max_rounds,
+    )
+    options = RunOptions(start=arguments.repo, base=arguments.base, head=arguments.head,
+                         config_path=arguments.config, output_dir=arguments.output_dir, overrides=overrides)
+    return run_merge(MergeOptions(tuple(arguments.reports), options), stdout)
 
 
 def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
@@ -183,6 +223,7 @@ def _doctor(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "run": _run,
+    "merge": _merge,
     "verify": _verify,
     "freeze": _freeze,
     "doctor": _doctor,

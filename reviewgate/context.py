@@ -8,7 +8,7 @@ messages, specs and plans the branch adds) nor earlier REVIEW: comments.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,16 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class ReviewScope:
+    """The part of the change one shard reviews (`run --shard`): per-file work for `paths` only;
+    work that reads the change as a whole (cross-file lenses, the verify's evidence) only where
+    `whole_change` is set, so it runs exactly once across the shards."""
+
+    paths: frozenset[str]
+    whole_change: bool
+
+
+@dataclass(frozen=True)
 class ReviewRequest:
     target: FrozenTarget
     head: TreeReader
@@ -39,7 +49,29 @@ class ReviewRequest:
     marked_as_fix: bool = False
     # Config sections owned by reviewers (e.g. `lenses`), validated by their owners.
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # None: the whole change, as one run reviews it.
+    scope: ReviewScope | None = None
 
     @property
     def repo_root(self) -> Path:
         return Path(self.target.repo_root)
+
+    @property
+    def whole_change(self) -> bool:
+        """Whether this request does the work that reads the change as a whole."""
+        return self.scope is None or self.scope.whole_change
+
+    def in_scope(self, path: str) -> bool:
+        return self.scope is None or path in self.scope.paths
+
+    def part(self) -> ReviewRequest:
+        """This request narrowed to its scope's files (itself outside a shard): what per-file
+        work reads. The full target stays in `self` for what must see every changed path."""
+        if self.scope is None:
+            return self
+        target = replace(
+            self.target,
+            files=tuple(change for change in self.target.files if self.in_scope(change.path)),
+            oversized=tuple(change for change in self.target.oversized if self.in_scope(change.path)),
+        )
+        return replace(self, target=target)

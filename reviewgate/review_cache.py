@@ -52,6 +52,8 @@ def key_material(identity: dict[str, Any], request: ReviewRequest) -> dict[str, 
         "reviewed_paths": sorted(change.path for change in target.files),
         "reproduction": request.reproduction,
         "rejections": [[item.path, item.line, item.reason] for item in request.rejections],
+        # A shard's review covers only its part (the key of a whole review is unchanged).
+        **({"scope": [sorted(request.scope.paths), request.scope.whole_change]} if request.scope else {}),
     }
 
 

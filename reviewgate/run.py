@@ -13,7 +13,7 @@ from typing import TextIO
 from reviewgate import ci, stopping
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
-from reviewgate.errors import UsageError
+from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
 from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.forge.conversation import apply_acceptances, apply_rejections, first_acceptances
 from reviewgate.forge.session import ForgeRun, open_forge
@@ -45,10 +45,13 @@ from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
+from reviewgate.sharding.plan import ShardSpec, plan_shards
+from reviewgate.sharding.shard_report import remove_shard_reports, write_shard_report
+from reviewgate.sharding.shard_run import elsewhere, failure_reported, runs_here
 from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
-from reviewgate.target.git import repository_root
+from reviewgate.target.git import GitFailure, repository_root
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
@@ -79,7 +82,17 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     this head: the verify tears down (verify/runner.py), the review stops (review_stage.py)."""
     stopping.reset()
     with Cancellation().handling_signals() as cancellation:
-        return _run_gate(options, stdout, environ, cancellation)
+        if options.shard is None:
+            return _run_gate(options, stdout, environ, cancellation)
+        started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        # The repository's output dir, where the shard's report would have gone; outside a
+        # repository the error itself is the report, written where the user pointed.
+        try:
+            output_dir = in_repository(workspace_root(options.start, False), options.output_dir)
+        except (ReviewgateError, GitFailure):
+            output_dir = options.output_dir
+        with failure_reported(output_dir, options.shard, started_at):
+            return _run_gate(options, stdout, environ, cancellation)
 
 
 def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None,
@@ -91,6 +104,8 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     # First: the lock, and no output of an earlier run left to pass for this one's.
     requested_output_dir = in_repository(repo, options.output_dir)
     claim_existing_output_dir(requested_output_dir)
+    if options.shard is not None:
+        remove_shard_reports(requested_output_dir)
     context = ci.detect(environ)
     # The policy is the target side's: base and head are resolved before anything else.
     policy = load_policy(repo, options, context)
@@ -106,7 +121,9 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     timings["freeze"] = time.monotonic() - clock
 
     # The check run goes in_progress before the verify, which can take minutes.
-    forge = open_forge(context, config, target, os.environ if environ is None else environ)
+    # A shard posts nothing: it reads the conversation for its reviewers, the merge publishes.
+    forge = open_forge(context, config, target, os.environ if environ is None else environ,
+                       read_only=options.shard is not None)
     try:
         return _verify_review_publish(
             options, repo, config, reviewers, context, output_dir, cache, target, forge, policy_review,
@@ -135,14 +152,14 @@ def _verify_review_publish(
     environ: Mapping[str, str] | None,
     cancellation: Cancellation,
 ) -> int:
-    notes: list[str] = [*policy.notes, *conversation_notes(forge)]
-    if not config.review.fail_on:
-        notes.append("Report-only (fail-on none): every finding is reported and none blocks; a review "
-                     "that could not be done is still blocked.")
+    notes = run_notes(config, forge, policy)
     clock = time.monotonic()
     verify: VerifyOutcome = ABSENT
+    shard = options.shard
     if cancellation.cancelled:  # the signal came while freezing: nothing else starts
         outcomes = cancelled_outcomes(reviewers, cancelled_reason(cancellation))
+        if shard is not None:
+            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings, cancelled=True)
         if forge is not None:
             forge.budget.limit(CANCELLED_PUBLISH_SECONDS)
         return publish_result(
@@ -150,14 +167,16 @@ def _verify_review_publish(
             output_dir=output_dir, started_at=started_at, timings=timings, notes=tuple(notes),
             stdout=stdout, forge=forge, policy=policy,
         )
-    if target.mode != "bundle":  # a document bundle has no app to stand up
+    # The verify runs once: in a shard, only in the one doing the whole-change work.
+    if target.mode != "bundle" and (shard is None or shard.whole_change):
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                    environ=environ, grant_commit=target.merge_base)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
     request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
-                            sections=config.sections, marked_as_fix=marked_as_fix)
+                            sections=config.sections, marked_as_fix=marked_as_fix,
+                            scope=plan_shards(target, shard.total).scope(shard) if shard is not None else None)
     request = apply_conversation(request, forge)
     clock = time.monotonic()
     if verify.cancelled:
@@ -173,8 +192,15 @@ def _verify_review_publish(
         )
     else:
         outcomes = review_all(
-            reviewers, lambda reviewer: review_with_cache(cache, reviewer, request, run_reviewer), cancellation)
+            reviewers,
+            lambda reviewer: review_with_cache(cache, reviewer, request, run_reviewer)
+            if shard is None or runs_here(reviewer, request) else elsewhere(reviewer, shard),
+            cancellation)
     timings["review"] = time.monotonic() - clock
+    if shard is not None:
+        return _write_shard(output_dir, shard, started_at, target, outcomes,
+                            verify if shard.whole_change else None, timings,
+                            cancelled=cancellation.cancelled or verify.cancelled)
     if forge is not None and (cancellation.cancelled or verify.cancelled):
         forge.budget.limit(CANCELLED_PUBLISH_SECONDS)  # the runner kills the job seconds after
 
@@ -186,6 +212,26 @@ def _verify_review_publish(
         forge=forge, rejections=request.rejections, policy=policy,
         unread=unread_files([change.path for change in target.oversized], outcomes, readers),
     )
+
+
+def run_notes(config: Config, forge: ForgeRun | None, policy: PolicyReview) -> list[str]:
+    """What the summary says about the policy and the conversation, before any review."""
+    notes: list[str] = [*policy.notes, *conversation_notes(forge)]
+    if not config.review.fail_on:
+        notes.append("Report-only (fail-on none): every finding is reported and none blocks; a review "
+                     "that could not be done is still blocked.")
+    return notes
+
+
+def _write_shard(output_dir: Path, shard: ShardSpec, started_at: str, target: FrozenTarget,
+                 outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome | None,
+                 timings: dict[str, float], *, cancelled: bool = False) -> int:
+    """A shard's end: its report, nothing published, exit 0: the merge decides, and a shard whose
+    reviewers were blocked says so in the report, which makes the merge block. A cancelled shard
+    could not finish: its report says so too, and it exits 3."""
+    write_shard_report(output_dir, shard, started_at=started_at, target=target,
+                       plan=plan_shards(target, shard.total), outcomes=outcomes, verify=verify, timings=timings)
+    return EXIT_BLOCKED if cancelled else 0
 
 
 def publish_result(
@@ -204,8 +250,10 @@ def publish_result(
     rejections: tuple[Rejection, ...] = (),
     policy: PolicyReview | None = None,
     unread: tuple[str, ...] = (),
+    incomplete: tuple[str, ...] = (),
 ) -> int:
-    """Decide and publish through every sink; the exit code of the verdict."""
+    """Decide and publish through every sink; the exit code of the verdict. `incomplete`: why
+    the review is not whole (a merge's refused or missing shards): each one blocks."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
     findings = apply_rejections(findings, rejections, builtin_sources(config))
     findings, branch_suppressions = apply_suppression_policy(
@@ -214,7 +262,7 @@ def publish_result(
     acceptances = first_acceptances(forge.conversation.acceptances) if forge is not None else ()
     findings = apply_acceptances(findings, acceptances)
     verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty,
-                     unread=unread)
+                     unread=(*unread, *incomplete))
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)
     result = GateResult(
         target=target, config=config, ci=context, verify=verify, outcomes=outcomes, findings=findings,

@@ -13,6 +13,7 @@ from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.own_directories import DEFAULT_OUTPUT_DIRECTORY, cache_directory, in_repository, inside_repository
 from reviewgate.policy_changes import PolicyReview, review_policy_change
 from reviewgate.policy_source import PolicyOrigin, Side, bundle_policy, commit_side, disk_side, policy_at
+from reviewgate.sharding.plan import ShardSpec
 from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.target.exclusions import ExclusionRules
 from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
@@ -28,6 +29,7 @@ class RunOptions:
     overrides: Overrides = field(default_factory=Overrides)
     bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
+    shard: ShardSpec | None = None  # --shard I/N: review one part, write a shard report, publish nothing
 
 
 @dataclass(frozen=True)

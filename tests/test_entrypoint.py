@@ -87,3 +87,11 @@ def test_every_action_input_is_mapped_and_every_mapping_is_an_input() -> None:
 
 def test_fail_on_none_is_report_only_through_the_action_input() -> None:
     assert arguments_from_inputs({"INPUT_FAIL-ON": "none"}) == ["run", "--fail-on", "none"]
+
+
+def test_the_shard_input_maps_onto_the_flag_and_a_bad_one_names_the_input() -> None:
+    assert arguments_from_inputs({"INPUT_SHARD": "2/4"}) == ["run", "--shard", "2/4"]
+    for value in ("0/4", "5/4", "a/b"):
+        with pytest.raises(InputError) as raised:
+            arguments_from_inputs({"INPUT_SHARD": value})
+        assert str(raised.value) == f"input shard: {value!r} is not I/N with 1 <= I <= N (e.g. 2/4: the 2nd of 4 shards)"

@@ -190,10 +190,13 @@ def _with(run: ForgeRun, **changes: Any) -> ForgeRun:
 
 
 def open_forge(context: CiContext, config: Config, target: FrozenTarget,
-               environ: Mapping[str, str]) -> ForgeRun | None:
-    """None when not on a forge (a local run)."""
+               environ: Mapping[str, str], *, read_only: bool = False) -> ForgeRun | None:
+    """None when not on a forge (a local run). `read_only` (a shard, which posts nothing): the
+    conversation is read for the reviewers, no check run is started."""
     if context.is_github:
         settings = parse_forge_settings(config.sections, "github", config.source)
+        if read_only:
+            settings = replace(settings, check_run=False)
         return _open_github(context, settings, target, environ)
     if context.is_gitlab:
         settings = parse_forge_settings(config.sections, "gitlab", config.source)

@@ -43,6 +43,13 @@ class StepResult:
             "detail": self.detail,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepResult:
+        exit_code = data.get("exit_code")
+        return cls(str(data["name"]), str(data["command"]), None if exit_code is None else int(exit_code),
+                   float(data.get("duration_seconds", 0.0)), data.get("log_path"), bool(data["passed"]),
+                   str(data.get("detail") or ""))
+
 
 @dataclass(frozen=True)
 class VerifyOutcome:
@@ -77,6 +84,33 @@ class VerifyOutcome:
                 "failed": sum(1 for _, _, passed, _ in self.imported_tests if not passed),
             },
         }
+
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, for `from_record` (a shard's report carries the verify to the merge)."""
+        return {
+            **self.to_json(),
+            "findings": [item.to_json() for item in self.findings],
+            "imported_tests": [list(item) for item in self.imported_tests],
+            "duration_seconds": self.duration_seconds,
+        }
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> VerifyOutcome:
+        return cls(
+            status=VerifyStatus(data["status"]),
+            reason=str(data.get("reason") or ""),
+            manifest=data.get("manifest"),
+            steps=tuple(StepResult.from_json(item) for item in data.get("steps", [])),
+            findings=tuple(Finding.from_json(item) for item in data.get("findings", [])),
+            reproduction=ReproductionStatus(data.get("reproduction", "absent")),
+            imported_tests=tuple((str(suite), str(case), bool(passed), str(message))
+                                 for suite, case, passed, message in data.get("imported_tests", [])),
+            survivors=tuple(str(item) for item in data.get("survivors", [])),
+            duration_seconds=float(data.get("duration_seconds", 0.0)),
+            cancelled=bool(data.get("cancelled", False)),
+            notes=tuple(str(item) for item in data.get("notes", [])),
+        )
 
 
 ABSENT = VerifyOutcome(status=VerifyStatus.ABSENT, reason="no verify manifest")

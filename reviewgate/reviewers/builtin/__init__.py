@@ -52,8 +52,15 @@ lenses: tuple[Lens, ...] = (
 )
 
 
+# Lenses that read the change as a whole (DRY across files, tests for the change, the process
+# and its reproduction evidence from the verify): in a shard they run only where the whole-change
+# work is done; every other lens reads one file at a time and runs on the shard's files.
+WHOLE_CHANGE_LENSES = (DuplicationLens, TestsLens, ReproductionFilesLens, ReproductionPolicyLens)
+
+
 class BuiltinReviewer:
     name = SOURCE
+    reviews_by_file = True
 
     def __init__(self, name: str = SOURCE) -> None:
         self.name = name
@@ -67,15 +74,21 @@ class BuiltinReviewer:
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
         # The tests lens reads source files at the merge base, the process lens the reproduction
         # files: read with the head files below in one batch, which then finds them all cached.
-        prefetch_both_sides(request, ReproductionPolicyLens.reads)
+        # In a shard, the per-file lenses read `part` (the shard's files) and the whole-change
+        # lenses run only in the shard that owns them, over the whole change.
+        part = request.part()
+        whole = request.whole_change
+        read = request if whole else part
+        prefetch_both_sides(read, ReproductionPolicyLens.reads)
         # Every changed code file is read at head by some lens: in one batch, not a process each.
         request.head.prefetch(
-            [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]
+            [change.path for change in reviewable_changes(read) if language_of(change.path) in CODE_LANGUAGES]
         )
-        found = [finding for lens in lenses for finding in lens.check(request)]
-        found += missing_reasons(request)
-        found += unknown_rule_names(request)
-        found += oversized_findings(request)
+        found = [finding for lens in lenses if whole or not isinstance(lens, WHOLE_CHANGE_LENSES)
+                 for finding in lens.check(request if isinstance(lens, WHOLE_CHANGE_LENSES) else part)]
+        found += missing_reasons(part)
+        found += unknown_rule_names(part)
+        found += oversized_findings(part)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
         kept = apply_suppressions(request, findings)
@@ -85,5 +98,5 @@ class BuiltinReviewer:
             findings=tuple(sorted(kept, key=sort_key)),
             duration_seconds=time.monotonic() - started,
             notes=tuple(f"{change.path}: over the per-file size cap, read by the line lenses only"
-                        for change in request.target.oversized),
+                        for change in part.target.oversized),
         )

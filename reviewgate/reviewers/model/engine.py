@@ -68,6 +68,10 @@ def missing_key_message(name: str, variable: str) -> str:
 class ModelReviewer:
     """A reviewer backed by a model; `transport` speaks one provider's wire format."""
 
+    # A shard (`run --shard`) reviews its own files' chunks; the context it reads still sees
+    # every path the branch changes.
+    reviews_by_file = True
+
     def __init__(
         self,
         settings: ReviewerSettings,
@@ -152,7 +156,8 @@ class ModelReviewer:
                     reason=missing_key_message(self.name, self.key_variable),
                 )
         branch_paths = {change.path for change in request.target.files}
-        withheld = [(change, withheld_reason(change.path, branch_paths)) for change in request.target.files]
+        withheld = [(change, withheld_reason(change.path, branch_paths))
+                    for change in request.target.files if request.in_scope(change.path)]
         shown = [change for change, reason in withheld if reason is None]
         notes = [
             f"not shown to the reviewer: {printable(change.path)}: {reason}"

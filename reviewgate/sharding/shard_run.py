@@ -1,0 +1,37 @@
+"""What `run --shard I/N` does differently from a run: review its part of the plan, run the
+whole-change work only in shard 1, and write a shard report instead of publishing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from reviewgate.context import ReviewRequest
+from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
+from reviewgate.sharding.plan import WHOLE_CHANGE_SHARD, ShardSpec
+from reviewgate.sharding.shard_report import write_failed_shard_report
+
+
+def runs_here(reviewer: Reviewer, request: ReviewRequest) -> bool:
+    """A reviewer that cannot split its work by file (imported SARIF, any other) reviews the whole
+    change, in the shard that does the whole-change work."""
+    return request.whole_change or bool(getattr(reviewer, "reviews_by_file", False))
+
+
+def elsewhere(reviewer: Reviewer, shard: ShardSpec) -> ReviewerOutcome:
+    return ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED,
+                           reason=f"reviews the whole change, in shard {WHOLE_CHANGE_SHARD}/{shard.total}")
+
+
+@contextlib.contextmanager
+def failure_reported(output_dir: Path, shard: ShardSpec, started_at: str) -> Iterator[None]:
+    """A shard that could not run still leaves a report saying why, so the merge blocks with the
+    reason instead of only missing the shard; the error then ends the command as usual."""
+    try:
+        yield
+    except BaseException as error:
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        with contextlib.suppress(OSError):  # an unwritable output dir: the merge reports it missing
+            write_failed_shard_report(output_dir, shard, started_at=started_at, reason=reason)
+        raise
