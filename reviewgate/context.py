@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewgate.instructions import PathInstruction
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
@@ -25,6 +26,7 @@ class Rejection:
     line: int | None
     reason: str
     author: str = ""
+    created_at: str = ""  # when the comment was written (the forge's ISO 8601 time), when known
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class ReviewRequest:
     marked_as_fix: bool = False
     # Config sections owned by reviewers (e.g. `lenses`), validated by their owners.
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # The repository's rules for some paths ([[review.instructions]]), for model reviewers.
+    instructions: tuple[PathInstruction, ...] = field(default_factory=tuple)
 
     @property
     def repo_root(self) -> Path:

@@ -155,7 +155,8 @@ def _verify_review_publish(
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
     request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
-                            sections=config.sections, marked_as_fix=marked_as_fix)
+                            sections=config.sections, marked_as_fix=marked_as_fix,
+                            instructions=config.review.instructions)
     request = apply_conversation(request, forge)
     clock = time.monotonic()
     if verify.cancelled:
