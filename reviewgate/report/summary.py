@@ -7,6 +7,7 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_text
+from reviewgate.report.instructions_section import render_instructions_section
 from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
 from reviewgate.text import short_sha
@@ -112,6 +113,7 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
                      f"| {outcome.duration_seconds:.1f}s |")
     lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
     lines += _reviewer_notes(result)
+    lines += render_instructions_section(result)
     lines += render_verify_section(result.verify, _escape_cell)
     lines += _accepted_section(result)
     lines += _suppressed_section(result)
