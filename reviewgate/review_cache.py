@@ -10,8 +10,8 @@ findings placed on the current head when reused.
 Only answers that passed the contract are stored: a blocked chunk is never reused.
 
 Beside them, `<dir>/<reviewer>/places/` remembers where each reported finding stood (line, rule,
-code) so a REVIEW-REJECTED: <file>:<line> written against an earlier head still finds the
-finding it answered after lines shift. `[cache] dir` or `--cache-dir` (default
+code, id) so a REVIEW-REJECTED: <file>:<line> written against an earlier head still finds the
+finding it answered after lines shift, and a finding asked again keeps its id in new words. `[cache] dir` or `--cache-dir` (default
 `.reviewgate-cache/`, relative to the repository; in CI keep it with actions/cache or `cache:`).
 """
 
@@ -62,7 +62,8 @@ def text_digest(text: str) -> str:
 
 
 def now_text() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    """The time in UTC, to the microsecond: two runs in one second are still two rounds."""
+    return datetime.now(timezone.utc).isoformat()
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Place:
     rule: str
     code: str
     seen_at: str
+    finding_id: str = ""
 
 
 class ChunkStore:
@@ -133,8 +135,8 @@ class ChunkStore:
             stored = json.loads(self._places_path(path).read_text(encoding="utf-8"))
             if stored.get("format") != CACHE_FORMAT or stored.get("path") != path:
                 return []
-            return [Place(item["line"], item["end_line"], str(item["rule"]), str(item["code"]), str(item["seen_at"]))
-                    for item in stored["places"]]
+            return [Place(item["line"], item["end_line"], str(item["rule"]), str(item["code"]), str(item["seen_at"]),
+                          str(item.get("id") or "")) for item in stored["places"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return []
 
@@ -147,7 +149,8 @@ class ChunkStore:
         kept = [*known, *new][-MAX_PLACES_PER_PATH:]
         document = {"format": CACHE_FORMAT, "path": path,
                     "places": [{"line": place.line, "end_line": place.end_line, "rule": place.rule,
-                                "code": place.code, "seen_at": place.seen_at} for place in kept]}
+                                "code": place.code, "seen_at": place.seen_at, "id": place.finding_id}
+                               for place in kept]}
         target = self._places_path(path)
         try:
             write_atomic(target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))

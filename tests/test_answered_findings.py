@@ -1,5 +1,6 @@
-"""A finding answered with REVIEW-REJECTED stays answered when lines shift and the model, asked
-again, words it differently; a finding the rejection did not answer still counts."""
+"""A finding asked about again after lines shift, in new words, is still the same finding: it
+keeps its id, and a REVIEW-REJECTED answer to it stays answered; a finding the rejection did not
+answer still counts."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def test_a_rejected_finding_stays_answered_after_a_line_shift(tmp_path: Path) ->
     assert answered["correctness"].line == 9
     assert answered["correctness"].dismissed == "rejected: callers never pass zero"
     assert answered["tests"].dismissed is None  # another rule on the same line is not what was answered
+    assert answered["correctness"].id == first.findings[0].id  # new words, same code and rule: same id
+    assert answered["tests"].id != first.findings[0].id
     assert all(item.dismissed is None for item in third.findings)
     assert third.chunks is not None and third.chunks.reused == 1
 

@@ -1,14 +1,19 @@
-"""A finding answered by `REVIEW-REJECTED: <file>:<line>` stays answered after lines shift.
+"""Findings of earlier rounds, recognised when a chunk is asked again and lines have shifted.
 
-The rejection names a line of the head it was written against. The chunk store remembers where
-each reported finding stood in each run (line, rule, the code on that line); the rejection's
-line is resolved against the last run before it was written, and a finding of this run with the
-same file, rule and code is set aside with the rejection's reason, whatever words the model used
-this time. A rejection that names no remembered finding is left to the model, which reads it.
+The chunk store remembers where each reported finding stood in each run (line, rule, the code
+on that line, its id). A finding of this run on the same file, by the same rule, on the same
+code line is the same finding, whatever words the model used this time:
+- it keeps the id it had in the last round (so an `ACCEPTED: <id>` and the forges' comments
+  still find it), when the match is one to one;
+- a `REVIEW-REJECTED: <file>:<line>` names a line of the head it was written against: it is
+  resolved against the last run before it was written, and the finding found there stays
+  answered (set aside with the rejection's reason). A rejection that names no remembered
+  finding is left to the model, which reads it.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -30,17 +35,21 @@ def _moment(text: str) -> datetime | None:
     return moment if moment.tzinfo is not None else None
 
 
-def _answered_places(rejection: Rejection, places: list[Place]) -> list[Place]:
-    """The places the rejection points at, in the last run before it was written."""
-    covering = [place for place in places if rejection_covers(rejection, rejection.path, place.line, place.end_line)]
-    written = _moment(rejection.created_at)
-    timed = [(moment, place) for place in covering if (moment := _moment(place.seen_at)) is not None]
-    if written is not None:
-        timed = [(moment, place) for moment, place in timed if moment <= written]
+def _last_round(places: list[Place]) -> list[Place]:
+    timed = [(moment, place) for place in places if (moment := _moment(place.seen_at)) is not None]
     if not timed:
         return []
     latest = max(moment for moment, _ in timed)
     return [place for moment, place in timed if moment == latest]
+
+
+def _answered_places(rejection: Rejection, places: list[Place]) -> list[Place]:
+    """The places the rejection points at, in the last run before it was written."""
+    covering = [place for place in places if rejection_covers(rejection, rejection.path, place.line, place.end_line)]
+    written = _moment(rejection.created_at)
+    if written is not None:
+        covering = [place for place in covering if (moment := _moment(place.seen_at)) is not None and moment <= written]
+    return _last_round(covering)
 
 
 def answered_fingerprints(rejections: Iterable[Rejection], store: ChunkStore) -> dict[Fingerprint, str]:
@@ -61,6 +70,27 @@ def fingerprint(finding: Finding, head: TreeReader) -> Fingerprint | None:
     return (finding.path, finding.rule, normalize_text(code_at(head, finding.path, finding.line)))
 
 
+def keep_earlier_ids(findings: Iterable[Finding], store: ChunkStore, head: TreeReader) -> tuple[Finding, ...]:
+    """Each finding that is, one to one, a finding of the last round on the same file (same rule,
+    same code line) takes that finding's id: new words on unchanged code are not a new finding."""
+    current = [(finding, fingerprint(finding, head)) for finding in findings]
+    counts = Counter(place_print for _, place_print in current if place_print is not None)
+    earlier: dict[Fingerprint, set[str]] = {}
+    for path in sorted({finding.path for finding, _ in current if finding.path is not None}):
+        for place in _last_round(store.places(path)):
+            earlier.setdefault((path, place.rule, normalize_text(place.code)), set()).add(place.finding_id)
+    ids_now = {finding.id for finding, _ in current}
+    kept: list[Finding] = []
+    for finding, place_print in current:
+        previous = earlier.get(place_print) if place_print is not None else None
+        if place_print is not None and previous is not None and len(previous) == 1 and counts[place_print] == 1:
+            (earlier_id,) = previous
+            if earlier_id and earlier_id not in ids_now:
+                finding = finding.with_changes(id=earlier_id)
+        kept.append(finding)
+    return tuple(kept)
+
+
 def mark_answered(findings: Iterable[Finding], answered: dict[Fingerprint, str], head: TreeReader) -> tuple[Finding, ...]:
     """Findings an earlier rejection answered, dismissed with its reason (as for deterministic
     findings: still reported, never blocking)."""
@@ -79,6 +109,7 @@ def record_places(findings: Iterable[Finding], store: ChunkStore, head: TreeRead
     for finding in findings:
         if finding.path is not None:
             by_path.setdefault(finding.path, []).append(
-                Place(finding.line, finding.end_line, finding.rule, code_at(head, finding.path, finding.line), seen_at))
+                Place(finding.line, finding.end_line, finding.rule, code_at(head, finding.path, finding.line), seen_at,
+                      finding.id))
     problems = [store.record_places(path, places) for path, places in sorted(by_path.items())]
     return [problem for problem in problems if problem]

@@ -20,7 +20,12 @@ from reviewgate.findings import Finding, sort_key
 from reviewgate.instructions import instructions_for
 from reviewgate.review_cache import ChunkStore, cache_key, now_text, text_digest
 from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
-from reviewgate.reviewers.model.answered import answered_fingerprints, mark_answered, record_places
+from reviewgate.reviewers.model.answered import (
+    answered_fingerprints,
+    keep_earlier_ids,
+    mark_answered,
+    record_places,
+)
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
 from reviewgate.reviewers.model.context_collector import collect_context
 from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
@@ -247,7 +252,8 @@ class ModelReviewer:
         if store is None:
             return outcome
         answered = answered_fingerprints(request.rejections, store)
-        findings = mark_answered(outcome.findings, answered, request.head)
+        findings = keep_earlier_ids(outcome.findings, store, request.head)
+        findings = tuple(sorted(mark_answered(findings, answered, request.head), key=sort_key))
         problems = record_places(findings, store, request.head, now_text())
         return replace(outcome, findings=findings, notes=(*outcome.notes, *problems))
 
