@@ -274,7 +274,7 @@ class ModelReviewer:
         self, results: list[ChunkResult], not_reviewed: tuple[str, ...], notes: list[str], duration: float
     ) -> ReviewerOutcome:
         counts, reuse_note = self._reuse(results)
-        notes = [reuse_note, *notes, *(note for result in results for note in result.notes)]
+        notes = [*([reuse_note] if results else []), *notes, *(note for result in results for note in result.notes)]
         findings: dict[str, Finding] = {}
         for result in results:
             for finding in result.findings:
