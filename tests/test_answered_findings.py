@@ -8,6 +8,7 @@ from pathlib import Path
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
+from reviewgate.forge.conversation import Comment, read_conversation
 from reviewgate.review_cache import ChunkStore, now_text
 from reviewgate.reviewers import openai
 from testing.model_repo import BRANCH_CALC, calc_repo, review_request
@@ -61,3 +62,9 @@ def test_without_a_remembered_finding_the_model_judges_the_rejection(tmp_path: P
         outcome = openai.build(_settings(server)).review(
             review_request(repo.path, rejections=(rejection,)), ChunkStore(tmp_path / "cache" / "llm"))
     assert [(item.line, item.dismissed) for item in outcome.findings] == [(7, None)]
+
+
+def test_a_rejection_carries_when_its_comment_was_written() -> None:
+    written = "2026-11-30T08:00:00Z"
+    conversation = read_conversation([Comment(1, "dev", "REVIEW-REJECTED: app/calc.py:7 never zero", True, written)])
+    assert conversation.rejections == (Rejection("app/calc.py", 7, "never zero", "dev", written),)

@@ -42,6 +42,8 @@ def test_rerun_and_identical_tree_reuse_the_review(tmp_path: Path) -> None:
     with ModelServer([Reply(review=REVIEW)]) as server:
         _config(repo.path, server)
         first = _review(repo.path)
+        # Prices and retries change what a review costs, not what the model answers.
+        _config(repo.path, server, input_price=2.0, output_price=8.0, retries=1)
         second = _review(repo.path)
         git(repo.path, "commit", "-q", "--allow-empty", "-m", "new SHA, same tree")
         third = _review(repo.path)
@@ -52,11 +54,13 @@ def test_rerun_and_identical_tree_reuse_the_review(tmp_path: Path) -> None:
         outcome = report["reviewers"][0]
         assert outcome["cached"] is True and outcome["usage"]["requests"] == 0
         assert outcome["chunks"] == {"reviewed": 0, "reused": 1, "saved": {
-            "requests": 1, "input_tokens": 1000, "output_tokens": 100, "cost": None}}
+            "requests": 1, "input_tokens": 1000, "output_tokens": 100, "cost": 0.0028}}
         assert report["findings"] == first[1]["findings"]
-        assert "0 chunk(s) reviewed, 1 reused from the cache, which saved 1 request(s)" in summary
+        assert ("0 chunk(s) reviewed, 1 reused from the cache, which saved 1 request(s), 1,000 input and 100 "
+                "output tokens (about $0.0028)") in summary
     stored = _chunk_entries(repo.path / ".reviewgate-cache")
     assert len(stored) == 1 and json.loads(stored[0].read_text())["usage"]["requests"] == 1
+    assert server.url not in stored[0].read_text()  # the settings are in the key as a digest only
 
 
 def test_changed_settings_or_tree_miss(tmp_path: Path) -> None:

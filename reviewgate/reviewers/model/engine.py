@@ -8,6 +8,7 @@ asked again: its stored answer is placed on this head like a fresh one.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -174,7 +175,8 @@ class ModelReviewer:
         )
         result.redactions += conversation.redactions
         material = {
-            "reviewer": self.cache_identity(),
+            # A digest: the stored key must not spell out settings such as extra_headers.
+            "reviewer": text_digest(json.dumps(self.cache_identity(), sort_keys=True, default=str)),
             "chunk": text_digest(chunk.text),
             "sent": text_digest("\0".join([conversation.system, *(item.text for item in conversation.messages)])),
             **(key_extra or {}),
