@@ -79,6 +79,7 @@ def test_the_target_sides_rules_apply_and_the_branchs_own_do_not(tmp_path: Path)
                "the branch adds a rule for itself")
         last = run_cli(repo.path, "run", "--base", "main", env=KEY)
         last_summary = (last.output_dir / "summary.md").read_text(encoding="utf-8")
+        branch_changes = last.report()["policy"]["branch_changes"]
     assert first.returncode == 0, first.stderr
     assert len(first_posts) == 2 and sum(RULE in _system(post) for post in first_posts) == 1
     section = _instructions_section(first_summary)
@@ -88,6 +89,8 @@ def test_the_target_sides_rules_apply_and_the_branchs_own_do_not(tmp_path: Path)
     assert len(changed_posts) == 1 and "=== FILE api/orders.py" in _user(changed_posts[0])
     assert all(branch_rule not in _system(post) for post in server.posts())
     assert branch_rule not in _instructions_section(last_summary)
+    # The branch's edit is shown to people as a policy change, to take effect after merge.
+    assert any(line.startswith("review.instructions:") and f"web/**: {branch_rule}" in line for line in branch_changes)
 
 
 @pytest.mark.parametrize(
