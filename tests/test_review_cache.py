@@ -145,3 +145,20 @@ def test_a_second_push_sends_only_the_chunks_of_the_changed_file(tmp_path: Path)
     # The finding on web/pages.py keeps its id in every round: the same code, the same words.
     assert {report["findings"][0]["id"] for _, report, _ in (first, second, third)} == {
         first[1]["findings"][0]["id"]}
+
+
+def test_a_blocked_chunk_is_asked_again_and_the_others_are_reused(tmp_path: Path) -> None:
+    branch = {"api/orders.py": _module("orders", 6), "jobs/tasks.py": _module("tasks", 6),
+              "web/pages.py": _module("pages", 6)}
+    repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED}, branch)
+    fine = Reply(review=review_document())
+    # One chunk at a time, in path order: api/ answers, jobs/ fails every retry, web/ answers.
+    with ModelServer([fine, Reply(status=500), Reply(status=500), Reply(status=500), fine]) as server:
+        _config(repo.path, server, concurrency=1)
+        blocked = _review(repo.path)
+        asked = len(server.posts())
+        retried = _review(repo.path)
+    assert blocked[0] == 3 and retried[0] == 0
+    assert asked == 5 and len(server.posts()) == 6
+    assert _files_sent(server.posts()[5]) == {"jobs/tasks.py"}
+    assert retried[1]["reviewers"][0]["chunks"]["reused"] == 2
