@@ -14,6 +14,7 @@ from typing import Any
 
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity
+from reviewgate.instructions import PathInstruction, parse_instructions
 from reviewgate.tomlfile import read_toml
 
 CONFIG_FILE = ".reviewgate.toml"
@@ -56,6 +57,8 @@ class ReviewSettings:
     branch_suppressions: str = "list"
     # Who named the reviewers, for messages: the flag, or None for the file's review.reviewers.
     reviewers_flag: str | None = None
+    # `[[review.instructions]]`: the repository's rules for some paths, given to model reviewers.
+    instructions: tuple[PathInstruction, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -197,7 +200,8 @@ def parse_fail_rules(texts: Sequence[str], where: str) -> tuple[FailRule, ...]:
 
 
 def _parse_review(reader: TableReader) -> ReviewSettings:
-    reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds", "branch_suppressions"))
+    reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds", "branch_suppressions",
+                         "instructions"))
     reviewers = reader.strings("reviewers", ReviewSettings.reviewers)
     if not reviewers:
         raise reader.fail("reviewers", "at least one reviewer name", [])
@@ -211,6 +215,7 @@ def _parse_review(reader: TableReader) -> ReviewSettings:
         include=reader.strings("include", ()),
         max_rounds=reader.integer("max_rounds", 3, minimum=1),
         branch_suppressions=_branch_suppressions(reader),
+        instructions=parse_instructions(reader.table.get("instructions", []), f"{reader.source}: {reader.prefix}"),
     )
 
 

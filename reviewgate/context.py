@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from reviewgate.instructions import PathInstruction
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
@@ -25,6 +26,7 @@ class Rejection:
     line: int | None
     reason: str
     author: str = ""
+    created_at: str = ""  # when the comment was written (the forge's ISO 8601 time), when known
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class ReviewRequest:
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # None: the whole change, as one run reviews it.
     scope: ReviewScope | None = None
+    # The repository's rules for some paths ([[review.instructions]]), for model reviewers.
+    instructions: tuple[PathInstruction, ...] = field(default_factory=tuple)
 
     @property
     def repo_root(self) -> Path:

@@ -58,6 +58,7 @@ def effective_settings(config: Config) -> dict[str, Any]:
         "review.include": list(review.include),
         "review.max_rounds": review.max_rounds,
         "review.branch_suppressions": review.branch_suppressions,
+        "review.instructions": [f"{', '.join(item.paths)}: {item.text}" for item in review.instructions],
         "verify.manifest": config.verify.manifest,
         "verify.enabled": config.verify.enabled,
     }

@@ -1,11 +1,18 @@
-"""Reuse a model review of the same tree: a re-run, or a new commit with an identical tree,
-costs no tokens (DESIGN.md: "the same patch reviewed again is not paid for twice").
+"""Reuse model answers per chunk: a push pays only for the chunks whose prompt is new
+(DESIGN.md: "the same patch reviewed again is not paid for twice").
 
-The key is everything the answer depends on: the head tree, the merge-base, the reviewer's
-settings, the prompt version, the reviewed files and the forge's REPRODUCTION/REVIEW-REJECTED
-text. One JSON file per review under `<dir>/<reviewer>/<key>.json`; `[cache] dir` or
-`--cache-dir` (default `.reviewgate-cache/`, relative to the repository; in Actions, keep it
-with `actions/cache`). Only `ok` outcomes are stored: a blocked review is never reused.
+A chunk's key is everything its answer depends on: the reviewer's settings and prompt version
+(`cache_identity()`), and the exact conversation sent (the chunk's diff text with its line
+numbers, the context, the repository's instructions, the REPRODUCTION/REVIEW-REJECTED text it
+was given). One JSON file per chunk under `<dir>/<reviewer>/chunks/<key>.json` holds the
+model's answer and what it cost; the answer is read through the contract again and its
+findings placed on the current head when reused.
+Only answers that passed the contract are stored: a blocked chunk is never reused.
+
+Beside them, `<dir>/<reviewer>/places/` remembers where each reported finding stood (line, rule,
+code, id) so a REVIEW-REJECTED: <file>:<line> written against an earlier head still finds the
+finding it answered after lines shift, and a finding asked again keeps its id in new words. `[cache] dir` or `--cache-dir` (default
+`.reviewgate-cache/`, relative to the repository; in CI keep it with actions/cache or `cache:`).
 """
 
 from __future__ import annotations
@@ -13,20 +20,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.own_directories import cache_directory
 from reviewgate.report.files import create_own_directory, write_atomic
-from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus, Usage
-from reviewgate.target.git import git_text
+from reviewgate.reviewers.base import Reviewer, ReviewerOutcome
 
-CACHE_FORMAT = 1  # bump when the stored layout changes: older entries then simply miss
+CACHE_FORMAT = 2  # bump when the stored layout changes: older entries then simply miss
+MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
@@ -42,57 +49,142 @@ def open_review_cache(config: Config, repo: Path) -> ReviewCache:
     return ReviewCache(cache_directory(config, repo))
 
 
-def key_material(identity: dict[str, Any], request: ReviewRequest) -> dict[str, Any]:
-    target = request.target
-    return {
-        "format": CACHE_FORMAT,
-        "head_tree": git_text(request.repo_root, "rev-parse", f"{target.head_sha}^{{tree}}"),
-        "merge_base": target.merge_base,
-        "reviewer": identity,
-        "reviewed_paths": sorted(change.path for change in target.files),
-        "reproduction": request.reproduction,
-        "rejections": [[item.path, item.line, item.reason] for item in request.rejections],
-        # A shard's review covers only its part (the key of a whole review is unchanged).
-        **({"scope": [sorted(request.scope.paths), request.scope.whole_change]} if request.scope else {}),
-    }
-
-
 def cache_key(material: dict[str, Any]) -> str:
     text = json.dumps(material, sort_keys=True, ensure_ascii=True, default=str)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def _load(path: Path) -> ReviewerOutcome | None:
-    """A stored review, or None when absent or unreadable (a damaged entry is just a miss)."""
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        outcome = ReviewerOutcome.from_json(stored["outcome"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if stored.get("format") != CACHE_FORMAT or outcome.status is not ReviewerStatus.OK:
-        return None
-    paid = outcome.usage
-    note = (
-        f"reused the review stored {stored.get('stored_at', '')} for this exact tree and reviewer settings "
-        f"(it cost {paid.requests} request(s), {paid.input_tokens} input and "
-        f"{paid.output_tokens} output tokens)"
-    )
-    return replace(outcome, cached=True, usage=Usage(), duration_seconds=0.0, notes=(*outcome.notes, note))
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _store(directory: Path, path: Path, outcome: ReviewerOutcome, material: dict[str, Any]) -> str | None:
-    document = {
-        "format": CACHE_FORMAT,
-        "stored_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "key": material,
-        "outcome": {**outcome.to_json(), "findings": [finding.to_json() for finding in outcome.findings]},
-    }
-    try:
-        create_own_directory(directory)
-        write_atomic(path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
-    except OSError as error:
-        return f"could not store the review in the cache ({path.parent}): {error.strerror or error}"
-    return None
+def now_text() -> str:
+    """The time in UTC, to the microsecond: two runs in one second are still two rounds."""
+    return datetime.now(timezone.utc).isoformat()
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    """A chunk's answer as the model gave it (read through the contract again on use) and its cost."""
+
+    text: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    stored_at: str
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a reported finding stood in one run: what a REVIEW-REJECTED line points at."""
+
+    line: int | None
+    end_line: int | None
+    rule: str
+    code: str
+    seen_at: str
+    finding_id: str = ""
+
+
+class ChunkStore:
+    """One reviewer's stored chunk answers and finding places."""
+
+    def __init__(self, directory: Path, root: Path | None = None) -> None:
+        self.directory = directory
+        # The cache directory itself, made on first write with its own `.gitignore`.
+        self.root = root or directory.parent
+
+    def _write(self, path: Path, data: bytes) -> None:
+        create_own_directory(self.root)
+        write_atomic(path, data)
+
+    def _chunk_path(self, key: str) -> Path:
+        return self.directory / "chunks" / f"{key}.json"
+
+    def _places_path(self, path: str) -> Path:
+        return self.directory / "places" / f"{text_digest(path)[:32]}.json"
+
+    def load(self, key: str) -> StoredAnswer | None:
+        """The stored answer, or None when absent or unreadable (a damaged entry is just a miss)."""
+        try:
+            stored = json.loads(self._chunk_path(key).read_text(encoding="utf-8"))
+            if stored.get("format") != CACHE_FORMAT or not isinstance(stored["answer"], str):
+                return None
+            usage = stored["usage"]
+            return StoredAnswer(stored["answer"], int(usage["requests"]), int(usage["input_tokens"]),
+                                int(usage["output_tokens"]), str(stored.get("stored_at", "")))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def save(self, key: str, material: dict[str, Any], answer: str, usage: tuple[int, int, int]) -> str | None:
+        """Store an answer that passed the contract; a note saying why not when the disk refuses."""
+        requests, input_tokens, output_tokens = usage
+        document = {
+            "format": CACHE_FORMAT,
+            "stored_at": now_text(),
+            "key": material,
+            "usage": {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens},
+            "answer": answer,
+        }
+        path = self._chunk_path(key)
+        try:
+            self._write(path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        except OSError as error:
+            return f"could not store a chunk's review in the cache ({path.parent}): {error.strerror or error}"
+        return None
+
+    def places(self, path: str) -> list[Place]:
+        try:
+            stored = json.loads(self._places_path(path).read_text(encoding="utf-8"))
+            if stored.get("format") != CACHE_FORMAT or stored.get("path") != path:
+                return []
+            return [Place(item["line"], item["end_line"], str(item["rule"]), str(item["code"]), str(item["seen_at"]),
+                          str(item.get("id") or "")) for item in stored["places"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return []
+
+    def record_places(self, path: str, places: Iterable[Place]) -> str | None:
+        """Add this run's places for `path` (newest last, the oldest dropped past the cap)."""
+        new = list(places)
+        if not new:
+            return None
+        known = [place for place in self.places(path) if place not in new]
+        kept = [*known, *new][-MAX_PLACES_PER_PATH:]
+        document = {"format": CACHE_FORMAT, "path": path,
+                    "places": [{"line": place.line, "end_line": place.end_line, "rule": place.rule,
+                                "code": place.code, "seen_at": place.seen_at, "id": place.finding_id}
+                               for place in kept]}
+        target = self._places_path(path)
+        try:
+            self._write(target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))
+        except OSError as error:
+            return f"could not store where findings stood in the cache ({target.parent}): {error.strerror or error}"
+        return None
+
+
+class IncrementalReviewer(Protocol):
+    """A reviewer that reuses stored chunk answers (the model engine)."""
+
+    name: str
+
+    def review(self, request: ReviewRequest, store: ChunkStore | None = None) -> ReviewerOutcome: ...
+
+
+class _WithStore:
+    """The reviewer with its chunk store attached, for the runner that calls `review(request)`."""
+
+    def __init__(self, reviewer: IncrementalReviewer, store: ChunkStore) -> None:
+        self.name = reviewer.name
+        self.reviewer, self.store = reviewer, store
+
+    def review(self, request: ReviewRequest) -> ReviewerOutcome:
+        return self.reviewer.review(request, self.store)
+
+
+def store_for(cache: ReviewCache, reviewer_name: str) -> ChunkStore | None:
+    if cache.directory is None:
+        return None
+    return ChunkStore(cache.directory / _UNSAFE_NAME.sub("_", reviewer_name), cache.directory)
 
 
 def review_with_cache(
@@ -101,19 +193,10 @@ def review_with_cache(
     request: ReviewRequest,
     run: Callable[[Reviewer, ReviewRequest], ReviewerOutcome],
 ) -> ReviewerOutcome:
-    """`run(reviewer, request)`, unless an identical review is stored; only model reviewers
-    (those with `cache_identity()`) are cached: the builtin lenses cost nothing to rerun."""
-    identity = getattr(reviewer, "cache_identity", None)
-    if cache.directory is None or identity is None:
+    """`run(reviewer, request)`, with the reviewer's chunk store when it keeps one: only model
+    reviewers (those with `cache_identity()`) are cached, the builtin lenses cost nothing to rerun."""
+    store = store_for(cache, reviewer.name)
+    if store is None or getattr(reviewer, "cache_identity", None) is None:
         return run(reviewer, request)
-    material = key_material(identity(), request)
-    path = cache.directory / _UNSAFE_NAME.sub("_", reviewer.name) / f"{cache_key(material)}.json"
-    stored = _load(path)
-    if stored is not None:
-        return stored
-    outcome = run(reviewer, request)
-    if outcome.status is ReviewerStatus.OK:
-        problem = _store(cache.directory, path, outcome, material)
-        if problem is not None:
-            outcome = replace(outcome, notes=(*outcome.notes, problem))
-    return outcome
+    incremental: IncrementalReviewer = reviewer  # type: ignore[assignment]
+    return run(_WithStore(incremental, store), request)

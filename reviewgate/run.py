@@ -176,6 +176,7 @@ def _verify_review_publish(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
     request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
                             sections=config.sections, marked_as_fix=marked_as_fix,
+                            instructions=config.review.instructions,
                             scope=plan_shards(target, shard.total).scope(shard) if shard is not None else None)
     request = apply_conversation(request, forge)
     clock = time.monotonic()

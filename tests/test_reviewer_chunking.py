@@ -10,6 +10,7 @@ import pytest
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.model.chunking import plan_chunks
 from testing.model_repo import review_request
 from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import make_repo
@@ -72,3 +73,27 @@ def test_a_file_too_large_even_alone_is_not_reviewed(
     assert outcome.not_reviewed == ("huge.py lines 1-200 (one hunk larger than the input budget)",)
     assert "huge.py lines 1-200" in outcome.reason  # said even when policy lets it pass
     assert all("huge.py" not in post.text for post in server.posts())
+
+
+def test_chunk_boundaries_do_not_move_when_another_file_grows(tmp_path: Path) -> None:
+    """Chunks are cut per directory (then per file, then per run of hunks), never by packing the
+    whole diff: a push that grows one file leaves every other chunk byte-identical."""
+    files = {
+        **{f"api/module_{index}.py": _module(f"api{index}", 6) for index in range(2)},
+        "web/big.py": _module("big", 88),
+        "web/small.py": _module("small", 10),
+        "jobs/tasks.py": _module("tasks", 6),
+    }
+    repo = make_repo(tmp_path / "before", {"README.md": "base\n"}, files)
+    grown = make_repo(tmp_path / "after", {"README.md": "base\n"}, {**files, "api/module_0.py": _module("api0", 30)})
+    budget = 1200
+    before = plan_chunks(review_request(repo.path).target.files, budget)
+    after = plan_chunks(review_request(grown.path).target.files, budget)
+    assert all(chunk.tokens <= budget for chunk in (*before.chunks, *after.chunks))
+    texts_before = {chunk.text for chunk in before.chunks}
+    changed = [chunk for chunk in after.chunks if chunk.text not in texts_before]
+    assert {change.path for chunk in changed for change in chunk.files} <= {"api/module_0.py", "api/module_1.py"}
+    assert len(after.chunks) - len(changed) >= 2  # jobs/ and web/ untouched
+    # web/ does not fit in one chunk: each of its files is a chunk of its own.
+    assert [[change.path for change in chunk.files] for chunk in before.chunks if "web/" in chunk.text] == [
+        ["web/big.py"], ["web/small.py"]]

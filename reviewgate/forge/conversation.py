@@ -66,7 +66,7 @@ def _first_line(body: str) -> str:
     return next((line.strip() for line in body.splitlines() if line.strip()), "")
 
 
-def parse_rejection(line: str, author: str = "") -> Rejection | None:
+def parse_rejection(line: str, author: str = "", created_at: str = "") -> Rejection | None:
     """`REVIEW-REJECTED: <file>:<line> reason`; the line number may be left out for a finding
     on the file as a whole. Backticks around the location are allowed (people quote paths)."""
     text = line.strip()
@@ -83,7 +83,7 @@ def parse_rejection(line: str, author: str = "") -> Rejection | None:
     if not path:
         return None
     return Rejection(path=path.removeprefix("./"), line=int(number) if number else None,
-                     reason=reason.strip(), author=author)
+                     reason=reason.strip(), author=author, created_at=created_at)
 
 
 def parse_acceptance(line: str, author: str = "") -> Acceptance | None:
@@ -154,7 +154,7 @@ def read_conversation(comments: Iterable[Comment]) -> Conversation:
         if _first_line(comment.body).startswith(REPRODUCTION_PREFIX):
             reproduction = comment.body.strip()
         for line in comment.body.splitlines():
-            rejection = parse_rejection(line, comment.author)
+            rejection = parse_rejection(line, comment.author, comment.created_at)
             if rejection is not None:
                 rejections.append(rejection)
     return Conversation(reproduction, tuple(rejections), untrusted, tuple(acceptances), tuple(ignored))
@@ -164,12 +164,17 @@ def is_trusted_login(login: str, configured: Iterable[str]) -> bool:
     return login.lower() in configured
 
 
-def _covers(rejection: Rejection, finding: Finding) -> bool:
-    if finding.path != rejection.path:
+def rejection_covers(rejection: Rejection, path: str | None, line: int | None, end_line: int | None) -> bool:
+    """Whether the rejection's file:line points at a finding at path, line..end_line."""
+    if path != rejection.path:
         return False
-    if rejection.line is None or finding.line is None:
-        return rejection.line is None and finding.line is None
-    return finding.line <= rejection.line <= (finding.end_line or finding.line)
+    if rejection.line is None or line is None:
+        return rejection.line is None and line is None
+    return line <= rejection.line <= (end_line or line)
+
+
+def _covers(rejection: Rejection, finding: Finding) -> bool:
+    return rejection_covers(rejection, finding.path, finding.line, finding.end_line)
 
 
 def apply_rejections(

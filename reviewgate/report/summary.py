@@ -7,6 +7,7 @@ from reviewgate.findings import Finding, FindingClass
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.report.files import write_text
+from reviewgate.report.instructions_section import render_instructions_section
 from reviewgate.report.verdict_text import explain
 from reviewgate.report.verify_section import render_verify_section
 from reviewgate.result import GateResult
@@ -142,6 +143,7 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
                      f"| {outcome.duration_seconds:.1f}s |")
     lines.append(f"| verify | {result.verify.status.value} | | {result.verify.duration_seconds:.1f}s |")
     lines += _reviewer_notes(result)
+    lines += render_instructions_section(result)
     lines += render_verify_section(result.verify, _escape_cell)
     lines += _accepted_section(result)
     lines += _suppressed_section(result)

@@ -39,6 +39,23 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ChunkReuse:
+    """How much of a model review was answered from the chunk cache, and what that saved
+    (the stored usage of the reused chunks, priced at today's prices)."""
+
+    reviewed: int  # chunks sent to the model in this run
+    reused: int  # chunks answered from the cache
+    saved: Usage = Usage()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reviewed": self.reviewed, "reused": self.reused, "saved": self.saved.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChunkReuse:
+        return cls(int(data.get("reviewed", 0)), int(data.get("reused", 0)), Usage.from_json(data.get("saved") or {}))
+
+
+@dataclass(frozen=True)
 class ReviewerOutcome:
     reviewer: str
     status: ReviewerStatus
@@ -51,10 +68,11 @@ class ReviewerOutcome:
     dropped: int = 0  # findings discarded because their path, line or class was invalid
     not_reviewed: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[str, ...] = field(default_factory=tuple)
-    cached: bool = False
+    cached: bool = False  # every chunk was answered from the cache: no request at all
+    chunks: ChunkReuse | None = None  # model reviewers: chunks reviewed and reused
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "reviewer": self.reviewer,
             "status": self.status.value,
             "reason": self.reason,
@@ -68,6 +86,9 @@ class ReviewerOutcome:
             "notes": list(self.notes),
             "cached": self.cached,
         }
+        if self.chunks is not None:
+            data["chunks"] = self.chunks.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReviewerOutcome:
@@ -86,6 +107,7 @@ class ReviewerOutcome:
             not_reviewed=tuple(str(item) for item in data.get("not_reviewed", [])),
             notes=tuple(str(item) for item in data.get("notes", [])),
             cached=bool(data.get("cached", False)),
+            chunks=ChunkReuse.from_json(data["chunks"]) if isinstance(data.get("chunks"), dict) else None,
         )
 
 

@@ -17,10 +17,12 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from reviewgate import stopping
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
+from reviewgate.review_cache import ChunkStore
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
@@ -33,6 +35,7 @@ from reviewgate.reviewers.model.snapshot import (
     remove_snapshot,
     tree_fingerprint,
 )
+from reviewgate.target.git import git_text
 from reviewgate.text import printable, truncate
 
 PROMPT_PLACEHOLDER = "{prompt_file}"
@@ -115,7 +118,12 @@ class CommandReviewer(ModelReviewer):
 
     transport: CommandTransport
 
-    def review(self, request: ReviewRequest) -> ReviewerOutcome:
+    def chunk_key_extra(self, request: ReviewRequest) -> dict[str, Any]:
+        """The agent reads the whole head tree, not only its prompt: the tree is part of every
+        chunk's key, so a stored answer is reused only for the same tree."""
+        return {"head_tree": git_text(request.repo_root, "rev-parse", f"{request.target.head_sha}^{{tree}}")}
+
+    def review(self, request: ReviewRequest, store: ChunkStore | None = None) -> ReviewerOutcome:
         branch_paths = {change.path for change in request.target.files}
         with tempfile.TemporaryDirectory(prefix="reviewgate-snapshot-") as scratch, \
                 stopping.tracked(Path(scratch), remove_snapshot):  # read-only inside: see remove_snapshot
@@ -124,7 +132,7 @@ class CommandReviewer(ModelReviewer):
                 export_snapshot(request.repo_root, request.target.head_sha, snapshot, branch_paths)
                 before = (tree_fingerprint(snapshot), checkout_fingerprint(request.repo_root))
                 self.transport.working_directory = snapshot
-                outcome = super().review(request)
+                outcome = super().review(request, store)
                 after = (tree_fingerprint(snapshot), checkout_fingerprint(request.repo_root))
             finally:
                 remove_snapshot(snapshot)

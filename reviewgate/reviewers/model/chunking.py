@@ -1,8 +1,11 @@
-"""Large diffs: split into chunks that fit `max_input_tokens`, related files together.
+"""Split the diff into chunks that fit `max_input_tokens`, with boundaries a push cannot shift.
 
-First drop deletion-only hunks; then group files by directory and pack
-the groups; a file that cannot fit alone is reviewed in parts (runs of hunks); a single hunk
-that cannot fit is "not reviewed", which the engine reports and policy decides on.
+A chunk is one directory's changed files when they fit together (related files side by side),
+else each file alone (deletion-only hunks dropped first when that makes it fit), and a file that
+cannot fit alone is reviewed in parts (runs of hunks). Boundaries depend only on the files of
+one directory: a push that changes one file leaves every other directory's chunk byte-identical,
+so the chunk cache (review_cache.py) answers them without a request. A single hunk that cannot
+fit is "not reviewed", which the engine reports and policy decides on.
 """
 
 from __future__ import annotations
@@ -67,44 +70,33 @@ def _group_key(change: FileChange) -> str:
     return str(PurePosixPath(change.path).parent)
 
 
-def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
-    """Chunks whose rendered diff each fits `budget` estimated tokens."""
-    changes = list(files)
+def _fitting(changes: list[FileChange], budget: int) -> Chunk | None:
+    """The files as one chunk, deletion-only hunks left out if that is what makes it fit."""
     for drop in (False, True):
         rendered = [render_file(change, drop_deletions=drop) for change in changes]
         if sum(item.tokens for item in rendered) <= budget:
-            return ChunkPlan((Chunk(tuple(changes), tuple(rendered)),) if changes else ())
+            return Chunk(tuple(changes), tuple(rendered))
+    return None
+
+
+def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
+    """Chunks whose rendered diff each fits `budget` estimated tokens, in path order."""
+    groups: dict[str, list[FileChange]] = {}
+    for change in sorted(files, key=lambda item: item.path):
+        groups.setdefault(_group_key(change), []).append(change)
     chunks: list[Chunk] = []
     not_reviewed: list[str] = []
-    pending_files: list[FileChange] = []
-    pending: list[RenderedFile] = []
-
-    def flush() -> None:
-        if pending:
-            chunks.append(Chunk(tuple(pending_files), tuple(pending)))
-            pending_files.clear()
-            pending.clear()
-
-    ordered = sorted(
-        zip(changes, rendered, strict=True), key=lambda pair: (_group_key(pair[0]), pair[0].path)
-    )
-    previous_group: str | None = None
-    for change, item in ordered:
-        group = _group_key(change)
-        used = sum(existing.tokens for existing in pending)
-        if item.tokens > budget:
-            flush()
+    for group in sorted(groups):
+        together = _fitting(groups[group], budget)
+        if together is not None:
+            chunks.append(together)
+            continue
+        for change in groups[group]:
+            alone = _fitting([change], budget)
+            if alone is not None:
+                chunks.append(alone)
+                continue
             parts, skipped = _parts(change, budget)
             chunks += [Chunk((change,), (part,)) for part in parts]
             not_reviewed += skipped
-        elif used + item.tokens > budget or (group != previous_group and used > budget // 2):
-            # a new directory starts a new chunk once this one is half full: related files together
-            flush()
-            pending_files.append(change)
-            pending.append(item)
-        else:
-            pending_files.append(change)
-            pending.append(item)
-        previous_group = group
-    flush()
     return ChunkPlan(tuple(chunks), tuple(not_reviewed))

@@ -2,20 +2,31 @@
 
 A provider supplies only a Transport (one conversation in, one reply out). Whatever goes
 wrong ends as a `blocked` outcome with its reason, never as approval (DESIGN.md, Principles).
+With a chunk store (review_cache.py), a chunk whose exact prompt was answered before is not
+asked again: its stored answer is placed on this head like a fresh one.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
-from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
+from reviewgate.instructions import instructions_for
+from reviewgate.review_cache import ChunkStore, cache_key, now_text, text_digest
+from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
+from reviewgate.reviewers.model.answered import (
+    answered_fingerprints,
+    keep_earlier_ids,
+    mark_answered,
+    record_places,
+)
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
 from reviewgate.reviewers.model.context_collector import collect_context
 from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
@@ -55,6 +66,8 @@ class ChunkResult:
     dropped: list[str] = field(default_factory=list)
     moved: int = 0
     redactions: list[Redaction] = field(default_factory=list)
+    reused: Reply | None = None  # answered from the cache: what the stored answer cost
+    notes: list[str] = field(default_factory=list)
 
 
 def missing_key_message(name: str, variable: str) -> str:
@@ -88,8 +101,14 @@ class ModelReviewer:
     def cache_identity(self) -> dict[str, Any]:
         return {"reviewer": self.name, **settings_identity(self.settings), "prompt": prompt_version()}
 
-    def _ask(self, conversation: Conversation, key: str | None, result: ChunkResult) -> ParsedReview | None:
-        """One request, and one repair request when the answer does not match the contract."""
+    def chunk_key_extra(self, request: ReviewRequest) -> dict[str, Any]:
+        """What else a chunk's answer depends on beyond the prompt sent (an agent that reads
+        the whole tree adds the tree)."""
+        return {}
+
+    def _ask(self, conversation: Conversation, key: str | None, result: ChunkResult) -> tuple[ParsedReview, str] | None:
+        """One request, and one repair request when the answer does not match the contract;
+        the review and the reply text it was read from."""
         try:
             reply = self.transport.complete(conversation, key)
             result.usage.append(reply)
@@ -97,12 +116,12 @@ class ModelReviewer:
                 result.blocked = "the reviewer returned an empty answer"
                 return None
             try:
-                return parse_review(reply.text)
+                return parse_review(reply.text), reply.text
             except ContractError as error:
                 repaired = self.transport.complete(conversation.with_repair(reply.text, str(error)), key)
                 result.usage.append(repaired)
                 try:
-                    return parse_review(repaired.text)
+                    return parse_review(repaired.text), repaired.text
                 except ContractError as second:
                     result.blocked = f"the reviewer's answer is invalid after one repair request: {second}"
                     return None
@@ -110,18 +129,63 @@ class ModelReviewer:
             result.blocked = str(error)
             return None
 
+    def _stored(self, store: ChunkStore | None, chunk_key: str, result: ChunkResult) -> ParsedReview | None:
+        """The chunk's stored answer, read through the contract again (an entry the contract no
+        longer accepts is a miss)."""
+        stored = store.load(chunk_key) if store is not None else None
+        if stored is None:
+            return None
+        try:
+            parsed = parse_review(stored.text)
+        except ContractError:
+            return None
+        result.reused = Reply("", stored.input_tokens, stored.output_tokens, stored.requests)
+        return parsed
+
+    def _answer(
+        self, conversation: Conversation, key: str | None, result: ChunkResult,
+        store: ChunkStore | None, material: dict[str, Any],
+    ) -> ParsedReview | None:
+        chunk_key = cache_key(material)
+        parsed = self._stored(store, chunk_key, result)
+        if parsed is not None:
+            return parsed
+        asked = self._ask(conversation, key, result)
+        if asked is None:
+            return None
+        if store is not None:  # only answers that passed the contract are stored
+            usage = (sum(reply.requests for reply in result.usage), sum(reply.input_tokens for reply in result.usage),
+                     sum(reply.output_tokens for reply in result.usage))
+            problem = store.save(chunk_key, material, asked[1], usage)
+            if problem is not None:
+                result.notes.append(problem)
+        return asked[0]
+
     def _review_chunk(
-        self, request: ReviewRequest, chunk: Chunk, context_budget: int, key: str | None
+        self, request: ReviewRequest, chunk: Chunk, context_budget: int, key: str | None,
+        store: ChunkStore | None = None, key_extra: dict[str, Any] | None = None,
     ) -> ChunkResult:
         result = ChunkResult(redactions=list(chunk.redactions))
         branch_paths = {change.path for change in request.target.files}
         context = collect_context(request, chunk.files, context_budget, branch_paths)
         result.redactions += context.redactions
+        paths = {change.path for change in chunk.files}
+        # Only the rejections on this chunk's files: an answer on another file changes nothing
+        # here, and so does not make this chunk's cached answer miss.
         conversation = build_conversation(
-            chunk.text, context.render(), request.reproduction, request.rejections
+            chunk.text, context.render(), request.reproduction,
+            tuple(item for item in request.rejections if item.path in paths),
+            instructions_for(request.instructions, sorted(paths)),
         )
         result.redactions += conversation.redactions
-        parsed = self._ask(conversation, key, result)
+        material = {
+            # A digest: the stored key must not spell out settings such as extra_headers.
+            "reviewer": text_digest(json.dumps(self.cache_identity(), sort_keys=True, default=str)),
+            "chunk": text_digest(chunk.text),
+            "sent": text_digest("\0".join([conversation.system, *(item.text for item in conversation.messages)])),
+            **(key_extra or {}),
+        }
+        parsed = self._answer(conversation, key, result, store, material)
         if parsed is None:
             return result
         placement = place_all(self.name, request.target, request.head, parsed.findings)
@@ -143,7 +207,7 @@ class ModelReviewer:
             ) / 1e6
         return Usage(sum(reply.requests for reply in replies), input_tokens, output_tokens, cost)
 
-    def review(self, request: ReviewRequest) -> ReviewerOutcome:
+    def review(self, request: ReviewRequest, store: ChunkStore | None = None) -> ReviewerOutcome:
         started = time.monotonic()
         key: str | None = None
         if self.key_variable is not None:
@@ -164,7 +228,7 @@ class ModelReviewer:
             for change, reason in withheld
             if reason
         ]
-        system_tokens = estimate_tokens(build_conversation("", "").system)
+        system_tokens = estimate_tokens(build_conversation("", "", instructions=request.instructions).system)
         diff_budget = (
             self.options.max_input_tokens - system_tokens - self.options.context_tokens - PROMPT_MARGIN_TOKENS
         )
@@ -185,15 +249,39 @@ class ModelReviewer:
                 context_budget,
                 self.options.max_input_tokens - system_tokens - plan.chunks[0].tokens - PROMPT_MARGIN_TOKENS,
             )
+        key_extra = self.chunk_key_extra(request) if store is not None else {}
         with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
-            results = list(
-                pool.map(lambda chunk: self._review_chunk(request, chunk, context_budget, key), plan.chunks)
-            )
-        return self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
+            results = list(pool.map(
+                lambda chunk: self._review_chunk(request, chunk, context_budget, key, store, key_extra),
+                plan.chunks,
+            ))
+        outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
+        if store is None:
+            return outcome
+        answered = answered_fingerprints(request.rejections, store)
+        findings = keep_earlier_ids(outcome.findings, store, request.head)
+        findings = tuple(sorted(mark_answered(findings, answered, request.head), key=sort_key))
+        problems = record_places(findings, store, request.head, now_text())
+        return replace(outcome, findings=findings, notes=(*outcome.notes, *problems))
+
+    def _reuse(self, results: list[ChunkResult]) -> tuple[ChunkReuse, str]:
+        """The counts, and the note the summary shows."""
+        reused = [result.reused for result in results if result.reused is not None]
+        saved = self._usage(reused)
+        counts = ChunkReuse(reviewed=len(results) - len(reused), reused=len(reused), saved=saved)
+        note = f"{counts.reviewed} chunk(s) reviewed, {counts.reused} reused from the cache"
+        if reused:
+            note += (f", which saved {saved.requests} request(s), {saved.input_tokens:,} input and "
+                     f"{saved.output_tokens:,} output tokens")
+            if saved.cost is not None:
+                note += f" (about ${saved.cost:.4f})"
+        return counts, note
 
     def _merge(
         self, results: list[ChunkResult], not_reviewed: tuple[str, ...], notes: list[str], duration: float
     ) -> ReviewerOutcome:
+        counts, reuse_note = self._reuse(results)
+        notes = [*([reuse_note] if results else []), *notes, *(note for result in results for note in result.notes)]
         findings: dict[str, Finding] = {}
         for result in results:
             for finding in result.findings:
@@ -247,4 +335,6 @@ class ModelReviewer:
             dropped=len(dropped),
             not_reviewed=not_reviewed,
             notes=tuple(notes),
+            cached=bool(results) and counts.reused == len(results),
+            chunks=counts,
         )

@@ -131,6 +131,14 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
     return options
 
 
+# Options that change how a review is asked for, paid for or judged, never what the model
+# answers: a new price or retry policy must not make every stored chunk answer miss.
+OUTSIDE_THE_ANSWER = frozenset({
+    "retries", "retry_base_delay", "retry_max_delay", "concurrency", "on_missing_key", "on_unreviewed",
+    "independent", "input_price", "output_price", "max_answer_bytes",
+})
+
+
 def settings_identity(settings: ReviewerSettings) -> dict[str, Any]:
     """Everything that shapes a reviewer's answer, for the cache key and the independence check."""
     return {
@@ -138,6 +146,6 @@ def settings_identity(settings: ReviewerSettings) -> dict[str, Any]:
         "model": settings.model,
         "base_url": settings.base_url,
         "options": {
-            key: settings.options[key] for key in sorted(settings.options) if key != "on_missing_key"
+            key: settings.options[key] for key in sorted(settings.options) if key not in OUTSIDE_THE_ANSWER
         },
     }

@@ -65,6 +65,14 @@ def nearest_changed_line(change: FileChange, line: int) -> int | None:
     return min(candidates, key=lambda number: (abs(number - line), number)) if candidates else None
 
 
+def code_at(head: TreeReader, path: str | None, line: int | None) -> str:
+    """The head's text of the line a finding is about: its position-free anchor."""
+    if path is None or line is None:
+        return ""
+    lines = (head.read_text(path) or "").split("\n")
+    return lines[line - 1] if line <= len(lines) else ""
+
+
 def _line_number(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -90,12 +98,6 @@ class Placer:
         )
         return placed, end_line if keep_end else None
 
-    def _code_at(self, path: str | None, line: int | None) -> str:
-        if path is None or line is None:
-            return ""
-        lines = (self.head.read_text(path) or "").split("\n")
-        return lines[line - 1] if line <= len(lines) else ""
-
     def place(self, item: dict[str, Any], placement: Placement) -> None:
         category = (item["category"].strip().lower() or item["class"]).replace(" ", "-")
         try:
@@ -119,7 +121,7 @@ class Placer:
             body += f"\n\nEvidence: {item['evidence'].strip()}"
         placement.findings.append(
             Finding(
-                id=make_finding_id(self.reviewer, path, category, title, self._code_at(path, line)),
+                id=make_finding_id(self.reviewer, path, category, title, code_at(self.head, path, line)),
                 finding_class=FindingClass(item["class"]),
                 severity=Severity(item["severity"]),
                 category=category,

@@ -17,12 +17,13 @@ from functools import cache, lru_cache
 from importlib import resources
 
 from reviewgate.context import Rejection
+from reviewgate.instructions import PathInstruction
 from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.text import printable
 
 TEMPLATE_VERSION = "1"  # bump on a deliberate change of the playbook; the hash catches the rest
-TEMPLATES = ("review-system.md", "review-request.md", "review-repair.md")
+TEMPLATES = ("review-system.md", "review-request.md", "review-repair.md", "review-rules.md")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The repair request quotes the start of the bad answer, not all of it: enough for the model to
 # see what it did, and a huge answer is not sent back (paid for) a second time.
@@ -101,20 +102,35 @@ def _forge_block(
     return "\n".join(parts) + "\n", redactions
 
 
+def render_rules(instructions: tuple[PathInstruction, ...]) -> str:
+    """The repository's rules as a section of the system message; empty when there are none.
+    They come from the target side's policy, written by its maintainers: instructions, not data."""
+    if not instructions:
+        return ""
+    rules = "\n".join(
+        f"- For {', '.join(printable(pattern) for pattern in item.paths)}:\n  "
+        + "\n  ".join(printable(item.text).splitlines())
+        for item in instructions
+    )
+    return fill(template("review-rules.md"), {"rules": rules})
+
+
 def build_conversation(
     diff: str,
     context: str,
     reproduction: str | None = None,
     rejections: tuple[Rejection, ...] = (),
+    instructions: tuple[PathInstruction, ...] = (),
 ) -> Conversation:
-    """The system playbook and one user message holding the data; `diff` and `context` are
-    already redacted by the caller (it knows their paths and lines)."""
+    """The system playbook (with the repository's rules for these files) and one user message
+    holding the data; `diff` and `context` are already redacted by the caller (it knows their
+    paths and lines)."""
     seed = "\0".join([diff, context, reproduction or "", *(item.reason for item in rejections)])
     nonce = hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     forge, redactions = _forge_block(reproduction, rejections, nonce)
     system = fill(
         template("review-system.md"), {"nonce": nonce, "schema": json.dumps(wire_schema(), indent=1)}
-    )
+    ) + render_rules(instructions)
     user = fill(
         template("review-request.md"),
         {"nonce": nonce, "diff": diff, "context": context or "(none)", "forge": forge},
