@@ -108,6 +108,6 @@ def test_the_cache_directory_is_the_repositorys_and_ignores_itself(tmp_path: Pat
                           env={"OPENAI_API_KEY": "sk-test-key-not-real"})
     assert result.returncode == 0, result.stderr
     cache = repo.path / ".reviewgate-cache"
-    assert list((cache / "openai").glob("*.json")) and (cache / ".gitignore").is_file()
+    assert list((cache / "openai").rglob("*.json")) and (cache / ".gitignore").is_file()
     assert not (elsewhere / ".reviewgate-cache").exists()
     assert git(repo.path, "status", "--porcelain") == ""
