@@ -44,5 +44,9 @@ def build_reviewers(config: Config) -> list[Reviewer]:
             raise UsageError(
                 f"{where}: unknown reviewer; expected one of {known}, or a [reviewer.{name}] table naming a provider"
             )
-        built.append(factory(settings))
+        reviewer = factory(settings)
+        attach = getattr(reviewer, "attach_review_policy", None)
+        if attach is not None:  # a model reviewer: min_confidence, and another reviewer as its verifier
+            attach(config)
+        built.append(reviewer)
     return built

@@ -59,19 +59,30 @@ class ParsedReview:
     drop_reasons: tuple[str, ...] = field(default_factory=tuple)
 
 
-@lru_cache(maxsize=1)
-def contract_schema() -> dict[str, Any]:
-    """The published schema, loaded from the package (it ships as package data)."""
-    text = (resources.files("reviewgate") / "schemas" / SCHEMA_RESOURCE).read_text(encoding="utf-8")
+# Keys a finding may leave out (answers from before they existed, servers without strict
+# output): absent reads as "not said".
+OPTIONAL_FINDING_KEYS = ("confidence", "suggestion")
+
+
+@lru_cache(maxsize=4)
+def packaged_schema(resource: str) -> dict[str, Any]:
+    """A published schema, loaded from the package (it ships as package data)."""
+    text = (resources.files("reviewgate") / "schemas" / resource).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
 
+def contract_schema() -> dict[str, Any]:
+    return packaged_schema(SCHEMA_RESOURCE)
+
+
+def wire_form(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema as sent to an API: without the meta keys some structured-output modes reject."""
+    return {key: value for key, value in schema.items() if not key.startswith("$") and key != "title"}
+
+
 def wire_schema() -> dict[str, Any]:
-    """The schema as sent to an API: without the meta keys some structured-output modes reject."""
-    return {
-        key: value for key, value in contract_schema().items() if not key.startswith("$") and key != "title"
-    }
+    return wire_form(contract_schema())
 
 
 def _candidates(text: str) -> list[str]:
@@ -123,6 +134,7 @@ def _normalize_findings(document: dict[str, Any]) -> tuple[list[Any], list[str]]
         if not isinstance(item, dict) or "class" not in item or "severity" not in item:
             kept.append(item)  # structural problems are the schema's to report
             continue
+        item = {**{key: None for key in OPTIONAL_FINDING_KEYS}, **item}
         finding_class = _normalize(item["class"], FindingClass, CLASS_SYNONYMS)
         severity = _normalize(item["severity"], Severity, SEVERITY_SYNONYMS)
         if finding_class is None or severity is None:
@@ -137,6 +149,14 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"{where}: {error.message}"
 
 
+def check_schema(document: Any, schema: dict[str, Any], what: str) -> None:
+    """A ContractError listing (up to five of) the ways `document` breaks `schema`."""
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(document), key=str)
+    if errors:
+        listed = "; ".join(_describe(error) for error in errors[:5])
+        raise ContractError(f"the reply does not match the {what} schema: {listed}")
+
+
 def parse_review(text: str) -> ParsedReview:
     """A validated review from a model's reply, or a ContractError saying what is wrong."""
     document = extract_json(text)
@@ -148,10 +168,7 @@ def parse_review(text: str) -> ParsedReview:
         document = {**document, "findings": findings}
     if isinstance(document.get("verdict"), str):
         document["verdict"] = document["verdict"].strip().lower().replace(" ", "_")
-    errors = sorted(jsonschema.Draft202012Validator(contract_schema()).iter_errors(document), key=str)
-    if errors:
-        listed = "; ".join(_describe(error) for error in errors[:5])
-        raise ContractError(f"the reply does not match the review schema: {listed}")
+    check_schema(document, contract_schema(), "review")
     return ParsedReview(
         verdict=document["verdict"],
         summary=document["summary"],

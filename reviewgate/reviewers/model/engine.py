@@ -12,19 +12,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from reviewgate.config import ReviewerSettings
+from reviewgate.config import Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
+from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
 from reviewgate.reviewers.model.context_collector import collect_context
-from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
-from reviewgate.reviewers.model.http import TransportBlocked
+from reviewgate.reviewers.model.contract import ParsedReview, parse_review
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
 from reviewgate.reviewers.model.placement import place_all
 from reviewgate.reviewers.model.prompt import Conversation, build_conversation, prompt_version
 from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import estimate_tokens
+from reviewgate.reviewers.model.suggestions import check_suggestions
+from reviewgate.reviewers.model.verification import SecondLookPolicy, take_second_look
 from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.text import printable
 
@@ -80,29 +82,26 @@ class ModelReviewer:
         self.options = options
         self.transport = transport
         self.key_variable = key_variable or None
+        self.second_look = SecondLookPolicy.own_model(self)
+
+    def attach_review_policy(self, config: Config) -> None:
+        """What the reviewer needs from the whole config: `[review] min_confidence` and the
+        reviewer `verifier` names (another configured model)."""
+        self.second_look = SecondLookPolicy.from_config(self, config)
 
     def cache_identity(self) -> dict[str, Any]:
-        return {"reviewer": self.name, **settings_identity(self.settings), "prompt": prompt_version()}
+        return {
+            "reviewer": self.name,
+            **settings_identity(self.settings),
+            "prompt": prompt_version(),
+            "second_look": self.second_look.identity(),
+        }
 
     def _ask(self, conversation: Conversation, key: str | None, result: ChunkResult) -> ParsedReview | None:
         """One request, and one repair request when the answer does not match the contract."""
         try:
-            reply = self.transport.complete(conversation, key)
-            result.usage.append(reply)
-            if not reply.text.strip():
-                result.blocked = "the reviewer returned an empty answer"
-                return None
-            try:
-                return parse_review(reply.text)
-            except ContractError as error:
-                repaired = self.transport.complete(conversation.with_repair(reply.text, str(error)), key)
-                result.usage.append(repaired)
-                try:
-                    return parse_review(repaired.text)
-                except ContractError as second:
-                    result.blocked = f"the reviewer's answer is invalid after one repair request: {second}"
-                    return None
-        except TransportBlocked as error:
+            return ask_with_repair(self.transport, conversation, key, parse_review, result.usage)
+        except AskFailed as error:
             result.blocked = str(error)
             return None
 
@@ -121,7 +120,7 @@ class ModelReviewer:
         if parsed is None:
             return result
         placement = place_all(self.name, request.target, request.head, parsed.findings)
-        result.findings = placement.findings
+        result.findings = check_suggestions(placement.findings, request.target, request.head)
         result.dropped = [*parsed.drop_reasons, *placement.dropped]
         result.moved = placement.moved
         result.summary, result.verdict = parsed.summary, parsed.verdict
@@ -129,15 +128,7 @@ class ModelReviewer:
         return result
 
     def _usage(self, replies: list[Reply]) -> Usage:
-        input_tokens = sum(reply.input_tokens for reply in replies)
-        output_tokens = sum(reply.output_tokens for reply in replies)
-        cost = None
-        if self.options.input_price is not None or self.options.output_price is not None:
-            cost = (
-                (self.options.input_price or 0.0) * input_tokens
-                + (self.options.output_price or 0.0) * output_tokens
-            ) / 1e6
-        return Usage(sum(reply.requests for reply in replies), input_tokens, output_tokens, cost)
+        return usage_of(replies, self.options)
 
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         started = time.monotonic()
@@ -184,7 +175,8 @@ class ModelReviewer:
             results = list(
                 pool.map(lambda chunk: self._review_chunk(request, chunk, context_budget, key), plan.chunks)
             )
-        return self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
+        outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
+        return take_second_look(self, request, outcome, key, started)
 
     def _merge(
         self, results: list[ChunkResult], not_reviewed: tuple[str, ...], notes: list[str], duration: float
