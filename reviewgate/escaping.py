@@ -97,6 +97,16 @@ def markdown_code(text: str, in_table: bool = False) -> str:
     return f"{fence}{content}{fence}"
 
 
+def markdown_suggestion(replacement: str) -> str:
+    """A suggested change as GitHub's ```suggestion block (one click applies it in a review
+    comment; elsewhere it reads as code): fenced by more backticks than any run inside, so the
+    text cannot close the block early. Inside a fence nothing is HTML or a mention."""
+    content = _LINE_BREAK.sub("\n", plain(replacement))
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}suggestion\n{content}\n{fence}" if content else f"{fence}suggestion\n{fence}"
+
+
 # --- XML ----------------------------------------------------------------------------------------
 
 
