@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config
+from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -79,13 +79,7 @@ class SecondLookPolicy:
             return cls(None, minimum)
         if name is None or name == reviewer.name:
             return cls(_verifier_of(reviewer), minimum)
-        where = f"{reviewer.settings.source}: reviewer.{reviewer.name}.verifier"
-        if name not in config.reviewers:
-            raise ConfigError(f"{where}: expected the name of a configured [reviewer.NAME] table, got {name!r}")
-        settings = config.reviewers[name]
-        if settings.provider not in API_PROVIDERS:
-            raise ConfigError(f"{where}: {name!r} has provider {settings.provider!r}; the second look needs "
-                              f"a {' or '.join(API_PROVIDERS)} reviewer")
+        settings = verifier_settings(config, reviewer.settings, name)
         # Imported here: the registry and the engine import this module.
         from reviewgate.reviewers import providers
         from reviewgate.reviewers.model.engine import ModelReviewer
@@ -99,6 +93,19 @@ class SecondLookPolicy:
         if self.verifier is None:
             return {"on": False}
         return {"on": True, "verifier": self.verifier.identity, "min_confidence": self.min_confidence}
+
+
+def verifier_settings(config: Config, reviewer: ReviewerSettings, name: str) -> ReviewerSettings:
+    """The `[reviewer.NAME]` table that `verifier = NAME` names; a ConfigError naming the key when
+    there is none or it is not an API model (an agent CLI would need its own snapshot)."""
+    where = f"{reviewer.source}: reviewer.{reviewer.name}.verifier"
+    if name not in config.reviewers:
+        raise ConfigError(f"{where}: expected the name of a configured [reviewer.NAME] table, got {name!r}")
+    settings = config.reviewers[name]
+    if settings.provider not in API_PROVIDERS:
+        raise ConfigError(f"{where}: {name!r} has provider {settings.provider!r}; the second look needs "
+                          f"a {' or '.join(API_PROVIDERS)} reviewer")
+    return settings
 
 
 def answer_format() -> AnswerFormat:
