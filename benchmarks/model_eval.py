@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import tomllib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -37,8 +36,8 @@ DEFAULT_CASES = REPO_ROOT / "tests" / "corpus"
 
 sys.path.insert(0, str(REPO_ROOT))
 
-from reviewgate.config import Config, ReviewerSettings, ReviewSettings, parse_config  # noqa: E402
 from reviewgate.confidence import apply_min_confidence  # noqa: E402
+from reviewgate.config import Config, ReviewerSettings, ReviewSettings, parse_config  # noqa: E402
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.errors import ConfigError, UsageError  # noqa: E402
 from reviewgate.findings import Finding, FindingClass, Severity  # noqa: E402
@@ -102,11 +101,7 @@ def load_cases(directories: Iterable[Path]) -> list[dict[str, Any]]:
         if not files:
             raise UsageError(f"--cases {directory}: no *.toml case files there")
         for path in files:
-            with path.open("rb") as handle:
-                try:
-                    cases += tomllib.load(handle).get("case", [])
-                except tomllib.TOMLDecodeError as error:
-                    raise UsageError(f"--cases {directory}: {path.name}: {error}") from None
+            cases += read_toml(path).get("case", [])
     return cases
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+from reviewgate.config import ReviewerSettings
+from reviewgate.reviewers import anthropic, command
+from reviewgate.reviewers.base import ReviewerStatus
 from testing.cli import CliResult, run_cli
-from testing.model_repo import PR_DESCRIPTION, calc_repo, fast_openai
+from testing.model_repo import PR_DESCRIPTION, calc_repo, fast_openai, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document, verdict
 from testing.repo import write_base_config
 
@@ -201,3 +205,34 @@ def test_a_suggestion_that_no_longer_matches_the_head_is_dropped_with_a_note(tmp
     summary = _summary(result)
     assert "````suggestion\n    return a / b if b else None  # ``` stays inside the block\n````" in summary
     assert "dropped a suggested change on `app/rates.py:2`" in summary
+
+
+def test_the_anthropic_provider_forces_the_verification_tool(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(review=review_document([finding("app/calc.py", 7)]))],
+                     verdicts=[Reply(review=verdict("refuted", "b is never 0: the caller checks it"))]) as server:
+        settings = ReviewerSettings(name="claude", provider="anthropic", model="test-model", base_url=server.url,
+                                    api_key_env="", timeout=2.0, options={"retries": 0})
+        outcome = anthropic.build(settings).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    [item] = outcome.findings
+    assert item.dismissed == "refuted on the second look (claude): b is never 0: the caller checks it"
+    [check] = server.verification_posts()
+    assert check.body["tools"][0]["name"] == "record_verification"
+    assert check.body["tool_choice"] == {"type": "tool", "name": "record_verification"}
+
+
+def test_an_agent_cli_takes_the_second_look_in_its_snapshot(tmp_path: Path) -> None:
+    review = json.dumps(review_document([finding("app/calc.py", 7, title="Division by zero")]))
+    answer = json.dumps(verdict("confirmed", "b comes from the query string", "GET /divide?b=0 answers 500"))
+    agent = tmp_path / "agent.py"
+    agent.write_text(f"import os, sys\nprompt = sys.stdin.read()\nassert os.path.exists('app/calc.py')\n"
+                     f"print({answer!r} if 'failure_scenario' in prompt else {review!r})\n", encoding="utf-8")
+    repo = calc_repo(tmp_path)
+    settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
+                                options={"command": [sys.executable, str(agent)]})
+    outcome = command.build(settings).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    [item] = outcome.findings
+    assert item.dismissed is None and item.extra["verification"]["failure_scenario"] == "GET /divide?b=0 answers 500"
+    assert outcome.usage.requests == 2
