@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.config import ReviewerSettings
-from reviewgate.reviewers import anthropic, command
+from reviewgate.config import Config, ReviewerSettings, ReviewSettings
+from reviewgate.reviewers import anthropic, command, openai
 from reviewgate.reviewers.base import ReviewerStatus
 from testing.cli import CliResult, run_cli
 from testing.model_repo import PR_DESCRIPTION, calc_repo, fast_openai, review_request
@@ -236,3 +236,32 @@ def test_an_agent_cli_takes_the_second_look_in_its_snapshot(tmp_path: Path) -> N
     [item] = outcome.findings
     assert item.dismissed is None and item.extra["verification"]["failure_scenario"] == "GET /divide?b=0 answers 500"
     assert outcome.usage.requests == 2
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_second_looks_run_in_parallel_up_to_the_reviewers_concurrency(tmp_path: Path, concurrency: int) -> None:
+    findings = [finding("app/calc.py", 7, title=f"Problem {index}") for index in range(3)]
+    slow = Reply(review=verdict("confirmed"), delay=0.6)
+    result, server = _run(tmp_path, [Reply(review=review_document(findings))], [slow],
+                          concurrency=concurrency, timeout=5)
+    assert result.returncode == 1, result.stdout + result.stderr
+    arrivals = sorted(item.at for item in server.verification_posts())
+    assert len(arrivals) == 3
+    if concurrency == 3:
+        assert arrivals[-1] - arrivals[0] < 0.5  # all three were asked before the first answered
+    else:
+        assert all(later - earlier >= 0.55 for earlier, later in zip(arrivals, arrivals[1:], strict=False))
+
+
+def test_the_review_cache_key_follows_the_second_look_settings() -> None:
+    def identity(min_confidence: float = 0.7, **options: object) -> dict[str, object]:
+        settings = ReviewerSettings(name="llm", provider="openai", model="m", options=options)
+        judge = ReviewerSettings(name="judge", provider="openai", model="judge-model")
+        reviewer = openai.build(settings)
+        reviewer.attach_review_policy(Config(review=ReviewSettings(reviewers=("llm",), min_confidence=min_confidence),
+                                             reviewers={"llm": settings, "judge": judge}))
+        return reviewer.cache_identity()
+
+    variants = [identity(), identity(verify_findings=False), identity(verifier="judge"), identity(0.5)]
+    assert len({json.dumps(item, sort_keys=True) for item in variants}) == 4
+    assert identity() == identity()
