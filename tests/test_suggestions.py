@@ -126,6 +126,7 @@ def test_the_suggestion_fence_cannot_be_closed_by_its_text() -> None:
     assert markdown_suggestion("x = 1") == "```suggestion\nx = 1\n```"
     assert markdown_suggestion("a = '````'\n@team") == "`````suggestion\na = '````'\n@team\n`````"
     assert markdown_suggestion("") == "```suggestion\n```"
+    assert markdown_suggestion("x = 1\ny = 2", gitlab_lines_below=2) == "```suggestion:-0+2\nx = 1\ny = 2\n```"
 
 
 @pytest.mark.parametrize(
