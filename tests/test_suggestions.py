@@ -48,6 +48,8 @@ def _suggestion(start: int, end: int, original: str, replacement: str) -> dict[s
         ("app/util.py", 1, _suggestion(1, 1, "def helper():", "def helper() -> int:"), "not a file of the change"),
         (None, None, _suggestion(7, 7, "    return a / b", "    return a // b"), "the finding names no file"),
         ("app/calc.py", 7, "return a // b", "it is not an object"),
+        ("app/calc.py", 7, {"problem": "it does not match the contract: original is missing"},
+         "it does not match the contract: original is missing"),
     ],
 )
 def test_a_suggestion_that_fails_a_check_is_dropped_with_the_reason(
@@ -76,6 +78,11 @@ def test_the_contract_takes_confidence_and_suggestion_and_tolerates_their_absenc
     assert parsed.findings[0]["confidence"] == 0.4 and parsed.findings[0]["suggestion"]["replacement"] == "x = 2"
     older = {key: value for key, value in finding("a.py", 1).items() if key not in ("confidence", "suggestion")}
     assert parse_review(json.dumps(review_document([older]))).findings[0]["confidence"] is None
+    # A suggestion of the wrong shape costs the suggestion (dropped with a note), not the review.
+    shapeless = finding("a.py", 1, suggestion={"start_line": 1, "replacement": "x = 2"})
+    [kept] = parse_review(json.dumps(review_document([shapeless]))).findings
+    assert kept["suggestion"]["problem"].startswith("it does not match the contract: ")
+    assert "'end_line' is a required property" in kept["suggestion"]["problem"]
     with pytest.raises(ContractError, match="findings/0/confidence"):
         parse_review(json.dumps(review_document([finding("a.py", 1, confidence=1.5)])))
 

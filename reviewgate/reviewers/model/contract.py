@@ -157,14 +157,34 @@ def check_schema(document: Any, schema: dict[str, Any], what: str) -> None:
         raise ContractError(f"the reply does not match the {what} schema: {listed}")
 
 
+def _set_suggestions_aside(findings: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The findings with their suggestions taken out, and the suggestions: an optional extra
+    whose wrong shape should cost the suggestion (dropped with a note), not the whole review."""
+    aside = [item.get("suggestion") if isinstance(item, dict) else None for item in findings]
+    return [{**item, "suggestion": None} if isinstance(item, dict) else item for item in findings], aside
+
+
+def _suggestion_shape(raw: Any) -> Any:
+    """The suggestion when it has the contract's shape; else `{"problem": ...}` saying why not."""
+    if raw is None:
+        return None
+    schema = contract_schema()["properties"]["findings"]["items"]["properties"]["suggestion"]
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=str)
+    if not errors:
+        return raw
+    return {"problem": "it does not match the contract: " + "; ".join(_describe(error) for error in errors[:3])}
+
+
 def parse_review(text: str) -> ParsedReview:
     """A validated review from a model's reply, or a ContractError saying what is wrong."""
     document = extract_json(text)
     if not isinstance(document, dict):
         raise ContractError(f"expected one JSON object, got {type(document).__name__}")
     reasons: list[str] = []
+    suggestions: list[Any] = []
     if isinstance(document.get("findings"), list):
         findings, reasons = _normalize_findings(document)
+        findings, suggestions = _set_suggestions_aside(findings)
         document = {**document, "findings": findings}
     if isinstance(document.get("verdict"), str):
         document["verdict"] = document["verdict"].strip().lower().replace(" ", "_")
@@ -172,7 +192,8 @@ def parse_review(text: str) -> ParsedReview:
     return ParsedReview(
         verdict=document["verdict"],
         summary=document["summary"],
-        findings=tuple(document["findings"]),
+        findings=tuple({**item, "suggestion": _suggestion_shape(raw)}
+                       for item, raw in zip(document["findings"], suggestions, strict=True)),
         product_questions=tuple(document["product_questions"]),
         dropped=len(reasons),
         drop_reasons=tuple(reasons),

@@ -50,6 +50,8 @@ def checked_suggestion(
     finding: Finding, raw: Mapping[str, Any], target: FrozenTarget, head: TreeReader
 ) -> dict[str, Any]:
     """The suggestion as it will be shown; Unusable with the reason otherwise."""
+    if "problem" in raw:  # the contract check already found its shape wrong
+        raise Unusable(str(raw["problem"]))
     start, end = raw.get("start_line"), raw.get("end_line")
     original, replacement = raw.get("original"), raw.get("replacement")
     if not all(isinstance(value, int) and not isinstance(value, bool) for value in (start, end)):
