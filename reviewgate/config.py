@@ -40,6 +40,9 @@ class FailRule:
 
 BRANCH_SUPPRESSION_MODES = ("allow", "list", "refuse")
 
+# A model finding that gives a confidence below this does not block (it is reported, marked).
+DEFAULT_MIN_CONFIDENCE = 0.7
+
 DEFAULT_FAIL_ON = (
     FailRule(FindingClass.SYSTEMATIC, Severity.MAJOR),
     FailRule(FindingClass.CORRECTNESS, Severity.MAJOR),
@@ -59,6 +62,7 @@ class ReviewSettings:
     reviewers_flag: str | None = None
     # `[[review.instructions]]`: the repository's rules for some paths, given to model reviewers.
     instructions: tuple[PathInstruction, ...] = ()
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,7 @@ def parse_fail_rules(texts: Sequence[str], where: str) -> tuple[FailRule, ...]:
 
 def _parse_review(reader: TableReader) -> ReviewSettings:
     reader.warn_unknown(("reviewers", "fail_on", "exclude", "include", "max_rounds", "branch_suppressions",
-                         "instructions"))
+                         "instructions", "min_confidence"))
     reviewers = reader.strings("reviewers", ReviewSettings.reviewers)
     if not reviewers:
         raise reader.fail("reviewers", "at least one reviewer name", [])
@@ -216,7 +220,15 @@ def _parse_review(reader: TableReader) -> ReviewSettings:
         max_rounds=reader.integer("max_rounds", 3, minimum=1),
         branch_suppressions=_branch_suppressions(reader),
         instructions=parse_instructions(reader.table.get("instructions", []), f"{reader.source}: {reader.prefix}"),
+        min_confidence=_min_confidence(reader),
     )
+
+
+def _min_confidence(reader: TableReader) -> float:
+    value = reader.table.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise reader.fail("min_confidence", "a number from 0 to 1", value)
+    return float(value)
 
 
 def _branch_suppressions(reader: TableReader) -> str:

@@ -34,6 +34,7 @@ from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
+from reviewgate.reviewers.model.verification import verifier_settings
 from reviewgate.target.freeze import resolve_base
 from reviewgate.target.git import repository_root, resolve_commit, run_git
 from reviewgate.target.shallow import branches_note
@@ -207,6 +208,15 @@ def _check_reviewer(config: Config, name: str, report: DoctorReport) -> None:
         return
     if options.independent:
         _check_independence(config, settings, report)
+    if options.verify_findings and options.verifier not in (None, name):
+        assert options.verifier is not None
+        try:  # the reviewer that takes the second look must exist and be reachable too
+            verifier_settings(config, settings, options.verifier)
+        except ReviewgateError as error:
+            report.config(str(error))
+            return
+        if options.verifier not in config.review.reviewers:
+            _check_reviewer(config, options.verifier, report)
     variable = {"openai": openai.key_variable, "anthropic": anthropic.key_variable}.get(
         settings.provider, lambda item: item.api_key_env or None
     )(settings)

@@ -97,6 +97,18 @@ def markdown_code(text: str, in_table: bool = False) -> str:
     return f"{fence}{content}{fence}"
 
 
+def markdown_suggestion(replacement: str, gitlab_lines_below: int | None = None) -> str:
+    """A suggested change as GitHub's ```suggestion block (one click applies it in a review
+    comment; elsewhere it reads as code), or GitLab's ```suggestion:-0+N for a diff note on the
+    first replaced line with N more lines below it. Fenced by more backticks than any run inside,
+    so the text cannot close the block early; inside a fence nothing is HTML or a mention."""
+    content = _LINE_BREAK.sub("\n", plain(replacement))
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * max(3, longest + 1)
+    info = "suggestion" if gitlab_lines_below is None else f"suggestion:-0+{max(0, gitlab_lines_below)}"
+    return f"{fence}{info}\n{content}\n{fence}" if content else f"{fence}{info}\n{fence}"
+
+
 # --- XML ----------------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from reviewgate import ci, stopping
+from reviewgate.confidence import apply_min_confidence
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
@@ -256,6 +257,7 @@ def publish_result(
     """Decide and publish through every sink; the exit code of the verdict. `incomplete`: why
     the review is not whole (a merge's refused or missing shards): each one blocks."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
+    findings = apply_min_confidence(findings, config.review.min_confidence)
     findings = apply_rejections(findings, rejections, builtin_sources(config))
     findings, branch_suppressions = apply_suppression_policy(
         findings, config.review.branch_suppressions, config.review.fail_on)

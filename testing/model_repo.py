@@ -51,16 +51,20 @@ def _toml(value: object) -> str:
 
 
 def fast_openai(server_url: str, **extra: object) -> dict[str, object]:
-    """An openai reviewer pointed at a local server, with short timeouts and fast retries."""
-    return {
+    """An openai reviewer pointed at a local server, with short timeouts and fast retries. The
+    second look is off unless asked for (`verify_findings=None` leaves the key out: the default,
+    on): tests of the review alone script one answer per review request."""
+    table: dict[str, object] = {
         "model": "test-model",
         "base_url": f"{server_url}/v1",
         "timeout": 1,
         "retries": 2,
         "retry_base_delay": 0.01,
         "retry_max_delay": 2,
+        "verify_findings": False,
         **extra,
     }
+    return {key: value for key, value in table.items() if value is not None}
 
 
 def review_request(repo: Path, **fields: object) -> ReviewRequest:

@@ -1,8 +1,10 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI Chat Completions and Anthropic Messages
 wire formats, answering from a script: the stand-in for a model API in the tests.
 
-Each POST takes the next scripted Reply (the last one repeats). Every request is recorded
-with its arrival time, path, headers and JSON body, so tests can check what was sent.
+Each POST takes the next scripted Reply (the last one repeats); a second-look request takes the
+next of `verdicts` instead when that script is given (the two run in parallel, so their order
+is not known). Every request is recorded with its arrival time, path, headers and JSON body, so
+tests can check what was sent.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ class Recorded:
         """Everything the request said to the model, as one string (for content checks)."""
         return json.dumps(self.body, ensure_ascii=False)
 
+    @property
+    def is_verification(self) -> bool:
+        """A second-look request: its schema (in the format, the tool or the prompt) asks for a
+        failure scenario, which the review contract never does."""
+        return self.method == "POST" and "failure_scenario" in self.text
+
 
 def review_document(
     findings: list[dict[str, Any]] | None = None,
@@ -71,8 +79,12 @@ def finding(
     body: str = "Why it is wrong.",
     evidence: str = "the code",
     end_line: int | None = None,
+    confidence: float | None = None,
+    suggestion: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
+        "confidence": confidence,
+        "suggestion": suggestion,
         "class": finding_class,
         "category": category,
         "severity": severity,
@@ -85,9 +97,22 @@ def finding(
     }
 
 
+def verdict(verdict: str, reason: str = "Checked against the code.", scenario: str | None = None) -> dict[str, Any]:
+    """A second-look answer: `confirmed` needs the failure scenario, `refuted` a reason."""
+    if verdict == "confirmed" and scenario is None:
+        scenario = "called with b = 0, divide raises ZeroDivisionError"
+    return {"verdict": verdict, "reason": reason, "failure_scenario": scenario}
+
+
 class ModelServer:
-    def __init__(self, script: list[Reply], models: tuple[str, ...] = ("test-model",)) -> None:
+    def __init__(
+        self,
+        script: list[Reply],
+        models: tuple[str, ...] = ("test-model",),
+        verdicts: list[Reply] | None = None,
+    ) -> None:
         self.script = list(script)
+        self.verdicts = list(verdicts) if verdicts is not None else None
         self.models = models
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -102,6 +127,12 @@ class ModelServer:
     def posts(self) -> list[Recorded]:
         return [item for item in self.requests if item.method == "POST"]
 
+    def review_posts(self) -> list[Recorded]:
+        return [item for item in self.posts() if not item.is_verification]
+
+    def verification_posts(self) -> list[Recorded]:
+        return [item for item in self.posts() if item.is_verification]
+
     def __enter__(self) -> ModelServer:
         self._thread.start()
         return self
@@ -110,9 +141,10 @@ class ModelServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _next(self) -> Reply:
+    def _next(self, verification: bool) -> Reply:
         with self._lock:
-            return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+            script = self.verdicts if verification and self.verdicts is not None else self.script
+            return script.pop(0) if len(script) > 1 else script[0]
 
     def _wire(self, path: str, reply: Reply, request: Any) -> Any:
         if reply.body is not None:
@@ -189,11 +221,11 @@ class ModelServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
 
-            def _record(self, body: Any) -> None:
+            def _record(self, body: Any) -> Recorded:
+                recorded = Recorded(time.monotonic(), self.command, self.path, dict(self.headers), body)
                 with server._lock:
-                    server.requests.append(
-                        Recorded(time.monotonic(), self.command, self.path, dict(self.headers), body)
-                    )
+                    server.requests.append(recorded)
+                return recorded
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 self._record(None)
@@ -215,8 +247,7 @@ class ModelServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"null")
-                self._record(body)
-                reply = server._next()
+                reply = server._next(self._record(body).is_verification)
                 if reply.delay:
                     time.sleep(reply.delay)
                 self._send(reply.status, server._wire(self.path, reply, body or {}), reply.headers, reply)

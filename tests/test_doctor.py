@@ -106,3 +106,21 @@ def test_independence_against_the_implementer(tmp_path: Path) -> None:
 def test_outside_a_repository(tmp_path: Path) -> None:
     result = run_cli(tmp_path, "doctor")
     assert result.returncode == 2 and "not a git repository" in result.stdout
+
+
+def test_the_reviewer_that_takes_the_second_look_is_checked_too(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("test-model",)) as server:
+        write_config(repo.path, "openai", fast_openai(server.url, verify_findings=True, verifier="judge"))
+        base_config = (repo.path / ".reviewgate.toml").read_text()
+        missing = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        judge = f'\n[reviewer.judge]\nprovider = "openai"\nmodel = "judge-model"\nbase_url = "{server.url}/v1"\n'
+        write_base_config(repo.path, base_config + judge)
+        unknown_model = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert missing.returncode == 2
+    assert "reviewer.openai.verifier: expected the name of a configured [reviewer.NAME] table, got 'judge'" in (
+        missing.stdout)
+    assert unknown_model.returncode == 3
+    assert _problems(unknown_model.stdout) == [
+        f"problem: reviewer judge: {server.url}/v1/models does not list model 'judge-model'"
+    ]

@@ -3,6 +3,7 @@ review cache together, each a real server on 127.0.0.1 and the real CLI in a sub
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.skipif(conformance_dir() is None, reason="../shared/con
 
 
 def _config(directory: Path, server_url: str) -> Path:
-    table = "\n".join(f"{key} = {value!r}".replace("'", '"') for key, value in fast_openai(server_url).items())
+    table = "\n".join(f"{key} = {json.dumps(value)}" for key, value in fast_openai(server_url).items())
     reviewer = f'[review]\nreviewers = ["builtin", "openai"]\n\n[reviewer.openai]\n{table}\napi_key_env = "TEST_KEY"\n'
     cache = f'\n[cache]\ndir = "{directory / "cache"}"\n'
     return fast_retry_config(directory, extra=reviewer + cache)

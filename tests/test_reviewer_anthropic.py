@@ -14,7 +14,8 @@ from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import ModelServer, Reply, finding, review_document
 
-FAST = {"retries": 2, "retry_base_delay": 0.01, "retry_max_delay": 2.0}
+# The second look is tested in test_second_look.py; here one answer per review request.
+FAST = {"retries": 2, "retry_base_delay": 0.01, "retry_max_delay": 2.0, "verify_findings": False}
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ def _agent(tmp_path: Path, body: str) -> Path:
 
 def _settings(argv: list[str], **options: object) -> ReviewerSettings:
     return ReviewerSettings(
-        name="agent", provider="command", timeout=5.0, options={"command": argv, **options}
+        name="agent", provider="command", timeout=5.0,
+        options={"command": argv, "verify_findings": False, **options}
     )
 
 
@@ -35,7 +36,7 @@ def _review_with_agent(tmp_path: Path, body: str, timeout: float = 5.0) -> Revie
     repo = calc_repo(tmp_path)
     agent = _agent(tmp_path, body)
     settings = ReviewerSettings(
-        name="agent", provider="command", timeout=timeout, options={"command": [sys.executable, str(agent)]}
+        name="agent", provider="command", timeout=timeout, options={"command": [sys.executable, str(agent)], "verify_findings": False}
     )
     return command.build(settings).review(review_request(repo.path))
 

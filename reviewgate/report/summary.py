@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from reviewgate.escaping import markdown_cell, markdown_code, markdown_text, mask, one_line
+from reviewgate.escaping import (
+    markdown_cell,
+    markdown_code,
+    markdown_suggestion,
+    markdown_text,
+    mask,
+    one_line,
+)
 from reviewgate.findings import Finding, FindingClass
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext, finding_groups
@@ -118,6 +125,38 @@ def _suppressed_section(result: GateResult) -> list[str]:
     return lines
 
 
+# Suggested changes shown in full; the rest are in report.json (a comment has a size cap).
+MAX_SUGGESTIONS_SHOWN = 20
+
+
+def _suggestions_section(result: GateResult) -> list[str]:
+    """Each checked suggested change as a ```suggestion block; the dropped ones with why."""
+    offered = [item for item in result.findings if isinstance(item.extra.get("suggestion"), dict)]
+    dropped = [item for item in result.findings if item.extra.get("suggestion_dropped")]
+    if not offered and not dropped:
+        return []
+    lines = ["### Suggested changes", ""]
+    for item in offered[:MAX_SUGGESTIONS_SHOWN]:
+        suggestion = item.extra["suggestion"]
+        where = f"{item.path}:{suggestion.get('start_line')}-{suggestion.get('end_line')}"
+        lines += [f"{markdown_code(where)} {markdown_text(one_line(item.title))}", "",
+                  markdown_suggestion(str(suggestion.get("replacement", ""))), ""]
+    if len(offered) > MAX_SUGGESTIONS_SHOWN:
+        lines += [f"… {len(offered) - MAX_SUGGESTIONS_SHOWN} more in report.json", ""]
+    lines += [f"- dropped a suggested change on {markdown_code(item.location)}: "
+              f"{markdown_text(one_line(str(item.extra['suggestion_dropped'])))}" for item in dropped]
+    return [*lines, ""] if dropped else lines
+
+
+def _second_look_line(result: GateResult) -> list[str]:
+    """How many model findings the second look refuted: listed as dismissed, never blocking."""
+    refuted = sum(1 for item in result.findings
+                  if (item.extra.get("verification") or {}).get("verdict") == "refuted")
+    if not refuted:
+        return []
+    return [f"{refuted} finding(s) refuted on the second look: listed as dismissed, they do not block.", ""]
+
+
 def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> str:
     target = result.target
     explanation = explain(result)
@@ -148,6 +187,8 @@ def render_summary(result: GateResult, extra_notes: list[str] | None = None) -> 
     lines += _accepted_section(result)
     lines += _suppressed_section(result)
     lines += _findings_section(result)
+    lines += _second_look_line(result)
+    lines += _suggestions_section(result)
     questions = product_questions(result)
     if questions:
         lines += ["### Product questions (they do not block)", ""]

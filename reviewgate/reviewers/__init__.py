@@ -77,5 +77,9 @@ def build_reviewers(config: Config) -> list[Reviewer]:
         missing = missing_settings(config, name)
         if missing is not None:
             raise missing
-        built.append(factory(settings))
+        reviewer = factory(settings)
+        attach = getattr(reviewer, "attach_review_policy", None)
+        if attach is not None:  # a model reviewer: min_confidence, and another reviewer as its verifier
+            attach(config)
+        built.append(reviewer)
     return built

@@ -1,7 +1,7 @@
 """The `anthropic` provider: the Messages API over `requests`.
 
 Structured output by forcing one tool, `record_review`, whose `input_schema` is the review
-contract (Anthropic docs, "Tool use": `tool_choice: {"type": "tool", "name": ...}`); the tool
+contract (the second look forces `record_verification` the same way) (Anthropic docs, "Tool use": `tool_choice: {"type": "tool", "name": ...}`); the tool
 input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`).
 """
@@ -22,6 +22,7 @@ from reviewgate.reviewers.model.prompt import Conversation
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 TOOL_NAME = "record_review"
+TOOL_NAMES = frozenset({TOOL_NAME, "record_verification"})
 
 
 def key_variable(settings: ReviewerSettings) -> str | None:
@@ -46,19 +47,19 @@ def headers(options: ModelOptions, key: str | None) -> dict[str, str]:
 def request_body(
     settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
 ) -> dict[str, Any]:
+    answer = conversation.answer
+    tool, description, schema = (
+        (answer.name, answer.description, dict(answer.schema))
+        if answer
+        else (TOOL_NAME, "Record the review: the verdict, every finding and the product questions.", wire_schema())
+    )
     body: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": options.max_output_tokens,
         "system": conversation.system,
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages],
-        "tools": [
-            {
-                "name": TOOL_NAME,
-                "description": "Record the review: the verdict, every finding and the product questions.",
-                "input_schema": wire_schema(),
-            }
-        ],
-        "tool_choice": {"type": "tool", "name": TOOL_NAME},
+        "tools": [{"name": tool, "description": description, "input_schema": schema}],
+        "tool_choice": {"type": "tool", "name": tool},
     }
     if options.temperature is not None:
         body["temperature"] = options.temperature
@@ -81,7 +82,8 @@ def reply_from(data: dict[str, Any]) -> Reply:
     for block in content:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "tool_use" and block.get("name") == TOOL_NAME:
+        # The one tool the request forced (record_review, or the second look's record_verification).
+        if block.get("type") == "tool_use" and block.get("name") in TOOL_NAMES:
             return Reply(json.dumps(block.get("input")), **tokens)
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])

@@ -54,9 +54,11 @@ def request_body(
     if options.reasoning_effort is not None:
         body["reasoning_effort"] = options.reasoning_effort
     if options.response_format == "json_schema":
+        answer = conversation.answer
+        name, schema = (answer.name, dict(answer.schema)) if answer else ("record_review", wire_schema())
         body["response_format"] = {
             "type": "json_schema",
-            "json_schema": {"name": "record_review", "strict": True, "schema": wire_schema()},
+            "json_schema": {"name": name, "strict": True, "schema": schema},
         }
     elif options.response_format == "json_object":
         body["response_format"] = {"type": "json_object"}

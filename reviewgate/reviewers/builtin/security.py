@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -25,6 +26,7 @@ from reviewgate.reviewers.builtin.common import (
     parse_python_at_head,
     reviewable_changes,
 )
+from reviewgate.reviewers.builtin.security_fixes import line_fix, python_fix
 from reviewgate.target.diff import FileChange
 
 RULE_SHELL = "security/shell-injection"
@@ -254,7 +256,9 @@ class SecurityLens:
             if found is not None:
                 rule, what, evidence = found
                 line = lines[node.lineno - 1]
-                yield _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, node.lineno, line)
+                finding = _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, node.lineno, line)
+                fix = python_fix(node, _dotted(node.func), lines, set(added)) if rule in (RULE_YAML, RULE_TLS) else None
+                yield _with_fix(finding, fix)
 
     def _c_like(self, change: FileChange, language: Language) -> Iterator[Finding]:
         in_test = is_test_file(change.path)
@@ -280,7 +284,8 @@ class SecurityLens:
                         f"the formatted text is a statement (`{_excerpt(statement.group(0))}`) and the "
                         "values are formatted into it rather than passed as parameters"
                     )
-                yield _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, number, line)
+                finding = _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, number, line)
+                yield _with_fix(finding, line_fix(number, line) if rule == RULE_TLS else None)
                 break
 
 
@@ -331,6 +336,11 @@ def _excerpt(text: str, limit: int = 60) -> str:
 
 def _matched(line: str) -> str:
     return f"Matched `{_excerpt(line.strip(), 100)}`"
+
+
+def _with_fix(finding: Finding, suggestion: dict[str, Any] | None) -> Finding:
+    """The finding with its mechanical fix as a suggested change, when there is one."""
+    return finding if suggestion is None else finding.with_changes(extra={**finding.extra, "suggestion": suggestion})
 
 
 def _finding(rule: str, what: str, evidence: str, path: str, line: int, code: str) -> Finding:

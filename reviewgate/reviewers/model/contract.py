@@ -59,19 +59,30 @@ class ParsedReview:
     drop_reasons: tuple[str, ...] = field(default_factory=tuple)
 
 
-@lru_cache(maxsize=1)
-def contract_schema() -> dict[str, Any]:
-    """The published schema, loaded from the package (it ships as package data)."""
-    text = (resources.files("reviewgate") / "schemas" / SCHEMA_RESOURCE).read_text(encoding="utf-8")
+# Keys a finding may leave out (answers from before they existed, servers without strict
+# output): absent reads as "not said".
+OPTIONAL_FINDING_KEYS = ("confidence", "suggestion")
+
+
+@lru_cache(maxsize=4)
+def packaged_schema(resource: str) -> dict[str, Any]:
+    """A published schema, loaded from the package (it ships as package data)."""
+    text = (resources.files("reviewgate") / "schemas" / resource).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
 
+def contract_schema() -> dict[str, Any]:
+    return packaged_schema(SCHEMA_RESOURCE)
+
+
+def wire_form(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema as sent to an API: without the meta keys some structured-output modes reject."""
+    return {key: value for key, value in schema.items() if not key.startswith("$") and key != "title"}
+
+
 def wire_schema() -> dict[str, Any]:
-    """The schema as sent to an API: without the meta keys some structured-output modes reject."""
-    return {
-        key: value for key, value in contract_schema().items() if not key.startswith("$") and key != "title"
-    }
+    return wire_form(contract_schema())
 
 
 def _candidates(text: str) -> list[str]:
@@ -123,6 +134,7 @@ def _normalize_findings(document: dict[str, Any]) -> tuple[list[Any], list[str]]
         if not isinstance(item, dict) or "class" not in item or "severity" not in item:
             kept.append(item)  # structural problems are the schema's to report
             continue
+        item = {**{key: None for key in OPTIONAL_FINDING_KEYS}, **item}
         finding_class = _normalize(item["class"], FindingClass, CLASS_SYNONYMS)
         severity = _normalize(item["severity"], Severity, SEVERITY_SYNONYMS)
         if finding_class is None or severity is None:
@@ -137,25 +149,51 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"{where}: {error.message}"
 
 
+def check_schema(document: Any, schema: dict[str, Any], what: str) -> None:
+    """A ContractError listing (up to five of) the ways `document` breaks `schema`."""
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(document), key=str)
+    if errors:
+        listed = "; ".join(_describe(error) for error in errors[:5])
+        raise ContractError(f"the reply does not match the {what} schema: {listed}")
+
+
+def _set_suggestions_aside(findings: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The findings with their suggestions taken out, and the suggestions: an optional extra
+    whose wrong shape should cost the suggestion (dropped with a note), not the whole review."""
+    aside = [item.get("suggestion") if isinstance(item, dict) else None for item in findings]
+    return [{**item, "suggestion": None} if isinstance(item, dict) else item for item in findings], aside
+
+
+def _suggestion_shape(raw: Any) -> Any:
+    """The suggestion when it has the contract's shape; else `{"problem": ...}` saying why not."""
+    if raw is None:
+        return None
+    schema = contract_schema()["properties"]["findings"]["items"]["properties"]["suggestion"]
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=str)
+    if not errors:
+        return raw
+    return {"problem": "it does not match the contract: " + "; ".join(_describe(error) for error in errors[:3])}
+
+
 def parse_review(text: str) -> ParsedReview:
     """A validated review from a model's reply, or a ContractError saying what is wrong."""
     document = extract_json(text)
     if not isinstance(document, dict):
         raise ContractError(f"expected one JSON object, got {type(document).__name__}")
     reasons: list[str] = []
+    suggestions: list[Any] = []
     if isinstance(document.get("findings"), list):
         findings, reasons = _normalize_findings(document)
+        findings, suggestions = _set_suggestions_aside(findings)
         document = {**document, "findings": findings}
     if isinstance(document.get("verdict"), str):
         document["verdict"] = document["verdict"].strip().lower().replace(" ", "_")
-    errors = sorted(jsonschema.Draft202012Validator(contract_schema()).iter_errors(document), key=str)
-    if errors:
-        listed = "; ".join(_describe(error) for error in errors[:5])
-        raise ContractError(f"the reply does not match the review schema: {listed}")
+    check_schema(document, contract_schema(), "review")
     return ParsedReview(
         verdict=document["verdict"],
         summary=document["summary"],
-        findings=tuple(document["findings"]),
+        findings=tuple({**item, "suggestion": _suggestion_shape(raw)}
+                       for item, raw in zip(document["findings"], suggestions, strict=True)),
         product_questions=tuple(document["product_questions"]),
         dropped=len(reasons),
         drop_reasons=tuple(reasons),

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from reviewgate.config import ReviewerSettings
+from reviewgate.config import Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.instructions import instructions_for
@@ -27,15 +27,17 @@ from reviewgate.reviewers.model.answered import (
     mark_answered,
     record_places,
 )
+from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
 from reviewgate.reviewers.model.context_collector import collect_context
 from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
-from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
 from reviewgate.reviewers.model.placement import place_all
 from reviewgate.reviewers.model.prompt import Conversation, build_conversation, prompt_version
 from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import estimate_tokens
+from reviewgate.reviewers.model.suggestions import check_suggestions
+from reviewgate.reviewers.model.verification import SecondLookPolicy, take_second_look
 from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.text import printable
 
@@ -97,9 +99,20 @@ class ModelReviewer:
         self.options = options
         self.transport = transport
         self.key_variable = key_variable or None
+        self.second_look = SecondLookPolicy.own_model(self)
+
+    def attach_review_policy(self, config: Config) -> None:
+        """What the reviewer needs from the whole config: `[review] min_confidence` and the
+        reviewer `verifier` names (another configured model)."""
+        self.second_look = SecondLookPolicy.from_config(self, config)
 
     def cache_identity(self) -> dict[str, Any]:
-        return {"reviewer": self.name, **settings_identity(self.settings), "prompt": prompt_version()}
+        return {
+            "reviewer": self.name,
+            **settings_identity(self.settings),
+            "prompt": prompt_version(),
+            "second_look": self.second_look.identity(),
+        }
 
     def chunk_key_extra(self, request: ReviewRequest) -> dict[str, Any]:
         """What else a chunk's answer depends on beyond the prompt sent (an agent that reads
@@ -110,22 +123,9 @@ class ModelReviewer:
         """One request, and one repair request when the answer does not match the contract;
         the review and the reply text it was read from."""
         try:
-            reply = self.transport.complete(conversation, key)
-            result.usage.append(reply)
-            if not reply.text.strip():
-                result.blocked = "the reviewer returned an empty answer"
-                return None
-            try:
-                return parse_review(reply.text), reply.text
-            except ContractError as error:
-                repaired = self.transport.complete(conversation.with_repair(reply.text, str(error)), key)
-                result.usage.append(repaired)
-                try:
-                    return parse_review(repaired.text), repaired.text
-                except ContractError as second:
-                    result.blocked = f"the reviewer's answer is invalid after one repair request: {second}"
-                    return None
-        except TransportBlocked as error:
+            return ask_with_repair(self.transport, conversation, key,
+                                   lambda text: (parse_review(text), text), result.usage)
+        except AskFailed as error:
             result.blocked = str(error)
             return None
 
@@ -189,7 +189,7 @@ class ModelReviewer:
         if parsed is None:
             return result
         placement = place_all(self.name, request.target, request.head, parsed.findings)
-        result.findings = placement.findings
+        result.findings = check_suggestions(placement.findings, request.target, request.head)
         result.dropped = [*parsed.drop_reasons, *placement.dropped]
         result.moved = placement.moved
         result.summary, result.verdict = parsed.summary, parsed.verdict
@@ -197,15 +197,7 @@ class ModelReviewer:
         return result
 
     def _usage(self, replies: list[Reply]) -> Usage:
-        input_tokens = sum(reply.input_tokens for reply in replies)
-        output_tokens = sum(reply.output_tokens for reply in replies)
-        cost = None
-        if self.options.input_price is not None or self.options.output_price is not None:
-            cost = (
-                (self.options.input_price or 0.0) * input_tokens
-                + (self.options.output_price or 0.0) * output_tokens
-            ) / 1e6
-        return Usage(sum(reply.requests for reply in replies), input_tokens, output_tokens, cost)
+        return usage_of(replies, self.options)
 
     def review(self, request: ReviewRequest, store: ChunkStore | None = None) -> ReviewerOutcome:
         started = time.monotonic()
@@ -256,13 +248,14 @@ class ModelReviewer:
                 plan.chunks,
             ))
         outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
-        if store is None:
-            return outcome
-        answered = answered_fingerprints(request.rejections, store)
-        findings = keep_earlier_ids(outcome.findings, store, request.head)
-        findings = tuple(sorted(mark_answered(findings, answered, request.head), key=sort_key))
-        problems = record_places(findings, store, request.head, now_text())
-        return replace(outcome, findings=findings, notes=(*outcome.notes, *problems))
+        if store is not None:
+            answered = answered_fingerprints(request.rejections, store)
+            findings = keep_earlier_ids(outcome.findings, store, request.head)
+            findings = tuple(sorted(mark_answered(findings, answered, request.head), key=sort_key))
+            problems = record_places(findings, store, request.head, now_text())
+            outcome = replace(outcome, findings=findings, notes=(*outcome.notes, *problems))
+        # After the answered ones are set aside: a finding a person already answered is not asked about.
+        return take_second_look(self, request, outcome, key, started)
 
     def _reuse(self, results: list[ChunkResult]) -> tuple[ChunkReuse, str]:
         """The counts, and the note the summary shows."""

@@ -33,6 +33,8 @@ COMMON_KEYS = (
     "input_price",
     "output_price",
     "max_answer_bytes",
+    "verify_findings",
+    "verifier",
 )
 PROVIDER_KEYS = {
     "openai": ("reasoning_effort", "response_format", "api_version", "extra_headers", "max_tokens_parameter"),
@@ -59,6 +61,8 @@ class ModelOptions:
     input_price: float | None = None  # per million input tokens, in the team's currency
     output_price: float | None = None
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES  # a longer answer blocks, unread past the cap
+    verify_findings: bool = True  # the second look at every finding that could block
+    verifier: str | None = None  # another configured model reviewer takes the second look
     reasoning_effort: str | None = None
     response_format: str = "json_schema"
     api_version: str | None = None
@@ -108,6 +112,8 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
         input_price=_optional_number(reader, "input_price"),
         output_price=_optional_number(reader, "output_price"),
         max_answer_bytes=reader.integer("max_answer_bytes", defaults.max_answer_bytes, minimum=1024),
+        verify_findings=reader.boolean("verify_findings", defaults.verify_findings),
+        verifier=reader.string("verifier", None) or None,
         reasoning_effort=reader.string("reasoning_effort", None),
         response_format=_choice(reader, "response_format", defaults.response_format, RESPONSE_FORMATS),
         api_version=reader.string("api_version", None),

@@ -132,7 +132,10 @@ class Placer:
                 line=line,
                 end_line=end_line,
                 rule=f"model/{category}",
-                extra={"asked_line": asked} if asked != line else {},
+                extra={
+                    **({"asked_line": asked} if asked != line else {}),
+                    **{key: item[key] for key in ("confidence", "suggestion") if item.get(key) is not None},
+                },
             )
         )
 

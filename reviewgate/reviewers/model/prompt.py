@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
+from typing import Any
 
 from reviewgate.context import Rejection
 from reviewgate.instructions import PathInstruction
@@ -23,7 +24,15 @@ from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.text import printable
 
 TEMPLATE_VERSION = "1"  # bump on a deliberate change of the playbook; the hash catches the rest
-TEMPLATES = ("review-system.md", "review-request.md", "review-repair.md", "review-rules.md")
+TEMPLATES = (
+    "review-system.md",
+    "review-request.md",
+    "review-repair.md",
+    "review-rules.md",
+    "verification-system.md",
+    "verification-request.md",
+    "verification-repair.md",
+)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The repair request quotes the start of the bad answer, not all of it: enough for the model to
 # see what it did, and a huge answer is not sent back (paid for) a second time.
@@ -54,19 +63,32 @@ class Message:
 
 
 @dataclass(frozen=True)
+class AnswerFormat:
+    """The structured answer a conversation asks for: a tool or response-format name, what it
+    records, and its JSON Schema as sent to the API."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any]
+    repair_template: str
+
+
+@dataclass(frozen=True)
 class Conversation:
     system: str
     messages: tuple[Message, ...]
     redactions: tuple[Redaction, ...] = field(default_factory=tuple)
+    answer: AnswerFormat | None = None  # None: the review contract
 
     def with_repair(self, previous_answer: str, error: str) -> Conversation:
-        repair = fill(template("review-repair.md"), {"error": error})
+        name = self.answer.repair_template if self.answer else "review-repair.md"
+        repair = fill(template(name), {"error": error})
         excerpt = previous_answer[:REPAIR_EXCERPT_CHARS]
         left_out = len(previous_answer) - len(excerpt)
         if left_out:
             excerpt += f"\n… ({left_out:,} more characters of this answer are not repeated here)"
         extra = (Message("assistant", excerpt or "(empty)"), Message("user", repair))
-        return Conversation(self.system, self.messages + extra, self.redactions)
+        return Conversation(self.system, self.messages + extra, self.redactions, self.answer)
 
     def as_text(self) -> str:
         """The whole conversation as one text, for an agent CLI that reads a single prompt."""

@@ -1,0 +1,270 @@
+"""The second look: before a model's blocker or major finding can block, one more request tries
+to refute it.
+
+The verifier (the same model, or `[reviewer.NAME] verifier = "OTHER"`) gets the finding, the code
+it cites at the head with the function around it, and that code at the merge base; never the
+pull request text or commit messages. It answers `confirmed` with a failure scenario or
+`refuted` with a concrete reason (schemas/verification-contract.schema.json, repaired once like
+the review). A refuted finding is kept in the report, dismissed with the refutation; a verifier
+that gives no usable answer blocks the review: an unchecked finding is never approved away.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config, ReviewerSettings
+from reviewgate.context import ReviewRequest
+from reviewgate.errors import ConfigError
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
+from reviewgate.reviewers.model.asking import AskFailed, add_usage, ask_with_repair, usage_of
+from reviewgate.reviewers.model.contract import ContractError, check_schema, extract_json, packaged_schema, wire_form
+from reviewgate.reviewers.model.excerpts import base_excerpt, head_excerpt
+from reviewgate.reviewers.model.options import ModelOptions, settings_identity
+from reviewgate.reviewers.model.prompt import AnswerFormat, Conversation, Message, fill, template
+from reviewgate.reviewers.model.redaction import Redaction, redact_text
+from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
+from reviewgate.target.git import TreeReader
+from reviewgate.text import printable, truncate
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.model.engine import ModelReviewer, Reply, Transport
+
+SCHEMA_RESOURCE = "verification-contract.schema.json"
+CHECKED_SEVERITIES = frozenset({Severity.BLOCKER, Severity.MAJOR})
+API_PROVIDERS = ("openai", "anthropic")
+PROMPT_MARGIN_TOKENS = 300  # the estimate is rough, and the repair turn adds a little
+MAX_FINDING_CHARS = 6000  # a finding is a paragraph; a huge one is cut, not paid for in full
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """Who takes the second look: the reviewer's own model, or another configured one."""
+
+    name: str
+    transport: Transport
+    options: ModelOptions
+    key_variable: str | None
+    identity: dict[str, Any]
+
+
+def _verifier_of(reviewer: ModelReviewer) -> Verifier:
+    return Verifier(reviewer.name, reviewer.transport, reviewer.options, reviewer.key_variable,
+                    {"reviewer": reviewer.name, **settings_identity(reviewer.settings)})
+
+
+@dataclass(frozen=True)
+class SecondLookPolicy:
+    verifier: Verifier | None  # None: verify_findings = false
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    own: bool = True
+
+    @classmethod
+    def own_model(cls, reviewer: ModelReviewer) -> SecondLookPolicy:
+        """The default before the config is attached: the reviewer's own model checks."""
+        return cls(_verifier_of(reviewer) if reviewer.options.verify_findings else None)
+
+    @classmethod
+    def from_config(cls, reviewer: ModelReviewer, config: Config) -> SecondLookPolicy:
+        minimum = config.review.min_confidence
+        name = reviewer.options.verifier
+        if not reviewer.options.verify_findings:
+            return cls(None, minimum)
+        if name is None or name == reviewer.name:
+            return cls(_verifier_of(reviewer), minimum)
+        settings = verifier_settings(config, reviewer.settings, name)
+        # Imported here: the registry and the engine import this module.
+        from reviewgate.reviewers import providers
+        from reviewgate.reviewers.model.engine import ModelReviewer
+
+        other = providers[settings.provider](settings)
+        assert isinstance(other, ModelReviewer), f"{settings.provider} builds a model reviewer"
+        return cls(_verifier_of(other), minimum, own=False)
+
+    def identity(self) -> dict[str, Any]:
+        """What changes the second look's outcome, for the review cache's key."""
+        if self.verifier is None:
+            return {"on": False}
+        return {"on": True, "verifier": self.verifier.identity, "min_confidence": self.min_confidence}
+
+
+def verifier_settings(config: Config, reviewer: ReviewerSettings, name: str) -> ReviewerSettings:
+    """The `[reviewer.NAME]` table that `verifier = NAME` names; a ConfigError naming the key when
+    there is none or it is not an API model (an agent CLI would need its own snapshot)."""
+    where = f"{reviewer.source}: reviewer.{reviewer.name}.verifier"
+    if name not in config.reviewers:
+        raise ConfigError(f"{where}: expected the name of a configured [reviewer.NAME] table, got {name!r}")
+    settings = config.reviewers[name]
+    if settings.provider not in API_PROVIDERS:
+        raise ConfigError(f"{where}: {name!r} has provider {settings.provider!r}; the second look needs "
+                          f"a {' or '.join(API_PROVIDERS)} reviewer")
+    return settings
+
+
+def answer_format() -> AnswerFormat:
+    return AnswerFormat(
+        name="record_verification",
+        description="Record the second look at the finding: confirmed with the failure scenario, or refuted.",
+        schema=wire_form(packaged_schema(SCHEMA_RESOURCE)),
+        repair_template="verification-repair.md",
+    )
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str  # confirmed | refuted
+    reason: str
+    failure_scenario: str
+
+
+def parse_judgement(text: str) -> Judgement:
+    """A validated judgement, or a ContractError saying what is wrong (for the repair request)."""
+    document = extract_json(text)
+    if isinstance(document, dict) and isinstance(document.get("verdict"), str):
+        document = {**document, "verdict": document["verdict"].strip().lower()}
+    check_schema(document, packaged_schema(SCHEMA_RESOURCE), "verification")
+    reason = document["reason"].strip()
+    scenario = (document["failure_scenario"] or "").strip()
+    if document["verdict"] == "confirmed" and not scenario:
+        raise ContractError("a confirmation needs the failure scenario: the inputs or state, then the wrong outcome")
+    if not reason:
+        raise ContractError("reason is empty: say concretely why the finding holds or does not")
+    return Judgement(document["verdict"], reason, scenario)
+
+
+def needs_second_look(finding: Finding, min_confidence: float) -> bool:
+    """Findings that could block: blocker or major, not set aside, not a product question, and
+    not below the confidence that lets a finding block."""
+    confidence = finding.extra.get("confidence")
+    return (
+        finding.severity in CHECKED_SEVERITIES
+        and finding.dismissed is None
+        and finding.finding_class is not FindingClass.PRODUCT_QUESTION
+        and (not isinstance(confidence, (int, float)) or confidence >= min_confidence)
+    )
+
+
+def _finding_text(finding: Finding) -> str:
+    lines = [
+        f"class: {finding.finding_class.value}",
+        f"severity: {finding.severity.value}",
+        f"category: {finding.category}",
+        f"where: {finding.location}" + (f"-{finding.end_line}" if finding.end_line else ""),
+        f"title: {finding.title}",
+        "body:",
+        finding.body,
+    ]
+    return truncate(printable("\n".join(lines)), MAX_FINDING_CHARS, "…")
+
+
+def build_verification(request: ReviewRequest, finding: Finding, max_input_tokens: int) -> Conversation:
+    """The second look's conversation for one finding, within `max_input_tokens`."""
+    finding_text, redactions = redact_text(_finding_text(finding), finding.path or "(finding)")
+    found: list[Redaction] = list(redactions)
+    if finding.path is None:
+        head_text, base_text = "(the finding is about the change as a whole)", "(see above)"
+    else:
+        head, scope = head_excerpt(request.head, finding.path, finding.line, finding.end_line)
+        base = base_excerpt(TreeReader(request.repo_root, request.target.merge_base),
+                            request.target.file(finding.path), finding.path, finding.line, scope)
+        head_text, base_text = head.text, base.text
+        found += [*head.redactions, *base.redactions]
+    schema = json.dumps(answer_format().schema, indent=1)
+    system_template = template("verification-system.md")
+    room = (max_input_tokens - estimate_tokens(system_template + schema) - estimate_tokens(finding_text)
+            - PROMPT_MARGIN_TOKENS) * CHARACTERS_PER_TOKEN
+    base_text = truncate(base_text, max(200, room // 3), "\n… (cut to fit the request budget)")
+    head_text = truncate(head_text, max(200, room - len(base_text)), "\n… (cut to fit the request budget)")
+    nonce = hashlib.sha256("\0".join([finding_text, head_text, base_text]).encode("utf-8", "surrogateescape"))
+    nonce_text = nonce.hexdigest()[:16]
+    system = fill(system_template, {"nonce": nonce_text, "schema": schema})
+    user = fill(template("verification-request.md"),
+                {"nonce": nonce_text, "finding": finding_text, "head": head_text, "base": base_text})
+    return Conversation(system, (Message("user", user),), tuple(found), answer_format())
+
+
+@dataclass
+class Look:
+    finding: Finding
+    usage: list[Reply] = field(default_factory=list)
+    judgement: Judgement | None = None
+    failure: str | None = None
+    redactions: tuple[Redaction, ...] = ()
+
+
+def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str | None) -> Look:
+    conversation = build_verification(request, finding, verifier.options.max_input_tokens)
+    look = Look(finding, redactions=conversation.redactions)
+    try:
+        look.judgement = ask_with_repair(verifier.transport, conversation, key, parse_judgement, look.usage,
+                                         who="the second look")
+    except AskFailed as error:
+        look.failure = str(error)
+    return look
+
+
+def _judged(finding: Finding, judgement: Judgement, verifier: str) -> Finding:
+    record = {"verdict": judgement.verdict, "reason": judgement.reason, "verifier": verifier}
+    if judgement.verdict == "refuted":
+        return finding.with_changes(
+            dismissed=f"refuted on the second look ({verifier}): {judgement.reason}",
+            extra={**finding.extra, "verification": record},
+        )
+    record["failure_scenario"] = judgement.failure_scenario
+    body = f"{finding.body}\n\nSecond look ({verifier}): confirmed. Failure scenario: {judgement.failure_scenario}"
+    return finding.with_changes(body=body, extra={**finding.extra, "verification": record})
+
+
+def _describe_usage(usage: Usage) -> str:
+    cost = f", cost {usage.cost:.4f}" if usage.cost is not None else ""
+    return (f"{usage.requests} request(s), {usage.input_tokens} input and {usage.output_tokens} output "
+            f"tokens{cost}")
+
+
+def take_second_look(
+    reviewer: ModelReviewer, request: ReviewRequest, outcome: ReviewerOutcome, key: str | None, started: float
+) -> ReviewerOutcome:
+    """The outcome with every finding that could block checked: refuted ones dismissed,
+    confirmed ones carrying their failure scenario; blocked when a check could not be made."""
+    policy = reviewer.second_look
+    verifier = policy.verifier
+    if verifier is None or outcome.status is not ReviewerStatus.OK:
+        return outcome  # off, or the review itself failed: nothing it found is approved anyway
+    candidates = [finding for finding in outcome.findings if needs_second_look(finding, policy.min_confidence)]
+    if not candidates:
+        return outcome
+    if not policy.own and verifier.key_variable is not None:
+        key = os.environ.get(verifier.key_variable) or None
+        if key is None:
+            reason = (f"the second look's reviewer {verifier.name!r} needs ${verifier.key_variable}, which is "
+                      "not set: the findings that would block could not be checked")
+            return replace(outcome, status=ReviewerStatus.BLOCKED, reason=reason)
+    with ThreadPoolExecutor(max_workers=reviewer.options.concurrency) as pool:
+        looks = list(pool.map(lambda finding: _look(verifier, request, finding, key), candidates))
+    judged = {look.finding.id: _judged(look.finding, look.judgement, verifier.name)
+              for look in looks if look.judgement is not None}
+    findings = tuple(judged.get(finding.id, finding) for finding in outcome.findings)
+    spent = usage_of([reply for look in looks for reply in look.usage], verifier.options)
+    failures = [f"{look.finding.location} {look.finding.title!r}: {look.failure}" for look in looks if look.failure]
+    refuted = sum(1 for finding in judged.values() if finding.dismissed is not None)
+    note = (f"second look ({verifier.name}) at {len(looks)} finding(s) that could block: "
+            f"{len(judged) - refuted} confirmed, {refuted} refuted (dismissed, they do not block)"
+            + (f", {len(failures)} not checked" if failures else "") + f"; {_describe_usage(spent)}")
+    redactions = [found.describe() for look in looks for found in look.redactions]
+    notes = (*outcome.notes, note, *(item for item in dict.fromkeys(redactions) if item not in outcome.notes))
+    status: ReviewerStatus = outcome.status
+    reason = outcome.reason
+    if failures:
+        status = ReviewerStatus.BLOCKED
+        reason = (f"the second look could not check {len(failures)} finding(s) that would block: {failures[0]}"
+                  + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
+    return replace(outcome, status=status, reason=reason, findings=findings,
+                   usage=add_usage(outcome.usage, spent), notes=notes,
+                   duration_seconds=time.monotonic() - started)
