@@ -25,7 +25,7 @@ AGAIN = review_document([
 
 def _settings(server: ModelServer) -> ReviewerSettings:
     return ReviewerSettings(name="llm", provider="openai", model="test-model", base_url=f"{server.url}/v1",
-                            api_key_env="", timeout=5.0, options={"retries": 0})
+                            api_key_env="", timeout=5.0, options={"retries": 0, "verify_findings": False})
 
 
 def test_a_rejected_finding_stays_answered_after_a_line_shift(tmp_path: Path) -> None:

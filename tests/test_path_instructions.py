@@ -3,6 +3,8 @@ given to model reviewers for the chunks whose files they cover, shown in summary
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,7 @@ def _user(post: Recorded) -> str:
 def _config(server: ModelServer, instructions: str = "") -> str:
     table = fast_openai(server.url)
     lines = ["[review]", 'reviewers = ["openai"]', instructions, "[reviewer.openai]"]
-    lines += [f"{key} = {value!r}".replace("'", '"') for key, value in table.items()]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
     return "\n".join(lines) + "\n"
 
 
