@@ -135,3 +135,20 @@ def test_someone_elses_copy_of_the_marker_is_not_ours(tmp_path: Path) -> None:
         run_cli(repo, "run", "--no-verify", "--config", config, env=github_environment(server, tmp_path))
     assert server.state.review_comments[fake]["body"] == f"{marker('0' * 16)}\nplanted"
     assert not server.state.minimized
+
+
+def test_a_suggested_change_is_a_one_click_block_on_its_line(tmp_path: Path) -> None:
+    source = "import yaml\n\n\ndef read(text):\n    return yaml.load(text)\n"
+    test = "from config import read\n\n\ndef test_read():\n    assert read('a: 1') == {'a': 1}\n"
+    repo = make_repo(tmp_path, {"README.md": "app\n"}, {"config.py": source, "tests/test_config.py": test}).path
+    with ForgeServer() as server:
+        run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path, github="review_comments = true")),
+                env=github_environment(server, tmp_path))
+        run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path, gitlab="discussions = true")),
+                env=gitlab_environment(server))
+    [github] = _live(list(server.state.review_comments.values()))
+    assert github["line"] == 5 and "```suggestion\n    return yaml.safe_load(text)\n```" in github["body"]
+    [gitlab] = list(server.state.discussions.values())
+    note = gitlab["notes"][0]
+    assert note["position"]["new_line"] == 5
+    assert "```suggestion:-0+0\n    return yaml.safe_load(text)\n```" in note["body"]

@@ -46,8 +46,9 @@ class Wanted:
 
     fingerprint: str
     path: str
-    line: int
+    line: int  # GitHub: the last line of the comment's range; GitLab: the line it is on
     body: str  # already rendered and escaped, marker included
+    start_line: int | None = None  # GitHub: the first line of a range (a multi-line suggestion)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Inline comments on the lines of blocking findings: a GitHub pull request review with line
+"""Inline comments on the lines of blocking findings (and of findings that offer a checked
+suggested change, applied in one click): a GitHub pull request review with line
 comments, or GitLab merge request discussions on the diff (`[github] review_comments = true`,
 `[gitlab] discussions = true`). Beside the check run and the summary comment, never instead.
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewgate.escaping import markdown_code, markdown_text, mask
+from reviewgate.escaping import markdown_code, markdown_suggestion, markdown_text, mask
 from reviewgate.findings import Finding
 from reviewgate.forge.conversation import GITHUB_TRUSTED_ASSOCIATIONS
 from reviewgate.forge.github_api import GithubApi, is_bot
@@ -41,11 +42,25 @@ MAX_BODY_CHARS = 4000
 REVIEW_BODY = "reviewgate: comments on the lines of findings that block this change. The summary comment has the verdict."
 
 
+def suggestion_of(finding: Finding) -> tuple[int, int, str] | None:
+    """(first line, last line, replacement) of a checked suggested change, if the finding has one."""
+    suggestion = finding.extra.get("suggestion")
+    if not isinstance(suggestion, dict):
+        return None
+    start, end, replacement = suggestion.get("start_line"), suggestion.get("end_line"), suggestion.get("replacement")
+    if not isinstance(start, int) or not isinstance(end, int) or not isinstance(replacement, str) or end < start:
+        return None
+    return start, end, replacement
+
+
 def commentable(result: GateResult) -> list[Finding]:
-    """Blocking findings on a line the change added: the lines both forges accept a comment on."""
+    """Blocking findings, and findings offering a one-click fix, on a line the change added: the
+    lines both forges accept a comment on."""
     chosen: list[Finding] = []
     for finding in result.findings:
-        if finding.dismissed or finding.path is None or finding.line is None or not result.is_blocking(finding):
+        if finding.dismissed or finding.path is None or finding.line is None:
+            continue
+        if not result.is_blocking(finding) and suggestion_of(finding) is None:
             continue
         change = result.target.file(finding.path)
         if change is not None and finding.line in change.changed_line_numbers():
@@ -53,8 +68,10 @@ def commentable(result: GateResult) -> list[Finding]:
     return chosen
 
 
-def render_inline(finding: Finding) -> str:
-    """The marker first (invisible), so only a comment that starts with it counts as ours."""
+def render_inline(finding: Finding, provider: str) -> str:
+    """The marker first (invisible), so only a comment that starts with it counts as ours. A
+    suggested change is a block the forge applies in one click: GitHub's on the comment's line
+    range, GitLab's `suggestion:-0+N` from the comment's line down."""
     lines = [
         marker(finding.id),
         f"**{finding.severity.value} {finding.finding_class.value}** {markdown_code(finding.rule_id)}: "
@@ -62,6 +79,11 @@ def render_inline(finding: Finding) -> str:
     ]
     if finding.body.strip():
         lines += ["", markdown_text(truncate(finding.body.strip(), MAX_BODY_CHARS, "…"))]
+    suggestion = suggestion_of(finding)
+    if suggestion is not None:
+        start, end, replacement = suggestion
+        below = None if provider == "github" else end - start
+        lines += ["", markdown_suggestion(replacement, below)]
     lines += ["", "_reviewgate keeps this comment up to date on every push._"]
     return mask("\n".join(lines))
 
@@ -72,10 +94,21 @@ def outdated_body(body: str, head_sha: str) -> str:
     return f"{OUTDATED_MARKER}\n**Outdated:** no longer reported as of `{head_sha[:12]}`.\n\n{body}"
 
 
-def _wanted(result: GateResult) -> tuple[list[Wanted], int]:
+def _wanted_one(finding: Finding, provider: str) -> Wanted:
+    """On the finding's line; with a suggestion, on the lines it replaces."""
+    body = render_inline(finding, provider)
+    suggestion = suggestion_of(finding)
+    if suggestion is None:
+        return Wanted(finding.id, finding.path or "", finding.line or 0, body)
+    start, end, _ = suggestion
+    if provider == "github":
+        return Wanted(finding.id, finding.path or "", end, body, start if start < end else None)
+    return Wanted(finding.id, finding.path or "", start, body)
+
+
+def _wanted(result: GateResult, provider: str) -> tuple[list[Wanted], int]:
     findings = commentable(result)
-    wanted = [Wanted(finding.id, finding.path or "", finding.line or 0, render_inline(finding))
-              for finding in findings[:MAX_INLINE_COMMENTS]]
+    wanted = [_wanted_one(finding, provider) for finding in findings[:MAX_INLINE_COMMENTS]]
     return wanted, max(0, len(findings) - MAX_INLINE_COMMENTS)
 
 
@@ -105,6 +138,13 @@ def _github_existing(items: list[dict[str, Any]]) -> list[Existing]:
     return existing
 
 
+def _review_comment(want: Wanted) -> dict[str, Any]:
+    comment: dict[str, Any] = {"path": want.path, "line": want.line, "side": "RIGHT", "body": want.body}
+    if want.start_line is not None:
+        comment.update(start_line=want.start_line, start_side="RIGHT")
+    return comment
+
+
 def _publish_github(forge: ForgeRun, result: GateResult, wanted: list[Wanted], notes: list[str]) -> InlinePlan:
     assert forge.number is not None
     api: GithubApi = forge.github()
@@ -122,8 +162,7 @@ def _publish_github(forge: ForgeRun, result: GateResult, wanted: list[Wanted], n
                 notes.append(f"An outdated line comment was marked but not minimised: {error}.")
     for start in range(0, len(plan.create), COMMENTS_PER_REVIEW):
         batch = plan.create[start:start + COMMENTS_PER_REVIEW]
-        api.create_review(forge.number, forge.check_sha, REVIEW_BODY, [
-            {"path": want.path, "line": want.line, "side": "RIGHT", "body": want.body} for want in batch])
+        api.create_review(forge.number, forge.check_sha, REVIEW_BODY, [_review_comment(want) for want in batch])
     return plan
 
 
@@ -198,7 +237,7 @@ class InlineCommentsSink:
         forge = result.forge
         assert forge is not None
         place = "line comments" if forge.provider == "github" else "MR discussions"
-        wanted, left_out = _wanted(result)
+        wanted, left_out = _wanted(result, forge.provider)
         try:
             if forge.provider == "github":
                 plan = _publish_github(forge, result, wanted, context.log.notes)
