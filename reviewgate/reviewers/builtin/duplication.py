@@ -53,7 +53,7 @@ RULE_NEAR_COPY = "reuse/near-copy-file"
 # each other (six `self.a = a` lines are a shape, not a copy) and this many normalized characters.
 MIN_LINES = 5
 MIN_DISTINCT_LINES = 4
-MIN_CHARACTERS = 60
+MIN_CHARACTERS = 50
 # Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
 # repository; below LARGE_BLOCK_LINES a match must also share this part of its names (called
 # functions, attributes, keys), which a renamed copy keeps and an unrelated block does not.
@@ -123,34 +123,44 @@ class _Candidate:
 
 
 def _longest_disjoint(regions: list[Region]) -> list[Region]:
-    """Each region in turn (longest first) unless it overlaps one already taken. The regions are not
-    empty (at least MIN_CHARACTERS) and the taken ones do not overlap, so ordered by start they are
-    ordered by end too: the one taken region starting last before this one ends is the only one to
-    look at, instead of all of them."""
+    """Each region in turn (longest first), less what regions already taken cover: two copies side by
+    side are found as runs that share a character or two at their seam, and the shorter run is still
+    a copy. What is left is the longest free stretch, kept when it is still MIN_CHARACTERS long. The
+    taken regions do not overlap, so ordered by start they are ordered by end too: the ones this
+    region meets are found by bisection, not by looking at all of them."""
     chosen: list[Region] = []  # in the order taken, longest first
-    taken: list[Region] = []  # the same, ordered by start, with their starts beside them
-    starts: list[int] = []
+    starts: list[int] = []  # the taken regions' starts and ends, in order
+    ends: list[int] = []
     for region in regions:
-        position = bisect.bisect_left(starts, region.end)  # taken[:position] start before region ends
-        if position and taken[position - 1].end > region.start:
-            continue
+        first = bisect.bisect_right(ends, region.start)  # taken[first:last] overlap the region
+        last = bisect.bisect_left(starts, region.end)
+        if first < last:
+            bounds = [region.start, *(edge for index in range(first, last) for edge in (starts[index], ends[index])),
+                      region.end]
+            gaps = [(bounds[index], bounds[index + 1]) for index in range(0, len(bounds), 2)]
+            start, end = max(gaps, key=lambda gap: gap[1] - gap[0])
+            if end - start < MIN_CHARACTERS:
+                continue
+            region = Region(region.other, start, end, region.other_start + start - region.start)
         chosen.append(region)
-        taken.insert(position, region)
+        position = bisect.bisect_left(starts, region.start)
         starts.insert(position, region.start)
+        ends.insert(position, region.end)
     return chosen
 
 
 def _joined(candidates: list[_Candidate]) -> list[_Candidate]:
     """One copy broken by a small edit (`and isinstance` for `and not isinstance`) is found as two
-    runs that meet on both sides: it is one finding, over both."""
+    runs of whole lines with at most the edited line between them, on both sides: it is one finding,
+    over both."""
     joined: list[_Candidate] = []
     for candidate in sorted(candidates, key=lambda item: (item.theirs.path, item.mine.first)):
         previous = joined[-1] if joined else None
         if (
             previous is not None
             and previous.theirs.path == candidate.theirs.path
-            and candidate.mine.first <= previous.mine.last + 1
-            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 1
+            and candidate.mine.first <= previous.mine.last + 2
+            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 2
         ):
             joined[-1] = replace(
                 previous,
@@ -274,8 +284,9 @@ class DuplicationLens:
                 if shorter_than(text, offset, other_text, other_offset, MIN_CHARACTERS):
                     continue
                 back, forward = common_extent(text, offset, other_text, other_offset)
-                start, end, other_start = offset - back, offset + forward, other_offset - back
-                covered[key] = end
+                covered[key] = offset + forward
+                start, end = query.normalized.whole_lines(offset - back, offset + forward)
+                other_start = other_offset + start - offset
                 if end - start < MIN_CHARACTERS:
                     continue
                 if other == path and start < other_start + (end - start) and other_start < end:

@@ -112,12 +112,16 @@ def normalized_lines(text: str, language: Language) -> list[str]:
 def consistent_renaming(left: list[str], right: list[str]) -> float:
     """The share of aligned identifier pairs that agree with one renaming (a one-to-one map), as a
     renamed copy has: `total -> amount` everywhere. Code that only shares a shape maps one name to
-    several (Brenda Baker's parameterized matching, 1993)."""
+    several (Brenda Baker's parameterized matching, 1993). A name kept as it is always agrees: a
+    copy renames what it binds (`value -> amount`) and keeps the names it uses from elsewhere, so
+    `self.value = value` becomes `self.value = amount`."""
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
     agreeing = 0
     for mine, theirs in zip(left, right, strict=False):
-        if forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine:
+        if mine == theirs or (
+            forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine
+        ):
             agreeing += 1
     return agreeing / max(len(left), 1)
 
@@ -172,6 +176,16 @@ class Normalized:
         while index + 1 < len(self.lines) and not self.lines[index]:
             index += 1  # an empty line shares its offset with the next non-empty one
         return index + 1
+
+    def whole_lines(self, start: int, end: int) -> tuple[int, int]:
+        """`start`/`end` moved inwards to the nearest line boundaries. A shared run grown character
+        by character reaches a token or two into the lines around a copy (`)` ends most lines):
+        those belong to the code beside it, which may be another copy."""
+        index = bisect.bisect_left(self.line_starts, start)
+        whole_start = self.line_starts[index] if index < len(self.line_starts) else len(self.text)
+        index = bisect.bisect_right(self.line_starts, end) - 1
+        line_end = self.line_starts[index] + len(self.lines[index])
+        return whole_start, end if end >= line_end else self.line_starts[index]
 
     def anchors(self) -> list[tuple[int, int]]:
         """(hash, offset) of the window at each non-empty line start."""
