@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,12 +37,18 @@ class ReviewCache:
 
 def open_review_cache(config: Config, repo: Path) -> ReviewCache:
     """The cache `[cache]` (or --cache-dir) names; `enabled = false` turns it off."""
-    reader = TableReader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
-    reader.warn_unknown(("dir", "enabled"))
+    section = config.sections.get("cache", {})
+    TableReader(config.source or CONFIG_FILE, "cache.", section).warn_unknown(("dir", "enabled"))
+    return ReviewCache(cache_directory(section, repo, config.source or CONFIG_FILE))
+
+
+def cache_directory(section: Mapping[str, Any], repo: Path, source: str = CONFIG_FILE) -> Path | None:
+    """The directory the `[cache]` table names (relative to the repository), None when it is off."""
+    reader = TableReader(source, "cache.", section)
     if not reader.boolean("enabled", True):
-        return ReviewCache(None)
+        return None
     directory = Path(reader.string("dir", DEFAULT_DIRECTORY) or DEFAULT_DIRECTORY)
-    return ReviewCache(directory if directory.is_absolute() else repo / directory)
+    return directory if directory.is_absolute() else repo / directory
 
 
 def key_material(identity: dict[str, Any], request: ReviewRequest) -> dict[str, Any]:

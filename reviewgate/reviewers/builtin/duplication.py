@@ -12,7 +12,6 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -25,6 +24,7 @@ from reviewgate.reviewers.builtin.common import (
     language_of,
     lens_finding,
 )
+from reviewgate.reviewers.builtin.dry_index import BlobIndex
 from reviewgate.reviewers.builtin.duplication_rules import (
     CONTINUATION,
     Side,
@@ -84,7 +84,7 @@ _STANDALONE = SUPPORT_DIRECTORIES - {"scripts"}
 
 
 def is_candidate(path: str) -> bool:
-    parts = PurePosixPath(path).parts
+    parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
@@ -186,14 +186,21 @@ def _one_per_pair(candidates: list[_Candidate]) -> list[_Candidate]:
     return kept
 
 
+def _may_report(query: _Query) -> bool:
+    """Whether the file has the MIN_LINES added lines of code every finding needs
+    (`_worth_reporting`, `_forked_from`)."""
+    lines = query.normalized.lines
+    return sum(1 for number in query.added if 1 <= number <= len(lines) and lines[number - 1]) >= MIN_LINES
+
+
 class DuplicationLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         split = split_out_copies(request)
         yield from self._git_copies(request, split)
         queries = self._queries(request, split)
+        if not any(_may_report(query) for query in queries.values()):
+            return  # no index is read nor built: a one-line change costs no more than its own file
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
-        if not wanted:
-            return
         index, normalized, sources = self._index(request, queries, wanted)
         changed_added = {path: query.added for path, query in queries.items()}
         candidates: list[_Candidate] = []
@@ -239,22 +246,39 @@ class DuplicationLens:
     def _index(
         self, request: ReviewRequest, queries: dict[str, _Query], wanted: set[int]
     ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, str]]:
-        """Fingerprints of the whole head tree, keeping only those the added code has."""
-        paths = [path for path in request.head.list_files() if is_candidate(path)]
+        """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
+        content an earlier run indexed (the stored hashes of its blob) is read only when it shares
+        a hash with the added code."""
+        stored = BlobIndex.for_request(request)
+        blobs = request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES)
+        unseen: dict[str, str] = {}
+        matching: dict[str, str] = {}
+        for path, blob in blobs.items():
+            if not is_candidate(path):
+                continue
+            digests = stored.load(blob)
+            if digests is None:
+                unseen[path] = blob
+            elif not wanted.isdisjoint(digests):
+                matching[path] = blob
         index: dict[int, list[tuple[str, int]]] = defaultdict(list)
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
-        for path, data in request.head.read_many(paths, max_bytes=MAX_FILE_BYTES).items():
+        for path, data in request.head.read_blob_ids({**unseen, **matching}).items():
             text = data.decode("utf-8", "replace")
             query = queries.get(path)
             file_normalized = query.normalized if query else Normalized.of(text, language_of(path))
-            hits = [(digest, offset) for digest, offset in file_normalized.anchors() if digest in wanted]
+            anchors = file_normalized.anchors()
+            if path in unseen:
+                stored.add(unseen[path], (digest for digest, _ in anchors))
+            hits = [(digest, offset) for digest, offset in anchors if digest in wanted]
             if not hits:
                 continue
             normalized[path] = file_normalized
             sources[path] = text
             for digest, offset in hits:
                 index[digest].append((path, offset))
+        stored.save()
         return index, normalized, sources
 
     def _regions(
