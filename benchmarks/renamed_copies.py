@@ -91,14 +91,25 @@ def _definitions(root: Path, paths: list[str]) -> list[Definition]:
     found = []
     for path in paths:
         try:
-            tree = ast.parse((root / path).read_text(encoding="utf-8"))
+            text = (root / path).read_text(encoding="utf-8")
+            tree = ast.parse(text)
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
+        lines = text.splitlines()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
-                if node.end_lineno - node.lineno + 1 >= MIN_DEFINITION_LINES:
+                if node.end_lineno - node.lineno + 1 >= MIN_DEFINITION_LINES and _dedents(
+                    lines[node.lineno - 1 : node.end_lineno]
+                ):
                     found.append(Definition(path, node.lineno, node.end_lineno, node.name))
     return found
+
+
+def _dedents(lines: list[str]) -> bool:
+    """Whether every line is indented at least as the first: a string running back to column 0
+    would keep a method from standing alone as a function."""
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    return all(line.startswith(indent) or not line.strip() for line in lines)
 
 
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

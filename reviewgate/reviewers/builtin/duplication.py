@@ -1,8 +1,10 @@
 """Reuse and DRY, seed 000's first weight: added code that repeats code the repository already has
 (or that the change adds twice), the same tokens or the same shape under new names and literals.
 
-The repository at head is indexed once per run (one `git cat-file --batch`), keeping only the
-fingerprints the added code has; only added code is compared against it. Test files are left on
+The repository at head is indexed once per run, keeping only the fingerprints the added code has;
+only added code is compared against it. Each file's fingerprints are stored by its blob id
+(dry_index.py): a run reads and normalizes only files it has not seen and files sharing a
+fingerprint with the added code. Test files are left on
 both sides: test helpers are meant to look alike, and a copy in a test is not two places to fix.
 """
 
@@ -201,6 +203,8 @@ class DuplicationLens:
         if not any(_may_report(query) for query in queries.values()):
             return  # no index is read nor built: a one-line change costs no more than its own file
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
+        if not wanted:
+            return
         index, normalized, sources = self._index(request, queries, wanted)
         changed_added = {path: query.added for path, query in queries.items()}
         candidates: list[_Candidate] = []
