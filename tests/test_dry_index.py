@@ -202,3 +202,34 @@ def render(thing, lead="- "):
     found = sorted((item.line, item.end_line, item.body) for item in findings if item.rule == "reuse/duplicate-code")
     assert [(first, last) for first, last, _ in found] == [(8, 14), (17, 22)]
     assert "at app/ready.py:3-9" in found[0][2] and "at app/describe.py:3-8" in found[1][2]
+
+
+LIMITS = '''
+
+def build_limits(config):
+    limits = {"upload": 1048576, "download": 5242880, "parts": 16}
+    limits["timeout"] = 30
+    if config.get("strict"):
+        limits["retries"] = 0
+    else:
+        limits["retries"] = 5
+    limits["regions"] = ["eu-west-1", "us-east-1", "ap-south-1"]
+    return limits
+'''
+
+
+@pytest.mark.parametrize(
+    ("copy", "expected"),
+    [
+        # The same data under new names is the same table.
+        (LIMITS.replace("build_limits", "make_quota").replace("config", "settings").replace("limits", "quota"),
+         [(8, 16)]),
+        # The same shape with other data is another table.
+        (LIMITS.replace("1048576", "2097152").replace("eu-west-1", "eu-north-1"), []),
+    ],
+)
+def test_a_table_is_a_copy_when_its_data_is_the_same_whatever_its_names(
+    tmp_path: Path, copy: str, expected: list[tuple[int, int]]
+) -> None:
+    findings = review_change(tmp_path, {"app/limits.py": LIMITS, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + copy})
+    assert [(item.line, item.end_line) for item in findings if item.rule == "reuse/duplicate-code"] == expected

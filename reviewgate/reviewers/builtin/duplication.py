@@ -44,6 +44,7 @@ from reviewgate.reviewers.builtin.fingerprints import (
     Normalized,
     common_extent,
     consistent_renaming,
+    literals,
     shorter_than,
 )
 from reviewgate.target.diff import ChangeStatus, FileChange
@@ -345,11 +346,15 @@ class DuplicationLens:
         if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
             return False
         if mostly_literals(normalized.text[region.start : region.end]):
-            # Two tables of one shape differ in their data; only the same table twice is a copy.
+            # Two tables of one shape differ in their data; only the same table twice is a copy,
+            # under new names or not (the names already follow one renaming).
             other_first = other.line_at(region.other_start)
             other_last = other.line_at(region.other_start + region.end - region.start - 1)
             own = query.source.split("\n")[first - 1 : last]
-            return same_text(own, other_source.split("\n")[other_first - 1 : other_last])
+            theirs_text = other_source.split("\n")[other_first - 1 : other_last]
+            language = language_of(query.change.path)
+            return same_text(own, theirs_text) or literals("\n".join(own), language) == literals(
+                "\n".join(theirs_text), language_of(region.other))
         if len(lines) >= LARGE_BLOCK_LINES:
             return True
         smaller = min(len(set(mine)), len(set(theirs)))

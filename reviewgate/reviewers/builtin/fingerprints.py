@@ -114,6 +114,16 @@ def normalized_lines(text: str, language: Language) -> list[str]:
     return _normalized_blanked(_blank(text, language))
 
 
+def literals(text: str, language: Language) -> list[str]:
+    """The strings of `text`, then its numbers, each in order: the data of a table, whatever its
+    names are."""
+    pattern = _HASH_LANGUAGE_PARTS if language in HASH_COMMENT else _C_LANGUAGE_PARTS if language in C_LIKE else None
+    strings = [] if pattern is None else [
+        match.group(0) for match in pattern.finditer(text) if match.group("comment") is None
+    ]
+    return strings + _NUMBER.findall(_blank(text, language))
+
+
 def consistent_renaming(left: list[str], right: list[str]) -> float:
     """The share of aligned identifier pairs that agree with one renaming (a one-to-one map), as a
     renamed copy has: `total -> amount` everywhere. Code that only shares a shape maps one name to
