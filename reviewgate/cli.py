@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
-    run.add_argument("--cache-dir", help="where model reviews are stored and reused (overrides [cache] dir; "
-                     "default .reviewgate-cache/; relative to the repository root)")
+    run.add_argument("--cache-dir", help="where model reviews and the DRY index are stored and reused (overrides "
+                     "[cache] dir; default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
                      help="a model reviewer whose key variable is unset (fork PRs): block (default) or skip it")
     run.add_argument("--import-sarif", action="append", type=Path, default=[], metavar="FILE",

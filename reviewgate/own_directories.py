@@ -4,7 +4,9 @@ repository under review, whatever the working directory, and never part of what 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 
@@ -31,7 +33,12 @@ def in_repository(repo: Path, path: Path) -> Path:
 
 def cache_directory(config: Config, repo: Path) -> Path | None:
     """The review cache `[cache] dir` (or `--cache-dir`) names, or None when `enabled = false`."""
-    reader = TableReader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
+    return cache_directory_of(config.sections.get("cache", {}), repo, config.source or CONFIG_FILE)
+
+
+def cache_directory_of(section: Mapping[str, Any], repo: Path, source: str = CONFIG_FILE) -> Path | None:
+    """The same, from the `[cache]` table alone (what a reviewer's request carries)."""
+    reader = TableReader(source, "cache.", section)
     if not reader.boolean("enabled", True):
         return None
     return in_repository(repo, Path(reader.string("dir", DEFAULT_CACHE_DIRECTORY) or DEFAULT_CACHE_DIRECTORY))

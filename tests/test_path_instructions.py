@@ -4,7 +4,6 @@ given to model reviewers for the chunks whose files they cover, shown in summary
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -216,22 +217,31 @@ class TreeReader:
         """Many files at this commit in one `git cat-file --batch` process instead of one process
         per file (a 500,000-line repository has thousands). Files larger than `max_bytes` and
         non-blobs (submodules) are left out; the result is not cached."""
-        wanted = set(paths)
+        return self.read_blob_ids(self.blob_ids(paths, max_bytes))
+
+    def blob_ids(self, paths: list[str] | None, max_bytes: int | None = None) -> dict[str, str]:
+        """git's blob id of each of `paths` (None: every file) at this commit, from one `git ls-tree`
+        (what is stored per file content is keyed by it). Left out as `read_many` leaves them out."""
+        wanted = None if paths is None else set(paths)
         listing = run_git(self.repo, "ls-tree", "-r", "-z", "--long", self.commit).stdout
-        blobs: list[tuple[str, str]] = []
+        blobs: dict[str, str] = {}
         for entry in listing.split(b"\0"):
             if not entry:
                 continue
             meta, _, raw_name = entry.partition(b"\t")
             _mode, kind, sha, listed_size = meta.split()
             name = raw_name.decode("utf-8", "surrogateescape")
-            if kind != b"blob" or name not in wanted:
+            if kind != b"blob" or (wanted is not None and name not in wanted):
                 continue
             if max_bytes is not None and int(listed_size) > max_bytes:
                 continue
-            blobs.append((name, sha.decode("ascii")))
-        contents = read_blobs(self.repo, [sha for _, sha in blobs])
-        return {name: data for (name, _), data in zip(blobs, contents, strict=True)}
+            blobs[name] = sha.decode("ascii")
+        return blobs
+
+    def read_blob_ids(self, blobs: dict[str, str]) -> dict[str, bytes]:
+        """The contents of the blobs `blob_ids` named, by path."""
+        contents = read_blobs(self.repo, list(blobs.values()))
+        return dict(zip(blobs, contents, strict=True))
 
 
 class SnapshotReader(TreeReader):
@@ -254,11 +264,16 @@ class SnapshotReader(TreeReader):
     def list_files(self) -> list[str]:
         return sorted(self._contents)
 
-    def read_many(self, paths: list[str], max_bytes: int | None = None) -> dict[str, bytes]:
+    def blob_ids(self, paths: list[str] | None, max_bytes: int | None = None) -> dict[str, str]:
+        """The ids git would give these contents (`git hash-object`)."""
         return {
-            path: data for path in paths
+            path: hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+            for path in (sorted(self._contents) if paths is None else paths)
             if (data := self._contents.get(path)) is not None and (max_bytes is None or len(data) <= max_bytes)
         }
+
+    def read_blob_ids(self, blobs: dict[str, str]) -> dict[str, bytes]:
+        return {path: self._contents[path] for path in blobs}
 
 
 MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024

@@ -92,8 +92,12 @@ SLASH_COMMENT = C_LIKE | {Language.C_FAMILY}
 
 
 def language_of(path: str) -> Language:
-    pure = PurePosixPath(path)
-    return NAMES.get(pure.name) or EXTENSIONS.get(pure.suffix.lower(), Language.OTHER)
+    # String operations, not PurePosixPath (the DRY lens asks this of every file in the tree):
+    # the suffix as PurePosixPath gives it, from the last dot that neither starts nor ends the name.
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""
+    return NAMES.get(name) or EXTENSIONS.get(suffix.lower(), Language.OTHER)
 
 
 # Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
@@ -130,11 +134,11 @@ def is_support_code(path: str) -> bool:
 
 
 def is_translation_file(path: str) -> bool:
-    return any(part in TRANSLATION_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
+    return any(part in TRANSLATION_DIRECTORIES for part in path.split("/")[:-1])
 
 
 def is_test_file(path: str) -> bool:
-    parts = PurePosixPath(path).parts
+    parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
 
 

@@ -1,8 +1,10 @@
 """Reuse and DRY, seed 000's first weight: added code that repeats code the repository already has
 (or that the change adds twice), the same tokens or the same shape under new names and literals.
 
-The repository at head is indexed once per run (one `git cat-file --batch`), keeping only the
-fingerprints the added code has; only added code is compared against it. Test files are left on
+The repository at head is indexed once per run, keeping only the fingerprints the added code has;
+only added code is compared against it. Each file's fingerprints are stored by its blob id
+(dry_index.py): a run reads and normalizes only files it has not seen and files sharing a
+fingerprint with the added code. Test files are left on
 both sides: test helpers are meant to look alike, and a copy in a test is not two places to fix.
 """
 
@@ -12,7 +14,6 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -25,6 +26,7 @@ from reviewgate.reviewers.builtin.common import (
     language_of,
     lens_finding,
 )
+from reviewgate.reviewers.builtin.dry_index import BlobIndex
 from reviewgate.reviewers.builtin.duplication_rules import (
     CONTINUATION,
     Side,
@@ -42,6 +44,7 @@ from reviewgate.reviewers.builtin.fingerprints import (
     Normalized,
     common_extent,
     consistent_renaming,
+    literals,
     shorter_than,
 )
 from reviewgate.target.diff import ChangeStatus, FileChange
@@ -53,7 +56,7 @@ RULE_NEAR_COPY = "reuse/near-copy-file"
 # each other (six `self.a = a` lines are a shape, not a copy) and this many normalized characters.
 MIN_LINES = 5
 MIN_DISTINCT_LINES = 4
-MIN_CHARACTERS = 60
+MIN_CHARACTERS = 50
 # Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
 # repository; below LARGE_BLOCK_LINES a match must also share this part of its names (called
 # functions, attributes, keys), which a renamed copy keeps and an unrelated block does not.
@@ -84,7 +87,7 @@ _STANDALONE = SUPPORT_DIRECTORIES - {"scripts"}
 
 
 def is_candidate(path: str) -> bool:
-    parts = PurePosixPath(path).parts
+    parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
@@ -123,34 +126,44 @@ class _Candidate:
 
 
 def _longest_disjoint(regions: list[Region]) -> list[Region]:
-    """Each region in turn (longest first) unless it overlaps one already taken. The regions are not
-    empty (at least MIN_CHARACTERS) and the taken ones do not overlap, so ordered by start they are
-    ordered by end too: the one taken region starting last before this one ends is the only one to
-    look at, instead of all of them."""
+    """Each region in turn (longest first), less what regions already taken cover: two copies side by
+    side are found as runs that share a character or two at their seam, and the shorter run is still
+    a copy. What is left is the longest free stretch, kept when it is still MIN_CHARACTERS long. The
+    taken regions do not overlap, so ordered by start they are ordered by end too: the ones this
+    region meets are found by bisection, not by looking at all of them."""
     chosen: list[Region] = []  # in the order taken, longest first
-    taken: list[Region] = []  # the same, ordered by start, with their starts beside them
-    starts: list[int] = []
+    starts: list[int] = []  # the taken regions' starts and ends, in order
+    ends: list[int] = []
     for region in regions:
-        position = bisect.bisect_left(starts, region.end)  # taken[:position] start before region ends
-        if position and taken[position - 1].end > region.start:
-            continue
+        first = bisect.bisect_right(ends, region.start)  # taken[first:last] overlap the region
+        last = bisect.bisect_left(starts, region.end)
+        if first < last:
+            bounds = [region.start, *(edge for index in range(first, last) for edge in (starts[index], ends[index])),
+                      region.end]
+            gaps = [(bounds[index], bounds[index + 1]) for index in range(0, len(bounds), 2)]
+            start, end = max(gaps, key=lambda gap: gap[1] - gap[0])
+            if end - start < MIN_CHARACTERS:
+                continue
+            region = Region(region.other, start, end, region.other_start + start - region.start)
         chosen.append(region)
-        taken.insert(position, region)
+        position = bisect.bisect_left(starts, region.start)
         starts.insert(position, region.start)
+        ends.insert(position, region.end)
     return chosen
 
 
 def _joined(candidates: list[_Candidate]) -> list[_Candidate]:
     """One copy broken by a small edit (`and isinstance` for `and not isinstance`) is found as two
-    runs that meet on both sides: it is one finding, over both."""
+    runs of whole lines with at most the edited line between them, on both sides: it is one finding,
+    over both."""
     joined: list[_Candidate] = []
     for candidate in sorted(candidates, key=lambda item: (item.theirs.path, item.mine.first)):
         previous = joined[-1] if joined else None
         if (
             previous is not None
             and previous.theirs.path == candidate.theirs.path
-            and candidate.mine.first <= previous.mine.last + 1
-            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 1
+            and candidate.mine.first <= previous.mine.last + 2
+            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 2
         ):
             joined[-1] = replace(
                 previous,
@@ -176,11 +189,20 @@ def _one_per_pair(candidates: list[_Candidate]) -> list[_Candidate]:
     return kept
 
 
+def _may_report(query: _Query) -> bool:
+    """Whether the file has the MIN_LINES added lines of code every finding needs
+    (`_worth_reporting`, `_forked_from`)."""
+    lines = query.normalized.lines
+    return sum(1 for number in query.added if 1 <= number <= len(lines) and lines[number - 1]) >= MIN_LINES
+
+
 class DuplicationLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         split = split_out_copies(request)
         yield from self._git_copies(request, split)
         queries = self._queries(request, split)
+        if not any(_may_report(query) for query in queries.values()):
+            return  # no index is read nor built: a one-line change costs no more than its own file
         wanted = {digest for query in queries.values() for digest, _ in query.windows}
         if not wanted:
             return
@@ -229,22 +251,39 @@ class DuplicationLens:
     def _index(
         self, request: ReviewRequest, queries: dict[str, _Query], wanted: set[int]
     ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, str]]:
-        """Fingerprints of the whole head tree, keeping only those the added code has."""
-        paths = [path for path in request.head.list_files() if is_candidate(path)]
+        """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
+        content an earlier run indexed (the stored hashes of its blob) is read only when it shares
+        a hash with the added code."""
+        stored = BlobIndex.for_request(request)
+        blobs = request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES)
+        unseen: dict[str, str] = {}
+        matching: dict[str, str] = {}
+        for path, blob in blobs.items():
+            if not is_candidate(path):
+                continue
+            digests = stored.load(blob)
+            if digests is None:
+                unseen[path] = blob
+            elif not wanted.isdisjoint(digests):
+                matching[path] = blob
         index: dict[int, list[tuple[str, int]]] = defaultdict(list)
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
-        for path, data in request.head.read_many(paths, max_bytes=MAX_FILE_BYTES).items():
+        for path, data in request.head.read_blob_ids({**unseen, **matching}).items():
             text = data.decode("utf-8", "replace")
             query = queries.get(path)
             file_normalized = query.normalized if query else Normalized.of(text, language_of(path))
-            hits = [(digest, offset) for digest, offset in file_normalized.anchors() if digest in wanted]
+            anchors = file_normalized.anchors()
+            if path in unseen:
+                stored.add(unseen[path], (digest for digest, _ in anchors))
+            hits = [(digest, offset) for digest, offset in anchors if digest in wanted]
             if not hits:
                 continue
             normalized[path] = file_normalized
             sources[path] = text
             for digest, offset in hits:
                 index[digest].append((path, offset))
+        stored.save()
         return index, normalized, sources
 
     def _regions(
@@ -274,8 +313,9 @@ class DuplicationLens:
                 if shorter_than(text, offset, other_text, other_offset, MIN_CHARACTERS):
                     continue
                 back, forward = common_extent(text, offset, other_text, other_offset)
-                start, end, other_start = offset - back, offset + forward, other_offset - back
-                covered[key] = end
+                covered[key] = offset + forward
+                start, end = query.normalized.whole_lines(offset - back, offset + forward)
+                other_start = other_offset + start - offset
                 if end - start < MIN_CHARACTERS:
                     continue
                 if other == path and start < other_start + (end - start) and other_start < end:
@@ -306,11 +346,15 @@ class DuplicationLens:
         if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
             return False
         if mostly_literals(normalized.text[region.start : region.end]):
-            # Two tables of one shape differ in their data; only the same table twice is a copy.
+            # Two tables of one shape differ in their data; only the same table twice is a copy,
+            # under new names or not (the names already follow one renaming).
             other_first = other.line_at(region.other_start)
             other_last = other.line_at(region.other_start + region.end - region.start - 1)
             own = query.source.split("\n")[first - 1 : last]
-            return same_text(own, other_source.split("\n")[other_first - 1 : other_last])
+            theirs_text = other_source.split("\n")[other_first - 1 : other_last]
+            language = language_of(query.change.path)
+            return same_text(own, theirs_text) or literals("\n".join(own), language) == literals(
+                "\n".join(theirs_text), language_of(region.other))
         if len(lines) >= LARGE_BLOCK_LINES:
             return True
         smaller = min(len(set(mine)), len(set(theirs)))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import zlib
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate
@@ -25,6 +26,10 @@ from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
 # Window length in normalized characters (about one token each): long enough that common idioms
 # (`for a in a:`, `if a is None: return`) do not match on their own.
 WINDOW = 40
+# The version of what a file's fingerprints are (normalization, window, hash): part of the key of
+# every stored index entry, so entries made by another version are never read. Bump it with any
+# change to how a file's fingerprints come out of its bytes.
+FINGERPRINT_FORMAT = 2
 
 _KEYWORDS = (
     "if else elif for while do return break continue try except finally catch throw throws raise with "
@@ -109,15 +114,29 @@ def normalized_lines(text: str, language: Language) -> list[str]:
     return _normalized_blanked(_blank(text, language))
 
 
+def literals(text: str, language: Language) -> list[str]:
+    """The strings of `text`, then its numbers, each in order: the data of a table, whatever its
+    names are."""
+    pattern = _HASH_LANGUAGE_PARTS if language in HASH_COMMENT else _C_LANGUAGE_PARTS if language in C_LIKE else None
+    strings = [] if pattern is None else [
+        match.group(0) for match in pattern.finditer(text) if match.group("comment") is None
+    ]
+    return strings + _NUMBER.findall(_blank(text, language))
+
+
 def consistent_renaming(left: list[str], right: list[str]) -> float:
     """The share of aligned identifier pairs that agree with one renaming (a one-to-one map), as a
     renamed copy has: `total -> amount` everywhere. Code that only shares a shape maps one name to
-    several (Brenda Baker's parameterized matching, 1993)."""
+    several (Brenda Baker's parameterized matching, 1993). A name kept as it is always agrees: a
+    copy renames what it binds (`value -> amount`) and keeps the names it uses from elsewhere, so
+    `self.value = value` becomes `self.value = amount`."""
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
     agreeing = 0
     for mine, theirs in zip(left, right, strict=False):
-        if forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine:
+        if mine == theirs or (
+            forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine
+        ):
             agreeing += 1
     return agreeing / max(len(left), 1)
 
@@ -173,24 +192,41 @@ class Normalized:
             index += 1  # an empty line shares its offset with the next non-empty one
         return index + 1
 
+    def whole_lines(self, start: int, end: int) -> tuple[int, int]:
+        """`start`/`end` moved inwards to the nearest line boundaries. A shared run grown character
+        by character reaches a token or two into the lines around a copy (`)` ends most lines):
+        those belong to the code beside it, which may be another copy."""
+        index = bisect.bisect_left(self.line_starts, start)
+        whole_start = self.line_starts[index] if index < len(self.line_starts) else len(self.text)
+        index = bisect.bisect_right(self.line_starts, end) - 1
+        line_end = self.line_starts[index] + len(self.lines[index])
+        return whole_start, end if end >= line_end else self.line_starts[index]
+
+    @functools.cached_property
+    def _bytes(self) -> bytes:
+        """The text one byte a character (`?` for any other than ASCII), so offsets stay the same:
+        windows are hashed with CRC-32, which is stable across processes where `hash()` is not, so
+        the hashes can be stored. Two windows sharing a hash are still compared as text."""
+        return self.text.encode("ascii", "replace")
+
     def anchors(self) -> list[tuple[int, int]]:
         """(hash, offset) of the window at each non-empty line start."""
-        text, last = self.text, len(self.text) - WINDOW
+        data, last, crc32 = self._bytes, len(self.text) - WINDOW, zlib.crc32
         return [
-            (hash(text[start : start + WINDOW]), start)
+            (crc32(data[start : start + WINDOW]), start)
             for start, line in zip(self.line_starts, self.lines, strict=True)
             if line and start <= last
         ]
 
     def windows_in(self, line_numbers: set[int]) -> list[tuple[int, int]]:
         """(hash, offset) of every window starting inside the given source lines."""
-        text, found = self.text, []
+        data, found, crc32 = self._bytes, [], zlib.crc32
         for number in sorted(line_numbers):
             if not 1 <= number <= len(self.lines) or not self.lines[number - 1]:
                 continue
             start = self.line_starts[number - 1]
-            offsets = range(start, min(start + len(self.lines[number - 1]), len(text) - WINDOW + 1))
-            found += [(hash(text[offset : offset + WINDOW]), offset) for offset in offsets]
+            offsets = range(start, min(start + len(self.lines[number - 1]), len(self.text) - WINDOW + 1))
+            found += [(crc32(data[offset : offset + WINDOW]), offset) for offset in offsets]
         return found
 
 

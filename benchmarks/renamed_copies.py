@@ -1,0 +1,267 @@
+"""Does the DRY lens find real code copied under new names? One command:
+
+    python benchmarks/renamed_copies.py [REPOSITORY] [--count 30] [--seed 13]
+
+REPOSITORY is a directory of Python code (a git checkout or an unpacked source distribution);
+without it, the Django 5.2 source distribution is downloaded to benchmarks/.cache/ with
+`pip download --no-binary :all: --no-deps 'django==5.2.*'` and unpacked there.
+
+From the files the lens indexes (code, not tests), `--count` function and method definitions of
+at least 8 lines are chosen with a fixed seed. Each is copied into one new module on a branch with
+every name it binds renamed consistently (its own name, parameters, locals; attribute names and the
+names it uses from elsewhere stay, as they must for the copy to still work), the way a developer
+copies a function and adapts it. The builtin reviewer then reviews the branch, and a copy counts
+as found when a reuse finding on its lines names the original's file.
+
+The same run also measures a clean change: the definitions that follow the chosen ones are
+removed at the base and the branch restores them (real code, copied from nowhere); every DRY
+finding there is a false positive. Last, the DRY lens alone is timed on the copies branch with an
+empty index cache and with the cache it just filled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import textwrap
+import time
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+REPO_ROOT = BENCHMARKS.parent
+CACHE = BENCHMARKS / ".cache"
+MIN_DEFINITION_LINES = 8
+COPIES_FILE = "renamed_copies_module.py"
+
+sys.path.insert(0, str(REPO_ROOT))
+
+from reviewgate.context import ReviewRequest  # noqa: E402
+from reviewgate.findings import Finding  # noqa: E402
+from reviewgate.reviewers.builtin import BuiltinReviewer  # noqa: E402
+from reviewgate.reviewers.builtin.duplication import DuplicationLens, is_candidate  # noqa: E402
+from reviewgate.target.freeze import freeze  # noqa: E402
+from reviewgate.target.git import TreeReader  # noqa: E402
+from testing.repo import GIT_IDENTITY  # noqa: E402
+
+_WORDS = (
+    "account order invoice cart price total user session token entry batch record payload setting "
+    "limit count offset page result value state event message client server stream buffer window "
+    "handler worker task plan route ledger item line report queue job"
+).split()
+
+
+@dataclass(frozen=True)
+class Definition:
+    path: str
+    first: int  # the `def` line (decorators are left behind)
+    last: int
+    name: str
+
+
+def _git(repo: Path, *args: str) -> str:
+    environment = {**os.environ, **GIT_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1"}
+    completed = subprocess.run(["git", *args], cwd=repo, env=environment, capture_output=True, text=True, check=True)
+    return completed.stdout.strip()
+
+
+def _django_source() -> Path:
+    unpacked = sorted(CACHE.glob("django-5.2*/django"))
+    if unpacked:
+        return unpacked[-1].parent
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:", "--no-deps",
+                    "django==5.2.*", "-d", str(CACHE)], check=True)
+    archive = sorted(CACHE.glob("django-5.2*.tar.gz"))[-1]
+    with tarfile.open(archive) as handle:
+        handle.extractall(CACHE, filter="data")
+    return sorted(CACHE.glob("django-5.2*/django"))[-1].parent
+
+
+def _definitions(root: Path, paths: list[str]) -> list[Definition]:
+    found = []
+    for path in paths:
+        try:
+            text = (root / path).read_text(encoding="utf-8")
+            tree = ast.parse(text)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        lines = text.splitlines()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                if node.end_lineno - node.lineno + 1 >= MIN_DEFINITION_LINES and _dedents(
+                    lines[node.lineno - 1 : node.end_lineno]
+                ):
+                    found.append(Definition(path, node.lineno, node.end_lineno, node.name))
+    return found
+
+
+def _dedents(lines: list[str]) -> bool:
+    """Whether every line is indented at least as the first: a string running back to column 0
+    would keep a method from standing alone as a function."""
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    return all(line.startswith(indent) or not line.strip() for line in lines)
+
+
+def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a definition binds itself: renaming them keeps the copy working."""
+    names = {function.name}
+    declared_elsewhere: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            declared_elsewhere.update(node.names)
+    return names - declared_elsewhere - {"self", "cls"}
+
+
+def _renamed(source_lines: list[str], definition: Definition, rng: random.Random) -> str:
+    """The definition's text with every name it binds replaced by a new one, dedented."""
+    text = textwrap.dedent("".join(source_lines[definition.first - 1 : definition.last]))
+    function = ast.parse(text).body[0]
+    assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+    bound = sorted(_bound_names(function))
+    words = rng.sample(_WORDS, len(_WORDS))
+    renaming = {name: f"{words[index % len(words)]}_{index}" for index, name in enumerate(bound)}
+    # Keyword arguments name the callee's parameters, not this definition's names: they stay.
+    keywords = {(node.lineno, node.col_offset) for node in ast.walk(function)
+                if isinstance(node, ast.keyword) and node.arg is not None}
+    replacements: dict[int, list[tuple[int, int, str]]] = {}
+    previous = ""
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if (token.type == tokenize.NAME and token.string in renaming and previous != "."
+                and token.start not in keywords):
+            (row, column), (_, end) = token.start, token.end
+            replacements.setdefault(row, []).append((column, end, renaming[token.string]))
+        if token.type not in (tokenize.NL, tokenize.COMMENT):
+            previous = token.string
+    lines = text.splitlines(keepends=True)
+    for row, spans in replacements.items():
+        line = lines[row - 1]
+        for column, end, name in sorted(spans, reverse=True):  # right to left: columns stay true
+            line = line[:column] + name + line[end:]
+        lines[row - 1] = line
+    return "".join(lines)
+
+
+def _review(repo: Path, base: str, head: str) -> list[Finding]:
+    target = freeze(repo, base=base, head=head)
+    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
+    return list(BuiltinReviewer().review(request).findings)
+
+
+def _dry(findings: list[Finding]) -> list[Finding]:
+    return [finding for finding in findings if finding.rule.startswith("reuse/")]
+
+
+def _time_lens(repo: Path, base: str, head: str) -> float:
+    target = freeze(repo, base=base, head=head)
+    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
+    clock = time.perf_counter()
+    list(DuplicationLens().check(request))
+    return time.perf_counter() - clock
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("repository", nargs="?", type=Path, help="a directory of Python code (default: Django 5.2)")
+    parser.add_argument("--count", type=int, default=30, help="definitions to copy (default 30)")
+    parser.add_argument("--seed", type=int, default=13, help="seed of the choice and the new names (default 13)")
+    parser.add_argument("--keep", type=Path, help="build the repository here and keep it (to look at the copies)")
+    options = parser.parse_args()
+    source = options.repository or _django_source()
+    if not source.is_dir():
+        parser.error(f"repository {source}: not a directory")
+    rng = random.Random(options.seed)
+    with tempfile.TemporaryDirectory(prefix="renamed-copies-") as temporary:
+        repo = options.keep or Path(temporary) / "repo"
+        if repo.exists():
+            parser.error(f"--keep {repo}: already exists")
+        shutil.copytree(source, repo, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+        paths = sorted(str(path.relative_to(repo)) for path in repo.rglob("*.py"))
+        paths = [path for path in paths if is_candidate(path)]
+        definitions = _definitions(repo, paths)
+        # Outermost definitions only, so a planted copy never contains another planted one.
+        definitions = [d for d in definitions if not any(
+            o.path == d.path and o.first < d.first and d.last <= o.last for o in definitions)]
+        if len(definitions) < 2 * options.count:
+            parser.error(f"repository {source}: only {len(definitions)} definitions of "
+                         f"{MIN_DEFINITION_LINES}+ lines, need {2 * options.count}")
+        chosen = sorted(rng.sample(definitions, 2 * options.count), key=lambda d: (d.path, d.first))
+        planted, removed = chosen[0::2], chosen[1::2]
+
+        # The clean change: `removed` is gone at its base, and the branch brings it back.
+        originals = {path: (repo / path).read_text(encoding="utf-8") for path in {d.path for d in removed}}
+        for path, text in originals.items():
+            lines = text.splitlines(keepends=True)
+            for definition in sorted((d for d in removed if d.path == path), key=lambda d: -d.first):
+                indent = lines[definition.first - 1][: len(lines[definition.first - 1]) - len(lines[definition.first - 1].lstrip())]
+                lines[definition.first - 1 : definition.last] = [f"{indent}pass\n"]
+            (repo / path).write_text("".join(lines), encoding="utf-8")
+        _git(repo, "init", "-q", "-b", "main")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "without some definitions")
+        clean_base = _git(repo, "rev-parse", "HEAD")
+        for path, text in originals.items():
+            (repo / path).write_text(text, encoding="utf-8")
+        _git(repo, "commit", "-q", "-a", "-m", "the definitions back")
+        main_sha = _git(repo, "rev-parse", "HEAD")
+
+        # The copies: one new module holding every planted definition under new names.
+        blocks, spans = [], []
+        line = 1
+        for definition in planted:
+            source_lines = (repo / definition.path).read_text(encoding="utf-8").splitlines(keepends=True)
+            block = _renamed(source_lines, definition, rng)
+            count = block.count("\n")
+            spans.append((line, line + count - 1))
+            blocks.append(block + "\n\n")
+            line += count + 2
+        copies_path = f"{planted[0].path.split('/')[0]}/{COPIES_FILE}"
+        (repo / copies_path).write_text("".join(blocks), encoding="utf-8")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "renamed copies")
+        copies_head = _git(repo, "rev-parse", "HEAD")
+
+        findings = _dry(_review(repo, main_sha, copies_head))
+        found = 0
+        for definition, (first, last) in zip(planted, spans, strict=True):
+            hit = any(
+                finding.path == copies_path and finding.line is not None
+                and finding.line <= last and (finding.end_line or finding.line) >= first
+                and definition.path in finding.title + finding.body
+                for finding in findings
+            )
+            found += hit
+            print(f"  {'found ' if hit else 'MISSED'} {definition.path}:{definition.first}-{definition.last} "
+                  f"{definition.name} ({definition.last - definition.first + 1} lines)")
+        stray = [finding for finding in findings if not any(
+            finding.line is not None and first <= finding.line <= last for first, last in spans)]
+        clean = _dry(_review(repo, clean_base, main_sha))
+        for finding in clean + stray:
+            print(f"  false positive: {finding.severity.value} {finding.path}:{finding.line} {finding.title}")
+        shutil.rmtree(repo / ".reviewgate-cache", ignore_errors=True)
+        cold = _time_lens(repo, main_sha, copies_head)
+        warm = _time_lens(repo, main_sha, copies_head)
+        print(f"renamed copies found: {found}/{len(planted)} ({source})")
+        print(f"DRY findings on the clean change (+{sum(d.last - d.first + 1 for d in removed)} real lines): "
+              f"{len(clean)}; outside the planted copies: {len(stray)}")
+        print(f"DRY lens on the copies branch: {cold:.2f} s with an empty index cache, {warm:.2f} s warm")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

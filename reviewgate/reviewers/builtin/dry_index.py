@@ -1,0 +1,148 @@
+"""The DRY lens's fingerprints of each file, kept between runs by the file's content.
+
+A file's fingerprints depend on its bytes alone, so they are stored under git's blob id of the
+file (the SHA-1 of its content, which `git ls-tree` lists for free) in a directory named by the
+fingerprint format version: `<cache dir>/dry-index/v<format>/`. A run computes them only for the
+blobs it has not seen and writes them as one pack file (creating a file costs more than filling
+it: one pack, not one file per blob). An entry is the sorted distinct CRC-32 hashes of the file's
+line-start windows, 4 bytes each. A pack carries its format and a checksum of its content: a pack
+that does not check out is left aside and its blobs are computed again, never trusted.
+
+When a run finds more than MAX_PACKS packs it writes the entries of its own tree as one pack and
+removes the packs it read (and damaged ones), so the cache holds about one tree's worth, not every
+tree ever seen.
+
+Nothing in an entry says anything about a path, a branch or a verdict: a branch can only add the
+entries of its own blobs, and those are what any run computes from the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import sys
+import zlib
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewgate.context import ReviewRequest
+from reviewgate.own_directories import cache_directory_of
+from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
+
+SUBDIRECTORY = "dry-index"
+MAX_PACKS = 8
+_MAGIC = b"RGDX"
+_HEADER = struct.Struct("<4sIII")  # magic, fingerprint format, entry count, CRC-32 of the rest
+_ENTRY = struct.Struct("<20sI")  # blob id, how many hashes
+_HASH_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned on every platform we run on
+# Stored little-endian whatever the machine, so a cache restored on another machine still reads.
+_SWAP = sys.byteorder != "little"
+
+
+def _pack(entries: dict[str, array[int]]) -> bytes:
+    table, hashes = [], []
+    for blob, values in sorted(entries.items()):
+        table.append(_ENTRY.pack(bytes.fromhex(blob), len(values)))
+        hashes.append(values)
+    body = b"".join(table) + b"".join(_little_endian(values) for values in hashes)
+    return _HEADER.pack(_MAGIC, FINGERPRINT_FORMAT, len(table), zlib.crc32(body)) + body
+
+
+def _little_endian(values: array[int]) -> bytes:
+    if not _SWAP:
+        return values.tobytes()
+    swapped = array(_HASH_TYPE, values)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def _unpack(data: bytes) -> dict[str, array[int]] | None:
+    """The entries of a pack, or None when it is not a whole pack of this format."""
+    if len(data) < _HEADER.size:
+        return None
+    magic, version, count, checksum = _HEADER.unpack_from(data)
+    body = memoryview(data)[_HEADER.size :]
+    if magic != _MAGIC or version != FINGERPRINT_FORMAT or zlib.crc32(body) != checksum:
+        return None
+    offset = count * _ENTRY.size
+    if offset > len(body):
+        return None
+    entries: dict[str, array[int]] = {}
+    for blob, length in _ENTRY.iter_unpack(body[:offset]):
+        values = array(_HASH_TYPE)
+        values.frombytes(body[offset : offset + 4 * length])
+        if len(values) != length:
+            return None
+        if _SWAP:
+            values.byteswap()
+        entries[blob.hex()] = values
+        offset += 4 * length
+    return entries if offset == len(body) else None
+
+
+@dataclass
+class BlobIndex:
+    """The stored fingerprints, by blob id; `directory` None keeps nothing (the cache is off)."""
+
+    directory: Path | None
+    _stored: dict[str, array[int]] | None = None
+    _packs: list[Path] = field(default_factory=list)
+    _new: dict[str, array[int]] = field(default_factory=dict)
+    _used: dict[str, array[int]] = field(default_factory=dict)
+
+    @classmethod
+    def for_request(cls, request: ReviewRequest) -> BlobIndex:
+        """The index in the review cache's directory (`[cache] dir`, `--cache-dir`)."""
+        directory = cache_directory_of(request.sections.get("cache", {}), request.repo_root)
+        return cls(None if directory is None else directory / SUBDIRECTORY / f"v{FINGERPRINT_FORMAT}")
+
+    def _read_packs(self) -> dict[str, array[int]]:
+        if self._stored is None:
+            self._stored = {}
+            if self.directory is not None:
+                for pack in sorted(self.directory.glob("*.pack")):
+                    try:
+                        entries = _unpack(pack.read_bytes())
+                    except OSError:
+                        continue  # removed by a concurrent run's compaction: its blobs are recomputed
+                    if entries is not None:
+                        self._stored.update(entries)
+                    self._packs.append(pack)  # a damaged one too: compaction removes it
+        return self._stored
+
+    def load(self, blob: str) -> array[int] | None:
+        """The window hashes of the file whose content is `blob`, or None when not stored."""
+        values = self._read_packs().get(blob)
+        if values is not None:
+            self._used[blob] = values
+        return values
+
+    def add(self, blob: str, digests: Iterable[int]) -> None:
+        """Hashes computed in this run, written by `save`."""
+        if len(blob) == 40:
+            values = array(_HASH_TYPE, sorted(set(digests)))
+            self._new[blob] = self._used[blob] = values
+
+    def save(self) -> None:
+        """Write what this run computed as one pack (or, past MAX_PACKS, this tree's entries as the
+        only pack). A cache that cannot be written (read-only, full) costs the next run the time
+        to compute them again, nothing else."""
+        if self.directory is None or not self._new:
+            return
+        from reviewgate.report.files import create_own_directory, write_atomic  # the report package imports the gate
+
+        compact = len(self._packs) >= MAX_PACKS
+        entries = self._used if compact else self._new
+        data = _pack(entries)
+        try:
+            # The cache directory ignores itself in git, whichever cache makes it first: never
+            # part of a change, even under `--include-dirty`.
+            create_own_directory(self.directory.parent.parent)
+            write_atomic(self.directory / f"{hashlib.sha256(data).hexdigest()[:32]}.pack", data)
+            if compact:
+                for pack in self._packs:
+                    pack.unlink(missing_ok=True)
+        except OSError:
+            return

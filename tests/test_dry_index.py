@@ -1,0 +1,235 @@
+"""The DRY lens's stored index (per blob, reused, robust to damage, skipped when no finding is
+possible) and its recall on copies that keep some names and rename the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.dry_index import BlobIndex
+from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT, Normalized, consistent_renaming
+from testing.lenses import review_change
+
+EXISTING = """import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""
+COPY = """
+
+def read_job_config(filename, fallback):
+    with open(filename, encoding="utf-8") as stream:
+        payload = json.load(stream)
+    result = dict(fallback)
+    for name, item in payload.items():
+        if name in result and item is not None:
+            result[name] = item
+    return result
+"""
+JOBS = "import json\n\n\ndef run():\n    return 1\n"
+OTHER = "def other(count):\n    total = 0\n    for step in range(count):\n        total += step * 3\n    return total\n"
+Found = list[tuple[str, int | None, int | None, str]]
+
+
+def _duplicates(root: Path, branch: dict[str, str], cache: Path | None = None) -> Found:
+    sections = {"cache": {"dir": str(cache)}} if cache else None
+    findings = review_change(root, {"app/settings.py": EXISTING, "app/jobs.py": JOBS, "app/other.py": OTHER},
+                             branch, sections=sections)
+    return [(item.path, item.line, item.end_line, item.title) for item in findings
+            if item.rule == "reuse/duplicate-code"]
+
+
+def _packs(cache: Path) -> list[Path]:
+    return sorted((cache / "dry-index" / f"v{FINGERPRINT_FORMAT}").glob("*.pack"))
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
+    """The blob ids BlobIndex.`name` is called with, the method still doing its work."""
+    calls: list[str] = []
+    real = getattr(BlobIndex, name)
+
+    def counted(self: BlobIndex, blob: str, *rest: object) -> object:
+        calls.append(blob)
+        return real(self, blob, *rest)
+
+    monkeypatch.setattr(BlobIndex, name, counted)
+    return calls
+
+
+def test_a_change_too_small_for_a_finding_reads_and_builds_no_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = _count_calls(monkeypatch, "load")
+    # Four new lines of code, where a finding needs five in one file.
+    assert _duplicates(tmp_path, {"app/jobs.py": JOBS + "\n\ndef more(a):\n    b = a + 1\n    return b * 2\n"}) == []
+    assert reads == []
+    assert not (tmp_path / "repo" / ".reviewgate-cache").exists()
+
+
+def test_the_index_is_kept_by_blob_and_reused_with_the_same_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    cold = _duplicates(tmp_path / "cold", {"app/jobs.py": JOBS + COPY}, cache)
+    assert [(path, line) for path, line, _, _ in cold] == [("app/jobs.py", 8)]
+    assert len(_packs(cache)) == 1
+    assert (cache / "dry-index" / ".gitignore").read_text() == "*\n"
+    # Another repository with the same contents: every blob is known, none is computed again.
+    computed = _count_calls(monkeypatch, "add")
+    assert _duplicates(tmp_path / "warm", {"app/jobs.py": JOBS + COPY}, cache) == cold
+    assert computed == []
+    assert len(_packs(cache)) == 1
+    # A new content of a file is a new blob: only it is computed.
+    assert _duplicates(tmp_path / "edited", {"app/jobs.py": JOBS + COPY + "\nLIMIT = 3\n"}, cache) == cold
+    assert len(computed) == 1
+
+
+def test_a_damaged_pack_is_computed_again_never_a_crash(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    expected = _duplicates(tmp_path / "first", {"app/jobs.py": JOBS + COPY}, cache)
+    (pack,) = _packs(cache)
+    whole = pack.read_bytes()
+    damaged = bytearray(whole)
+    damaged[-3] ^= 0xFF  # one hash changed: the checksum no longer agrees
+    pack.write_bytes(bytes(damaged))
+    assert _duplicates(tmp_path / "second", {"app/jobs.py": JOBS + COPY}, cache) == expected
+    # Computed again from the same blobs, the pack is the same bytes under the same name.
+    assert _packs(cache) == [pack] and pack.read_bytes() == whole
+    pack.write_bytes(whole[:7])  # cut short
+    assert _duplicates(tmp_path / "third", {"app/jobs.py": JOBS + COPY}, cache) == expected
+    assert _packs(cache) == [pack] and pack.read_bytes() == whole
+
+
+def test_packs_of_another_format_or_from_past_trees_are_not_read_and_do_not_pile_up(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    directory = cache / "dry-index" / f"v{FINGERPRINT_FORMAT}"
+    stored = BlobIndex(directory)
+    stored.add("a" * 40, [3, 1, 2, 3])
+    stored.save()
+    (pack,) = _packs(cache)
+    data = bytearray(pack.read_bytes())
+    data[4] += 1  # the format field
+    pack.write_bytes(bytes(data))
+    assert BlobIndex(directory).load("a" * 40) is None
+    for number in range(9):
+        extra = BlobIndex(directory)
+        extra.add(f"{number:040x}", [number])
+        extra.save()
+    compacting = BlobIndex(directory)
+    assert list(compacting.load(f"{3:040x}") or []) == [3]
+    compacting.add("b" * 40, [7, 5])
+    compacting.save()
+    remaining = _packs(cache)
+    assert len(remaining) == 1  # only the entries this run's tree used are kept
+    fresh = BlobIndex(directory)
+    assert list(fresh.load("b" * 40) or []) == [5, 7]
+    assert list(fresh.load(f"{3:040x}") or []) == [3]
+    assert fresh.load(f"{4:040x}") is None
+
+
+def test_a_cache_that_is_turned_off_keeps_nothing(tmp_path: Path) -> None:
+    findings = review_change(tmp_path, {"app/settings.py": EXISTING, "app/jobs.py": JOBS},
+                             {"app/jobs.py": JOBS + COPY}, sections={"cache": {"enabled": False}})
+    assert [item.line for item in findings if item.rule == "reuse/duplicate-code"] == [8]
+    assert not (tmp_path / "repo" / ".reviewgate-cache").exists()
+
+
+def test_a_name_kept_as_it_is_agrees_with_any_renaming() -> None:
+    # `self.value = value` copied as `self.value = amount`: the attribute keeps its name.
+    assert consistent_renaming(["self", "value", "value"], ["self", "value", "amount"]) == 1.0
+    assert consistent_renaming(["a", "b"], ["x", "x"]) == 0.5
+
+
+def test_runs_are_cut_to_whole_lines() -> None:
+    normalized = Normalized.of("a = 1\nb = f(a)\nreturn b\n", Language.PYTHON)
+    second, third = normalized.line_starts[1], normalized.line_starts[2]
+    assert normalized.whole_lines(1, third + 2) == (second, third)
+    assert normalized.whole_lines(0, len(normalized.text)) == (0, len(normalized.text))
+
+
+FIRST_READY = '''
+
+def first_ready(items, limit):
+    """Return the first ready item."""
+    for entry in items:
+        if entry.ready and entry.size < limit:
+            entry.touch()
+            return entry
+    return None
+'''
+DESCRIBE = '''
+
+def describe(record, prefix="- "):
+    parts = [prefix, record.name]
+    if record.owner:
+        parts.append(record.owner.upper())
+    parts.append(str(record.size))
+    return " ".join(parts)
+'''
+
+
+def test_two_copies_side_by_side_are_both_found(tmp_path: Path) -> None:
+    # Copied one after the other from two files, each run also matches a token or two of its neighbour.
+    copies = '''
+
+def pick(rows, most):
+    """Return the first ready item."""
+    for row in rows:
+        if row.ready and row.size < most:
+            row.touch()
+            return row
+    return None
+
+
+def render(thing, lead="- "):
+    pieces = [lead, thing.name]
+    if thing.owner:
+        pieces.append(thing.owner.upper())
+    pieces.append(str(thing.size))
+    return " ".join(pieces)
+'''
+    findings = review_change(tmp_path, {"app/ready.py": FIRST_READY, "app/describe.py": DESCRIBE, "app/jobs.py": JOBS},
+                             {"app/jobs.py": JOBS + copies})
+    found = sorted((item.line, item.end_line, item.body) for item in findings if item.rule == "reuse/duplicate-code")
+    assert [(first, last) for first, last, _ in found] == [(8, 14), (17, 22)]
+    assert "at app/ready.py:3-9" in found[0][2] and "at app/describe.py:3-8" in found[1][2]
+
+
+LIMITS = '''
+
+def build_limits(config):
+    limits = {"upload": 1048576, "download": 5242880, "parts": 16}
+    limits["timeout"] = 30
+    if config.get("strict"):
+        limits["retries"] = 0
+    else:
+        limits["retries"] = 5
+    limits["regions"] = ["eu-west-1", "us-east-1", "ap-south-1"]
+    return limits
+'''
+
+
+@pytest.mark.parametrize(
+    ("copy", "expected"),
+    [
+        # The same data under new names is the same table.
+        (LIMITS.replace("build_limits", "make_quota").replace("config", "settings").replace("limits", "quota"),
+         [(8, 16)]),
+        # The same shape with other data is another table.
+        (LIMITS.replace("1048576", "2097152").replace("eu-west-1", "eu-north-1"), []),
+    ],
+)
+def test_a_table_is_a_copy_when_its_data_is_the_same_whatever_its_names(
+    tmp_path: Path, copy: str, expected: list[tuple[int, int]]
+) -> None:
+    findings = review_change(tmp_path, {"app/limits.py": LIMITS, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + copy})
+    assert [(item.line, item.end_line) for item in findings if item.rule == "reuse/duplicate-code"] == expected
