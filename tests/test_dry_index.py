@@ -82,7 +82,7 @@ def test_the_index_is_kept_by_blob_and_reused_with_the_same_findings(
     cold = _duplicates(tmp_path / "cold", {"app/jobs.py": JOBS + COPY}, cache)
     assert [(path, line) for path, line, _, _ in cold] == [("app/jobs.py", 8)]
     assert len(_packs(cache)) == 1
-    assert (cache / "dry-index" / ".gitignore").read_text() == "*\n"
+    assert "\n*\n" in (cache / ".gitignore").read_text()  # the cache directory ignores itself
     # Another repository with the same contents: every blob is known, none is computed again.
     computed = _count_calls(monkeypatch, "add")
     assert _duplicates(tmp_path / "warm", {"app/jobs.py": JOBS + COPY}, cache) == cold
