@@ -43,7 +43,7 @@ def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
          str(REPO_ROOT)],
         check=True, capture_output=True, timeout=300,
     )
-    [wheel] = tmp_path.glob("reviewgate-*.whl")
+    [wheel] = tmp_path.glob("reviewgate_ci-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "reviewgate/schemas/finding.schema.json" in names
     assert "reviewgate/schemas/report.schema.json" in names
