@@ -18,7 +18,7 @@ RUN apt-get update \
     && git config --system --add safe.directory '*'
 
 WORKDIR /opt/reviewgate
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE MANIFEST.in ./
 COPY reviewgate ./reviewgate
 COPY entrypoint.py ./
 RUN pip install --no-cache-dir --disable-pip-version-check .

@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def _master_repository(root: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # a build and an install from the index: seconds alone, more on a busy machine
 def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_path: Path) -> None:
     source = _copy_of_the_repository(tmp_path / "source")
     dist = tmp_path / "dist"
@@ -84,6 +86,10 @@ def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_pa
     [sdist] = dist.glob(f"reviewgate_ci-{VERSION}.tar.gz")
     [wheel] = dist.glob(f"reviewgate_ci-{VERSION}-py3-none-any.whl")
     _run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)], cwd=tmp_path)
+    with tarfile.open(sdist) as archive:
+        shipped = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "README.md", "pyproject.toml", "reviewgate/schemas/report.schema.json"} <= shipped
+    assert not any(name.startswith("tests/") for name in shipped), "the tests need the repository, not half of it"
     metadata = zipfile.ZipFile(wheel).read(f"reviewgate_ci-{VERSION}.dist-info/METADATA").decode()
     assert "Name: reviewgate-ci\n" in metadata
     requirements = re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)", metadata, re.MULTILINE)
