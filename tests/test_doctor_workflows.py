@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.ci.workflow_file import runs_the_gate, uses_the_action
+from reviewgate.ci.workflow_file import WorkflowSyntaxError, compose, runs_the_gate, uses_the_action
 from testing.cli import run_cli
 from testing.repo import commit, make_repo
 
@@ -189,3 +189,15 @@ def test_which_run_scripts_run_the_gate(script: str, runs: bool) -> None:
 ])
 def test_which_steps_use_the_action(uses: str, own: bool, gate: bool) -> None:
     assert uses_the_action(uses, own) is gate
+
+
+@pytest.mark.parametrize(("source", "line", "problem"), [
+    ("on: push\njobs: \x01\n", 2, "character #x0001 is not allowed in YAML"),
+    ("on: push\n---\non: pull_request\n", 2, "but found another document"),
+    ("jobs: [a,\n", 2, "expected the node content, but found '<stream end>'"),
+    ("jobs: *undefined\n", 1, "found undefined alias 'undefined'"),
+])
+def test_malformed_yaml_is_one_problem_with_its_line(source: str, line: int, problem: str) -> None:
+    with pytest.raises(WorkflowSyntaxError) as raised:
+        compose(source)
+    assert (raised.value.line, raised.value.problem) == (line, problem)

@@ -50,8 +50,8 @@ def check_workflows(repo: Path, *, ok: Say, note: Say, problem: Say) -> None:
         try:
             workflow = parse_workflow(path.read_text(encoding="utf-8"), Path(shown))
         except WorkflowSyntaxError as error:
-            problem(f"{printable(shown)}:{error.line}: not valid YAML ({printable(error.problem)}); "
-                    "GitHub cannot run this workflow")
+            place = f"{printable(shown)}:{error.line}" if error.line else printable(shown)
+            problem(f"{place}: not valid YAML ({printable(error.problem)}); GitHub cannot run this workflow")
             continue
         except (OSError, UnicodeDecodeError) as error:
             problem(f"{printable(shown)}: cannot read: {printable(str(error))}")

@@ -67,6 +67,9 @@ def compose(source: str) -> Node | None:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or error.context or "not valid YAML"
         raise WorkflowSyntaxError(mark.line + 1 if mark else 0, problem) from error
+    except yaml.reader.ReaderError as error:  # a control character: placed by offset, not by mark
+        line = source.count("\n", 0, error.position) + 1
+        raise WorkflowSyntaxError(line, f"character #x{error.character:04x} is not allowed in YAML") from error
     except yaml.YAMLError as error:
         raise WorkflowSyntaxError(0, str(error).splitlines()[0]) from error
 
