@@ -1,6 +1,7 @@
 """`reviewgate doctor`: is this gate able to run here? One line per check, one per problem.
 
-Checks: the config parses, the git repository and the base resolve, and for each
+Checks: the config parses, the git repository and the base resolve, the GitHub workflows that run
+the gate check out the history and grant the permissions it needs, and for each
 configured reviewer: the key variable is set, the endpoint answers, the model is known (a
 cheap call that costs no generation where the API allows it), and, with `independent = true`,
 that the reviewer is not configured like the `[implementer]` that wrote the code (seed 001:
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviewgate.ci import detect
+from reviewgate.ci.workflow_check import check_workflows
 from reviewgate.config import (
     CONFIG_FILE,
     Config,
@@ -279,4 +281,5 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
                     ok=report.ok, note=report.note, problem=report.unreachable)
     except ReviewgateError as error:
         report.config(str(error))
+    check_workflows(repo, ok=report.ok, note=report.note, problem=report.config)
     return report.exit_code()

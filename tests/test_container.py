@@ -4,6 +4,7 @@ the one we test."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -37,15 +38,33 @@ def test_git_is_installed_and_the_workspace_is_a_safe_directory() -> None:
     assert "git config --system --add safe.directory '*'" in runs
 
 
+def _copied_into(context: Path) -> Path:
+    """What the Dockerfile's COPY lines put in its WORKDIR, and nothing else."""
+    for sources_and_destination in (rest.split() for keyword, rest in dockerfile_instructions() if keyword == "COPY"):
+        *sources, destination = sources_and_destination
+        for source in sources:
+            target = context / destination / (Path(source).name if destination.endswith("/") else "")
+            if (REPO_ROOT / source).is_dir():
+                shutil.copytree(REPO_ROOT / source, target, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO_ROOT / source, target)
+    return context
+
+
 def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path),
-         str(REPO_ROOT)],
-        check=True, capture_output=True, timeout=300,
+    # Built from exactly what the image copies, as its `pip install .` does: a file the build needs
+    # (the license, say) and the Dockerfile forgot fails here, not in the release.
+    workdir = _copied_into(tmp_path / "opt")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(workdir)],
+        capture_output=True, text=True, timeout=300, check=False,
     )
-    [wheel] = tmp_path.glob("reviewgate-*.whl")
+    assert built.returncode == 0, built.stderr
+    [wheel] = tmp_path.glob("reviewgate_ci-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "reviewgate/schemas/finding.schema.json" in names
     assert "reviewgate/schemas/report.schema.json" in names
     assert "reviewgate/cli.py" in names
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), "the MIT license text ships"
     assert not any(name.startswith(("tests/", "testing/")) for name in names)

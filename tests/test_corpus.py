@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
+from reviewgate.tomlfile import parse_toml
 from testing.lenses import review_change
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -29,8 +29,7 @@ def load_cases() -> list[dict[str, Any]]:
     cases = []
     # Every TOML file in the corpus: one per language, and one per family of real-code cases.
     for path in sorted(CORPUS.glob("*.toml")):
-        with path.open("rb") as handle:
-            cases += tomllib.load(handle)["case"]
+        cases += parse_toml(path.read_bytes(), str(path))["case"]
     return cases
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import jsonschema
 import pytest
 
 from reviewgate.errors import ConfigError
+from reviewgate.tomlfile import parse_toml
 from reviewgate.verify.manifest import (
     DEFAULT_GRACE,
     DEFAULT_READY_INTERVAL,
@@ -21,11 +21,6 @@ from reviewgate.verify.manifest import (
     load_manifest,
     parse_manifest,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "reviewgate/schemas/prepcook-scripts.schema.json").read_text())
@@ -37,7 +32,7 @@ def documented_example() -> dict[str, Any]:
     text = (ROOT / "docs/verify.md").read_text()
     match = re.search(r"```toml\n(.*?)```", text, re.DOTALL)
     assert match, "docs/verify.md has no ```toml example"
-    return tomllib.loads(match.group(1))
+    return parse_toml(match.group(1).encode(), "docs/verify.md")
 
 
 def test_documented_example_parses_and_validates_against_the_schema() -> None:
