@@ -121,4 +121,4 @@ def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_pa
     blocked = subprocess.run(shlex.split(str(_hook()["entry"])), cwd=repo, env=env, capture_output=True, text=True,
                              timeout=120, check=False)
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
-    assert re.search(r"^verdict: request_changes", blocked.stdout, re.MULTILINE), blocked.stdout
+    assert re.search(r"^verdict: changes requested", blocked.stdout, re.MULTILINE), blocked.stdout
