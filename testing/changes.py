@@ -9,3 +9,30 @@ SWALLOWING_CHANGE = {
     "load.py": SWALLOWING_SOURCE,
     "tests/test_load.py": "from load import load\n\n\ndef test_load():\n    assert load() is None\n",
 }
+
+# A JSON settings loader, and the same function copied under new names into the jobs module:
+# one reuse/duplicate-code finding at `app/jobs.py` (the DRY lens's standard case).
+DRY_EXISTING = """import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""
+DRY_COPY = """
+
+def read_job_config(filename, fallback):
+    with open(filename, encoding="utf-8") as stream:
+        payload = json.load(stream)
+    result = dict(fallback)
+    for name, item in payload.items():
+        if name in result and item is not None:
+            result[name] = item
+    return result
+"""
+DRY_JOBS = "import json\n\n\ndef run():\n    return 1\n"

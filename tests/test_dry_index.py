@@ -10,32 +10,11 @@ import pytest
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.dry_index import BlobIndex
 from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT, Normalized, consistent_renaming
+from testing.changes import DRY_COPY as COPY
+from testing.changes import DRY_EXISTING as EXISTING
+from testing.changes import DRY_JOBS as JOBS
 from testing.lenses import review_change
 
-EXISTING = """import json
-
-
-def load_settings(path, defaults):
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
-    merged = dict(defaults)
-    for key, value in data.items():
-        if key in merged and value is not None:
-            merged[key] = value
-    return merged
-"""
-COPY = """
-
-def read_job_config(filename, fallback):
-    with open(filename, encoding="utf-8") as stream:
-        payload = json.load(stream)
-    result = dict(fallback)
-    for name, item in payload.items():
-        if name in result and item is not None:
-            result[name] = item
-    return result
-"""
-JOBS = "import json\n\n\ndef run():\n    return 1\n"
 OTHER = "def other(count):\n    total = 0\n    for step in range(count):\n        total += step * 3\n    return total\n"
 Found = list[tuple[str, int | None, int | None, str]]
 

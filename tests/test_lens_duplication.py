@@ -10,34 +10,13 @@ from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.duplication_rules import definition_name, rewrapped_lines
 from reviewgate.reviewers.builtin.fingerprints import consistent_renaming
 from reviewgate.target.git import TreeReader
+from testing.changes import DRY_COPY as COPY
+from testing.changes import DRY_EXISTING as EXISTING
+from testing.changes import DRY_JOBS as JOBS
 from testing.cli import run_cli
 from testing.lenses import review_change
 from testing.repo import make_repo
 
-EXISTING = """import json
-
-
-def load_settings(path, defaults):
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
-    merged = dict(defaults)
-    for key, value in data.items():
-        if key in merged and value is not None:
-            merged[key] = value
-    return merged
-"""
-COPY = """
-
-def read_job_config(filename, fallback):
-    with open(filename, encoding="utf-8") as stream:
-        payload = json.load(stream)
-    result = dict(fallback)
-    for name, item in payload.items():
-        if name in result and item is not None:
-            result[name] = item
-    return result
-"""
-JOBS = "import json\n\n\ndef run():\n    return 1\n"
 TEST = "def test_run():\n    assert True\n"
 
 
