@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Protocol
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, one_per_place, sort_key
+from reviewgate.findings import one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
+from reviewgate.reviewers.builtin.engine import Lens, run_lenses
 from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
@@ -29,25 +28,25 @@ from reviewgate.reviewers.builtin.unhandled_rejection import UnhandledRejectionL
 SOURCE = "builtin"
 
 
-class Lens(Protocol):
-    """One deterministic check. It looks only at what the branch added."""
-
-    def check(self, request: ReviewRequest) -> Iterable[Finding]: ...
-
+# The lenses that compare files with each other: run once over the whole change, after the others
+# have gone through it file by file (engine.py).
+_duplication, _tests = DuplicationLens(), TestsLens()
+_reproduction_files, _reproduction_policy = ReproductionFilesLens(), ReproductionPolicyLens()
+whole_change_lenses: tuple[Lens, ...] = (_duplication, _tests, _reproduction_files, _reproduction_policy)
 
 # In seed 000's order of weight: reuse, readability, tests, swallowed failures, security, process.
 lenses: tuple[Lens, ...] = (
-    DuplicationLens(),
+    _duplication,
     ReadabilityLens(),
-    TestsLens(),
+    _tests,
     PythonSwallowedFailureLens(),
     OtherLanguagesSwallowedFailureLens(),
     UnhandledRejectionLens(),
     SecurityFallbackLens(),
     SecretsLens(),
     SecurityLens(),
-    ReproductionFilesLens(),
-    ReproductionPolicyLens(),
+    _reproduction_files,
+    _reproduction_policy,
 )
 
 
@@ -71,7 +70,7 @@ class BuiltinReviewer:
         request.head.prefetch(
             [change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES]
         )
-        found = [finding for lens in lenses for finding in lens.check(request)]
+        found = run_lenses(request, lenses, whole_change_lenses)
         found += missing_reasons(request)
         found += oversized_findings(request)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.

@@ -188,9 +188,15 @@ def collector_paused() -> Iterator[None]:
 def _parse(source: str, path: str) -> ast.Module | None:
     with collector_paused():
         try:
-            return ast.parse(source, filename=path)
+            tree = ast.parse(source, filename=path)
         except (SyntaxError, ValueError):
             return None
+        # Out of the collector's sight for good: a tree outlives the parse (the lenses, the tests
+        # lens's function shapes), and every full collection after would walk all its nodes again
+        # (a fifth of a 100,000-line review on 3.11). A frozen object is still freed when its last
+        # reference goes; a tree holds no cycles for the collector to find.
+        gc.freeze()
+        return tree
 
 
 def parse_python(source: str, path: str) -> ast.Module | None:
@@ -207,6 +213,13 @@ def parse_python_at_head(request: ReviewRequest, path: str) -> tuple[ast.Module,
         return None
     tree = _parse(source, path)
     return None if tree is None else (tree, source)
+
+
+def forget_parsed_trees() -> None:
+    """Drop the cached syntax trees: called when a file is done, so a change's trees are not all
+    held at once. The grouped walks stay (as many as the cache holds): the tests lens's function
+    shapes count their nodes from them later, and hold their trees anyway."""
+    _parse.cache_clear()
 
 
 @functools.lru_cache(maxsize=64)
