@@ -16,7 +16,6 @@ meanwhile.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -99,16 +98,21 @@ def worker_count(request: ReviewRequest) -> int:
             f"{WORKERS_VARIABLE}={configured!r}: expected a whole number of processes (1 runs the lenses "
             "in one process, 0 or unset picks by the change's size)"
         )
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1  # the workers share the parent's reads by forking; elsewhere, one process
     if configured and int(configured) > 0:
-        return int(configured)
-    files = request.target.files
-    if len(files) < PARALLEL_MIN_FILES:
-        return 1
-    if sum(len(change.added_lines()) for change in files) < PARALLEL_MIN_ADDED_LINES:
-        return 1
-    return available_cores()
+        wanted = int(configured)
+    else:
+        files = request.target.files
+        if len(files) < PARALLEL_MIN_FILES:
+            return 1
+        if sum(len(change.added_lines()) for change in files) < PARALLEL_MIN_ADDED_LINES:
+            return 1
+        wanted = available_cores()
+    if wanted > 1:
+        import multiprocessing  # a small change never needs it: not paid at start-up
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return 1  # the workers share the parent's reads by forking; elsewhere, one process
+    return wanted
 
 
 def available_cores() -> int:
@@ -184,6 +188,8 @@ def _in_parallel(
     files = request.target.files
     chunks = [range(start, min(start + CHUNK_FILES, len(files))) for start in range(0, len(files), CHUNK_FILES)]
     gc.freeze()  # the workers' collectors leave what they inherit alone (and its pages shared)
+    import multiprocessing
+
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             pending = pool.imap(_review_chunk, chunks)
