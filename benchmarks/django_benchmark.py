@@ -17,7 +17,8 @@ For each change it times, alternating and in the same run: the floor (Python sta
 of the change and reading every changed file, in one process), each gate (`reviewgate run
 --reviewer builtin --no-verify` as a subprocess, with PYTHONPATH the gate's checkout) cold (an
 empty --cache-dir) and warm (the same --cache-dir again), and jscpd 5.3.2 over the whole
-repository. It prints the medians with ratios against jscpd and the floor, and the peak memory
+repository (bytecode is cached under benchmarks/.cache/pycache, as an installed package has it).
+It prints the medians with ratios against jscpd and the floor, and the peak memory
 (the largest resident set of the process tree, sampled, or ru_maxrss when larger). Targets: the
 one-line change warm at most 0.1x jscpd and under 5x the floor; +20k at most 0.5x jscpd; +100k at
 most 1x jscpd; peak memory below 500 MB.
@@ -243,16 +244,28 @@ def jscpd_command(jscpd: Path, output: Path) -> list[str]:
     return [str(jscpd), "--silent", "--reporters", "json", "--output", str(output), "--ignore", "**/.git/**", "."]
 
 
+def python_environment(gate: Path | None = None) -> dict[str, str]:
+    """Bytecode cached under benchmarks/.cache/ (an installed package has its .pyc files; a
+    checkout measured with PYTHONDONTWRITEBYTECODE would compile every module on every run)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
+    if gate is not None:
+        env["PYTHONPATH"] = str(gate)
+    return env
+
+
 def measure_change(
     repo: Path, branch: str, gates: list[Path], jscpd: Path | None, runs: int, scratch: Path
 ) -> dict[str, Samples]:
     git(repo, "checkout", "-q", branch)
     samples: dict[str, Samples] = {}
+    for number, gate in enumerate(gates):  # untimed: bytecode written, files in the page cache
+        run_measured(gate_command(scratch / "warm-up", scratch / f"warm-up-{number}"), repo, python_environment(gate))
     for round_number in range(runs):
-        seconds, peak, _ = run_measured([sys.executable, "-c", FLOOR_SCRIPT], repo)
+        seconds, peak, _ = run_measured([sys.executable, "-c", FLOOR_SCRIPT], repo, python_environment())
         samples.setdefault("floor", Samples()).add(seconds, peak)
         for number, gate in enumerate(gates):
-            env = {**os.environ, "PYTHONPATH": str(gate)}
+            env = python_environment(gate)
             cache = scratch / f"cache-{number}-{round_number}"
             shutil.rmtree(cache, ignore_errors=True)
             for state in ("cold", "warm"):

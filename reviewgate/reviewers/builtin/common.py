@@ -91,6 +91,9 @@ HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG})
 SLASH_COMMENT = C_LIKE | {Language.C_FAMILY}
 
 
+# Every lens asks these of every changed file, and the DRY index of every file in the tree: each
+# answer computed once (a path object each time was a few percent of a large review).
+@functools.lru_cache(maxsize=8192)
 def language_of(path: str) -> Language:
     pure = PurePosixPath(path)
     return NAMES.get(pure.name) or EXTENSIONS.get(pure.suffix.lower(), Language.OTHER)
@@ -133,6 +136,7 @@ def is_translation_file(path: str) -> bool:
     return any(part in TRANSLATION_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
 
 
+@functools.lru_cache(maxsize=8192)
 def is_test_file(path: str) -> bool:
     parts = PurePosixPath(path).parts
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])

@@ -35,7 +35,7 @@ WORKERS_VARIABLE = "REVIEWGATE_WORKERS"
 # Below these the pool costs more than it saves (forking, pickling the findings back): measured
 # on a 2-core machine, a 200-line change is 40 ms of per-file work, a 20,000-line one 4-5 s.
 PARALLEL_MIN_FILES = 32
-PARALLEL_MIN_ADDED_LINES = 4_000
+PARALLEL_MIN_ADDED_LINES = 20_000
 # Files per task handed to a worker: small enough to balance, large enough that a task is not
 # mostly its own overhead.
 CHUNK_FILES = 8
