@@ -35,13 +35,21 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent
-CACHE = BENCHMARKS / ".cache"
-JSCPD_VERSION = "5.3.2"
+sys.path.insert(0, str(BENCHMARKS.parent))
+
+from benchmarks.measure import (  # noqa: E402
+    CACHE,
+    CommandFailed,
+    ensure_jscpd,
+    jscpd_command,
+    python_environment,
+    run_measured,
+)
+
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
@@ -162,59 +170,6 @@ def build_repository(workdir: Path) -> Path:
     return repo
 
 
-def ensure_jscpd() -> Path | None:
-    prefix = CACHE / f"jscpd-{JSCPD_VERSION}"
-    binary = prefix / "node_modules" / ".bin" / "jscpd"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        print("npm not found: the jscpd comparison is left out")
-        return None
-    with tempfile.TemporaryDirectory(prefix="jscpd-install-") as temporary:
-        subprocess.run(
-            [npm, "install", "--prefix", temporary, "--no-audit", "--no-fund", f"jscpd@{JSCPD_VERSION}"],
-            check=True,
-            capture_output=True,
-        )
-        shutil.rmtree(prefix, ignore_errors=True)
-        shutil.copytree(temporary, prefix, symlinks=True)
-    return binary if binary.exists() else None
-
-
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and its descendants now; 0 when psutil is missing or it ended."""
-    try:
-        import psutil
-    except ImportError:
-        return 0
-    try:
-        process = psutil.Process(pid)
-        return sum(member.memory_info().rss for member in [process, *process.children(recursive=True)])
-    except psutil.Error:
-        return 0
-
-
-def run_measured(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """Wall seconds, peak memory in MB (process tree, sampled; or the child's ru_maxrss if larger)
-    and exit code of one command."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    sampled = 0
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        sampled = max(sampled, _tree_rss(process.pid))
-        time.sleep(0.01)
-    elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
-        error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-        raise SystemExit(f"{' '.join(command[:4])} exited {process.returncode} in {cwd}:\n{error[-2000:]}")
-    return elapsed, max(sampled / 2**20, usage.ru_maxrss / 1024), process.returncode
-
-
 @dataclass
 class Samples:
     seconds: list[float] = field(default_factory=list)
@@ -240,20 +195,6 @@ def gate_command(output: Path, cache: Path) -> list[str]:
     ]
 
 
-def jscpd_command(jscpd: Path, output: Path) -> list[str]:
-    return [str(jscpd), "--silent", "--reporters", "json", "--output", str(output), "--ignore", "**/.git/**", "."]
-
-
-def python_environment(gate: Path | None = None) -> dict[str, str]:
-    """Bytecode cached under benchmarks/.cache/ (an installed package has its .pyc files; a
-    checkout measured with PYTHONDONTWRITEBYTECODE would compile every module on every run)."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
-    if gate is not None:
-        env["PYTHONPATH"] = str(gate)
-    return env
-
-
 def measure_change(
     repo: Path, branch: str, gates: list[Path], jscpd: Path | None, runs: int, scratch: Path
 ) -> dict[str, Samples]:
@@ -262,7 +203,7 @@ def measure_change(
     for number, gate in enumerate(gates):  # untimed: bytecode written, files in the page cache
         run_measured(gate_command(scratch / "warm-up", scratch / f"warm-up-{number}"), repo, python_environment(gate))
     for round_number in range(runs):
-        seconds, peak, _ = run_measured([sys.executable, "-c", FLOOR_SCRIPT], repo, python_environment())
+        seconds, peak = run_measured([sys.executable, "-c", FLOOR_SCRIPT], repo, python_environment())
         samples.setdefault("floor", Samples()).add(seconds, peak)
         for number, gate in enumerate(gates):
             env = python_environment(gate)
@@ -270,10 +211,10 @@ def measure_change(
             shutil.rmtree(cache, ignore_errors=True)
             for state in ("cold", "warm"):
                 output = scratch / f"out-{number}-{state}"
-                seconds, peak, _ = run_measured(gate_command(output, cache), repo, env)
+                seconds, peak = run_measured(gate_command(output, cache), repo, env)
                 samples.setdefault(f"{number}:{state}", Samples()).add(seconds, peak)
         if jscpd is not None:
-            seconds, peak, _ = run_measured(jscpd_command(jscpd, scratch / "jscpd"), repo)
+            seconds, peak = run_measured(jscpd_command(jscpd, scratch / "jscpd"), repo)
             samples.setdefault("jscpd", Samples()).add(seconds, peak)
     git(repo, "checkout", "-q", "main")
     return samples
@@ -347,7 +288,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="django-bench-") as scratch:
         for branch in arguments.changes:
             print(f"measuring {branch} ({sizes[branch]} added lines) ...", flush=True)
-            results[branch] = measure_change(repo, branch, gates, jscpd, arguments.runs, Path(scratch))
+            try:
+                results[branch] = measure_change(repo, branch, gates, jscpd, arguments.runs, Path(scratch))
+            except CommandFailed as error:
+                print(error, file=sys.stderr)
+                return 1
     report(results, sizes, gates, arguments.runs)
     return 0
 

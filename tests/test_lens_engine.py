@@ -18,6 +18,7 @@ from reviewgate.reviewers.builtin.common import is_test_file
 from reviewgate.reviewers.builtin.engine import WORKERS_VARIABLE, worker_count
 from reviewgate.target.freeze import freeze
 from reviewgate.target.git import TreeReader
+from testing.cli import run_cli
 from testing.repo import FileContent, make_repo
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -103,3 +104,11 @@ def test_a_small_change_is_reviewed_in_this_process(tmp_path: Path, monkeypatch:
     request = _request(tmp_path, {}, {f"app/m{number}.py": "x = 1\n" for number in range(40)})
     monkeypatch.delenv(WORKERS_VARIABLE, raising=False)
     assert worker_count(request) == 1
+
+
+def test_a_bad_worker_count_stops_the_run_as_a_usage_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 1\ny = 2\n"})
+    result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify",
+                     env={WORKERS_VARIABLE: "all"})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{WORKERS_VARIABLE}='all'" in result.stderr and len(result.stderr.strip().splitlines()) == 1

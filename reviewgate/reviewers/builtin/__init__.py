@@ -11,7 +11,7 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
-from reviewgate.reviewers.builtin.engine import Lens, run_lenses
+from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
 from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
@@ -58,6 +58,7 @@ class BuiltinReviewer:
 
     @classmethod
     def from_settings(cls, settings: ReviewerSettings) -> BuiltinReviewer:
+        configured_workers()  # a bad REVIEWGATE_WORKERS is a usage error before any work, not a failed review
         return cls(settings.name)
 
     def review(self, request: ReviewRequest) -> ReviewerOutcome:

@@ -89,17 +89,23 @@ def _is_behaviour_change(change: FileChange) -> bool:
     )
 
 
-def worker_count(request: ReviewRequest) -> int:
-    """Processes for the per-file stage: the variable's number when it is set (1: here, serially),
-    else the cores available for a large change and 1 for a small one."""
+def configured_workers() -> int:
+    """The variable's number of processes; 0 when unset (chosen by the change's size)."""
     configured = os.environ.get(WORKERS_VARIABLE, "").strip()
     if configured and not configured.isdigit():
         raise ConfigError(
             f"{WORKERS_VARIABLE}={configured!r}: expected a whole number of processes (1 runs the lenses "
             "in one process, 0 or unset picks by the change's size)"
         )
-    if configured and int(configured) > 0:
-        wanted = int(configured)
+    return int(configured or 0)
+
+
+def worker_count(request: ReviewRequest) -> int:
+    """Processes for the per-file stage: the variable's number when it is set (1: here, serially),
+    else the cores available for a large change and 1 for a small one."""
+    configured = configured_workers()
+    if configured > 0:
+        wanted = configured
     else:
         files = request.target.files
         if len(files) < PARALLEL_MIN_FILES:
