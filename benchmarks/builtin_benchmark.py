@@ -17,7 +17,7 @@ do), commits a branch that adds the lines, and times in the same run:
 
 The targets: the whole builtin review at most 5x the `git diff` time, faster than jscpd,
 peak memory below 1 GB. jscpd is installed on first use into benchmarks/.cache/ (gitignored)
-with `npm install --prefix`. Peak memory is the largest resident set of the process tree.
+with `npm install --prefix`. Peak memory: the most the process tree held at once (benchmarks/measure.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ of the change and reading every changed file, in one process), each gate (`revie
 empty --cache-dir) and warm (the same --cache-dir again), and jscpd 5.3.2 over the whole
 repository (bytecode is cached under benchmarks/.cache/pycache, as an installed package has it).
 It prints the medians with ratios against jscpd and the floor, and the peak memory
-(the largest resident set of the process tree, sampled, or ru_maxrss when larger). Targets: the
+(the most the process tree held at once, sampled, shared pages counted once; or ru_maxrss when larger). Targets: the
 one-line change warm at most 0.1x jscpd and under 5x the floor; +20k at most 0.5x jscpd; +100k at
 most 1x jscpd; peak memory below 500 MB.
 """

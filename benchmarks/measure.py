@@ -32,24 +32,33 @@ def python_environment(gate: Path | None = None) -> dict[str, str]:
     return env
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and its descendants now; 0 when psutil is missing or it ended."""
+def _tree_memory(pid: int) -> int:
+    """Bytes a process and its descendants hold now, each page shared between them (forked workers)
+    counted once in proportion (PSS; RSS where the system gives no PSS); 0 when psutil is missing
+    or the process ended."""
     try:
         import psutil
     except ImportError:
         return 0
+    total = 0
     try:
         process = psutil.Process(pid)
-        return sum(member.memory_info().rss for member in [process, *process.children(recursive=True)])
+        for member in [process, *process.children(recursive=True)]:
+            try:
+                total += getattr(member.memory_full_info(), "pss", 0) or member.memory_info().rss
+            except psutil.AccessDenied:
+                total += member.memory_info().rss
     except psutil.Error:
-        return 0
+        pass
+    return total
 
 
 def run_measured(
     command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0, 1)
 ) -> tuple[float, float]:
-    """Wall seconds and peak memory in MB of one command: the largest resident set of its process
-    tree (sampled every 10 ms with psutil), or the child's own ru_maxrss when that is larger."""
+    """Wall seconds and peak memory in MB of one command: the most its process tree held at once
+    (sampled every 10 ms with psutil, shared pages counted once), or the child's own ru_maxrss
+    when that is larger."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampled = 0
@@ -57,7 +66,7 @@ def run_measured(
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
-        sampled = max(sampled, _tree_rss(process.pid))
+        sampled = max(sampled, _tree_memory(process.pid))
         time.sleep(0.01)
     elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
