@@ -13,9 +13,14 @@ import tomllib
 
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
-from reviewgate.reviewers.builtin import BuiltinReviewer
+from reviewgate.reviewers.builtin import BuiltinReviewer, engine
 from reviewgate.reviewers.builtin.common import is_test_file
-from reviewgate.reviewers.builtin.engine import WORKERS_VARIABLE, worker_count
+from reviewgate.reviewers.builtin.engine import (
+    PARALLEL_MIN_ADDED_LINES,
+    PARALLEL_MIN_CORES,
+    WORKERS_VARIABLE,
+    worker_count,
+)
 from reviewgate.target.freeze import freeze
 from reviewgate.target.git import TreeReader
 from testing.cli import run_cli
@@ -112,3 +117,15 @@ def test_a_bad_worker_count_stops_the_run_as_a_usage_error(tmp_path: Path) -> No
                      env={WORKERS_VARIABLE: "all"})
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{WORKERS_VARIABLE}='all'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_large_change_uses_the_cores_only_where_there_are_cores_to_spare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = "".join(f"value_{line} = {line}\n" for line in range(PARALLEL_MIN_ADDED_LINES // 40 + 1))
+    request = _request(tmp_path, {}, {f"app/m{number}.py": body for number in range(40)})
+    monkeypatch.delenv(WORKERS_VARIABLE, raising=False)
+    monkeypatch.setattr(engine, "available_cores", lambda: PARALLEL_MIN_CORES - 1)
+    assert worker_count(request) == 1
+    monkeypatch.setattr(engine, "available_cores", lambda: PARALLEL_MIN_CORES)
+    assert worker_count(request) == PARALLEL_MIN_CORES
