@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
@@ -185,6 +186,13 @@ def _whole_change_findings(
 _shared: tuple[ReviewRequest, Sequence[Lens]] | None = None
 
 
+def _worker_signals() -> None:
+    """A worker leaves cancellation to the gate: the gate's SIGTERM/SIGINT handlers (which only
+    record the signal) would keep a worker alive through the pool's own SIGTERM at the end."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _review_chunk(indices: range) -> list[FileOutcome]:
     assert _shared is not None, "the per-file stage ran in a process not forked by run_lenses"
     request, per_file = _shared
@@ -205,7 +213,7 @@ def _in_parallel(
     import multiprocessing
 
     try:
-        with multiprocessing.get_context("fork").Pool(max(1, workers - 1)) as pool:
+        with multiprocessing.get_context("fork").Pool(max(1, workers - 1), initializer=_worker_signals) as pool:
             pending = pool.imap(_review_chunk, chunks)
             whole = {id(lens): list(_whole_change_findings(lens, request, None)) for lens in whole_change}
             outcomes = [outcome for chunk in pending for outcome in chunk]
