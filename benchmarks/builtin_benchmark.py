@@ -11,11 +11,13 @@ do), commits a branch that adds the lines, and times in the same run:
 - `reviewgate run --reviewer builtin --no-verify` (freeze, every lens, every report file), with its
   peak memory,
 - the DRY lens's index alone (to show how its cost grows with the repository),
-- `jscpd` (npm), the usual copy-paste detector, over the same repository.
+- jscpd 5.3.2 (npm), the usual copy-paste detector, over the same repository: by default and with
+  `--ignore-identifiers --ignore-literals` (its mode that also matches renamed copies), each with
+  its peak memory.
 
 The targets: the whole builtin review at most 5x the `git diff` time, faster than jscpd,
 peak memory below 1 GB. jscpd is installed on first use into benchmarks/.cache/ (gitignored)
-with `npm install --prefix`.
+with `npm install --prefix`. Peak memory: the most the process tree held at once (benchmarks/measure.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,14 +35,19 @@ from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent
 REPO_ROOT = BENCHMARKS.parent
-CACHE = BENCHMARKS / ".cache"
-JSCPD = CACHE / "node_modules" / ".bin" / "jscpd"
-JSCPD_VERSION = "4"
 TARGET_DIFF_RATIO = 5.0
 MEMORY_LIMIT_MB = 1024
 
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.measure import (  # noqa: E402
+    JSCPD_RENAMED_FLAGS,
+    JSCPD_VERSION,
+    ensure_jscpd,
+    jscpd_command,
+    python_environment,
+    run_measured,
+)
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.reviewers.builtin.duplication import DuplicationLens  # noqa: E402
 from reviewgate.target.freeze import freeze  # noqa: E402
@@ -240,33 +246,10 @@ class Measurement:
     review_peak_mb: float
     dry_index: float
     jscpd: float | None
+    jscpd_peak_mb: float | None
+    jscpd_renamed: float | None  # with --ignore-identifiers --ignore-literals
+    jscpd_renamed_peak_mb: float | None
     findings: int  # reuse findings: the synthetic branch holds one renamed copy, the rest is random
-
-
-def peak_of(command: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Wall time, peak resident memory (MB, from wait4 on the child) and exit code of one command."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _pid, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss / 1024, process.returncode
-
-
-def ensure_jscpd() -> Path | None:
-    if JSCPD.exists():
-        return JSCPD
-    npm = shutil.which("npm")
-    if npm is None:
-        print("npm not found: jscpd comparison skipped")
-        return None
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"jscpd@{JSCPD_VERSION}"],
-        check=True,
-        capture_output=True,
-    )
-    return JSCPD if JSCPD.exists() else None
 
 
 def measure(root: Path, total_lines: int, added_lines: int, jscpd: Path | None) -> Measurement:
@@ -282,7 +265,7 @@ def measure(root: Path, total_lines: int, added_lines: int, jscpd: Path | None) 
     started = time.perf_counter()
     subprocess.run(["git", "diff", "main...feature"], cwd=repo, stdout=subprocess.DEVNULL, check=True)
     git_diff = time.perf_counter() - started
-    review, peak, code = peak_of(
+    review, peak = run_measured(
         [
             sys.executable,
             "-m",
@@ -297,9 +280,8 @@ def measure(root: Path, total_lines: int, added_lines: int, jscpd: Path | None) 
             str(root / f"out-{total_lines}"),
         ],
         repo,
+        python_environment(REPO_ROOT),
     )
-    if code not in (0, 1):
-        raise SystemExit(f"reviewgate run exited {code} on the benchmark repository")
     report = (root / f"out-{total_lines}" / "report.json").read_text(encoding="utf-8")
     findings = report.count('"rule": "reuse/')
     target = freeze(repo, base="main")
@@ -307,44 +289,49 @@ def measure(root: Path, total_lines: int, added_lines: int, jscpd: Path | None) 
     started = time.perf_counter()
     list(DuplicationLens().check(request))
     dry_index = time.perf_counter() - started
-    jscpd_time = None
+    jscpd_default: tuple[float | None, float | None] = (None, None)
+    jscpd_renamed: tuple[float | None, float | None] = (None, None)
     if jscpd is not None:
-        started = time.perf_counter()
-        subprocess.run(
-            [
-                str(jscpd),
-                "--silent",
-                "--min-tokens",
-                "50",
-                "--reporters",
-                "json",
-                "--output",
-                str(root / f"jscpd-{total_lines}"),
-                "--ignore",
-                "**/.git/**",
-                ".",
-            ],
-            cwd=repo,
-            capture_output=True,
-            check=False,
-            timeout=3600,
+        # jscpd exits 1 when it finds clones; --min-tokens 50 is its default, written out.
+        jscpd_default = run_measured(
+            jscpd_command(jscpd, root / f"jscpd-{total_lines}", "--min-tokens", "50"), repo, ok=(0, 1)
         )
-        jscpd_time = time.perf_counter() - started
-    return Measurement(total_lines, added, git_diff, review, peak, dry_index, jscpd_time, findings)
+        jscpd_renamed = run_measured(
+            jscpd_command(jscpd, root / f"jscpd-renamed-{total_lines}", "--min-tokens", "50", *JSCPD_RENAMED_FLAGS),
+            repo,
+            ok=(0, 1),
+        )
+    return Measurement(
+        total_lines, added, git_diff, review, peak, dry_index, *jscpd_default, *jscpd_renamed, findings
+    )
+
+
+def _seconds(value: float | None) -> str:
+    return f"{value:8.2f}s" if value is not None else "      n/a"
+
+
+def _ratio(value: float, against: float | None) -> str:
+    return f"{value / against:7.2f}x" if against else "     n/a"
+
+
+def _megabytes(value: float | None) -> str:
+    return f"{value:7.0f}" if value is not None else "    n/a"
 
 
 def report(rows: list[Measurement]) -> None:
+    print(f"\njscpd {JSCPD_VERSION}; 'renamed': jscpd {' '.join(JSCPD_RENAMED_FLAGS)}; memory in MB")
     print(
-        f"\n{'repo lines':>10} {'added':>7} {'git diff':>9} {'builtin':>9} {'x diff':>7} {'jscpd':>9} "
-        f"{'x jscpd':>8} {'peak MB':>8} {'DRY lens':>9} {'reuse':>6}"
+        f"{'repo lines':>10} {'added':>7} {'git diff':>9} {'builtin':>9} {'x diff':>7} {'peak':>7} "
+        f"{'jscpd':>9} {'x jscpd':>8} {'peak':>7} {'renamed':>9} {'x renamed':>9} {'peak':>7} "
+        f"{'DRY lens':>9} {'reuse':>6}"
     )
     for row in rows:
-        jscpd = f"{row.jscpd:8.2f}s" if row.jscpd is not None else "     n/a"
-        versus = f"{row.review / row.jscpd:8.2f}" if row.jscpd else "     n/a"
         print(
             f"{row.repo_lines:>10} {row.added_lines:>7} {row.git_diff:8.3f}s {row.review:8.2f}s "
-            f"{row.review / row.git_diff:7.1f} {jscpd} {versus} {row.review_peak_mb:8.0f} "
-            f"{row.dry_index:8.2f}s {row.findings:>6}"
+            f"{row.review / row.git_diff:7.1f} {row.review_peak_mb:7.0f} "
+            f"{_seconds(row.jscpd)} {_ratio(row.review, row.jscpd)} {_megabytes(row.jscpd_peak_mb)} "
+            f"{_seconds(row.jscpd_renamed)} {_ratio(row.review, row.jscpd_renamed):>9} "
+            f"{_megabytes(row.jscpd_renamed_peak_mb)} {row.dry_index:8.2f}s {row.findings:>6}"
         )
     if len(rows) >= 2:
         first, last = rows[0], rows[-1]

@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -115,6 +114,8 @@ def _retry_after(headers: Mapping[str, str], now: float) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
+    from email.utils import parsedate_to_datetime  # the email package is a fifth of start-up: on use
+
     try:  # RFC 9110 also allows an HTTP date
         return max(0.0, parsedate_to_datetime(value).timestamp() - now)
     except (TypeError, ValueError):

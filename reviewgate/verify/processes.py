@@ -16,8 +16,10 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psutil
+if TYPE_CHECKING:
+    import psutil  # imported where used: only a run with a verify needs it (a tenth of start-up)
 
 # How often a wait loop looks again; short, so a cancelled or finished wait ends quickly.
 POLL_SECONDS = 0.05
@@ -45,6 +47,7 @@ def spawn(command: str, cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[b
 
 def _alive(process: psutil.Process) -> bool:
     """Running and not a zombie: a zombie is dead, only waiting for its parent to reap it."""
+    import psutil
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
@@ -53,6 +56,7 @@ def _alive(process: psutil.Process) -> bool:
 
 def group_members(pgid: int) -> list[psutil.Process]:
     """Every live process whose process group is `pgid`."""
+    import psutil
     members = []
     for process in psutil.process_iter():
         try:
@@ -65,6 +69,7 @@ def group_members(pgid: int) -> list[psutil.Process]:
 
 def process_tree(root_pid: int, pgid: int) -> list[psutil.Process]:
     """The group's members and the root's live descendants, each once."""
+    import psutil
     found = {process.pid: process for process in group_members(pgid)}
     try:
         for child in psutil.Process(root_pid).children(recursive=True):
@@ -76,6 +81,7 @@ def process_tree(root_pid: int, pgid: int) -> list[psutil.Process]:
 
 
 def describe(process: psutil.Process) -> str:
+    import psutil
     try:
         command = " ".join(process.cmdline()) or process.name()
     except psutil.Error:
@@ -84,6 +90,7 @@ def describe(process: psutil.Process) -> str:
 
 
 def _signal_all(pgid: int, processes: Iterable[psutil.Process], signum: signal.Signals) -> None:
+    import psutil
     try:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
@@ -188,6 +195,7 @@ def wait_ports_free(ports: Iterable[int], seconds: float) -> list[int]:
 def processes_with_cookie(cookie: str) -> list[psutil.Process]:
     """Every live process started with RUN_COOKIE_VARIABLE=cookie in its environment (only
     processes we may read: our own user's, or all of them as root)."""
+    import psutil
     found = []
     for process in psutil.process_iter():
         try:
@@ -202,6 +210,7 @@ def processes_with_cookie(cookie: str) -> list[psutil.Process]:
 def kill_escaped(cookie: str, grace: float) -> list[tuple[str, bool]]:
     """SIGTERM to every process still carrying the cookie, `grace` seconds, SIGKILL: each as
     (description, gone). Run after the group and tree are stopped, so these escaped them."""
+    import psutil
     escaped = processes_with_cookie(cookie)
     if not escaped:
         return []

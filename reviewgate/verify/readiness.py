@@ -7,9 +7,7 @@ fail at once with its exit code (a non-zero one: see `crashed`).
 
 from __future__ import annotations
 
-import http.client
 import socket
-import ssl
 import subprocess
 import time
 from collections.abc import Mapping
@@ -38,6 +36,10 @@ class ReadyResult:
 
 
 def _http_status(url: str, address: str, timeout: float) -> int:
+    # Imported here: only a manifest with a URL ready check needs an HTTP client and TLS.
+    import http.client
+    import ssl
+
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     path = parts.path or "/"
@@ -64,6 +66,8 @@ def _http_status(url: str, address: str, timeout: float) -> int:
 
 def probe_url(url: str, expect: tuple[int, ...], timeout: float) -> str | None:
     """None when ready; otherwise what went wrong on each address tried."""
+    import http.client
+
     host = urlsplit(url).hostname or ""
     problems = []
     for address in LOOPBACK_NAMES.get(host.lower(), (host,)):

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Protocol
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, one_per_place, sort_key
+from reviewgate.findings import one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
+from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
 from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
@@ -30,32 +29,27 @@ from reviewgate.reviewers.builtin.unhandled_rejection import UnhandledRejectionL
 SOURCE = "builtin"
 
 
-class Lens(Protocol):
-    """One deterministic check. It looks only at what the branch added."""
-
-    def check(self, request: ReviewRequest) -> Iterable[Finding]: ...
-
+# The lenses that compare files with each other: run once over the whole change, after the others
+# have gone through it file by file (engine.py); in a shard, only in the shard that does the
+# whole-change work.
+_duplication, _tests = DuplicationLens(), TestsLens()
+_reproduction_files, _reproduction_policy = ReproductionFilesLens(), ReproductionPolicyLens()
+whole_change_lenses: tuple[Lens, ...] = (_duplication, _tests, _reproduction_files, _reproduction_policy)
 
 # In seed 000's order of weight: reuse, readability, tests, swallowed failures, security, process.
 lenses: tuple[Lens, ...] = (
-    DuplicationLens(),
+    _duplication,
     ReadabilityLens(),
-    TestsLens(),
+    _tests,
     PythonSwallowedFailureLens(),
     OtherLanguagesSwallowedFailureLens(),
     UnhandledRejectionLens(),
     SecurityFallbackLens(),
     SecretsLens(),
     SecurityLens(),
-    ReproductionFilesLens(),
-    ReproductionPolicyLens(),
+    _reproduction_files,
+    _reproduction_policy,
 )
-
-
-# Lenses that read the change as a whole (DRY across files, tests for the change, the process
-# and its reproduction evidence from the verify): in a shard they run only where the whole-change
-# work is done; every other lens reads one file at a time and runs on the shard's files.
-WHOLE_CHANGE_LENSES = (DuplicationLens, TestsLens, ReproductionFilesLens, ReproductionPolicyLens)
 
 
 class BuiltinReviewer:
@@ -67,6 +61,7 @@ class BuiltinReviewer:
 
     @classmethod
     def from_settings(cls, settings: ReviewerSettings) -> BuiltinReviewer:
+        configured_workers()  # a bad REVIEWGATE_WORKERS is a usage error before any work, not a failed review
         return cls(settings.name)
 
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
@@ -84,8 +79,15 @@ class BuiltinReviewer:
         request.head.prefetch(
             [change.path for change in reviewable_changes(read) if language_of(change.path) in CODE_LANGUAGES]
         )
-        found = [finding for lens in lenses if whole or not isinstance(lens, WHOLE_CHANGE_LENSES)
-                 for finding in lens.check(request if isinstance(lens, WHOLE_CHANGE_LENSES) else part)]
+        if request.scope is None:
+            found = run_lenses(request, lenses, whole_change_lenses)
+        else:
+            # A shard: the per-file lenses on its own files; the whole-change lenses over the
+            # whole change, in the one shard that owns them.
+            per_file = tuple(lens for lens in lenses if lens not in whole_change_lenses)
+            found = run_lenses(part, per_file, ())
+            if whole:
+                found += run_lenses(request, whole_change_lenses, whole_change_lenses)
         found += missing_reasons(part)
         found += unknown_rule_names(part)
         found += oversized_findings(part)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -83,6 +84,11 @@ def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
         return c_like_shapes(text, language)
     except (IndexError, KeyError, RecursionError):  # a tokenizer confused by odd input: no evidence
         return None
+
+
+def head_shapes_of(request: ReviewRequest, change: FileChange) -> Shapes | None:
+    """The functions of a changed file at head; None when it is missing or does not parse."""
+    return _head_shapes(request, change, language_of(change.path))
 
 
 def _head_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
@@ -269,14 +275,21 @@ def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...
     prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
 
 
-def analyse(request: ReviewRequest, *, changed_bodies: bool = True) -> list[Evidence]:
-    """Evidence over every changed source file that is not a test, in file order."""
+def analyse(
+    request: ReviewRequest, *, changed_bodies: bool = True, head_shapes: Mapping[str, Shapes | None] | None = None
+) -> list[Evidence]:
+    """Evidence over every changed source file that is not a test, in file order. `head_shapes`:
+    the head side's functions by path, when the caller made them already (head_shapes_of)."""
     changes = _behaviour_changes(request)
     if not changes:
         return []
     base_texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
     base_shapes = {path: shapes_of(text, path, language_of(path)) for path, text in base_texts.items()}
-    head_shapes = {change.path: _head_shapes(request, change, language_of(change.path)) for change in changes}
+    head_shapes = {
+        change.path: head_shapes[change.path] if head_shapes is not None and change.path in head_shapes
+        else _head_shapes(request, change, language_of(change.path))
+        for change in changes
+    }
     removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
     for change in changes:
         base_path, head = _base_path(change), head_shapes[change.path]

@@ -8,12 +8,13 @@ counts as the change's tests.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import is_test_file, lens_finding
+from reviewgate.reviewers.builtin.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus
 
 RULE_MISSING_TESTS = "tests/missing-tests"
@@ -75,10 +76,20 @@ class TestsLens:
     __test__ = False  # not a pytest test class, whatever its name says
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        return self.check_with_shapes(request, None)
+
+    def wants_shapes(self, request: ReviewRequest) -> bool:
+        """Whether the lens reads the head side's functions (not when the change touches tests)."""
+        return not changes_tests(request)
+
+    def check_with_shapes(
+        self, request: ReviewRequest, head_shapes: Mapping[str, Shapes | None] | None
+    ) -> Iterator[Finding]:
+        """The findings, given the head side's functions by path when the caller has them."""
         if changes_tests(request):
             return
         # Changed bodies only matter for a fix: normalising every edited function costs a walk each.
-        evidence = analyse(request, changed_bodies=request.marked_as_fix)
+        evidence = analyse(request, changed_bodies=request.marked_as_fix, head_shapes=head_shapes)
         if request.marked_as_fix and evidence:
             severity = _fix_severity(evidence)
             weak = (

@@ -1,0 +1,105 @@
+"""What the speed benchmarks share: timing a command with its peak memory, jscpd installed on
+first use, the environment a measured Python runs in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+CACHE = BENCHMARKS / ".cache"
+JSCPD_VERSION = "5.3.2"
+# jscpd's mode that ignores identifier and literal values, so renamed copies match too.
+JSCPD_RENAMED_FLAGS = ("--ignore-identifiers", "--ignore-literals")
+
+
+class CommandFailed(Exception):
+    """A measured command exited with an error code."""
+
+
+def python_environment(gate: Path | None = None) -> dict[str, str]:
+    """Bytecode cached under benchmarks/.cache/pycache (an installed package has its .pyc files; a
+    checkout run with PYTHONDONTWRITEBYTECODE compiles every module on every run), and the
+    reviewgate checkout `gate` on PYTHONPATH when given."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
+    if gate is not None:
+        env["PYTHONPATH"] = str(gate)
+    return env
+
+
+def _tree_memory(pid: int) -> int:
+    """Bytes a process and its descendants hold now, each page shared between them (forked workers)
+    counted once in proportion (PSS; RSS where the system gives no PSS); 0 when psutil is missing
+    or the process ended."""
+    try:
+        import psutil
+    except ImportError:
+        return 0
+    total = 0
+    try:
+        process = psutil.Process(pid)
+        for member in [process, *process.children(recursive=True)]:
+            try:
+                total += getattr(member.memory_full_info(), "pss", 0) or member.memory_info().rss
+            except psutil.AccessDenied:
+                total += member.memory_info().rss
+    except psutil.Error:
+        pass
+    return total
+
+
+def run_measured(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0, 1)
+) -> tuple[float, float]:
+    """Wall seconds and peak memory in MB of one command: the most its process tree held at once
+    (sampled every 10 ms with psutil, shared pages counted once), or the child's own ru_maxrss
+    when that is larger."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sampled = 0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        sampled = max(sampled, _tree_memory(process.pid))
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if process.returncode not in ok:
+        raise CommandFailed(f"{' '.join(command[:4])} exited {process.returncode} in {cwd}:\n{error[-2000:]}")
+    return elapsed, max(sampled / 2**20, usage.ru_maxrss / 1024)
+
+
+def ensure_jscpd() -> Path | None:
+    """jscpd at JSCPD_VERSION, installed on first use into benchmarks/.cache/ (npm, into a temporary
+    prefix moved in place once complete); None without npm."""
+    prefix = CACHE / f"jscpd-{JSCPD_VERSION}"
+    binary = prefix / "node_modules" / ".bin" / "jscpd"
+    if binary.exists():
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        print("npm not found: the jscpd comparison is left out")
+        return None
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="jscpd-install-", dir=CACHE) as temporary:
+        subprocess.run(
+            [npm, "install", "--prefix", temporary, "--no-audit", "--no-fund", f"jscpd@{JSCPD_VERSION}"],
+            check=True,
+            capture_output=True,
+        )
+        shutil.rmtree(prefix, ignore_errors=True)
+        shutil.move(temporary, prefix)
+        Path(temporary).mkdir()  # the context manager removes it again
+    return binary if binary.exists() else None
+
+
+def jscpd_command(jscpd: Path, output: Path, *flags: str) -> list[str]:
+    """jscpd over the current directory, its JSON report in `output`, the git directory left out."""
+    return [str(jscpd), *flags, "--silent", "--reporters", "json", "--output", str(output), "--ignore", "**/.git/**", "."]

@@ -1,0 +1,131 @@
+"""How the lenses run: file by file with each tree parsed once, and on several processes for a
+large change, with the same findings in the same order as one process gives."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+
+from reviewgate.context import ReviewRequest
+from reviewgate.errors import ConfigError
+from reviewgate.reviewers.builtin import BuiltinReviewer, engine
+from reviewgate.reviewers.builtin.common import is_test_file
+from reviewgate.reviewers.builtin.engine import (
+    PARALLEL_MIN_ADDED_LINES,
+    PARALLEL_MIN_CORES,
+    WORKERS_VARIABLE,
+    worker_count,
+)
+from reviewgate.target.freeze import freeze
+from reviewgate.target.git import TreeReader
+from testing.cli import run_cli
+from testing.repo import FileContent, make_repo
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def _corpus_change() -> tuple[dict[str, FileContent], dict[str, FileContent]]:
+    """Every labelled corpus case side by side in one repository, each under a folder of its
+    name, its test files left out (so the tests lens has its say): a change of a few hundred
+    files that every lens has something to say about."""
+    base: dict[str, FileContent] = {}
+    branch: dict[str, FileContent] = {}
+    for path in sorted(CORPUS.glob("*.toml")):
+        with path.open("rb") as handle:
+            cases: list[dict[str, Any]] = tomllib.load(handle)["case"]
+        for case in cases:
+            base.update({f"{case['name']}/{name}": text for name, text in case.get("base", {}).items()})
+            branch.update(
+                {f"{case['name']}/{name}": text for name, text in case.get("branch", {}).items() if not is_test_file(name)}
+            )
+    return base, branch
+
+
+def _request(root: Path, base: dict[str, FileContent], branch: dict[str, FileContent]) -> ReviewRequest:
+    repo = make_repo(root, base, branch)
+    target = freeze(repo.path, base="main")
+    return ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))
+
+
+def _review(request: ReviewRequest) -> list[tuple[str, str, str | None, int | None]]:
+    fresh = ReviewRequest(target=request.target, head=TreeReader(Path(request.target.repo_root), request.target.head_sha))
+    return [(item.id, item.rule, item.path, item.line) for item in BuiltinReviewer().review(fresh).findings]
+
+
+def test_several_processes_give_the_findings_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    request = _request(tmp_path, *_corpus_change())
+    monkeypatch.setenv(WORKERS_VARIABLE, "1")
+    assert worker_count(request) == 1
+    serial = _review(request)
+    monkeypatch.setenv(WORKERS_VARIABLE, "3")
+    assert worker_count(request) == 3
+    parallel = _review(request)
+    assert parallel == serial
+    families = Counter(rule.split("/")[0] for _id, rule, _path, _line in serial)
+    assert len(serial) > 60 and {"reuse", "tests", "correctness", "readability", "security"} <= set(families)
+
+
+def test_each_changed_file_is_parsed_once_however_many_files_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = (
+        "import subprocess\n\n\ndef run_{0}(command):\n    try:\n"
+        "        return subprocess.run(command, shell=True)\n    except Exception:\n        pass\n"
+    )
+    branch: dict[str, FileContent] = {f"app/module_{number}.py": source.format(number) for number in range(80)}
+    request = _request(tmp_path, {"README.md": "app\n"}, branch)
+    parsed: Counter[str] = Counter()
+    real_parse = ast.parse
+
+    def counting_parse(text: str, filename: str = "<unknown>", *args: Any, **kwargs: Any) -> Any:
+        parsed[filename] += 1
+        return real_parse(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    monkeypatch.setenv(WORKERS_VARIABLE, "1")
+    findings = _review(request)
+    assert {rule for _id, rule, _path, _line in findings} >= {
+        "correctness/swallowed-exception", "tests/missing-tests"
+    }
+    assert parsed == Counter(dict.fromkeys(branch, 1))
+
+
+@pytest.mark.parametrize("value", ["two", "-1", "1.5"])
+def test_a_worker_count_that_is_not_a_number_is_refused_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    request = _request(tmp_path, {}, {"app.py": "x = 1\n"})
+    monkeypatch.setenv(WORKERS_VARIABLE, value)
+    with pytest.raises(ConfigError, match=f"{WORKERS_VARIABLE}={value!r}"):
+        worker_count(request)
+
+
+def test_a_small_change_is_reviewed_in_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    request = _request(tmp_path, {}, {f"app/m{number}.py": "x = 1\n" for number in range(40)})
+    monkeypatch.delenv(WORKERS_VARIABLE, raising=False)
+    assert worker_count(request) == 1
+
+
+def test_a_bad_worker_count_stops_the_run_as_a_usage_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 1\ny = 2\n"})
+    result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify",
+                     env={WORKERS_VARIABLE: "all"})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{WORKERS_VARIABLE}='all'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_large_change_uses_the_cores_only_where_there_are_cores_to_spare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = "".join(f"value_{line} = {line}\n" for line in range(PARALLEL_MIN_ADDED_LINES // 40 + 1))
+    request = _request(tmp_path, {}, {f"app/m{number}.py": body for number in range(40)})
+    monkeypatch.delenv(WORKERS_VARIABLE, raising=False)
+    monkeypatch.setattr(engine, "available_cores", lambda: PARALLEL_MIN_CORES - 1)
+    assert worker_count(request) == 1
+    monkeypatch.setattr(engine, "available_cores", lambda: PARALLEL_MIN_CORES)
+    assert worker_count(request) == PARALLEL_MIN_CORES
