@@ -41,6 +41,7 @@ MEMORY_LIMIT_MB = 1024
 sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.measure import (  # noqa: E402
+    IDENTIFIER_WORDS,
     JSCPD_RENAMED_FLAGS,
     JSCPD_VERSION,
     ensure_jscpd,
@@ -54,19 +55,13 @@ from reviewgate.target.freeze import freeze  # noqa: E402
 from reviewgate.target.git import TreeReader  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
-_WORDS = (
-    "account order invoice cart price total user session token cache queue job report ledger item line "
-    "entry batch record payload config setting limit count index offset page result value state event "
-    "message client server request response stream buffer window handler worker task plan route path"
-).split()
-
 
 def _name(rng: random.Random) -> str:
-    return "_".join(rng.sample(_WORDS, rng.randint(1, 3)))
+    return "_".join(rng.sample(IDENTIFIER_WORDS, rng.randint(1, 3)))
 
 
 def _camel(rng: random.Random) -> str:
-    first, *rest = rng.sample(_WORDS, rng.randint(1, 3))
+    first, *rest = rng.sample(IDENTIFIER_WORDS, rng.randint(1, 3))
     return first + "".join(word.title() for word in rest)
 
 

@@ -15,6 +15,12 @@ CACHE = BENCHMARKS / ".cache"
 JSCPD_VERSION = "5.3.2"
 # jscpd's mode that ignores identifier and literal values, so renamed copies match too.
 JSCPD_RENAMED_FLAGS = ("--ignore-identifiers", "--ignore-literals")
+# The words generated and renamed code is named with: plain domain words, as real code reads.
+IDENTIFIER_WORDS = (
+    "account order invoice cart price total user session token entry batch record payload setting "
+    "limit count offset page result value state event message client server stream buffer window "
+    "handler worker task plan route ledger item line report queue job"
+).split()
 
 
 class CommandFailed(Exception):

@@ -45,6 +45,7 @@ COPIES_FILE = "renamed_copies_module.py"
 
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.measure import IDENTIFIER_WORDS  # noqa: E402
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.findings import Finding  # noqa: E402
 from reviewgate.reviewers.builtin import BuiltinReviewer  # noqa: E402
@@ -52,12 +53,6 @@ from reviewgate.reviewers.builtin.duplication import DuplicationLens, is_candida
 from reviewgate.target.freeze import freeze  # noqa: E402
 from reviewgate.target.git import TreeReader  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
-
-_WORDS = (
-    "account order invoice cart price total user session token entry batch record payload setting "
-    "limit count offset page result value state event message client server stream buffer window "
-    "handler worker task plan route ledger item line report queue job"
-).split()
 
 
 @dataclass(frozen=True)
@@ -134,7 +129,7 @@ def _renamed(source_lines: list[str], definition: Definition, rng: random.Random
     function = ast.parse(text).body[0]
     assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
     bound = sorted(_bound_names(function))
-    words = rng.sample(_WORDS, len(_WORDS))
+    words = rng.sample(IDENTIFIER_WORDS, len(IDENTIFIER_WORDS))
     renaming = {name: f"{words[index % len(words)]}_{index}" for index, name in enumerate(bound)}
     # Keyword arguments name the callee's parameters, not this definition's names: they stay.
     keywords = {(node.lineno, node.col_offset) for node in ast.walk(function)
