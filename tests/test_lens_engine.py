@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
@@ -25,8 +24,7 @@ from reviewgate.target.freeze import freeze
 from reviewgate.target.git import TreeReader
 from testing.cli import run_cli
 from testing.repo import FileContent, make_repo
-
-CORPUS = Path(__file__).parent / "corpus"
+from tests.test_corpus import load_cases
 
 
 def _corpus_change() -> tuple[dict[str, FileContent], dict[str, FileContent]]:
@@ -35,14 +33,11 @@ def _corpus_change() -> tuple[dict[str, FileContent], dict[str, FileContent]]:
     files that every lens has something to say about."""
     base: dict[str, FileContent] = {}
     branch: dict[str, FileContent] = {}
-    for path in sorted(CORPUS.glob("*.toml")):
-        with path.open("rb") as handle:
-            cases: list[dict[str, Any]] = tomllib.load(handle)["case"]
-        for case in cases:
-            base.update({f"{case['name']}/{name}": text for name, text in case.get("base", {}).items()})
-            branch.update(
-                {f"{case['name']}/{name}": text for name, text in case.get("branch", {}).items() if not is_test_file(name)}
-            )
+    for case in load_cases():
+        base.update({f"{case['name']}/{name}": text for name, text in case.get("base", {}).items()})
+        branch.update(
+            {f"{case['name']}/{name}": text for name, text in case.get("branch", {}).items() if not is_test_file(name)}
+        )
     return base, branch
 
 
