@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from reviewgate.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pathspec  # gitignore-style patterns: imported only when some are configured
 
 KEY = "instructions"
 
@@ -31,6 +32,8 @@ class PathInstruction:
 
     @cached_property
     def _spec(self) -> pathspec.GitIgnoreSpec:
+        import pathspec
+
         return pathspec.GitIgnoreSpec.from_lines(self.paths)
 
     def covers(self, path: str) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
 from reviewgate.errors import ConfigError
-from reviewgate.target.git import TreeReader
+from reviewgate.target.git import TreeReader, prefetch_sides
 from reviewgate.text import printable, short_sha
 from reviewgate.tomlfile import parse_toml
 
@@ -41,11 +41,12 @@ class Side:
     label: str  # "merge base 1a2b3c4", "head 5d6e7f8", "working tree"
     read: Callable[[str], bytes | None]
     commit: str | None = None  # None: the working tree
+    reader: TreeReader | None = None  # a commit's side: its files can be read in one batch
 
 
 def commit_side(repo: Path, commit: str, role: str) -> Side:
     reader = TreeReader(repo, commit)
-    return Side(f"{role} {short_sha(commit)}", reader.read_bytes, commit)
+    return Side(f"{role} {short_sha(commit)}", reader.read_bytes, commit, reader)
 
 
 def disk_side(repo: Path) -> Side:
@@ -121,6 +122,9 @@ def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tupl
     if explicit is not None and relative is None:
         return load_config(repo, explicit), PolicyOrigin(WORKFLOW, str(explicit))
     named = relative is not None
+    # The candidates of both sides in one git process, not one per file and side.
+    candidates = [relative] if relative is not None else [CONFIG_FILE, PYPROJECT_FILE]
+    prefetch_sides([(side.reader, candidates) for side in (base, head) if side.reader is not None])
     found = find_config(base, relative)
     if found is not None:
         return found.config, PolicyOrigin(BASE_SIDE, found.path, base.commit, named)

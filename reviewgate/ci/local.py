@@ -40,7 +40,11 @@ def check_repository(repo: Path, explicit_base: str | None) -> None:
         and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip()
     ):
         raise UsageError(f"{repo}: the repository has no commits yet: there is nothing to review")
-    superproject = git_text(repo, "rev-parse", "--show-superproject-working-tree")
+    # A submodule's `.git` is a file (pointing into the superproject's modules), never a
+    # directory: only then is git asked, which costs a look through the superproject's index.
+    superproject = (
+        git_text(repo, "rev-parse", "--show-superproject-working-tree") if (repo / ".git").is_file() else ""
+    )
     if superproject and explicit_base is None:
         raise UsageError(
             f"{repo}: this is a submodule checkout of {superproject}; run reviewgate in the "

@@ -12,11 +12,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from reviewgate.own_directories import USER_FILES
 from reviewgate.target.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
+
+if TYPE_CHECKING:
+    import pathspec  # gitignore-style patterns: imported only when some are configured
 
 LOCK_FILES = frozenset(
     {
@@ -135,6 +137,8 @@ def is_own_file(directories: tuple[str, ...], path: str) -> bool:
 @lru_cache(maxsize=32)
 def _compiled(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """Git's own gitignore semantics (negation, last match wins), pathspec 0.10+."""
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 

@@ -188,22 +188,19 @@ class TreeReader:
         return None if data is None else data.decode("utf-8", "replace")
 
     def prefetch(self, paths: list[str]) -> None:
-        """Cache many files at once, as `read_bytes` would one by one: two `git cat-file`
-        processes instead of one per file (the builtin lenses read every changed code file).
+        """Cache many files at once, as `read_bytes` would one by one: one `git cat-file`
+        process instead of one per file (the builtin lenses read every changed code file).
         What is not a blob (missing, a submodule) is left for `read_bytes` to answer."""
         names = [path for path in paths if path not in self._cache and "\n" not in path]
         if not names:
             return
-        request = "".join(f"{self.commit}:{path}\n" for path in names).encode("utf-8", "surrogateescape")
-        checked = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", input_bytes=request)
-        blobs: dict[str, str] = {}
-        # --batch-check answers one line per request line, in order ("<name> missing" included).
-        for path, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
-            fields = line.split()
-            if len(fields) == 2 and fields[1] == "blob":
-                blobs[path] = fields[0]
-        for path, data in zip(blobs, read_blobs(self.repo, list(blobs.values())), strict=True):
-            self._cache[path] = data
+        # One `--batch` process: a missing name answers `<name> missing`, a tree or a submodule's
+        # commit is not a blob, and both are left out.
+        found = _read_names(self.repo, [f"{self.commit}:{path}" for path in names])
+        for path in names:
+            data = found.get(f"{self.commit}:{path}")
+            if data is not None:
+                self._cache[path] = data
 
     def is_directory(self, path: str) -> bool:
         completed = run_git(self.repo, "cat-file", "-t", f"{self.commit}:{path}", check=False)
