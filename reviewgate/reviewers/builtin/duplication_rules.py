@@ -198,7 +198,12 @@ def enclosing_class(lines: list[str], first: int) -> tuple[str, str] | None:
     line above it indented less than the line itself; None outside a class or without a base."""
     start = lines[first - 1] if 0 < first <= len(lines) else ""
     depth = len(start) - len(start.lstrip())
-    for text in reversed(lines[: first - 1]):
+    for index in range(min(first, len(lines) + 1) - 2, -1, -1):
+        text = lines[index]
+        # Most lines hold no `class`: a substring test is far cheaper than the pattern, and a
+        # large module without classes is otherwise matched line by line for every candidate.
+        if "class" not in text:
+            continue
         match = _CLASS_LINE.match(text)
         if match and len(match.group("indent")) < max(depth, 1):
             base = (match.group("py") or match.group("js") or match.group("cs") or "").strip()
