@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.config import Config, ReviewerSettings, ReviewSettings
+from reviewgate.review_cache import ChunkStore
 from reviewgate.reviewers import anthropic, command, openai
 from reviewgate.reviewers.base import ReviewerStatus
 from testing.cli import CliResult, run_cli
@@ -88,6 +89,26 @@ def test_a_confirmed_finding_blocks_with_its_failure_scenario(tmp_path: Path) ->
     assert item["blocking"] is True and item["dismissed"] is None
     assert scenario in item["body"] and item["extra"]["verification"]["failure_scenario"] == scenario
     assert len(server.verification_posts()) == 1 and len(server.review_posts()) == 1
+
+
+def test_a_second_look_already_answered_is_not_paid_for_again(tmp_path: Path) -> None:
+    """Reviewed twice with the cache (a re-run, or a push to another file): the chunk's answer
+    and the finding's second look both come from it, and the finding keeps its confirmation."""
+    scenario = "rate(5, 0) raises ZeroDivisionError where it returned 0.0 before"
+    repo = calc_repo(tmp_path, extra_base={"app/rates.py": BASE_RATES}, extra_branch={"app/rates.py": BRANCH_RATES})
+    store = ChunkStore(tmp_path / "cache" / "openai")
+    with ModelServer([Reply(review=review_document([DIVIDE], "request_changes"))],
+                     verdicts=[Reply(review=verdict("confirmed", "The guard was removed.", scenario))]) as server:
+        settings = ReviewerSettings(name="openai", provider="openai", model="test-model",
+                                    base_url=f"{server.url}/v1", api_key_env="", options={"retries": 0})
+        reviewer = openai.build(settings)
+        first = reviewer.review(review_request(repo.path), store)
+        second = reviewer.review(review_request(repo.path), store)
+    assert len(server.review_posts()) == 1 and len(server.verification_posts()) == 1
+    assert [item.extra["verification"]["verdict"] for item in (*first.findings, *second.findings)] == [
+        "confirmed", "confirmed"]
+    assert second.usage.requests == 0
+    assert any("1 answered from the cache" in note for note in second.notes)
 
 
 @pytest.mark.parametrize(

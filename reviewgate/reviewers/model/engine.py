@@ -255,7 +255,7 @@ class ModelReviewer:
             problems = record_places(findings, store, request.head, now_text())
             outcome = replace(outcome, findings=findings, notes=(*outcome.notes, *problems))
         # After the answered ones are set aside: a finding a person already answered is not asked about.
-        return take_second_look(self, request, outcome, key, started)
+        return take_second_look(self, request, outcome, key, started, store)
 
     def _reuse(self, results: list[ChunkResult]) -> tuple[ChunkReuse, str]:
         """The counts, and the note the summary shows."""

@@ -23,6 +23,7 @@ from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.review_cache import ChunkStore, cache_key, text_digest
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.asking import AskFailed, add_usage, ask_with_repair, usage_of
 from reviewgate.reviewers.model.contract import ContractError, check_schema, extract_json, packaged_schema, wire_form
@@ -197,16 +198,39 @@ class Look:
     judgement: Judgement | None = None
     failure: str | None = None
     redactions: tuple[Redaction, ...] = ()
+    reused: bool = False  # answered from the cache: no request made
+    failure_note: str | None = None  # the answer could not be stored (it still counts)
 
 
-def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str | None) -> Look:
+def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str | None,
+          store: ChunkStore | None, identity: str) -> Look:
+    """One finding checked; from the cache when exactly this question was answered before (a
+    push that leaves the finding's code alone pays for its second look once)."""
     conversation = build_verification(request, finding, verifier.options.max_input_tokens)
     look = Look(finding, redactions=conversation.redactions)
+    material = {"second_look": identity,
+                "sent": text_digest("\0".join([conversation.system, *(item.text for item in conversation.messages)]))}
+    answer_key = cache_key(material)
+    stored = store.load(answer_key) if store is not None else None
+    if stored is not None:
+        try:
+            look.judgement, look.reused = parse_judgement(stored.text), True
+            return look
+        except ContractError:
+            pass  # an entry the contract no longer accepts is a miss
     try:
-        look.judgement = ask_with_repair(verifier.transport, conversation, key, parse_judgement, look.usage,
-                                         who="the second look")
+        look.judgement, text = ask_with_repair(verifier.transport, conversation, key,
+                                               lambda answer: (parse_judgement(answer), answer), look.usage,
+                                               who="the second look")
     except AskFailed as error:
         look.failure = str(error)
+        return look
+    if store is not None:
+        spent = (sum(reply.requests for reply in look.usage), sum(reply.input_tokens for reply in look.usage),
+                 sum(reply.output_tokens for reply in look.usage))
+        problem = store.save(answer_key, material, text, spent)
+        if problem is not None:
+            look.failure_note = problem
     return look
 
 
@@ -229,7 +253,8 @@ def _describe_usage(usage: Usage) -> str:
 
 
 def take_second_look(
-    reviewer: ModelReviewer, request: ReviewRequest, outcome: ReviewerOutcome, key: str | None, started: float
+    reviewer: ModelReviewer, request: ReviewRequest, outcome: ReviewerOutcome, key: str | None, started: float,
+    store: ChunkStore | None = None,
 ) -> ReviewerOutcome:
     """The outcome with every finding that could block checked: refuted ones dismissed,
     confirmed ones carrying their failure scenario; blocked when a check could not be made."""
@@ -247,7 +272,8 @@ def take_second_look(
                       "not set: the findings that would block could not be checked")
             return replace(outcome, status=ReviewerStatus.BLOCKED, reason=reason)
     with ThreadPoolExecutor(max_workers=reviewer.options.concurrency) as pool:
-        looks = list(pool.map(lambda finding: _look(verifier, request, finding, key), candidates))
+        identity = text_digest(json.dumps(policy.identity(), sort_keys=True, default=str))
+        looks = list(pool.map(lambda finding: _look(verifier, request, finding, key, store, identity), candidates))
     judged = {look.finding.id: _judged(look.finding, look.judgement, verifier.name)
               for look in looks if look.judgement is not None}
     findings = tuple(judged.get(finding.id, finding) for finding in outcome.findings)
@@ -256,9 +282,12 @@ def take_second_look(
     refuted = sum(1 for finding in judged.values() if finding.dismissed is not None)
     note = (f"second look ({verifier.name}) at {len(looks)} finding(s) that could block: "
             f"{len(judged) - refuted} confirmed, {refuted} refuted (dismissed, they do not block)"
-            + (f", {len(failures)} not checked" if failures else "") + f"; {_describe_usage(spent)}")
+            + (f", {len(failures)} not checked" if failures else "") + f"; {_describe_usage(spent)}"
+            + (f"; {reused} answered from the cache" if (reused := sum(look.reused for look in looks)) else ""))
     redactions = [found.describe() for look in looks for found in look.redactions]
-    notes = (*outcome.notes, note, *(item for item in dict.fromkeys(redactions) if item not in outcome.notes))
+    stored = [look.failure_note for look in looks if look.failure_note]
+    notes = (*outcome.notes, note, *dict.fromkeys(stored),
+             *(item for item in dict.fromkeys(redactions) if item not in outcome.notes))
     status: ReviewerStatus = outcome.status
     reason = outcome.reason
     if failures:
