@@ -46,9 +46,17 @@ _NARRATION = re.compile(
     r"|(?:the\s+)?old\s+(?:code|version|implementation|logic|way)\b)",
     re.IGNORECASE,
 )
+# Who asked: "as requested", "per review", "addressed the review feedback". Review comments
+# and PR comments are also things code handles (a forge client posts them; "one answer per
+# review request"): the words count only as the source of the edit, after such a verb or
+# preposition, and "per review" not when a noun follows it.
 _REQUESTED = re.compile(
-    r"\bas\s+(?:requested|discussed|suggested|agreed)\b|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|discussion|"
-    r"feedback)\b|\b(?:review|pr)\s+(?:feedback|comments?)\b|\baddress(?:es|ed|ing)?\s+(?:the\s+)?review\b",
+    r"\bas\s+(?:requested|discussed|suggested|agreed)\b"
+    r"|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|discussion|feedback)\b"
+    r"(?!\s+(?:requests?|comments?|threads?|rounds?|runs?|batch(?:es)?|calls?|apps?|bots?)\b)"
+    r"|\b(?:from|after|following|addressing|addressed|addresses|address|per|in)\s+(?:the\s+|a\s+)?"
+    r"(?:code\s+)?(?:review|pr)\s+(?:feedback|comments?)\b"
+    r"|\baddress(?:es|ed|ing)?\s+(?:the\s+)?review\b",
     re.IGNORECASE,
 )
 # A ticket key (project letters, a dash, a number) or the word issue/ticket/bug and a number.

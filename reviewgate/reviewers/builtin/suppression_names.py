@@ -3,6 +3,7 @@ finding on its line, with the id most likely meant (docs/lenses.md, "Suppression
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
@@ -11,6 +12,11 @@ from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, revi
 from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
 from reviewgate.reviewers.builtin.secrets import is_documentation
 from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, parse_suppression
+
+
+# What a rule id looks like (`security`, `correctness/swallowed-exception`). A placeholder in a
+# docstring or a help text (`ignore[...]`, `ignore[<rule id>]`) names no rule at all: not a typo.
+_ID_SHAPED = re.compile(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_.-]*)?", re.IGNORECASE)
 
 
 def unknown_rule_title(name: str) -> str:
@@ -30,7 +36,7 @@ def unknown_rule_names(request: ReviewRequest) -> Iterator[Finding]:
             if suppression is None:
                 continue
             for name in sorted(suppression.rules):
-                if is_known_rule(name):
+                if is_known_rule(name) or not _ID_SHAPED.fullmatch(name):
                     continue
                 yield lens_finding(
                     rule=RULE_UNKNOWN_RULE,
