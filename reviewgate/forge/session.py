@@ -62,6 +62,11 @@ class ForgeRun:
     # Shared by every client this run makes (replace() keeps the same object): one budget.
     budget: Budget = field(default_factory=Budget, compare=False, repr=False)
 
+    @property
+    def writes_to_pull_request(self) -> bool:
+        """A token and a PR/MR to write on: what every sink that comments needs."""
+        return self.token is not None and self.number is not None
+
     def github(self) -> GithubApi:
         return GithubApi(self.api_url, self.repository, self.token or "", self.settings.retry, self.budget)
 

@@ -230,8 +230,7 @@ class InlineCommentsSink:
 
     def applies(self, result: GateResult) -> bool:
         forge = result.forge
-        return (forge is not None and forge.token is not None and forge.number is not None
-                and forge.settings.inline_comments)
+        return forge is not None and forge.writes_to_pull_request and forge.settings.inline_comments
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
         forge = result.forge

@@ -122,8 +122,7 @@ class PullRequestCommentSink:
 
     def applies(self, result: GateResult) -> bool:
         forge = result.forge
-        return (forge is not None and forge.token is not None and forge.number is not None
-                and forge.settings.comment)
+        return forge is not None and forge.writes_to_pull_request and forge.settings.comment
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
         forge = result.forge

@@ -13,7 +13,6 @@ from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
 from reviewgate.reviewers.builtin.secrets import is_documentation
 from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, parse_suppression
 
-
 # What a rule id looks like (`security`, `correctness/swallowed-exception`). A placeholder in a
 # docstring or a help text (`ignore[...]`, `ignore[<rule id>]`) names no rule at all: not a typo.
 _ID_SHAPED = re.compile(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_.-]*)?", re.IGNORECASE)
