@@ -35,6 +35,7 @@ from reviewgate.reviewers.builtin.duplication_rules import (
     mostly_literals,
     rewrapped_lines,
     same_text,
+    sibling_classes,
     sibling_implementations,
     split_out_copies,
     starts_a_definition,
@@ -436,12 +437,18 @@ class DuplicationLens:
         weak = weak_evidence(query.normalized, mine)
         mine_lines = query.source.split("\n")
         siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
+        classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
         elif siblings:
             weak = True
             body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "
                      "implementations of one interface, which look alike by design.")
+        elif classes and count < EXISTING_MAJOR_LINES:
+            weak = True
+            body += (f"\n\nReported at minor: both runs open a class (`{classes[0]}`, `{classes[1]}`) with "
+                     f"the same bases and under {EXISTING_MAJOR_LINES} lines alike: two implementations of "
+                     "one protocol, whose headers look alike by design.")
         elif not candidate.in_branch and count < EXISTING_MAJOR_LINES and not (
             starts_a_definition(mine_lines, mine.first, language_of(mine.path))
             and starts_a_definition(other_lines, theirs.first, language_of(theirs.path))

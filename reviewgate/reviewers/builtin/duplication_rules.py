@@ -211,6 +211,20 @@ def enclosing_class(lines: list[str], first: int) -> tuple[str, str] | None:
     return None
 
 
+def sibling_classes(mine: list[str], mine_first: int, theirs: list[str], theirs_first: int) -> tuple[str, str] | None:
+    """(mine, theirs) class names when both runs open a class of their own under different names
+    with the same bases, or none: two implementations of one protocol (a sink, a handler, a
+    plugin) whose attribute and method headers look alike by design. None otherwise."""
+    one = _CLASS_LINE.match(mine[mine_first - 1]) if 0 < mine_first <= len(mine) else None
+    other = _CLASS_LINE.match(theirs[theirs_first - 1]) if 0 < theirs_first <= len(theirs) else None
+    if one is None or other is None or one.group("name") == other.group("name"):
+        return None
+    bases = [(match.group("py") or match.group("js") or match.group("cs") or "").strip() for match in (one, other)]
+    if bases[0] != bases[1]:
+        return None
+    return one.group("name"), other.group("name")
+
+
 def sibling_implementations(mine: list[str], mine_first: int, theirs: list[str], theirs_first: int) -> str | None:
     """The shared base when both runs sit in different classes with the same base class: two
     implementations of one interface (ZshComplete and a new PowerShellComplete, both
