@@ -46,10 +46,10 @@ _NARRATION = re.compile(
     r"|(?:the\s+)?old\s+(?:code|version|implementation|logic|way)\b)",
     re.IGNORECASE,
 )
-# Who asked: "as requested", "per review", "addressed the review feedback". Review comments
-# and PR comments are also things code handles (a forge client posts them; "one answer per
-# review request"): the words count only as the source of the edit, after such a verb or
-# preposition, and "per review" not when a noun follows it.
+# Who asked for the edit: a request, a review or a discussion named as its source. The same words
+# name things code handles (a forge client posts comments on reviews; a limit counts items for
+# each review request): they count only after a verb or preposition that makes them the source,
+# and never with a noun after them.
 _REQUESTED = re.compile(
     r"\bas\s+(?:requested|discussed|suggested|agreed)\b"
     r"|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|discussion|feedback)\b"
