@@ -19,6 +19,7 @@ from reviewgate.report import gitlab, json_report, junit, sarif, summary
 from reviewgate.report.files import PREVIOUS_OUTPUTS
 from testing.cli import clean_environment
 from testing.repo import make_repo, write_base_config
+from testing.waiting import file_says
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -45,7 +46,7 @@ def start_gate(repo: Path, *args: str, umask: int | None = None) -> subprocess.P
 def wait_for_file(path: Path, text: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if path.is_file() and text in path.read_text(errors="replace"):
+        if file_says(path, text):
             return
         time.sleep(0.05)
     raise AssertionError(f"{path} never said {text!r}")

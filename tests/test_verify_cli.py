@@ -21,6 +21,7 @@ from testing.cli import clean_environment, run_cli
 from testing.conformance import conformance_file
 from testing.repo import make_repo
 from testing.verify_app import PYTHON, app_files, free_port
+from testing.waiting import file_says
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -238,7 +239,7 @@ def test_second_signal_during_teardown_hurries_it(tmp_path: Path) -> None:
 
 def wait_for_text(process: subprocess.Popen[Any], path: Path, text: str) -> None:
     deadline = time.monotonic() + 30
-    while not (path.is_file() and text in path.read_text()):
+    while not file_says(path, text):
         assert process.poll() is None and time.monotonic() < deadline, f"{path.name} never said {text!r}"
         time.sleep(0.05)
 
