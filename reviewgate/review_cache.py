@@ -30,7 +30,7 @@ from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.own_directories import cache_directory
 from reviewgate.report.files import create_own_directory, write_atomic
-from reviewgate.reviewers.base import Reviewer, ReviewerOutcome
+from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, Usage
 
 CACHE_FORMAT = 2  # bump when the stored layout changes: older entries then simply miss
 MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
@@ -116,14 +116,15 @@ class ChunkStore:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def save(self, key: str, material: dict[str, Any], answer: str, usage: tuple[int, int, int]) -> str | None:
-        """Store an answer that passed the contract; a note saying why not when the disk refuses."""
-        requests, input_tokens, output_tokens = usage
+    def save(self, key: str, material: dict[str, Any], answer: str, usage: Usage) -> str | None:
+        """Store an answer that passed the contract, with what it cost (what reusing it saves); a
+        note saying why not when the disk refuses."""
         document = {
             "format": CACHE_FORMAT,
             "stored_at": now_text(),
             "key": material,
-            "usage": {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens},
+            "usage": {"requests": usage.requests, "input_tokens": usage.input_tokens,
+                      "output_tokens": usage.output_tokens},
             "answer": answer,
         }
         path = self._chunk_path(key)

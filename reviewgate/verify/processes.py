@@ -90,11 +90,16 @@ def describe(process: psutil.Process) -> str:
 
 
 def _signal_all(pgid: int, processes: Iterable[psutil.Process], signum: signal.Signals) -> None:
-    import psutil
     try:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
         pass
+    _signal_each(processes, signum)
+
+
+def _signal_each(processes: Iterable[psutil.Process], signum: signal.Signals) -> None:
+    """The signal to each process; one already gone, or not ours to signal, is skipped."""
+    import psutil
     for process in processes:
         try:
             process.send_signal(signum)
@@ -210,22 +215,13 @@ def processes_with_cookie(cookie: str) -> list[psutil.Process]:
 def kill_escaped(cookie: str, grace: float) -> list[tuple[str, bool]]:
     """SIGTERM to every process still carrying the cookie, `grace` seconds, SIGKILL: each as
     (description, gone). Run after the group and tree are stopped, so these escaped them."""
-    import psutil
     escaped = processes_with_cookie(cookie)
     if not escaped:
         return []
     described = {process.pid: describe(process) for process in escaped}
-    for process in escaped:
-        try:
-            process.send_signal(signal.SIGTERM)
-        except psutil.Error:
-            continue
+    _signal_each(escaped, signal.SIGTERM)
     alive = _wait_gone(escaped, grace, lambda: None)
-    for process in alive:
-        try:
-            process.send_signal(signal.SIGKILL)
-        except psutil.Error:
-            continue
+    _signal_each(alive, signal.SIGKILL)
     alive = _wait_gone(alive, KILL_WAIT_SECONDS, lambda: None)
     still = {process.pid for process in alive}
     return [(described[process.pid], process.pid not in still) for process in escaped]

@@ -193,6 +193,11 @@ _CLASS_LINE = re.compile(
 )
 
 
+def _bases(match: re.Match[str]) -> str:
+    """What a class line names as its bases (Python's parentheses, `extends`, C#'s colon)."""
+    return (match.group("py") or match.group("js") or match.group("cs") or "").strip()
+
+
 def enclosing_class(lines: list[str], first: int) -> tuple[str, str] | None:
     """(class name, its base) of the class around line `first`, by indentation: the nearest class
     line above it indented less than the line itself; None outside a class or without a base."""
@@ -206,7 +211,7 @@ def enclosing_class(lines: list[str], first: int) -> tuple[str, str] | None:
             continue
         match = _CLASS_LINE.match(text)
         if match and len(match.group("indent")) < max(depth, 1):
-            base = (match.group("py") or match.group("js") or match.group("cs") or "").strip()
+            base = _bases(match)
             return (match.group("name"), base) if base and base != "object" else None
     return None
 
@@ -219,8 +224,7 @@ def sibling_classes(mine: list[str], mine_first: int, theirs: list[str], theirs_
     other = _CLASS_LINE.match(theirs[theirs_first - 1]) if 0 < theirs_first <= len(theirs) else None
     if one is None or other is None or one.group("name") == other.group("name"):
         return None
-    bases = [(match.group("py") or match.group("js") or match.group("cs") or "").strip() for match in (one, other)]
-    if bases[0] != bases[1]:
+    if _bases(one) != _bases(other):
         return None
     return one.group("name"), other.group("name")
 

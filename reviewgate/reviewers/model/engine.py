@@ -154,9 +154,7 @@ class ModelReviewer:
         if asked is None:
             return None
         if store is not None:  # only answers that passed the contract are stored
-            usage = (sum(reply.requests for reply in result.usage), sum(reply.input_tokens for reply in result.usage),
-                     sum(reply.output_tokens for reply in result.usage))
-            problem = store.save(chunk_key, material, asked[1], usage)
+            problem = store.save(chunk_key, material, asked[1], self._usage(result.usage))
             if problem is not None:
                 result.notes.append(problem)
         return asked[0]

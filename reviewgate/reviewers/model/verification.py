@@ -226,9 +226,7 @@ def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str
         look.failure = str(error)
         return look
     if store is not None:
-        spent = (sum(reply.requests for reply in look.usage), sum(reply.input_tokens for reply in look.usage),
-                 sum(reply.output_tokens for reply in look.usage))
-        problem = store.save(answer_key, material, text, spent)
+        problem = store.save(answer_key, material, text, usage_of(look.usage, verifier.options))
         if problem is not None:
             look.failure_note = problem
     return look
