@@ -17,6 +17,7 @@ from reviewgate.reviewers.builtin.common import is_test_file
 from reviewgate.reviewers.builtin.engine import (
     PARALLEL_MIN_ADDED_LINES,
     PARALLEL_MIN_CORES,
+    SPREAD_MIN_WORKERS,
     WORKERS_VARIABLE,
     worker_count,
 )
@@ -52,13 +53,16 @@ def _review(request: ReviewRequest) -> list[tuple[str, str, str | None, int | No
     return [(item.id, item.rule, item.path, item.line) for item in BuiltinReviewer().review(fresh).findings]
 
 
-def test_several_processes_give_the_findings_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("workers", [2, SPREAD_MIN_WORKERS])  # the DRY lens beside this process; and the per-file stage spread
+def test_several_processes_give_the_findings_one_process_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
     request = _request(tmp_path, *_corpus_change())
     monkeypatch.setenv(WORKERS_VARIABLE, "1")
     assert worker_count(request) == 1
     serial = _review(request)
-    monkeypatch.setenv(WORKERS_VARIABLE, "3")
-    assert worker_count(request) == 3
+    monkeypatch.setenv(WORKERS_VARIABLE, str(workers))
+    assert worker_count(request) == workers
     parallel = _review(request)
     assert parallel == serial
     families = Counter(rule.split("/")[0] for _id, rule, _path, _line in serial)

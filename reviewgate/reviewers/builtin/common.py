@@ -225,33 +225,62 @@ def parse_python_at_head(request: ReviewRequest, path: str) -> tuple[ast.Module,
 
 def forget_parsed_trees() -> None:
     """Drop the cached syntax trees: called when a file is done, so a change's trees are not all
-    held at once. The grouped walks stay (as many as the cache holds): the tests lens's function
-    shapes count their nodes from them later, and hold their trees anyway."""
+    held at once, and their grouped walks (the tests lens's function shapes keep the walks they
+    count from)."""
     _parse.cache_clear()
+    walk_of.cache_clear()
+
+
+# Fields that hold only operator and context nodes (`Load()`, `Add()`, `Eq()`): a third of a
+# tree's nodes, which no lens asks for, so the walk leaves them out.
+_UNWALKED_FIELDS = frozenset({"ctx", "op", "ops"})
+_walked_fields: dict[type[ast.AST], tuple[str, ...]] = {}
+
+
+class Walk:
+    """A tree's nodes grouped by their exact class, in `ast.walk`'s breadth-first order, operator
+    and context nodes left out. Several lenses and the tests lens's function counts look for
+    different kinds in the same tree: it is walked once (the walk is most of their time on a
+    large change). Grouping by exact class is what `isinstance` means for the concrete node
+    classes `ast.parse` makes (none of them subclasses another)."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        grouped: dict[type[ast.AST], list[ast.AST]] = {}
+        queue: list[ast.AST] = [tree]
+        append, extend, node_type = queue.append, queue.extend, ast.AST
+        for node in queue:  # the list grows while it is read: a queue that is never popped
+            kind = type(node)
+            fields = _walked_fields.get(kind)
+            if fields is None:
+                fields = _walked_fields[kind] = tuple(name for name in kind._fields if name not in _UNWALKED_FIELDS)
+            for name in fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    extend([item for item in value if isinstance(item, node_type)])
+                elif isinstance(value, node_type):
+                    append(value)
+            same = grouped.get(kind)
+            if same is None:
+                grouped[kind] = [node]
+            else:
+                same.append(node)
+        self._grouped = {kind: tuple(nodes) for kind, nodes in grouped.items()}
+
+    def of(self, kind: type[NodeT]) -> tuple[NodeT, ...]:
+        """The nodes of one kind (not an operator or a context), in `ast.walk` order."""
+        return cast("tuple[NodeT, ...]", self._grouped.get(kind, ()))
 
 
 @functools.lru_cache(maxsize=64)
-def _nodes_by_kind(tree: ast.Module) -> dict[type[ast.AST], tuple[ast.AST, ...]]:
-    """`ast.walk`'s breadth-first order, without its two generators a node (half the time)."""
-    grouped: dict[type[ast.AST], list[ast.AST]] = {}
-    queue: list[ast.AST] = [tree]
-    for node in queue:  # the list grows while it is read: a queue that is never popped
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                queue.append(value)
-            elif isinstance(value, list):
-                queue.extend(item for item in value if isinstance(item, ast.AST))
-        grouped.setdefault(type(node), []).append(node)
-    return {kind: tuple(nodes) for kind, nodes in grouped.items()}
+def walk_of(tree: ast.Module) -> Walk:
+    """The tree's grouped walk, made once for all the lenses reading the same tree; whoever keeps
+    the tree for later (the tests lens's function counts) keeps its walk too."""
+    return Walk(tree)
 
 
 def nodes_of(tree: ast.Module, kind: type[NodeT]) -> tuple[NodeT, ...]:
-    """The nodes of one kind in the tree, in `ast.walk` order. Several lenses look for different
-    kinds in the same files: the tree is walked once (the walk is most of their time on a large
-    change) and the nodes grouped by their exact class, which is what `isinstance` means for the
-    concrete node classes `ast.parse` makes (none of them subclasses another)."""
-    return cast("tuple[NodeT, ...]", _nodes_by_kind(tree).get(kind, ()))
+    """The nodes of one kind in the tree, in `ast.walk` order (see `Walk`)."""
+    return walk_of(tree).of(kind)
 
 
 @dataclass(frozen=True)

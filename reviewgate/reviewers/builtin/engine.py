@@ -8,9 +8,10 @@ it. Findings are put back in lens order, then file order, which is the order the
 give each running over every file in turn: a run gives the same findings in the same order
 whichever way it was computed.
 
-A large change spreads the per-file stage over the machine's cores (worker processes forked
-from this one, so they share the texts read already); the whole-change lenses run here
-meanwhile.
+A large change uses the machine's cores (worker processes forked from this one, so they share
+the texts read already): the DRY lens and the other whole-change lenses that need no function
+shapes run in a worker while this process runs the per-file stage and then the tests lens with the
+shapes it made; with more than two processes the per-file stage is spread over the other workers.
 """
 
 from __future__ import annotations
@@ -34,14 +35,15 @@ from reviewgate.target.diff import ChangeStatus, FileChange
 # (for debugging, or a runner whose core count misleads); unset or 0, the machine's core count.
 WORKERS_VARIABLE = "REVIEWGATE_WORKERS"
 # Below these the pool costs more than it saves. The per-file stage is about 15 us an added line
-# (0.3 s for 20,000 lines, 1.5 s for 100,000 on the Django benchmark), the whole-change lenses
-# about twice that, and in the parallel mode the tests lens parses the head side again (its
-# function shapes hold syntax trees, too big to send back) and the workers pay for their forked
-# pages: on 2 cores a 100,000-line change took as long with one worker beside this process as
-# without (4.5-5.5 s), so the pool waits for a machine with cores to spare.
+# (1.5 s for 100,000 on the Django benchmark) and the DRY lens about as much: on 2 cores the two
+# side by side took a 100,000-line change from 4.1-4.5 s to 3.2-3.5 s. Spreading the per-file
+# stage too costs a second parse of the head side for the tests lens (function shapes hold
+# syntax trees, too big to send back), which pays only where a third core takes a share.
 PARALLEL_MIN_FILES = 32
 PARALLEL_MIN_ADDED_LINES = 20_000
-PARALLEL_MIN_CORES = 4
+PARALLEL_MIN_CORES = 2
+# From this many processes on, the per-file stage is spread over the workers too.
+SPREAD_MIN_WORKERS = 3
 # Files per task handed to a worker: small enough to balance, large enough that a task is not
 # mostly its own overhead.
 CHUNK_FILES = 8
@@ -142,21 +144,18 @@ def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Col
     `whole_change` run once over the whole change, the others file by file."""
     per_file = [lens for lens in lenses if lens not in whole_change]
     whole = [lens for lens in lenses if lens in whole_change]
-    files = request.target.files
     workers = worker_count(request)
+    shaped = [lens for lens in whole if _shapes_lens(lens) is not None]
+    unshaped = [lens for lens in whole if lens not in shaped]
     if workers == 1:
         # The lenses that need no shapes first: the function shapes hold their files' trees, and
         # the DRY index is the largest allocation of a review; one after the other, not together.
-        shaped = [lens for lens in whole if _shapes_lens(lens) is not None]
-        whole_findings = {id(lens): list(lens.check(request)) for lens in whole if lens not in shaped}
-        with_shapes = any(shapes_lens.wants_shapes(request) for lens in shaped if (shapes_lens := _shapes_lens(lens)))
-        outcomes = [review_file(request, change, per_file, with_shapes) for change in files]
-        head_shapes = (
-            {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)} if with_shapes else None
-        )
-        whole_findings.update({id(lens): list(_whole_change_findings(lens, request, head_shapes)) for lens in shaped})
+        whole_findings = {id(lens): list(lens.check(request)) for lens in unshaped}
+        outcomes, shaped_findings = _per_file_here(request, per_file, shaped)
     else:
-        outcomes, whole_findings = _in_parallel(request, whole, per_file, workers)
+        outcomes, shaped_findings, unshaped_findings = _in_parallel(request, unshaped, shaped, per_file, workers)
+        whole_findings = dict(zip(map(id, unshaped), unshaped_findings, strict=True))
+    whole_findings.update(shaped_findings)
     found: list[Finding] = []
     position = 0  # of the lens among the per-file ones
     for lens in lenses:
@@ -166,6 +165,20 @@ def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Col
             found += [finding for outcome in outcomes for finding in outcome.findings[position]]
             position += 1
     return found
+
+
+def _per_file_here(
+    request: ReviewRequest, per_file: Sequence[Lens], shaped: Sequence[Lens]
+) -> tuple[list[FileOutcome], dict[int, list[Finding]]]:
+    """The per-file stage in this process, keeping the head side's function shapes for the
+    tests lens, then the tests lens with them: each file parsed once."""
+    files = request.target.files
+    with_shapes = any(shapes_lens.wants_shapes(request) for lens in shaped if (shapes_lens := _shapes_lens(lens)))
+    outcomes = [review_file(request, change, per_file, with_shapes) for change in files]
+    head_shapes = (
+        {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)} if with_shapes else None
+    )
+    return outcomes, {id(lens): list(_whole_change_findings(lens, request, head_shapes)) for lens in shaped}
 
 
 def _shapes_lens(lens: Lens) -> ShapesLens | None:
@@ -183,7 +196,7 @@ def _whole_change_findings(
 
 
 # What a forked worker reviews: set in the parent just before the pool forks, read by the workers.
-_shared: tuple[ReviewRequest, Sequence[Lens]] | None = None
+_shared: tuple[ReviewRequest, Sequence[Lens], Sequence[Lens]] | None = None
 
 
 def _worker_signals() -> None:
@@ -195,29 +208,45 @@ def _worker_signals() -> None:
 
 def _review_chunk(indices: range) -> list[FileOutcome]:
     assert _shared is not None, "the per-file stage ran in a process not forked by run_lenses"
-    request, per_file = _shared
+    request, per_file, _unshaped = _shared
     return [review_file(request, request.target.files[index], per_file, False) for index in indices]
 
 
+def _review_unshaped() -> list[list[Finding]]:
+    assert _shared is not None, "the whole-change lenses ran in a process not forked by run_lenses"
+    request, _per_file, unshaped = _shared
+    return [list(lens.check(request)) for lens in unshaped]
+
+
 def _in_parallel(
-    request: ReviewRequest, whole_change: Sequence[Lens], per_file: Sequence[Lens], workers: int
-) -> tuple[list[FileOutcome], dict[int, list[Finding]]]:
-    """The per-file stage in forked processes while this one runs the whole-change lenses (the
-    tests lens parses the head side again here: shapes hold syntax trees, too big to send back):
-    `workers` processes in all, this one included."""
+    request: ReviewRequest,
+    unshaped: Sequence[Lens],
+    shaped: Sequence[Lens],
+    per_file: Sequence[Lens],
+    workers: int,
+) -> tuple[list[FileOutcome], dict[int, list[Finding]], list[list[Finding]]]:
+    """`workers` processes in all, this one included. A worker runs the whole-change lenses that
+    need no shapes (the DRY lens: as long as the per-file stage). With two processes this one runs
+    the per-file stage and the tests lens with the shapes it made; with more, the per-file stage
+    goes to the workers too and the tests lens parses the head side again here."""
     global _shared
-    _shared = (request, per_file)
+    _shared = (request, per_file, unshaped)
     files = request.target.files
-    chunks = [range(start, min(start + CHUNK_FILES, len(files))) for start in range(0, len(files), CHUNK_FILES)]
     gc.freeze()  # the workers' collectors leave what they inherit alone (and its pages shared)
     import multiprocessing
 
     try:
         with multiprocessing.get_context("fork").Pool(max(1, workers - 1), initializer=_worker_signals) as pool:
-            pending = pool.imap(_review_chunk, chunks)
-            whole = {id(lens): list(_whole_change_findings(lens, request, None)) for lens in whole_change}
-            outcomes = [outcome for chunk in pending for outcome in chunk]
+            unshaped_pending = pool.apply_async(_review_unshaped)  # first in the queue: the longest task
+            if workers >= SPREAD_MIN_WORKERS:
+                chunks = [range(start, min(start + CHUNK_FILES, len(files))) for start in range(0, len(files), CHUNK_FILES)]
+                pending = pool.imap(_review_chunk, chunks)
+                shaped_findings = {id(lens): list(_whole_change_findings(lens, request, None)) for lens in shaped}
+                outcomes = [outcome for chunk in pending for outcome in chunk]
+            else:
+                outcomes, shaped_findings = _per_file_here(request, per_file, shaped)
+            unshaped_findings = unshaped_pending.get()
     finally:
         gc.unfreeze()
         _shared = None
-    return outcomes, whole
+    return outcomes, shaped_findings, unshaped_findings

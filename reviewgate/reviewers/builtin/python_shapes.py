@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from reviewgate.reviewers.builtin.common import nodes_of
+from reviewgate.reviewers.builtin.common import Walk, nodes_of, walk_of
 from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes, add_shape
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -149,28 +149,28 @@ def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 _STATEMENT_KINDS = tuple(ast.stmt.__subclasses__())
 
 
-def _branch_lines(tree: ast.Module) -> list[tuple[int, int]]:
+def _branch_lines(walk: Walk) -> list[tuple[int, int]]:
     """(line, how many decisions) of every branch in the tree, from the walk the lenses share."""
-    found = [(node.lineno, 1) for node in nodes_of(tree, ast.If) if not _is_type_checking(node.test)]
+    found = [(node.lineno, 1) for node in walk.of(ast.If) if not _is_type_checking(node.test)]
     kinds: tuple[type[ast.expr | ast.stmt | ast.excepthandler], ...] = (
         ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler
     )
     for kind in kinds:
-        found += [(node.lineno, 1) for node in nodes_of(tree, kind)]
-    found += [(node.lineno, len(node.values) - 1) for node in nodes_of(tree, ast.BoolOp)]
-    found += [(node.target.lineno, 1 + len(node.ifs)) for node in nodes_of(tree, ast.comprehension)]
-    found += [(node.pattern.lineno, 1) for node in nodes_of(tree, ast.match_case)]
+        found += [(node.lineno, 1) for node in walk.of(kind)]
+    found += [(node.lineno, len(node.values) - 1) for node in walk.of(ast.BoolOp)]
+    found += [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
+    found += [(node.pattern.lineno, 1) for node in walk.of(ast.match_case)]
     return found
 
 
 class _Counts:
     """(branches, statements) of every function of one tree, each node counted on the innermost
-    function whose lines hold it, from the grouped walk the other lenses already made of a head
-    tree (common.nodes_of). Computed on first use: a side whose functions are all untouched
-    needs none."""
+    function whose lines hold it, from the grouped walk the lenses already made of the tree (kept
+    here: the tests lens asks long after the lenses that walked it are done with the file).
+    Computed on first use: a side whose functions are all untouched needs none."""
 
-    def __init__(self, tree: ast.Module, functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]) -> None:
-        self.tree = tree
+    def __init__(self, walk: Walk, functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]) -> None:
+        self.walk = walk
         self.functions = functions
         self._table: list[tuple[int, int]] | None = None
 
@@ -187,11 +187,11 @@ class _Counts:
             owner[function.lineno : end + 1] = [index] * (end + 1 - function.lineno)
         branches = [0] * len(self.functions)
         statements = [0] * len(self.functions)
-        for line, count in _branch_lines(self.tree):
+        for line, count in _branch_lines(self.walk):
             if line < len(owner) and owner[line] >= 0:
                 branches[owner[line]] += count
         for kind in _STATEMENT_KINDS:
-            for node in nodes_of(self.tree, kind):
+            for node in self.walk.of(kind):
                 if node.lineno < len(owner) and owner[node.lineno] >= 0:
                     statements[owner[node.lineno]] += 1
         # The def is counted on its own first line; a docstring is not behaviour.
@@ -256,7 +256,7 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
     """Every function and method, nested ones under their enclosing names."""
     lines = source.splitlines()
     functions = _functions(tree)
-    counts = _Counts(tree, functions)
+    counts = _Counts(walk_of(tree), functions)
     shapes: Shapes = {}
     for index, (function, qualified) in enumerate(functions):
         first = min([function.lineno, *(item.lineno for item in function.decorator_list)])
