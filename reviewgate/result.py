@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from reviewgate.ci.context import CiContext
@@ -48,5 +49,10 @@ class GateResult:
         present = {item.id for item in self.findings}
         return {item.finding_id for item in self.acceptances if item.finding_id in present}
 
+    @cached_property
+    def _blocking_ids(self) -> frozenset[str]:
+        return frozenset(item.id for item in self.verdict.blocking)
+
     def is_blocking(self, finding: Finding) -> bool:
-        return any(item.id == finding.id for item in self.verdict.blocking)
+        # Asked once a finding by every sink: a set, not a scan of the blocking ones each time.
+        return finding.id in self._blocking_ids

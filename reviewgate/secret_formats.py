@@ -50,11 +50,20 @@ REQUIRED_LITERALS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Any of those literals: one pass over the text tells that no format can be in it, which is what
+# nearly every text every sink masks (each field of each finding) is.
+_ANY_REQUIRED_LITERAL = re.compile("|".join(
+    re.escape(literal) for literals in REQUIRED_LITERALS.values() for literal in literals
+))
+
+
 def mask_known_formats(text: str) -> tuple[str, list[str]]:
     """The text with every value in a known credential format replaced by `[REDACTED <kind>]`,
     and the kinds replaced. The replacement holds no quote, backslash, angle bracket or
     ampersand, so masking serialised JSON, XML or Markdown leaves it well formed."""
     kinds: list[str] = []
+    if not _ANY_REQUIRED_LITERAL.search(text):
+        return text, kinds
     for kind, pattern in MASKED_PATTERNS:
         if not any(literal in text for literal in REQUIRED_LITERALS[kind]):
             continue

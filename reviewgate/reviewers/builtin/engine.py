@@ -34,13 +34,14 @@ from reviewgate.target.diff import ChangeStatus, FileChange
 # The variable that sets how many processes the per-file stage may use: 1 runs it here, serially
 # (for debugging, or a runner whose core count misleads); unset or 0, the machine's core count.
 WORKERS_VARIABLE = "REVIEWGATE_WORKERS"
-# Below these the pool costs more than it saves. The per-file stage is about 15 us an added line
-# (1.5 s for 100,000 on the Django benchmark) and the DRY lens about as much: on 2 cores the two
-# side by side took a 100,000-line change from 4.1-4.5 s to 3.2-3.5 s. Spreading the per-file
-# stage too costs a second parse of the head side for the tests lens (function shapes hold
-# syntax trees, too big to send back), which pays only where a third core takes a share.
-PARALLEL_MIN_FILES = 32
-PARALLEL_MIN_ADDED_LINES = 20_000
+# Below this the pool costs more than it saves. The per-file stage is about 15 us an added line
+# (1.5 s for 100,000 on the Django benchmark) and the DRY lens about as much; forking a worker a
+# few tens of milliseconds. On 2 cores the two side by side took a 5,900-line change from 0.72 s
+# to 0.60 s, 20,000 lines from 1.05-1.3 s to 0.8-1.0 s, 100,000 from 3.6-3.75 s to 2.3-2.5 s.
+# Spreading the per-file stage too costs a second parse of the head side for the tests lens
+# (function shapes hold syntax trees, too big to send back): that pays only where a third core
+# takes a share.
+PARALLEL_MIN_ADDED_LINES = 5_000
 PARALLEL_MIN_CORES = 2
 # From this many processes on, the per-file stage is spread over the workers too.
 SPREAD_MIN_WORKERS = 3
@@ -115,10 +116,7 @@ def worker_count(request: ReviewRequest) -> int:
     if configured > 0:
         wanted = configured
     else:
-        files = request.target.files
-        if len(files) < PARALLEL_MIN_FILES:
-            return 1
-        if sum(len(change.added_lines()) for change in files) < PARALLEL_MIN_ADDED_LINES:
+        if sum(len(change.added_lines()) for change in request.target.files) < PARALLEL_MIN_ADDED_LINES:
             return 1
         cores = available_cores()
         if cores < PARALLEL_MIN_CORES:
