@@ -32,6 +32,7 @@ from reviewgate.reviewers.builtin.duplication_rules import (
     Side,
     definition_name,
     evidence,
+    mirrored_directories,
     mostly_literals,
     rewrapped_lines,
     same_text,
@@ -213,8 +214,11 @@ class DuplicationLens:
         for path, query in queries.items():
             regions = self._regions(path, query, index, normalized)
             yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
-        for candidate in _one_per_pair(candidates):
-            yield self._duplicate(candidate, sources[candidate.theirs.path])
+        pairs = _one_per_pair(candidates)
+        files = request.head.list_files() if pairs else []
+        for candidate in pairs:
+            mirrored = mirrored_directories(files, candidate.mine.path, candidate.theirs.path)
+            yield self._duplicate(candidate, sources[candidate.theirs.path], mirrored)
 
     def _git_copies(self, request: ReviewRequest, split: set[str]) -> Iterator[Finding]:
         """A file git itself detected as a copy is a fork at file level (unless split out of a
@@ -410,7 +414,7 @@ class DuplicationLens:
                 return other
         return None
 
-    def _duplicate(self, candidate: _Candidate, other_source: str) -> Finding:
+    def _duplicate(self, candidate: _Candidate, other_source: str, mirrored: tuple[str, str, int] | None) -> Finding:
         query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
         other_lines = other_source.split("\n")
         name = definition_name(other_lines, theirs.first, theirs.last, language_of(theirs.path))
@@ -440,6 +444,12 @@ class DuplicationLens:
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
+        elif mirrored:
+            weak = True
+            mine_directory, theirs_directory, shared = mirrored
+            body += (f"\n\nReported at minor: `{mine_directory}/` and `{theirs_directory}/` mirror each other "
+                     f"({shared} other files of the same names): variants of one module kept side by side, "
+                     "which repeat each other by design.")
         elif siblings:
             weak = True
             body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "

@@ -237,3 +237,29 @@ def sibling_implementations(mine: list[str], mine_first: int, theirs: list[str],
     if one is None or other is None or one[0] == other[0] or one[1] != other[1]:
         return None
     return one[1]
+
+
+# Two directories mirror each other when they hold at least this many other files of the same
+# names, and those are at least half the files of the smaller one.
+MIRROR_MIN_SHARED = 3
+
+
+def mirrored_directories(files: list[str], mine: str, theirs: str) -> tuple[str, str, int] | None:
+    """(my directory, theirs, how many other names they share) when the two files have the same
+    name in directories that mirror each other: variants of one module kept side by side by
+    design (`v4/classic/` and `v4/mini/`, `_async/` and `_sync/`, one per platform or API
+    version), which repeat each other file by file. None otherwise."""
+    mine_directory, _, mine_name = mine.rpartition("/")
+    theirs_directory, _, theirs_name = theirs.rpartition("/")
+    if mine_name != theirs_name or mine_directory == theirs_directory:
+        return None
+    names: dict[str, set[str]] = {mine_directory: set(), theirs_directory: set()}
+    for path in files:
+        directory, _, name = path.rpartition("/")
+        if directory in names and name != mine_name:
+            names[directory].add(name)
+    shared = len(names[mine_directory] & names[theirs_directory])
+    smaller = min(len(names[mine_directory]), len(names[theirs_directory]))
+    if shared < MIRROR_MIN_SHARED or shared * 2 < smaller:
+        return None
+    return mine_directory or ".", theirs_directory or ".", shared
