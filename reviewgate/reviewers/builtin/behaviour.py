@@ -216,7 +216,56 @@ def compare(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,
             ))
-    return _restructured(found, base, head)
+    return _restructured(_deprecations(found, change, head), base, head)
+
+
+# A line that says something is deprecated: Python's DeprecationWarning, depd's `deprecate(...)`,
+# a `@deprecated` marker, a "... is deprecated" message.
+_DEPRECATION = re.compile(r"deprecat", re.IGNORECASE)
+# A line that opens a branch, in any language the lens reads.
+_BRANCH_HEADER = re.compile(r"^\s*(?:\}\s*)?(?:if|elif|else\s+if|else|switch|case|catch|except|for|while)\b")
+# How far below its header a branch's deprecation warning may be (a multi-line `warnings.warn(`).
+DEPRECATION_REACH = 8
+# A new function this small whose code warns of a deprecation is a shim (an alias that warns, a
+# module `__getattr__` for a removed attribute), not behaviour.
+DEPRECATION_SHIM_STATEMENTS = 8
+
+
+def _only_deprecates(change: FileChange, shape: FunctionShape) -> bool:
+    """Whether the lines the change adds to the function warn of a deprecation and every branch
+    among them leads to such a warning within DEPRECATION_REACH lines."""
+    added = change.added_lines()
+    lines = [(number, added[number]) for number in range(shape.line, shape.end_line + 1) if number in added]
+    warnings = [number for number, text in lines if _DEPRECATION.search(text)]
+    headers = [number for number, text in lines if _BRANCH_HEADER.match(text)]
+    return bool(warnings) and all(
+        any(header < warning <= header + DEPRECATION_REACH for warning in warnings) for header in headers
+    )
+
+
+def _deprecations(found: list[Evidence], change: FileChange, head: Shapes) -> list[Evidence]:
+    """Branches or a small function added only to warn that something is deprecated announce a
+    removal; they add no behaviour a test must pin down: weak evidence (minor)."""
+    kept = []
+    for item in found:
+        shape = head.get(item.name)
+        if item.strong and shape is not None and _is_deprecation(item, change, shape):
+            item = replace(item, strong=False, detail=item.detail + " (its new code only warns of a deprecation)")
+        kept.append(item)
+    return kept
+
+
+def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) -> bool:
+    if item.kind is EvidenceKind.NEW_FUNCTION:
+        return shape.statements <= DEPRECATION_SHIM_STATEMENTS and _only_deprecates(change, shape)
+    if item.kind is EvidenceKind.MORE_BRANCHES:
+        # The growth must come from branches that warn, not from conditions grown beside them.
+        added = change.added_lines()
+        opens_branches = any(
+            _BRANCH_HEADER.match(added[number]) for number in range(shape.line, shape.end_line + 1) if number in added
+        )
+        return opens_branches and _only_deprecates(change, shape)
+    return False
 
 
 def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
