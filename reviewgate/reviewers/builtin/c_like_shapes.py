@@ -200,7 +200,11 @@ def _go_functions(tokens: Tokens, pairs: dict[int, int]) -> list[_Function]:
         if cursor >= len(texts) or texts[cursor] != "(" or cursor not in pairs:
             continue
         cursor = pairs[cursor] + 1
-        while cursor < len(texts) and texts[cursor] not in ("{", "func", "}", ";"):
+        # The result type runs to the body's brace. A `func` there is a function type (`func F()
+        # func(int) error {`); one that starts a line is the next declaration (this one has no body).
+        while cursor < len(texts) and texts[cursor] not in ("{", "}", ";") and not (
+            texts[cursor] == "func" and tokens.lines[cursor - 1] != tokens.lines[cursor]
+        ):
             cursor = pairs.get(cursor, cursor) + 1 if texts[cursor] in ("(", "[") else cursor + 1
             if cursor < len(texts) and texts[cursor] == "{" and texts[cursor - 1] in ("interface", "struct"):
                 cursor = pairs.get(cursor, cursor) + 1
