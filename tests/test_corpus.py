@@ -30,6 +30,9 @@ def load_cases() -> list[dict[str, Any]]:
     # Every TOML file in the corpus: one per language, and one per family of real-code cases.
     for path in sorted(CORPUS.glob("*.toml")):
         cases += parse_toml(path.read_bytes(), str(path))["case"]
+    # TOML has no null: `deleted = [paths]` lists the files the branch deletes.
+    for case in cases:
+        case["branch"] = {**case.get("branch", {}), **dict.fromkeys(case.get("deleted", []))}
     return cases
 
 

@@ -12,6 +12,7 @@ from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
+from reviewgate.reviewers.builtin.moved_code import mark_moved
 from reviewgate.reviewers.builtin.oversized import oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
@@ -91,6 +92,7 @@ class BuiltinReviewer:
         found += missing_reasons(part)
         found += unknown_rule_names(part)
         found += oversized_findings(part)
+        found = mark_moved(request, found)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
         kept = apply_suppressions(request, findings)

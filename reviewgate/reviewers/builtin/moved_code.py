@@ -1,0 +1,87 @@
+"""Findings on code the change moves: a handler or a call moved unchanged from one place to
+another (a module split, a helper folded into its caller's file) was written, and judged, before
+this change. The per-file lenses see one file at a time, so the move is recognised here, over the
+whole change: the finding's lines, with the lines just above them, are among the lines the change
+removes, in the same order. Such a finding is kept, at minor, with a note saying so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding, Severity
+from reviewgate.reviewers.builtin.secrets import RULE_SECRET
+from reviewgate.target.diff import LineKind
+
+# Rule families whose findings judge the code as written at its place. A committed secret stays a
+# secret wherever it moves; the DRY, tests and process lenses judge the change as a whole already.
+_MOVABLE_FAMILIES = frozenset({"correctness", "security", "readability"})
+# Lines above the finding that must have moved with it (the `try:` and its body above a handler):
+# a handler rewritten in a new place is not a move, whatever its own two lines say.
+CONTEXT_LINES = 2
+# Fewer non-blank lines than this say too little to call a move (`except Exception:` / `pass`).
+MIN_MOVED_LINES = 3
+
+
+def _removed_text(request: ReviewRequest) -> str:
+    """Every line the change removes, stripped, one per line, framed by line breaks."""
+    lines = [
+        line.text.strip()
+        for change in request.target.files
+        for hunk in change.hunks
+        for line in hunk.lines
+        if line.kind is LineKind.REMOVED and line.text.strip()
+    ]
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def _is_movable(finding: Finding) -> bool:
+    family = finding.rule.split("/", 1)[0]
+    return (
+        family in _MOVABLE_FAMILIES
+        and finding.rule != RULE_SECRET
+        and finding.severity is not Severity.MINOR
+        and finding.path is not None
+        and finding.line is not None
+    )
+
+
+def _block(request: ReviewRequest, finding: Finding) -> str | None:
+    """The finding's lines with CONTEXT_LINES above, stripped, blank ones left out, framed as in
+    `_removed_text`; None when too short to tell a move."""
+    assert finding.path is not None and finding.line is not None
+    text = request.head.read_text(finding.path)
+    if text is None:
+        return None
+    lines = text.split("\n")
+    first = max(finding.line - CONTEXT_LINES, 1)
+    last = min(finding.end_line or finding.line, len(lines))
+    kept = [line.strip() for line in lines[first - 1 : last] if line.strip()]
+    return "\n" + "\n".join(kept) + "\n" if len(kept) >= MIN_MOVED_LINES else None
+
+
+def mark_moved(request: ReviewRequest, findings: list[Finding]) -> list[Finding]:
+    """The findings, those on code the change moves unchanged made minor with a note."""
+    candidates = [finding for finding in findings if _is_movable(finding)]
+    if not candidates:
+        return findings
+    removed = _removed_text(request)
+    if not removed:
+        return findings
+    moved: set[int] = set()
+    for finding in candidates:
+        block = _block(request, finding)
+        if block is not None and block in removed:
+            moved.add(id(finding))
+    return [
+        replace(
+            finding,
+            severity=Severity.MINOR,
+            body=finding.body + "\n\nReported at minor: this code is moved unchanged from a place the change "
+            "removes it from; it was written before this change.",
+        )
+        if id(finding) in moved
+        else finding
+        for finding in findings
+    ]
