@@ -171,3 +171,49 @@ def test_a_marker_mentioned_in_code_or_prose_is_not_a_generated_header(tmp_path:
     assert [(item.path, item.reason) for item in target.excluded] == [
         ("gen.py", "generated file (header says so)")
     ]
+
+
+def modified_file(path: str, line: str) -> bytes:
+    return (
+        f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,1 +1,2 @@\n x\n+{line}\n"
+    ).encode()
+
+
+def test_a_third_party_project_copied_in_with_its_license_is_vendored_code() -> None:
+    patch = (
+        added_file("typer/_click/LICENSE.txt", ["Copyright 2014 Pallets"])
+        + added_file("typer/_click/core.py", ["try:", "    run()", "except Exception:", "    pass"])
+        + added_file("typer/_click/utils/strings.py", ["x = 1"])
+        + modified_file("typer/main.py", "from ._click import core")
+    )
+    assert reasons(patch) == {
+        "typer/_click/LICENSE.txt": "vendored code (the change copies it in with its own license file)",
+        "typer/_click/core.py": "vendored code (the change copies it in with its own license file)",
+        "typer/_click/utils/strings.py": "vendored code (the change copies it in with its own license file)",
+        "typer/main.py": "reviewed",
+    }
+    # `include` still forces a file back in.
+    forced = reasons(patch, ExclusionRules(include=("typer/_click/core.py",)))
+    assert forced["typer/_click/core.py"] == "reviewed"
+
+
+@pytest.mark.parametrize("manifest", ["package.json", "pyproject.toml", "go.mod", "Cargo.toml"])
+def test_a_new_package_of_the_repository_with_a_license_and_a_manifest_is_reviewed(manifest: str) -> None:
+    patch = (
+        added_file("packages/new/LICENSE", ["MIT License"])
+        + added_file(f"packages/new/{manifest}", ["{}"])
+        + added_file("packages/new/src/index.ts", ["export const x = 1;"])
+    )
+    assert set(reasons(patch).values()) == {"reviewed"}
+
+
+def test_a_license_file_at_the_root_or_beside_existing_code_vendors_nothing() -> None:
+    patch = (
+        added_file("LICENSE", ["MIT License"])
+        + added_file("src/app.py", ["x = 1"])
+        + added_file("lib/LICENSE", ["MIT License"])
+        + modified_file("lib/helpers.py", "y = 2")
+    )
+    result = reasons(patch)
+    assert result["src/app.py"] == "reviewed" and result["lib/helpers.py"] == "reviewed"

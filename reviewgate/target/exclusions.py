@@ -62,6 +62,16 @@ GENERATED_HEADER = re.compile(
 # searched with bytes.find, many times faster than a regular expression alternation.
 GENERATED_MARKERS = (b"@generated", b"DO NOT EDIT")
 VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
+# A third-party project copied in under a name of its own (`typer/_click/`) brings its license
+# file along; a package of the repository's own (a monorepo's `packages/x/`) comes with its
+# manifest. A directory the change adds a license file to and no manifest holds a copy.
+LICENSE_FILE = re.compile(r"(?:LICEN[CS]E|COPYING)(?:[.-][\w.-]*)?", re.IGNORECASE)
+PACKAGE_MANIFESTS = frozenset({
+    "package.json", "pyproject.toml", "setup.py", "setup.cfg", "go.mod", "Cargo.toml", "pom.xml",
+    "build.gradle", "build.gradle.kts", "composer.json", "Gemfile", "mix.exs", "pubspec.yaml",
+    "requirements.txt", "Pipfile", "deno.json", "CMakeLists.txt", "Package.swift",
+})
+VENDORED_COPY_REASON = "vendored code (the change copies it in with its own license file)"
 
 # Minified: added lines averaging more than this many characters ("files whose
 # added lines average over a few hundred characters"); hand-written code stays far below.
@@ -180,6 +190,30 @@ def is_oversized_text(change: FileChange, rules: ExclusionRules) -> bool:
     )
 
 
+def vendored_copies(files: list[FileChange]) -> frozenset[str]:
+    """Directories below the root into which the change copies a third-party project: it adds a
+    license file there (`LICENSE`, `LICENSE.txt`, `COPYING` ...) and no package manifest."""
+    added = [change.path for change in files if change.status is ChangeStatus.ADDED]
+    licensed = set()
+    for path in added:
+        directory, _, name = path.rpartition("/")
+        if directory and LICENSE_FILE.fullmatch(name):
+            licensed.add(directory)
+    for path in added:
+        directory, _, name = path.rpartition("/")
+        if name in PACKAGE_MANIFESTS or name.endswith((".gemspec", ".csproj", ".podspec")):
+            licensed = {item for item in licensed if not f"{directory}/".startswith(f"{item}/")}
+    return frozenset(licensed)
+
+
+def _in_vendored_copy(change: FileChange, copies: frozenset[str], rules: ExclusionRules) -> bool:
+    return (
+        change.status is ChangeStatus.ADDED
+        and any(change.path.startswith(f"{directory}/") for directory in copies)
+        and not (rules.include and matches(rules.include, change.path))
+    )
+
+
 def split_files(
     files: list[FileChange], rules: ExclusionRules, headers: Mapping[str, str] | None = None
 ) -> tuple[list[FileChange], list[ExcludedFile]]:
@@ -190,6 +224,7 @@ def split_files(
     unreviewable: list[ExcludedFile] = []
     by_policy: list[tuple[FileChange, ExcludedFile]] = []
     known_headers = headers or {}
+    copies = vendored_copies(files)
     for change in files:
         reason = rules.unreviewable_reason(change)
         if reason is not None:
@@ -198,6 +233,8 @@ def split_files(
             continue
         header = header_from_diff(change)
         reason = rules.reason_for(change, known_headers.get(change.path) if header is None else header)
+        if reason is None and copies and _in_vendored_copy(change, copies, rules):
+            reason = VENDORED_COPY_REASON
         if reason is None:
             reviewed.append(change)
         else:
