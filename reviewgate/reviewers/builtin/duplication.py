@@ -439,6 +439,8 @@ class DuplicationLens:
                 "extending it if it needs a parameter."
             )
         weak = weak_evidence(query.normalized, mine)
+        # Sizes are judged in lines of code: a docstring or a comment block repeats no logic.
+        code_lines = sum(1 for number in range(mine.first, mine.last + 1) if query.normalized.lines[number - 1])
         mine_lines = query.source.split("\n")
         siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
@@ -454,24 +456,24 @@ class DuplicationLens:
             weak = True
             body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "
                      "implementations of one interface, which look alike by design.")
-        elif classes and count < EXISTING_MAJOR_LINES:
+        elif classes and code_lines < EXISTING_MAJOR_LINES:
             weak = True
             body += (f"\n\nReported at minor: both runs open a class (`{classes[0]}`, `{classes[1]}`) with "
-                     f"the same bases and under {EXISTING_MAJOR_LINES} lines alike: two implementations of "
+                     f"the same bases and under {EXISTING_MAJOR_LINES} lines of code alike: two implementations of "
                      "one protocol, whose headers look alike by design.")
-        elif not candidate.in_branch and count < EXISTING_MAJOR_LINES and not (
+        elif not candidate.in_branch and code_lines < EXISTING_MAJOR_LINES and not (
             starts_a_definition(mine_lines, mine.first, language_of(mine.path))
             and starts_a_definition(other_lines, theirs.first, language_of(theirs.path))
         ):
             weak = True
-            body += (f"\n\nReported at minor: a fragment under {EXISTING_MAJOR_LINES} lines; a copied "
+            body += (f"\n\nReported at minor: a fragment under {EXISTING_MAJOR_LINES} lines of code; a copied "
                      "definition or a longer copy of existing code blocks.")
-        elif candidate.in_branch and count < IN_BRANCH_MAJOR_LINES:
+        elif candidate.in_branch and code_lines < IN_BRANCH_MAJOR_LINES:
             # Both copies are in front of the author and the reviewer at once (parallel variants
             # such as parse/safeParse, one switch arm beside another): worth a look, not a block.
             weak = True
             body += (f"\n\nReported at minor: both copies are new in this change and the run is under "
-                     f"{IN_BRANCH_MAJOR_LINES} lines.")
+                     f"{IN_BRANCH_MAJOR_LINES} lines of code.")
         return lens_finding(
             rule=RULE_DUPLICATE,
             category="reuse",
