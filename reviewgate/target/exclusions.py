@@ -76,6 +76,8 @@ VENDORED_COPY_REASON = "vendored code (the change copies it in with its own lice
 # Minified: added lines averaging more than this many characters ("files whose
 # added lines average over a few hundred characters"); hand-written code stays far below.
 MINIFIED_AVERAGE_LINE = 300
+# Prose is written a paragraph or a table row to a line: long lines there are not minified.
+PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".tex")
 # Per-file size cap: one huge file must not crowd the rest of the change out of a
 # reviewer's context. Counted over the file's diff text; over it, the file is kept from the
 # model reviewers and the structural lenses, and only the builtin line lenses read it.
@@ -131,7 +133,7 @@ class ExclusionRules:
         if GENERATED_NAME.search(name):
             return "generated file (by name)"
         if change.status is not ChangeStatus.DELETED:
-            if change.average_added_line_over(MINIFIED_AVERAGE_LINE):
+            if not name.lower().endswith(PROSE_SUFFIXES) and change.average_added_line_over(MINIFIED_AVERAGE_LINE):
                 return f"minified file (added lines average over {MINIFIED_AVERAGE_LINE} characters)"
             if header is not None and GENERATED_HEADER.search(header):
                 return "generated file (header says so)"
