@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
@@ -115,6 +116,10 @@ class OtherLanguagesSwallowedFailureLens:
                     if states_a_reason(inside) or explains_a_fallback(above):
                         yield self._deliberate(change.path, first, last, lines[first - 1], reason)
                         continue
+                    by_design = deliberate_catch(text, match.start(), pattern is _PROMISE_CATCH)
+                    if by_design is not None:
+                        yield self._by_design(change.path, first, last, lines[first - 1], by_design)
+                        continue
                     said = f' (only "{" ".join(reason.split())[:80]}")' if reason else ""
                     evidence = (
                         f" Matched `{' '.join(match.group(0).split())[:80]}`: no comment in it or right "
@@ -138,6 +143,23 @@ class OtherLanguagesSwallowedFailureLens:
                 f"This handler drops the error, and the comment next to it says why: \"{quoted[:200]}\". "
                 "Reported as minor: check that only the failure it describes can reach it (a narrower "
                 "condition, or a log line, keeps other failures visible)."
+            ),
+            path=path,
+            line=line,
+            end_line=end_line if end_line != line else None,
+            code=code,
+        )
+
+    def _by_design(self, path: str, line: int, end_line: int, code: str, why: str) -> Finding:
+        return lens_finding(
+            rule=RULE_EMPTY_CATCH,
+            category="swallowed-failure",
+            finding_class=FindingClass.CORRECTNESS,
+            severity=Severity.MINOR,
+            title="Empty catch drops a failure by design",
+            body=(
+                f"This handler drops the error: {why}. Reported as minor: check that no other failure can "
+                "reach it."
             ),
             path=path,
             line=line,
