@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-import traceback
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -271,6 +270,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         return 130
     except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
         if os.environ.get("REVIEWGATE_DEBUG"):
+            import traceback  # only to debug an internal error: not loaded on every start
+
             traceback.print_exc()
         sys.stderr.write(
             f"reviewgate: internal error: {type(error).__name__}: {runner_line(str(error))} "

@@ -12,7 +12,6 @@ formats first (secret_formats.py, the table the model redaction uses).
 
 from __future__ import annotations
 
-import html
 import re
 
 from reviewgate.secret_formats import mask_known_formats
@@ -37,6 +36,8 @@ _LEGACY_COMMAND = "##["
 # word start. An e-mail address (a@b) is not a mention and stays as it is.
 _MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
 ZERO_WIDTH_SPACE = "\u200b"
+# What html.escape(quote=False) replaces, without loading the html module's entity table at start-up.
+_HTML_SPECIAL = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def mask(text: str) -> str:
@@ -74,7 +75,7 @@ def runner_line(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """Untrusted text in Markdown prose: no HTML, no live mentions, line breaks kept."""
-    escaped = html.escape(plain(text), quote=False)
+    escaped = plain(text).translate(_HTML_SPECIAL)
     return _MENTION.sub(f"@{ZERO_WIDTH_SPACE}", escaped)
 
 
