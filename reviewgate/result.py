@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding
-from reviewgate.forge.conversation import Acceptance
 from reviewgate.forge.rounds import Rounds
 from reviewgate.gate import Verdict
 from reviewgate.policy_changes import PolicyReview
@@ -19,7 +18,8 @@ from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
 if TYPE_CHECKING:
-    from reviewgate.forge.session import ForgeRun  # the forge clients: only a run on a forge loads them
+    from reviewgate.forge.conversation import Acceptance
+    from reviewgate.forge.session import ForgeRun
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest, ReviewScope
 from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
 from reviewgate.findings import Finding, one_per_place, sort_key
-from reviewgate.forge.conversation import apply_acceptances, apply_rejections, first_acceptances
 from reviewgate.forge.steps import (
     abandon_check_run,
     apply_conversation,
@@ -53,6 +52,7 @@ from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
 
 if TYPE_CHECKING:
+    from reviewgate.forge.conversation import Acceptance
     from reviewgate.forge.session import ForgeRun
     from reviewgate.sharding.plan import ShardSpec
 
@@ -293,12 +293,20 @@ def publish_result(
     the review is not whole (a merge's refused or missing shards): each one blocks."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
     findings = apply_min_confidence(findings, config.review.min_confidence)
-    findings = apply_rejections(findings, rejections, builtin_sources(config))
+    # The forge's conversation is read only on a forge: a local run has no answers to apply.
+    if rejections:
+        from reviewgate.forge.conversation import apply_rejections
+
+        findings = apply_rejections(findings, rejections, builtin_sources(config))
     findings, branch_suppressions = apply_suppression_policy(
         findings, config.review.branch_suppressions, config.review.fail_on)
     # A trusted person's ACCEPTED: is the last word on a finding, whichever reviewer found it.
-    acceptances = first_acceptances(forge.conversation.acceptances) if forge is not None else ()
-    findings = apply_acceptances(findings, acceptances)
+    acceptances: tuple[Acceptance, ...] = ()
+    if forge is not None:
+        from reviewgate.forge.conversation import apply_acceptances, first_acceptances
+
+        acceptances = first_acceptances(forge.conversation.acceptances)
+        findings = apply_acceptances(findings, acceptances)
     verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty,
                      unread=(*unread, *incomplete))
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)

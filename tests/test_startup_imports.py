@@ -26,6 +26,7 @@ with open(sys.argv[1], "w", encoding="utf-8") as listing:
 DEFERRED = (
     "reviewgate.ci.github",
     "reviewgate.ci.gitlab",
+    "reviewgate.forge.conversation",
     "reviewgate.forge.github_api",
     "reviewgate.forge.gitlab_api",
     "reviewgate.forge.http",
