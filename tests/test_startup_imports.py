@@ -22,7 +22,8 @@ with open(sys.argv[1], "w", encoding="utf-8") as listing:
     json.dump({"exit_code": code, "modules": sorted(sys.modules)}, listing)
 """
 
-# Each only on a forge, with --shard, --import-sarif, or a verify manifest.
+# Each only on a forge, with --shard or --import-sarif, with a verify manifest, or for a
+# changed file in a language other than Python (the repository below changes only Python).
 DEFERRED = (
     "reviewgate.ci.github",
     "reviewgate.ci.gitlab",
@@ -36,6 +37,7 @@ DEFERRED = (
     "reviewgate.report.github_checks",
     "reviewgate.report.inline_comments",
     "reviewgate.report.pr_comment",
+    "reviewgate.reviewers.builtin.c_like_shapes",
     "reviewgate.reviewers.sarif_import",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",
