@@ -23,12 +23,11 @@ FILE_NAME = "junit.xml"
 # the form those wrote: the same elements, attribute order, escaping and two-space indentation.
 # Their clean-up is kept too: what XML cannot hold is dropped, with the noncharacters, C1
 # controls but NEL, and raw CRs in text (an attribute keeps a CR as `&#13;`).
-_NOT_IN_TEXT = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufdd0-\ufddf\ufffe\uffff"
+_DROPPED = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufdd0-\ufddf\ufffe\uffff"
     + "".join(f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(1, 17))
     + "]"
 )
-_NOT_IN_ATTRIBUTE = re.compile(_NOT_IN_TEXT.pattern.replace("\x0b-\x1f", "\x0b\x0c\x0e-\x1f"))
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTRIBUTE_ESCAPES = str.maketrans(
     {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#09;"}
@@ -49,11 +48,11 @@ class Element:
 
     def render(self, level: int = 0) -> str:
         opening = "<" + self.tag + "".join(
-            f' {name}="{_NOT_IN_ATTRIBUTE.sub("", value).translate(_ATTRIBUTE_ESCAPES)}"'
+            f' {name}="{_DROPPED.sub("", value).translate(_ATTRIBUTE_ESCAPES)}"'
             for name, value in self.attributes.items()
         )
         if not self.children:  # an element holds text or children, never both
-            text = _NOT_IN_TEXT.sub("", self.text or "").translate(_TEXT_ESCAPES)
+            text = _DROPPED.sub("", (self.text or "").replace("\r", "")).translate(_TEXT_ESCAPES)
             return f"{opening}>{text}</{self.tag}>" if text else f"{opening} />"
         inner = "\n" + _INDENT * (level + 1)
         return (f"{opening}>{inner}" + inner.join(child.render(level + 1) for child in self.children)
