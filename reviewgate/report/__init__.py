@@ -59,6 +59,7 @@ def _inline_comments() -> Sink:
 
     return InlineCommentsSink()
 
+
 sinks: list[Sink] = [
     JsonReportSink(),
     JunitSink(),
