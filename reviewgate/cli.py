@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-import traceback
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,7 +18,6 @@ from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
 from reviewgate.escaping import runner_line
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
-from reviewgate.sharding.plan import parse_shard
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import describe
 from reviewgate.target.git import GitFailure
@@ -139,7 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
-    shard = parse_shard(arguments.shard) if arguments.shard is not None else None
+    shard = None
+    if arguments.shard is not None:
+        from reviewgate.sharding.plan import parse_shard  # the shard modules: only with --shard
+
+        shard = parse_shard(arguments.shard)
     if shard is not None and arguments.bundle:
         raise UsageError("--shard: a document bundle (--bundle) is reviewed in one run, not in shards")
     if shard is not None and arguments.include_dirty:
@@ -268,6 +270,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         return 130
     except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
         if os.environ.get("REVIEWGATE_DEBUG"):
+            import traceback  # only to debug an internal error: not loaded on every start
+
             traceback.print_exc()
         sys.stderr.write(
             f"reviewgate: internal error: {type(error).__name__}: {runner_line(str(error))} "

@@ -12,7 +12,6 @@ formats first (secret_formats.py, the table the model redaction uses).
 
 from __future__ import annotations
 
-import html
 import re
 
 from reviewgate.secret_formats import mask_known_formats
@@ -24,8 +23,9 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|
 # C0 and C1 controls except tab, line feed and carriage return (sinks decide about those),
 # and the bidirectional overrides that make text read other than it is (CVE-2021-42574).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# XML 1.0's Char production: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF.
-_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# XML 1.0's Char production is tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF;
+# matched here as its complement, which compiles in a tenth of the time the allowed ranges take.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # What the runner would take for a command: `::` at the start of a line after white space (it
 # trims any, .NET's String.TrimStart), and the `##[` form anywhere in a line. The runner reads
@@ -36,6 +36,8 @@ _LEGACY_COMMAND = "##["
 # word start. An e-mail address (a@b) is not a mention and stays as it is.
 _MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
 ZERO_WIDTH_SPACE = "\u200b"
+# What html.escape(quote=False) replaces, without loading the html module's entity table at start-up.
+_HTML_SPECIAL = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def mask(text: str) -> str:
@@ -73,7 +75,7 @@ def runner_line(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """Untrusted text in Markdown prose: no HTML, no live mentions, line breaks kept."""
-    escaped = html.escape(plain(text), quote=False)
+    escaped = plain(text).translate(_HTML_SPECIAL)
     return _MENTION.sub(f"@{ZERO_WIDTH_SPACE}", escaped)
 
 

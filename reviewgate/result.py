@@ -5,19 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding
-from reviewgate.forge.conversation import Acceptance
 from reviewgate.forge.rounds import Rounds
-from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Verdict
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.reviewers.base import ReviewerOutcome
 from reviewgate.suppression_policy import BranchSuppression
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
+
+if TYPE_CHECKING:
+    from reviewgate.forge.conversation import Acceptance
+    from reviewgate.forge.session import ForgeRun
 
 
 @dataclass(frozen=True)

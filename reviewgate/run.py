@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from reviewgate import ci, stopping
 from reviewgate.confidence import apply_min_confidence
 from reviewgate.config import Config
-from reviewgate.context import Rejection, ReviewRequest
+from reviewgate.context import Rejection, ReviewRequest, ReviewScope
 from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
 from reviewgate.findings import Finding, one_per_place, sort_key
-from reviewgate.forge.conversation import apply_acceptances, apply_rejections, first_acceptances
-from reviewgate.forge.session import ForgeRun, open_forge
 from reviewgate.forge.steps import (
     abandon_check_run,
     apply_conversation,
@@ -44,11 +42,7 @@ from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
-from reviewgate.reviewers.sarif_import import build_sarif_importers
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
-from reviewgate.sharding.plan import ShardSpec, plan_shards
-from reviewgate.sharding.shard_report import remove_shard_reports, write_shard_report
-from reviewgate.sharding.shard_run import elsewhere, failure_reported, runs_here
 from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
@@ -56,6 +50,11 @@ from reviewgate.target.git import GitFailure, repository_root
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
+
+if TYPE_CHECKING:
+    from reviewgate.forge.conversation import Acceptance
+    from reviewgate.forge.session import ForgeRun
+    from reviewgate.sharding.plan import ShardSpec
 
 
 def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
@@ -92,6 +91,8 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
             output_dir = in_repository(workspace_root(options.start, False), options.output_dir)
         except (ReviewgateError, GitFailure):
             output_dir = options.output_dir
+        from reviewgate.sharding.shard_run import failure_reported  # the shard modules: only with --shard
+
         with failure_reported(output_dir, options.shard, started_at):
             return _run_gate(options, stdout, environ, cancellation)
 
@@ -106,6 +107,8 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     requested_output_dir = in_repository(repo, options.output_dir)
     claim_existing_output_dir(requested_output_dir)
     if options.shard is not None:
+        from reviewgate.sharding.shard_report import remove_shard_reports  # only with --shard
+
         remove_shard_reports(requested_output_dir)
     context = ci.detect(environ)
     # The policy is the target side's: base and head are resolved before anything else.
@@ -113,7 +116,11 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     config = policy.config
     reviewers = build_reviewers(config)
     check_lens_settings(config)
-    reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter, repo)
+    if options.overrides.import_sarif or options.overrides.sarif_filter is not None:
+        from reviewgate.reviewers.sarif_import import build_sarif_importers  # only with --import-sarif
+
+        reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter,
+                                           repo)
     output_dir = prepare_output_dir(requested_output_dir)
     cache = open_review_cache(config, repo)
 
@@ -123,8 +130,8 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
 
     # The check run goes in_progress before the verify, which can take minutes.
     # A shard posts nothing: it reads the conversation for its reviewers, the merge publishes.
-    forge = open_forge(context, config, target, os.environ if environ is None else environ,
-                       read_only=options.shard is not None)
+    forge = _open_forge(context, config, target, os.environ if environ is None else environ,
+                        read_only=options.shard is not None)
     try:
         return _verify_review_publish(
             options, repo, config, reviewers, context, output_dir, cache, target, forge, policy_review,
@@ -133,6 +140,16 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     except BaseException as error:
         abandon_check_run(forge, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
         raise
+
+
+def _open_forge(context: ci.CiContext, config: Config, target: FrozenTarget, environ: Mapping[str, str], *,
+                read_only: bool) -> ForgeRun | None:
+    """The forge clients are imported only on a forge: a local run never loads them."""
+    if not (context.is_github or context.is_gitlab):
+        return None
+    from reviewgate.forge.session import open_forge
+
+    return open_forge(context, config, target, environ, read_only=read_only)
 
 
 def _verify_review_publish(
@@ -178,7 +195,7 @@ def _verify_review_publish(
     request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
                             sections=config.sections, marked_as_fix=marked_as_fix,
                             instructions=config.review.instructions,
-                            scope=plan_shards(target, shard.total).scope(shard) if shard is not None else None)
+                            scope=_shard_scope(target, shard))
     request = apply_conversation(request, forge)
     clock = time.monotonic()
     if verify.cancelled:
@@ -193,11 +210,7 @@ def _verify_review_publish(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
         )
     else:
-        outcomes = review_all(
-            reviewers,
-            lambda reviewer: review_with_cache(cache, reviewer, request, run_reviewer)
-            if shard is None or runs_here(reviewer, request) else elsewhere(reviewer, shard),
-            cancellation)
+        outcomes = review_all(reviewers, _reviewing(cache, request, shard), cancellation)
     timings["review"] = time.monotonic() - clock
     if shard is not None:
         return _write_shard(output_dir, shard, started_at, target, outcomes,
@@ -225,12 +238,34 @@ def run_notes(config: Config, forge: ForgeRun | None, policy: PolicyReview) -> l
     return notes
 
 
+def _shard_scope(target: FrozenTarget, shard: ShardSpec | None) -> ReviewScope | None:
+    if shard is None:
+        return None
+    from reviewgate.sharding.plan import plan_shards  # the shard modules: only with --shard
+
+    return plan_shards(target, shard.total).scope(shard)
+
+
+def _reviewing(cache: ReviewCache, request: ReviewRequest,
+               shard: ShardSpec | None) -> Callable[[Reviewer], ReviewerOutcome]:
+    """How each reviewer runs: through the cache, and in a shard only where the shard owns it."""
+    if shard is None:
+        return lambda reviewer: review_with_cache(cache, reviewer, request, run_reviewer)
+    from reviewgate.sharding.shard_run import elsewhere, runs_here  # only with --shard
+
+    return lambda reviewer: (review_with_cache(cache, reviewer, request, run_reviewer)
+                             if runs_here(reviewer, request) else elsewhere(reviewer, shard))
+
+
 def _write_shard(output_dir: Path, shard: ShardSpec, started_at: str, target: FrozenTarget,
                  outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome | None,
                  timings: dict[str, float], *, cancelled: bool = False) -> int:
     """A shard's end: its report, nothing published, exit 0: the merge decides, and a shard whose
     reviewers were blocked says so in the report, which makes the merge block. A cancelled shard
     could not finish: its report says so too, and it exits 3."""
+    from reviewgate.sharding.plan import plan_shards  # the shard modules: only with --shard
+    from reviewgate.sharding.shard_report import write_shard_report
+
     write_shard_report(output_dir, shard, started_at=started_at, target=target,
                        plan=plan_shards(target, shard.total), outcomes=outcomes, verify=verify, timings=timings)
     return EXIT_BLOCKED if cancelled else 0
@@ -258,12 +293,20 @@ def publish_result(
     the review is not whole (a merge's refused or missing shards): each one blocks."""
     findings = merge_findings(outcomes, verify, policy.findings if policy else ())
     findings = apply_min_confidence(findings, config.review.min_confidence)
-    findings = apply_rejections(findings, rejections, builtin_sources(config))
+    # The forge's conversation is read only on a forge: a local run has no answers to apply.
+    if rejections:
+        from reviewgate.forge.conversation import apply_rejections
+
+        findings = apply_rejections(findings, rejections, builtin_sources(config))
     findings, branch_suppressions = apply_suppression_policy(
         findings, config.review.branch_suppressions, config.review.fail_on)
     # A trusted person's ACCEPTED: is the last word on a finding, whichever reviewer found it.
-    acceptances = first_acceptances(forge.conversation.acceptances) if forge is not None else ()
-    findings = apply_acceptances(findings, acceptances)
+    acceptances: tuple[Acceptance, ...] = ()
+    if forge is not None:
+        from reviewgate.forge.conversation import apply_acceptances, first_acceptances
+
+        acceptances = first_acceptances(forge.conversation.acceptances)
+        findings = apply_acceptances(findings, acceptances)
     verdict = decide(findings, outcomes, verify, config.review.fail_on, nothing_to_review=target.is_empty,
                      unread=(*unread, *incomplete))
     rounds = decide_rounds_for(forge, target, verdict, config.review.max_rounds)

@@ -96,6 +96,17 @@ def test_xml_text_parses_as_xml_1_0(text: str) -> None:
     assert (parsed.text or "") == xml_text(text).replace("\r\n", "\n").replace("\r", "\n")
 
 
+def is_xml_char(code: int) -> bool:
+    """XML 1.0, production [2] Char, as the specification writes it."""
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF
+
+
+def test_xml_text_drops_exactly_the_characters_xml_1_0_forbids() -> None:
+    # Every code point but the surrogates (`printable` turns those into U+FFFD before the filter).
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF)
+    assert xml_text(every) == "".join(char for char in every if is_xml_char(ord(char)))
+
+
 @given(HOSTILE, HOSTILE)
 def test_a_known_token_is_masked_wherever_it_sits(before: str, after: str) -> None:
     assert GITHUB_TOKEN not in mask(f"{before} {GITHUB_TOKEN} {after}")

@@ -33,12 +33,11 @@ def default_base(repo: Path) -> tuple[str, str]:
     return "main", "default (main)"
 
 
-def check_repository(repo: Path, explicit_base: str | None) -> None:
-    """Refuse the checkouts a review cannot make sense of, with one clear line each."""
-    if (
-        resolve_commit(repo, "HEAD") is None
-        and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip()
-    ):
+def check_repository(repo: Path, explicit_base: str | None) -> str | None:
+    """Refuse the checkouts a review cannot make sense of, with one clear line each. Returns the
+    commit HEAD names (None on a branch with no commits yet), so it is not asked of git twice."""
+    checked_out = resolve_commit(repo, "HEAD")
+    if checked_out is None and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip():
         raise UsageError(f"{repo}: the repository has no commits yet: there is nothing to review")
     # A submodule's `.git` is a file (pointing into the superproject's modules), never a
     # directory: only then is git asked, which costs a look through the superproject's index.
@@ -50,3 +49,4 @@ def check_repository(repo: Path, explicit_base: str | None) -> None:
             f"{repo}: this is a submodule checkout of {superproject}; run reviewgate in the "
             "superproject, or pass --base REF to review the submodule's own history"
         )
+    return checked_out

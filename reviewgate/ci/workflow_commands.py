@@ -7,7 +7,6 @@ command.ts escapeData / escapeProperty).
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 
 from reviewgate.escaping import plain
@@ -34,4 +33,6 @@ def command(name: str, message: str = "", properties: Mapping[str, object] | Non
 
 def stop_commands_token() -> str:
     """A fresh random token for ::stop-commands::, so text being fenced cannot guess it."""
+    import secrets  # on GitHub only: a local run's start-up does not load it
+
     return secrets.token_hex(16)

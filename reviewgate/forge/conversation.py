@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from reviewgate.context import Rejection
 from reviewgate.findings import Finding
-from reviewgate.forge.metadata import is_summary_comment
 
 REPRODUCTION_PREFIX = "REPRODUCTION:"
 REJECTION_PREFIX = "REVIEW-REJECTED:"
@@ -132,6 +131,8 @@ def _acceptances(comment: Comment) -> tuple[list[Acceptance], list[str]]:
 def read_conversation(comments: Iterable[Comment]) -> Conversation:
     """The newest trusted REPRODUCTION:, every trusted REVIEW-REJECTED: and ACCEPTED: line,
     oldest first."""
+    from reviewgate.forge.metadata import is_summary_comment  # read on a forge only: a local run never loads it
+
     reproduction: str | None = None
     rejections: list[Rejection] = []
     acceptances: list[Acceptance] = []

@@ -5,15 +5,17 @@ summary must say about both."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
-from reviewgate.forge.http import ForgeError
 from reviewgate.forge.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
-from reviewgate.forge.session import ForgeRun, utc_now
 from reviewgate.gate import Verdict
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.text import truncate
+
+if TYPE_CHECKING:
+    from reviewgate.forge.session import ForgeRun
 
 BUILTIN_PROVIDER = "builtin"
 
@@ -82,6 +84,10 @@ def abandon_check_run(forge: ForgeRun | None, reason: str) -> None:
         return
     if forge.existing_conclusion is not None:
         return  # completed by an earlier run of the same head and patch: leave its verdict
+    # Loaded with the forge run itself: a local run has none and never imports the clients.
+    from reviewgate.forge.http import ForgeError
+    from reviewgate.forge.session import utc_now
+
     body = {
         "status": "completed",
         "conclusion": forge.settings.blocked_conclusion,

@@ -14,7 +14,6 @@ from typing import IO, Any
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.escaping import mask
 from reviewgate.own_directories import USER_FILES
-from reviewgate.verify.manifest import STEP_ORDER
 
 LOCK_FILE = ".lock"
 # Written into a directory reviewgate creates for itself: git then ignores all of it (the
@@ -98,6 +97,8 @@ def _remove_previous_outputs(path: Path) -> None:
                 entry.unlink(missing_ok=True)
     logs = path / VERIFY_LOG_DIRECTORY
     if logs.is_dir() and not logs.is_symlink():
+        from reviewgate.verify.manifest import STEP_ORDER  # the manifest reader: only when a verify left logs
+
         for step in STEP_ORDER:
             (logs / f"{step}.log").unlink(missing_ok=True)
         if not any(logs.iterdir()):

@@ -264,7 +264,7 @@ def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: C
     """Base, merge base and head (flags win, then CI, then local defaults), fetching what a
     shallow checkout lacks. `head` None means the CI's head, else HEAD."""
     context = ci or CiContext(provider="local")
-    check_repository(repo, base)
+    checked_out = check_repository(repo, base)
     log = FetchLog(provider=context.provider)
     if head:
         head_ref, head_source = head, "--head"
@@ -272,7 +272,10 @@ def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: C
         head_ref, head_source = context.head_sha, context.head_source or context.provider
     else:
         head_ref, head_source = "HEAD", "checked-out HEAD"
-    head_sha = _commit_for(repo, head_ref, head_source, log, branch_fallback=False)
+    if head_ref == "HEAD" and checked_out is not None:
+        head_sha = checked_out
+    else:
+        head_sha = _commit_for(repo, head_ref, head_source, log, branch_fallback=False)
     base_ref, base_source = resolve_base(repo, base, context)
     if (
         not base

@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from reviewgate.verify.processes import POLL_SECONDS
-
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# How often a wait loop looks again; short, so a cancelled or finished wait ends quickly. Here,
+# not with the process helpers, so a run without a verify does not load those (and socket).
+POLL_SECONDS = 0.05
 
 
 class Cancellation:

@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reviewgate.verify.cancellation import POLL_SECONDS
+
 if TYPE_CHECKING:
     import psutil  # imported where used: only a run with a verify needs it (a tenth of start-up)
 
-# How often a wait loop looks again; short, so a cancelled or finished wait ends quickly.
-POLL_SECONDS = 0.05
 # After SIGKILL the kernel needs a moment to reap; a process still there after this survived.
 KILL_WAIT_SECONDS = 2.0
 SHELL = "/bin/sh"  # POSIX: every step is `sh -c RUN`, never a command we build from text

@@ -22,7 +22,7 @@ from reviewgate.config import DEFAULT_LOG_LIMIT
 from reviewgate.errors import UsageError
 from reviewgate.findings import Finding
 from reviewgate.text import printable
-from reviewgate.verify.cancellation import Cancellation
+from reviewgate.verify.cancellation import POLL_SECONDS, Cancellation
 from reviewgate.verify.environment import (
     SecretGrant,
     check_preconditions,
@@ -36,7 +36,6 @@ from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
 from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
-    POLL_SECONDS,
     kill_escaped,
     spawn,
     terminate_tree,

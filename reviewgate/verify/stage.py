@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import CONFIG_FILE, Config
 from reviewgate.errors import ConfigError
 from reviewgate.target.git import TreeReader
 from reviewgate.tomlfile import parse_toml
-from reviewgate.verify.environment import SecretGrant, is_withheld
-from reviewgate.verify.manifest import Manifest, load_manifest
 from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
-from reviewgate.verify.runner import run_verify
+
+if TYPE_CHECKING:
+    from reviewgate.verify.environment import SecretGrant
+    from reviewgate.verify.manifest import Manifest
 
 
 def verify_repository(
@@ -42,6 +43,10 @@ def verify_repository(
         return VerifyOutcome(
             status=VerifyStatus.ABSENT, reason=f"no verify manifest ({config.verify.manifest})"
         )
+    # The manifest reader and the runner: only a run with a verify loads them.
+    from reviewgate.verify.manifest import load_manifest
+    from reviewgate.verify.runner import run_verify
+
     manifest = load_manifest(path, config.verify.manifest)
     return run_verify(
         manifest,
@@ -58,6 +63,8 @@ def verify_repository(
 def secret_grant(repo: Path, config: Config, manifest: Manifest, grant_commit: str | None) -> SecretGrant:
     """The names the verify may pass: the manifest's `secrets` at `grant_commit` (else the
     working tree's) plus `[verify] secrets`. A withheld name in the config is a ConfigError."""
+    from reviewgate.verify.environment import SecretGrant, is_withheld  # with the verify only
+
     reviewer_keys = frozenset(_reviewer_key_names(config))
     configured = config.verify.secrets
     refused = [name for name in configured if is_withheld(name, reviewer_keys)]

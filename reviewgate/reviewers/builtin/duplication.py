@@ -26,7 +26,6 @@ from reviewgate.reviewers.builtin.common import (
     language_of,
     lens_finding,
 )
-from reviewgate.reviewers.builtin.dry_index import BlobIndex
 from reviewgate.reviewers.builtin.duplication_rules import (
     CONTINUATION,
     Side,
@@ -259,6 +258,7 @@ class DuplicationLens:
         """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
         content an earlier run indexed (the stored hashes of its blob) is read only when it shares
         a hash with the added code."""
+        from reviewgate.reviewers.builtin.dry_index import BlobIndex  # only when added code may repeat: not at start
         stored = BlobIndex.for_request(request)
         blobs = request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES)
         unseen: dict[str, str] = {}

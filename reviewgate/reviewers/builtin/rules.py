@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from reviewgate.reviewers.builtin.duplication import RULE_DUPLICATE, RULE_NEAR_COPY
 from reviewgate.reviewers.builtin.process import (
     RULE_MISSING_REPRODUCTION,
@@ -61,6 +59,8 @@ def closest_rule(name: str) -> str | None:
     started = [rule for rule in BUILTIN_RULES if name and rule.startswith(name)]
     if len(started) == 1:
         return started[0]
+    import difflib  # only for a name no rule has: a run without one never loads it
+
     whole = difflib.get_close_matches(name, (*BUILTIN_RULES, *RULE_FAMILIES), n=1)
     if whole:
         return whole[0]

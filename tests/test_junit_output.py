@@ -1,0 +1,64 @@
+"""junit.xml as XML readers see it: any text a verify step or the app's own tests report comes
+back from a parser as it went in, less what XML cannot hold, and the file stays valid against
+Jenkins' junit-10.xsd."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reviewgate.gate import Decision, Verdict
+from reviewgate.report.junit import render_junit
+from reviewgate.result import GateResult
+from reviewgate.verify.outcome import StepResult, VerifyOutcome, VerifyStatus
+from testing.conformance import validate_junit
+from testing.results import sample_result
+
+PIECES = ["\r", "\n", "\r\n", "\t", "\x00", "\x0b", "\x1f", "\x7f", "\x84", "\x85", "\x9f", "\ufdd0", "\ufffe",
+          "\U0001fffe", "\U0010ffff", "&", "<", ">", '"', "]]>", "&amp;", " ", "é", "\U0001f600"]
+TEXT = st.lists(st.sampled_from(PIECES) | st.text(st.characters(blacklist_categories=("Cs",)), max_size=4),
+                max_size=8).map("".join)
+
+
+def dropped(character: str, *, in_attribute: bool) -> bool:
+    """What the writer leaves out: what XML 1.0 cannot hold, C1 controls but NEL, the
+    noncharacters, and a CR in text (an attribute keeps it, as `&#13;`)."""
+    code = ord(character)
+    if code < 0x20:
+        return character not in ("\t\n\r" if in_attribute else "\t\n")
+    return 0x7F <= code <= 0x9F and code != 0x85 or 0xFDD0 <= code <= 0xFDDF or code & 0xFFFE == 0xFFFE
+
+
+def kept(text: str, *, in_attribute: bool) -> str:
+    return "".join(character for character in text if not dropped(character, in_attribute=in_attribute))
+
+
+def failed_step_result(name: str, command: str, detail: str, test_name: str) -> GateResult:
+    step = StepResult(name, command, 1, 0.5, None, passed=False, detail=detail)
+    verify = VerifyOutcome(VerifyStatus.FAILED, steps=(step,), imported_tests=(("suite", test_name, False, ""),))
+    return replace(sample_result(Path("/nonexistent"), findings=()), verify=verify,
+                   verdict=Verdict(Decision.REQUEST_CHANGES, None))
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=TEXT, command=TEXT, detail=TEXT, test_name=TEXT)
+def test_reported_text_reads_back_whole(name: str, command: str, detail: str, test_name: str) -> None:
+    text = render_junit(failed_step_result(name, command, detail, test_name))
+    step_case, test_case, verdict_case = ElementTree.fromstring(text.encode("utf-8")).iter("testcase")
+    assert step_case.get("name") == kept(name, in_attribute=True)
+    assert step_case.get("time") == "0.500000"
+    failure = step_case.find("failure")
+    assert failure is not None
+    assert failure.get("message") == kept(detail or "exit code 1", in_attribute=True)
+    assert (failure.text or "") == kept(command, in_attribute=False)
+    assert test_case.get("name") == kept(test_name, in_attribute=True)
+    assert verdict_case.findtext("system-out") == "request_changes"
+
+
+def test_hostile_text_leaves_the_file_valid_junit() -> None:
+    hostile = "".join(PIECES)
+    validate_junit(render_junit(failed_step_result(hostile, hostile, hostile, hostile)))

@@ -1,0 +1,78 @@
+"""A local run loads only what it uses: the forge clients, the shard modules, the SARIF importer
+and the verify runner are imported where they are needed, so a one-line change's run does not
+pay their start-up. An eager import added later fails here instead of silently costing time."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from testing.cli import clean_environment
+from testing.repo import make_repo
+
+# Run in a fresh interpreter: the gate's own `main`, then the modules it had loaded.
+_RUN_AND_LIST_MODULES = """
+import io, json, sys
+from reviewgate.cli import main
+code = main(sys.argv[2:], stdout=io.StringIO())
+with open(sys.argv[1], "w", encoding="utf-8") as listing:
+    json.dump({"exit_code": code, "modules": sorted(sys.modules)}, listing)
+"""
+
+# Each only on a forge, with --shard or --import-sarif, with a verify manifest, for a changed
+# file in a language other than Python, or for added code long enough to repeat other code (the
+# change below is one short Python line).
+DEFERRED = (
+    "reviewgate.ci.github",
+    "reviewgate.ci.gitlab",
+    "reviewgate.forge.conversation",
+    "reviewgate.forge.github_api",
+    "reviewgate.forge.gitlab_api",
+    "reviewgate.forge.http",
+    "reviewgate.forge.inline_plan",
+    "reviewgate.forge.metadata",
+    "reviewgate.forge.session",
+    "reviewgate.report.github_checks",
+    "reviewgate.report.inline_comments",
+    "reviewgate.report.pr_comment",
+    "reviewgate.reviewers.builtin.c_like_shapes",
+    "reviewgate.reviewers.builtin.dry_index",
+    "reviewgate.reviewers.sarif_import",
+    "reviewgate.sharding.plan",
+    "reviewgate.sharding.shard_report",
+    "reviewgate.sharding.shard_run",
+    "reviewgate.verify.environment",
+    "reviewgate.verify.manifest",
+    "reviewgate.verify.processes",
+    "reviewgate.verify.runner",
+)
+
+
+def loaded_modules(repo: Path, listing: Path, *arguments: str) -> set[str]:
+    completed = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST_MODULES, str(listing), "run", "--reviewer", "builtin",
+         "--base", "main", *arguments],
+        cwd=repo, env=clean_environment(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(listing.read_text(encoding="utf-8"))
+    assert result["exit_code"] == 0
+    return set(result["modules"])
+
+
+def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    loaded = loaded_modules(repo.path, tmp_path / "modules.json")
+    assert "reviewgate.reviewers.builtin" in loaded  # the run did review
+    assert sorted(loaded.intersection(DEFERRED)) == []
+
+
+def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:
+    # A rename must not leave the guard above checking for modules that no longer exist.
+    assert [name for name in DEFERRED if importlib.util.find_spec(name) is None] == []
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    loaded = loaded_modules(repo.path, tmp_path / "modules.json", "--shard", "1/2")
+    assert {"reviewgate.sharding.plan", "reviewgate.sharding.shard_report"} <= loaded
