@@ -62,3 +62,15 @@ def test_reported_text_reads_back_whole(name: str, command: str, detail: str, te
 def test_hostile_text_leaves_the_file_valid_junit() -> None:
     hostile = "".join(PIECES)
     validate_junit(render_junit(failed_step_result(hostile, hostile, hostile, hostile)))
+
+
+def test_a_blocked_review_is_a_failed_verdict_and_valid_junit() -> None:
+    result = replace(sample_result(Path("/nonexistent"), findings=()),
+                     verdict=Verdict(Decision.BLOCKED, None, (), ("reviewer builtin: crashed",)))
+    text = render_junit(result)
+    validate_junit(text)
+    verdict_case = list(ElementTree.fromstring(text.encode("utf-8")).iter("testcase"))[-1]
+    failure = verdict_case.find("failure")
+    assert failure is not None and failure.get("type") == "blocked" and failure.get("message") == "review blocked"
+    assert failure.text == "reviewer builtin: crashed"
+    assert ElementTree.fromstring(text.encode("utf-8")).get("failures") == "1"

@@ -61,7 +61,7 @@ class Element:
 
 class TestCase:
     """One testcase: a finding, a verify step, an imported test or the verdict. `outcome` is
-    None for a pass, else (failure | error | skipped, message, output, type)."""
+    None for a pass, else (failure | skipped, message, output, type)."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -77,16 +77,13 @@ class TestCase:
     def fail(self, message: str | None, output: str | None = None, kind: str | None = None) -> None:
         self.outcome = ("failure", message, output, kind)
 
-    def error(self, message: str | None, output: str | None = None) -> None:
-        self.outcome = ("error", message, output, None)
-
     def skip(self, message: str | None) -> None:
         self.outcome = ("skipped", message, None, None)
 
     def counts_as(self, kind: str) -> bool:
         if self.outcome is None or self.outcome[0] != kind:
             return False
-        # A failure or an error with neither message nor output was never written, nor counted.
+        # A failure with neither message nor output was never written, nor counted.
         return kind == "skipped" or bool(self.outcome[1] or self.outcome[2])
 
     def element(self) -> Element:
@@ -152,7 +149,9 @@ def build_cases(result: GateResult) -> list[TestCase]:
     # The verdict itself is a testcase, so a blocked review is never an all-green report.
     verdict = TestCase(name="verdict", classname="reviewgate")
     if result.verdict.decision is Decision.BLOCKED:
-        verdict.error("review blocked", "\n".join(result.verdict.reasons))
+        # A failure of type "blocked", not an `<error>`: junit-10.xsd, which strict readers check
+        # against, has no `error` element, and every reader counts a failure as not passed.
+        verdict.fail("review blocked", "\n".join(result.verdict.reasons), "blocked")
     else:
         verdict.stdout = result.verdict.decision.value
     cases.append(verdict)
@@ -163,14 +162,16 @@ def render_junit(result: GateResult) -> str:
     """One testsuite; no `disabled` count, which Jenkins' junit-10.xsd (and so strict readers) reject."""
     cases = build_cases(result)
     elapsed = sum(case.elapsed_seconds for case in cases if case.elapsed_seconds)
-    counts = {kind: str(sum(case.counts_as(kind) for case in cases)) for kind in ("error", "failure", "skipped")}
-    suite_attributes = {"errors": counts["error"], "failures": counts["failure"], "name": "reviewgate",
+    counts = {kind: str(sum(case.counts_as(kind) for case in cases)) for kind in ("failure", "skipped")}
+    # Nothing here is an `<error>` (a test that could not run): the count is there for readers
+    # that require it.
+    suite_attributes = {"errors": "0", "failures": counts["failure"], "name": "reviewgate",
                         "skipped": counts["skipped"], "tests": str(len(cases)), "time": str(elapsed)}
     if result.started_at:
         suite_attributes["timestamp"] = result.started_at
     suite = Element("testsuite", suite_attributes)
     suite.children = [case.element() for case in cases]
-    root = Element("testsuites", {"errors": counts["error"], "failures": counts["failure"],
+    root = Element("testsuites", {"errors": "0", "failures": counts["failure"],
                                   "tests": str(len(cases)), "time": str(float(elapsed))})
     root.children = [suite]
     return '<?xml version="1.0" encoding="utf-8"?>\n' + root.render() + "\n"
