@@ -19,7 +19,13 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.common import (
+    Language,
+    is_support_code,
+    language_of,
+    lens_finding,
+    reviewable_changes,
+)
 from reviewgate.reviewers.builtin.js_source import (
     JsSource,
     async_names,
@@ -39,6 +45,8 @@ _PROMISE_API = re.compile(r"(?:^|[^\w$.])(?:fetch|import)\(\)|\bPromise\.(?:all|
 _STATEMENT_CALL = re.compile(r"[ \t]*(?P<chain>(?:this\.)?(?P<name>#?[\w$]+))\s*\(")
 _STATEMENT_BOUNDARY = frozenset(";{})")
 _CHAINED = re.compile(r"\.\s*(?P<method>catch|then)\s*\(")
+# `Promise.allSettled(...)` fulfils whatever its promises do: alone, it never rejects.
+_NEVER_REJECTS = re.compile(r"Promise\.allSettled\(\)")
 
 
 class UnhandledRejectionLens:
@@ -139,6 +147,8 @@ class _FileCheck:
 
     def _evidence(self, start: int, skeleton: str) -> tuple[Severity, str] | None:
         """Why the value is a promise, and how strongly."""
+        if _NEVER_REJECTS.fullmatch(skeleton):
+            return None
         names = [match.group("name") for match in _CALLED.finditer(skeleton)]
         for name in names:
             body = self.asyncs.get(name)
@@ -171,6 +181,11 @@ class _FileCheck:
         if evidence is None:
             return None
         severity, why = evidence
+        if is_support_code(self.change.path):
+            # `void` is the explicit way to leave a promise unawaited, and a test runner reports
+            # an unhandled rejection as a failure: in tests and scripts, worth a look only.
+            return self._finding(line, Severity.MINOR, f"`void` discards the promise and {why}",
+                                 " Reported as minor: `void` marks the discard as deliberate, in test or support code.")
         return self._finding(line, severity, f"`void` discards the promise and {why}")
 
     def _floating(self, line: int) -> Finding | None:
@@ -203,7 +218,7 @@ class _FileCheck:
             f"{declared} in this file",
         )
 
-    def _finding(self, line: int, severity: Severity, evidence: str) -> Finding:
+    def _finding(self, line: int, severity: Severity, evidence: str, note: str = "") -> Finding:
         code = self.source.line_text(line)
         return lens_finding(
             rule=RULE_UNHANDLED_REJECTION,
@@ -215,7 +230,7 @@ class _FileCheck:
                 f"Matched `{' '.join(code.split())[:100]}`: {evidence}; there is no `.catch` or rejection "
                 "handler on it. If it rejects, nobody hears: Node ends the process on an unhandled "
                 "rejection, a browser logs it and the work stops half done. Await it where the caller "
-                "can handle the error, or add `.catch` that logs or reports it."
+                "can handle the error, or add `.catch` that logs or reports it." + note
             ),
             path=self.change.path,
             line=line,
