@@ -54,6 +54,8 @@ def reasons(
         ("vendor/lib/x.go", "vendored code"),
         ("third_party/zlib/a.c", "vendored code"),
         ("web/node_modules/left-pad/index.js", "vendored code"),
+        ("dist/axios.js", "build output (dist/)"),
+        ("packages/core/dist/index.cjs", "build output (dist/)"),
     ],
 )
 def test_built_in_exclusions_by_name(path: str, reason: str) -> None:

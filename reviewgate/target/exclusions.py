@@ -62,6 +62,9 @@ GENERATED_HEADER = re.compile(
 # searched with bytes.find, many times faster than a regular expression alternation.
 GENERATED_MARKERS = (b"@generated", b"DO NOT EDIT")
 VENDORED_DIRECTORIES = frozenset({"vendor", "third_party", "node_modules"})
+# What a build writes and a release commits (axios commits its bundles to `dist/` with each
+# release): the source it is built from is what is reviewed.
+BUILD_OUTPUT_DIRECTORIES = frozenset({"dist"})
 # A third-party project copied in under a name of its own (`typer/_click/`) brings its license
 # file along; a package of the repository's own (a monorepo's `packages/x/`) comes with its
 # manifest. A directory the change adds a license file to and no manifest holds a copy.
@@ -128,6 +131,8 @@ class ExclusionRules:
             return "lock file"
         if any(part in VENDORED_DIRECTORIES for part in directories):
             return "vendored code"
+        if any(part in BUILD_OUTPUT_DIRECTORIES for part in directories):
+            return "build output (dist/)"
         if ".min." in name:
             return "minified file"
         if GENERATED_NAME.search(name):
