@@ -32,6 +32,7 @@ from reviewgate.reviewers.builtin.duplication_rules import (
     definition_name,
     evidence,
     mirrored_directories,
+    module_system_twins,
     mostly_literals,
     rewrapped_lines,
     same_text,
@@ -446,6 +447,10 @@ class DuplicationLens:
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
+        elif module_system_twins(mine.path, theirs.path):
+            weak = True
+            body += (f"\n\nReported at minor: `{mine.path}` and `{theirs.path}` are one module for two module "
+                     "systems (ESM and CommonJS), which repeat each other by design.")
         elif mirrored:
             weak = True
             mine_directory, theirs_directory, shared = mirrored

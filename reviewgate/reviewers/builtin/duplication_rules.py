@@ -244,6 +244,17 @@ def sibling_implementations(mine: list[str], mine_first: int, theirs: list[str],
 MIRROR_MIN_SHARED = 3
 
 
+# One module for two module systems, side by side: `index.d.ts` and `index.d.cts`, `lib.mjs` and
+# `lib.cjs`. The suffix names the module system; the stem is the module.
+_MODULE_SYSTEM_SUFFIX = re.compile(r"\.(?:d\.)?[cm]?[jt]sx?$")
+
+
+def module_system_twins(mine: str, theirs: str) -> bool:
+    """Whether the two paths are one module written for two module systems (ESM and CommonJS)."""
+    mine_stem, theirs_stem = _MODULE_SYSTEM_SUFFIX.sub("", mine), _MODULE_SYSTEM_SUFFIX.sub("", theirs)
+    return mine != theirs and mine_stem == theirs_stem and mine_stem not in (mine, theirs)
+
+
 def mirrored_directories(files: list[str], mine: str, theirs: str) -> tuple[str, str, int] | None:
     """(my directory, theirs, how many other names they share) when the two files have the same
     name in directories that mirror each other: variants of one module kept side by side by
