@@ -306,14 +306,29 @@ def _deleted_paths(request: ReviewRequest) -> list[str]:
     ]
 
 
+def _shrunk_changes(request: ReviewRequest) -> list[FileChange]:
+    """Source files the change only removes lines from: code may have moved out of them too."""
+    return [
+        change
+        for change in request.target.files
+        if change.status is not ChangeStatus.DELETED
+        and not change.is_binary
+        and not change.is_submodule
+        and is_behaviour_file(change.path)
+        and not change.added_lines()
+        and bool(change.hunks)
+    ]
+
+
 def base_side_paths(request: ReviewRequest) -> list[str]:
     """What the analysis reads at the merge base: the base side of every changed source file,
-    those compared and the deleted ones code may have moved from."""
+    those compared, and the deleted and shrunk ones code may have moved from."""
     changes = _behaviour_changes(request)
     if not changes:
         return []
     compared = {path for change in changes if (path := _base_path(change)) is not None}
-    return sorted(compared | set(_deleted_paths(request)))
+    shrunk = {path for change in _shrunk_changes(request) if (path := _base_path(change)) is not None}
+    return sorted(compared | shrunk | set(_deleted_paths(request)))
 
 
 def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...] = ()) -> None:
@@ -321,7 +336,7 @@ def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...
     one git process (plus `other_head_paths`, files other lenses read at head)."""
     head_paths = [
         change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES
-    ] + list(other_head_paths)
+    ] + [change.path for change in _shrunk_changes(request)] + list(other_head_paths)
     base = base_reader_for(request.target)
     prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
 
@@ -342,8 +357,11 @@ def analyse(
         for change in changes
     }
     removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
-    for change in changes:
-        base_path, head = _base_path(change), head_shapes[change.path]
+    shrunk_changes = _shrunk_changes(request)
+    shrunk = {change.path: _head_shapes(request, change, language_of(change.path)) for change in shrunk_changes}
+    for change in [*changes, *shrunk_changes]:
+        base_path = _base_path(change)
+        head = head_shapes[change.path] if change.path in head_shapes else shrunk.get(change.path)
         base = None if base_path is None else base_shapes.get(base_path)
         if base is not None and head is not None:
             removed += [shape for name, shape in base.items() if name not in head]
