@@ -172,7 +172,7 @@ export function message(value: unknown): string {
 
 export function load(storage: Storage): string[] {
   try {
-    return JSON.parse(storage.getItem('k') ?? '[]');
+    storage.setItem('seen', JSON.parse(storage.getItem('k') ?? '[]'));
   } catch {
     // ignore
   }
