@@ -133,34 +133,27 @@ class OtherLanguagesSwallowedFailureLens:
 
     def _deliberate(self, path: str, line: int, end_line: int, code: str, reason: str) -> Finding:
         quoted = " ".join(reason.split())
-        return lens_finding(
-            rule=RULE_EMPTY_CATCH,
-            category="swallowed-failure",
-            finding_class=FindingClass.CORRECTNESS,
-            severity=Severity.MINOR,
-            title="Deliberate fallback swallows the failure",
-            body=(
-                f"This handler drops the error, and the comment next to it says why: \"{quoted[:200]}\". "
-                "Reported as minor: check that only the failure it describes can reach it (a narrower "
-                "condition, or a log line, keeps other failures visible)."
-            ),
-            path=path,
-            line=line,
-            end_line=end_line if end_line != line else None,
-            code=code,
+        return self._minor_catch(
+            path, line, end_line, code, "Deliberate fallback swallows the failure",
+            f"This handler drops the error, and the comment next to it says why: \"{quoted[:200]}\". "
+            "Reported as minor: check that only the failure it describes can reach it (a narrower "
+            "condition, or a log line, keeps other failures visible).",
         )
 
     def _by_design(self, path: str, line: int, end_line: int, code: str, why: str) -> Finding:
+        return self._minor_catch(
+            path, line, end_line, code, "Empty catch drops a failure by design",
+            f"This handler drops the error: {why}. Reported as minor: check that no other failure can reach it.",
+        )
+
+    def _minor_catch(self, path: str, line: int, end_line: int, code: str, title: str, body: str) -> Finding:
         return lens_finding(
             rule=RULE_EMPTY_CATCH,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,
             severity=Severity.MINOR,
-            title="Empty catch drops a failure by design",
-            body=(
-                f"This handler drops the error: {why}. Reported as minor: check that no other failure can "
-                "reach it."
-            ),
+            title=title,
+            body=body,
             path=path,
             line=line,
             end_line=end_line if end_line != line else None,
