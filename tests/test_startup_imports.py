@@ -40,6 +40,8 @@ DEFERRED = (
     "reviewgate.report.pr_comment",
     "reviewgate.reviewers.builtin.c_like_shapes",
     "reviewgate.reviewers.builtin.dry_index",
+    "reviewgate.reviewers.builtin.duplication_search",
+    "reviewgate.reviewers.builtin.fingerprints",
     "reviewgate.reviewers.sarif_import",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",

@@ -1,0 +1,512 @@
+"""The DRY lens's search (duplication.py decides whether it runs): added code that repeats code
+the repository already has (or that the change adds twice), the same tokens or the same shape
+under new names and literals.
+
+The repository at head is indexed once per run, keeping only the fingerprints the added code has;
+only added code is compared against it. Each file's fingerprints are stored by its blob id
+(dry_index.py): a run reads and normalizes only files it has not seen and files sharing a
+fingerprint with the added code. Test files are left on
+both sides: test helpers are meant to look alike, and a copy in a test is not two places to fix.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.common import (
+    CODE_LANGUAGES,
+    SUPPORT_DIRECTORIES,
+    is_configuration_file,
+    is_test_file,
+    is_translation_file,
+    language_of,
+    lens_finding,
+)
+from reviewgate.reviewers.builtin.duplication import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
+from reviewgate.reviewers.builtin.duplication_rules import (
+    CONTINUATION,
+    Side,
+    definition_name,
+    evidence,
+    mirrored_directories,
+    module_system_twins,
+    mostly_literals,
+    rewrapped_lines,
+    same_text,
+    sibling_classes,
+    sibling_implementations,
+    split_out_copies,
+    starts_a_definition,
+    weak_evidence,
+)
+from reviewgate.reviewers.builtin.fingerprints import (
+    Normalized,
+    common_extent,
+    consistent_renaming,
+    literals,
+    shorter_than,
+)
+from reviewgate.target.diff import ChangeStatus, FileChange
+
+# A duplicate worth a finding: at least MIN_LINES non-empty lines (duplication.py) of which this
+# many differ from each other (six `self.a = a` lines are a shape, not a copy) and this many
+# normalized characters.
+MIN_DISTINCT_LINES = 4
+MIN_CHARACTERS = 50
+# Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
+# repository; below LARGE_BLOCK_LINES a match must also share this part of its names (called
+# functions, attributes, keys), which a renamed copy keeps and an unrelated block does not.
+LARGE_BLOCK_LINES = 12
+MIN_SHARED_NAMES = 0.25
+# A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
+# Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
+MIN_CONSISTENT_RENAMING = 0.85
+# Repetition inside the change blocks from this many lines: shorter runs are parallel variants
+# written side by side, which real merged PRs are full of (calibrated on the development set).
+IN_BRANCH_MAJOR_LINES = 25
+# A copy of existing code blocks from this many lines, or when it copies a whole definition:
+# shorter fragments (a nested callback, a guard and its message) were fair remarks on real merged
+# PRs, rarely worth sending work back for.
+EXISTING_MAJOR_LINES = 20
+# A new file whose lines are this share of one existing file is a fork of it.
+NEAR_COPY_SHARE = 0.8
+# A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
+# keeps matching linear in the added code (clone detectors drop such "stop" fingerprints likewise).
+MAX_FINGERPRINT_PLACES = 50
+# Files larger than this are generated or vendored, not code anyone keeps in step by hand.
+MAX_FILE_BYTES = 1_000_000
+_NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
+# Examples and benchmarks are standalone by design (each readable and runnable alone), so their
+# copies are not two places to fix, and nothing calls into them.
+# Scripts are support code too, but one script copying another's helper is still two places to fix.
+_STANDALONE = SUPPORT_DIRECTORIES - {"scripts"}
+
+
+def is_candidate(path: str) -> bool:
+    parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
+    return (
+        language_of(path) in CODE_LANGUAGES
+        and not is_test_file(path)
+        and ".min." not in parts[-1]
+        and not any(part in _NOT_INDEXED or part in _STANDALONE for part in parts[:-1])
+        and not is_translation_file(path)
+    )
+
+
+@dataclass(frozen=True)
+class Region:
+    other: str
+    start: int  # offsets in the changed file's normalized text
+    end: int
+    other_start: int
+
+
+@dataclass
+class _Query:
+    change: FileChange
+    normalized: Normalized
+    added: set[int]
+    windows: list[tuple[int, int]]
+    source: str
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A duplicate worth reporting, before each pair is reduced to one finding."""
+
+    query: _Query
+    region: Region
+    mine: Side
+    theirs: Side
+    in_branch: bool
+
+
+def _longest_disjoint(regions: list[Region]) -> list[Region]:
+    """Each region in turn (longest first), less what regions already taken cover: two copies side by
+    side are found as runs that share a character or two at their seam, and the shorter run is still
+    a copy. What is left is the longest free stretch, kept when it is still MIN_CHARACTERS long. The
+    taken regions do not overlap, so ordered by start they are ordered by end too: the ones this
+    region meets are found by bisection, not by looking at all of them."""
+    chosen: list[Region] = []  # in the order taken, longest first
+    starts: list[int] = []  # the taken regions' starts and ends, in order
+    ends: list[int] = []
+    for region in regions:
+        first = bisect.bisect_right(ends, region.start)  # taken[first:last] overlap the region
+        last = bisect.bisect_left(starts, region.end)
+        if first < last:
+            bounds = [region.start, *(edge for index in range(first, last) for edge in (starts[index], ends[index])),
+                      region.end]
+            gaps = [(bounds[index], bounds[index + 1]) for index in range(0, len(bounds), 2)]
+            start, end = max(gaps, key=lambda gap: gap[1] - gap[0])
+            if end - start < MIN_CHARACTERS:
+                continue
+            region = Region(region.other, start, end, region.other_start + start - region.start)
+        chosen.append(region)
+        position = bisect.bisect_left(starts, region.start)
+        starts.insert(position, region.start)
+        ends.insert(position, region.end)
+    return chosen
+
+
+def _joined(candidates: list[_Candidate]) -> list[_Candidate]:
+    """One copy broken by a small edit (`and isinstance` for `and not isinstance`) is found as two
+    runs of whole lines with at most the edited line between them, on both sides: it is one finding,
+    over both."""
+    joined: list[_Candidate] = []
+    for candidate in sorted(candidates, key=lambda item: (item.theirs.path, item.mine.first)):
+        previous = joined[-1] if joined else None
+        if (
+            previous is not None
+            and previous.theirs.path == candidate.theirs.path
+            and candidate.mine.first <= previous.mine.last + 2
+            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 2
+        ):
+            joined[-1] = replace(
+                previous,
+                mine=replace(previous.mine, last=max(previous.mine.last, candidate.mine.last)),
+                theirs=replace(previous.theirs, last=max(previous.theirs.last, candidate.theirs.last)),
+            )
+        else:
+            joined.append(candidate)
+    return joined
+
+
+def _one_per_pair(candidates: list[_Candidate]) -> list[_Candidate]:
+    """A pair found from both sides is reported once, at the later place (path, then line)."""
+    kept = []
+    for candidate in candidates:
+        mirrored = any(
+            other.mine.overlaps(candidate.theirs) and other.theirs.overlaps(candidate.mine)
+            for other in candidates
+            if other is not candidate
+        )
+        if not mirrored or (candidate.mine.path, candidate.mine.first) > (candidate.theirs.path, candidate.theirs.first):
+            kept.append(candidate)
+    return kept
+
+
+def _may_report(query: _Query) -> bool:
+    """Whether the file has the MIN_LINES added lines of code every finding needs
+    (`_worth_reporting`, `_forked_from`)."""
+    lines = query.normalized.lines
+    return sum(1 for number in query.added if 1 <= number <= len(lines) and lines[number - 1]) >= MIN_LINES
+
+
+class DuplicationSearch:
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        split = split_out_copies(request)
+        yield from self._git_copies(request, split)
+        queries = self._queries(request, split)
+        if not any(_may_report(query) for query in queries.values()):
+            return  # no index is read nor built: a one-line change costs no more than its own file
+        wanted = {digest for query in queries.values() for digest, _ in query.windows}
+        if not wanted:
+            return
+        index, normalized, sources = self._index(request, queries, wanted)
+        changed_added = {path: query.added for path, query in queries.items()}
+        candidates: list[_Candidate] = []
+        for path, query in queries.items():
+            regions = self._regions(path, query, index, normalized)
+            yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
+        pairs = _one_per_pair(candidates)
+        files = request.head.list_files() if pairs else []
+        for candidate in pairs:
+            mirrored = mirrored_directories(files, candidate.mine.path, candidate.theirs.path)
+            yield self._duplicate(candidate, sources[candidate.theirs.path], mirrored)
+
+    def _git_copies(self, request: ReviewRequest, split: set[str]) -> Iterator[Finding]:
+        """A file git itself detected as a copy is a fork at file level (unless split out of a
+        file the change shrank: that is compared with the source at head instead)."""
+        for change in request.target.files:
+            if (
+                change.status is ChangeStatus.COPIED
+                and change.path not in split
+                and change.old_path
+                and is_candidate(change.path)
+                and is_candidate(change.old_path)
+            ):
+                yield self._near_copy(change.path, change.old_path)
+
+    def _queries(self, request: ReviewRequest, split: set[str]) -> dict[str, _Query]:
+        queries: dict[str, _Query] = {}
+        for change in request.target.files:
+            if change.status is ChangeStatus.DELETED or change.is_binary:
+                continue
+            if change.status is ChangeStatus.COPIED and change.path not in split:
+                continue
+            # A formatter's re-wrapping is not added code; all of a split-out file is new at head.
+            added = set(change.added_lines()) - rewrapped_lines(change)
+            if (not added and change.path not in split) or not is_candidate(change.path):
+                continue
+            text = request.head.read_text(change.path)
+            if text is None:
+                continue
+            normalized = Normalized.of(text, language_of(change.path))
+            if change.path in split:
+                added = set(range(1, len(normalized.lines) + 1))
+            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added), text)
+        return queries
+
+    def _index(
+        self, request: ReviewRequest, queries: dict[str, _Query], wanted: set[int]
+    ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, str]]:
+        """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
+        content an earlier run indexed (the stored hashes of its blob) is read only when it shares
+        a hash with the added code."""
+        from reviewgate.reviewers.builtin.dry_index import BlobIndex  # only when added code may repeat: not at start
+        stored = BlobIndex.for_request(request)
+        blobs = request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES)
+        unseen: dict[str, str] = {}
+        matching: dict[str, str] = {}
+        for path, blob in blobs.items():
+            if not is_candidate(path):
+                continue
+            digests = stored.load(blob)
+            if digests is None:
+                unseen[path] = blob
+            elif not wanted.isdisjoint(digests):
+                matching[path] = blob
+        index: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        normalized: dict[str, Normalized] = {}
+        sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
+        for path, data in request.head.read_blob_ids({**unseen, **matching}).items():
+            text = data.decode("utf-8", "replace")
+            query = queries.get(path)
+            file_normalized = query.normalized if query else Normalized.of(text, language_of(path))
+            anchors = file_normalized.anchors()
+            if path in unseen:
+                stored.add(unseen[path], (digest for digest, _ in anchors))
+            hits = [(digest, offset) for digest, offset in anchors if digest in wanted]
+            if not hits:
+                continue
+            normalized[path] = file_normalized
+            sources[path] = text
+            for digest, offset in hits:
+                index[digest].append((path, offset))
+        stored.save()
+        return index, normalized, sources
+
+    def _regions(
+        self,
+        path: str,
+        query: _Query,
+        index: dict[int, list[tuple[str, int]]],
+        normalized: dict[str, Normalized],
+    ) -> list[Region]:
+        """Maximal shared runs between the added code and the index, the longest first, not overlapping."""
+        found: list[Region] = []
+        covered: dict[tuple[str, int], int] = {}
+        text = query.normalized.text
+        for digest, offset in query.windows:
+            places = index.get(digest, ())
+            if len(places) > MAX_FINGERPRINT_PLACES:
+                continue  # boilerplate (`if err != nil { return err }`): a copy is found by its other windows
+            for other, other_offset in places:
+                if other == path and other_offset == offset:
+                    continue  # the added code itself, indexed at head
+                key = (other, offset - other_offset)
+                if covered.get(key, -1) > offset:
+                    continue
+                other_text = normalized[other].text
+                # A run shorter than MIN_CHARACTERS is never reported, and taken longest first it could
+                # only keep out runs shorter still: leaving it out changes nothing but the time spent.
+                if shorter_than(text, offset, other_text, other_offset, MIN_CHARACTERS):
+                    continue
+                back, forward = common_extent(text, offset, other_text, other_offset)
+                covered[key] = offset + forward
+                start, end = query.normalized.whole_lines(offset - back, offset + forward)
+                other_start = other_offset + start - offset
+                if end - start < MIN_CHARACTERS:
+                    continue
+                if other == path and start < other_start + (end - start) and other_start < end:
+                    continue  # a run overlapping itself (a repeated shape), not a copy
+                found.append(Region(other, start, end, other_start))
+        found.sort(key=lambda region: region.end - region.start, reverse=True)
+        return _longest_disjoint(found)
+
+    def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: str) -> bool:
+        normalized = query.normalized
+        first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
+        lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
+        added = [number for number in lines if number in query.added]
+        distinct = {
+            normalized.lines[number - 1]
+            for number in lines
+            if not CONTINUATION.search(normalized.lines[number - 1])
+        }
+        if not (
+            region.end - region.start >= MIN_CHARACTERS
+            and len(added) >= MIN_LINES
+            and len(added) * 2 >= len(lines)
+            and len(distinct) >= MIN_DISTINCT_LINES
+        ):
+            return False
+        mine = query.normalized.names_between(region.start, region.end)
+        theirs = other.names_between(region.other_start, region.other_start + region.end - region.start)
+        if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
+            return False
+        if mostly_literals(normalized.text[region.start : region.end]):
+            # Two tables of one shape differ in their data; only the same table twice is a copy,
+            # under new names or not (the names already follow one renaming).
+            other_first = other.line_at(region.other_start)
+            other_last = other.line_at(region.other_start + region.end - region.start - 1)
+            own = query.source.split("\n")[first - 1 : last]
+            theirs_text = other_source.split("\n")[other_first - 1 : other_last]
+            language = language_of(query.change.path)
+            return same_text(own, theirs_text) or literals("\n".join(own), language) == literals(
+                "\n".join(theirs_text), language_of(region.other))
+        if len(lines) >= LARGE_BLOCK_LINES:
+            return True
+        smaller = min(len(set(mine)), len(set(theirs)))
+        return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
+
+    def _findings(
+        self,
+        path: str,
+        query: _Query,
+        regions: list[Region],
+        normalized: dict[str, Normalized],
+        sources: dict[str, str],
+        changed_added: dict[str, set[int]],
+        candidates: list[_Candidate],
+    ) -> Iterator[Finding]:
+        """Near-copy findings now; duplicates go to `candidates`, reported once per pair."""
+        reportable = [
+            region
+            for region in regions
+            if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
+        ]
+        if query.change.status is ChangeStatus.ADDED:
+            # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
+            existing = [region for region in reportable if region.other not in changed_added]
+            fork = self._forked_from(query, existing)
+            if fork is not None:
+                yield self._near_copy(path, fork)
+                return
+        found: list[_Candidate] = []
+        for region in reportable:
+            other = normalized[region.other]
+            mine = Side(path, query.normalized.line_at(region.start), query.normalized.line_at(region.end - 1))
+            theirs = Side(
+                region.other,
+                other.line_at(region.other_start),
+                other.line_at(region.other_start + region.end - region.start - 1),
+            )
+            in_branch = theirs.first in changed_added.get(region.other, set())
+            if in_branch and (theirs.path, theirs.first) > (mine.path, mine.first):
+                continue  # a copy inside the change is reported once, at the second occurrence
+            found.append(_Candidate(query, region, mine, theirs, in_branch))
+        candidates += _joined(found)
+
+    def _forked_from(self, query: _Query, regions: list[Region]) -> str | None:
+        code_lines = sum(1 for line in query.normalized.lines if line)
+        shares: dict[str, int] = defaultdict(int)
+        for region in regions:
+            shares[region.other] += region.end - region.start
+        total = len(query.normalized.text)
+        for other, size in shares.items():
+            if code_lines >= MIN_LINES and total and size >= NEAR_COPY_SHARE * total:
+                return other
+        return None
+
+    def _duplicate(self, candidate: _Candidate, other_source: str, mirrored: tuple[str, str, int] | None) -> Finding:
+        query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
+        other_lines = other_source.split("\n")
+        name = definition_name(other_lines, theirs.first, theirs.last, language_of(theirs.path))
+        what = f"`{name}`" if name else "the code"
+        count = mine.last - mine.first + 1
+        quoted = evidence(other_lines, theirs)
+        repeated = (
+            f"Lines {mine.first}-{mine.last} of {mine.path} ({count} lines) repeat {what} at "
+            f"{theirs.path}:{theirs.first}-{theirs.last}"
+        )
+        if candidate.in_branch:
+            title = f"Repeats code this change adds at {theirs}"
+            body = (
+                f"{repeated}, which this change also adds:\n\n{quoted}\n\nRepetition inside the "
+                "branch counts; keep one and call it from both places."
+            )
+        else:
+            title = f"Duplicates existing code: use {what} at {theirs}"
+            body = (
+                f"{repeated} (same tokens, up to names and literals):\n\n{quoted}\n\nA working "
+                f"duplicate is still a finding, two places to fix the next bug. Use {what} at {theirs}, "
+                "extending it if it needs a parameter."
+            )
+        weak = weak_evidence(query.normalized, mine)
+        # Sizes are judged in lines of code: a docstring or a comment block repeats no logic.
+        code_lines = sum(1 for number in range(mine.first, mine.last + 1) if query.normalized.lines[number - 1])
+        mine_lines = query.source.split("\n")
+        siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
+        classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
+        if weak:
+            body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
+        elif module_system_twins(mine.path, theirs.path):
+            weak = True
+            body += (f"\n\nReported at minor: `{mine.path}` and `{theirs.path}` are one module for two module "
+                     "systems (ESM and CommonJS), which repeat each other by design.")
+        elif mirrored:
+            weak = True
+            mine_directory, theirs_directory, shared = mirrored
+            body += (f"\n\nReported at minor: `{mine_directory}/` and `{theirs_directory}/` mirror each other "
+                     f"({shared} other files of the same names): variants of one module kept side by side, "
+                     "which repeat each other by design.")
+        elif siblings:
+            weak = True
+            body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "
+                     "implementations of one interface, which look alike by design.")
+        elif classes and code_lines < EXISTING_MAJOR_LINES:
+            weak = True
+            body += (f"\n\nReported at minor: both runs open a class (`{classes[0]}`, `{classes[1]}`) with "
+                     f"the same bases and under {EXISTING_MAJOR_LINES} lines of code alike: two implementations of "
+                     "one protocol, whose headers look alike by design.")
+        elif not candidate.in_branch and code_lines < EXISTING_MAJOR_LINES and not (
+            starts_a_definition(mine_lines, mine.first, language_of(mine.path))
+            and starts_a_definition(other_lines, theirs.first, language_of(theirs.path))
+        ):
+            weak = True
+            body += (f"\n\nReported at minor: a fragment under {EXISTING_MAJOR_LINES} lines of code; a copied "
+                     "definition or a longer copy of existing code blocks.")
+        elif candidate.in_branch and code_lines < IN_BRANCH_MAJOR_LINES:
+            # Both copies are in front of the author and the reviewer at once (parallel variants
+            # such as parse/safeParse, one switch arm beside another): worth a look, not a block.
+            weak = True
+            body += (f"\n\nReported at minor: both copies are new in this change and the run is under "
+                     f"{IN_BRANCH_MAJOR_LINES} lines of code.")
+        return lens_finding(
+            rule=RULE_DUPLICATE,
+            category="reuse",
+            finding_class=FindingClass.SYSTEMATIC,
+            severity=Severity.MINOR if weak else Severity.MAJOR,
+            title=title,
+            body=body,
+            path=mine.path,
+            line=mine.first,
+            end_line=mine.last,
+            code=query.normalized.lines[mine.first - 1] + theirs.path + (name or ""),
+            stable_title="duplicate",
+        )
+
+    def _near_copy(self, path: str, other: str) -> Finding:
+        # A second configuration file (`vitest.compile.config.ts` beside `vitest.config.ts`) is a
+        # variant by design: worth a look, not a block.
+        configuration = is_configuration_file(path)
+        return lens_finding(
+            rule=RULE_NEAR_COPY,
+            category="reuse",
+            finding_class=FindingClass.SYSTEMATIC,
+            severity=Severity.MINOR if configuration else Severity.MAJOR,
+            title=f"New file is a near copy of {other}",
+            body=(
+                f"`{path}` repeats most of `{other}`. A fork of a shared module instead of an "
+                f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."
+                + ("\n\nReported at minor: it is a configuration file." if configuration else "")
+            ),
+            path=path,
+            code=other,
+        )
