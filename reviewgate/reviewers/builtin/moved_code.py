@@ -24,16 +24,28 @@ CONTEXT_LINES = 2
 MIN_MOVED_LINES = 3
 
 
-def _removed_text(request: ReviewRequest) -> str:
-    """Every line the change removes, stripped, one per line, framed by line breaks."""
-    lines = [
-        line.text.strip()
-        for change in request.target.files
-        for hunk in change.hunks
-        for line in hunk.lines
-        if line.kind is LineKind.REMOVED and line.text.strip()
-    ]
-    return "\n" + "\n".join(lines) + "\n" if lines else ""
+class _RemovedLines:
+    """Every line the change removes, stripped and in order, blank ones left out, with where each
+    text occurs: a block is looked up from its first line, not searched for in the whole text (a
+    large change removes 100,000 lines and may have a finding on every thousandth it adds)."""
+
+    def __init__(self, request: ReviewRequest) -> None:
+        self.lines = [
+            text
+            for change in request.target.files
+            for hunk in change.hunks
+            for line in hunk.lines
+            if line.kind is LineKind.REMOVED and (text := line.text.strip())
+        ]
+        self.positions: dict[str, list[int]] = {}
+        for index, text in enumerate(self.lines):
+            self.positions.setdefault(text, []).append(index)
+
+    def hold(self, block: list[str]) -> bool:
+        """Whether the lines of `block` are removed together, in this order."""
+        return any(
+            self.lines[start : start + len(block)] == block for start in self.positions.get(block[0], ())
+        )
 
 
 def _is_movable(finding: Finding) -> bool:
@@ -47,9 +59,9 @@ def _is_movable(finding: Finding) -> bool:
     )
 
 
-def _block(request: ReviewRequest, finding: Finding) -> str | None:
-    """The finding's lines with CONTEXT_LINES above, stripped, blank ones left out, framed as in
-    `_removed_text`; None when too short to tell a move."""
+def _block(request: ReviewRequest, finding: Finding) -> list[str] | None:
+    """The finding's lines with CONTEXT_LINES above, stripped, blank ones left out; None when too
+    short to tell a move."""
     assert finding.path is not None and finding.line is not None
     text = request.head.read_text(finding.path)
     if text is None:
@@ -58,7 +70,7 @@ def _block(request: ReviewRequest, finding: Finding) -> str | None:
     first = max(finding.line - CONTEXT_LINES, 1)
     last = min(finding.end_line or finding.line, len(lines))
     kept = [line.strip() for line in lines[first - 1 : last] if line.strip()]
-    return "\n" + "\n".join(kept) + "\n" if len(kept) >= MIN_MOVED_LINES else None
+    return kept if len(kept) >= MIN_MOVED_LINES else None
 
 
 def mark_moved(request: ReviewRequest, findings: list[Finding]) -> list[Finding]:
@@ -66,13 +78,13 @@ def mark_moved(request: ReviewRequest, findings: list[Finding]) -> list[Finding]
     candidates = [finding for finding in findings if _is_movable(finding)]
     if not candidates:
         return findings
-    removed = _removed_text(request)
-    if not removed:
+    removed = _RemovedLines(request)
+    if not removed.lines:
         return findings
     moved: set[int] = set()
     for finding in candidates:
         block = _block(request, finding)
-        if block is not None and block in removed:
+        if block is not None and removed.hold(block):
             moved.add(id(finding))
     return [
         replace(
