@@ -145,7 +145,7 @@ def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Col
     workers = worker_count(request)
     shaped = [lens for lens in whole if _shapes_lens(lens) is not None]
     unshaped = [lens for lens in whole if lens not in shaped]
-    if workers == 1:
+    if workers == 1 or (workers < SPREAD_MIN_WORKERS and not unshaped):  # a shard's per-file part: nothing to split
         # The lenses that need no shapes first: the function shapes hold their files' trees, and
         # the DRY index is the largest allocation of a review; one after the other, not together.
         whole_findings = {id(lens): list(lens.check(request)) for lens in unshaped}
