@@ -197,6 +197,17 @@ def is_oversized_text(change: FileChange, rules: ExclusionRules) -> bool:
     )
 
 
+# The built-in exclusions a change can bring on itself (a directory's name, a header, a license
+# file beside a copy, long lines): the files' added lines still go through the secrets lens, so
+# a key does not pass for being in a bundle, a copy or a "generated" file.
+_SELF_EXCLUDING_REASONS = ("vendored code", "build output", "minified file", "generated file")
+
+
+def read_for_secrets(reason: str) -> bool:
+    """Whether a file excluded for `reason` is still read by the secrets lens."""
+    return reason.startswith(_SELF_EXCLUDING_REASONS)
+
+
 def vendored_copies(files: list[FileChange]) -> frozenset[str]:
     """Directories below the root into which the change copies a third-party project: it adds a
     license file there (`LICENSE`, `LICENSE.txt`, `COPYING` ...) and no package manifest."""

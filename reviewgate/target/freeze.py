@@ -12,8 +12,15 @@ from typing import Any
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.target.diff import OPENING_LINES, FileChange, iter_diff_stream
-from reviewgate.target.exclusions import ExcludedFile, ExclusionRules, is_oversized_text, needs_header, split_files
+from reviewgate.target.diff import OPENING_LINES, ChangeStatus, FileChange, iter_diff_stream
+from reviewgate.target.exclusions import (
+    ExcludedFile,
+    ExclusionRules,
+    is_oversized_text,
+    needs_header,
+    read_for_secrets,
+    split_files,
+)
 from reviewgate.target.git import (
     SnapshotReader,
     TreeReader,
@@ -75,6 +82,9 @@ class FrozenTarget:
     # Text files over the per-file cap (also listed in `excluded`): kept from the model reviewers
     # and the structural lenses, read by the builtin line lenses (reviewers/builtin/oversized.py).
     oversized: tuple[FileChange, ...] = field(default_factory=tuple, compare=False, repr=False)
+    # Text files left out by a built-in exclusion the change can bring on itself (also listed in
+    # `excluded`): only the secrets lens reads them (exclusions.read_for_secrets).
+    left_out: tuple[FileChange, ...] = field(default_factory=tuple, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -336,6 +346,18 @@ def freeze(
         dirty_sha256=dirty_sha256,
         shallow_fetches=refs.shallow_fetches,
         oversized=tuple(change for change in every_file if is_oversized_text(change, rules)),
+        left_out=_read_for_secrets(every_file, excluded),
+    )
+
+
+def _read_for_secrets(files: list[FileChange], excluded: list[ExcludedFile]) -> tuple[FileChange, ...]:
+    reasons = {item.path: item.reason for item in excluded}
+    return tuple(
+        change
+        for change in files
+        if change.status is not ChangeStatus.DELETED
+        and not change.is_binary
+        and read_for_secrets(reasons.get(change.path, ""))
     )
 
 

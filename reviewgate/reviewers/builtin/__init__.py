@@ -13,7 +13,7 @@ from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, rev
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
 from reviewgate.reviewers.builtin.moved_code import mark_moved
-from reviewgate.reviewers.builtin.oversized import oversized_findings
+from reviewgate.reviewers.builtin.oversized import left_out_findings, oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
@@ -92,6 +92,8 @@ class BuiltinReviewer:
         found += missing_reasons(part)
         found += unknown_rule_names(part)
         found += oversized_findings(part)
+        if whole:
+            found += left_out_findings(request)
         found = mark_moved(request, found)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))

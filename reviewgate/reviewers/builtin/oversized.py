@@ -8,6 +8,9 @@ files. What reads them, by size of the file's diff:
 - at any size: the line lenses, fed the added lines in pieces of at most PIECE_BYTES, so no
   more than one piece of a file of any size is ever parsed into lines at once. The security
   lens's line rules (JavaScript, TypeScript, Go, Java, C#, Kotlin) read the pieces as well.
+
+Files a built-in exclusion the change can bring on itself leaves out (vendored code, build
+output, minified or generated files) are read the same way by the secrets lens alone.
 """
 
 from __future__ import annotations
@@ -82,12 +85,13 @@ def added_line_pieces(raw_hunks: bytes, piece_bytes: int = PIECE_BYTES) -> Itera
         yield bytes(piece)
 
 
-def _pieces(change: FileChange) -> Iterator[FileChange]:
+def pieces_of(change: FileChange) -> Iterator[FileChange]:
     for raw in added_line_pieces(change.raw_hunks):
         yield FileChange(change.path, change.old_path, change.status, raw_hunks=raw)
 
 
-def _on(request: ReviewRequest, change: FileChange) -> ReviewRequest:
+def on_file(request: ReviewRequest, change: FileChange) -> ReviewRequest:
+    """The request as a lens sees it for one file (or one piece of it)."""
     return replace(request, target=replace(request.target, files=(change,)))
 
 
@@ -95,12 +99,20 @@ def oversized_findings(request: ReviewRequest) -> Iterator[Finding]:
     """What the cheap lenses find in the target's oversized text files."""
     for change in request.target.oversized:
         if change.stats.diff_bytes <= WHOLE_FILE_LIMIT:
-            whole = _on(request, change)
+            whole = on_file(request, change)
             for lens in _whole_file_lenses:
                 yield from lens.check(whole)
         line_lenses: list[SecretsLens | SecurityLens] = [_secrets]
         if change.stats.diff_bytes > WHOLE_FILE_LIMIT and language_of(change.path) in C_LIKE:
             line_lenses.append(_security)  # its rules for these languages read added lines only
-        for piece in _pieces(change):
+        for piece in pieces_of(change):
             for line_lens in line_lenses:
-                yield from line_lens.check(_on(request, piece))
+                yield from line_lens.check(on_file(request, piece))
+
+
+def left_out_findings(request: ReviewRequest) -> Iterator[Finding]:
+    """Committed secrets in the files a built-in exclusion the change can bring on itself left
+    out (a vendored copy, build output, a "generated" file): nothing else reads them."""
+    for change in request.target.left_out:
+        for piece in pieces_of(change):
+            yield from _secrets.check(on_file(request, piece))
