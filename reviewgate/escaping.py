@@ -25,7 +25,8 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # XML 1.0's Char production is tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF;
 # matched here as its complement, which compiles in a tenth of the time the allowed ranges take.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+NOT_XML_CHARACTERS = "\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff"  # a character class's body
+_NOT_XML = re.compile(f"[{NOT_XML_CHARACTERS}]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # What the runner would take for a command: `::` at the start of a line after white space (it
 # trims any, .NET's String.TrimStart), and the `##[` form anywhere in a line. The runner reads

@@ -61,7 +61,11 @@ def test_reported_text_reads_back_whole(name: str, command: str, detail: str, te
 
 def test_hostile_text_leaves_the_file_valid_junit() -> None:
     hostile = "".join(PIECES)
-    validate_junit(render_junit(failed_step_result(hostile, hostile, hostile, hostile)))
+    text = render_junit(failed_step_result(hostile, hostile, hostile, hostile))
+    validate_junit(text)  # raises on a file the schema rejects
+    root = ElementTree.fromstring(text.encode("utf-8"))
+    assert [case.get("name") for case in root.iter("testcase")] == [kept(hostile, in_attribute=True)] * 2 + ["verdict"]
+    assert root.get("failures") == "2" and root.get("tests") == "3"
 
 
 def test_a_blocked_review_is_a_failed_verdict_and_valid_junit() -> None:

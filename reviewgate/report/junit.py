@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from reviewgate.escaping import one_line, xml_text
+from reviewgate.escaping import NOT_XML_CHARACTERS, one_line, xml_text
 from reviewgate.findings import Finding
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
@@ -24,7 +24,7 @@ FILE_NAME = "junit.xml"
 # Their clean-up is kept too: what XML cannot hold is dropped, with the noncharacters, C1
 # controls but NEL, and raw CRs in text (an attribute keeps a CR as `&#13;`).
 _DROPPED = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufdd0-\ufddf\ufffe\uffff"
+    "[" + NOT_XML_CHARACTERS + "\x7f-\x84\x86-\x9f\ufdd0-\ufddf"
     + "".join(f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(1, 17))
     + "]"
 )

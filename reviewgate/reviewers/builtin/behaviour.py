@@ -233,14 +233,15 @@ DEPRECATION_REACH = 8
 DEPRECATION_SHIM_STATEMENTS = 8
 
 
-def _only_deprecates(change: FileChange, shape: FunctionShape) -> bool:
+def _only_deprecates(change: FileChange, shape: FunctionShape, *, opens_branches: bool) -> bool:
     """Whether the lines the change adds to the function warn of a deprecation and every branch
-    among them leads to such a warning within DEPRECATION_REACH lines."""
+    among them leads to such a warning within DEPRECATION_REACH lines; with `opens_branches`,
+    also whether they open a branch at all."""
     added = change.added_lines()
     lines = [(number, added[number]) for number in range(shape.line, shape.end_line + 1) if number in added]
     warnings = [number for number, text in lines if _DEPRECATION.search(text)]
     headers = [number for number, text in lines if _BRANCH_HEADER.match(text)]
-    return bool(warnings) and all(
+    return bool(warnings) and (bool(headers) or not opens_branches) and all(
         any(header < warning <= header + DEPRECATION_REACH for warning in warnings) for header in headers
     )
 
@@ -259,14 +260,10 @@ def _deprecations(found: list[Evidence], change: FileChange, head: Shapes) -> li
 
 def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) -> bool:
     if item.kind is EvidenceKind.NEW_FUNCTION:
-        return shape.statements <= DEPRECATION_SHIM_STATEMENTS and _only_deprecates(change, shape)
+        return shape.statements <= DEPRECATION_SHIM_STATEMENTS and _only_deprecates(change, shape, opens_branches=False)
     if item.kind is EvidenceKind.MORE_BRANCHES:
         # The growth must come from branches that warn, not from conditions grown beside them.
-        added = change.added_lines()
-        opens_branches = any(
-            _BRANCH_HEADER.match(added[number]) for number in range(shape.line, shape.end_line + 1) if number in added
-        )
-        return opens_branches and _only_deprecates(change, shape)
+        return _only_deprecates(change, shape, opens_branches=True)
     return False
 
 
