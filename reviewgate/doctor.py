@@ -12,6 +12,7 @@ Exit 0 when all is well, 2 for configuration problems, 3 when a reviewer cannot 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -282,4 +283,27 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     except ReviewgateError as error:
         report.config(str(error))
     check_workflows(repo, ok=report.ok, note=report.note, problem=report.config)
+    if config.verify.enabled and (repo / config.verify.manifest).is_file():
+        _check_verify_boundary(repo, report)
     return report.exit_code()
+
+
+def _check_verify_boundary(repo: Path, report: DoctorReport) -> None:
+    """Who the verify will run the branch's code as, and what that leaves within its reach."""
+    from reviewgate.verify.principal import expected_boundary, same_user_limits
+
+    report.ok(f"verify boundary: {expected_boundary()}")
+    for limit in same_user_limits():
+        report.note(f"verify boundary: {limit}")
+    if os.geteuid() != 0 and _holds_credentials(repo / ".git" / "config"):
+        report.note("verify boundary: .git/config holds a credential (actions/checkout's persist-credentials, or a "
+                    "token in a remote URL) that the verify, run as this user, can read: set persist-credentials: "
+                    "false, or run the gate as root (the container action)")
+
+
+def _holds_credentials(config: Path) -> bool:
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace").lower()
+    except OSError:
+        return False
+    return re.search(r"extraheader|://[^/\s@]+@", text) is not None

@@ -188,7 +188,9 @@ def _verify_review_publish(
     # The verify runs once: in a shard, only in the one doing the whole-change work.
     if target.mode != "bundle" and (shard is None or shard.whole_change):
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                                   environ=environ, grant_commit=target.merge_base)
+                                   environ=environ, grant_commit=target.merge_base,
+                                   guarded_commits=(target.head_sha, target.merge_base),
+                                   leave_out=(cache.directory,) if cache.directory else ())
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
@@ -202,6 +204,13 @@ def _verify_review_publish(
         # CI cancelled the job during the verify: teardown ran, the gate stops here, blocked.
         outcomes = tuple(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="the gate was cancelled")
+            for reviewer in reviewers
+        )
+    elif verify.tampered:
+        # The branch's code rewrote the gate's store or installation: nothing read from it now counts.
+        outcomes = tuple(
+            ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED,
+                            reason="not run: the verify changed the gate's own files")
             for reviewer in reviewers
         )
     elif target.is_empty:

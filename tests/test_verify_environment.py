@@ -15,6 +15,7 @@ from reviewgate.verify.manifest import parse_manifest
 from reviewgate.verify.processes import RUN_COOKIE_VARIABLE
 from testing.cli import clean_environment, run_cli
 from testing.repo import commit, make_repo
+from testing.verify_app import PYTHON
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -24,7 +25,7 @@ TOKEN = "ghs_forgeTokenNeverForTheApp0123456789"
 OPENAI_KEY = "sk-reviewerKeyNeverForTheApp"
 DATABASE_URL = "postgres://app:db-password-granted@127.0.0.1/app"
 # The test step prints the whole environment it got, so a leak shows in test.log.
-PRINT_ENVIRONMENT = f"{sys.executable} -c 'import os; [print(k, \"=\", v) for k, v in sorted(os.environ.items())]'"
+PRINT_ENVIRONMENT = f"{PYTHON} -c 'import os; [print(k, \"=\", v) for k, v in sorted(os.environ.items())]'"
 CONFIG = """\
 [reviewer.llm]
 provider = "openai"
@@ -113,7 +114,7 @@ def test_a_secret_the_branch_adds_is_refused_until_merged(tmp_path: Path) -> Non
 
 def test_a_secret_granted_at_the_merge_base_reaches_the_app_masked(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, ["DATABASE_URL"], ["DATABASE_URL"])
-    check = f"{sys.executable} -c 'import os; print(\"url\", os.environ[\"DATABASE_URL\"]); " \
+    check = f"{PYTHON} -c 'import os; print(\"url\", os.environ[\"DATABASE_URL\"]); " \
             f"raise SystemExit(os.environ[\"DATABASE_URL\"] != \"{DATABASE_URL}\")'"
     commit(repo, {".prepcook/scripts.toml": toml_manifest(["DATABASE_URL"], check)})
     result = run_cli(repo, "run", "--base", "main", "--reviewer", "builtin", env=GATE_ENV)

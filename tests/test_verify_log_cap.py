@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,14 @@ from reviewgate.verify.outcome import VerifyStatus
 from reviewgate.verify.runner import run_verify
 from testing.cli import run_cli
 from testing.repo import make_repo
+from testing.verify_app import PYTHON
 
 pytestmark = pytest.mark.timeout(120)
 
 LIMIT = 64 * 1024
 # 27 MB (320 lines of 84,001 bytes) between a first and a last line.
 FLOOD = (
-    f"{sys.executable} -c 'import sys; print(\"FIRST LINE\", flush=True); "
+    f"{PYTHON} -c 'import sys; print(\"FIRST LINE\", flush=True); "
     "[sys.stdout.write(\"é-x\" * 21000 + \"\\\\n\") for _ in range(320)]; print(\"LAST LINE\")'"
 )
 

@@ -169,6 +169,21 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
     return completed.stdout.decode("ascii").strip()
 
 
+class StoreTampered(Exception):
+    """A blob whose bytes do not hash to its name: the object store was rewritten after the freeze."""
+
+
+def checked_blob(object_id: bytes, data: bytes) -> bytes:
+    """`data` as git returned it for `object_id`, after checking that it hashes to that id: git
+    trusts its loose objects, so one rewritten in place (same name, new bytes: the verify runs
+    the branch's code beside the store) would otherwise be reviewed in the original's place."""
+    algorithm = hashlib.sha256 if len(object_id) == 64 else hashlib.sha1
+    if algorithm(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest().encode() != object_id:
+        raise StoreTampered(f"git object {object_id.decode('ascii', 'replace')} does not hold the bytes it names: "
+                            "the repository's object store was changed after the freeze")
+    return data
+
+
 class TreeReader:
     """Reads files as they are in one commit, whatever is checked out; cached per path."""
 
@@ -179,8 +194,15 @@ class TreeReader:
 
     def read_bytes(self, path: str) -> bytes | None:
         if path not in self._cache:
-            completed = run_git(self.repo, "cat-file", "blob", f"{self.commit}:{path}", check=False)
-            self._cache[path] = completed.stdout if completed.returncode == 0 else None
+            name = f"{self.commit}:{path}"
+            # Through --batch, which names the object it answers with: its bytes are checked against it.
+            if "\n" not in path:
+                self._cache[path] = _read_names(self.repo, [name]).get(name)
+            else:  # a batch line cannot hold the name: asked alone, and checked against its blob id
+                completed = run_git(self.repo, "cat-file", "blob", name, check=False)
+                object_id = run_git(self.repo, "rev-parse", name, check=False).stdout.strip()
+                self._cache[path] = (checked_blob(object_id, completed.stdout)
+                                     if completed.returncode == 0 else None)
         return self._cache[path]
 
     def read_text(self, path: str) -> str | None:
@@ -318,7 +340,7 @@ def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:
             continue  # "<name> missing" (or ambiguous): no content follows
         size = int(fields[2])
         if fields[1] == b"blob":
-            found[name] = output[offset : offset + size]
+            found[name] = checked_blob(fields[0], output[offset : offset + size])
         offset += size + 1  # the batch format ends every object with a newline
     return found
 
@@ -353,9 +375,10 @@ def read_blobs(repo: Path, object_names: list[str]) -> list[bytes]:
     offset = 0
     for _ in object_names:
         header_end = output.index(b"\n", offset)
-        size = int(output[offset:header_end].split()[2])
+        object_id, _kind, size_text = output[offset:header_end].split()
+        size = int(size_text)
         start = header_end + 1
-        contents.append(output[start : start + size])
+        contents.append(checked_blob(object_id, output[start : start + size]))
         offset = start + size + 1  # the batch format ends every object with a newline
     return contents
 

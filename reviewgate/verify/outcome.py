@@ -67,12 +67,18 @@ class VerifyOutcome:
     cancelled: bool = False
     # What the verify wants said beside the steps (an unreadable junit file, ...).
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Who ran the branch's code, as verify/principal.py describes it ("separate user (uid …)").
+    boundary: str = ""
+    # What the branch's code changed of the gate's own (git store, installation): the review is not run.
+    tampered: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status.value,
             "reason": self.reason,
             "manifest": self.manifest,
+            "boundary": self.boundary,
+            "tampered": list(self.tampered),
             "steps": [step.to_json() for step in self.steps],
             "reproduction": self.reproduction.value,
             "survivors": list(self.survivors),

@@ -23,6 +23,8 @@ from reviewgate.verify.cancellation import POLL_SECONDS
 if TYPE_CHECKING:
     import psutil  # imported where used: only a run with a verify needs it (a tenth of start-up)
 
+    from reviewgate.verify.principal import Launcher
+
 # After SIGKILL the kernel needs a moment to reap; a process still there after this survived.
 KILL_WAIT_SECONDS = 2.0
 SHELL = "/bin/sh"  # POSIX: every step is `sh -c RUN`, never a command we build from text
@@ -32,16 +34,23 @@ SHELL = "/bin/sh"  # POSIX: every step is `sh -c RUN`, never a command we build 
 RUN_COOKIE_VARIABLE = "REVIEWGATE_RUN_COOKIE"
 
 
-def spawn(command: str, cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """`sh -c command` in a new session (so its own process group), output on one pipe."""
+def spawn(command: str, cwd: Path, env: Mapping[str, str],
+          launcher: Launcher | None = None, *, keep_alive: bool = False) -> subprocess.Popen[bytes]:
+    """`sh -c command` in a new session (so its own process group), output on one pipe, started
+    through the verify's `launcher` (another uid, its own namespaces: verify/principal.py).
+    `keep_alive`: the start step, whose app may daemonize and outlive its shell."""
+    shell = [SHELL, "-c", command]
     return subprocess.Popen(
-        [SHELL, "-c", command],
+        launcher.command(shell, keep_alive=keep_alive) if launcher else shell,
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        user=launcher.user if launcher else None,
+        group=launcher.group if launcher else None,
+        extra_groups=[] if launcher and launcher.user is not None else None,
     )
 
 

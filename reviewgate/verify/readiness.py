@@ -13,12 +13,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.logs import StepLog
 from reviewgate.verify.manifest import ReadyCheck
 from reviewgate.verify.processes import spawn, terminate_tree
+
+if TYPE_CHECKING:
+    from reviewgate.verify.principal import Launcher
 
 MAX_INTERVAL = 1.0  # the polling interval backs off to 1 s
 PROBE_TIMEOUT = 2.0  # one attempt; a hung app must not eat the whole ready timeout in one go
@@ -95,9 +99,10 @@ def probe_tcp(host: str, port: int, timeout: float) -> str | None:
 
 
 def probe_command(
-    command: str, cwd: Path, env: Mapping[str, str], timeout: float, log: StepLog
+    command: str, cwd: Path, env: Mapping[str, str], timeout: float, log: StepLog,
+    launcher: Launcher | None = None,
 ) -> str | None:
-    process = spawn(command, cwd, env)
+    process = spawn(command, cwd, env, launcher)
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -120,6 +125,7 @@ def wait_ready(
     env: Mapping[str, str],
     log: StepLog,
     cancellation: Cancellation,
+    launcher: Launcher | None = None,
 ) -> ReadyResult:
     started = time.monotonic()
     deadline = started + check.timeout
@@ -149,7 +155,7 @@ def wait_ready(
             problem = probe_tcp(check.tcp_host or "127.0.0.1", check.tcp_port, attempt_timeout)
         else:
             command_timeout = max(0.1, min(COMMAND_PROBE_TIMEOUT, deadline - time.monotonic()))
-            problem = probe_command(check.run or "", cwd, env, command_timeout, log)
+            problem = probe_command(check.run or "", cwd, env, command_timeout, log, launcher)
         if problem is None:
             log.note(f"ready after {time.monotonic() - started:.2f} s ({attempts} attempt(s))")
             return ReadyResult(True, "", attempts)

@@ -34,6 +34,7 @@ from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
 from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
 from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
+from reviewgate.verify.principal import Sandbox, verify_sandbox
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     kill_escaped,
@@ -75,10 +76,12 @@ class _Verify:
         environ: Mapping[str, str],
         secret_names: tuple[str, ...],
         cancellation: Cancellation,
+        sandbox: Sandbox,
         log_limit: int = DEFAULT_LOG_LIMIT,
     ) -> None:
         self.manifest = manifest
         self.repo = repo
+        self.sandbox = sandbox
         self.log_dir = log_dir
         self.ci_log = ci_log
         self.masker = masker
@@ -102,7 +105,9 @@ class _Verify:
         return printable(str(path))
 
     def _cwd(self, cwd: str | None) -> Path:
-        return self.repo / cwd if cwd else self.repo
+        """Steps run in the verify's own copy of the tree, never in the gate's checkout."""
+        tree = self.sandbox.tree
+        return tree / cwd if cwd else tree
 
     def _fail(self, step: str, title: str, detail: str, command: str, log: Path | None) -> None:
         if self.failure is None:
@@ -154,7 +159,8 @@ class _Verify:
             )
 
     def _environment(self, extra: Mapping[str, str]) -> dict[str, str]:
-        return step_environment(self.environ, self.manifest, extra, self.secret_names, self.cookie)
+        return self.sandbox.environment(
+            step_environment(self.environ, self.manifest, extra, self.secret_names, self.cookie))
 
     # -- steps -----------------------------------------------------------------------------
     def run_step(self, step: Step, cancellable: bool = True) -> bool:
@@ -164,7 +170,7 @@ class _Verify:
         started = time.monotonic()
         env = self._environment(step.env)
         try:
-            process = spawn(step.run, self._cwd(step.cwd), env)
+            process = spawn(step.run, self._cwd(step.cwd), env, self.sandbox.launcher)
         except OSError as error:
             detail = f"could not start in {step.cwd or '.'}: {error.strerror or error}"
             log.note(detail)
@@ -209,6 +215,10 @@ class _Verify:
         if not step.junit:
             return True, ""
         path = self._cwd(step.cwd) / step.junit
+        if path.exists() and not self.sandbox.contains(path):
+            # A link out of the verify's tree would have the gate read (and publish) its own files.
+            self.notes.append(f"{step.name}: {step.junit} leads outside the verify's tree; not imported")
+            return True, ""
         wall_start = time.time() - (time.monotonic() - started)
         if path.exists() and path.stat().st_mtime < wall_start - 1:
             self.notes.append(f"{step.name}: {step.junit} was not written by this run; not imported")
@@ -236,6 +246,8 @@ class _Verify:
                 start.run,
                 self._cwd(start.cwd),
                 self._environment(start.env),
+                self.sandbox.launcher,
+                keep_alive=True,
             )
         except OSError as error:
             detail = f"could not start in {start.cwd or '.'}: {error.strerror or error}"
@@ -262,6 +274,7 @@ class _Verify:
             env=self._environment(check.env),
             log=log,
             cancellation=self.cancellation,
+            launcher=self.sandbox.launcher,
         )
         if not result.ready:
             log.note(result.detail)
@@ -346,6 +359,10 @@ class _Verify:
                 )
             self._echo_start_log()
         self._kill_escaped()
+        for description in self.sandbox.kill_leftovers():
+            line = f"process left running as the verify's user killed: {self.masker.mask(description)}"
+            self.ci_log.line(f"verify: teardown: {line}")
+            self.notes.append(line)
         busy = wait_ports_free(self.manifest.ports, KILL_WAIT_SECONDS)
         self.survivors += [f"port {port} still in use after teardown" for port in busy]
         if self.survivors:
@@ -395,7 +412,8 @@ class _Verify:
             imported_tests=self.imported,
             survivors=tuple(self.survivors),
             duration_seconds=duration,
-            notes=tuple(self.masker.mask(note) for note in self.notes),
+            notes=tuple(self.masker.mask(note) for note in (*self.sandbox.notes, *self.notes)),
+            boundary=self.sandbox.boundary.describe(),
         )
         if self.cancellation.cancelled:
             where = f" during {self.interrupted_step}" if self.interrupted_step else ""
@@ -443,9 +461,11 @@ def run_verify(
     environ: Mapping[str, str] | None = None,
     grant: SecretGrant | None = None,
     log_limit: int = DEFAULT_LOG_LIMIT,
+    leave_out: tuple[Path, ...] = (),
 ) -> VerifyOutcome:
-    """Run the manifest in `repo`; logs in `<output_dir>/verify/`, streamed to `stdout`.
-    Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
+    """Run the manifest on a copy of `repo` (less `.git`, the output dir and `leave_out`) as the
+    verify's own principal (verify/principal.py); logs in `<output_dir>/verify/`, streamed to
+    `stdout`. Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
     env = os.environ if environ is None else environ
     grant = grant or SecretGrant(granted=frozenset(manifest.secrets))
     started = time.monotonic()
@@ -464,11 +484,13 @@ def run_verify(
         )
     log_dir = output_dir / LOG_DIRECTORY
     _clear_old_logs(log_dir)
-    with Cancellation().handling_signals() as cancellation:
-        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, log_limit)
+    with Cancellation().handling_signals() as cancellation, \
+            verify_sandbox(repo, (output_dir, *leave_out)) as sandbox:
+        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, sandbox,
+                         log_limit)
         try:
             verify.stand_up_and_test()
         finally:
             verify.teardown()
-    outcome = verify.outcome(time.monotonic() - started)
+        outcome = verify.outcome(time.monotonic() - started)
     return replace(outcome, notes=(*grant.notes, *outcome.notes))

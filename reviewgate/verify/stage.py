@@ -4,6 +4,7 @@ run it, or say why there is none."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,12 +29,16 @@ def verify_repository(
     stdout: TextIO,
     environ: Mapping[str, str] | None = None,
     grant_commit: str | None = None,
+    guarded_commits: tuple[str, ...] = (),
+    leave_out: tuple[Path, ...] = (),
 ) -> VerifyOutcome:
     """The verify for one gate run: ABSENT when disabled (--no-verify, verify.enabled = false)
     or when the repository has no manifest (seed 000: "A repository without
     .prepcook/scripts.toml has no verify"); a malformed manifest is a ConfigError (exit 2).
     Secrets are granted by the manifest at `grant_commit` (the merge base), or by the
-    working-tree manifest when there is none (`reviewgate verify` without --base)."""
+    working-tree manifest when there is none (`reviewgate verify` without --base).
+    The verify runs on a copy of the tree less `leave_out` (the cache); the git store, with the
+    trees of `guarded_commits`, and the gate's installation are checked afterwards (verify/tamper.py)."""
     if not config.verify.enabled:
         return VerifyOutcome(
             status=VerifyStatus.ABSENT, reason="verify disabled (--no-verify or verify.enabled = false)"
@@ -46,9 +51,11 @@ def verify_repository(
     # The manifest reader and the runner: only a run with a verify loads them.
     from reviewgate.verify.manifest import load_manifest
     from reviewgate.verify.runner import run_verify
+    from reviewgate.verify.tamper import take_fingerprint, tamper_finding
 
     manifest = load_manifest(path, config.verify.manifest)
-    return run_verify(
+    before = take_fingerprint(repo, guarded_commits)
+    outcome = run_verify(
         manifest,
         repo=repo,
         output_dir=output_dir,
@@ -57,7 +64,14 @@ def verify_repository(
         environ=environ,
         grant=secret_grant(repo, config, manifest, grant_commit),
         log_limit=config.verify.log_limit,
+        leave_out=leave_out,
     )
+    changed = take_fingerprint(repo, guarded_commits).changed_since(before)
+    if not changed:
+        return outcome
+    return replace(outcome, status=VerifyStatus.FAILED, tampered=changed,
+                   reason=f"the verify changed the gate's own files: {', '.join(changed)}",
+                   findings=(tamper_finding(manifest.source, changed), *outcome.findings))
 
 
 def secret_grant(repo: Path, config: Config, manifest: Manifest, grant_commit: str | None) -> SecretGrant:

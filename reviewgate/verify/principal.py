@@ -1,0 +1,398 @@
+"""Who runs the branch's code: the verify as another principal than the gate.
+
+The verify executes the branch under review, so it must not reach the gate: its token and keys,
+its outputs, its git store and config, its cache, its installation. Each verify gets its own copy
+of the tree (no `.git`, no outputs, no cache) and runs, as far as the platform allows, as someone
+else:
+
+- **as root** (the container action, a root runner): a dedicated unprivileged uid per run, with
+  no supplementary groups, no capabilities and no-new-privs. It cannot read the gate's /proc
+  entries, files or the checkout's `.git` (closed to others while the verify runs), nor write the
+  gate's installation or outputs. Every process left with that uid is killed at teardown,
+  whatever it did to its environment.
+- **otherwise**: the gate is made non-dumpable (its /proc/<pid>/environ and memory become root's,
+  no ptrace), and each step runs in a user and pid namespace of its own where `unshare` allows
+  it, so /proc shows only the step's processes and nothing it starts outlives it. Files the
+  gate's user can read stay readable: what changed is checked afterwards (verify/tamper.py).
+
+`boundary()` says which of these a run gets; `doctor` and the verify's notes print it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+# Dedicated uids are taken from this range, one per concurrent run; none should have a passwd
+# entry (a uid some account or service uses is skipped).
+VERIFY_UID_FIRST = 61000
+VERIFY_UID_COUNT = 1000
+VERIFY_USER_NAME = "reviewgate-verify"
+_LOCK_DIRECTORY = Path(tempfile.gettempdir()) / "reviewgate-verify-uids"
+_PR_SET_DUMPABLE = 4
+_PROBE_SECONDS = 10.0
+
+
+# The first process of a start step's pid namespace when the step may daemonize (`pg_ctl start`,
+# `redis-server --daemonize yes`): the kernel kills a namespace whose first process ends, so this
+# one stays while anything else runs in it, reaping orphans. Run with -I -S: the step's environment
+# (PYTHONPATH, PYTHONSTARTUP) cannot bring the branch's code into it.
+_KEEP_ALIVE = """
+import os, sys, time
+child = os.fork()
+if child == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+status = None
+while True:
+    try:
+        pid, code = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        pid, code = 0, 0
+    if pid == child:
+        status = os.waitstatus_to_exitcode(code)
+        if status != 0:
+            sys.exit(status if status > 0 else 128 - status)
+    if pid:
+        continue
+    if status is not None and not [e for e in os.listdir('/proc') if e.isdigit() and e != '1']:
+        sys.exit(0)
+    time.sleep(0.1)
+"""
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """How a step's `sh -c` is started: `namespace`, a wrapper that unshares a pid namespace;
+    `drop`, one that drops privileges; the uid/gid a plain start switches to when no wrapper can
+    (both None: as the gate)."""
+
+    namespace: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    user: int | None = None
+    group: int | None = None
+
+    def command(self, shell_command: list[str], *, keep_alive: bool = False) -> list[str]:
+        """`keep_alive`: the namespace outlives the shell while what it started still runs."""
+        init = [sys.executable, "-I", "-S", "-c", _KEEP_ALIVE] if keep_alive and self.namespace else []
+        return [*self.namespace, *init, *self.drop, *shell_command]
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """What separates the verify from the gate in this run, for notes, `doctor` and the docs."""
+
+    kind: str  # "separate user", "namespaces" or "same user"
+    launcher: Launcher
+    uid: int | None = None
+    namespaces: bool = False
+    limits: tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        parts = [self.kind + (f" (uid {self.uid})" if self.uid is not None else "")]
+        if self.namespaces:
+            parts.append("own pid namespace per step")
+        parts.append("own copy of the tree")
+        return ", ".join(parts)
+
+
+def _unshare() -> str | None:
+    return shutil.which("unshare")
+
+
+def _setpriv() -> str | None:
+    return shutil.which("setpriv")
+
+
+def _works(command: list[str]) -> bool:
+    """Whether the wrapper can start a process here (a kernel or a container may refuse it)."""
+    try:
+        completed = subprocess.run([*command, "/bin/sh", "-c", "exit 0"], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=_PROBE_SECONDS, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return completed.returncode == 0
+
+
+def _pid_namespace(unshare: str, *, user_namespace: bool) -> list[tuple[str, ...]]:
+    """`unshare` wrappers to try, strongest first: a pid namespace (so /proc shows only the step's
+    own processes, and the kernel kills all of them when the step's shell ends)."""
+    base = (unshare, "--pid", "--fork", "--mount-proc", "--kill-child")
+    if not user_namespace:
+        return [base]
+    # Without root a pid namespace needs a user namespace; older util-linux lacks --map-current-user.
+    return [(unshare, "--user", "--map-current-user", *base[1:]), (unshare, "--user", "--map-root-user", *base[1:])]
+
+
+def _drop_privileges(setpriv: str, uid: int) -> tuple[str, ...]:
+    return (setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--")
+
+
+@lru_cache(maxsize=4)
+def _boundary_for(euid: int, uid: int | None) -> Boundary:
+    unshare, setpriv = _unshare(), _setpriv()
+    if euid == 0 and uid is not None:
+        if setpriv:
+            drop = _drop_privileges(setpriv, uid)
+            for wrapper in _pid_namespace(unshare, user_namespace=False) if unshare else []:
+                if _works([*wrapper, "--", *drop]):
+                    return Boundary("separate user", Launcher((*wrapper, "--"), drop), uid, namespaces=True)
+            if _works(list(drop)):
+                return Boundary("separate user", Launcher(drop=drop), uid)
+        # No setpriv: the start itself switches uid and gid (no namespace, capabilities dropped
+        # by the kernel with the uid change).
+        return Boundary("separate user", Launcher(user=uid, group=uid), uid,
+                        limits=("no pid namespace (setpriv/unshare not usable here)",))
+    no_new_privs = (setpriv, "--no-new-privs", "--") if setpriv else ()
+    for wrapper in _pid_namespace(unshare, user_namespace=True) if unshare else []:
+        if _works([*wrapper, "--", *no_new_privs]):
+            return Boundary("namespaces", Launcher((*wrapper, "--"), no_new_privs), namespaces=True,
+                            limits=_SAME_USER_LIMITS)
+    return Boundary("same user", Launcher(drop=no_new_privs), limits=(
+        *_SAME_USER_LIMITS, "no pid namespace: the verify can see the runner's other processes of this user"))
+
+
+_SAME_USER_LIMITS = (
+    "runs as the gate's user: files that user can read (the checkout's .git/config, which holds the "
+    "token when actions/checkout persists credentials; the cache key file; the runner's command files) "
+    "stay readable; changes to the gate's git store and installation are detected after the verify "
+    "and block",
+)
+
+
+def boundary(uid: int | None = None) -> Boundary:
+    """The boundary a verify gets on this machine as this user (`uid`: the dedicated one, as root)."""
+    euid = os.geteuid()
+    return _boundary_for(euid, uid if euid == 0 else None)
+
+
+def expected_boundary() -> str:
+    """What `doctor` says before any verify has run: the kind, without allocating a uid."""
+    if os.geteuid() == 0:
+        return boundary(VERIFY_UID_FIRST).describe().replace(f"uid {VERIFY_UID_FIRST}", "a dedicated uid")
+    return boundary().describe()
+
+
+def same_user_limits() -> tuple[str, ...]:
+    """What the verify can still reach here (nothing more as root, where it is another uid)."""
+    return () if os.geteuid() == 0 else boundary().limits
+
+
+def make_gate_undumpable() -> None:
+    """/proc/<gate>/environ, mem and ptrace become root's only (prctl PR_SET_DUMPABLE 0): a step
+    running as the same user cannot read the gate's token from there. Children exec'd later get
+    their own default again; the gate itself stays so for the rest of the run."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: nothing to set
+        return
+
+
+class _UidLease:
+    """A dedicated uid held for one run: an exclusive lock file per uid, so two gates on one
+    machine never share one (teardown kills every process of it)."""
+
+    def __init__(self) -> None:
+        self.uid: int | None = None
+        self._handle: int | None = None
+
+    def acquire(self) -> int:
+        import pwd
+
+        import psutil
+
+        _LOCK_DIRECTORY.mkdir(mode=0o700, exist_ok=True)
+        busy = {process.info["uids"].real for process in psutil.process_iter(["uids"])
+                if process.info.get("uids") is not None}
+        for uid in range(VERIFY_UID_FIRST, VERIFY_UID_FIRST + VERIFY_UID_COUNT):
+            try:
+                pwd.getpwuid(uid)
+                continue  # an account has it
+            except KeyError:
+                pass
+            if uid in busy:
+                continue
+            handle = os.open(_LOCK_DIRECTORY / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(handle)
+                continue
+            self.uid, self._handle = uid, handle
+            return uid
+        raise OSError(f"no free uid for the verify in {VERIFY_UID_FIRST}-{VERIFY_UID_FIRST + VERIFY_UID_COUNT - 1}")
+
+    def release(self) -> None:
+        if self._handle is not None:
+            os.close(self._handle)
+            self._handle = None
+
+
+@dataclass
+class Sandbox:
+    """One verify's principal: its boundary, its copy of the tree, its home and temp dir."""
+
+    boundary: Boundary
+    root: Path
+    tree: Path
+    home: Path
+    temp: Path
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def launcher(self) -> Launcher:
+        return self.boundary.launcher
+
+    def environment(self, environ: dict[str, str]) -> dict[str, str]:
+        """The step environment with the places that are the verify's own: its home and temp dir,
+        and the workspace variables pointing at its copy of the tree, not at the gate's checkout."""
+        environ = dict(environ)
+        environ["HOME"] = str(self.home)
+        for name in ("TMPDIR", "TMP", "TEMP"):
+            environ[name] = str(self.temp)
+        for name in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR"):
+            if name in environ:
+                environ[name] = str(self.tree)
+        if self.boundary.uid is not None:
+            environ["USER"] = environ["LOGNAME"] = VERIFY_USER_NAME
+        return environ
+
+    def contains(self, path: Path) -> bool:
+        """Whether `path` (a file the gate reads back, e.g. the app's JUnit results) lies in the
+        verify's tree once links are followed: a link to the gate's files is refused."""
+        try:
+            return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(self.tree))
+        except OSError:
+            return False
+
+    def kill_leftovers(self) -> list[str]:
+        """Every process still running as the dedicated uid, whatever its environment: killed."""
+        if self.boundary.uid is None:
+            return []
+        import psutil
+
+        killed = []
+        for process in psutil.process_iter(["uids", "cmdline", "name"]):
+            uids = process.info.get("uids")
+            if uids is None or self.boundary.uid not in (uids.real, uids.effective):
+                continue
+            try:
+                process.kill()
+                killed.append(f"pid {process.pid} ({' '.join(process.info.get('cmdline') or []) or process.info.get('name')})"[:200])
+            except psutil.Error:
+                continue
+        return killed
+
+
+def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> list[str]:
+    """The working tree as the verify gets it: every file (untracked ones too: an earlier CI step
+    may have installed dependencies there) but `.git` and the gate's own directories. Links are
+    copied as links; special files (sockets, fifos) are left out. What could not be copied."""
+    skipped: list[str] = []
+    left_out = {os.path.realpath(path) for path in leave_out}
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        ignored = set()
+        for name in names:
+            full = os.path.join(directory, name)
+            if (name == ".git" and os.path.realpath(directory) == os.path.realpath(source)) or \
+                    os.path.realpath(full) in left_out and not os.path.islink(full):
+                ignored.add(name)
+                continue
+            try:
+                mode = os.lstat(full).st_mode
+            except OSError:
+                ignored.add(name)
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                ignored.add(name)
+                skipped.append(os.path.relpath(full, source))
+        return ignored
+
+    try:
+        shutil.copytree(source, destination, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+    except shutil.Error as error:
+        skipped += [str(item[0]) for item in error.args[0]][:20]
+    return skipped
+
+
+def _hand_over(root: Path, uid: int) -> None:
+    """Everything under `root` belongs to the verify's uid (links themselves, never their targets)."""
+    for directory, dirnames, filenames in os.walk(root):
+        os.lchown(directory, uid, uid)
+        for name in (*dirnames, *filenames):
+            path = os.path.join(directory, name)
+            if os.path.islink(path) or not os.path.isdir(path):
+                os.lchown(path, uid, uid)
+
+
+@contextmanager
+def _closed_to_others(path: Path, closing: bool) -> Iterator[None]:
+    """While the verify runs as another uid, `path` (the checkout's `.git`: its config can hold
+    the job's token) is closed to everyone but its owner; its mode comes back afterwards."""
+    if not closing or not path.is_dir() or path.is_symlink():
+        yield
+        return
+    mode = stat.S_IMODE(path.stat().st_mode)
+    os.chmod(path, mode & ~0o007)
+    try:
+        yield
+    finally:
+        os.chmod(path, mode)
+
+
+def _remove(root: Path) -> None:
+    """Remove the verify's directory even where the app took away its own write bits."""
+    def make_writable(function: object, path: str, _error: object) -> None:
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+    shutil.rmtree(root, onerror=make_writable)
+
+
+@contextmanager
+def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[Sandbox]:
+    """The principal for one verify: a copy of `repo`, a home and a temp dir, owned by the dedicated
+    uid as root; the gate non-dumpable; everything removed afterwards."""
+    make_gate_undumpable()
+    lease = _UidLease()
+    uid = lease.acquire() if os.geteuid() == 0 else None
+    try:
+        chosen = boundary(uid)
+        root = Path(tempfile.mkdtemp(prefix="reviewgate-verify-"))
+        try:
+            tree, home, temp = root / "tree", root / "home", root / "tmp"
+            skipped = _copy_tree(repo, tree, leave_out)
+            home.mkdir()
+            temp.mkdir()
+            if uid is not None:
+                _hand_over(root, uid)
+            sandbox = Sandbox(chosen, root, tree, home, temp)
+            if skipped:
+                sandbox.notes.append(f"not copied into the verify's tree (special files): {', '.join(skipped[:10])}")
+            with _closed_to_others(repo / ".git", uid is not None):
+                yield sandbox
+        finally:
+            _remove(root)
+    finally:
+        lease.release()

@@ -1,0 +1,110 @@
+"""What the branch's code must leave alone, checked after the verify: the gate's git store (its
+config, hooks and attributes, and the trees of the commits under review) and the gate's own
+installation. Run as another uid the verify cannot write them; run as the gate's user it can, so
+the gate fingerprints them before and compares after. A change blocks, and the review does not run
+on a store the branch rewrote (its config could run code in the gate's next git call).
+
+Blob contents are checked on every read instead (target/git.py hashes what `cat-file` returns
+against the object id): a loose object rewritten with new bytes under its old name is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.target.git import GitFailure, run_git
+
+# Files of the git directory through which a change to it runs code or changes what git reads.
+_GIT_FILES = ("config", "config.worktree", "info/attributes", "info/grafts", "objects/info/alternates",
+              "shallow", "commondir")
+_GIT_DIRECTORIES = ("hooks",)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A digest of each guarded thing, by name ("git config", "tree of abc123", ...)."""
+
+    digests: dict[str, str]
+
+    def changed_since(self, before: Fingerprint) -> tuple[str, ...]:
+        return tuple(name for name in sorted({*before.digests, *self.digests})
+                     if before.digests.get(name) != self.digests.get(name))
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        if path.is_symlink():
+            return "link:" + os.readlink(path)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return "absent"
+    except OSError as error:
+        return f"unreadable: {error.strerror}"
+
+
+def _directory_digest(directory: Path) -> str:
+    """Names, links and contents of every file below `directory` (the gate's package, git's hooks)."""
+    if not directory.exists():
+        return "absent"
+    digest = hashlib.sha256()
+    for root, dirnames, filenames in os.walk(directory):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(root, name)
+            digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
+            digest.update(_file_digest(path).encode("ascii", "replace") + b"\0")
+    return digest.hexdigest()
+
+
+def _git_directory(repo: Path) -> Path | None:
+    try:
+        completed = run_git(repo, "rev-parse", "--absolute-git-dir")
+    except (GitFailure, OSError):
+        return None
+    return Path(completed.stdout.decode("utf-8", "surrogateescape").strip())
+
+
+def _tree_digest(repo: Path, commit: str) -> str:
+    completed = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, check=False)
+    return hashlib.sha256(completed.stdout + b"%d" % completed.returncode).hexdigest()
+
+
+def installation_directory() -> Path:
+    """The gate's own package: what a later import would load."""
+    return Path(__file__).resolve().parent.parent
+
+
+def take_fingerprint(repo: Path, commits: tuple[str, ...]) -> Fingerprint:
+    digests: dict[str, str] = {"the gate's installation": _directory_digest(installation_directory())}
+    git_directory = _git_directory(repo)
+    if git_directory is not None:
+        for name in _GIT_FILES:
+            digests[f"git {name}"] = _file_digest(git_directory / name)
+        for name in _GIT_DIRECTORIES:
+            digests[f"git {name}/"] = _directory_digest(git_directory / name)
+    for commit in dict.fromkeys(commits):
+        digests[f"the tree of {commit[:12]}"] = _tree_digest(repo, commit)
+    return Fingerprint(digests)
+
+
+def tamper_finding(manifest: str, changed: tuple[str, ...]) -> Finding:
+    """The branch's code changed what the gate reads or runs afterwards: blocks, and says what."""
+    listed = ", ".join(changed)
+    return Finding(
+        id=make_finding_id("verify", manifest, "verify", "changed the gate's files"),
+        finding_class=FindingClass.CORRECTNESS,
+        severity=Severity.BLOCKER,
+        category="verify",
+        path=manifest,
+        title="The verify changed the gate's own files",
+        body=(f"While the verify ran the branch's code, these changed: {listed}. The gate does not review, or "
+              "trust, a store or an installation the change under review could rewrite; the review was not run. "
+              "Run the gate as root (it then runs the verify as a separate user), or find what in the "
+              "manifest's steps writes there."),
+        source="verify",
+        rule="verify-tamper",
+    )
