@@ -9,6 +9,7 @@ import pytest
 
 from reviewgate.ci import detect
 from reviewgate.ci.events import github_refs, gitlab_refs
+from reviewgate.ci.github import MAX_EVENT_BYTES
 from reviewgate.errors import UsageError
 from testing.ci import PLACEHOLDER_BASE as BASE
 from testing.ci import PLACEHOLDER_HEAD as HEAD
@@ -131,6 +132,7 @@ def test_detect_gitlab() -> None:
         (b"{not json", "not valid JSON"),
         (b"[1, 2]", "expected a JSON object"),
         (None, "cannot read the event file"),
+        (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "not valid JSON: nested too deeply to read"),
     ],
 )
 def test_a_broken_event_file_is_one_clear_error(tmp_path: Path, content: bytes | None, message: str) -> None:
@@ -139,6 +141,15 @@ def test_a_broken_event_file_is_one_clear_error(tmp_path: Path, content: bytes |
         event.write_bytes(content)
     env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event)}
     with pytest.raises(UsageError, match=f"GITHUB_EVENT_PATH \\({event}\\): {message}"):
+        detect(env)
+
+
+def test_an_event_file_larger_than_any_webhook_payload_is_refused_unread(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    with event.open("wb") as file:
+        file.truncate(MAX_EVENT_BYTES + 1)  # sparse: no disk written
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(event)}
+    with pytest.raises(UsageError, match=f"GITHUB_EVENT_PATH \\({event}\\): the event file is larger than 32 MiB$"):
         detect(env)
 
 
