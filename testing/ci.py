@@ -54,3 +54,21 @@ def shallow_clone(source: Path, destination: Path, branch: str, depth: int = 1) 
         str(destination),
     )
     return destination
+
+
+def bare_origin(repo: Path) -> Path:
+    """A bare repository beside `repo`, standing in for the forge's copy: `repo`'s remote
+    `origin`, with every branch of `repo` pushed to it. CI clones are made from it."""
+    origin = repo.parent / "origin.git"
+    git(repo.parent, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(repo, "remote", "add", "origin", f"file://{origin}")
+    git(repo, "push", "-q", "origin", "--all")
+    return origin
+
+
+def push_payload(branch: str, before: str, after: str, *, forced: bool = False) -> dict[str, Any]:
+    """GitHub's `push` event for `branch` of a repository whose default branch is `main`;
+    `before` all zeros for a push that creates the branch."""
+    payload = load_payload("github_push.json", base=before, head=after)
+    payload.update(ref=f"refs/heads/{branch}", forced=forced, created=set(before) == {"0"})
+    return payload

@@ -9,6 +9,7 @@ import pytest
 
 from reviewgate.ci import detect
 from reviewgate.ci.events import github_refs, gitlab_refs
+from reviewgate.ci.github import MAX_EVENT_BYTES
 from reviewgate.errors import UsageError
 from testing.ci import PLACEHOLDER_BASE as BASE
 from testing.ci import PLACEHOLDER_HEAD as HEAD
@@ -33,23 +34,53 @@ def test_pull_request_target_from_a_fork_is_detected() -> None:
     assert (refs.base_sha, refs.head_sha, refs.is_fork) == (BASE, HEAD, True)
 
 
-def test_push_reviews_after_against_before() -> None:
+def test_a_push_to_the_default_branch_reviews_after_against_before() -> None:
+    """`before` is the target branch's own previous tip: what this push added to it."""
     refs = github_refs("push", load_payload("github_push.json"), {"GITHUB_SHA": HEAD}, WHERE)
-    assert (refs.base_sha, refs.head_sha, refs.base_source) == (BASE, HEAD, "push event: before")
+    assert (refs.base_sha, refs.base_branch, refs.head_sha) == (BASE, None, HEAD)
+    assert (refs.base_source or "").startswith("push event: before: the previous tip of the default branch main")
 
 
 @pytest.mark.parametrize(
-    ("payload", "why"),
-    [("github_push_new_branch.json", "before is all zeros"), ("github_push_forced.json", "forced push")],
+    "payload", ["github_push.json", "github_push_new_branch.json", "github_push_forced.json"]
 )
-def test_new_branch_or_forced_push_uses_the_merge_base_with_the_default_branch(
-    payload: str, why: str
-) -> None:
-    refs = github_refs("push", load_payload(payload), {"GITHUB_SHA": HEAD}, WHERE)
-    assert refs.base_sha is None
-    assert refs.base_branch == "main"
-    assert why in (refs.base_source or "") and "repository.default_branch" in (refs.base_source or "")
-    assert refs.head_sha == HEAD
+def test_a_push_to_another_branch_is_judged_against_the_default_branch(payload: str) -> None:
+    """Never against `before`, the branch's own previous push: the policy would be read at a
+    commit of the branch under review and only the last push's diff reviewed."""
+    event = load_payload(payload)
+    event["ref"] = "refs/heads/feature"
+    refs = github_refs("push", event, {"GITHUB_SHA": HEAD}, WHERE)
+    assert (refs.base_sha, refs.base_branch, refs.head_sha) == (None, "main", HEAD)
+    assert refs.base_source == (
+        "push to branch feature (push event: ref): merge-base with the target branch, repository.default_branch"
+    )
+
+
+def test_a_tag_push_is_judged_against_the_default_branch() -> None:
+    event = load_payload("github_push.json")
+    event["ref"] = "refs/tags/v1.0"
+    refs = github_refs("push", event, {"GITHUB_SHA": HEAD}, WHERE)
+    assert (refs.base_sha, refs.base_branch) == (None, "main")
+    assert "a tag" in (refs.base_source or "")
+
+
+def test_a_forced_push_to_the_default_branch_reviews_from_before() -> None:
+    event = load_payload("github_push_forced.json")
+    event["ref"] = "refs/heads/main"
+    refs = github_refs("push", event, {"GITHUB_SHA": HEAD}, WHERE)
+    assert (refs.base_sha, refs.base_branch) == (BASE, None)
+    assert "forced: from its merge base with after" in (refs.base_source or "")
+
+
+def test_a_push_creating_the_default_branch_has_no_earlier_target_commit() -> None:
+    event = load_payload("github_push_new_branch.json")
+    event["ref"] = "refs/heads/main"
+    refs = github_refs("push", event, {"GITHUB_SHA": HEAD}, WHERE)
+    assert (refs.base_sha, refs.base_branch) == (None, "main")
+    assert refs.base_source == (
+        "push to the default branch main with no previous tip (push event: before is all zeros or unset): "
+        "merge-base with the target branch, repository.default_branch"
+    )
 
 
 def test_merge_group_uses_its_base_and_head() -> None:
@@ -105,12 +136,20 @@ def test_gitlab_merged_results_without_source_sha_is_a_clear_error() -> None:
         gitlab_refs(variables)
 
 
-def test_gitlab_branch_pipelines() -> None:
-    refs = gitlab_refs(load_payload("gitlab_branch.json"))
-    assert (refs.base_sha, refs.head_sha, refs.base_source) == (BASE, HEAD, "CI_COMMIT_BEFORE_SHA")
-    first = gitlab_refs(load_payload("gitlab_branch_first_pipeline.json"))
-    assert (first.base_sha, first.base_branch) == (None, "main")
-    assert "CI_DEFAULT_BRANCH" in (first.base_source or "")
+def test_gitlab_branch_pipelines_are_judged_against_the_default_branch() -> None:
+    for name in ("gitlab_branch.json", "gitlab_branch_first_pipeline.json"):
+        refs = gitlab_refs(load_payload(name))
+        assert (refs.base_sha, refs.base_branch, refs.head_sha) == (None, "main", HEAD), name
+        assert refs.base_source == (
+            "push to branch feature (CI_COMMIT_BRANCH): merge-base with the target branch, CI_DEFAULT_BRANCH"
+        )
+
+
+def test_a_gitlab_pipeline_of_the_default_branch_reviews_from_before() -> None:
+    variables = {**load_payload("gitlab_branch.json"), "CI_COMMIT_BRANCH": "main"}
+    refs = gitlab_refs(variables)
+    assert (refs.base_sha, refs.base_branch, refs.head_sha) == (BASE, None, HEAD)
+    assert (refs.base_source or "").startswith("CI_COMMIT_BEFORE_SHA: the previous tip of the default branch main")
 
 
 def test_detect_reads_the_event_file_at_the_edge(tmp_path: Path) -> None:
@@ -131,6 +170,7 @@ def test_detect_gitlab() -> None:
         (b"{not json", "not valid JSON"),
         (b"[1, 2]", "expected a JSON object"),
         (None, "cannot read the event file"),
+        (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "not valid JSON: nested too deeply to read"),
     ],
 )
 def test_a_broken_event_file_is_one_clear_error(tmp_path: Path, content: bytes | None, message: str) -> None:
@@ -139,6 +179,15 @@ def test_a_broken_event_file_is_one_clear_error(tmp_path: Path, content: bytes |
         event.write_bytes(content)
     env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event)}
     with pytest.raises(UsageError, match=f"GITHUB_EVENT_PATH \\({event}\\): {message}"):
+        detect(env)
+
+
+def test_an_event_file_larger_than_any_webhook_payload_is_refused_unread(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    with event.open("wb") as file:
+        file.truncate(MAX_EVENT_BYTES + 1)  # sparse: no disk written
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(event)}
+    with pytest.raises(UsageError, match=f"GITHUB_EVENT_PATH \\({event}\\): the event file is larger than 32 MiB$"):
         detect(env)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from reviewgate.errors import UsageError
@@ -82,6 +82,58 @@ def commented_pull_request(event: Mapping[str, Any]) -> int | None:
     return number if "pull_request" in issue and isinstance(number, int) else None
 
 
+def pushed_branch(ref: str | None) -> str | None:
+    """The branch a push updated (`refs/heads/<name>`); None for a tag or no ref."""
+    return ref.removeprefix("refs/heads/") if ref and ref.startswith("refs/heads/") else None
+
+
+def push_refs(
+    branch: str | None,
+    default_branch: str | None,
+    before: str | None,
+    *,
+    before_source: str,
+    branch_source: str,
+    target_source: str,
+    head_sha: str | None,
+    head_source: str | None,
+) -> EventRefs:
+    """Base and head for a push (a GitHub `push` event, a GitLab branch pipeline). A branch is
+    judged against its target, the default branch: its whole change, with the policy read at
+    the merge base on the target side. Never against `before`, the branch's own previous push:
+    that would read the policy at a commit of the branch under review (a push that relaxes
+    `fail_on` would approve the next one) and review only the last push's diff.
+
+    A push to the default branch itself compares with `before`, the target's own previous tip
+    (after a force-push, their merge base is an ancestor of it, still the target's history). A
+    push that creates the default branch (`before` all zeros; GitLab's scheduled and manual
+    pipelines too) has no earlier target commit: the head is the target, and there is no change
+    against it to review."""
+    if branch is not None and branch == default_branch and before:
+        return EventRefs(
+            before,
+            f"{before_source}: the previous tip of the default branch {branch} ({target_source})",
+            None,
+            head_sha,
+            head_source,
+            default_branch,
+        )
+    if branch is None:
+        pushed = "a tag or no branch"
+    elif branch == default_branch:
+        pushed = f"the default branch {branch} with no previous tip ({before_source} is all zeros or unset)"
+    else:
+        pushed = f"branch {branch} ({branch_source})"
+    return EventRefs(
+        None,
+        f"push to {pushed}: merge-base with the target branch, {target_source}",
+        default_branch,
+        head_sha,
+        head_source,
+        default_branch,
+    )
+
+
 def github_refs(
     event_name: str | None, event: Mapping[str, Any], env: Mapping[str, str], where: str
 ) -> EventRefs:
@@ -107,16 +159,16 @@ def github_refs(
         head_sha = commit_sha(event.get("after"), f"{where}: after") or current_sha
         head_source = "push event: after" if event.get("after") else "GITHUB_SHA"
         before = commit_sha(event.get("before"), f"{where}: before")
-        if before and not event.get("forced"):
-            return EventRefs(before, "push event: before", None, head_sha, head_source, default_branch)
-        why = "forced push rewrote history" if before else "before is all zeros (new branch)"
-        return EventRefs(
-            None,
-            f"push event: {why}; merge-base with repository.default_branch",
+        forced = "; forced: from its merge base with after" if event.get("forced") else ""
+        return push_refs(
+            pushed_branch(_text(event, "ref")),
             default_branch,
-            head_sha,
-            head_source,
-            default_branch,
+            before,
+            before_source=f"push event: before{forced}",
+            branch_source="push event: ref",
+            target_source="repository.default_branch",
+            head_sha=head_sha,
+            head_source=head_source,
         )
     if event_name == "merge_group":
         group = _table(event, "merge_group")
@@ -180,16 +232,16 @@ def gitlab_refs(env: Mapping[str, str]) -> EventRefs:
             != env.get("CI_MERGE_REQUEST_PROJECT_ID", ""),
             pull_request_number=merge_request,
         )
+    # A branch (or tag) pipeline: judged against the default branch like a GitHub push.
     before = commit_sha(env.get("CI_COMMIT_BEFORE_SHA"), "CI_COMMIT_BEFORE_SHA")
-    if before:
-        return EventRefs(before, "CI_COMMIT_BEFORE_SHA", None, current_sha, "CI_COMMIT_SHA", default_branch,
-                         pull_request_number=merge_request)
-    return EventRefs(
-        None,
-        "CI_COMMIT_BEFORE_SHA is all zeros or unset: merge-base with CI_DEFAULT_BRANCH",
+    refs = push_refs(
+        env.get("CI_COMMIT_BRANCH") or None,
         default_branch,
-        current_sha,
-        "CI_COMMIT_SHA" if current_sha else None,
-        default_branch,
-        pull_request_number=merge_request,
+        before,
+        before_source="CI_COMMIT_BEFORE_SHA",
+        branch_source="CI_COMMIT_BRANCH",
+        target_source="CI_DEFAULT_BRANCH",
+        head_sha=current_sha,
+        head_source="CI_COMMIT_SHA" if current_sha else None,
     )
+    return replace(refs, pull_request_number=merge_request)

@@ -12,6 +12,10 @@ from reviewgate.ci.context import CiContext
 from reviewgate.ci.events import commented_pull_request, github_refs
 from reviewgate.errors import UsageError
 
+# GitHub caps webhook payloads at 25 MB: a bigger event file is not one the runner wrote, and is
+# refused before it is read into memory.
+MAX_EVENT_BYTES = 32 * 1024 * 1024
+
 
 def load_event(env: Mapping[str, str]) -> tuple[dict[str, Any], str]:
     """The webhook payload the runner saved at $GITHUB_EVENT_PATH (empty when unset), and a
@@ -21,9 +25,16 @@ def load_event(env: Mapping[str, str]) -> tuple[dict[str, Any], str]:
         return {}, "GITHUB_EVENT_PATH (unset)"
     where = f"GITHUB_EVENT_PATH ({name})"
     try:
-        data = json.loads(Path(name).read_bytes())
+        with Path(name).open("rb") as file:
+            raw = file.read(MAX_EVENT_BYTES + 1)
     except OSError as error:
         raise UsageError(f"{where}: cannot read the event file: {error.strerror}") from None
+    if len(raw) > MAX_EVENT_BYTES:
+        raise UsageError(f"{where}: the event file is larger than {MAX_EVENT_BYTES // 2**20} MiB")
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise UsageError(f"{where}: not valid JSON: nested too deeply to read") from None
     except ValueError as error:
         raise UsageError(f"{where}: not valid JSON: {error}") from None
     if not isinstance(data, dict):
