@@ -53,10 +53,13 @@ def _answered_places(rejection: Rejection, places: list[Place]) -> list[Place]:
 
 
 def answered_fingerprints(rejections: Iterable[Rejection], store: ChunkStore) -> dict[Fingerprint, str]:
-    """The fingerprint of every finding a rejection answered, with the rejection's reason."""
+    """The fingerprint of every finding a rejection that may set findings aside answered, with
+    its reason. The change's author's own rejections are only read by the model, which judges."""
     answered: dict[Fingerprint, str] = {}
     places_by_path: dict[str, list[Place]] = {}
     for rejection in rejections:
+        if not rejection.dismisses:
+            continue
         places = places_by_path.setdefault(rejection.path, store.places(rejection.path))
         for place in _answered_places(rejection, places):
             fingerprint = (rejection.path, place.rule, normalize_text(place.code))
