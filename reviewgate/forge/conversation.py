@@ -58,20 +58,24 @@ def edited_by(editors: Iterable[str]) -> str:
     return f"edited by {', '.join(sorted(set(editors)))} after it was written"
 
 
-def _moment(text: str) -> datetime | str:
+def parse_moment(text: str) -> datetime | None:
+    """A forge's ISO 8601 time with its zone; None for anything else."""
     try:
-        return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        return text.strip()
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def changed_after_creation(created_at: object, updated_at: object) -> bool:
     """Whether the forge says the comment changed after it was written: its two times are not
-    the same moment. Either time absent says nothing."""
+    the same moment (the same text when either is not a time). Either time absent says nothing."""
     if not created_at or not updated_at:
         return False
-    created, updated = _moment(str(created_at)), _moment(str(updated_at))
-    return type(created) is not type(updated) or created != updated
+    created, updated = parse_moment(str(created_at)), parse_moment(str(updated_at))
+    if created is None or updated is None:
+        return str(created_at).strip() != str(updated_at).strip()
+    return created != updated
 
 
 @dataclass(frozen=True)
