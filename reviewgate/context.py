@@ -27,6 +27,9 @@ class Rejection:
     reason: str
     author: str = ""
     created_at: str = ""  # when the comment was written (the forge's ISO 8601 time), when known
+    # Whether it sets the finding aside by itself: written, unedited, by a trusted person who did
+    # not write the change. Otherwise (the author answering) reviewers read it and judge.
+    dismisses: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,11 @@ from testing.cli import CliResult, run_cli
 from testing.conformance import CONFORMANCE_DIR
 
 GITHUB_BOT = {"login": "github-actions[bot]", "type": "Bot"}
+WRITTEN_AT = "2026-01-01T00:00:00Z"  # when every stand-in comment was written
+EDITED_AT = "2026-01-01T00:05:00Z"  # when an edited one was changed
+PR_AUTHOR = "pr-author"  # the pull request's author, who also wrote its one commit
+MR_AUTHOR = {"id": 4, "username": "mr-author"}
+MR_AUTHOR_EMAIL = "mr-author@example.com"
 GITLAB_BOT_ID = 99
 GITLAB_BOT_NAME = "reviewgate-bot"
 MAX_TITLE_CHARS = 255  # GitHub: annotation title
@@ -74,6 +79,16 @@ class ForgeState:
     diff_refs: dict[str, str] = field(default_factory=lambda: {
         "base_sha": "b" * 40, "start_sha": "b" * 40, "head_sha": "c" * 40})
     members: dict[int, int] = field(default_factory=dict)  # GitLab user id -> access level
+    # Who wrote the change: the PR's author and its commits (as GET pulls/N/commits lists them),
+    # the MR's author and its commits (GET merge_requests/N/commits), GitLab users' profiles.
+    pull_author: str = PR_AUTHOR
+    pull_commits: list[dict[str, Any]] = field(default_factory=lambda: [github_commit(PR_AUTHOR)])
+    mr_author: dict[str, Any] = field(default_factory=lambda: dict(MR_AUTHOR))
+    mr_commits: list[dict[str, Any]] = field(default_factory=lambda: [
+        {"id": "c" * 40, "author_email": MR_AUTHOR_EMAIL, "committer_email": MR_AUTHOR_EMAIL}])
+    users: dict[int, dict[str, Any]] = field(default_factory=dict)  # GitLab GET /users/:id
+    # GitHub GraphQL: node id -> the logins that edited that comment, oldest first.
+    comment_edits: dict[str, list[str]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     schema_errors: list[str] = field(default_factory=list)
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
@@ -81,9 +96,17 @@ class ForgeState:
     def add_comment(self, body: str, login: str, association: str, review: bool = False) -> int:
         comment_id = next(self.ids)
         store = self.review_comments if review else self.comments
-        store[comment_id] = {"id": comment_id, "body": body, "user": {"login": login, "type": "User"},
-                             "author_association": association, "created_at": "2026-01-01T00:00:00Z"}
+        store[comment_id] = {"id": comment_id, "node_id": f"IC_{comment_id}", "body": body,
+                             "user": {"login": login, "type": "User"}, "author_association": association,
+                             "created_at": WRITTEN_AT, "updated_at": WRITTEN_AT}
         return comment_id
+
+    def edit_comment(self, comment_id: int, body: str, editor: str) -> None:
+        """`editor` changes a PR comment's text: REST shows only a later `updated_at`; GraphQL
+        names the editor."""
+        comment = self.comments.get(comment_id) or self.review_comments[comment_id]
+        comment.update(body=body, updated_at=EDITED_AT)
+        self.comment_edits.setdefault(comment["node_id"], []).append(editor)
 
     def add_review_comment(self, body: str, login: str, path: str, line: int | None,
                            in_reply_to: int | None = None, bot: bool = False) -> int:
@@ -92,7 +115,7 @@ class ForgeState:
         self.review_comments[comment_id] = {
             "id": comment_id, "node_id": f"PRRC_{comment_id}", "body": body, "path": path, "line": line,
             "user": dict(GITHUB_BOT) if bot else {"login": login, "type": "User"},
-            "author_association": "NONE" if bot else "CONTRIBUTOR", "created_at": "2026-01-01T00:00:00Z",
+            "author_association": "NONE" if bot else "CONTRIBUTOR", "created_at": WRITTEN_AT, "updated_at": WRITTEN_AT,
             **({"in_reply_to_id": in_reply_to} if in_reply_to else {})}
         return comment_id
 
@@ -101,10 +124,14 @@ class ForgeState:
         notes.append({"id": next(self.ids), "body": body, "system": False, "resolved": notes[0]["resolved"],
                       "author": {"id": 5, "username": username}})
 
-    def add_note(self, body: str, user_id: int, username: str, system: bool = False) -> int:
+    def add_note(self, body: str, user_id: int, username: str, system: bool = False,
+                 updated_at: str = WRITTEN_AT) -> int:
+        """An MR note; a later `updated_at` than its `created_at` is a note edited since."""
         note_id = next(self.ids)
         self.notes[note_id] = {"id": note_id, "body": body, "system": system,
-                               "author": {"id": user_id, "username": username}}
+                               "author": {"id": user_id, "username": username, "name": username,
+                                          "state": "active"},
+                               "created_at": WRITTEN_AT, "updated_at": updated_at}
         return note_id
 
     def posts(self, method: str, pattern: str) -> list[Recorded]:
@@ -238,6 +265,8 @@ def route(state: ForgeState, method: str, path: str, query: dict[str, list[str]]
     github = re.fullmatch(r"/repos/[^/]+/[^/]+/(.+)", path)
     if github:
         return _github(state, method, github.group(1), query, body, base, path)
+    if method == "POST" and path == "/graphql" and "userContentEdits" in body["query"]:
+        return 200, {"data": {"nodes": [_edit_history(state, node) for node in body["variables"]["ids"]]}}, {}
     if method == "POST" and path == "/graphql":
         node = body["variables"]["id"]
         if "minimizeComment" not in body["query"] or not any(
@@ -249,6 +278,30 @@ def route(state: ForgeState, method: str, path: str, query: dict[str, list[str]]
     if gitlab:
         return _gitlab(state, method, gitlab.group(1), query, body, base, path)
     raise KeyError(path)
+
+
+def github_commit(author: str, committer: str = "web-flow", email: str = "") -> dict[str, Any]:
+    """A commit as GET pulls/N/commits lists it: GitHub's accounts for its author and committer
+    (None for an email linked to none), and the git identities."""
+    def account(login: str) -> dict[str, Any] | None:
+        return {"login": login, "type": "User"} if login else None
+
+    person = {"name": author or "someone", "email": email or f"{author or 'someone'}@example.com"}
+    return {"sha": "c" * 40, "author": account(author), "committer": account(committer),
+            "commit": {"author": person, "committer": person}}
+
+
+def _edit_history(state: ForgeState, node: str) -> dict[str, Any] | None:
+    """A comment as GraphQL's `... on Comment` shows its edits; null for an unknown id."""
+    comment = next((item for store in (state.comments, state.review_comments) for item in store.values()
+                    if item.get("node_id") == node), None)
+    if comment is None:
+        return None
+    editors = state.comment_edits.get(node, [])
+    return {"id": node, "lastEditedAt": EDITED_AT if editors else None,
+            "editor": {"login": editors[-1]} if editors else None,
+            "userContentEdits": {"totalCount": len(editors),
+                                 "nodes": [{"editor": {"login": login}} for login in reversed(editors)]}}
 
 
 def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str]], body: Any, base: str,
@@ -286,13 +339,19 @@ def _github(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         if method == "GET":
             return _page(state, list(state.comments.values()), query, base, path)
         comment_id = next(state.ids)
-        state.comments[comment_id] = {"id": comment_id, "body": body["body"], "user": dict(GITHUB_BOT),
-                                      "author_association": "NONE", "created_at": "2026-01-01T00:00:00Z"}
+        state.comments[comment_id] = {"id": comment_id, "node_id": f"IC_{comment_id}", "body": body["body"],
+                                      "user": dict(GITHUB_BOT), "author_association": "NONE",
+                                      "created_at": WRITTEN_AT, "updated_at": WRITTEN_AT}
         return 201, state.comments[comment_id], {}
     if method == "PATCH" and (match := re.fullmatch(r"issues/comments/(\d+)", rest)):
         comment = state.comments[int(match.group(1))]
         comment["body"] = body["body"]
         return 200, comment, {}
+    if method == "GET" and (match := re.fullmatch(r"pulls/(\d+)", rest)):
+        return 200, {"number": int(match.group(1)), "user": {"login": state.pull_author, "type": "User"},
+                     "commits": len(state.pull_commits)}, {}
+    if method == "GET" and re.fullmatch(r"pulls/(\d+)/commits", rest):
+        return _page(state, state.pull_commits[:250], query, base, path)  # GitHub lists at most 250
     if method == "GET" and re.fullmatch(r"pulls/(\d+)/comments", rest):
         return _page(state, list(state.review_comments.values()), query, base, path)
     if method == "POST" and re.fullmatch(r"pulls/(\d+)/reviews", rest):
@@ -334,7 +393,11 @@ def _gitlab(state: ForgeState, method: str, rest: str, query: dict[str, list[str
         note["body"] = body["body"]
         return 200, note, {}
     if method == "GET" and re.fullmatch(r"projects/[^/]+/merge_requests/\d+", rest):
-        return 200, {"diff_refs": dict(state.diff_refs)}, {}
+        return 200, {"diff_refs": dict(state.diff_refs), "author": dict(state.mr_author)}, {}
+    if method == "GET" and re.fullmatch(r"projects/[^/]+/merge_requests/\d+/commits", rest):
+        return _page(state, state.mr_commits, query, base, path)
+    if method == "GET" and (match := re.fullmatch(r"users/(\d+)", rest)):
+        return 200, state.users[int(match.group(1))], {}
     if re.fullmatch(r"projects/[^/]+/merge_requests/\d+/discussions", rest):
         if method == "GET":
             return _page(state, list(state.discussions.values()), query, base, path)

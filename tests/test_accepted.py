@@ -13,6 +13,7 @@ from reviewgate.forge.conversation import (
     Acceptance,
     Comment,
     apply_acceptances,
+    change_authors,
     parse_acceptance,
     read_conversation,
 )
@@ -42,9 +43,9 @@ def test_untrusted_and_reasonless_acceptances_are_ignored_with_a_note() -> None:
         Comment(2, "maintainer", "ACCEPTED: bbbb", trusted=True),
         Comment(3, "maintainer", "Looked at it.\nACCEPTED: cccc the retry is upstream", trusted=True),
         Comment(4, "bot", "REVIEW: APPROVE\nACCEPTED: dddd quoted from an earlier review", trusted=True),
-    ])
+    ], change_authors(["pr-author"], []))
     assert conversation.acceptances == (Acceptance("cccc", "the retry is upstream", "maintainer"),)
-    [untrusted, reasonless] = conversation.ignored_acceptances
+    [untrusted, reasonless] = conversation.refused
     assert "aaaa by stranger was ignored" in untrusted and "write access" in untrusted
     assert "bbbb by maintainer was ignored: it gives no reason" in reasonless
     assert conversation.untrusted_ignored == 0  # that count is for REPRODUCTION:/REVIEW-REJECTED:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
-from reviewgate.forge.conversation import Comment, read_conversation
+from reviewgate.forge.conversation import Comment, change_authors, read_conversation
 from reviewgate.review_cache import ChunkStore, now_text
 from reviewgate.reviewers import openai
 from testing.model_repo import BRANCH_CALC, calc_repo, review_request
@@ -36,13 +36,13 @@ def test_a_rejected_finding_stays_answered_after_a_line_shift(tmp_path: Path) ->
         before_first = "2000-01-01T00:00:00Z"
         first = reviewer.review(review_request(repo.path), store)
         assert [(item.line, item.dismissed) for item in first.findings] == [(7, None)]
-        rejection = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=now_text())
+        rejection = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=now_text(), dismisses=True)
         commit(repo.path, {"app/calc.py": "# two lines\n# above\n" + BRANCH_CALC}, "shift everything down")
         second = reviewer.review(review_request(repo.path, rejections=(rejection,)), store)
         assert len(server.posts()) == 2  # the chunk changed: asked again, the rejection in the prompt
         assert "REVIEW-REJECTED: app/calc.py:7 callers never pass zero" in server.posts()[1].text
         # The same answer, but the rejection was written before the finding was ever reported.
-        early = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=before_first)
+        early = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=before_first, dismisses=True)
         third = reviewer.review(review_request(repo.path, rejections=(early,)), store)
     assert len(server.posts()) == 2  # the third review's chunk prompt is the same: answered from the cache
     answered = {item.category: item for item in second.findings}
@@ -58,7 +58,7 @@ def test_a_rejected_finding_stays_answered_after_a_line_shift(tmp_path: Path) ->
 def test_without_a_remembered_finding_the_model_judges_the_rejection(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     with ModelServer([Reply(review=FIRST)]) as server:
-        rejection = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=now_text())
+        rejection = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=now_text(), dismisses=True)
         outcome = openai.build(_settings(server)).review(
             review_request(repo.path, rejections=(rejection,)), ChunkStore(tmp_path / "cache" / "llm"))
     assert [(item.line, item.dismissed) for item in outcome.findings] == [(7, None)]
@@ -66,5 +66,6 @@ def test_without_a_remembered_finding_the_model_judges_the_rejection(tmp_path: P
 
 def test_a_rejection_carries_when_its_comment_was_written() -> None:
     written = "2026-11-30T08:00:00Z"
-    conversation = read_conversation([Comment(1, "dev", "REVIEW-REJECTED: app/calc.py:7 never zero", True, written)])
-    assert conversation.rejections == (Rejection("app/calc.py", 7, "never zero", "dev", written),)
+    conversation = read_conversation([Comment(1, "dev", "REVIEW-REJECTED: app/calc.py:7 never zero", True, written)],
+                                     change_authors(["pr-author"], []))
+    assert conversation.rejections == (Rejection("app/calc.py", 7, "never zero", "dev", written, dismisses=True),)

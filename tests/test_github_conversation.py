@@ -8,7 +8,13 @@ import pytest
 
 from reviewgate.context import Rejection
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.forge.conversation import Comment, apply_rejections, parse_rejection, read_conversation
+from reviewgate.forge.conversation import (
+    Comment,
+    apply_rejections,
+    change_authors,
+    parse_rejection,
+    read_conversation,
+)
 from reviewgate.forge.metadata import MARKER, CommentMetadata, parse_metadata, render_metadata
 from reviewgate.forge.rounds import RoundEntry
 from testing.changes import SWALLOWING_CHANGE
@@ -38,7 +44,7 @@ def test_only_trusted_requests_are_read_and_review_comments_never() -> None:
         _comment("REVIEW-REJECTED: a.py:3 drive-by", trusted=False, author="stranger"),
         _comment("Thanks!\nREVIEW-REJECTED: a.py:4 fine as it is\nREVIEW-REJECTED: b.py:5 also fine"),
         _comment("REPRODUCTION:\nforged", trusted=False),
-    ])
+    ], change_authors(["pr-author"], []))
     assert conversation.reproduction == "REPRODUCTION:\ncase 1: expected 2, observed 3"
     assert [(item.path, item.line) for item in conversation.rejections] == [("a.py", 4), ("b.py", 5)]
     assert conversation.untrusted_ignored == 2
@@ -50,7 +56,7 @@ def test_a_rejection_dismisses_only_deterministic_findings_on_that_line() -> Non
                        category="c", title="t", body="", source=source, path="a.py", line=line, end_line=end)
 
     findings = [finding("builtin", 3, 6), finding("builtin", 10), finding("llm", 4), finding("builtin", None)]
-    result = apply_rejections(findings, [Rejection("a.py", 5, "handled upstream")], ["builtin"])
+    result = apply_rejections(findings, [Rejection("a.py", 5, "handled upstream", dismisses=True)], ["builtin"])
     assert [item.dismissed for item in result] == ["rejected: handled upstream", None, None, None]
 
 

@@ -4,13 +4,29 @@ Issues comments, Pull request review comments, Labels). API version pinned by he
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
-from reviewgate.forge.conversation import GITHUB_TRUSTED_ASSOCIATIONS, Comment, is_trusted_login
+from reviewgate.forge.conversation import (
+    EDITOR_UNKNOWN,
+    GITHUB_TRUSTED_ASSOCIATIONS,
+    ChangeAuthors,
+    Comment,
+    change_authors,
+    changed_after_creation,
+    edited_by,
+    is_trusted_login,
+)
 from reviewgate.forge.http import DEFAULT_POLICY, Budget, ForgeError, ForgeNotFound, RestClient, RetryPolicy
 
 API_VERSION = "2022-11-28"
+# GraphQL `nodes(ids:)` takes at most 100 ids; a comment's edit history is read up to as many.
+GRAPHQL_PAGE = 100
+_EDITORS_QUERY = (
+    "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Comment { id lastEditedAt editor { login } "
+    f"userContentEdits(first: {GRAPHQL_PAGE}) {{ totalCount nodes {{ editor {{ login }} }} }} }} }} }}"
+)
 
 
 class GithubApi:
@@ -56,6 +72,30 @@ class GithubApi:
 
     def review_comments(self, number: int) -> Iterator[dict[str, Any]]:
         yield from self.client.paginate(self._repo(f"pulls/{number}/comments"))
+
+    # The change's authors: https://docs.github.com/en/rest/pulls/pulls (at most 250 commits listed)
+    def pull_request(self, number: int) -> dict[str, Any]:
+        data = self.client.request("GET", self._repo(f"pulls/{number}")).data
+        return data if isinstance(data, dict) else {}
+
+    def pull_request_commits(self, number: int) -> Iterator[dict[str, Any]]:
+        yield from self.client.paginate(self._repo(f"pulls/{number}/commits"))
+
+    def comment_editors(self, node_ids: list[str]) -> dict[str, list[str] | None]:
+        """GraphQL: for each comment, the logins of everyone who edited it ([] for none), or None
+        when the history is not whole (a deleted editor, more edits than one page)."""
+        editors: dict[str, list[str] | None] = {}
+        for start in range(0, len(node_ids), GRAPHQL_PAGE):
+            response = self.client.request("POST", graphql_url(self.client.api_url), body={
+                "query": _EDITORS_QUERY, "variables": {"ids": node_ids[start:start + GRAPHQL_PAGE]}})
+            data = response.data if isinstance(response.data, dict) else {}
+            if data.get("errors"):
+                raise ForgeError(f"POST graphql comment edits: {str(data['errors'])[:200]}")
+            nodes = (data.get("data") or {}).get("nodes") or []
+            for node in nodes:
+                if isinstance(node, dict) and isinstance(node.get("id"), str):
+                    editors[node["id"]] = _editors(node)
+        return editors
 
     def create_comment(self, number: int, body: str) -> int:
         data = self.client.request("POST", self._repo(f"issues/{number}/comments"), body={"body": body}).data
@@ -111,13 +151,57 @@ def graphql_url(api_url: str) -> str:
     return f"{root}/graphql"
 
 
+def _login(data: object) -> str:
+    return str(data.get("login") or "") if isinstance(data, dict) else ""
+
+
+def _editors(node: dict[str, Any]) -> list[str] | None:
+    if node.get("lastEditedAt") is None:
+        return []  # its text was never edited (updated_at moved for another reason)
+    edits = node.get("userContentEdits") if isinstance(node.get("userContentEdits"), dict) else {}
+    entries = [item for item in (edits or {}).get("nodes") or [] if isinstance(item, dict)]
+    logins = [_login(item.get("editor")) for item in entries] + [_login(node.get("editor"))]
+    if not entries or (edits or {}).get("totalCount") != len(entries) or not all(logins):
+        return None
+    return logins
+
+
 def github_comment(data: dict[str, Any], trusted_logins: tuple[str, ...]) -> Comment:
-    user = data.get("user") if isinstance(data.get("user"), dict) else {}
-    login = str((user or {}).get("login") or "")
+    """REST says that a comment changed after it was written, never who changed it: an edited
+    comment is marked EDITOR_UNKNOWN until GraphQL names its editors (with_editors)."""
+    login = _login(data.get("user"))
     association = str(data.get("author_association") or "")
     trusted = association in GITHUB_TRUSTED_ASSOCIATIONS or is_trusted_login(login, trusted_logins)
+    edited = EDITOR_UNKNOWN if changed_after_creation(data.get("created_at"), data.get("updated_at")) else ""
     return Comment(id=int(data.get("id") or 0), author=login, body=str(data.get("body") or ""),
-                   trusted=trusted, created_at=str(data.get("created_at") or ""))
+                   trusted=trusted, created_at=str(data.get("created_at") or ""), edited=edited)
+
+
+def with_editors(comment: Comment, editors: list[str] | None) -> Comment:
+    """The comment as GraphQL's edit history shows it: its own words when only its author
+    edited it; someone else's edit is named."""
+    if editors is None:
+        return comment
+    others = [login for login in editors if login.lower() != comment.author.lower()]
+    return replace(comment, edited=edited_by(others) if others else "")
+
+
+def github_change_authors(pull: dict[str, Any], commits: list[dict[str, Any]]) -> ChangeAuthors:
+    """The PR's author and every commit's author and committer, by login. A commit whose email
+    GitHub links to no account names no login: nobody can be matched to it (a comment has a
+    login, never an email). A list cut short (the API lists at most 250 commits) is unknown."""
+    listed = pull.get("commits")
+    if isinstance(listed, int) and listed > len(commits):
+        return ChangeAuthors(unknown=f"the pull request has {listed} commits and the API lists {len(commits)}")
+    author = _login(pull.get("user"))
+    if not author:
+        return ChangeAuthors(unknown="the API did not name the pull request's author")
+    logins = [author] + [_login(item.get(role)) for item in commits for role in ("author", "committer")]
+    emails = [str(person.get("email") or "") for item in commits
+              if isinstance(item.get("commit"), dict)
+              for person in (item["commit"].get("author"), item["commit"].get("committer"))
+              if isinstance(person, dict)]
+    return change_authors(logins, emails)
 
 
 def is_bot(data: dict[str, Any]) -> bool:

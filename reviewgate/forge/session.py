@@ -15,6 +15,7 @@ from typing import Any
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
+from reviewgate.forge.authorship import github_authorship, gitlab_authorship
 from reviewgate.forge.conversation import Comment, Conversation, is_conversation_request, read_conversation
 from reviewgate.forge.github_api import GithubApi, github_comment, is_bot
 from reviewgate.forge.gitlab_api import GitlabApi
@@ -148,8 +149,9 @@ def _open_github(context: CiContext, settings: ForgeSettings, target: FrozenTarg
             comment_id, previous = _summary_comment(
                 _github_summary_candidates(issue_comments, settings.trusted_authors))
             every_comment = [*issue_comments, *review_comments]
-            conversation = read_conversation(
-                github_comment(item, settings.trusted_authors) for item in every_comment)
+            authors, comments = github_authorship(
+                api, number, every_comment, [github_comment(item, settings.trusted_authors) for item in every_comment])
+            conversation = read_conversation(comments, authors)
             changes.update(comment_id=comment_id, previous=previous, conversation=conversation)
         except ForgeError as error:
             changes.update(comments_unread=True, notes=(
@@ -182,8 +184,8 @@ def _open_gitlab(context: CiContext, settings: ForgeSettings, env: Mapping[str, 
             author = item.get("author") if isinstance(item.get("author"), dict) else {}
             comments.append((comment, bool(username) and (author or {}).get("username") == username))
         comment_id, previous = _summary_comment(comments)
-        return _with(run, comment_id=comment_id, previous=previous,
-                     conversation=read_conversation(comment for comment, _ in comments))
+        authors, read = gitlab_authorship(api, run.number, notes, [comment for comment, _ in comments])
+        return _with(run, comment_id=comment_id, previous=previous, conversation=read_conversation(read, authors))
     except ForgeError as error:
         return _with(run, comments_unread=True, notes=(
             f"GitLab: could not read the MR notes ({error}); reviewed without "

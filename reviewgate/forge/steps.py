@@ -34,8 +34,8 @@ def apply_conversation(request: ReviewRequest, forge: ForgeRun | None) -> Review
 
 
 def builtin_sources(config: Config) -> tuple[str, ...]:
-    """The `source` of deterministic findings, which a trusted REVIEW-REJECTED: dismisses here
-    (model reviewers read the rejection and judge it themselves)."""
+    """The `source` of deterministic findings, which a trusted REVIEW-REJECTED: by someone who
+    did not write the change dismisses here (model reviewers read the rejection and judge it)."""
     names = {name for name in config.review.reviewers if config.reviewer(name).provider == BUILTIN_PROVIDER}
     return tuple(sorted(names | {BUILTIN_PROVIDER}))
 
@@ -51,7 +51,7 @@ def conversation_notes(forge: ForgeRun | None) -> list[str]:
     rejected = len(forge.conversation.rejections)
     if rejected:
         notes.append(f"{rejected} trusted REVIEW-REJECTED: answer(s) were given to the reviewers.")
-    notes += forge.conversation.ignored_acceptances
+    notes += forge.conversation.refused
     return notes
 
 

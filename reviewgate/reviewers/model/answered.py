@@ -8,18 +8,18 @@ code line is the same finding, whatever words the model used this time:
 - a `REVIEW-REJECTED: <file>:<line>` names a line of the head it was written against: it is
   resolved against the last run before it was written, and the finding found there stays
   answered (set aside with the rejection's reason). A rejection that names no remembered
-  finding is left to the model, which reads it.
+  finding, or that may not set findings aside (the change's author's own), is left to the
+  model, which reads it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from datetime import datetime
 
 from reviewgate.context import Rejection
 from reviewgate.findings import Finding, normalize_text
-from reviewgate.forge.conversation import rejection_covers
+from reviewgate.forge.conversation import parse_moment, rejection_covers
 from reviewgate.review_cache import ChunkStore, Place
 from reviewgate.reviewers.model.placement import code_at
 from reviewgate.target.git import TreeReader
@@ -27,16 +27,8 @@ from reviewgate.target.git import TreeReader
 Fingerprint = tuple[str, str, str]  # path, rule, normalized code line
 
 
-def _moment(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
-
-
 def _last_round(places: list[Place]) -> list[Place]:
-    timed = [(moment, place) for place in places if (moment := _moment(place.seen_at)) is not None]
+    timed = [(moment, place) for place in places if (moment := parse_moment(place.seen_at)) is not None]
     if not timed:
         return []
     latest = max(moment for moment, _ in timed)
@@ -46,17 +38,20 @@ def _last_round(places: list[Place]) -> list[Place]:
 def _answered_places(rejection: Rejection, places: list[Place]) -> list[Place]:
     """The places the rejection points at, in the last run before it was written."""
     covering = [place for place in places if rejection_covers(rejection, rejection.path, place.line, place.end_line)]
-    written = _moment(rejection.created_at)
+    written = parse_moment(rejection.created_at)
     if written is not None:
-        covering = [place for place in covering if (moment := _moment(place.seen_at)) is not None and moment <= written]
+        covering = [place for place in covering if (moment := parse_moment(place.seen_at)) is not None and moment <= written]
     return _last_round(covering)
 
 
 def answered_fingerprints(rejections: Iterable[Rejection], store: ChunkStore) -> dict[Fingerprint, str]:
-    """The fingerprint of every finding a rejection answered, with the rejection's reason."""
+    """The fingerprint of every finding a rejection that may set findings aside answered, with
+    its reason. The change's author's own rejections are only read by the model, which judges."""
     answered: dict[Fingerprint, str] = {}
     places_by_path: dict[str, list[Place]] = {}
     for rejection in rejections:
+        if not rejection.dismisses:
+            continue
         places = places_by_path.setdefault(rejection.path, store.places(rejection.path))
         for place in _answered_places(rejection, places):
             fingerprint = (rejection.path, place.rule, normalize_text(place.code))
