@@ -19,13 +19,14 @@ from reviewgate.report import gitlab, json_report, junit, sarif, summary
 from reviewgate.report.files import PREVIOUS_OUTPUTS
 from testing.cli import clean_environment
 from testing.repo import make_repo, write_base_config
+from testing.verify_app import PYTHON
 from testing.waiting import file_says
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def slow_test(marker: str, seconds: float = 30) -> str:
-    return f"{sys.executable} -c 'import time; print(\"{marker}\", flush=True); time.sleep({seconds})'"
+    return f"{PYTHON} -c 'import time; print(\"{marker}\", flush=True); time.sleep({seconds})'"
 
 
 def app_repo(tmp_path: Path, test: str) -> Path:
@@ -67,7 +68,7 @@ def test_every_sink_file_is_cleared_before_a_run() -> None:
 def test_outputs_are_readable_under_the_umask(tmp_path: Path, umask: int) -> None:
     """Case 13: mkstemp made every output 0600; in the container action (root) a later step
     running as the runner's user could not read report.json."""
-    repo = app_repo(tmp_path, f"{sys.executable} -c 'print(1)'")
+    repo = app_repo(tmp_path, f"{PYTHON} -c 'print(1)'")
     gate = start_gate(repo, umask=umask)
     _, errors = gate.communicate(timeout=90)
     assert gate.returncode == 0, errors
@@ -142,7 +143,7 @@ def test_no_stale_approval_survives_a_run_that_crashes_or_is_cancelled(tmp_path:
 
 
 def test_a_run_that_stops_on_a_bad_config_leaves_no_stale_approval(tmp_path: Path) -> None:
-    repo = app_repo(tmp_path, f"{sys.executable} -c 'print(1)'")
+    repo = app_repo(tmp_path, f"{PYTHON} -c 'print(1)'")
     write_base_config(repo, "[review\n")  # the policy is read on the target side
     out = repo / "out"
     out.mkdir()
