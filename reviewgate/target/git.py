@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -77,6 +78,21 @@ def git_environment() -> dict[str, str]:
     return env
 
 
+@functools.cache
+def git_program() -> str:
+    """git's full path, found once, at the gate's first git call (the freeze, before the verify):
+    a `git` the branch's code puts earlier on PATH afterwards is never the one run."""
+    return shutil.which("git") or "git"
+
+
+def git_command(args: tuple[str, ...] | list[str]) -> list[str]:
+    """git with the fixed settings, then `args`."""
+    command = [git_program()]
+    for setting in _FIXED_CONFIG:
+        command += ["-c", setting]
+    return [*command, *args]
+
+
 @dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
 class GitFailure(Exception):
     """A git command that failed; keeps everything needed to explain it."""
@@ -101,10 +117,7 @@ def run_git(
 ) -> subprocess.CompletedProcess[bytes]:
     """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
     after the fixed environment removed the user's."""
-    command = ["git"]
-    for setting in _FIXED_CONFIG:
-        command += ["-c", setting]
-    command += list(args)
+    command = git_command(args)
     completed = subprocess.run(
         command,
         cwd=repo,
@@ -122,10 +135,7 @@ def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20) -> Iterator[b
     """The output of a git command in chunks as git writes it, so the caller works while git
     still computes (a large diff: parsing overlaps git's own time). Raises GitFailure after
     the last chunk when git failed; stops git when the caller stops early."""
-    command = ["git"]
-    for setting in _FIXED_CONFIG:
-        command += ["-c", setting]
-    command += list(args)
+    command = git_command(args)
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
             command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors
