@@ -1,0 +1,82 @@
+"""The boundary a gate that is not root gets, tried as a real unprivileged user: the gate made
+non-dumpable hides its environment from a process of the same user, and a step in its own pid
+namespace sees only its own processes.
+
+Needs root to become that user (CI runs as root); the system's Python 3 runs the gate's
+principal module from a copy of the package that user can read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from testing.verify_app import python_for_the_verify
+
+UID = 64001
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged uid"),
+    pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv (util-linux)"),
+]
+PACKAGE = Path(__file__).resolve().parent.parent / "reviewgate"
+
+
+def _as_user(code: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`code` run by the system's Python as UID, with a copy of the package on its path."""
+    readable = Path(tempfile.mkdtemp(prefix="reviewgate-unprivileged-"))
+    os.chmod(readable, 0o755)
+    shutil.copytree(PACKAGE, readable / "reviewgate", ignore=shutil.ignore_patterns("__pycache__"))
+    python = python_for_the_verify()  # as root: one another uid can run
+    return subprocess.Popen(
+        ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", python, "-c", textwrap.dedent(code)],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(readable), "HOME": "/tmp", **(env or {})},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp",
+    )
+
+
+def test_a_non_dumpable_gate_hides_its_environment_from_the_same_user() -> None:
+    gate = _as_user("""
+        import sys, time
+        from reviewgate.verify.principal import make_gate_undumpable
+        make_gate_undumpable()
+        print("ready", flush=True)
+        time.sleep(20)
+    """, env={"GATE_TOKEN": "token-in-the-gate"})
+    try:
+        assert gate.stdout is not None and gate.stdout.readline().strip() == "ready"
+        thief = _as_user(f"""
+            try:
+                print(open("/proc/{gate.pid}/environ", "rb").read())
+            except OSError as error:
+                print("refused", type(error).__name__)
+        """)
+        output, errors = thief.communicate(timeout=30)
+        assert output.startswith("refused"), output + errors
+    finally:
+        gate.kill()
+        gate.wait()
+
+
+def test_a_step_of_an_unprivileged_gate_sees_only_its_own_processes() -> None:
+    probe = _as_user("""
+        import subprocess
+        from reviewgate.verify.principal import boundary
+        chosen = boundary()
+        command = chosen.launcher.command(["/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; id -u"])
+        print(chosen.kind)
+        print(subprocess.run(command, capture_output=True, text=True).stdout)
+    """)
+    output, errors = probe.communicate(timeout=30)
+    kind, *rest = output.split("\n")
+    if kind == "same user":
+        pytest.skip("unprivileged user namespaces are not allowed here: the same-user boundary applies")
+    assert kind == "namespaces", output + errors
+    count, uid = rest[0].strip(), rest[1].strip()
+    assert int(count) <= 4, output  # the shell, ls, grep: not the gate, not the machine
+    assert uid == str(UID)
