@@ -231,6 +231,7 @@ def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
         merge_base,
         head,
         "--",
+        tree_only=True,  # no attribute of the checkout decides what is text (git.py, _prepared)
     )
     for change in iter_diff_stream(chunks):
         # Hashed and sized now, while git is still writing the rest of the diff.

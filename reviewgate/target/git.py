@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewgate.errors import UsageError
+from reviewgate.text import decode_text
 
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
@@ -35,6 +38,22 @@ _FIXED_CONFIG = (
     "core.fsmonitor=false",
     "log.showSignature=false",
     "safe.directory=*",
+    # Nothing in the repository's own config runs code in our calls: no hook (post-index-change
+    # on the temporary index, reference-transaction on a fetch), no ext:: transport.
+    # diff.external cannot be cleared with `-c` (an empty value is run as a command):
+    # every diff passes --no-ext-diff instead.
+    "core.hooksPath=/dev/null",
+    "protocol.ext.allow=never",
+)
+
+# What a tree-only command (run_git(..., tree_only=True)) adds: no attributes from anywhere.
+# attr.tree is git 2.45's setting for where in-tree attributes come from (older git ignores the
+# key; a value that names no tree reads as the empty tree); the empty work tree and index do the
+# same on every git version (tree_only_command).
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_NO_ATTRIBUTES_CONFIG = (
+    "core.attributesFile=/dev/null",
+    f"attr.tree={EMPTY_TREE}",
 )
 
 
@@ -55,6 +74,7 @@ _UNSET_VARIABLES = (
     "GIT_DIFF_PATH_TOTAL",
     "GIT_GRAFT_FILE",
     "GIT_SHALLOW_FILE",
+    "GIT_ATTR_SOURCE",
 )
 
 
@@ -92,43 +112,75 @@ class GitFailure(Exception):
         return f"git {' '.join(self.args_run)}: {detail}"
 
 
+@functools.lru_cache(maxsize=16)
+def _git_directory(repo: Path) -> str:
+    return run_git(repo, "rev-parse", "--absolute-git-dir").stdout.decode("utf-8", "surrogateescape").strip()
+
+
+@contextlib.contextmanager
+def _prepared(repo: Path, args: tuple[str, ...], tree_only: bool) -> Iterator[tuple[list[str], Path, dict[str, str]]]:
+    """The command line, working directory and environment of one git call.
+
+    A tree-only call reads only objects and refs (a diff of two commits, a grep of a tree): it
+    runs in an empty work tree with an empty index, so no `.gitattributes` of the checkout (the
+    branch's own: `-diff`, `binary`, `filter=`, `diff=` drivers) applies, nor the user's or the
+    system's attributes and config. git then tells a binary file by its bytes alone (a NUL in
+    the first 8000) and has no driver to run."""
+    if not tree_only:
+        yield ["git", *_config_options(_FIXED_CONFIG), *args], repo, git_environment()
+        return
+    git_directory = _git_directory(repo)
+    with tempfile.TemporaryDirectory(prefix="reviewgate-no-tree-") as empty:
+        command = ["git", f"--git-dir={git_directory}", f"--work-tree={empty}",
+                   *_config_options((*_FIXED_CONFIG, *_NO_ATTRIBUTES_CONFIG)), *args]
+        environment = {
+            **git_environment(),
+            "GIT_INDEX_FILE": str(Path(empty) / "index"),  # never written: tree-only commands
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+        }
+        # The empty directory is the working directory too: run from inside the checkout, git
+        # still reads the checkout's .gitattributes.
+        yield command, Path(empty), environment
+
+
+def _config_options(settings: tuple[str, ...]) -> list[str]:
+    return [option for setting in settings for option in ("-c", setting)]
+
+
 def run_git(
     repo: Path,
     *args: str,
     input_bytes: bytes | None = None,
     check: bool = True,
     extra_env: dict[str, str] | None = None,
+    tree_only: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
-    after the fixed environment removed the user's."""
-    command = ["git"]
-    for setting in _FIXED_CONFIG:
-        command += ["-c", setting]
-    command += list(args)
-    completed = subprocess.run(
-        command,
-        cwd=repo,
-        env={**git_environment(), **(extra_env or {})},
-        input=input_bytes,
-        capture_output=True,
-        check=False,
-    )
+    after the fixed environment removed the user's. `tree_only`: see _prepared."""
+    with _prepared(repo, args, tree_only) as (command, directory, environment):
+        completed = subprocess.run(
+            command,
+            cwd=directory,
+            env={**environment, **(extra_env or {})},
+            input=input_bytes,
+            capture_output=True,
+            check=False,
+        )
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)
     return completed
 
 
-def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
+def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20, tree_only: bool = False) -> Iterator[bytes]:
     """The output of a git command in chunks as git writes it, so the caller works while git
     still computes (a large diff: parsing overlaps git's own time). Raises GitFailure after
     the last chunk when git failed; stops git when the caller stops early."""
-    command = ["git"]
-    for setting in _FIXED_CONFIG:
-        command += ["-c", setting]
-    command += list(args)
-    with tempfile.TemporaryFile() as errors:
+    with _prepared(repo, args, tree_only) as (command, directory, environment), \
+            tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
-            command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors
+            command, cwd=directory, env=environment, stdout=subprocess.PIPE, stderr=errors
         )
         assert process.stdout is not None
         try:
@@ -185,7 +237,7 @@ class TreeReader:
 
     def read_text(self, path: str) -> str | None:
         data = self.read_bytes(path)
-        return None if data is None else data.decode("utf-8", "replace")
+        return None if data is None else decode_text(data)
 
     def prefetch(self, paths: list[str]) -> None:
         """Cache many files at once, as `read_bytes` would one by one: one `git cat-file`
@@ -298,7 +350,7 @@ def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict
     if not blobs:
         return {}
     contents = read_blobs(repo, list(blobs.values()))
-    return {path: data[:limit].decode("utf-8", "replace") for path, data in zip(blobs, contents, strict=True)}
+    return {path: decode_text(data[:limit]) for path, data in zip(blobs, contents, strict=True)}
 
 
 def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:
