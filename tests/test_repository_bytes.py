@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from reviewgate.reviewers.model.snapshot import checkout_fingerprint, export_snapshot, remove_snapshot
+from reviewgate.target.bundle import document_change
+from reviewgate.target.diff import parse_diff
 from testing.cli import CliResult, run_cli
 from testing.model_server import review_document
 from testing.repo import BranchRepo, git, make_repo, write_base_config
@@ -218,3 +221,47 @@ def test_odd_file_names_complete_the_run_with_valid_outputs(tmp_path: Path) -> N
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::error")]
     assert annotations and all("\x1b" not in line for line in annotations)
     assert not any(line.startswith("line.py") for line in result.stdout.splitlines())  # no name breaks a line
+
+
+def test_the_agents_snapshot_holds_the_blobs_bytes(tmp_path: Path) -> None:
+    """Written from the blobs: no eol conversion (`git archive` wrote CRLF for `eol=crlf`), links
+    kept as links, names that are not UTF-8 kept, withheld files still removed."""
+    repo = _branch(tmp_path, {".gitattributes": "* text eol=crlf\n", "app.py": "a = 1\nb = 2\n",
+                              "docs/specs/plan.md": "SPEC\n"})
+    os.symlink("app.py", repo.path / "link.py")
+    Path(os.fsdecode(os.fsencode(repo.path) + b"/caf\xe9.txt")).write_bytes(b"bytes\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "more")
+    destination = tmp_path / "snapshot"
+    removed = export_snapshot(repo.path, git(repo.path, "rev-parse", "HEAD"), destination, {"app.py"})
+    try:
+        assert (destination / "app.py").read_bytes() == b"a = 1\nb = 2\n"
+        assert os.readlink(destination / "link.py") == "app.py"
+        assert Path(os.fsdecode(os.fsencode(destination) + b"/caf\xe9.txt")).read_bytes() == b"bytes\n"
+        assert removed == ["docs/specs/plan.md"] and not (destination / "docs/specs/plan.md").exists()
+    finally:
+        remove_snapshot(destination)
+
+
+def test_the_checkout_check_sees_config_hooks_and_touched_files(tmp_path: Path) -> None:
+    repo = _branch(tmp_path, {"app.py": "VALUE = 1\n"})
+    before = checkout_fingerprint(repo.path)
+    assert checkout_fingerprint(repo.path) == before
+    with (repo.path / ".git" / "config").open("a", encoding="utf-8") as config:
+        config.write("[core]\n\tfsmonitor = true\n")
+    after_config = checkout_fingerprint(repo.path)
+    (repo.path / ".git" / "hooks" / "post-index-change").write_text("#!/bin/sh\n", encoding="utf-8")
+    after_hook = checkout_fingerprint(repo.path)
+    os.utime(repo.path / "app.py", ns=(1, 1))
+    after_touch = checkout_fingerprint(repo.path)
+    assert len({before, after_config, after_hook, after_touch}) == 4
+
+
+def test_a_byte_order_mark_is_dropped_from_line_one_only() -> None:
+    """In the diff and in a bundle's document: line 1 loses the mark, line numbers stay."""
+    patch = (b"diff --git a/app.py b/app.py\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n"
+             b"+++ b/app.py\n@@ -0,0 +1,2 @@\n+\xef\xbb\xbfimport os\n+\xef\xbb\xbfx = 1\n")
+    change = parse_diff(patch)[0]
+    assert change.added_lines() == {1: "import os", 2: "\ufeffx = 1"}
+    assert change.opening_text == "import os\n\ufeffx = 1"
+    assert document_change("notes.md", b"\xef\xbb\xbf# Title\nbody\n").added_lines() == {1: "# Title", 2: "body"}

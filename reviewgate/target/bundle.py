@@ -67,7 +67,8 @@ def document_change(path: str, data: bytes) -> FileChange:
     hunks: tuple[Hunk, ...] = ()
     if lines and not is_binary:
         added = tuple(
-            DiffLine(LineKind.ADDED, line_text(raw), None, number) for number, raw in enumerate(lines, 1)
+            DiffLine(LineKind.ADDED, line_text(raw, first_line=number == 1), None, number)
+            for number, raw in enumerate(lines, 1)
         )
         hunks = (Hunk(0, 0, 1, len(added), added),)
     return FileChange(

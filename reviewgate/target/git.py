@@ -47,9 +47,9 @@ _FIXED_CONFIG = (
 )
 
 # What a tree-only command (run_git(..., tree_only=True)) adds: no attributes from anywhere.
-# attr.tree is git 2.45's setting for where in-tree attributes come from (older git ignores the
-# key; a value that names no tree reads as the empty tree); the empty work tree and index do the
-# same on every git version (tree_only_command).
+# attr.tree is the setting (git 2.43 on) for where in-tree attributes come from (older git
+# ignores the key; a value that names no tree reads as the empty tree); the empty work tree and
+# index do the same on every git version (_prepared).
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _NO_ATTRIBUTES_CONFIG = (
     "core.attributesFile=/dev/null",

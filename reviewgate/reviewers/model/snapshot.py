@@ -131,15 +131,13 @@ def checkout_fingerprint(repo: Path) -> str:
     for directory in sorted(set(directories.split(b"\n")) - {b""}):
         for name in _CONTROL_FILES:
             _digest_path(digest, os.path.join(directory, name), directory)
-    for args in (
-        ("rev-parse", "HEAD"),
-        ("for-each-ref", "--format=%(refname) %(objectname)"),
-        ("ls-files", "-z", "--stage"),
-    ):
+    for args in (("rev-parse", "HEAD"), ("for-each-ref", "--format=%(refname) %(objectname)")):
         digest.update(run_git(repo, *args, check=False).stdout)
-    for name in run_git(repo, "ls-files", "-z").stdout.split(b"\0"):
-        if name:
-            digest.update(name + b"\0" + _status(os.path.join(os.fsencode(repo), name)))
+    # The index's entries (mode, blob, stage, path), and each tracked file's status in the work tree.
+    for entry in run_git(repo, "ls-files", "-z", "--stage").stdout.split(b"\0"):
+        if entry:
+            name = entry.partition(b"\t")[2]
+            digest.update(entry + b"\0" + _status(os.path.join(os.fsencode(repo), name)))
     untracked = run_git(repo, "ls-files", "-z", "--others", "--exclude-standard").stdout
     for name in sorted(untracked.split(b"\0")):
         if name:
