@@ -265,3 +265,21 @@ def test_a_byte_order_mark_is_dropped_from_line_one_only() -> None:
     assert change.added_lines() == {1: "import os", 2: "\ufeffx = 1"}
     assert change.opening_text == "import os\n\ufeffx = 1"
     assert document_change("notes.md", b"\xef\xbb\xbf# Title\nbody\n").added_lines() == {1: "# Title", 2: "body"}
+
+
+@pytest.mark.parametrize("planted", ["info/attributes", "config"])
+def test_the_repository_git_directory_cannot_make_text_binary(tmp_path: Path, planted: str) -> None:
+    """A step before the gate that ran the branch's code can write the git directory: `*.py
+    -diff` in info/attributes (which every git call reads), or core.bigFileThreshold=1 in the
+    config (every file binary to git's diff). Text is still text; real binary files stay binary."""
+    repo = _branch(tmp_path, {"app.py": RISKY + TOKEN_LINE, "data.bin": b"\x00binary\n"})
+    if planted == "info/attributes":
+        (repo.path / ".git" / "info").mkdir(exist_ok=True)
+        (repo.path / ".git" / "info" / "attributes").write_text("* -diff\n", encoding="utf-8")
+    else:
+        git(repo.path, "config", "core.bigFileThreshold", "1")
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stderr
+    assert EXPECTED <= _findings(result)
+    excluded = {item["path"]: item["reason"] for item in result.report()["target"]["excluded"]}
+    assert excluded == {"data.bin": "binary file: listed, not diffed"}

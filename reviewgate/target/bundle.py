@@ -14,14 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reviewgate.errors import UsageError
+from reviewgate.target.binary import BINARY_SNIFF_BYTES
 from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind, line_text
 from reviewgate.target.exclusions import ExcludedFile, ExclusionRules
 from reviewgate.target.freeze import DocumentIdentity, FrozenTarget
 from reviewgate.target.git import GitFailure, repository_root
-
-# Git's own heuristic for "binary": a NUL byte in the first 8000 bytes (xdiff-interface.c,
-# buffer_is_binary with FIRST_FEW_BYTES).
-BINARY_SNIFF_BYTES = 8000
 
 
 def workspace_root(start: Path, bundle: bool) -> Path:

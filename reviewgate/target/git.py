@@ -54,6 +54,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _NO_ATTRIBUTES_CONFIG = (
     "core.attributesFile=/dev/null",
     f"attr.tree={EMPTY_TREE}",
+    # Files over this size are binary to git's diff whatever their bytes: git's default, so the
+    # repository's config cannot lower it.
+    "core.bigFileThreshold=512m",
 )
 
 
@@ -329,28 +332,36 @@ MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024
 
 
 def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict[str, str]:
-    """The first `limit` bytes of each path in `tree`, decoded with replacement, read with
-    two `git cat-file` processes for all paths (one per file would dominate a large change).
-    Paths git cannot take on a batch line (a newline in the name) and missing ones are left out."""
-    names = [path for path in paths if "\n" not in path]
+    """The first `limit` bytes of each path in `tree`, decoded (text.decode_text). Paths git
+    cannot take on a batch line (a newline in the name) and missing ones are left out."""
+    names = {f"{tree}:{path}": path for path in paths}
+    return {names[name]: decode_text(data) for name, data in read_object_starts(repo, list(names), limit).items()}
+
+
+def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, bytes]:
+    """The first `limit` bytes of each blob that a `<tree>:<path>` name names, read with two
+    `git cat-file` processes for all of them (one per file would dominate a large change).
+    Names git cannot take on a batch line (a newline in the path), missing ones, non-blobs and
+    blobs over MAX_HEAD_BLOB_BYTES are left out."""
+    names = [name for name in names if "\n" not in name]
     if not names:
         return {}
-    request = "".join(f"{tree}:{path}\n" for path in names).encode("utf-8", "surrogateescape")
+    request = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
     checked = run_git(
         repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", input_bytes=request
     )
     blobs: dict[str, str] = {}
     # --batch-check answers one line per request line, in order ("<name> missing" included).
-    for path, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
+    for name, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
         fields = line.split()
         # Blobs over the cap are skipped: reading one whole to look at its first lines would
         # cost its full size in memory (the issue's memory budget is 500 MB for the freeze).
         if len(fields) == 3 and fields[1] == "blob" and int(fields[2]) <= MAX_HEAD_BLOB_BYTES:
-            blobs[path] = fields[0]
+            blobs[name] = fields[0]
     if not blobs:
         return {}
     contents = read_blobs(repo, list(blobs.values()))
-    return {path: decode_text(data[:limit]) for path, data in zip(blobs, contents, strict=True)}
+    return {name: data[:limit] for name, data in zip(blobs, contents, strict=True)}
 
 
 def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:
