@@ -213,7 +213,10 @@ def test_odd_file_names_complete_the_run_with_valid_outputs(tmp_path: Path) -> N
     for path in paths:  # every file reviewed: each one's eval is found
         assert any(item["path"] == path and item["rule"] == "security/eval" for item in report["findings"])
     output = result.output_dir
-    json.loads((output / "review.sarif").read_text(encoding="utf-8"))
+    sarif = json.loads((output / "review.sarif").read_text(encoding="utf-8"))
+    uris = {location["physicalLocation"]["artifactLocation"]["uri"]
+            for item in sarif["runs"][0]["results"] for location in item["locations"]}
+    assert uris == {"caf%E9.py", "new%0Aline.py", "tab%09and%22quote.py", "bell%07%1B%5B31m.py", "back%5Cslash.py"}
     json.loads((output / "codequality.json").read_text(encoding="utf-8"))
     ElementTree.parse(output / "junit.xml")
     summary_text = (output / "summary.md").read_text(encoding="utf-8") + summary.read_text(encoding="utf-8")
