@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from reviewgate.reviewers.model.context_collector import symbol_sites
 from reviewgate.reviewers.model.snapshot import checkout_fingerprint, export_snapshot, remove_snapshot
 from reviewgate.target.bundle import document_change
 from reviewgate.target.diff import parse_diff
 from testing.cli import CliResult, run_cli
+from testing.model_repo import calc_repo, review_request
 from testing.model_server import review_document
 from testing.repo import BranchRepo, git, make_repo, write_base_config
 
@@ -286,3 +288,11 @@ def test_the_repository_git_directory_cannot_make_text_binary(tmp_path: Path, pl
     assert EXPECTED <= _findings(result)
     excluded = {item["path"]: item["reason"] for item in result.report()["target"]["excluded"]}
     assert excluded == {"data.bin": "binary file: listed, not diffed"}
+
+
+def test_the_model_reviewers_context_reads_files_the_branch_calls_binary(tmp_path: Path) -> None:
+    """The context of a model review (where a touched name is used) is a `git grep -I` of the
+    head tree: with the branch's `*.py -diff` every Python file was binary to it, and skipped."""
+    repo = calc_repo(tmp_path, extra_branch={".gitattributes": "*.py -diff\n"})
+    sites = symbol_sites(review_request(repo.path), "add")
+    assert ("app/calc.py", 1, "def add(a, b):") in sites
