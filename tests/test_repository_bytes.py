@@ -226,6 +226,7 @@ def test_odd_file_names_complete_the_run_with_valid_outputs(tmp_path: Path) -> N
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::error")]
     assert annotations and all("\x1b" not in line for line in annotations)
     assert not any(line.startswith("line.py") for line in result.stdout.splitlines())  # no name breaks a line
+    assert not any(control in result.stdout + result.stderr for control in ("\x1b", "\x07", "\udce9"))
 
 
 def test_the_agents_snapshot_holds_the_blobs_bytes(tmp_path: Path) -> None:
@@ -296,3 +297,22 @@ def test_the_model_reviewers_context_reads_files_the_branch_calls_binary(tmp_pat
     repo = calc_repo(tmp_path, extra_branch={".gitattributes": "*.py -diff\n"})
     sites = symbol_sites(review_request(repo.path), "add")
     assert ("app/calc.py", 1, "def add(a, b):") in sites
+
+
+def test_a_sharded_review_of_a_name_that_is_not_utf8_merges(tmp_path: Path) -> None:
+    """A shard report wrote the name with U+FFFD: the merge found 'another plan' and blocked."""
+    repo = make_repo(tmp_path, {"README.md": "readme\n"})
+    for name in (b"caf\xe9.py", b"plain.py", b"other.py"):
+        Path(os.fsdecode(os.fsencode(repo.path) + b"/" + name)).write_text(RISKY, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "names")
+    shards = [tmp_path / "shard-1", tmp_path / "shard-2"]
+    for index, output in enumerate(shards, 1):
+        shard = run_cli(repo.path, "run", "--base", "main", "--no-verify", "--shard", f"{index}/2",
+                        "--output-dir", str(output))
+        assert shard.returncode == 0, shard.stderr
+    merged = run_cli(repo.path, "merge", *map(str, shards), "--base", "main", "--output-dir", "merged")
+    assert merged.returncode == 1, merged.stdout
+    report = merged.report()
+    assert {item["path"] for item in report["findings"] if item["rule"] == "security/eval"} == {
+        "caf\ufffd.py", "plain.py", "other.py"}

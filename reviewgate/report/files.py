@@ -144,9 +144,11 @@ def write_text(path: Path, text: str) -> None:
     write_atomic(path, mask(printable(text)).encode("utf-8"))
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Pretty, UTF-8 JSON (non-ASCII kept readable), masked, written whole or not at all."""
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def write_json(path: Path, data: Any, *, exact: bool = False) -> None:
+    """Pretty, UTF-8 JSON (non-ASCII kept readable), masked, written whole or not at all.
+    `exact`: for a record reviewgate reads back (a shard report), every non-ASCII character is
+    a `\\u` escape, so the bytes of a name that is not UTF-8 come back as they were."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=exact) + "\n")
 
 
 def append_text(path: Path, text: str) -> None:
