@@ -8,11 +8,13 @@ formats first (secret_formats.py, the table the model redaction uses).
 - Markdown (summary.md, the step summary, PR comments and MR notes): HTML and mentions
   neutralised, table pipes escaped, code spans fenced so no backtick closes them early.
 - XML 1.0 (junit.xml): the characters XML 1.0 does not allow are removed.
+- SARIF's file locations: a path as a percent-encoded URI reference.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 from reviewgate.secret_formats import mask_known_formats
 from reviewgate.text import printable
@@ -119,3 +121,14 @@ def xml_text(text: str) -> str:
     """Text for an XML 1.0 document: masked, without the characters XML 1.0 forbids (the XML
     writer escapes markup; these it cannot write at all)."""
     return _NOT_XML.sub("", mask(printable(text)))
+
+
+# --- SARIF ----------------------------------------------------------------------------------------
+
+
+def uri_reference(path: str) -> str:
+    """A repository path as the relative URI reference SARIF's `artifactLocation.uri` must be
+    (RFC 3986): every byte but unreserved ones and `/` percent-encoded, the bytes of a name that
+    is not UTF-8 included, so a space, `#`, `%` or a line break in a name keeps the file found and
+    the SARIF valid (a reader unquotes it: reviewers/sarif_import.py)."""
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/")

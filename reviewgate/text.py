@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+# What some editors (Windows ones especially) write at the start of a UTF-8 file.
+UTF8_BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+# A UTF-16 file's first two bytes (little-endian, big-endian): text the lenses cannot read as UTF-8.
+UTF16_BYTE_ORDER_MARKS = (b"\xff\xfe", b"\xfe\xff")
+
 
 def printable(text: str) -> str:
     """Valid Unicode for output: bytes of a non-UTF-8 path (kept as surrogates so git can be
     asked about them) become U+FFFD instead of crashing an encoder."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def decode_text(data: bytes, *, starts_file: bool = True) -> str:
+    """A file's bytes (or one of its lines) as every reader of the change decodes them: UTF-8,
+    undecodable bytes as U+FFFD, and at the start of a file a UTF-8 byte-order mark dropped. The
+    mark is no character of the text (Python and editors skip it); left in, `ast` refuses the
+    first line and a whole file escapes the lenses. Line numbers stay: it is inside line 1."""
+    if starts_file:
+        data = data.removeprefix(UTF8_BYTE_ORDER_MARK)
+    return data.decode("utf-8", "replace")
 
 
 def truncate(text: str, limit: int, note: str = "\n\n… truncated") -> str:

@@ -14,6 +14,7 @@ from typing import IO, Any
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.escaping import mask
 from reviewgate.own_directories import USER_FILES
+from reviewgate.text import printable
 
 LOCK_FILE = ".lock"
 # Written into a directory reviewgate creates for itself: git then ignores all of it (the
@@ -137,16 +138,20 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def write_text(path: Path, text: str) -> None:
     """A report people read, as UTF-8, with every known credential format masked (whatever a
-    test printed or a model quoted), written whole or not at all."""
-    write_atomic(path, mask(text).encode("utf-8"))
+    test printed or a model quoted), written whole or not at all. A file name's bytes that are
+    not UTF-8 (kept as surrogates so git can be asked about them) become U+FFFD here whatever
+    text carried them (a finding's body names its file), so no writer can fail on one."""
+    write_atomic(path, mask(printable(text)).encode("utf-8"))
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Pretty, UTF-8 JSON (non-ASCII kept readable), masked, written whole or not at all."""
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def write_json(path: Path, data: Any, *, exact: bool = False) -> None:
+    """Pretty, UTF-8 JSON (non-ASCII kept readable), masked, written whole or not at all.
+    `exact`: for a record reviewgate reads back (a shard report), every non-ASCII character is
+    a `\\u` escape, so the bytes of a name that is not UTF-8 come back as they were."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=exact) + "\n")
 
 
 def append_text(path: Path, text: str) -> None:
     """Append to a file the CI runner owns (step summary, outputs), masked; never truncate it."""
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(mask(text))
+        handle.write(mask(printable(text)))

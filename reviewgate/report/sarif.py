@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reviewgate import __version__
+from reviewgate.escaping import uri_reference
 from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_json
@@ -44,7 +45,7 @@ def sarif_result(finding: Finding, blocking: bool, rule_index: int) -> dict[str,
         "level": result_level(finding, blocking),
         "message": {"text": text},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": printable(finding.path), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": uri_reference(finding.path), "uriBaseId": "%SRCROOT%"},
             "region": region,
         }}],
         "partialFingerprints": {"reviewgateFindingId/v1": finding.id},
@@ -69,7 +70,7 @@ def suppression(finding: Finding) -> dict[str, Any]:
     entry: dict[str, Any] = {"kind": kind, "status": "accepted", "justification": printable(finding.dismissed or "")}
     if isinstance(record, Mapping) and isinstance(record.get("line"), int) and finding.path is not None:
         entry["location"] = {"physicalLocation": {
-            "artifactLocation": {"uri": printable(finding.path), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": uri_reference(finding.path), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": record["line"]},
         }}
     return entry

@@ -80,7 +80,7 @@ def write_shard_report(
         "timings": {name: round(value, 3) for name, value in timings.items()},
     }
     path = output_dir / file_name(shard)
-    write_json(path, document)
+    write_json(path, document, exact=True)  # the merge compares its paths with the ones it freezes
     return path
 
 

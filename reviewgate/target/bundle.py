@@ -14,14 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reviewgate.errors import UsageError
+from reviewgate.target.binary import BINARY_SNIFF_BYTES
 from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind, line_text
 from reviewgate.target.exclusions import ExcludedFile, ExclusionRules
 from reviewgate.target.freeze import DocumentIdentity, FrozenTarget
 from reviewgate.target.git import GitFailure, repository_root
-
-# Git's own heuristic for "binary": a NUL byte in the first 8000 bytes (xdiff-interface.c,
-# buffer_is_binary with FIRST_FEW_BYTES).
-BINARY_SNIFF_BYTES = 8000
 
 
 def workspace_root(start: Path, bundle: bool) -> Path:
@@ -67,7 +64,8 @@ def document_change(path: str, data: bytes) -> FileChange:
     hunks: tuple[Hunk, ...] = ()
     if lines and not is_binary:
         added = tuple(
-            DiffLine(LineKind.ADDED, line_text(raw), None, number) for number, raw in enumerate(lines, 1)
+            DiffLine(LineKind.ADDED, line_text(raw, first_line=number == 1), None, number)
+            for number, raw in enumerate(lines, 1)
         )
         hunks = (Hunk(0, 0, 1, len(added), added),)
     return FileChange(

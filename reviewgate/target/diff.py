@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from reviewgate.text import UTF8_BYTE_ORDER_MARK, UTF16_BYTE_ORDER_MARKS, decode_text
+
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 # Very long lines (minified bundles, embedded data) are kept out of prompts: the text
@@ -147,6 +149,21 @@ class FileChange:
         if not self.raw_hunks:
             kept = [line.text for line in self.hunks[0].lines if line.kind is not LineKind.REMOVED]
             return "\n".join(kept[:OPENING_LINES])
+        return decode_text(b"\n".join(self._opening_bytes))  # from line 1: the byte-order mark goes
+
+    @property
+    def opens_as_utf16(self) -> bool:
+        """Whether the diff shows the file's first line at head and it starts with a UTF-16
+        byte-order mark: text no reader of the change can decode (most such files hold NUL
+        bytes and are binary to git already)."""
+        if not self.raw_hunks or not self.shows_opening:
+            return False
+        opening = self._opening_bytes
+        return bool(opening) and opening[0].startswith(UTF16_BYTE_ORDER_MARKS)
+
+    @cached_property
+    def _opening_bytes(self) -> list[bytes]:
+        """The first OPENING_LINES lines at head as git wrote them, from the first hunk's text."""
         start = self.raw_hunks.find(b"\n") + 1
         # Removed lines come before added ones in a block, so look a little further.
         window = self.raw_hunks[start : start + OPENING_WINDOW_BYTES].split(b"\n", 8 * OPENING_LINES)
@@ -156,7 +173,7 @@ class FileChange:
                 break
             if raw[:1] in (b" ", b"+"):
                 found.append(raw[1:])
-        return b"\n".join(found).decode("utf-8", "replace")
+        return found
 
     @cached_property
     def canonical_digest(self) -> bytes:
@@ -294,10 +311,13 @@ class _FileBuilder:
         )
 
 
-def line_text(body: bytes) -> str:
-    """A line's text decoded with replacement (never a crash), cut when very long."""
+def line_text(body: bytes, first_line: bool = False) -> str:
+    """A line's text decoded with replacement (never a crash), cut when very long; the file's
+    first line without its byte-order mark (text.decode_text)."""
+    if first_line:
+        body = body.removeprefix(UTF8_BYTE_ORDER_MARK)
     if len(body) <= LONG_LINE_CHARS:
-        return body.decode("utf-8", "replace")
+        return decode_text(body, starts_file=False)
     digest = hashlib.sha256(body).hexdigest()[:16]
     kept = body[:LONG_LINE_CHARS].decode("utf-8", "ignore")
     return f"{kept} … [line cut: {len(body)} bytes, sha256 {digest}]"
@@ -315,7 +335,8 @@ def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
     index = start + 1
     while index < len(lines) and (remaining_old > 0 or remaining_new > 0):
         raw = lines[index]
-        marker, text = raw[:1], line_text(raw[1:])
+        marker = raw[:1]
+        text = line_text(raw[1:], first_line=(old_line == 1 and marker != b"+") or (new_line == 1 and marker != b"-"))
         if marker == b"+":
             parsed.append(DiffLine(LineKind.ADDED, text, None, new_line))
             new_line += 1

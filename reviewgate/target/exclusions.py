@@ -112,6 +112,8 @@ class ExclusionRules:
             return "submodule pointer change: listed, not reviewed"
         if change.is_binary:
             return "binary file: listed, not diffed"
+        if change.opens_as_utf16:
+            return "UTF-16 text: listed, not reviewed (the reviewers read UTF-8)"
         size = change.stats.diff_bytes
         if size > self.max_file_diff_bytes:
             return f"too large: diff of {size} bytes is over the per-file cap of {self.max_file_diff_bytes}"

@@ -12,6 +12,7 @@ from typing import Any
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.errors import BlockedError, UsageError
+from reviewgate.target.binary import binary_by_attributes, text_paths, with_text_diffs
 from reviewgate.target.diff import OPENING_LINES, ChangeStatus, FileChange, iter_diff_stream
 from reviewgate.target.exclusions import (
     ExcludedFile,
@@ -212,9 +213,10 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
     return digest.hexdigest()
 
 
-def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
+def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...] = ()) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
-    diff.orderFile; the hash sorts by path anyway."""
+    diff.orderFile; the hash sorts by path anyway. `as_text`: only these paths, with `--text`
+    (target/binary.py)."""
     files: list[FileChange] = []
     chunks = stream_git(
         repo,
@@ -228,15 +230,21 @@ def diff_between(repo: Path, merge_base: str, head: str) -> list[FileChange]:
         "--full-index",
         "--submodule=short",
         "-O/dev/null",
+        *(["--text"] if as_text else []),
         merge_base,
         head,
         "--",
+        *(f":(top,literal){path}" for path in as_text),
+        tree_only=True,  # no attribute of the checkout decides what is text (git.py, _prepared)
     )
     for change in iter_diff_stream(chunks):
         # Hashed and sized now, while git is still writing the rest of the diff.
         change.canonical_digest  # noqa: B018 - computes and caches the property
         change.stats  # noqa: B018
         files.append(change)
+    misread = [] if as_text else binary_by_attributes(repo, merge_base, head, files)
+    if misread:
+        files = with_text_diffs(files, misread, diff_between(repo, merge_base, head, text_paths(misread)))
     return files
 
 

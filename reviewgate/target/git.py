@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewgate.errors import UsageError
+from reviewgate.text import decode_text
 
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
@@ -36,6 +38,25 @@ _FIXED_CONFIG = (
     "core.fsmonitor=false",
     "log.showSignature=false",
     "safe.directory=*",
+    # Nothing in the repository's own config runs code in our calls: no hook (post-index-change
+    # on the temporary index, reference-transaction on a fetch), no ext:: transport.
+    # diff.external cannot be cleared with `-c` (an empty value is run as a command):
+    # every diff passes --no-ext-diff instead.
+    "core.hooksPath=/dev/null",
+    "protocol.ext.allow=never",
+)
+
+# What a tree-only command (run_git(..., tree_only=True)) adds: no attributes from anywhere.
+# attr.tree is the setting (git 2.43 on) for where in-tree attributes come from (older git
+# ignores the key; a value that names no tree reads as the empty tree); the empty work tree and
+# index do the same on every git version (_prepared).
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_NO_ATTRIBUTES_CONFIG = (
+    "core.attributesFile=/dev/null",
+    f"attr.tree={EMPTY_TREE}",
+    # Files over this size are binary to git's diff whatever their bytes: git's default, so the
+    # repository's config cannot lower it.
+    "core.bigFileThreshold=512m",
 )
 
 
@@ -56,6 +77,7 @@ _UNSET_VARIABLES = (
     "GIT_DIFF_PATH_TOTAL",
     "GIT_GRAFT_FILE",
     "GIT_SHALLOW_FILE",
+    "GIT_ATTR_SOURCE",
 )
 
 
@@ -85,14 +107,6 @@ def git_program() -> str:
     return shutil.which("git") or "git"
 
 
-def git_command(args: tuple[str, ...] | list[str]) -> list[str]:
-    """git with the fixed settings, then `args`."""
-    command = [git_program()]
-    for setting in _FIXED_CONFIG:
-        command += ["-c", setting]
-    return [*command, *args]
-
-
 @dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
 class GitFailure(Exception):
     """A git command that failed; keeps everything needed to explain it."""
@@ -108,37 +122,75 @@ class GitFailure(Exception):
         return f"git {' '.join(self.args_run)}: {detail}"
 
 
+@functools.lru_cache(maxsize=16)
+def _git_directory(repo: Path) -> str:
+    return run_git(repo, "rev-parse", "--absolute-git-dir").stdout.decode("utf-8", "surrogateescape").strip()
+
+
+@contextlib.contextmanager
+def _prepared(repo: Path, args: tuple[str, ...], tree_only: bool) -> Iterator[tuple[list[str], Path, dict[str, str]]]:
+    """The command line, working directory and environment of one git call.
+
+    A tree-only call reads only objects and refs (a diff of two commits, a grep of a tree): it
+    runs in an empty work tree with an empty index, so no `.gitattributes` of the checkout (the
+    branch's own: `-diff`, `binary`, `filter=`, `diff=` drivers) applies, nor the user's or the
+    system's attributes and config. git then tells a binary file by its bytes alone (a NUL in
+    the first 8000) and has no driver to run."""
+    if not tree_only:
+        yield [git_program(), *_config_options(_FIXED_CONFIG), *args], repo, git_environment()
+        return
+    git_directory = _git_directory(repo)
+    with tempfile.TemporaryDirectory(prefix="reviewgate-no-tree-") as empty:
+        command = [git_program(), f"--git-dir={git_directory}", f"--work-tree={empty}",
+                   *_config_options((*_FIXED_CONFIG, *_NO_ATTRIBUTES_CONFIG)), *args]
+        environment = {
+            **git_environment(),
+            "GIT_INDEX_FILE": str(Path(empty) / "index"),  # never written: tree-only commands
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+        }
+        # The empty directory is the working directory too: run from inside the checkout, git
+        # still reads the checkout's .gitattributes.
+        yield command, Path(empty), environment
+
+
+def _config_options(settings: tuple[str, ...]) -> list[str]:
+    return [option for setting in settings for option in ("-c", setting)]
+
+
 def run_git(
     repo: Path,
     *args: str,
     input_bytes: bytes | None = None,
     check: bool = True,
     extra_env: dict[str, str] | None = None,
+    tree_only: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
-    after the fixed environment removed the user's."""
-    command = git_command(args)
-    completed = subprocess.run(
-        command,
-        cwd=repo,
-        env={**git_environment(), **(extra_env or {})},
-        input=input_bytes,
-        capture_output=True,
-        check=False,
-    )
+    after the fixed environment removed the user's. `tree_only`: see _prepared."""
+    with _prepared(repo, args, tree_only) as (command, directory, environment):
+        completed = subprocess.run(
+            command,
+            cwd=directory,
+            env={**environment, **(extra_env or {})},
+            input=input_bytes,
+            capture_output=True,
+            check=False,
+        )
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)
     return completed
 
 
-def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
+def stream_git(repo: Path, *args: str, chunk_bytes: int = 1 << 20, tree_only: bool = False) -> Iterator[bytes]:
     """The output of a git command in chunks as git writes it, so the caller works while git
     still computes (a large diff: parsing overlaps git's own time). Raises GitFailure after
     the last chunk when git failed; stops git when the caller stops early."""
-    command = git_command(args)
-    with tempfile.TemporaryFile() as errors:
+    with _prepared(repo, args, tree_only) as (command, directory, environment), \
+            tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
-            command, cwd=repo, env=git_environment(), stdout=subprocess.PIPE, stderr=errors
+            command, cwd=directory, env=environment, stdout=subprocess.PIPE, stderr=errors
         )
         assert process.stdout is not None
         try:
@@ -217,7 +269,7 @@ class TreeReader:
 
     def read_text(self, path: str) -> str | None:
         data = self.read_bytes(path)
-        return None if data is None else data.decode("utf-8", "replace")
+        return None if data is None else decode_text(data)
 
     def prefetch(self, paths: list[str]) -> None:
         """Cache many files at once, as `read_bytes` would one by one: one `git cat-file`
@@ -309,28 +361,36 @@ MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024
 
 
 def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict[str, str]:
-    """The first `limit` bytes of each path in `tree`, decoded with replacement, read with
-    two `git cat-file` processes for all paths (one per file would dominate a large change).
-    Paths git cannot take on a batch line (a newline in the name) and missing ones are left out."""
-    names = [path for path in paths if "\n" not in path]
+    """The first `limit` bytes of each path in `tree`, decoded (text.decode_text). Paths git
+    cannot take on a batch line (a newline in the name) and missing ones are left out."""
+    names = {f"{tree}:{path}": path for path in paths}
+    return {names[name]: decode_text(data) for name, data in read_object_starts(repo, list(names), limit).items()}
+
+
+def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, bytes]:
+    """The first `limit` bytes of each blob that a `<tree>:<path>` name names, read with two
+    `git cat-file` processes for all of them (one per file would dominate a large change).
+    Names git cannot take on a batch line (a newline in the path), missing ones, non-blobs and
+    blobs over MAX_HEAD_BLOB_BYTES are left out."""
+    names = [name for name in names if "\n" not in name]
     if not names:
         return {}
-    request = "".join(f"{tree}:{path}\n" for path in names).encode("utf-8", "surrogateescape")
+    request = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
     checked = run_git(
         repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", input_bytes=request
     )
     blobs: dict[str, str] = {}
     # --batch-check answers one line per request line, in order ("<name> missing" included).
-    for path, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
+    for name, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
         fields = line.split()
         # Blobs over the cap are skipped: reading one whole to look at its first lines would
         # cost its full size in memory (the issue's memory budget is 500 MB for the freeze).
         if len(fields) == 3 and fields[1] == "blob" and int(fields[2]) <= MAX_HEAD_BLOB_BYTES:
-            blobs[path] = fields[0]
+            blobs[name] = fields[0]
     if not blobs:
         return {}
     contents = read_blobs(repo, list(blobs.values()))
-    return {path: data[:limit].decode("utf-8", "replace") for path, data in zip(blobs, contents, strict=True)}
+    return {name: data[:limit] for name, data in zip(blobs, contents, strict=True)}
 
 
 def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:

@@ -52,6 +52,7 @@ from reviewgate.reviewers.builtin.fingerprints import (
     shorter_than,
 )
 from reviewgate.target.diff import ChangeStatus, FileChange
+from reviewgate.text import decode_text
 
 # A duplicate worth a finding: at least MIN_LINES non-empty lines (duplication.py) of which this
 # many differ from each other (six `self.a = a` lines are a shape, not a copy) and this many
@@ -275,7 +276,7 @@ class DuplicationSearch:
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
         for path, data in request.head.read_blob_ids({**unseen, **matching}).items():
-            text = data.decode("utf-8", "replace")
+            text = decode_text(data)
             query = queries.get(path)
             file_normalized = query.normalized if query else Normalized.of(text, language_of(path))
             anchors = file_normalized.anchors()

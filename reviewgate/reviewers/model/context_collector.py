@@ -82,6 +82,7 @@ def symbol_sites(request: ReviewRequest, symbol: str) -> list[tuple[str, int, st
         request.target.head_sha,
         "--",
         check=False,
+        tree_only=True,  # `-I` decides binary from the bytes, not from the branch's `-diff`
     )
     sites: list[tuple[str, int, str]] = []
     prefix = request.target.head_sha + ":"
