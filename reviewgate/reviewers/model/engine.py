@@ -48,9 +48,12 @@ MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configurat
 @dataclass(frozen=True)
 class Reply:
     text: str
-    input_tokens: int = 0
+    input_tokens: int = 0  # every input token, cached ones included
     output_tokens: int = 0
     requests: int = 1
+    cache_read_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it (Anthropic prices these higher)
+    cut_at: int | None = None  # the answer stopped at this token limit (finish_reason "length")
 
 
 class Transport(Protocol):
