@@ -25,6 +25,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.review_cache import ChunkStore
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.model.agent_output import quoted, read_agent_output
+from reviewgate.reviewers.model.deadline import DeadlinePassed, bounded
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
@@ -51,13 +52,17 @@ class CommandTransport:
     def _run(self, argv: list[str], stdin: Path, stdout: Path, stderr: Path) -> int:
         """The agent's exit code. Its output goes to files (memory stays bounded whatever it
         prints); the wait polls, so the timeout, the answer cap and a stop request end it."""
+        try:
+            timeout = bounded(self.settings.timeout)  # within the chunk's deadline too
+        except DeadlinePassed as passed:
+            raise TransportBlocked(str(passed)) from None
         with stdin.open("rb") as source, stdout.open("wb") as answer, stderr.open("wb") as errors:
             try:
                 process = subprocess.Popen(argv, cwd=self.working_directory, stdin=source, stdout=answer,
                                            stderr=errors, start_new_session=True)
             except OSError as error:
                 raise TransportBlocked(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
-        deadline = time.monotonic() + self.settings.timeout
+        deadline = time.monotonic() + timeout
         problem: str | None = None
         with stopping.on_stop(lambda: _kill_group(process)):
             while problem is None:
@@ -70,7 +75,7 @@ class CommandTransport:
                 if stopping.stop_reason() is not None:  # the stop killed it, or is about to
                     problem = str(stopping.stop_reason())
                 elif time.monotonic() > deadline:
-                    problem = f"{argv[0]!r} gave no answer within {self.settings.timeout:g}s (timeout)"
+                    problem = f"{argv[0]!r} gave no answer within {timeout:g}s (timeout)"
                 elif stdout.stat().st_size > self.options.max_answer_bytes:
                     problem = (f"{argv[0]!r} printed more than the cap of {self.options.max_answer_bytes:,} "
                                "bytes (max_answer_bytes); it was stopped")
@@ -78,7 +83,11 @@ class CommandTransport:
         process.wait()
         raise TransportBlocked(problem)
 
-    def complete(self, conversation: Conversation, key: str | None) -> Reply:
+    def run_notes(self) -> list[str]:
+        return []
+
+    def complete(self, conversation: Conversation, key: str | None, max_output_tokens: int | None = None) -> Reply:
+        """The agent's answer (it has no token cap to set: `max_output_tokens` is not used)."""
         prompt = conversation.as_text().encode("utf-8", "surrogateescape")
         with tempfile.TemporaryDirectory(prefix="reviewgate-prompt-") as scratch, \
                 stopping.tracked(Path(scratch), remove_snapshot):
