@@ -291,6 +291,9 @@ def take_second_look(
     if outcome.usage.cost is not None and spent.cost is None and spent.requests:
         stored.append(f"the cost is partial: it leaves out the second look's {spent.requests} request(s), "
                       f"as reviewer {verifier.name!r} has no input_price/output_price")
+    elif outcome.usage.cost is None and spent.cost is not None and outcome.usage.requests:
+        stored.append(f"the cost is partial: it leaves out the review's {outcome.usage.requests} request(s), "
+                      f"as reviewer {reviewer.name!r} has no input_price/output_price")
     notes = (*outcome.notes, note, *dict.fromkeys(stored),
              *(item for item in dict.fromkeys(redactions) if item not in outcome.notes))
     status: ReviewerStatus = outcome.status
