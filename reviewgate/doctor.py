@@ -270,6 +270,11 @@ def _check_command(settings: ReviewerSettings, options: ModelOptions, report: Do
         report.unreachable(f"reviewer {settings.name}: command {program!r} is not found or not executable")
     else:
         report.ok(f"reviewer {settings.name}: command {program!r} found")
+    # The agent runs in a copy of the tree without .git, where `codex exec` refuses to start.
+    if Path(program).name == "codex" and "exec" in options.command and "--skip-git-repo-check" not in options.command:
+        report.config(f"reviewer {settings.name}: `codex exec` refuses to start outside a git repository, and the "
+                      "agent runs in a copy of the tree without .git: add \"--skip-git-repo-check\" to "
+                      f"reviewer.{settings.name}.command")
 
 
 def _check_independence(config: Config, settings: ReviewerSettings, report: DoctorReport) -> None:

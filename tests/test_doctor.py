@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from pathlib import Path
 
+from testing.agent_clis import install_agent_clis
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import LLAMA_CPP_PYTHON, ModelServer
@@ -172,3 +174,20 @@ def test_reasoning_effort_on_an_old_azure_api_version_is_a_problem(tmp_path: Pat
     assert result.returncode == 2
     assert ("problem: reviewer openai: reasoning_effort needs Azure api_version 2024-12-01-preview or later; "
             "api_version '2024-10-21' refuses it") in result.stdout
+
+
+def test_a_codex_command_line_that_cannot_start_in_the_snapshot_is_a_problem(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    bin_dir = install_agent_clis(tmp_path / "bin")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    write_config(repo.path, "codex", {"provider": "command", "command": ["codex", "exec", "--sandbox", "read-only", "-"]})
+    bare = run_cli(repo.path, "doctor", "--base", "main", env=env)
+    write_config(repo.path, "codex", {"provider": "command",
+                                      "command": ["codex", "exec", "--skip-git-repo-check", "--sandbox", "read-only", "-"]})
+    fixed = run_cli(repo.path, "doctor", "--base", "main", env=env)
+    assert bare.returncode == 2
+    assert _problems(bare.stdout) == [
+        "problem: reviewer codex: `codex exec` refuses to start outside a git repository, and the agent runs in a "
+        'copy of the tree without .git: add "--skip-git-repo-check" to reviewer.codex.command'
+    ]
+    assert fixed.returncode == 0, fixed.stdout

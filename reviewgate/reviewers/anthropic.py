@@ -18,6 +18,7 @@ from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.usage_fields import anthropic_counts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
@@ -66,11 +67,6 @@ def request_body(
     return body
 
 
-def _count(data: dict[str, Any], key: str) -> int:
-    value = data.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
     """The `record_review` tool input as JSON text (or the text blocks when the model wrote prose).
     `input_tokens` counts only the uncached input: the cache's reads and writes are added."""
@@ -79,13 +75,8 @@ def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
     content = data.get("content")
     if not isinstance(content, list):
         raise TransportBlocked("the answer holds no content list")
-    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    read, written = _count(usage, "cache_read_input_tokens"), _count(usage, "cache_creation_input_tokens")
     counts: dict[str, Any] = {
-        "input_tokens": _count(usage, "input_tokens") + read + written,
-        "output_tokens": _count(usage, "output_tokens"),
-        "cache_read_tokens": read,
-        "cache_write_tokens": written,
+        **anthropic_counts(data.get("usage")),
         "cut_at": options.max_output_tokens if data.get("stop_reason") == "max_tokens" else None,
     }
     texts: list[str] = []

@@ -19,6 +19,7 @@ from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import STRUCTURED_FORMS, ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.usage_fields import token_count
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
@@ -81,11 +82,6 @@ def next_form(options: ModelOptions) -> ModelOptions | None:
     return replace(options, response_format=STRUCTURED_FORMS[STRUCTURED_FORMS.index(options.response_format) + 1])
 
 
-def _count(data: dict[str, Any], key: str) -> int:
-    value = data.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
     """The answer's text and token counts; a refusal or a missing message blocks. `prompt_tokens`
     includes the cached ones (`prompt_tokens_details.cached_tokens`), priced apart."""
@@ -101,9 +97,9 @@ def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
     content = message.get("content")
     return Reply(
         text=content if isinstance(content, str) else "",
-        input_tokens=_count(usage, "prompt_tokens"),
-        output_tokens=_count(usage, "completion_tokens"),
-        cache_read_tokens=_count(details, "cached_tokens") if isinstance(details, dict) else 0,
+        input_tokens=token_count(usage, "prompt_tokens"),
+        output_tokens=token_count(usage, "completion_tokens"),
+        cache_read_tokens=token_count(details, "cached_tokens"),
         cut_at=options.max_output_tokens if choice.get("finish_reason") == "length" else None,
     )
 

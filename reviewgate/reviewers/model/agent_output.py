@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewgate.escaping import one_line
+from reviewgate.reviewers.model.usage_fields import anthropic_counts, token_count
 from reviewgate.text import truncate
 
 MAX_QUOTED = 300  # an agent's own error text: enough to explain a failure, no more
@@ -38,24 +39,10 @@ def quoted(text: str) -> str:
     return truncate(one_line(text).strip(), MAX_QUOTED, "…")
 
 
-def _number(data: Any, key: str) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def _claude_result(data: dict[str, Any]) -> AgentAnswer:
     result = data.get("result")
     text = result if isinstance(result, str) else ""
-    usage = data.get("usage")
-    tokens: dict[str, Any] = {}
-    if isinstance(usage, dict):
-        tokens = {
-            "input_tokens": _number(usage, "input_tokens") + _number(usage, "cache_read_input_tokens")
-            + _number(usage, "cache_creation_input_tokens"),
-            "output_tokens": _number(usage, "output_tokens"),
-            "cache_read_tokens": _number(usage, "cache_read_input_tokens"),
-            "cache_write_tokens": _number(usage, "cache_creation_input_tokens"),
-        }
+    tokens: dict[str, Any] = anthropic_counts(data["usage"]) if isinstance(data.get("usage"), dict) else {}
     if data.get("is_error") is True or data.get("subtype") not in (None, "success"):
         return AgentAnswer("", quoted(text or f"the run ended with {data.get('subtype')!r}"), **tokens)
     return AgentAnswer(text, **tokens)
@@ -86,8 +73,8 @@ def _codex_events(lines: list[str]) -> AgentAnswer | None:
             error = quoted(text if isinstance(text, str) else event["type"])
         elif event["type"] == "turn.completed" and isinstance(event.get("usage"), dict):
             usage = event["usage"]
-            tokens = {"input_tokens": _number(usage, "input_tokens"), "output_tokens": _number(usage, "output_tokens"),
-                      "cache_read_tokens": _number(usage, "cached_input_tokens")}
+            tokens = {"input_tokens": token_count(usage, "input_tokens"), "output_tokens": token_count(usage, "output_tokens"),
+                      "cache_read_tokens": token_count(usage, "cached_input_tokens")}
     if error is not None:
         return AgentAnswer("", error, **tokens)
     if message is None:
