@@ -42,6 +42,20 @@ class Usage:
             data["cost_partial"] = True
         return data
 
+    def plus(self, other: Usage) -> Usage:
+        """The sum; a cost that leaves out requests made without prices says it is partial."""
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        unpriced = any(part.cost is None and part.requests for part in (self, other))
+        return Usage(
+            self.requests + other.requests,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            cost,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            cost is not None and (unpriced or self.cost_partial or other.cost_partial),
+        )
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Usage:
         cost = data.get("cost")

@@ -107,18 +107,3 @@ def usage_of(replies: Iterable[Reply], options: ModelOptions) -> Usage:
     return Usage(sum(reply.requests for reply in replies), input_tokens, output_tokens, cost,
                  cached_input_tokens=read, cache_write_tokens=written,
                  )
-
-
-def add_usage(first: Usage, second: Usage) -> Usage:
-    """The sum; a cost that leaves out priced-less requests says it is partial."""
-    cost = None if first.cost is None and second.cost is None else (first.cost or 0.0) + (second.cost or 0.0)
-    unpriced = any(part.cost is None and part.requests for part in (first, second))
-    return Usage(
-        first.requests + second.requests,
-        first.input_tokens + second.input_tokens,
-        first.output_tokens + second.output_tokens,
-        cost,
-        cached_input_tokens=first.cached_input_tokens + second.cached_input_tokens,
-        cache_write_tokens=first.cache_write_tokens + second.cache_write_tokens,
-        cost_partial=cost is not None and (unpriced or first.cost_partial or second.cost_partial),
-    )

@@ -25,7 +25,7 @@ from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.review_cache import ChunkStore, cache_key, text_digest
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
-from reviewgate.reviewers.model.asking import AskFailed, add_usage, ask_with_repair, usage_of
+from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.contract import ContractError, check_schema, extract_json, packaged_schema, wire_form
 from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.excerpts import base_excerpt, head_excerpt
@@ -303,5 +303,5 @@ def take_second_look(
         reason = (f"the second look could not check {len(failures)} finding(s) that would block: {failures[0]}"
                   + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
     return replace(outcome, status=status, reason=reason, findings=findings,
-                   usage=add_usage(outcome.usage, spent), notes=notes,
+                   usage=outcome.usage.plus(spent), notes=notes,
                    duration_seconds=time.monotonic() - started)
