@@ -351,3 +351,21 @@ def test_an_empty_product_question_is_left_out(tmp_path: Path, key: None) -> Non
     with ModelServer([Reply(review=review)]) as server:
         outcome = _review(tmp_path, server)
     assert outcome.product_questions == ("Should divide(1, 0) raise or return None?",)
+
+
+@pytest.mark.parametrize(("base_url", "api_version", "field"), [
+    (None, None, "max_completion_tokens"),  # OpenAI: its reasoning models reject max_tokens
+    ("https://api.openai.com/v1", None, "max_completion_tokens"),
+    ("https://res.openai.azure.com/openai/deployments/d", "2024-12-01-preview", "max_completion_tokens"),
+    ("http://localhost:11434/v1", None, "max_tokens"),  # llama-cpp-python ignores max_completion_tokens
+    ("https://openrouter.ai/api/v1", None, "max_tokens"),
+])
+def test_the_token_cap_goes_in_the_field_the_server_honours(
+    base_url: str | None, api_version: str | None, field: str
+) -> None:
+    options = {"api_version": api_version} if api_version else {}
+    settings = ReviewerSettings(name="openai", provider="openai", model="m", base_url=base_url, options=options)
+    assert openai.build(settings).options.max_tokens_parameter == field
+    explicit = ReviewerSettings(name="openai", provider="openai", model="m", base_url=base_url,
+                                options={**options, "max_tokens_parameter": "max_tokens"})
+    assert openai.build(explicit).options.max_tokens_parameter == "max_tokens"
