@@ -1,6 +1,7 @@
 """The model reviewers against real model servers and agent CLIs, where they are installed.
 
-    python benchmarks/real_model_servers.py [--gguf MODEL.gguf] [--litellm-url URL] [--timeout 300]
+    python benchmarks/real_model_servers.py [--gguf MODEL.gguf] [--litellm-url URL]
+        [--server NAME=URL ...] [--timeout 300]
 
 Opt-in, not part of the test suite (it needs software and, for the CLIs, accounts the suite
 does not have). Each target that is present reviews the same small change (a `divide` that
@@ -9,7 +10,9 @@ does not guard against zero) the way the gate would, with the defaults a new use
 - `llama-server` (llama.cpp) and llama-cpp-python's server (`python -m llama_cpp.server`),
   started on 127.0.0.1 with `--gguf` (any GGUF model; a small one is enough: the point is the
   wire format and the grammar-enforced JSON, not the review's quality);
-- a LiteLLM proxy already running at `--litellm-url` (in front of either server);
+- a LiteLLM proxy already running at `--litellm-url` (in front of either server), and any other
+  Chat Completions server already running (`--server ollama=http://127.0.0.1:11434/v1`: vLLM,
+  Ollama, LM Studio);
 - the agent CLIs `claude` and `codex`, with the command lines of docs/reviewers.md.
 
 A target whose program or model is missing is listed as skipped, never failed. Each line says
@@ -37,6 +40,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from reviewgate.config import ReviewerSettings  # noqa: E402
+from reviewgate.escaping import one_line  # noqa: E402
 from reviewgate.reviewers import command, openai  # noqa: E402
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus  # noqa: E402
 from reviewgate.reviewers.model.engine import ModelReviewer  # noqa: E402
@@ -63,8 +67,8 @@ class Result:
         told = "; ".join(note for note in outcome.notes if "refused" in note or "cut at" in note)
         state = (f"ok, {len(outcome.findings)} finding(s)" if outcome.status is ReviewerStatus.OK
                  else f"{outcome.status.value}: {outcome.reason}")
-        return (f"{self.target:<22} {self.version:<24} {state}; {outcome.usage.requests} request(s), "
-                f"{self.seconds:.1f}s" + (f"\n{'':<23}{told}" if told else ""))
+        return one_line(f"{self.target:<22} {self.version:<24} {state}; {outcome.usage.requests} request(s), "
+                        f"{self.seconds:.1f}s") + (f"\n{'':<23}{one_line(told)}" if told else "")
 
 
 def _free_port() -> int:
@@ -181,8 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", type=Path, help="a GGUF model for llama-server and llama-cpp-python")
     parser.add_argument("--litellm-url", help="the base URL of a running LiteLLM proxy (…/v1)")
+    parser.add_argument("--server", action="append", default=[], metavar="NAME=URL",
+                        help="another running Chat Completions server (repeatable)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for one request (default 300)")
     args = parser.parse_args(argv)
+    servers = [item.partition("=") for item in args.server]
+    if any(not name or not url for name, _, url in servers):
+        parser.error("--server: expected NAME=URL, e.g. ollama=http://127.0.0.1:11434/v1")
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="reviewgate-real-servers-") as scratch:
         work = Path(scratch)
@@ -195,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             results.append(Result("litellm", "", None, "no --litellm-url given"))
         print(results[-1].line(), flush=True)
+        for name, _, url in servers:
+            outcome, seconds = _review(_openai_reviewer(name, url, args.timeout), work / f"server-{len(results)}")
+            results.append(Result(name, "running server", outcome, seconds=seconds))
+            print(results[-1].line(), flush=True)
         for result in _agent_clis(args.timeout, work):
             print(result.line(), flush=True)
             results.append(result)

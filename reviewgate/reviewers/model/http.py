@@ -124,7 +124,8 @@ def _error_text(answer: Answer) -> str:
         message = _detail_text(data["detail"])
     if message is None or not isinstance(message, str):
         message = json.dumps(message if message is not None else data, ensure_ascii=False)
-    return truncate(printable(message), MAX_ERROR_TEXT, "…")
+    # One line: a validation error spans several, and the reason is read as one.
+    return truncate(printable(" ".join(message.split())), MAX_ERROR_TEXT, "…")
 
 
 @dataclass
