@@ -230,3 +230,14 @@ def test_a_failed_codex_turn_blocks_with_its_message(tmp_path: Path) -> None:
     outcome = _review_with_agent(tmp_path, f"sys.stdin.read()\nprint({events!r})\n")
     assert outcome.status is ReviewerStatus.BLOCKED
     assert "reported an error: stream disconnected before completion" in outcome.reason
+
+
+def test_what_an_agent_printed_is_read_as_its_answer() -> None:
+    from reviewgate.reviewers.model.agent_output import read_agent_output
+
+    pretty = json.dumps(json.loads(REVIEW), indent=2)
+    assert read_agent_output(pretty).text == pretty  # a review is no wrapper, however printed
+    events = "\n".join([json.dumps({"type": "thread.started", "thread_id": "t"}), "warning: slow network",
+                        json.dumps({"type": "item.completed", "item": {"id": "1", "type": "agent_message", "text": REVIEW}})])
+    assert read_agent_output(events).text == REVIEW
+    assert read_agent_output(json.dumps({"type": "turn.started"})).error == "its JSON events hold no agent_message"

@@ -50,14 +50,13 @@ def _claude_result(data: dict[str, Any]) -> AgentAnswer:
 
 def _codex_events(lines: list[str]) -> AgentAnswer | None:
     events: list[dict[str, Any]] = []
-    for line in lines:
+    for line in lines:  # a line that is no event (a warning) is passed over
         try:
             event = json.loads(line)
         except ValueError:
-            return None
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            return None
-        events.append(event)
+            continue
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            events.append(event)
     if not any(event["type"].startswith(("thread.", "turn.", "item.")) for event in events):
         return None
     message: str | None = None
