@@ -105,5 +105,4 @@ def usage_of(replies: Iterable[Reply], options: ModelOptions) -> Usage:
         cost = (input_price * uncached + read_price * read + write_price * written
                 + (options.output_price or 0.0) * output_tokens) / 1e6
     return Usage(sum(reply.requests for reply in replies), input_tokens, output_tokens, cost,
-                 cached_input_tokens=read, cache_write_tokens=written,
-                 )
+                 cached_input_tokens=read, cache_write_tokens=written)
