@@ -369,3 +369,19 @@ def test_the_token_cap_goes_in_the_field_the_server_honours(
     explicit = ReviewerSettings(name="openai", provider="openai", model="m", base_url=base_url,
                                 options={**options, "max_tokens_parameter": "max_tokens"})
     assert openai.build(explicit).options.max_tokens_parameter == "max_tokens"
+
+
+def test_the_gate_against_a_llama_cpp_python_server_with_the_defaults(tmp_path: Path) -> None:
+    """The whole gate, as a new user runs it: a verdict within 10 s, the fallback in report.json."""
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(review=MAJOR)], mimic=LLAMA_CPP_PYTHON) as server:
+        write_config(repo.path, "openai", {"model": "local", "base_url": f"{server.url}/v1", "api_key_env": "",
+                                           "verify_findings": False})
+        started = time.monotonic()
+        result = run_cli(repo.path, "run", "--base", "main")
+        elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert elapsed < 10, elapsed
+    outcome = result.report()["reviewers"][0]
+    assert outcome["usage"]["requests"] == 2
+    assert any("refused response_format json_schema" in note for note in outcome["notes"])
