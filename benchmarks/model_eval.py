@@ -61,8 +61,11 @@ class CountingTransport:
         self.inner = inner
         self.replies: list[Reply] = []
 
-    def complete(self, conversation: Conversation, key: str | None) -> Reply:
-        reply = self.inner.complete(conversation, key)
+    def run_notes(self) -> list[str]:
+        return self.inner.run_notes()
+
+    def complete(self, conversation: Conversation, key: str | None, max_output_tokens: int | None = None) -> Reply:
+        reply = self.inner.complete(conversation, key, max_output_tokens)
         self.replies.append(reply)  # list.append is atomic: parallel requests are safe
         return reply
 

@@ -3,7 +3,10 @@
 Checks: the config parses, the git repository and the base resolve, the GitHub workflows that run
 the gate check out the history and grant the permissions it needs, and for each
 configured reviewer: the key variable is set, the endpoint answers, the model is known (a
-cheap call that costs no generation where the API allows it), and, with `independent = true`,
+cheap call that costs no generation where the API allows it), what a Chat Completions server
+other than OpenAI's own takes (one request capped at 16 tokens: the structured form, and whether
+the cap is honoured), options the model will refuse (`temperature` on a reasoning model,
+`reasoning_effort` on one that does not reason), and, with `independent = true`,
 that the reviewer is not configured like the `[implementer]` that wrote the code (seed 001:
 doctor rejects "identical reviewer/implementer configurations when independence is required").
 Exit 0 when all is well, 2 for configuration problems, 3 when a reviewer cannot be reached.
@@ -35,8 +38,14 @@ from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
 from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
-from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json
-from reviewgate.reviewers.model.options import ModelOptions, parse_options
+from reviewgate.reviewers.model.http import (
+    RetryPolicy,
+    StructuredFormRejected,
+    TransportBlocked,
+    get_json,
+    post_json,
+)
+from reviewgate.reviewers.model.options import OPENAI_HOST, TOKEN_CAP_FIELDS, ModelOptions, host_of, parse_options
 from reviewgate.reviewers.model.verification import verifier_settings
 from reviewgate.target.freeze import resolve_base
 from reviewgate.target.git import repository_root, resolve_commit, run_git
@@ -45,6 +54,17 @@ from reviewgate.text import printable
 
 IMPLEMENTER_KEYS = ("provider", "model", "base_url")
 MODEL_PROVIDERS = ("openai", "anthropic", "command")
+PROBE_CAP = 16  # tokens: the probe's answer, past which a server that ignores the cap goes on
+PROBE_TIMEOUT = 30.0  # seconds at most: a probe capped at 16 tokens answers fast or not at all
+PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
+                "additionalProperties": False}
+PROBE_PROMPT = 'Count from 1 to 100 in words, then answer with the JSON object {"ok": true}.'
+# OpenAI's reasoning models (o-series, gpt-5) reject `temperature`; older chat models reject
+# `reasoning_effort` (API reference, "Reasoning models"); Azure takes `reasoning_effort` from
+# api-version 2024-12-01-preview on.
+_REASONING_MODEL = re.compile(r"^(o[1-9](-|$)|gpt-5)")
+_NON_REASONING_MODEL = re.compile(r"^(gpt-4|gpt-3\.5|chatgpt-4o)")
+AZURE_REASONING_API_VERSION = "2024-12-01"
 
 
 @dataclass(frozen=True)
@@ -111,35 +131,122 @@ def _model_ids(data: Any) -> list[str]:
 def _check_openai(
     settings: ReviewerSettings, options: ModelOptions, key: str | None, report: DoctorReport
 ) -> None:
+    # OpenAI's own API takes the defaults; any other server is asked what it takes.
+    if _check_openai_model(settings, options, key, report) and settings.base_url is not None \
+            and host_of(settings.base_url) != OPENAI_HOST:
+        _probe_openai(settings, options, key, report)
+    _check_openai_parameters(settings, options, report)
+
+
+def _check_openai_parameters(settings: ReviewerSettings, options: ModelOptions, report: DoctorReport) -> None:
+    """Options the model is known to refuse: on OpenAI's or Azure's API the request fails (a
+    problem); through another server it may drop them (a note)."""
+    model = (settings.model or "").rsplit("/", 1)[-1].lower()
+    official = settings.base_url is None or host_of(settings.base_url) == OPENAI_HOST or options.api_version
+    say = report.config if official else report.note
+    where = f"reviewer {settings.name}"
+    if options.temperature is not None and _REASONING_MODEL.match(model):
+        say(f"{where}: temperature = {options.temperature:g} is refused by reasoning model {settings.model!r} "
+            "(o-series and gpt-5 models take no temperature); remove reviewer."
+            f"{settings.name}.temperature")
+    if options.reasoning_effort is not None and _NON_REASONING_MODEL.match(model):
+        say(f"{where}: reasoning_effort = {options.reasoning_effort!r} is refused by {settings.model!r}, which "
+            f"does not reason; remove reviewer.{settings.name}.reasoning_effort")
+    if options.reasoning_effort is not None and options.api_version and \
+            options.api_version[:10] < AZURE_REASONING_API_VERSION:
+        say(f"{where}: reasoning_effort needs Azure api_version {AZURE_REASONING_API_VERSION}-preview or later; "
+            f"api_version {options.api_version!r} refuses it")
+
+
+def _probe_body(settings: ReviewerSettings, options: ModelOptions) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": settings.model, "messages": [{"role": "user", "content": PROBE_PROMPT}],
+                            options.max_tokens_parameter: PROBE_CAP}
+    form = openai.response_format(options.response_format, "probe", PROBE_SCHEMA)
+    if form is not None:
+        body["response_format"] = form
+    return body
+
+
+def _probe_openai(settings: ReviewerSettings, options: ModelOptions, key: str | None, report: DoctorReport) -> None:
+    """One request capped at PROBE_CAP tokens with the configured structured form (and, when the
+    server refuses it, each weaker one): which form the server takes, and whether it honours
+    the cap field (llama-cpp-python refuses json_schema and ignores max_completion_tokens)."""
+    where, field = f"reviewer {settings.name}", options.max_tokens_parameter
+    other = next(name for name in TOKEN_CAP_FIELDS if name != field)
+    chat = openai.endpoint(settings, options, "/chat/completions")
+    timeout = min(settings.timeout, PROBE_TIMEOUT)
+    asked, refused = options, []
+    while True:
+        try:
+            result = post_json(chat, openai.headers(asked, key), _probe_body(settings, asked), timeout=timeout,
+                               policy=RetryPolicy(0), key_variable=openai.key_variable(settings),
+                               retry_timeouts=False)
+            break
+        except StructuredFormRejected as error:
+            refused.append(f"response_format {asked.response_format} ({error})")
+            weaker = openai.next_form(asked)
+            if weaker is None:
+                report.unreachable(f"{where}: the server refuses every structured form: {'; '.join(refused)}; "
+                                   'set response_format = "text"')
+                return
+            asked = weaker
+        except TransportBlocked as error:
+            hint = (f": a request capped at {PROBE_CAP} tokens in {field} got no answer, so the server may ignore "
+                    f'{field}; try max_tokens_parameter = "{other}"') if "timeout" in str(error) else ""
+            report.unreachable(f"{where}: {error}{hint}")
+            return
+    usage = result.data.get("usage")
+    written = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if isinstance(written, int) and written > PROBE_CAP:
+        report.config(f"{where}: the server ignores {field} ({written:,} tokens written to a cap of {PROBE_CAP}), so "
+                      f'a review\'s length is unbounded; set max_tokens_parameter = "{other}"')
+    else:
+        report.ok(f"{where}: the server honours the token cap in {field}")
+    if refused:
+        report.note(f"{where}: the server refuses {refused[0]}; it takes {asked.response_format}: set "
+                    f'response_format = "{asked.response_format}" (the review falls back by itself, at the cost of '
+                    "one refused request per run)")
+    else:
+        report.ok(f"{where}: the server takes response_format {asked.response_format}")
+
+
+def _check_openai_model(
+    settings: ReviewerSettings, options: ModelOptions, key: str | None, report: DoctorReport
+) -> bool:
+    """The model is listed, or answers one token where no list is served; False when reported."""
     headers = openai.headers(options, key)
     url = openai.endpoint(settings, options, "/models")
     status, data = get_json(url, headers, settings.timeout)
     if status in (401, 403):
         report.unreachable(f"reviewer {settings.name}: HTTP {status} from {url}: the key was refused")
-    elif status == 200 and settings.model in _model_ids(data):
+        return False
+    if status == 200 and settings.model in _model_ids(data):
         report.ok(f"reviewer {settings.name}: {url} lists model {settings.model}")
-    elif status == 200 and _model_ids(data):
+        return True
+    if status == 200 and _model_ids(data):
         report.unreachable(f"reviewer {settings.name}: {url} does not list model {settings.model!r}")
-    else:  # no model list here (Azure deployments, some proxies): one token of generation instead
-        body = {
-            "model": settings.model,
-            "messages": [{"role": "user", "content": "ping"}],
-            options.max_tokens_parameter: 1,
-        }
-        chat = openai.endpoint(settings, options, "/chat/completions")
-        try:
-            post_json(
-                chat,
-                headers,
-                body,
-                timeout=settings.timeout,
-                policy=RetryPolicy(0),
-                key_variable=openai.key_variable(settings),
-            )
-        except TransportBlocked as error:
-            report.unreachable(f"reviewer {settings.name}: {error}")
-        else:
-            report.ok(f"reviewer {settings.name}: {chat} answers for model {settings.model}")
+        return False
+    # No model list here (Azure deployments, some proxies): one token of generation instead.
+    body = {
+        "model": settings.model,
+        "messages": [{"role": "user", "content": "ping"}],
+        options.max_tokens_parameter: 1,
+    }
+    chat = openai.endpoint(settings, options, "/chat/completions")
+    try:
+        post_json(
+            chat,
+            headers,
+            body,
+            timeout=settings.timeout,
+            policy=RetryPolicy(0),
+            key_variable=openai.key_variable(settings),
+        )
+    except TransportBlocked as error:
+        report.unreachable(f"reviewer {settings.name}: {error}")
+        return False
+    report.ok(f"reviewer {settings.name}: {chat} answers for model {settings.model}")
+    return True
 
 
 def _check_anthropic(
@@ -163,6 +270,11 @@ def _check_command(settings: ReviewerSettings, options: ModelOptions, report: Do
         report.unreachable(f"reviewer {settings.name}: command {program!r} is not found or not executable")
     else:
         report.ok(f"reviewer {settings.name}: command {program!r} found")
+    # The agent runs in a copy of the tree without .git, where `codex exec` refuses to start.
+    if Path(program).name == "codex" and "exec" in options.command and "--skip-git-repo-check" not in options.command:
+        report.config(f"reviewer {settings.name}: `codex exec` refuses to start outside a git repository, and the "
+                      "agent runs in a copy of the tree without .git: add \"--skip-git-repo-check\" to "
+                      f"reviewer.{settings.name}.command")
 
 
 def _check_independence(config: Config, settings: ReviewerSettings, report: DoctorReport) -> None:

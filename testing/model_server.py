@@ -4,7 +4,13 @@ wire formats, answering from a script: the stand-in for a model API in the tests
 Each POST takes the next scripted Reply (the last one repeats); a second-look request takes the
 next of `verdicts` instead when that script is given (the two run in parallel, so their order
 is not known). Every request is recorded with its arrival time, path, headers and JSON body, so
-tests can check what was sent.
+tests can check what was sent. The answer's `completion_tokens` honours the request's token cap.
+
+`mimic="llama-cpp-python"` behaves as that server's OpenAI-compatible API does (0.3.x): HTTP 500
+naming `response_format` for `json_schema` (its request model takes `text` and `json_object`),
+`json_object` with a `schema` enforced (the scripted review), bare `json_object` answered with
+whatever object its grammar lets a small model write (`{"": ""}`), and `max_completion_tokens`
+ignored: without `max_tokens` it generates on, `unbounded_seconds` long, 4,096 tokens.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,6 +38,8 @@ class Reply:
     stop_reason: str = "tool_use"
     drip_seconds: float = 0.0  # send the body one byte at a time, this long apart
     oversized_bytes: int = 0  # instead of the wire format, a body of this many bytes, streamed
+    finish_reason: str = "stop"  # OpenAI's; "length" says the answer was cut at the token cap
+    usage: dict[str, Any] | None = None  # replaces the wire format's usage object
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,15 @@ class Recorded:
         """A second-look request: its schema (in the format, the tool or the prompt) asks for a
         failure scenario, which the review contract never does."""
         return self.method == "POST" and "failure_scenario" in self.text
+
+
+def _cap(request: Any) -> int:
+    """The token cap the request set, in either field (a server honouring it stops there)."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = request.get(key) if isinstance(request, dict) else None
+        if isinstance(value, int):
+            return value
+    return 1_000_000
 
 
 def review_document(
@@ -104,13 +121,25 @@ def verdict(verdict: str, reason: str = "Checked against the code.", scenario: s
     return {"verdict": verdict, "reason": reason, "failure_scenario": scenario}
 
 
+LLAMA_CPP_PYTHON = "llama-cpp-python"
+# Its request model's validation error, as its error handler returns it (HTTP 500).
+LLAMA_CPP_PYTHON_FORM_ERROR = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
+    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]"
+)
+
+
 class ModelServer:
     def __init__(
         self,
         script: list[Reply],
         models: tuple[str, ...] = ("test-model",),
         verdicts: list[Reply] | None = None,
+        mimic: str | None = None,
+        unbounded_seconds: float = 30.0,
     ) -> None:
+        assert mimic in (None, LLAMA_CPP_PYTHON), mimic
+        self.mimic, self.unbounded_seconds = mimic, unbounded_seconds
         self.script = list(script)
         self.verdicts = list(verdicts) if verdicts is not None else None
         self.models = models
@@ -144,7 +173,25 @@ class ModelServer:
     def _next(self, verification: bool) -> Reply:
         with self._lock:
             script = self.verdicts if verification and self.verdicts is not None else self.script
+            if not script:  # nothing scripted (a doctor probe): an approving review
+                return Reply()
             return script.pop(0) if len(script) > 1 else script[0]
+
+    def _as_mimicked(self, reply: Reply, request: Any) -> Reply:
+        """The scripted reply as the mimicked server would turn it (see the module's docstring)."""
+        if self.mimic != LLAMA_CPP_PYTHON or reply.status >= 400 or reply.body is not None:
+            return reply
+        form = request.get("response_format") if isinstance(request, dict) else None
+        kind = form.get("type") if isinstance(form, dict) else None
+        if kind == "json_schema":
+            error = {"message": LLAMA_CPP_PYTHON_FORM_ERROR, "type": "internal_server_error", "param": None, "code": None}
+            return Reply(status=500, body={"error": error})
+        if kind == "json_object" and isinstance(form, dict) and "schema" not in form:
+            reply = Reply(text='{"": ""}', delay=reply.delay)
+        if "max_tokens" not in request:  # it reads no max_completion_tokens: generation runs on
+            return replace(reply, delay=self.unbounded_seconds,
+                           usage={"prompt_tokens": 1000, "completion_tokens": 4096, "total_tokens": 5096})
+        return reply
 
     def _wire(self, path: str, reply: Reply, request: Any) -> Any:
         if reply.body is not None:
@@ -172,7 +219,7 @@ class ModelServer:
                 "model": request.get("model"),
                 "content": blocks,
                 "stop_reason": reply.stop_reason,
-                "usage": {"input_tokens": 1000, "output_tokens": 100},
+                "usage": reply.usage or {"input_tokens": 1000, "output_tokens": min(100, _cap(request))},
             }
         return {
             "id": "chatcmpl-1",
@@ -181,11 +228,12 @@ class ModelServer:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
+                    "finish_reason": reply.finish_reason,
                     "message": {"role": "assistant", "content": content, "refusal": None},
                 }
             ],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100},
+            "usage": reply.usage or {"prompt_tokens": 1000, "completion_tokens": min(100, _cap(request)),
+                                     "total_tokens": 1000 + min(100, _cap(request))},
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -247,7 +295,7 @@ class ModelServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"null")
-                reply = server._next(self._record(body).is_verification)
+                reply = server._as_mimicked(server._next(self._record(body).is_verification), body or {})
                 if reply.delay:
                     time.sleep(reply.delay)
                 self._send(reply.status, server._wire(self.path, reply, body or {}), reply.headers, reply)

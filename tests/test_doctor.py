@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from pathlib import Path
 
+from testing.agent_clis import install_agent_clis
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
-from testing.model_server import ModelServer
+from testing.model_server import LLAMA_CPP_PYTHON, ModelServer
 from testing.repo import write_base_config
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
@@ -27,7 +29,11 @@ def test_all_good(tmp_path: Path) -> None:
     assert not _problems(result.stdout)
     assert "ok: reviewer openai: $OPENAI_API_KEY is set" in result.stdout
     assert "lists model test-model" in result.stdout
-    assert not server.posts()  # listing models costs no generation
+    # Listing models costs no generation; a server other than OpenAI's gets one probe of 16 tokens.
+    [probe] = server.posts()
+    assert probe.body["max_tokens"] == 16 and probe.body["response_format"]["type"] == "json_schema"
+    assert "ok: reviewer openai: the server takes response_format json_schema" in result.stdout
+    assert "ok: reviewer openai: the server honours the token cap in max_tokens" in result.stdout
 
 
 def test_unknown_model_and_missing_key_are_unreachable(tmp_path: Path) -> None:
@@ -124,3 +130,64 @@ def test_the_reviewer_that_takes_the_second_look_is_checked_too(tmp_path: Path) 
     assert _problems(unknown_model.stdout) == [
         f"problem: reviewer judge: {server.url}/v1/models does not list model 'judge-model'"
     ]
+
+
+def test_a_llama_cpp_python_server_is_named_before_the_run(tmp_path: Path) -> None:
+    """It refuses json_schema (HTTP 500) and ignores max_completion_tokens: doctor says which
+    form it takes, and that a cap in the ignored field leaves a review unbounded."""
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("test-model",), mimic=LLAMA_CPP_PYTHON, unbounded_seconds=0) as server:
+        write_config(repo.path, "openai", fast_openai(server.url))
+        defaults = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        write_config(repo.path, "openai", fast_openai(server.url, max_tokens_parameter="max_completion_tokens"))
+        ignored = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert defaults.returncode == 0, defaults.stdout
+    assert ("note: reviewer openai: the server refuses response_format json_schema (HTTP 500 from "
+            f"{server.url}/v1/chat/completions: 1 validation error") in defaults.stdout
+    assert 'it takes json_object_with_schema: set response_format = "json_object_with_schema"' in defaults.stdout
+    assert ignored.returncode == 2
+    assert _problems(ignored.stdout) == [
+        "problem: reviewer openai: the server ignores max_completion_tokens (4,096 tokens written to a cap of 16), "
+        'so a review\'s length is unbounded; set max_tokens_parameter = "max_tokens"'
+    ]
+
+
+def test_options_the_model_refuses_are_named(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("o4-mini", "gpt-4o")) as server:
+        write_config(repo.path, "openai", fast_openai(server.url, model="o4-mini", temperature=0.2))
+        reasoning = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        write_config(repo.path, "openai", fast_openai(server.url, model="gpt-4o", reasoning_effort="high"))
+        plain = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert ("note: reviewer openai: temperature = 0.2 is refused by reasoning model 'o4-mini' (o-series and gpt-5 "
+            "models take no temperature); remove reviewer.openai.temperature") in reasoning.stdout
+    assert ("note: reviewer openai: reasoning_effort = 'high' is refused by 'gpt-4o', which does not reason; "
+            "remove reviewer.openai.reasoning_effort") in plain.stdout
+
+
+def test_reasoning_effort_on_an_old_azure_api_version_is_a_problem(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("review-deployment",)) as server:
+        write_config(repo.path, "openai", fast_openai(server.url, model="review-deployment", api_version="2024-10-21",
+                                                      reasoning_effort="medium"))
+        result = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert result.returncode == 2
+    assert ("problem: reviewer openai: reasoning_effort needs Azure api_version 2024-12-01-preview or later; "
+            "api_version '2024-10-21' refuses it") in result.stdout
+
+
+def test_a_codex_command_line_that_cannot_start_in_the_snapshot_is_a_problem(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    bin_dir = install_agent_clis(tmp_path / "bin")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    write_config(repo.path, "codex", {"provider": "command", "command": ["codex", "exec", "--sandbox", "read-only", "-"]})
+    bare = run_cli(repo.path, "doctor", "--base", "main", env=env)
+    write_config(repo.path, "codex", {"provider": "command",
+                                      "command": ["codex", "exec", "--skip-git-repo-check", "--sandbox", "read-only", "-"]})
+    fixed = run_cli(repo.path, "doctor", "--base", "main", env=env)
+    assert bare.returncode == 2
+    assert _problems(bare.stdout) == [
+        "problem: reviewer codex: `codex exec` refuses to start outside a git repository, and the agent runs in a "
+        'copy of the tree without .git: add "--skip-git-repo-check" to reviewer.codex.command'
+    ]
+    assert fixed.returncode == 0, fixed.stdout

@@ -157,3 +157,28 @@ def test_secrets_in_call_sites_are_redacted_with_their_place(tmp_path: Path, key
     assert "lib/legacy.py:1: print(divide(1, 2)" in server.posts()[0].text
     assert token not in server.posts()[0].text
     assert any("GitHub token at lib/legacy.py:1" in note for note in outcome.notes)
+
+
+def test_prompt_cache_tokens_are_counted_and_priced_as_anthropic_prices_them(tmp_path: Path, key: None) -> None:
+    """A server reported input_tokens 1 beside 2,480 read from the cache and 300 written to it."""
+    repo = calc_repo(tmp_path)
+    usage = {"input_tokens": 1, "cache_read_input_tokens": 2480, "cache_creation_input_tokens": 300,
+             "output_tokens": 100}
+    with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
+        outcome = anthropic.build(_settings(server, input_price=3.0, output_price=15.0)).review(
+            review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert (outcome.usage.input_tokens, outcome.usage.cached_input_tokens, outcome.usage.cache_write_tokens) == (
+        2781, 2480, 300)
+    assert outcome.usage.cost == pytest.approx((1 * 3.0 + 2480 * 0.3 + 300 * 3.75 + 100 * 15.0) / 1e6)
+    assert outcome.usage.to_json()["cached_input_tokens"] == 2480
+
+
+def test_an_answer_cut_at_max_tokens_is_asked_again_with_a_larger_cap(tmp_path: Path, key: None) -> None:
+    repo = calc_repo(tmp_path)
+    cut = Reply(text='{"verdict": "approve", "summary": "Revie', stop_reason="max_tokens")
+    with ModelServer([cut, Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server, max_output_tokens=1000)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert [post.body["max_tokens"] for post in server.posts()] == [1000, 2000]
+    assert any("cut at the token limit (1,000 tokens)" in note for note in outcome.notes)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import command
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from testing.agent_clis import install_agent_clis
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
@@ -131,3 +135,109 @@ def test_missing_command_option_is_a_config_error(tmp_path: Path) -> None:
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
     assert "reviewer.agent.command: expected the agent's command line" in result.stderr
+
+
+def _documented_command(table: str) -> list[str]:
+    """The `command` of `[reviewer.TABLE]` in docs/reviewers.md's examples, as the docs print it."""
+    import re
+
+    from reviewgate.tomlfile import parse_toml
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "reviewers.md").read_text(encoding="utf-8")
+    for block in re.findall(r"```toml\n(.*?)```", docs, re.DOTALL):
+        reviewers = parse_toml(block.encode(), "docs/reviewers.md").get("reviewer", {})
+        if table in reviewers:
+            return list(reviewers[table]["command"])
+    raise AssertionError(f"docs/reviewers.md has no [reviewer.{table}] example")
+
+
+def _with_fake_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> Path:
+    """The codex and claude stand-ins first on PATH, answering `answer`; the prompt file."""
+    bin_dir = install_agent_clis(tmp_path / "bin")
+    (tmp_path / "answer.txt").write_text(answer, encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_AGENT_ANSWER", str(tmp_path / "answer.txt"))
+    monkeypatch.setenv("FAKE_AGENT_PROMPT", str(tmp_path / "prompt.txt"))
+    return tmp_path / "prompt.txt"
+
+
+@pytest.mark.parametrize("table", ["codex", "claude-code"])
+def test_the_documented_agent_command_lines_start_in_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str
+) -> None:
+    """The snapshot has no `.git`: Codex refuses to start there without --skip-git-repo-check.
+    The stand-ins have the real CLIs' flag rules, and print their JSON output formats."""
+    prompt = _with_fake_clis(tmp_path, monkeypatch, "Here it is:\n" + REVIEW)
+    repo = calc_repo(tmp_path / "work")
+    outcome = command.build(_settings(_documented_command(table))).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert [(item.path, item.line) for item in outcome.findings] == [("app/calc.py", 7)]
+    assert "return a / b" in prompt.read_text(encoding="utf-8")
+    # The CLIs' own token counts, cached input included, not the estimate.
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == ((2400, 90) if table == "codex" else (2784, 80))
+
+
+def test_the_fake_codex_refuses_outside_a_repository_as_the_real_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_fake_clis(tmp_path, monkeypatch, REVIEW)
+    repo = calc_repo(tmp_path / "work")
+    outcome = command.build(_settings(["codex", "exec", "--sandbox", "read-only", "-"])).review(
+        review_request(repo.path))
+    assert outcome.status is ReviewerStatus.BLOCKED
+    assert outcome.reason == ("'codex' exited with code 1: Not inside a trusted directory and "
+                              "--skip-git-repo-check was not specified.")
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_an_error_on_stdout_only_is_quoted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
+) -> None:
+    """Claude Code logged out prints its error on stdout and nothing on stderr."""
+    _with_fake_clis(tmp_path, monkeypatch, REVIEW)
+    monkeypatch.setenv("FAKE_AGENT_LOGGED_OUT", "1")
+    repo = calc_repo(tmp_path / "work")
+    outcome = command.build(_settings(["claude", "-p", "--output-format", output_format])).review(
+        review_request(repo.path))
+    assert outcome.status is ReviewerStatus.BLOCKED
+    assert outcome.reason.startswith("'claude' exited with code 1: ")
+    assert "Not logged in · Please run /login" in outcome.reason
+    assert "no error output" not in outcome.reason
+
+
+def test_stdout_quoted_in_a_failure_is_masked_escaped_and_cut(tmp_path: Path) -> None:
+    body = ("sys.stdin.read()\nprint('working...')\n"
+            "print('::error::\\x1b[31mfailed\\x1b[0m with key ghp_' + 'a' * 36 + ' ' + 'x' * 5000)\nsys.exit(4)\n")
+    outcome = _review_with_agent(tmp_path, body)
+    assert outcome.status is ReviewerStatus.BLOCKED
+    assert "\x1b" not in outcome.reason and "\n" not in outcome.reason and "failed with key" in outcome.reason
+    assert "ghp_" + "a" * 36 not in outcome.reason
+    assert len(outcome.reason) < 400 and outcome.reason.endswith("…")
+
+
+def test_an_is_error_result_wrapper_blocks_with_its_text(tmp_path: Path) -> None:
+    wrapper = json.dumps({"type": "result", "subtype": "success", "is_error": True,
+                          "result": "API Error: 529 overloaded"})
+    outcome = _review_with_agent(tmp_path, f"sys.stdin.read()\nprint({wrapper!r})\n")
+    assert outcome.status is ReviewerStatus.BLOCKED
+    assert "reported an error: API Error: 529 overloaded" in outcome.reason
+
+
+def test_a_failed_codex_turn_blocks_with_its_message(tmp_path: Path) -> None:
+    events = "\n".join(json.dumps(event) for event in (
+        {"type": "thread.started", "thread_id": "t"}, {"type": "turn.started"},
+        {"type": "turn.failed", "error": {"message": "stream disconnected before completion"}}))
+    outcome = _review_with_agent(tmp_path, f"sys.stdin.read()\nprint({events!r})\n")
+    assert outcome.status is ReviewerStatus.BLOCKED
+    assert "reported an error: stream disconnected before completion" in outcome.reason
+
+
+def test_what_an_agent_printed_is_read_as_its_answer() -> None:
+    from reviewgate.reviewers.model.agent_output import read_agent_output
+
+    pretty = json.dumps(json.loads(REVIEW), indent=2)
+    assert read_agent_output(pretty).text == pretty  # a review is no wrapper, however printed
+    events = "\n".join([json.dumps({"type": "thread.started", "thread_id": "t"}), "warning: slow network",
+                        json.dumps({"type": "item.completed", "item": {"id": "1", "type": "agent_message", "text": REVIEW}})])
+    assert read_agent_output(events).text == REVIEW
+    assert read_agent_output(json.dumps({"type": "turn.started"})).error == "its JSON events hold no agent_message"

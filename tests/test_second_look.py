@@ -286,3 +286,21 @@ def test_the_review_cache_key_follows_the_second_look_settings() -> None:
     variants = [identity(), identity(verify_findings=False), identity(verifier="judge"), identity(0.5)]
     assert len({json.dumps(item, sort_keys=True) for item in variants}) == 4
     assert identity() == identity()
+
+
+def test_a_cost_without_the_second_look_models_prices_says_it_is_partial(tmp_path: Path) -> None:
+    repo_tables = '[reviewer.judge]\nprovider = "openai"\nmodel = "judge-model"\nbase_url = "{url}/v1"\n' \
+                  'timeout = 2\nretries = 0\n'
+    repo = calc_repo(tmp_path, extra_base={"app/rates.py": BASE_RATES}, extra_branch={"app/rates.py": BRANCH_RATES})
+    with ModelServer([Reply(review=review_document([DIVIDE]))],
+                     verdicts=[Reply(review=verdict("refuted", "count is checked by the caller"))]) as server:
+        table = fast_openai(server.url, verify_findings=None, verifier="judge", input_price=1.0, output_price=10.0)
+        config = (f'[review]\nreviewers = ["openai"]\n\n[reviewer.openai]\n{_toml(table)}\n\n'
+                  f"{repo_tables.format(url=server.url)}\n[cache]\nenabled = false\n")
+        write_base_config(repo.path, config)
+        result = run_cli(repo.path, "run", "--base", "main", env=KEY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    outcome = result.report()["reviewers"][0]
+    assert outcome["usage"]["cost"] == pytest.approx(0.002) and outcome["usage"]["cost_partial"] is True
+    assert ("the cost is partial: it leaves out the second look's 1 request(s), as reviewer 'judge' has no "
+            "input_price/output_price") in outcome["notes"]

@@ -83,8 +83,10 @@ def test_the_contract_takes_confidence_and_suggestion_and_tolerates_their_absenc
     [kept] = parse_review(json.dumps(review_document([shapeless]))).findings
     assert kept["suggestion"]["problem"].startswith("it does not match the contract: ")
     assert "'end_line' is a required property" in kept["suggestion"]["problem"]
-    with pytest.raises(ContractError, match="findings/0/confidence"):
-        parse_review(json.dumps(review_document([finding("a.py", 1, confidence=1.5)])))
+    # Confidence alone decides nothing: out of range, it is mended and noted, not the review rejected.
+    clamped = parse_review(json.dumps(review_document([finding("a.py", 1, confidence=1.5)])))
+    assert clamped.findings[0]["confidence"] == 1.0
+    assert clamped.notes == ("finding 1: confidence 1.5 is above 1; read as 1",)
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.usage_fields import anthropic_counts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
@@ -66,17 +67,17 @@ def request_body(
     return body
 
 
-def reply_from(data: dict[str, Any]) -> Reply:
-    """The `record_review` tool input as JSON text (or the text blocks when the model wrote prose)."""
+def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
+    """The `record_review` tool input as JSON text (or the text blocks when the model wrote prose).
+    `input_tokens` counts only the uncached input: the cache's reads and writes are added."""
     if data.get("stop_reason") == "refusal":
         raise TransportBlocked("the model refused to review (stop_reason: refusal)")
     content = data.get("content")
     if not isinstance(content, list):
         raise TransportBlocked("the answer holds no content list")
-    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    tokens = {
-        "input_tokens": int(usage.get("input_tokens") or 0),
-        "output_tokens": int(usage.get("output_tokens") or 0),
+    counts: dict[str, Any] = {
+        **anthropic_counts(data.get("usage")),
+        "cut_at": options.max_output_tokens if data.get("stop_reason") == "max_tokens" else None,
     }
     texts: list[str] = []
     for block in content:
@@ -84,10 +85,10 @@ def reply_from(data: dict[str, Any]) -> Reply:
             continue
         # The one tool the request forced (record_review, or the second look's record_verification).
         if block.get("type") == "tool_use" and block.get("name") in TOOL_NAMES:
-            return Reply(json.dumps(block.get("input")), **tokens)
+            return Reply(json.dumps(block.get("input")), **counts)
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
-    return Reply("\n".join(texts), **tokens)
+    return Reply("\n".join(texts), **counts)
 
 
 def build(settings: ReviewerSettings) -> ModelReviewer:

@@ -19,23 +19,49 @@ class ReviewerStatus(str, enum.Enum):
 @dataclass(frozen=True)
 class Usage:
     requests: int = 0
-    input_tokens: int = 0
+    input_tokens: int = 0  # all of them, the prompt cache's reads and writes included
     output_tokens: int = 0
     cost: float | None = None
+    cached_input_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it
+    cost_partial: bool = False  # the cost leaves out requests of a model without prices
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "requests": self.requests,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost": self.cost,
         }
+        # Only when there is something to say: most servers report no cache use.
+        if self.cached_input_tokens:
+            data["cached_input_tokens"] = self.cached_input_tokens
+        if self.cache_write_tokens:
+            data["cache_write_tokens"] = self.cache_write_tokens
+        if self.cost_partial:
+            data["cost_partial"] = True
+        return data
+
+    def plus(self, other: Usage) -> Usage:
+        """The sum; a cost that leaves out requests made without prices says it is partial."""
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        unpriced = any(part.cost is None and part.requests for part in (self, other))
+        return Usage(
+            self.requests + other.requests,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            cost,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            cost is not None and (unpriced or self.cost_partial or other.cost_partial),
+        )
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Usage:
         cost = data.get("cost")
         return cls(int(data.get("requests", 0)), int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)),
-                   float(cost) if cost is not None else None)
+                   float(cost) if cost is not None else None, int(data.get("cached_input_tokens", 0)),
+                   int(data.get("cache_write_tokens", 0)), bool(data.get("cost_partial", False)))
 
 
 @dataclass(frozen=True)

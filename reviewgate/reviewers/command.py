@@ -24,6 +24,8 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.review_cache import ChunkStore
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.model.agent_output import quoted, read_agent_output
+from reviewgate.reviewers.model.deadline import DeadlinePassed, bounded
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
@@ -36,10 +38,9 @@ from reviewgate.reviewers.model.snapshot import (
     tree_fingerprint,
 )
 from reviewgate.target.git import git_text
-from reviewgate.text import printable, truncate
 
 PROMPT_PLACEHOLDER = "{prompt_file}"
-MAX_STDERR = 300  # the agent's own error text, enough to explain a failure
+MAX_ERROR_READ = 4096  # the end of the agent's stderr (or stdout) read to explain a failure
 POLL_SECONDS = 0.05  # how often the wait for the agent looks at its deadline, size and a stop
 
 
@@ -51,13 +52,17 @@ class CommandTransport:
     def _run(self, argv: list[str], stdin: Path, stdout: Path, stderr: Path) -> int:
         """The agent's exit code. Its output goes to files (memory stays bounded whatever it
         prints); the wait polls, so the timeout, the answer cap and a stop request end it."""
+        try:
+            timeout = bounded(self.settings.timeout)  # within the chunk's deadline too
+        except DeadlinePassed as passed:
+            raise TransportBlocked(str(passed)) from None
         with stdin.open("rb") as source, stdout.open("wb") as answer, stderr.open("wb") as errors:
             try:
                 process = subprocess.Popen(argv, cwd=self.working_directory, stdin=source, stdout=answer,
                                            stderr=errors, start_new_session=True)
             except OSError as error:
                 raise TransportBlocked(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
-        deadline = time.monotonic() + self.settings.timeout
+        deadline = time.monotonic() + timeout
         problem: str | None = None
         with stopping.on_stop(lambda: _kill_group(process)):
             while problem is None:
@@ -70,7 +75,7 @@ class CommandTransport:
                 if stopping.stop_reason() is not None:  # the stop killed it, or is about to
                     problem = str(stopping.stop_reason())
                 elif time.monotonic() > deadline:
-                    problem = f"{argv[0]!r} gave no answer within {self.settings.timeout:g}s (timeout)"
+                    problem = f"{argv[0]!r} gave no answer within {timeout:g}s (timeout)"
                 elif stdout.stat().st_size > self.options.max_answer_bytes:
                     problem = (f"{argv[0]!r} printed more than the cap of {self.options.max_answer_bytes:,} "
                                "bytes (max_answer_bytes); it was stopped")
@@ -78,7 +83,11 @@ class CommandTransport:
         process.wait()
         raise TransportBlocked(problem)
 
-    def complete(self, conversation: Conversation, key: str | None) -> Reply:
+    def run_notes(self) -> list[str]:
+        return []
+
+    def complete(self, conversation: Conversation, key: str | None, max_output_tokens: int | None = None) -> Reply:
+        """The agent's answer (it has no token cap to set: `max_output_tokens` is not used)."""
         prompt = conversation.as_text().encode("utf-8", "surrogateescape")
         with tempfile.TemporaryDirectory(prefix="reviewgate-prompt-") as scratch, \
                 stopping.tracked(Path(scratch), remove_snapshot):
@@ -91,18 +100,38 @@ class CommandTransport:
             returncode = self._run(argv, stdin, stdout, stderr)
             answer_bytes = stdout.read_bytes()  # under the cap: checked while it ran, and again here
             with stderr.open("rb") as errors:
-                errors.seek(max(0, stderr.stat().st_size - MAX_STDERR * 4))
+                errors.seek(max(0, stderr.stat().st_size - MAX_ERROR_READ))
                 error_tail = errors.read()
         if len(answer_bytes) > self.options.max_answer_bytes:
             raise TransportBlocked(f"{argv[0]!r} printed more than the cap of "
                                    f"{self.options.max_answer_bytes:,} bytes (max_answer_bytes)")
+        printed = answer_bytes.decode("utf-8", "replace")
+        answer = read_agent_output(printed)
         if returncode != 0:
-            lines = error_tail.decode("utf-8", "replace").strip().splitlines()
-            detail = truncate(printable(lines[-1]), MAX_STDERR, "…") if lines else "no error output"
-            raise TransportBlocked(f"{argv[0]!r} exited with code {returncode}: {detail}")
-        answer = answer_bytes.decode("utf-8", "replace")
-        # An agent CLI reports no token counts; the estimate keeps the cost report honest enough.
-        return Reply(answer, estimate_tokens(prompt.decode("utf-8", "replace")), estimate_tokens(answer))
+            raise TransportBlocked(f"{argv[0]!r} exited with code {returncode}: "
+                                   f"{_failure_detail(error_tail, answer.error, printed)}")
+        if answer.error is not None:
+            raise TransportBlocked(f"{argv[0]!r} reported an error: {answer.error}")
+        # Without the CLI's own counts (plain text output), the estimate keeps the cost report honest enough.
+        return Reply(
+            answer.text,
+            estimate_tokens(prompt.decode("utf-8", "replace")) if answer.input_tokens is None else answer.input_tokens,
+            estimate_tokens(answer.text) if answer.output_tokens is None else answer.output_tokens,
+            cache_read_tokens=answer.cache_read_tokens,
+            cache_write_tokens=answer.cache_write_tokens,
+        )
+
+
+def _failure_detail(error_tail: bytes, reported: str | None, printed: str) -> str:
+    """Why the agent failed, in its own words: the last line of stderr; else the error its JSON
+    output reports; else the last line of stdout (Claude Code prints `Not logged in` there)."""
+    lines = error_tail.decode("utf-8", "replace").strip().splitlines()
+    if lines:
+        return quoted(lines[-1])
+    if reported is not None:
+        return reported
+    last = printed.strip().rsplit("\n", 1)[-1]
+    return f"(stderr is empty; stdout:) {quoted(last)}" if last else "no error output"
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

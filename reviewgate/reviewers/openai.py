@@ -2,12 +2,14 @@
 
 One provider for every server that speaks it: OpenAI, Azure OpenAI (`base_url` ending in the
 deployment, `api_version` set: the key goes in the `api-key` header), OpenRouter, Ollama, vLLM,
-LM Studio. Structured output with `response_format: {type: json_schema}` by default
-("Structured Outputs" guide), `json_object` or plain text for servers without it.
+LM Studio, llama.cpp. Structured output with `response_format: {type: json_schema}` by default
+("Structured Outputs" guide); a server that rejects it is asked with llama.cpp's
+`{type: json_object, schema: ...}`, then bare `json_object` (api_transport.py); or plain text.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from reviewgate.config import ReviewerSettings
@@ -15,8 +17,9 @@ from reviewgate.reviewers.model.api_transport import ApiTransport, WireFormat
 from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
-from reviewgate.reviewers.model.options import ModelOptions, parse_options
+from reviewgate.reviewers.model.options import STRUCTURED_FORMS, ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.usage_fields import token_count
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
@@ -53,41 +56,56 @@ def request_body(
         body["temperature"] = options.temperature
     if options.reasoning_effort is not None:
         body["reasoning_effort"] = options.reasoning_effort
-    if options.response_format == "json_schema":
-        answer = conversation.answer
-        name, schema = (answer.name, dict(answer.schema)) if answer else ("record_review", wire_schema())
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": name, "strict": True, "schema": schema},
-        }
-    elif options.response_format == "json_object":
-        body["response_format"] = {"type": "json_object"}
+    answer = conversation.answer
+    name, schema = (answer.name, dict(answer.schema)) if answer else ("record_review", wire_schema())
+    form = response_format(options.response_format, name, schema)
+    if form is not None:
+        body["response_format"] = form
     return body
 
 
-def reply_from(data: dict[str, Any]) -> Reply:
-    """The answer's text and token counts; a refusal or a missing message blocks."""
+def response_format(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The `response_format` value of one structured form (options.STRUCTURED_FORMS); None for text."""
+    if form == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+    if form == "json_object_with_schema":
+        return {"type": "json_object", "schema": schema}
+    if form == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def next_form(options: ModelOptions) -> ModelOptions | None:
+    """The options with the next weaker structured form, when the server rejected this one."""
+    if options.response_format not in STRUCTURED_FORMS[:-1]:
+        return None
+    return replace(options, response_format=STRUCTURED_FORMS[STRUCTURED_FORMS.index(options.response_format) + 1])
+
+
+def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
+    """The answer's text and token counts; a refusal or a missing message blocks. `prompt_tokens`
+    includes the cached ones (`prompt_tokens_details.cached_tokens`), priced apart."""
     choices = data.get("choices")
-    message = (
-        choices[0].get("message")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict)
-        else None
-    )
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
     if not isinstance(message, dict):
         raise TransportBlocked("the answer holds no message (choices[0].message missing)")
     if message.get("refusal"):
         raise TransportBlocked(f"the model refused to review: {str(message['refusal'])[:300]}")
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    details = usage.get("prompt_tokens_details")
     content = message.get("content")
     return Reply(
         text=content if isinstance(content, str) else "",
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
+        input_tokens=token_count(usage, "prompt_tokens"),
+        output_tokens=token_count(usage, "completion_tokens"),
+        cache_read_tokens=token_count(details, "cached_tokens"),
+        cut_at=options.max_output_tokens if choice.get("finish_reason") == "length" else None,
     )
 
 
 def build(settings: ReviewerSettings) -> ModelReviewer:
     options = parse_options(settings)
-    wire = WireFormat(endpoint(settings, options, "/chat/completions"), headers, request_body, reply_from)
+    wire = WireFormat(endpoint(settings, options, "/chat/completions"), headers, request_body, reply_from, next_form)
     variable = key_variable(settings)
     return ModelReviewer(settings, options, ApiTransport(settings, options, wire, variable), variable)

@@ -8,6 +8,7 @@ merged verdict: part of the change would otherwise go unreviewed.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -107,7 +108,6 @@ def combine_outcomes(name: str, parts: Sequence[tuple[ShardSpec, ReviewerOutcome
     else:
         reasons = _unique(outcome.reason for _, outcome in parts if outcome.status is status and outcome.reason)
     ran = [outcome for _, outcome in parts if outcome.status is ReviewerStatus.OK]
-    costs = [outcome.usage.cost for _, outcome in parts if outcome.usage.cost is not None]
     return ReviewerOutcome(
         reviewer=name,
         status=status,
@@ -115,10 +115,7 @@ def combine_outcomes(name: str, parts: Sequence[tuple[ShardSpec, ReviewerOutcome
         reason="; ".join(reasons),
         product_questions=tuple(_unique(item for _, outcome in parts for item in outcome.product_questions)),
         summary="\n\n".join(outcome.summary for _, outcome in parts if outcome.summary),
-        usage=Usage(sum(outcome.usage.requests for _, outcome in parts),
-                    sum(outcome.usage.input_tokens for _, outcome in parts),
-                    sum(outcome.usage.output_tokens for _, outcome in parts),
-                    sum(costs) if costs else None),
+        usage=functools.reduce(Usage.plus, (outcome.usage for _, outcome in parts), Usage()),
         duration_seconds=sum(outcome.duration_seconds for _, outcome in parts),
         dropped=sum(outcome.dropped for _, outcome in parts),
         not_reviewed=tuple(item for _, outcome in parts for item in outcome.not_reviewed),

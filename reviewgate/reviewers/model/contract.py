@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 
 from reviewgate.findings import FindingClass, Severity
+from reviewgate.text import printable
 
 SCHEMA_RESOURCE = "review-contract.schema.json"
 
@@ -57,6 +58,7 @@ class ParsedReview:
     product_questions: tuple[str, ...]
     dropped: int = 0
     drop_reasons: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)  # what was mended in fields that decide nothing
 
 
 # Keys a finding may leave out (answers from before they existed, servers without strict
@@ -175,6 +177,29 @@ def _suggestion_shape(raw: Any) -> Any:
     return {"problem": "it does not match the contract: " + "; ".join(_describe(error) for error in errors[:3])}
 
 
+def _mend_confidence(findings: list[Any]) -> tuple[list[Any], list[str]]:
+    """`confidence` decides no verdict by itself: a number above 1 (a grammar allows 2.08) is
+    clamped to 1; a negative one or one that is not a number reads as not said (never as 0,
+    which would dismiss a finding on garbage); each is noted. Only dicts are touched: a
+    finding's structure is the schema's to judge."""
+    mended: list[Any] = []
+    notes: list[str] = []
+    for index, item in enumerate(findings):
+        value = item.get("confidence") if isinstance(item, dict) else None
+        if value is None:
+            mended.append(item)
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            notes.append(f"finding {index + 1}: confidence {printable(repr(value))[:40]} is not a number "
+                         "from 0 to 1; read as not said")
+            item = {**item, "confidence": None}
+        elif value > 1:
+            notes.append(f"finding {index + 1}: confidence {value:g} is above 1; read as 1")
+            item = {**item, "confidence": 1.0}
+        mended.append(item)
+    return mended, notes
+
+
 def parse_review(text: str) -> ParsedReview:
     """A validated review from a model's reply, or a ContractError saying what is wrong."""
     document = extract_json(text)
@@ -182,10 +207,16 @@ def parse_review(text: str) -> ParsedReview:
         raise ContractError(f"expected one JSON object, got {type(document).__name__}")
     reasons: list[str] = []
     suggestions: list[Any] = []
+    notes: list[str] = []
     if isinstance(document.get("findings"), list):
         findings, reasons = _normalize_findings(document)
+        findings, notes = _mend_confidence(findings)
         findings, suggestions = _set_suggestions_aside(findings)
         document = {**document, "findings": findings}
+    questions = document.get("product_questions")
+    if isinstance(questions, list):  # an empty question is no question (not an empty bullet)
+        document = {**document, "product_questions": [item for item in questions
+                                                      if not (isinstance(item, str) and not item.strip())]}
     if isinstance(document.get("verdict"), str):
         document["verdict"] = document["verdict"].strip().lower().replace(" ", "_")
     check_schema(document, contract_schema(), "review")
@@ -194,7 +225,8 @@ def parse_review(text: str) -> ParsedReview:
         summary=document["summary"],
         findings=tuple({**item, "suggestion": _suggestion_shape(raw)}
                        for item, raw in zip(document["findings"], suggestions, strict=True)),
-        product_questions=tuple(document["product_questions"]),
+        product_questions=tuple(item.strip() for item in document["product_questions"]),
         dropped=len(reasons),
         drop_reasons=tuple(reasons),
+        notes=tuple(notes),
     )

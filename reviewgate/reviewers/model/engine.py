@@ -31,6 +31,7 @@ from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
 from reviewgate.reviewers.model.context_collector import collect_context
 from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
+from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
 from reviewgate.reviewers.model.placement import place_all
 from reviewgate.reviewers.model.prompt import Conversation, build_conversation, prompt_version
@@ -48,13 +49,22 @@ MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configurat
 @dataclass(frozen=True)
 class Reply:
     text: str
-    input_tokens: int = 0
+    input_tokens: int = 0  # every input token, cached ones included
     output_tokens: int = 0
     requests: int = 1
+    cache_read_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it (Anthropic prices these higher)
+    cut_at: int | None = None  # the answer stopped at this token limit (finish_reason "length")
 
 
 class Transport(Protocol):
-    def complete(self, conversation: Conversation, key: str | None) -> Reply: ...
+    def complete(self, conversation: Conversation, key: str | None, max_output_tokens: int | None = None) -> Reply:
+        """One answer; `max_output_tokens` overrides the configured cap (a retry after a cut)."""
+        ...
+
+    def run_notes(self) -> list[str]:
+        """What the run learned about the server, for the reviewer's notes."""
+        ...
 
 
 @dataclass
@@ -123,8 +133,9 @@ class ModelReviewer:
         """One request, and one repair request when the answer does not match the contract;
         the review and the reply text it was read from."""
         try:
-            return ask_with_repair(self.transport, conversation, key,
-                                   lambda text: (parse_review(text), text), result.usage)
+            with chunk_deadline(self.options.chunk_timeout):
+                return ask_with_repair(self.transport, conversation, key,
+                                       lambda text: (parse_review(text), text), result.usage, notes=result.notes)
         except AskFailed as error:
             result.blocked = str(error)
             return None
@@ -192,6 +203,7 @@ class ModelReviewer:
         result.moved = placement.moved
         result.summary, result.verdict = parsed.summary, parsed.verdict
         result.product_questions = list(parsed.product_questions)
+        result.notes += parsed.notes
         return result
 
     def _usage(self, replies: list[Reply]) -> Usage:
@@ -246,6 +258,7 @@ class ModelReviewer:
                 plan.chunks,
             ))
         outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
+        outcome = replace(outcome, notes=(*outcome.notes, *self.transport.run_notes()))
         if store is not None:
             answered = answered_fingerprints(request.rejections, store)
             findings = keep_earlier_ids(outcome.findings, store, request.head)
@@ -258,9 +271,12 @@ class ModelReviewer:
     def _reuse(self, results: list[ChunkResult]) -> tuple[ChunkReuse, str]:
         """The counts, and the note the summary shows."""
         reused = [result.reused for result in results if result.reused is not None]
+        failed = sum(1 for result in results if result.blocked)  # asked, but not reviewed
         saved = self._usage(reused)
-        counts = ChunkReuse(reviewed=len(results) - len(reused), reused=len(reused), saved=saved)
+        counts = ChunkReuse(reviewed=len(results) - len(reused) - failed, reused=len(reused), saved=saved)
         note = f"{counts.reviewed} chunk(s) reviewed, {counts.reused} reused from the cache"
+        if failed:
+            note += f", {failed} failed"
         if reused:
             note += (f", which saved {saved.requests} request(s), {saved.input_tokens:,} input and "
                      f"{saved.output_tokens:,} output tokens")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from reviewgate.config import ReviewerSettings, TableReader
 from reviewgate.errors import ConfigError
@@ -32,7 +33,11 @@ COMMON_KEYS = (
     "independent",
     "input_price",
     "output_price",
+    "cached_input_price",
+    "cache_write_price",
     "max_answer_bytes",
+    "retry_timeouts",
+    "chunk_timeout",
     "verify_findings",
     "verifier",
 )
@@ -41,7 +46,19 @@ PROVIDER_KEYS = {
     "anthropic": ("anthropic_version", "extra_headers"),
     "command": ("command",),
 }
-RESPONSE_FORMATS = ("json_schema", "json_object", "text")
+# The structured forms, strongest first: a server that rejects one is asked with the next
+# (api_transport.py). `json_object_with_schema` is llama.cpp's: `{"type": "json_object",
+# "schema": ...}`, enforced by its grammar; bare `json_object` only promises some JSON object.
+STRUCTURED_FORMS = ("json_schema", "json_object_with_schema", "json_object")
+RESPONSE_FORMATS = (*STRUCTURED_FORMS, "text")
+TOKEN_CAP_FIELDS = ("max_completion_tokens", "max_tokens")
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+OPENAI_HOST = "api.openai.com"
+# Anthropic prices a prompt-cache read at 0.1x the input price and a 5-minute cache write at
+# 1.25x (pricing page, "Prompt caching"); OpenAI's cached input is 0.1x for the gpt-5 family
+# and 0.5x for the gpt-4o generation (pricing page).
+CACHE_READ_SHARE = {"anthropic": 0.1, "openai": 0.5, "openai-gpt-5": 0.1, "command": 0.1}
+CACHE_WRITE_SHARE = {"anthropic": 1.25, "command": 1.25}
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,10 @@ class ModelOptions:
     independent: bool = False
     input_price: float | None = None  # per million input tokens, in the team's currency
     output_price: float | None = None
+    cached_input_price: float | None = None  # per million input tokens read from the prompt cache
+    cache_write_price: float | None = None  # per million input tokens written to it
+    retry_timeouts: bool = True  # off for a local server: its timed-out request still runs
+    chunk_timeout: float = 240.0  # all the requests of one chunk, retries included
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES  # a longer answer blocks, unread past the cap
     verify_findings: bool = True  # the second look at every finding that could block
     verifier: str | None = None  # another configured model reviewer takes the second look
@@ -67,7 +88,7 @@ class ModelOptions:
     response_format: str = "json_schema"
     api_version: str | None = None
     extra_headers: Mapping[str, str] = field(default_factory=dict)
-    max_tokens_parameter: str = "max_completion_tokens"
+    max_tokens_parameter: str = "max_completion_tokens"  # parse_options: by the server
     anthropic_version: str = "2023-06-01"
     command: tuple[str, ...] = ()
 
@@ -91,12 +112,47 @@ def _headers(reader: TableReader) -> dict[str, str]:
     return dict(table)
 
 
+def host_of(base_url: str | None) -> str:
+    return (urlsplit(base_url).hostname or "").lower() if base_url else ""
+
+
+def is_local_server(base_url: str | None) -> bool:
+    """A server on this machine: often one model slot, and no cancel for a request given up."""
+    return host_of(base_url) in LOCAL_HOSTS
+
+
+def default_token_cap_field(settings: ReviewerSettings, api_version: str | None) -> str:
+    """OpenAI's own API (and Azure's) take `max_completion_tokens` and its reasoning models
+    reject `max_tokens`; other Chat Completions servers (llama.cpp, vLLM, Ollama, LiteLLM)
+    honour `max_tokens`, and some ignore the newer field, leaving generation unbounded."""
+    official = settings.base_url is None or host_of(settings.base_url) == OPENAI_HOST
+    azure = api_version is not None or host_of(settings.base_url).endswith(".openai.azure.com")
+    return "max_completion_tokens" if official or azure else "max_tokens"
+
+
+def _cache_prices(settings: ReviewerSettings, reader: TableReader, input_price: float | None) -> tuple[float | None, float | None]:
+    """The prompt-cache prices: as configured, else the provider's shares of the input price."""
+    family = settings.provider
+    if family == "openai" and (settings.model or "").rsplit("/", 1)[-1].startswith("gpt-5"):
+        family = "openai-gpt-5"
+    read_share, write_share = CACHE_READ_SHARE.get(family, 1.0), CACHE_WRITE_SHARE.get(family, 1.0)
+    read = _optional_number(reader, "cached_input_price")
+    write = _optional_number(reader, "cache_write_price")
+    if input_price is not None:
+        read = input_price * read_share if read is None else read
+        write = input_price * write_share if write is None else write
+    return read, write
+
+
 def parse_options(settings: ReviewerSettings) -> ModelOptions:
     """Validate `settings.options` for `settings.provider`, naming `settings.source` in errors."""
     source = settings.source
     reader = TableReader(source, f"reviewer.{settings.name}.", settings.options)
     reader.warn_unknown(COMMON_KEYS + PROVIDER_KEYS.get(settings.provider, ()))
     defaults = ModelOptions()
+    api_version = reader.string("api_version", None)
+    input_price = _optional_number(reader, "input_price")
+    cached_input_price, cache_write_price = _cache_prices(settings, reader, input_price)
     options = ModelOptions(
         temperature=_optional_number(reader, "temperature"),
         max_output_tokens=reader.integer("max_output_tokens", defaults.max_output_tokens, minimum=1),
@@ -109,20 +165,21 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
         on_missing_key=_choice(reader, "on_missing_key", defaults.on_missing_key, ON_MISSING_KEY),
         on_unreviewed=_choice(reader, "on_unreviewed", defaults.on_unreviewed, ON_UNREVIEWED),
         independent=reader.boolean("independent", False),
-        input_price=_optional_number(reader, "input_price"),
+        input_price=input_price,
         output_price=_optional_number(reader, "output_price"),
+        cached_input_price=cached_input_price,
+        cache_write_price=cache_write_price,
+        retry_timeouts=reader.boolean("retry_timeouts", not is_local_server(settings.base_url)),
+        chunk_timeout=reader.number("chunk_timeout", 2 * settings.timeout, minimum=1.0),
         max_answer_bytes=reader.integer("max_answer_bytes", defaults.max_answer_bytes, minimum=1024),
         verify_findings=reader.boolean("verify_findings", defaults.verify_findings),
         verifier=reader.string("verifier", None) or None,
         reasoning_effort=reader.string("reasoning_effort", None),
         response_format=_choice(reader, "response_format", defaults.response_format, RESPONSE_FORMATS),
-        api_version=reader.string("api_version", None),
+        api_version=api_version,
         extra_headers=_headers(reader),
         max_tokens_parameter=_choice(
-            reader,
-            "max_tokens_parameter",
-            defaults.max_tokens_parameter,
-            ("max_completion_tokens", "max_tokens"),
+            reader, "max_tokens_parameter", default_token_cap_field(settings, api_version), TOKEN_CAP_FIELDS
         ),
         anthropic_version=reader.string("anthropic_version", defaults.anthropic_version)
         or defaults.anthropic_version,
@@ -141,7 +198,8 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
 # answers: a new price or retry policy must not make every stored chunk answer miss.
 OUTSIDE_THE_ANSWER = frozenset({
     "retries", "retry_base_delay", "retry_max_delay", "concurrency", "on_missing_key", "on_unreviewed",
-    "independent", "input_price", "output_price", "max_answer_bytes",
+    "independent", "input_price", "output_price", "max_answer_bytes", "cached_input_price", "cache_write_price",
+    "retry_timeouts", "chunk_timeout",
 })
 
 

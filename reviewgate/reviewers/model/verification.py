@@ -25,8 +25,9 @@ from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.review_cache import ChunkStore, cache_key, text_digest
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
-from reviewgate.reviewers.model.asking import AskFailed, add_usage, ask_with_repair, usage_of
+from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.contract import ContractError, check_schema, extract_json, packaged_schema, wire_form
+from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.excerpts import base_excerpt, head_excerpt
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
 from reviewgate.reviewers.model.prompt import AnswerFormat, Conversation, Message, fill, template
@@ -219,9 +220,10 @@ def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str
         except ContractError:
             pass  # an entry the contract no longer accepts is a miss
     try:
-        look.judgement, text = ask_with_repair(verifier.transport, conversation, key,
-                                               lambda answer: (parse_judgement(answer), answer), look.usage,
-                                               who="the second look")
+        with chunk_deadline(verifier.options.chunk_timeout):
+            look.judgement, text = ask_with_repair(verifier.transport, conversation, key,
+                                                   lambda answer: (parse_judgement(answer), answer), look.usage,
+                                                   who="the second look")
     except AskFailed as error:
         look.failure = str(error)
         return look
@@ -245,7 +247,7 @@ def _judged(finding: Finding, judgement: Judgement, verifier: str) -> Finding:
 
 
 def _describe_usage(usage: Usage) -> str:
-    cost = f", cost {usage.cost:.4f}" if usage.cost is not None else ""
+    cost = f", cost {usage.cost:.4f}" if usage.cost is not None else ", no cost: no input_price/output_price"
     return (f"{usage.requests} request(s), {usage.input_tokens} input and {usage.output_tokens} output "
             f"tokens{cost}")
 
@@ -284,6 +286,14 @@ def take_second_look(
             + (f"; {reused} answered from the cache" if (reused := sum(look.reused for look in looks)) else ""))
     redactions = [found.describe() for look in looks for found in look.redactions]
     stored = [look.failure_note for look in looks if look.failure_note]
+    if not policy.own:  # the other reviewer's transport learned about its own server
+        stored += verifier.transport.run_notes()
+    if outcome.usage.cost is not None and spent.cost is None and spent.requests:
+        stored.append(f"the cost is partial: it leaves out the second look's {spent.requests} request(s), "
+                      f"as reviewer {verifier.name!r} has no input_price/output_price")
+    elif outcome.usage.cost is None and spent.cost is not None and outcome.usage.requests:
+        stored.append(f"the cost is partial: it leaves out the review's {outcome.usage.requests} request(s), "
+                      f"as reviewer {reviewer.name!r} has no input_price/output_price")
     notes = (*outcome.notes, note, *dict.fromkeys(stored),
              *(item for item in dict.fromkeys(redactions) if item not in outcome.notes))
     status: ReviewerStatus = outcome.status
@@ -293,5 +303,5 @@ def take_second_look(
         reason = (f"the second look could not check {len(failures)} finding(s) that would block: {failures[0]}"
                   + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
     return replace(outcome, status=status, reason=reason, findings=findings,
-                   usage=add_usage(outcome.usage, spent), notes=notes,
+                   usage=outcome.usage.plus(spent), notes=notes,
                    duration_seconds=time.monotonic() - started)
