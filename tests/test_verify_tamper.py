@@ -57,7 +57,7 @@ def test_changes_to_the_git_store_and_trees_are_named(tmp_path: Path) -> None:
     os.chmod(path, 0o644)
     path.write_bytes(zlib.compress(b"tree 0\0"))
     changed = take_fingerprint(repo, (branch.head_sha, branch.base_sha)).changed_since(before)
-    assert "git config" in changed and "git hooks/" in changed
+    assert "git config" in changed and "git hooks" in changed
     assert f"the tree of {branch.head_sha[:12]}" in changed
 
 

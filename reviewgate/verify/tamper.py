@@ -16,12 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.target.git import GitFailure, run_git
-
-# Files of the git directory through which a change to it runs code or changes what git reads.
-_GIT_FILES = ("config", "config.worktree", "info/attributes", "info/grafts", "objects/info/alternates",
-              "shallow", "commondir")
-_GIT_DIRECTORIES = ("hooks",)
+from reviewgate.target.git import run_git
+from reviewgate.target.git_control import control_digests
 
 
 @dataclass(frozen=True)
@@ -60,14 +56,6 @@ def _directory_digest(directory: Path) -> str:
     return digest.hexdigest()
 
 
-def _git_directory(repo: Path) -> Path | None:
-    try:
-        completed = run_git(repo, "rev-parse", "--absolute-git-dir")
-    except (GitFailure, OSError):
-        return None
-    return Path(completed.stdout.decode("utf-8", "surrogateescape").strip())
-
-
 def _tree_digest(repo: Path, commit: str) -> str:
     completed = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, check=False)
     return hashlib.sha256(completed.stdout + b"%d" % completed.returncode).hexdigest()
@@ -80,12 +68,7 @@ def installation_directory() -> Path:
 
 def take_fingerprint(repo: Path, commits: tuple[str, ...]) -> Fingerprint:
     digests: dict[str, str] = {"the gate's installation": _directory_digest(installation_directory())}
-    git_directory = _git_directory(repo)
-    if git_directory is not None:
-        for name in _GIT_FILES:
-            digests[f"git {name}"] = _file_digest(git_directory / name)
-        for name in _GIT_DIRECTORIES:
-            digests[f"git {name}/"] = _directory_digest(git_directory / name)
+    digests.update(control_digests(repo))
     for commit in dict.fromkeys(commits):
         digests[f"the tree of {commit[:12]}"] = _tree_digest(repo, commit)
     return Fingerprint(digests)

@@ -13,10 +13,10 @@ import shutil
 import stat
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
 
 from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.target.git import read_blobs, run_git
+from reviewgate.target.git_control import control_digests
 
 _READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
@@ -127,10 +127,8 @@ def checkout_fingerprint(repo: Path) -> str:
     Read without any git command that opens the work tree's files: `git diff` against the work
     tree would run the clean filter a changed config names, before the change is seen."""
     digest = hashlib.sha256()
-    directories = run_git(repo, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir").stdout
-    for directory in sorted(set(directories.split(b"\n")) - {b""}):
-        for name in _CONTROL_FILES:
-            _digest_path(digest, os.path.join(directory, name), directory)
+    for control, value in sorted(control_digests(repo).items()):
+        digest.update(f"{control}\0{value}\0".encode("utf-8", "surrogateescape"))
     for args in (("rev-parse", "HEAD"), ("for-each-ref", "--format=%(refname) %(objectname)")):
         digest.update(run_git(repo, *args, check=False).stdout)
     # The index's entries (mode, blob, stage, path), and each tracked file's status in the work tree.
@@ -148,26 +146,9 @@ def checkout_fingerprint(repo: Path) -> str:
     return digest.hexdigest()
 
 
-# In a git directory: what git reads as configuration or runs (hooks), besides objects and refs.
-_CONTROL_FILES = (b"config", b"config.worktree", b"commondir", b"info", b"hooks")
-
-
 def _status(path: bytes) -> bytes:
     try:
         info = os.lstat(path)
     except OSError:
         return b"missing"
     return f"{info.st_mode:o} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}".encode()
-
-
-def _digest_path(digest: Any, path: bytes, root: bytes) -> None:
-    """A file's or a directory's (recursively) names, modes and contents, relative to `root`."""
-    digest.update(os.path.relpath(path, root) + b"\0" + _status(path))
-    if os.path.islink(path):
-        digest.update(os.readlink(path))
-    elif os.path.isfile(path):
-        with open(path, "rb") as handle:
-            digest.update(hashlib.sha256(handle.read()).digest())
-    elif os.path.isdir(path):
-        for name in sorted(os.listdir(path)):
-            _digest_path(digest, os.path.join(path, name), root)
