@@ -6,7 +6,8 @@ formats first (secret_formats.py, the table the model redaction uses).
   begin with `::` (a workflow command, after the runner's own trimming of leading blanks) or
   hold `##[` (the runner's older command form).
 - Markdown (summary.md, the step summary, PR comments and MR notes): HTML and mentions
-  neutralised, table pipes escaped, code spans fenced so no backtick closes them early.
+  neutralised, table pipes escaped, code spans fenced so no backtick closes them early, link
+  addresses percent-encoded so no character ends them early.
 - XML 1.0 (junit.xml): the characters XML 1.0 does not allow are removed.
 - SARIF's file locations: a path as a percent-encoded URI reference.
 """
@@ -112,6 +113,35 @@ def markdown_suggestion(replacement: str, gitlab_lines_below: int | None = None)
     fence = "`" * max(3, longest + 1)
     info = "suggestion" if gitlab_lines_below is None else f"suggestion:-0+{max(0, gitlab_lines_below)}"
     return f"{fence}{info}\n{content}\n{fence}" if content else f"{fence}{info}\n{fence}"
+
+
+# What a link address keeps as it is (RFC 3986's unreserved characters, the path and fragment
+# delimiters and `%` of an escape already made): anything else, `(`, `)`, `<`, `>`, a space or
+# `@` among them, is percent-encoded, so untrusted text cannot end the address or start a mention.
+_URL_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/:#%?=&")
+_PATH_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def _percent_encoded(text: str, kept: frozenset[str]) -> str:
+    return "".join(char if char in kept else "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+                   for char in printable(text))
+
+
+def url_path(text: str) -> str:
+    """A file path as part of a URL: every character but letters, digits, `-._~` and `/`
+    percent-encoded (`%` and `#` too, so a file name can neither escape nor end the path)."""
+    return _percent_encoded(text, _PATH_KEPT)
+
+
+def link_address(url: str) -> str:
+    """A URL for a Markdown link's `(...)`: every character that could end it percent-encoded."""
+    return _percent_encoded(url, _URL_KEPT)
+
+
+def markdown_link(text: str, url: str, in_table: bool = False) -> str:
+    """A Markdown link: `text` (untrusted) shown as an inline code span, which no bracket or
+    emphasis inside can break out of; `url` as `link_address` makes it."""
+    return f"[{markdown_code(text, in_table)}]({link_address(url)})"
 
 
 # --- XML ----------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def test_by_default_a_branch_suppression_counts_and_is_listed(tmp_path: Path, mo
         "app/jobs.py", 5, RULE, REASON, False)
     summary = _summary(result)
     assert "### Suppressed by this change" in summary
-    assert f"| app/jobs.py:5 | {RULE} |" in summary and REASON in summary
+    assert f"| `app/jobs.py:5` | {RULE} |" in summary and REASON in summary
 
 
 def test_refuse_keeps_the_finding_blocking_and_lists_it_as_refused(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reviewgate.ci.context import CiContext
@@ -28,6 +28,7 @@ from reviewgate.report.junit import render_junit
 from reviewgate.report.pr_comment import render_comment
 from reviewgate.report.summary import render_summary
 from reviewgate.result import GateResult
+from testing.markdown_render import render_gfm
 from testing.results import sample_finding, sample_result
 
 # Text that mixes the pieces an attacker would use with anything else.
@@ -117,12 +118,21 @@ def hostile_result(tmp_path: Path, title: str, path: str) -> GateResult:
     return sample_result(tmp_path, findings=(finding,))
 
 
+LINKED = CiContext(provider="github", server_url="https://github.com", repository="octo/app")
+
+
+@settings(deadline=None)  # three renderings and three parses a case: slower than the default 200 ms on a busy runner
 @given(title=HOSTILE, path=HOSTILE.filter(bool))
 def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -> None:
     result = hostile_result(Path("/nonexistent"), f"{title} <script>alert(1)</script> @octocat", path)
-    for text in (render_summary(result, []), render_comment(result, [])):
-        assert "<script>" not in text and "\x1b" not in text
-        assert not MENTION.search(text)
+    # Rendered as GitHub renders Markdown: no element but ours, no live mention (inside a code
+    # span nothing is HTML or a mention), and a link goes nowhere but to the file at the head.
+    for text in (render_summary(result, []), render_comment(result, []), render_comment(replace(result, ci=LINKED), [])):
+        html = render_gfm(text)
+        assert "<script" not in html and "\x1b" not in text
+        assert not MENTION.search(re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL))
+        assert all(address.startswith(f"https://github.com/octo/app/blob/{'c' * 40}/")
+                   for address in re.findall(r'<a href="([^"]*)"', html))
         assert GITHUB_TOKEN not in text
     junit = render_junit(result)
     ElementTree.fromstring(junit.encode("utf-8"))
@@ -136,10 +146,10 @@ def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -
 
 
 def test_hostile_title_in_the_summary_reads_as_text(tmp_path: Path) -> None:
-    result = hostile_result(tmp_path, "Fix <b>this</b> for @octocat and @org/team \x1b[2J`x` | y", "a|b.py")
-    text = render_summary(result, [])
-    assert "Fix &lt;b&gt;this&lt;/b&gt; for @\u200boctocat and @\u200borg/team `x` \\| y" in text
-    assert "a\\|b.py" in text
+    result = hostile_result(tmp_path, "Fix <b>this</b> for @octocat and @org/team \x1b[2J`x` | y", "a|b`.py")
+    text = render_summary(replace(result, ci=LINKED), [])
+    assert "Fix &lt;b&gt;this&lt;/b&gt; for @\u200boctocat and @\u200borg/team `x` | y" in text
+    assert f"[``a|b`.py:4``](https://github.com/octo/app/blob/{'c' * 40}/a%7Cb%60.py#L4)" in text
 
 
 # One value of each kind, built in pieces so the file itself holds none.

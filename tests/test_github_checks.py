@@ -137,7 +137,7 @@ def test_annotation_text_is_cut_to_githubs_limits() -> None:
     assert conclusion_for(Decision.REQUEST_CHANGES, "neutral") == "failure"
 
 
-def test_a_summary_over_65535_characters_is_cut_with_a_pointer_to_the_artifacts(tmp_path: Path) -> None:
+def test_a_summary_over_65535_characters_leaves_entries_out_with_a_pointer_to_the_artifact(tmp_path: Path) -> None:
     files = {f"repro/{'deep/' * 8}case_{index:04}.txt": "x\n" for index in range(500)}
     repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, files).path
     with ForgeServer() as server:
@@ -146,7 +146,7 @@ def test_a_summary_over_65535_characters_is_cut_with_a_pointer_to_the_artifacts(
     assert server.state.schema_errors == []
     summary = next(iter(server.state.check_runs.values()))["output"]["summary"]
     assert len(summary.encode()) <= 65535
-    assert "truncated at GitHub's 65,535-character limit" in summary
+    assert "**Left out to stay within GitHub's 65,535-character limit of a check run's summary:** " in summary
     assert "https://github.example/octo/app/actions/runs/42" in summary
     assert len(server.state.posts("PATCH", r"/check-runs/\d+$")) == 10
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from reviewgate.ci.context import CiContext
 from reviewgate.forge.metadata import MARKER, parse_metadata
 from reviewgate.forge.rounds import RoundEntry, decide_rounds
 from reviewgate.forge.session import ForgeRun
@@ -14,9 +15,12 @@ from reviewgate.report.pr_comment import render_comment
 from testing.golden import check_golden
 from testing.results import sample_result
 
+GITHUB = CiContext(provider="github", server_url="https://github.com", repository="octo/app",
+                   run_url="https://github.com/octo/app/actions/runs/42")
+
 
 def test_the_comment_at_the_round_cap(tmp_path: Path) -> None:
-    result = sample_result(tmp_path)
+    result = sample_result(tmp_path, ci=GITHUB)
     history = (RoundEntry("1" * 40, "e" * 64, "request_changes"), RoundEntry("2" * 40, "f" * 64, "request_changes"))
     entry = RoundEntry(result.target.head_sha, result.target.patch_sha256, result.verdict.decision.value)
     rounds = decide_rounds(history, entry, 3, result.verdict.blocking)
@@ -49,7 +53,9 @@ def test_a_huge_review_stays_under_githubs_comment_limit(tmp_path: Path) -> None
                            entry, 3, result.verdict.blocking)
     text = render_comment(replace(result, rounds=rounds), [])
     assert len(text.encode("utf-8")) <= 65536
-    assert "- … and 370 more, in the summary below" in text
-    assert text.rstrip().endswith("in this run's artifacts.")
+    left_out = next(line for line in text.splitlines() if line.startswith("**Left out"))
+    assert " of 390 more blocking findings" in left_out and left_out.endswith(
+        "Read them in `summary.md` and `report.json` of the `reviewgate` artifact of this run.")
+    assert text.rstrip().endswith("</details>")
     metadata = parse_metadata(text)
     assert metadata is not None and len(metadata.rounds) == 50  # the history is bounded too

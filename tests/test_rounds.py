@@ -70,7 +70,7 @@ def test_three_pushes_count_three_rounds_and_the_third_hits_the_cap(tmp_path: Pa
     assert metadata.head_sha == third.report()["target"]["head_sha"]
     assert body.startswith("REVIEW: REQUEST CHANGES\n")
     assert "Review round 3 of 3: the review loop gave up (label `needs-human-review`)" in body
-    assert "`repro/case.txt` major process/repro-in-diff: Reproduction files are part of the change" in body
+    assert "/repro/case.txt) Reproduction files are part of the change\\\n  **blocks** · major · `process/repro-in-diff`" in body
     assert state.labels == ["needs-human-review"]
     assert "the review loop gave up" in (third.output_dir / "summary.md").read_text(encoding="utf-8")
     assert "Review round 2 of 3" not in body

@@ -21,6 +21,7 @@ from reviewgate.report.pr_comment import render_comment
 from reviewgate.reviewers.builtin.rules import BUILTIN_RULES, RULE_FAMILIES, closest_rule
 from testing.cli import CliResult, run_cli
 from testing.conformance import conformance_json, validate_junit
+from testing.markdown_render import unclosed_details
 from testing.repo import make_repo
 from testing.results import SAMPLE_FINDINGS, sample_finding, sample_result
 
@@ -77,8 +78,8 @@ def test_the_right_id_suppresses_and_every_output_marks_it(tmp_path: Path) -> No
     assert not any(line.startswith("  major (") for line in lines), "a suppressed finding is not open"
 
     summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
-    assert "#### suppressed (1)" in summary and "#### major" not in summary
-    assert "| suppressed: the cache is optional |" in summary
+    assert "<details><summary>1 suppressed finding</summary>" in summary and "major finding" not in summary
+    assert "`correctness/swallowed-exception` · suppressed: the cache is optional" in summary
 
     junit = (result.output_dir / "junit.xml").read_text(encoding="utf-8")
     validate_junit(junit)
@@ -120,8 +121,8 @@ def test_annotations_and_the_pr_comment_mark_a_suppressed_finding(tmp_path: Path
     assert annotation["title"].startswith("(suppressed) [major correctness/swallowed-exception]")
 
     comment = render_comment(result, [])
-    assert "#### suppressed (1)" in comment
-    assert "| suppressed: the cache is optional |" in comment
+    assert "<details><summary>1 suppressed finding</summary>" in comment
+    assert "major · `correctness/swallowed-exception` · suppressed: the cache is optional" in comment
     console = render_console(result, [])
     assert console[console.index("  suppressed (1):") + 1].endswith("[suppressed: the cache is optional]")
     assert "  major (2):" in console  # the two open majors; the suppressed one is not counted there
@@ -135,12 +136,16 @@ def test_summary_shows_each_finding_body_escaped(tmp_path: Path) -> None:
     result = sample_result(tmp_path / "out", findings=(hostile,))
     publish(result, io.StringIO())
     summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
-    start = summary.index("**app/x.py:4** model/readability:")
-    quoted = summary[start:].split("\n\n", 2)[1].splitlines()
-    assert quoted[0] == "> Rename it."
-    assert quoted[1] == "> &lt;img src=x onerror=alert(1)&gt; @\u200badmin"
-    assert all(line.startswith(">") for line in quoted), "every body line stays inside the quote"
-    assert "<img" not in summary and "</details>" not in summary
+    start = summary.index("- `app/x.py:4` Broad exception handler does nothing\\\n  minor · `model/readability` · from llm\n")
+    # Five lines: folded under the finding, quoted line by line.
+    folded = summary[start:].split("\n\n", 2)
+    assert folded[0].endswith("\n  <details><summary>Details (5 lines)</summary>")
+    quoted = folded[1].splitlines()
+    assert quoted[0] == "  > Rename it."
+    assert quoted[1] == "  > &lt;img src=x onerror=alert(1)&gt; @\u200badmin"
+    assert all(line.startswith("  >") for line in quoted), "every body line stays inside the quote"
+    assert "<img" not in summary and "&lt;/details&gt;" in summary
+    assert unclosed_details(summary) == 0, "the body's </details> closes none of ours"
 
 
 @pytest.mark.parametrize(("typed", "meant"), [

@@ -63,7 +63,7 @@ def test_a_refuted_finding_is_dismissed_with_the_refutation_and_does_not_block(t
     assert item["dismissed"].startswith("refuted on the second look (openai): Every caller passes")
     assert item["blocking"] is False and item["extra"]["verification"]["verdict"] == "refuted"
     summary = _summary(result)
-    assert "1 finding(s) refuted on the second look" in summary and "| refuted on the second look (openai): Every caller" in summary
+    assert "1 finding(s) refuted on the second look" in summary and " · refuted on the second look (openai): Every caller" in summary
     [check] = server.verification_posts()
     assert check.body["response_format"]["json_schema"]["name"] == "record_verification"
     user = check.body["messages"][1]["content"]

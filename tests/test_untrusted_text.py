@@ -3,9 +3,11 @@ sinks as data: no forged workflow command, no HTML, no live mention, no terminal
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from testing.cli import run_cli
+from testing.markdown_render import render_gfm
 from testing.repo import make_repo
 
 BASE = {"README.md": "# app\n", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
@@ -54,5 +56,7 @@ def test_a_hostile_file_name_reaches_the_summaries_as_text(tmp_path: Path) -> No
     result = run_cli(repo.path, "run", "--base", "main", "--no-verify", env=env)
     assert result.returncode == 1, result.stdout + result.stderr
     for text in ((result.output_dir / "summary.md").read_text(), step_summary.read_text()):
-        assert "&lt;img src=x onerror=alert(1)&gt;@\u200boctocat.py" in text
-        assert "<img" not in text and "@octocat" not in text
+        # Rendered as GitHub renders it: the name is a code span, text that is neither HTML nor a mention.
+        html = render_gfm(text)
+        assert "<code>app/&lt;img src=x onerror=alert(1)&gt;@octocat.py:4</code>" in html
+        assert "<img" not in html and "@octocat" not in re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL)

@@ -84,7 +84,7 @@ def test_run_stands_the_app_up_tests_it_and_approves(tmp_path: Path) -> None:
     assert test["exit_code"] == 0 and test["log_path"].endswith("verify/test.log") and test["command"]
     assert "verify" in report["timings"]
     summary = (result.output_dir / "summary.md").read_text()
-    assert "### Verify" in summary and "| test | passed | 0 |" in summary
+    assert "<details><summary>The verify passed</summary>" in summary and "| test | passed | 0 |" in summary
     validate_verify_cases(result.output_dir / "junit.xml")
     assert no_app_left(port)
     assert SECRET not in result.stdout + result.stderr + every_output_text(result.output_dir)

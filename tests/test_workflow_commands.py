@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from reviewgate.ci.workflow_commands import command, escape_data, escape_property
 from reviewgate.escaping import plain
 from reviewgate.report.github_annotations import annotation_line
+from reviewgate.report.plain_text import markdown_to_plain
 from testing.results import sample_finding
 
 
@@ -40,8 +41,8 @@ def test_an_annotation_is_exactly_one_command_line(title: str, body: str, path: 
     assert "\n" not in line and "\r" not in line
     assert line.startswith("::error ")
     properties, _, message = line[len("::error ") :].partition("::")
-    # Shown as text: what reaches the runner is the message without control bytes or credentials.
-    assert unescape_data(message) == plain(body or title or "t")
+    # Shown as text: what reaches the runner is the message without its Markdown, control bytes or credentials.
+    assert unescape_data(message) == plain(markdown_to_plain(body or title or "t").strip() or title or "t")
     for item in properties.split(","):
         key, _, value = item.partition("=")
         assert key in {"file", "line", "endLine", "title"}

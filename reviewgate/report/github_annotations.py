@@ -10,6 +10,7 @@ from __future__ import annotations
 from reviewgate.ci.workflow_commands import command
 from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
+from reviewgate.report.plain_text import markdown_to_plain
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -26,13 +27,16 @@ def annotation_level(finding: Finding, blocking: bool) -> str:
 
 def annotation_title(finding: Finding) -> str:
     """The rule id in brackets, as `reviewgate: ignore[...]` takes it; a suppressed or otherwise
-    dismissed finding says so first, since its level alone (notice) does not tell why."""
-    title = f"[{finding.severity.value} {finding.rule_id}] {finding.title}"
+    dismissed finding says so first, since its level alone (notice) does not tell why. GitHub
+    shows an annotation as plain text: the title's Markdown is taken out."""
+    title = f"[{finding.severity.value} {finding.rule_id}] {markdown_to_plain(finding.title)}"
     return f"(suppressed) {title}" if finding.dismissed is not None else title
 
 
 def annotation_message(finding: Finding) -> str:
-    message = finding.body or finding.title
+    """The body (else the title) as plain text: an annotation does not render Markdown. A body of
+    markers only (`>`) falls back to the title: GitHub needs a message."""
+    message = markdown_to_plain(finding.body or finding.title).strip() or finding.title
     return f"({finding.dismissed}) {message}" if finding.dismissed else message
 
 

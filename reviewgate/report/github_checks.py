@@ -20,7 +20,7 @@ from reviewgate.forge.session import ForgeRun, external_id, in_progress_body, ut
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
 from reviewgate.report.github_annotations import annotation_level, annotation_message, annotation_title
-from reviewgate.report.summary import render_summary
+from reviewgate.report.summary import artifact_place, render_summary, size_budget
 from reviewgate.result import GateResult
 from reviewgate.text import printable, truncate, truncate_utf8
 
@@ -88,11 +88,12 @@ def output_title(result: GateResult) -> str:
     return title
 
 
-def output_summary(result: GateResult, notes: list[str]) -> str:
-    where = f" ({result.ci.run_url})" if result.ci.run_url else ""
-    note = (f"\n\n… truncated at GitHub's {MAX_OUTPUT_CHARS:,}-character limit; the full report is "
-            f"summary.md and report.json in this run's artifacts{where}.")
-    return truncate_utf8(render_summary(result, notes), MAX_OUTPUT_CHARS, note)
+def output_summary(result: GateResult, notes: list[str], with_annotations: bool = True) -> str:
+    """The summary within the field's limit: whole entries left out from the end, saying where they are."""
+    places = ["as an annotation on its line in this check run"] if with_annotations else []
+    budget = size_budget(MAX_OUTPUT_CHARS, f"GitHub's {MAX_OUTPUT_CHARS:,}-character limit of a check run's summary",
+                         [*places, artifact_place(result)])
+    return render_summary(result, notes, budget)
 
 
 def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str],
@@ -105,7 +106,7 @@ def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str],
     ] if with_annotations else []
     batches = [annotations[start:start + MAX_ANNOTATIONS_PER_REQUEST]
                for start in range(0, len(annotations), MAX_ANNOTATIONS_PER_REQUEST)] or [[]]
-    output = {"title": output_title(result), "summary": output_summary(result, notes)}
+    output = {"title": output_title(result), "summary": output_summary(result, notes, with_annotations)}
     bodies: list[dict[str, Any]] = []
     for batch in batches:
         body: dict[str, Any] = {"output": {**output, "annotations": batch} if batch else dict(output)}

@@ -9,9 +9,8 @@ from reviewgate.report.base import SinkContext
 from reviewgate.report.files import append_text
 from reviewgate.report.json_report import FILE_NAME as REPORT_FILE
 from reviewgate.report.sarif import FILE_NAME as SARIF_FILE
-from reviewgate.report.summary import render_summary
+from reviewgate.report.summary import artifact_place, render_summary, size_budget
 from reviewgate.result import GateResult
-from reviewgate.text import truncate_utf8
 
 # GitHub caps $GITHUB_STEP_SUMMARY at 1 MiB per step; over it the upload fails.
 STEP_SUMMARY_LIMIT = 1024 * 1024
@@ -36,9 +35,8 @@ class GithubStepSink:
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
         if result.ci.step_summary_path:
-            summary = render_summary(result, context.log.notes)
-            note = "\n\n… summary truncated at GitHub's 1 MiB limit; the full text is in summary.md.\n"
-            append_text(Path(result.ci.step_summary_path), truncate_utf8(summary, OUR_SUMMARY_LIMIT, note) + "\n")
+            budget = size_budget(OUR_SUMMARY_LIMIT, "GitHub's 1 MiB limit of a step summary", [artifact_place(result)])
+            append_text(Path(result.ci.step_summary_path), render_summary(result, context.log.notes, budget) + "\n")
         if result.ci.output_path:
             outputs = {
                 "verdict": result.verdict.decision.value,

@@ -9,16 +9,16 @@ metadata binds it to the head SHA and patch hash and carries the round history.
 
 from __future__ import annotations
 
-from reviewgate.escaping import markdown_code, markdown_text, mask, one_line
+from reviewgate.escaping import mask
 from reviewgate.forge.http import ForgeDenied, ForgeError, ForgeNotFound
 from reviewgate.forge.metadata import MARKER, CommentMetadata, render_metadata
 from reviewgate.forge.rounds import gave_up_note
 from reviewgate.forge.session import ForgeRun
 from reviewgate.gate import Decision
 from reviewgate.report.base import SinkContext
-from reviewgate.report.summary import render_summary
+from reviewgate.report.sections import Section, render_sections
+from reviewgate.report.summary import artifact_place, size_budget, summary_sections
 from reviewgate.result import GateResult
-from reviewgate.text import truncate, truncate_utf8
 
 FIRST_LINES = {
     Decision.APPROVE: "REVIEW: APPROVE",
@@ -28,44 +28,46 @@ FIRST_LINES = {
 # GitHub rejects comment bodies over 65,536 characters (GitLab notes allow 1,000,000); the
 # smaller limit serves both. Counted in UTF-8 bytes, which are never fewer than the characters.
 MAX_COMMENT_BYTES = 65536
-# Items listed above the summary, each list at most this long: the summary below has them all.
-MAX_LISTED = 30
-# Each listed line is cut to this many characters, so the head of the comment stays bounded.
-MAX_LINE_CHARS = 300
 
 
-def _single_line(text: str) -> str:
-    return truncate(one_line(text), MAX_LINE_CHARS, "…")
+def _rounds_section(result: GateResult) -> Section:
+    """Where the review loop stands: at the cap, a person must look (the blocking findings follow)."""
+    rounds = result.rounds
+    if rounds is not None and rounds.gave_up:
+        label = result.forge.settings.label if result.forge else None
+        return Section("the review rounds", [f"**{gave_up_note(rounds, label)}**", ""], kept=True)
+    if rounds is not None and rounds.count:
+        return Section("the review rounds",
+                       [f"Rounds of requested changes so far: {rounds.count} of {rounds.max_rounds}.", ""], kept=True)
+    return Section("the review rounds")
 
 
-def _bounded(items: list[str]) -> list[str]:
-    more = len(items) - MAX_LISTED
-    return items[:MAX_LISTED] + ([f"- … and {more} more, in the summary below"] if more > 0 else [])
+def _places(result: GateResult, check_run_annotated: bool) -> list[str]:
+    """Where a reader finds what the comment left out: the check run when it carries the
+    annotations, and the outputs the example workflows upload."""
+    forge = result.forge
+    places = []
+    if check_run_annotated and forge is not None:
+        places.append(f"in the check run `{forge.settings.check_name}` (an annotation on each line)")
+    return [*places, artifact_place(result)]
 
 
-def render_comment(result: GateResult, notes: list[str]) -> str:
-    label = result.forge.settings.label if result.forge else None
+def render_comment(result: GateResult, notes: list[str], check_run_annotated: bool = False) -> str:
+    """The first line and hidden metadata, then the summary's sections (the rounds under the
+    verdict), within GitHub's size limit: whole entries are left out from the end, with a line
+    saying which and where they are."""
     metadata = CommentMetadata(
         head_sha=result.target.head_sha,
         patch_sha256=result.target.patch_sha256,
         verdict=result.verdict.decision.value,
         rounds=result.rounds.history if result.rounds else (),
     )
-    lines = [FIRST_LINES[result.verdict.decision], "", MARKER, render_metadata(metadata), ""]
-    rounds = result.rounds
-    if rounds is not None and rounds.gave_up:
-        lines += [f"**{gave_up_note(rounds, label)}**", ""]
-        lines += _bounded([f"- {markdown_code(_single_line(item.location))} {item.severity.value} "
-                           f"{markdown_text(_single_line(item.rule_id))}: {markdown_text(_single_line(item.title))}"
-                           for item in rounds.given_up_findings])
-        lines.append("")
-    elif rounds is not None and rounds.count:
-        lines += [f"Rounds of requested changes so far: {rounds.count} of {rounds.max_rounds}.", ""]
-    where = f" ({result.ci.run_url})" if result.ci.run_url else ""
-    note = f"\n\n… truncated; the full report is summary.md and report.json in this run's artifacts{where}."
-    head = "\n".join(lines) + "\n"
-    room = MAX_COMMENT_BYTES - len(head.encode("utf-8"))
-    return mask(head + truncate_utf8(render_summary(result, notes), room, note))
+    head = [FIRST_LINES[result.verdict.decision], "", MARKER, render_metadata(metadata), ""]
+    sections = [Section("the comment's head", head, kept=True), *summary_sections(result, notes)]
+    sections.insert(2, _rounds_section(result))
+    budget = size_budget(MAX_COMMENT_BYTES, "the 65,536-character limit of a comment",
+                         _places(result, check_run_annotated))
+    return mask(render_sections(sections, budget).rstrip() + "\n")
 
 
 RECREATED_NOTE = "The {place} had been deleted since it was last written; a new one was made."
@@ -127,7 +129,7 @@ class PullRequestCommentSink:
     def publish(self, result: GateResult, context: SinkContext) -> None:
         forge = result.forge
         assert forge is not None
-        body = render_comment(result, context.log.notes)
+        body = render_comment(result, context.log.notes, context.log.check_run_annotated)
         gave_up = result.rounds is not None and result.rounds.gave_up
         place = "PR comment" if forge.provider == "github" else "MR note"
         if forge.comments_unread:

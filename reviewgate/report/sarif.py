@@ -1,9 +1,12 @@
 """review.sarif: SARIF 2.1.0 for github/codeql-action/upload-sarif (and any SARIF viewer).
 
-GitHub code scanning reads `ruleId`, `level`, `message.text`, a physical location relative to
-the repository root, and `partialFingerprints` to track a result across runs ("SARIF support
-for code scanning"). A finding on the change as a whole has no location code scanning accepts:
-it is left out here and stays in the other reports. Dismissed findings carry a SARIF
+GitHub code scanning reads `ruleId`, `level`, `message.text` (plain text: it does not render
+Markdown, so a finding's is taken out), a physical location relative to the repository root,
+and `partialFingerprints` to track a result across runs ("SARIF support for code scanning").
+Each rule has fixed descriptions, help and tags (sarif_rules.py), never a finding's text. A run
+may hold at most 25,000 results (GitHub rejects more): the most severe are kept and the run's
+properties count the rest. A finding on the change as a whole has no location code scanning
+accepts: it is left out here and stays in the other reports. Dismissed findings carry a SARIF
 suppression with the reason (`inSource` for a suppression comment), so code scanning shows them
 as dismissed.
 """
@@ -18,6 +21,8 @@ from reviewgate.escaping import uri_reference
 from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_json
+from reviewgate.report.plain_text import markdown_to_plain
+from reviewgate.report.sarif_rules import rule_descriptor
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -25,6 +30,8 @@ FILE_NAME = "review.sarif"
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/reviewgate/reviewgate"
+# GitHub rejects a run with more results ("SARIF upload supports a maximum of 25,000 results per run").
+MAX_RESULTS = 25_000
 
 
 def result_level(finding: Finding, blocking: bool) -> str:
@@ -38,7 +45,7 @@ def sarif_result(finding: Finding, blocking: bool, rule_index: int) -> dict[str,
     region: dict[str, Any] = {"startLine": finding.line or 1}
     if finding.line is not None and finding.end_line and finding.end_line >= finding.line:
         region["endLine"] = finding.end_line
-    text = printable(finding.title + (f"\n\n{finding.body}" if finding.body else ""))
+    text = printable(markdown_to_plain(finding.title + (f"\n\n{finding.body}" if finding.body else "")))
     entry: dict[str, Any] = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
@@ -78,18 +85,15 @@ def suppression(finding: Finding) -> dict[str, Any]:
 
 def build_sarif(result: GateResult) -> dict[str, Any]:
     located = [item for item in sorted(result.findings, key=sort_key) if item.path is not None]
+    kept = located[:MAX_RESULTS]
     rules: dict[str, int] = {}
     rule_entries: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
-    for finding in located:
+    for finding in kept:
         identifier = finding.rule_id
         if identifier not in rules:
             rules[identifier] = len(rule_entries)
-            rule_entries.append({
-                "id": identifier,
-                "shortDescription": {"text": printable(finding.title)},
-                "properties": {"class": finding.finding_class.value, "category": finding.category},
-            })
+            rule_entries.append(rule_descriptor(identifier, finding))
         results.append(sarif_result(finding, result.is_blocking(finding), rules[identifier]))
     return {
         "$schema": SARIF_SCHEMA,
@@ -102,7 +106,8 @@ def build_sarif(result: GateResult) -> dict[str, Any]:
             "results": results,
             "properties": {"verdict": result.verdict.decision.value,
                            "patch_sha256": result.target.patch_sha256,
-                           "unlocated_findings": len(result.findings) - len(located)},
+                           "unlocated_findings": len(result.findings) - len(located),
+                           "results_left_out": len(located) - len(kept)},
         }],
     }
 

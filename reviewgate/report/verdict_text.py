@@ -47,8 +47,7 @@ def explain(result: GateResult) -> Explanation:
         if verdict.route is Route.DEBUGGING:
             steps = ["Read the failing step's log (verify/ in the outputs), fix the failure and push again."]
             if blocking:
-                steps.append(f"Also fix the {_count(blocking, 'blocking finding')} (marked `blocks`). "
-                             f"{ANSWER_A_FINDING}")
+                steps += [f"Also fix the {_count(blocking, 'blocking finding')} (marked `blocks`).", ANSWER_A_FINDING]
             return Explanation(name, "the app's own tests failed on this change (the verify)", tuple(steps))
         return Explanation(name, f"{_count(blocking, 'finding')} must be fixed before merge", (
             "Fix each blocking finding (marked `blocks`) and push again.", ANSWER_A_FINDING,
