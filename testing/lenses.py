@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reviewgate.cache_trust import open_cache
+from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
 from reviewgate.own_directories import cache_directory_of
@@ -40,7 +40,12 @@ def review_change(
         reproduction=reproduction,
         marked_as_fix=is_marked_as_fix(repo.path, target.head_sha),
         sections=sections or {},
-        # The run's cache, opened as the gate opens it (before any verify, with its key).
-        cache=open_cache(cache_directory_of((sections or {}).get("cache", {}), repo.path), repo.path, {}),
+        cache=gate_cache(repo.path, sections),
     )
     return list(BuiltinReviewer().review(request).findings)
+
+
+def gate_cache(repo: Path, sections: Mapping[str, Mapping[str, Any]] | None = None) -> ReviewCache:
+    """The review cache `[cache]` in `sections` names (by default `.reviewgate-cache/`), opened as
+    the gate opens it: with its key, from the key file a gate run there made or will make."""
+    return open_cache(cache_directory_of((sections or {}).get("cache", {}), repo), repo, {})

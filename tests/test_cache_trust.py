@@ -13,6 +13,8 @@ import sys
 from array import array
 from pathlib import Path
 
+import pytest
+
 from testing.changes import DRY_COPY, DRY_EXISTING, DRY_JOBS
 from testing.cli import run_cli
 from testing.lenses import review_change
@@ -276,3 +278,39 @@ def test_the_verify_is_never_handed_the_cache_key(tmp_path: Path) -> None:
     log = (passed.output_dir / "verify" / "test.log").read_text()
     assert "PATH =" in log and "REVIEWGATE_CACHE_KEY" not in log and secret["REVIEWGATE_CACHE_KEY"] not in log
     assert json.dumps(secret["REVIEWGATE_CACHE_KEY"])[1:-1] not in passed.stdout
+
+
+def test_a_key_file_in_place_that_is_a_symlink_or_damaged_is_replaced_never_followed(tmp_path: Path) -> None:
+    """A restored cache whose `.key` is a symlink (to a file the attacker can read, say) or is
+    not 32 bytes: the gate makes a key of its own and never reads or writes the link's target."""
+    from reviewgate.cache_trust import open_cache
+
+    repo = make_repo(tmp_path, {"README.md": "x\n"}).path
+    cache = repo / ".reviewgate-cache"
+    cache.mkdir()
+    known = tmp_path / "known-key"
+    known.write_bytes(b"k" * 32)
+    os.symlink(known, cache / ".key")
+    opened = open_cache(cache, repo, {})
+    assert opened.key != b"k" * 32 and len(opened.key) == 32
+    assert not (cache / ".key").is_symlink() and (cache / ".key").read_bytes() == opened.key
+    assert known.read_bytes() == b"k" * 32
+    assert open_cache(cache, repo, {}).key == opened.key  # kept: the next run reads the same key
+    (cache / ".key").write_bytes(b"short")
+    renewed = open_cache(cache, repo, {})
+    assert len(renewed.key) == 32 and renewed.key != opened.key and (cache / ".key").read_bytes() == renewed.key
+    assert sorted(os.listdir(cache)) == [".key"]  # no temporary file left behind
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_the_key_file_made_as_root_belongs_to_the_checkouts_owner(tmp_path: Path) -> None:
+    """The container action runs as root; actions/cache saves the directory as the runner's
+    user, which must be able to read the key (and no one else)."""
+    from reviewgate.cache_trust import open_cache
+
+    repo = make_repo(tmp_path, {"README.md": "x\n"}).path
+    os.chown(repo, 1001, 1001)
+    opened = open_cache(repo / ".reviewgate-cache", repo, {})
+    key = (repo / ".reviewgate-cache" / ".key").stat()
+    assert (key.st_uid, key.st_gid, stat.S_IMODE(key.st_mode)) == (1001, 1001, 0o600)
+    assert len(opened.key) == 32
