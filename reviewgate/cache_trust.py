@@ -16,8 +16,10 @@ all for the run (docs/security.md, "Caches").
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,6 +57,45 @@ class ReviewCache:
         data, tag = stored[:-_TAG_LINE_BYTES], stored[-_TAG_LINE_BYTES:-1]
         return data if hmac.compare_digest(tag, self._tag(kind, name, data)) else None
 
+    def read(self, kind: str, path: Path) -> bytes | None:
+        """The data of the entry at `path` (in the directory) when this gate's key sealed it
+        there; None when absent, unproven, or not a plain file reached without a symlink (a
+        restored cache may hold a link to anything: it is never followed)."""
+        if self.directory is None or _symlink_below(self.directory, path):
+            return None
+        try:
+            # O_NONBLOCK: a FIFO in an entry's place must not hang the run on open.
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            stored = handle.read()
+        return self.unseal(kind, self._name(path), stored)
+
+    def write(self, kind: str, path: Path, data: bytes) -> None:
+        """Seal `data` and write it whole at `path`, never through a symlink; the directory is
+        made on first write with its own `.gitignore`. OSError when the disk (or a link) refuses."""
+        from reviewgate.report.files import create_own_directory, write_atomic  # the report package imports the gate
+
+        assert self.directory is not None, "a cache that is off stores nothing"
+        create_own_directory(self.directory)
+        link = _symlink_below(self.directory, path.parent)
+        if link is not None:
+            raise OSError(errno.ELOOP, f"{link} is a symlink, never written through")
+        write_atomic(path, self.seal(kind, self._name(path), data))
+
+    def remove(self, path: Path) -> None:
+        """Remove the entry at `path` (a link itself, never what it points to)."""
+        if self.directory is not None and _symlink_below(self.directory, path.parent) is None:
+            path.unlink(missing_ok=True)
+
+    def _name(self, path: Path) -> str:
+        """What an entry's seal binds it to besides its kind: its place in the cache directory."""
+        assert self.directory is not None
+        return path.relative_to(self.directory).as_posix()
+
     def _tag(self, kind: str, name: str, data: bytes) -> bytes:
         import hmac
 
@@ -66,6 +107,16 @@ class ReviewCache:
 
 
 NO_CACHE = ReviewCache(None)
+
+
+def _symlink_below(directory: Path, path: Path) -> Path | None:
+    """The first symlink among `path`'s components below `directory` (the directory itself is
+    checked once, when the cache is opened)."""
+    if path == directory:
+        return None
+    parts = path.relative_to(directory).parts
+    return next((candidate for candidate in (directory.joinpath(*parts[: index + 1]) for index in range(len(parts)))
+                 if candidate.is_symlink()), None)
 
 
 def open_cache(directory: Path | None, repo: Path, environ: Mapping[str, str]) -> ReviewCache:

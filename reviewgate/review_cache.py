@@ -32,7 +32,6 @@ from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.own_directories import cache_directory
-from reviewgate.report.files import create_own_directory, write_atomic
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, Usage
 
 CACHE_FORMAT = 3  # bump when the stored layout changes: older entries then simply miss
@@ -91,20 +90,10 @@ class ChunkStore:
     def __init__(self, directory: Path, cache: ReviewCache) -> None:
         self.directory = directory
         self.cache = cache
-        # The cache directory itself, made on first write with its own `.gitignore`.
-        self.root = cache.directory or directory.parent
-
-    def _name(self, path: Path) -> str:
-        """What an entry's seal binds it to: its place in the cache (reviewer, kind, key)."""
-        return path.relative_to(self.root).as_posix()
-
-    def _write(self, kind: str, path: Path, data: bytes) -> None:
-        create_own_directory(self.root)
-        write_atomic(path, self.cache.seal(kind, self._name(path), data))
 
     def _read(self, kind: str, path: Path) -> Any:
         """The JSON an entry holds, or None when absent or not sealed by this gate's key."""
-        data = self.cache.unseal(kind, self._name(path), path.read_bytes())
+        data = self.cache.read(kind, path)
         return None if data is None else json.loads(data.decode("utf-8"))
 
     def _chunk_path(self, key: str) -> Path:
@@ -139,7 +128,7 @@ class ChunkStore:
         }
         path = self._chunk_path(key)
         try:
-            self._write("chunk", path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+            self.cache.write("chunk", path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as error:
             return f"could not store a chunk's review in the cache ({path.parent}): {error.strerror or error}"
         return None
@@ -167,7 +156,7 @@ class ChunkStore:
                                for place in kept]}
         target = self._places_path(path)
         try:
-            self._write("places", target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))
+            self.cache.write("places", target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as error:
             return f"could not store where findings stood in the cache ({target.parent}): {error.strerror or error}"
         return None

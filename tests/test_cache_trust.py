@@ -314,3 +314,46 @@ def test_the_key_file_made_as_root_belongs_to_the_checkouts_owner(tmp_path: Path
     key = (repo / ".reviewgate-cache" / ".key").stat()
     assert (key.st_uid, key.st_gid, stat.S_IMODE(key.st_mode)) == (1001, 1001, 0o600)
     assert len(opened.key) == 32
+
+
+def test_symlinks_inside_a_restored_cache_are_never_followed(tmp_path: Path) -> None:
+    """A cache restored from another job (GitLab's shared cache, actions/cache) may hold links:
+    a reviewer's directory pointing elsewhere, DRY packs that are links, an entry that is a link
+    to /dev/zero. Nothing is written, removed or read through them, and the review still runs."""
+    from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
+
+    outside = _outside(tmp_path)
+    for number in range(9):  # enough packs to make a run compact the index (remove what it read)
+        (outside / f"{number:032x}.pack").write_bytes(b"the user's file\n")
+    before = _snapshot(outside)
+    repo = make_repo(tmp_path, {"app/settings.py": DRY_EXISTING, "app/jobs.py": DRY_JOBS,
+                                ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"},
+                     {"app/jobs.py": DRY_JOBS + DRY_COPY})
+    cache = repo.path / ".reviewgate-cache"
+    (cache / "dry-index").mkdir(parents=True)
+    os.symlink(outside, cache / "dry-index" / f"v{FINGERPRINT_FORMAT}")
+    os.symlink(outside, cache / "openai")
+    with ModelServer([Reply(review=review_document())]) as server:
+        write_config(repo.path, "openai", fast_openai(server.url), cache=True)
+        result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "openai", "--reviewer", "builtin",
+                         env=KEY)
+    assert _snapshot(outside) == before
+    assert len(server.posts()) == 1
+    report = result.report()
+    assert [item["line"] for item in report["findings"] if item["rule"] == "reuse/duplicate-code"] == [8]
+    notes = next(outcome["notes"] for outcome in report["reviewers"] if outcome["reviewer"] == "openai")
+    assert any("could not store a chunk's review in the cache" in note and "never written through" in note
+               for note in notes), notes
+    (cache / "openai").unlink()
+    with ModelServer([Reply(review=review_document())]) as server:
+        write_config(repo.path, "openai", fast_openai(server.url), cache=True)
+        assert run_cli(repo.path, "run", "--base", "main", "--reviewer", "openai", env=KEY).returncode == 0
+        (entry,) = _chunk_entries(cache)
+        entry.unlink()
+        os.symlink("/dev/zero", entry)  # read whole, it would never end
+        endless = run_cli(repo.path, "run", "--base", "main", "--reviewer", "openai", env=KEY, timeout=60)
+        entry.unlink()
+        os.mkfifo(entry)  # opened for reading, it would wait for a writer forever
+        waiting = run_cli(repo.path, "run", "--base", "main", "--reviewer", "openai", env=KEY, timeout=60)
+    assert (endless.returncode, waiting.returncode) == (0, 0), endless.stderr + waiting.stderr
+    assert len(server.posts()) == 3  # each time a miss: asked again

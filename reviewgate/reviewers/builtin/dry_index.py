@@ -105,19 +105,13 @@ class BlobIndex:
             return None
         return self.cache.directory / SUBDIRECTORY / f"v{FINGERPRINT_FORMAT}"
 
-    @staticmethod
-    def _seal_name(pack: Path) -> str:
-        return f"{SUBDIRECTORY}/v{FINGERPRINT_FORMAT}/{pack.name}"
-
     def _read_packs(self) -> dict[str, array[int]]:
         if self._stored is None:
             self._stored = {}
             if self.directory is not None:
                 for pack in sorted(self.directory.glob("*.pack")):
-                    try:
-                        data = self.cache.unseal("dry-pack", self._seal_name(pack), pack.read_bytes())
-                    except OSError:
-                        continue  # removed by a concurrent run's compaction: its blobs are recomputed
+                    # None too when a concurrent run's compaction removed it: its blobs are recomputed.
+                    data = self.cache.read("dry-pack", pack)
                     entries = None if data is None else _unpack(data)
                     if entries is not None:
                         self._stored.update(entries)
@@ -144,20 +138,17 @@ class BlobIndex:
         directory = self.directory
         if directory is None or not self._new:
             return
-        from reviewgate.report.files import create_own_directory, write_atomic  # the report package imports the gate
-
         compact = len(self._packs) >= MAX_PACKS
         entries = self._used if compact else self._new
         data = _pack(entries)
         try:
             # The cache directory ignores itself in git, whichever cache makes it first: never
             # part of a change, even under `--include-dirty`.
-            create_own_directory(directory.parent.parent)
             written = directory / f"{hashlib.sha256(data).hexdigest()[:32]}.pack"
-            write_atomic(written, self.cache.seal("dry-pack", self._seal_name(written), data))
+            self.cache.write("dry-pack", written, data)
             if compact:
                 for pack in self._packs:
                     if pack != written:
-                        pack.unlink(missing_ok=True)
+                        self.cache.remove(pack)
         except OSError:
             return
