@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewgate.own_directories import symlink_on_the_way, symlink_phrase, tracked_paths
+from reviewgate.own_directories import symlink_below, symlink_on_the_way, symlink_phrase, tracked_paths
 
 CACHE_KEY_VARIABLE = "REVIEWGATE_CACHE_KEY"
 KEY_FILE = ".key"
@@ -61,18 +61,13 @@ class ReviewCache:
         """The data of the entry at `path` (in the directory) when this gate's key sealed it
         there; None when absent, unproven, or not a plain file reached without a symlink (a
         restored cache may hold a link to anything: it is never followed)."""
-        if self.directory is None or _symlink_below(self.directory, path):
+        if self.directory is None or symlink_below(self.directory, path):
             return None
         try:
-            # O_NONBLOCK: a FIFO in an entry's place must not hang the run on open.
-            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            stored = _read_plain_file(path)
         except OSError:
             return None
-        with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            stored = handle.read()
-        return self.unseal(kind, self._name(path), stored)
+        return None if stored is None else self.unseal(kind, self._name(path), stored)
 
     def write(self, kind: str, path: Path, data: bytes) -> None:
         """Seal `data` and write it whole at `path`, never through a symlink; the directory is
@@ -81,14 +76,14 @@ class ReviewCache:
 
         assert self.directory is not None, "a cache that is off stores nothing"
         create_own_directory(self.directory)
-        link = _symlink_below(self.directory, path.parent)
+        link = symlink_below(self.directory, path.parent)
         if link is not None:
             raise OSError(errno.ELOOP, f"{link} is a symlink, never written through")
         write_atomic(path, self.seal(kind, self._name(path), data))
 
     def remove(self, path: Path) -> None:
         """Remove the entry at `path` (a link itself, never what it points to)."""
-        if self.directory is not None and _symlink_below(self.directory, path.parent) is None:
+        if self.directory is not None and symlink_below(self.directory, path.parent) is None:
             path.unlink(missing_ok=True)
 
     def _name(self, path: Path) -> str:
@@ -109,14 +104,12 @@ class ReviewCache:
 NO_CACHE = ReviewCache(None)
 
 
-def _symlink_below(directory: Path, path: Path) -> Path | None:
-    """The first symlink among `path`'s components below `directory` (the directory itself is
-    checked once, when the cache is opened)."""
-    if path == directory:
-        return None
-    parts = path.relative_to(directory).parts
-    return next((candidate for candidate in (directory.joinpath(*parts[: index + 1]) for index in range(len(parts)))
-                 if candidate.is_symlink()), None)
+def _read_plain_file(path: Path, limit: int = -1) -> bytes | None:
+    """The bytes of a regular file, never through a symlink (O_NOFOLLOW raises OSError); None
+    for anything else in its place. O_NONBLOCK: a FIFO there must not hang the run on open."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(limit) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
 
 
 def open_cache(directory: Path | None, repo: Path, environ: Mapping[str, str]) -> ReviewCache:
@@ -150,10 +143,8 @@ def _key_file(directory: Path, repo: Path) -> bytes:
     for _ in range(2):
         damaged = True
         try:
-            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            with os.fdopen(descriptor, "rb") as handle:
-                key = handle.read(KEY_BYTES + 1)
-            if len(key) == KEY_BYTES:
+            key = _read_plain_file(path, KEY_BYTES + 1)
+            if key is not None and len(key) == KEY_BYTES:
                 return key
         except FileNotFoundError:
             damaged = False

@@ -62,11 +62,15 @@ def symlink_on_the_way(repo: Path, path: Path) -> Path | None:
     it lies outside), as an absolute path; None when there is none. Paths are compared as
     written: with no symlink inside the repository, that is where the kernel goes too."""
     absolute, root = Path(os.path.abspath(path)), Path(os.path.abspath(repo))
-    if absolute != root and absolute.is_relative_to(root):
-        parts = absolute.relative_to(root).parts
-        candidates = [root.joinpath(*parts[: index + 1]) for index in range(len(parts))]
-    else:
-        candidates = [absolute]
+    if absolute.is_relative_to(root):
+        return symlink_below(root, absolute)
+    return absolute if absolute.is_symlink() else None
+
+
+def symlink_below(directory: Path, path: Path) -> Path | None:
+    """The first symlink among the components of `path` below `directory` (which contains it)."""
+    parts = path.relative_to(directory).parts
+    candidates = (directory.joinpath(*parts[: index + 1]) for index in range(len(parts)))
     return next((candidate for candidate in candidates if candidate.is_symlink()), None)
 
 
