@@ -80,17 +80,19 @@ def symlink_phrase(path: Path, link: Path) -> str:
 
 
 def tracked_paths(repo: Path, path: Path) -> list[str] | None:
-    """The paths git tracks at or under `path` (in the index: a checkout's HEAD); [] for a path
-    outside the repository or a directory that is no repository; None when git cannot answer."""
+    """The paths HEAD's tree holds at or under `path` (what the checkout put there: a CI
+    checkout's index is HEAD's); [] for a path outside the repository, a directory that is no
+    repository or one with nothing committed; None when git cannot answer. ls-tree walks only
+    the trees on the way to `path`: the cost does not grow with the repository."""
     absolute, root = Path(os.path.abspath(path)), Path(os.path.abspath(repo))
     if not absolute.is_relative_to(root):
         return []
     relative = absolute.relative_to(root).as_posix()
-    listed = run_git(root, "ls-files", "-z", "--", relative, check=False,
+    listed = run_git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", relative, check=False,
                      extra_env={"GIT_LITERAL_PATHSPECS": "1"})
     if listed.returncode != 0:
-        inside = run_git(root, "rev-parse", "--is-inside-work-tree", check=False)
-        return [] if inside.returncode != 0 else None
+        head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+        return [] if head.returncode != 0 else None
     return [item.decode("utf-8", "surrogateescape") for item in listed.stdout.split(b"\0") if item]
 
 

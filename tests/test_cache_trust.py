@@ -357,3 +357,16 @@ def test_symlinks_inside_a_restored_cache_are_never_followed(tmp_path: Path) -> 
         waiting = run_cli(repo.path, "run", "--base", "main", "--reviewer", "openai", env=KEY, timeout=60)
     assert (endless.returncode, waiting.returncode) == (0, 0), endless.stderr + waiting.stderr
     assert len(server.posts()) == 3  # each time a miss: asked again
+
+
+def test_a_cache_directory_tracked_at_head_only_is_refused_too(tmp_path: Path) -> None:
+    """Removed from the index but still in HEAD's tree (`git rm --cached`), the committed cache
+    is still the branch's: not read."""
+    from reviewgate.cache_trust import open_cache
+
+    repo = make_repo(tmp_path, {"README.md": "x\n"}, {".reviewgate-cache/openai/chunks/entry.json": "{}\n"}).path
+    git(repo, "rm", "-q", "--cached", "-r", ".reviewgate-cache")
+    with pytest.warns(UserWarning, match="is tracked in git"):
+        opened = open_cache(repo / ".reviewgate-cache", repo, {})
+    assert opened.directory is None
+    assert "is tracked in git (.reviewgate-cache/openai/chunks/entry.json)" in opened.refused
