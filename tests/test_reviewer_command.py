@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import command
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
@@ -131,3 +133,17 @@ def test_missing_command_option_is_a_config_error(tmp_path: Path) -> None:
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
     assert "reviewer.agent.command: expected the agent's command line" in result.stderr
+
+
+def test_the_agent_never_gets_the_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent reads the branch and may run it: the key that seals the cache stays with the
+    gate, while the agent's own variables (its API key) still reach it."""
+    monkeypatch.setenv("REVIEWGATE_CACHE_KEY", "cache-key-never-for-the-agent")
+    monkeypatch.setenv("AGENT_API_KEY", "agent-key")
+    seen = tmp_path / "seen.json"
+    outcome = _review_with_agent(tmp_path, f"""
+json.dump({{name: os.environ.get(name) for name in ("REVIEWGATE_CACHE_KEY", "AGENT_API_KEY")}}, open({str(seen)!r}, "w"))
+print({REVIEW!r})
+""")
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert json.loads(seen.read_text()) == {"REVIEWGATE_CACHE_KEY": None, "AGENT_API_KEY": "agent-key"}
