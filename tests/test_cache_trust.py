@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from reviewgate.cache_trust import KEY_BYTES, ReviewCache, open_cache
+from reviewgate.reviewers.builtin.dry_index import _pack
+from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
 from testing.changes import DRY_COPY, DRY_EXISTING, DRY_JOBS
 from testing.cli import run_cli
 from testing.lenses import review_change
@@ -93,12 +96,12 @@ def test_an_entry_the_verify_plants_during_the_run_is_not_used(tmp_path: Path) -
             write_config(repo.path, "openai", fast_openai(server.url), cache=True)
             first = run_cli(repo.path, "run", "--base", "main", env=KEY)
             assert first.returncode == 1, first.stdout + first.stderr
-            chunks = len(server.posts())
+            findings, chunks = first.report()["findings"], len(server.posts())
             second = run_cli(repo.path, "run", "--base", "main", env=KEY)
         assert f"planted {chunks}" in (second.output_dir / "verify" / "test.log").read_text()
         assert len(server.posts()) == 2 * chunks, f"a planted entry ({seal} seal) was used"
         assert second.returncode == 1
-        assert second.report()["findings"] == first.report()["findings"]
+        assert second.report()["findings"] == findings
 
 
 def _blob_id(text: str) -> str:
@@ -108,8 +111,6 @@ def _blob_id(text: str) -> str:
 
 def _empty_pack(blob: str) -> bytes:
     """A well-formed pack, checksum and all, saying the file with content `blob` has no lines."""
-    from reviewgate.reviewers.builtin.dry_index import _pack
-
     return _pack({blob: array("I")})
 
 
@@ -117,8 +118,6 @@ def test_a_forged_dry_pack_does_not_hide_a_copy(tmp_path: Path) -> None:
     """A pack in the cache (planted, or restored from another branch's job) that claims the
     copied-from file has no lines would keep it from being read: the copy must still be found,
     whether the pack has no seal or one made with another key."""
-    from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
-
     cache = tmp_path / "cache"
     packs = cache / "dry-index" / f"v{FINGERPRINT_FORMAT}"
     packs.mkdir(parents=True)
@@ -131,14 +130,18 @@ def test_a_forged_dry_pack_does_not_hide_a_copy(tmp_path: Path) -> None:
 
     (packs / ("0" * 32 + ".pack")).write_bytes(forged)
     assert copies("unsealed") == [("app/jobs.py", 8)]
-    from reviewgate.cache_trust import KEY_BYTES, ReviewCache
-
     for pack in packs.glob("*.pack"):
         pack.unlink()
     name = "f" * 32 + ".pack"
     another_key = ReviewCache(cache, key=os.urandom(KEY_BYTES))
     (packs / name).write_bytes(another_key.seal("dry-pack", f"dry-index/v{FINGERPRINT_FORMAT}/{name}", forged))
     assert copies("another-key") == [("app/jobs.py", 8)]
+    # The control: sealed with the cache's own key, the same pack is trusted and hides the copy.
+    for pack in packs.glob("*.pack"):
+        pack.unlink()
+    own_key = open_cache(cache, tmp_path, {})
+    (packs / name).write_bytes(own_key.seal("dry-pack", f"dry-index/v{FINGERPRINT_FORMAT}/{name}", forged))
+    assert copies("own-key") == []
 
 
 def test_the_gates_own_entries_still_save_every_request(tmp_path: Path) -> None:
@@ -283,8 +286,6 @@ def test_the_verify_is_never_handed_the_cache_key(tmp_path: Path) -> None:
 def test_a_key_file_in_place_that_is_a_symlink_or_damaged_is_replaced_never_followed(tmp_path: Path) -> None:
     """A restored cache whose `.key` is a symlink (to a file the attacker can read, say) or is
     not 32 bytes: the gate makes a key of its own and never reads or writes the link's target."""
-    from reviewgate.cache_trust import open_cache
-
     repo = make_repo(tmp_path, {"README.md": "x\n"}).path
     cache = repo / ".reviewgate-cache"
     cache.mkdir()
@@ -306,8 +307,6 @@ def test_a_key_file_in_place_that_is_a_symlink_or_damaged_is_replaced_never_foll
 def test_the_key_file_made_as_root_belongs_to_the_checkouts_owner(tmp_path: Path) -> None:
     """The container action runs as root; actions/cache saves the directory as the runner's
     user, which must be able to read the key (and no one else)."""
-    from reviewgate.cache_trust import open_cache
-
     repo = make_repo(tmp_path, {"README.md": "x\n"}).path
     os.chown(repo, 1001, 1001)
     opened = open_cache(repo / ".reviewgate-cache", repo, {})
@@ -320,8 +319,6 @@ def test_symlinks_inside_a_restored_cache_are_never_followed(tmp_path: Path) -> 
     """A cache restored from another job (GitLab's shared cache, actions/cache) may hold links:
     a reviewer's directory pointing elsewhere, DRY packs that are links, an entry that is a link
     to /dev/zero. Nothing is written, removed or read through them, and the review still runs."""
-    from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
-
     outside = _outside(tmp_path)
     for number in range(9):  # enough packs to make a run compact the index (remove what it read)
         (outside / f"{number:032x}.pack").write_bytes(b"the user's file\n")
@@ -362,8 +359,6 @@ def test_symlinks_inside_a_restored_cache_are_never_followed(tmp_path: Path) -> 
 def test_a_cache_directory_tracked_at_head_only_is_refused_too(tmp_path: Path) -> None:
     """Removed from the index but still in HEAD's tree (`git rm --cached`), the committed cache
     is still the branch's: not read."""
-    from reviewgate.cache_trust import open_cache
-
     repo = make_repo(tmp_path, {"README.md": "x\n"}, {".reviewgate-cache/openai/chunks/entry.json": "{}\n"}).path
     git(repo, "rm", "-q", "--cached", "-r", ".reviewgate-cache")
     with pytest.warns(UserWarning, match="is tracked in git"):
