@@ -53,6 +53,7 @@ from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.reviewers.builtin.duplication import DuplicationLens  # noqa: E402
 from reviewgate.target.freeze import freeze  # noqa: E402
 from reviewgate.target.git import TreeReader  # noqa: E402
+from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
 
@@ -280,7 +281,7 @@ def measure(root: Path, total_lines: int, added_lines: int, jscpd: Path | None) 
     report = (root / f"out-{total_lines}" / "report.json").read_text(encoding="utf-8")
     findings = report.count('"rule": "reuse/')
     target = freeze(repo, base="main")
-    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
+    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), cache=gate_cache(repo))
     started = time.perf_counter()
     list(DuplicationLens().check(request))
     dry_index = time.perf_counter() - started

@@ -53,6 +53,7 @@ from reviewgate.reviewers.builtin.duplication import DuplicationLens  # noqa: E4
 from reviewgate.reviewers.builtin.duplication_search import is_candidate  # noqa: E402
 from reviewgate.target.freeze import freeze  # noqa: E402
 from reviewgate.target.git import TreeReader  # noqa: E402
+from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
 
@@ -155,7 +156,7 @@ def _renamed(source_lines: list[str], definition: Definition, rng: random.Random
 
 def _review(repo: Path, base: str, head: str) -> list[Finding]:
     target = freeze(repo, base=base, head=head)
-    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
+    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), cache=gate_cache(repo))
     return list(BuiltinReviewer().review(request).findings)
 
 
@@ -165,7 +166,7 @@ def _dry(findings: list[Finding]) -> list[Finding]:
 
 def _time_lens(repo: Path, base: str, head: str) -> float:
     target = freeze(repo, base=base, head=head)
-    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
+    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), cache=gate_cache(repo))
     clock = time.perf_counter()
     list(DuplicationLens().check(request))
     return time.perf_counter() - clock

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from reviewgate.cache_trust import NO_CACHE, ReviewCache
 from reviewgate.instructions import PathInstruction
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.target.git import TreeReader
@@ -58,6 +59,8 @@ class ReviewRequest:
     scope: ReviewScope | None = None
     # The repository's rules for some paths ([[review.instructions]]), for model reviewers.
     instructions: tuple[PathInstruction, ...] = field(default_factory=tuple)
+    # The run's review cache, its key read before the verify (what the DRY index is kept in).
+    cache: ReviewCache = NO_CACHE
 
     @property
     def repo_root(self) -> Path:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from reviewgate.config import CONFIG_FILE, Config, TableReader
+from reviewgate.errors import BlockedError, UsageError
+from reviewgate.target.git import run_git
 
 DEFAULT_OUTPUT_DIRECTORY = ".reviewgate"
 DEFAULT_CACHE_DIRECTORY = ".reviewgate-cache"
@@ -53,3 +55,57 @@ def inside_repository(repo: Path, directories: list[Path]) -> tuple[str, ...]:
         if resolved != root and resolved.is_relative_to(root):
             paths.append(resolved.relative_to(root).as_posix())
     return tuple(paths)
+
+
+def symlink_on_the_way(repo: Path, path: Path) -> Path | None:
+    """The first symlink among `path`'s components inside the repository (the path itself when
+    it lies outside), as an absolute path; None when there is none. Paths are compared as
+    written: with no symlink inside the repository, that is where the kernel goes too."""
+    absolute, root = Path(os.path.abspath(path)), Path(os.path.abspath(repo))
+    if absolute.is_relative_to(root):
+        return symlink_below(root, absolute)
+    return absolute if absolute.is_symlink() else None
+
+
+def symlink_below(directory: Path, path: Path) -> Path | None:
+    """The first symlink among the components of `path` below `directory` (which contains it)."""
+    parts = path.relative_to(directory).parts
+    candidates = (directory.joinpath(*parts[: index + 1]) for index in range(len(parts)))
+    return next((candidate for candidate in candidates if candidate.is_symlink()), None)
+
+
+def symlink_phrase(path: Path, link: Path) -> str:
+    """How `path` meets the symlink `link`, for a one-line message."""
+    return "is a symlink" if link == Path(os.path.abspath(path)) else f"goes through the symlink {link}"
+
+
+def tracked_paths(repo: Path, path: Path) -> list[str] | None:
+    """The paths HEAD's tree holds at or under `path` (what the checkout put there: a CI
+    checkout's index is HEAD's); [] for a path outside the repository, a directory that is no
+    repository or one with nothing committed; None when git cannot answer. ls-tree walks only
+    the trees on the way to `path`: the cost does not grow with the repository."""
+    absolute, root = Path(os.path.abspath(path)), Path(os.path.abspath(repo))
+    if not absolute.is_relative_to(root):
+        return []
+    relative = absolute.relative_to(root).as_posix()
+    listed = run_git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", relative, check=False,
+                     extra_env={"GIT_LITERAL_PATHSPECS": "1"})
+    if listed.returncode != 0:
+        head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+        return [] if head.returncode != 0 else None
+    return [item.decode("utf-8", "surrogateescape") for item in listed.stdout.split(b"\0") if item]
+
+
+def check_output_directory(repo: Path, path: Path) -> None:
+    """reviewgate writes and deletes its outputs in the output directory: never through a
+    symlink, which could point anywhere. A symlink the repository commits is the branch's doing
+    (blocked, exit 3); one on the runner is the setup's (a usage error, exit 2)."""
+    link = symlink_on_the_way(repo, path)
+    if link is None:
+        return
+    where = symlink_phrase(path, link)
+    if tracked_paths(repo, link):
+        raise BlockedError(f"blocked: the output directory {path} {where} committed in the repository; "
+                           "reviewgate never writes or deletes through a symlink: remove it from the branch")
+    raise UsageError(f"--output-dir: {path} {where}; reviewgate never writes or deletes through a symlink: "
+                     "give it a real directory")

@@ -13,6 +13,8 @@ Beside them, `<dir>/<reviewer>/places/` remembers where each reported finding st
 code, id) so a REVIEW-REJECTED: <file>:<line> written against an earlier head still finds the
 finding it answered after lines shift, and a finding asked again keeps its id in new words. `[cache] dir` or `--cache-dir` (default
 `.reviewgate-cache/`, relative to the repository; in CI keep it with actions/cache or `cache:`).
+Every entry is sealed with this run's cache key and read only when its seal checks out
+(cache_trust.py): a branch or its verify cannot plant an answer.
 """
 
 from __future__ import annotations
@@ -20,33 +22,29 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.own_directories import cache_directory
-from reviewgate.report.files import create_own_directory, write_atomic
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, Usage
 
-CACHE_FORMAT = 2  # bump when the stored layout changes: older entries then simply miss
+CACHE_FORMAT = 3  # bump when the stored layout changes: older entries then simply miss
 MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
-@dataclass(frozen=True)
-class ReviewCache:
-    directory: Path | None  # None: caching is off
-
-
-def open_review_cache(config: Config, repo: Path) -> ReviewCache:
-    """The cache `[cache]` (or --cache-dir) names; `enabled = false` turns it off."""
+def open_review_cache(config: Config, repo: Path, environ: Mapping[str, str]) -> ReviewCache:
+    """The cache `[cache]` (or --cache-dir) names, with this run's key; `enabled = false` turns
+    it off. Called before the verify runs: the key is read while only the gate has run."""
     reader = TableReader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
     reader.warn_unknown(("dir", "enabled"))
-    return ReviewCache(cache_directory(config, repo))
+    return open_cache(cache_directory(config, repo), repo, environ)
 
 
 def cache_key(material: dict[str, Any]) -> str:
@@ -87,16 +85,16 @@ class Place:
 
 
 class ChunkStore:
-    """One reviewer's stored chunk answers and finding places."""
+    """One reviewer's stored chunk answers and finding places, in `cache`'s directory."""
 
-    def __init__(self, directory: Path, root: Path | None = None) -> None:
+    def __init__(self, directory: Path, cache: ReviewCache) -> None:
         self.directory = directory
-        # The cache directory itself, made on first write with its own `.gitignore`.
-        self.root = root or directory.parent
+        self.cache = cache
 
-    def _write(self, path: Path, data: bytes) -> None:
-        create_own_directory(self.root)
-        write_atomic(path, data)
+    def _read(self, kind: str, path: Path) -> Any:
+        """The JSON an entry holds, or None when absent or not sealed by this gate's key."""
+        data = self.cache.read(kind, path)
+        return None if data is None else json.loads(data.decode("utf-8"))
 
     def _chunk_path(self, key: str) -> Path:
         return self.directory / "chunks" / f"{key}.json"
@@ -105,10 +103,11 @@ class ChunkStore:
         return self.directory / "places" / f"{text_digest(path)[:32]}.json"
 
     def load(self, key: str) -> StoredAnswer | None:
-        """The stored answer, or None when absent or unreadable (a damaged entry is just a miss)."""
+        """The stored answer, or None when absent, unreadable or unproven (a damaged or planted
+        entry is just a miss, and this run's answer overwrites it)."""
         try:
-            stored = json.loads(self._chunk_path(key).read_text(encoding="utf-8"))
-            if stored.get("format") != CACHE_FORMAT or not isinstance(stored["answer"], str):
+            stored = self._read("chunk", self._chunk_path(key))
+            if stored is None or stored.get("format") != CACHE_FORMAT or not isinstance(stored["answer"], str):
                 return None
             usage = stored["usage"]
             return StoredAnswer(stored["answer"], int(usage["requests"]), int(usage["input_tokens"]),
@@ -129,15 +128,15 @@ class ChunkStore:
         }
         path = self._chunk_path(key)
         try:
-            self._write(path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+            self.cache.write("chunk", path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as error:
             return f"could not store a chunk's review in the cache ({path.parent}): {error.strerror or error}"
         return None
 
     def places(self, path: str) -> list[Place]:
         try:
-            stored = json.loads(self._places_path(path).read_text(encoding="utf-8"))
-            if stored.get("format") != CACHE_FORMAT or stored.get("path") != path:
+            stored = self._read("places", self._places_path(path))
+            if stored is None or stored.get("format") != CACHE_FORMAT or stored.get("path") != path:
                 return []
             return [Place(item["line"], item["end_line"], str(item["rule"]), str(item["code"]), str(item["seen_at"]),
                           str(item.get("id") or "")) for item in stored["places"]]
@@ -157,7 +156,7 @@ class ChunkStore:
                                for place in kept]}
         target = self._places_path(path)
         try:
-            self._write(target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))
+            self.cache.write("places", target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as error:
             return f"could not store where findings stood in the cache ({target.parent}): {error.strerror or error}"
         return None
@@ -185,7 +184,7 @@ class _WithStore:
 def store_for(cache: ReviewCache, reviewer_name: str) -> ChunkStore | None:
     if cache.directory is None:
         return None
-    return ChunkStore(cache.directory / _UNSAFE_NAME.sub("_", reviewer_name), cache.directory)
+    return ChunkStore(cache.directory / _UNSAFE_NAME.sub("_", reviewer_name), cache)
 
 
 def review_with_cache(

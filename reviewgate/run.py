@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from reviewgate import ci, stopping
+from reviewgate.cache_trust import ReviewCache
 from reviewgate.confidence import apply_min_confidence
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest, ReviewScope
@@ -30,7 +31,7 @@ from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
-from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
+from reviewgate.review_cache import open_review_cache, review_with_cache
 from reviewgate.review_stage import (
     CANCELLED_PUBLISH_SECONDS,
     cancelled_outcomes,
@@ -87,13 +88,15 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
         started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         # The repository's output dir, where the shard's report would have gone; outside a
         # repository the error itself is the report, written where the user pointed.
+        root: Path | None
         try:
-            output_dir = in_repository(workspace_root(options.start, False), options.output_dir)
+            root = workspace_root(options.start, False)
+            output_dir = in_repository(root, options.output_dir)
         except (ReviewgateError, GitFailure):
-            output_dir = options.output_dir
+            root, output_dir = None, options.output_dir
         from reviewgate.sharding.shard_run import failure_reported  # the shard modules: only with --shard
 
-        with failure_reported(output_dir, options.shard, started_at):
+        with failure_reported(output_dir, options.shard, started_at, root):
             return _run_gate(options, stdout, environ, cancellation)
 
 
@@ -105,7 +108,7 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     repo = workspace_root(options.start, bool(options.bundle))
     # First: the lock, and no output of an earlier run left to pass for this one's.
     requested_output_dir = in_repository(repo, options.output_dir)
-    claim_existing_output_dir(requested_output_dir)
+    claim_existing_output_dir(requested_output_dir, repo)
     if options.shard is not None:
         from reviewgate.sharding.shard_report import remove_shard_reports  # only with --shard
 
@@ -121,8 +124,8 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
 
         reviewers += build_sarif_importers(config, options.overrides.import_sarif, options.overrides.sarif_filter,
                                            repo)
-    output_dir = prepare_output_dir(requested_output_dir)
-    cache = open_review_cache(config, repo)
+    output_dir = prepare_output_dir(requested_output_dir, repo)
+    cache = open_review_cache(config, repo, os.environ if environ is None else environ)
 
     target = freeze_target(repo, policy, options)
     policy_review = review_policy(policy)
@@ -171,6 +174,8 @@ def _verify_review_publish(
     cancellation: Cancellation,
 ) -> int:
     notes = run_notes(config, forge, policy)
+    if cache.refused:
+        notes.append(f"{cache.refused[0].upper()}{cache.refused[1:]}.")
     clock = time.monotonic()
     verify: VerifyOutcome = ABSENT
     shard = options.shard
@@ -197,7 +202,7 @@ def _verify_review_publish(
     request = ReviewRequest(target=target, head=reader_for(target), verify=verify,
                             sections=config.sections, marked_as_fix=marked_as_fix,
                             instructions=config.review.instructions,
-                            scope=_shard_scope(target, shard))
+                            scope=_shard_scope(target, shard), cache=cache)
     request = apply_conversation(request, forge)
     clock = time.monotonic()
     if verify.cancelled:
@@ -336,7 +341,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     repo = repository_root(options.start)
     requested_output_dir = in_repository(repo, options.output_dir)
-    claim_existing_output_dir(requested_output_dir)
+    claim_existing_output_dir(requested_output_dir, repo)
     config = load_run_config(repo, options)
     config = replace(config, verify=replace(config.verify, enabled=True))
     if not (repo / config.verify.manifest).is_file():
@@ -344,7 +349,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
         raise UsageError(f"verify: no manifest at {config.verify.manifest} "
                          "(add .prepcook/scripts.toml, or set [verify] manifest)")
     context = ci.detect(environ)
-    output_dir = prepare_output_dir(requested_output_dir)
+    output_dir = prepare_output_dir(requested_output_dir, repo)
     target = freeze(repo, base="HEAD", head="HEAD", ci=context)
     # --base REF: secrets are granted by the manifest at the merge base with REF, as in `run`;
     # without it, by the working-tree manifest (a local run of one's own checkout).

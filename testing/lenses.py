@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.own_directories import cache_directory_of
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.target.freeze import freeze
@@ -38,5 +40,12 @@ def review_change(
         reproduction=reproduction,
         marked_as_fix=is_marked_as_fix(repo.path, target.head_sha),
         sections=sections or {},
+        cache=gate_cache(repo.path, sections),
     )
     return list(BuiltinReviewer().review(request).findings)
+
+
+def gate_cache(repo: Path, sections: Mapping[str, Mapping[str, Any]] | None = None) -> ReviewCache:
+    """The review cache `[cache]` in `sections` names (by default `.reviewgate-cache/`), opened as
+    the gate opens it: with its key, from the key file a gate run there made or will make."""
+    return open_cache(cache_directory_of((sections or {}).get("cache", {}), repo), repo, {})

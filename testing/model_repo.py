@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from reviewgate.cache_trust import KEY_BYTES, ReviewCache
 from reviewgate.context import ReviewRequest
+from reviewgate.review_cache import ChunkStore
 from reviewgate.target.freeze import freeze
 from reviewgate.target.git import TreeReader
 from testing.repo import BranchRepo, make_repo, write_base_config
@@ -71,3 +74,8 @@ def review_request(repo: Path, **fields: object) -> ReviewRequest:
     """The request the gate would build for the checked-out branch against main."""
     target = freeze(repo, base="main")
     return ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), **fields)  # type: ignore[arg-type]
+
+
+def chunk_store(cache: Path, reviewer: str) -> ChunkStore:
+    """`reviewer`'s chunk store in the cache directory `cache`, sealed with a key of its own."""
+    return ChunkStore(cache / reviewer, ReviewCache(cache, key=os.urandom(KEY_BYTES)))

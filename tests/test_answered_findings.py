@@ -9,9 +9,9 @@ from pathlib import Path
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
 from reviewgate.forge.conversation import Comment, change_authors, read_conversation
-from reviewgate.review_cache import ChunkStore, now_text
+from reviewgate.review_cache import now_text
 from reviewgate.reviewers import openai
-from testing.model_repo import BRANCH_CALC, calc_repo, review_request
+from testing.model_repo import BRANCH_CALC, calc_repo, chunk_store, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import commit
 
@@ -30,7 +30,7 @@ def _settings(server: ModelServer) -> ReviewerSettings:
 
 def test_a_rejected_finding_stays_answered_after_a_line_shift(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
-    store = ChunkStore(tmp_path / "cache" / "llm")
+    store = chunk_store(tmp_path / "cache", "llm")
     with ModelServer([Reply(review=FIRST), Reply(review=AGAIN)]) as server:
         reviewer = openai.build(_settings(server))
         before_first = "2000-01-01T00:00:00Z"
@@ -60,7 +60,7 @@ def test_without_a_remembered_finding_the_model_judges_the_rejection(tmp_path: P
     with ModelServer([Reply(review=FIRST)]) as server:
         rejection = Rejection("app/calc.py", 7, "callers never pass zero", "dev", created_at=now_text(), dismisses=True)
         outcome = openai.build(_settings(server)).review(
-            review_request(repo.path, rejections=(rejection,)), ChunkStore(tmp_path / "cache" / "llm"))
+            review_request(repo.path, rejections=(rejection,)), chunk_store(tmp_path / "cache", "llm"))
     assert [(item.line, item.dismissed) for item in outcome.findings] == [(7, None)]
 
 

@@ -3,10 +3,12 @@ possible) and its recall on copies that keep some names and rename the rest."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from reviewgate.cache_trust import KEY_BYTES, ReviewCache
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.dry_index import BlobIndex
 from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT, Normalized, consistent_renaming
@@ -51,7 +53,7 @@ def test_a_change_too_small_for_a_finding_reads_and_builds_no_index(
     # Four new lines of code, where a finding needs five in one file.
     assert _duplicates(tmp_path, {"app/jobs.py": JOBS + "\n\ndef more(a):\n    b = a + 1\n    return b * 2\n"}) == []
     assert reads == []
-    assert not (tmp_path / "repo" / ".reviewgate-cache").exists()
+    assert not (tmp_path / "repo" / ".reviewgate-cache" / "dry-index").exists()
 
 
 def test_the_index_is_kept_by_blob_and_reused_with_the_same_findings(
@@ -90,26 +92,26 @@ def test_a_damaged_pack_is_computed_again_never_a_crash(tmp_path: Path) -> None:
 
 def test_packs_of_another_format_or_from_past_trees_are_not_read_and_do_not_pile_up(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    directory = cache / "dry-index" / f"v{FINGERPRINT_FORMAT}"
-    stored = BlobIndex(directory)
+    keyed = ReviewCache(cache, key=os.urandom(KEY_BYTES))
+    stored = BlobIndex(keyed)
     stored.add("a" * 40, [3, 1, 2, 3])
     stored.save()
     (pack,) = _packs(cache)
-    data = bytearray(pack.read_bytes())
+    data = bytearray(pack.read_bytes()[:-65])  # without its seal
     data[4] += 1  # the format field
-    pack.write_bytes(bytes(data))
-    assert BlobIndex(directory).load("a" * 40) is None
+    pack.write_bytes(keyed.seal("dry-pack", f"dry-index/v{FINGERPRINT_FORMAT}/{pack.name}", bytes(data)))
+    assert BlobIndex(keyed).load("a" * 40) is None
     for number in range(9):
-        extra = BlobIndex(directory)
+        extra = BlobIndex(keyed)
         extra.add(f"{number:040x}", [number])
         extra.save()
-    compacting = BlobIndex(directory)
+    compacting = BlobIndex(keyed)
     assert list(compacting.load(f"{3:040x}") or []) == [3]
     compacting.add("b" * 40, [7, 5])
     compacting.save()
     remaining = _packs(cache)
     assert len(remaining) == 1  # only the entries this run's tree used are kept
-    fresh = BlobIndex(directory)
+    fresh = BlobIndex(keyed)
     assert list(fresh.load("b" * 40) or []) == [5, 7]
     assert list(fresh.load(f"{3:040x}") or []) == [3]
     assert fresh.load(f"{4:040x}") is None

@@ -241,3 +241,17 @@ def test_what_an_agent_printed_is_read_as_its_answer() -> None:
                         json.dumps({"type": "item.completed", "item": {"id": "1", "type": "agent_message", "text": REVIEW}})])
     assert read_agent_output(events).text == REVIEW
     assert read_agent_output(json.dumps({"type": "turn.started"})).error == "its JSON events hold no agent_message"
+
+
+def test_the_agent_never_gets_the_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent reads the branch and may run it: the key that seals the cache stays with the
+    gate, while the agent's own variables (its API key) still reach it."""
+    monkeypatch.setenv("REVIEWGATE_CACHE_KEY", "cache-key-never-for-the-agent")
+    monkeypatch.setenv("AGENT_API_KEY", "agent-key")
+    seen = tmp_path / "seen.json"
+    outcome = _review_with_agent(tmp_path, f"""
+json.dump({{name: os.environ.get(name) for name in ("REVIEWGATE_CACHE_KEY", "AGENT_API_KEY")}}, open({str(seen)!r}, "w"))
+print({REVIEW!r})
+""")
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert json.loads(seen.read_text()) == {"REVIEWGATE_CACHE_KEY": None, "AGENT_API_KEY": "agent-key"}

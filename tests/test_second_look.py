@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from reviewgate.config import Config, ReviewerSettings, ReviewSettings
-from reviewgate.review_cache import ChunkStore
 from reviewgate.reviewers import anthropic, command, openai
 from reviewgate.reviewers.base import ReviewerStatus
 from testing.cli import CliResult, run_cli
-from testing.model_repo import PR_DESCRIPTION, calc_repo, fast_openai, review_request
+from testing.model_repo import PR_DESCRIPTION, calc_repo, chunk_store, fast_openai, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document, verdict
 from testing.repo import write_base_config
 
@@ -96,7 +95,7 @@ def test_a_second_look_already_answered_is_not_paid_for_again(tmp_path: Path) ->
     and the finding's second look both come from it, and the finding keeps its confirmation."""
     scenario = "rate(5, 0) raises ZeroDivisionError where it returned 0.0 before"
     repo = calc_repo(tmp_path, extra_base={"app/rates.py": BASE_RATES}, extra_branch={"app/rates.py": BRANCH_RATES})
-    store = ChunkStore(tmp_path / "cache" / "openai")
+    store = chunk_store(tmp_path / "cache", "openai")
     with ModelServer([Reply(review=review_document([DIVIDE], "request_changes"))],
                      verdicts=[Reply(review=verdict("confirmed", "The guard was removed.", scenario))]) as server:
         settings = ReviewerSettings(name="openai", provider="openai", model="test-model",

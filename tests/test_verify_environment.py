@@ -51,7 +51,7 @@ def repo_with(tmp_path: Path, base_secrets: list[str] | None, branch_secrets: li
 
 
 GATE_ENV = {"GITHUB_TOKEN": TOKEN, "GITLAB_TOKEN": TOKEN, "CI_JOB_TOKEN": TOKEN, "OPENAI_API_KEY": OPENAI_KEY,
-            "ACTIONS_RUNTIME_TOKEN": TOKEN, "DATABASE_URL": DATABASE_URL}
+            "ACTIONS_RUNTIME_TOKEN": TOKEN, "DATABASE_URL": DATABASE_URL, "REVIEWGATE_CACHE_KEY": TOKEN}
 
 
 def test_steps_get_the_allowlist_the_grant_and_the_cookie_only() -> None:
@@ -89,7 +89,8 @@ def test_the_container_entrypoint_does_not_hand_its_token_to_the_app(tmp_path: P
     assert "GITHUB_TOKEN" not in log and "INPUT_" not in log
 
 
-@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "GITHUB_TOKEN", "CI_JOB_TOKEN", "ACTIONS_RUNTIME_TOKEN"])
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "GITHUB_TOKEN", "CI_JOB_TOKEN", "ACTIONS_RUNTIME_TOKEN",
+                                  "REVIEWGATE_CACHE_KEY"])
 def test_a_withheld_name_in_secrets_blocks_naming_it(tmp_path: Path, name: str) -> None:
     """Case 3: even when the target branch's manifest lists it, a forge token or a configured
     reviewer's key is refused: blocked, exit 3, the name in the reason; nothing runs."""
@@ -139,11 +140,12 @@ def test_the_config_can_grant_a_secret(tmp_path: Path) -> None:
     assert "DATABASE_URL = ***" in (result.output_dir / "verify/test.log").read_text()
 
 
-def test_the_config_cannot_grant_a_withheld_name(tmp_path: Path) -> None:
-    repo = repo_with(tmp_path, [], [], CONFIG + '\n[verify]\nsecrets = ["OPENAI_API_KEY"]\n')
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "REVIEWGATE_CACHE_KEY"])
+def test_the_config_cannot_grant_a_withheld_name(tmp_path: Path, name: str) -> None:
+    repo = repo_with(tmp_path, [], [], CONFIG + f'\n[verify]\nsecrets = ["{name}"]\n')
     result = run_cli(repo, "run", "--base", "main", "--reviewer", "builtin", env=GATE_ENV)
     assert result.returncode == 2
-    assert "verify.secrets: OPENAI_API_KEY" in result.stderr and OPENAI_KEY not in result.stderr
+    assert f"verify.secrets: {name}" in result.stderr and OPENAI_KEY not in result.stderr and TOKEN not in result.stderr
 
 
 def test_verify_by_name_grants_the_working_tree_manifest_or_the_merge_base_with_base(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ a reader never sees half a report, nor one run's report beside another run's sum
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -13,7 +14,7 @@ from typing import IO, Any
 
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.escaping import mask
-from reviewgate.own_directories import USER_FILES
+from reviewgate.own_directories import USER_FILES, check_output_directory
 from reviewgate.text import printable
 
 LOCK_FILE = ".lock"
@@ -31,9 +32,11 @@ VERIFY_LOG_DIRECTORY = "verify"
 _held_locks: dict[Path, IO[bytes]] = {}
 
 
-def prepare_output_dir(path: Path) -> Path:
+def prepare_output_dir(path: Path, repo: Path) -> Path:
     """Create the output directory, take its lock (a second run at once is blocked) and remove
-    the previous run's outputs; a file in its place is a usage error, never overwritten."""
+    the previous run's outputs; a file in its place is a usage error, never overwritten, and a
+    symlink on its way in the repository `repo` is refused (own_directories.py)."""
+    check_output_directory(repo, path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"--output-dir: {path} exists and is not a directory")
     try:
@@ -54,10 +57,11 @@ def create_own_directory(path: Path) -> None:
     (path / ".gitignore").write_text(IGNORE_EVERYTHING, encoding="utf-8")
 
 
-def claim_existing_output_dir(path: Path) -> None:
+def claim_existing_output_dir(path: Path, repo: Path) -> None:
     """The first thing a run does: when the output dir exists, take its lock and remove the
     previous run's outputs, so even a run that stops on a bad config leaves no stale approval.
     A missing dir is created later by `prepare_output_dir` (a usage error creates nothing)."""
+    check_output_directory(repo, path)
     if path.is_dir():
         _lock(path)
         _remove_previous_outputs(path)
@@ -70,9 +74,12 @@ def _lock(path: Path) -> None:
     if key in _held_locks:
         return
     try:
-        handle = (path / LOCK_FILE).open("ab")
+        # O_NOFOLLOW: a `.lock` symlink (committed, say) is refused, never written through.
+        handle = os.fdopen(os.open(path / LOCK_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+                                   | os.O_CLOEXEC, 0o666), "ab")
     except OSError as error:
-        raise UsageError(f"--output-dir: cannot create {path / LOCK_FILE}: {error.strerror}") from error
+        why = "it is a symlink, never written through" if error.errno == errno.ELOOP else error.strerror
+        raise UsageError(f"--output-dir: cannot create {path / LOCK_FILE}: {why}") from error
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -97,7 +104,9 @@ def _remove_previous_outputs(path: Path) -> None:
             else:
                 entry.unlink(missing_ok=True)
     logs = path / VERIFY_LOG_DIRECTORY
-    if logs.is_dir() and not logs.is_symlink():
+    if logs.is_symlink():
+        logs.unlink()  # the link only: the step logs are then written in a directory of ours
+    elif logs.is_dir():
         from reviewgate.verify.manifest import STEP_ORDER  # the manifest reader: only when a verify left logs
 
         for step in STEP_ORDER:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewgate import stopping
+from reviewgate.cache_trust import CACHE_KEY_VARIABLE
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.review_cache import ChunkStore
@@ -58,8 +59,10 @@ class CommandTransport:
             raise TransportBlocked(str(passed)) from None
         with stdin.open("rb") as source, stdout.open("wb") as answer, stderr.open("wb") as errors:
             try:
+                # The agent reads the branch and may run what it finds: never the gate's cache key.
+                environment = {name: value for name, value in os.environ.items() if name != CACHE_KEY_VARIABLE}
                 process = subprocess.Popen(argv, cwd=self.working_directory, stdin=source, stdout=answer,
-                                           stderr=errors, start_new_session=True)
+                                           stderr=errors, start_new_session=True, env=environment)
             except OSError as error:
                 raise TransportBlocked(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
         deadline = time.monotonic() + timeout

@@ -38,12 +38,12 @@ def run_merge(options: MergeOptions, stdout: TextIO, environ: Mapping[str, str] 
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     run = options.run
     clock = time.monotonic()
-    claim_existing_output_dir(run.output_dir)
     repo = workspace_root(run.start, False)
+    claim_existing_output_dir(run.output_dir, repo)
     context = ci.detect(environ)
     policy = load_policy(repo, run, context)
     config = policy.config
-    output_dir = prepare_output_dir(run.output_dir)
+    output_dir = prepare_output_dir(run.output_dir, repo)
     target = freeze_target(repo, policy, run)
     policy_review = review_policy(policy)
     timings = {"freeze": time.monotonic() - clock}

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reviewgate.context import ReviewRequest
+from reviewgate.own_directories import symlink_on_the_way
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.sharding.plan import WHOLE_CHANGE_SHARD, ShardSpec
 from reviewgate.sharding.shard_report import write_failed_shard_report
@@ -25,13 +26,15 @@ def elsewhere(reviewer: Reviewer, shard: ShardSpec) -> ReviewerOutcome:
 
 
 @contextlib.contextmanager
-def failure_reported(output_dir: Path, shard: ShardSpec, started_at: str) -> Iterator[None]:
+def failure_reported(output_dir: Path, shard: ShardSpec, started_at: str, repo: Path | None) -> Iterator[None]:
     """A shard that could not run still leaves a report saying why, so the merge blocks with the
-    reason instead of only missing the shard; the error then ends the command as usual."""
+    reason instead of only missing the shard; the error then ends the command as usual. Never
+    through a symlink in the repository `repo` (the run refused that output dir)."""
     try:
         yield
     except BaseException as error:
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        with contextlib.suppress(OSError):  # an unwritable output dir: the merge reports it missing
-            write_failed_shard_report(output_dir, shard, started_at=started_at, reason=reason)
+        if repo is None or symlink_on_the_way(repo, output_dir) is None:
+            with contextlib.suppress(OSError):  # an unwritable output dir: the merge reports it missing
+                write_failed_shard_report(output_dir, shard, started_at=started_at, reason=reason)
         raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
+from reviewgate.cache_trust import CACHE_KEY_VARIABLE
 from reviewgate.verify.manifest import Manifest
 from reviewgate.verify.processes import RUN_COOKIE_VARIABLE, busy_ports
 
@@ -46,11 +47,16 @@ CI_METADATA = frozenset({
 FORGE_TOKENS = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "CI_JOB_TOKEN", "CI_JOB_JWT",
                           "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD", "CI_DEPLOY_PASSWORD"})
 FORGE_TOKEN_PREFIXES = ("ACTIONS_", "INPUT_")
+# The gate's own secrets: the key that proves a cache entry was written by the gate, not by the
+# app (cache_trust.py). An app that had it could plant a model's answer for the next run.
+GATE_SECRETS = frozenset({CACHE_KEY_VARIABLE})
 
 
 def is_withheld(name: str, reviewer_keys: Collection[str]) -> bool:
-    """A name the app must never get: a forge token or a configured reviewer's key variable."""
-    return name in FORGE_TOKENS or name.startswith(FORGE_TOKEN_PREFIXES) or name in reviewer_keys
+    """A name the app must never get: a forge token, the gate's cache key or a configured
+    reviewer's key variable."""
+    return (name in FORGE_TOKENS or name in GATE_SECRETS or name.startswith(FORGE_TOKEN_PREFIXES)
+            or name in reviewer_keys)
 
 
 def is_runner_basic(name: str) -> bool:
@@ -87,7 +93,7 @@ def refused_secrets(manifest: Manifest, grant: SecretGrant) -> str | None:
     if withheld:
         problems.append(
             f"{', '.join(withheld)} in {manifest.source} secrets: never passed to the app under review "
-            "(forge tokens, action inputs and the reviewers' key variables are withheld)"
+            "(forge tokens, action inputs, the reviewers' key variables and the gate's cache key are withheld)"
         )
     ungranted = [name for name in manifest.secrets if name not in withheld and name not in grant.granted]
     if ungranted:

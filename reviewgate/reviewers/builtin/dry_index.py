@@ -5,15 +5,17 @@ file (the SHA-1 of its content, which `git ls-tree` lists for free) in a directo
 fingerprint format version: `<cache dir>/dry-index/v<format>/`. A run computes them only for the
 blobs it has not seen and writes them as one pack file (creating a file costs more than filling
 it: one pack, not one file per blob). An entry is the sorted distinct CRC-32 hashes of the file's
-line-start windows, 4 bytes each. A pack carries its format and a checksum of its content: a pack
-that does not check out is left aside and its blobs are computed again, never trusted.
+line-start windows, 4 bytes each. A pack carries its format and a checksum of its content, and is
+sealed with the run's cache key (cache_trust.py): a pack that does not check out (damaged, or
+written by anyone but the gate: a branch, its verify, another job sharing the cache) is left aside
+and its blobs are computed again, never trusted.
 
 When a run finds more than MAX_PACKS packs it writes the entries of its own tree as one pack and
 removes the packs it read (and damaged ones), so the cache holds about one tree's worth, not every
 tree ever seen.
 
-Nothing in an entry says anything about a path, a branch or a verdict: a branch can only add the
-entries of its own blobs, and those are what any run computes from the same bytes.
+Nothing in an entry says anything about a path, a branch or a verdict: a run of the gate can only
+add the entries of its own blobs, and those are what any run computes from the same bytes.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
-from reviewgate.own_directories import cache_directory_of
 from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
 
 SUBDIRECTORY = "dry-index"
@@ -84,9 +86,9 @@ def _unpack(data: bytes) -> dict[str, array[int]] | None:
 
 @dataclass
 class BlobIndex:
-    """The stored fingerprints, by blob id; `directory` None keeps nothing (the cache is off)."""
+    """The stored fingerprints, by blob id, in `cache`; a cache that is off keeps nothing."""
 
-    directory: Path | None
+    cache: ReviewCache
     _stored: dict[str, array[int]] | None = None
     _packs: list[Path] = field(default_factory=list)
     _new: dict[str, array[int]] = field(default_factory=dict)
@@ -94,22 +96,26 @@ class BlobIndex:
 
     @classmethod
     def for_request(cls, request: ReviewRequest) -> BlobIndex:
-        """The index in the review cache's directory (`[cache] dir`, `--cache-dir`)."""
-        directory = cache_directory_of(request.sections.get("cache", {}), request.repo_root)
-        return cls(None if directory is None else directory / SUBDIRECTORY / f"v{FINGERPRINT_FORMAT}")
+        """The index in the run's review cache (`[cache] dir`, `--cache-dir`)."""
+        return cls(request.cache)
+
+    @property
+    def directory(self) -> Path | None:
+        if self.cache.directory is None:
+            return None
+        return self.cache.directory / SUBDIRECTORY / f"v{FINGERPRINT_FORMAT}"
 
     def _read_packs(self) -> dict[str, array[int]]:
         if self._stored is None:
             self._stored = {}
             if self.directory is not None:
                 for pack in sorted(self.directory.glob("*.pack")):
-                    try:
-                        entries = _unpack(pack.read_bytes())
-                    except OSError:
-                        continue  # removed by a concurrent run's compaction: its blobs are recomputed
+                    # None too when a concurrent run's compaction removed it: its blobs are recomputed.
+                    data = self.cache.read("dry-pack", pack)
+                    entries = None if data is None else _unpack(data)
                     if entries is not None:
                         self._stored.update(entries)
-                    self._packs.append(pack)  # a damaged one too: compaction removes it
+                    self._packs.append(pack)  # a damaged or forged one too: compaction removes it
         return self._stored
 
     def load(self, blob: str) -> array[int] | None:
@@ -129,20 +135,20 @@ class BlobIndex:
         """Write what this run computed as one pack (or, past MAX_PACKS, this tree's entries as the
         only pack). A cache that cannot be written (read-only, full) costs the next run the time
         to compute them again, nothing else."""
-        if self.directory is None or not self._new:
+        directory = self.directory
+        if directory is None or not self._new:
             return
-        from reviewgate.report.files import create_own_directory, write_atomic  # the report package imports the gate
-
         compact = len(self._packs) >= MAX_PACKS
         entries = self._used if compact else self._new
         data = _pack(entries)
         try:
             # The cache directory ignores itself in git, whichever cache makes it first: never
             # part of a change, even under `--include-dirty`.
-            create_own_directory(self.directory.parent.parent)
-            write_atomic(self.directory / f"{hashlib.sha256(data).hexdigest()[:32]}.pack", data)
+            written = directory / f"{hashlib.sha256(data).hexdigest()[:32]}.pack"
+            self.cache.write("dry-pack", written, data)
             if compact:
                 for pack in self._packs:
-                    pack.unlink(missing_ok=True)
+                    if pack != written:
+                        self.cache.remove(pack)
         except OSError:
             return
