@@ -106,7 +106,8 @@ def test_an_entry_the_verify_plants_during_the_run_is_not_used(tmp_path: Path) -
         # gate's user it rewrites every entry, and the seal refuses them.
         planted = 0 if os.geteuid() == 0 else chunks
         assert f"planted {planted}" in (second.output_dir / "verify" / "test.log").read_text()
-        assert len(server.posts()) == 2 * chunks, f"a planted entry ({seal} seal) was used"
+        # Nothing planted: the gate's own entries saved every request; planted: none was used.
+        assert len(server.posts()) == (chunks if planted == 0 else 2 * chunks), f"a planted entry ({seal} seal) was used"
         assert second.returncode == 1
         assert second.report()["findings"] == findings
 
