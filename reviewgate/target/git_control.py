@@ -15,16 +15,17 @@ CONTROL_FILES = ("config", "config.worktree", "commondir", "info", "hooks", "obj
                  "shallow")
 
 
-def _digest(path: str) -> str:
-    """A file's content, a link's target, or a directory's names and contents, recursively."""
+def path_digest(path: str, skip: frozenset[str] = frozenset()) -> str:
+    """A file's content, a link's target, or a directory's names and contents, recursively
+    (less the entries named in `skip`, at any depth)."""
     try:
         if os.path.islink(path):
             return "link:" + os.readlink(path)
         if os.path.isdir(path):
             digest = hashlib.sha256()
-            for name in sorted(os.listdir(path)):
+            for name in sorted(set(os.listdir(path)) - skip):
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
-                digest.update(_digest(os.path.join(path, name)).encode("utf-8", "replace") + b"\0")
+                digest.update(path_digest(os.path.join(path, name), skip).encode("utf-8", "replace") + b"\0")
             return "directory:" + digest.hexdigest()
         with open(path, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest()
@@ -45,5 +46,5 @@ def control_digests(repo: Path) -> dict[str, str]:
     for index, directory in enumerate(directories):
         where = "" if index == 0 else f" ({directory})"
         for name in CONTROL_FILES:
-            digests[f"git {name}{where}"] = _digest(os.path.join(directory, name))
+            digests[f"git {name}{where}"] = path_digest(os.path.join(directory, name))
     return digests

@@ -11,13 +11,12 @@ against the object id): a loose object rewritten with new bytes under its old na
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.target.git import run_git
-from reviewgate.target.git_control import control_digests
+from reviewgate.target.git_control import control_digests, path_digest
 
 
 @dataclass(frozen=True)
@@ -31,31 +30,6 @@ class Fingerprint:
                      if before.digests.get(name) != self.digests.get(name))
 
 
-def _file_digest(path: Path) -> str:
-    try:
-        if path.is_symlink():
-            return "link:" + os.readlink(path)
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return "absent"
-    except OSError as error:
-        return f"unreadable: {error.strerror}"
-
-
-def _directory_digest(directory: Path) -> str:
-    """Names, links and contents of every file below `directory` (the gate's package, git's hooks)."""
-    if not directory.exists():
-        return "absent"
-    digest = hashlib.sha256()
-    for root, dirnames, filenames in os.walk(directory):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(root, name)
-            digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
-            digest.update(_file_digest(path).encode("ascii", "replace") + b"\0")
-    return digest.hexdigest()
-
-
 def _tree_digest(repo: Path, commit: str) -> str:
     completed = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, check=False)
     return hashlib.sha256(completed.stdout + b"%d" % completed.returncode).hexdigest()
@@ -67,7 +41,9 @@ def installation_directory() -> Path:
 
 
 def take_fingerprint(repo: Path, commits: tuple[str, ...]) -> Fingerprint:
-    digests: dict[str, str] = {"the gate's installation": _directory_digest(installation_directory())}
+    # Less the bytecode caches: the gate and every other Python process write them as they import.
+    digests: dict[str, str] = {"the gate's installation": path_digest(str(installation_directory()),
+                                                                     frozenset({"__pycache__"}))}
     digests.update(control_digests(repo))
     for commit in dict.fromkeys(commits):
         digests[f"the tree of {commit[:12]}"] = _tree_digest(repo, commit)
