@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", metavar="I/N",
                      help="review only the I-th of N parts of the change (1-based, e.g. 2/4) and write a shard "
                      "report for `reviewgate merge`; publishes nothing, exits 0 unless the shard could not run")
+    run.add_argument("--pre-push", action="store_true",
+                     help="as a pre-push hook: review each pushed ref against the remote branch it updates (the "
+                     "default branch for a new one), from pre-commit's PRE_COMMIT_* variables or git's lines on "
+                     "stdin; never runs the verify")
 
     merge = commands.add_parser(
         "merge", help="combine shard reports (run --shard) into one verdict and publish it; exit codes as run")
@@ -146,6 +150,11 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         raise UsageError("--shard: a document bundle (--bundle) is reviewed in one run, not in shards")
     if shard is not None and arguments.include_dirty:
         raise UsageError("--shard: not with --include-dirty; the merge reviews commits, so shards review commits too")
+    if arguments.pre_push:
+        for flag, given in (("--base", arguments.base), ("--head", arguments.head), ("--bundle", arguments.bundle),
+                            ("--include-dirty", arguments.include_dirty), ("--shard", shard)):
+            if given:
+                raise UsageError(f"--pre-push: not with {flag}; the push names what is reviewed")
     options = RunOptions(
         start=arguments.repo,
         base=arguments.base,
@@ -168,6 +177,10 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     )
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
+    if arguments.pre_push:
+        from reviewgate.pre_push import pushed_refs, run_pre_push
+
+        return run_pre_push(options, pushed_refs(os.environ, sys.stdin), stdout, run_gate)
     return run_gate(options, stdout)
 
 
