@@ -28,7 +28,7 @@ from reviewgate.gate import decide, unread_files
 from reviewgate.own_directories import in_repository
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
-from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
+from reviewgate.report.files import VERIFY_LOG_DIRECTORY, claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import ReviewCache, open_review_cache, review_with_cache
 from reviewgate.review_stage import (
@@ -50,6 +50,7 @@ from reviewgate.target.git import GitFailure, repository_root
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
+from reviewgate.workspace_owner import give_tree_to_owner
 
 if TYPE_CHECKING:
     from reviewgate.forge.conversation import Acceptance
@@ -189,6 +190,7 @@ def _verify_review_publish(
     if target.mode != "bundle" and (shard is None or shard.whole_change):
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                    environ=environ, grant_commit=target.merge_base)
+        give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
@@ -343,6 +345,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     clock = time.monotonic()
     verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                environ=environ, grant_commit=grant_commit)
+    give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
         started_at=started_at, timings={"verify": time.monotonic() - clock},

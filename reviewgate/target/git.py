@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewgate.errors import UsageError
+from reviewgate.workspace_owner import owner_to_inherit
 
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
@@ -98,13 +99,17 @@ def run_git(
     input_bytes: bytes | None = None,
     check: bool = True,
     extra_env: dict[str, str] | None = None,
+    as_owner: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
-    after the fixed environment removed the user's."""
+    after the fixed environment removed the user's. `as_owner`: a command that writes into the
+    repository (a fetch) runs as the repository's owner when the gate runs as root in someone
+    else's checkout, so what it writes stays theirs (workspace_owner.py)."""
     command = ["git"]
     for setting in _FIXED_CONFIG:
         command += ["-c", setting]
     command += list(args)
+    owner = owner_to_inherit(repo) if as_owner else None
     completed = subprocess.run(
         command,
         cwd=repo,
@@ -112,6 +117,9 @@ def run_git(
         input=input_bytes,
         capture_output=True,
         check=False,
+        user=owner.uid if owner else None,
+        group=owner.gid if owner else None,
+        extra_groups=[] if owner else None,
     )
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)

@@ -79,7 +79,7 @@ def _fetch(repo: Path, log: FetchLog, *args: str) -> bool:
     """True when the fetch worked, False when it did not (a ref or commit origin lacks);
     RemoteUnreachable when origin cannot be reached at all."""
     command = ("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", *args)
-    completed = run_git(repo, *command, check=False)
+    completed = run_git(repo, *command, check=False, as_owner=True)
     log.fetches.append("git " + " ".join(command) + ("" if completed.returncode == 0 else " (failed)"))
     if completed.returncode != 0 and not _remote_reachable(repo):
         raw_url = run_git(repo, "remote", "get-url", REMOTE, check=False).stdout.decode("utf-8", "replace").strip()
