@@ -56,7 +56,7 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=Path("."), help="repository to review (default: current directory)")
     parser.add_argument("--base", help="base ref to diff against (default: the CI event's base, else the repository's default "
                         "branch: origin/HEAD's, else the first of origin/main, origin/master, main, master "
-                        "that exists)")
+                        "that exists, else the one origin names)")
     parser.add_argument("--head", help="head ref to review (default: the head CI names, e.g. the pull request's, else HEAD)")
     parser.add_argument("--config", type=Path, help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
     parser.add_argument("--bundle", type=Path, nargs="+", action="extend", metavar="FILE",
