@@ -21,7 +21,7 @@ from reviewgate.run_options import RunOptions, freeze_target, load_policy, revie
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import describe
 from reviewgate.target.git import GitFailure
-from reviewgate.text import printable
+from reviewgate.text import did_you_mean, printable
 
 
 class BadArguments(Exception):
@@ -252,6 +252,31 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     sys.stderr.write(f"reviewgate: warning: {runner_line(str(message))}\n")
 
 
+def _command_parser(parser: argparse.ArgumentParser, given: Sequence[str]) -> argparse.ArgumentParser | None:
+    """The parser of the command the arguments name (`run` in `run --bse x`), if any."""
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subcommands only here
+        choices = action.choices if isinstance(action.choices, dict) else {}
+        for item in given:
+            if item in choices:
+                command = choices[item]
+                return command if isinstance(command, argparse.ArgumentParser) else None
+    return None
+
+
+def _flag_guess(message: str, command: argparse.ArgumentParser | None) -> str:
+    """`; did you mean '--base'?` for the first unknown flag that looks like a typo of one the
+    command has (argparse says only "unrecognized arguments")."""
+    if command is None or not message.startswith("unrecognized arguments: "):
+        return ""
+    flags = [name for name in command._option_string_actions if name.startswith("--")]  # noqa: SLF001
+    for token in message.removeprefix("unrecognized arguments: ").split():
+        if token.startswith("--"):
+            guess = did_you_mean(token.partition("=")[0], flags)
+            if guess:
+                return guess
+    return ""
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          option_names: Mapping[str, str] | None = None) -> int:
     """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
@@ -266,8 +291,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     try:
         arguments = parser.parse_args(given)
     except BadArguments as error:
-        hint = "" if names else f" (see {error.prog} --help)"
-        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}{hint}\n")
+        command = _command_parser(parser, given)
+        guess = _flag_guess(str(error), command)
+        hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
+        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}{guess}{hint}\n")
         return EXIT_USAGE
     warnings.showwarning = _show_warning
     try:

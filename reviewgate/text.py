@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 def printable(text: str) -> str:
     """Valid Unicode for output: bytes of a non-UTF-8 path (kept as surrogates so git can be
@@ -27,3 +29,12 @@ def truncate_utf8(text: str, limit_bytes: int, note: str = "\n\n… truncated") 
 
 def short_sha(sha: str) -> str:
     return sha[:12]
+
+
+def did_you_mean(typed: str, known: Iterable[str]) -> str:
+    """`; did you mean 'max_rounds'?` when `typed` looks like a typo of one of `known`, else
+    nothing: for the line about an unknown flag, config key or branch."""
+    import difflib  # only when something was mistyped: not on every start
+
+    close = difflib.get_close_matches(typed, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -8,13 +8,13 @@ base appears, and `--unshallow` is the last resort.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.target.git import git_text, run_git
+from reviewgate.text import did_you_mean
 
 REMOTE = "origin"
 # Deepening steps for the merge base: most branches are a few dozen commits off their base;
@@ -182,9 +182,8 @@ def branches_note(repo: Path, typed: str | None = None) -> str:
         return "the repository has no branches"
     shown = ", ".join(branches[:LISTED_BRANCHES])
     more = f" and {len(branches) - LISTED_BRANCHES} more" if len(branches) > LISTED_BRANCHES else ""
-    close = difflib.get_close_matches(typed, branches, n=1) if typed else []
-    guess = f"did you mean {close[0]!r}? " if close else ""
-    return f"{guess}branches here: {shown}{more}; pass one with --base"
+    guess = did_you_mean(typed, branches).removeprefix("; ") if typed else ""
+    return f"{guess}{' ' if guess else ''}branches here: {shown}{more}; pass one with --base"
 
 
 def _merge_base(repo: Path, base_sha: str, head_sha: str) -> str | None:
