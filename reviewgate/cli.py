@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from reviewgate import __version__
-from reviewgate.ci import detect
+from reviewgate.ci import detect, github_step_files
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
 from reviewgate.escaping import runner_line
@@ -294,17 +294,18 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         command = _command_parser(parser, given)
         guess = _flag_guess(str(error), command)
         hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
-        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}{guess}{hint}\n")
-        return EXIT_USAGE
+        message = f"{name_options(str(error), names)}{guess}{hint}"
+        sys.stderr.write(f"reviewgate: error: {runner_line(message)}\n")
+        return stopped(EXIT_USAGE, message)
     warnings.showwarning = _show_warning
     try:
         return COMMANDS[arguments.command](arguments, out)
     except ReviewgateError as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
-        return error.exit_code
+        return stopped(error.exit_code, name_options(str(error), names))
     except GitFailure as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
-        return EXIT_BLOCKED
+        return stopped(EXIT_BLOCKED, name_options(str(error), names))
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
         return 130
@@ -313,11 +314,24 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
             import traceback  # only to debug an internal error: not loaded on every start
 
             traceback.print_exc()
-        sys.stderr.write(
-            f"reviewgate: internal error: {type(error).__name__}: {runner_line(str(error))} "
-            "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)\n"
-        )
-        return EXIT_BLOCKED
+        message = (f"internal error: {type(error).__name__}: {error} "
+                   "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+        sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
+        return stopped(EXIT_BLOCKED, message)
+
+
+def stopped(exit_code: int, message: str) -> int:
+    """`exit_code`, once GitHub's step outputs say the gate stopped before a verdict and why
+    (they would be empty: nothing was published). Outside GitHub Actions, nothing else."""
+    output_path, summary_path = github_step_files()
+    if output_path or summary_path:
+        from reviewgate.report.github_step import publish_failure  # only when a CI run stopped early
+
+        try:
+            publish_failure(output_path, summary_path, exit_code, message)
+        except OSError:
+            pass  # the runner's files cannot be written: the error line above is all there is
+    return exit_code
 
 
 def exit_with(code: int) -> NoReturn:
