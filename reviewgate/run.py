@@ -15,6 +15,7 @@ from reviewgate.confidence import apply_min_confidence
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest, ReviewScope
 from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
+from reviewgate.escaping import runner_line
 from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.forge.steps import (
     abandon_check_run,
@@ -178,7 +179,8 @@ def _verify_review_publish(
     if cancellation.cancelled:  # the signal came while freezing: nothing else starts
         outcomes = cancelled_outcomes(reviewers, cancelled_reason(cancellation))
         if shard is not None:
-            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings, cancelled=True)
+            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings, stdout,
+                                cancelled=True)
         if forge is not None:
             forge.budget.limit(CANCELLED_PUBLISH_SECONDS)
         return publish_result(
@@ -216,7 +218,7 @@ def _verify_review_publish(
     timings["review"] = time.monotonic() - clock
     if shard is not None:
         return _write_shard(output_dir, shard, started_at, target, outcomes,
-                            verify if shard.whole_change else None, timings,
+                            verify if shard.whole_change else None, timings, stdout,
                             cancelled=cancellation.cancelled or verify.cancelled)
     if forge is not None and (cancellation.cancelled or verify.cancelled):
         forge.budget.limit(CANCELLED_PUBLISH_SECONDS)  # the runner kills the job seconds after
@@ -261,15 +263,19 @@ def _reviewing(cache: ReviewCache, request: ReviewRequest,
 
 def _write_shard(output_dir: Path, shard: ShardSpec, started_at: str, target: FrozenTarget,
                  outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome | None,
-                 timings: dict[str, float], *, cancelled: bool = False) -> int:
+                 timings: dict[str, float], stdout: TextIO, *, cancelled: bool = False) -> int:
     """A shard's end: its report, nothing published, exit 0: the merge decides, and a shard whose
     reviewers were blocked says so in the report, which makes the merge block. A cancelled shard
-    could not finish: its report says so too, and it exits 3."""
+    could not finish: its report says so too, and it exits 3. The log says which part it took."""
     from reviewgate.sharding.plan import plan_shards  # the shard modules: only with --shard
     from reviewgate.sharding.shard_report import write_shard_report
+    from reviewgate.sharding.shard_run import shard_lines
 
-    write_shard_report(output_dir, shard, started_at=started_at, target=target,
-                       plan=plan_shards(target, shard.total), outcomes=outcomes, verify=verify, timings=timings)
+    plan = plan_shards(target, shard.total)
+    report = write_shard_report(output_dir, shard, started_at=started_at, target=target,
+                                plan=plan, outcomes=outcomes, verify=verify, timings=timings)
+    lines = shard_lines(shard, target, plan.paths(shard), outcomes, report, cancelled=cancelled)
+    stdout.write("".join(f"{runner_line(line)}\n" for line in lines))
     return EXIT_BLOCKED if cancelled else 0
 
 
