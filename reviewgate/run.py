@@ -48,6 +48,7 @@ from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
 from reviewgate.target.git import GitFailure, repository_root
+from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
@@ -209,7 +210,7 @@ def _verify_review_publish(
             for reviewer in reviewers
         )
     elif target.is_empty:
-        notes.append("Base and head have the same content: there is nothing to review.")
+        notes.append(_empty_change_note(target))
         outcomes = tuple(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
         )
@@ -231,6 +232,17 @@ def _verify_review_publish(
         forge=forge, rejections=request.rejections, policy=policy,
         unread=unread_files([change.path for change in target.oversized], outcomes, readers),
     )
+
+
+def _empty_change_note(target: FrozenTarget) -> str:
+    """Why there is nothing to review. A head the base already holds is most often the first push
+    of a new repository (or of the default branch itself): say that nothing was reviewed, not
+    only that nothing blocks."""
+    if target.merge_base == target.head_sha:
+        return (f"Base and head have the same content: there is nothing to review. The head {target.head_sha[:12]} "
+                f"is already part of the base {printable(target.base_ref)} (from {printable(target.base_source)}), "
+                "as on the first push of a new repository or of the default branch: nothing was reviewed.")
+    return "Base and head have the same content: there is nothing to review."
 
 
 def run_notes(config: Config, forge: ForgeRun | None, policy: PolicyReview) -> list[str]:
