@@ -236,6 +236,8 @@ def _doctor(arguments: argparse.Namespace, stdout: TextIO) -> int:
                                     reviewers=reviewers), stdout)
 
 
+# The commands whose verdict sets GitHub's step outputs (`stopped` sets them when they fail early).
+PUBLISHING_COMMANDS = ("run", "merge", "verify")
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "run": _run,
     "merge": _merge,
@@ -296,16 +298,19 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
         message = f"{name_options(str(error), names)}{guess}{hint}"
         sys.stderr.write(f"reviewgate: error: {runner_line(message)}\n")
-        return stopped(EXIT_USAGE, message)
+        publishing = command is None or command.prog.split()[-1] in PUBLISHING_COMMANDS
+        return stopped(EXIT_USAGE, message) if publishing else EXIT_USAGE
     warnings.showwarning = _show_warning
+    # Only the commands that set step outputs say in them that they stopped.
+    end = stopped if arguments.command in PUBLISHING_COMMANDS else _exit_code_only
     try:
         return COMMANDS[arguments.command](arguments, out)
     except ReviewgateError as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
-        return stopped(error.exit_code, name_options(str(error), names))
+        return end(error.exit_code, name_options(str(error), names))
     except GitFailure as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
-        return stopped(EXIT_BLOCKED, name_options(str(error), names))
+        return end(EXIT_BLOCKED, name_options(str(error), names))
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
         return 130
@@ -317,7 +322,11 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         message = (f"internal error: {type(error).__name__}: {error} "
                    "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
         sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
-        return stopped(EXIT_BLOCKED, message)
+        return end(EXIT_BLOCKED, message)
+
+
+def _exit_code_only(exit_code: int, message: str) -> int:
+    return exit_code
 
 
 def stopped(exit_code: int, message: str) -> int:
