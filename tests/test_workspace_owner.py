@@ -48,6 +48,8 @@ def _depth_one_clone(workspace: Path) -> Path:
     upstream = workspace / "upstream"
     upstream.mkdir()
     git(upstream, "init", "-q", "-b", "main")
+    # A verify too: its step logs are written under the output dir by the verify's own code.
+    commit(upstream, {".prepcook/scripts.toml": '[test]\nrun = "echo tested"\n'}, "manifest")
     for number in range(4):
         commit(upstream, {f"module_{number}.py": f"VALUE_{number} = {number}\n"}, f"main {number}")
     git(upstream, "checkout", "-q", "-b", "feature")
@@ -90,6 +92,7 @@ def test_a_run_as_root_leaves_every_file_it_makes_to_the_checkouts_owner(workspa
     assert completed.returncode in (0, 1), completed.stdout + completed.stderr
     assert "fetch" in (clone / ".reviewgate" / "report.json").read_text(encoding="utf-8")  # it did deepen
     assert (clone / ".reviewgate-cache").is_dir() and (clone / ".reviewgate" / "report.json").is_file()
+    assert (clone / ".reviewgate" / "verify" / "test.log").is_file()
     assert _root_owned(clone) == []
 
     # The later steps, as the runner's user: fetch into the repository, commit, clean everything away.
