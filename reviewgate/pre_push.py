@@ -53,12 +53,8 @@ class ReviewPlan:
     """The base one pushed ref is reviewed against, or why it is not reviewed (`skip`)."""
 
     ref: PushedRef
-    base_sha: str | None
+    base: str | None  # what the review takes as --base: a ref when one names the commit; None: skip
     why: str
-    base_name: str | None = None  # a ref naming base_sha, for the review's own lines
-
-    def base(self) -> str | None:
-        return self.base_name or self.base_sha
 
 
 def refs_from_pre_commit(environ: Mapping[str, str]) -> list[PushedRef]:
@@ -104,17 +100,20 @@ def plan_review(repo: Path, ref: PushedRef) -> ReviewPlan:
         raise UsageError(f"--pre-push: {printable(ref.local_sha)!r} (pushed as {ref.name()}) is not a commit here")
     updated = _updated_commit(repo, ref)
     if updated is not None:
-        tracking = _remote_tracking(ref)
-        return ReviewPlan(ref, updated, f"the commits it adds to {printable(ref.remote_ref)}",
-                          _name_if_same(repo, tracking.removeprefix("refs/remotes/"), updated))
-    base_ref, _ = default_base(repo)
-    base_sha = resolve_commit(repo, base_ref)
-    pushed = resolve_commit(repo, ref.local_sha)
-    if base_sha is None or base_sha == pushed:
-        return ReviewPlan(ref, None, f"is new on {printable(ref.remote_name)} and there is no other branch to "
-                                     f"compare it with (default branch {printable(base_ref)}): nothing was reviewed")
-    return ReviewPlan(ref, base_sha, f"a new branch on {printable(ref.remote_name)}: against the default branch "
-                                     f"{printable(base_ref)}", base_ref)
+        tracking = _remote_tracking(ref).removeprefix("refs/remotes/")
+        return ReviewPlan(ref, _name_if_same(repo, tracking, updated) or updated,
+                          f"the commits it adds to {printable(ref.remote_ref)}")
+    new = f"is new on {printable(ref.remote_name)}"
+    try:
+        base_ref, _ = default_base(repo)
+    except UsageError:  # no default branch anywhere: the first push of a repository's only branch
+        return ReviewPlan(ref, None, f"{new} and there is no default branch to compare it with: nothing was reviewed")
+    if resolve_commit(repo, base_ref) == resolve_commit(repo, ref.local_sha):
+        return ReviewPlan(ref, None, f"{new} and it is the default branch {printable(base_ref)} itself, so there is "
+                                     "no other branch to compare it with: nothing was reviewed")
+    # A default branch this clone lacks (a single-branch clone) is fetched by the review itself.
+    return ReviewPlan(ref, base_ref, f"a new branch on {printable(ref.remote_name)}: against the default branch "
+                                     f"{printable(base_ref)}")
 
 
 def _name_if_same(repo: Path, name: str, sha: str) -> str | None:
@@ -150,13 +149,13 @@ def run_pre_push(options: RunOptions, refs: list[PushedRef], stdout: TextIO,
     worst = 0
     for ref in refs:
         plan = plan_review(repo, ref)
-        if plan.base_sha is None:
+        if plan.base is None:
             stdout.write(f"reviewgate: pre-push: {runner_line(ref.name())} {runner_line(plan.why)}\n")
             continue
         stdout.write(f"reviewgate: pre-push: reviewing {runner_line(ref.name())}: {runner_line(plan.why)}\n")
         stdout.flush()
         head = _name_if_same(repo, ref.local_ref, ref.local_sha) or ref.local_sha
-        code = review(replace(options, base=plan.base(), head=head), stdout)
+        code = review(replace(options, base=plan.base, head=head), stdout)
         stdout.write(f"reviewgate: pre-push: {runner_line(ref.name())}: exit {code}"
                      f"{'' if code == 0 else ' (the push is refused)'}\n")
         worst = max(worst, code)

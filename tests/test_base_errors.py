@@ -129,3 +129,17 @@ def test_a_mistyped_base_gets_the_closest_branch_suggested(tmp_path: Path) -> No
     result = run_cli(repo, "run", "--base", "devlop")
     assert result.returncode == 2
     assert "did you mean 'develop'? branches here:" in error_line(result.stderr)
+
+
+def test_an_origin_head_pointing_at_a_missing_branch_is_not_taken_for_the_base(tmp_path: Path) -> None:
+    """origin/HEAD names origin/trunk, which this clone no longer has: origin is asked instead of
+    failing on a ref that names nothing."""
+    clone = _trunk_clone(tmp_path)
+    git(clone, "remote", "set-head", "origin", "trunk")
+    git(clone, "update-ref", "-d", "refs/remotes/origin/trunk")
+    git(clone, "branch", "-D", "trunk")
+    result = run_cli(clone, "run")
+    assert result.returncode == 0, result.stderr
+    target = result.report()["target"]
+    assert target["base_ref"] == "trunk" and "asked origin" in target["base_source"], target
+    assert any("refs/remotes/origin/trunk" in fetch for fetch in target["shallow_fetches"]), target

@@ -165,9 +165,44 @@ def test_the_first_push_of_a_new_repository_says_nothing_was_reviewed(tmp_path: 
 
     completed = _hook_lines(env, repo, "")
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert ("pre-push: refs/heads/main -> origin refs/heads/main is new on origin and there is no other branch to "
-            "compare it with (default branch main): nothing was reviewed") in completed.stdout, completed.stdout
+    assert ("pre-push: refs/heads/main -> origin refs/heads/main is new on origin and it is the default branch main "
+            "itself, so there is no other branch to compare it with: nothing was reviewed") in completed.stdout
     assert first
+
+
+def test_the_first_push_of_a_repositorys_only_branch_that_is_no_default_says_nothing_was_reviewed(
+        tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "work")
+    commit(repo, BLOCKING, "first")
+    env = {"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/work", "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/work",
+           "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_URL": "/nowhere.git"}
+
+    completed = _hook_lines(env, repo, "")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert ("refs/heads/work -> origin refs/heads/work is new on origin and there is no default branch to compare it "
+            "with: nothing was reviewed") in completed.stdout, completed.stdout
+
+
+def test_a_new_branch_in_a_single_branch_clone_is_reviewed_against_the_default_branch_fetched_then(
+        tmp_path: Path) -> None:
+    """The clone has only `feature` (no origin/main, no origin/HEAD): the default branch origin names is
+    fetched by the review, never skipped as if there were nothing to compare with."""
+    first = _clone_with_remote(tmp_path)
+    git(first, "push", "-q", "origin", "main:refs/heads/release")
+    clone = tmp_path / "single"
+    subprocess.run(["git", "clone", "-q", "--single-branch", "--branch", "release", str(tmp_path / "remote.git"),
+                    str(clone)], check=True, timeout=60)
+    assert git(clone, "for-each-ref", "--format=%(refname)", "refs/remotes") == "refs/remotes/origin/release"
+    git(clone, "checkout", "-q", "-b", "feature")
+    feature = commit(clone, BLOCKING, "swallow errors")
+
+    completed = _hook_lines(None, clone, f"refs/heads/feature {feature} refs/heads/feature {ZEROS}\n")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert "a new branch on origin: against the default branch main" in output, output
+    assert BLOCKING_RULE in output
 
 
 def test_pre_push_refuses_the_flags_that_name_another_target(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ def default_base(repo: Path) -> tuple[str, str]:
     or `develop` default in a clone that never recorded origin/HEAD, or a single-branch clone
     that lacks it); with where it came from."""
     completed = run_git(repo, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False)
-    if completed.returncode == 0:
-        ref = completed.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/remotes/")
+    ref = completed.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/remotes/")
+    if completed.returncode == 0 and resolve_commit(repo, ref) is not None:  # not a dangling origin/HEAD
         return ref, "origin/HEAD (the upstream's default branch)"
     for candidate in FALLBACK_BRANCHES:
         if resolve_commit(repo, candidate) is not None:
@@ -43,11 +43,13 @@ def default_base(repo: Path) -> tuple[str, str]:
 
     current = git_text(repo, "branch", "--show-current")
     others = [name for name in existing_branches(repo) if name != current]
-    suggestion = f"pass --base {others[0]}" + (f" (branches here: {', '.join(others)})" if len(others) > 1 else "")
+    if not others:
+        suggestion = "there is no other branch: pass --base REF"
+    else:
+        suggestion = f"pass --base {others[0]}" + (f" (branches here: {', '.join(others)})" if len(others) > 1 else "")
     raise UsageError(
         f"{repo}: no default branch to review against: origin/HEAD is not set and none of "
-        f"{', '.join(FALLBACK_BRANCHES)} exists; "
-        + (suggestion if others else "there is no other branch: pass --base REF")
+        f"{', '.join(FALLBACK_BRANCHES)} exists; {suggestion}"
     )
 
 
