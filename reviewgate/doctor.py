@@ -237,8 +237,8 @@ def _check_reviewer(config: Config, name: str, report: DoctorReport) -> None:
         report.unreachable(f"reviewer {name}: {printable(str(error))}")
 
 
-def _policy(repo: Path, explicit: Path | None, base_sha: str | None,
-            base_ref: str) -> tuple[Config, PolicyOrigin, str | None]:
+def _policy(repo: Path, explicit: Path | None, base_sha: str | None, base_ref: str,
+            *, local: bool) -> tuple[Config, PolicyOrigin, str | None]:
     """The config a run would use: the one at the merge base of the base and HEAD (no fetching
     here; without a merge base, at the base itself). Without a base, the working tree's. Last,
     the line about a working-tree config that is not that one (policy_source.uncommitted_config)."""
@@ -248,7 +248,8 @@ def _policy(repo: Path, explicit: Path | None, base_sha: str | None,
     found = run_git(repo, "merge-base", base_sha, head_sha, check=False).stdout.decode("ascii", "replace").strip()
     base_side = commit_side(repo, found or base_sha, "merge base")
     config, origin = policy_at(repo, explicit, base_side, commit_side(repo, head_sha, "head"))
-    return config, origin, uncommitted_config(repo, explicit, base_side, origin, base_ref)
+    # Local runs only, as in a run (run_options.load_policy): in CI the working tree is the branch's.
+    return config, origin, uncommitted_config(repo, explicit, base_side, origin, base_ref) if local else None
 
 
 def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
@@ -267,7 +268,8 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     else:
         report.ok(f"base {base_ref} (from {source}) resolves")
     try:
-        file_config, origin, uncommitted = _policy(repo, options.config_path, base_sha, base_ref)
+        file_config, origin, uncommitted = _policy(repo, options.config_path, base_sha, base_ref,
+                                                   local=context.provider == "local")
         config = apply_overrides(file_config, Overrides(reviewers=options.reviewers))
     except ReviewgateError as error:
         report.config(str(error))

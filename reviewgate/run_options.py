@@ -73,7 +73,9 @@ def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
     head_side = disk_side(repo) if options.include_dirty else commit_side(repo, refs.head_sha, "head")
     base_side = commit_side(repo, refs.merge_base, "merge base")
     config, origin = policy_at(repo, options.config_path, base_side, head_side)
-    uncommitted = uncommitted_config(repo, options.config_path, base_side, origin, refs.base_ref)
+    # Local runs only: in CI the working tree is the branch's, whose config is compared from its commit.
+    uncommitted = (uncommitted_config(repo, options.config_path, base_side, origin, refs.base_ref)
+                   if context.provider == "local" else None)
     return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side, uncommitted)
 
 
