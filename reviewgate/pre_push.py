@@ -55,6 +55,7 @@ class ReviewPlan:
     ref: PushedRef
     base: str | None  # what the review takes as --base: a ref when one names the commit; None: skip
     why: str
+    policy_base: str | None = None  # the default branch's commit, whose policy judges an update
 
 
 def refs_from_pre_commit(environ: Mapping[str, str]) -> list[PushedRef]:
@@ -99,14 +100,19 @@ def plan_review(repo: Path, ref: PushedRef) -> ReviewPlan:
     if resolve_commit(repo, ref.local_sha) is None:
         raise UsageError(f"--pre-push: {printable(ref.local_sha)!r} (pushed as {ref.name()}) is not a commit here")
     updated = _updated_commit(repo, ref)
-    if updated is not None:
-        tracking = _remote_tracking(ref).removeprefix("refs/remotes/")
-        return ReviewPlan(ref, _name_if_same(repo, tracking, updated) or updated,
-                          f"the commits it adds to {printable(ref.remote_ref)}")
-    new = f"is new on {printable(ref.remote_name)}"
     try:
         base_ref, _ = default_base(repo)
     except UsageError:  # no default branch anywhere: the first push of a repository's only branch
+        base_ref = None
+    if updated is not None:
+        tracking = _remote_tracking(ref).removeprefix("refs/remotes/")
+        # The branch's own remote tip holds the branch's config: the default branch's policy judges it.
+        policy = resolve_commit(repo, base_ref) if base_ref else None
+        policy_note = f"; the policy is the default branch {printable(base_ref)}'s" if policy and base_ref else ""
+        return ReviewPlan(ref, _name_if_same(repo, tracking, updated) or updated,
+                          f"the commits it adds to {printable(ref.remote_ref)}{policy_note}", policy)
+    new = f"is new on {printable(ref.remote_name)}"
+    if base_ref is None:
         return ReviewPlan(ref, None, f"{new} and there is no default branch to compare it with: nothing was reviewed")
     if resolve_commit(repo, base_ref) == resolve_commit(repo, ref.local_sha):
         return ReviewPlan(ref, None, f"{new} and it is the default branch {printable(base_ref)} itself, so there is "
@@ -155,7 +161,7 @@ def run_pre_push(options: RunOptions, refs: list[PushedRef], stdout: TextIO,
         stdout.write(f"reviewgate: pre-push: reviewing {runner_line(ref.name())}: {runner_line(plan.why)}\n")
         stdout.flush()
         head = _name_if_same(repo, ref.local_ref, ref.local_sha) or ref.local_sha
-        code = review(replace(options, base=plan.base, head=head), stdout)
+        code = review(replace(options, base=plan.base, head=head, policy_base=plan.policy_base), stdout)
         stdout.write(f"reviewgate: pre-push: {runner_line(ref.name())}: exit {code}"
                      f"{'' if code == 0 else ' (the push is refused)'}\n")
         worst = max(worst, code)

@@ -25,6 +25,7 @@ from reviewgate.policy_source import (
 from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.target.exclusions import ExclusionRules
 from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
+from reviewgate.target.shallow import FetchLog, find_merge_base
 
 if TYPE_CHECKING:
     from reviewgate.sharding.plan import ShardSpec
@@ -41,6 +42,10 @@ class RunOptions:
     bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
     shard: ShardSpec | None = None  # --shard I/N: review one part, write a shard report, publish nothing
+    # The branch whose policy judges the change, when it is not the base (a pre-push review of a
+    # branch against its own remote tip is judged by the default branch's policy): the config is
+    # read at the merge base of this commit and the head.
+    policy_base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,11 @@ def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
     refs = resolve_refs(repo, base=options.base, head=options.head, ci=context)
     # --include-dirty reviews the working tree, so that is the change's side of the config.
     head_side = disk_side(repo) if options.include_dirty else commit_side(repo, refs.head_sha, "head")
-    base_side = commit_side(repo, refs.merge_base, "merge base")
+    policy_commit = refs.merge_base
+    if options.policy_base is not None:
+        policy_commit = find_merge_base(repo, options.policy_base, refs.head_sha, "the policy's branch and the head",
+                                        FetchLog(provider=context.provider))
+    base_side = commit_side(repo, policy_commit, "merge base")
     config, origin = policy_at(repo, options.config_path, base_side, head_side)
     # Local runs only: in CI the working tree is the branch's, whose config is compared from its commit.
     uncommitted = (uncommitted_config(repo, options.config_path, base_side, origin, refs.base_ref)

@@ -227,3 +227,23 @@ def test_a_run_of_a_head_that_is_not_checked_out_reads_no_working_tree(tmp_path:
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert BLOCKING_RULE in completed.stdout
     assert os.path.exists(clone / ".reviewgate" / "report.json")
+
+
+def test_an_update_is_judged_by_the_default_branchs_policy_not_the_one_the_branch_pushed(tmp_path: Path) -> None:
+    """The branch pushed a report-only config earlier (`git push --no-verify`); its next push, of a blocking
+    commit, is reviewed against the branch's remote tip but judged by main's policy."""
+    clone = _clone_with_remote(tmp_path)
+    commit(clone, {".reviewgate.toml": "[review]\nmax_rounds = 3\n"}, "main's policy")
+    git(clone, "push", "-q", "--no-verify", "origin", "main")
+    git(clone, "checkout", "-q", "-b", "feature")
+    commit(clone, {".reviewgate.toml": '[review]\nfail_on = ["none"]\n'}, "report only, please")
+    git(clone, "push", "-q", "--no-verify", "origin", "feature")
+    remote_tip = git(clone, "rev-parse", "HEAD")
+    pushed = commit(clone, BLOCKING, "swallow errors")
+
+    completed = _hook_lines(None, clone, f"refs/heads/feature {pushed} refs/heads/feature {remote_tip}\n")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert ("the commits it adds to refs/heads/feature; the policy is the default branch origin/main's"
+            in output), output
+    assert "origin/feature...refs/heads/feature" in output and BLOCKING_RULE in output
