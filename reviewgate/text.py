@@ -36,5 +36,8 @@ def did_you_mean(typed: str, known: Iterable[str]) -> str:
     nothing: for the line about an unknown flag, config key or branch."""
     import difflib  # only when something was mistyped: not on every start
 
-    close = difflib.get_close_matches(typed, list(known), n=1)
+    names = list(known)
+    if typed in names:  # not a typo: what it names exists (it failed for another reason)
+        return ""
+    close = difflib.get_close_matches(typed, names, n=1)
     return f"; did you mean {close[0]!r}?" if close else ""

@@ -63,21 +63,23 @@ def make_directories(path: Path) -> None:
         give_to(directory, owner_to_inherit(directory.parent))
 
 
-def give_tree_to_owner(top: Path) -> None:
-    """Everything root owns under `top` (`top` included) to the owner of the directory `top`
-    is in: for files other code wrote as root (the verify's step logs)."""
-    owner = owner_to_inherit(top.parent)
+def give_tree_to_owner(top: Path, owner: Owner | None = None) -> None:
+    """Everything root owns under `top` (`top` included) to `owner`, by default the owner of the
+    directory `top` is in: for files other code wrote as root (the verify's step logs, a fetch
+    that had to run as root). Walked by directory descriptor and never through a symlink, so a
+    directory swapped for a link meanwhile cannot point the chown elsewhere."""
+    owner = owner or owner_to_inherit(top.parent)
     if owner is None or not top.is_dir() or top.is_symlink():
         return
-    for root, directories, files in os.walk(top):
+    for _, directories, files, directory_fd in os.fwalk(top, follow_symlinks=False):
         for name in (*directories, *files):
-            _give_if_root_owned(Path(root) / name, owner)
-    _give_if_root_owned(top, owner)
+            _give_if_root_owned(name, owner, directory_fd)
+    _give_if_root_owned(str(top), owner, None)
 
 
-def _give_if_root_owned(path: Path, owner: Owner) -> None:
+def _give_if_root_owned(name: str, owner: Owner, directory_fd: int | None) -> None:
     try:
-        if os.lstat(path).st_uid == 0:
-            give_to(path, owner)
+        if os.stat(name, dir_fd=directory_fd, follow_symlinks=False).st_uid == 0:
+            os.chown(name, owner.uid, owner.gid, dir_fd=directory_fd, follow_symlinks=False)
     except OSError:
         pass  # gone meanwhile: nothing left to hand over

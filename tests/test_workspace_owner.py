@@ -109,3 +109,22 @@ def test_a_file_written_as_root_keeps_the_mode_it_asks_for_and_goes_to_the_direc
     for path in (key, key.parent, key.parent.parent):
         assert os.stat(path).st_uid == RUNNER_UID, path
     assert os.stat(key).st_mode & 0o777 == 0o600
+
+
+def test_root_owned_leftovers_in_git_are_fetched_past_and_given_back(workspace: Path) -> None:
+    """An older run (or another root step) left `.git/objects` root's: the owner's fetch cannot write
+    there, so the gate fetches as root and then gives everything in .git back to the checkout's owner."""
+    clone = _depth_one_clone(workspace)
+    objects = clone / ".git" / "objects"
+    os.chown(objects, 0, 0)
+    os.chmod(objects, 0o755)
+    assert _as_runner(workspace, clone, "fetch", "-q", "--depth=3", "origin", "feature").returncode != 0
+
+    completed = subprocess.run([sys.executable, "-m", "reviewgate", "run", "--reviewer", "builtin", "--base", "main",
+                                "--no-verify"], cwd=clone,
+                               env=clean_environment({"PYTHONPATH": str(ROOT), "HOME": str(workspace)}),
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode in (0, 1), completed.stdout + completed.stderr
+    assert _root_owned(clone) == []
+    done = _as_runner(workspace, clone, "fetch", "-q", "origin", "main")
+    assert done.returncode == 0, done.stderr

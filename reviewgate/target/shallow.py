@@ -8,6 +8,7 @@ base appears, and `--unshallow` is the last resort.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.target.git import git_text, run_git
 from reviewgate.text import did_you_mean
+from reviewgate.workspace_owner import give_tree_to_owner, owner_to_inherit
 
 REMOTE = "origin"
 # Deepening steps for the merge base: most branches are a few dozen commits off their base;
@@ -81,7 +83,7 @@ def _fetch(repo: Path, log: FetchLog, *args: str, wanted: str = "what this shall
     RemoteUnreachable when origin cannot be reached at all, naming `wanted` (what was fetched
     for: the ref the user typed, so a typo behind an unreachable origin is still named)."""
     command = ("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", *args)
-    completed = run_git(repo, *command, check=False, as_owner=True)
+    completed = _fetch_as_owner(repo, command)
     log.fetches.append("git " + " ".join(command) + ("" if completed.returncode == 0 else " (failed)"))
     if completed.returncode != 0 and not _remote_reachable(repo):
         raw_url = run_git(repo, "remote", "get-url", REMOTE, check=False).stdout.decode("utf-8", "replace").strip()
@@ -93,6 +95,26 @@ def _fetch(repo: Path, log: FetchLog, *args: str, wanted: str = "what this shall
             "check the network or the remote and re-run"
         )
     return completed.returncode == 0
+
+
+# git's words for a ref or commit origin does not have: no other user would fetch it either.
+_MISSING_ON_ORIGIN = (b"couldn't find remote ref", b"not our ref", b"no such remote ref")
+
+
+def _fetch_as_owner(repo: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[bytes]:
+    """The fetch as the repository's owner when the gate runs as root in someone else's checkout
+    (what it writes stays theirs). Should that fail (credentials only root has, root-owned files an
+    older run left in .git), once more as root, and then everything root owns in the repository's
+    git directory goes to its owner."""
+    owner = owner_to_inherit(repo)
+    completed = run_git(repo, *command, check=False, as_owner=owner is not None)
+    if owner is None or completed.returncode == 0 or any(text in completed.stderr for text in _MISSING_ON_ORIGIN):
+        return completed
+    completed = run_git(repo, *command, check=False)
+    git_directory = run_git(repo, "rev-parse", "--absolute-git-dir", check=False).stdout.decode("utf-8", "replace")
+    if git_directory.strip():
+        give_tree_to_owner(Path(git_directory.strip()), owner)
+    return completed
 
 
 def _git_reason(stderr: str) -> str:
