@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from reviewgate.cli import exit_with, main
+from reviewgate.cli import exit_with, main, stopped
 from reviewgate.errors import EXIT_USAGE, UsageError
 from reviewgate.escaping import runner_line
 from reviewgate.sharding.plan import parse_shard
@@ -96,7 +96,7 @@ def run(environ: Mapping[str, str]) -> int:
         arguments = arguments_from_inputs(environ)
     except InputError as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(str(error))}\n")
-        return EXIT_USAGE
+        return stopped(EXIT_USAGE, str(error))
     os.environ.update(environment_from_inputs(environ))
     # Errors name the input the workflow set, never the flag it became.
     return main(arguments, option_names={item.flag: f"input {item.name}" for item in INPUTS})

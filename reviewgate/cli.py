@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from reviewgate import __version__
-from reviewgate.ci import detect
+from reviewgate.ci import detect, github_step_files
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
 from reviewgate.escaping import runner_line
@@ -21,7 +21,7 @@ from reviewgate.run_options import RunOptions, freeze_target, load_policy, revie
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import describe
 from reviewgate.target.git import GitFailure
-from reviewgate.text import printable
+from reviewgate.text import did_you_mean, printable
 
 
 class BadArguments(Exception):
@@ -56,7 +56,7 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=Path("."), help="repository to review (default: current directory)")
     parser.add_argument("--base", help="base ref to diff against (default: the CI event's base, else the repository's default "
                         "branch: origin/HEAD's, else the first of origin/main, origin/master, main, master "
-                        "that exists)")
+                        "that exists, else the one origin names)")
     parser.add_argument("--head", help="head ref to review (default: the head CI names, e.g. the pull request's, else HEAD)")
     parser.add_argument("--config", type=Path, help="config file (default: .reviewgate.toml or [tool.reviewgate] in pyproject.toml)")
     parser.add_argument("--bundle", type=Path, nargs="+", action="extend", metavar="FILE",
@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", metavar="I/N",
                      help="review only the I-th of N parts of the change (1-based, e.g. 2/4) and write a shard "
                      "report for `reviewgate merge`; publishes nothing, exits 0 unless the shard could not run")
+    run.add_argument("--pre-push", action="store_true",
+                     help="as a pre-push hook: review each pushed ref against the remote branch it updates (the "
+                     "default branch for a new one), from pre-commit's PRE_COMMIT_* variables or git's lines on "
+                     "stdin; never runs the verify")
 
     merge = commands.add_parser(
         "merge", help="combine shard reports (run --shard) into one verdict and publish it; exit codes as run")
@@ -146,6 +150,11 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         raise UsageError("--shard: a document bundle (--bundle) is reviewed in one run, not in shards")
     if shard is not None and arguments.include_dirty:
         raise UsageError("--shard: not with --include-dirty; the merge reviews commits, so shards review commits too")
+    if arguments.pre_push:
+        for flag, given in (("--base", arguments.base), ("--head", arguments.head), ("--bundle", arguments.bundle),
+                            ("--include-dirty", arguments.include_dirty), ("--shard", shard)):
+            if given:
+                raise UsageError(f"--pre-push: not with {flag}; the push names what is reviewed")
     options = RunOptions(
         start=arguments.repo,
         base=arguments.base,
@@ -168,6 +177,10 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     )
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
+    if arguments.pre_push:
+        from reviewgate.pre_push import pushed_refs, run_pre_push
+
+        return run_pre_push(options, pushed_refs(os.environ, sys.stdin), stdout, run_gate)
     return run_gate(options, stdout)
 
 
@@ -223,6 +236,8 @@ def _doctor(arguments: argparse.Namespace, stdout: TextIO) -> int:
                                     reviewers=reviewers), stdout)
 
 
+# The commands whose verdict sets GitHub's step outputs (`stopped` sets them when they fail early).
+PUBLISHING_COMMANDS = ("run", "merge", "verify")
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "run": _run,
     "merge": _merge,
@@ -239,6 +254,31 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     sys.stderr.write(f"reviewgate: warning: {runner_line(str(message))}\n")
 
 
+def _command_parser(parser: argparse.ArgumentParser, given: Sequence[str]) -> argparse.ArgumentParser | None:
+    """The parser of the command the arguments name (`run` in `run --bse x`), if any."""
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subcommands only here
+        choices = action.choices if isinstance(action.choices, dict) else {}
+        for item in given:
+            if item in choices:
+                command = choices[item]
+                return command if isinstance(command, argparse.ArgumentParser) else None
+    return None
+
+
+def _flag_guess(message: str, command: argparse.ArgumentParser | None) -> str:
+    """`; did you mean '--base'?` for the first unknown flag that looks like a typo of one the
+    command has (argparse says only "unrecognized arguments")."""
+    if command is None or not message.startswith("unrecognized arguments: "):
+        return ""
+    flags = [name for name in command._option_string_actions if name.startswith("--")]  # noqa: SLF001
+    for token in message.removeprefix("unrecognized arguments: ").split():
+        if token.startswith("--"):
+            guess = did_you_mean(token.partition("=")[0], flags)
+            if guess:
+                return guess
+    return ""
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          option_names: Mapping[str, str] | None = None) -> int:
     """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
@@ -253,18 +293,24 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     try:
         arguments = parser.parse_args(given)
     except BadArguments as error:
-        hint = "" if names else f" (see {error.prog} --help)"
-        sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}{hint}\n")
-        return EXIT_USAGE
+        command = _command_parser(parser, given)
+        guess = _flag_guess(str(error), command)
+        hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
+        message = f"{name_options(str(error), names)}{guess}{hint}"
+        sys.stderr.write(f"reviewgate: error: {runner_line(message)}\n")
+        publishing = command is None or command.prog.split()[-1] in PUBLISHING_COMMANDS
+        return stopped(EXIT_USAGE, message) if publishing else EXIT_USAGE
     warnings.showwarning = _show_warning
+    # Only the commands that set step outputs say in them that they stopped.
+    end = stopped if arguments.command in PUBLISHING_COMMANDS else _exit_code_only
     try:
         return COMMANDS[arguments.command](arguments, out)
     except ReviewgateError as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
-        return error.exit_code
+        return end(error.exit_code, name_options(str(error), names))
     except GitFailure as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
-        return EXIT_BLOCKED
+        return end(EXIT_BLOCKED, name_options(str(error), names))
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
         return 130
@@ -273,11 +319,28 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
             import traceback  # only to debug an internal error: not loaded on every start
 
             traceback.print_exc()
-        sys.stderr.write(
-            f"reviewgate: internal error: {type(error).__name__}: {runner_line(str(error))} "
-            "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)\n"
-        )
-        return EXIT_BLOCKED
+        message = (f"internal error: {type(error).__name__}: {error} "
+                   "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+        sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
+        return end(EXIT_BLOCKED, message)
+
+
+def _exit_code_only(exit_code: int, message: str) -> int:
+    return exit_code
+
+
+def stopped(exit_code: int, message: str) -> int:
+    """`exit_code`, once GitHub's step outputs say the gate stopped before a verdict and why
+    (they would be empty: nothing was published). Outside GitHub Actions, nothing else."""
+    output_path, summary_path = github_step_files()
+    if output_path or summary_path:
+        from reviewgate.report.github_step import publish_failure  # only when a CI run stopped early
+
+        try:
+            publish_failure(output_path, summary_path, exit_code, message)
+        except OSError:
+            pass  # the runner's files cannot be written: the error line above is all there is
+    return exit_code
 
 
 def exit_with(code: int) -> NoReturn:

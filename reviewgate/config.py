@@ -15,6 +15,7 @@ from typing import Any
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.instructions import PathInstruction, parse_instructions
+from reviewgate.text import did_you_mean
 from reviewgate.tomlfile import read_toml
 
 CONFIG_FILE = ".reviewgate.toml"
@@ -139,7 +140,8 @@ class TableReader:
     def warn_unknown(self, known: tuple[str, ...]) -> None:
         for key in self.table:
             if key not in known:
-                warnings.warn(f"{self.where(key)}: unknown key, ignored", ConfigWarning, stacklevel=2)
+                warnings.warn(f"{self.where(key)}: unknown key, ignored{did_you_mean(key, known)}", ConfigWarning,
+                              stacklevel=2)
 
     def string(self, key: str, default: str | None) -> str | None:
         value = self.table.get(key, default)

@@ -35,7 +35,7 @@ from reviewgate.config import (
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
-from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
+from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
 from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import (
@@ -350,15 +350,19 @@ def _check_reviewer(config: Config, name: str, report: DoctorReport) -> None:
         report.unreachable(f"reviewer {name}: {printable(str(error))}")
 
 
-def _policy(repo: Path, explicit: Path | None, base_sha: str | None) -> tuple[Config, PolicyOrigin]:
+def _policy(repo: Path, explicit: Path | None, base_sha: str | None, base_ref: str,
+            *, local: bool) -> tuple[Config, PolicyOrigin, str | None]:
     """The config a run would use: the one at the merge base of the base and HEAD (no fetching
-    here; without a merge base, at the base itself). Without a base, the working tree's."""
+    here; without a merge base, at the base itself). Without a base, the working tree's. Last,
+    the line about a working-tree config that is not that one (policy_source.uncommitted_config)."""
     head_sha = resolve_commit(repo, "HEAD")
     if base_sha is None or head_sha is None:
-        return bundle_policy(repo, explicit)
+        return (*bundle_policy(repo, explicit), None)
     found = run_git(repo, "merge-base", base_sha, head_sha, check=False).stdout.decode("ascii", "replace").strip()
-    merge_base = found or base_sha
-    return policy_at(repo, explicit, commit_side(repo, merge_base, "merge base"), commit_side(repo, head_sha, "head"))
+    base_side = commit_side(repo, found or base_sha, "merge base")
+    config, origin = policy_at(repo, explicit, base_side, commit_side(repo, head_sha, "head"))
+    # Local runs only, as in a run (run_options.load_policy): in CI the working tree is the branch's.
+    return config, origin, uncommitted_config(repo, explicit, base_side, origin, base_ref) if local else None
 
 
 def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] | None = None) -> int:
@@ -377,12 +381,15 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     else:
         report.ok(f"base {base_ref} (from {source}) resolves")
     try:
-        file_config, origin = _policy(repo, options.config_path, base_sha)
+        file_config, origin, uncommitted = _policy(repo, options.config_path, base_sha, base_ref,
+                                                   local=context.provider == "local")
         config = apply_overrides(file_config, Overrides(reviewers=options.reviewers))
     except ReviewgateError as error:
         report.config(str(error))
         return report.exit_code()
-    report.ok(f"config {config.source or '(defaults: no config file)'} parses; {origin.describe()}")
+    report.ok(f"config {config.source or '(defaults: no config file in force)'} parses; {origin.describe()}")
+    if uncommitted is not None:
+        report.note(uncommitted)
     for name in config.review.reviewers:
         _check_reviewer(config, name, report)
     try:  # the opt-in directory as the base has it, as the reviews will see it

@@ -15,6 +15,7 @@ working tree's.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +137,31 @@ def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tupl
             raise ConfigError(f"--config: {explicit}: config file not found")
         return load_config(repo, explicit), PolicyOrigin(WORKFLOW, relative, None, named)
     return Config(), PolicyOrigin(DEFAULTS)
+
+
+def uncommitted_config(repo: Path, explicit: Path | None, base: Side, origin: PolicyOrigin, target: str) -> str | None:
+    """A config file the working tree holds and the merge base does not is not the policy in force
+    (a new user writes `.reviewgate.toml` and runs the gate): the line that says so, what the run
+    uses instead, and when the file takes effect. None when there is nothing to say."""
+    if explicit is not None or base.commit is None:
+        return None  # a --config path is read as named; a bundle has no merge base
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # its unknown keys are for the run that reads it
+            found = find_config(disk_side(repo), None)
+        path = found.path if found is not None else None
+    except ConfigError:  # it does not parse: still the file a user expects to be read
+        path = CONFIG_FILE if (repo / CONFIG_FILE).is_file() else PYPROJECT_FILE
+    if path is None or base.read(path) is not None:
+        return None
+    if origin.kind == BRANCH_FIRST and origin.path == path:
+        return None  # the branch's first config, in force and said so (policy_changes.py)
+    uses = {
+        BASE_SIDE: f"{printable(origin.path or '')} at the merge base",
+        BRANCH_FIRST: f"{printable(origin.path or '')} as the change's head commit holds it",
+    }.get(origin.kind, "the defaults")
+    return (f"{printable(path)} is in the working tree but not committed at the merge base "
+            f"{short_sha(base.commit)}: this run uses {uses}; it takes effect once committed to {printable(target)}")
 
 
 def bundle_policy(repo: Path, explicit: Path | None) -> tuple[Config, PolicyOrigin]:

@@ -16,6 +16,7 @@ from reviewgate.confidence import apply_min_confidence
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest, ReviewScope
 from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
+from reviewgate.escaping import runner_line
 from reviewgate.findings import Finding, one_per_place, sort_key
 from reviewgate.forge.steps import (
     abandon_check_run,
@@ -29,7 +30,7 @@ from reviewgate.gate import decide, unread_files
 from reviewgate.own_directories import in_repository
 from reviewgate.policy_changes import PolicyReview
 from reviewgate.report import publish
-from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
+from reviewgate.report.files import VERIFY_LOG_DIRECTORY, claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
 from reviewgate.review_cache import open_review_cache, review_with_cache
 from reviewgate.review_stage import (
@@ -48,9 +49,11 @@ from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
 from reviewgate.target.git import GitFailure, repository_root
+from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from reviewgate.verify.stage import verify_repository
+from reviewgate.workspace_owner import give_tree_to_owner
 
 if TYPE_CHECKING:
     from reviewgate.forge.conversation import Acceptance
@@ -182,7 +185,8 @@ def _verify_review_publish(
     if cancellation.cancelled:  # the signal came while freezing: nothing else starts
         outcomes = cancelled_outcomes(reviewers, cancelled_reason(cancellation))
         if shard is not None:
-            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings, cancelled=True)
+            return _write_shard(output_dir, shard, started_at, target, outcomes, None, timings, stdout,
+                                cancelled=True)
         if forge is not None:
             forge.budget.limit(CANCELLED_PUBLISH_SECONDS)
         return publish_result(
@@ -196,6 +200,7 @@ def _verify_review_publish(
                                    environ=environ, grant_commit=target.merge_base,
                                    guarded_commits=(target.head_sha, target.merge_base),
                                    leave_out=(cache.directory,) if cache.directory else ())
+        give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
         repo, target.head_sha, options.head or "HEAD", branch=context.head_branch)
@@ -219,7 +224,7 @@ def _verify_review_publish(
             for reviewer in reviewers
         )
     elif target.is_empty:
-        notes.append("Base and head have the same content: there is nothing to review.")
+        notes.append(_empty_change_note(target))
         outcomes = tuple(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
         )
@@ -228,7 +233,7 @@ def _verify_review_publish(
     timings["review"] = time.monotonic() - clock
     if shard is not None:
         return _write_shard(output_dir, shard, started_at, target, outcomes,
-                            verify if shard.whole_change else None, timings,
+                            verify if shard.whole_change else None, timings, stdout,
                             cancelled=cancellation.cancelled or verify.cancelled)
     if forge is not None and (cancellation.cancelled or verify.cancelled):
         forge.budget.limit(CANCELLED_PUBLISH_SECONDS)  # the runner kills the job seconds after
@@ -241,6 +246,17 @@ def _verify_review_publish(
         forge=forge, rejections=request.rejections, policy=policy,
         unread=unread_files([change.path for change in target.oversized], outcomes, readers),
     )
+
+
+def _empty_change_note(target: FrozenTarget) -> str:
+    """Why there is nothing to review. A head the base already holds is most often the first push
+    of a new repository (or of the default branch itself): say that nothing was reviewed, not
+    only that nothing blocks."""
+    if target.merge_base == target.head_sha:
+        return (f"Base and head have the same content: there is nothing to review. The head {target.head_sha[:12]} "
+                f"is already part of the base {printable(target.base_ref)} (from {printable(target.base_source)}), "
+                "as on the first push of a new repository or of the default branch: nothing was reviewed.")
+    return "Base and head have the same content: there is nothing to review."
 
 
 def run_notes(config: Config, forge: ForgeRun | None, policy: PolicyReview) -> list[str]:
@@ -273,15 +289,19 @@ def _reviewing(cache: ReviewCache, request: ReviewRequest,
 
 def _write_shard(output_dir: Path, shard: ShardSpec, started_at: str, target: FrozenTarget,
                  outcomes: tuple[ReviewerOutcome, ...], verify: VerifyOutcome | None,
-                 timings: dict[str, float], *, cancelled: bool = False) -> int:
+                 timings: dict[str, float], stdout: TextIO, *, cancelled: bool = False) -> int:
     """A shard's end: its report, nothing published, exit 0: the merge decides, and a shard whose
     reviewers were blocked says so in the report, which makes the merge block. A cancelled shard
-    could not finish: its report says so too, and it exits 3."""
+    could not finish: its report says so too, and it exits 3. The log says which part it took."""
     from reviewgate.sharding.plan import plan_shards  # the shard modules: only with --shard
     from reviewgate.sharding.shard_report import write_shard_report
+    from reviewgate.sharding.shard_run import shard_lines
 
-    write_shard_report(output_dir, shard, started_at=started_at, target=target,
-                       plan=plan_shards(target, shard.total), outcomes=outcomes, verify=verify, timings=timings)
+    plan = plan_shards(target, shard.total)
+    report = write_shard_report(output_dir, shard, started_at=started_at, target=target,
+                                plan=plan, outcomes=outcomes, verify=verify, timings=timings)
+    lines = shard_lines(shard, target, plan.paths(shard), outcomes, report, cancelled=cancelled)
+    stdout.write("".join(f"{runner_line(line)}\n" for line in lines))
     return EXIT_BLOCKED if cancelled else 0
 
 
@@ -357,6 +377,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     clock = time.monotonic()
     verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                environ=environ, grant_commit=grant_commit)
+    give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
         started_at=started_at, timings={"verify": time.monotonic() - clock},

@@ -5,7 +5,7 @@ counts start-up)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,10 +13,19 @@ from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.own_directories import DEFAULT_OUTPUT_DIRECTORY, cache_directory, in_repository, inside_repository
 from reviewgate.policy_changes import PolicyReview, review_policy_change
-from reviewgate.policy_source import PolicyOrigin, Side, bundle_policy, commit_side, disk_side, policy_at
+from reviewgate.policy_source import (
+    PolicyOrigin,
+    Side,
+    bundle_policy,
+    commit_side,
+    disk_side,
+    policy_at,
+    uncommitted_config,
+)
 from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.target.exclusions import ExclusionRules
 from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
+from reviewgate.target.shallow import FetchLog, find_merge_base
 
 if TYPE_CHECKING:
     from reviewgate.sharding.plan import ShardSpec
@@ -33,6 +42,10 @@ class RunOptions:
     bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
     shard: ShardSpec | None = None  # --shard I/N: review one part, write a shard report, publish nothing
+    # The branch whose policy judges the change, when it is not the base (a pre-push review of a
+    # branch against its own remote tip is judged by the default branch's policy): the config is
+    # read at the merge base of this commit and the head.
+    policy_base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,8 @@ class Policy:
     origin: PolicyOrigin
     refs: ResolvedRefs | None  # None for a bundle
     head_side: Side | None = None
+    # A config file in the working tree that is not the policy in force (not at the merge base).
+    uncommitted: str | None = None
 
 
 def load_run_config(repo: Path, options: RunOptions) -> Config:
@@ -61,15 +76,25 @@ def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
     refs = resolve_refs(repo, base=options.base, head=options.head, ci=context)
     # --include-dirty reviews the working tree, so that is the change's side of the config.
     head_side = disk_side(repo) if options.include_dirty else commit_side(repo, refs.head_sha, "head")
-    config, origin = policy_at(repo, options.config_path, commit_side(repo, refs.merge_base, "merge base"),
-                               head_side)
-    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side)
+    policy_commit = refs.merge_base
+    if options.policy_base is not None:
+        policy_commit = find_merge_base(repo, options.policy_base, refs.head_sha, "the policy's branch and the head",
+                                        FetchLog(provider=context.provider))
+    base_side = commit_side(repo, policy_commit, "merge base")
+    config, origin = policy_at(repo, options.config_path, base_side, head_side)
+    # Local runs only: in CI the working tree is the branch's, whose config is compared from its commit.
+    uncommitted = (uncommitted_config(repo, options.config_path, base_side, origin, refs.base_ref)
+                   if context.provider == "local" else None)
+    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side, uncommitted)
 
 
 def review_policy(policy: Policy) -> PolicyReview:
     if policy.head_side is None:
         return PolicyReview(policy.origin)
-    return review_policy_change(policy.origin, policy.file_config, policy.head_side)
+    review = review_policy_change(policy.origin, policy.file_config, policy.head_side)
+    if policy.uncommitted is None:
+        return review
+    return replace(review, notes=(*review.notes, policy.uncommitted))
 
 
 def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:

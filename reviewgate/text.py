@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # What some editors (Windows ones especially) write at the start of a UTF-8 file.
 UTF8_BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 # A UTF-16 file's first two bytes (little-endian, big-endian): text the lenses cannot read as UTF-8.
@@ -42,3 +44,15 @@ def truncate_utf8(text: str, limit_bytes: int, note: str = "\n\n… truncated") 
 
 def short_sha(sha: str) -> str:
     return sha[:12]
+
+
+def did_you_mean(typed: str, known: Iterable[str]) -> str:
+    """`; did you mean 'max_rounds'?` when `typed` looks like a typo of one of `known`, else
+    nothing: for the line about an unknown flag, config key or branch."""
+    import difflib  # only when something was mistyped: not on every start
+
+    names = list(known)
+    if typed in names:  # not a typo: what it names exists (it failed for another reason)
+        return ""
+    close = difflib.get_close_matches(typed, names, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -75,3 +75,71 @@ def test_without_base_the_default_branch_master_is_found_by_itself(tmp_path: Pat
     assert result.returncode == 0, result.stderr
     target = result.report()["target"]
     assert (target["base_ref"], target["base_source"]) == ("master", "default (master: origin/HEAD is not set)")
+
+
+def _trunk_clone(root: Path) -> Path:
+    """A clone of a repository whose default branch is `trunk`, with origin/HEAD not recorded (a
+    clone made by `git init` + `git remote add` + `git fetch`, or after `git remote set-head -d`)."""
+    upstream = root / "upstream"
+    upstream.mkdir(parents=True)
+    git(upstream, "init", "-q", "-b", "trunk")
+    commit(upstream, {"app.py": "x = 1\n"}, "base")
+    clone = root / "clone"
+    git(root, "clone", "-q", str(upstream), str(clone))
+    git(clone, "remote", "set-head", "origin", "-d")
+    git(clone, "checkout", "-q", "-b", "feature")
+    commit(clone, {"app.py": "x = 2\n"}, "feature work")
+    return clone
+
+
+def test_a_trunk_default_without_origin_head_is_asked_of_origin(tmp_path: Path) -> None:
+    clone = _trunk_clone(tmp_path)
+    result = run_cli(clone, "run")
+    assert result.returncode == 0, result.stderr
+    target = result.report()["target"]
+    assert target["base_ref"] == "trunk"
+    assert target["base_source"] == "origin's default branch (trunk, asked origin: origin/HEAD is not set here)"
+
+
+def test_without_any_default_branch_the_error_is_a_usage_error_suggesting_the_branch_there_is(tmp_path: Path) -> None:
+    clone = _trunk_clone(tmp_path)
+    git(clone, "remote", "remove", "origin")
+    result = run_cli(clone, "run")
+    assert result.returncode == 2, result.stderr
+    line = error_line(result.stderr)
+    assert line.endswith("no default branch to review against: origin/HEAD is not set and none of origin/main, "
+                         "origin/master, main, master exists; pass --base trunk"), line
+
+
+def test_a_mistyped_base_behind_an_unreachable_origin_is_named_with_the_branches_there_are(tmp_path: Path) -> None:
+    repo = master_repo(tmp_path)
+    gone = tmp_path / "gone.git"
+    git(repo, "remote", "add", "origin", str(gone))
+    result = run_cli(repo, "run", "--base", "mastre")
+    assert result.returncode == 3, result.stderr  # origin might have it: not reviewed, never a usage error
+    line = error_line(result.stderr)
+    assert line.startswith(f"reviewgate: error: cannot reach remote origin ({gone}) to fetch 'mastre' (from --base), "
+                           f"which is not a local ref: '{gone}' does not appear to be a git repository; "), line
+    assert line.endswith("did you mean 'master'? branches here: master, develop, feature, release; "
+                         "pass one with --base"), line
+
+
+def test_a_mistyped_base_gets_the_closest_branch_suggested(tmp_path: Path) -> None:
+    repo = master_repo(tmp_path)
+    result = run_cli(repo, "run", "--base", "devlop")
+    assert result.returncode == 2
+    assert "did you mean 'develop'? branches here:" in error_line(result.stderr)
+
+
+def test_an_origin_head_pointing_at_a_missing_branch_is_not_taken_for_the_base(tmp_path: Path) -> None:
+    """origin/HEAD names origin/trunk, which this clone no longer has: origin is asked instead of
+    failing on a ref that names nothing."""
+    clone = _trunk_clone(tmp_path)
+    git(clone, "remote", "set-head", "origin", "trunk")
+    git(clone, "update-ref", "-d", "refs/remotes/origin/trunk")
+    git(clone, "branch", "-D", "trunk")
+    result = run_cli(clone, "run")
+    assert result.returncode == 0, result.stderr
+    target = result.report()["target"]
+    assert target["base_ref"] == "trunk" and "asked origin" in target["base_source"], target
+    assert any("refs/remotes/origin/trunk" in fetch for fetch in target["shallow_fetches"]), target

@@ -94,3 +94,24 @@ def test_bad_flag(tmp_path: Path) -> None:
     result = run_cli(repo.path, "run", "--bogus")
     assert result.returncode == 2
     assert_one_line_error(result.stderr, "--bogus")
+
+
+def test_a_mistyped_flag_gets_the_flag_it_looks_like_and_its_commands_help(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    result = run_cli(repo.path, "run", "--no-verfy")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "unrecognized arguments: --no-verfy; did you mean '--no-verify'? "
+                                         "(see reviewgate run --help)")
+    unlike = run_cli(repo.path, "doctor", "--zzz")
+    assert_one_line_error(unlike.stderr, "unrecognized arguments: --zzz (see reviewgate doctor --help)")
+
+
+def test_a_mistyped_config_key_or_section_gets_the_one_it_looks_like(tmp_path: Path) -> None:
+    config = '[reveiw]\nfail_on = []\n[review]\nmax_round = 2\n[lenses]\nrequire_reproducton = "never"\n'
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": config}, CHANGE)
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stderr
+    for line in ("reveiw: unknown key, ignored; did you mean 'review'?",
+                 "review.max_round: unknown key, ignored; did you mean 'max_rounds'?",
+                 "lenses.require_reproducton: unknown key, ignored; did you mean 'require_reproduction'?"):
+        assert f"reviewgate: warning: .reviewgate.toml: {line}\n" in result.stderr, result.stderr

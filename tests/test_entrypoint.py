@@ -95,3 +95,35 @@ def test_the_shard_input_maps_onto_the_flag_and_a_bad_one_names_the_input() -> N
         with pytest.raises(InputError) as raised:
             arguments_from_inputs({"INPUT_SHARD": value})
         assert str(raised.value) == f"input shard: {value!r} is not I/N with 1 <= I <= N (e.g. 2/4: the 2nd of 4 shards)"
+
+
+def _outputs(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_bad_input_still_sets_the_outputs_saying_what_happened(tmp_path: Path) -> None:
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    env = clean_environment({"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs),
+                             "GITHUB_STEP_SUMMARY": str(summary), "INPUT_NO-VERIFY": "maybe"})
+    completed = subprocess.run([sys.executable, str(ENTRYPOINT)], cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=60, check=False)
+    assert completed.returncode == 2
+    import yaml
+
+    written = _outputs(outputs)
+    assert set(written) == set(yaml.safe_load((ENTRYPOINT.parent / "action.yml").read_text())["outputs"])
+    assert written["verdict"] == "error" and written["report"] == "" and written["blocking"] == "0"
+    assert written["error"] == "input no-verify: expected true or false, got 'maybe'"
+    assert "not reviewed (exit 2: a usage or config error)" in summary.read_text(encoding="utf-8")
+
+
+def test_a_base_that_names_nothing_in_github_actions_sets_verdict_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"a.py": ""}, {"a.py": "x = 1\n"})
+    outputs = tmp_path / "outputs"
+    env = clean_environment({"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs), "INPUT_BASE": "no-such-base"})
+    completed = subprocess.run([sys.executable, str(ENTRYPOINT)], cwd=repo.path, env=env, capture_output=True,
+                               text=True, timeout=60, check=False)
+    assert completed.returncode == 2, completed.stderr
+    written = _outputs(outputs)
+    assert written["verdict"] == "error"
+    assert "'no-such-base' (from input base)" in written["error"], written["error"]

@@ -11,7 +11,7 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.gate import Decision
 from reviewgate.report.github_checks import check_annotation, conclusion_for
 from testing.cli import CliResult, run_cli
-from testing.forge_server import ForgeServer, conformance_dir, github_environment, run_on_github
+from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment, run_on_github
 from testing.repo import make_repo
 
 pytestmark = pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent: "
@@ -106,6 +106,19 @@ def test_an_approved_change_concludes_success_and_says_approve(tmp_path: Path) -
     assert result.returncode == 0
     check_run = next(iter(server.state.check_runs.values()))
     assert check_run["conclusion"] == "success"
+    # No finding on a first review: the check says it all, a comment would only be noise.
+    assert result.report()["findings"] == [] and server.state.comments == {}
+    assert ("No PR comment: approved with no findings, and there is no earlier one to update"
+            in (result.output_dir / "summary.md").read_text(encoding="utf-8"))
+
+
+def test_an_approved_change_with_findings_gets_its_comment(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "print('hello')\n"},
+                     {"app.py": "def total(items):\n    return sum(items)\n"}).path
+    with ForgeServer() as server:  # report-only: findings, and an approval
+        result = run_cli(repo, "run", "--no-verify", "--fail-on", "none", "--config",
+                         str(fast_retry_config(tmp_path)), env=github_environment(server, tmp_path, number=7))
+    assert result.returncode == 0 and result.report()["findings"], result.stdout
     assert next(iter(server.state.comments.values()))["body"].startswith("REVIEW: APPROVE\n")
 
 

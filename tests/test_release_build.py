@@ -119,7 +119,11 @@ def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_pa
     # The pre-commit hook's command, as pre-commit runs it at `git push`, on a change that must block.
     commit(repo, {"app.py": "def total(items):\n    try:\n        return sum(items)\n    except:\n        pass\n"},
            "swallow errors")
-    blocked = subprocess.run(shlex.split(str(_hook()["entry"])), cwd=repo, env=env, capture_output=True, text=True,
-                             timeout=120, check=False)
+    pushed = git(repo, "rev-parse", "HEAD")
+    push = {"PRE_COMMIT_FROM_REF": git(repo, "rev-parse", "origin/master"), "PRE_COMMIT_TO_REF": pushed,
+            "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/feature", "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/feature",
+            "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_URL": "../upstream"}
+    blocked = subprocess.run(shlex.split(str(_hook()["entry"])), cwd=repo, env={**env, **push}, capture_output=True,
+                             text=True, timeout=120, check=False)
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert re.search(r"^verdict: changes requested", blocked.stdout, re.MULTILINE), blocked.stdout

@@ -331,3 +331,17 @@ def test_a_report_of_another_plan_size_or_not_a_report_at_all_blocks(sharded: Sh
     assert any(str(garbage) in reason and "not a reviewgate shard report" in reason for reason in reasons)
     # The four good shards still count: their findings are published with the blocked verdict.
     assert result.report()["findings"] == sharded.single.report()["findings"]
+
+
+def test_a_shard_says_which_part_it_reviewed_and_where_its_report_is(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE).path
+    result = _shard(repo, 1, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    lines = lines[next(index for index, line in enumerate(lines) if line.startswith("reviewgate: shard")):]
+    files = len(plan_shards(freeze(repo, base="main"), TOTAL).paths(ShardSpec(1, TOTAL)))
+    assert re.fullmatch(rf"reviewgate: shard 1/{TOTAL} of main\.\.\.HEAD \(merge-base \w{{12}}, head \w{{12}}\): "
+                        rf"{files} of \d+ file\(s\) here, and the whole-change work", lines[0]), lines
+    assert any(line.startswith("  reviewer builtin: ok (") for line in lines), lines
+    assert lines[-1] == (f"shard report: {tmp_path / 'out' / f'shard-1-of-{TOTAL}.json'}; `reviewgate merge` "
+                         f"combines the {TOTAL} shard reports into the verdict; this shard publishes nothing")

@@ -10,7 +10,7 @@ from pathlib import Path
 from testing.changes import SWALLOWING_CHANGE
 from testing.cli import CliResult, run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
-from testing.repo import make_repo
+from testing.repo import commit, git, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"load.py": "def load():\n    return None\n"}
@@ -95,3 +95,19 @@ def test_user_facing_documents_mention_no_seed_and_link_nothing_outside_the_repo
                 continue
             resolved = (document.parent / target.split("#")[0]).resolve()
             assert resolved.is_relative_to(ROOT) and resolved.exists(), (document, target)
+
+
+def test_the_first_push_of_a_new_repository_says_nothing_was_reviewed(tmp_path: Path) -> None:
+    """One commit on main, reviewed against main (the default branch): an empty change, never
+    "nothing in this change blocks merging" as if it had been read."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    head = commit(repo, SWALLOWING_CHANGE, "first")
+    result = run_cli(repo, "run")
+    assert result.returncode == 0, result.stderr
+    assert verdict_lines(result)[0] == ("verdict: approved (exit 0): nothing was reviewed: the change is empty "
+                                        "(base and head have the same content)")
+    assert f"The head {head[:12]} is already part of the base main" in result.stdout
+    assert "nothing was reviewed." in result.stdout
+    assert "othing was reviewed: the change is empty" in summary(result)

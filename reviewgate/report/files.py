@@ -16,6 +16,7 @@ from reviewgate.errors import BlockedError, UsageError
 from reviewgate.escaping import mask
 from reviewgate.own_directories import USER_FILES, check_output_directory
 from reviewgate.text import printable
+from reviewgate.workspace_owner import give_to, make_directories, owner_to_inherit
 
 LOCK_FILE = ".lock"
 # Written into a directory reviewgate creates for itself: git then ignores all of it (the
@@ -53,8 +54,8 @@ def create_own_directory(path: Path) -> None:
     it all; a directory that already exists is left as it is (it may hold the user's files)."""
     if path.is_dir():
         return
-    path.mkdir(parents=True, exist_ok=True)
-    (path / ".gitignore").write_text(IGNORE_EVERYTHING, encoding="utf-8")
+    make_directories(path)
+    write_atomic(path / ".gitignore", IGNORE_EVERYTHING.encode("utf-8"))
 
 
 def claim_existing_output_dir(path: Path, repo: Path) -> None:
@@ -80,6 +81,7 @@ def _lock(path: Path) -> None:
     except OSError as error:
         why = "it is a symlink, never written through" if error.errno == errno.ELOOP else error.strerror
         raise UsageError(f"--output-dir: cannot create {path / LOCK_FILE}: {why}") from error
+    give_to(handle.fileno(), owner_to_inherit(path))
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -129,14 +131,17 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, then rename it into place. The file gets the
-    mode an ordinary `open` would (0666 less the umask: 0644 usually), not mkstemp's 0600: in
-    the container action the gate runs as root and later steps run as the runner's user."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write to a temporary file beside `path`, then rename it into place. The file gets
+    `mode`, else the mode an ordinary `open` would (0666 less the umask: 0644 usually), not
+    mkstemp's 0600: in the container action the gate runs as root and later steps run as the
+    runner's user, who also owns the file (and every directory made for it) when the gate
+    runs as root in that user's directory (workspace_owner.py)."""
+    make_directories(path.parent)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        os.fchmod(descriptor, 0o666 & ~_umask())
+        give_to(descriptor, owner_to_inherit(path.parent))  # before the mode: chown may clear set-id bits
+        os.fchmod(descriptor, 0o666 & ~_umask() if mode is None else mode)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
         os.replace(temporary, path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.ci.workflow_commands import stop_commands_token
+from reviewgate.errors import EXIT_USAGE
+from reviewgate.escaping import markdown_text, one_line
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import append_text
 from reviewgate.report.json_report import FILE_NAME as REPORT_FILE
@@ -46,5 +48,29 @@ class GithubStepSink:
                 "sarif": str(result.output_dir / SARIF_FILE),  # for github/codeql-action/upload-sarif
                 "rounds": str(result.rounds.count if result.rounds else 0),
                 "needs_human_review": "true" if result.rounds and result.rounds.gave_up else "false",
+                "error": "",  # set only when the gate stopped before a verdict (publish_failure)
             }
             append_text(Path(result.ci.output_path), "".join(output_entry(key, value) for key, value in outputs.items()))
+
+
+def publish_failure(output_path: str | None, summary_path: str | None, exit_code: int, message: str) -> None:
+    """The step outputs and a summary line when the gate stopped before any verdict (a bad input
+    or config, exit 2; git or an internal error, exit 3), so later steps read what happened
+    instead of empty outputs: `verdict` is `error` (exit 2) or `blocked`, `error` the message."""
+    text = one_line(message)
+    if output_path:
+        outputs = {
+            "verdict": "error" if exit_code == EXIT_USAGE else "blocked",
+            "findings": "0",
+            "blocking": "0",
+            "report": "",  # no report was written: `error` says why
+            "sarif": "",
+            "rounds": "0",
+            "needs_human_review": "false",
+            "error": text,
+        }
+        append_text(Path(output_path), "".join(output_entry(key, value) for key, value in outputs.items()))
+    if summary_path:
+        what = "a usage or config error" if exit_code == EXIT_USAGE else "the review could not be done"
+        append_text(Path(summary_path), f"## reviewgate: not reviewed (exit {exit_code}: {what})\n\n"
+                                        f"{markdown_text(text)}\n")

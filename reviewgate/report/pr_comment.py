@@ -119,6 +119,14 @@ def label_cleared(forge: ForgeRun, result: GateResult) -> bool:
             and previous.verdict == Decision.REQUEST_CHANGES.value)
 
 
+def _nothing_to_say(result: GateResult) -> bool:
+    """A first review that approves with no finding at all: a comment would only be noise in the
+    conversation. Once a comment exists it is kept up to date, whatever the verdict."""
+    forge = result.forge
+    return (forge is not None and forge.comment_id is None and not result.findings
+            and result.verdict.decision is Decision.APPROVE)
+
+
 class PullRequestCommentSink:
     name = "pr-comment"
 
@@ -129,9 +137,13 @@ class PullRequestCommentSink:
     def publish(self, result: GateResult, context: SinkContext) -> None:
         forge = result.forge
         assert forge is not None
+        place = "PR comment" if forge.provider == "github" else "MR note"
+        if _nothing_to_say(result):
+            context.log.notes.append(f"No {place}: approved with no findings, and there is no earlier one to update "
+                                     "(the check and the summary say so).")
+            return
         body = render_comment(result, context.log.notes, context.log.check_run_annotated)
         gave_up = result.rounds is not None and result.rounds.gave_up
-        place = "PR comment" if forge.provider == "github" else "MR note"
         if forge.comments_unread:
             self._failed(context, place, "the existing comments could not be read, so the summary comment "
                          "could not be found to edit")

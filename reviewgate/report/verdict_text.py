@@ -53,6 +53,9 @@ def explain(result: GateResult) -> Explanation:
             "Fix each blocking finding (marked `blocks`) and push again.", ANSWER_A_FINDING,
         ))
     shown = len(result.findings)
+    if result.target.is_empty and result.target.mode != "bundle" and not shown:
+        return Explanation(name, "nothing was reviewed: the change is empty (base and head have the same content)",
+                           ())
     if not result.config.review.fail_on:
         meaning = "report-only mode: findings are listed and none blocks"
         return Explanation(name, meaning, (f"Read the {_count(shown, 'finding')} listed; nothing has to be fixed "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from reviewgate.errors import UsageError
 from reviewgate.text import decode_text
+from reviewgate.workspace_owner import owner_to_inherit
 
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
@@ -166,9 +167,14 @@ def run_git(
     check: bool = True,
     extra_env: dict[str, str] | None = None,
     tree_only: bool = False,
+    as_owner: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`extra_env` is for variables reviewgate itself chooses (a temporary index), applied
-    after the fixed environment removed the user's. `tree_only`: see _prepared."""
+    after the fixed environment removed the user's. `tree_only`: see _prepared. `as_owner`: a
+    command that writes into the repository (a fetch) runs as the repository's owner when the
+    gate runs as root in someone else's checkout, so what it writes stays theirs
+    (workspace_owner.py)."""
+    owner = owner_to_inherit(repo) if as_owner else None
     with _prepared(repo, args, tree_only) as (command, directory, environment):
         completed = subprocess.run(
             command,
@@ -177,6 +183,9 @@ def run_git(
             input=input_bytes,
             capture_output=True,
             check=False,
+            user=owner.uid if owner else None,
+            group=owner.gid if owner else None,
+            extra_groups=[] if owner else None,
         )
     if check and completed.returncode != 0:
         raise GitFailure(tuple(args), completed.returncode, completed.stdout, completed.stderr)

@@ -8,12 +8,15 @@ base appears, and `--unshallow` is the last resort.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.target.git import git_text, run_git
+from reviewgate.text import did_you_mean
+from reviewgate.workspace_owner import give_tree_to_owner, owner_to_inherit
 
 REMOTE = "origin"
 # Deepening steps for the merge base: most branches are a few dozen commits off their base;
@@ -75,22 +78,54 @@ def _remote_reachable(repo: Path) -> bool:
     return run_git(repo, "ls-remote", REMOTE, "HEAD", check=False).returncode == 0
 
 
-def _fetch(repo: Path, log: FetchLog, *args: str) -> bool:
+def _fetch(repo: Path, log: FetchLog, *args: str, wanted: str = "what this shallow checkout lacks") -> bool:
     """True when the fetch worked, False when it did not (a ref or commit origin lacks);
-    RemoteUnreachable when origin cannot be reached at all."""
+    RemoteUnreachable when origin cannot be reached at all, naming `wanted` (what was fetched
+    for: the ref the user typed, so a typo behind an unreachable origin is still named)."""
     command = ("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", *args)
-    completed = run_git(repo, *command, check=False)
+    completed = _fetch_as_owner(repo, command)
     log.fetches.append("git " + " ".join(command) + ("" if completed.returncode == 0 else " (failed)"))
     if completed.returncode != 0 and not _remote_reachable(repo):
         raw_url = run_git(repo, "remote", "get-url", REMOTE, check=False).stdout.decode("utf-8", "replace").strip()
         url = _display_url(raw_url)
-        lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = f": {lines[-1].replace(raw_url, url)}" if lines else ""
+        detail = _git_reason(completed.stderr.decode("utf-8", "replace"))
+        detail = f": {detail.replace(raw_url, url)}" if detail else ""
         raise RemoteUnreachable(
-            f"cannot reach remote {REMOTE} ({url}) to fetch what this shallow checkout lacks{detail}; "
+            f"cannot reach remote {REMOTE} ({url}) to fetch {wanted}{detail}; "
             "check the network or the remote and re-run"
         )
     return completed.returncode == 0
+
+
+# git's words for a ref or commit origin does not have: no other user would fetch it either.
+_MISSING_ON_ORIGIN = (b"couldn't find remote ref", b"not our ref", b"no such remote ref")
+
+
+def _fetch_as_owner(repo: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[bytes]:
+    """The fetch as the repository's owner when the gate runs as root in someone else's checkout
+    (what it writes stays theirs). Should that fail (credentials only root has, root-owned files an
+    older run left in .git), once more as root, and then everything root owns in the repository's
+    git directory goes to its owner."""
+    owner = owner_to_inherit(repo)
+    completed = run_git(repo, *command, check=False, as_owner=owner is not None)
+    if owner is None or completed.returncode == 0 or any(text in completed.stderr for text in _MISSING_ON_ORIGIN):
+        return completed
+    completed = run_git(repo, *command, check=False)
+    git_directory = run_git(repo, "rev-parse", "--absolute-git-dir", check=False).stdout.decode("utf-8", "replace")
+    if git_directory.strip():
+        give_tree_to_owner(Path(git_directory.strip()), owner)
+    return completed
+
+
+def _git_reason(stderr: str) -> str:
+    """git's own reason, from a message that spans lines ("fatal: '/x' does not appear to be a
+    git repository", then "Please make sure ... / and the repository exists."): its first
+    `fatal:` line, else its last line; never a sentence cut in half."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("fatal: "):
+            return line.removeprefix("fatal: ")
+    return lines[-1] if lines else ""
 
 
 def ensure_commit(repo: Path, sha: str, source: str, log: FetchLog) -> None:
@@ -98,7 +133,8 @@ def ensure_commit(repo: Path, sha: str, source: str, log: FetchLog) -> None:
     depth 1 from origin when missing; a clear blocked error when it cannot be had."""
     if has_commit(repo, sha):
         return
-    if has_remote(repo) and _fetch(repo, log, "--depth=1", REMOTE, sha) and has_commit(repo, sha):
+    if (has_remote(repo) and _fetch(repo, log, "--depth=1", REMOTE, sha, wanted=f"commit {sha} (from {source})")
+            and has_commit(repo, sha)):
         return
     raise BlockedError(
         f"commit {sha} (from {source}) is not in the checkout and could not be fetched from {REMOTE}"
@@ -120,16 +156,21 @@ def ensure_remote_branch(repo: Path, branch: str, source: str, log: FetchLog) ->
     if _has_ref(repo, f"refs/remotes/{remote_ref}"):
         return remote_ref
     if has_remote(repo):
-        if _fetch(repo, log, "--depth=1", REMOTE, f"+refs/heads/{branch}:refs/remotes/{remote_ref}"):
-            return remote_ref
-        # A base that is a tag: CI fetches run with --no-tags, so fetch that one tag.
-        if _fetch(repo, log, "--depth=1", REMOTE, f"+refs/tags/{branch}:refs/tags/{branch}"):
-            return f"refs/tags/{branch}"
+        wanted = f"{branch!r} (from {source}), which is not a local ref"
+        try:
+            if _fetch(repo, log, "--depth=1", REMOTE, f"+refs/heads/{branch}:refs/remotes/{remote_ref}",
+                      wanted=wanted):
+                return remote_ref
+            # A base that is a tag: CI fetches run with --no-tags, so fetch that one tag.
+            if _fetch(repo, log, "--depth=1", REMOTE, f"+refs/tags/{branch}:refs/tags/{branch}", wanted=wanted):
+                return f"refs/tags/{branch}"
+        except RemoteUnreachable as error:  # perhaps a typo: the branches this clone knows
+            raise RemoteUnreachable(f"{error}; {branches_note(repo, branch)}") from None
     if _has_ref(repo, f"refs/heads/{branch}"):
         return branch  # no such ref on origin, or no origin at all: the local branch stands in
     where = f"neither a local ref nor a branch or tag on {REMOTE}" if has_remote(repo) else (
         f"not a local ref (there is no remote {REMOTE})")
-    raise BlockedError(f"{branch!r} (from {source}) is {where}; {branches_note(repo)}{log.advice()}")
+    raise BlockedError(f"{branch!r} (from {source}) is {where}; {branches_note(repo, branch)}{log.advice()}")
 
 
 def existing_branches(repo: Path) -> list[str]:
@@ -155,14 +196,16 @@ def _ref_names(listing: bytes) -> set[str]:
     return names
 
 
-def branches_note(repo: Path) -> str:
-    """The branches a base could be, for a message about a base that names nothing."""
+def branches_note(repo: Path, typed: str | None = None) -> str:
+    """The branches a base could be, for a message about a base (`typed`) that names nothing:
+    the closest name first when it looks like a typo of one."""
     branches = existing_branches(repo)
     if not branches:
         return "the repository has no branches"
     shown = ", ".join(branches[:LISTED_BRANCHES])
     more = f" and {len(branches) - LISTED_BRANCHES} more" if len(branches) > LISTED_BRANCHES else ""
-    return f"branches here: {shown}{more}; pass one with --base"
+    guess = did_you_mean(typed, branches).removeprefix("; ") if typed else ""
+    return f"{guess}{' ' if guess else ''}branches here: {shown}{more}; pass one with --base"
 
 
 def _merge_base(repo: Path, base_sha: str, head_sha: str) -> str | None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from reviewgate.config import Config, ConfigWarning
 from reviewgate.errors import ConfigError
+from reviewgate.text import did_you_mean
 
 SECTION = "lenses"
 # A repository that keeps its stand-up manifest here works by seed 000's process, reproductions
@@ -47,7 +48,8 @@ def parse_lens_settings(
     """Unknown keys warn; a wrong type or value is a ConfigError naming `source: lenses.key`."""
     for key in section:
         if warn and key not in _KNOWN_KEYS:
-            warnings.warn(f"{source}: {SECTION}.{key}: unknown key, ignored", ConfigWarning, stacklevel=2)
+            warnings.warn(f"{source}: {SECTION}.{key}: unknown key, ignored{did_you_mean(key, _KNOWN_KEYS)}",
+                          ConfigWarning, stacklevel=2)
     policy_value = section.get("require_reproduction", ReproductionPolicy.FIXES.value)
     choices = " | ".join(f'"{item.value}"' for item in ReproductionPolicy)
     if not isinstance(policy_value, str) or policy_value not in {item.value for item in ReproductionPolicy}:
