@@ -14,7 +14,7 @@ from typing import Any
 
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity
-from reviewgate.instructions import PathInstruction, parse_instructions
+from reviewgate.policy.instructions import PathInstruction, parse_instructions
 from reviewgate.tomlfile import read_toml
 
 CONFIG_FILE = ".reviewgate.toml"
@@ -302,7 +302,7 @@ def config_from_document(data: Mapping[str, Any], name: str, where: str) -> Conf
 def load_config(repo_root: Path, explicit: Path | None = None) -> Config:
     """The repository's config in the working tree, or the defaults when it has none. An
     explicit path must exist. A review reads its policy at the target side instead
-    (policy_source.py); this is for a bundle and a file the workflow names outside the tree."""
+    (policy/source.py); this is for a bundle and a file the workflow names outside the tree."""
     path = explicit if explicit is not None else find_config_file(repo_root)
     if path is None:
         return Config()

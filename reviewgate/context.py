@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from reviewgate.instructions import PathInstruction
+from reviewgate.policy.instructions import PathInstruction
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome

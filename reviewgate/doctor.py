@@ -31,7 +31,7 @@ from reviewgate.config import (
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
-from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at
+from reviewgate.policy.source import PolicyOrigin, bundle_policy, commit_side, policy_at
 from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import RetryPolicy, TransportBlocked, get_json, post_json

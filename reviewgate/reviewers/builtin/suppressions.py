@@ -4,7 +4,7 @@ docs/lenses.md: the finding is kept, dismissed with the reason, and listed in th
 blocks on a dismissed finding); a suppression without a reason is itself a minor finding. Whether the
 change under review added the suppression is recorded on the finding (`extra["suppression"]`): the
 target side's `[review] branch_suppressions` decides what such a suppression may do
-(suppression_policy.py).
+(policy/suppressions.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the change under review does to the review policy, shown to people, never applied.
 
-The config in force is the target side's (policy_source.py). When the branch edits it, every
+The config in force is the target side's (policy/source.py). When the branch edits it, every
 setting it would relax or change is listed: a product_question finding on the config file (it
 never blocks), a note in summary.md, report.json and the PR comment. The edit takes effect after
 merge. A branch config that does not parse is a correctness finding: after merge every run
@@ -17,7 +17,7 @@ from typing import Any
 from reviewgate.config import Config
 from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.policy_source import BASE_SIDE, BRANCH_FIRST, PolicyOrigin, Side, find_config
+from reviewgate.policy.source import BASE_SIDE, BRANCH_FIRST, PolicyOrigin, Side, find_config
 from reviewgate.text import printable
 
 SOURCE = "reviewgate"
