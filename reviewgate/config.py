@@ -23,6 +23,16 @@ DEFAULT_MANIFEST = ".prepcook/scripts.toml"
 DEFAULT_LOG_LIMIT = 2 * 1024 * 1024  # 1 MiB head + 1 MiB tail per step
 
 
+# Field metadata read by policy/changes.py, which lists every setting a branch changes by walking
+# these dataclasses: NOT_POLICY marks where a value came from (not a setting), TOML_KEY gives the
+# table's name in the file when it differs from the field's ("" = its keys sit in the parent table).
+NOT_POLICY = {"policy": False}
+
+
+def toml_key(name: str) -> dict[str, str]:
+    return {"toml_key": name}
+
+
 class ConfigWarning(UserWarning):
     """An unknown key: printed, never fatal, so newer configs still run on older gates."""
 
@@ -59,7 +69,7 @@ class ReviewSettings:
     # Suppression comments the branch adds on blocking findings: allow | list | refuse.
     branch_suppressions: str = "list"
     # Who named the reviewers, for messages: the flag, or None for the file's review.reviewers.
-    reviewers_flag: str | None = None
+    reviewers_flag: str | None = field(default=None, metadata=NOT_POLICY)
     # `[[review.instructions]]`: the repository's rules for some paths, given to model reviewers.
     instructions: tuple[PathInstruction, ...] = ()
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
@@ -70,14 +80,15 @@ class ReviewerSettings:
     """One `[reviewer.NAME]` table. Keys beyond the fixed ones go to the provider in `options`,
     which validates them (each provider knows its own)."""
 
-    name: str
+    name: str = field(metadata=NOT_POLICY)  # the table's name, already in its key
     provider: str
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
     timeout: float = 120.0
-    options: Mapping[str, Any] = field(default_factory=dict)
-    source: str = CONFIG_FILE  # the config file it came from, for messages naming file and key
+    options: Mapping[str, Any] = field(default_factory=dict, metadata=toml_key(""))
+    # The config file it came from, for messages naming file and key.
+    source: str = field(default=CONFIG_FILE, metadata=NOT_POLICY)
 
 
 @dataclass(frozen=True)
@@ -93,11 +104,11 @@ class VerifySettings:
 @dataclass(frozen=True)
 class Config:
     review: ReviewSettings = ReviewSettings()
-    reviewers: Mapping[str, ReviewerSettings] = field(default_factory=dict)
+    reviewers: Mapping[str, ReviewerSettings] = field(default_factory=dict, metadata=toml_key("reviewer"))
     verify: VerifySettings = VerifySettings()
     # Sections owned by other modules (lenses, forges, ...), validated where they are used.
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    source: str | None = None
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, metadata=toml_key(""))
+    source: str | None = field(default=None, metadata=NOT_POLICY)
 
     def reviewer(self, name: str) -> ReviewerSettings:
         """The settings for a reviewer named in `reviewers`; a bare provider name needs no table."""
