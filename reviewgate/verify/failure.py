@@ -39,3 +39,22 @@ def step_finding(
         source=SOURCE,
         rule=f"verify-{step}",
     )
+
+
+def removed_manifest_finding(manifest: str, merge_base: str) -> Finding:
+    """The branch deletes or moves the manifest the target side has: without this finding the
+    run would read as "no verify" and a branch could skip its tests by removing the file."""
+    title = f"The change removes the verify manifest ({manifest}): the verify cannot run"
+    body = (f"`{manifest}` exists at the merge base {merge_base[:12]} but not in this change, so none of its "
+            "steps ran. Restore it (or move it back), or change `[verify] manifest` at the target side first.")
+    return Finding(
+        id=make_finding_id(SOURCE, manifest, CATEGORY, "manifest removed"),
+        finding_class=FindingClass.CORRECTNESS,
+        severity=Severity.BLOCKER,
+        category=CATEGORY,
+        title=title,
+        body=body,
+        source=SOURCE,
+        path=manifest,
+        rule="verify-manifest-removed",
+    )
