@@ -29,16 +29,7 @@ def step_finding(
     if tail:
         fence = _fence(tail)
         lines += ["", "Last lines of the log (secrets masked):", "", fence, tail, fence]
-    return Finding(
-        id=make_finding_id(SOURCE, manifest, CATEGORY, f"{step} failed"),
-        finding_class=FindingClass.CORRECTNESS,
-        severity=Severity.BLOCKER,
-        category=CATEGORY,
-        title=title,
-        body="\n".join(lines),
-        source=SOURCE,
-        rule=f"verify-{step}",
-    )
+    return _blocker(manifest, f"{step} failed", title, "\n".join(lines), f"verify-{step}")
 
 
 def removed_manifest_finding(manifest: str, merge_base: str) -> Finding:
@@ -47,14 +38,19 @@ def removed_manifest_finding(manifest: str, merge_base: str) -> Finding:
     title = f"The change removes the verify manifest ({manifest}): the verify cannot run"
     body = (f"`{manifest}` exists at the merge base {merge_base[:12]} but not in this change, so none of its "
             "steps ran. Restore it (or move it back), or change `[verify] manifest` at the target side first.")
+    return _blocker(manifest, "manifest removed", title, body, "verify-manifest-removed", path=manifest)
+
+
+def _blocker(manifest: str, what: str, title: str, body: str, rule: str, path: str | None = None) -> Finding:
+    """A blocking verify finding, its id from the manifest and `what` happened only."""
     return Finding(
-        id=make_finding_id(SOURCE, manifest, CATEGORY, "manifest removed"),
+        id=make_finding_id(SOURCE, manifest, CATEGORY, what),
         finding_class=FindingClass.CORRECTNESS,
         severity=Severity.BLOCKER,
         category=CATEGORY,
         title=title,
         body=body,
         source=SOURCE,
-        path=manifest,
-        rule="verify-manifest-removed",
+        path=path,
+        rule=rule,
     )
