@@ -21,6 +21,7 @@ from reviewgate.reviewers.builtin.oversized import WHOLE_FILE_LIMIT, matching_pi
 from reviewgate.reviewers.builtin.secrets import MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.target.diff import ChangeStatus, FileChange, LineKind, parse_hunks
 from reviewgate.target.exclusions import MAX_FILE_DIFF_BYTES
+from reviewgate.text import lines_at
 from testing.cli import run_cli
 from testing.model_server import review_document
 from testing.repo import make_repo
@@ -232,3 +233,23 @@ def test_the_oversized_scan_finds_what_the_lenses_find_reading_every_line(seed: 
                             for item in security_lens.check(request_for(piece)))
     assert {rule for rule, _, _ in security_whole} >= {"security/sql-injection", "security/eval", "security/tls-verification-off"}
     assert security_pieces == security_whole
+
+
+def test_lines_at_numbers_lines_as_git_does_without_splitting_the_file() -> None:
+    data = b"one\r\ntwo\x0cstill two\n\nfour caf\xe9\nfive"
+    assert lines_at(data, 1, 2) == ["one", "two\x0cstill two"]  # a form feed ends no line
+    assert lines_at(data, 3, 5) == ["", "four caf\ufffd", "five"]
+    assert lines_at(data, 5, 9) == ["five"] and lines_at(data, 6, 7) == []
+    big = b"".join(b"line %d\n" % number for number in range(1, 300_001))
+    assert lines_at(big, 299_999, 300_001) == ["line 299999", "line 300000"]
+
+
+def test_a_suppression_in_a_huge_file_is_read_from_its_own_two_lines(tmp_path: Path) -> None:
+    """The secret at the end of a 3 MB file is suppressed on the line above it: the lookup reads
+    those lines, not the whole file split into lines (which cost 300 MB for a 60 MB file)."""
+    text = filler(0, 3_000_000) + f'# reviewgate: ignore[security/committed-secret] a test fixture\nAPI = "{TOKEN}"\n'
+    repo = make_repo(tmp_path, BASE, {"app.py": text})
+    result = run_cli(repo.path, "run", "--base", "main", "--no-verify")
+    assert result.returncode == 0, result.stdout + result.stderr
+    [secret] = [item for item in result.report()["findings"] if item["rule"] == "security/committed-secret"]
+    assert secret["line"] == line_of(text, TOKEN) and secret["dismissed"] == "suppressed: a test fixture"
