@@ -12,9 +12,12 @@ must still find the token and request changes. Targets: the run at most MAX_TIME
 `git diff`'s time (MAX_DENSE_TIME_RATIO with --dense) and MAX_MEMORY_RATIO times its peak memory,
 measured in the same run. Exits 1 when a target is missed or the token is not found.
 
-Measured on the 2-core development machine (shared, `nice -n 10`): 150 MB in 27.7 s against
-git diff's 14.5 s (1.9x), 1039 MB peak against 661 MB (1.6x; the gate's own process holds the
-file's diff text once, twice while it is parsed); 60 MB --dense in 11.8 s against 1.9 s (6.1x).
+Measured on the 2-core development machine (shared, `nice -n 10`): 150 MB in 28-30 s against
+git diff's 13-15 s (1.9-2.4x); peak memory of the tree 669 MB against git diff's 661 MB (the
+gate's own process peaks at 481 MB: the file's diff text, held twice while it is parsed, and the
+file at head, read once for the finding's suppression lookup); 60 MB --dense in 11.8 s against
+1.9 s (6.1x).
+
 Before, at d727d66, 20 MB alone took 28 s (now 4.6 s): the diff stream searched the whole
 pending text again at every chunk (quadratic), and every added line was parsed and read by the
 lenses in Python. Times on a shared machine vary by 2x from run to run; compare the ratios.
