@@ -279,6 +279,7 @@ def test_a_branch_that_removes_the_manifest_requests_changes_not_a_silent_absent
     assert repo.base_sha[:12] in finding["body"]
     summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
     assert "the change removes the verify manifest .prepcook/scripts.toml" in summary
+    assert "the verify could not run on this change" in result.stdout  # not "the app's own tests failed"
     assert no_app_left(port)
 
 
