@@ -36,11 +36,11 @@ DEFAULT_CASES = REPO_ROOT / "tests" / "corpus"
 
 sys.path.insert(0, str(REPO_ROOT))
 
-from reviewgate.confidence import apply_min_confidence  # noqa: E402
 from reviewgate.config import Config, ReviewerSettings, ReviewSettings, parse_config  # noqa: E402
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.errors import ConfigError, UsageError  # noqa: E402
 from reviewgate.findings import Finding, FindingClass, Severity  # noqa: E402
+from reviewgate.policy.confidence import apply_min_confidence  # noqa: E402
 from reviewgate.reviewers import build_reviewers  # noqa: E402
 from reviewgate.reviewers.base import ReviewerStatus, Usage  # noqa: E402
 from reviewgate.reviewers.model.asking import usage_of  # noqa: E402

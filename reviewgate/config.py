@@ -14,7 +14,7 @@ from typing import Any
 
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity
-from reviewgate.instructions import PathInstruction, parse_instructions
+from reviewgate.policy.instructions import PathInstruction, parse_instructions
 from reviewgate.text import did_you_mean
 from reviewgate.tomlfile import read_toml
 
@@ -22,6 +22,16 @@ CONFIG_FILE = ".reviewgate.toml"
 PYPROJECT_FILE = "pyproject.toml"
 DEFAULT_MANIFEST = ".prepcook/scripts.toml"
 DEFAULT_LOG_LIMIT = 2 * 1024 * 1024  # 1 MiB head + 1 MiB tail per step
+
+
+# Field metadata read by policy/changes.py, which lists every setting a branch changes by walking
+# these dataclasses: NOT_POLICY marks where a value came from (not a setting), TOML_KEY gives the
+# table's name in the file when it differs from the field's ("" = its keys sit in the parent table).
+NOT_POLICY = {"policy": False}
+
+
+def toml_key(name: str) -> dict[str, str]:
+    return {"toml_key": name}
 
 
 class ConfigWarning(UserWarning):
@@ -60,7 +70,7 @@ class ReviewSettings:
     # Suppression comments the branch adds on blocking findings: allow | list | refuse.
     branch_suppressions: str = "list"
     # Who named the reviewers, for messages: the flag, or None for the file's review.reviewers.
-    reviewers_flag: str | None = None
+    reviewers_flag: str | None = field(default=None, metadata=NOT_POLICY)
     # `[[review.instructions]]`: the repository's rules for some paths, given to model reviewers.
     instructions: tuple[PathInstruction, ...] = ()
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
@@ -71,14 +81,15 @@ class ReviewerSettings:
     """One `[reviewer.NAME]` table. Keys beyond the fixed ones go to the provider in `options`,
     which validates them (each provider knows its own)."""
 
-    name: str
+    name: str = field(metadata=NOT_POLICY)  # the table's name, already in its key
     provider: str
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
     timeout: float = 120.0
-    options: Mapping[str, Any] = field(default_factory=dict)
-    source: str = CONFIG_FILE  # the config file it came from, for messages naming file and key
+    options: Mapping[str, Any] = field(default_factory=dict, metadata=toml_key(""))
+    # The config file it came from, for messages naming file and key.
+    source: str = field(default=CONFIG_FILE, metadata=NOT_POLICY)
 
 
 @dataclass(frozen=True)
@@ -94,11 +105,11 @@ class VerifySettings:
 @dataclass(frozen=True)
 class Config:
     review: ReviewSettings = ReviewSettings()
-    reviewers: Mapping[str, ReviewerSettings] = field(default_factory=dict)
+    reviewers: Mapping[str, ReviewerSettings] = field(default_factory=dict, metadata=toml_key("reviewer"))
     verify: VerifySettings = VerifySettings()
     # Sections owned by other modules (lenses, forges, ...), validated where they are used.
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    source: str | None = None
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, metadata=toml_key(""))
+    source: str | None = field(default=None, metadata=NOT_POLICY)
 
     def reviewer(self, name: str) -> ReviewerSettings:
         """The settings for a reviewer named in `reviewers`; a bare provider name needs no table."""
@@ -304,7 +315,7 @@ def config_from_document(data: Mapping[str, Any], name: str, where: str) -> Conf
 def load_config(repo_root: Path, explicit: Path | None = None) -> Config:
     """The repository's config in the working tree, or the defaults when it has none. An
     explicit path must exist. A review reads its policy at the target side instead
-    (policy_source.py); this is for a bundle and a file the workflow names outside the tree."""
+    (policy/source.py); this is for a bundle and a file the workflow names outside the tree."""
     path = explicit if explicit is not None else find_config_file(repo_root)
     if path is None:
         return Config()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewgate.cache_trust import NO_CACHE, ReviewCache
-from reviewgate.instructions import PathInstruction
+from reviewgate.policy.instructions import PathInstruction
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome

@@ -35,7 +35,7 @@ from reviewgate.config import (
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
-from reviewgate.policy_source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
+from reviewgate.policy.source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
 from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import (
@@ -354,7 +354,7 @@ def _policy(repo: Path, explicit: Path | None, base_sha: str | None, base_ref: s
             *, local: bool) -> tuple[Config, PolicyOrigin, str | None]:
     """The config a run would use: the one at the merge base of the base and HEAD (no fetching
     here; without a merge base, at the base itself). Without a base, the working tree's. Last,
-    the line about a working-tree config that is not that one (policy_source.uncommitted_config)."""
+    the line about a working-tree config that is not that one (policy/source.py, uncommitted_config)."""
     head_sha = resolve_commit(repo, "HEAD")
     if base_sha is None or head_sha is None:
         return (*bundle_policy(repo, explicit), None)

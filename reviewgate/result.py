@@ -12,9 +12,9 @@ from reviewgate.config import Config
 from reviewgate.findings import Finding
 from reviewgate.forge.rounds import Rounds
 from reviewgate.gate import Verdict
-from reviewgate.policy_changes import PolicyReview
+from reviewgate.policy.changes import PolicyReview
+from reviewgate.policy.suppressions import BranchSuppression
 from reviewgate.reviewers.base import ReviewerOutcome
-from reviewgate.suppression_policy import BranchSuppression
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
@@ -40,11 +40,11 @@ class GateResult:
     forge: ForgeRun | None = None
     # Review rounds on this PR/MR and whether the loop gave up at the cap (forge/rounds.py).
     rounds: Rounds | None = None
-    # Where the policy was read and what the change would change in it (policy_changes.py).
+    # Where the policy was read and what the change would change in it (policy/changes.py).
     policy: PolicyReview | None = None
     # Trusted people's ACCEPTED: answers (forge/conversation.py), one per finding id.
     acceptances: tuple[Acceptance, ...] = field(default_factory=tuple)
-    # Suppression comments the change adds on blocking findings (suppression_policy.py).
+    # Suppression comments the change adds on blocking findings (policy/suppressions.py).
     branch_suppressions: tuple[BranchSuppression, ...] = field(default_factory=tuple)
 
     def accepted_ids(self) -> set[str]:

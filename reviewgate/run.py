@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from reviewgate import ci, stopping
 from reviewgate.cache_trust import ReviewCache
-from reviewgate.confidence import apply_min_confidence
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest, ReviewScope
 from reviewgate.errors import EXIT_BLOCKED, ReviewgateError, UsageError
@@ -28,7 +27,9 @@ from reviewgate.forge.steps import (
 )
 from reviewgate.gate import decide, unread_files
 from reviewgate.own_directories import in_repository
-from reviewgate.policy_changes import PolicyReview
+from reviewgate.policy.changes import PolicyReview
+from reviewgate.policy.confidence import apply_min_confidence
+from reviewgate.policy.suppressions import apply_suppression_policy
 from reviewgate.report import publish
 from reviewgate.report.files import VERIFY_LOG_DIRECTORY, claim_existing_output_dir, prepare_output_dir
 from reviewgate.result import GateResult
@@ -45,7 +46,6 @@ from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
-from reviewgate.suppression_policy import apply_suppression_policy
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
 from reviewgate.target.git import GitFailure, repository_root

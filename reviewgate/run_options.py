@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
 from reviewgate.own_directories import DEFAULT_OUTPUT_DIRECTORY, cache_directory, in_repository, inside_repository
-from reviewgate.policy_changes import PolicyReview, review_policy_change
-from reviewgate.policy_source import (
+from reviewgate.policy.changes import PolicyReview, review_policy_change
+from reviewgate.policy.source import (
     PolicyOrigin,
     Side,
     bundle_policy,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.config import ReviewerSettings
-from reviewgate.instructions import PathInstruction
+from reviewgate.policy.instructions import PathInstruction
 from reviewgate.reviewers import openai
 from testing.cli import run_cli
 from testing.model_repo import fast_openai, review_request

@@ -56,6 +56,30 @@ def test_a_branch_relaxing_the_config_is_still_judged_by_the_target_sides(
     assert "takes effect after merge" in summary and shown in summary
 
 
+def test_every_setting_the_branch_edits_is_listed_not_only_a_known_few(tmp_path: Path) -> None:
+    """min_confidence, verify.secrets and verify.log_limit were missing from a hand-kept list: the
+    listing now walks every table of both configs ([review], [verify], [reviewer.*], [cache])."""
+    base = '[review]\nmin_confidence = 0.7\n[verify]\nsecrets = ["APP_TOKEN"]\n'
+    branch = ('[review]\nmin_confidence = 0.1\n[verify]\nsecrets = ["APP_TOKEN", "DEPLOY_KEY"]\nlog_limit = 2048\n'
+              '[reviewer.claude]\nprovider = "anthropic"\nmax_tokens = 10\n[cache]\ndir = "/tmp/shared"\n')
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": base}, {**SWALLOWING_CHANGE, ".reviewgate.toml": branch})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = result.report()
+    validate_report(report)
+    shown = [
+        "review.min_confidence: 0.7 → 0.1",
+        "verify.secrets: [APP_TOKEN] → [APP_TOKEN, DEPLOY_KEY] (adds DEPLOY_KEY)",
+        "verify.log_limit: 2097152 → 2048",
+        "reviewer.claude.provider: (unset) → anthropic",
+        "reviewer.claude.max_tokens: (unset) → 10",
+        "cache.dir: (unset) → /tmp/shared",
+    ]
+    [policy] = _policy_findings(report)
+    assert [line for line in shown if line not in policy["body"]] == []
+    assert [line for line in shown if line not in report["policy"]["branch_changes"]] == []
+
+
 def test_pyproject_table_on_the_branch_is_compared_with_the_base_file(tmp_path: Path) -> None:
     """The branch adds a .reviewgate.toml beside the base's [tool.reviewgate]: it would take over."""
     pyproject = '[project]\nname = "app"\n\n[tool.reviewgate.review]\nmax_rounds = 2\n'

@@ -16,6 +16,7 @@ from testing.agent_clis import install_agent_clis
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
+from testing.repo import git
 
 
 def _agent(tmp_path: Path, body: str) -> Path:
@@ -255,3 +256,55 @@ print({REVIEW!r})
 """)
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     assert json.loads(seen.read_text()) == {"REVIEWGATE_CACHE_KEY": None, "AGENT_API_KEY": "agent-key"}
+
+
+# reviewgate: ignore[security/committed-secret] a made-up value outside the repository the agent must not read
+OUTSIDE_SECRET = "outside-secret-Kq3v-never-read"
+# `x/y/hop` resolves to the snapshot's root, so each `x/y/hop/` goes back there: lexically the link
+# stays inside (its `..` cancel the hops as written), physically it climbs to / and on to /etc.
+CLIMB = "x/y/hop/" * 12 + "../" * 20 + "etc/passwd"
+LINK_REVIEW = json.dumps(review_document([finding("app/calc.py", 7, title="What the links hold")], "request_changes"))
+
+
+def test_links_out_of_the_snapshot_are_left_out_and_links_inside_are_kept(tmp_path: Path) -> None:
+    """A committed link to /etc/passwd, to a secret outside the repository, or one that climbs
+    out through another link, must not let the agent read the file: its answer reaches report.json."""
+    outside = tmp_path / "credentials.txt"
+    outside.write_text(OUTSIDE_SECRET + "\n", encoding="utf-8")
+    repo = calc_repo(tmp_path)
+    links = {"leak": "/etc/passwd", "creds": str(outside), "up": "../" * 20 + "etc/passwd",
+             "x/y/hop": "../..", "climb": CLIMB, "same": "app/calc.py", "app/util_link.py": "util.py"}
+    for name, target in links.items():
+        (repo.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / name).symlink_to(target)
+    # The branch's attributes do not shape the snapshot: git archive would have left util.py out.
+    (repo.path / ".gitattributes").write_text("app/util.py export-ignore\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "links")
+    seen = tmp_path / "seen.json"
+    agent = _agent(tmp_path, f"""
+sys.stdin.read()
+def read(name):
+    try:
+        return open(name, encoding="utf-8", errors="replace").read()
+    except OSError as error:
+        return "unreadable: " + type(error).__name__
+facts = {{name: read(name) for name in {sorted(links)!r}}}
+facts["kept"] = sorted(name for name in {sorted(links)!r} if os.path.islink(name))
+json.dump(facts, open({str(seen)!r}, "w"))
+review = json.loads({LINK_REVIEW!r})
+review["findings"][0]["body"] = " ".join(facts[name] for name in ("leak", "creds", "up", "climb"))
+print(json.dumps(review))
+""")
+    write_config(repo.path, "agent", {"provider": "command", "command": [sys.executable, str(agent)], "timeout": 10,
+                                      "verify_findings": False})
+    result = run_cli(repo.path, "run", "--base", "main")
+    facts = json.loads(seen.read_text(encoding="utf-8"))
+    assert facts["kept"] == ["app/util_link.py", "same", "x/y/hop"]
+    assert facts["same"] == (repo.path / "app" / "calc.py").read_text(encoding="utf-8")
+    assert facts["app/util_link.py"].startswith("def helper")
+    for name in ("leak", "creds", "up", "climb"):
+        assert facts[name] == "unreadable: FileNotFoundError", name
+    written = "\n".join(path.read_text(errors="replace") for path in result.output_dir.rglob("*") if path.is_file())
+    assert "What the links hold" in json.dumps(result.report())
+    assert "root:x:0:0" not in written and OUTSIDE_SECRET not in written

@@ -253,3 +253,39 @@ def test_verify_command_without_a_manifest_is_a_usage_error_not_a_pass(tmp_path:
         "(add .prepcook/scripts.toml, or set [verify] manifest)"
     )
     assert not (repo / ".reviewgate" / "report.json").exists()
+
+
+@pytest.mark.parametrize("moved_to", [None, "ci/scripts.toml"], ids=["deleted", "renamed"])
+def test_a_branch_that_removes_the_manifest_requests_changes_not_a_silent_absent_verify(
+    tmp_path: Path, moved_to: str | None
+) -> None:
+    """The target side has a verify: a branch deleting or moving its manifest must not skip it."""
+    port = free_port()
+    base = {"README.md": "app\n", **app_files(port)}
+    branch: dict[str, str | None] = {".prepcook/scripts.toml": None, "README.md": "app, changed\n"}
+    if moved_to is not None:
+        branch[moved_to] = base[".prepcook/scripts.toml"]
+    repo = make_repo(tmp_path, base, branch)
+    result = run_cli(repo.path, "run", "--base", "main", env=ENV)
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = result.report()
+    assert report["verdict"] == "request_changes"
+    assert report["verify"]["status"] == "failed" and report["verify"]["steps"] == []
+    (finding,) = [item for item in report["findings"] if item["category"] == "verify"]
+    assert (finding["class"], finding["severity"], finding["blocking"], finding["path"]) == (
+        "correctness", "blocker", True, ".prepcook/scripts.toml")
+    assert finding["title"] == (
+        "The change removes the verify manifest (.prepcook/scripts.toml): the verify cannot run")
+    assert repo.base_sha[:12] in finding["body"]
+    summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
+    assert "the change removes the verify manifest .prepcook/scripts.toml" in summary
+    assert "the verify could not run on this change" in result.stdout  # not "the app's own tests failed"
+    assert no_app_left(port)
+
+
+def test_a_repository_without_a_manifest_on_either_side_still_has_no_verify(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.report()["verify"] == {**result.report()["verify"], "status": "absent",
+                                         "reason": "no verify manifest (.prepcook/scripts.toml)"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reviewgate.escaping import markdown_cell, markdown_code
-from reviewgate.instructions import instructions_for
+from reviewgate.policy.instructions import instructions_for
 from reviewgate.result import GateResult
 
 

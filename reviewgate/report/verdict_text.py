@@ -44,6 +44,12 @@ def explain(result: GateResult) -> Explanation:
             "or re-run the job if it was a passing failure.",
         ))
     if verdict.decision is Decision.REQUEST_CHANGES:
+        if verdict.route is Route.DEBUGGING and not result.verify.steps:
+            # No step ran: the change took away what the verify needs (its manifest).
+            return Explanation(name, "the verify could not run on this change", (
+                f"Fix the {_count(blocking, 'blocking finding')} (marked `blocks`): it says what the verify "
+                "is missing. Then push again.",
+            ))
         if verdict.route is Route.DEBUGGING:
             steps = ["Read the failing step's log (verify/ in the outputs), fix the failure and push again."]
             if blocking:

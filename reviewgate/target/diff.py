@@ -431,11 +431,22 @@ def iter_diff_stream(chunks: Iterable[bytes]) -> Iterator[FileChange]:
     """`parse_diff` over output arriving in chunks: every complete file is yielded as soon as
     the next file's header shows it ended, so the caller works while git still computes.
     Yields the same files as parse_diff on the joined text."""
+    marker = b"\ndiff --git "
     pending = bytearray()
     for chunk in chunks:
-        pending += chunk
-        cut = pending.rfind(b"\ndiff --git ")
+        searched = max(len(pending) - len(marker) + 1, 0)  # what came before was searched already:
+        pending += chunk  # one huge file's diff must not be searched again at every chunk
+        cut = pending.rfind(marker, searched)
         if cut > 0:
-            yield from parse_diff(bytes(pending[: cut + 1]))
-            del pending[: cut + 1]
-    yield from parse_diff(bytes(pending))
+            # The text is held twice only while it is parsed (a 150 MB file: not three times).
+            with memoryview(pending) as view:
+                complete, rest = bytes(view[: cut + 1]), bytearray(view[cut + 1 :])
+            pending = rest
+            files = parse_diff(complete)
+            del complete
+            yield from files
+    complete = bytes(pending)
+    del pending
+    files = parse_diff(complete)
+    del complete
+    yield from files

@@ -29,13 +29,28 @@ def step_finding(
     if tail:
         fence = _fence(tail)
         lines += ["", "Last lines of the log (secrets masked):", "", fence, tail, fence]
+    return _blocker(manifest, f"{step} failed", title, "\n".join(lines), f"verify-{step}")
+
+
+def removed_manifest_finding(manifest: str, merge_base: str) -> Finding:
+    """The branch deletes or moves the manifest the target side has: without this finding the
+    run would read as "no verify" and a branch could skip its tests by removing the file."""
+    title = f"The change removes the verify manifest ({manifest}): the verify cannot run"
+    body = (f"`{manifest}` exists at the merge base {merge_base[:12]} but not in this change, so none of its "
+            "steps ran. Restore it (or move it back), or change `[verify] manifest` at the target side first.")
+    return _blocker(manifest, "manifest removed", title, body, "verify-manifest-removed", path=manifest)
+
+
+def _blocker(manifest: str, what: str, title: str, body: str, rule: str, path: str | None = None) -> Finding:
+    """A blocking verify finding, its id from the manifest and `what` happened only."""
     return Finding(
-        id=make_finding_id(SOURCE, manifest, CATEGORY, f"{step} failed"),
+        id=make_finding_id(SOURCE, manifest, CATEGORY, what),
         finding_class=FindingClass.CORRECTNESS,
         severity=Severity.BLOCKER,
         category=CATEGORY,
         title=title,
-        body="\n".join(lines),
+        body=body,
         source=SOURCE,
-        rule=f"verify-{step}",
+        path=path,
+        rule=rule,
     )

@@ -34,7 +34,8 @@ def verify_repository(
 ) -> VerifyOutcome:
     """The verify for one gate run: ABSENT when disabled (--no-verify, verify.enabled = false)
     or when the repository has no manifest (seed 000: "A repository without
-    .prepcook/scripts.toml has no verify"); a malformed manifest is a ConfigError (exit 2).
+    .prepcook/scripts.toml has no verify"), FAILED when the merge base `grant_commit` has one
+    the branch removed; a malformed manifest is a ConfigError (exit 2).
     Secrets are granted by the manifest at `grant_commit` (the merge base), or by the
     working-tree manifest when there is none (`reviewgate verify` without --base).
     The verify runs on a copy of the tree less `leave_out` (the cache); the git store, with the
@@ -45,6 +46,8 @@ def verify_repository(
         )
     path = repo / config.verify.manifest
     if not path.is_file():
+        if grant_commit is not None and TreeReader(repo, grant_commit).read_bytes(config.verify.manifest) is not None:
+            return _manifest_removed(config.verify.manifest, grant_commit)
         return VerifyOutcome(
             status=VerifyStatus.ABSENT, reason=f"no verify manifest ({config.verify.manifest})"
         )
@@ -72,6 +75,15 @@ def verify_repository(
     return replace(outcome, status=VerifyStatus.FAILED, tampered=changed,
                    reason=f"the verify changed the gate's own files: {', '.join(changed)}",
                    findings=(tamper_finding(manifest.source, changed), *outcome.findings))
+
+
+def _manifest_removed(manifest: str, merge_base: str) -> VerifyOutcome:
+    """The target side has a manifest the branch deleted or moved: a failed verify, not an absent one."""
+    from reviewgate.verify.failure import removed_manifest_finding
+
+    reason = f"the change removes the verify manifest {manifest} (present at the merge base {merge_base[:12]})"
+    return VerifyOutcome(status=VerifyStatus.FAILED, reason=reason, manifest=manifest,
+                         findings=(removed_manifest_finding(manifest, merge_base),))
 
 
 def secret_grant(repo: Path, config: Config, manifest: Manifest, grant_commit: str | None) -> SecretGrant:

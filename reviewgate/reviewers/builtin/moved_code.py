@@ -13,6 +13,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, Severity
 from reviewgate.reviewers.builtin.secrets import RULE_SECRET
 from reviewgate.target.diff import LineKind
+from reviewgate.text import lines_at
 
 # Rule families whose findings judge the code as written at its place. A committed secret stays a
 # secret wherever it moves; the DRY, tests and process lenses judge the change as a whole already.
@@ -63,13 +64,11 @@ def _block(request: ReviewRequest, finding: Finding) -> list[str] | None:
     """The finding's lines with CONTEXT_LINES above, stripped, blank ones left out; None when too
     short to tell a move."""
     assert finding.path is not None and finding.line is not None
-    text = request.head.read_text(finding.path)
-    if text is None:
+    data = request.head.read_bytes(finding.path)
+    if data is None:
         return None
-    lines = text.split("\n")
-    first = max(finding.line - CONTEXT_LINES, 1)
-    last = min(finding.end_line or finding.line, len(lines))
-    kept = [line.strip() for line in lines[first - 1 : last] if line.strip()]
+    lines = lines_at(data, max(finding.line - CONTEXT_LINES, 1), finding.end_line or finding.line)
+    kept = [line.strip() for line in lines if line.strip()]
     return kept if len(kept) >= MIN_MOVED_LINES else None
 
 

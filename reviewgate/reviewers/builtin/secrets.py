@@ -46,6 +46,13 @@ _MAY_HOLD_A_TOKEN = re.compile(
     r"PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt)-|xox[abposr]-|AIza|k_live_|sk-|npm_"
 )
 _MAY_NAME_A_SECRET = re.compile(r"passw|pwd|secret|token|key", re.IGNORECASE)
+# The quoted value `_SECRET_ASSIGNMENT` needs: far cheaper to look for than the whole pattern,
+# and most lines that name a key (`key`, `token`) quote no 12-character value.
+_QUOTED_VALUE = re.compile(r"""["'][^"'\s]{12,}["']""")
+# A line `_secret_in` can find a secret in holds a token's literal, or a quoted value and a
+# secret's name: the scan of a file over the size cap (oversized.py) reads only such lines
+# (the quoted value first: in code that names keys, it is the rarer).
+MAY_HOLD_A_SECRET = ((_MAY_HOLD_A_TOKEN,), (_QUOTED_VALUE, _MAY_NAME_A_SECRET))
 _NOT_A_SECRET_NAME = re.compile(
     r"fake|dummy|example|sample|placeholder|test|mock|stub|fixture", re.IGNORECASE
 )
@@ -167,7 +174,7 @@ class SecretsLens:
         return self._secret_assigned(line)
 
     def _secret_assigned(self, line: str) -> SecretMatch | None:
-        if _MAY_NAME_A_SECRET.search(line) is None:
+        if _MAY_NAME_A_SECRET.search(line) is None or _QUOTED_VALUE.search(line) is None:
             return None
         for match in _SECRET_ASSIGNMENT.finditer(line):
             value = match.group("value")

@@ -231,6 +231,17 @@ _LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
 )
 
 
+# What every pattern of _LINE_RULES holds as written (a literal each needs): the scan of a file
+# over the size cap (oversized.py) reads only the added lines with one, and the
+# MAX_TEMPLATE_LINES added lines after each (a query written over several lines). A rule added above adds its
+# literal here; tests/test_oversized_files.py checks each rule's examples pass this filter.
+LINE_RULES_NEED = re.compile(
+    r"exec|eval\(|new Function\(|\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|"
+    r"executeQuery|executeUpdate|prepareStatement)\(|rejectUnauthorized|NODE_TLS_REJECT_UNAUTHORIZED"
+    r"|InsecureSkipVerify|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
+)
+
+
 class SecurityLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in reviewable_changes(request):

@@ -4,7 +4,7 @@ docs/lenses.md: the finding is kept, dismissed with the reason, and listed in th
 blocks on a dismissed finding); a suppression without a reason is itself a minor finding. Whether the
 change under review added the suppression is recorded on the finding (`extra["suppression"]`): the
 target side's `[review] branch_suppressions` decides what such a suppression may do
-(suppression_policy.py).
+(policy/suppressions.py).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+from reviewgate.text import lines_at
 
 RULE_MISSING_REASON = "suppression/missing-reason"
 RULE_UNKNOWN_RULE = "suppression/unknown-rule"
@@ -64,13 +65,15 @@ def apply_suppressions(request: ReviewRequest, findings: Iterable[Finding]) -> l
 def _suppression_for(request: ReviewRequest, finding: Finding) -> Suppression | None:
     if finding.path is None or finding.line is None or not finding.rule:
         return None
-    text = request.head.read_text(finding.path)
-    if text is None:
+    data = request.head.read_bytes(finding.path)
+    if data is None:
         return None
-    lines = text.splitlines()
+    # Only the two lines: a finding in a file of 150 MB must not split all of it into lines.
+    first = max(finding.line - 1, 1)
+    lines = lines_at(data, first, finding.line)
     for number in (finding.line, finding.line - 1):
-        if 1 <= number <= len(lines):
-            suppression = parse_suppression(lines[number - 1])
+        if first <= number < first + len(lines):
+            suppression = parse_suppression(lines[number - first])
             if suppression is not None and _covers(suppression, finding.rule):
                 return replace(suppression, line=number)
     return None

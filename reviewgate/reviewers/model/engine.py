@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from reviewgate.config import Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
-from reviewgate.instructions import instructions_for
+from reviewgate.policy.instructions import instructions_for
 from reviewgate.review_cache import ChunkStore, cache_key, now_text, text_digest
 from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.answered import (

@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from reviewgate.context import Rejection
-from reviewgate.instructions import PathInstruction
+from reviewgate.policy.instructions import PathInstruction
 from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.text import printable

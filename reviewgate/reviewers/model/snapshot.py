@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import shutil
 import stat
 from collections.abc import Set as AbstractSet
@@ -23,65 +24,123 @@ _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IX
 
 
 def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: AbstractSet[str]) -> list[str]:
-    """Write the files of `commit` into `destination` (no .git, nothing of the real checkout),
-    remove the withheld files, make it read-only; returns the removed paths.
+    """Write `commit`'s tree into `destination` from its blobs (no .git, nothing of the real
+    checkout, no `export-ignore` or `export-subst` from the branch's .gitattributes), remove the
+    withheld files, make it read-only; returns the paths left out.
 
-    The files are the blobs' bytes, written here: `git archive` would apply the tree's own
-    `.gitattributes` (an `export-ignore` hides a file from the agent, `export-subst` rewrites
-    it, a `filter=` runs a smudge command from the repository's config)."""
+    A symbolic link is kept only when what it points to stays inside the snapshot: a committed
+    `leak -> /etc/passwd` or `-> ../../secrets` is left out, so the agent cannot read a file of
+    the machine through it."""
     destination.mkdir(parents=True)
-    root = os.fsencode(destination)
-    entries = _tree_entries(repo, commit)
-    contents = read_blobs(repo, [sha for mode, sha, _ in entries if mode != "160000"])
-    written = iter(contents)
-    links: set[bytes] = set()
-    for mode, _sha, raw_name in entries:
-        data = b"" if mode == "160000" else next(written)
-        parts = raw_name.split(b"/")
-        if any(b"/".join(parts[:length]) in links for length in range(1, len(parts))):
-            continue  # under a link (a hand-made tree): writing there could leave the snapshot
-        target = os.path.join(root, raw_name)
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if mode == "160000":  # a submodule: an empty directory, as a checkout without it has
-                os.makedirs(target, exist_ok=True)
-            elif mode == "120000":
-                os.symlink(data, target)
-                links.add(raw_name)
-            else:
-                with open(target, "wb") as handle:
-                    handle.write(data)
-        except OSError:
-            continue  # a hand-made tree naming one path twice (file and directory): no checkout has it
-    removed: list[str] = []
+    root = destination.resolve()
+    files, links, left_out = _tree_entries(repo, commit)
+    for batch in _batches(files):
+        for (mode, path, _, _), data in zip(batch, read_blobs(repo, [sha for _, _, sha, _ in batch]), strict=True):
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # Every link is made after every file: nothing is written through one.
+            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o755 if mode == _EXECUTABLE else 0o644)
+            with os.fdopen(handle, "wb") as output:
+                output.write(data)
+    for submodule in left_out.pop(_SUBMODULE, []):
+        (root / submodule).mkdir(parents=True, exist_ok=True)  # an empty directory, as git checks it out
+    removed = [path for paths in left_out.values() for path in paths]
+    targets = read_blobs(repo, [sha for sha, _ in links])
+    for (_, path), data in zip(links, targets, strict=True):
+        link_target = os.fsdecode(data)
+        if _stays_inside(path, link_target) and _inside(root, (root / path).parent.resolve()):
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(link_target, root / path)
+        else:
+            removed.append(path)
+    removed += _links_resolving_outside(root)
     for path in sorted(_walk(destination)):
         if withheld_reason(path, branch_paths) is not None:
             (destination / path).unlink()
             removed.append(path)
-    for directory, _, files in os.walk(destination):
-        for name in files:
-            target_path = Path(directory) / name
-            if not target_path.is_symlink():
-                target_path.chmod(_READ_ONLY_FILE)
+    for directory, _, names in os.walk(destination):
+        for name in names:
+            target = Path(directory) / name
+            if not target.is_symlink():
+                target.chmod(_READ_ONLY_FILE)
         Path(directory).chmod(_READ_ONLY_DIRECTORY)
-    return removed
+    return sorted(removed)
 
 
-def _tree_entries(repo: Path, commit: str) -> list[tuple[str, str, bytes]]:
-    """(mode, object id, path bytes) of every file of `commit`. A path git would never check out
-    (an empty, `.`, `..` or `.git` part: only a hand-made tree holds one) is left out, so nothing
-    is written outside the snapshot."""
-    listing = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", commit).stdout
-    entries: list[tuple[str, str, bytes]] = []
+_EXECUTABLE, _LINK, _SUBMODULE = "100755", "120000", "160000"
+_UNSAFE = "unsafe name"
+_BATCH_BYTES = 32 << 20  # blobs read per `git cat-file` process: a large tree is not held whole
+
+
+def _tree_entries(repo: Path, commit: str) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str]],
+                                                       dict[str, list[str]]]:
+    """The commit's regular files (mode, path, blob, size), its links (blob, path), and the
+    paths written otherwise or not at all (submodules; names git itself would not check out)."""
+    files: list[tuple[str, str, str, int]] = []
+    links: list[tuple[str, str]] = []
+    left_out: dict[str, list[str]] = {_SUBMODULE: [], _UNSAFE: []}
+    listing = run_git(repo, "ls-tree", "-r", "-l", "-z", "--full-tree", commit).stdout
     for entry in listing.split(b"\0"):
         if not entry:
             continue
-        meta, _, name = entry.partition(b"\t")
-        mode, _kind, sha = meta.decode("ascii").split()
-        if any(part in (b"", b".", b"..") or part.lower() == b".git" for part in name.split(b"/")):
-            continue
-        entries.append((mode, sha, name))
-    return entries
+        header, _, raw_path = entry.partition(b"\t")
+        mode, _, sha, size = header.decode("ascii").split()
+        path = os.fsdecode(raw_path)
+        if not _safe_name(path):
+            left_out[_UNSAFE].append(path)
+        elif mode == _LINK:
+            links.append((sha, path))
+        elif mode == _SUBMODULE:
+            left_out[_SUBMODULE].append(path)
+        else:
+            files.append((mode, path, sha, int(size)))
+    return files, links, left_out
+
+
+def _safe_name(path: str) -> bool:
+    """No empty, `.`, `..` or `.git` part, no absolute path: a crafted tree cannot write outside."""
+    return not path.startswith("/") and all(
+        part not in ("", ".", "..") and part.lower() != ".git" for part in path.split("/"))
+
+
+def _batches(files: list[tuple[str, str, str, int]]) -> list[list[tuple[str, str, str, int]]]:
+    batches: list[list[tuple[str, str, str, int]]] = [[]]
+    total = 0
+    for item in files:
+        if batches[-1] and total + item[3] > _BATCH_BYTES:
+            batches.append([])
+            total = 0
+        batches[-1].append(item)
+        total += item[3]
+    return [batch for batch in batches if batch]
+
+
+def _stays_inside(path: str, link_target: str) -> bool:
+    """The link's target, read as written from the link's directory, is inside the tree."""
+    if not link_target or posixpath.isabs(link_target):
+        return False
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), link_target))
+    return joined != ".." and not joined.startswith("../")
+
+
+def _inside(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _links_resolving_outside(root: Path) -> list[str]:
+    """Links whose target, followed through the other links, leaves the tree (`a -> b/../..`
+    with `b` a link deeper down): removed until none is left, since each removal can change
+    where another resolves."""
+    removed: list[str] = []
+    while True:
+        links = [root / path for path in _walk(root) if (root / path).is_symlink()]
+        outside = [path for path in links if not _inside(root, Path(os.path.realpath(path)))]
+        if not outside:
+            return removed
+        for path in outside:
+            path.unlink()
+            removed.append(path.relative_to(root).as_posix())
 
 
 def remove_snapshot(destination: Path) -> None:

@@ -6,7 +6,7 @@ paths = ["api/**"]            # gitignore-style, as review.exclude
 text = "Handlers in api/ must validate input with the schema module."
 ```
 
-Read with the rest of the policy at the merge base (policy_source.py): a branch cannot add
+Read with the rest of the policy at the merge base (policy/source.py): a branch cannot add
 rules for itself. Model reviewers get the rules whose paths cover a chunk's files.
 """
 

@@ -3,7 +3,7 @@
 Like GitHub's CODEOWNERS, the config (`.reviewgate.toml`, `[tool.reviewgate]` in pyproject.toml,
 or the `--config` path when it lies inside the repository) is read at the merge base with
 `git cat-file`, never from the working tree: the branch under review cannot relax the policy
-that judges it. Its edits to the config are shown to people (policy_changes.py) and take effect
+that judges it. Its edits to the config are shown to people (policy/changes.py) and take effect
 after merge. One exception: a repository whose target side has no config at all uses the
 config the branch adds, and says so.
 
@@ -155,7 +155,7 @@ def uncommitted_config(repo: Path, explicit: Path | None, base: Side, origin: Po
     if path is None or base.read(path) is not None:
         return None
     if origin.kind == BRANCH_FIRST and origin.path == path:
-        return None  # the branch's first config, in force and said so (policy_changes.py)
+        return None  # the branch's first config, in force and said so (policy/changes.py)
     uses = {
         BASE_SIDE: f"{printable(origin.path or '')} at the merge base",
         BRANCH_FIRST: f"{printable(origin.path or '')} as the change's head commit holds it",

@@ -1,7 +1,8 @@
 """What the change under review does to the review policy, shown to people, never applied.
 
-The config in force is the target side's (policy_source.py). When the branch edits it, every
-setting it would relax or change is listed: a product_question finding on the config file (it
+The config in force is the target side's (policy/source.py). When the branch edits it, every
+setting it would relax or change is listed (both parsed configs are walked key by key, so a
+setting added later is listed too): a product_question finding on the config file (it
 never blocks), a note in summary.md, report.json and the PR comment. The edit takes effect after
 merge. A branch config that does not parse is a correctness finding: after merge every run
 would stop with exit 2.
@@ -9,15 +10,17 @@ would stop with exit 2.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewgate.config import Config
+from reviewgate.config import Config, FailRule
 from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.policy_source import BASE_SIDE, BRANCH_FIRST, PolicyOrigin, Side, find_config
+from reviewgate.policy.instructions import PathInstruction
+from reviewgate.policy.source import BASE_SIDE, BRANCH_FIRST, PolicyOrigin, Side, find_config
 from reviewgate.text import printable
 
 SOURCE = "reviewgate"
@@ -40,35 +43,41 @@ class PolicyReview:
         return {**self.origin.to_json(), "branch_changes": list(self.changes)}
 
 
-def _flatten(prefix: str, table: Mapping[str, Any], into: dict[str, Any]) -> None:
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            _flatten(f"{prefix}{key}.", value, into)
-        else:
-            into[f"{prefix}{key}"] = value
+def _flatten(prefix: str, value: Any, into: dict[str, Any]) -> None:
+    """Every leaf of a parsed config under dotted keys named as in the file. Dataclasses are
+    walked field by field, so a setting added to config.py is compared without being listed here;
+    only fields marked NOT_POLICY (where a value came from) are left out."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and not _is_item(value):
+        for item in dataclasses.fields(value):
+            if item.metadata.get("policy", True):
+                key = item.metadata.get("toml_key", item.name)
+                _flatten(f"{prefix}{key}." if key else prefix, getattr(value, item.name), into)
+    elif isinstance(value, Mapping):
+        for key, entry in value.items():
+            _flatten(f"{prefix}{key}.", entry, into)
+    else:
+        into[prefix.removesuffix(".")] = _plain(value)
+
+
+def _is_item(value: Any) -> bool:
+    """A value shown as one line of text rather than walked (a fail rule, an instruction)."""
+    return isinstance(value, (FailRule, PathInstruction))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, PathInstruction):
+        return f"{', '.join(value.paths)}: {value.text}"
+    if isinstance(value, FailRule):
+        return str(value)
+    return value
 
 
 def effective_settings(config: Config) -> dict[str, Any]:
     """Every setting a config puts in force, defaults included, as dotted keys."""
-    review = config.review
-    settings: dict[str, Any] = {
-        "review.reviewers": list(review.reviewers),
-        "review.fail_on": [str(rule) for rule in review.fail_on],
-        "review.exclude": list(review.exclude),
-        "review.include": list(review.include),
-        "review.max_rounds": review.max_rounds,
-        "review.branch_suppressions": review.branch_suppressions,
-        "review.instructions": [f"{', '.join(item.paths)}: {item.text}" for item in review.instructions],
-        "verify.manifest": config.verify.manifest,
-        "verify.enabled": config.verify.enabled,
-    }
-    for name, reviewer in config.reviewers.items():
-        fixed = {"provider": reviewer.provider, "model": reviewer.model, "base_url": reviewer.base_url,
-                 "api_key_env": reviewer.api_key_env, "timeout": reviewer.timeout}
-        _flatten(f"reviewer.{name}.", {key: value for key, value in fixed.items() if value is not None}, settings)
-        _flatten(f"reviewer.{name}.", reviewer.options, settings)
-    for section, table in config.sections.items():
-        _flatten(f"{section}.", table, settings)
+    settings: dict[str, Any] = {}
+    _flatten("", config, settings)
     return settings
 
 
