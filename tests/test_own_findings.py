@@ -15,7 +15,7 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
 from reviewgate.forge.conversation import changed_after_creation
 from reviewgate.forge.own_text import own_lines
-from reviewgate.review_cache import ChunkStore, now_text
+from reviewgate.review_cache import now_text
 from reviewgate.reviewers import openai
 from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli
@@ -32,7 +32,7 @@ from testing.forge_server import (
     github_environment,
     gitlab_environment,
 )
-from testing.model_repo import BRANCH_CALC, calc_repo, review_request
+from testing.model_repo import BRANCH_CALC, calc_repo, chunk_store, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import commit, make_repo
 
@@ -260,7 +260,7 @@ def test_the_authors_rejection_is_read_by_the_model_and_sets_nothing_aside(tmp_p
     repo = calc_repo(tmp_path)
     first_review = review_document([finding("app/calc.py", 7, title="Division by zero")], "request_changes")
     again = review_document([finding("app/calc.py", 9, title="b may be zero")], "request_changes")
-    store = ChunkStore(tmp_path / "cache" / "llm")
+    store = chunk_store(tmp_path / "cache", "llm")
     with ModelServer([Reply(review=first_review), Reply(review=again)]) as server:
         reviewer = openai.build(ReviewerSettings(
             name="llm", provider="openai", model="test-model", base_url=f"{server.url}/v1", api_key_env="",
