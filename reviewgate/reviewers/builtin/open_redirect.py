@@ -1,0 +1,313 @@
+"""Open redirect (Python, JavaScript/TypeScript, Go): a value the sender chooses (query, form,
+body, header) decides where a redirect goes, and nothing checks it stays on this site.
+
+Followed within one function from the request to `redirect(...)`, `RedirectResponse(...)`,
+`res.redirect(...)`, `http.Redirect(w, r, x, ...)` or a `Location` header, through assignments,
+`or` defaults and concatenation, but only as the start of the URL: `"/search?q=" + term` keeps
+the host. A check of only `startswith('/')` is not a guard (`//evil.example` passes it) and the
+finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
+`isSafeRedirect`...), an allowlist membership test, a parsed URL's host or netloc checked, a
+`//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.rule_records import (
+    RULE_OPEN_REDIRECT,
+    bug_finding,
+    changed_sources,
+    code_line,
+    matched,
+)
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.js_source import JsSource
+    from reviewgate.reviewers.builtin.python_flow import Flow, Origin
+    from reviewgate.reviewers.builtin.text_flow import TextFlow
+
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
+_NEEDLES = ("edirect", "ocation")
+_PYTHON_SINKS = frozenset({"redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect"})
+_PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
+# Calls whose result is a URL this site made, or text quoted into one.
+_SANITIZERS = frozenset({"url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for"})
+_HOST_ATTRIBUTES = frozenset({"netloc", "hostname", "host", "scheme"})
+
+_WEAK_NOTE = (
+    "and the only check is that it starts with `/`, which is not a guard: `//evil.example` (and "
+    "`/\\evil.example` in browsers) starts with `/` and goes to another host."
+)
+
+
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    safe_words = r"(?:safe|allow|valid|trust|whitelist|permit)"
+    url_words = r"(?:url|uri|redirect|next|return|target|host|origin|location|destination)"
+    return {
+        "guard_name": re.compile(
+            rf"(?i)^[\w$.]*(?:{safe_words}[\w$]*{url_words}|{url_words}[\w$]*{safe_words})[\w$]*$"
+            r"|^(?:url_has_allowed_host_and_scheme|is_safe_url)$"
+        ),
+        "guard_call": re.compile(
+            rf"(?i)[\w$]*(?:{safe_words}[\w$]*{url_words}|{url_words}[\w$]*{safe_words})[\w$]*\s*\("
+        ),
+        "js_sources": re.compile(
+            r"(?<![\w$])(?:req|request)\.(?:query|params|body|headers|cookies|signedCookies)\b"
+            r"|(?<![\w$])(?:req|request)\.(?:get|header|param)\s*\("
+            r"|(?<![\w$])(?:ctx|context)\.(?:query|params|request\.(?:query|body))\b"
+            r"|\bsearchParams\s*\.\s*get\s*\(|\bnew\s+URLSearchParams\s*\(|\blocation\s*\.\s*(?:search|hash)\b"
+        ),
+        "go_sources": re.compile(
+            r"\b\w+\.URL\.Query\(\)|\b\w+\.URL\.RawQuery\b|\b\w+\.(?:FormValue|PostFormValue|Referer)\("
+            r"|\b\w+\.(?:Form|PostForm|Header)\.Get\(|\b(?:c|ctx)\.(?:Query|DefaultQuery|Param|PostForm|GetHeader"
+            r"|QueryParam|FormValue)\(|\bchi\.URLParam\(|\bmux\.Vars\("
+        ),
+        "js_sanitizers": re.compile(r"\b(?:encodeURIComponent|encodeURI|escape|querystring\.stringify)\s*\("),
+        "go_sanitizers": re.compile(r"\burl\.(?:QueryEscape|PathEscape)\("),
+        "js_redirect": re.compile(
+            r"(?<![\w$])(?:res|response|reply|ctx|h|resp)\s*\.\s*redirect\s*\(|(?<![\w$.])redirect\s*\("
+            r"|\blocation\s*\.\s*(?:assign|replace)\s*\("
+        ),
+        "js_location_set": re.compile(r"(?<![\w$])(?:window\.|document\.)?location(?:\.href)?\s*=(?![=>])"),
+        "js_header": re.compile(r"\.\s*(?:setHeader|set|header|append)\s*\("),
+        "js_res_location": re.compile(r"(?<![\w$])(?:res|response)\s*\.\s*location\s*\("),
+        "js_write_head": re.compile(r"\.\s*writeHead\s*\("),
+        "go_redirect": re.compile(r"\bhttp\.Redirect\s*\(|\b(?:c|ctx)\.Redirect\s*\("),
+        "go_header": re.compile(r"\.Header\(\)\.(?:Set|Add)\s*\("),
+        "location_key": re.compile(r"""(?i)['"]?location['"]?\s*:"""),
+        "weak_js": re.compile(
+            r"""\.startsWith\(\s*['"]/['"]\s*\)|\[0\]\s*[!=]==?\s*['"]/['"]|charAt\(0\)\s*[!=]==?\s*['"]/['"]"""
+            r"""|strings\.HasPrefix\([^,()]+,\s*"/"\s*\)"""
+        ),
+        "strong_js": re.compile(
+            r"""['"`]//|//['"`]|\\\\|/\^\\/\\/|new\s+URL\s*\(|\burl\.parse\s*\(|URL\.canParse|\burl\.Parse\("""
+            r"""|slices\.Contains\("""
+        ),
+    }
+
+
+class OpenRedirectLens:
+    rule = RULE_OPEN_REDIRECT
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change, language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
+            added = change.added_lines()
+            if language is Language.PYTHON:
+                tree = parse_python(text, change.path)
+                if tree is not None:
+                    yield from _python(tree, text, change.path, added)
+            else:
+                yield from _text(text, change.path, added, language)
+
+
+_ADVICE = {
+    Language.PYTHON: (
+        "Check it first: Django's `url_has_allowed_host_and_scheme`, or `urlsplit` it and require an "
+        "empty scheme and netloc and no leading `//` or `\\`; or redirect to a URL this site builds (`url_for`)."
+    ),
+    Language.JAVASCRIPT: (
+        "Check it first: `new URL(target, base)` and compare its `origin` with the site's, or look it "
+        "up in an allowlist of paths; a relative path also needs a check that it does not start with `//` or `/\\`."
+    ),
+    Language.GO: (
+        "Check it first: `url.Parse` it and require an empty `Scheme` and `Host` and no leading `//` or "
+        "`/\\`, or look it up in an allowlist."
+    ),
+}
+
+
+def _finding(path: str, text: str, line: int, where: str, weak: bool, language: Language) -> Finding:
+    code = code_line(text, line)
+    return bug_finding(
+        rule=RULE_OPEN_REDIRECT,
+        category="security",
+        title="Redirect target comes from the request unchecked",
+        body=(
+            f"{matched(code)}: the redirect goes to {where}, which the sender chooses, "
+            + (_WEAK_NOTE if weak else "and nothing checks that it stays on this site.")
+            + " A link to this page with `?next=https://evil.example` sends the user there from a "
+            "trusted address (phishing, token theft). "
+            + _ADVICE[Language.JAVASCRIPT if language is Language.TYPESCRIPT else language]
+        ),
+        path=path,
+        line=line,
+        code=code,
+    )
+
+
+# Python ------------------------------------------------------------------------------------------
+
+
+def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.python_flow import Flow, request_input, scopes
+
+    for scope in scopes(tree):
+        flow: Flow | None = None
+        for node, target in _python_sinks(scope):
+            if node.lineno not in added:
+                continue
+            if flow is None:
+                flow = Flow(scope, request_input, _SANITIZERS, leading=True)
+            origin = flow.origin(target)
+            if origin is None:
+                continue
+            guard = _python_guard(flow, origin)
+            if guard != "strong":
+                yield _finding(path, text, node.lineno, _describe_python(origin), guard == "weak", Language.PYTHON)
+
+
+def _describe_python(origin: Origin) -> str:
+    from reviewgate.reviewers.builtin.python_flow import describe
+
+    return describe(origin)
+
+
+def _python_sinks(scope: ast.AST) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
+    from reviewgate.reviewers.builtin.python_flow import call_name, scope_nodes
+
+    for node in scope_nodes(scope):
+        if isinstance(node, ast.Call):
+            name = call_name(node).rsplit(".", 1)[-1]
+            if name in _PYTHON_SINKS:
+                target = node.args[0] if node.args else next(
+                    (item.value for item in node.keywords if item.arg in _PYTHON_TARGET_KEYWORDS), None
+                )
+                if target is not None:
+                    yield node, target
+            for keyword in node.keywords:
+                if keyword.arg == "headers" and isinstance(keyword.value, ast.Dict):
+                    yield from ((node, value) for key, value in zip(keyword.value.keys, keyword.value.values, strict=True)
+                                if _is_location(key))
+        elif isinstance(node, ast.Assign):
+            for target_node in node.targets:
+                if isinstance(target_node, ast.Subscript) and _is_location(target_node.slice):
+                    yield node, node.value
+
+
+def _is_location(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == "location"
+
+
+def _python_guard(flow: Flow, origin: Origin) -> str:
+    """"strong" when the scope checks the target, "weak" when only `startswith('/')` does, else ""."""
+    from reviewgate.reviewers.builtin.python_flow import call_name
+
+    guard_name = _patterns()["guard_name"]
+    weak = double_slash = False
+    for node in flow.nodes:
+        if isinstance(node, ast.Call):
+            name = call_name(node)
+            if guard_name.match(name.rsplit(".", 1)[-1]):
+                return "strong"
+            if name.endswith("startswith") and isinstance(node.func, ast.Attribute):
+                prefixes = [item for item in ast.walk(node) if isinstance(item, ast.Constant)]
+                if any(item.value == "/" for item in prefixes):
+                    weak = True
+                elif any(isinstance(item.value, str) and item.value.startswith(("//", "\\")) for item in prefixes):
+                    double_slash = True
+                elif not prefixes or any(isinstance(item.value, str) and "://" in item.value[:-3] for item in prefixes):
+                    return "strong"  # a prefix of this site's own origin: `startswith(request.host_url)`
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            if flow.origin(node.left) is not None:
+                return "strong"
+        elif isinstance(node, ast.Attribute) and node.attr in _HOST_ATTRIBUTES:
+            if node.attr == "netloc" or flow.origin(node.value) is not None:
+                return "strong"  # the parsed URL's host is looked at
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in {"//", "\\"}:
+            double_slash = True
+    if weak and double_slash:
+        return "strong"
+    return "weak" if weak else ""
+
+
+# JavaScript, TypeScript, Go -----------------------------------------------------------------------
+
+
+def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, innermost
+
+    go = language is Language.GO
+    source = read_js(text)
+    sinks = [(offset, span) for offset, span in _text_sinks(source, go) if source.line_of(offset) in added]
+    if not sinks:
+        return
+    patterns = _patterns()
+    flow = TextFlow(
+        source,
+        [patterns["go_sources" if go else "js_sources"]],
+        patterns["go_sanitizers" if go else "js_sanitizers"],
+        go,
+    )
+    for offset, (start, end) in sinks:
+        origin = _leading_origin(flow, start, end)
+        if origin is None:
+            continue
+        function = innermost(flow.functions, offset)
+        body = text[function.body_open : function.body_close] if function else text
+        guard = _text_guard(body, origin[2])
+        if guard != "strong":
+            yield _finding(path, text, source.line_of(offset), describe(origin), guard == "weak", language)
+
+
+def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str] | None:
+    from reviewgate.reviewers.builtin.text_flow import leading_span
+
+    span = leading_span(flow.source, start, end)
+    return None if span is None else flow.origin(*span)
+
+
+def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, int]]]:
+    """(offset of the sink, span of the target expression) of every redirect sink in the file."""
+    from reviewgate.reviewers.builtin.text_flow import call_arguments, statement_end
+
+    masked, text, patterns = source.masked, source.text, _patterns()
+    redirect = patterns["go_redirect" if go else "js_redirect"]
+    for match in redirect.finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        if not arguments:
+            continue
+        if go:
+            index = 2 if match.group(0).startswith("http") else 1
+            if len(arguments) > index:
+                yield match.start(), arguments[index]
+        else:
+            yield match.start(), arguments[-1]  # Express's `res.redirect(301, url)`
+    header = patterns["go_header" if go else "js_header"]
+    for match in header.finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        if len(arguments) == 2 and text[slice(*arguments[0])].strip().strip("\"'`").lower() == "location":
+            yield match.start(), arguments[1]
+    if go:
+        return
+    for match in patterns["js_res_location"].finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        if arguments:
+            yield match.start(), arguments[0]
+    for match in patterns["js_location_set"].finditer(masked):
+        yield match.start(), (match.end(), statement_end(source, match.end(), len(masked)))
+    for match in patterns["js_write_head"].finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        opener = source.skip_space(arguments[-1][0]) if len(arguments) >= 2 else -1
+        if opener < 0 or masked[opener] != "{":
+            continue
+        for key in patterns["location_key"].finditer(text, opener, source.pairs.get(opener, opener)):
+            yield match.start(), (key.end(), statement_end(source, key.end(), source.pairs.get(opener, opener)))
+
+
+def _text_guard(body: str, name: str) -> str:
+    patterns = _patterns()
+    if patterns["guard_call"].search(body) or patterns["strong_js"].search(body):
+        return "strong"
+    if name and re.search(rf"\.(?:includes|has|indexOf)\(\s*{re.escape(name)}\b|\[{re.escape(name)}\]", body):
+        return "strong"  # an allowlist: `ALLOWED.includes(next)`, `allowed[target]`
+    return "weak" if patterns["weak_js"].search(body) else ""

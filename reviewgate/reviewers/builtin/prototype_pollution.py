@@ -1,0 +1,137 @@
+"""Prototype pollution (JavaScript, TypeScript): an object literal `{}` used as a dictionary whose
+keys come from parsed input, `obj[key] = value` with `key` from `JSON.parse`, the request's query,
+body, params, headers or cookies, a parsed query string or `document.cookie`, followed through
+assignments, `for ... of/in`, `Object.keys/entries` and `.split(...)` within one function.
+
+A key of `__proto__` sets the dictionary's prototype (every lookup then sees the sender's
+properties: `obj.isAdmin`), and `obj[a][b] = v` with `a = "__proto__"` writes to
+`Object.prototype` for the whole process. Safe: `Object.create(null)`, a `Map`, a
+`hasOwnProperty`/`Object.hasOwn` check, or a filter of `__proto__`/`constructor`/`prototype` keys
+in the same function.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.rule_records import (
+    RULE_PROTOTYPE_POLLUTION,
+    bug_finding,
+    changed_sources,
+    code_line,
+    matched,
+)
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.js_source import JsSource
+
+_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
+_NEEDLES = ("] =", "]=")
+
+
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    return {
+        "sources": re.compile(
+            r"\bJSON\s*\.\s*parse\s*\(|(?<![\w$])(?:req|request)\s*\.\s*(?:query|body|params|headers|cookies)\b"
+            r"|(?<![\w$])(?:req|request)\.(?:url|originalUrl)\b|(?<![\w$])(?:req|request)\.(?:get|header)\s*\(|(?<![\w$])(?:ctx|context)\.(?:query|request\.(?:query|body))\b"
+            r"|\b(?:querystring|qs)\s*\.\s*parse\s*\(|\bnew\s+URLSearchParams\s*\(|\bsearchParams\b"
+            r"|\blocation\s*\.\s*(?:search|hash)\b|\bdocument\s*\.\s*cookie\b"
+        ),
+        "store": re.compile(r"(?<![\w$.])(?P<object>[\w$]+)\s*\["),
+        "empty_literal": re.compile(r"(?<![\w$.])(?P<object>[\w$]+)\s*(?::[^=;\n]{1,80})?=\s*\{\s*\}"),
+        "reduce": re.compile(r"\.\s*reduce\s*\("),
+        "first_parameter": re.compile(r"\s*(?:async\s*)?\(?\s*(?P<name>[\w$]+)"),
+        "guard": re.compile(
+            r"hasOwnProperty|\bhasOwn\b|__proto__|['\"`]constructor['\"`]|['\"`]prototype['\"`]|setPrototypeOf"
+            r"|Object\.create\(\s*null|(?i:safe_?key|forbidden_?keys|unsafe_?keys|dangerous_?keys|blocked_?keys)"
+        ),
+    }
+
+
+class PrototypePollutionLens:
+    rule = RULE_PROTOTYPE_POLLUTION
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change, _language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
+            yield from _file(text, change.path, change.added_lines())
+
+
+def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, innermost
+
+    source = read_js(text)
+    masked, patterns = source.masked, _patterns()
+    stores = []
+    for match in patterns["store"].finditer(masked):
+        opener = match.end() - 1
+        closer = source.pairs.get(opener)
+        if closer is None or source.line_of(match.start()) not in added:
+            continue
+        after = closer + 1
+        while after < len(masked) and masked[source.skip_space(after)] == "[":  # `obj[a][b] = v`
+            nested = source.skip_space(after)
+            after = source.pairs.get(nested, nested) + 1
+        rest = masked[source.skip_space(after) : source.skip_space(after) + 3]
+        if rest.startswith("=") and not rest.startswith(("==", "=>")):
+            stores.append((match, opener, closer))
+    if not stores:
+        return
+    flow = TextFlow(source, [patterns["sources"]], None, go=False)
+    for match, opener, closer in stores:
+        function = innermost(flow.functions, match.start())
+        if function is None:
+            continue
+        name = match.group("object")
+        outermost = next(item for item in flow.functions if item.holds(match.start()))
+        if not _is_empty_literal(source, name, outermost.header_start, match.start()):
+            continue
+        if patterns["guard"].search(text, function.header_start, function.body_close):
+            continue
+        origin = flow.origin(opener + 1, closer)
+        if origin is None:
+            continue
+        line = source.line_of(match.start())
+        code = code_line(text, line)
+        yield bug_finding(
+            rule=RULE_PROTOTYPE_POLLUTION,
+            category="security",
+            title="Object literal used as a dictionary of keys from input",
+            body=(
+                f"{matched(code)}: `{name}` is an object literal (`{{}}`) and its key is "
+                f"{describe(origin)}, which the sender chooses; nothing in the function filters "
+                "`__proto__`, `constructor` or `prototype`. A key of `__proto__` replaces the object's "
+                "prototype (every later lookup sees the sender's properties), and a nested write "
+                "through it (`obj[a][b] = v`) changes `Object.prototype` for the whole process. Use "
+                "`Object.create(null)` or a `Map`, or skip those keys."
+            ),
+            path=path,
+            line=line,
+            code=code,
+        )
+
+
+def _is_empty_literal(source: JsSource, name: str, start: int, before: int) -> bool:
+    """`name` is set to `{}` in the (outermost enclosing) function before the write, or is the
+    accumulator of a `.reduce(..., {})`."""
+    from reviewgate.reviewers.builtin.text_flow import call_arguments
+
+    masked, patterns = source.masked, _patterns()
+    for match in patterns["empty_literal"].finditer(masked, start, before):
+        if match.group("object") == name:
+            return True
+    for match in patterns["reduce"].finditer(masked, max(0, start - 2000), before):
+        arguments = call_arguments(source, match.end() - 1)
+        if len(arguments) < 2 or masked[slice(*arguments[-1])].strip() != "{}":
+            continue
+        first = patterns["first_parameter"].match(masked, arguments[0][0])
+        if first is not None and first.group("name") == name and arguments[0][0] <= before <= arguments[0][1]:
+            return True
+    return False
