@@ -6,6 +6,7 @@ are in tests/corpus/bug-rules.toml."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,17 @@ from reviewgate.findings import Severity
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin import rule_records
 from reviewgate.reviewers.builtin.literal_typo import slip
-from reviewgate.reviewers.builtin.rule_records import RECORDS, RULE_OPEN_REDIRECT, RuleRecord, earned_severity
+from reviewgate.reviewers.builtin.rule_records import (
+    RECORDS,
+    RULE_OPEN_REDIRECT,
+    RuleRecord,
+    earned_severity,
+    record_note,
+)
 from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
 from testing.lenses import review_change
 
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "lenses.md"
 BASE = {"README.md": "project\n"}
 FLASK_REDIRECT = {
     "app/views.py": (
@@ -58,8 +66,32 @@ def test_the_finding_names_source_sink_and_the_weak_guard_and_does_not_block(tmp
     assert "return redirect(target)" in body  # the sink
     assert "`target`, from `request.args.get('next', '/')` at line 5" in body  # the source
     assert "the only check is that it starts with `/`, which is not a guard: `//evil.example`" in body
-    assert "no measured record yet" in body
+    assert body.endswith(record_note(RULE_OPEN_REDIRECT)) and "Reported as minor" in body
     assert not blocks(findings[0])
+
+
+def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(rule_records.RECORDS, RULE_OPEN_REDIRECT, RuleRecord())
+    findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
+    assert [item.severity for item in findings] == [Severity.MINOR]
+    assert findings[0].body.endswith("Reported as minor: this rule has no measured record yet.")
+
+
+def test_the_docs_record_table_is_the_registry() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("## Record of the bug rules\n") :]
+    rows = re.findall(r"^\| `(?P<rule>[a-z]+/[a-z0-9-]+)` \| (?P<findings>\w+) \| (?P<holding>\w+) \| (?P<severity>\w+) \|",
+                      section, re.MULTILINE)
+    documented = {rule: (findings, holding, severity) for rule, findings, holding, severity in rows}
+    expected = {
+        rule: (
+            "unmeasured" if record.findings is None else str(record.findings),
+            "unmeasured" if record.holding is None else str(record.holding),
+            earned_severity(rule).value,
+        )
+        for rule, record in RECORDS.items()
+    }
+    assert documented == expected
 
 
 def test_a_rule_whose_record_earns_it_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,8 @@ The call must be known to return an error last: a standard-library function from
 (`strconv.Atoi`, `url.Parse`, `json.Marshal`, `os.ReadFile`...), or a function or method this
 file declares with `error` as its last result. Not in test files (a test's fixed inputs cannot
 fail), not when `v` is never read (`_ = v`-style drops) or is first compared with its zero value
-(`if port == 0 { port = 8080 }`: the failure handled as the default), not for map lookups, type assertions or
+(`if port == 0 { port = 8080 }`: the failure handled as the default) or is the bool an `if`
+tests (`if ok, _ := strconv.ParseBool(tag); ok {`: false on failure is the default), not for map lookups, type assertions or
 channel receives (their second value is not an error).
 """
 
@@ -154,5 +155,7 @@ def _first_use(masked: str, names: list[str], start: int, end: int) -> tuple[str
                 break  # assigned again before any read
             if re.match(r"\s*[!=]=\s*(?:0|\"\"|nil|false)\b", masked[offset + len(name) : offset + len(name) + 12]):
                 return None  # the zero value is tested first: the failure is handled by design
+            if re.search(r"(?:\bif\s+|;\s*)!?$", masked[line_start:offset]) and re.match(r"\s*\{", after):
+                return None  # a bool used as the condition: false on failure is the default
             return name, offset
     return None

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_LITERAL_TYPO,
     bug_finding,
@@ -36,6 +36,8 @@ _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIP
 _NEEDLES = ("==", " in ", "case ")
 MIN_LENGTH = 5
 MAX_LENGTH = 40
+# Both spellings in use on purpose (HTTP's `Referer` header, misspelt in the standard).
+_KNOWN_PAIRS = frozenset({frozenset({"referer", "referrer"})})
 
 Literal = tuple[str, int]  # (text, line)
 
@@ -44,7 +46,7 @@ def slip(first: str, second: str) -> str | None:
     """How `second` is one slip from `first` ("swapped letters", "a letter left out"), or None."""
     if min(len(first), len(second)) < MIN_LENGTH or max(len(first), len(second)) > MAX_LENGTH:
         return None
-    if first.lower() == second.lower():
+    if first.lower() == second.lower() or frozenset({first.lower(), second.lower()}) in _KNOWN_PAIRS:
         return None
     letters = [re.sub(r"[^A-Za-z]", "", item).lower() for item in (first, second)]
     if letters[0] == letters[1]:
@@ -159,7 +161,10 @@ def _equality(node: ast.AST) -> tuple[str, Literal] | None:
 def _python_sets(tree: ast.Module) -> list[list[Literal]]:
     sets: list[list[Literal]] = []
     chained: set[int] = set()  # `elif` tests already read as part of their chain
-    for node in ast.walk(tree):
+    nodes: list[ast.AST] = [
+        *nodes_of(tree, ast.BoolOp), *nodes_of(tree, ast.Compare), *nodes_of(tree, ast.Match), *nodes_of(tree, ast.If)
+    ]
+    for node in sorted(nodes, key=lambda item: (getattr(item, "lineno", 0), getattr(item, "col_offset", 0))):
         if isinstance(node, ast.BoolOp):
             grouped: dict[str, list[Literal]] = {}
             for value in node.values:
@@ -201,13 +206,11 @@ def _python_sets(tree: ast.Module) -> list[list[Literal]]:
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "comparison": re.compile(
-            r"(?P<subject>[A-Za-z_$][\w$]*(?:(?:\?\.|\.)[A-Za-z_$][\w$]*|\(\))*)\s*[!=]==?\s*"
-            r"(?P<quote>['\"`])(?P<literal>[^'\"`\\\n]{5,40})(?P=quote)"
-        ),
+        # From the operator (a scan for `=`/`!` is quick); the subject is read back from it.
+        "comparison": re.compile(r"[!=]==?\s*(?P<quote>['\"`])(?P<literal>[^'\"`\\\n]{5,40})(?P=quote)"),
         "reversed": re.compile(
             r"(?P<quote>['\"`])(?P<literal>[^'\"`\\\n]{5,40})(?P=quote)\s*[!=]==?\s*"
-            r"(?P<subject>[A-Za-z_$][\w$]*(?:(?:\?\.|\.)[A-Za-z_$][\w$]*|\(\))*)"
+            r"(?P<subject>[A-Za-z_$][\w$]*(?:(?:\?\.|\.)[A-Za-z_$][\w$]*)*)"
         ),
         "switch": re.compile(r"\bswitch\b[^{;]*\{"),
         "case": re.compile(r"\bcase\s+"),
@@ -217,21 +220,35 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 def _text_sets(text: str, go: bool) -> list[list[Literal]]:
     from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import functions, innermost
+    from reviewgate.reviewers.builtin.text_flow import functions, innermost, operand_before
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()
-    bodies = functions(source, go)
-    grouped: dict[tuple[int, str], list[Literal]] = {}
+    by_subject: dict[str, list[tuple[str, int, int]]] = {}  # subject -> (literal, line, offset)
     for kind in ("comparison", "reversed"):
         for match in patterns[kind].finditer(text):
-            at = match.start("subject")
-            if masked[at] != text[at] or masked[match.start("quote")] != text[match.start("quote")]:
+            quote = match.start("quote")
+            if masked[quote] != text[quote] or masked[match.start()] != text[match.start()]:
                 continue  # inside a string or a comment
+            if kind == "comparison":
+                at = operand_before(source, match.start())
+                subject = masked[at : match.start()]
+            else:
+                at, subject = match.start("subject"), match.group("subject")
+            subject = re.sub(r"\s+", "", subject)
+            if subject and (subject[0].isalpha() or subject[0] in "_$"):
+                by_subject.setdefault(subject, []).append((match.group("literal"), source.line_of(at), at))
+    sets: list[list[Literal]] = []
+    for compared in by_subject.values():
+        if len(compared) < 2 or not any(slips([(literal, line) for literal, line, _at in compared])):
+            continue
+        # A slip among the file's comparisons of this subject: the set is those of one function.
+        bodies = functions(source, go)
+        grouped: dict[int, list[Literal]] = {}
+        for literal, line, at in compared:
             function = innermost(bodies, at)
-            key = (function.body_open if function else -1, re.sub(r"\s+", "", match.group("subject")))
-            grouped.setdefault(key, []).append((match.group("literal"), source.line_of(at)))
-    sets = [sorted(literals, key=lambda item: item[1]) for literals in grouped.values() if len(literals) >= 2]
+            grouped.setdefault(function.body_open if function else -1, []).append((literal, line))
+        sets += [sorted(literals, key=lambda item: item[1]) for literals in grouped.values() if len(literals) >= 2]
     for switch in patterns["switch"].finditer(masked):
         opener = switch.end() - 1
         closer = source.pairs.get(opener)

@@ -15,12 +15,12 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_MODULO_BIAS,
     bug_finding,
@@ -101,28 +101,25 @@ def _python_source(node: ast.expr) -> bool:
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, describe, scope_nodes, scopes
+    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, describe
 
-    module_strings = _python_strings(tree.body)
-    for scope in scopes(tree):
-        nodes = scope_nodes(scope)
-        reductions = [node for node in nodes
-                      if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and node.lineno in added]
-        if not reductions:
+    reductions = [node for node in nodes_of(tree, ast.BinOp) if isinstance(node.op, ast.Mod) and node.lineno in added]
+    if not reductions:
+        return
+    strings = _python_strings(nodes_of(tree, ast.Assign))
+    flows = Flows(tree, lambda scope: Flow(scope, _python_source, frozenset()))
+    for node in sorted(reductions, key=lambda item: (item.lineno, item.col_offset)):
+        size = _python_size(node.right, strings)
+        if size is None or _power_of_two(size):
             continue
-        flow = Flow(scope, _python_source, frozenset())
-        strings = {**module_strings, **_python_strings(nodes)}
-        for node in reductions:
-            size = _python_size(node.right, strings)
-            if size is None or _power_of_two(size):
-                continue
-            origin = flow.origin(node.left)
-            if origin is None or _rejects(flow):
-                continue
-            yield _finding(path, text, node.lineno, describe(origin), ast.unparse(node.right), size)
+        flow = flows.of(node)
+        origin = flow.origin(node.left)
+        if origin is None or _rejects(flow):
+            continue
+        yield _finding(path, text, node.lineno, describe(origin), ast.unparse(node.right), size)
 
 
-def _python_strings(nodes: list[ast.stmt] | list[ast.AST]) -> dict[str, int]:
+def _python_strings(nodes: Sequence[ast.AST]) -> dict[str, int]:
     """Names assigned a string whose length is known: `ALPHABET = string.ascii_letters + "0123"`."""
     found: dict[str, int] = {}
     for node in nodes:
@@ -168,8 +165,8 @@ def _rejects(flow: Flow) -> bool:
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "js_sources": re.compile(r"\b(?:randomBytes|randomFillSync|getRandomValues)\s*\("),
-        "go_sources": re.compile(r"\brand\.Read\s*\("),
+        "js_sources": re.compile(r"(?:randomBytes|randomFillSync|getRandomValues)\s*\("),
+        "go_sources": re.compile(r"rand\.Read\s*\("),
         "filled": re.compile(r"\b(?:getRandomValues|randomFillSync|rand\.Read)\s*\(\s*(?P<name>[\w$]+)\s*[,)]"),
         "modulo": re.compile(r"%(?!=)"),
         "number": re.compile(r"\s*(?P<number>\d+)\b"),

@@ -7,7 +7,8 @@ Followed within one function from the request to `redirect(...)`, `RedirectRespo
 the host. A check of only `startswith('/')` is not a guard (`//evil.example` passes it) and the
 finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
 `isSafeRedirect`...), an allowlist membership test, a parsed URL's host or netloc checked, a
-`//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input.
+`//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input, nor
+is the `Referer` header (a redirect back to the linking page, which that page could make itself).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_OPEN_REDIRECT,
     bug_finding,
@@ -59,17 +60,6 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "guard_call": re.compile(
             rf"(?i)[\w$]*(?:{safe_words}[\w$]*{url_words}|{url_words}[\w$]*{safe_words})[\w$]*\s*\("
-        ),
-        "js_sources": re.compile(
-            r"(?<![\w$])(?:req|request)\.(?:query|params|body|headers|cookies|signedCookies)\b"
-            r"|(?<![\w$])(?:req|request)\.(?:get|header|param)\s*\("
-            r"|(?<![\w$])(?:ctx|context)\.(?:query|params|request\.(?:query|body))\b"
-            r"|\bsearchParams\s*\.\s*get\s*\(|\bnew\s+URLSearchParams\s*\(|\blocation\s*\.\s*(?:search|hash)\b"
-        ),
-        "go_sources": re.compile(
-            r"\b\w+\.URL\.Query\(\)|\b\w+\.URL\.RawQuery\b|\b\w+\.(?:FormValue|PostFormValue|Referer)\("
-            r"|\b\w+\.(?:Form|PostForm|Header)\.Get\(|\b(?:c|ctx)\.(?:Query|DefaultQuery|Param|PostForm|GetHeader"
-            r"|QueryParam|FormValue)\(|\bchi\.URLParam\(|\bmux\.Vars\("
         ),
         "js_sanitizers": re.compile(r"\b(?:encodeURIComponent|encodeURI|escape|querystring\.stringify)\s*\("),
         "go_sanitizers": re.compile(r"\burl\.(?:QueryEscape|PathEscape)\("),
@@ -148,49 +138,41 @@ def _finding(path: str, text: str, line: int, where: str, weak: bool, language: 
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, request_input, scopes
+    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, describe, request_input
 
-    for scope in scopes(tree):
-        flow: Flow | None = None
-        for node, target in _python_sinks(scope):
-            if node.lineno not in added:
-                continue
-            if flow is None:
-                flow = Flow(scope, request_input, _SANITIZERS, leading=True)
-            origin = flow.origin(target)
-            if origin is None:
-                continue
-            guard = _python_guard(flow, origin)
-            if guard != "strong":
-                yield _finding(path, text, node.lineno, _describe_python(origin), guard == "weak", Language.PYTHON)
-
-
-def _describe_python(origin: Origin) -> str:
-    from reviewgate.reviewers.builtin.python_flow import describe
-
-    return describe(origin)
+    sinks = [(node, target) for node, target in _python_sinks(tree) if node.lineno in added]
+    if not sinks:
+        return
+    flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True))
+    for node, target in sinks:
+        flow = flows.of(node)
+        origin = flow.origin(target)
+        if origin is None or _referrer(origin.source):
+            continue
+        guard = _python_guard(flow, origin)
+        if guard != "strong":
+            yield _finding(path, text, node.lineno, describe(origin), guard == "weak", Language.PYTHON)
 
 
-def _python_sinks(scope: ast.AST) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
-    from reviewgate.reviewers.builtin.python_flow import call_name, scope_nodes
+def _python_sinks(tree: ast.Module) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
+    from reviewgate.reviewers.builtin.python_flow import call_name
 
-    for node in scope_nodes(scope):
-        if isinstance(node, ast.Call):
-            name = call_name(node).rsplit(".", 1)[-1]
-            if name in _PYTHON_SINKS:
-                target = node.args[0] if node.args else next(
-                    (item.value for item in node.keywords if item.arg in _PYTHON_TARGET_KEYWORDS), None
-                )
-                if target is not None:
-                    yield node, target
-            for keyword in node.keywords:
-                if keyword.arg == "headers" and isinstance(keyword.value, ast.Dict):
-                    yield from ((node, value) for key, value in zip(keyword.value.keys, keyword.value.values, strict=True)
-                                if _is_location(key))
-        elif isinstance(node, ast.Assign):
-            for target_node in node.targets:
-                if isinstance(target_node, ast.Subscript) and _is_location(target_node.slice):
-                    yield node, node.value
+    for node in nodes_of(tree, ast.Call):
+        name = call_name(node).rsplit(".", 1)[-1]
+        if name in _PYTHON_SINKS:
+            target = node.args[0] if node.args else next(
+                (item.value for item in node.keywords if item.arg in _PYTHON_TARGET_KEYWORDS), None
+            )
+            if target is not None:
+                yield node, target
+        for keyword in node.keywords:
+            if keyword.arg == "headers" and isinstance(keyword.value, ast.Dict):
+                yield from ((node, value) for key, value in zip(keyword.value.keys, keyword.value.values, strict=True)
+                            if _is_location(key))
+    for assignment in nodes_of(tree, ast.Assign):
+        for target_node in assignment.targets:
+            if isinstance(target_node, ast.Subscript) and _is_location(target_node.slice):
+                yield assignment, assignment.value
 
 
 def _is_location(node: ast.AST | None) -> bool:
@@ -234,29 +216,36 @@ def _python_guard(flow: Flow, origin: Origin) -> str:
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, innermost
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, find_source, innermost, request_sources
 
     go = language is Language.GO
     source = read_js(text)
     sinks = [(offset, span) for offset, span in _text_sinks(source, go) if source.line_of(offset) in added]
-    if not sinks:
-        return
     patterns = _patterns()
+    sources = request_sources(go)
+    if not sinks or find_source(sources, text) is None:
+        return  # no input read anywhere in the file: nothing to follow
     flow = TextFlow(
         source,
-        [patterns["go_sources" if go else "js_sources"]],
+        [sources],
         patterns["go_sanitizers" if go else "js_sanitizers"],
         go,
     )
     for offset, (start, end) in sinks:
         origin = _leading_origin(flow, start, end)
-        if origin is None:
+        if origin is None or _referrer(origin[0]):
             continue
         function = innermost(flow.functions, offset)
         body = text[function.body_open : function.body_close] if function else text
         guard = _text_guard(body, origin[2])
         if guard != "strong":
             yield _finding(path, text, source.line_of(offset), describe(origin), guard == "weak", language)
+
+
+def _referrer(source: str) -> bool:
+    """"Back to where you came from": the browser sets the Referer to the page that linked here,
+    so a link from another site sends its visitor back there, which it could do itself."""
+    return "referer" in source.lower() or "referrer" in source.lower()
 
 
 def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str] | None:

@@ -33,18 +33,18 @@ if TYPE_CHECKING:
 
 _LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
 _NEEDLES = ("] =", "]=")
+# Besides the request: text parsed into keys (JSON, a query string, the page's URL and cookies).
+_PARSED_INPUT = (
+    r"JSON\s*\.\s*parse\s*\(|(?:req|request)\.(?:url|originalUrl)\b|(?:querystring|qs)\s*\.\s*parse\s*\("
+    r"|searchParams\b|document\s*\.\s*cookie\b"
+)
 
 
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "sources": re.compile(
-            r"\bJSON\s*\.\s*parse\s*\(|(?<![\w$])(?:req|request)\s*\.\s*(?:query|body|params|headers|cookies)\b"
-            r"|(?<![\w$])(?:req|request)\.(?:url|originalUrl)\b|(?<![\w$])(?:req|request)\.(?:get|header)\s*\(|(?<![\w$])(?:ctx|context)\.(?:query|request\.(?:query|body))\b"
-            r"|\b(?:querystring|qs)\s*\.\s*parse\s*\(|\bnew\s+URLSearchParams\s*\(|\bsearchParams\b"
-            r"|\blocation\s*\.\s*(?:search|hash)\b|\bdocument\s*\.\s*cookie\b"
-        ),
-        "store": re.compile(r"(?<![\w$.])(?P<object>[\w$]+)\s*\["),
+        "store": re.compile(r"\](?=\s*=(?![=>]))"),
+        "name_before": re.compile(r"(?P<object>[A-Za-z_$][\w$]*)\s*$"),
         "empty_literal": re.compile(r"(?<![\w$.])(?P<object>[\w$]+)\s*(?::[^=;\n]{1,80})?=\s*\{\s*\}"),
         "reduce": re.compile(r"\.\s*reduce\s*\("),
         "first_parameter": re.compile(r"\s*(?:async\s*)?\(?\s*(?P<name>[\w$]+)"),
@@ -65,26 +65,26 @@ class PrototypePollutionLens:
 
 def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, innermost
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, find_source, innermost, request_sources
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()
     stores = []
-    for match in patterns["store"].finditer(masked):
-        opener = match.end() - 1
-        closer = source.pairs.get(opener)
-        if closer is None or source.line_of(match.start()) not in added:
+    for match in patterns["store"].finditer(masked):  # `] =`: back from it to the name indexed
+        closer = match.start()
+        opener = source.pairs.get(closer, -1)
+        while opener > 0 and masked[source.skip_space_back(opener - 1)] == "]":  # `obj[a][b] = v`
+            closer = source.skip_space_back(opener - 1)
+            opener = source.pairs.get(closer, -1)
+        if opener < 0 or source.line_of(opener) not in added:
             continue
-        after = closer + 1
-        while after < len(masked) and masked[source.skip_space(after)] == "[":  # `obj[a][b] = v`
-            nested = source.skip_space(after)
-            after = source.pairs.get(nested, nested) + 1
-        rest = masked[source.skip_space(after) : source.skip_space(after) + 3]
-        if rest.startswith("=") and not rest.startswith(("==", "=>")):
-            stores.append((match, opener, closer))
-    if not stores:
-        return
-    flow = TextFlow(source, [patterns["sources"]], None, go=False)
+        indexed = patterns["name_before"].search(masked, max(0, opener - 80), opener)
+        if indexed is not None and (indexed.start() == 0 or masked[indexed.start() - 1] not in ".$"):
+            stores.append((indexed, opener, closer))
+    sources = request_sources(False, _PARSED_INPUT)
+    if not stores or find_source(sources, text) is None:
+        return  # no parsed input anywhere in the file: nothing to follow
+    flow = TextFlow(source, [sources], None, go=False)
     for match, opener, closer in stores:
         function = innermost(flow.functions, match.start())
         if function is None:

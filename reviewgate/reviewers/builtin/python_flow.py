@@ -13,6 +13,8 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from reviewgate.reviewers.builtin.common import nodes_of
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Request attributes that hold what the sender chose: query, form, body, headers, cookies.
 _REQUEST_INPUT = frozenset(
@@ -71,12 +73,36 @@ def _short(node: ast.AST, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def scopes(tree: ast.Module) -> Iterator[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The module's own statements, then every function."""
-    yield tree
-    for node in ast.walk(tree):
-        if isinstance(node, _FUNCTIONS):
-            yield node
+Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def scope_of(tree: ast.Module, node: ast.AST) -> Scope:
+    """The innermost function holding `node`, or the module (from the walk the lenses share)."""
+    line = getattr(node, "lineno", 0)
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+        *nodes_of(tree, ast.FunctionDef), *nodes_of(tree, ast.AsyncFunctionDef)
+    ]
+    holding = [
+        function
+        for function in functions
+        if function.lineno < line <= (function.end_lineno or function.lineno) and function is not node
+    ]
+    return max(holding, key=lambda function: function.lineno) if holding else tree
+
+
+class Flows:
+    """One `Flow` per scope, made when a sink in it is first asked about."""
+
+    def __init__(self, tree: ast.Module, make: Callable[[Scope], Flow]) -> None:
+        self.tree = tree
+        self.make = make
+        self._made: dict[int, Flow] = {}
+
+    def of(self, node: ast.AST) -> Flow:
+        scope = scope_of(self.tree, node)
+        if id(scope) not in self._made:
+            self._made[id(scope)] = self.make(scope)
+        return self._made[id(scope)]
 
 
 def scope_nodes(scope: ast.AST) -> list[ast.AST]:

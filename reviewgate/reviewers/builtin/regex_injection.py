@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_REGEX_INJECTION,
     bug_finding,
@@ -48,24 +48,14 @@ _ADVICE = {
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "js_request": re.compile(
-            r"(?<![\w$])(?:req|request)\.(?:query|params|body|headers|cookies)\b"
-            r"|(?<![\w$])(?:req|request)\.(?:get|header|param)\s*\("
-            r"|(?<![\w$])(?:ctx|context)\.(?:query|params|request\.(?:query|body))\b"
-            r"|\bsearchParams\s*\.\s*get\s*\(|\bnew\s+URLSearchParams\s*\(|\blocation\s*\.\s*(?:search|hash)\b"
-        ),
-        "js_process": re.compile(r"\bprocess\s*\.\s*(?:argv|env)\b"),
-        "go_request": re.compile(
-            r"\b\w+\.URL\.Query\(\)|\b\w+\.URL\.RawQuery\b|\b\w+\.(?:FormValue|PostFormValue|Referer)\("
-            r"|\b\w+\.(?:Form|PostForm|Header)\.Get\(|\b(?:c|ctx)\.(?:Query|DefaultQuery|Param|PostForm|GetHeader"
-            r"|QueryParam|FormValue)\(|\bchi\.URLParam\(|\bmux\.Vars\("
-        ),
-        "go_process": re.compile(r"\bos\.(?:Getenv|LookupEnv)\(|\bos\.Args\b|\bflag\.Args?\("),
+        "js_process": re.compile(r"process\s*\.\s*(?:argv|env)\b"),
+        "go_process": re.compile(r"os\.(?:Getenv|LookupEnv)\(|os\.Args\b|flag\.Args?\("),
         "js_sanitizers": re.compile(
             r"(?i)[\w$.]*(?:escape[\w$]*reg(?:ex|exp)?|reg(?:ex|exp)?[\w$]*escape|escapeRE|quotemeta)[\w$]*\s*\("
         ),
         "go_sanitizers": re.compile(r"\bregexp\.QuoteMeta\("),
-        "js_sink": re.compile(r"(?<![\w$.])(?:new\s+)?RegExp\s*\("),
+        # A literal first: the scan for it is fast; what precedes it is checked after.
+        "js_sink": re.compile(r"RegExp\s*\("),
         "go_sink": re.compile(r"\bregexp\.(?:MustCompile|Compile|MatchString|MustCompilePOSIX|CompilePOSIX)\s*\("),
         "composed": re.compile(r"(?<!\+)\+(?![+=])|\$\{|\bSprintf\(|\.join\(|\bconcat\("),
     }
@@ -114,26 +104,26 @@ def _python_source(node: ast.expr) -> bool:
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, call_name, describe, scope_nodes, scopes
+    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, call_name, describe
 
-    for scope in scopes(tree):
-        flow: Flow | None = None
-        for node in scope_nodes(scope):
-            if not isinstance(node, ast.Call) or node.lineno not in added or not node.args:
-                continue
-            name = call_name(node)
-            module, _, leaf = name.rpartition(".")
-            if module not in {"re", "regex"} or leaf not in _PYTHON_SINKS:
-                continue
-            if flow is None:
-                flow = Flow(scope, _python_source, _PYTHON_SANITIZERS)
-            pattern = node.args[0]
-            origin = flow.origin(pattern)
-            if origin is None:
-                continue
-            if not _from_request(origin.source) and not _composed(flow, pattern, 0):
-                continue  # a whole pattern from argv or the environment: the user's own regex
-            yield _finding(path, text, node.lineno, describe(origin), Language.PYTHON)
+    sinks = []
+    for node in nodes_of(tree, ast.Call):
+        if node.lineno in added and node.args:
+            module, _, leaf = call_name(node).rpartition(".")
+            if module in {"re", "regex"} and leaf in _PYTHON_SINKS:
+                sinks.append(node)
+    if not sinks:
+        return
+    flows = Flows(tree, lambda scope: Flow(scope, _python_source, _PYTHON_SANITIZERS))
+    for node in sorted(sinks, key=lambda item: (item.lineno, item.col_offset)):
+        flow = flows.of(node)
+        pattern = node.args[0]
+        origin = flow.origin(pattern)
+        if origin is None:
+            continue
+        if not _from_request(origin.source) and not _composed(flow, pattern, 0):
+            continue  # a whole pattern from argv or the environment: the user's own regex
+        yield _finding(path, text, node.lineno, describe(origin), Language.PYTHON)
 
 
 def _from_request(source: str) -> bool:
@@ -156,17 +146,24 @@ def _composed(flow: Flow, node: ast.expr, depth: int) -> bool:
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, call_arguments, describe
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, call_arguments, describe, find_source, request_sources
 
     go = language is Language.GO
     prefix = "go" if go else "js"
     patterns = _patterns()
     source = read_js(text)
-    sinks = [match for match in patterns[f"{prefix}_sink"].finditer(source.masked) if source.line_of(match.start()) in added]
-    if not sinks:
-        return
+    masked = source.masked
+    sinks = [
+        match
+        for match in patterns[f"{prefix}_sink"].finditer(masked)
+        if (go or match.start() == 0 or not (masked[match.start() - 1].isalnum() or masked[match.start() - 1] in "_$."))
+        and source.line_of(match.start()) in added
+    ]
     process = patterns[f"{prefix}_process"]
-    flow = TextFlow(source, [patterns[f"{prefix}_request"], process], patterns[f"{prefix}_sanitizers"], go)
+    request = request_sources(go)
+    if not sinks or (find_source(request, text) is None and find_source(process, text) is None):
+        return  # no input read anywhere in the file: nothing to follow
+    flow = TextFlow(source, [request, process], patterns[f"{prefix}_sanitizers"], go)
     for match in sinks:
         arguments = call_arguments(source, match.end() - 1)
         if not arguments:

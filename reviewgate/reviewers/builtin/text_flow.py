@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from reviewgate.reviewers.builtin.js_source import JsSource
+from reviewgate.reviewers.builtin.js_source import JsSource, read_js
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,42 @@ class Taint:
     value: tuple[int, int] = (0, 0)  # the span of the value assigned
 
 
+# Request input the sender chooses: query, params, body, headers, cookies (Express, Koa, the
+# browser's URL), and Go's net/http, gin, echo, chi and gorilla/mux. Each alternative starts with
+# a literal, so the scan for them is fast; a name that only ends like one (`myreq.query`) is
+# told by the character before it (`find_source`).
+_JS_REQUEST = (
+    r"(?:req|request)\s*\.\s*(?:query|params|body|headers|cookies|signedCookies)\b"
+    r"|(?:req|request)\.(?:get|header|param)\s*\("
+    r"|(?:ctx|context)\.(?:query|params|request\.(?:query|body))\b"
+    r"|searchParams\s*\.\s*get\s*\(|new\s+URLSearchParams\s*\(|location\s*\.\s*(?:search|hash)\b"
+)
+_GO_REQUEST = (
+    r"URL\.Query\(\)|URL\.RawQuery\b|\.(?:FormValue|PostFormValue|Referer)\(|\.(?:Form|PostForm|Header)\.Get\("
+    r"|(?:c|ctx)\.(?:Query|DefaultQuery|Param|PostForm|GetHeader|QueryParam|FormValue)\(|chi\.URLParam\(|mux\.Vars\("
+)
+
+
+@functools.cache
+def request_sources(go: bool, extra: str = "") -> re.Pattern[str]:
+    """The request-input pattern of the language, with the lens's own sources after it."""
+    return re.compile((_GO_REQUEST if go else _JS_REQUEST) + (f"|{extra}" if extra else ""))
+
+
+def find_source(pattern: re.Pattern[str], text: str, start: int = 0, end: int | None = None) -> re.Match[str] | None:
+    """The first match of a source pattern that starts a name (not `myreq.query`)."""
+    for match in pattern.finditer(text, start, len(text) if end is None else end):
+        first = match.start()
+        if first == 0 or not text[first].isalnum() or not (text[first - 1].isalnum() or text[first - 1] in "_$"):
+            return match
+    return None
+
+
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     """Compiled on first use: only a change with JS/TS or Go files needs them."""
     return {
-        "arrow": re.compile(r"=>\s*$"),
-        "type_after_parameters": re.compile(r"\)\s*(?::\s*[^{};=()]{1,120})?\s*$"),
-        "word_before": re.compile(r"([\w$]+)\s*$"),
+        "return_type": re.compile(r"\s*:\s*[^{};=()]{1,120}"),
         "go_func": re.compile(r"\bfunc\b"),
         "declaration": re.compile(
             r"(?<![\w$.])(?:const|let|var)\s+(?P<target>[\w$]+|\{[^{}]*\}|\[[^\[\]]*\])\s*(?::[^=;\n]{1,80})?=(?![=>])"
@@ -72,38 +101,59 @@ _DECLARATION_WORDS = frozenset({"const", "let", "var", "of", "in", "async", "awa
 
 
 def functions(source: JsSource, go: bool) -> list[Function]:
-    """Every function body, method and arrow with a block body, outermost first."""
+    """Every function body, method and arrow with a block body, outermost first; read once per
+    file for all the lenses that ask."""
+    return _functions_of(source.text, go)
+
+
+@functools.lru_cache(maxsize=16)
+def _functions_of(text: str, go: bool) -> list[Function]:
+    source = read_js(text)
     found = _go_functions(source) if go else _js_functions(source)
     return sorted(found, key=lambda function: function.body_open)
 
 
+def _parameters_before(source: JsSource, end: int) -> int | None:
+    """The `(` of the parameter list that ends at or before `end` (the last character before a
+    body's `{` or an arrow's `=>`), past a TypeScript return type (`): Promise<void> {`)."""
+    masked = source.masked
+    if end >= 0 and masked[end] == ")":
+        return source.pairs.get(end)
+    closing = masked.rfind(")", max(0, end - 120), end)
+    if closing < 0 or not _patterns()["return_type"].fullmatch(masked, closing + 1, end + 1):
+        return None
+    return source.pairs.get(closing)
+
+
+def _word_before(source: JsSource, end: int) -> tuple[int, str]:
+    """The word that ends at or before `end` (spaces skipped), with where it starts."""
+    masked = source.masked
+    last = source.skip_space_back(end)
+    start = last
+    while start >= 0 and (masked[start].isalnum() or masked[start] in "_$"):
+        start -= 1
+    return start + 1, masked[start + 1 : last + 1]
+
+
 def _js_functions(source: JsSource) -> Iterator[Function]:
-    masked, patterns = source.masked, _patterns()
+    masked = source.masked
     for opener, closer in source.pairs.items():
         if masked[opener] != "{" or closer < opener:
             continue
-        before = masked[max(0, opener - 200) : opener]
-        if patterns["arrow"].search(before):
-            arrow = opener - len(before) + before.rstrip().rfind("=>")
-            ahead = masked[max(0, arrow - 200) : arrow]
-            typed = patterns["type_after_parameters"].search(ahead)
-            closing = arrow - len(ahead) + typed.start() if typed else -1
-            if closing in source.pairs:
-                yield Function(source.pairs[closing], opener, closer)
-            else:
-                end = source.skip_space_back(arrow - 1)
-                word = patterns["word_before"].search(masked, max(0, end - 60), end + 1)
-                yield Function(word.start() if word else arrow, opener, closer)
+        end = source.skip_space_back(opener - 1)
+        if end >= 1 and masked[end - 1 : end + 1] == "=>":
+            before_arrow = source.skip_space_back(end - 2)
+            parameters = _parameters_before(source, before_arrow)
+            if parameters is not None:
+                yield Function(parameters, opener, closer)
+            else:  # one parameter without parentheses: `item => {`
+                start, _word = _word_before(source, before_arrow)
+                yield Function(start if _word else end - 1, opener, closer)
             continue
-        typed = patterns["type_after_parameters"].search(before)
-        if typed is None:
-            continue
-        closing = opener - len(before) + typed.start()
-        parameters = source.pairs.get(closing)
+        parameters = _parameters_before(source, end)
         if parameters is None:
             continue
-        word = patterns["word_before"].search(masked, max(0, parameters - 60), parameters)
-        if word is not None and word.group(1) in _CONTROL - {"function"}:
+        if _word_before(source, parameters - 1)[1] in _CONTROL - {"function"}:
             continue
         yield Function(parameters, opener, closer)
 
@@ -219,7 +269,10 @@ class TextFlow:
         kinds = ("go_assignment", "go_range") if self.go else ("declaration", "assignment", "for_of")
         for kind in kinds:
             for match in patterns[kind].finditer(masked):
-                bindings.append((match.start("target"), match.group("target"), match.end(), -1))
+                target = match.group("target")
+                if kind == "go_range":  # `for i := range b`: an index; `for _, v := range b`: the value
+                    target = target.split(",")[1] if "," in target else ""
+                bindings.append((match.start("target"), target, match.end(), -1))
         if not self.go:
             for match in patterns["callback"].finditer(masked):  # the receiver is the value
                 params = match.group("params") if match.group("params") is not None else match.group("param")
@@ -275,7 +328,7 @@ class TextFlow:
         span mentions a source, or a name tainted in the same function before `start`."""
         text = self._clean_text(start, end)
         for pattern in self.sources:
-            match = pattern.search(text)
+            match = find_source(pattern, text)
             if match is not None:
                 where = start + match.start()
                 return self._source_text(where), self.source.line_of(where), ""
@@ -298,6 +351,8 @@ class TextFlow:
 
     def _source_text(self, where: int) -> str:
         """The source expression from its start: a member chain with at most one call on it."""
+        while where > 0 and (self.code[where - 1].isalnum() or self.code[where - 1] in "_$."):
+            where -= 1  # the receiver: `r.URL.Query()`, not `URL.Query()`
         match = _patterns()["chain"].match(self.code, where)
         text = " ".join(self.source.text[where : match.end() if match else where + 40].split())
         return text if len(text) <= 70 else text[:69] + "…"

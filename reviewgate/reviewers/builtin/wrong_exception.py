@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_WRONG_EXCEPTION,
     bug_finding,
@@ -49,6 +49,7 @@ _PARENT: dict[str, str] = {
     "FileNotFoundError": "OSError", "PermissionError": "OSError", "IsADirectoryError": "OSError",
     "NotADirectoryError": "OSError", "FileExistsError": "OSError", "TimeoutError": "OSError",
     "ConnectionError": "OSError", "IOError": "OSError", "EnvironmentError": "OSError", "socket.error": "OSError",
+    "select.error": "OSError", "simplejson.JSONDecodeError": "ValueError", "TOMLDecodeError": "ValueError",
     "ModuleNotFoundError": "ImportError", "NotImplementedError": "RuntimeError", "RecursionError": "RuntimeError",
     "struct.error": "Exception", "zlib.error": "Exception",
 }  # fmt: skip
@@ -93,8 +94,17 @@ _QUIET = frozenset(
 _SUBSCRIPT_RAISES = ("KeyError", "IndexError", "TypeError")
 
 
+# Other names of the same class.
+_ALIASES = {
+    "json.decoder.JSONDecodeError": "json.JSONDecodeError", "JSONDecodeError": "json.JSONDecodeError",
+    "simplejson.JSONDecodeError": "json.JSONDecodeError", "IOError": "OSError", "EnvironmentError": "OSError",
+    "socket.error": "OSError", "select.error": "OSError", "InvalidOperation": "decimal.InvalidOperation",
+    "TOMLDecodeError": "tomllib.TOMLDecodeError",
+}  # fmt: skip
+
+
 def _lineage(name: str) -> list[str]:
-    found = [name]
+    found = [_ALIASES.get(name, name)]
     while found[-1] in _PARENT:
         found.append(_PARENT[found[-1]])
     return found
@@ -119,9 +129,8 @@ class WrongExceptionLens:
             if tree is None:
                 continue
             added = change.added_lines()
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Try):
-                    yield from _try(node, text, change.path, added)
+            for node in nodes_of(tree, ast.Try):
+                yield from _try(node, text, change.path, added)
 
 
 def _handler_names(node: ast.Try) -> list[str] | None:
@@ -174,7 +183,13 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
     if not raisers:
         return
     def caught(raises: tuple[str, ...]) -> bool:
-        return any(handled in _lineage(raised) for raised in raises for handled in names)
+        """A handler of the exception, of a base of it, or of a subclass (`FileNotFoundError`
+        around `os.stat`: the other `OSError`s are let through on purpose)."""
+        return any(
+            _lineage(handled)[0] in _lineage(raised) or _lineage(raised)[0] in _lineage(handled)
+            for raised in raises
+            for handled in names
+        )
 
     # What the handlers are for: nothing the body raises, or only a codec step (`.decode()`)
     # beside the call whose failure escapes. A handler that catches a lookup or another call's
