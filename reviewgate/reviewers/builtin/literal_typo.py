@@ -21,13 +21,12 @@ import functools
 import re
 from collections.abc import Iterator
 
-from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_LITERAL_TYPO,
+    TwoReaderLens,
     bug_finding,
-    changed_sources,
     code_line,
     matched,
 )
@@ -99,23 +98,25 @@ def _both_in_a_family(first: str, second: str, texts: set[str]) -> bool:
     return sum(1 for text in texts if text not in (first, second) and (slip(first, text) or slip(second, text))) > 0
 
 
-class LiteralTypoLens:
+class LiteralTypoLens(TwoReaderLens):
     rule = RULE_LITERAL_TYPO
+    languages = _LANGUAGES
+    needles = _NEEDLES
 
-    def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        for change, language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
-            added = change.added_lines()
-            if language is Language.PYTHON:
-                tree = parse_python(text, change.path)
-                sets = _python_sets(tree) if tree is not None else []
-            else:
-                sets = _text_sets(text, language is Language.GO)
-            reported: set[int] = set()
-            for literals in sets:
-                for (typo, line), (sibling, sibling_line), how in slips(literals):
-                    if line in added and line not in reported:
-                        reported.add(line)
-                        yield _finding(change.path, text, line, typo, sibling, sibling_line, how)
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        return _findings(_python_sets(tree), text, path, added)
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        return _findings(_text_sets(text, language is Language.GO), text, path, added)
+
+
+def _findings(sets: list[list[Literal]], text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    reported: set[int] = set()
+    for literals in sets:
+        for (typo, line), (sibling, sibling_line), how in slips(literals):
+            if line in added and line not in reported:
+                reported.add(line)
+                yield _finding(path, text, line, typo, sibling, sibling_line, how)
 
 
 def _finding(path: str, text: str, line: int, typo: str, sibling: str, sibling_line: int, how: str) -> Finding:

@@ -18,13 +18,12 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_MODULO_BIAS,
+    TwoReaderLens,
     bug_finding,
-    changed_sources,
     code_line,
     matched,
 )
@@ -51,18 +50,16 @@ def _power_of_two(number: int) -> bool:
     return number > 0 and number & (number - 1) == 0
 
 
-class ModuloBiasLens:
+class ModuloBiasLens(TwoReaderLens):
     rule = RULE_MODULO_BIAS
+    languages = _LANGUAGES
+    needles = _NEEDLES
 
-    def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        for change, language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
-            added = change.added_lines()
-            if language is Language.PYTHON:
-                tree = parse_python(text, change.path)
-                if tree is not None:
-                    yield from _python(tree, text, change.path, added)
-            else:
-                yield from _text(text, change.path, added, language is Language.GO)
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        return _python(tree, text, path, added)
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        return _text(text, path, added, language is Language.GO)
 
 
 def _finding(path: str, text: str, line: int, where: str, divisor: str, size: int) -> Finding:

@@ -19,13 +19,12 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_OPEN_REDIRECT,
+    TwoReaderLens,
     bug_finding,
-    changed_sources,
     code_line,
     matched,
 )
@@ -78,25 +77,23 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             r"""\.startsWith\(\s*['"]/['"]\s*\)|\[0\]\s*[!=]==?\s*['"]/['"]|charAt\(0\)\s*[!=]==?\s*['"]/['"]"""
             r"""|strings\.HasPrefix\([^,()]+,\s*"/"\s*\)"""
         ),
-        "strong_js": re.compile(
-            r"""['"`]//|//['"`]|\\\\|/\^\\/\\/|new\s+URL\s*\(|\burl\.parse\s*\(|URL\.canParse|\burl\.Parse\("""
-            r"""|slices\.Contains\("""
-        ),
+        "strong_js": re.compile(r"""['"`]//|//['"`]|\\\\|/\^\\/\\/|slices\.Contains\("""),
+        # A parsed URL is a guard only when its host or origin is looked at.
+        "parsed": re.compile(r"new\s+URL\s*\(|\burl\.parse\s*\(|URL\.canParse|\burl\.Parse\("),
+        "host_checked": re.compile(r"\.(?:origin|host|hostname|Host|Hostname\(\)|IsAbs\(\))\b"),
     }
 
 
-class OpenRedirectLens:
+class OpenRedirectLens(TwoReaderLens):
     rule = RULE_OPEN_REDIRECT
+    languages = _LANGUAGES
+    needles = _NEEDLES
 
-    def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        for change, language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
-            added = change.added_lines()
-            if language is Language.PYTHON:
-                tree = parse_python(text, change.path)
-                if tree is not None:
-                    yield from _python(tree, text, change.path, added)
-            else:
-                yield from _text(text, change.path, added, language)
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        return _python(tree, text, path, added)
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        return _text(text, path, added, language)
 
 
 _ADVICE = {
@@ -296,6 +293,8 @@ def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, in
 def _text_guard(body: str, name: str) -> str:
     patterns = _patterns()
     if patterns["guard_call"].search(body) or patterns["strong_js"].search(body):
+        return "strong"
+    if patterns["parsed"].search(body) and patterns["host_checked"].search(body):
         return "strong"
     if name and re.search(rf"\.(?:includes|has|indexOf)\(\s*{re.escape(name)}\b|\[{re.escape(name)}\]", body):
         return "strong"  # an allowlist: `ALLOWED.includes(next)`, `allowed[target]`

@@ -17,13 +17,12 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_REGEX_INJECTION,
+    TwoReaderLens,
     bug_finding,
-    changed_sources,
     code_line,
     matched,
 )
@@ -61,18 +60,16 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
-class RegexInjectionLens:
+class RegexInjectionLens(TwoReaderLens):
     rule = RULE_REGEX_INJECTION
+    languages = _LANGUAGES
+    needles = _NEEDLES
 
-    def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        for change, language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
-            added = change.added_lines()
-            if language is Language.PYTHON:
-                tree = parse_python(text, change.path)
-                if tree is not None:
-                    yield from _python(tree, text, change.path, added)
-            else:
-                yield from _text(text, change.path, added, language)
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        return _python(tree, text, path, added)
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        return _text(text, path, added, language)
 
 
 def _finding(path: str, text: str, line: int, where: str, language: Language) -> Finding:

@@ -9,12 +9,13 @@ rules"); tests/test_lens_docs.py checks the two agree.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, parse_python, reviewable_changes
 from reviewgate.target.diff import FileChange
 
 # Enough findings read, and enough of them holding, for a rule to block.
@@ -115,6 +116,31 @@ def changed_sources(
         text = request.head.read_text(change.path)
         if text is not None and any(needle in text for needle in needles):
             yield change, language, text
+
+
+class TwoReaderLens:
+    """A bug rule read with `ast` in Python files and from blanked text in the C-like ones: the
+    files of its languages that mention what it looks for, each to the reader of its language."""
+
+    rule: str
+    languages: frozenset[Language]
+    needles: tuple[str, ...]
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change, language, text in changed_sources(request, self.languages, self.needles):
+            added = change.added_lines()
+            if language is Language.PYTHON:
+                tree = parse_python(text, change.path)
+                if tree is not None:
+                    yield from self.python(tree, text, change.path, added)
+            else:
+                yield from self.text(text, change.path, added, language)
+
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        raise NotImplementedError
 
 
 def code_line(text: str, line: int) -> str:

@@ -351,10 +351,17 @@ class TextFlow:
 
     def _source_text(self, where: int) -> str:
         """The source expression from its start: a member chain with at most one call on it."""
-        while where > 0 and (self.code[where - 1].isalnum() or self.code[where - 1] in "_$."):
-            where -= 1  # the receiver: `r.URL.Query()`, not `URL.Query()`
+        while where > 0:  # back to the receiver: `r.URL.Query()`, `new URL(u).searchParams.get(...)`
+            before = self.code[where - 1]
+            if before.isalnum() or before in "_$.":
+                where -= 1
+            elif before == ")" and self.source.pairs.get(where - 1, where) < where - 1:
+                where = self.source.pairs[where - 1]
+            else:
+                break
         match = _patterns()["chain"].match(self.code, where)
-        text = " ".join(self.source.text[where : match.end() if match else where + 40].split())
+        end = match.end() if match else statement_end(self.source, where, min(len(self.code), where + 60))
+        text = " ".join(self.source.text[where:end].split())
         return text if len(text) <= 70 else text[:69] + "…"
 
 

@@ -209,7 +209,8 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
         shown = key.lstrip(".") + "()" if key.startswith(".") else f"{key}(...)"
         raised = ", ".join(f"`{item}`" for item in raises)
         base = _lineage(raises[0])[1]
-        chain = f" (a `{base}`)" if base != "Exception" else ""
+        article = "an" if base[0] in "AEIOU" else "a"
+        chain = f" ({article} `{base}`)" if base != "Exception" else ""
         handlers = ", ".join(f"`{item}`" for item in names)
         yield bug_finding(
             rule=RULE_WRONG_EXCEPTION,
