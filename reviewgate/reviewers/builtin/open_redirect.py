@@ -152,11 +152,10 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
 
 
 def _python_sinks(tree: ast.Module) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
-    from reviewgate.reviewers.builtin.python_flow import call_name
+    from reviewgate.reviewers.builtin.python_flow import leaf_name
 
     for node in nodes_of(tree, ast.Call):
-        name = call_name(node).rsplit(".", 1)[-1]
-        if name in _PYTHON_SINKS:
+        if leaf_name(node) in _PYTHON_SINKS:
             target = node.args[0] if node.args else next(
                 (item.value for item in node.keywords if item.arg in _PYTHON_TARGET_KEYWORDS), None
             )

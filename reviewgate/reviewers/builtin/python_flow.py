@@ -43,6 +43,12 @@ def call_name(node: ast.AST) -> str:
     return ""
 
 
+def leaf_name(call: ast.Call) -> str:
+    """The called name without its receiver (`compile` of `re.compile(x)`): a cheap first test."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def request_input(node: ast.expr) -> bool:
     """`request.args`, `self.request.GET`, `req.headers`: the sender's part of a request."""
     if not isinstance(node, ast.Attribute) or node.attr not in _REQUEST_INPUT:

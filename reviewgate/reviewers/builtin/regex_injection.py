@@ -101,11 +101,11 @@ def _python_source(node: ast.expr) -> bool:
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, call_name, describe
+    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, call_name, describe, leaf_name
 
     sinks = []
     for node in nodes_of(tree, ast.Call):
-        if node.lineno in added and node.args:
+        if leaf_name(node) in _PYTHON_SINKS and node.lineno in added and node.args:
             module, _, leaf = call_name(node).rpartition(".")
             if module in {"re", "regex"} and leaf in _PYTHON_SINKS:
                 sinks.append(node)
