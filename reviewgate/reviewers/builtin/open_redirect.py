@@ -4,8 +4,10 @@ body, header) decides where a redirect goes, and nothing checks it stays on this
 Followed within one function from the request to `redirect(...)`, `RedirectResponse(...)`,
 `res.redirect(...)`, `http.Redirect(w, r, x, ...)` or a `Location` header, through assignments,
 `or` defaults and concatenation, but only as the start of the URL: `"/search?q=" + term` keeps
-the host. A check of only `startswith('/')` is not a guard (`//evil.example` passes it) and the
-finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
+the host, though a lone `/` does not (`'/' + path` with a path of `/evil.example`). In JS/TS and Go
+the request's own path counts too (`res.redirect(req.originalUrl + '/')`: a path of
+`//evil.example` sends the user there). A check of only `startswith('/')` is not a guard
+(`//evil.example` passes it) and the finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
 `isSafeRedirect`...), an allowlist membership test, a parsed URL's host or netloc checked, a
 `//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input, nor
 is the `Referer` header (a redirect back to the linking page, which that page could make itself).
@@ -41,6 +43,11 @@ _PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
 # Calls whose result is a URL this site made, or text quoted into one.
 _SANITIZERS = frozenset({"url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for"})
 _HOST_ATTRIBUTES = frozenset({"netloc", "hostname", "host", "scheme"})
+
+# The request's own path, as the sender wrote it: a trailing-slash redirect of `//evil.example`
+# (`res.redirect(req.originalUrl + '/')`) goes to another host.
+_JS_PATH = r"(?:req|request)\.(?:originalUrl|url|path)\b"
+_GO_PATH = r"URL\.(?:Path|RawPath)\b|\.RequestURI\b"
 
 _WEAK_NOTE = (
     "and the only check is that it starts with `/`, which is not a guard: `//evil.example` (and "
@@ -218,7 +225,7 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
     source = read_js(text)
     sinks = [(offset, span) for offset, span in _text_sinks(source, go) if source.line_of(offset) in added]
     patterns = _patterns()
-    sources = request_sources(go)
+    sources = request_sources(go, _GO_PATH if go else _JS_PATH)
     if not sinks or find_source(sources, text) is None:
         return  # no input read anywhere in the file: nothing to follow
     flow = TextFlow(

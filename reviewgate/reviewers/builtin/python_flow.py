@@ -196,11 +196,15 @@ class Flow:
         if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred, ast.FormattedValue, ast.Await)):
             return self.origin(node.value)
         if isinstance(node, ast.JoinedStr):
-            parts = node.values[:1] if self.leading else node.values
+            parts = node.values
+            if self.leading:  # a lone `/` before the value fixes no host: f"/{path}" may be `//evil`
+                parts = parts[1:2] if parts and _is_slash(parts[0]) else parts[:1]
             return self._first([part for part in parts if isinstance(part, ast.FormattedValue)])
         if isinstance(node, ast.BinOp):
             if self.leading:
-                return None if isinstance(node.op, ast.Mod) else self.origin(node.left)
+                if isinstance(node.op, ast.Mod):
+                    return None
+                return self.origin(node.right) if _is_slash(node.left) else self.origin(node.left)
             return self.origin(node.left) or self.origin(node.right)
         if isinstance(node, ast.BoolOp):
             return self._first(node.values)
@@ -221,6 +225,10 @@ class Flow:
         for node in self.nodes:
             if isinstance(node, ast.Call):
                 yield node
+
+
+def _is_slash(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in ("", "/")
 
 
 def describe(origin: Origin) -> str:

@@ -415,21 +415,27 @@ def operand_before(source: JsSource, index: int) -> int:
 def leading_span(source: JsSource, start: int, end: int) -> tuple[int, int] | None:
     """The part of an expression that decides where a URL goes: the first operand of a `+`
     concatenation, or the first `${...}` of a template literal that starts with one; None when it
-    starts with literal text (`'/items/' + id`, `` `/a?next=${x}` ``)."""
+    starts with literal text (`'/items/' + id`, `` `/a?next=${x}` ``). A lone `/` before the
+    input is no fixed text: `'/' + path` with a path of `/evil.example` is `//evil.example`."""
     masked, text = source.masked, source.text
     first = source.skip_space(start)
     if first >= end:
         return None
     if text[first] in "\"'":
+        closing = masked.find(text[first], first + 1)  # the content is blanked: no quote inside
+        after = source.skip_space(closing + 1) if closing > 0 else end
+        if text[first + 1 : closing] in ("", "/") and after < end and masked[after] == "+":
+            return leading_span(source, after + 1, end)
         return None
     if text[first] == "`":
-        if text.startswith("${", first + 1):
-            depth, index = 0, first + 1
+        opener = first + 2 if text.startswith("/${", first + 1) else first + 1
+        if text.startswith("${", opener):
+            depth, index = 0, opener
             while index < end:
                 depth += text[index] == "{"
                 depth -= text[index] == "}"
                 if depth == 0 and text[index] == "}":
-                    return first + 3, index
+                    return opener + 2, index
                 index += 1
         return None
     index = first
