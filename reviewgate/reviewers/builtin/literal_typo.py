@@ -11,7 +11,8 @@ spelling variants (`colour`/`color`, `cancelled`/`canceled`).
 
 The sets: Python `==`/`!=` chains under `or`/`and` and `if`/`elif` chains on one subject, `in`
 of a literal tuple, list or set, `match` cases; JS/TS/Go comparisons of one subject within a
-function, and the `case` labels of one `switch`.
+function, the `case` labels of one `switch`, and a literal list tested for membership
+(`[...].includes(x)`, `new Set([...])`, `slices.Contains([]string{...}, x)`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from reviewgate.reviewers.builtin.rule_records import (
 )
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
-_NEEDLES = ("==", " in ", "case ")
+_NEEDLES = ("==", " in ", "case ", "includes(", "indexOf(", "Set(", "Contains(")
 MIN_LENGTH = 5
 MAX_LENGTH = 40
 # Both spellings in use on purpose (HTTP's `Referer` header, misspelt in the standard).
@@ -216,6 +217,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "switch": re.compile(r"\bswitch\b[^{;]*\{"),
         "case": re.compile(r"\bcase\s+"),
         "case_literal": re.compile(r"\s*,?\s*(?P<quote>['\"`])(?P<literal>[^'\"`\\\n]{1,40})(?P=quote)"),
+        # A literal list tested for membership: `[...].includes(x)`, `new Set([...])`, Go's
+        # `slices.Contains([]string{...}, x)`.
+        "membership": re.compile(r"\]\s*\.\s*(?:includes|indexOf)\s*\(|new\s+Set\s*\(\s*\[|slices\.Contains\(\s*\[\]string\{"),
+        "list_literal": re.compile(r"\s*(?P<quote>['\"`])(?P<literal>[^'\"`\\\n]{1,40})(?P=quote)\s*,?"),
     }
 
 
@@ -250,6 +255,21 @@ def _text_sets(text: str, go: bool) -> list[list[Literal]]:
             function = innermost(bodies, at)
             grouped.setdefault(function.body_open if function else -1, []).append((literal, line))
         sets += [sorted(literals, key=lambda item: item[1]) for literals in grouped.values() if len(literals) >= 2]
+    for membership in patterns["membership"].finditer(masked):
+        if masked[membership.start()] == "]":
+            opener = source.pairs.get(membership.start(), -1)
+        else:
+            opener = membership.end() - 1
+        list_end = source.pairs.get(opener, -1)
+        if opener < 0 or list_end < opener:
+            continue
+        listed: list[Literal] = []
+        index = opener + 1
+        while (item := patterns["list_literal"].match(text, index, list_end)) is not None:
+            listed.append((item.group("literal"), source.line_of(item.start("literal"))))
+            index = item.end()
+        if len(listed) >= 2 and not masked[index:list_end].strip():  # strings only
+            sets.append(listed)
     for switch in patterns["switch"].finditer(masked):
         opener = switch.end() - 1
         closer = source.pairs.get(opener)
