@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.python_flow import Flow
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
-_NEEDLES = ("urandom", "token_bytes", "getrandbits", "randbytes", "randomBytes", "getRandomValues", "rand.Read",
-            "randomFillSync")
+_NEEDLES = ("urandom", "token_bytes", "getrandbits", "randbits", "randbytes", "randomBytes", "getRandomValues",
+            "rand.Read", "randomFillSync")
 _PYTHON_SOURCES = frozenset(
     {"os.urandom", "urandom", "secrets.token_bytes", "token_bytes", "random.getrandbits", "getrandbits",
-     "random.randbytes", "randbytes"}
+     "random.randbytes", "randbytes", "secrets.randbits", "randbits"}
 )  # fmt: skip
 _STRING_CONSTANTS = {
     "string.ascii_letters": 52, "string.ascii_lowercase": 26, "string.ascii_uppercase": 26, "string.digits": 10,
