@@ -124,3 +124,45 @@ def test_a_rule_whose_record_earns_it_blocks(tmp_path: Path, monkeypatch: pytest
 def test_a_slip_is_a_swap_or_a_letter_left_out_inside_the_word(first: str, second: str, how: str | None) -> None:
     assert slip(first, second) == how
     assert slip(second, first) == how
+
+
+@pytest.mark.parametrize(
+    ("text", "go", "found"),
+    [
+        ("const next = req.query.next;", False, "req.query"),
+        ("const next = myreq.query.next;", False, None),  # a name that only ends like the request's
+        ("const q = new URLSearchParams(location.search);", False, "new URLSearchParams("),
+        ('next := r.URL.Query().Get("next")', True, "URL.Query()"),
+        ('next := r.FormValue("next")', True, ".FormValue("),
+        ('next := values.Get("next")', True, None),
+    ],
+)
+def test_a_request_source_starts_a_name(text: str, go: bool, found: str | None) -> None:
+    from reviewgate.reviewers.builtin.text_flow import find_source, request_sources
+
+    match = find_source(request_sources(go), text)
+    assert (match.group(0) if match else None) == found
+
+
+@pytest.mark.parametrize(
+    ("expression", "leading"),
+    [
+        ("target", "target"),
+        ("target || '/'", "target || '/'"),
+        ("'/items/' + id", None),  # fixed text before the input keeps the host
+        ("`/items/${id}`", None),
+        ("'/' + path", "path"),  # a lone slash does not: '/' + '/evil.example'
+        ("`/${path}`", "path"),
+        ("`${base}/x`", "base"),
+        ("base + '/x'", "base "),
+    ],
+)
+def test_the_leading_part_of_a_url_decides_its_host(expression: str, leading: str | None) -> None:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import leading_span
+
+    text = f"res.redirect({expression});\n"
+    source = read_js(text)
+    start = text.index("(") + 1
+    span = leading_span(source, start, source.pairs[start - 1])
+    assert (text[slice(*span)] if span else None) == leading
