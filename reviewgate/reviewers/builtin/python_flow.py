@@ -10,7 +10,7 @@ sanitizer call (named by the lens) stops the taint.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewgate.reviewers.builtin.common import nodes_of
@@ -220,11 +220,6 @@ class Flow:
             if found is not None:
                 return found
         return None
-
-    def calls(self) -> Iterator[ast.Call]:
-        for node in self.nodes:
-            if isinstance(node, ast.Call):
-                yield node
 
 
 def _is_slash(node: ast.AST) -> bool:

@@ -81,9 +81,14 @@ def record_note(rule: str) -> str:
         return ""
     if record.findings is None:
         return " Reported as minor: this rule has no measured record yet."
+    held = (
+        "it has found nothing there yet"
+        if not record.findings
+        else f"{record.holding} of its {record.findings} findings there held"
+    )
     return (
-        f" Reported as minor: {record.precision} of its findings held on the development set, fewer than "
-        f"the {MIN_FINDINGS_READ} findings at 4 in 5 a rule needs to block."
+        f" Reported as minor: a new rule blocks once 4 in 5 of at least {MIN_FINDINGS_READ} of its findings "
+        f"on the development set hold, and {held}."
     )
 
 
