@@ -23,8 +23,9 @@ with open(sys.argv[1], "w", encoding="utf-8") as listing:
 """
 
 # Each only on a forge, with --shard or --import-sarif, with a verify manifest, for a changed
-# file in a language other than Python, or for added code long enough to repeat other code (the
-# change below is one short Python line).
+# file in a language other than Python, for added code long enough to repeat other code, or for
+# a file that mentions what a bug rule follows (a redirect, a regex, random bytes: the data-flow
+# readers). The change below is one short Python line.
 DEFERRED = (
     "reviewgate.ci.github",
     "reviewgate.ci.gitlab",
@@ -42,6 +43,8 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.dry_index",
     "reviewgate.reviewers.builtin.duplication_search",
     "reviewgate.reviewers.builtin.fingerprints",
+    "reviewgate.reviewers.builtin.python_flow",
+    "reviewgate.reviewers.builtin.text_flow",
     "reviewgate.reviewers.sarif_import",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",

@@ -10,12 +10,19 @@ from reviewgate.findings import one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
+from reviewgate.reviewers.builtin.discarded_go_error import DiscardedGoErrorLens
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
+from reviewgate.reviewers.builtin.listener_leak import ListenerLeakLens
+from reviewgate.reviewers.builtin.literal_typo import LiteralTypoLens
+from reviewgate.reviewers.builtin.modulo_bias import ModuloBiasLens
 from reviewgate.reviewers.builtin.moved_code import mark_moved
+from reviewgate.reviewers.builtin.open_redirect import OpenRedirectLens
 from reviewgate.reviewers.builtin.oversized import left_out_findings, oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
+from reviewgate.reviewers.builtin.prototype_pollution import PrototypePollutionLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
+from reviewgate.reviewers.builtin.regex_injection import RegexInjectionLens
 from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
 from reviewgate.reviewers.builtin.security_fallback import SecurityFallbackLens
@@ -26,6 +33,7 @@ from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.tests_lens import TestsLens
 from reviewgate.reviewers.builtin.unhandled_rejection import UnhandledRejectionLens
+from reviewgate.reviewers.builtin.wrong_exception import WrongExceptionLens
 
 SOURCE = "builtin"
 
@@ -48,6 +56,15 @@ lenses: tuple[Lens, ...] = (
     SecurityFallbackLens(),
     SecretsLens(),
     SecurityLens(),
+    # The bug rules (issue 20): minor until their measured record earns more (rule_records.py).
+    OpenRedirectLens(),
+    RegexInjectionLens(),
+    PrototypePollutionLens(),
+    DiscardedGoErrorLens(),
+    WrongExceptionLens(),
+    LiteralTypoLens(),
+    ModuloBiasLens(),
+    ListenerLeakLens(),
     _reproduction_files,
     _reproduction_policy,
 )

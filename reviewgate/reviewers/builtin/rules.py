@@ -10,6 +10,7 @@ from reviewgate.reviewers.builtin.process import (
     ReproductionFilesLens,
 )
 from reviewgate.reviewers.builtin.readability import RULE_COMMENTED_CODE, RULE_NARRATION, RULE_TICKET
+from reviewgate.reviewers.builtin.rule_records import RECORDS
 from reviewgate.reviewers.builtin.secrets import RULE_SECRET
 from reviewgate.reviewers.builtin.security import RULE_EVAL, RULE_PICKLE, RULE_SHELL, RULE_SQL, RULE_TLS, RULE_YAML
 from reviewgate.reviewers.builtin.suppressions import RULE_MISSING_REASON, RULE_UNKNOWN_RULE
@@ -38,6 +39,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     RULE_YAML,
     RULE_PICKLE,
     RULE_TLS,
+    *RECORDS,  # the bug rules, each with its measured record (rule_records.py)
     ReproductionFilesLens.rule,
     RULE_MISSING_REPRODUCTION,
     RULE_REPRODUCTION_NOT_RERUN,

@@ -1,0 +1,161 @@
+"""A discarded Go error whose value is used (Go): `v, _ := f(...)` where the `_` is the error of
+a call that can fail, and `v` is read after it in the same function. On failure `v` is the zero
+value (0, "", a nil pointer or map) and the code carries on with it: a wrong port of 0, an empty
+body signed, a nil `*url.URL` dereferenced.
+
+The call must be known to return an error last: a standard-library function from a table
+(`strconv.Atoi`, `url.Parse`, `json.Marshal`, `os.ReadFile`...), or a function or method this
+file declares with `error` as its last result. Not in test files (a test's fixed inputs cannot
+fail), not when `v` is never read (`_ = v`-style drops) or is first compared with its zero value
+(`if port == 0 { port = 8080 }`: the failure handled as the default) or is the bool an `if`
+tests (`if ok, _ := strconv.ParseBool(tag); ok {`: false on failure is the default), not for map lookups, type assertions or
+channel receives (their second value is not an error).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import Language, is_test_file
+from reviewgate.reviewers.builtin.rule_records import (
+    RULE_DISCARDED_GO_ERROR,
+    bug_finding,
+    changed_sources,
+    code_line,
+    matched,
+)
+
+_LANGUAGES = frozenset({Language.GO})
+_NEEDLES = (", _ :=", ", _ =", ",_ :=", ",_=")
+# Standard-library calls by how many results they return, the last an error.
+_KNOWN: dict[str, int] = {
+    **dict.fromkeys(
+        (
+            "strconv.Atoi", "strconv.ParseInt", "strconv.ParseUint", "strconv.ParseFloat", "strconv.ParseBool",
+            "strconv.Unquote", "url.Parse", "url.ParseRequestURI", "url.ParseQuery", "url.QueryUnescape",
+            "url.PathUnescape", "json.Marshal", "json.MarshalIndent", "xml.Marshal", "os.ReadFile",
+            "ioutil.ReadFile", "io.ReadAll", "ioutil.ReadAll", "os.Open", "os.Create", "os.OpenFile", "os.Getwd",
+            "os.Hostname", "os.UserHomeDir", "os.UserConfigDir", "os.Executable", "os.Stat", "os.Lstat",
+            "os.ReadDir", "os.MkdirTemp", "os.CreateTemp", "filepath.Abs", "filepath.Rel", "filepath.EvalSymlinks",
+            "time.Parse", "time.ParseDuration", "time.LoadLocation", "time.ParseInLocation", "http.NewRequest",
+            "http.NewRequestWithContext", "http.Get", "http.Post", "regexp.Compile", "hex.DecodeString",
+            "base64.StdEncoding.DecodeString", "base64.URLEncoding.DecodeString",
+            "base64.RawStdEncoding.DecodeString", "base64.RawURLEncoding.DecodeString", "net.Dial", "net.Listen",
+            "net.ResolveTCPAddr", "net.LookupHost", "user.Current", "user.Lookup", "exec.LookPath",
+            "x509.ParseCertificate", "uuid.Parse", "template.ParseFiles", "template.ParseGlob", "ioutil.TempDir",
+            "ioutil.ReadDir", "netip.ParseAddr", "netip.ParsePrefix", "mail.ParseAddress",
+        ),
+        2,
+    ),
+    "net.SplitHostPort": 3,
+    "net.ParseCIDR": 3,
+}  # fmt: skip
+# Methods of well-known types, by name: `cmd.Output()`, `req.Cookie("id")`.
+_KNOWN_METHODS: dict[str, int] = {"Output": 2, "CombinedOutput": 2, "Cookie": 2, "FormFile": 3}
+
+
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    return {
+        "declaration": re.compile(
+            r"\bfunc\s+(?:\([^()]*\)\s*)?(?P<name>\w+)\s*(?:\[[^\]]*\])?\s*\((?P<params>[^()]*(?:\([^()]*\)[^()]*)*)\)"
+            r"\s*(?:\((?P<results>[^()]*)\)|(?P<single>error))\s*\{"
+        ),
+        "discard": re.compile(
+            r"(?m)^[ \t]*(?:(?:if|switch)\s+)?(?P<names>\w+(?:\s*,\s*\w+)*)\s*,\s*_\s*(?::=|=)\s*"
+            r"(?P<call>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\("
+        ),
+    }
+
+
+class DiscardedGoErrorLens:
+    rule = RULE_DISCARDED_GO_ERROR
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change, _language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
+            if not is_test_file(change.path):
+                yield from _file(text, change.path, change.added_lines())
+
+
+def _declared(masked: str) -> dict[str, int]:
+    """Functions and methods of the file whose last result is an error, by result count."""
+    found: dict[str, int] = {}
+    for match in _patterns()["declaration"].finditer(masked):
+        if match.group("single"):
+            continue  # only an error: nothing else to discard it beside
+        results = [item.strip() for item in (match.group("results") or "").split(",") if item.strip()]
+        if len(results) >= 2 and results[-1].split()[-1] == "error":
+            found[match.group("name")] = len(results)
+    return found
+
+
+def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import functions, innermost, statement_end
+
+    source = read_js(text)
+    masked = source.masked
+    discards = [match for match in _patterns()["discard"].finditer(masked) if source.line_of(match.start("names")) in added]
+    if not discards:
+        return
+    declared = _declared(masked)
+    bodies = functions(source, go=True)
+    for match in discards:
+        call = re.sub(r"\s+", "", match.group("call"))
+        leaf = call.rsplit(".", 1)[-1]
+        names = [name.strip() for name in match.group("names").split(",")]
+        expected = _KNOWN.get(call) or declared.get(leaf)
+        if expected is None and "." in call:
+            expected = _KNOWN_METHODS.get(leaf)
+        if expected is None or len(names) + 1 != expected:
+            continue
+        function = innermost(bodies, match.start())
+        if function is None:
+            continue
+        statement = statement_end(source, match.end() - 1, function.body_close)
+        used = _first_use(masked, names, statement, function.body_close)
+        if used is None:
+            continue
+        name, offset = used
+        line = source.line_of(match.start("names"))
+        code = code_line(text, line)
+        yield bug_finding(
+            rule=RULE_DISCARDED_GO_ERROR,
+            category="swallowed-failure",
+            title=f"Error of `{call}` discarded, and `{name}` used",
+            body=(
+                f"{matched(code)}: the `_` drops the error `{call}` returns, and `{name}` is used at line "
+                f"{source.line_of(offset)}. When the call fails `{name}` is its zero value (0, \"\", a nil "
+                "pointer or map) and the code carries on with it, or panics on the nil. Check the error "
+                "(return it, or fall back explicitly with a comment saying why)."
+            ),
+            path=path,
+            line=line,
+            code=code,
+        )
+
+
+def _first_use(masked: str, names: list[str], start: int, end: int) -> tuple[str, int] | None:
+    """The first read of one of `names` after the statement, within the function; a `_ = v` is
+    not a read."""
+    for name in names:
+        if name == "_":
+            continue
+        for use in re.finditer(rf"(?<![\w.]){re.escape(name)}(?!\w)", masked[start:end]):
+            offset = start + use.start()
+            line_start = masked.rfind("\n", 0, offset) + 1
+            if re.match(r"[ \t]*_\s*=\s*$", masked[line_start:offset]):
+                continue
+            after = masked[offset + len(name) : offset + len(name) + 4]
+            if re.match(r"\s*(?::=|=(?!=)|,)", after) and masked[line_start:offset].strip() == "":
+                break  # assigned again before any read
+            if re.match(r"\s*[!=]=\s*(?:0|\"\"|nil|false)\b", masked[offset + len(name) : offset + len(name) + 12]):
+                return None  # the zero value is tested first: the failure is handled by design
+            if re.search(r"(?:\bif\s+|;\s*)!?$", masked[line_start:offset]) and re.match(r"\s*\{", after):
+                return None  # a bool used as the condition: false on failure is the default
+            return name, offset
+    return None

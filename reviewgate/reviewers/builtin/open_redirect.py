@@ -1,0 +1,307 @@
+"""Open redirect (Python, JavaScript/TypeScript, Go): a value the sender chooses (query, form,
+body, header) decides where a redirect goes, and nothing checks it stays on this site.
+
+Followed within one function from the request to `redirect(...)`, `RedirectResponse(...)`,
+`res.redirect(...)`, `http.Redirect(w, r, x, ...)` or a `Location` header, through assignments,
+`or` defaults and concatenation, but only as the start of the URL: `"/search?q=" + term` keeps
+the host, though a lone `/` does not (`'/' + path` with a path of `/evil.example`). In JS/TS and Go
+the request's own path counts too (`res.redirect(req.originalUrl + '/')`: a path of
+`//evil.example` sends the user there). A check of only `startswith('/')` is not a guard
+(`//evil.example` passes it) and the finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
+`isSafeRedirect`...), an allowlist membership test, a parsed URL's host or netloc checked, a
+`//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input, nor
+is the `Referer` header (a redirect back to the linking page, which that page could make itself).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.rule_records import (
+    RULE_OPEN_REDIRECT,
+    TwoReaderLens,
+    bug_finding,
+    code_line,
+    matched,
+)
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.js_source import JsSource
+    from reviewgate.reviewers.builtin.python_flow import Flow, Origin
+    from reviewgate.reviewers.builtin.text_flow import TextFlow
+
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
+_NEEDLES = ("edirect", "ocation")
+_PYTHON_SINKS = frozenset({"redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect"})
+_PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
+# Calls whose result is a URL this site made, or text quoted into one.
+_SANITIZERS = frozenset({"url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for"})
+_HOST_ATTRIBUTES = frozenset({"netloc", "hostname", "host", "scheme"})
+
+# The request's own path, as the sender wrote it: a trailing-slash redirect of `//evil.example`
+# (`res.redirect(req.originalUrl + '/')`) goes to another host.
+_JS_PATH = r"(?:req|request)\.(?:originalUrl|url|path)\b"
+_GO_PATH = r"URL\.(?:Path|RawPath)\b|\.RequestURI\b"
+
+_WEAK_NOTE = (
+    "and the only check is that it starts with `/`, which is not a guard: `//evil.example` (and "
+    "`/\\evil.example` in browsers) starts with `/` and goes to another host."
+)
+
+
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    safe_words = r"(?:safe|allow|valid|trust|whitelist|permit)"
+    url_words = r"(?:url|uri|redirect|next|return|target|host|origin|location|destination)"
+    return {
+        "guard_name": re.compile(
+            rf"(?i)^[\w$.]*(?:{safe_words}[\w$]*{url_words}|{url_words}[\w$]*{safe_words})[\w$]*$"
+            r"|^(?:url_has_allowed_host_and_scheme|is_safe_url)$"
+        ),
+        "guard_call": re.compile(
+            rf"(?i)[\w$]*(?:{safe_words}[\w$]*{url_words}|{url_words}[\w$]*{safe_words})[\w$]*\s*\("
+        ),
+        "js_sanitizers": re.compile(r"\b(?:encodeURIComponent|encodeURI|escape|querystring\.stringify)\s*\("),
+        "go_sanitizers": re.compile(r"\burl\.(?:QueryEscape|PathEscape)\("),
+        "js_redirect": re.compile(
+            r"(?<![\w$])(?:res|response|reply|ctx|h|resp)\s*\.\s*redirect\s*\(|(?<![\w$.])redirect\s*\("
+            r"|\blocation\s*\.\s*(?:assign|replace)\s*\("
+        ),
+        "js_location_set": re.compile(r"(?<![\w$])(?:window\.|document\.)?location(?:\.href)?\s*=(?![=>])"),
+        "js_header": re.compile(r"\.\s*(?:setHeader|set|header|append)\s*\("),
+        "js_res_location": re.compile(r"(?<![\w$])(?:res|response)\s*\.\s*location\s*\("),
+        "js_write_head": re.compile(r"\.\s*writeHead\s*\("),
+        "go_redirect": re.compile(r"\bhttp\.Redirect\s*\(|\b(?:c|ctx)\.Redirect\s*\("),
+        "go_header": re.compile(r"\.Header\(\)\.(?:Set|Add)\s*\("),
+        "location_key": re.compile(r"""(?i)['"]?location['"]?\s*:"""),
+        "weak_js": re.compile(
+            r"""\.startsWith\(\s*['"]/['"]\s*\)|\[0\]\s*[!=]==?\s*['"]/['"]|charAt\(0\)\s*[!=]==?\s*['"]/['"]"""
+            r"""|strings\.HasPrefix\([^,()]+,\s*"/"\s*\)"""
+        ),
+        "strong_js": re.compile(r"""['"`]//|//['"`]|\\\\|/\^\\/\\/|slices\.Contains\("""),
+        # A parsed URL is a guard only when its host or origin is looked at.
+        "parsed": re.compile(r"new\s+URL\s*\(|\burl\.parse\s*\(|URL\.canParse|\burl\.Parse\("),
+        "host_checked": re.compile(r"\.(?:origin|host|hostname|Host|Hostname\(\)|IsAbs\(\))\b"),
+    }
+
+
+class OpenRedirectLens(TwoReaderLens):
+    rule = RULE_OPEN_REDIRECT
+    languages = _LANGUAGES
+    needles = _NEEDLES
+
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        return _python(tree, text, path, added)
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        return _text(text, path, added, language)
+
+
+_ADVICE = {
+    Language.PYTHON: (
+        "Check it first: Django's `url_has_allowed_host_and_scheme`, or `urlsplit` it and require an "
+        "empty scheme and netloc and no leading `//` or `\\`; or redirect to a URL this site builds (`url_for`)."
+    ),
+    Language.JAVASCRIPT: (
+        "Check it first: `new URL(target, base)` and compare its `origin` with the site's, or look it "
+        "up in an allowlist of paths; a relative path also needs a check that it does not start with `//` or `/\\`."
+    ),
+    Language.GO: (
+        "Check it first: `url.Parse` it and require an empty `Scheme` and `Host` and no leading `//` or "
+        "`/\\`, or look it up in an allowlist."
+    ),
+}
+
+
+def _finding(path: str, text: str, line: int, where: str, weak: bool, language: Language) -> Finding:
+    code = code_line(text, line)
+    return bug_finding(
+        rule=RULE_OPEN_REDIRECT,
+        category="security",
+        title="Redirect target comes from the request unchecked",
+        body=(
+            f"{matched(code)}: the redirect goes to {where}, which the sender chooses, "
+            + (_WEAK_NOTE if weak else "and nothing checks that it stays on this site.")
+            + " A link to this page with `?next=https://evil.example` sends the user there from a "
+            "trusted address (phishing, token theft). "
+            + _ADVICE[Language.JAVASCRIPT if language is Language.TYPESCRIPT else language]
+        ),
+        path=path,
+        line=line,
+        code=code,
+    )
+
+
+# Python ------------------------------------------------------------------------------------------
+
+
+def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, describe, request_input
+
+    sinks = [(node, target) for node, target in _python_sinks(tree) if node.lineno in added]
+    if not sinks:
+        return
+    flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True))
+    for node, target in sinks:
+        flow = flows.of(node)
+        origin = flow.origin(target)
+        if origin is None or _referrer(origin.source):
+            continue
+        guard = _python_guard(flow, origin)
+        if guard != "strong":
+            yield _finding(path, text, node.lineno, describe(origin), guard == "weak", Language.PYTHON)
+
+
+def _python_sinks(tree: ast.Module) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
+    from reviewgate.reviewers.builtin.python_flow import leaf_name
+
+    for node in nodes_of(tree, ast.Call):
+        if leaf_name(node) in _PYTHON_SINKS:
+            target = node.args[0] if node.args else next(
+                (item.value for item in node.keywords if item.arg in _PYTHON_TARGET_KEYWORDS), None
+            )
+            if target is not None:
+                yield node, target
+        for keyword in node.keywords:
+            if keyword.arg == "headers" and isinstance(keyword.value, ast.Dict):
+                yield from ((node, value) for key, value in zip(keyword.value.keys, keyword.value.values, strict=True)
+                            if _is_location(key))
+    for assignment in nodes_of(tree, ast.Assign):
+        for target_node in assignment.targets:
+            if isinstance(target_node, ast.Subscript) and _is_location(target_node.slice):
+                yield assignment, assignment.value
+
+
+def _is_location(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == "location"
+
+
+def _python_guard(flow: Flow, origin: Origin) -> str:
+    """"strong" when the scope checks the target, "weak" when only `startswith('/')` does, else ""."""
+    from reviewgate.reviewers.builtin.python_flow import call_name
+
+    guard_name = _patterns()["guard_name"]
+    weak = double_slash = False
+    for node in flow.nodes:
+        if isinstance(node, ast.Call):
+            name = call_name(node)
+            if guard_name.match(name.rsplit(".", 1)[-1]):
+                return "strong"
+            if name.endswith("startswith") and isinstance(node.func, ast.Attribute):
+                prefixes = [item for item in ast.walk(node) if isinstance(item, ast.Constant)]
+                if any(item.value == "/" for item in prefixes):
+                    weak = True
+                elif any(isinstance(item.value, str) and item.value.startswith(("//", "\\")) for item in prefixes):
+                    double_slash = True
+                elif not prefixes or any(isinstance(item.value, str) and "://" in item.value[:-3] for item in prefixes):
+                    return "strong"  # a prefix of this site's own origin: `startswith(request.host_url)`
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            if flow.origin(node.left) is not None:
+                return "strong"
+        elif isinstance(node, ast.Attribute) and node.attr in _HOST_ATTRIBUTES:
+            if node.attr == "netloc" or flow.origin(node.value) is not None:
+                return "strong"  # the parsed URL's host is looked at
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in {"//", "\\"}:
+            double_slash = True
+    if weak and double_slash:
+        return "strong"
+    return "weak" if weak else ""
+
+
+# JavaScript, TypeScript, Go -----------------------------------------------------------------------
+
+
+def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, find_source, innermost, request_sources
+
+    go = language is Language.GO
+    source = read_js(text)
+    sinks = [(offset, span) for offset, span in _text_sinks(source, go) if source.line_of(offset) in added]
+    patterns = _patterns()
+    sources = request_sources(go, _GO_PATH if go else _JS_PATH)
+    if not sinks or find_source(sources, text) is None:
+        return  # no input read anywhere in the file: nothing to follow
+    flow = TextFlow(
+        source,
+        [sources],
+        patterns["go_sanitizers" if go else "js_sanitizers"],
+        go,
+    )
+    for offset, (start, end) in sinks:
+        origin = _leading_origin(flow, start, end)
+        if origin is None or _referrer(origin[0]):
+            continue
+        function = innermost(flow.functions, offset)
+        body = text[function.body_open : function.body_close] if function else text
+        guard = _text_guard(body, origin[2])
+        if guard != "strong":
+            yield _finding(path, text, source.line_of(offset), describe(origin), guard == "weak", language)
+
+
+def _referrer(source: str) -> bool:
+    """"Back to where you came from": the browser sets the Referer to the page that linked here,
+    so a link from another site sends its visitor back there, which it could do itself."""
+    return "referer" in source.lower() or "referrer" in source.lower()
+
+
+def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str] | None:
+    from reviewgate.reviewers.builtin.text_flow import leading_span
+
+    span = leading_span(flow.source, start, end)
+    return None if span is None else flow.origin(*span)
+
+
+def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, int]]]:
+    """(offset of the sink, span of the target expression) of every redirect sink in the file."""
+    from reviewgate.reviewers.builtin.text_flow import call_arguments, statement_end
+
+    masked, text, patterns = source.masked, source.text, _patterns()
+    redirect = patterns["go_redirect" if go else "js_redirect"]
+    for match in redirect.finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        if not arguments:
+            continue
+        if go:
+            index = 2 if match.group(0).startswith("http") else 1
+            if len(arguments) > index:
+                yield match.start(), arguments[index]
+        else:
+            yield match.start(), arguments[-1]  # Express's `res.redirect(301, url)`
+    header = patterns["go_header" if go else "js_header"]
+    for match in header.finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        if len(arguments) == 2 and text[slice(*arguments[0])].strip().strip("\"'`").lower() == "location":
+            yield match.start(), arguments[1]
+    if go:
+        return
+    for match in patterns["js_res_location"].finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        if arguments:
+            yield match.start(), arguments[0]
+    for match in patterns["js_location_set"].finditer(masked):
+        yield match.start(), (match.end(), statement_end(source, match.end(), len(masked)))
+    for match in patterns["js_write_head"].finditer(masked):
+        arguments = call_arguments(source, match.end() - 1)
+        opener = source.skip_space(arguments[-1][0]) if len(arguments) >= 2 else -1
+        if opener < 0 or masked[opener] != "{":
+            continue
+        for key in patterns["location_key"].finditer(text, opener, source.pairs.get(opener, opener)):
+            yield match.start(), (key.end(), statement_end(source, key.end(), source.pairs.get(opener, opener)))
+
+
+def _text_guard(body: str, name: str) -> str:
+    patterns = _patterns()
+    if patterns["guard_call"].search(body) or patterns["strong_js"].search(body):
+        return "strong"
+    if patterns["parsed"].search(body) and patterns["host_checked"].search(body):
+        return "strong"
+    if name and re.search(rf"\.(?:includes|has|indexOf)\(\s*{re.escape(name)}\b|\[{re.escape(name)}\]", body):
+        return "strong"  # an allowlist: `ALLOWED.includes(next)`, `allowed[target]`
+    return "weak" if patterns["weak_js"].search(body) else ""

@@ -1,0 +1,179 @@
+"""A regular expression built from input without escaping (Python, JavaScript/TypeScript, Go):
+request input (query, body, headers), or argv and environment joined into a larger pattern,
+reaching `re.compile/search/match/...`, `new RegExp(...)`, `regexp.MustCompile/Compile`.
+
+A pattern character in the input changes what matches (`.` matches anything, `(a+)+$` takes
+exponential time: a request can stall the process). Escaped input is fine: `re.escape`,
+`escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(..., '\\$&')` escape,
+`regexp.QuoteMeta`. A whole pattern from argv or the environment is the user's own regex by
+design (a `--filter` option): only one joined with other pattern text counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.rule_records import (
+    RULE_REGEX_INJECTION,
+    TwoReaderLens,
+    bug_finding,
+    code_line,
+    matched,
+)
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.python_flow import Flow
+
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
+_NEEDLES = ("re.", "regex.", "RegExp", "regexp.")
+_PYTHON_SINKS = frozenset(
+    {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+)
+_PYTHON_SANITIZERS = frozenset({"re.escape", "regex.escape", "escape", "fnmatch.translate", "translate"})
+_ADVICE = {
+    Language.PYTHON: "Escape it with `re.escape(...)` before it goes into the pattern",
+    Language.JAVASCRIPT: "Escape it first (`escapeRegExp`, lodash's `_.escapeRegExp`, `escape-string-regexp`, "
+    "or `.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')`)",
+    Language.GO: "Escape it with `regexp.QuoteMeta(...)` before it goes into the pattern",
+}
+
+
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    return {
+        "js_process": re.compile(r"process\s*\.\s*(?:argv|env)\b"),
+        "go_process": re.compile(r"os\.(?:Getenv|LookupEnv)\(|os\.Args\b|flag\.Args?\("),
+        "js_sanitizers": re.compile(
+            r"(?i)[\w$.]*(?:escape[\w$]*reg(?:ex|exp)?|reg(?:ex|exp)?[\w$]*escape|escapeRE|quotemeta)[\w$]*\s*\("
+        ),
+        "go_sanitizers": re.compile(r"\bregexp\.QuoteMeta\("),
+        # A literal first: the scan for it is fast; what precedes it is checked after.
+        "js_sink": re.compile(r"RegExp\s*\("),
+        "go_sink": re.compile(r"\bregexp\.(?:MustCompile|Compile|MatchString|MustCompilePOSIX|CompilePOSIX)\s*\("),
+        "composed": re.compile(r"(?<!\+)\+(?![+=])|\$\{|\bSprintf\(|\.join\(|\bconcat\("),
+    }
+
+
+class RegexInjectionLens(TwoReaderLens):
+    rule = RULE_REGEX_INJECTION
+    languages = _LANGUAGES
+    needles = _NEEDLES
+
+    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+        return _python(tree, text, path, added)
+
+    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+        return _text(text, path, added, language)
+
+
+def _finding(path: str, text: str, line: int, where: str, language: Language) -> Finding:
+    code = code_line(text, line)
+    return bug_finding(
+        rule=RULE_REGEX_INJECTION,
+        category="security",
+        title="Regular expression built from unescaped input",
+        body=(
+            f"{matched(code)}: the pattern holds {where}, with nothing escaping it. A `.` or `*` in "
+            "the input changes what matches, and a pattern such as `(a+)+$` takes exponential time "
+            "(one request can stall the process). "
+            + _ADVICE[Language.JAVASCRIPT if language is Language.TYPESCRIPT else language]
+            + ", or match it as text (`in`, `includes`, `strings.Contains`)."
+        ),
+        path=path,
+        line=line,
+        code=code,
+    )
+
+
+# Python ------------------------------------------------------------------------------------------
+
+
+def _python_source(node: ast.expr) -> bool:
+    from reviewgate.reviewers.builtin.python_flow import process_input, request_input
+
+    return request_input(node) or process_input(node)
+
+
+def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, call_name, describe, leaf_name
+
+    sinks = []
+    for node in nodes_of(tree, ast.Call):
+        if leaf_name(node) in _PYTHON_SINKS and node.lineno in added and node.args:
+            module, _, leaf = call_name(node).rpartition(".")
+            if module in {"re", "regex"} and leaf in _PYTHON_SINKS:
+                sinks.append(node)
+    if not sinks:
+        return
+    flows = Flows(tree, lambda scope: Flow(scope, _python_source, _PYTHON_SANITIZERS))
+    for node in sorted(sinks, key=lambda item: (item.lineno, item.col_offset)):
+        flow = flows.of(node)
+        pattern = node.args[0]
+        origin = flow.origin(pattern)
+        if origin is None:
+            continue
+        if not _from_request(origin.source) and not _composed(flow, pattern, 0):
+            continue  # a whole pattern from argv or the environment: the user's own regex
+        yield _finding(path, text, node.lineno, describe(origin), Language.PYTHON)
+
+
+def _from_request(source: str) -> bool:
+    return not source.startswith(("sys.argv", "os.environ", "os.getenv", "getenv"))
+
+
+def _composed(flow: Flow, node: ast.expr, depth: int) -> bool:
+    """The input is joined with other pattern text: an f-string, `+`, `%` or `.format`."""
+    if isinstance(node, ast.JoinedStr) or isinstance(node, ast.BinOp):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"format", "join"}:
+        return True
+    if isinstance(node, ast.Name) and node.id in flow.values and depth < 3:
+        return _composed(flow, flow.values[node.id], depth + 1)
+    return False
+
+
+# JavaScript, TypeScript, Go -----------------------------------------------------------------------
+
+
+def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import TextFlow, call_arguments, describe, find_source, request_sources
+
+    go = language is Language.GO
+    prefix = "go" if go else "js"
+    patterns = _patterns()
+    source = read_js(text)
+    masked = source.masked
+    sinks = [
+        match
+        for match in patterns[f"{prefix}_sink"].finditer(masked)
+        if (go or match.start() == 0 or not (masked[match.start() - 1].isalnum() or masked[match.start() - 1] in "_$."))
+        and source.line_of(match.start()) in added
+    ]
+    process = patterns[f"{prefix}_process"]
+    request = request_sources(go)
+    if not sinks or (find_source(request, text) is None and find_source(process, text) is None):
+        return  # no input read anywhere in the file: nothing to follow
+    flow = TextFlow(source, [request, process], patterns[f"{prefix}_sanitizers"], go)
+    for match in sinks:
+        arguments = call_arguments(source, match.end() - 1)
+        if not arguments:
+            continue
+        start, end = arguments[0]
+        origin = flow.origin(start, end)
+        if origin is None or "$&" in text[start:end]:
+            continue
+        taint = flow.taint_of(origin[2], start) if origin[2] else None
+        if taint is not None and "$&" in text[slice(*taint.value)]:
+            continue  # escaped by `.replace(/[...]/g, '\\$&')` where it was assigned
+        if process.match(origin[0]):
+            spans = [(start, end), *([taint.value] if taint else [])]
+            if not any(patterns["composed"].search(flow.code[slice(*span)]) for span in spans):
+                continue  # a whole pattern from argv or the environment: the user's own regex
+        yield _finding(path, text, source.line_of(match.start()), describe(origin), language)

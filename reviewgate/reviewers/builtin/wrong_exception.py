@@ -1,0 +1,228 @@
+"""A handler that catches the wrong exception for the call it guards (Python): `try:
+base64.b64decode(x)` under `except UnicodeDecodeError` only (it raises `binascii.Error`, a
+`ValueError`), `int(x)` under `except TypeError` only (a string that is not a number raises
+`ValueError`), `json.loads(x)` under `except KeyError` only.
+
+A small table of well-known calls and what they raise on bad input, and the standard exception
+hierarchy: a finding only when every handler of the `try` names a known exception and none of
+them catches what one of the guarded calls raises. The `try` body must hold nothing else that
+could raise what the handlers name: only calls of the table, subscripts, and calls known not to
+raise (`str`, `len`, `.strip()`...); anything else might be what the handler is for. And the
+handlers must be for nothing else in the body (a handler of `KeyError` around `int(d["port"])` is
+about the lookup; the `ValueError` may be meant to fail loudly), or only for a codec step:
+`b64decode(x).decode()` under `except UnicodeDecodeError` lets the `binascii.Error` through.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
+from reviewgate.reviewers.builtin.rule_records import (
+    RULE_WRONG_EXCEPTION,
+    bug_finding,
+    changed_sources,
+    code_line,
+    matched,
+)
+
+_LANGUAGES = frozenset({Language.PYTHON})
+_NEEDLES = ("except",)
+
+# Each exception's parent, up to BaseException (aliases point at what they name).
+_PARENT: dict[str, str] = {
+    "Exception": "BaseException",
+    "ValueError": "Exception", "TypeError": "Exception", "LookupError": "Exception", "OSError": "Exception",
+    "ArithmeticError": "Exception", "AttributeError": "Exception", "StopIteration": "Exception",
+    "ImportError": "Exception", "RuntimeError": "Exception", "EOFError": "Exception", "NameError": "Exception",
+    "AssertionError": "Exception",
+    "KeyError": "LookupError", "IndexError": "LookupError",
+    "UnicodeError": "ValueError", "UnicodeDecodeError": "UnicodeError", "UnicodeEncodeError": "UnicodeError",
+    "binascii.Error": "ValueError", "json.JSONDecodeError": "ValueError", "JSONDecodeError": "ValueError",
+    "json.decoder.JSONDecodeError": "ValueError", "tomllib.TOMLDecodeError": "ValueError",
+    "decimal.InvalidOperation": "ArithmeticError", "InvalidOperation": "ArithmeticError",
+    "decimal.DecimalException": "ArithmeticError", "ZeroDivisionError": "ArithmeticError",
+    "OverflowError": "ArithmeticError",
+    "FileNotFoundError": "OSError", "PermissionError": "OSError", "IsADirectoryError": "OSError",
+    "NotADirectoryError": "OSError", "FileExistsError": "OSError", "TimeoutError": "OSError",
+    "ConnectionError": "OSError", "IOError": "OSError", "EnvironmentError": "OSError", "socket.error": "OSError",
+    "select.error": "OSError", "simplejson.JSONDecodeError": "ValueError", "TOMLDecodeError": "ValueError",
+    "ModuleNotFoundError": "ImportError", "NotImplementedError": "RuntimeError", "RecursionError": "RuntimeError",
+    "struct.error": "Exception", "zlib.error": "Exception",
+}  # fmt: skip
+# What each call raises on bad input (the exceptions a handler around it is for).
+_RAISES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("base64.b64decode", "base64.urlsafe_b64decode", "base64.standard_b64decode", "base64.b32decode",
+         "base64.b16decode", "binascii.a2b_base64", "binascii.a2b_hex", "binascii.unhexlify", "b64decode",
+         "urlsafe_b64decode", "a2b_base64", "unhexlify"),
+        ("binascii.Error",),
+    ),
+    **dict.fromkeys(
+        ("int", "float", "bytes.fromhex", "float.fromhex", "uuid.UUID", "UUID", "ipaddress.ip_address",
+         "ipaddress.ip_network", "ipaddress.ip_interface", "ip_address", "ip_network", "datetime.strptime",
+         "datetime.datetime.strptime", "datetime.fromisoformat", "datetime.datetime.fromisoformat",
+         "date.fromisoformat", "datetime.date.fromisoformat", "time.strptime", "shlex.split",
+         "base64.b85decode", "base64.a85decode"),
+        ("ValueError",),
+    ),
+    **dict.fromkeys(("json.loads", "json.load"), ("json.JSONDecodeError",)),
+    **dict.fromkeys(("tomllib.loads", "tomllib.load"), ("tomllib.TOMLDecodeError",)),
+    **dict.fromkeys(("decimal.Decimal", "Decimal"), ("decimal.InvalidOperation",)),
+    ".decode": ("UnicodeDecodeError",),
+    ".encode": ("UnicodeEncodeError",),
+    **dict.fromkeys(
+        ("open", "os.remove", "os.unlink", "os.rmdir", "os.mkdir", "os.makedirs", "os.rename", "os.replace",
+         "os.stat", "os.listdir", "os.scandir", "shutil.rmtree", "shutil.copy", "shutil.copyfile", "shutil.move"),
+        ("OSError",),
+    ),
+    "next": ("StopIteration",),
+    **dict.fromkeys(("struct.unpack", "struct.unpack_from", "struct.pack"), ("struct.error",)),
+    "zlib.decompress": ("zlib.error",),
+    **dict.fromkeys(("importlib.import_module", "import_module"), ("ImportError",)),
+}  # fmt: skip
+# Calls that raise nothing a handler would be written for.
+_QUIET = frozenset(
+    {"str", "len", "repr", "bool", "isinstance", "print", "list", "tuple", "dict", "set", "frozenset", "sorted",
+     "enumerate", "zip", "range", "reversed", ".strip", ".lstrip", ".rstrip", ".lower", ".upper", ".casefold",
+     ".split", ".rsplit", ".splitlines", ".replace", ".startswith", ".endswith", ".join", ".get", ".items",
+     ".keys", ".values", ".append", ".isdigit", ".isnumeric"}
+)  # fmt: skip
+_SUBSCRIPT_RAISES = ("KeyError", "IndexError", "TypeError")
+
+
+# Other names of the same class.
+_ALIASES = {
+    "json.decoder.JSONDecodeError": "json.JSONDecodeError", "JSONDecodeError": "json.JSONDecodeError",
+    "simplejson.JSONDecodeError": "json.JSONDecodeError", "IOError": "OSError", "EnvironmentError": "OSError",
+    "socket.error": "OSError", "select.error": "OSError", "InvalidOperation": "decimal.InvalidOperation",
+    "TOMLDecodeError": "tomllib.TOMLDecodeError",
+}  # fmt: skip
+
+
+def _lineage(name: str) -> list[str]:
+    found = [_ALIASES.get(name, name)]
+    while found[-1] in _PARENT:
+        found.append(_PARENT[found[-1]])
+    return found
+
+
+def _key(call: ast.Call) -> str:
+    from reviewgate.reviewers.builtin.python_flow import call_name
+
+    name = call_name(call)
+    if isinstance(call.func, ast.Attribute) and f".{call.func.attr}" in {".decode", ".encode", *_QUIET}:
+        if name not in _RAISES:
+            return f".{call.func.attr}"
+    return name
+
+
+class WrongExceptionLens:
+    rule = RULE_WRONG_EXCEPTION
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change, _language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
+            tree = parse_python(text, change.path)
+            if tree is None:
+                continue
+            added = change.added_lines()
+            for node in nodes_of(tree, ast.Try):
+                yield from _try(node, text, change.path, added)
+
+
+def _handler_names(node: ast.Try) -> list[str] | None:
+    """The exception each handler names, or None when one is bare, broad or not in the table."""
+    from reviewgate.reviewers.builtin.python_flow import dotted
+
+    names: list[str] = []
+    for handler in node.handlers:
+        if handler.type is None:
+            return None
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for item in types:
+            name = dotted(item)
+            if name not in _PARENT or name in {"Exception", "BaseException"}:
+                return None
+            names.append(name)
+    return names
+
+
+def _raisers(node: ast.Try) -> list[tuple[ast.AST, str, tuple[str, ...]]] | None:
+    """(node, call, what it raises) for the body's table calls and subscripts; None when the
+    body holds a call that is neither in the table nor known to be quiet."""
+    found: list[tuple[ast.AST, str, tuple[str, ...]]] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(item, (ast.Raise, ast.Assert, ast.With, ast.AsyncWith, ast.Try, ast.Await, ast.Yield)):
+            return None  # raises, or runs code of its own
+        if isinstance(item, ast.Call):
+            key = _key(item)
+            if key in _RAISES:
+                found.append((item, key, _RAISES[key]))
+            elif key not in _QUIET:
+                return None
+        elif isinstance(item, ast.Subscript) and isinstance(item.ctx, ast.Load):
+            found.append((item, "[...]", _SUBSCRIPT_RAISES))
+        stack.extend(ast.iter_child_nodes(item))
+    return found
+
+
+def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    if len(node.body) > 3:
+        return
+    names = _handler_names(node)
+    if not names:
+        return
+    raisers = _raisers(node)
+    if not raisers:
+        return
+    def caught(raises: tuple[str, ...]) -> bool:
+        """A handler of the exception, of a base of it, or of a subclass (`FileNotFoundError`
+        around `os.stat`: the other `OSError`s are let through on purpose)."""
+        return any(
+            _lineage(handled)[0] in _lineage(raised) or _lineage(raised)[0] in _lineage(handled)
+            for raised in raises
+            for handled in names
+        )
+
+    # What the handlers are for: nothing the body raises, or only a codec step (`.decode()`)
+    # beside the call whose failure escapes. A handler that catches a lookup or another call's
+    # error is about that one; the call it lets through may fail loudly by design.
+    explained = {key for _call, key, raises in raisers if caught(raises)}
+    if not explained <= {".decode", ".encode"}:
+        return
+    for call, key, raises in raisers:
+        if key == "[...]" or caught(raises):
+            continue
+        handler = next(item for item in node.handlers if item.type is not None)
+        lines = {handler.lineno, getattr(call, "lineno", 0)}
+        if not lines & set(added):
+            continue
+        line = handler.lineno
+        code = code_line(text, line)
+        shown = key.lstrip(".") + "()" if key.startswith(".") else f"{key}(...)"
+        raised = ", ".join(f"`{item}`" for item in raises)
+        base = _lineage(raises[0])[1]
+        article = "an" if base[0] in "AEIOU" else "a"
+        chain = f" ({article} `{base}`)" if base != "Exception" else ""
+        handlers = ", ".join(f"`{item}`" for item in names)
+        yield bug_finding(
+            rule=RULE_WRONG_EXCEPTION,
+            category="swallowed-failure",
+            title=f"The handler does not catch what `{shown}` raises",
+            body=(
+                f"{matched(code)}: the `try` at line {node.lineno} guards `{shown}` (line "
+                f"{getattr(call, 'lineno', node.lineno)}), which raises {raised}{chain} on bad input; the "
+                f"handler names {handlers}, none of which catches it: a bad value "
+                f"escapes the handler. Catch {raised}" + (f" (or `{base}`)" if chain else "") + " as well."
+            ),
+            path=path,
+            line=line,
+            code=code,
+        )

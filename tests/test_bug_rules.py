@@ -1,0 +1,168 @@
+"""The bug rules of issue 20 (open redirect, regex injection, prototype pollution, a discarded Go
+error, the wrong exception, a literal typo, modulo bias, a listener leak): each finding names the
+source, the sink and the missing guard, and a rule blocks only once its measured record earns it
+(4 in 5 holding on at least 5 findings). The must-find cases and safe look-alikes of every rule
+are in tests/corpus/bug-rules.toml."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reviewgate.findings import Severity
+from reviewgate.gate import blocks
+from reviewgate.reviewers.builtin import rule_records
+from reviewgate.reviewers.builtin.literal_typo import slip
+from reviewgate.reviewers.builtin.rule_records import (
+    RECORDS,
+    RULE_OPEN_REDIRECT,
+    RuleRecord,
+    earned_severity,
+    record_note,
+)
+from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
+from testing.lenses import review_change
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "lenses.md"
+BASE = {"README.md": "project\n"}
+FLASK_REDIRECT = {
+    "app/views.py": (
+        "from flask import redirect, request\n\n\n"
+        "def login():\n"
+        '    target = request.args.get("next", "/")\n'
+        '    if not target.startswith("/"):\n'
+        '        target = "/"\n'
+        "    return redirect(target)\n"
+    )
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "earned"),
+    [
+        (RuleRecord(), False),
+        (RuleRecord(findings=5, holding=4, where="dev set"), True),
+        (RuleRecord(findings=10, holding=7, where="dev set"), False),
+        (RuleRecord(findings=4, holding=4, where="dev set"), False),
+        (RuleRecord(findings=0, holding=0, where="dev set"), False),
+    ],
+)
+def test_a_rule_earns_blocking_with_four_in_five_on_five_findings(record: RuleRecord, earned: bool) -> None:
+    assert record.earned is earned
+
+
+def test_every_bug_rule_is_registered_and_minor_until_measured() -> None:
+    assert set(RECORDS) <= set(BUILTIN_RULES)
+    for rule, record in RECORDS.items():
+        assert earned_severity(rule) is (Severity.MAJOR if record.earned else Severity.MINOR)
+
+
+def test_the_finding_names_source_sink_and_the_weak_guard_and_does_not_block(tmp_path: Path) -> None:
+    findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
+    assert [(item.line, item.severity) for item in findings] == [(8, Severity.MINOR)]
+    body = findings[0].body
+    assert "return redirect(target)" in body  # the sink
+    assert "`target`, from `request.args.get('next', '/')` at line 5" in body  # the source
+    assert "the only check is that it starts with `/`, which is not a guard: `//evil.example`" in body
+    assert body.endswith(record_note(RULE_OPEN_REDIRECT)) and "Reported as minor" in body
+    assert not blocks(findings[0])
+
+
+def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(rule_records.RECORDS, RULE_OPEN_REDIRECT, RuleRecord())
+    findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
+    assert [item.severity for item in findings] == [Severity.MINOR]
+    assert findings[0].body.endswith("Reported as minor: this rule has no measured record yet.")
+
+
+def test_the_docs_record_table_is_the_registry() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("## Record of the bug rules\n") :]
+    rows = re.findall(r"^\| `(?P<rule>[a-z]+/[a-z0-9-]+)` \| (?P<findings>\w+) \| (?P<holding>\w+) \| (?P<severity>\w+) \|",
+                      section, re.MULTILINE)
+    documented = {rule: (findings, holding, severity) for rule, findings, holding, severity in rows}
+    expected = {
+        rule: (
+            "unmeasured" if record.findings is None else str(record.findings),
+            "unmeasured" if record.holding is None else str(record.holding),
+            earned_severity(rule).value,
+        )
+        for rule, record in RECORDS.items()
+    }
+    assert documented == expected
+
+
+def test_a_rule_whose_record_earns_it_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(rule_records.RECORDS, RULE_OPEN_REDIRECT, RuleRecord(findings=6, holding=5, where="test"))
+    findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
+    assert [item.severity for item in findings] == [Severity.MAJOR]
+    assert "Reported as minor" not in findings[0].body
+    assert blocks(findings[0])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "how"),
+    [
+        ("deflate", "defalte", "two letters swapped"),
+        ("length", "lenght", "two letters swapped"),
+        ("address", "adress", "one letter doubled or left out"),
+        ("identity", "identiy", "one letter left out"),
+        ("lower", "upper", None),  # a different word
+        ("content", "context", None),
+        ("item", "items", None),  # a plural
+        ("request", "requests", None),
+        ("utf-8", "utf8", None),  # punctuation only
+        ("int32", "int64", None),  # digits only
+        ("colour", "color", None),  # spelling variants
+        ("cancelled", "canceled", None),
+        ("GZIP", "gzip", None),  # case only
+        ("gizp", "gzip", None),  # under five characters
+    ],
+)
+def test_a_slip_is_a_swap_or_a_letter_left_out_inside_the_word(first: str, second: str, how: str | None) -> None:
+    assert slip(first, second) == how
+    assert slip(second, first) == how
+
+
+@pytest.mark.parametrize(
+    ("text", "go", "found"),
+    [
+        ("const next = req.query.next;", False, "req.query"),
+        ("const next = myreq.query.next;", False, None),  # a name that only ends like the request's
+        ("const q = new URLSearchParams(location.search);", False, "new URLSearchParams("),
+        ('next := r.URL.Query().Get("next")', True, "URL.Query()"),
+        ('next := r.FormValue("next")', True, ".FormValue("),
+        ('next := values.Get("next")', True, None),
+    ],
+)
+def test_a_request_source_starts_a_name(text: str, go: bool, found: str | None) -> None:
+    from reviewgate.reviewers.builtin.text_flow import find_source, request_sources
+
+    match = find_source(request_sources(go), text)
+    assert (match.group(0) if match else None) == found
+
+
+@pytest.mark.parametrize(
+    ("expression", "leading"),
+    [
+        ("target", "target"),
+        ("target || '/'", "target || '/'"),
+        ("'/items/' + id", None),  # fixed text before the input keeps the host
+        ("`/items/${id}`", None),
+        ("'/' + path", "path"),  # a lone slash does not: '/' + '/evil.example'
+        ("`/${path}`", "path"),
+        ("`${base}/x`", "base"),
+        ("base + '/x'", "base "),
+    ],
+)
+def test_the_leading_part_of_a_url_decides_its_host(expression: str, leading: str | None) -> None:
+    from reviewgate.reviewers.builtin.js_source import read_js
+    from reviewgate.reviewers.builtin.text_flow import leading_span
+
+    text = f"res.redirect({expression});\n"
+    source = read_js(text)
+    start = text.index("(") + 1
+    span = leading_span(source, start, source.pairs[start - 1])
+    assert (text[slice(*span)] if span else None) == leading
