@@ -117,6 +117,47 @@ RULE_DOCS: dict[str, RuleDoc] = {
         "Certificate or host-name verification is disabled (`verify=False`, `rejectUnauthorized: false`, "
         "`InsecureSkipVerify: true`): anyone on the network path can read and change the traffic.",
         ("security", "correctness", "external/cwe/cwe-295"), "high", _MAJOR),
+    "security/open-redirect": RuleDoc(
+        "Redirect to a URL taken from the request",
+        "A value from the request (query, form, header, path) starts the URL a redirect or `Location` header sends "
+        "the browser to, with no check of its host: a link to this site can send users anywhere. A check that it "
+        "starts with `/` is not one (`//evil.example` passes it). Check the parsed host against an allowlist.",
+        ("security", "correctness", "external/cwe/cwe-601"), "medium", _MINOR),
+    "security/regex-injection": RuleDoc(
+        "Regular expression built from unescaped input",
+        "Request input, argv or the environment reaches a regular expression constructor unescaped: its "
+        "metacharacters change what matches, and a crafted pattern can take exponential time. Escape it "
+        "(`re.escape`, `regexp.QuoteMeta`, an escapeRegExp helper).",
+        ("security", "correctness", "external/cwe/cwe-1333"), "medium", _MINOR),
+    "security/prototype-pollution": RuleDoc(
+        "Object literal keyed by parsed input",
+        "An object literal used as a dictionary takes its keys from parsed input (`__proto__`, `constructor` "
+        "included): a crafted key changes every object's prototype. Use `Object.create(null)` or a `Map`, or "
+        "refuse those keys.", ("security", "correctness", "external/cwe/cwe-1321"), "medium", _MINOR),
+    "correctness/discarded-error-used": RuleDoc(
+        "Go error discarded, its value used",
+        "`v, _ := f()` throws away the error of a call that can fail, and `v` is used afterwards: on failure it is "
+        "the zero value, read as if it were real. Check the error.", _CORRECTNESS, "medium", _MINOR),
+    "correctness/wrong-exception": RuleDoc(
+        "Handler catches an exception the guarded call never raises",
+        "Every handler of the try names exceptions the one call it guards does not raise (base64 decoding raises "
+        "`binascii.Error`, not `UnicodeError`): the failure it was written for escapes it.",
+        _CORRECTNESS, "medium", _MINOR),
+    "correctness/literal-typo": RuleDoc(
+        "String literal one letter away from its siblings",
+        "In a comparison chain, a switch or a membership list, one literal is a swapped, dropped or doubled letter "
+        "away from another (`'defalte'` beside `'deflate'`): the branch it guards never matches.",
+        _CORRECTNESS, "medium", _MINOR),
+    "security/modulo-bias": RuleDoc(
+        "Random bytes reduced modulo a size that is not a power of two",
+        "A random byte taken `% n` for a token, where n is not a power of two, makes some characters likelier "
+        "than others. Use `secrets.choice`, `crypto.randomInt` or rejection sampling.",
+        ("security", "correctness", "external/cwe/cwe-330"), "medium", _MINOR),
+    "correctness/listener-leak": RuleDoc(
+        "Event listener added per request and never removed",
+        "A request handler adds a listener to a long-lived object and never removes it: every request adds "
+        "another, until the process runs out of memory or warns of a leak. Use `once`, `{ once: true }`, or "
+        "remove it in the same handler.", _CORRECTNESS, "medium", _MINOR),
     "process/repro-in-diff": RuleDoc(
         "Reproduction files are part of the change",
         "Files under `repro/` or `.repro/` are meant to reproduce a problem during review, not to be merged.",
