@@ -17,6 +17,7 @@ from reviewgate.policy_source import PolicyOrigin, Side, bundle_policy, commit_s
 from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.target.exclusions import ExclusionRules
 from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
+from reviewgate.target.tooling import Tooling, tooling_at
 
 if TYPE_CHECKING:
     from reviewgate.sharding.plan import ShardSpec
@@ -44,6 +45,7 @@ class Policy:
     origin: PolicyOrigin
     refs: ResolvedRefs | None  # None for a bundle
     head_side: Side | None = None
+    base_side: Side | None = None  # the merge base: its tooling files say what is generated or test input
 
 
 def load_run_config(repo: Path, options: RunOptions) -> Config:
@@ -61,9 +63,9 @@ def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
     refs = resolve_refs(repo, base=options.base, head=options.head, ci=context)
     # --include-dirty reviews the working tree, so that is the change's side of the config.
     head_side = disk_side(repo) if options.include_dirty else commit_side(repo, refs.head_sha, "head")
-    config, origin = policy_at(repo, options.config_path, commit_side(repo, refs.merge_base, "merge base"),
-                               head_side)
-    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side)
+    base_side = commit_side(repo, refs.merge_base, "merge base")
+    config, origin = policy_at(repo, options.config_path, base_side, head_side)
+    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side, base_side)
 
 
 def review_policy(policy: Policy) -> PolicyReview:
@@ -75,9 +77,11 @@ def review_policy(policy: Policy) -> PolicyReview:
 def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:
     config = policy.config
     own = [in_repository(repo, options.output_dir), cache_directory(config, repo)]
+    tooling = tooling_at(policy.base_side.read) if policy.base_side is not None else Tooling()
     rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include,
-                           own_directories=inside_repository(repo, [item for item in own if item is not None]))
+                           own_directories=inside_repository(repo, [item for item in own if item is not None]),
+                           generated=tooling.generated)
     if policy.refs is None:
         return freeze_bundle(repo, options.bundle, rules)
     return freeze(repo, base=options.base, head=options.head, rules=rules, include_dirty=options.include_dirty,
-                  refs=policy.refs)
+                  refs=policy.refs, test_inputs=tooling.test_inputs)

@@ -22,7 +22,9 @@ from reviewgate.reviewers.builtin.common import (
     SUPPORT_DIRECTORIES,
     Language,
     is_configuration_file,
+    is_stub_file,
     is_test_file,
+    is_test_input,
     is_translation_file,
     language_of,
     parse_python,
@@ -47,6 +49,7 @@ def is_behaviour_file(path: str) -> bool:
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
+        and not is_stub_file(path)
         and not is_configuration_file(path)
         and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
         and not is_translation_file(path)
@@ -291,15 +294,20 @@ def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
     return {path: text for path in paths if (text := base.read_text(path)) is not None}
 
 
+def is_product_file(request: ReviewRequest, path: str) -> bool:
+    """A behaviour file the repository's tooling does not run or type-check as a test."""
+    return is_behaviour_file(path) and not is_test_input(request, path)
+
+
 def _behaviour_changes(request: ReviewRequest) -> list[FileChange]:
-    return [change for change in reviewable_changes(request) if is_behaviour_file(change.path)]
+    return [change for change in reviewable_changes(request) if is_product_file(request, change.path)]
 
 
 def _deleted_paths(request: ReviewRequest) -> list[str]:
     return [
         change.path
         for change in request.target.files
-        if change.status is ChangeStatus.DELETED and is_behaviour_file(change.path)
+        if change.status is ChangeStatus.DELETED and is_product_file(request, change.path)
     ]
 
 
@@ -311,7 +319,7 @@ def _shrunk_changes(request: ReviewRequest) -> list[FileChange]:
         if change.status is not ChangeStatus.DELETED
         and not change.is_binary
         and not change.is_submodule
-        and is_behaviour_file(change.path)
+        and is_product_file(request, change.path)
         and not change.added_lines()
         and bool(change.hunks)
     ]

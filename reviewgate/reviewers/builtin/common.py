@@ -104,11 +104,14 @@ def language_of(path: str) -> Language:
 
 
 # Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
+# Type tests are tests: tsd's `test-d/`, pytest-mypy-plugins' `typesafety/`, `type_tests/`.
 _TEST_DIRECTORIES = frozenset(
-    {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e"}
+    {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e",
+     "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests"}
 )
+# `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
 _TEST_NAME = re.compile(
-    r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)\.[cm]?[jt]sx?$"
+    r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
     r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
 )
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
@@ -144,6 +147,23 @@ def is_translation_file(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
+def is_test_input(request: ReviewRequest, path: str) -> bool:
+    """A file outside the usual test places that the repository's own tooling, at the target side,
+    runs or type-checks as a test (target/tooling.py: pytest's testpaths, a type checker's extra
+    directories, the test script's TypeScript project): a test, not product code."""
+    patterns = request.target.test_inputs
+    if not patterns:
+        return False
+    from reviewgate.target.exclusions import matches  # gitignore semantics, loaded only with patterns
+
+    return matches(patterns, path)
+
+
+def is_stub_file(path: str) -> bool:
+    """A Python type stub (`*.pyi`): signatures for the type checker, no behaviour of its own."""
+    return path.endswith(".pyi")
 
 
 def is_fixture_file(path: str) -> bool:

@@ -22,7 +22,9 @@ from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     SUPPORT_DIRECTORIES,
     is_configuration_file,
+    is_stub_file,
     is_test_file,
+    is_test_input,
     is_translation_file,
     language_of,
     lens_finding,
@@ -93,10 +95,17 @@ def is_candidate(path: str) -> bool:
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
+        and not is_stub_file(path)
         and ".min." not in parts[-1]
         and not any(part in _NOT_INDEXED or part in _STANDALONE for part in parts[:-1])
         and not is_translation_file(path)
     )
+
+
+def is_product_candidate(request: ReviewRequest, path: str) -> bool:
+    """A candidate the repository's tooling does not run or type-check as a test: type-checker
+    example files repeat each other (one copy per checker) by design."""
+    return is_candidate(path) and not is_test_input(request, path)
 
 
 @dataclass(frozen=True)
@@ -228,8 +237,8 @@ class DuplicationSearch:
                 change.status is ChangeStatus.COPIED
                 and change.path not in split
                 and change.old_path
-                and is_candidate(change.path)
-                and is_candidate(change.old_path)
+                and is_product_candidate(request, change.path)
+                and is_product_candidate(request, change.old_path)
             ):
                 yield self._near_copy(change.path, change.old_path)
 
@@ -242,7 +251,7 @@ class DuplicationSearch:
                 continue
             # A formatter's re-wrapping is not added code; all of a split-out file is new at head.
             added = set(change.added_lines()) - rewrapped_lines(change)
-            if (not added and change.path not in split) or not is_candidate(change.path):
+            if (not added and change.path not in split) or not is_product_candidate(request, change.path):
                 continue
             text = request.head.read_text(change.path)
             if text is None:
@@ -265,7 +274,7 @@ class DuplicationSearch:
         unseen: dict[str, str] = {}
         matching: dict[str, str] = {}
         for path, blob in blobs.items():
-            if not is_candidate(path):
+            if not is_product_candidate(request, path):
                 continue
             digests = stored.load(blob)
             if digests is None:
