@@ -121,6 +121,7 @@ def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
 # cannot tell: git often keeps the extracted lines as context and adds the call around them.)
 EXTRACTED_SHARE = 0.6
 EXTRACTED_MIN_LINES = 3
+EXTRACTED_WHOLE_LINES = 2
 # Lines too generic to say where code came from (`return x`, `}`, `else:`, `pass`).
 _GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|continue)\b\W*\w{0,12}\W*)$")
 
@@ -151,7 +152,9 @@ class MovedCode:
             self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
         lines = _body_lines(shape.text)
         found = sum(1 for line in lines if line in self._base_lines)
-        return found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines)
+        # A short one counts when all its lines were there: a constructor moved into a delegate.
+        whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
+        return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))
 
     def holds(self, shape: FunctionShape) -> bool:
         if self.extracted(shape):
