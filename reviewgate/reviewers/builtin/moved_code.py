@@ -87,13 +87,17 @@ def mark_moved(request: ReviewRequest, findings: list[Finding]) -> list[Finding]
         if block is not None and removed.hold(block):
             moved.add(id(finding))
     return [
-        replace(
-            finding,
-            severity=Severity.MINOR,
-            body=finding.body + "\n\nReported at minor: this code is moved unchanged from a place the change "
-            "removes it from; it was written before this change.",
-        )
+        as_moved(finding, "this code is moved unchanged from a place the change removes it from")
         if id(finding) in moved
         else finding
         for finding in findings
     ]
+
+
+def as_moved(finding: Finding, how: str) -> Finding:
+    """The finding at minor, saying how its code was there before this change."""
+    return replace(
+        finding,
+        severity=Severity.MINOR,
+        body=finding.body + f"\n\nReported at minor: {how}; it was written before this change.",
+    )
