@@ -21,6 +21,7 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     SUPPORT_DIRECTORIES,
+    Language,
     is_configuration_file,
     is_stub_file,
     is_test_file,
@@ -32,16 +33,20 @@ from reviewgate.reviewers.builtin.common import (
 from reviewgate.reviewers.builtin.duplication import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
 from reviewgate.reviewers.builtin.duplication_rules import (
     CONTINUATION,
+    FAMILY_MIN_MEMBERS,
     Side,
+    boilerplate_family,
     definition_name,
     evidence,
     mirrored_directories,
     module_system_twins,
     mostly_literals,
+    overload_stub_lines,
     rewrapped_lines,
     same_text,
     sibling_classes,
     sibling_implementations,
+    sized_lines,
     split_out_copies,
     starts_a_definition,
     weak_evidence,
@@ -449,9 +454,13 @@ class DuplicationSearch:
                 "extending it if it needs a parameter."
             )
         weak = weak_evidence(query.normalized, mine)
-        # Sizes are judged in lines of code: a docstring or a comment block repeats no logic.
-        code_lines = sum(1 for number in range(mine.first, mine.last + 1) if query.normalized.lines[number - 1])
         mine_lines = query.source.split("\n")
+        language = language_of(mine.path)
+        # Sizes are judged in lines of code the change adds: a docstring, a comment block or an
+        # `@overload` stub repeats no logic, and an unchanged neighbour in the window is not new.
+        stubs = overload_stub_lines(mine_lines) if language is Language.PYTHON else set()
+        code_lines = sized_lines(query.normalized.lines, mine.first, mine.last, query.added, stubs)
+        family = boilerplate_family(mine_lines, query.normalized.lines, query.added, language, mine.first, mine.last)
         siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
         if weak:
@@ -460,6 +469,12 @@ class DuplicationSearch:
             weak = True
             body += (f"\n\nReported at minor: `{mine.path}` and `{theirs.path}` are one module for two module "
                      "systems (ESM and CommonJS), which repeat each other by design.")
+        elif family:
+            weak = True
+            shown = ", ".join(f"`{name}`" for name in family[:4]) + (" …" if len(family) > 4 else "")
+            body += (f"\n\nReported at minor: the repeated lines are short members ({shown}) of a family of "
+                     f"{FAMILY_MIN_MEMBERS} or more of one shape in this file, which the change extends: parallel "
+                     "boilerplate (a property and its setter per field, one wrapper per method) that repeats by design.")
         elif mirrored:
             weak = True
             mine_directory, theirs_directory, shared = mirrored
