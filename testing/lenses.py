@@ -12,7 +12,7 @@ from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.target.exclusions import ExclusionRules
 from reviewgate.target.freeze import freeze, resolve_refs
-from reviewgate.target.git import TreeReader
+from reviewgate.target.git import TreeReader, prefetch_sides
 from reviewgate.target.tooling import PYPROJECT, TOOLING_FILES, tooling_at
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from testing.repo import FileContent, make_repo
@@ -35,7 +35,7 @@ def review_change(
     # The target side's tooling files, read as run_options.freeze_target reads them with the policy.
     refs = resolve_refs(repo.path, base="main")
     base_side = TreeReader(repo.path, refs.merge_base)
-    base_side.prefetch([PYPROJECT, *TOOLING_FILES])
+    prefetch_sides([(base_side, [PYPROJECT, *TOOLING_FILES])])  # misses cached too: one process
     tooling = tooling_at(base_side.read_bytes)
     target = freeze(repo.path, base="main", refs=refs, rules=ExclusionRules(generated=tooling.generated),
                     test_inputs=tooling.test_inputs)
