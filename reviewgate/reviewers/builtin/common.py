@@ -126,8 +126,10 @@ TRANSLATION_DIRECTORIES = frozenset({"locales", "locale", "i18n", "l10n", "trans
 # Files that hold configuration or wiring, not behaviour a unit test would pin down; a copy of
 # one (a second vitest config) is a variant by design.
 _CONFIGURATION = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
-# Code that ships to no user: scripts, benchmarks, examples. Tests are told by is_test_file.
-SUPPORT_DIRECTORIES = frozenset({"scripts", "examples", "example", "bench", "benchmark", "benchmarks"})
+# Code that ships to no user: scripts, benchmarks, examples (`docs_src/`: the example programs a
+# documentation site includes, one variant per Python version or style on purpose). Tests are
+# told by is_test_file.
+SUPPORT_DIRECTORIES = frozenset({"scripts", "examples", "example", "bench", "benchmark", "benchmarks", "docs_src"})
 
 
 def is_configuration_file(path: str) -> bool:
