@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.ci.context import CiContext
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import BY_DESIGN, DEMOTED, MOVED, SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.report.annotated import annotated
 from reviewgate.report.base import SinkContext
 from reviewgate.report.github_annotations import GithubAnnotationsSink
@@ -37,6 +37,11 @@ def _minor(rule: str, **changes: object) -> Finding:
     (_minor("", source="llm", category="logic"), True),  # a model's finding on a line names its mechanism
     (_minor("tests/missing-tests", extra={"suggestion": {"start_line": 4, "end_line": 4, "replacement": "x"}}), True),
     (_minor("tests/missing-tests", severity=Severity.MAJOR), True),
+    # Minor because the lens found it intended or written earlier: nothing to act on at the line.
+    (_minor("correctness/empty-catch", extra={DEMOTED: BY_DESIGN}), False),
+    (_minor("correctness/unhandled-rejection", extra={DEMOTED: SUPPORT_CODE}), False),
+    (_minor("correctness/swallowed-exception", extra={DEMOTED: MOVED}), False),
+    (_minor("reuse/duplicate-code", extra={DEMOTED: BY_DESIGN}), False),
 ])
 def test_a_minor_finding_is_annotated_only_with_evidence(finding: Finding, shown: bool) -> None:
     assert annotated(finding, blocking=False) is shown
@@ -74,3 +79,19 @@ def test_check_run_annotations_use_the_same_rule(tmp_path: Path) -> None:
     [body] = update_bodies(result, "neutral", [])
     paths = [item["path"] for item in body["output"]["annotations"]]
     assert paths == ["app/jobs.py", "app/a.js"]
+
+
+def test_the_lenses_mark_what_they_report_at_minor_as_intended(tmp_path: Path) -> None:
+    """An empty catch whose comment says why, and one in a test, are listed but not annotated; a
+    bare one in product code is."""
+    from testing.lenses import review_change
+
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {
+        "src/load.js": "export function store(save, data) {\n  try {\n    save(data);\n  } catch {}\n}\n"
+                       "export function size(stat) {\n  try {\n    return stat().size;\n  } catch {\n"
+                       "    // A missing file has no size: zero is the answer then.\n  }\n  return 0;\n}\n",
+        "test/load.test.js": "test('x', () => {\n  try {\n    boom();\n  } catch {}\n});\n",
+    })
+    shown = {(item.path, item.line): annotated(item, blocking=False) for item in findings
+             if item.rule == "correctness/empty-catch"}
+    assert shown == {("src/load.js", 4): True, ("src/load.js", 9): False, ("test/load.test.js", 4): False}

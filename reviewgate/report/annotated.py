@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from reviewgate.findings import Finding, Severity
+from reviewgate.findings import DEMOTED, Finding, Severity
 from reviewgate.reviewers.builtin.common import SOURCE as BUILTIN_SOURCE
 
 # Rule families whose minor findings say what is wrong at the line and why: a specific failure path,
@@ -27,6 +27,8 @@ def annotated(finding: Finding, blocking: bool) -> bool:
         return True  # a checked one-click fix: the reviewer applies it there
     if finding.severity is Severity.NIT or finding.path is None or finding.line is None:
         return False
+    if finding.extra.get(DEMOTED):
+        return False  # the lens found it intended or written before this change: nothing to act on here
     if finding.source != BUILTIN_SOURCE:
         return True  # a model's or an imported tool's finding on a line names its own mechanism
     return finding.rule_id.split("/", 1)[0] in EVIDENCE_FAMILIES

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import TypeVar, cast
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
 from reviewgate.target.diff import ChangeStatus, FileChange
 
 SOURCE = "builtin"
@@ -375,9 +375,11 @@ def lens_finding(
     end_line: int | None = None,
     code: str = "",
     stable_title: str | None = None,
+    demoted: str | None = None,
 ) -> Finding:
     """A builtin finding; `code` (the line it is about) stands in for the line number in the id.
-    `stable_title` replaces a title that names other lines when the id is computed."""
+    `stable_title` replaces a title that names other lines when the id is computed. `demoted` says
+    why the lens reports it at minor as intended or written earlier (findings.DEMOTED)."""
     return Finding(
         id=make_finding_id(SOURCE, path, category, f"{rule} {stable_title or title}", code),
         finding_class=finding_class,
@@ -390,4 +392,5 @@ def lens_finding(
         path=path,
         line=line,
         end_line=end_line,
+        extra={DEMOTED: demoted} if demoted else {},
     )

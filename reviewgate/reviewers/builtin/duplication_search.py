@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     SUPPORT_DIRECTORIES,
@@ -463,30 +463,31 @@ class DuplicationSearch:
         family = boilerplate_family(mine_lines, query.normalized.lines, query.added, language, mine.first, mine.last)
         siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
+        by_design = False  # a demotion for a repetition kept on purpose, not for its size
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
         elif module_system_twins(mine.path, theirs.path):
-            weak = True
+            weak = by_design = True
             body += (f"\n\nReported at minor: `{mine.path}` and `{theirs.path}` are one module for two module "
                      "systems (ESM and CommonJS), which repeat each other by design.")
         elif family:
-            weak = True
+            weak = by_design = True
             shown = ", ".join(f"`{name}`" for name in family[:4]) + (" …" if len(family) > 4 else "")
             body += (f"\n\nReported at minor: the repeated lines are short members ({shown}) of a family of "
                      f"{FAMILY_MIN_MEMBERS} or more of one shape in this file, which the change extends: parallel "
                      "boilerplate (a property and its setter per field, one wrapper per method) that repeats by design.")
         elif mirrored:
-            weak = True
+            weak = by_design = True
             mine_directory, theirs_directory, shared = mirrored
             body += (f"\n\nReported at minor: `{mine_directory}/` and `{theirs_directory}/` mirror each other "
                      f"({shared} other files of the same names): variants of one module kept side by side, "
                      "which repeat each other by design.")
         elif siblings:
-            weak = True
+            weak = by_design = True
             body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "
                      "implementations of one interface, which look alike by design.")
         elif classes and code_lines < EXISTING_MAJOR_LINES:
-            weak = True
+            weak = by_design = True
             body += (f"\n\nReported at minor: both runs open a class (`{classes[0]}`, `{classes[1]}`) with "
                      f"the same bases and under {EXISTING_MAJOR_LINES} lines of code alike: two implementations of "
                      "one protocol, whose headers look alike by design.")
@@ -515,6 +516,7 @@ class DuplicationSearch:
             end_line=mine.last,
             code=query.normalized.lines[mine.first - 1] + theirs.path + (name or ""),
             stable_title="duplicate",
+            demoted=BY_DESIGN if by_design else None,
         )
 
     def _near_copy(self, path: str, other: str) -> Finding:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, Severity
+from reviewgate.findings import DEMOTED, MOVED, Finding, Severity
 from reviewgate.reviewers.builtin.secrets import RULE_SECRET
 from reviewgate.target.diff import LineKind
 
@@ -100,4 +100,5 @@ def as_moved(finding: Finding, how: str) -> Finding:
         finding,
         severity=Severity.MINOR,
         body=finding.body + f"\n\nReported at minor: {how}; it was written before this change.",
+        extra={**finding.extra, DEMOTED: MOVED},
     )

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
@@ -174,6 +174,7 @@ class OtherLanguagesSwallowedFailureLens:
 
     def _minor_catch(self, path: str, line: int, end_line: int, code: str, title: str, body: str) -> Finding:
         return lens_finding(
+            demoted=BY_DESIGN,
             rule=RULE_EMPTY_CATCH,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,
@@ -203,14 +204,15 @@ class OtherLanguagesSwallowedFailureLens:
     def _finding(self, path: str, line: int, end_line: int, rule: str, code: str, evidence: str = "") -> Finding:
         title, body = _WORDING[rule]
         body += evidence or f" Matched `{' '.join(code.split())[:100]}`."
-        severity = Severity.MAJOR
+        severity, demoted = Severity.MAJOR, None
         if rule == RULE_EMPTY_CATCH and is_support_code(path):
             # A test swallowing an expected throw is checked by its own assertions after it; a
             # script, benchmark or example ships to no user: neither makes a production failure
             # look like success.
-            severity = Severity.MINOR
+            severity, demoted = Severity.MINOR, SUPPORT_CODE
             body += " Reported as minor: this is test or support code (tests, scripts, benchmarks, examples)."
         return lens_finding(
+            demoted=demoted,
             rule=rule,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,

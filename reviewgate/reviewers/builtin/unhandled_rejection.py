@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     Language,
     is_support_code,
@@ -237,7 +237,8 @@ class _FileCheck:
             # `void` is the explicit way to leave a promise unawaited, and a test runner reports
             # an unhandled rejection as a failure: in tests and scripts, worth a look only.
             return self._finding(line, Severity.MINOR, f"`void` discards the promise and {why}",
-                                 " Reported as minor: `void` marks the discard as deliberate, in test or support code.")
+                                 " Reported as minor: `void` marks the discard as deliberate, in test or support code.",
+                                 SUPPORT_CODE)
         return self._finding(line, severity, f"`void` discards the promise and {why}")
 
     def _floating(self, line: int) -> Finding | None:
@@ -270,9 +271,11 @@ class _FileCheck:
             f"{declared} in this file",
         )
 
-    def _finding(self, line: int, severity: Severity, evidence: str, note: str = "") -> Finding:
+    def _finding(self, line: int, severity: Severity, evidence: str, note: str = "",
+                 demoted: str | None = None) -> Finding:
         code = self.source.line_text(line)
         return lens_finding(
+            demoted=demoted,
             rule=RULE_UNHANDLED_REJECTION,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,
