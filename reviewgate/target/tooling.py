@@ -136,8 +136,14 @@ def _json(data: bytes | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _toml(data: bytes | None) -> dict[str, Any]:
-    if data is None:
+# The pyproject.toml tables this module reads: a file without them is not parsed (the one-line
+# push parses it once already, for the policy).
+_PYPROJECT_TABLES = (b"[tool.mypy", b"[tool.pyright", b"[tool.pytest")
+
+
+def _toml(data: bytes | None, *, whatever: bool = False) -> dict[str, Any]:
+    """The parsed file; `whatever` parses it even without the tables this module reads."""
+    if data is None or not (whatever or any(table in data for table in _PYPROJECT_TABLES)):
         return {}
     try:
         return parse_toml(data, PYPROJECT)
@@ -169,8 +175,13 @@ def tooling_at(read: Callable[[str], bytes | None]) -> Tooling:
     """What the tooling files one side holds say (`read` answers None for a missing file)."""
     attributes = read(GITATTRIBUTES)
     generated = linguist_generated(attributes.decode("utf-8", "replace")) if attributes else ()
-    pyproject = _toml(read(PYPROJECT))
-    tested, checked = _python_entries(pyproject, _ini(read(name) for name in INI_FILES), _json(read(PYRIGHT_CONFIG)))
+    ini, pyright = _ini(read(name) for name in INI_FILES), _json(read(PYRIGHT_CONFIG))
+    tested, checked = _python_entries({}, ini, pyright)
+    # pyproject.toml is parsed only when it or another file names paths: then its package names matter.
+    data = read(PYPROJECT)
+    pyproject = _toml(data, whatever=bool(tested or checked))
+    more_tested, more_checked = _python_entries(pyproject, {}, {})
+    tested, checked = [*more_tested, *tested], [*more_checked, *checked]
     packages = _package_names(pyproject)
     entries = [entry for entry in (*tested, *checked) if not _is_source(entry, packages)]
     entries += [entry for entry in _script_entries(_json(read(PACKAGE_JSON))) if not _is_source(entry, set())]
