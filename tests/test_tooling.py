@@ -41,3 +41,18 @@ def test_test_input_is_what_the_tooling_checks_or_runs_besides_the_package(
 
 def test_no_tooling_files_say_nothing() -> None:
     assert tooling_at(_read({})) == Tooling()
+
+
+def test_test_input_patterns_match_as_gitignore_would() -> None:
+    """Plain directory and file patterns take a fast path; it agrees with the pattern engine."""
+    from types import SimpleNamespace
+
+    from reviewgate.reviewers.builtin.common import is_test_input
+    from reviewgate.target.exclusions import matches
+
+    paths = ["typing_examples/a.py", "typing_examples", "typing_examples_old/a.py", "src/typing_examples/a.py",
+             "checks/types.py", "checks/types.py.bak", "checks/other.py", "x/checks/types.py"]
+    for patterns in [("/typing_examples", "/checks/types.py"), ("/typing_examples", "/checks/*.py")]:
+        request = SimpleNamespace(target=SimpleNamespace(test_inputs=patterns))
+        for path in paths:
+            assert is_test_input(request, path) == matches(patterns, path), (patterns, path)  # type: ignore[arg-type]

@@ -158,9 +158,23 @@ def is_test_input(request: ReviewRequest, path: str) -> bool:
     patterns = request.target.test_inputs
     if not patterns:
         return False
-    from reviewgate.target.exclusions import matches  # gitignore semantics, loaded only with patterns
+    plain = _plain_paths(patterns)
+    if plain is not None:  # the usual case, asked of every file in the tree: no pattern engine
+        return path.startswith(plain[0]) or path in plain[1]
+    from reviewgate.target.exclusions import matches  # gitignore semantics, loaded only with globs
 
     return matches(patterns, path)
+
+
+@functools.lru_cache(maxsize=8)
+def _plain_paths(patterns: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """Anchored patterns without wildcards (`/typing_examples`, `/checks/types.py`) as directory
+    prefixes and whole paths, as gitignore matches them; None when any pattern is a glob."""
+    if any(char in pattern for pattern in patterns for char in "*?[!\\") or not all(
+        pattern.startswith("/") for pattern in patterns
+    ):
+        return None
+    return tuple(f"{pattern[1:]}/" for pattern in patterns), frozenset(pattern[1:] for pattern in patterns)
 
 
 def is_stub_file(path: str) -> bool:
