@@ -19,6 +19,13 @@ class FindingClass(str, enum.Enum):
     PRODUCT_QUESTION = "product_question"
 
 
+# A finding's `extra` key saying why a lens reports it at minor as intended or as written before this
+# change (a fallback whose comment says why, a swallowed error in test code, a moved block,
+# boilerplate by design): the summary lists it, the diff is not annotated with it.
+DEMOTED = "demoted"
+BY_DESIGN, SUPPORT_CODE, MOVED = "by design", "support code", "moved"
+
+
 class Severity(str, enum.Enum):
     BLOCKER = "blocker"
     MAJOR = "major"

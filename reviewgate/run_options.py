@@ -26,6 +26,7 @@ from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
 from reviewgate.target.exclusions import ExclusionRules
 from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
 from reviewgate.target.shallow import FetchLog, find_merge_base
+from reviewgate.target.tooling import Tooling, tooling_at
 
 if TYPE_CHECKING:
     from reviewgate.sharding.plan import ShardSpec
@@ -59,6 +60,7 @@ class Policy:
     head_side: Side | None = None
     # A config file in the working tree that is not the policy in force (not at the merge base).
     uncommitted: str | None = None
+    base_side: Side | None = None  # the merge base: its tooling files say what is generated or test input
 
 
 def load_run_config(repo: Path, options: RunOptions) -> Config:
@@ -85,7 +87,8 @@ def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
     # Local runs only: in CI the working tree is the branch's, whose config is compared from its commit.
     uncommitted = (uncommitted_config(repo, options.config_path, base_side, origin, refs.base_ref)
                    if context.provider == "local" else None)
-    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side, uncommitted)
+    return Policy(apply_overrides(config, options.overrides), config, origin, refs, head_side, uncommitted,
+                  base_side=base_side)
 
 
 def review_policy(policy: Policy) -> PolicyReview:
@@ -100,9 +103,11 @@ def review_policy(policy: Policy) -> PolicyReview:
 def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:
     config = policy.config
     own = [in_repository(repo, options.output_dir), cache_directory(config, repo)]
+    tooling = tooling_at(policy.base_side.read) if policy.base_side is not None else Tooling()
     rules = ExclusionRules(exclude=config.review.exclude, include=config.review.include,
-                           own_directories=inside_repository(repo, [item for item in own if item is not None]))
+                           own_directories=inside_repository(repo, [item for item in own if item is not None]),
+                           generated=tooling.generated)
     if policy.refs is None:
         return freeze_bundle(repo, options.bundle, rules)
     return freeze(repo, base=options.base, head=options.head, rules=rules, include_dirty=options.include_dirty,
-                  refs=policy.refs)
+                  refs=policy.refs, test_inputs=tooling.test_inputs)

@@ -12,8 +12,10 @@ from reviewgate.findings import Finding
 from reviewgate.own_directories import cache_directory_of
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
-from reviewgate.target.freeze import freeze
-from reviewgate.target.git import TreeReader
+from reviewgate.target.exclusions import ExclusionRules
+from reviewgate.target.freeze import freeze, resolve_refs
+from reviewgate.target.git import TreeReader, prefetch_sides
+from reviewgate.target.tooling import PYPROJECT, TOOLING_FILES, tooling_at
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from testing.repo import FileContent, make_repo
 
@@ -32,7 +34,13 @@ def review_change(
     """Every finding the builtin reviewer reports for `branch` on top of `base`, as the gate runs it
     (fix marking from the real branch name and head subject)."""
     repo = make_repo(root, base, branch, branch_name=branch_name, message=message)
-    target = freeze(repo.path, base="main")
+    # The target side's tooling files, read as run_options.freeze_target reads them with the policy.
+    refs = resolve_refs(repo.path, base="main")
+    base_side = TreeReader(repo.path, refs.merge_base)
+    prefetch_sides([(base_side, [PYPROJECT, *TOOLING_FILES])])  # misses cached too: one process
+    tooling = tooling_at(base_side.read_bytes)
+    target = freeze(repo.path, base="main", refs=refs, rules=ExclusionRules(generated=tooling.generated),
+                    test_inputs=tooling.test_inputs)
     request = ReviewRequest(
         target=target,
         head=TreeReader(repo.path, target.head_sha),

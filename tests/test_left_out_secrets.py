@@ -30,6 +30,8 @@ def findings(repo: Path) -> list[dict[str, object]]:
         ("vendor/client/config.go", "vendored code"),
         ("lib/_vendored/settings.py", "vendored code (the change copies it in with its own license file)"),
         ("gen/api.go", "generated file (header says so)"),
+        ("src/client/generated/api.js", "generated file (in a generated/ directory)"),
+        ("src/api.gen.js", "generated file (by name)"),
     ],
 )
 def test_a_key_in_a_file_the_change_excludes_itself_still_blocks(tmp_path: Path, path: str, reason: str) -> None:

@@ -159,3 +159,31 @@ def test_freeze_and_doctor_name_the_policy_they_use(tmp_path: Path) -> None:
     assert document["policy"]["branch_changes"] == ["review.exclude: [docs/**] → [] (drops docs/**)"]
     doctor = run_cli(repo.path, "doctor", "--base", "main")
     assert f"review policy: .reviewgate.toml at {repo.base_sha[:12]}" in doctor.stdout
+
+
+def test_the_target_sides_tooling_files_come_with_the_policy_in_one_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the tooling says (generated files, test input) costs the one-line push no git process
+    of its own: the base side's files are read in the policy's batch, misses included."""
+    from reviewgate.policy.source import commit_side, policy_at
+    from reviewgate.target import git
+    from reviewgate.target.tooling import tooling_at
+
+    repo = make_repo(tmp_path, {**BASE, ".gitattributes": "docs/api/** linguist-generated\n",
+                                "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["checks"]\n'},
+                     {"app/x.py": "X = 1\n"})
+    calls: list[tuple[str, ...]] = []
+    real = git.run_git
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(tuple(str(item) for item in args[1:3]))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git, "run_git", counting)
+    base = commit_side(repo.path, repo.base_sha, "merge base")
+    policy_at(repo.path, None, base, commit_side(repo.path, repo.head_sha, "head"))
+    batches = len(calls)
+    tooling = tooling_at(base.read)
+    assert len(calls) == batches == 1, calls
+    assert tooling.generated == ("docs/api/**",) and tooling.test_inputs == ("/checks",)

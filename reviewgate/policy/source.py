@@ -24,6 +24,7 @@ from typing import Any
 from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
 from reviewgate.errors import ConfigError
 from reviewgate.target.git import TreeReader, prefetch_sides
+from reviewgate.target.tooling import TOOLING_FILES
 from reviewgate.text import printable, short_sha
 from reviewgate.tomlfile import parse_toml
 
@@ -125,7 +126,10 @@ def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tupl
     named = relative is not None
     # The candidates of both sides in one git process, not one per file and side.
     candidates = [relative] if relative is not None else [CONFIG_FILE, PYPROJECT_FILE]
-    prefetch_sides([(side.reader, candidates) for side in (base, head) if side.reader is not None])
+    # The base side's tooling files too (target/tooling.py: generated files, test input), read
+    # with the policy and, like it, at the target side.
+    prefetch_sides([(side.reader, [*candidates, *(TOOLING_FILES if side is base else ())])
+                    for side in (base, head) if side.reader is not None])
     found = find_config(base, relative)
     if found is not None:
         return found.config, PolicyOrigin(BASE_SIDE, found.path, base.commit, named)

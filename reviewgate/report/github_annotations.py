@@ -2,13 +2,14 @@
 
 GitHub shows at most 10 errors, 10 warnings and 10 notices per step (and 50 per job), so we
 emit at most 10 per level, most severe first; the rest are counted in a final line and
-listed in the summary.
+listed in the summary. Only findings worth a line of the diff are annotated (report/annotated.py).
 """
 
 from __future__ import annotations
 
 from reviewgate.ci.workflow_commands import command
 from reviewgate.findings import Finding, Severity, sort_key
+from reviewgate.report.annotated import add_not_annotated_note, annotated
 from reviewgate.report.base import SinkContext
 from reviewgate.report.plain_text import markdown_to_plain
 from reviewgate.result import GateResult
@@ -62,7 +63,10 @@ class GithubAnnotationsSink:
         emitted = {"error": 0, "warning": 0, "notice": 0}
         left_out: list[Finding] = []
         for finding in sorted(result.findings, key=sort_key):
-            level = annotation_level(finding, result.is_blocking(finding))
+            blocking = result.is_blocking(finding)
+            if not annotated(finding, blocking):
+                continue  # counted in the summary's note
+            level = annotation_level(finding, blocking)
             if emitted[level] >= MAX_PER_LEVEL:
                 left_out.append(finding)
                 continue
@@ -75,3 +79,4 @@ class GithubAnnotationsSink:
             )
             context.stdout.write(note + "\n")
             context.log.notes.append(note)
+        add_not_annotated_note(result.findings, result.is_blocking, context.log.notes)

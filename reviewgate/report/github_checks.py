@@ -18,6 +18,7 @@ from reviewgate.findings import Finding, sort_key
 from reviewgate.forge.http import ForgeDenied, ForgeError
 from reviewgate.forge.session import ForgeRun, external_id, in_progress_body, utc_now
 from reviewgate.gate import Decision
+from reviewgate.report.annotated import add_not_annotated_note, annotated
 from reviewgate.report.base import SinkContext
 from reviewgate.report.github_annotations import annotation_level, annotation_message, annotation_title
 from reviewgate.report.summary import artifact_place, render_summary, size_budget
@@ -102,7 +103,8 @@ def update_bodies(result: GateResult, blocked_conclusion: str, notes: list[str],
     completing the run with its conclusion."""
     annotations = [
         item for item in (check_annotation(finding, result.is_blocking(finding))
-                          for finding in sorted(result.findings, key=sort_key)) if item is not None
+                          for finding in sorted(result.findings, key=sort_key)
+                          if annotated(finding, result.is_blocking(finding))) if item is not None
     ] if with_annotations else []
     batches = [annotations[start:start + MAX_ANNOTATIONS_PER_REQUEST]
                for start in range(0, len(annotations), MAX_ANNOTATIONS_PER_REQUEST)] or [[]]
@@ -170,6 +172,7 @@ class GithubCheckRunSink:
             if not isinstance(created.get("id"), int):
                 raise ForgeError("POST check-runs: the answer carried no id")
             check_run_id = int(created["id"])
+        add_not_annotated_note(result.findings, result.is_blocking, context.log.notes)
         try:
             for update in update_bodies(result, forge.settings.blocked_conclusion, context.log.notes):
                 api.update_check_run(check_run_id, update)

@@ -29,6 +29,7 @@ from reviewgate.forge.inline_plan import (
     plan_inline_comments,
 )
 from reviewgate.forge.session import ForgeRun
+from reviewgate.report.annotated import annotated
 from reviewgate.report.base import SinkContext
 from reviewgate.result import GateResult
 from reviewgate.text import truncate
@@ -60,7 +61,8 @@ def commentable(result: GateResult) -> list[Finding]:
     for finding in result.findings:
         if finding.dismissed or finding.path is None or finding.line is None:
             continue
-        if not result.is_blocking(finding) and suggestion_of(finding) is None:
+        blocking = result.is_blocking(finding)
+        if not annotated(finding, blocking) or (not blocking and suggestion_of(finding) is None):
             continue
         change = result.target.file(finding.path)
         if change is not None and finding.line in change.changed_line_numbers():

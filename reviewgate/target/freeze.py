@@ -86,6 +86,9 @@ class FrozenTarget:
     # Text files left out by a built-in exclusion the change can bring on itself (also listed in
     # `excluded`): only the secrets lens reads them (exclusions.read_for_secrets).
     left_out: tuple[FileChange, ...] = field(default_factory=tuple, compare=False, repr=False)
+    # Gitignore-style patterns of test input outside the usual test places, from the target side's
+    # tooling files (target/tooling.py): read by the lenses as tests, not as product code.
+    test_inputs: tuple[str, ...] = field(default_factory=tuple, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -318,6 +321,7 @@ def freeze(
     rules: ExclusionRules | None = None,
     include_dirty: bool = False,
     refs: ResolvedRefs | None = None,
+    test_inputs: tuple[str, ...] = (),
 ) -> FrozenTarget:
     """Freeze the diff between the refs (resolved here unless `refs` already holds them)."""
     rules = rules or ExclusionRules()
@@ -355,6 +359,7 @@ def freeze(
         shallow_fetches=refs.shallow_fetches,
         oversized=tuple(change for change in every_file if is_oversized_text(change, rules)),
         left_out=_read_for_secrets(every_file, excluded),
+        test_inputs=test_inputs,
     )
 
 

@@ -22,7 +22,9 @@ from reviewgate.reviewers.builtin.common import (
     SUPPORT_DIRECTORIES,
     Language,
     is_configuration_file,
+    is_stub_file,
     is_test_file,
+    is_test_input,
     is_translation_file,
     language_of,
     parse_python,
@@ -47,6 +49,7 @@ def is_behaviour_file(path: str) -> bool:
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
+        and not is_stub_file(path)
         and not is_configuration_file(path)
         and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
         and not is_translation_file(path)
@@ -118,6 +121,7 @@ def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
 # cannot tell: git often keeps the extracted lines as context and adds the call around them.)
 EXTRACTED_SHARE = 0.6
 EXTRACTED_MIN_LINES = 3
+EXTRACTED_WHOLE_LINES = 2
 # Lines too generic to say where code came from (`return x`, `}`, `else:`, `pass`).
 _GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|continue)\b\W*\w{0,12}\W*)$")
 
@@ -148,7 +152,9 @@ class MovedCode:
             self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
         lines = _body_lines(shape.text)
         found = sum(1 for line in lines if line in self._base_lines)
-        return found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines)
+        # A short one counts when all its lines were there: a constructor moved into a delegate.
+        whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
+        return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))
 
     def holds(self, shape: FunctionShape) -> bool:
         if self.extracted(shape):
@@ -291,15 +297,20 @@ def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
     return {path: text for path in paths if (text := base.read_text(path)) is not None}
 
 
+def is_product_file(request: ReviewRequest, path: str) -> bool:
+    """A behaviour file the repository's tooling does not run or type-check as a test."""
+    return is_behaviour_file(path) and not is_test_input(request, path)
+
+
 def _behaviour_changes(request: ReviewRequest) -> list[FileChange]:
-    return [change for change in reviewable_changes(request) if is_behaviour_file(change.path)]
+    return [change for change in reviewable_changes(request) if is_product_file(request, change.path)]
 
 
 def _deleted_paths(request: ReviewRequest) -> list[str]:
     return [
         change.path
         for change in request.target.files
-        if change.status is ChangeStatus.DELETED and is_behaviour_file(change.path)
+        if change.status is ChangeStatus.DELETED and is_product_file(request, change.path)
     ]
 
 
@@ -311,7 +322,7 @@ def _shrunk_changes(request: ReviewRequest) -> list[FileChange]:
         if change.status is not ChangeStatus.DELETED
         and not change.is_binary
         and not change.is_submodule
-        and is_behaviour_file(change.path)
+        and is_product_file(request, change.path)
         and not change.added_lines()
         and bool(change.hunks)
     ]

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import TypeVar, cast
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
 from reviewgate.target.diff import ChangeStatus, FileChange
 
 SOURCE = "builtin"
@@ -104,11 +104,14 @@ def language_of(path: str) -> Language:
 
 
 # Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
+# Type tests are tests: tsd's `test-d/`, pytest-mypy-plugins' `typesafety/`, `type_tests/`.
 _TEST_DIRECTORIES = frozenset(
-    {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e"}
+    {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e",
+     "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests"}
 )
+# `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
 _TEST_NAME = re.compile(
-    r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)\.[cm]?[jt]sx?$"
+    r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
     r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
 )
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
@@ -123,8 +126,10 @@ TRANSLATION_DIRECTORIES = frozenset({"locales", "locale", "i18n", "l10n", "trans
 # Files that hold configuration or wiring, not behaviour a unit test would pin down; a copy of
 # one (a second vitest config) is a variant by design.
 _CONFIGURATION = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
-# Code that ships to no user: scripts, benchmarks, examples. Tests are told by is_test_file.
-SUPPORT_DIRECTORIES = frozenset({"scripts", "examples", "example", "bench", "benchmark", "benchmarks"})
+# Code that ships to no user: scripts, benchmarks, examples (`docs_src/`: the example programs a
+# documentation site includes, one variant per Python version or style on purpose). Tests are
+# told by is_test_file.
+SUPPORT_DIRECTORIES = frozenset({"scripts", "examples", "example", "bench", "benchmark", "benchmarks", "docs_src"})
 
 
 def is_configuration_file(path: str) -> bool:
@@ -144,6 +149,37 @@ def is_translation_file(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
+def is_test_input(request: ReviewRequest, path: str) -> bool:
+    """A file outside the usual test places that the repository's own tooling, at the target side,
+    runs or type-checks as a test (target/tooling.py: pytest's testpaths, a type checker's extra
+    directories, the test script's TypeScript project): a test, not product code."""
+    patterns = request.target.test_inputs
+    if not patterns:
+        return False
+    plain = _plain_paths(patterns)
+    if plain is not None:  # the usual case, asked of every file in the tree: no pattern engine
+        return path.startswith(plain[0]) or path in plain[1]
+    from reviewgate.target.exclusions import matches  # gitignore semantics, loaded only with globs
+
+    return matches(patterns, path)
+
+
+@functools.lru_cache(maxsize=8)
+def _plain_paths(patterns: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """Anchored patterns without wildcards (`/typing_examples`, `/checks/types.py`) as directory
+    prefixes and whole paths, as gitignore matches them; None when any pattern is a glob."""
+    if any(char in pattern for pattern in patterns for char in "*?[!\\") or not all(
+        pattern.startswith("/") for pattern in patterns
+    ):
+        return None
+    return tuple(f"{pattern[1:]}/" for pattern in patterns), frozenset(pattern[1:] for pattern in patterns)
+
+
+def is_stub_file(path: str) -> bool:
+    """A Python type stub (`*.pyi`): signatures for the type checker, no behaviour of its own."""
+    return path.endswith(".pyi")
 
 
 def is_fixture_file(path: str) -> bool:
@@ -353,9 +389,11 @@ def lens_finding(
     end_line: int | None = None,
     code: str = "",
     stable_title: str | None = None,
+    demoted: str | None = None,
 ) -> Finding:
     """A builtin finding; `code` (the line it is about) stands in for the line number in the id.
-    `stable_title` replaces a title that names other lines when the id is computed."""
+    `stable_title` replaces a title that names other lines when the id is computed. `demoted` says
+    why the lens reports it at minor as intended or written earlier (findings.DEMOTED)."""
     return Finding(
         id=make_finding_id(SOURCE, path, category, f"{rule} {stable_title or title}", code),
         finding_class=finding_class,
@@ -368,4 +406,5 @@ def lens_finding(
         path=path,
         line=line,
         end_line=end_line,
+        extra={DEMOTED: demoted} if demoted else {},
     )

@@ -4,12 +4,12 @@ literals, definitions per language, and the evidence a duplicate finding shows."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK, Normalized
+from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK, KEYWORDS, Normalized
 from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, LineKind
 
 # A definition starts its line; each language has its own keywords (Go's `func` is not Python's
@@ -274,3 +274,109 @@ def mirrored_directories(files: list[str], mine: str, theirs: str) -> tuple[str,
     if shared < MIRROR_MIN_SHARED or shared * 2 < smaller:
         return None
     return mine_directory or ".", theirs_directory or ".", shared
+
+
+# Lines a copy's size leaves out: `@overload` stubs (signatures for the type checker) and
+# docstring-only lines, which normalise to a lone string mark.
+_OVERLOAD = re.compile(r"^\s*@(?:[\w.]+\.)?overload\b")
+_DOCSTRING_MARK = '"'
+
+
+def overload_stub_lines(lines: list[str]) -> set[int]:
+    """Line numbers of Python `@overload` stubs: the decorator through the stub's `...`."""
+    found: set[int] = set()
+    number = 0
+    while number < len(lines):
+        if _OVERLOAD.match(lines[number]):
+            start = number
+            while number < len(lines) and not lines[number].split("#", 1)[0].rstrip().endswith("..."):
+                number += 1
+            found.update(range(start + 1, min(number, len(lines) - 1) + 2))
+        number += 1
+    return found
+
+
+def sized_lines(normalized: Sequence[str], first: int, last: int, added: set[int], stubs: set[int]) -> int:
+    """Lines of code a copy counts for its size: added by the change (an unchanged neighbour the
+    match window takes in is not), neither an overload stub nor a docstring."""
+    return sum(
+        1
+        for number in range(first, last + 1)
+        if number in added and number not in stubs and normalized[number - 1] not in ("", _DOCSTRING_MARK)
+    )
+
+
+# A boilerplate family: at least this many members of one shape in a file, the change adding some, each at most this
+# many lines of code (overload stubs and docstrings aside): a property and its setter per field,
+# one dunder method per class, thin wrappers forwarding to one implementation.
+FAMILY_MIN_MEMBERS = 3
+FAMILY_MEMBER_LINES = 8
+# JS/TS accessors (`get name() {`, `set name(value) {`), which the definition patterns leave out.
+_ACCESSOR = re.compile(r"^\s*(?:static\s+)?(?:get|set)\s+[\w$#]+\s*\(")
+_DECORATOR = re.compile(r"^\s*@")
+# Type names the normalisation keeps as keywords: in a member's shape they are names like any other.
+_TYPE_KEYWORDS = re.compile(r"\b(?:int|string|bool|void)\b")
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
+    """(first, last) line numbers of each definition, its decorators included."""
+    pattern = _DEFINITIONS.get(language)
+    if pattern is None:
+        return []
+    found = []
+    for index, text in enumerate(lines):
+        if not (pattern.search(text) or (language is not Language.PYTHON and _ACCESSOR.match(text))):
+            continue
+        depth, first = _indent(text), index
+        while first > 0 and _DECORATOR.match(lines[first - 1]) and _indent(lines[first - 1]) == depth:
+            first -= 1
+        last = index
+        for later in range(index + 1, len(lines)):
+            following = lines[later]
+            if not following.strip():
+                continue
+            if _indent(following) <= depth:
+                if following.lstrip().startswith(("}", ")")):
+                    last = later
+                break
+            last = later
+        found.append((first + 1, last + 1))
+    return found
+
+
+def boilerplate_family(lines: list[str], normalized: Sequence[str], added: set[int], language: Language,
+                       first: int, last: int) -> list[str] | None:
+    """The names of the family the lines `first`..`last` belong to, when every counted line there
+    is in short members of shapes the change adds at least FAMILY_MIN_MEMBERS of; None otherwise."""
+    stubs = overload_stub_lines(lines) if language is Language.PYTHON else set()
+    by_shape: dict[tuple[str, ...], list[tuple[int, int, bool]]] = {}
+    for start, end in _members(lines, language):
+        numbers = [number for number in range(start, end + 1)
+                   if number not in stubs and normalized[number - 1] not in ("", _DOCSTRING_MARK)]
+        if not numbers or len(numbers) > FAMILY_MEMBER_LINES:
+            continue
+        shape = [_TYPE_KEYWORDS.sub(IDENTIFIER_MARK, normalized[number - 1]) for number in numbers]
+        name = definition_name(lines, start, end, language)
+        if name in KEYWORDS:  # a member named like a keyword (`delete`) keeps its name in the shape
+            shape = [text.replace(name, IDENTIFIER_MARK, 1) if index == 0 else text for index, text in enumerate(shape)]
+        by_shape.setdefault(tuple(shape), []).append((start, end, all(number in added for number in numbers)))
+    # A family counts its members already there too (the change adds `put` beside `get` and `post`).
+    families = [members for members in by_shape.values() if len(members) >= FAMILY_MIN_MEMBERS]
+    covered = {number for members in families for start, end, new in members if new
+               for number in range(start, end + 1)}
+    counted = [number for number in range(first, last + 1)
+               if number in added and number not in stubs and normalized[number - 1] not in ("", _DOCSTRING_MARK)]
+    if not counted or not all(number in covered for number in counted):
+        return None
+    names = []
+    for members in families:
+        for start, end, _new in members:
+            if start <= last and first <= end:
+                name = definition_name(lines, start, end, language)
+                if name is not None and name not in names:
+                    names.append(name)
+    return names or None

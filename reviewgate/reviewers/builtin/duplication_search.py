@@ -17,12 +17,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     SUPPORT_DIRECTORIES,
+    Language,
     is_configuration_file,
+    is_stub_file,
     is_test_file,
+    is_test_input,
     is_translation_file,
     language_of,
     lens_finding,
@@ -30,16 +33,20 @@ from reviewgate.reviewers.builtin.common import (
 from reviewgate.reviewers.builtin.duplication import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
 from reviewgate.reviewers.builtin.duplication_rules import (
     CONTINUATION,
+    FAMILY_MIN_MEMBERS,
     Side,
+    boilerplate_family,
     definition_name,
     evidence,
     mirrored_directories,
     module_system_twins,
     mostly_literals,
+    overload_stub_lines,
     rewrapped_lines,
     same_text,
     sibling_classes,
     sibling_implementations,
+    sized_lines,
     split_out_copies,
     starts_a_definition,
     weak_evidence,
@@ -93,10 +100,17 @@ def is_candidate(path: str) -> bool:
     return (
         language_of(path) in CODE_LANGUAGES
         and not is_test_file(path)
+        and not is_stub_file(path)
         and ".min." not in parts[-1]
         and not any(part in _NOT_INDEXED or part in _STANDALONE for part in parts[:-1])
         and not is_translation_file(path)
     )
+
+
+def is_product_candidate(request: ReviewRequest, path: str) -> bool:
+    """A candidate the repository's tooling does not run or type-check as a test: type-checker
+    example files repeat each other (one copy per checker) by design."""
+    return is_candidate(path) and not is_test_input(request, path)
 
 
 @dataclass(frozen=True)
@@ -228,8 +242,8 @@ class DuplicationSearch:
                 change.status is ChangeStatus.COPIED
                 and change.path not in split
                 and change.old_path
-                and is_candidate(change.path)
-                and is_candidate(change.old_path)
+                and is_product_candidate(request, change.path)
+                and is_product_candidate(request, change.old_path)
             ):
                 yield self._near_copy(change.path, change.old_path)
 
@@ -242,7 +256,7 @@ class DuplicationSearch:
                 continue
             # A formatter's re-wrapping is not added code; all of a split-out file is new at head.
             added = set(change.added_lines()) - rewrapped_lines(change)
-            if (not added and change.path not in split) or not is_candidate(change.path):
+            if (not added and change.path not in split) or not is_product_candidate(request, change.path):
                 continue
             text = request.head.read_text(change.path)
             if text is None:
@@ -265,7 +279,7 @@ class DuplicationSearch:
         unseen: dict[str, str] = {}
         matching: dict[str, str] = {}
         for path, blob in blobs.items():
-            if not is_candidate(path):
+            if not is_product_candidate(request, path):
                 continue
             digests = stored.load(blob)
             if digests is None:
@@ -440,29 +454,40 @@ class DuplicationSearch:
                 "extending it if it needs a parameter."
             )
         weak = weak_evidence(query.normalized, mine)
-        # Sizes are judged in lines of code: a docstring or a comment block repeats no logic.
-        code_lines = sum(1 for number in range(mine.first, mine.last + 1) if query.normalized.lines[number - 1])
         mine_lines = query.source.split("\n")
+        language = language_of(mine.path)
+        # Sizes are judged in lines of code the change adds: a docstring, a comment block or an
+        # `@overload` stub repeats no logic, and an unchanged neighbour in the window is not new.
+        stubs = overload_stub_lines(mine_lines) if language is Language.PYTHON else set()
+        code_lines = sized_lines(query.normalized.lines, mine.first, mine.last, query.added, stubs)
+        family = boilerplate_family(mine_lines, query.normalized.lines, query.added, language, mine.first, mine.last)
         siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
+        by_design = False  # a demotion for a repetition kept on purpose, not for its size
         if weak:
             body += "\n\nReported at minor: the repeated run is short or mostly boilerplate."
         elif module_system_twins(mine.path, theirs.path):
-            weak = True
+            weak = by_design = True
             body += (f"\n\nReported at minor: `{mine.path}` and `{theirs.path}` are one module for two module "
                      "systems (ESM and CommonJS), which repeat each other by design.")
+        elif family:
+            weak = by_design = True
+            shown = ", ".join(f"`{name}`" for name in family[:4]) + (" …" if len(family) > 4 else "")
+            body += (f"\n\nReported at minor: the repeated lines are short members ({shown}) of a family of "
+                     f"{FAMILY_MIN_MEMBERS} or more of one shape in this file, which the change extends: parallel "
+                     "boilerplate (a property and its setter per field, one wrapper per method) that repeats by design.")
         elif mirrored:
-            weak = True
+            weak = by_design = True
             mine_directory, theirs_directory, shared = mirrored
             body += (f"\n\nReported at minor: `{mine_directory}/` and `{theirs_directory}/` mirror each other "
                      f"({shared} other files of the same names): variants of one module kept side by side, "
                      "which repeat each other by design.")
         elif siblings:
-            weak = True
+            weak = by_design = True
             body += (f"\n\nReported at minor: both runs are in subclasses of `{siblings}`, two "
                      "implementations of one interface, which look alike by design.")
         elif classes and code_lines < EXISTING_MAJOR_LINES:
-            weak = True
+            weak = by_design = True
             body += (f"\n\nReported at minor: both runs open a class (`{classes[0]}`, `{classes[1]}`) with "
                      f"the same bases and under {EXISTING_MAJOR_LINES} lines of code alike: two implementations of "
                      "one protocol, whose headers look alike by design.")
@@ -491,6 +516,7 @@ class DuplicationSearch:
             end_line=mine.last,
             code=query.normalized.lines[mine.first - 1] + theirs.path + (name or ""),
             stable_title="duplicate",
+            demoted=BY_DESIGN if by_design else None,
         )
 
     def _near_copy(self, path: str, other: str) -> Finding:

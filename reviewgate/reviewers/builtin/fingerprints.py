@@ -38,6 +38,7 @@ _KEYWORDS = (
     "null nil true false undefined this self super switch case default go defer select range map chan "
     "void int string bool"
 ).split()
+KEYWORDS = frozenset(_KEYWORDS)  # kept as written by the normalisation, not made a name mark
 # Comments (the `comment` group), then strings. Every branch starts with its literal first
 # character and no group comes before it, so the engine jumps from one `#`, quote or slash to the
 # next instead of trying the whole pattern at every character (three times faster).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, Severity
+from reviewgate.findings import DEMOTED, MOVED, Finding, Severity
 from reviewgate.reviewers.builtin.secrets import RULE_SECRET
 from reviewgate.target.diff import LineKind
 from reviewgate.text import lines_at
@@ -86,13 +86,18 @@ def mark_moved(request: ReviewRequest, findings: list[Finding]) -> list[Finding]
         if block is not None and removed.hold(block):
             moved.add(id(finding))
     return [
-        replace(
-            finding,
-            severity=Severity.MINOR,
-            body=finding.body + "\n\nReported at minor: this code is moved unchanged from a place the change "
-            "removes it from; it was written before this change.",
-        )
+        as_moved(finding, "this code is moved unchanged from a place the change removes it from")
         if id(finding) in moved
         else finding
         for finding in findings
     ]
+
+
+def as_moved(finding: Finding, how: str) -> Finding:
+    """The finding at minor, saying how its code was there before this change."""
+    return replace(
+        finding,
+        severity=Severity.MINOR,
+        body=finding.body + f"\n\nReported at minor: {how}; it was written before this change.",
+        extra={**finding.extra, DEMOTED: MOVED},
+    )

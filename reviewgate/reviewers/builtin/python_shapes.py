@@ -201,10 +201,19 @@ class _Counts:
         ]
 
 
+def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """An `@overload` / `@typing.overload` stub: a signature for the type checker, not a function."""
+    return any(
+        (isinstance(item, ast.Name) and item.id == "overload")
+        or (isinstance(item, ast.Attribute) and item.attr == "overload")
+        for item in node.decorator_list
+    )
+
+
 def _functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]:
     """Every function and method with its qualified name, in line order, outside `if
     TYPE_CHECKING:` and `if __name__ == "__main__":` blocks (imports for type checkers; a
-    script's entry point). Found in the grouped walk the lenses share (common.nodes_of); the
+    script's entry point), `@overload` stubs left out. Found in the grouped walk the lenses share (common.nodes_of); the
     enclosing classes and functions are the ones whose lines hold the definition."""
     hidden = [
         (node.lineno, node.end_lineno or node.lineno)
@@ -224,6 +233,9 @@ def _functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFuncti
         stack.append((node.end_lineno or node.lineno, node.name))
         if isinstance(node, ast.ClassDef) or any(start <= node.lineno <= end for start, end in hidden):
             continue
+        if _is_overload(node):
+            continue  # else its stubs number the implementation `name#3` and it reads as new
+
         found.append((node, qualified))
     return found
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
@@ -52,11 +52,37 @@ _PROMISE_CATCH = re.compile(
 _GO_DROPPED = re.compile(
     r"\bif\s+(?:[^{};\n]+;\s*)?(?P<name>[\w.]*[eE]rr\w*)\s*!=\s*nil\s*\{\s*(?:return\s+nil(?:\s*,\s*nil)*\s*)?\}"
 )
+# A Go function's signature up to its body's brace: the results are what follows the parameters.
+_GO_FUNC = re.compile(
+    r"\bfunc\s*(?:\([^()]*\)\s*)?(?:[\w]+\s*)?(?:\[[^\]]*\]\s*)?\((?:[^()]|\([^()]*\))*\)"
+    r"(?P<results>[^{}\n]*)\{"
+)
+_GO_ERROR_RESULT = re.compile(r"\berror\b")
 _GO_BLANK = re.compile(r"^\s*_\s*=\s*(?P<name>err\w*|\w*Err)\s*$")
 _INLINE_COMMENT = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
 _COMMENT_MARKERS = re.compile(r"^\s*(?://+|/\*+|\*+/?)|\*+/\s*$")
 _SHELL_TRUE = re.compile(r"\|\|\s*(?:true|:)\s*(?:$|[;&)#'\"])")
 _SHELL_SET_E = re.compile(r"(?:^|[\s;'\"])set\s+(?:\+e|\+o\s+errexit)\b")
+
+
+def go_results_of(text: str, offset: int) -> str | None:
+    """The result types of the innermost Go function (or function literal) whose body holds
+    `offset`, as written (`(*Config, error)`, `[]string`); None when none is found."""
+    found = None
+    for match in _GO_FUNC.finditer(text, 0, offset):
+        body = match.end() - 1
+        if text.count("{", body, offset) > text.count("}", body, offset):
+            found = match.group("results").strip()
+    return found
+
+
+def _returns_no_error(text: str, match: re.Match[str]) -> bool:
+    """`if err != nil { return nil }` in a function with no `error` result returns its nil value
+    (`*T`, `[]T`, a map) on failure by design: the error is not the caller's to get."""
+    if "return" not in match.group(0):
+        return False  # an empty block drops the error whatever the function returns
+    results = go_results_of(text, match.start())
+    return results is not None and results != "" and not _GO_ERROR_RESULT.search(results)
 
 
 def _line_starts(text: str) -> list[int]:
@@ -70,7 +96,7 @@ class OtherLanguagesSwallowedFailureLens:
         for change in reviewable_changes(request):
             language = language_of(change.path)
             if is_ci_or_script(change.path):
-                yield from self._shell(change, language)
+                yield from self._shell(change, language, functools.partial(request.head.read_text, change.path))
             if language not in C_LIKE:
                 continue
             text = request.head.read_text(change.path)
@@ -92,7 +118,7 @@ class OtherLanguagesSwallowedFailureLens:
         else:
             patterns += [(_EMPTY_CATCH, RULE_EMPTY_CATCH), (_PROMISE_CATCH, RULE_EMPTY_CATCH)]
         for pattern, rule in patterns:
-            matches = list(pattern.finditer(text))
+            matches = [match for match in pattern.finditer(text) if not _idiom(pattern, text, match)]
             if not matches:
                 continue
             base = base_text()
@@ -148,6 +174,7 @@ class OtherLanguagesSwallowedFailureLens:
 
     def _minor_catch(self, path: str, line: int, end_line: int, code: str, title: str, body: str) -> Finding:
         return lens_finding(
+            demoted=BY_DESIGN,
             rule=RULE_EMPTY_CATCH,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,
@@ -160,25 +187,32 @@ class OtherLanguagesSwallowedFailureLens:
             code=code,
         )
 
-    def _shell(self, change: FileChange, language: Language) -> Iterator[Finding]:
+    def _shell(self, change: FileChange, language: Language, read: Callable[[], str | None]) -> Iterator[Finding]:
+        cleanup: set[int] | None = None  # worked out when a `|| true` makes it matter
         for number, line in sorted(change.added_lines().items()):
             code = line.split(" #", 1)[0] if language is not Language.OTHER else line
             if code.lstrip().startswith("#"):
                 continue
-            if _SHELL_TRUE.search(code) or _SHELL_SET_E.search(code):
+            if _SHELL_SET_E.search(code):
                 yield self._finding(change.path, number, number, RULE_IGNORED_EXIT, line)
+            elif _SHELL_TRUE.search(code):
+                if cleanup is None:
+                    cleanup = exit_trap_lines(read() or "")
+                if number not in cleanup:
+                    yield self._finding(change.path, number, number, RULE_IGNORED_EXIT, line)
 
     def _finding(self, path: str, line: int, end_line: int, rule: str, code: str, evidence: str = "") -> Finding:
         title, body = _WORDING[rule]
         body += evidence or f" Matched `{' '.join(code.split())[:100]}`."
-        severity = Severity.MAJOR
+        severity, demoted = Severity.MAJOR, None
         if rule == RULE_EMPTY_CATCH and is_support_code(path):
             # A test swallowing an expected throw is checked by its own assertions after it; a
             # script, benchmark or example ships to no user: neither makes a production failure
             # look like success.
-            severity = Severity.MINOR
+            severity, demoted = Severity.MINOR, SUPPORT_CODE
             body += " Reported as minor: this is test or support code (tests, scripts, benchmarks, examples)."
         return lens_finding(
+            demoted=demoted,
             rule=rule,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,
@@ -192,6 +226,39 @@ class OtherLanguagesSwallowedFailureLens:
         )
 
 
+# `trap 'rm -rf "$tmp" || true' EXIT` / `trap cleanup EXIT INT`: the command and the signals.
+_TRAP = re.compile(r"""^\s*trap\s+(?P<command>'[^']*'|"[^"]*"|[\w-]+)\s+(?P<signals>[\w\s]+?)\s*(?:[;#].*)?$""")
+_SHELL_FUNCTION = re.compile(r"^(?P<indent>\s*)(?:function\s+)?(?P<name>[\w-]+)\s*(?:\(\s*\))?\s*\{\s*$"
+                             r"|^(?P<indent2>\s*)(?P<name2>[\w-]+)\s*\(\s*\)\s*$")
+
+
+def exit_trap_lines(text: str) -> set[int]:
+    """Lines of a script's clean-up on exit: `trap '...' EXIT` lines, and the bodies of functions
+    an EXIT trap runs. A clean-up step that may fail (`rm ... || true`) must not turn the
+    script's own exit status into its failure: `|| true` there ignores nothing that matters."""
+    lines = text.split("\n")
+    found: set[int] = set()
+    handlers: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        match = _TRAP.match(line)
+        if match and {"EXIT", "0"} & set(match.group("signals").split()):
+            found.add(number)
+            handlers.update(re.findall(r"[\w-]+", match.group("command").strip("'\"")))
+    if not handlers:
+        return found
+    for number, line in enumerate(lines, 1):
+        match = _SHELL_FUNCTION.match(line)
+        name = match and (match.group("name") or match.group("name2"))
+        if not match or name not in handlers:
+            continue
+        indent = match.group("indent") if match.group("name") else match.group("indent2")
+        for index in range(number, len(lines)):
+            found.add(index + 1)
+            if lines[index].rstrip() == f"{indent}}}":
+                break
+    return found
+
+
 def _base_text(request: ReviewRequest, change: FileChange) -> str | None:
     """The file as the merge base has it (its old name for a rename); None when it is new."""
     base = base_reader_for(request.target)
@@ -200,8 +267,13 @@ def _base_text(request: ReviewRequest, change: FileChange) -> str | None:
     return base.read_text(change.old_path or change.path)
 
 
+def _idiom(pattern: re.Pattern[str], text: str, match: re.Match[str]) -> bool:
+    """A match that is the language's idiom where it stands, not a swallowed failure."""
+    return pattern is _GO_DROPPED and _returns_no_error(text, match)
+
+
 def _count(pattern: re.Pattern[str], text: str) -> int:
-    return sum(1 for _ in pattern.finditer(text))
+    return sum(1 for match in pattern.finditer(text) if not _idiom(pattern, text, match))
 
 
 def _comment_text(raw: str) -> str:

@@ -15,10 +15,11 @@ in `Async` is weaker evidence and reports at minor.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.findings import SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     Language,
     is_support_code,
@@ -33,7 +34,9 @@ from reviewgate.reviewers.builtin.js_source import (
     never_rejects,
     read_js,
 )
-from reviewgate.target.diff import FileChange
+from reviewgate.reviewers.builtin.moved_code import as_moved
+from reviewgate.target.diff import ChangeStatus, FileChange
+from reviewgate.target.freeze import base_reader_for
 
 RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
 
@@ -59,14 +62,63 @@ class UnhandledRejectionLens:
             text = request.head.read_text(change.path)
             if text is None or ("void" not in text and "async" not in text):
                 continue
-            yield from _FileCheck(change, read_js(text)).findings()
+            found = list(_FileCheck(change, read_js(text)).findings())
+            if found and change.status is not ChangeStatus.ADDED:
+                found = _moved_within_file(request, change, text, found)
+            yield from found
+
+
+# The function a statement calls: the last name before the first `(` (`this.refresh()`, `void sync()`).
+_CALLEE = re.compile(r"(#?[\w$]+)\s*\(")
+
+
+def _call_places(text: str, findings: list[Finding], language: Language) -> list[tuple[str, str]]:
+    """(enclosing function, called function) of each finding: the function by its own name, not
+    its class's (a rewrite into a class keeps `start` calling `refresh`), innermost first."""
+    from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes  # only for a file with findings
+
+    try:
+        shapes = list(c_like_shapes(text, language).values())
+    except (IndexError, KeyError, RecursionError):  # the tokenizer confused by odd input: no places
+        shapes = []
+    lines = text.split("\n")
+    places = []
+    for finding in findings:
+        line = finding.line or 0
+        holding = [shape for shape in shapes if shape.line <= line <= shape.end_line]
+        function = max(holding, key=lambda shape: shape.line).name if holding else ""
+        callee = _CALLEE.search(lines[line - 1]) if 0 < line <= len(lines) else None
+        places.append((function.rsplit(".", 1)[-1].split("#", 1)[0], callee.group(1) if callee else ""))
+    return places
+
+
+def _moved_within_file(request: ReviewRequest, change: FileChange, text: str, found: list[Finding]) -> list[Finding]:
+    """Findings on a call the merge base already makes, unhandled, from the function of the same
+    name in this file: moved within a rewrite of the file (into a class, split, reordered), not
+    written by this change. Minor, with a note."""
+    reader = base_reader_for(request.target)
+    base = reader.read_text(change.old_path or change.path) if reader is not None else None
+    if base is None or ("void" not in base and "async" not in base):
+        return found
+    everything = set(range(1, base.count("\n") + 2))
+    language = language_of(change.path)
+    before = Counter(_call_places(base, list(_FileCheck(change, read_js(base), everything).findings()), language))
+    kept = []
+    for finding, place in zip(found, _call_places(text, found, language), strict=True):
+        if place[1] and before[place] > 0:
+            before[place] -= 1
+            function = f"`{place[0]}`" if place[0] else "the top of the file"
+            finding = as_moved(finding, f"the merge base makes this call of `{place[1]}` from {function} unhandled "
+                                        "too: it moved within a rewrite of the file")
+        kept.append(finding)
+    return kept
 
 
 class _FileCheck:
-    def __init__(self, change: FileChange, source: JsSource) -> None:
+    def __init__(self, change: FileChange, source: JsSource, added: set[int] | None = None) -> None:
         self.change = change
         self.source = source
-        self.added = change.added_lines()
+        self.added = change.added_lines() if added is None else dict.fromkeys(added, "")
         self.asyncs = async_names(source)
         self.awaited: dict[str, int] = {}
         for match in _AWAITED.finditer(source.masked):
@@ -185,7 +237,8 @@ class _FileCheck:
             # `void` is the explicit way to leave a promise unawaited, and a test runner reports
             # an unhandled rejection as a failure: in tests and scripts, worth a look only.
             return self._finding(line, Severity.MINOR, f"`void` discards the promise and {why}",
-                                 " Reported as minor: `void` marks the discard as deliberate, in test or support code.")
+                                 " Reported as minor: `void` marks the discard as deliberate, in test or support code.",
+                                 SUPPORT_CODE)
         return self._finding(line, severity, f"`void` discards the promise and {why}")
 
     def _floating(self, line: int) -> Finding | None:
@@ -218,9 +271,11 @@ class _FileCheck:
             f"{declared} in this file",
         )
 
-    def _finding(self, line: int, severity: Severity, evidence: str, note: str = "") -> Finding:
+    def _finding(self, line: int, severity: Severity, evidence: str, note: str = "",
+                 demoted: str | None = None) -> Finding:
         code = self.source.line_text(line)
         return lens_finding(
+            demoted=demoted,
             rule=RULE_UNHANDLED_REJECTION,
             category="swallowed-failure",
             finding_class=FindingClass.CORRECTNESS,

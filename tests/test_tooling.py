@@ -1,0 +1,58 @@
+"""What the target side's tooling files say: linguist-generated paths, and test input outside the
+usual test places (a type checker's or a test runner's own directories, never the package)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewgate.target.tooling import Tooling, linguist_generated, tooling_at
+
+
+def _read(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return lambda path: files[path].encode() if path in files else None
+
+
+def test_linguist_generated_takes_set_and_true_and_leaves_unset_and_false_out() -> None:
+    text = "# docs\ndocs/api/** linguist-generated=true\n*.pb.js\tlinguist-generated\n" \
+           "*.md -linguist-generated\nlib/x.js linguist-generated=false\n!keep.js linguist-generated\n"
+    assert linguist_generated(text) == ("docs/api/**", "*.pb.js")
+
+
+@pytest.mark.parametrize(("files", "inputs"), [
+    ({"pyproject.toml": '[project]\nname = "my-pkg"\n[tool.mypy]\nfiles = ["my_pkg", "typing_examples", "src"]\n'},
+     ("/typing_examples",)),
+    ({"setup.cfg": "[mypy]\nfiles = mypkg, checks/mypy\n[tool:pytest]\ntestpaths = tests docs_src\n",
+      "pyproject.toml": '[project]\nname = "mypkg"\n'},
+     ("/tests", "/docs_src", "/checks/mypy")),
+    ({"pyrightconfig.json": '{"include": ["lib", "type_checks/pyright"]}'}, ("/type_checks/pyright",)),
+    ({"package.json": '{"scripts": {"test": "vitest run && tsc -p type-tests/tsconfig.json --noEmit"}}'},
+     ("/type-tests",)),
+    ({"package.json": '{"scripts": {"test": "tsd --files \'checks/*.ts\'"}, "tsd": {"directory": "test-types"}}'},
+     ("/test-types", "/checks/*.ts")),
+    ({"package.json": '{"scripts": {"test": "tsc -p . && jest src"}}'}, ()),  # the package itself
+    ({"package.json": "not json", "pyproject.toml": "not = = toml"}, ()),
+    ({}, ()),
+])
+def test_test_input_is_what_the_tooling_checks_or_runs_besides_the_package(
+    files: dict[str, str], inputs: tuple[str, ...]
+) -> None:
+    assert tooling_at(_read(files)).test_inputs == inputs
+
+
+def test_no_tooling_files_say_nothing() -> None:
+    assert tooling_at(_read({})) == Tooling()
+
+
+def test_test_input_patterns_match_as_gitignore_would() -> None:
+    """Plain directory and file patterns take a fast path; it agrees with the pattern engine."""
+    from types import SimpleNamespace
+
+    from reviewgate.reviewers.builtin.common import is_test_input
+    from reviewgate.target.exclusions import matches
+
+    paths = ["typing_examples/a.py", "typing_examples", "typing_examples_old/a.py", "src/typing_examples/a.py",
+             "checks/types.py", "checks/types.py.bak", "checks/other.py", "x/checks/types.py"]
+    for patterns in [("/typing_examples", "/checks/types.py"), ("/typing_examples", "/checks/*.py")]:
+        request = SimpleNamespace(target=SimpleNamespace(test_inputs=patterns))
+        for path in paths:
+            assert is_test_input(request, path) == matches(patterns, path), (patterns, path)  # type: ignore[arg-type]
