@@ -179,3 +179,28 @@ def test_the_old_context_tokens_key_warns_naming_its_replacement(tmp_path: Path)
     assert [str(item.message) for item in warned] == [
         ".reviewgate.toml: reviewer.llm.context_tokens: no longer read: the context budget is context_chars "
         "(characters per chunk, default 8000)"]
+
+
+def _module(name: str, functions: int) -> str:
+    return "".join(f"def {name}_{index}(value):\n    return value * {index} + {len(name)}\n\n\n"
+                   for index in range(functions))
+
+
+def test_a_push_to_one_file_of_a_large_directory_change_re_sends_that_file_only(tmp_path: Path) -> None:
+    """Two files of one directory whose diffs are too large to share a request cheaply (over
+    chunking.GROUP_TOKENS together) are two chunks, so a push to one re-sends only it; two small
+    files of another directory still share one."""
+    branch = {"src/core.py": _module("core", 70), "src/types.py": _module("types", 70),
+              "docs/a.py": "A = 1\n", "docs/b.py": "B = 2\n"}
+    repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED}, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        write_config(repo.path, "openai", fast_openai(server.url), cache=True)
+        first = run_cli(repo.path, "run", "--base", "main", env=KEY)
+        sent_first = [_files_sent(post) for post in server.posts()]
+        commit(repo.path, {"src/types.py": _module("types", 70) + "def extra(value):\n    return value\n"}, "push")
+        second = run_cli(repo.path, "run", "--base", "main", env=KEY)
+        sent_second = [_files_sent(post) for post in server.posts()[len(sent_first):]]
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert sorted(sorted(files) for files in sent_first) == [["docs/a.py", "docs/b.py"], ["src/core.py"],
+                                                             ["src/types.py"]]
+    assert sent_second == [{"src/types.py"}]
