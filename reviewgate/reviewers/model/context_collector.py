@@ -102,7 +102,13 @@ def touched_symbols(files: Iterable[FileChange]) -> list[str]:
 
 
 def symbol_sites(request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[tuple[str, int, str]]:
-    """(path, line, text) of whole-word uses of `symbol` in the head tree, the first `limit`."""
+    """(path, line, text) of whole-word uses of `symbol` in the head tree, the first `limit`: in
+    code, and in documents (a changelog names every function) only when no code has one."""
+    return (_grep(request, symbol, limit, [f":(exclude,glob)**/*{suffix}" for suffix in sorted(_DOCUMENT_SUFFIXES)])
+            or _grep(request, symbol, limit, []))
+
+
+def _grep(request: ReviewRequest, symbol: str, limit: int, pathspecs: list[str]) -> list[tuple[str, int, str]]:
     completed = run_git(
         request.repo_root,
         "grep",
@@ -115,6 +121,7 @@ def symbol_sites(request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS
         symbol,
         request.target.head_sha,
         "--",
+        *pathspecs,
         check=False,
         tree_only=True,  # `-I` decides binary from the bytes, not from the branch's `-diff`
     )
