@@ -3,6 +3,7 @@
     python benchmarks/model_eval.py --config eval.toml [--reviewer NAME]
     python benchmarks/model_eval.py --provider openai --model gpt-5.1 --api-key-env OPENAI_API_KEY \
         [--base-url URL] [--input-price 1.25 --output-price 10] [--cases DIR ...] [--jobs 4]
+    python benchmarks/model_eval.py --stand-in
 
 It runs one configured model reviewer (a `[reviewer.NAME]` table of a reviewgate config file, or
 the flags) over labelled cases: `tests/corpus/*.toml` by default, or every `*.toml` in each
@@ -17,11 +18,18 @@ A reported finding is true when it names the file of an expected finding and a l
 `--tolerance` lines of it (or either is file-level). The corpus labels what its cases are
 about: a model's real finding outside them counts against its precision, so compare models
 with each other on the same cases.
+
+It also prints what the review sent: characters (system and user messages) and tokens (the
+characters / 4) per changed line of the cases. `--stand-in` reviews with a stand-in model on
+127.0.0.1 (testing/model_server.py) that reads only what it is sent: it reports a reuse finding
+at the first added line of a file whose text (24 characters or more) also stands in the context
+it was given. It needs no key and measures what the context gives a reviewer, not a model.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -36,6 +44,7 @@ DEFAULT_CASES = REPO_ROOT / "tests" / "corpus"
 
 sys.path.insert(0, str(REPO_ROOT))
 
+import testing.model_server as stand_in  # noqa: E402
 from reviewgate.config import Config, ReviewerSettings, ReviewSettings, parse_config  # noqa: E402
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.errors import ConfigError, UsageError  # noqa: E402
@@ -60,6 +69,7 @@ class CountingTransport:
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.replies: list[Reply] = []
+        self.characters = 0
 
     def run_notes(self) -> list[str]:
         return self.inner.run_notes()
@@ -67,6 +77,7 @@ class CountingTransport:
     def complete(self, conversation: Conversation, key: str | None, max_output_tokens: int | None = None) -> Reply:
         reply = self.inner.complete(conversation, key, max_output_tokens)
         self.replies.append(reply)  # list.append is atomic: parallel requests are safe
+        self.characters += len(conversation.system) + sum(len(message.text) for message in conversation.messages)
         return reply
 
 
@@ -95,6 +106,8 @@ class Totals:
     checked: Score = field(default_factory=Score)
     cases: int = 0
     blocked: list[str] = field(default_factory=list)
+    changed_lines: int = 0  # added and removed lines of the cases reviewed
+    characters: int = 0  # sent by the review (its second look apart)
 
 
 def load_cases(directories: Iterable[Path]) -> list[dict[str, Any]]:
@@ -152,8 +165,9 @@ def _reviewer(config: Config, name: str) -> tuple[ModelReviewer, CountingTranspo
 
 
 def review_case(reviewer: ModelReviewer, case: dict[str, Any], root: Path, minimum: float, tolerance: int
-                ) -> tuple[Score, Score] | str:
-    """(score of the review alone, score after the second look), or why the case was not reviewed."""
+                ) -> tuple[Score, Score, int] | str:
+    """(score of the review alone, score after the second look, changed lines), or why the case
+    was not reviewed."""
     repo = make_repo(root, case.get("base", {}), case.get("branch", {}),
                      branch_name=case.get("branch_name", "feature"), message=case.get("message", "feature work"))
     target = freeze(repo.path, base="main")
@@ -164,7 +178,9 @@ def review_case(reviewer: ModelReviewer, case: dict[str, Any], root: Path, minim
     expected = list(case.get("expect", []))
     alone = score((item for item in findings if would_block(item, True)), expected, tolerance)
     checked = score((item for item in findings if would_block(item, False)), expected, tolerance)
-    return alone, checked
+    changed = sum(1 for change in target.files for hunk in change.hunks for line in hunk.lines
+                  if line.kind.value != " ")
+    return alone, checked, changed
 
 
 def evaluate(config: Config, name: str, cases: list[dict[str, Any]], tolerance: int, jobs: int
@@ -172,7 +188,7 @@ def evaluate(config: Config, name: str, cases: list[dict[str, Any]], tolerance: 
     reviewer, review_counter, verify_counter = _reviewer(config, name)
     totals = Totals()
     with tempfile.TemporaryDirectory(prefix="reviewgate-model-eval-") as scratch:
-        def run(indexed: tuple[int, dict[str, Any]]) -> tuple[Score, Score] | str:
+        def run(indexed: tuple[int, dict[str, Any]]) -> tuple[Score, Score, int] | str:
             index, case = indexed
             return review_case(reviewer, case, Path(scratch) / str(index), config.review.min_confidence, tolerance)
 
@@ -184,6 +200,8 @@ def evaluate(config: Config, name: str, cases: list[dict[str, Any]], tolerance: 
                     continue
                 totals.alone.add(result[0])
                 totals.checked.add(result[1])
+                totals.changed_lines += result[2]
+    totals.characters = review_counter.characters
     verifier = reviewer.second_look.verifier
     verify_options = verifier.options if verifier is not None else reviewer.options
     return totals, usage_of(review_counter.replies, reviewer.options), usage_of(verify_counter.replies, verify_options)
@@ -210,8 +228,47 @@ def render(title: str, totals: Totals, review: Usage, second: Usage, tolerance: 
         )
     lines.append("(the second look's row: its scores are after it; its tokens and cost are its own, added to the "
                  "review's)")
+    if totals.changed_lines:
+        lines.append(
+            f"sent by the review: {totals.characters:,} characters (~{totals.characters // 4:,} tokens) for "
+            f"{totals.changed_lines:,} changed lines: {totals.characters / totals.changed_lines:.0f} characters, "
+            f"{totals.characters / 4 / totals.changed_lines:.0f} tokens per changed line")
     lines += [f"not reviewed: {reason}" for reason in totals.blocked]
     return "\n".join(lines)
+
+
+_DATA_BLOCK = r"<<<DATA {nonce} BEGIN>>>\n(.*?)\n<<<DATA {nonce} END>>>"
+_ADDED_LINE = re.compile(r"^\+\s*(\d+)\| (.*)$")
+STAND_IN_MIN_CHARACTERS = 24
+
+
+def stand_in_review(body: Any) -> stand_in.Reply | None:
+    """The stand-in's answer to one review request (see the module's docstring); None for a
+    request it does not read (the server's script answers)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list) or len(messages) < 2:
+        return None
+    user = str(messages[-1].get("content", ""))
+    nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
+    if nonce is None:
+        return None
+    blocks = re.findall(_DATA_BLOCK.format(nonce=nonce.group(1)), user, flags=re.DOTALL)
+    if len(blocks) < 2:
+        return None
+    context = {line.split("| ", 1)[-1].strip() for line in blocks[1].splitlines()}
+    found: list[dict[str, Any]] = []
+    path = ""
+    for line in blocks[0].splitlines():
+        if line.startswith("=== FILE "):
+            path = line.removeprefix("=== FILE ").rsplit(" (", 1)[0]
+            continue
+        added = _ADDED_LINE.match(line)
+        text = added.group(2).strip() if added else ""
+        if added and len(text) >= STAND_IN_MIN_CHARACTERS and text in context and not any(
+                item["path"] == path for item in found):
+            found.append(stand_in.finding(path, int(added.group(1)), finding_class="systematic", category="reuse",
+                                 title="Repeats code the context shows", evidence=text))
+    return stand_in.Reply(review=stand_in.review_document(found, "request_changes" if found else "approve"))
 
 
 def _config(arguments: argparse.Namespace) -> tuple[Config, str]:
@@ -256,7 +313,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", action="append", type=Path, help="a directory of *.toml cases (repeatable)")
     parser.add_argument("--tolerance", type=int, default=3, help="lines a finding may be off (default 3)")
     parser.add_argument("--jobs", type=int, default=4, help="cases reviewed at once (default 4)")
+    parser.add_argument("--stand-in", action="store_true",
+                        help="review with the stand-in model on 127.0.0.1 that reads only what it is sent")
     arguments = parser.parse_args(argv)
+    if arguments.stand_in:
+        with stand_in.ModelServer([], responder=stand_in_review) as server:
+            arguments.provider, arguments.model, arguments.base_url = "openai", "stand-in", f"{server.url}/v1"
+            arguments.api_key_env, arguments.no_second_look = "", True
+            return _evaluate_and_print(arguments)
+    return _evaluate_and_print(arguments)
+
+
+def _evaluate_and_print(arguments: argparse.Namespace) -> int:
     try:
         if arguments.jobs < 1 or arguments.tolerance < 0:
             raise UsageError("--jobs must be at least 1 and --tolerance at least 0")

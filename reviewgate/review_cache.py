@@ -2,9 +2,9 @@
 (DESIGN.md: "the same patch reviewed again is not paid for twice").
 
 A chunk's key is everything its answer depends on: the reviewer's settings and prompt version
-(`cache_identity()`), and the exact conversation sent (the chunk's diff text with its line
-numbers, the context, the repository's instructions, the REPRODUCTION/REVIEW-REJECTED text it
-was given). One JSON file per chunk under `<dir>/<reviewer>/chunks/<key>.json` holds the
+(`cache_identity()`), and what it was sent (engine.chunk_material: the chunk's diff text with its
+line numbers, the context excerpts without theirs, the repository's instructions, the
+REPRODUCTION/REVIEW-REJECTED text it was given). One JSON file per chunk under `<dir>/<reviewer>/chunks/<key>.json` holds the
 model's answer and what it cost; the answer is read through the contract again and its
 findings placed on the current head when reused.
 Only answers that passed the contract are stored: a blocked chunk is never reused.

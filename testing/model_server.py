@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -137,9 +138,12 @@ class ModelServer:
         verdicts: list[Reply] | None = None,
         mimic: str | None = None,
         unbounded_seconds: float = 30.0,
+        responder: Callable[[Any], Reply | None] | None = None,
     ) -> None:
         assert mimic in (None, LLAMA_CPP_PYTHON), mimic
         self.mimic, self.unbounded_seconds = mimic, unbounded_seconds
+        # Answers computed from the request (a stand-in that reads what it was sent); None: the script's.
+        self.responder = responder
         self.script = list(script)
         self.verdicts = list(verdicts) if verdicts is not None else None
         self.models = models
@@ -295,7 +299,9 @@ class ModelServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"null")
-                reply = server._as_mimicked(server._next(self._record(body).is_verification), body or {})
+                recorded = self._record(body)
+                computed = server.responder(body) if server.responder is not None else None
+                reply = computed or server._as_mimicked(server._next(recorded.is_verification), body or {})
                 if reply.delay:
                     time.sleep(reply.delay)
                 self._send(reply.status, server._wire(self.path, reply, body or {}), reply.headers, reply)

@@ -91,3 +91,31 @@ def test_model_eval_usage_errors_name_the_flag(tmp_path: Path) -> None:
     assert completed.returncode == 2 and "--config missing.toml: no such file" in completed.stderr
     completed = _eval(tmp_path, "--provider", "openai", "--model", "m", "--cases", str(tmp_path))
     assert completed.returncode == 2 and f"--cases {tmp_path}: no *.toml case files there" in completed.stderr
+
+
+def test_model_eval_with_the_stand_in_reports_what_a_changed_line_costs(tmp_path: Path) -> None:
+    """The stand-in reads the context it is sent: a new function repeating a line of an existing
+    one the diff calls is a reuse finding, because that definition is among the excerpts."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "reuse.toml").write_text('''
+[[case]]
+name = "stand-in-reuse"
+[case.base]
+"lib/total.py" = "def order_total(items):\\n    return sum(item.price * item.count for item in items)\\n"
+[case.branch]
+"app/cart.py" = "from lib.total import order_total\\n\\n\\ndef cart_total(items):\\n    return sum(item.price * item.count for item in items)\\n\\n\\nprint(order_total([]))\\n"
+[[case.expect]]
+path = "app/cart.py"
+line = 5
+''', encoding="utf-8")
+    completed = _eval(tmp_path, "--stand-in", "--cases", str(cases), "--jobs", "1")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    output = completed.stdout
+    assert "model eval: openai stand-in, 1 of 1 case(s) reviewed" in output
+    assert _row(output, "review alone")[:5] == ["1.000", "1.000", "1", "1", "1"]
+    sent = re.search(r"sent by the review: ([\d,]+) characters \(~([\d,]+) tokens\) for 8 changed lines: "
+                     r"(\d+) characters, (\d+) tokens per changed line", output)
+    assert sent is not None, output
+    characters = int(sent.group(1).replace(",", ""))
+    assert int(sent.group(3)) == round(characters / 8) and int(sent.group(4)) == round(characters / 32)

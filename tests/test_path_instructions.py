@@ -52,10 +52,12 @@ def test_only_the_chunks_of_covered_files_get_the_rule(tmp_path: Path) -> None:
         openai.build(settings).review(request)
     by_file = {("api" if "=== FILE api/" in _user(post) else "web"): post for post in server.posts()}
     assert set(by_file) == {"api", "web"}
-    assert LABEL in _system(by_file["api"]) and RULE in _system(by_file["api"])
-    assert "For api/**:" in _system(by_file["api"])
-    assert RULE not in _user(by_file["api"])  # a rule, not data
-    assert LABEL not in _system(by_file["web"]) and RULE not in by_file["web"].text
+    # In the chunk's user message, before the data and outside it: a rule, not data. The system
+    # message stays the same in every request, for the provider's prompt cache.
+    outside = _user(by_file["api"]).split("<<<DATA", 1)[0]
+    assert LABEL in outside and RULE in outside and "For api/**:" in outside
+    assert RULE not in _system(by_file["api"]) and _system(by_file["api"]) == _system(by_file["web"])
+    assert LABEL not in by_file["web"].text and RULE not in by_file["web"].text
 
 
 def _instructions_section(summary: str) -> str:
@@ -82,13 +84,14 @@ def test_the_target_sides_rules_apply_and_the_branchs_own_do_not(tmp_path: Path)
         last_summary = (last.output_dir / "summary.md").read_text(encoding="utf-8")
         branch_changes = last.report()["policy"]["branch_changes"]
     assert first.returncode == 0, first.stderr
-    assert len(first_posts) == 2 and sum(RULE in _system(post) for post in first_posts) == 1
+    assert len(first_posts) == 2 and sum(RULE in _user(post).split("<<<DATA", 1)[0] for post in first_posts) == 1
     section = _instructions_section(first_summary)
     assert "`api/`" in section
     assert "Handlers in api/ must validate input with the schema module \\| &lt;b&gt;not bold&lt;/b&gt;" in section
     assert "<b>" not in first_summary
     assert len(changed_posts) == 1 and "=== FILE api/orders.py" in _user(changed_posts[0])
-    assert all(branch_rule not in _system(post) for post in server.posts())
+    # The branch's config is in its diff, as data; never among the rules outside it.
+    assert all(branch_rule not in _system(post) + _user(post).split("<<<DATA", 1)[0] for post in server.posts())
     assert branch_rule not in _instructions_section(last_summary)
     # The branch's edit is shown to people as a policy change, to take effect after merge.
     assert any(line.startswith("review.instructions:") and f"web/**: {branch_rule}" in line for line in branch_changes)

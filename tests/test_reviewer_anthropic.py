@@ -119,20 +119,27 @@ def test_withheld_files_never_reach_the_prompt(tmp_path: Path, key: None) -> Non
 
 
 def test_governing_docs_and_call_sites_are_context(tmp_path: Path, key: None) -> None:
+    """The definition of a symbol the diff calls comes as an excerpt with its line numbers; the
+    file beside the changed ones by its name only, its content not sent."""
+    helpers = "".join(f"def helper_{index}():\n    return {index}\n\n\n" for index in range(30))
     repo = calc_repo(
         tmp_path,
         extra_base={
             "AGENTS.md": "AGENTS-MARKER: use app/util.py helpers\n",
             "app/use.py": "from app.calc import add\n",
+            "lib/shapes.py": helpers + "def scale_shape(shape, factor):\n    return shape * factor\n",
+            "app/notes.py": "NEIGHBOUR-CONTENT = 1\n",
         },
-        extra_branch={"app/use.py": "from app.calc import add, divide\n\nprint(divide(4, 2))\n"},
+        extra_branch={"app/use.py": "from lib.shapes import scale_shape\n\nprint(scale_shape(4, 2))\n"},
     )
     with ModelServer([Reply(review=review_document())]) as server:
         anthropic.build(_settings(server)).review(review_request(repo.path))
     user = server.posts()[0].body["messages"][0]["content"]
     assert "AGENTS-MARKER" in user
-    assert "app/calc.py:5: def divide(a, b):" in user  # the definition of a symbol the diff calls
-    assert "=== CONTEXT app/util.py (a file beside the changed ones) ===" in user
+    assert "=== CONTEXT lib/shapes.py (definition of scale_shape) ===\n   121| def scale_shape(shape, factor):" in user
+    assert "helper_3" not in user  # an excerpt, not the whole file
+    assert "=== CONTEXT app/ (the names of the files beside the changed ones) ===\nnotes.py\nutil.py" in user
+    assert "NEIGHBOUR-CONTENT" not in user
 
 
 def test_anthropic_through_the_cli_exits_one_on_a_blocker(tmp_path: Path) -> None:
@@ -154,7 +161,7 @@ def test_secrets_in_call_sites_are_redacted_with_their_place(tmp_path: Path, key
     repo = calc_repo(tmp_path, extra_base={"lib/legacy.py": f'print(divide(1, 2), "{token}")\n'})
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
-    assert "lib/legacy.py:1: print(divide(1, 2)" in server.posts()[0].text
+    assert "=== CONTEXT lib/legacy.py (a use of divide) ===\\n     1| print(divide(1, 2)" in server.posts()[0].text
     assert token not in server.posts()[0].text
     assert any("GitHub token at lib/legacy.py:1" in note for note in outcome.notes)
 

@@ -16,7 +16,7 @@ from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import make_repo
 
 # The instructions take about 1,600 estimated tokens: 3,000 leaves room for ~900 of diff per chunk.
-SMALL_WINDOW = {"max_input_tokens": 3000, "context_tokens": 0, "concurrency": 2, "retries": 0,
+SMALL_WINDOW = {"max_input_tokens": 3000, "context_chars": 0, "concurrency": 2, "retries": 0,
                 "verify_findings": False}
 
 

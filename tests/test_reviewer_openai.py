@@ -156,7 +156,9 @@ def test_injection_in_the_diff_stays_inside_the_data_delimiters(tmp_path: Path) 
     nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user).group(1)
     outside = re.sub(rf"<<<DATA {nonce} BEGIN>>>.*?<<<DATA {nonce} END>>>", "", user, flags=re.DOTALL)
     assert phrase in user and phrase not in outside
-    assert nonce in system  # the instructions name the delimiters
+    # The user message names its delimiters first; the system message is the same for every chunk.
+    assert user.startswith(f"The DATA blocks of this message are delimited with the nonce {nonce}.")
+    assert nonce not in system
 
 
 @pytest.mark.parametrize("flag", [(), ("--on-missing-key", "skip")])

@@ -48,6 +48,9 @@ def headers(options: ModelOptions, key: str | None) -> dict[str, str]:
 def request_body(
     settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
 ) -> dict[str, Any]:
+    # The system message first and the same in every request: OpenAI caches a repeated prefix of
+    # 1,024 tokens or more by itself ("Prompt caching" guide) and reports it in
+    # `prompt_tokens_details.cached_tokens`, priced at `cached_input_price` (reply_from).
     messages = [{"role": "system", "content": conversation.system}]
     messages += [{"role": message.role, "content": message.text} for message in conversation.messages]
     body: dict[str, Any] = {"model": settings.model, "messages": messages}

@@ -1,10 +1,12 @@
 """Split the diff into chunks that fit `max_input_tokens`, with boundaries a push cannot shift.
 
-A chunk is one directory's changed files when they fit together (related files side by side),
-else each file alone (deletion-only hunks dropped first when that makes it fit), and a file that
+A chunk is one directory's changed files when they are small together (GROUP_TOKENS: related
+files side by side), else each file alone (deletion-only hunks dropped first when that makes it fit), and a file that
 cannot fit alone is reviewed in parts (runs of hunks). Boundaries depend only on the files of
 one directory: a push that changes one file leaves every other directory's chunk byte-identical,
-so the chunk cache (review_cache.py) answers them without a request. A single hunk that cannot
+so the chunk cache (review_cache.py) answers them without a request; and in a directory whose
+changes are larger than GROUP_TOKENS, every other file's chunk too: a 4-line push to one file of
+a large change is not billed for the whole directory's diff again. A single hunk that cannot
 fit is "not reviewed", which the engine reports and policy decides on.
 """
 
@@ -79,6 +81,12 @@ def _fitting(changes: list[FileChange], budget: int) -> Chunk | None:
     return None
 
 
+# A directory's files share one request while their diff is this small (about 10,000
+# characters): the instructions and context are paid once for them, and a push that changes one
+# of them re-sends little. Past it each file is its own chunk, so a push re-sends only its files.
+GROUP_TOKENS = 2_500
+
+
 def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
     """Chunks whose rendered diff each fits `budget` estimated tokens, in path order."""
     groups: dict[str, list[FileChange]] = {}
@@ -87,7 +95,7 @@ def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
     chunks: list[Chunk] = []
     not_reviewed: list[str] = []
     for group in sorted(groups):
-        together = _fitting(groups[group], budget)
+        together = _fitting(groups[group], min(budget, GROUP_TOKENS))
         if together is not None:
             chunks.append(together)
             continue

@@ -1,8 +1,14 @@
-"""What the reviewer may read beside the diff, within a token budget (seed 000, "What it may read").
+"""What the reviewer may read beside the diff, within a character budget per chunk (seed 000,
+"What it may read").
 
 In order of weight: the governing docs as they stood before the branch (AGENTS.md, CLAUDE.md,
-CONTRIBUTING.md, design docs), the definitions and call sites of the symbols the diff touches,
-then the files beside the changed ones. Withheld paths (withheld.py) never come in.
+CONTRIBUTING.md, design docs; at most half the budget), then excerpts around the definitions
+and call sites of the symbols the diff touches (a few lines each, never whole files), then the
+names of the files beside the changed ones. Never a lock file (exclusions.LOCK_FILES: thousands
+of generated lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context never exceeds the budget.
+
+Each excerpt is sent with its line numbers, but its cache key (`key_text`) leaves them out: a
+push that only shifts a cited function down does not make the chunk citing it miss.
 """
 
 from __future__ import annotations
@@ -14,18 +20,23 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.reviewers.model.redaction import Redaction, redact_line, redact_text
-from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
+from reviewgate.reviewers.model.redaction import Redaction, redact_line
 from reviewgate.reviewers.model.withheld import withheld_reason
-from reviewgate.target.diff import FileChange
+from reviewgate.target.diff import FileChange, LineKind
+from reviewgate.target.exclusions import LOCK_FILES
 from reviewgate.target.git import TreeReader, run_git
-from reviewgate.text import printable, truncate
+from reviewgate.text import printable
 
 GOVERNING_NAMES = frozenset({"AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", "DESIGN.md", "ARCHITECTURE.md"})
 DESIGN_DIRECTORIES = ("docs/design/", "docs/architecture/", "docs/adr/", "docs/decisions/")
 MAX_SYMBOLS = 20  # symbols looked up per chunk: the most-touched first, the rest are noise
-MAX_SITES_PER_SYMBOL = 8  # a symbol used everywhere tells the reviewer little more at 50 sites
-NEIGHBOUR_LINES = 200  # a neighbour shows its pattern in its first lines; the budget goes further
+MAX_SITES_PER_SYMBOL = 6  # a symbol used everywhere tells the reviewer little more at 50 sites
+MAX_GREP_HITS = 64  # read per symbol before choosing the sites worth showing
+SITE_LINES = 2  # lines either side of a call site
+DEFINITION_LINES = 12  # a definition: its signature and the start of its body
+MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
+MAX_NEIGHBOUR_NAMES = 40
+_CUT = " …"
 _DEFINITION = re.compile(
     r"\b(?:def|class|function|func|fn|interface|struct|enum|trait|type|const|let|var)\s+([A-Za-z_][A-Za-z0-9_]{2,})"
 )
@@ -34,16 +45,28 @@ _NOT_SYMBOLS = frozenset(
     "if for while switch return print self super this new await async elif else catch with not and "
     "def class function len str int list dict set tuple range isinstance typeof sizeof".split()
 )
+_DOCUMENT_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
 
 
 @dataclass(frozen=True)
 class ContextItem:
     path: str
     why: str
-    text: str
+    lines: tuple[str, ...]
+    first_line: int | None = None  # the lines are numbered from here; None: a document, unnumbered
+
+    def rendered_lines(self) -> list[str]:
+        heading = f"=== CONTEXT {printable(self.path)} ({self.why}) ==="
+        if self.first_line is None:
+            return [heading, *self.lines]
+        return [heading, *(f"{self.first_line + index:>6}| {text}" for index, text in enumerate(self.lines))]
 
     def render(self) -> str:
-        return f"=== CONTEXT {printable(self.path)} ({self.why}) ===\n{self.text}"
+        return "\n".join(self.rendered_lines())
+
+    def key_text(self) -> str:
+        """What the answer depends on: the path, why it is shown and its text, not where it stands."""
+        return "\n".join((self.path, self.why, *self.lines))
 
 
 @dataclass(frozen=True)
@@ -54,21 +77,38 @@ class CollectedContext:
     def render(self) -> str:
         return "\n\n".join(item.render() for item in self.items)
 
+    def key_texts(self) -> list[str]:
+        return [item.key_text() for item in self.items]
+
 
 def touched_symbols(files: Iterable[FileChange]) -> list[str]:
-    """Names the added lines define or call, most frequent first."""
+    """Names the added lines define or call, and the removed lines define, most frequent first."""
     counts: dict[str, int] = {}
+
+    def count(pattern: re.Pattern[str], text: str, weight: int) -> None:
+        for name in pattern.findall(text):
+            if name not in _NOT_SYMBOLS:
+                counts[name] = counts.get(name, 0) + weight
+
     for change in files:
         for text in change.added_lines().values():
-            for pattern, weight in ((_DEFINITION, 3), (_CALL, 1)):
-                for name in pattern.findall(text):
-                    if name not in _NOT_SYMBOLS:
-                        counts[name] = counts.get(name, 0) + weight
+            count(_DEFINITION, text, 3)
+            count(_CALL, text, 1)
+        for hunk in change.hunks:
+            for line in hunk.lines:
+                if line.kind is LineKind.REMOVED:  # a removed or renamed definition: its callers matter
+                    count(_DEFINITION, line.text, 3)
     return sorted(counts, key=lambda name: (-counts[name], name))[:MAX_SYMBOLS]
 
 
-def symbol_sites(request: ReviewRequest, symbol: str) -> list[tuple[str, int, str]]:
-    """(path, line, text) of every whole-word use of `symbol` in the head tree, capped."""
+def symbol_sites(request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[tuple[str, int, str]]:
+    """(path, line, text) of whole-word uses of `symbol` in the head tree, the first `limit`: in
+    code, and in documents (a changelog names every function) only when no code has one."""
+    return (_grep(request, symbol, limit, [f":(exclude,glob)**/*{suffix}" for suffix in sorted(_DOCUMENT_SUFFIXES)])
+            or _grep(request, symbol, limit, []))
+
+
+def _grep(request: ReviewRequest, symbol: str, limit: int, pathspecs: list[str]) -> list[tuple[str, int, str]]:
     completed = run_git(
         request.repo_root,
         "grep",
@@ -81,6 +121,7 @@ def symbol_sites(request: ReviewRequest, symbol: str) -> list[tuple[str, int, st
         symbol,
         request.target.head_sha,
         "--",
+        *pathspecs,
         check=False,
         tree_only=True,  # `-I` decides binary from the bytes, not from the branch's `-diff`
     )
@@ -92,28 +133,45 @@ def symbol_sites(request: ReviewRequest, symbol: str) -> list[tuple[str, int, st
             continue
         path = parts[0].decode("utf-8", "surrogateescape").removeprefix(prefix)
         sites.append((path, int(parts[1]), parts[2].decode("utf-8", "replace")))
-        if len(sites) >= MAX_SITES_PER_SYMBOL:
+        if len(sites) >= limit:
             break
     return sites
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_LINE_CHARACTERS else text[:MAX_LINE_CHARACTERS] + _CUT
+
+
 class _Budget:
-    def __init__(self, tokens: int) -> None:
-        self.remaining = tokens
+    """Items added while their rendering fits what is left of `characters`; an item that does not
+    fit whole is cut to the lines that do."""
+
+    def __init__(self, characters: int) -> None:
+        self.remaining = characters
         self.items: list[ContextItem] = []
         self.redactions: list[Redaction] = []
 
-    def add(self, path: str, why: str, text: str, redacted: tuple[Redaction, ...] | None = None) -> bool:
-        """Add the item, cut to what is left; False once the budget is spent. Text the caller
-        has already redacted comes with its `redacted` list; anything else is redacted here."""
-        if self.remaining <= 0:
+    def add(self, item: ContextItem, redactions: Iterable[Redaction] = (), limit: int | None = None) -> bool:
+        """False once nothing more fits (or `limit`, a smaller cap for this item, is spent)."""
+        room = self.remaining - (2 if self.items else 0)  # the blank line between items
+        if limit is not None:
+            room = min(room, limit)
+        rendered = item.rendered_lines()
+        size = len(rendered[0])
+        count = 0
+        for line in rendered[1:]:
+            if size + 1 + len(line) > room:
+                break
+            size += 1 + len(line)
+            count += 1
+        if not count:
             return False
-        clean, found = (text, list(redacted)) if redacted is not None else redact_text(text, path)
-        clean = truncate(clean, self.remaining * CHARACTERS_PER_TOKEN, "\n… (cut to fit the context budget)")
-        self.items.append(ContextItem(path, why, clean))
-        self.redactions += found
-        self.remaining -= estimate_tokens(clean) + 20
-        return True
+        kept = ContextItem(item.path, item.why, item.lines[:count], item.first_line)
+        last = count - 1 + (item.first_line or 1)
+        self.redactions += [found for found in redactions if found.line is None or found.line <= last]
+        self.remaining -= size + (2 if self.items else 0)
+        self.items.append(kept)
+        return count == len(item.lines)
 
 
 def _governing_paths(base_files: list[str], changed: Iterable[str]) -> Iterator[str]:
@@ -130,47 +188,119 @@ def _governing_paths(base_files: list[str], changed: Iterable[str]) -> Iterator[
             yield path
 
 
+def _redacted(path: str, lines: list[str], first: int) -> tuple[tuple[str, ...], list[Redaction]]:
+    out: list[str] = []
+    found: list[Redaction] = []
+    for index, text in enumerate(lines):
+        clean, kinds = redact_line(printable(_clip(text)))
+        out.append(clean)
+        found += [Redaction(path, first + index, kind) for kind in kinds]
+    return tuple(out), found
+
+
+class _Excerpts:
+    """The excerpts around one chunk's symbols, each line of a file shown once."""
+
+    def __init__(self, request: ReviewRequest, chunk: list[FileChange]) -> None:
+        self.request = request
+        self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
+        # Lines the diff already shows: an excerpt never repeats them.
+        self.shown: dict[str, set[int]] = {
+            change.path: {number for hunk in change.hunks for number in range(hunk.new_start, hunk.new_end + 1)}
+            for change in chunk
+        }
+        self.files: dict[str, list[str] | None] = {}
+
+    def lines_of(self, path: str) -> list[str] | None:
+        if path not in self.files:
+            text = self.request.head.read_text(path)
+            self.files[path] = None if text is None or "\0" in text else text.split("\n")
+        return self.files[path]
+
+    def rank(self, symbol: str, sites: list[tuple[str, int, str]]) -> list[tuple[str, int, bool]]:
+        """(path, line, is definition) of the sites worth showing: definitions first, then code
+        beside the chunk, then other code, then documents."""
+        chosen = []
+        for path, line, text in sites:
+            if line in self.shown.get(path, ()):
+                continue
+            definition = symbol in _DEFINITION.findall(text)
+            document = PurePosixPath(path).suffix.lower() in _DOCUMENT_SUFFIXES
+            near = str(PurePosixPath(path).parent) in self.chunk_directories
+            chosen.append(((not definition, document, not near, path, line), (path, line, definition)))
+        chosen.sort(key=lambda pair: pair[0])
+        return [site for _, site in chosen[:MAX_SITES_PER_SYMBOL]]
+
+    def excerpts(self, symbol: str, path: str, line: int, definition: bool) -> list[tuple[ContextItem, list[Redaction]]]:
+        lines = self.lines_of(path)
+        if lines is None or line > len(lines):
+            return []
+        first, last = (line, line + DEFINITION_LINES - 1) if definition else (line - SITE_LINES, line + SITE_LINES)
+        first, last = max(1, first), min(len(lines), last)
+        shown = self.shown.setdefault(path, set())
+        why = f"{'definition' if definition else 'a use'} of {symbol}"
+        found: list[tuple[ContextItem, list[Redaction]]] = []
+        run: list[int] = []
+        for number in [*range(first, last + 1), 0]:  # 0 ends the last run
+            if number and number not in shown:
+                run.append(number)
+                continue
+            if run:
+                text, redactions = _redacted(path, [lines[index - 1] for index in run], run[0])
+                found.append((ContextItem(path, why, text, run[0]), redactions))
+                run = []
+        shown.update(range(first, last + 1))
+        return found
+
+
 def collect_context(
-    request: ReviewRequest, files: Iterable[FileChange], budget_tokens: int, branch_paths: AbstractSet[str]
+    request: ReviewRequest, files: Iterable[FileChange], budget_characters: int, branch_paths: AbstractSet[str]
 ) -> CollectedContext:
-    """The context for the files of one chunk; `branch_paths` are all the files the branch changes."""
+    """The context for the files of one chunk, at most `budget_characters` rendered;
+    `branch_paths` are all the files the branch changes."""
     chunk = list(files)
-    budget = _Budget(budget_tokens)
+    budget = _Budget(budget_characters)
 
     def allowed(path: str) -> bool:
-        return withheld_reason(path, branch_paths) is None
+        return withheld_reason(path, branch_paths) is None and PurePosixPath(path).name not in LOCK_FILES
 
     base = TreeReader(request.repo_root, request.target.merge_base)
-    base_files = base.list_files()
-    for path in sorted(_governing_paths(base_files, (change.path for change in chunk))):
+    governing_room = budget_characters // 2
+    for path in sorted(_governing_paths(base.list_files(), (change.path for change in chunk))):
         text = base.read_text(path)
-        if (
-            text is not None
-            and allowed(path)
-            and not budget.add(path, "governing doc, as before the branch", text)
-        ):
+        if text is None or not allowed(path):
+            continue
+        lines, found = _redacted(path, text.split("\n"), 1)
+        before = budget.remaining
+        whole = budget.add(ContextItem(path, "governing doc, as before the branch", lines), found, governing_room)
+        governing_room -= before - budget.remaining
+        if not whole:
             break
-    shown = {change.path for change in chunk}
+    excerpts = _Excerpts(request, chunk)
+    full = False
     for symbol in touched_symbols(chunk):
         sites = [site for site in symbol_sites(request, symbol) if allowed(site[0])]
-        if sites:
-            lines, found = [], []
-            for path, line, text in sites:
-                clean, kinds = redact_line(text)
-                lines.append(f"{printable(path)}:{line}: {clean}")
-                found += [Redaction(path, line, kind) for kind in kinds]
-            why = "definitions and call sites in the head tree"
-            if not budget.add(f"symbol {symbol}", why, "\n".join(lines), tuple(found)):
+        for path, line, definition in excerpts.rank(symbol, sites):
+            for item, found in excerpts.excerpts(symbol, path, line, definition):
+                if not budget.add(item, found):
+                    full = True
+                    break
+            if full:
                 break
-    head_files = request.head.list_files()
-    directories = {str(PurePosixPath(path).parent) for path in shown}
-    for path in head_files:
-        if path in shown or str(PurePosixPath(path).parent) not in directories or not allowed(path):
-            continue
-        text = request.head.read_text(path)
-        if text is None or "\0" in text:
-            continue
-        head = "\n".join(text.split("\n")[:NEIGHBOUR_LINES])
-        if not budget.add(path, "a file beside the changed ones", head):
+        if full:
             break
+    shown = {change.path for change in chunk}
+    directories = sorted({str(PurePosixPath(path).parent) for path in shown})
+    head_files = request.head.list_files()
+    for directory in directories:
+        if full:
+            break
+        names = [PurePosixPath(path).name for path in head_files
+                 if path not in shown and str(PurePosixPath(path).parent) == directory and allowed(path)]
+        if names:
+            listed = names[:MAX_NEIGHBOUR_NAMES] + ([f"… and {len(names) - MAX_NEIGHBOUR_NAMES} more"]
+                                                   if len(names) > MAX_NEIGHBOUR_NAMES else [])
+            names_text, found = _redacted(directory, listed, 1)
+            label = "." if directory == "." else directory + "/"
+            full = not budget.add(ContextItem(label, "the names of the files beside the changed ones", names_text), found)
     return CollectedContext(tuple(budget.items), tuple(budget.redactions))

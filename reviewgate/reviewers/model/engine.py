@@ -34,9 +34,15 @@ from reviewgate.reviewers.model.contract import ContractError, ParsedReview, par
 from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
 from reviewgate.reviewers.model.placement import place_all
-from reviewgate.reviewers.model.prompt import Conversation, build_conversation, prompt_version
+from reviewgate.reviewers.model.prompt import (
+    Conversation,
+    build_conversation,
+    prompt_version,
+    render_rules,
+    review_system,
+)
 from reviewgate.reviewers.model.redaction import Redaction
-from reviewgate.reviewers.model.rendering import estimate_tokens
+from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.reviewers.model.suggestions import check_suggestions
 from reviewgate.reviewers.model.verification import SecondLookPolicy, take_second_look
 from reviewgate.reviewers.model.withheld import withheld_reason
@@ -80,6 +86,23 @@ class ChunkResult:
     redactions: list[Redaction] = field(default_factory=list)
     reused: Reply | None = None  # answered from the cache: what the stored answer cost
     notes: list[str] = field(default_factory=list)
+
+
+def chunk_material(
+    identity: dict[str, Any], diff: str, context_keys: list[str], system: str, asked: list[str]
+) -> dict[str, Any]:
+    """What a chunk's answer depends on, as the chunk cache's key material (digests: the stored
+    key must not spell out settings such as extra_headers): the reviewer and prompt version, the
+    system message, the chunk's diff with its line numbers, the context excerpts it was given
+    without their line numbers (a push that only moves a cited function leaves the key alone),
+    and the rules, REPRODUCTION and REVIEW-REJECTED answers it was asked with."""
+    return {
+        "reviewer": text_digest(json.dumps(identity, sort_keys=True, default=str)),
+        "system": text_digest(system),
+        "chunk": text_digest(diff),
+        "context": text_digest("\0\0".join(context_keys)),
+        "asked": text_digest("\0\0".join(asked)),
+    }
 
 
 def missing_key_message(name: str, variable: str) -> str:
@@ -181,19 +204,14 @@ class ModelReviewer:
         paths = {change.path for change in chunk.files}
         # Only the rejections on this chunk's files: an answer on another file changes nothing
         # here, and so does not make this chunk's cached answer miss.
-        conversation = build_conversation(
-            chunk.text, context.render(), request.reproduction,
-            tuple(item for item in request.rejections if item.path in paths),
-            instructions_for(request.instructions, sorted(paths)),
-        )
+        rejections = tuple(item for item in request.rejections if item.path in paths)
+        instructions = instructions_for(request.instructions, sorted(paths))
+        conversation = build_conversation(chunk.text, context.render(), request.reproduction, rejections, instructions)
         result.redactions += conversation.redactions
-        material = {
-            # A digest: the stored key must not spell out settings such as extra_headers.
-            "reviewer": text_digest(json.dumps(self.cache_identity(), sort_keys=True, default=str)),
-            "chunk": text_digest(chunk.text),
-            "sent": text_digest("\0".join([conversation.system, *(item.text for item in conversation.messages)])),
-            **(key_extra or {}),
-        }
+        material = chunk_material(self.cache_identity(), chunk.text, context.key_texts(), conversation.system,
+                                  [render_rules(instructions), request.reproduction or "",
+                                   *(f"{item.path}\0{item.line}\0{item.reason}" for item in rejections)])
+        material.update(key_extra or {})
         parsed = self._answer(conversation, key, result, store, material)
         if parsed is None:
             return result
@@ -230,26 +248,28 @@ class ModelReviewer:
             for change, reason in withheld
             if reason
         ]
-        system_tokens = estimate_tokens(build_conversation("", "", instructions=request.instructions).system)
-        diff_budget = (
-            self.options.max_input_tokens - system_tokens - self.options.context_tokens - PROMPT_MARGIN_TOKENS
-        )
+        # The rules go in each chunk's user message; all of them are counted, to be safe.
+        system_tokens = estimate_tokens(review_system() + render_rules(request.instructions))
+        context_tokens = self.options.context_chars // CHARACTERS_PER_TOKEN
+        diff_budget = self.options.max_input_tokens - system_tokens - context_tokens - PROMPT_MARGIN_TOKENS
         if diff_budget < MIN_DIFF_BUDGET:
             return ReviewerOutcome(
                 self.name,
                 ReviewerStatus.BLOCKED,
                 reason=(
                     f"max_input_tokens {self.options.max_input_tokens} leaves no room for the diff after the "
-                    f"instructions (~{system_tokens} tokens) and context_tokens {self.options.context_tokens}"
+                    f"instructions (~{system_tokens} tokens) and context_chars {self.options.context_chars} "
+                    f"(~{context_tokens} tokens)"
                 ),
             )
         plan = plan_chunks(shown, diff_budget)
         single = len(plan.chunks) == 1
-        context_budget = self.options.context_tokens
+        context_budget = self.options.context_chars
         if single:  # one chunk: whatever the diff leaves of the window may go to context, up to the cap
             context_budget = min(
                 context_budget,
-                self.options.max_input_tokens - system_tokens - plan.chunks[0].tokens - PROMPT_MARGIN_TOKENS,
+                (self.options.max_input_tokens - system_tokens - plan.chunks[0].tokens - PROMPT_MARGIN_TOKENS)
+                * CHARACTERS_PER_TOKEN,
             )
         key_extra = self.chunk_key_extra(request) if store is not None else {}
         with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:

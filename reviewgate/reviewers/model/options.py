@@ -6,12 +6,13 @@ warn (ConfigWarning), wrong types are a ConfigError naming `file: reviewer.NAME.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from reviewgate.config import ReviewerSettings, TableReader
+from reviewgate.config import ConfigWarning, ReviewerSettings, TableReader
 from reviewgate.errors import ConfigError
 from reviewgate.reviewers.model.http import DEFAULT_MAX_ANSWER_BYTES
 
@@ -27,7 +28,7 @@ COMMON_KEYS = (
     "retry_max_delay",
     "concurrency",
     "max_input_tokens",
-    "context_tokens",
+    "context_chars",
     "on_missing_key",
     "on_unreviewed",
     "independent",
@@ -71,7 +72,9 @@ class ModelOptions:
     concurrency: int = 4
     # A budget well under today's common 128k-token windows, leaving room for the answer.
     max_input_tokens: int = 100_000
-    context_tokens: int = 24_000
+    # Characters of context beside each chunk's diff: excerpts around the symbols it touches,
+    # never whole files (context_collector.py). About 2,000 tokens.
+    context_chars: int = 8_000
     on_missing_key: str = "blocked"
     on_unreviewed: str = "blocked"
     independent: bool = False
@@ -148,7 +151,10 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
     """Validate `settings.options` for `settings.provider`, naming `settings.source` in errors."""
     source = settings.source
     reader = TableReader(source, f"reviewer.{settings.name}.", settings.options)
-    reader.warn_unknown(COMMON_KEYS + PROVIDER_KEYS.get(settings.provider, ()))
+    if "context_tokens" in settings.options:  # the budget's old name, in tokens
+        warnings.warn(f"{reader.where('context_tokens')}: no longer read: the context budget is context_chars "
+                      f"(characters per chunk, default {ModelOptions.context_chars})", ConfigWarning, stacklevel=2)
+    reader.warn_unknown(COMMON_KEYS + ("context_tokens",) + PROVIDER_KEYS.get(settings.provider, ()))
     defaults = ModelOptions()
     api_version = reader.string("api_version", None)
     input_price = _optional_number(reader, "input_price")
@@ -161,7 +167,7 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
         retry_max_delay=reader.number("retry_max_delay", defaults.retry_max_delay),
         concurrency=reader.integer("concurrency", defaults.concurrency, minimum=1),
         max_input_tokens=reader.integer("max_input_tokens", defaults.max_input_tokens, minimum=1000),
-        context_tokens=reader.integer("context_tokens", defaults.context_tokens),
+        context_chars=reader.integer("context_chars", defaults.context_chars),
         on_missing_key=_choice(reader, "on_missing_key", defaults.on_missing_key, ON_MISSING_KEY),
         on_unreviewed=_choice(reader, "on_unreviewed", defaults.on_unreviewed, ON_UNREVIEWED),
         independent=reader.boolean("independent", False),

@@ -125,8 +125,10 @@ def _forge_block(
 
 
 def render_rules(instructions: tuple[PathInstruction, ...]) -> str:
-    """The repository's rules as a section of the system message; empty when there are none.
-    They come from the target side's policy, written by its maintainers: instructions, not data."""
+    """The repository's rules for a chunk's files, for its user message (outside the data
+    blocks); empty when there are none. They come from the target side's policy, written by its
+    maintainers: instructions, not data. Not in the system message, which is the same for every
+    request (see review_system)."""
     if not instructions:
         return ""
     rules = "\n".join(
@@ -137,6 +139,15 @@ def render_rules(instructions: tuple[PathInstruction, ...]) -> str:
     return fill(template("review-rules.md"), {"rules": rules})
 
 
+@cache
+def review_system() -> str:
+    """The system message of every review request: the same bytes in each, first, so the
+    provider's prompt cache answers them (OpenAI caches a repeated prefix of 1,024 tokens or
+    more by itself; Anthropic's request marks it with `cache_control`). Nothing of a chunk goes
+    here: not its nonce, not its rules."""
+    return fill(template("review-system.md"), {"schema": json.dumps(wire_schema(), separators=(",", ":"))})
+
+
 def build_conversation(
     diff: str,
     context: str,
@@ -144,17 +155,15 @@ def build_conversation(
     rejections: tuple[Rejection, ...] = (),
     instructions: tuple[PathInstruction, ...] = (),
 ) -> Conversation:
-    """The system playbook (with the repository's rules for these files) and one user message
-    holding the data; `diff` and `context` are already redacted by the caller (it knows their
-    paths and lines)."""
+    """The system playbook and one user message holding the repository's rules for these files
+    and the data; `diff` and `context` are already redacted by the caller (it knows their paths
+    and lines)."""
     seed = "\0".join([diff, context, reproduction or "", *(item.reason for item in rejections)])
     nonce = hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     forge, redactions = _forge_block(reproduction, rejections, nonce)
-    system = fill(
-        template("review-system.md"), {"nonce": nonce, "schema": json.dumps(wire_schema(), indent=1)}
-    ) + render_rules(instructions)
     user = fill(
         template("review-request.md"),
-        {"nonce": nonce, "diff": diff, "context": context or "(none)", "forge": forge},
+        {"nonce": nonce, "rules": render_rules(instructions), "diff": diff, "context": context or "(none)",
+         "forge": forge},
     )
-    return Conversation(system, (Message("user", user),), tuple(redactions))
+    return Conversation(review_system(), (Message("user", user),), tuple(redactions))

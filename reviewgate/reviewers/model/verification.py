@@ -17,6 +17,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config, ReviewerSettings
@@ -166,6 +167,13 @@ def _finding_text(finding: Finding) -> str:
     return truncate(printable("\n".join(lines)), MAX_FINDING_CHARS, "…")
 
 
+@cache
+def verification_system() -> str:
+    """The second look's system message: the same bytes in every request, for the provider's
+    prompt cache (prompt.review_system); the nonce is named in the user message."""
+    return fill(template("verification-system.md"), {"schema": json.dumps(answer_format().schema, separators=(",", ":"))})
+
+
 def build_verification(request: ReviewRequest, finding: Finding, max_input_tokens: int) -> Conversation:
     """The second look's conversation for one finding, within `max_input_tokens`."""
     finding_text, redactions = redact_text(_finding_text(finding), finding.path or "(finding)")
@@ -178,15 +186,13 @@ def build_verification(request: ReviewRequest, finding: Finding, max_input_token
                             request.target.file(finding.path), finding.path, finding.line, scope)
         head_text, base_text = head.text, base.text
         found += [*head.redactions, *base.redactions]
-    schema = json.dumps(answer_format().schema, indent=1)
-    system_template = template("verification-system.md")
-    room = (max_input_tokens - estimate_tokens(system_template + schema) - estimate_tokens(finding_text)
+    system = verification_system()
+    room = (max_input_tokens - estimate_tokens(system) - estimate_tokens(finding_text)
             - PROMPT_MARGIN_TOKENS) * CHARACTERS_PER_TOKEN
     base_text = truncate(base_text, max(200, room // 3), "\n… (cut to fit the request budget)")
     head_text = truncate(head_text, max(200, room - len(base_text)), "\n… (cut to fit the request budget)")
     nonce = hashlib.sha256("\0".join([finding_text, head_text, base_text]).encode("utf-8", "surrogateescape"))
     nonce_text = nonce.hexdigest()[:16]
-    system = fill(system_template, {"nonce": nonce_text, "schema": schema})
     user = fill(template("verification-request.md"),
                 {"nonce": nonce_text, "finding": finding_text, "head": head_text, "base": base_text})
     return Conversation(system, (Message("user", user),), tuple(found), answer_format())

@@ -1,0 +1,236 @@
+"""What a model reviewer is sent over a merged pull request's life: its commits replayed as pushes.
+
+    python benchmarks/pr_replay.py --repo CLONE --merge SHA [--merge SHA ...] [--gate-path DIR]
+
+Each `--merge` is a merge commit M of `--repo`: the PR's pushes are the first-parent commits of
+M^1..M^2, oldest first, each reviewed as CI would (`reviewgate run --base M^1 --head C`, in a
+subprocess running the gate at `--gate-path`, default this checkout) against the stand-in model
+server (testing/model_server.py: a real HTTP server on 127.0.0.1 answering every request with
+an empty review). Twice: with one chunk cache kept across the PR's pushes, and with a new empty
+cache for each push. It prints per push and per PR the requests and characters sent (the whole
+JSON body of each request: system message, user message, the answer's schema) and tokens per
+changed line (characters / 4), and what the cache saved.
+
+A push's changed lines are those `git diff --numstat` counts between the previous push and
+this one (the first push: from the merge base), lock files left out; over the PR, their sum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+REPO_ROOT = BENCHMARKS.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN  # noqa: E402
+from reviewgate.target.exclusions import LOCK_FILES  # noqa: E402
+from testing.cli import clean_environment  # noqa: E402
+from testing.model_server import ModelServer, Recorded  # noqa: E402
+
+
+@dataclass
+class Sent:
+    requests: int = 0
+    characters: int = 0
+    system: int = 0  # of `characters`: the system message, the same in every request of a run
+
+    def add(self, other: Sent) -> None:
+        self.requests += other.requests
+        self.characters += other.characters
+        self.system += other.system
+
+
+@dataclass
+class Push:
+    commit: str
+    changed_lines: int
+    cached: Sent = field(default_factory=Sent)
+    uncached: Sent = field(default_factory=Sent)
+    exit_codes: tuple[int, int] = (0, 0)
+    # Of `cached`: characters of requests whose diff an earlier push had sent already (asked again
+    # because their context or rules changed).
+    diff_seen_before: int = 0
+
+
+_DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
+
+
+def diff_sent(post: Recorded) -> str:
+    """The first data block of a request's user message: the chunk's diff."""
+    messages = post.body.get("messages") if isinstance(post.body, dict) else None
+    user = str(messages[-1].get("content", "")) if isinstance(messages, list) and messages else ""
+    found = _DIFF_BLOCK.search(user)
+    return found.group(2) if found else ""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, text=True).stdout
+
+
+def changed_lines(repo: Path, old: str, new: str) -> int:
+    total = 0
+    for line in git(repo, "diff", "--numstat", "--no-renames", old, new).splitlines():
+        added, removed, path = line.split("\t", 2)
+        if added != "-" and path.rsplit("/", 1)[-1] not in LOCK_FILES:
+            total += int(added) + int(removed)
+    return total
+
+
+def pushes_of(repo: Path, merge: str) -> tuple[str, list[str]]:
+    """(the base M^1, the PR's pushes oldest first)."""
+    base = git(repo, "rev-parse", f"{merge}^1").strip()
+    commits = git(repo, "rev-list", "--reverse", "--first-parent", f"{merge}^1..{merge}^2").split()
+    return base, commits
+
+
+def config_text(server_url: str) -> str:
+    return "\n".join([
+        "[review]", 'reviewers = ["llm"]', "",
+        "[reviewer.llm]", 'provider = "openai"', 'model = "stand-in"', f'base_url = "{server_url}/v1"',
+        'api_key_env = ""', "timeout = 30", "retries = 0", "verify_findings = false", "",
+    ])
+
+
+def review(gate: Path, clone: Path, base: str, head: str, config: Path, cache: Path, output: Path) -> int:
+    git(clone, "checkout", "-q", "--detach", "--force", head)
+    env = clean_environment({"PYTHONPATH": str(gate)})
+    completed = subprocess.run(
+        [sys.executable, "-m", "reviewgate", "run", "--base", base, "--head", head, "--config", str(config),
+         "--cache-dir", str(cache), "--output-dir", str(output), "--no-verify"],
+        cwd=clone, env=env, capture_output=True, text=True, timeout=900, check=False)
+    if completed.returncode not in (0, 1):
+        print(f"  {head[:10]}: exit {completed.returncode}: {completed.stderr.strip()[-400:]}", file=sys.stderr)
+    return completed.returncode
+
+
+def sent_since(server: ModelServer, start: int) -> Sent:
+    posts = server.posts()[start:]
+    return Sent(len(posts), sum(_characters(post) for post in posts), sum(_system(post) for post in posts))
+
+
+def _system(post: Recorded) -> int:
+    messages = post.body.get("messages") if isinstance(post.body, dict) else None
+    first = messages[0] if isinstance(messages, list) and messages else {}
+    return len(str(first.get("content", ""))) if isinstance(first, dict) and first.get("role") == "system" else 0
+
+
+def _characters(post: Recorded) -> int:
+    return len(json.dumps(post.body, ensure_ascii=False))
+
+
+def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: Path) -> list[Push]:
+    clone = scratch / "clone"
+    if not clone.exists():
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(source), str(clone)], check=True)
+    base, commits = pushes_of(clone, merge)
+    merge_base = git(clone, "merge-base", base, commits[-1]).strip()
+    config = scratch / "reviewgate.toml"
+    config.write_text(config_text(server.url), encoding="utf-8")
+    kept_cache = scratch / f"cache-{merge[:10]}"
+    pushes: list[Push] = []
+    previous = merge_base
+    diffs_sent: set[str] = set()
+    for index, commit in enumerate(commits):
+        push = Push(commit, changed_lines(clone, previous, commit))
+        start = len(server.posts())
+        cached_exit = review(gate, clone, base, commit, config, kept_cache, scratch / "out")
+        push.cached = sent_since(server, start)
+        posts = server.posts()[start:]
+        push.diff_seen_before = sum(_characters(post) for post in posts if diff_sent(post) in diffs_sent)
+        diffs_sent.update(diff_sent(post) for post in posts)
+        start = len(server.posts())
+        uncached_exit = review(gate, clone, base, commit, config, scratch / f"fresh-{merge[:10]}-{index}",
+                               scratch / "out")
+        push.uncached = sent_since(server, start)
+        push.exit_codes = (cached_exit, uncached_exit)
+        pushes.append(push)
+        previous = commit
+    return pushes
+
+
+def _per_line(characters: int, lines: int) -> str:
+    return f"{characters / CHARACTERS_PER_TOKEN / lines:.1f}" if lines else "-"
+
+
+def _saved(cached: int, uncached: int) -> str:
+    return f"{100 * (1 - cached / uncached):.0f}%" if uncached else "-"
+
+
+def render(merge: str, subject: str, pushes: list[Push]) -> tuple[list[str], Sent, Sent, int]:
+    lines = [f"PR {merge[:10]} {subject}: {len(pushes)} push(es)",
+             f"  {'push':<12} {'lines':>6} {'requests':>8} {'characters':>10} {'tok/line':>8}   "
+             f"{'uncached req':>12} {'characters':>10} {'tok/line':>8} {'saved':>6}"]
+    cached, uncached, total_lines = Sent(), Sent(), 0
+    seen_before = sum(push.diff_seen_before for push in pushes)
+    later = sum(push.cached.characters for push in pushes[1:])
+    for push in pushes:
+        lines.append(
+            f"  {push.commit[:10]:<12} {push.changed_lines:>6} {push.cached.requests:>8} {push.cached.characters:>10} "
+            f"{_per_line(push.cached.characters, push.changed_lines):>8}   {push.uncached.requests:>12} "
+            f"{push.uncached.characters:>10} {_per_line(push.uncached.characters, push.changed_lines):>8} "
+            f"{_saved(push.cached.characters, push.uncached.characters):>6}"
+            + ("" if push.exit_codes == (0, 0) else f"  (exit {push.exit_codes[0]}/{push.exit_codes[1]})"))
+        cached.add(push.cached)
+        uncached.add(push.uncached)
+        total_lines += push.changed_lines
+    lines.append(
+        f"  {'PR total':<12} {total_lines:>6} {cached.requests:>8} {cached.characters:>10} "
+        f"{_per_line(cached.characters, total_lines):>8}   {uncached.requests:>12} {uncached.characters:>10} "
+        f"{_per_line(uncached.characters, total_lines):>8} {_saved(cached.characters, uncached.characters):>6}")
+    if later:
+        lines.append(f"  with the cache, {100 * seen_before / later:.0f}% of the later pushes' characters re-sent a diff "
+                     "already sent (its context changed)")
+    return lines, cached, uncached, total_lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--repo", type=Path, required=True, help="a clone holding the merge commits")
+    parser.add_argument("--merge", action="append", required=True, help="a merge commit of a PR (repeatable)")
+    parser.add_argument("--gate-path", type=Path, default=REPO_ROOT,
+                        help="the checkout whose reviewgate package runs (default: this one)")
+    arguments = parser.parse_args(argv)
+    gate = arguments.gate_path.resolve()
+    if not (gate / "reviewgate" / "__init__.py").is_file():
+        parser.error(f"--gate-path {arguments.gate_path}: no reviewgate package there")
+    if not (arguments.repo / ".git").exists() and not (arguments.repo / "HEAD").is_file():
+        parser.error(f"--repo {arguments.repo}: not a git repository")
+    for merge in arguments.merge:
+        parents = git(arguments.repo, "rev-list", "--parents", "-n", "1", merge).split()
+        if len(parents) != 3:
+            parser.error(f"--merge {merge}: not a merge commit of --repo")
+    print(f"gate: {gate}")
+    every_cached, every_uncached, every_line = Sent(), Sent(), 0
+    with ModelServer([]) as server, tempfile.TemporaryDirectory(prefix="reviewgate-pr-replay-") as scratch:
+        for merge in arguments.merge:
+            subject = git(arguments.repo, "log", "-1", "--format=%s", merge).strip()
+            pushes = replay(gate, arguments.repo.resolve(), merge, server, Path(scratch))
+            lines, cached, uncached, total = render(merge, subject, pushes)
+            print("\n".join(lines), flush=True)
+            every_cached.add(cached)
+            every_uncached.add(uncached)
+            every_line += total
+    print(f"all PRs: {every_line} changed lines; with the cache {every_cached.requests} requests, "
+          f"{every_cached.characters:,} characters, {_per_line(every_cached.characters, every_line)} tokens per "
+          f"changed line; without it {every_uncached.requests} requests, {every_uncached.characters:,} characters, "
+          f"{_per_line(every_uncached.characters, every_line)} tokens per changed line; the cache saved "
+          f"{_saved(every_cached.characters, every_uncached.characters)} of the characters and "
+          f"{_saved(every_cached.requests, every_uncached.requests)} of the requests")
+    if every_cached.characters:
+        print(f"with the cache, {100 * every_cached.system / every_cached.characters:.0f}% of the characters were the "
+              "system message (the same in every request: a provider's prompt cache reads it after a run's first)")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""What a model reviewer is sent (issue 22, "a model bill proportional to what changed"), checked
+on the requests a real local stand-in server records: no lock file, context within its budget,
+one system message for every request (the providers' prompt cache), and a chunk asked again only
+when its diff or the excerpts it was given changed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reviewgate.config import ConfigWarning, ReviewerSettings
+from reviewgate.reviewers import anthropic, openai
+from reviewgate.reviewers.base import ReviewerStatus
+from testing.cli import run_cli
+from testing.model_repo import fast_openai, review_request, write_config
+from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
+from testing.repo import commit, make_repo
+
+KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
+IGNORED = {".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
+LOCK_MARKER = "LOCK-FILE-CONTENT"
+
+
+def _openai(server: ModelServer, **options: object) -> ReviewerSettings:
+    return ReviewerSettings(name="llm", provider="openai", model="test-model", base_url=f"{server.url}/v1",
+                            api_key_env="", timeout=2.0, options={"retries": 0, "verify_findings": False, **options})
+
+
+def _user(post: Recorded) -> str:
+    return str(post.body["messages"][1]["content"])
+
+
+def _context_block(post: Recorded) -> str:
+    """The text of the context's DATA block, as sent."""
+    user = _user(post)
+    nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
+    assert nonce is not None
+    blocks = re.findall(rf"<<<DATA {nonce.group(1)} BEGIN>>>\n(.*?)\n<<<DATA {nonce.group(1)} END>>>", user,
+                        flags=re.DOTALL)
+    return str(blocks[1])
+
+
+def _files_sent(post: Recorded) -> set[str]:
+    return set(re.findall(r"=== FILE (\S+)", _user(post)))
+
+
+def test_no_lock_file_reaches_any_request(tmp_path: Path) -> None:
+    """Lock files beside the changed ones, ones the branch changes, and a symbol the diff calls
+    that the lock files name: none of their text is sent."""
+    locks = ("package-lock.json", "uv.lock", "poetry.lock", "Cargo.lock", "go.sum", "yarn.lock",
+             "pnpm-lock.yaml", "Gemfile.lock", "composer.lock")
+    base = {f"app/{name}": f"{LOCK_MARKER} fetch_rows( {name}\n" for name in locks}
+    base["app/rows.py"] = "def fetch_rows():\n    return []\n"
+    branch = {"app/report.py": "from app.rows import fetch_rows\n\nprint(fetch_rows())\n",
+              "app/uv.lock": f"{LOCK_MARKER} changed\n", "web/package-lock.json": f"{LOCK_MARKER} new\n"}
+    repo = make_repo(tmp_path, base, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    posts = server.posts()
+    assert len(posts) == 1
+    assert LOCK_MARKER not in posts[0].text
+    assert not any(name in posts[0].text for name in locks)  # not even listed beside the changed ones
+    assert "def fetch_rows():" in posts[0].text  # the definition still comes, as an excerpt
+
+
+@pytest.mark.parametrize("budget", [400, 1500, None])
+def test_context_never_exceeds_its_budget(tmp_path: Path, budget: int | None) -> None:
+    """Forty helpers the diff calls, each used in many files: the context is cut at the budget
+    (context_chars, default 8,000), never past it, and holds excerpts, not whole files."""
+    helpers = "".join(f"def helper_{index:02}(value):\n    return value + {index}\n\n\n" for index in range(40))
+    users = {f"lib/use_{number}.py": "from lib.helpers import *\n\n" + "".join(
+        f"x_{index} = helper_{index:02}({number})\n" for index in range(40)) for number in range(8)}
+    calls = "".join(f"print(helper_{index:02}(1))\n" for index in range(40))
+    repo = make_repo(tmp_path, {"lib/helpers.py": helpers, **users},
+                     {"app/main.py": "from lib.helpers import *\n\n" + calls})
+    options = {} if budget is None else {"context_chars": budget}
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server, **options)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    context = _context_block(server.posts()[0])
+    assert len(context) <= (budget or 8000)
+    assert len(context) >= (budget or 8000) * 0.8  # the budget is used, not left empty
+    assert "definition of helper_" in context
+    assert "helper_39(value)" not in context or budget is None  # cut: not every helper fits
+
+
+def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Path) -> None:
+    """Three chunks (three directories) and their second looks: each kind of request has one
+    system message, byte for byte, long enough for OpenAI's automatic prefix cache (1,024 tokens),
+    holding no nonce; the chunk's data and its nonce are in the user message."""
+    branch = {f"{name}/module.py": f"def {name}_total(items):\n    return sum(items) / len(items)\n"
+              for name in ("api", "web", "jobs")}
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, branch)
+    reviews = [Reply(review=review_document([finding(f"{name}/module.py", 2, title=f"{name} divides by zero")]))
+               for name in ("api", "web", "jobs")]
+    with ModelServer(reviews, verdicts=[Reply(review=verdict("confirmed"))]) as server:
+        outcome = openai.build(_openai(server, verify_findings=True)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    reviews_sent, looks_sent = server.review_posts(), server.verification_posts()
+    assert len(reviews_sent) == 3 and len(looks_sent) == 3
+    for posts in (reviews_sent, looks_sent):
+        systems = {post.body["messages"][0]["content"] for post in posts}
+        assert len(systems) == 1
+        [system] = systems
+        # The review's playbook is long enough for OpenAI's automatic prefix cache (1,024 tokens).
+        assert len(system) // 4 >= 1024 or posts is looks_sent
+        assert post_nonces(posts).isdisjoint(re.findall(r"[0-9a-f]{16}", system))
+        assert posts[0].body["messages"][0]["role"] == "system"
+
+
+def post_nonces(posts: list[Recorded]) -> set[str]:
+    return {match for post in posts for match in re.findall(r"<<<DATA (\w+) BEGIN>>>", _user(post))}
+
+
+def test_anthropic_marks_its_system_block_for_the_prompt_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    repo = make_repo(tmp_path, {"README.md": "base\n"},
+                     {f"{name}/module.py": f"def {name}():\n    return 1\n" for name in ("api", "web")})
+    usage = {"input_tokens": 300, "cache_read_input_tokens": 2000, "output_tokens": 50}
+    with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
+        settings = ReviewerSettings(name="claude", provider="anthropic", model="test-model", base_url=server.url,
+                                    timeout=2.0, options={"retries": 0, "verify_findings": False,
+                                                          "input_price": 3.0, "output_price": 15.0})
+        outcome = anthropic.build(settings).review(review_request(repo.path))
+    posts = server.posts()
+    assert len(posts) == 2
+    blocks = [post.body["system"] for post in posts]
+    assert blocks[0] == blocks[1]
+    assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral"}]
+    assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
+    # The cached tokens are counted and priced at a tenth: 2 × (300×3 + 2000×0.3 + 50×15) / 1e6.
+    assert outcome.usage.cached_input_tokens == 4000 and outcome.usage.input_tokens == 4600
+    assert outcome.usage.cost == pytest.approx(2 * (300 * 3.0 + 2000 * 0.3 + 50 * 15.0) / 1e6)
+
+
+ORDERS = "def place_order(items):\n    total = sum(items)\n    return total\n"
+PAGES = "from api.orders import place_order\n\n\ndef render_page(items):\n    return place_order(items)\n"
+TASKS = "def run_tasks(queue):\n    return list(queue)\n"
+
+
+def test_a_push_asks_again_only_the_chunks_whose_diff_or_excerpts_changed(tmp_path: Path) -> None:
+    """Three chunks; web/ calls api/'s place_order, so web's request quotes its definition.
+    A push to jobs/ asks for jobs/ alone; lines added above place_order (its text unchanged, its
+    line numbers shifted) ask for api/ alone; a change to place_order's body asks for api/ and
+    web/, which quotes it, and not jobs/."""
+    repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED},
+                     {"api/orders.py": ORDERS, "web/pages.py": PAGES, "jobs/tasks.py": TASKS})
+    with ModelServer([Reply(review=review_document())]) as server:
+        write_config(repo.path, "openai", fast_openai(server.url), cache=True)
+
+        def push(files: dict[str, str]) -> list[Recorded]:
+            if files:
+                commit(repo.path, files, "a push")
+            start = len(server.posts())
+            result = run_cli(repo.path, "run", "--base", "main", env=KEY)
+            assert result.returncode == 0, result.stderr
+            return server.posts()[start:]
+
+        first = push({})
+        web = next(post for post in first if _files_sent(post) == {"web/pages.py"})
+        assert "def place_order(items):" in _context_block(web)
+        to_jobs = push({"jobs/tasks.py": TASKS + "\n\ndef drop_tasks(queue):\n    queue.clear()\n"})
+        shifted = push({"api/orders.py": "import logging\n\nLOG = logging.getLogger(__name__)\n\n\n" + ORDERS})
+        body = push({"api/orders.py": "import logging\n\nLOG = logging.getLogger(__name__)\n\n\n"
+                     + ORDERS.replace("sum(items)", "sum(items) * 2")})
+    assert len(first) == 3
+    assert [_files_sent(post) for post in to_jobs] == [{"jobs/tasks.py"}]
+    assert [_files_sent(post) for post in shifted] == [{"api/orders.py"}]
+    assert sorted(sorted(_files_sent(post)) for post in body) == [["api/orders.py"], ["web/pages.py"]]
+
+
+def test_the_old_context_tokens_key_warns_naming_its_replacement(tmp_path: Path) -> None:
+    with ModelServer([]) as server, pytest.warns(ConfigWarning) as warned:
+        openai.build(_openai(server, context_tokens=24000))
+    assert [str(item.message) for item in warned] == [
+        ".reviewgate.toml: reviewer.llm.context_tokens: no longer read: the context budget is context_chars "
+        "(characters per chunk, default 8000)"]
+
+
+def _module(name: str, functions: int) -> str:
+    return "".join(f"def {name}_{index}(value):\n    return value * {index} + {len(name)}\n\n\n"
+                   for index in range(functions))
+
+
+def test_a_push_to_one_file_of_a_large_directory_change_re_sends_that_file_only(tmp_path: Path) -> None:
+    """Two files of one directory whose diffs are too large to share a request cheaply (over
+    chunking.GROUP_TOKENS together) are two chunks, so a push to one re-sends only it; two small
+    files of another directory still share one."""
+    branch = {"src/core.py": _module("core", 70), "src/types.py": _module("types", 70),
+              "docs/a.py": "A = 1\n", "docs/b.py": "B = 2\n"}
+    repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED}, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        write_config(repo.path, "openai", fast_openai(server.url), cache=True)
+        first = run_cli(repo.path, "run", "--base", "main", env=KEY)
+        sent_first = [_files_sent(post) for post in server.posts()]
+        commit(repo.path, {"src/types.py": _module("types", 70) + "def extra(value):\n    return value\n"}, "push")
+        second = run_cli(repo.path, "run", "--base", "main", env=KEY)
+        sent_second = [_files_sent(post) for post in server.posts()[len(sent_first):]]
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert sorted(sorted(files) for files in sent_first) == [["docs/a.py", "docs/b.py"], ["src/core.py"],
+                                                             ["src/types.py"]]
+    assert sent_second == [{"src/types.py"}]
