@@ -7,7 +7,6 @@ import contextlib
 import enum
 import functools
 import gc
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -15,6 +14,7 @@ from typing import TypeVar, cast
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.target.diff import ChangeStatus, FileChange
 
 SOURCE = "builtin"
@@ -107,7 +107,7 @@ def language_of(path: str) -> Language:
 _TEST_DIRECTORIES = frozenset(
     {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e"}
 )
-_TEST_NAME = re.compile(
+_TEST_NAME = LazyPattern(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)\.[cm]?[jt]sx?$"
     r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
 )
@@ -122,7 +122,7 @@ TRANSLATION_DIRECTORIES = frozenset({"locales", "locale", "i18n", "l10n", "trans
 
 # Files that hold configuration or wiring, not behaviour a unit test would pin down; a copy of
 # one (a second vitest config) is a variant by design.
-_CONFIGURATION = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
+_CONFIGURATION = LazyPattern(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
 # Code that ships to no user: scripts, benchmarks, examples. Tests are told by is_test_file.
 SUPPORT_DIRECTORIES = frozenset({"scripts", "examples", "example", "bench", "benchmark", "benchmarks"})
 
@@ -292,7 +292,7 @@ class Comment:
     whole_line: bool  # nothing but the comment on that line
 
 
-_QUOTES = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
+_QUOTES = LazyPattern(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
 
 
 def _outside_strings(line: str, marker: str) -> int:
