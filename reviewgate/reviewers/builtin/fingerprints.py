@@ -20,6 +20,7 @@ import zlib
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Literal
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
 
@@ -246,8 +247,10 @@ def common_extent(left: str | bytes, left_start: int, right: str | bytes, right_
     """How far the two texts (both `str` or both `bytes`) agree before and after the given aligned
     offsets: (back, forward)."""
     if isinstance(left, bytes) and isinstance(right, bytes):
-        return _bytes_agreeing_back(left, left_start, right, right_start), _bytes_agreeing_forward(
-            left, left_start, right, right_start)
+        return (
+            _bytes_agreeing(left, left_start, right, right_start, backwards=True),
+            _bytes_agreeing(left, left_start, right, right_start, backwards=False),
+        )
     assert isinstance(left, str) and isinstance(right, str), "common_extent compares two texts of one kind"
     return (
         # Shared runs reach mostly under 20 characters back and 40 to 80 forward.
@@ -281,35 +284,27 @@ def _agreeing(left: str, left_start: int, right: str, right_start: int, *, backw
     return done
 
 
-def _bytes_agreeing_forward(left: bytes, left_start: int, right: bytes, right_start: int) -> int:
-    """`_agreeing` forwards over bytes: slices compared in C, growing while they agree; the first
-    slice that differs gives the exact place from the lowest set byte of the two read as numbers
-    and XORed (one C operation, where halving the step took a dozen comparisons)."""
-    limit = min(len(left) - left_start, len(right) - right_start)
-    done, step = 0, 64
+def _bytes_agreeing(left: bytes, left_start: int, right: bytes, right_start: int, *, backwards: bool) -> int:
+    """`_agreeing` over bytes: slices compared in C, growing while they agree; the first slice
+    that differs gives the exact place from the lowest set byte of the two read as numbers and
+    XORed (one C operation, where halving the step took a dozen comparisons). Read backwards,
+    the slices are big-endian, so their last byte is the lowest."""
+    order: Literal["big", "little"] = "big" if backwards else "little"
+    if backwards:
+        limit, step = min(left_start, right_start), 32
+    else:
+        limit, step = min(len(left) - left_start, len(right) - right_start), 64
+    done = 0
     while done < limit:
         size = min(step, limit - done)
-        mine = left[left_start + done : left_start + done + size]
-        theirs = right[right_start + done : right_start + done + size]
+        if backwards:
+            mine = left[left_start - done - size : left_start - done]
+            theirs = right[right_start - done - size : right_start - done]
+        else:
+            mine = left[left_start + done : left_start + done + size]
+            theirs = right[right_start + done : right_start + done + size]
         if mine != theirs:
-            differing = int.from_bytes(mine, "little") ^ int.from_bytes(theirs, "little")
-            return done + ((differing & -differing).bit_length() - 1) // 8
-        done += size
-        step *= 2
-    return done
-
-
-def _bytes_agreeing_back(left: bytes, left_start: int, right: bytes, right_start: int) -> int:
-    """`_agreeing` backwards over bytes, as `_bytes_agreeing_forward` (read big-endian, the last
-    byte is the lowest)."""
-    limit = min(left_start, right_start)
-    done, step = 0, 32
-    while done < limit:
-        size = min(step, limit - done)
-        mine = left[left_start - done - size : left_start - done]
-        theirs = right[right_start - done - size : right_start - done]
-        if mine != theirs:
-            differing = int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")
+            differing = int.from_bytes(mine, order) ^ int.from_bytes(theirs, order)
             return done + ((differing & -differing).bit_length() - 1) // 8
         done += size
         step *= 2
