@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent
@@ -62,9 +63,25 @@ def _tree_memory(pid: int) -> int:
 def run_measured(
     command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0, 1)
 ) -> tuple[float, float]:
-    """Wall seconds and peak memory in MB of one command: the most its process tree held at once
-    (sampled every 10 ms with psutil, shared pages counted once), or the child's own ru_maxrss
-    when that is larger."""
+    """Wall seconds and peak memory in MB of one command (see `run_timed`)."""
+    measured = run_timed(command, cwd, env, ok)
+    return measured.wall, measured.peak_mb
+
+
+@dataclass(frozen=True)
+class Measured:
+    wall: float  # seconds
+    cpu: float  # user + system seconds of the command and the processes it waited for
+    peak_mb: float
+
+
+def run_timed(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0, 1)
+) -> Measured:
+    """Wall and CPU seconds and peak memory in MB of one command. CPU time (the child's rusage,
+    which counts the workers it waited for) is the steadier measure on a loaded machine. Peak
+    memory is the most its process tree held at once (sampled every 10 ms with psutil, shared
+    pages counted once), or the child's own ru_maxrss when that is larger."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampled = 0
@@ -79,7 +96,7 @@ def run_measured(
     error = process.stderr.read().decode(errors="replace") if process.stderr else ""
     if process.returncode not in ok:
         raise CommandFailed(f"{' '.join(command[:4])} exited {process.returncode} in {cwd}:\n{error[-2000:]}")
-    return elapsed, max(sampled / 2**20, usage.ru_maxrss / 1024)
+    return Measured(elapsed, usage.ru_utime + usage.ru_stime, max(sampled / 2**20, usage.ru_maxrss / 1024))
 
 
 def ensure_jscpd() -> Path | None:

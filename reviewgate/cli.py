@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +16,7 @@ from reviewgate.ci import detect, github_step_files
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
 from reviewgate.escaping import runner_line
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
 from reviewgate.target.bundle import workspace_root
 from reviewgate.target.freeze import describe
@@ -41,7 +41,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 # A flag as argparse and our messages name it: `argument --max-rounds`, `--base`, `(from --base)`.
-_FLAG = re.compile(r"(?:argument )?(--[a-z][a-z-]*)(?:/-[a-z])?")
+_FLAG = LazyPattern(r"(?:argument )?(--[a-z][a-z-]*)(?:/-[a-z])?")
 
 
 def name_options(message: str, names: Mapping[str, str]) -> str:

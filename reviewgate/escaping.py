@@ -17,28 +17,29 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.secret_formats import mask_known_formats
 from reviewgate.text import printable
 
 # ECMA-48: CSI sequences (ESC [ ... final byte), OSC strings (ESC ] ... BEL or ST), and the
 # two-byte escapes; the C1 control forms of CSI/OSC (U+009B, U+009D) are caught by _CONTROL.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_ANSI = LazyPattern(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
 # C0 and C1 controls except tab, line feed and carriage return (sinks decide about those),
 # and the bidirectional overrides that make text read other than it is (CVE-2021-42574).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = LazyPattern(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # XML 1.0's Char production is tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF;
 # matched here as its complement, which compiles in a tenth of the time the allowed ranges take.
 NOT_XML_CHARACTERS = "\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff"  # a character class's body
-_NOT_XML = re.compile(f"[{NOT_XML_CHARACTERS}]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NOT_XML = LazyPattern(f"[{NOT_XML_CHARACTERS}]")
+_LINE_BREAK = LazyPattern(r"\r\n|\r|\n")
 # What the runner would take for a command: `::` at the start of a line after white space (it
 # trims any, .NET's String.TrimStart), and the `##[` form anywhere in a line. The runner reads
 # lines ending at LF, CR or CRLF, so a lone CR must count as a line end too.
-_COMMAND_START = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
+_COMMAND_START = LazyPattern(r"^(\s*):(?=:)", re.MULTILINE)
 _LEGACY_COMMAND = "##["
 # A mention (@user, @org/team) where GitHub and GitLab would link it and notify: the @ at a
 # word start. An e-mail address (a@b) is not a mention and stays as it is.
-_MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
+_MENTION = LazyPattern(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
 ZERO_WIDTH_SPACE = "\u200b"
 # What html.escape(quote=False) replaces, without loading the html module's entity table at start-up.
 _HTML_SPECIAL = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from reviewgate.lazy_patterns import LazyPattern
 
 
 class FindingClass(str, enum.Enum):
@@ -40,7 +41,7 @@ class Severity(str, enum.Enum):
 
 _SEVERITY_RANK = {Severity.BLOCKER: 3, Severity.MAJOR: 2, Severity.MINOR: 1, Severity.NIT: 0}
 
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = LazyPattern(r"\s+")
 
 
 def normalize_text(text: str) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,12 +30,13 @@ from typing import Any, Protocol
 from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.own_directories import cache_directory
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, Usage
 
 CACHE_FORMAT = 3  # bump when the stored layout changes: older entries then simply miss
 MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
+_UNSAFE_NAME = LazyPattern(r"[^A-Za-z0-9_.\-]")
 
 
 def open_review_cache(config: Config, repo: Path, environ: Mapping[str, str]) -> ReviewCache:

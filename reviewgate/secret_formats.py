@@ -8,27 +8,29 @@ from __future__ import annotations
 
 import re
 
-TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key block", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----")),
+from reviewgate.lazy_patterns import LazyPattern
+
+TOKEN_PATTERNS: tuple[tuple[str, LazyPattern], ...] = (
+    ("private key block", LazyPattern(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----")),
     # AWS access key ids: docs.aws.amazon.com IAM "Understanding unique ID prefixes" (AKIA, ASIA).
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("AWS access key id", LazyPattern(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     # GitHub: "Behind GitHub's new authentication token formats" (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_).
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b")),
+    ("GitHub token", LazyPattern(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b")),
     # GitLab personal/project/group access tokens: docs.gitlab.com "Token prefixes" (glpat-).
-    ("GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("Stripe live key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}")),
-    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("GitLab token", LazyPattern(r"\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}")),
+    ("Slack token", LazyPattern(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", LazyPattern(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("Stripe live key", LazyPattern(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b")),
+    ("Anthropic API key", LazyPattern(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI API key", LazyPattern(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}")),
+    ("npm token", LazyPattern(r"\bnpm_[A-Za-z0-9]{36}\b")),
 )
 
 # Masking may be broader than reporting: a masked look-alike costs nothing, a leaked key a
 # rotation. These shapes are too loose to report as findings but are masked before sending.
-MASK_ONLY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("OpenAI-style key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+MASK_ONLY_PATTERNS: tuple[tuple[str, LazyPattern], ...] = (
+    ("OpenAI-style key", LazyPattern(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
+    ("JSON web token", LazyPattern(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
 )
 
 MASKED_PATTERNS = TOKEN_PATTERNS + MASK_ONLY_PATTERNS
@@ -52,7 +54,7 @@ REQUIRED_LITERALS: dict[str, tuple[str, ...]] = {
 
 # Any of those literals: one pass over the text tells that no format can be in it, which is what
 # nearly every text every sink masks (each field of each finding) is.
-_ANY_REQUIRED_LITERAL = re.compile("|".join(
+_ANY_REQUIRED_LITERAL = LazyPattern("|".join(
     re.escape(literal) for literals in REQUIRED_LITERALS.values() for literal in literals
 ))
 

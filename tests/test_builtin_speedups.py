@@ -63,6 +63,8 @@ def test_common_extent_agrees_with_a_character_by_character_walk() -> None:
         right_start = min(len(right), max(0, left_start - (len(left) - len(shared) - 3) + len(prefix)))
         expected = plain_extent(left, left_start, right, right_start)
         assert common_extent(left, left_start, right, right_start) == expected
+        # The bytes of ASCII texts (what the DRY lens compares): the same answer.
+        assert common_extent(left.encode(), left_start, right.encode(), right_start) == expected
         for length in (1, 60, 200):
             if shorter_than(left, left_start, right, right_start, length):
                 assert sum(expected) < length

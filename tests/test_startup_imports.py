@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,60 @@ def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path
     repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
     loaded = loaded_modules(repo.path, tmp_path / "modules.json", "--shard", "1/2")
     assert {"reviewgate.sharding.plan", "reviewgate.sharding.shard_report"} <= loaded
+
+
+# Importing the package, in a fresh interpreter: which reviewgate modules compile a regular
+# expression while being imported (the module's own code, not a function called later).
+_COMPILED_AT_IMPORT = """
+import json, os, re, sys
+compiled = set()
+original = re._compile
+def counting(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.endswith(os.path.join("", "re", "__init__.py")):
+        frame = frame.f_back
+    if frame is not None and frame.f_code.co_name == "<module>":
+        compiled.add(frame.f_globals.get("__name__", "?"))
+    return original(pattern, flags)
+re._compile = counting
+import reviewgate.cli, reviewgate.run, reviewgate.reviewers.builtin
+print(json.dumps(sorted(name for name in compiled if name.startswith("reviewgate"))))
+"""
+# Still compiled at import: bytes patterns (LazyPattern is for text), and two modules whose
+# patterns are to move to LazyPattern with their own pending changes.
+_COMPILING_AT_IMPORT = {
+    "reviewgate.target.diff",
+    "reviewgate.reviewers.builtin.oversized",
+    "reviewgate.target.exclusions",
+    "reviewgate.reviewers.builtin.behaviour",
+    # The literals a huge file's lines must hold (secrets.MAY_HOLD_A_SECRET,
+    # security.LINE_RULES_NEED): oversized.py hands them to re's own searches as patterns.
+    "reviewgate.reviewers.builtin.secrets",
+    "reviewgate.reviewers.builtin.security",
+}
+
+
+def test_importing_the_package_compiles_almost_no_regular_expression() -> None:
+    # Over a hundred module-level patterns were compiled on every start (a fifth of the import
+    # time); a LazyPattern compiles when a lens first uses it.
+    completed = subprocess.run(
+        [sys.executable, "-c", _COMPILED_AT_IMPORT], env=clean_environment(), capture_output=True, text=True,
+        timeout=120, check=True,
+    )
+    assert set(json.loads(completed.stdout)) <= _COMPILING_AT_IMPORT
+
+
+def test_a_lazy_pattern_answers_as_the_compiled_one_and_compiles_once() -> None:
+    from reviewgate.lazy_patterns import LazyPattern
+
+    source, flags, text = r"(\w+)=(\d+)", re.IGNORECASE, "a=1, B=22, c=x"
+    lazy, compiled = LazyPattern(source, flags), re.compile(source, flags)
+    assert lazy.search(text, 2) is not None and lazy.search(text, 2).span() == compiled.search(text, 2).span()  # type: ignore[union-attr]
+    assert lazy.findall(text) == compiled.findall(text)
+    assert [match.span() for match in lazy.finditer(text)] == [match.span() for match in compiled.finditer(text)]
+    assert lazy.sub(r"\2", text) == compiled.sub(r"\2", text)
+    assert lazy.subn("", text, 1) == compiled.subn("", text, 1)
+    assert lazy.split(text) == compiled.split(text)
+    assert lazy.match(text) is not None and lazy.fullmatch(text) is None
+    assert lazy.compiled() is lazy.compiled()
+    assert lazy.search == lazy.compiled().search  # the compiled pattern's own method from now on

@@ -7,11 +7,10 @@ with the finding in system-out. `file` is set for GitLab; `line` is left out bec
 
 from __future__ import annotations
 
-import re
-
 from reviewgate.escaping import NOT_XML_CHARACTERS, one_line, xml_text
 from reviewgate.findings import Finding
 from reviewgate.gate import Decision
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
@@ -23,7 +22,7 @@ FILE_NAME = "junit.xml"
 # the form those wrote: the same elements, attribute order, escaping and two-space indentation.
 # Their clean-up is kept too: what XML cannot hold is dropped, with the noncharacters, C1
 # controls but NEL, and raw CRs in text (an attribute keeps a CR as `&#13;`).
-_DROPPED = re.compile(
+_DROPPED = LazyPattern(
     "[" + NOT_XML_CHARACTERS + "\x7f-\x84\x86-\x9f\ufdd0-\ufddf"
     + "".join(f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(1, 17))
     + "]"

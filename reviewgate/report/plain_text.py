@@ -6,23 +6,25 @@ from __future__ import annotations
 
 import re
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-_FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*$\n?", re.MULTILINE)
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
+from reviewgate.lazy_patterns import LazyPattern
+
+_CODE_SPAN = LazyPattern(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_FENCE_LINE = LazyPattern(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*$\n?", re.MULTILINE)
+_IMAGE = LazyPattern(r"!\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK = LazyPattern(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
 # Emphasis with `*` only: `_` and `__` are kept, since names like `__init__` or `_private` are
 # far more common in a finding's text than underscore emphasis. Not inside a word (`2*3*4`).
-_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+", re.MULTILINE)
-_QUOTE = re.compile(r"^[ \t]{0,3}>[ \t]?", re.MULTILINE)
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
+_STRONG = LazyPattern(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EMPHASIS = LazyPattern(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_HEADING = LazyPattern(r"^[ \t]{0,3}#{1,6}[ \t]+", re.MULTILINE)
+_QUOTE = LazyPattern(r"^[ \t]{0,3}>[ \t]?", re.MULTILINE)
+_ESCAPE = LazyPattern(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
 
 
 # A backslash-escaped character is held as its private-use twin (plane 15) while the markers
 # around it are read, so `\\*` is never taken for emphasis.
 _ESCAPED_BASE = 0xF0000
-_HELD_ESCAPE = re.compile("[\U000F0000-\U000F007F]")
+_HELD_ESCAPE = LazyPattern("[\U000F0000-\U000F007F]")
 
 
 def _prose(text: str) -> str:
@@ -37,8 +39,8 @@ def _prose(text: str) -> str:
 
 # Stands in for a code span while the prose around it is rewritten: private-use characters, which
 # no finding's Markdown means as text.
-_HELD = re.compile("\ue000(\\d+)\ue001")
-_PLACEHOLDERS = re.compile("[\ue000\ue001\U000F0000-\U000F007F]")  # taken out of the input first
+_HELD = LazyPattern("\ue000(\\d+)\ue001")
+_PLACEHOLDERS = LazyPattern("[\ue000\ue001\U000F0000-\U000F007F]")  # taken out of the input first
 
 
 def markdown_to_plain(text: str) -> str:

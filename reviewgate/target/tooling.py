@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewgate.errors import ConfigError
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.tomlfile import parse_toml
 
 PYPROJECT = "pyproject.toml"
@@ -31,9 +32,9 @@ INI_FILES = ("mypy.ini", ".mypy.ini", "setup.cfg", "pytest.ini", "tox.ini")
 TOOLING_FILES = (GITATTRIBUTES, PACKAGE_JSON, PYRIGHT_CONFIG, *INI_FILES)
 # Entries that are the code itself, whatever a checker is told: the package roots.
 _SOURCE_ROOTS = frozenset({"", ".", "src", "lib", "source", "app", "pkg", "cmd", "internal"})
-_LINGUIST_GENERATED = re.compile(r"(?:^|\s)linguist-generated(?:=(?:true|set))?(?=\s|$)")
-_TSC_PROJECT = re.compile(r"\btsc\b[^&|;]*?(?:-p|--project)[ =]+(?P<path>[^\s&|;]+)")
-_TSD_FILES = re.compile(r"\btsd\b[^&|;]*?(?:-f|--files)[ =]+(?P<path>[^\s&|;]+)")
+_LINGUIST_GENERATED = LazyPattern(r"(?:^|\s)linguist-generated(?:=(?:true|set))?(?=\s|$)")
+_TSC_PROJECT = LazyPattern(r"\btsc\b[^&|;]*?(?:-p|--project)[ =]+(?P<path>[^\s&|;]+)")
+_TSD_FILES = LazyPattern(r"\btsd\b[^&|;]*?(?:-f|--files)[ =]+(?P<path>[^\s&|;]+)")
 
 
 @dataclass(frozen=True)

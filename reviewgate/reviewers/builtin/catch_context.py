@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 
+from reviewgate.lazy_patterns import LazyPattern
+
 # A clean-up call right before `.catch(`: what it undoes is not the work that failed.
-_CLEANUP_CALL = re.compile(
+_CLEANUP_CALL = LazyPattern(
     r"\.(?:cancel|close|abort|destroy|dispose|release|unlink|rm|rmdir|unsubscribe|terminate|kill|"
     r"disconnect|end|unref|removeListener|off)\([^()]*\)\s*$"
 )
-_FINALLY = re.compile(r"\.finally\(")
-_RETURN = re.compile(r"(?:^|[;{}]\s*)return\b[^;{}]*;?\s*$")
+_FINALLY = LazyPattern(r"\.finally\(")
+_RETURN = LazyPattern(r"(?:^|[;{}]\s*)return\b[^;{}]*;?\s*$")
 # How far back a statement is read: a chain longer than this is not one of the shapes above.
 _REACH = 2000
 

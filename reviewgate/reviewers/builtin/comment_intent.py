@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import re
 
+from reviewgate.lazy_patterns import LazyPattern
+
 # Words that introduce a reason or a condition: the comment says why the code is as it is.
-_WHY = re.compile(
+_WHY = LazyPattern(
     r"[,;]\s*so\b|\b(?:because|since|so\s+(?:that|the|it|we|a|an|they|this)|otherwise|to\s+(?:avoid|prevent|keep|ensure|make\s+sure|allow)"
     r"|in\s+order\s+to|would|(?:can|does|do|is|are|must)\s*(?:not|n't)|cannot|must|need(?:s|ed)?\s+to"
     r"|requires?|expect(?:s|ed)?|work\s*-?around|unless|until|if|when|already|may|might|never|only)\b",
     re.IGNORECASE,
 )
 # Markers of work left for later, and tool pragmas: neither explains anything.
-_UNFINISHED = re.compile(r"\b(?:todo|fixme|xxx|hack|for\s+now|later)\b", re.IGNORECASE)
-_PRAGMA = re.compile(
+_UNFINISHED = LazyPattern(r"\b(?:todo|fixme|xxx|hack|for\s+now|later)\b", re.IGNORECASE)
+_PRAGMA = LazyPattern(
     r"^(?:eslint|@ts-|istanbul|c8|prettier|jshint|tslint|biome|noqa|type:|pylint|nolint|reviewgate:)",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_WORD = LazyPattern(r"[A-Za-z][A-Za-z'-]*")
 # A fallback's comment of this many words or more describes the case it handles ("Ignore
 # cancellation failures from already-locked streams"); "ignore" or "ignore errors" do not.
 MIN_REASON_WORDS = 4
@@ -44,7 +46,7 @@ def states_a_reason(text: str) -> bool:
 
 # A comment above a statement usually says what it does; it explains the fallback when it gives
 # a reason or speaks of the failure itself.
-_ABOUT_FAILURE = re.compile(
+_ABOUT_FAILURE = LazyPattern(
     r"\b(?:ignor\w*|swallow\w*|fail\w*|errors?|throws?|reject\w*|best[\s-]effort|harmless|fine|expected)\b",
     re.IGNORECASE,
 )

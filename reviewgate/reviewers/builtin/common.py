@@ -7,7 +7,6 @@ import contextlib
 import enum
 import functools
 import gc
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -15,6 +14,7 @@ from typing import TypeVar, cast
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.target.diff import ChangeStatus, FileChange
 
 SOURCE = "builtin"
@@ -110,7 +110,7 @@ _TEST_DIRECTORIES = frozenset(
      "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests"}
 )
 # `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
-_TEST_NAME = re.compile(
+_TEST_NAME = LazyPattern(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
     r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
 )
@@ -125,7 +125,7 @@ TRANSLATION_DIRECTORIES = frozenset({"locales", "locale", "i18n", "l10n", "trans
 
 # Files that hold configuration or wiring, not behaviour a unit test would pin down; a copy of
 # one (a second vitest config) is a variant by design.
-_CONFIGURATION = re.compile(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
+_CONFIGURATION = LazyPattern(r"(?:^setup\.py$|^conftest\.py$|^noxfile\.py$|\.config\.[cm]?[jt]s$|\.d\.ts$)")
 # Code that ships to no user: scripts, benchmarks, examples (`docs_src/`: the example programs a
 # documentation site includes, one variant per Python version or style on purpose). Tests are
 # told by is_test_file.
@@ -328,7 +328,7 @@ class Comment:
     whole_line: bool  # nothing but the comment on that line
 
 
-_QUOTES = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
+_QUOTES = LazyPattern(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
 
 
 def _outside_strings(line: str, marker: str) -> int:

@@ -12,6 +12,7 @@ both sides: test helpers are meant to look alike, and a copy in a test is not tw
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -126,7 +127,8 @@ class _Query:
     change: FileChange
     normalized: Normalized
     added: set[int]
-    windows: list[tuple[int, int]]
+    hashes: array[int]  # of the windows inside added lines, beside their offsets
+    offsets: array[int]
     source: str
 
 
@@ -153,6 +155,8 @@ def _longest_disjoint(regions: list[Region]) -> list[Region]:
     for region in regions:
         first = bisect.bisect_right(ends, region.start)  # taken[first:last] overlap the region
         last = bisect.bisect_left(starts, region.end)
+        if last == first + 1 and starts[first] <= region.start and region.end <= ends[first]:
+            continue  # inside one taken region (the same run found from another place): nothing free
         if first < last:
             bounds = [region.start, *(edge for index in range(first, last) for edge in (starts[index], ends[index])),
                       region.end]
@@ -219,7 +223,9 @@ class DuplicationSearch:
         queries = self._queries(request, split)
         if not any(_may_report(query) for query in queries.values()):
             return  # no index is read nor built: a one-line change costs no more than its own file
-        wanted = {digest for query in queries.values() for digest, _ in query.windows}
+        wanted: set[int] = set()
+        for query in queries.values():
+            wanted.update(query.hashes)
         if not wanted:
             return
         index, normalized, sources = self._index(request, queries, wanted)
@@ -264,7 +270,7 @@ class DuplicationSearch:
             normalized = Normalized.of(text, language_of(change.path))
             if change.path in split:
                 added = set(range(1, len(normalized.lines) + 1))
-            queries[change.path] = _Query(change, normalized, added, normalized.windows_in(added), text)
+            queries[change.path] = _Query(change, normalized, added, *normalized.windows_in(added), text)
         return queries
 
     def _index(
@@ -316,10 +322,12 @@ class DuplicationSearch:
         """Maximal shared runs between the added code and the index, the longest first, not overlapping."""
         found: list[Region] = []
         covered: dict[tuple[str, int], int] = {}
-        text = query.normalized.text
-        for digest, offset in query.windows:
-            places = index.get(digest, ())
-            if len(places) > MAX_FINGERPRINT_PLACES:
+        mine = query.normalized
+        text, fast = mine.text, mine.comparable
+        get, whole_lines = index.get, mine.whole_lines
+        for digest, offset in zip(query.hashes, query.offsets, strict=True):
+            places = get(digest)
+            if places is None or len(places) > MAX_FINGERPRINT_PLACES:
                 continue  # boilerplate (`if err != nil { return err }`): a copy is found by its other windows
             for other, other_offset in places:
                 if other == path and other_offset == offset:
@@ -327,14 +335,20 @@ class DuplicationSearch:
                 key = (other, offset - other_offset)
                 if covered.get(key, -1) > offset:
                     continue
-                other_text = normalized[other].text
+                theirs = normalized[other]
+                right = theirs.comparable
+                left = fast
+                if type(left) is not type(right):  # one of them not ASCII: compared as text
+                    left, right = text, theirs.text
                 # A run shorter than MIN_CHARACTERS is never reported, and taken longest first it could
                 # only keep out runs shorter still: leaving it out changes nothing but the time spent.
-                if shorter_than(text, offset, other_text, other_offset, MIN_CHARACTERS):
+                if shorter_than(left, offset, right, other_offset, MIN_CHARACTERS):
                     continue
-                back, forward = common_extent(text, offset, other_text, other_offset)
+                back, forward = common_extent(left, offset, right, other_offset)
                 covered[key] = offset + forward
-                start, end = query.normalized.whole_lines(offset - back, offset + forward)
+                if back + forward < MIN_CHARACTERS:
+                    continue  # whole lines of it are shorter still
+                start, end = whole_lines(offset - back, offset + forward)
                 other_start = other_offset + start - offset
                 if end - start < MIN_CHARACTERS:
                     continue

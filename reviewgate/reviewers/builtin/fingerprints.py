@@ -20,6 +20,7 @@ import zlib
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Literal
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
 
@@ -76,6 +77,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$](?<=\b(?!" + _alternation(_KEYWORDS) + r"\b
 _NUMBER = re.compile(r"\d(?<!\w\d)[\w.]*")
 # What an identifier becomes: a character no keyword contains, so marks can be counted.
 IDENTIFIER_MARK = "\x01"
+_HASH_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned: a CRC-32, an offset
 _SPACE = re.compile(r"[ \t\r\f\v]+")
 _IMPORT = re.compile(r"^(?:import|from|package|using|#include|require\(|export(?:\*|\{[^}]*\})from)")
 # Minified or generated lines carry no reviewable shape and would dominate the index.
@@ -210,6 +212,12 @@ class Normalized:
         the hashes can be stored. Two windows sharing a hash are still compared as text."""
         return self.text.encode("ascii", "replace")
 
+    @functools.cached_property
+    def comparable(self) -> str | bytes:
+        """The text as `common_extent` compares it fastest and exactly: its bytes when it is all
+        ASCII (almost every file: names and literals are marks), else the text itself."""
+        return self._bytes if self.text.isascii() else self.text
+
     def anchors(self) -> list[tuple[int, int]]:
         """(hash, offset) of the window at each non-empty line start."""
         data, last, crc32 = self._bytes, len(self.text) - WINDOW, zlib.crc32
@@ -219,20 +227,32 @@ class Normalized:
             if line and start <= last
         ]
 
-    def windows_in(self, line_numbers: set[int]) -> list[tuple[int, int]]:
-        """(hash, offset) of every window starting inside the given source lines."""
-        data, found, crc32 = self._bytes, [], zlib.crc32
+    def windows_in(self, line_numbers: set[int]) -> tuple[array[int], array[int]]:
+        """The hashes and the offsets (two arrays, side by side: 8 bytes a window, where a tuple
+        of two numbers a window took ten times that) of every window starting inside the given
+        source lines."""
+        data, crc32, lines, line_starts = self._bytes, zlib.crc32, self.lines, self.line_starts
+        hashes, offsets = array(_HASH_TYPE), array(_HASH_TYPE)
+        last = len(self.text) - WINDOW + 1
         for number in sorted(line_numbers):
-            if not 1 <= number <= len(self.lines) or not self.lines[number - 1]:
+            if not 1 <= number <= len(lines) or not lines[number - 1]:
                 continue
-            start = self.line_starts[number - 1]
-            offsets = range(start, min(start + len(self.lines[number - 1]), len(self.text) - WINDOW + 1))
-            found += [(crc32(data[offset : offset + WINDOW]), offset) for offset in offsets]
-        return found
+            start = line_starts[number - 1]
+            starts = range(start, min(start + len(lines[number - 1]), last))
+            hashes.fromlist([crc32(data[offset : offset + WINDOW]) for offset in starts])
+            offsets.extend(starts)
+        return hashes, offsets
 
 
-def common_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
-    """How far the two texts agree before and after the given aligned offsets: (back, forward)."""
+def common_extent(left: str | bytes, left_start: int, right: str | bytes, right_start: int) -> tuple[int, int]:
+    """How far the two texts (both `str` or both `bytes`) agree before and after the given aligned
+    offsets: (back, forward)."""
+    if isinstance(left, bytes) and isinstance(right, bytes):
+        return (
+            _bytes_agreeing(left, left_start, right, right_start, backwards=True),
+            _bytes_agreeing(left, left_start, right, right_start, backwards=False),
+        )
+    assert isinstance(left, str) and isinstance(right, str), "common_extent compares two texts of one kind"
     return (
         # Shared runs reach mostly under 20 characters back and 40 to 80 forward.
         _agreeing(left, left_start, right, right_start, backwards=True, step=32),
@@ -265,7 +285,34 @@ def _agreeing(left: str, left_start: int, right: str, right_start: int, *, backw
     return done
 
 
-def shorter_than(left: str, left_start: int, right: str, right_start: int, length: int) -> bool:
+def _bytes_agreeing(left: bytes, left_start: int, right: bytes, right_start: int, *, backwards: bool) -> int:
+    """`_agreeing` over bytes: slices compared in C, growing while they agree; the first slice
+    that differs gives the exact place from the lowest set byte of the two read as numbers and
+    XORed (one C operation, where halving the step took a dozen comparisons). Read backwards,
+    the slices are big-endian, so their last byte is the lowest."""
+    order: Literal["big", "little"] = "big" if backwards else "little"
+    if backwards:
+        limit, step = min(left_start, right_start), 32
+    else:
+        limit, step = min(len(left) - left_start, len(right) - right_start), 64
+    done = 0
+    while done < limit:
+        size = min(step, limit - done)
+        if backwards:
+            mine = left[left_start - done - size : left_start - done]
+            theirs = right[right_start - done - size : right_start - done]
+        else:
+            mine = left[left_start + done : left_start + done + size]
+            theirs = right[right_start + done : right_start + done + size]
+        if mine != theirs:
+            differing = int.from_bytes(mine, order) ^ int.from_bytes(theirs, order)
+            return done + ((differing & -differing).bit_length() - 1) // 8
+        done += size
+        step *= 2
+    return done
+
+
+def shorter_than(left: str | bytes, left_start: int, right: str | bytes, right_start: int, length: int) -> bool:
     """Whether the shared run through these aligned offsets is certainly shorter than `length`: it
     cannot start earlier and does not reach `length` from here. Two comparisons, where most shared
     windows are one of a common shape and end there."""

@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.target.git import run_git
 
 # "fix", "fixes", "fixed", "bug", "bugfix", "hotfix", then a separator or the end: `fix/login`,
 # `bugfix-123`, `fix: handle None`, `Fix(api): ...`. "fixture" or "buggy" are not fixes.
-_FIX_WORDS = re.compile(r"^(?:fix(?:es|ed)?|bug(?:fix)?|hotfix)(?:$|[/\-_:(\s!#.])", re.IGNORECASE)
+_FIX_WORDS = LazyPattern(r"^(?:fix(?:es|ed)?|bug(?:fix)?|hotfix)(?:$|[/\-_:(\s!#.])", re.IGNORECASE)
 
 
 def says_fix(text: str) -> bool:

@@ -12,13 +12,15 @@ import functools
 import re
 from dataclasses import dataclass
 
-_PARTS = re.compile(
+from reviewgate.lazy_patterns import LazyPattern
+
+_PARTS = LazyPattern(
     r"/(?:/[^\n]*|\*[\s\S]*?\*/)|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 )
-_NOT_NEWLINE = re.compile(r"[^\n]")
+_NOT_NEWLINE = LazyPattern(r"[^\n]")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
-_BRACKET = re.compile(r"[()\[\]{}]")
-_NEWLINE = re.compile(r"\n")
+_BRACKET = LazyPattern(r"[()\[\]{}]")
+_NEWLINE = LazyPattern(r"\n")
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -77,9 +79,9 @@ def read_js(text: str) -> JsSource:
 
 # Async declarations, read from each `async` keyword (the regex engine skips to it): after it
 # `function name(` or a method's `name(`; before it `name = ` / `name: ` (an arrow bound to a name).
-_ASYNC = re.compile(r"\basync\b")
-_NAMED_AFTER = re.compile(r"\s+(?:function\s*\*?\s*|\*\s*)?(?P<name>#?[\w$]+)\s*[(<]")
-_BOUND_BEFORE = re.compile(r"(?P<name>#?[\w$]+)\s*(?::\s*[^=;\n]{1,80})?[=:]\s*$")
+_ASYNC = LazyPattern(r"\basync\b")
+_NAMED_AFTER = LazyPattern(r"\s+(?:function\s*\*?\s*|\*\s*)?(?P<name>#?[\w$]+)\s*[(<]")
+_BOUND_BEFORE = LazyPattern(r"(?P<name>#?[\w$]+)\s*(?::\s*[^=;\n]{1,80})?[=:]\s*$")
 _KEYWORDS = frozenset({"function", "if", "for", "while", "switch", "catch", "return", "await"})
 
 
@@ -99,8 +101,8 @@ def async_names(source: JsSource) -> dict[str, int]:
     return names
 
 
-_PARAMETERS_OR_ARROW = re.compile(r"\s*(?:<[^(){};]{0,200}>\s*)?(?:\(|(?P<single>[\w$]+)\s*=>\s*(?P<brace>\{)?)")
-_BODY_AFTER_PARAMETERS = re.compile(r"\s*(?::[^{=;]{0,200}?)?\s*(?:=>\s*)?\{")
+_PARAMETERS_OR_ARROW = LazyPattern(r"\s*(?:<[^(){};]{0,200}>\s*)?(?:\(|(?P<single>[\w$]+)\s*=>\s*(?P<brace>\{)?)")
+_BODY_AFTER_PARAMETERS = LazyPattern(r"\s*(?::[^{=;]{0,200}?)?\s*(?:=>\s*)?\{")
 
 
 def _body_start(source: JsSource, offset: int) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.comment_intent import explains_why
 from reviewgate.reviewers.builtin.common import (
     Comment,
@@ -31,7 +32,7 @@ RULE_NARRATION = "readability/narrating-comment"
 RULE_TICKET = "readability/ticket-reference"
 RULE_COMMENTED_CODE = "readability/commented-out-code"
 
-_NARRATION = re.compile(
+_NARRATION = LazyPattern(
     r"^(?:(?:note|nb)\s*:\s*)?(?:(?:i|we)\s+(?:have\s+)?)?"
     # The verb must act on something ("removed the check", "changed x to y"), so a comment that
     # uses the word as an adjective ("removed lines come first") is not read as narration.
@@ -50,7 +51,7 @@ _NARRATION = re.compile(
 # name things code handles (a forge client posts comments on reviews; a limit counts items for
 # each review request): they count only after a verb or preposition that makes them the source,
 # and never with a noun after them.
-_REQUESTED = re.compile(
+_REQUESTED = LazyPattern(
     r"\bas\s+(?:requested|discussed|suggested|agreed)\b"
     r"|\bper\s+(?:the\s+)?(?:code\s+)?(?:review|discussion|feedback)\b"
     r"(?!\s+(?:requests?|comments?|threads?|rounds?|runs?|batch(?:es)?|calls?|apps?|bots?)\b)"
@@ -62,14 +63,14 @@ _REQUESTED = re.compile(
 # A ticket key (project letters, a dash, a number) or the word issue/ticket/bug and a number.
 # Standards and encodings shaped like keys (UTF-8, SHA-256, ISO-8601, RFC-7231) are not tickets.
 # A key followed by `.digit` is a version (`LICENSE-2.0`), not a ticket.
-_TICKET_KEY = re.compile(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b(?!\.\d)")
-_TICKET_WORDS = re.compile(r"\b(?:issue|ticket|bug|jira|pr|pull request|story)\s*#?\d+\b", re.IGNORECASE)
+_TICKET_KEY = LazyPattern(r"\b(?P<project>[A-Z][A-Z0-9]{1,9})-\d{1,6}\b(?!\.\d)")
+_TICKET_WORDS = LazyPattern(r"\b(?:issue|ticket|bug|jira|pr|pull request|story)\s*#?\d+\b", re.IGNORECASE)
 # A bare `#123` is an issue number too, but only counts with a why next to it (never reported).
-_ISSUE_NUMBER = re.compile(r"(?<![\w&])#\d{1,6}\b")
+_ISSUE_NUMBER = LazyPattern(r"(?<![\w&])#\d{1,6}\b")
 # URLs carry path segments shaped like keys (`licenses/LICENSE-2.0`, `browse/PAY-12`) that the
 # reader follows, and licence headers are boilerplate: neither is the change's story.
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+", re.IGNORECASE)
-_LICENCE = re.compile(r"\blicen[cs]e[ds]?\b|\bSPDX-|\bcopyright\b|\(c\)\s*\d{4}", re.IGNORECASE)
+_URL = LazyPattern(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+", re.IGNORECASE)
+_LICENCE = LazyPattern(r"\blicen[cs]e[ds]?\b|\bSPDX-|\bcopyright\b|\(c\)\s*\d{4}", re.IGNORECASE)
 _NOT_PROJECTS = frozenset(
     {
         "UTF",
@@ -117,7 +118,7 @@ _NOT_PROJECTS = frozenset(
 # At least this many consecutive commented lines that parse as code make a commented-out block
 # (one line of code in a comment is usually an example, three are dead code).
 MIN_COMMENTED_CODE_LINES = 3
-_C_LIKE_CODE_LINE = re.compile(
+_C_LIKE_CODE_LINE = LazyPattern(
     r"(?:[;{}]\s*$|^\s*(?:if|for|while|return|const|let|var|func|function|public|private|protected|import|"
     r"throw|try|catch|switch|case)\b.*[(){};=]|^[\w.$]+\s*(?:=|\+=|-=)\s*\S.*[;)]\s*$|^[\w.$]+\(.*\)\s*;?$)"
 )

@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import (
     comment_on,
     is_test_data,
@@ -33,7 +34,7 @@ from reviewgate.secret_formats import TOKEN_PATTERNS
 
 RULE_SECRET = "security/committed-secret"
 
-_SECRET_ASSIGNMENT = re.compile(
+_SECRET_ASSIGNMENT = LazyPattern(
     r"""(?P<name>[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|"""
     r"""client[_-]?secret)[\w.-]*)["']?\s*(?::=|=|:)\s*[bru]?(?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)""",
     re.IGNORECASE,
@@ -52,16 +53,17 @@ _QUOTED_VALUE = re.compile(r"""["'][^"'\s]{12,}["']""")
 # A line `_secret_in` can find a secret in holds a token's literal, or a quoted value and a
 # secret's name: the scan of a file over the size cap (oversized.py) reads only such lines
 # (the quoted value first: in code that names keys, it is the rarer).
+# Compiled at import: oversized.py hands them to re's own searches as patterns.
 MAY_HOLD_A_SECRET = ((_MAY_HOLD_A_TOKEN,), (_QUOTED_VALUE, _MAY_NAME_A_SECRET))
-_NOT_A_SECRET_NAME = re.compile(
+_NOT_A_SECRET_NAME = LazyPattern(
     r"fake|dummy|example|sample|placeholder|test|mock|stub|fixture", re.IGNORECASE
 )
 # Names that hold where a secret lives or what it is called, not the secret itself.
-_DESCRIBES_A_SECRET = re.compile(
+_DESCRIBES_A_SECRET = LazyPattern(
     r"[_.-]?(?:env|var|name|url|uri|path|file|header|field|type|prefix|length|id|kind|format|pattern|regex)$",
     re.IGNORECASE,
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = LazyPattern(
     r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example", re.IGNORECASE
 )
 # Shannon entropy per character above which a quoted value looks random rather than a word

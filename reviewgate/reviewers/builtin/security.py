@@ -15,6 +15,7 @@ from typing import Any
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
     Language,
@@ -42,7 +43,7 @@ _SUBPROCESS_CALLS = frozenset(
 _SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"})
 # The evidence that formatted text is SQL: a statement's verb with its clause (a method or a
 # variable named `query` is not evidence; URLs and search strings are called queries too).
-_SQL_STATEMENT = re.compile(
+_SQL_STATEMENT = LazyPattern(
     r"\bselect\b[\s\S]*?\bfrom\b|\binsert\s+(?:or\s+\w+\s+)?into\b|\bupdate\b[\s\S]*?\bset\b"
     r"|\bdelete\s+from\b|\b(?:select|update|delete)\b[\s\S]*?\bwhere\b"
     r"|\b(?:create|drop|alter|truncate)\s+(?:table|index|view|database|schema)\b",
@@ -178,10 +179,10 @@ class _PythonChecker:
 
 
 # C-like languages: (rule, pattern, what it is). Patterns look at one added line at a time.
-_LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
+_LINE_RULES: tuple[tuple[str, LazyPattern, str, bool], ...] = (
     (
         RULE_SHELL,
-        re.compile(
+        LazyPattern(
             r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*(?:`[^`]*\$\{"
             r"|[\"'][^\"']*[\"']\s*\+)"
         ),
@@ -190,7 +191,7 @@ _LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
     ),
     (
         RULE_SHELL,
-        re.compile(
+        LazyPattern(
             r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
             r"(?:fmt\.Sprintf\(|[^)]*\+)"
         ),
@@ -199,13 +200,13 @@ _LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
     ),
     (
         RULE_SHELL,
-        re.compile(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
+        LazyPattern(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
         "a shell command is built from a formatted string",
         False,
     ),
     (
         RULE_SQL,
-        re.compile(
+        LazyPattern(
             r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
             r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|"
             r"String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"
@@ -215,13 +216,13 @@ _LINE_RULES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
     ),
     (
         RULE_EVAL,
-        re.compile(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
+        LazyPattern(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
         "code is evaluated from a value",
         False,
     ),
     (
         RULE_TLS,
-        re.compile(
+        LazyPattern(
             r"rejectUnauthorized\s*:\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
             r"|InsecureSkipVerify\s*:\s*true|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
         ),

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
 from reviewgate.reviewers.builtin.js_source import JsSource, read_js
 from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
@@ -24,17 +25,17 @@ from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
 RULE_SWALLOWED = PythonSwallowedFailureLens.rule
 
 _JS_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
-_TRY = re.compile(r"\btry\s*\{")
-_CATCH_AFTER = re.compile(r"\s*catch\s*(?:\([^(){}]*\))?\s*\{")
-_RETURN_DEFAULT = re.compile(
+_TRY = LazyPattern(r"\btry\s*\{")
+_CATCH_AFTER = LazyPattern(r"\s*catch\s*(?:\([^(){}]*\))?\s*\{")
+_RETURN_DEFAULT = LazyPattern(
     r"\s*return\s*(?P<value>false|true|null|undefined|void\s+0|-?[01]|''|\"\"|``|\[\s*\]|\{\s*\}"
     r"|\(\s*\{\s*\}\s*\)|[\w$]*(?:[Dd]efault|[Ff]allback)[\w$]*)?\s*;?\s*"
 )
-_PROMISE_DEFAULT = re.compile(
+_PROMISE_DEFAULT = LazyPattern(
     r"\.catch\(\s*(?:async\s+)?(?:\(\s*[\w$]*\s*(?::\s*[\w$]+)?\s*\)|[\w$]+)\s*=>\s*"
     r"(?P<value>false|true|-?[01]|''|\"\"|\[\s*\]|\(\s*\{\s*\}\s*\)|[\w$]*(?:[Dd]efault|[Ff]allback)[\w$]*)\s*\)"
 )
-_CALL = re.compile(r"(?P<name>[\w$#]+(?:\s*\.\s*[\w$#]+)*)\s*\(")
+_CALL = LazyPattern(r"(?P<name>[\w$#]+(?:\s*\.\s*[\w$#]+)*)\s*\(")
 # Words of a called name that make it a security check (split on camelCase, `_` and `.`).
 _SECURITY_WORDS = frozenset(
     {
@@ -45,7 +46,7 @@ _SECURITY_WORDS = frozenset(
     }
 )  # fmt: skip
 _TOKEN_CHECK_WORDS = frozenset({"validate", "check", "decode", "introspect", "is", "has", "valid"})
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_NAME_WORDS = LazyPattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 def security_check(name: str) -> bool:

@@ -10,8 +10,9 @@ suggestion replaces one line the change added, and only that line's offending to
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
+
+from reviewgate.lazy_patterns import LazyPattern
 
 # A call to one of these, with no loader given, becomes a call to its safe twin.
 _SAFE_TWINS = {
@@ -22,8 +23,8 @@ _SAFE_TWINS = {
     "ssl._create_unverified_context": "ssl.create_default_context",
 }
 _LINE_FIXES = (
-    (re.compile(r"(\brejectUnauthorized\s*:\s*)false\b"), r"\1true"),
-    (re.compile(r"(\bInsecureSkipVerify\s*:\s*)true\b"), r"\1false"),
+    (LazyPattern(r"(\brejectUnauthorized\s*:\s*)false\b"), r"\1true"),
+    (LazyPattern(r"(\bInsecureSkipVerify\s*:\s*)true\b"), r"\1false"),
 )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
 from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
 from reviewgate.reviewers.builtin.secrets import is_documentation
@@ -15,7 +16,7 @@ from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, parse_s
 
 # What a rule id looks like (`security`, `correctness/swallowed-exception`). A placeholder in a
 # docstring or a help text (`ignore[...]`, `ignore[<rule id>]`) names no rule at all: not a typo.
-_ID_SHAPED = re.compile(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_.-]*)?", re.IGNORECASE)
+_ID_SHAPED = LazyPattern(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_.-]*)?", re.IGNORECASE)
 
 
 def unknown_rule_title(name: str) -> str:

@@ -9,21 +9,21 @@ target side's `[review] branch_suppressions` decides what such a suppression may
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
 from reviewgate.text import lines_at
 
 RULE_MISSING_REASON = "suppression/missing-reason"
 RULE_UNKNOWN_RULE = "suppression/unknown-rule"
 
-_SUPPRESSION = re.compile(r"reviewgate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
+_SUPPRESSION = LazyPattern(r"reviewgate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
 # Comment closers that end the line in languages with block comments (`*/`, `-->`, `#}`).
-_CLOSERS = re.compile(r"\s*(?:\*/|-->|#\}|%\})\s*$")
+_CLOSERS = LazyPattern(r"\s*(?:\*/|-->|#\}|%\})\s*$")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
@@ -42,27 +43,27 @@ RULE_IGNORED_EXIT = "correctness/ignored-exit-status"
 # `//[^\n]*` free to stop early, a `////////` banner line splits into exponentially many
 # comments when no `}` follows: a 1,300-line file held the gate for minutes.)
 _NOTHING = r"(?:\s|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*"
-_EMPTY_CATCH = re.compile(r"\bcatch\b\s*(?:\([^(){}]*\))?\s*\{" + _NOTHING + r"\}", re.DOTALL)
-_PROMISE_CATCH = re.compile(
+_EMPTY_CATCH = LazyPattern(r"\bcatch\b\s*(?:\([^(){}]*\))?\s*\{" + _NOTHING + r"\}", re.DOTALL)
+_PROMISE_CATCH = LazyPattern(
     r"\.catch\(\s*(?:async\s+)?(?:\(\s*[\w$]*\s*(?::\s*[\w$]+)?\s*\)|[\w$]+)\s*=>\s*"
     r"(?:\{" + _NOTHING + r"\}|null|undefined|void 0)\s*\)"
     r"|\.catch\(\s*function\s*[\w$]*\s*\([^)]*\)\s*\{" + _NOTHING + r"\}\s*\)",
     re.DOTALL,
 )
-_GO_DROPPED = re.compile(
+_GO_DROPPED = LazyPattern(
     r"\bif\s+(?:[^{};\n]+;\s*)?(?P<name>[\w.]*[eE]rr\w*)\s*!=\s*nil\s*\{\s*(?:return\s+nil(?:\s*,\s*nil)*\s*)?\}"
 )
 # A Go function's signature up to its body's brace: the results are what follows the parameters.
-_GO_FUNC = re.compile(
+_GO_FUNC = LazyPattern(
     r"\bfunc\s*(?:\([^()]*\)\s*)?(?:[\w]+\s*)?(?:\[[^\]]*\]\s*)?\((?:[^()]|\([^()]*\))*\)"
     r"(?P<results>[^{}\n]*)\{"
 )
-_GO_ERROR_RESULT = re.compile(r"\berror\b")
-_GO_BLANK = re.compile(r"^\s*_\s*=\s*(?P<name>err\w*|\w*Err)\s*$")
-_INLINE_COMMENT = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
-_COMMENT_MARKERS = re.compile(r"^\s*(?://+|/\*+|\*+/?)|\*+/\s*$")
-_SHELL_TRUE = re.compile(r"\|\|\s*(?:true|:)\s*(?:$|[;&)#'\"])")
-_SHELL_SET_E = re.compile(r"(?:^|[\s;'\"])set\s+(?:\+e|\+o\s+errexit)\b")
+_GO_ERROR_RESULT = LazyPattern(r"\berror\b")
+_GO_BLANK = LazyPattern(r"^\s*_\s*=\s*(?P<name>err\w*|\w*Err)\s*$")
+_INLINE_COMMENT = LazyPattern(r"//[^\n]*|/\*[\s\S]*?\*/")
+_COMMENT_MARKERS = LazyPattern(r"^\s*(?://+|/\*+|\*+/?)|\*+/\s*$")
+_SHELL_TRUE = LazyPattern(r"\|\|\s*(?:true|:)\s*(?:$|[;&)#'\"])")
+_SHELL_SET_E = LazyPattern(r"(?:^|[\s;'\"])set\s+(?:\+e|\+o\s+errexit)\b")
 
 
 def go_results_of(text: str, offset: int) -> str | None:
@@ -112,7 +113,7 @@ class OtherLanguagesSwallowedFailureLens:
         added = change.added_lines()
         starts = _line_starts(text)
         lines = text.split("\n")
-        patterns: list[tuple[re.Pattern[str], str]] = []
+        patterns: list[tuple[LazyPattern, str]] = []
         if language is Language.GO:
             patterns.append((_GO_DROPPED, RULE_DROPPED_ERROR))
         else:
@@ -227,8 +228,8 @@ class OtherLanguagesSwallowedFailureLens:
 
 
 # `trap 'rm -rf "$tmp" || true' EXIT` / `trap cleanup EXIT INT`: the command and the signals.
-_TRAP = re.compile(r"""^\s*trap\s+(?P<command>'[^']*'|"[^"]*"|[\w-]+)\s+(?P<signals>[\w\s]+?)\s*(?:[;#].*)?$""")
-_SHELL_FUNCTION = re.compile(r"^(?P<indent>\s*)(?:function\s+)?(?P<name>[\w-]+)\s*(?:\(\s*\))?\s*\{\s*$"
+_TRAP = LazyPattern(r"""^\s*trap\s+(?P<command>'[^']*'|"[^"]*"|[\w-]+)\s+(?P<signals>[\w\s]+?)\s*(?:[;#].*)?$""")
+_SHELL_FUNCTION = LazyPattern(r"^(?P<indent>\s*)(?:function\s+)?(?P<name>[\w-]+)\s*(?:\(\s*\))?\s*\{\s*$"
                              r"|^(?P<indent2>\s*)(?P<name2>[\w-]+)\s*\(\s*\)\s*$")
 
 
@@ -267,12 +268,12 @@ def _base_text(request: ReviewRequest, change: FileChange) -> str | None:
     return base.read_text(change.old_path or change.path)
 
 
-def _idiom(pattern: re.Pattern[str], text: str, match: re.Match[str]) -> bool:
+def _idiom(pattern: re.Pattern[str] | LazyPattern, text: str, match: re.Match[str]) -> bool:
     """A match that is the language's idiom where it stands, not a swallowed failure."""
     return pattern is _GO_DROPPED and _returns_no_error(text, match)
 
 
-def _count(pattern: re.Pattern[str], text: str) -> int:
+def _count(pattern: re.Pattern[str] | LazyPattern, text: str) -> int:
     return sum(1 for match in pattern.finditer(text) if not _idiom(pattern, text, match))
 
 

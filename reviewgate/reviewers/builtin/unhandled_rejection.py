@@ -14,12 +14,12 @@ in `Async` is weaker evidence and reports at minor.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import SUPPORT_CODE, Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import (
     Language,
     is_support_code,
@@ -41,15 +41,15 @@ from reviewgate.target.freeze import base_reader_for
 RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
 
 _JS_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
-_VOID = re.compile(r"(?<![\w$.])void\s+(?=[\w$#(])")
-_AWAITED = re.compile(r"\bawait\s+(?:[\w$#]+\s*(?:\?\.|!?\.)\s*)*(?P<name>#?[\w$]+)\s*\(")
-_CALLED = re.compile(r"(?P<name>#?[\w$]+)\s*\(\)")
-_PROMISE_API = re.compile(r"(?:^|[^\w$.])(?:fetch|import)\(\)|\bPromise\.(?:all|allSettled|race|any|reject)\(\)")
-_STATEMENT_CALL = re.compile(r"[ \t]*(?P<chain>(?:this\.)?(?P<name>#?[\w$]+))\s*\(")
+_VOID = LazyPattern(r"(?<![\w$.])void\s+(?=[\w$#(])")
+_AWAITED = LazyPattern(r"\bawait\s+(?:[\w$#]+\s*(?:\?\.|!?\.)\s*)*(?P<name>#?[\w$]+)\s*\(")
+_CALLED = LazyPattern(r"(?P<name>#?[\w$]+)\s*\(\)")
+_PROMISE_API = LazyPattern(r"(?:^|[^\w$.])(?:fetch|import)\(\)|\bPromise\.(?:all|allSettled|race|any|reject)\(\)")
+_STATEMENT_CALL = LazyPattern(r"[ \t]*(?P<chain>(?:this\.)?(?P<name>#?[\w$]+))\s*\(")
 _STATEMENT_BOUNDARY = frozenset(";{})")
-_CHAINED = re.compile(r"\.\s*(?P<method>catch|then)\s*\(")
+_CHAINED = LazyPattern(r"\.\s*(?P<method>catch|then)\s*\(")
 # `Promise.allSettled(...)` fulfils whatever its promises do: alone, it never rejects.
-_NEVER_REJECTS = re.compile(r"Promise\.allSettled\(\)")
+_NEVER_REJECTS = LazyPattern(r"Promise\.allSettled\(\)")
 
 
 class UnhandledRejectionLens:
@@ -69,7 +69,7 @@ class UnhandledRejectionLens:
 
 
 # The function a statement calls: the last name before the first `(` (`this.refresh()`, `void sync()`).
-_CALLEE = re.compile(r"(#?[\w$]+)\s*\(")
+_CALLEE = LazyPattern(r"(#?[\w$]+)\s*\(")
 
 
 def _call_places(text: str, findings: list[Finding], language: Language) -> list[tuple[str, str]]:
