@@ -14,15 +14,15 @@ from reviewgate.reviewers.builtin.discarded_go_error import DiscardedGoErrorLens
 from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
 from reviewgate.reviewers.builtin.listener_leak import ListenerLeakLens
-from reviewgate.reviewers.builtin.literal_typo import LiteralTypoLens
-from reviewgate.reviewers.builtin.modulo_bias import ModuloBiasLens
+from reviewgate.reviewers.builtin.literal_typo import LITERAL_TYPO_LENS
+from reviewgate.reviewers.builtin.modulo_bias import MODULO_BIAS_LENS
 from reviewgate.reviewers.builtin.moved_code import mark_moved
-from reviewgate.reviewers.builtin.open_redirect import OpenRedirectLens
+from reviewgate.reviewers.builtin.open_redirect import OPEN_REDIRECT_LENS
 from reviewgate.reviewers.builtin.oversized import left_out_findings, oversized_findings
 from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
 from reviewgate.reviewers.builtin.prototype_pollution import PrototypePollutionLens
 from reviewgate.reviewers.builtin.readability import ReadabilityLens
-from reviewgate.reviewers.builtin.regex_injection import RegexInjectionLens
+from reviewgate.reviewers.builtin.regex_injection import REGEX_INJECTION_LENS
 from reviewgate.reviewers.builtin.secrets import SecretsLens
 from reviewgate.reviewers.builtin.security import SecurityLens
 from reviewgate.reviewers.builtin.security_fallback import SecurityFallbackLens
@@ -57,13 +57,13 @@ lenses: tuple[Lens, ...] = (
     SecretsLens(),
     SecurityLens(),
     # The bug rules (issue 20): minor until their measured record earns more (rule_records.py).
-    OpenRedirectLens(),
-    RegexInjectionLens(),
+    OPEN_REDIRECT_LENS,
+    REGEX_INJECTION_LENS,
     PrototypePollutionLens(),
     DiscardedGoErrorLens(),
     WrongExceptionLens(),
-    LiteralTypoLens(),
-    ModuloBiasLens(),
+    LITERAL_TYPO_LENS,
+    MODULO_BIAS_LENS,
     ListenerLeakLens(),
     _reproduction_files,
     _reproduction_policy,

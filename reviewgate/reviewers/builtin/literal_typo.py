@@ -99,18 +99,6 @@ def _both_in_a_family(first: str, second: str, texts: set[str]) -> bool:
     return sum(1 for text in texts if text not in (first, second) and (slip(first, text) or slip(second, text))) > 0
 
 
-class LiteralTypoLens(TwoReaderLens):
-    rule = RULE_LITERAL_TYPO
-    languages = _LANGUAGES
-    needles = _NEEDLES
-
-    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-        return _findings(_python_sets(tree), text, path, added)
-
-    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-        return _findings(_text_sets(text, language is Language.GO), text, path, added)
-
-
 def _findings(sets: list[list[Literal]], text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
     reported: set[int] = set()
     for literals in sets:
@@ -284,3 +272,8 @@ def _text_sets(text: str, go: bool) -> list[list[Literal]]:
         if len(literals) >= 2:
             sets.append(literals)
     return sets
+
+
+LITERAL_TYPO_LENS = TwoReaderLens(RULE_LITERAL_TYPO, _LANGUAGES, _NEEDLES,
+                                  lambda tree, text, path, added: _findings(_python_sets(tree), text, path, added),
+                                  lambda text, path, added, language: _findings(_text_sets(text, language is Language.GO), text, path, added))

@@ -50,18 +50,6 @@ def _power_of_two(number: int) -> bool:
     return number > 0 and number & (number - 1) == 0
 
 
-class ModuloBiasLens(TwoReaderLens):
-    rule = RULE_MODULO_BIAS
-    languages = _LANGUAGES
-    needles = _NEEDLES
-
-    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-        return _python(tree, text, path, added)
-
-    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-        return _text(text, path, added, language is Language.GO)
-
-
 def _finding(path: str, text: str, line: int, where: str, divisor: str, size: int) -> Finding:
     code = code_line(text, line)
     over = 256 % size if size < 256 else 0
@@ -217,3 +205,8 @@ def _text_rejects(masked: str, name: str, start: int, end: int) -> bool:
     escaped = re.escape(name)
     return re.search(rf"(?<![\w$.]){escaped}(?:\[[^\]]*\])?\s*(?:<|>)=?(?!=)|(?:<|>)=?\s*{escaped}(?![\w$])",
                      masked[start:end]) is not None
+
+
+MODULO_BIAS_LENS = TwoReaderLens(RULE_MODULO_BIAS, _LANGUAGES, _NEEDLES,
+                                 _python,
+                                 lambda text, path, added, language: _text(text, path, added, language is Language.GO))

@@ -91,18 +91,6 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
-class OpenRedirectLens(TwoReaderLens):
-    rule = RULE_OPEN_REDIRECT
-    languages = _LANGUAGES
-    needles = _NEEDLES
-
-    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-        return _python(tree, text, path, added)
-
-    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-        return _text(text, path, added, language)
-
-
 _ADVICE = {
     Language.PYTHON: (
         "Check it first: Django's `url_has_allowed_host_and_scheme`, or `urlsplit` it and require an "
@@ -305,3 +293,8 @@ def _text_guard(body: str, name: str) -> str:
     if name and re.search(rf"\.(?:includes|has|indexOf)\(\s*{re.escape(name)}\b|\[{re.escape(name)}\]", body):
         return "strong"  # an allowlist: `ALLOWED.includes(next)`, `allowed[target]`
     return "weak" if patterns["weak_js"].search(body) else ""
+
+
+OPEN_REDIRECT_LENS = TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,
+                                   _python,
+                                   _text)

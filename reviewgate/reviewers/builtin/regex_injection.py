@@ -60,18 +60,6 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
-class RegexInjectionLens(TwoReaderLens):
-    rule = RULE_REGEX_INJECTION
-    languages = _LANGUAGES
-    needles = _NEEDLES
-
-    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-        return _python(tree, text, path, added)
-
-    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-        return _text(text, path, added, language)
-
-
 def _finding(path: str, text: str, line: int, where: str, language: Language) -> Finding:
     code = code_line(text, line)
     return bug_finding(
@@ -177,3 +165,8 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
             if not any(patterns["composed"].search(flow.code[slice(*span)]) for span in spans):
                 continue  # a whole pattern from argv or the environment: the user's own regex
         yield _finding(path, text, source.line_of(match.start()), describe(origin), language)
+
+
+REGEX_INJECTION_LENS = TwoReaderLens(RULE_REGEX_INJECTION, _LANGUAGES, _NEEDLES,
+                                     _python,
+                                     _text)

@@ -10,7 +10,8 @@ rules"); tests/test_lens_docs.py checks the two agree.
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -126,6 +127,12 @@ def changed_sources(
             yield change, language, text
 
 
+# What a bug rule reads a file with: `ast` for Python, the blanked text for the C-like ones.
+PythonReader = Callable[[ast.Module, str, str, dict[int, str]], Iterable[Finding]]
+TextReader = Callable[[str, str, dict[int, str], Language], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
 class TwoReaderLens:
     """A bug rule read with `ast` in Python files and from blanked text in the C-like ones: the
     files of its languages that mention what it looks for, each to the reader of its language."""
@@ -133,6 +140,8 @@ class TwoReaderLens:
     rule: str
     languages: frozenset[Language]
     needles: tuple[str, ...]
+    python: PythonReader
+    text: TextReader
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change, language, text in changed_sources(request, self.languages, self.needles):
@@ -143,12 +152,6 @@ class TwoReaderLens:
                     yield from self.python(tree, text, change.path, added)
             else:
                 yield from self.text(text, change.path, added, language)
-
-    def python(self, tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-        raise NotImplementedError
-
-    def text(self, text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-        raise NotImplementedError
 
 
 def code_line(text: str, line: int) -> str:
