@@ -16,6 +16,7 @@ all for the run (docs/security.md, "Caches").
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewgate.own_directories import symlink_below, symlink_on_the_way, symlink_phrase, tracked_paths
+from reviewgate.workspace_owner import give_to, owner_to_inherit
 
 CACHE_KEY_VARIABLE = "REVIEWGATE_CACHE_KEY"
 KEY_FILE = ".key"
@@ -174,22 +176,11 @@ def _new_key_file(directory: Path, path: Path, repo: Path, *, replace: bool) -> 
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            _give_to_repository_owner(handle.fileno(), repo)
+            # actions/cache saves it as the checkout's owner; 0600 keeps every other user out.
+            with contextlib.suppress(OSError):
+                give_to(handle.fileno(), owner_to_inherit(repo))
             handle.write(key)
         os.link(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
     return key
-
-
-def _give_to_repository_owner(descriptor: int, repo: Path) -> None:
-    """The container action runs as root; the step that saves the cache (actions/cache) runs as
-    the checkout's owner and must read the key to keep it. Mode 0600 keeps every other user out."""
-    if os.geteuid() != 0:
-        return
-    try:
-        owner = os.stat(repo)
-        if owner.st_uid != 0:
-            os.fchown(descriptor, owner.st_uid, owner.st_gid)
-    except OSError:
-        pass
