@@ -302,22 +302,24 @@ def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> 
     may have installed dependencies there) but `.git` and the gate's own directories. Links are
     copied as links; special files (sockets, fifos) are left out. What could not be copied."""
     skipped: list[str] = []
+    top = os.path.realpath(source)
     left_out = {os.path.realpath(path) for path in leave_out}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         ignored = set()
+        real_directory = os.path.realpath(directory)  # once per directory, not per entry
         for name in names:
             full = os.path.join(directory, name)
-            if (name == ".git" and os.path.realpath(directory) == os.path.realpath(source)) or \
-                    os.path.realpath(full) in left_out and not os.path.islink(full):
-                ignored.add(name)
-                continue
             try:
                 mode = os.lstat(full).st_mode
             except OSError:
                 ignored.add(name)
                 continue
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            own = (name == ".git" and real_directory == top) or \
+                (stat.S_ISDIR(mode) and os.path.join(real_directory, name) in left_out)
+            if own:
+                ignored.add(name)
+            elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
                 ignored.add(name)
                 skipped.append(os.path.relpath(full, source))
         return ignored
