@@ -100,9 +100,12 @@ def _moved_within_file(request: ReviewRequest, change: FileChange, text: str, fo
     base = reader.read_text(change.old_path or change.path) if reader is not None else None
     if base is None or ("void" not in base and "async" not in base):
         return found
-    everything = set(range(1, base.count("\n") + 2))
     language = language_of(change.path)
-    before = Counter(_call_places(base, list(_FileCheck(change, read_js(base), everything).findings()), language))
+    before = Counter(_call_places(base, _every_unhandled_call(change, base), language))
+    # The head's own unchanged calls keep theirs: only what the change removed can have moved.
+    on_added_lines = {finding.line for finding in found}
+    unchanged = [finding for finding in _every_unhandled_call(change, text) if finding.line not in on_added_lines]
+    before -= Counter(_call_places(text, unchanged, language))
     kept = []
     for finding, place in zip(found, _call_places(text, found, language), strict=True):
         if place[1] and before[place] > 0:
@@ -112,6 +115,11 @@ def _moved_within_file(request: ReviewRequest, change: FileChange, text: str, fo
                                         "too: it moved within a rewrite of the file")
         kept.append(finding)
     return kept
+
+
+def _every_unhandled_call(change: FileChange, text: str) -> list[Finding]:
+    """The findings the file's text would give if every line were added."""
+    return list(_FileCheck(change, read_js(text), set(range(1, text.count("\n") + 2))).findings())
 
 
 class _FileCheck:
