@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shlex
 import socket
 import sys
@@ -67,11 +68,39 @@ sys.exit(0 if body == b"ok" else 1)
 """
 
 
+# Ports for the test apps come from below the kernel's ephemeral range (32768-60999 by default):
+# a port the kernel handed out by bind(0) and then freed can be handed to the next bind(0) or
+# connect() of any other test before the app binds it (a start failing with "Address already in
+# use" under the full suite). Each pytest-xdist worker draws from its own slice, and a process
+# never hands out a port twice, so two apps of this suite never race for one.
+_APP_PORTS_LOW = 20000
+_APP_PORTS_PER_WORKER = 1500
+_APP_PORT_SLICES = 8
+_handed_out: set[int] = set()
+
+
+def _worker_slice() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    number = worker.removeprefix("gw")
+    return (int(number) if number.isdigit() else os.getpid()) % _APP_PORT_SLICES
+
+
 def free_port() -> int:
-    """A port nothing listens on right now (the kernel's pick for an ephemeral bind)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port nothing listens on right now, below the ephemeral range, this process's own."""
+    low = _APP_PORTS_LOW + _worker_slice() * _APP_PORTS_PER_WORKER
+    start = random.randrange(_APP_PORTS_PER_WORKER)
+    for offset in range(_APP_PORTS_PER_WORKER):
+        port = low + (start + offset) % _APP_PORTS_PER_WORKER
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port left in {low}-{low + _APP_PORTS_PER_WORKER - 1}")
 
 
 def manifest(
