@@ -37,7 +37,7 @@ from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.policy.source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
 from reviewgate.reviewers import anthropic, missing_settings, openai, providers
-from reviewgate.reviewers.builtin.process import reproduction_rule_line
+from reviewgate.reviewers.builtin.lenses.process import reproduction_rule_line
 from reviewgate.reviewers.model.http import (
     RetryPolicy,
     StructuredFormRejected,

@@ -12,10 +12,10 @@ import pytest
 from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.behaviour import EvidenceKind, MovedCode, compare, shapes_of
-from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes, tokenize
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.python_shapes import python_shapes
-from reviewgate.reviewers.builtin.shapes import Shapes
+from reviewgate.reviewers.builtin.languages.c_like_shapes import c_like_shapes, tokenize
+from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
+from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.git import SnapshotReader, TreeReader, prefetch_sides
 from testing.lenses import review_change

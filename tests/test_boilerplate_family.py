@@ -4,8 +4,8 @@ not count toward a copy's size, and 3 or more short members of one shape form a 
 from __future__ import annotations
 
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.duplication_rules import boilerplate_family, overload_stub_lines, sized_lines
-from reviewgate.reviewers.builtin.fingerprints import Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.rules import boilerplate_family, overload_stub_lines, sized_lines
 
 SOURCE = '''class Point:
     @property

@@ -14,7 +14,7 @@ import pytest
 from reviewgate.findings import Severity
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin import rule_records
-from reviewgate.reviewers.builtin.literal_typo import slip
+from reviewgate.reviewers.builtin.lenses.literal_typo import slip
 from reviewgate.reviewers.builtin.rule_records import (
     RECORDS,
     RULE_OPEN_REDIRECT,
@@ -138,7 +138,7 @@ def test_a_slip_is_a_swap_or_a_letter_left_out_inside_the_word(first: str, secon
     ],
 )
 def test_a_request_source_starts_a_name(text: str, go: bool, found: str | None) -> None:
-    from reviewgate.reviewers.builtin.text_flow import find_source, request_sources
+    from reviewgate.reviewers.builtin.languages.text_flow import find_source, request_sources
 
     match = find_source(request_sources(go), text)
     assert (match.group(0) if match else None) == found
@@ -158,8 +158,8 @@ def test_a_request_source_starts_a_name(text: str, go: bool, found: str | None) 
     ],
 )
 def test_the_leading_part_of_a_url_decides_its_host(expression: str, leading: str | None) -> None:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import leading_span
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import leading_span
 
     text = f"res.redirect({expression});\n"
     source = read_js(text)

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.fingerprints import (
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _IDENTIFIER,
     IDENTIFIER_MARK,
     Normalized,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache, open_cache
-from reviewgate.reviewers.builtin.dry_index import _pack
-from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import FINGERPRINT_FORMAT
+from reviewgate.reviewers.builtin.lenses.duplication.index import _pack
 from testing.changes import DRY_COPY, DRY_EXISTING, DRY_JOBS
 from testing.cli import run_cli
 from testing.lenses import review_change

@@ -10,8 +10,12 @@ import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.dry_index import BlobIndex
-from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT, Normalized, consistent_renaming
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    FINGERPRINT_FORMAT,
+    Normalized,
+    consistent_renaming,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING
 from testing.changes import DRY_JOBS as JOBS

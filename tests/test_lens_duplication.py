@@ -7,8 +7,8 @@ from pathlib import Path
 
 from reviewgate.findings import Severity
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.duplication_rules import definition_name, rewrapped_lines
-from reviewgate.reviewers.builtin.fingerprints import consistent_renaming
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import consistent_renaming
+from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, rewrapped_lines
 from reviewgate.target.git import TreeReader
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING

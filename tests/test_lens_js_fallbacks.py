@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.security_fallback import security_check
+from reviewgate.reviewers.builtin.lenses.security.fallback import security_check
 from testing.lenses import review_change
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.reviewers.builtin.common import Language, comment_on
-from reviewgate.reviewers.builtin.readability import ticket_reference
+from reviewgate.reviewers.builtin.lenses.readability import ticket_reference
 from testing.lenses import review_change
 
 

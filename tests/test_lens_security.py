@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.reviewers.builtin.secrets import SecretsLens, entropy
+from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens, entropy
 from testing.lenses import review_change
 
 

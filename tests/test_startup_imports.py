@@ -40,12 +40,12 @@ DEFERRED = (
     "reviewgate.report.github_checks",
     "reviewgate.report.inline_comments",
     "reviewgate.report.pr_comment",
-    "reviewgate.reviewers.builtin.c_like_shapes",
-    "reviewgate.reviewers.builtin.dry_index",
-    "reviewgate.reviewers.builtin.duplication_search",
-    "reviewgate.reviewers.builtin.fingerprints",
-    "reviewgate.reviewers.builtin.python_flow",
-    "reviewgate.reviewers.builtin.text_flow",
+    "reviewgate.reviewers.builtin.languages.c_like_shapes",
+    "reviewgate.reviewers.builtin.lenses.duplication.index",
+    "reviewgate.reviewers.builtin.lenses.duplication.search",
+    "reviewgate.reviewers.builtin.lenses.duplication.fingerprints",
+    "reviewgate.reviewers.builtin.languages.python_flow",
+    "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.sarif_import",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",
@@ -105,13 +105,13 @@ print(json.dumps(sorted(name for name in compiled if name.startswith("reviewgate
 # patterns are to move to LazyPattern with their own pending changes.
 _COMPILING_AT_IMPORT = {
     "reviewgate.target.diff",
-    "reviewgate.reviewers.builtin.oversized",
+    "reviewgate.reviewers.builtin.lenses.oversized",
     "reviewgate.target.exclusions",
     "reviewgate.reviewers.builtin.behaviour",
     # The literals a huge file's lines must hold (secrets.MAY_HOLD_A_SECRET,
     # security.LINE_RULES_NEED): oversized.py hands them to re's own searches as patterns.
-    "reviewgate.reviewers.builtin.secrets",
-    "reviewgate.reviewers.builtin.security",
+    "reviewgate.reviewers.builtin.lenses.secrets",
+    "reviewgate.reviewers.builtin.lenses.security.lens",
 }
 
 

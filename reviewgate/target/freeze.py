@@ -81,7 +81,7 @@ class FrozenTarget:
     # A bundle's frozen bytes, for the reviewers' reader; kept out of every record.
     snapshot: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
     # Text files over the per-file cap (also listed in `excluded`): kept from the model reviewers
-    # and the structural lenses, read by the builtin line lenses (reviewers/builtin/oversized.py).
+    # and the structural lenses, read by the builtin line lenses (reviewers/builtin/lenses/oversized.py).
     oversized: tuple[FileChange, ...] = field(default_factory=tuple, compare=False, repr=False)
     # Text files left out by a built-in exclusion the change can bring on itself (also listed in
     # `excluded`): only the secrets lens reads them (exclusions.read_for_secrets).

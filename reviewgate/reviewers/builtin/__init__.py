@@ -10,30 +10,30 @@ from reviewgate.findings import one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
-from reviewgate.reviewers.builtin.discarded_go_error import DiscardedGoErrorLens
-from reviewgate.reviewers.builtin.duplication import DuplicationLens
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
-from reviewgate.reviewers.builtin.listener_leak import ListenerLeakLens
-from reviewgate.reviewers.builtin.literal_typo import LITERAL_TYPO_LENS
-from reviewgate.reviewers.builtin.modulo_bias import MODULO_BIAS_LENS
+from reviewgate.reviewers.builtin.lenses.discarded_go_error import DiscardedGoErrorLens
+from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens
+from reviewgate.reviewers.builtin.lenses.listener_leak import ListenerLeakLens
+from reviewgate.reviewers.builtin.lenses.literal_typo import LITERAL_TYPO_LENS
+from reviewgate.reviewers.builtin.lenses.modulo_bias import MODULO_BIAS_LENS
+from reviewgate.reviewers.builtin.lenses.open_redirect import OPEN_REDIRECT_LENS
+from reviewgate.reviewers.builtin.lenses.oversized import left_out_findings, oversized_findings
+from reviewgate.reviewers.builtin.lenses.process import ReproductionFilesLens, ReproductionPolicyLens
+from reviewgate.reviewers.builtin.lenses.prototype_pollution import PrototypePollutionLens
+from reviewgate.reviewers.builtin.lenses.readability import ReadabilityLens
+from reviewgate.reviewers.builtin.lenses.regex_injection import REGEX_INJECTION_LENS
+from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens
+from reviewgate.reviewers.builtin.lenses.security.fallback import SecurityFallbackLens
+from reviewgate.reviewers.builtin.lenses.security.lens import SecurityLens
+from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens
+from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
+from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
+from reviewgate.reviewers.builtin.lenses.unhandled_rejection import UnhandledRejectionLens
+from reviewgate.reviewers.builtin.lenses.wrong_exception import WrongExceptionLens
 from reviewgate.reviewers.builtin.moved_code import mark_moved
-from reviewgate.reviewers.builtin.open_redirect import OPEN_REDIRECT_LENS
-from reviewgate.reviewers.builtin.oversized import left_out_findings, oversized_findings
-from reviewgate.reviewers.builtin.process import ReproductionFilesLens, ReproductionPolicyLens
-from reviewgate.reviewers.builtin.prototype_pollution import PrototypePollutionLens
-from reviewgate.reviewers.builtin.readability import ReadabilityLens
-from reviewgate.reviewers.builtin.regex_injection import REGEX_INJECTION_LENS
-from reviewgate.reviewers.builtin.secrets import SecretsLens
-from reviewgate.reviewers.builtin.security import SecurityLens
-from reviewgate.reviewers.builtin.security_fallback import SecurityFallbackLens
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
 from reviewgate.reviewers.builtin.suppression_names import unknown_rule_names
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
-from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
-from reviewgate.reviewers.builtin.swallowed_text import OtherLanguagesSwallowedFailureLens
-from reviewgate.reviewers.builtin.tests_lens import TestsLens
-from reviewgate.reviewers.builtin.unhandled_rejection import UnhandledRejectionLens
-from reviewgate.reviewers.builtin.wrong_exception import WrongExceptionLens
 
 SOURCE = "builtin"
 

@@ -31,8 +31,8 @@ from reviewgate.reviewers.builtin.common import (
     parse_python_at_head,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.python_shapes import python_shapes
-from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes
+from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
 from reviewgate.target.git import TreeReader, prefetch_sides
@@ -83,7 +83,7 @@ def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
         tree = parse_python(text, path)
         return None if tree is None else python_shapes(tree, text)
     # The tokenizer for the other languages: a change with no such file never loads it.
-    from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes
+    from reviewgate.reviewers.builtin.languages.c_like_shapes import c_like_shapes
 
     try:
         return c_like_shapes(text, language)

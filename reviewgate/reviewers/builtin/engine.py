@@ -28,7 +28,7 @@ from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.behaviour import head_shapes_of, is_behaviour_file
 from reviewgate.reviewers.builtin.common import forget_parsed_trees
-from reviewgate.reviewers.builtin.shapes import Shapes
+from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus, FileChange
 
 # The variable that sets how many processes the per-file stage may use: 1 runs it here, serially

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, MOVED, Finding, Severity
-from reviewgate.reviewers.builtin.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
 from reviewgate.target.diff import LineKind
 from reviewgate.text import lines_at
 

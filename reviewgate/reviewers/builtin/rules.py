@@ -3,21 +3,32 @@
 
 from __future__ import annotations
 
-from reviewgate.reviewers.builtin.duplication import RULE_DUPLICATE, RULE_NEAR_COPY
-from reviewgate.reviewers.builtin.process import (
+from reviewgate.reviewers.builtin.lenses.duplication.lens import RULE_DUPLICATE, RULE_NEAR_COPY
+from reviewgate.reviewers.builtin.lenses.process import (
     RULE_MISSING_REPRODUCTION,
     RULE_REPRODUCTION_NOT_RERUN,
     ReproductionFilesLens,
 )
-from reviewgate.reviewers.builtin.readability import RULE_COMMENTED_CODE, RULE_NARRATION, RULE_TICKET
+from reviewgate.reviewers.builtin.lenses.readability import RULE_COMMENTED_CODE, RULE_NARRATION, RULE_TICKET
+from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.lenses.security.lens import (
+    RULE_EVAL,
+    RULE_PICKLE,
+    RULE_SHELL,
+    RULE_SQL,
+    RULE_TLS,
+    RULE_YAML,
+)
+from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import (
+    RULE_DROPPED_ERROR,
+    RULE_EMPTY_CATCH,
+    RULE_IGNORED_EXIT,
+)
+from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
+from reviewgate.reviewers.builtin.lenses.tests_needed import RULE_FIX_WITHOUT_TEST, RULE_MISSING_TESTS
+from reviewgate.reviewers.builtin.lenses.unhandled_rejection import RULE_UNHANDLED_REJECTION
 from reviewgate.reviewers.builtin.rule_records import RECORDS
-from reviewgate.reviewers.builtin.secrets import RULE_SECRET
-from reviewgate.reviewers.builtin.security import RULE_EVAL, RULE_PICKLE, RULE_SHELL, RULE_SQL, RULE_TLS, RULE_YAML
 from reviewgate.reviewers.builtin.suppressions import RULE_MISSING_REASON, RULE_UNKNOWN_RULE
-from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
-from reviewgate.reviewers.builtin.swallowed_text import RULE_DROPPED_ERROR, RULE_EMPTY_CATCH, RULE_IGNORED_EXIT
-from reviewgate.reviewers.builtin.tests_lens import RULE_FIX_WITHOUT_TEST, RULE_MISSING_TESTS
-from reviewgate.reviewers.builtin.unhandled_rejection import RULE_UNHANDLED_REJECTION
 
 BUILTIN_RULES: tuple[str, ...] = (
     RULE_DUPLICATE,

@@ -10,8 +10,8 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.lenses.secrets import is_documentation
 from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
-from reviewgate.reviewers.builtin.secrets import is_documentation
 from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, parse_suppression
 
 # What a rule id looks like (`security`, `correctness/swallowed-exception`). A placeholder in a

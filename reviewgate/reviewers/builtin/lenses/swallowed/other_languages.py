@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
@@ -30,7 +29,8 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.js_source import JsSource, read_js
+from reviewgate.reviewers.builtin.languages.javascript_source import JsSource, read_js
+from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
-from reviewgate.reviewers.builtin.fingerprints import FINGERPRINT_FORMAT
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import FINGERPRINT_FORMAT
 
 SUBDIRECTORY = "dry-index"
 MAX_PACKS = 8

@@ -4,7 +4,7 @@ under new names and literals.
 
 The repository at head is indexed once per run, keeping only the fingerprints the added code has;
 only added code is compared against it. Each file's fingerprints are stored by its blob id
-(dry_index.py): a run reads and normalizes only files it has not seen and files sharing a
+(index.py): a run reads and normalizes only files it has not seen and files sharing a
 fingerprint with the added code. Test files are left on
 both sides: test helpers are meant to look alike, and a copy in a test is not two places to fix.
 """
@@ -31,8 +31,15 @@ from reviewgate.reviewers.builtin.common import (
     language_of,
     lens_finding,
 )
-from reviewgate.reviewers.builtin.duplication import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
-from reviewgate.reviewers.builtin.duplication_rules import (
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    Normalized,
+    common_extent,
+    consistent_renaming,
+    literals,
+    shorter_than,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.lens import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
+from reviewgate.reviewers.builtin.lenses.duplication.rules import (
     CONTINUATION,
     FAMILY_MIN_MEMBERS,
     Side,
@@ -51,13 +58,6 @@ from reviewgate.reviewers.builtin.duplication_rules import (
     split_out_copies,
     starts_a_definition,
     weak_evidence,
-)
-from reviewgate.reviewers.builtin.fingerprints import (
-    Normalized,
-    common_extent,
-    consistent_renaming,
-    literals,
-    shorter_than,
 )
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.text import decode_text
@@ -279,7 +279,9 @@ class DuplicationSearch:
         """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
         content an earlier run indexed (the stored hashes of its blob) is read only when it shares
         a hash with the added code."""
-        from reviewgate.reviewers.builtin.dry_index import BlobIndex  # only when added code may repeat: not at start
+        from reviewgate.reviewers.builtin.lenses.duplication.index import (
+            BlobIndex,  # only when added code may repeat: not at start
+        )
         stored = BlobIndex.for_request(request)
         blobs = request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES)
         unseen: dict[str, str] = {}

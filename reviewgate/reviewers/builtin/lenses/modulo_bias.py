@@ -29,7 +29,7 @@ from reviewgate.reviewers.builtin.rule_records import (
 )
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.builtin.python_flow import Flow
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("urandom", "token_bytes", "getrandbits", "randbits", "randbytes", "randomBytes", "getRandomValues",
@@ -80,13 +80,13 @@ def _finding(path: str, text: str, line: int, where: str, divisor: str, size: in
 
 
 def _python_source(node: ast.expr) -> bool:
-    from reviewgate.reviewers.builtin.python_flow import call_name
+    from reviewgate.reviewers.builtin.languages.python_flow import call_name
 
     return isinstance(node, ast.Call) and call_name(node) in _PYTHON_SOURCES
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, describe
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, describe
 
     reductions = [node for node in nodes_of(tree, ast.BinOp) if isinstance(node.op, ast.Mod) and node.lineno in added]
     if not reductions:
@@ -116,7 +116,7 @@ def _python_strings(nodes: Sequence[ast.AST]) -> dict[str, int]:
 
 
 def _length(node: ast.expr, strings: dict[str, int]) -> int | None:
-    from reviewgate.reviewers.builtin.python_flow import dotted
+    from reviewgate.reviewers.builtin.languages.python_flow import dotted
 
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
         return len(node.value)
@@ -164,8 +164,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _text(text: str, path: str, added: dict[int, str], go: bool) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, innermost, operand_before
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, innermost, operand_before
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

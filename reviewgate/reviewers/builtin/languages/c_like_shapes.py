@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple
 
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes, add_shape
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
 
 _TOKEN = re.compile(
     r"""\s*(?:(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))

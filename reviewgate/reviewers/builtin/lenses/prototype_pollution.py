@@ -34,7 +34,7 @@ from reviewgate.reviewers.builtin.rule_records import (
 )
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.builtin.js_source import JsSource
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
 _LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
 _NEEDLES = ("] =", "]=")
@@ -70,8 +70,14 @@ class PrototypePollutionLens:
 
 
 def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, find_source, innermost, request_sources
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import (
+        TextFlow,
+        describe,
+        find_source,
+        innermost,
+        request_sources,
+    )
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()
@@ -138,7 +144,7 @@ def _recursive_merges(source: JsSource, path: str, stores: list[tuple[re.Match[s
     """A deep merge or set that recurses into itself: `target[key] = source[key]` for every key of
     another parameter, and a call of the function itself on `target[key]`. Whatever it is handed
     (a parsed body, a JSON config), a `__proto__` key walks it into `Object.prototype`."""
-    from reviewgate.reviewers.builtin.text_flow import functions
+    from reviewgate.reviewers.builtin.languages.text_flow import functions
 
     masked, text, patterns = source.masked, source.text, _patterns()
     bodies = functions(source, go=False)
@@ -200,7 +206,7 @@ def _function_name(source: JsSource, header_start: int) -> str:
 def _is_empty_literal(source: JsSource, name: str, start: int, before: int) -> bool:
     """`name` is set to `{}` in the (outermost enclosing) function before the write, or is the
     accumulator of a `.reduce(..., {})`."""
-    from reviewgate.reviewers.builtin.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
 
     masked, patterns = source.masked, _patterns()
     for match in patterns["empty_literal"].finditer(masked, start, before):

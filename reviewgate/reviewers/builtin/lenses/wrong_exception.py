@@ -111,7 +111,7 @@ def _lineage(name: str) -> list[str]:
 
 
 def _key(call: ast.Call) -> str:
-    from reviewgate.reviewers.builtin.python_flow import call_name
+    from reviewgate.reviewers.builtin.languages.python_flow import call_name
 
     name = call_name(call)
     if isinstance(call.func, ast.Attribute) and f".{call.func.attr}" in {".decode", ".encode", *_QUIET}:
@@ -135,7 +135,7 @@ class WrongExceptionLens:
 
 def _handler_names(node: ast.Try) -> list[str] | None:
     """The exception each handler names, or None when one is bare, broad or not in the table."""
-    from reviewgate.reviewers.builtin.python_flow import dotted
+    from reviewgate.reviewers.builtin.languages.python_flow import dotted
 
     names: list[str] = []
     for handler in node.handlers:

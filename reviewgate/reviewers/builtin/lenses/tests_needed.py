@@ -14,7 +14,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import is_test_file, is_test_input, lens_finding
-from reviewgate.reviewers.builtin.shapes import Shapes
+from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus
 
 RULE_MISSING_TESTS = "tests/missing-tests"

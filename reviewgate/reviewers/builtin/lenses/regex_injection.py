@@ -28,7 +28,7 @@ from reviewgate.reviewers.builtin.rule_records import (
 )
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.builtin.python_flow import Flow
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("re.", "regex.", "RegExp", "regexp.")
@@ -83,13 +83,13 @@ def _finding(path: str, text: str, line: int, where: str, language: Language) ->
 
 
 def _python_source(node: ast.expr) -> bool:
-    from reviewgate.reviewers.builtin.python_flow import process_input, request_input
+    from reviewgate.reviewers.builtin.languages.python_flow import process_input, request_input
 
     return request_input(node) or process_input(node)
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, call_name, describe, leaf_name
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, call_name, describe, leaf_name
 
     sinks = []
     for node in nodes_of(tree, ast.Call):
@@ -130,8 +130,14 @@ def _composed(flow: Flow, node: ast.expr, depth: int) -> bool:
 
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, call_arguments, describe, find_source, request_sources
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import (
+        TextFlow,
+        call_arguments,
+        describe,
+        find_source,
+        request_sources,
+    )
 
     go = language is Language.GO
     prefix = "go" if go else "js"

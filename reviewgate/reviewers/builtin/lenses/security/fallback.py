@@ -18,8 +18,8 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
-from reviewgate.reviewers.builtin.js_source import JsSource, read_js
-from reviewgate.reviewers.builtin.swallowed import PythonSwallowedFailureLens
+from reviewgate.reviewers.builtin.languages.javascript_source import JsSource, read_js
+from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
 
 # The same rule as Python's broad handler that returns a default.
 RULE_SWALLOWED = PythonSwallowedFailureLens.rule

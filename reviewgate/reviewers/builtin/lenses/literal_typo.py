@@ -213,8 +213,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _text_sets(text: str, go: bool) -> list[list[Literal]]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import functions, innermost, operand_before
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost, operand_before
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.fingerprints import IDENTIFIER_MARK, KEYWORDS, Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import IDENTIFIER_MARK, KEYWORDS, Normalized
 from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, LineKind
 
 # A definition starts its line; each language has its own keywords (Go's `func` is not Python's

@@ -1,5 +1,5 @@
 """Reuse and DRY, the first weight: added code that repeats code the repository already has (or
-that the change adds twice). The search (duplication_search.py: normalization, fingerprints, the
+that the change adds twice). The search (search.py: normalization, fingerprints, the
 stored index) is imported only for a change that could repeat anything: a finding needs
 MIN_LINES added lines of code in one file, or a file git itself saw copied. A change smaller
 than that (most pushes of a review) loads none of it.
@@ -35,6 +35,6 @@ class DuplicationLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         if not could_repeat(request):
             return
-        from reviewgate.reviewers.builtin.duplication_search import DuplicationSearch  # see the docstring
+        from reviewgate.reviewers.builtin.lenses.duplication.search import DuplicationSearch  # see the docstring
 
         yield from DuplicationSearch().check(request)

@@ -32,9 +32,9 @@ from reviewgate.reviewers.builtin.rule_records import (
 )
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.builtin.js_source import JsSource
-    from reviewgate.reviewers.builtin.python_flow import Flow, Origin
-    from reviewgate.reviewers.builtin.text_flow import TextFlow
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Origin
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("edirect", "ocation")
@@ -130,7 +130,7 @@ def _finding(path: str, text: str, line: int, where: str, weak: bool, language: 
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.python_flow import Flow, Flows, describe, request_input
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, describe, request_input
 
     sinks = [(node, target) for node, target in _python_sinks(tree) if node.lineno in added]
     if not sinks:
@@ -147,7 +147,7 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
 
 
 def _python_sinks(tree: ast.Module) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
-    from reviewgate.reviewers.builtin.python_flow import leaf_name
+    from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
 
     for node in nodes_of(tree, ast.Call):
         if leaf_name(node) in _PYTHON_SINKS:
@@ -172,7 +172,7 @@ def _is_location(node: ast.AST | None) -> bool:
 
 def _python_guard(flow: Flow, origin: Origin) -> str:
     """"strong" when the scope checks the target, "weak" when only `startswith('/')` does, else ""."""
-    from reviewgate.reviewers.builtin.python_flow import call_name
+    from reviewgate.reviewers.builtin.languages.python_flow import call_name
 
     guard_name = _patterns()["guard_name"]
     weak = double_slash = False
@@ -206,8 +206,14 @@ def _python_guard(flow: Flow, origin: Origin) -> str:
 
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import TextFlow, describe, find_source, innermost, request_sources
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import (
+        TextFlow,
+        describe,
+        find_source,
+        innermost,
+        request_sources,
+    )
 
     go = language is Language.GO
     source = read_js(text)
@@ -240,7 +246,7 @@ def _referrer(source: str) -> bool:
 
 
 def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str] | None:
-    from reviewgate.reviewers.builtin.text_flow import leading_span
+    from reviewgate.reviewers.builtin.languages.text_flow import leading_span
 
     span = leading_span(flow.source, start, end)
     return None if span is None else flow.origin(*span)
@@ -248,7 +254,7 @@ def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str
 
 def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, int]]]:
     """(offset of the sink, span of the target expression) of every redirect sink in the file."""
-    from reviewgate.reviewers.builtin.text_flow import call_arguments, statement_end
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, statement_end
 
     masked, text, patterns = source.masked, source.text, _patterns()
     redirect = patterns["go_redirect" if go else "js_redirect"]

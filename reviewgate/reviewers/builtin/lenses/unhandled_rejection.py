@@ -27,7 +27,7 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.js_source import (
+from reviewgate.reviewers.builtin.languages.javascript_source import (
     JsSource,
     async_names,
     call_chain_end,
@@ -75,7 +75,7 @@ _CALLEE = LazyPattern(r"(#?[\w$]+)\s*\(")
 def _call_places(text: str, findings: list[Finding], language: Language) -> list[tuple[str, str]]:
     """(enclosing function, called function) of each finding: the function by its own name, not
     its class's (a rewrite into a class keeps `start` calling `refresh`), innermost first."""
-    from reviewgate.reviewers.builtin.c_like_shapes import c_like_shapes  # only for a file with findings
+    from reviewgate.reviewers.builtin.languages.c_like_shapes import c_like_shapes  # only for a file with findings
 
     try:
         shapes = list(c_like_shapes(text, language).values())

@@ -29,7 +29,7 @@ from reviewgate.reviewers.builtin.rule_records import (
 )
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.builtin.text_flow import Function
+    from reviewgate.reviewers.builtin.languages.text_flow import Function
 
 _LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
 _NEEDLES = (".on(", "addListener(", "addEventListener(")
@@ -65,8 +65,8 @@ class ListenerLeakLens:
 
 
 def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import call_arguments, functions
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, functions
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

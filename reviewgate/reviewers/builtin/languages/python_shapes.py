@@ -11,7 +11,7 @@ import ast
 import functools
 
 from reviewgate.reviewers.builtin.common import Walk, nodes_of, walk_of
-from reviewgate.reviewers.builtin.shapes import FunctionShape, Shapes, add_shape
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SKIPPED_FIELDS = frozenset({"annotation", "returns", "type_comment", "type_params", "ctx", "kind"})

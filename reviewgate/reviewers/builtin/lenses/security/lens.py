@@ -27,7 +27,7 @@ from reviewgate.reviewers.builtin.common import (
     parse_python_at_head,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.security_fixes import line_fix, python_fix
+from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
 from reviewgate.target.diff import FileChange
 
 RULE_SHELL = "security/shell-injection"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from reviewgate.reviewers.builtin.js_source import JsSource, read_js
+from reviewgate.reviewers.builtin.languages.javascript_source import JsSource, read_js
 
 
 @dataclass(frozen=True)

@@ -94,8 +94,8 @@ def _declared(masked: str) -> dict[str, int]:
 
 
 def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.js_source import read_js
-    from reviewgate.reviewers.builtin.text_flow import functions, innermost, statement_end
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost, statement_end
 
     source = read_js(text)
     masked = source.masked

@@ -1,0 +1,1 @@
+"""The DRY lens: added code that repeats code the repository already has."""

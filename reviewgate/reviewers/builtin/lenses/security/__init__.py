@@ -1,0 +1,1 @@
+"""Security exposures the diff creates, and the fixes that are mechanical."""

@@ -1,0 +1,1 @@
+"""Swallowed failures: handlers that make a real failure look like success."""
