@@ -5,6 +5,7 @@ when its diff or the excerpts it was given changed."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from reviewgate.config import ConfigWarning, ReviewerSettings
 from reviewgate.reviewers import anthropic, openai
 from reviewgate.reviewers.base import ReviewerStatus
 from reviewgate.reviewers.model.chunking import RUN_NOTE, plan_chunks
+from reviewgate.reviewers.model.contract import schema_shape, wire_schema
 from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
 from testing.cli import run_cli
 from testing.model_repo import chunk_store, fast_openai, review_request, write_config
@@ -96,6 +98,25 @@ def test_context_never_exceeds_its_budget(tmp_path: Path, budget: int | None) ->
     assert "helper_39(value)" not in context or budget is None  # cut: not every helper fits
 
 
+def test_a_chunk_is_sent_no_more_context_than_its_diff_is_long(tmp_path: Path) -> None:
+    """Between the floor and context_chars, the context follows the diff: a diff of about 4,000
+    characters calling forty helpers used in eight files is sent at most that much of their
+    definitions and uses, not 8,000."""
+    helpers = "".join(f"def helper_{index:02}(value):\n    return value + {index}\n\n\n" for index in range(40))
+    calls = "".join(f"total_{index:02}_{part} = helper_{index % 40:02}({part}) + helper_{index % 40:02}(2)\n"
+                    for index in range(40) for part in range(2))
+    users = {f"lib/use_{number}.py": "from lib.helpers import *\n\n" + "".join(
+        f"x_{index} = helper_{index:02}({number})\n" for index in range(40)) for number in range(8)}
+    repo = make_repo(tmp_path, {"lib/helpers.py": helpers, **users},
+                     {"app/main.py": "from lib.helpers import *\n\n" + calls})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    diff, context = _data_blocks(server.posts()[0])
+    assert CONTEXT_FLOOR_CHARS < len(diff) < 8000
+    assert CONTEXT_FLOOR_CHARS < len(context) <= len(diff)
+
+
 def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Path) -> None:
     """Three chunks (three directories) and their second looks: each kind of request has one
     system message, byte for byte, long enough for OpenAI's automatic prefix cache (1,024 tokens),
@@ -118,6 +139,23 @@ def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Pa
         assert len(system) // 4 >= 1024 or posts is looks_sent
         assert post_nonces(posts).isdisjoint(re.findall(r"[0-9a-f]{16}", system))
         assert posts[0].body["messages"][0]["role"] == "system"
+
+
+def test_the_answer_schema_is_sent_once_and_the_system_message_gives_its_shape(tmp_path: Path) -> None:
+    """The structured form carries the whole contract (no descriptions: a cost in every request
+    that tells the model nothing the playbook does not); the system message states the same
+    shape in one line, for the forms and agent CLIs that carry no schema."""
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, {"app/calc.py": "def total(items):\n    return sum(items)\n"})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    body = server.posts()[0].body
+    system, schema = body["messages"][0]["content"], body["response_format"]["json_schema"]["schema"]
+    assert schema == wire_schema() and "description" not in json.dumps(schema)
+    assert schema_shape(schema) in system and '"additionalProperties"' not in system
+    assert '"severity":"blocker"|"major"|"minor"|"nit"' in system
+    # OpenAI caches the schema with the system message as one prefix: 1,024 tokens or more.
+    assert (len(system) + len(json.dumps(schema))) // 4 >= 1024
 
 
 def post_nonces(posts: list[Recorded]) -> set[str]:
