@@ -2,11 +2,12 @@
 (DESIGN.md: "the same patch reviewed again is not paid for twice").
 
 A chunk's key is everything its answer depends on: the reviewer's settings and prompt version
-(`cache_identity()`), and what it was sent (engine.chunk_material: the chunk's diff text with its
-line numbers, the context excerpts without theirs, the repository's instructions, the
+(`cache_identity()`), and what it was sent (engine.chunk_material: the chunk's diff text and the
+context excerpts, both without their line numbers, the repository's instructions, the
 REPRODUCTION/REVIEW-REJECTED text it was given). One JSON file per chunk under `<dir>/<reviewer>/chunks/<key>.json` holds the
-model's answer and what it cost; the answer is read through the contract again and its
-findings placed on the current head when reused.
+model's answer, what it cost and where the chunk's hunks stood; the answer is read through the
+contract again, its lines moved with their hunks (rebasing.py) and its findings placed on the
+current head when reused.
 Only answers that passed the contract are stored: a blocked chunk is never reused.
 
 Beside them, `<dir>/<reviewer>/places/` remembers where each reported finding stood (line, rule,
@@ -22,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,7 +35,7 @@ from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.own_directories import cache_directory
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, Usage
 
-CACHE_FORMAT = 3  # bump when the stored layout changes: older entries then simply miss
+CACHE_FORMAT = 4  # bump when the stored layout changes: older entries then simply miss
 MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
 _UNSAFE_NAME = LazyPattern(r"[^A-Za-z0-9_.\-]")
 
@@ -70,6 +71,9 @@ class StoredAnswer:
     input_tokens: int
     output_tokens: int
     stored_at: str
+    # Where the chunk's hunks stood when it was answered (path -> (first, last) new-file lines):
+    # the key leaves line numbers out, and the answer's lines are rebased from these.
+    spans: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,20 +114,24 @@ class ChunkStore:
             if stored is None or stored.get("format") != CACHE_FORMAT or not isinstance(stored["answer"], str):
                 return None
             usage = stored["usage"]
+            spans = {str(path): tuple((int(first), int(last)) for first, last in hunks)
+                     for path, hunks in (stored.get("spans") or {}).items()}
             return StoredAnswer(stored["answer"], int(usage["requests"]), int(usage["input_tokens"]),
-                                int(usage["output_tokens"]), str(stored.get("stored_at", "")))
+                                int(usage["output_tokens"]), str(stored.get("stored_at", "")), spans)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def save(self, key: str, material: dict[str, Any], answer: str, usage: Usage) -> str | None:
-        """Store an answer that passed the contract, with what it cost (what reusing it saves); a
-        note saying why not when the disk refuses."""
+    def save(self, key: str, material: dict[str, Any], answer: str, usage: Usage,
+             spans: Mapping[str, tuple[tuple[int, int], ...]] | None = None) -> str | None:
+        """Store an answer that passed the contract, with what it cost (what reusing it saves) and
+        where the hunks it answered stood; a note saying why not when the disk refuses."""
         document = {
             "format": CACHE_FORMAT,
             "stored_at": now_text(),
             "key": material,
             "usage": {"requests": usage.requests, "input_tokens": usage.input_tokens,
                       "output_tokens": usage.output_tokens},
+            "spans": {path: [list(hunk) for hunk in hunks] for path, hunks in (spans or {}).items()},
             "answer": answer,
         }
         path = self._chunk_path(key)

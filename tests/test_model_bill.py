@@ -5,6 +5,7 @@ when its diff or the excerpts it was given changed."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -13,8 +14,11 @@ import pytest
 from reviewgate.config import ConfigWarning, ReviewerSettings
 from reviewgate.reviewers import anthropic, openai
 from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.model.chunking import RUN_NOTE, plan_chunks
+from reviewgate.reviewers.model.contract import schema_shape, wire_schema
+from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
 from testing.cli import run_cli
-from testing.model_repo import fast_openai, review_request, write_config
+from testing.model_repo import chunk_store, fast_openai, review_request, write_config
 from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
 from testing.repo import commit, make_repo
 
@@ -32,14 +36,18 @@ def _user(post: Recorded) -> str:
     return str(post.body["messages"][1]["content"])
 
 
-def _context_block(post: Recorded) -> str:
-    """The text of the context's DATA block, as sent."""
+def _data_blocks(post: Recorded) -> list[str]:
+    """The texts of the user message's DATA blocks, as sent: the diff, then the context."""
     user = _user(post)
     nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
     assert nonce is not None
-    blocks = re.findall(rf"<<<DATA {nonce.group(1)} BEGIN>>>\n(.*?)\n<<<DATA {nonce.group(1)} END>>>", user,
-                        flags=re.DOTALL)
-    return str(blocks[1])
+    return [str(block) for block in re.findall(
+        rf"<<<DATA {nonce.group(1)} BEGIN>>>\n(.*?)\n<<<DATA {nonce.group(1)} END>>>", user, flags=re.DOTALL)]
+
+
+def _context_block(post: Recorded) -> str:
+    """The text of the context's DATA block, as sent."""
+    return _data_blocks(post)[1]
 
 
 def _files_sent(post: Recorded) -> set[str]:
@@ -69,7 +77,8 @@ def test_no_lock_file_reaches_any_request(tmp_path: Path) -> None:
 @pytest.mark.parametrize("budget", [400, 1500, None])
 def test_context_never_exceeds_its_budget(tmp_path: Path, budget: int | None) -> None:
     """Forty helpers the diff calls, each used in many files: the context is cut at the budget
-    (context_chars, default 8,000), never past it, and holds excerpts, not whole files."""
+    (context_chars, default 8,000, and no longer than the chunk's diff, at least
+    CONTEXT_FLOOR_CHARS), never past it, and holds excerpts, not whole files."""
     helpers = "".join(f"def helper_{index:02}(value):\n    return value + {index}\n\n\n" for index in range(40))
     users = {f"lib/use_{number}.py": "from lib.helpers import *\n\n" + "".join(
         f"x_{index} = helper_{index:02}({number})\n" for index in range(40)) for number in range(8)}
@@ -81,10 +90,31 @@ def test_context_never_exceeds_its_budget(tmp_path: Path, budget: int | None) ->
         outcome = openai.build(_openai(server, **options)).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     context = _context_block(server.posts()[0])
-    assert len(context) <= (budget or 8000)
-    assert len(context) >= (budget or 8000) * 0.8  # the budget is used, not left empty
+    cap = min(budget or 8000, max(CONTEXT_FLOOR_CHARS, len(_data_blocks(server.posts()[0])[0])))
+    assert cap == (budget or CONTEXT_FLOOR_CHARS)  # a 40-line diff: the floor, under the default cap
+    assert len(context) <= cap
+    assert len(context) >= cap * 0.8  # the budget is used, not left empty
     assert "definition of helper_" in context
     assert "helper_39(value)" not in context or budget is None  # cut: not every helper fits
+
+
+def test_a_chunk_is_sent_no_more_context_than_its_diff_is_long(tmp_path: Path) -> None:
+    """Between the floor and context_chars, the context follows the diff: a diff of about 4,000
+    characters calling forty helpers used in eight files is sent at most that much of their
+    definitions and uses, not 8,000."""
+    helpers = "".join(f"def helper_{index:02}(value):\n    return value + {index}\n\n\n" for index in range(40))
+    calls = "".join(f"total_{index:02}_{part} = helper_{index % 40:02}({part}) + helper_{index % 40:02}(2)\n"
+                    for index in range(40) for part in range(2))
+    users = {f"lib/use_{number}.py": "from lib.helpers import *\n\n" + "".join(
+        f"x_{index} = helper_{index:02}({number})\n" for index in range(40)) for number in range(8)}
+    repo = make_repo(tmp_path, {"lib/helpers.py": helpers, **users},
+                     {"app/main.py": "from lib.helpers import *\n\n" + calls})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    diff, context = _data_blocks(server.posts()[0])
+    assert CONTEXT_FLOOR_CHARS < len(diff) < 8000
+    assert CONTEXT_FLOOR_CHARS < len(context) <= len(diff)
 
 
 def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Path) -> None:
@@ -109,6 +139,23 @@ def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Pa
         assert len(system) // 4 >= 1024 or posts is looks_sent
         assert post_nonces(posts).isdisjoint(re.findall(r"[0-9a-f]{16}", system))
         assert posts[0].body["messages"][0]["role"] == "system"
+
+
+def test_the_answer_schema_is_sent_once_and_the_system_message_gives_its_shape(tmp_path: Path) -> None:
+    """The structured form carries the whole contract (no descriptions: a cost in every request
+    that tells the model nothing the playbook does not); the system message states the same
+    shape in one line, for the forms and agent CLIs that carry no schema."""
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, {"app/calc.py": "def total(items):\n    return sum(items)\n"})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    body = server.posts()[0].body
+    system, schema = body["messages"][0]["content"], body["response_format"]["json_schema"]["schema"]
+    assert schema == wire_schema() and "description" not in json.dumps(schema)
+    assert schema_shape(schema) in system and '"additionalProperties"' not in system
+    assert '"severity":"blocker"|"major"|"minor"|"nit"' in system
+    # OpenAI caches the schema with the system message as one prefix: 1,024 tokens or more.
+    assert (len(system) + len(json.dumps(schema))) // 4 >= 1024
 
 
 def post_nonces(posts: list[Recorded]) -> set[str]:
@@ -204,3 +251,74 @@ def test_a_push_to_one_file_of_a_large_directory_change_re_sends_that_file_only(
     assert sorted(sorted(files) for files in sent_first) == [["docs/a.py", "docs/b.py"], ["src/core.py"],
                                                              ["src/types.py"]]
     assert sent_second == [{"src/types.py"}]
+
+
+_FIRST_ADDED = re.compile(r"^\+ *(\d+)\| (.*)$", re.MULTILINE)
+
+
+def _on_first_added_line(body: object) -> Reply | None:
+    """A finding at the first added line of each review request's diff, titled with its text."""
+    if not isinstance(body, dict) or "messages" not in body or "record_review" not in str(body):
+        return None
+    user = str(body["messages"][-1]["content"])
+    nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
+    diff = user.split(f"<<<DATA {nonce.group(1)} BEGIN>>>\n", 1)[1] if nonce else ""
+    path = re.search(r"=== FILE (\S+)", diff)
+    added = _FIRST_ADDED.search(diff)
+    if path is None or added is None:
+        return Reply(review=review_document())
+    return Reply(review=review_document([finding(path.group(1), int(added.group(1)), title=added.group(2).strip())]))
+
+
+TOP = "import math\nimport os\nimport sys\n\n\nLIMIT = 10\n"  # 7 lines above the file's first
+
+
+def _large_file(changed: bool, top: str = "", tweak: int | None = None) -> str:
+    """Eighty functions far enough apart that a change to each body is a hunk of its own."""
+    lines = [top] if top else []
+    for index in range(80):
+        body = f"    return compute_the_total_for_bucket_number_{index}(value) * {index}"
+        if changed:
+            body = f"    return compute_the_adjusted_total_for_bucket_number_{index}(value) + {index}"
+        if tweak == index:
+            body += "  # tweaked"
+        lines += [f"def bucket_{index}(value):", *(f"    # note {index}.{line}" for line in range(6)), body, "", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _lines_of(findings: object) -> dict[str, int]:
+    return {item.title: item.line for item in findings}  # type: ignore[attr-defined]
+
+
+def test_a_push_that_shifts_a_large_file_re_sends_only_the_run_it_changed_and_moves_reused_findings(
+        tmp_path: Path) -> None:
+    """A file whose diff is too large for one cheap request is reviewed in runs of hunks keyed
+    without line numbers: seven lines added above it re-send only the run they change, and every
+    other run's stored finding is placed on its line's new number (the same code; 7 lines down,
+    further than placement's nearby move could mend), never on the old one. A changed line inside a run makes that run miss: asked again, alone."""
+    repo = make_repo(tmp_path, {"README.md": "base\n", "app/buckets.py": _large_file(False)},
+                     {"app/buckets.py": _large_file(True)})
+    runs = plan_chunks(review_request(repo.path).target.files, 100_000).chunks
+    assert len(runs) >= 3 and all(RUN_NOTE in chunk.text for chunk in runs)
+    store = chunk_store(tmp_path / "cache", "llm")
+    with ModelServer([], responder=_on_first_added_line) as server:
+        reviewer = openai.build(_openai(server))
+        first = reviewer.review(review_request(repo.path), store)
+        asked_first = len(server.posts())
+        commit(repo.path, {"app/buckets.py": _large_file(True, top=TOP)}, "shift everything by 7 lines")
+        shifted = reviewer.review(review_request(repo.path), store)
+        asked_shifted = len(server.posts())
+        commit(repo.path, {"app/buckets.py": _large_file(True, top=TOP, tweak=25)}, "one line")
+        tweaked = reviewer.review(review_request(repo.path), store)
+        tweak_posts = server.posts()[asked_shifted:]
+    assert asked_first == len(runs) and first.status is ReviewerStatus.OK, first.reason
+    assert asked_shifted == asked_first + 1  # only the run holding the new top lines
+    assert shifted.chunks.reused == len(runs) - 1
+    before, after = _lines_of(first.findings), _lines_of(shifted.findings)
+    moved = {title: line for title, line in after.items() if title in before and "bucket_number_0(" not in title}
+    assert len(moved) == len(runs) - 1
+    assert all(line == before[title] + 7 for title, line in moved.items())
+    head = (repo.path / "app/buckets.py").read_text().split("\n")
+    assert all(head[line - 1].strip() == title for title, line in moved.items())  # the same code
+    assert [len(tweak_posts), tweaked.chunks.reused] == [1, len(runs) - 1]
+    assert "bucket_number_25(value) + 25  # tweaked" in _data_blocks(tweak_posts[0])[0]

@@ -1,19 +1,22 @@
 """Split the diff into chunks that fit `max_input_tokens`, with boundaries a push cannot shift.
 
 A chunk is one directory's changed files when they are small together (GROUP_TOKENS: related
-files side by side), else each file alone (deletion-only hunks dropped first when that makes it fit), and a file that
-cannot fit alone is reviewed in parts (runs of hunks). Boundaries depend only on the files of
-one directory: a push that changes one file leaves every other directory's chunk byte-identical,
-so the chunk cache (review_cache.py) answers them without a request; and in a directory whose
-changes are larger than GROUP_TOKENS, every other file's chunk too: a 4-line push to one file of
-a large change is not billed for the whole directory's diff again. A single hunk that cannot
-fit is "not reviewed", which the engine reports and policy decides on.
+files side by side), else each file alone (deletion-only hunks dropped first when that makes it
+fit); a file whose diff is larger than RUN_TOKENS is reviewed in runs of hunks that end where a
+hunk's own text says (_ends_run), and a file that cannot fit alone in parts (runs of hunks that
+fit). Boundaries depend only on the files of one directory: a push that changes one file leaves
+every other directory's chunk byte-identical, so the chunk cache (review_cache.py) answers them
+without a request; in a directory whose changes are larger than GROUP_TOKENS, every other
+file's chunk too; and in a large file, every run the push does not touch (the cache keys a
+chunk without its line numbers: Chunk.key_text). A single hunk that cannot fit is "not
+reviewed", which the engine reports and policy decides on.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from reviewgate.reviewers.model.redaction import Redaction
@@ -38,6 +41,16 @@ class Chunk:
     @property
     def redactions(self) -> tuple[Redaction, ...]:
         return tuple(found for item in self.rendered for found in item.redactions)
+
+    @property
+    def key_text(self) -> str:
+        """`text` without line numbers: what the chunk cache keys on (positions are rebased)."""
+        return "\n\n".join(item.key_text for item in self.rendered)
+
+    @property
+    def spans(self) -> dict[str, tuple[tuple[int, int], ...]]:
+        """Where each file's hunks stand in this chunk: path -> (first, last) new-file lines."""
+        return {item.path: item.spans for item in self.rendered}
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,29 @@ def _parts(change: FileChange, budget: int) -> tuple[list[RenderedFile], list[st
     return rendered, skipped
 
 
+def _ends_run(change: FileChange, hunk: Hunk) -> bool:
+    """Whether a run of hunks ends after this one: decided by its own text alone, so a push that
+    changes, adds or shifts other hunks moves no cut but the ones beside its own hunks."""
+    digest = hashlib.sha256(render_hunks(change, (hunk,)).key_text.encode("utf-8", "surrogateescape")).digest()
+    return digest[0] % RUN_HUNKS == 0
+
+
+def _runs(change: FileChange) -> list[Chunk]:
+    """A file's diff as runs of hunks cut at content-defined places (_ends_run). Each run's
+    chunk holds the file with only its hunks: the context it is given follows its own symbols,
+    so a push to another run of the file changes neither its diff nor its context."""
+    runs: list[list[Hunk]] = [[]]
+    for hunk in change.hunks:
+        runs[-1].append(hunk)
+        if _ends_run(change, hunk):
+            runs.append([])
+    runs = [run for run in runs if run]
+    if len(runs) == 1:
+        return [Chunk((change,), (render_file(change),))]
+    return [Chunk((replace(change, hunks=tuple(run), raw_hunks=b""),), (render_hunks(change, tuple(run), RUN_NOTE),))
+            for run in runs]
+
+
 def _group_key(change: FileChange) -> str:
     return str(PurePosixPath(change.path).parent)
 
@@ -85,6 +121,14 @@ def _fitting(changes: list[FileChange], budget: int) -> Chunk | None:
 # characters): the instructions and context are paid once for them, and a push that changes one
 # of them re-sends little. Past it each file is its own chunk, so a push re-sends only its files.
 GROUP_TOKENS = 2_500
+# A file's diff larger than this (about 16,000 characters) is reviewed in runs of hunks, so a push
+# that changes one hunk re-sends its run, not the whole file's diff.
+RUN_TOKENS = 4_000
+# About how many hunks a run holds: a run ends after a hunk whose digest is 0 modulo this.
+RUN_HUNKS = 8
+# The same words on every run (no "part 2 of 5"): a run's text must not depend on how many
+# others there are, or one new run would make every run of the file miss the cache.
+RUN_NOTE = "(some of its hunks; the others are reviewed in other requests)"
 
 
 def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
@@ -100,6 +144,10 @@ def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
             chunks.append(together)
             continue
         for change in groups[group]:
+            whole = render_file(change)
+            if min(budget, RUN_TOKENS) < whole.tokens <= budget:
+                chunks += _runs(change)
+                continue
             alone = _fitting([change], budget)
             if alone is not None:
                 chunks.append(alone)

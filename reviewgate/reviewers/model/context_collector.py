@@ -204,9 +204,11 @@ class _Excerpts:
     def __init__(self, request: ReviewRequest, chunk: list[FileChange]) -> None:
         self.request = request
         self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
-        # Lines the diff already shows: an excerpt never repeats them.
+        # Lines the diff shows (all of the file's hunks, when the chunk holds some of them): an
+        # excerpt never repeats them, and never shows another chunk's changed lines.
         self.shown: dict[str, set[int]] = {
-            change.path: {number for hunk in change.hunks for number in range(hunk.new_start, hunk.new_end + 1)}
+            change.path: {number for hunk in (request.target.file(change.path) or change).hunks
+                          for number in range(hunk.new_start, hunk.new_end + 1)}
             for change in chunk
         }
         self.files: dict[str, list[str] | None] = {}

@@ -83,8 +83,40 @@ def wire_form(schema: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in schema.items() if not key.startswith("$") and key != "title"}
 
 
+def _without_descriptions(schema: Any) -> Any:
+    """A schema with its `description` texts left out: the system message says what each field is."""
+    if isinstance(schema, dict):
+        return {key: _without_descriptions(value) for key, value in schema.items() if key != "description"}
+    if isinstance(schema, list):
+        return [_without_descriptions(value) for value in schema]
+    return schema
+
+
 def wire_schema() -> dict[str, Any]:
-    return wire_form(contract_schema())
+    """The review contract as sent with every request (response_format, tool): no descriptions,
+    a repeated cost of every request that tells the model nothing the system message does not."""
+    schema: dict[str, Any] = _without_descriptions(wire_form(contract_schema()))
+    return schema
+
+
+def schema_shape(schema: dict[str, Any]) -> str:
+    """A schema as one compact line for the system message: `{"key":type,...}`, enums as
+    `"a"|"b"`, `|null` where null is allowed. The answer is still validated against the schema."""
+    if "enum" in schema:
+        return "|".join(json.dumps(value) for value in schema["enum"])
+    types = schema.get("type")
+    kinds = types if isinstance(types, list) else [types]
+    shown: list[str] = []
+    for kind in kinds:
+        if kind == "object":
+            fields = schema.get("properties", {})
+            shown.append("{" + ",".join(f"{json.dumps(name)}:{schema_shape(value)}" for name, value in fields.items())
+                         + "}")
+        elif kind == "array":
+            shown.append(f"[{schema_shape(schema.get('items', {}))}]")
+        else:
+            shown.append(str(kind))
+    return "|".join(shown)
 
 
 def _candidates(text: str) -> list[str]:

@@ -2,8 +2,9 @@
 
 A provider supplies only a Transport (one conversation in, one reply out). Whatever goes
 wrong ends as a `blocked` outcome with its reason, never as approval (DESIGN.md, Principles).
-With a chunk store (review_cache.py), a chunk whose exact prompt was answered before is not
-asked again: its stored answer is placed on this head like a fresh one.
+With a chunk store (review_cache.py), a chunk whose prompt was answered before (the same
+text, line numbers aside) is not asked again: its stored answer, its lines moved with their
+hunks (rebasing.py), is placed on this head like a fresh one.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from reviewgate.reviewers.model.prompt import (
     render_rules,
     review_system,
 )
+from reviewgate.reviewers.model.rebasing import rebase_findings
 from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.reviewers.model.suggestions import check_suggestions
@@ -50,6 +52,13 @@ from reviewgate.text import printable
 
 PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
+# A chunk's context is at most as long as its diff, and at least this (up to context_chars): a
+# 3-line fix is not sent 8,000 characters of excerpts, and what a push costs follows what changed.
+CONTEXT_FLOOR_CHARS = 2_000
+
+
+def context_budget_for(chunk: Chunk, cap: int) -> int:
+    return min(cap, max(CONTEXT_FLOOR_CHARS, len(chunk.text)))
 
 
 @dataclass(frozen=True)
@@ -93,9 +102,10 @@ def chunk_material(
 ) -> dict[str, Any]:
     """What a chunk's answer depends on, as the chunk cache's key material (digests: the stored
     key must not spell out settings such as extra_headers): the reviewer and prompt version, the
-    system message, the chunk's diff with its line numbers, the context excerpts it was given
-    without their line numbers (a push that only moves a cited function leaves the key alone),
-    and the rules, REPRODUCTION and REVIEW-REJECTED answers it was asked with."""
+    system message, the chunk's diff and the context excerpts it was given, both without their
+    line numbers (a push that only shifts these hunks or a cited function leaves the key alone:
+    the stored answer's lines are rebased, rebasing.py), and the rules, REPRODUCTION and
+    REVIEW-REJECTED answers it was asked with."""
     return {
         "reviewer": text_digest(json.dumps(identity, sort_keys=True, default=str)),
         "system": text_digest(system),
@@ -163,9 +173,10 @@ class ModelReviewer:
             result.blocked = str(error)
             return None
 
-    def _stored(self, store: ChunkStore | None, chunk_key: str, result: ChunkResult) -> ParsedReview | None:
+    def _stored(self, store: ChunkStore | None, chunk_key: str, chunk: Chunk, result: ChunkResult
+                ) -> ParsedReview | None:
         """The chunk's stored answer, read through the contract again (an entry the contract no
-        longer accepts is a miss)."""
+        longer accepts is a miss), its lines moved to where the chunk's hunks stand now."""
         stored = store.load(chunk_key) if store is not None else None
         if stored is None:
             return None
@@ -174,21 +185,23 @@ class ModelReviewer:
         except ContractError:
             return None
         result.reused = Reply("", stored.input_tokens, stored.output_tokens, stored.requests)
-        return parsed
+        rebased = rebase_findings(parsed.findings, stored.spans, chunk.spans)
+        result.moved += rebased.unplaced
+        return replace(parsed, findings=rebased.findings)
 
     def _answer(
         self, conversation: Conversation, key: str | None, result: ChunkResult,
-        store: ChunkStore | None, material: dict[str, Any],
+        store: ChunkStore | None, material: dict[str, Any], chunk: Chunk,
     ) -> ParsedReview | None:
         chunk_key = cache_key(material)
-        parsed = self._stored(store, chunk_key, result)
+        parsed = self._stored(store, chunk_key, chunk, result)
         if parsed is not None:
             return parsed
         asked = self._ask(conversation, key, result)
         if asked is None:
             return None
         if store is not None:  # only answers that passed the contract are stored
-            problem = store.save(chunk_key, material, asked[1], self._usage(result.usage))
+            problem = store.save(chunk_key, material, asked[1], self._usage(result.usage), chunk.spans)
             if problem is not None:
                 result.notes.append(problem)
         return asked[0]
@@ -199,7 +212,7 @@ class ModelReviewer:
     ) -> ChunkResult:
         result = ChunkResult(redactions=list(chunk.redactions))
         branch_paths = {change.path for change in request.target.files}
-        context = collect_context(request, chunk.files, context_budget, branch_paths)
+        context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths)
         result.redactions += context.redactions
         paths = {change.path for change in chunk.files}
         # Only the rejections on this chunk's files: an answer on another file changes nothing
@@ -208,17 +221,17 @@ class ModelReviewer:
         instructions = instructions_for(request.instructions, sorted(paths))
         conversation = build_conversation(chunk.text, context.render(), request.reproduction, rejections, instructions)
         result.redactions += conversation.redactions
-        material = chunk_material(self.cache_identity(), chunk.text, context.key_texts(), conversation.system,
+        material = chunk_material(self.cache_identity(), chunk.key_text, context.key_texts(), conversation.system,
                                   [render_rules(instructions), request.reproduction or "",
                                    *(f"{item.path}\0{item.line}\0{item.reason}" for item in rejections)])
         material.update(key_extra or {})
-        parsed = self._answer(conversation, key, result, store, material)
+        parsed = self._answer(conversation, key, result, store, material, chunk)
         if parsed is None:
             return result
         placement = place_all(self.name, request.target, request.head, parsed.findings)
         result.findings = check_suggestions(placement.findings, request.target, request.head)
         result.dropped = [*parsed.drop_reasons, *placement.dropped]
-        result.moved = placement.moved
+        result.moved += placement.moved
         result.summary, result.verdict = parsed.summary, parsed.verdict
         result.product_questions = list(parsed.product_questions)
         result.notes += parsed.notes

@@ -9,7 +9,6 @@ never an instruction").
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 
 from reviewgate.context import Rejection
 from reviewgate.policy.instructions import PathInstruction
-from reviewgate.reviewers.model.contract import wire_schema
+from reviewgate.reviewers.model.contract import schema_shape, wire_schema
 from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.text import printable
 
@@ -144,8 +143,9 @@ def review_system() -> str:
     """The system message of every review request: the same bytes in each, first, so the
     provider's prompt cache answers them (OpenAI caches a repeated prefix of 1,024 tokens or
     more by itself; Anthropic's request marks it with `cache_control`). Nothing of a chunk goes
-    here: not its nonce, not its rules."""
-    return fill(template("review-system.md"), {"schema": json.dumps(wire_schema(), separators=(",", ":"))})
+    here: not its nonce, not its rules. The answer's shape is given in one compact line: the
+    request's response_format or tool carries the whole schema, and the parser checks it."""
+    return fill(template("review-system.md"), {"shape": schema_shape(wire_schema())})
 
 
 def build_conversation(

@@ -26,6 +26,10 @@ class RenderedFile:
     path: str
     text: str
     redactions: tuple[Redaction, ...]
+    # `text` without its line numbers (the cache key: a push that only shifts these hunks leaves
+    # it alone), and where each hunk stood: (first, last) new-file line, in order.
+    key_text: str = ""
+    spans: tuple[tuple[int, int], ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -46,18 +50,23 @@ def _header(change: FileChange) -> str:
 def render_hunks(change: FileChange, hunks: tuple[Hunk, ...], note: str = "") -> RenderedFile:
     """`+  12| text` for an added line, `   13| text` for context, `-    | text` for a removed one."""
     out = [_header(change) + (f" {note}" if note else "")]
+    key = list(out)
     redactions: list[Redaction] = []
     if change.is_binary:
         out.append("(binary file: content not shown)")
+        key.append(out[-1])
     for hunk in hunks:
         out.append(f"@@ new lines {hunk.new_start}-{hunk.new_end} @@")
+        key.append("@@")
         for line in hunk.lines:
             text, kinds = redact_line(printable(line.text))
             redactions += [Redaction(change.path, line.new_line or line.old_line, kind) for kind in kinds]
             number = "" if line.new_line is None else str(line.new_line)
             marker = {LineKind.ADDED: "+", LineKind.REMOVED: "-", LineKind.CONTEXT: " "}[line.kind]
             out.append(f"{marker}{number:>5}| {text}")
-    return RenderedFile(change.path, "\n".join(out), tuple(redactions))
+            key.append(f"{marker}| {text}")
+    spans = tuple((hunk.new_start, hunk.new_end) for hunk in hunks)
+    return RenderedFile(change.path, "\n".join(out), tuple(redactions), "\n".join(key), spans)
 
 
 def render_file(change: FileChange, drop_deletions: bool = False) -> RenderedFile:
