@@ -110,4 +110,5 @@ def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarg
     if policy.refs is None:
         return freeze_bundle(repo, options.bundle, rules)
     return freeze(repo, base=options.base, head=options.head, rules=rules, include_dirty=options.include_dirty,
-                  refs=policy.refs, test_inputs=tooling.test_inputs)
+                  refs=policy.refs, test_inputs=tooling.test_inputs,
+                  shipped_programs=tooling.shipped_programs)

@@ -56,3 +56,18 @@ def test_test_input_patterns_match_as_gitignore_would() -> None:
         request = SimpleNamespace(target=SimpleNamespace(test_inputs=patterns))
         for path in paths:
             assert is_test_input(request, path) == matches(patterns, path), (patterns, path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("package", "shipped"),
+    [
+        ('{"bin": "./bin/cli.js"}', ("bin/cli.js",)),
+        ('{"bin": {"a": "bin/a.js", "b": "./bin/b.js"}}', ("bin/a.js", "bin/b.js")),
+        ('{"name": "x"}', ()),
+        ('{"bin": 3}', ()),
+        ("not json", ()),
+    ],
+)
+def test_shipped_programs_are_what_package_json_bin_installs(package: str, shipped: tuple[str, ...]) -> None:
+    files = {"package.json": package.encode()}
+    assert tooling_at(files.get).shipped_programs == shipped

@@ -89,6 +89,9 @@ class FrozenTarget:
     # Gitignore-style patterns of test input outside the usual test places, from the target side's
     # tooling files (target/tooling.py): read by the lenses as tests, not as product code.
     test_inputs: tuple[str, ...] = field(default_factory=tuple, compare=False, repr=False)
+    # The files the target side's package.json `bin` installs: a top-level `bin/` file it does not
+    # name is the repository's own tooling (reviewers/builtin/repository_tooling.py).
+    shipped_programs: tuple[str, ...] = field(default_factory=tuple, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -322,6 +325,7 @@ def freeze(
     include_dirty: bool = False,
     refs: ResolvedRefs | None = None,
     test_inputs: tuple[str, ...] = (),
+    shipped_programs: tuple[str, ...] = (),
 ) -> FrozenTarget:
     """Freeze the diff between the refs (resolved here unless `refs` already holds them)."""
     rules = rules or ExclusionRules()
@@ -360,6 +364,7 @@ def freeze(
         oversized=tuple(change for change in every_file if is_oversized_text(change, rules)),
         left_out=_read_for_secrets(every_file, excluded),
         test_inputs=test_inputs,
+        shipped_programs=shipped_programs,
     )
 
 

@@ -7,7 +7,9 @@ like the policy, so the branch cannot declare its own code generated or a test:
   pytest's `testpaths`, the directories mypy (`files`) and pyright (`include`) check besides the
   package's own source, tsd's `directory`, and a TypeScript project (`tsc -p DIR`) or tsd's
   `--files` the `test` script of package.json runs. Type-checker example files are checked, never
-  run, often one copy per checker on purpose: they are tests, not product code.
+  run, often one copy per checker on purpose: they are tests, not product code;
+- shipped programs: the files package.json's `bin` installs, so a top-level `bin/` file it does
+  not name is the repository's own tooling (a release or CI script), not something users run.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Tooling:
 
     generated: tuple[str, ...] = ()
     test_inputs: tuple[str, ...] = ()
+    shipped_programs: tuple[str, ...] = ()
 
 
 def linguist_generated(text: str) -> tuple[str, ...]:
@@ -127,6 +130,13 @@ def _script_entries(package: dict[str, Any]) -> list[str]:
     return found
 
 
+def _bin_entries(package: dict[str, Any]) -> tuple[str, ...]:
+    """The paths package.json's `bin` installs (a path, or a table of command -> path)."""
+    programs = package.get("bin")
+    paths = [programs] if isinstance(programs, str) else list(programs.values()) if isinstance(programs, dict) else []
+    return tuple(path.removeprefix("./") for path in paths if isinstance(path, str))
+
+
 def _json(data: bytes | None) -> dict[str, Any]:
     if data is None:
         return {}
@@ -185,5 +195,6 @@ def tooling_at(read: Callable[[str], bytes | None]) -> Tooling:
     tested, checked = [*more_tested, *tested], [*more_checked, *checked]
     packages = _package_names(pyproject)
     entries = [entry for entry in (*tested, *checked) if not _is_source(entry, packages)]
-    entries += [entry for entry in _script_entries(_json(read(PACKAGE_JSON))) if not _is_source(entry, set())]
-    return Tooling(generated, tuple(dict.fromkeys(_as_pattern(entry) for entry in entries)))
+    package = _json(read(PACKAGE_JSON))
+    entries += [entry for entry in _script_entries(package) if not _is_source(entry, set())]
+    return Tooling(generated, tuple(dict.fromkeys(_as_pattern(entry) for entry in entries)), _bin_entries(package))

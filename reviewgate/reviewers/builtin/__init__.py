@@ -31,6 +31,7 @@ from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
 from reviewgate.reviewers.builtin.lenses.unhandled_rejection import UnhandledRejectionLens
 from reviewgate.reviewers.builtin.lenses.wrong_exception import WrongExceptionLens
 from reviewgate.reviewers.builtin.moved_code import mark_moved
+from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
 from reviewgate.reviewers.builtin.suppression_names import unknown_rule_names
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
@@ -111,7 +112,7 @@ class BuiltinReviewer:
         found += oversized_findings(part)
         if whole:
             found += left_out_findings(request)
-        found = mark_moved(request, found)
+        found = mark_repository_tooling(request, mark_moved(request, found))
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
         kept = apply_suppressions(request, findings)

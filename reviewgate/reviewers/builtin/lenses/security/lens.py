@@ -288,6 +288,8 @@ class SecurityLens:
                 if match is None:
                     continue
                 evidence = _LINE_EVIDENCE.get(rule, "")
+                if rule == RULE_SHELL and _only_constant_interpolations(text, match.start()):
+                    continue  # `${ok ? 'true' : 'false'}`: the command is one of a few fixed texts
                 if rule == RULE_SQL:
                     statement = _SQL_STATEMENT.search(text, match.start())
                     if statement is None:
@@ -299,6 +301,25 @@ class SecurityLens:
                 finding = _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, number, line)
                 yield _with_fix(finding, line_fix(number, line) if rule == RULE_TLS else None)
                 break
+
+
+# A template literal's `${…}` whose value is fixed text: a string literal, a number, or a choice
+# between two of them (`${ok ? 'true' : 'false'}`).
+_CONSTANT_LITERAL = r"""(?:'[^'\\`$]*'|"[^"\\`$]*"|\d+)"""
+_CONSTANT_INTERPOLATION = LazyPattern(
+    rf"\$\{{\s*(?:{_CONSTANT_LITERAL}|[\w$.!]+\s*\?\s*{_CONSTANT_LITERAL}\s*:\s*{_CONSTANT_LITERAL})\s*\}}"
+)
+
+
+def _only_constant_interpolations(text: str, start: int) -> bool:
+    """Whether the template literal the match starts has interpolations, all of fixed text."""
+    opening = text.find("`", start)
+    closing = text.find("`", opening + 1)
+    if opening < 0 or closing < 0:
+        return False
+    template = text[opening + 1 : closing]
+    rest = _CONSTANT_INTERPOLATION.sub("", template)
+    return "${" in template and "${" not in rest
 
 
 # A template literal opened on a line and closed this many added lines later at most is read whole.

@@ -1,0 +1,48 @@
+"""Findings on the repository's own tooling: scripts under a top-level `tools/`, `scripts/` or
+`.github/`, and a top-level `bin/` file that package.json's `bin` does not install. They release,
+regenerate or run CI for the project; no user runs them, and their inputs are the maintainers'
+own (a path the script computes, a version tag). Measured on the development set, every block on
+such a file was wrong: `subprocess.run(f"black {path}", shell=True)` in a table generator,
+`exec(`echo "tag=${tag}" >> $GITHUB_OUTPUT`)` in a release script, a CI script's new functions
+without tests. They are kept at minor, with a note; a committed secret still blocks anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import DEMOTED, Finding, Severity
+from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+
+REPOSITORY_TOOLING = "repository tooling"
+_TOOLING_DIRECTORIES = frozenset({"tools", "scripts", ".github"})
+_BLOCKING = frozenset({Severity.BLOCKER, Severity.MAJOR})
+
+
+def is_repository_tooling(request: ReviewRequest, path: str) -> bool:
+    top, slash, _ = path.partition("/")
+    if not slash:
+        return False
+    if top in _TOOLING_DIRECTORIES:
+        return True
+    return top == "bin" and path not in request.target.shipped_programs
+
+
+def mark_repository_tooling(request: ReviewRequest, findings: list[Finding]) -> list[Finding]:
+    """The findings, those that would block on the repository's own tooling made minor with a note."""
+    return [
+        replace(
+            finding,
+            severity=Severity.MINOR,
+            body=finding.body + f"\n\nReported at minor: `{finding.path}` is the repository's own tooling "
+            "(a top-level tools/, scripts/, .github/ or uninstalled bin/ file), not code its users run.",
+            extra={**finding.extra, DEMOTED: REPOSITORY_TOOLING},
+        )
+        if finding.severity in _BLOCKING
+        and finding.rule != RULE_SECRET
+        and finding.path is not None
+        and is_repository_tooling(request, finding.path)
+        else finding
+        for finding in findings
+    ]
