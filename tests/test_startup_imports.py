@@ -46,6 +46,8 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.lenses.duplication.fingerprints",
     "reviewgate.reviewers.builtin.languages.python_flow",
     "reviewgate.reviewers.builtin.languages.text_flow",
+    "reviewgate.reviewers.builtin.lenses.discarded_callback_error",
+    "reviewgate.reviewers.builtin.lenses.wrong_exception_java",
     "reviewgate.reviewers.sarif_import",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",
