@@ -47,7 +47,7 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.languages.python_flow",
     "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.builtin.lenses.discarded_callback_error",
-    "reviewgate.reviewers.builtin.lenses.wrong_exception_java",
+    "reviewgate.reviewers.builtin.lenses.wrong_exception_jvm",
     "reviewgate.reviewers.sarif_import",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",

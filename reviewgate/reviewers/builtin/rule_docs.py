@@ -143,8 +143,8 @@ RULE_DOCS: dict[str, RuleDoc] = {
     "correctness/wrong-exception": RuleDoc(
         "Handler catches an exception the guarded call never raises",
         "Every handler of the try names exceptions the one call it guards does not raise, in Python (base64 "
-        "decoding raises `binascii.Error`, not `UnicodeError`) and Java (`Integer.parseInt` raises "
-        "`NumberFormatException`, not `NullPointerException`): the failure it was written for escapes it.",
+        "decoding raises `binascii.Error`, not `UnicodeError`), Java and Kotlin (`Integer.parseInt` and "
+        "`toInt()` raise `NumberFormatException`, not `NullPointerException`): the failure it was written for escapes it.",
         _CORRECTNESS, "medium", _MINOR),
     "correctness/literal-typo": RuleDoc(
         "String literal one letter away from its siblings",

@@ -1,5 +1,5 @@
-"""A handler that catches the wrong exception for the call it guards (Python here, Java in
-wrong_exception_java.py, the same rules and message): `try:
+"""A handler that catches the wrong exception for the call it guards (Python here, Java and
+Kotlin in wrong_exception_jvm.py, the same rules and message): `try:
 base64.b64decode(x)` under `except UnicodeDecodeError` only (it raises `binascii.Error`, a
 `ValueError`), `int(x)` under `except TypeError` only (a string that is not a number raises
 `ValueError`), `json.loads(x)` under `except KeyError` only.
@@ -29,7 +29,7 @@ from reviewgate.reviewers.builtin.rule_records import (
     matched,
 )
 
-_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA})
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.KOTLIN})
 _NEEDLES = ("except", "catch")
 
 # Each exception's parent, up to BaseException (aliases point at what they name).
@@ -125,11 +125,11 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
         yield from _try(node, text, path, added)
 
 
-def _java(text: str, path: str, added: dict[int, str], _language: Language) -> Iterator[Finding]:
-    # Its own module, imported for a Java file only: it loads the Java grammar.
-    from reviewgate.reviewers.builtin.lenses.wrong_exception_java import java_findings
+def _jvm(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    # Its own module, imported for a Java or Kotlin file only: it loads their grammars.
+    from reviewgate.reviewers.builtin.lenses.wrong_exception_jvm import java_findings, kotlin_findings
 
-    return java_findings(text, path, added)
+    return (kotlin_findings if language is Language.KOTLIN else java_findings)(text, path, added)
 
 
 def _handler_names(node: ast.Try) -> list[str] | None:
@@ -236,4 +236,4 @@ def wrong_exception_finding(
     )
 
 
-WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _java)
+WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _jvm)
