@@ -144,7 +144,8 @@ RULE_DOCS: dict[str, RuleDoc] = {
         "Handler catches an exception the guarded call never raises",
         "Every handler of the try names exceptions the one call it guards does not raise, in Python (base64 "
         "decoding raises `binascii.Error`, not `UnicodeError`), Java and Kotlin (`Integer.parseInt` and "
-        "`toInt()` raise `NumberFormatException`, not `NullPointerException`): the failure it was written for escapes it.",
+        "`toInt()` raise `NumberFormatException`, not `NullPointerException`) and C# "
+        "(`Convert.FromBase64String` raises `FormatException`, not `ArgumentException`): the failure it was written for escapes it.",
         _CORRECTNESS, "medium", _MINOR),
     "correctness/literal-typo": RuleDoc(
         "String literal one letter away from its siblings",

@@ -1,5 +1,5 @@
-"""A handler that catches the wrong exception for the call it guards (Python here, Java and
-Kotlin in wrong_exception_jvm.py, the same rules and message): `try:
+"""A handler that catches the wrong exception for the call it guards (Python here; Java and
+Kotlin in wrong_exception_jvm.py, C# in wrong_exception_csharp.py: the same rules and message): `try:
 base64.b64decode(x)` under `except UnicodeDecodeError` only (it raises `binascii.Error`, a
 `ValueError`), `int(x)` under `except TypeError` only (a string that is not a number raises
 `ValueError`), `json.loads(x)` under `except KeyError` only.
@@ -29,7 +29,7 @@ from reviewgate.reviewers.builtin.rule_records import (
     matched,
 )
 
-_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.KOTLIN})
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.KOTLIN, Language.CSHARP})
 _NEEDLES = ("except", "catch")
 
 # Each exception's parent, up to BaseException (aliases point at what they name).
@@ -125,8 +125,12 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
         yield from _try(node, text, path, added)
 
 
-def _jvm(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-    # Its own module, imported for a Java or Kotlin file only: it loads their grammars.
+def _tree(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    # Their own modules, imported for a file of their languages only: they load the grammars.
+    if language is Language.CSHARP:
+        from reviewgate.reviewers.builtin.lenses.wrong_exception_csharp import csharp_findings
+
+        return csharp_findings(text, path, added)
     from reviewgate.reviewers.builtin.lenses.wrong_exception_jvm import java_findings, kotlin_findings
 
     return (kotlin_findings if language is Language.KOTLIN else java_findings)(text, path, added)
@@ -236,4 +240,4 @@ def wrong_exception_finding(
     )
 
 
-WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _jvm)
+WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _tree)

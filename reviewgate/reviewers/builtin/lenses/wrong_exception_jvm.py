@@ -6,7 +6,7 @@ under `catch (NullPointerException e)` only (a null or malformed string raises
 (the charset is what the handler is for; the bad base64 raises `IllegalArgumentException`);
 Kotlin's `s.toInt()` under `catch (e: IllegalStateException)`.
 
-The same rules as the Python reader (wrong_exception.py): a table of calls and what they raise, the
+The same rules as the Python reader (wrong_exception.py), walked by wrong_exception_tree.py: a table of calls and what they raise, the
 small part of the JDK's exception hierarchy they need, a body of at most 3 statements holding
 nothing else that could raise what the handlers name (any other call, constructor, `throw` or
 nested `try` might be what the handler is for), and handlers that are for nothing else in the
@@ -19,13 +19,24 @@ it loads their grammars, each the first time a file of its language is read.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.languages.syntax_tree import parse
-from reviewgate.reviewers.builtin.lenses.wrong_exception import wrong_exception_finding
+from reviewgate.reviewers.builtin.lenses.wrong_exception_tree import (
+    OPAQUE,
+    SKIP,
+    STEP_KEY,
+    Catches,
+    Grammar,
+    Hierarchy,
+    Step,
+    arithmetic,
+    children,
+    node_text,
+    tree_findings,
+)
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -106,68 +117,27 @@ _JAVA_OPAQUE = frozenset(
      "synchronized_statement", "explicit_constructor_invocation", "yield_statement"}
 )  # fmt: skip
 
-Raiser = tuple["tree_sitter.Node", str, tuple[str, ...]]
-# What a reader makes of one node of a `try` body: a call or step that raises (its key and what it
-# raises: the walk goes on into it), one that raises nothing (None: the walk goes on), code that
-# runs later (_SKIP), or something the handler may be for (_OPAQUE_NODE: the `try` is not judged).
-_SKIP, _OPAQUE_NODE = "skip", "opaque"
-Step = tuple[str, tuple[str, ...]] | str | None
 
 
 def java_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from _findings(_JAVA, parse("java", text), text, path, added)
+    yield from tree_findings(_JAVA, parse("java", text), text, path, added)
 
 
 def kotlin_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from _findings(_KOTLIN, parse("kotlin", text), text, path, added)
-
-
-def _text(node: tree_sitter.Node) -> str:
-    return re.sub(r"\s+", "", (node.text or b"").decode("utf-8", "replace"))
-
-
-def _lineage(name: str) -> list[str]:
-    found = [name]
-    while found[-1] in _PARENT:
-        found.append(_PARENT[found[-1]])
-    return found
-
-
-def _known(types: list[tree_sitter.Node]) -> list[str] | None:
-    """The simple names of the types a clause catches; None when one is broad or not in the table."""
-    names = [_text(item).rsplit(".", 1)[-1] for item in types]
-    return None if any(name not in _PARENT or name in _BROAD for name in names) else names
-
-
-def _operator(node: tree_sitter.Node) -> str:
-    found = node.child_by_field_name("operator")
-    if found is not None:
-        return _text(found)
-    return next((_text(child) for child in node.children if not child.is_named), "")
-
-
-def _arithmetic(node: tree_sitter.Node) -> Step:
-    return ("[...]", ("ArithmeticException",)) if _operator(node) in {"/", "%"} else None
+    yield from tree_findings(_KOTLIN, parse("kotlin", text), text, path, added)
 
 
 # Java ---------------------------------------------------------------------------------------
 
 
-def _java_catches(node: tree_sitter.Node) -> tuple[tree_sitter.Node, list[str], tree_sitter.Node] | None:
-    """(body, the exception each catch clause names, the first clause), or None."""
-    body = node.child_by_field_name("body")
-    clauses = [child for child in node.named_children if child.type == "catch_clause"]
-    if body is None or not clauses:
-        return None
-    names: list[str] = []
-    for clause in clauses:
-        parameter = next((child for child in clause.named_children if child.type == "catch_formal_parameter"), None)
-        types = next((child for child in parameter.named_children if child.type == "catch_type"), None) if parameter else None
-        known = _known(types.named_children) if types is not None else None
-        if known is None:
-            return None
-        names += known
-    return body, names, clauses[0]
+def _java_catches(node: tree_sitter.Node) -> Catches | None:
+    return _JDK.catches(node.child_by_field_name("body"), children(node, "catch_clause"), _java_types)
+
+
+def _java_types(clause: tree_sitter.Node) -> list[tree_sitter.Node] | None:
+    parameter = next(iter(children(clause, "catch_formal_parameter")), None)
+    types = next(iter(children(parameter, "catch_type")), None) if parameter is not None else None
+    return types.named_children if types is not None else None
 
 
 def _java_call_key(node: tree_sitter.Node) -> str | None:
@@ -176,7 +146,7 @@ def _java_call_key(node: tree_sitter.Node) -> str | None:
     if node.type == "object_creation_expression":
         kind = node.child_by_field_name("type")
         arguments = node.child_by_field_name("arguments")
-        key = f"new {_text(kind)}" if kind is not None else ""
+        key = f"new {node_text(kind)}" if kind is not None else ""
         if key == "new String":
             named = arguments.named_children if arguments is not None else []
             return key if len(named) == 2 and named[1].type == "string_literal" else "[quiet]"
@@ -185,8 +155,8 @@ def _java_call_key(node: tree_sitter.Node) -> str | None:
     receiver = node.child_by_field_name("object")
     if name is None or receiver is None:
         return None
-    method = _text(name)
-    key = f"{_text(receiver)}.{method}"
+    method = node_text(name)
+    key = f"{node_text(receiver)}.{method}"
     if key in _RAISES:
         return key
     if key in _QUIET_STATIC:
@@ -200,152 +170,69 @@ def _java_call_key(node: tree_sitter.Node) -> str | None:
 
 def _java_step(item: tree_sitter.Node) -> Step:
     if item.type in {"lambda_expression", "class_body"}:
-        return _SKIP  # runs later, if at all
+        return SKIP  # runs later, if at all
     if item.type in _JAVA_OPAQUE:
-        return _OPAQUE_NODE
+        return OPAQUE
     if item.type in {"method_invocation", "object_creation_expression"}:
         key = _java_call_key(item)
         if key is None:
-            return _OPAQUE_NODE
+            return OPAQUE
         if key in _RAISES:
             return key, _RAISES[key]
-        return ("[...]", _NULL_RECEIVER) if key == "[receiver]" else None
+        return (STEP_KEY, _NULL_RECEIVER) if key == "[receiver]" else None
     if item.type == "array_access":
-        return "[...]", ("ArrayIndexOutOfBoundsException", "NullPointerException")
+        return STEP_KEY, ("ArrayIndexOutOfBoundsException", "NullPointerException")
     if item.type == "cast_expression":
-        return "[...]", ("ClassCastException",)
-    return _arithmetic(item) if item.type == "binary_expression" else None
+        return STEP_KEY, ("ClassCastException",)
+    return arithmetic(item) if item.type == "binary_expression" else None
 
 
 # Kotlin -------------------------------------------------------------------------------------
 
 
-def _kotlin_catches(node: tree_sitter.Node) -> tuple[tree_sitter.Node, list[str], tree_sitter.Node] | None:
-    body = next((child for child in node.named_children if child.type == "block"), None)
-    clauses = [child for child in node.named_children if child.type == "catch_block"]
-    if body is None or not clauses:
-        return None
-    names: list[str] = []
-    for clause in clauses:
-        known = _known([child for child in clause.named_children if child.type == "user_type"])
-        if not known:
-            return None
-        names += known
-    return body, names, clauses[0]
+def _kotlin_catches(node: tree_sitter.Node) -> Catches | None:
+    return _JDK.catches(
+        next(iter(children(node, "block")), None), children(node, "catch_block"), lambda clause: children(clause, "user_type")
+    )
 
 
 def _kotlin_call(item: tree_sitter.Node) -> Step:
     callee = item.named_children[0] if item.named_children else None
     if callee is None:
-        return _OPAQUE_NODE
+        return OPAQUE
     if callee.type == "identifier":
-        name = _text(callee)
+        name = node_text(callee)
         if f"new {name}" in _RAISES and name != "String":
             return f"new {name}", _RAISES[f"new {name}"]
-        return None if name in _KOTLIN_QUIET_FUNCTIONS else _OPAQUE_NODE
+        return None if name in _KOTLIN_QUIET_FUNCTIONS else OPAQUE
     parts = callee.named_children
     if callee.type != "navigation_expression" or len(parts) != 2:
-        return _OPAQUE_NODE
-    method = _text(parts[1])
-    key = f"{_text(parts[0])}.{method}"
+        return OPAQUE
+    method = node_text(parts[1])
+    key = f"{node_text(parts[0])}.{method}"
     if key in _RAISES:
         return key, _RAISES[key]
     if method in _KOTLIN_CONVERSIONS:
         return f".{method}", ("NumberFormatException",)
-    return None if key in _QUIET_STATIC or method in _KOTLIN_QUIET_METHODS else _OPAQUE_NODE
+    return None if key in _QUIET_STATIC or method in _KOTLIN_QUIET_METHODS else OPAQUE
 
 
 def _kotlin_step(item: tree_sitter.Node) -> Step:
     if item.type in {"lambda_literal", "anonymous_function", "class_body", "object_literal"}:
-        return _SKIP
+        return SKIP
     if item.type in {"try_expression", "throw_expression"}:
-        return _OPAQUE_NODE
+        return OPAQUE
     if item.type == "call_expression":
         return _kotlin_call(item)
     if item.type == "index_expression":
-        return "[...]", ("IndexOutOfBoundsException",)
-    if item.type == "as_expression" and "as?" not in _text(item):
-        return "[...]", ("ClassCastException",)
-    if item.type == "unary_expression" and _text(item).endswith("!!"):
-        return "[...]", _NULL_RECEIVER
-    return _arithmetic(item) if item.type == "binary_expression" else None
+        return STEP_KEY, ("IndexOutOfBoundsException",)
+    if item.type == "as_expression" and "as?" not in node_text(item):
+        return STEP_KEY, ("ClassCastException",)
+    if item.type == "unary_expression" and node_text(item).endswith("!!"):
+        return STEP_KEY, _NULL_RECEIVER
+    return arithmetic(item) if item.type == "binary_expression" else None
 
 
-class _Grammar:
-    """One language's reading of the tree: which nodes are a `try`, its body and clauses, and
-    what each node of the body is."""
-
-    __slots__ = ("catches", "step", "try_type")
-
-    def __init__(
-        self,
-        try_type: str,
-        catches: Callable[[tree_sitter.Node], tuple[tree_sitter.Node, list[str], tree_sitter.Node] | None],
-        step: Callable[[tree_sitter.Node], Step],
-    ) -> None:
-        self.try_type, self.catches, self.step = try_type, catches, step
-
-
-_JAVA = _Grammar("try_statement", _java_catches, _java_step)
-_KOTLIN = _Grammar("try_expression", _kotlin_catches, _kotlin_step)
-
-
-def _findings(grammar: _Grammar, tree: tree_sitter.Tree, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == grammar.try_type:
-            yield from _try(grammar, node, text, path, added)
-        stack.extend(node.named_children)
-
-
-def _raisers(grammar: _Grammar, body: tree_sitter.Node) -> list[Raiser] | None:
-    """(node, key, what it raises) for the body's table calls and the steps that raise on their
-    own (an index, a cast, a division, a method of a possibly null receiver); None when the body
-    holds a call that is neither in the table nor known to be quiet, or a `throw` or `try`."""
-    found: list[Raiser] = []
-    stack = list(body.named_children)
-    while stack:
-        item = stack.pop()
-        step = grammar.step(item)
-        if step == _SKIP:
-            continue
-        if step == _OPAQUE_NODE:
-            return None
-        if isinstance(step, tuple):
-            found.append((item, *step))
-        stack.extend(item.named_children)
-    return found
-
-
-def _try(grammar: _Grammar, node: tree_sitter.Node, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    catches = grammar.catches(node)
-    if catches is None:
-        return
-    body, names, first = catches
-    if len(body.named_children) > 3:
-        return
-    raisers = _raisers(grammar, body)
-    if not raisers:
-        return
-
-    def caught(raises: tuple[str, ...]) -> bool:
-        return any(handled in _lineage(raised) or raised in _lineage(handled) for raised in raises for handled in names)
-
-    # What the handlers are for: nothing the body raises, or only a charset given by name.
-    explained = {key for _call, key, raises in raisers if caught(raises)}
-    if not explained <= _CHARSET_STEPS:
-        return
-    line = first.start_point[0] + 1
-    for call, key, raises in raisers:
-        if key == "[...]" or caught(raises):
-            continue
-        call_line = call.start_point[0] + 1
-        if not {line, call_line} & set(added):
-            continue
-        base = _PARENT[raises[0]]
-        yield wrong_exception_finding(
-            path=path, text=text, line=line, try_line=node.start_point[0] + 1, call_line=call_line,
-            shown=f"{key.lstrip('.')}()" if key.startswith(".") else f"{key}(...)", raises=raises,
-            base=None if base in _BROAD else base, handlers=names,
-        )
+_JDK = Hierarchy(_PARENT, _BROAD, _CHARSET_STEPS)
+_JAVA = Grammar("try_statement", _java_catches, _java_step, _JDK)
+_KOTLIN = Grammar("try_expression", _kotlin_catches, _kotlin_step, _JDK)
