@@ -6,9 +6,10 @@ nothing catches it, an undefined is sent as the answer. The Go form is in discar
 
 A function passed to a call, of 2 or 3 parameters (an error and one or two results: `(err, stdout,
 stderr)`), the first a plain name `err`, `error`, `er` or `e`, never read in the body (nor
-`arguments`), and a later one read. Not an array method's callback (`items.map((e, i) => i)`: `e`
-is the element), not a request handler (`(err, req, res)`: express's error middleware, whose
-error has been handled upstream), not in test files. An error named `_` or `_err` is not reported:
+`arguments`), and a later one read. Not an array method's or event handler's callback
+(`items.map((e, i) => i)`, `$(el).on('click', (e, data) => …)`: `e` is the element or the
+event), not a request handler (`(err, req, res, next)`: express's error middleware, whose later
+parameters are no results of a failed call), not in test files. An error named `_` or `_err` is not reported:
 the underscore is the convention (`no-unused-vars`' `argsIgnorePattern`) that says it is ignored
 on purpose, and a reader sees it; an unread `err` is the oversight. Imported only for a JS/TS file:
 it loads their grammars.
@@ -28,10 +29,11 @@ if TYPE_CHECKING:
 
 _ERROR_NAMES = frozenset({"err", "error", "er", "e"})
 _FUNCTIONS = frozenset({"arrow_function", "function_expression", "function"})
-# Methods whose callback takes an element first, not an error.
+# Methods whose callback takes an element or an event first, not an error.
 _ELEMENT_METHODS = frozenset(
     {"map", "forEach", "filter", "reduce", "reduceRight", "some", "every", "find", "findIndex", "findLast",
-     "findLastIndex", "flatMap", "sort", "toSorted", "each", "addEventListener", "replace", "replaceAll"}
+     "findLastIndex", "flatMap", "sort", "toSorted", "each", "from", "replace", "replaceAll",
+     "addEventListener", "on", "once", "one", "addListener", "prependListener", "bind", "subscribe"}
 )  # fmt: skip
 # A later parameter by one of these names makes the function a request handler.
 _REQUEST_NAMES = frozenset({"req", "res", "request", "response", "ctx", "next"})
