@@ -230,3 +230,31 @@ def test_code_the_change_does_not_touch_is_not_reported(tmp_path: Path, path: st
 def test_a_callback_in_a_test_file_is_not_reported(tmp_path: Path, path: str) -> None:
     # A test's fixed files cannot fail to read: the unread error there is no bug (as in Go).
     assert _rule(review_change(tmp_path, BASE, {path: JS_CONFIG}), RULE_DISCARDED_GO_ERROR) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "line", "title", "raised"),
+    [
+        (
+            "src/main/kotlin/app/Limits.kt",
+            "fun pageSize(value: String): Int = try {\n    value.toInt()\n} catch (e: IllegalStateException) {\n    20\n}\n",
+            3,
+            "The handler does not catch what `toInt()` raises",
+            "raises `NumberFormatException` (an `IllegalArgumentException`) on bad input",
+        ),
+        (
+            "src/App/Limits.cs",
+            "class Limits {\n  int Size(string v) {\n    try { return int.Parse(v); }\n"
+            "    catch (ArgumentNullException) { return 20; }\n  }\n}\n",
+            4,
+            "The handler does not catch what `int.Parse(...)` raises",
+            "raises `FormatException`, `OverflowException` on bad input",
+        ),
+    ],
+)
+def test_kotlin_and_csharp_findings_name_the_call_and_what_it_raises(
+    tmp_path: Path, path: str, text: str, line: int, title: str, raised: str
+) -> None:
+    findings = _rule(review_change(tmp_path, BASE, {path: text}), RULE_WRONG_EXCEPTION)
+    assert [(item.line, item.title) for item in findings] == [(line, title)]
+    assert raised in findings[0].body
