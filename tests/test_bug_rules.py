@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.findings import Severity
+from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin import rule_records
 from reviewgate.reviewers.builtin.lenses.literal_typo import slip
 from reviewgate.reviewers.builtin.rule_records import (
     RECORDS,
+    RULE_DISCARDED_GO_ERROR,
     RULE_OPEN_REDIRECT,
+    RULE_WRONG_EXCEPTION,
     RuleRecord,
     earned_severity,
     record_note,
@@ -166,3 +168,93 @@ def test_the_leading_part_of_a_url_decides_its_host(expression: str, leading: st
     start = text.index("(") + 1
     span = leading_span(source, start, source.pairs[start - 1])
     assert (text[slice(*span)] if span else None) == leading
+
+
+JAVA_LIMITS = (
+    "package app;\n\n"
+    "public final class Limits {\n"
+    "    public static int pageSize(String value) {\n"
+    "        try {\n"
+    "            return Integer.parseInt(value);\n"
+    "        } catch (NullPointerException e) {\n"
+    "            return 20;\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+)
+JS_CONFIG = (
+    "const fs = require('fs');\n\n"
+    "function loadConfig(path, done) {\n"
+    "  fs.readFile(path, 'utf8', (err, data) => {\n"
+    "    done(JSON.parse(data));\n"
+    "  });\n"
+    "}\n"
+)
+
+
+def _rule(findings: list[Finding], rule: str) -> list[Finding]:
+    return [item for item in findings if item.rule == rule]
+
+
+def test_the_java_finding_names_the_call_what_it_raises_and_what_is_caught(tmp_path: Path) -> None:
+    changed = {"src/main/java/app/Limits.java": JAVA_LIMITS}
+    findings = _rule(review_change(tmp_path, BASE, changed), RULE_WRONG_EXCEPTION)
+    assert [(item.line, item.severity) for item in findings] == [(7, Severity.MINOR)]
+    assert findings[0].title == "The handler does not catch what `Integer.parseInt(...)` raises"
+    body = findings[0].body
+    assert "the `try` at line 5 guards `Integer.parseInt(...)` (line 6)" in body
+    assert "raises `NumberFormatException` (an `IllegalArgumentException`) on bad input" in body
+    assert "the handler names `NullPointerException`, none of which catches it" in body
+    assert body.endswith(record_note(RULE_WRONG_EXCEPTION))
+
+
+def test_the_callback_finding_names_the_call_the_unread_error_and_the_use(tmp_path: Path) -> None:
+    findings = _rule(review_change(tmp_path, BASE, {"src/config.js": JS_CONFIG}), RULE_DISCARDED_GO_ERROR)
+    assert [(item.line, item.severity) for item in findings] == [(4, Severity.MINOR)]
+    assert findings[0].title == "Error of `fs.readFile` never read, and `data` used"
+    assert "never reads its error `err`, and uses `data` at line 5" in findings[0].body
+    assert "`if (err) return callback(err)`" in findings[0].body
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "rule"),
+    [("src/main/java/app/Limits.java", JAVA_LIMITS, RULE_WRONG_EXCEPTION), ("src/config.js", JS_CONFIG, RULE_DISCARDED_GO_ERROR)],
+)
+def test_code_the_change_does_not_touch_is_not_reported(tmp_path: Path, path: str, text: str, rule: str) -> None:
+    # The same file at the merge base; the change adds a line at its end only.
+    findings = review_change(tmp_path, {**BASE, path: text}, {path: text + "// unrelated\n"})
+    assert _rule(findings, rule) == []
+
+
+@pytest.mark.parametrize("path", ["test/config.test.js", "src/__tests__/config.ts"])
+def test_a_callback_in_a_test_file_is_not_reported(tmp_path: Path, path: str) -> None:
+    # A test's fixed files cannot fail to read: the unread error there is no bug (as in Go).
+    assert _rule(review_change(tmp_path, BASE, {path: JS_CONFIG}), RULE_DISCARDED_GO_ERROR) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "line", "title", "raised"),
+    [
+        (
+            "src/main/kotlin/app/Limits.kt",
+            "fun pageSize(value: String): Int = try {\n    value.toInt()\n} catch (e: IllegalStateException) {\n    20\n}\n",
+            3,
+            "The handler does not catch what `toInt()` raises",
+            "raises `NumberFormatException` (an `IllegalArgumentException`) on bad input",
+        ),
+        (
+            "src/App/Limits.cs",
+            "class Limits {\n  int Size(string v) {\n    try { return int.Parse(v); }\n"
+            "    catch (ArgumentNullException) { return 20; }\n  }\n}\n",
+            4,
+            "The handler does not catch what `int.Parse(...)` raises",
+            "raises `FormatException`, `OverflowException` on bad input",
+        ),
+    ],
+)
+def test_kotlin_and_csharp_findings_name_the_call_and_what_it_raises(
+    tmp_path: Path, path: str, text: str, line: int, title: str, raised: str
+) -> None:
+    findings = _rule(review_change(tmp_path, BASE, {path: text}), RULE_WRONG_EXCEPTION)
+    assert [(item.line, item.title) for item in findings] == [(line, title)]
+    assert raised in findings[0].body

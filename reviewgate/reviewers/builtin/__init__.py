@@ -11,7 +11,7 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
-from reviewgate.reviewers.builtin.lenses.discarded_go_error import DiscardedGoErrorLens
+from reviewgate.reviewers.builtin.lenses.discarded_go_error import DiscardedErrorLens
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens
 from reviewgate.reviewers.builtin.lenses.listener_leak import ListenerLeakLens
 from reviewgate.reviewers.builtin.lenses.literal_typo import LITERAL_TYPO_LENS
@@ -29,7 +29,7 @@ from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherL
 from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
 from reviewgate.reviewers.builtin.lenses.unhandled_rejection import UnhandledRejectionLens
-from reviewgate.reviewers.builtin.lenses.wrong_exception import WrongExceptionLens
+from reviewgate.reviewers.builtin.lenses.wrong_exception import WRONG_EXCEPTION_LENS
 from reviewgate.reviewers.builtin.moved_code import mark_moved
 from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
@@ -61,8 +61,8 @@ lenses: tuple[Lens, ...] = (
     OPEN_REDIRECT_LENS,
     REGEX_INJECTION_LENS,
     PrototypePollutionLens(),
-    DiscardedGoErrorLens(),
-    WrongExceptionLens(),
+    DiscardedErrorLens(),
+    WRONG_EXCEPTION_LENS,
     LITERAL_TYPO_LENS,
     MODULO_BIAS_LENS,
     ListenerLeakLens(),

@@ -135,13 +135,17 @@ RULE_DOCS: dict[str, RuleDoc] = {
         "included): a crafted key changes every object's prototype. Use `Object.create(null)` or a `Map`, or "
         "refuse those keys.", ("security", "correctness", "external/cwe/cwe-1321"), "medium", _MINOR),
     "correctness/discarded-error-used": RuleDoc(
-        "Go error discarded, its value used",
-        "`v, _ := f()` throws away the error of a call that can fail, and `v` is used afterwards: on failure it is "
-        "the zero value, read as if it were real. Check the error.", _CORRECTNESS, "medium", _MINOR),
+        "Error discarded, its value used",
+        "Go: `v, _ := f()` throws away the error of a call that can fail, and `v` is used afterwards: on failure it "
+        "is the zero value, read as if it were real. JavaScript/TypeScript: a Node-style callback never reads its "
+        "error (`(err, data) => JSON.parse(data)`), and uses the value, undefined on failure. Check the error.",
+        _CORRECTNESS, "medium", _MINOR),
     "correctness/wrong-exception": RuleDoc(
         "Handler catches an exception the guarded call never raises",
-        "Every handler of the try names exceptions the one call it guards does not raise (base64 decoding raises "
-        "`binascii.Error`, not `UnicodeError`): the failure it was written for escapes it.",
+        "Every handler of the try names exceptions the one call it guards does not raise, in Python (base64 "
+        "decoding raises `binascii.Error`, not `UnicodeError`), Java and Kotlin (`Integer.parseInt` and "
+        "`toInt()` raise `NumberFormatException`, not `NullPointerException`) and C# "
+        "(`Convert.FromBase64String` raises `FormatException`, not `ArgumentException`): the failure it was written for escapes it.",
         _CORRECTNESS, "medium", _MINOR),
     "correctness/literal-typo": RuleDoc(
         "String literal one letter away from its siblings",

@@ -1,4 +1,5 @@
-"""A discarded Go error whose value is used (Go): `v, _ := f(...)` where the `_` is the error of
+"""A discarded Go error whose value is used (Go here; a JS/TS callback's unread error in
+discarded_callback_error.py): `v, _ := f(...)` where the `_` is the error of
 a call that can fail, and `v` is read after it in the same function. On failure `v` is the zero
 value (0, "", a nil pointer or map) and the code carries on with it: a wrong port of 0, an empty
 body signed, a nil `*url.URL` dereferenced.
@@ -31,6 +32,8 @@ from reviewgate.reviewers.builtin.rule_records import (
 
 _LANGUAGES = frozenset({Language.GO})
 _NEEDLES = (", _ :=", ", _ =", ",_ :=", ",_=")
+_CALLBACK_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
+_CALLBACK_NEEDLES = ("err", "e,", "e :", "e:")
 # Standard-library calls by how many results they return, the last an error.
 _KNOWN: dict[str, int] = {
     **dict.fromkeys(
@@ -72,13 +75,21 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
-class DiscardedGoErrorLens:
+class DiscardedErrorLens:
+    """Go's `v, _ :=` here; the JS/TS callback that never reads its error in
+    discarded_callback_error.py, imported for those files only (it loads their grammars)."""
+
     rule = RULE_DISCARDED_GO_ERROR
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change, _language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
             if not is_test_file(change.path):
                 yield from _file(text, change.path, change.added_lines())
+        for change, _language, text in changed_sources(request, _CALLBACK_LANGUAGES, _CALLBACK_NEEDLES):
+            if not is_test_file(change.path):
+                from reviewgate.reviewers.builtin.lenses.discarded_callback_error import callback_findings
+
+                yield from callback_findings(text, change.path, change.added_lines())
 
 
 def _declared(masked: str) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""A handler that catches the wrong exception for the call it guards (Python): `try:
+"""A handler that catches the wrong exception for the call it guards (Python here; Java and
+Kotlin in wrong_exception_jvm.py, C# in wrong_exception_csharp.py: the same rules and message): `try:
 base64.b64decode(x)` under `except UnicodeDecodeError` only (it raises `binascii.Error`, a
 `ValueError`), `int(x)` under `except TypeError` only (a string that is not a number raises
 `ValueError`), `json.loads(x)` under `except KeyError` only.
@@ -18,19 +19,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, nodes_of, parse_python
+from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_WRONG_EXCEPTION,
+    TwoReaderLens,
     bug_finding,
-    changed_sources,
     code_line,
     matched,
 )
 
-_LANGUAGES = frozenset({Language.PYTHON})
-_NEEDLES = ("except",)
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.KOTLIN, Language.CSHARP})
+_NEEDLES = ("except", "catch")
 
 # Each exception's parent, up to BaseException (aliases point at what they name).
 _PARENT: dict[str, str] = {
@@ -120,17 +120,20 @@ def _key(call: ast.Call) -> str:
     return name
 
 
-class WrongExceptionLens:
-    rule = RULE_WRONG_EXCEPTION
+def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    for node in nodes_of(tree, ast.Try):
+        yield from _try(node, text, path, added)
 
-    def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        for change, _language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
-            tree = parse_python(text, change.path)
-            if tree is None:
-                continue
-            added = change.added_lines()
-            for node in nodes_of(tree, ast.Try):
-                yield from _try(node, text, change.path, added)
+
+def _tree(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    # Their own modules, imported for a file of their languages only: they load the grammars.
+    if language is Language.CSHARP:
+        from reviewgate.reviewers.builtin.lenses.wrong_exception_csharp import csharp_findings
+
+        return csharp_findings(text, path, added)
+    from reviewgate.reviewers.builtin.lenses.wrong_exception_jvm import java_findings, kotlin_findings
+
+    return (kotlin_findings if language is Language.KOTLIN else java_findings)(text, path, added)
 
 
 def _handler_names(node: ast.Try) -> list[str] | None:
@@ -204,25 +207,37 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
         lines = {handler.lineno, getattr(call, "lineno", 0)}
         if not lines & set(added):
             continue
-        line = handler.lineno
-        code = code_line(text, line)
-        shown = key.lstrip(".") + "()" if key.startswith(".") else f"{key}(...)"
-        raised = ", ".join(f"`{item}`" for item in raises)
         base = _lineage(raises[0])[1]
-        article = "an" if base[0] in "AEIOU" else "a"
-        chain = f" ({article} `{base}`)" if base != "Exception" else ""
-        handlers = ", ".join(f"`{item}`" for item in names)
-        yield bug_finding(
-            rule=RULE_WRONG_EXCEPTION,
-            category="swallowed-failure",
-            title=f"The handler does not catch what `{shown}` raises",
-            body=(
-                f"{matched(code)}: the `try` at line {node.lineno} guards `{shown}` (line "
-                f"{getattr(call, 'lineno', node.lineno)}), which raises {raised}{chain} on bad input; the "
-                f"handler names {handlers}, none of which catches it: a bad value "
-                f"escapes the handler. Catch {raised}" + (f" (or `{base}`)" if chain else "") + " as well."
-            ),
-            path=path,
-            line=line,
-            code=code,
+        yield wrong_exception_finding(
+            path=path, text=text, line=handler.lineno, try_line=node.lineno, call_line=getattr(call, "lineno", node.lineno),
+            shown=key.lstrip(".") + "()" if key.startswith(".") else f"{key}(...)", raises=raises,
+            base=base if base != "Exception" else None, handlers=names,
         )
+
+
+def wrong_exception_finding(
+    *, path: str, text: str, line: int, try_line: int, call_line: int, shown: str, raises: tuple[str, ...],
+    base: str | None, handlers: list[str],
+) -> Finding:
+    """The finding of every language's reader: the call, what it raises (and the base class that
+    would catch it too, when it says more than `Exception`), and what the handlers name."""
+    code = code_line(text, line)
+    raised = ", ".join(f"`{item}`" for item in raises)
+    chain = f" ({'an' if base[0] in 'AEIOU' else 'a'} `{base}`)" if base else ""
+    named = ", ".join(f"`{item}`" for item in handlers)
+    return bug_finding(
+        rule=RULE_WRONG_EXCEPTION,
+        category="swallowed-failure",
+        title=f"The handler does not catch what `{shown}` raises",
+        body=(
+            f"{matched(code)}: the `try` at line {try_line} guards `{shown}` (line {call_line}), which raises "
+            f"{raised}{chain} on bad input; the handler names {named}, none of which catches it: a bad value "
+            f"escapes the handler. Catch {raised}" + (f" (or `{base}`)" if base else "") + " as well."
+        ),
+        path=path,
+        line=line,
+        code=code,
+    )
+
+
+WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _tree)
