@@ -30,9 +30,12 @@ class Language(str, enum.Enum):
     JAVA = "java"
     CSHARP = "csharp"
     KOTLIN = "kotlin"
+    RUST = "rust"
+    RUBY = "ruby"
+    PHP = "php"
     SHELL = "shell"
-    CONFIG = "config"  # YAML, TOML, INI, Ruby, Dockerfile, Makefile: `#` comments
-    C_FAMILY = "c-family"  # C, C++, Rust, Swift, Scala, PHP, Dart, Groovy: `//` comments
+    CONFIG = "config"  # YAML, TOML, INI, Perl, R, Dockerfile, Makefile: `#` comments
+    C_FAMILY = "c-family"  # C, C++, Swift, Scala, Dart, Groovy: `//` comments
     SQL = "sql"  # `--` comments
     OTHER = "other"
 
@@ -53,13 +56,16 @@ EXTENSIONS: dict[str, Language] = {
     ".cs": Language.CSHARP,
     ".kt": Language.KOTLIN,
     ".kts": Language.KOTLIN,
+    ".rs": Language.RUST,
+    ".rb": Language.RUBY,
+    ".php": Language.PHP,
     ".sh": Language.SHELL,
     ".bash": Language.SHELL,
     **dict.fromkeys(
-        (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".rb", ".pl", ".r", ".mk"), Language.CONFIG
+        (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".pl", ".r", ".mk"), Language.CONFIG
     ),
     **dict.fromkeys(
-        (".c", ".h", ".cc", ".cpp", ".hpp", ".rs", ".swift", ".scala", ".php", ".dart", ".groovy", ".gradle"),
+        (".c", ".h", ".cc", ".cpp", ".hpp", ".swift", ".scala", ".dart", ".groovy", ".gradle"),
         Language.C_FAMILY,
     ),
     ".sql": Language.SQL,
@@ -87,8 +93,11 @@ CODE_LANGUAGES = frozenset(
 C_LIKE = frozenset(
     {Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP, Language.KOTLIN}
 )
-HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG})
-SLASH_COMMENT = C_LIKE | {Language.C_FAMILY}
+# Languages the tests lens reads functions of (behaviour.py): the code languages, and Rust, Ruby
+# and PHP, which the other lenses read as text by their comment syntax only.
+BEHAVIOUR_LANGUAGES = CODE_LANGUAGES | {Language.RUST, Language.RUBY, Language.PHP}
+HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG, Language.RUBY})
+SLASH_COMMENT = C_LIKE | {Language.C_FAMILY, Language.RUST, Language.PHP}
 
 
 # Every lens asks these of every changed file, and the DRY index of every file in the tree: each
