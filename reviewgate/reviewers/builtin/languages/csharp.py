@@ -48,6 +48,7 @@ FAMILY = Family(
     ),
     decision_operators=frozenset({"&&", "||", "??"}),
     operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "verbatim_string_literal", "raw_string_literal", "character_literal",
                        "interpolated_string_expression"}),
     interpolations=frozenset({"interpolation"}),

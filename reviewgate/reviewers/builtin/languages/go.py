@@ -41,6 +41,7 @@ FAMILY = Family(
     branches=frozenset({"if_statement", "for_statement", "expression_case", "type_case", "communication_case"}),
     decision_operators=frozenset({"&&", "||"}),
     operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"statement_list"}),
     strings=frozenset({"interpreted_string_literal", "raw_string_literal", "rune_literal"}),
     interpolations=frozenset(),
     comments=frozenset({"comment"}),

@@ -66,6 +66,7 @@ FAMILY = Family(
     ),
     decision_operators=frozenset({"&&", "||", "??"}),
     operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"statement_block"}),
     strings=frozenset({"string", "template_string", "regex"}),
     interpolations=frozenset({"template_substitution"}),
     comments=frozenset({"comment", "html_comment"}),

@@ -31,6 +31,7 @@ FAMILY = Family(
     ),
     decision_operators=frozenset({"&&", "||", "??", "and", "or"}),
     operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"compound_statement", "colon_block"}),
     strings=frozenset({"string", "encapsed_string", "heredoc", "nowdoc"}),
     interpolations=frozenset({"variable_name", "member_access_expression", "subscript_expression"}),
     comments=frozenset({"comment"}),

@@ -62,6 +62,7 @@ FAMILY = Family(
     ),
     decision_operators=frozenset({"&&", "||", "and", "or"}),
     operator_parents=frozenset({"binary"}),
+    blocks=frozenset({"body_statement", "then", "else", "do", "begin", "ensure", "block_body"}),
     strings=frozenset({"string", "simple_symbol", "delimited_symbol", "regex", "heredoc_body", "character",
                        "subshell"}),
     interpolations=frozenset({"interpolation"}),

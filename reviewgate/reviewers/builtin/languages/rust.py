@@ -64,6 +64,7 @@ FAMILY = Family(
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
     decision_operators=frozenset({"&&", "||"}),
     operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),
     interpolations=frozenset(),
     comments=frozenset({"line_comment", "block_comment"}),

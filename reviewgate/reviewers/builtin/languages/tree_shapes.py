@@ -90,6 +90,8 @@ class Family:
     # Operators that decide (`&&`, `||`, `??`), counted as children of these node types.
     decision_operators: frozenset[str]
     operator_parents: frozenset[str]
+    # Nodes whose named children are statements (a block), none of them a statement itself.
+    blocks: frozenset[str]
     strings: frozenset[str]  # literals whose text is not code; their interpolations are
     interpolations: frozenset[str]
     comments: frozenset[str]
@@ -157,27 +159,31 @@ class _Reader:
                 stack.extend(reversed(item.children))
 
     def counts(self, found: _Found) -> tuple[int, int]:
+        """(branches, statements) of the function's own code. A statement is an item of a block
+        or a node the grammar calls one (`*_statement`: a braceless `if`'s body too), so layout
+        does not change the count; a nested function is one."""
         family = self.family
         if found.body is None:
             return 0, 0
-        branches, lines = 0, set()
-        for node in self.own(found.body):
+        branches = statements = 0
+        stack = [(child, found.body.type) for child in found.body.children]
+        while stack:
+            node, parent = stack.pop()
             kind = node.type
-            if node.id in self.function_ids:
-                lines.add(node.start_point.row)
-                continue
             if kind in family.comments:
+                continue
+            statements += node.is_named and kind not in family.blocks and (
+                parent in family.blocks or kind.endswith("_statement")
+            )
+            if node.id in self.function_ids:
                 continue
             if kind in family.branches and node.is_named:  # not Ruby's `if` keyword inside its `if`
                 first = node.children[0] if node.children else None
                 branches += first is None or first.type not in ("default", "else")
-            elif kind in family.decision_operators and node.parent is not None and (
-                node.parent.type in family.operator_parents
-            ):
+            elif kind in family.decision_operators and parent in family.operator_parents:
                 branches += 1
-            if not node.children and not (node.parent == found.body and kind in ("{", "}")):
-                lines.add(node.start_point.row)
-        return branches, len(lines)
+            stack.extend((child, kind) for child in node.children)
+        return branches, statements
 
     def local_names(self, found: _Found) -> set[str]:
         family = self.family
