@@ -112,7 +112,8 @@ def language_of(path: str) -> Language:
     return NAMES.get(name) or EXTENSIONS.get(suffix.lower(), Language.OTHER)
 
 
-# Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
+# Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec,
+# minitest, PHPUnit; Rust's integration tests live in `tests/`, its unit tests in the file itself).
 # Type tests are tests: tsd's `test-d/`, pytest-mypy-plugins' `typesafety/`, `type_tests/`.
 _TEST_DIRECTORIES = frozenset(
     {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e",
@@ -121,7 +122,7 @@ _TEST_DIRECTORIES = frozenset(
 # `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
 _TEST_NAME = LazyPattern(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
-    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
+    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs|php)$|.*_spec\.rb$|^test_.*\.rb$|.*_test\.rb$)"
 )
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
 
@@ -158,6 +159,17 @@ def is_translation_file(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
+# A Rust unit test is written in the file it tests: `#[test]`, `#[tokio::test]`, `#[cfg(test)]`.
+_RUST_TEST_ATTRIBUTE = LazyPattern(r"#\[\s*(?:cfg\s*\(\s*test\s*\)|(?:\w+::)*test\s*(?:\(.*\))?\s*)\]")
+
+
+def adds_inline_tests(change: FileChange) -> bool:
+    """A Rust file the change adds a test function or test module to."""
+    return language_of(change.path) is Language.RUST and any(
+        _RUST_TEST_ATTRIBUTE.search(line) for line in change.added_lines().values()
+    )
 
 
 def is_test_input(request: ReviewRequest, path: str) -> bool:
