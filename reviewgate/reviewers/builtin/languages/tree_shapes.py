@@ -2,8 +2,10 @@
 
 Each language family (javascript.py, go.py, jvm.py, csharp.py, rust.py, ruby.py, php.py) describes
 its grammar in one `Family`: which nodes are functions and scopes, how a function is named and
-whether it is public, which nodes are decisions. This module walks the tree once per side to find
-the functions; counts, the normalised body and the defaults walk one function when first asked.
+whether it is public, which nodes are decisions. One tree-sitter query per side finds the
+functions and another, when a comparison first asks, every function's decisions and statements
+(the walks run in tree-sitter's C, not node by node in Python); whether one is trivial, its
+normalised body and its defaults walk that one function when first asked.
 A tree with a syntax error gives no shapes (None): a misread scope would rename every function
 in it and each would read as new.
 """
@@ -16,8 +18,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tree_sitter import Query, QueryCursor, QueryError
+
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
-from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse
+from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse, parser
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -119,33 +123,40 @@ class _Found:
 class _Reader:
     """One side of one file: its functions, and the walks each asks for later."""
 
-    def __init__(self, family: Family, source: bytes) -> None:
+    def __init__(self, family: Family, grammar: str, root: Node, source: bytes) -> None:
         self.family = family
+        self.grammar = grammar
+        self.root = root
+        self._counts: list[tuple[int, int]] | None = None
         self.lines = source.decode("utf-8", "replace").split("\n")
         self.found: list[_Found] = []
         self.function_ids: set[int] = set()
 
-    def discover(self, root: Node) -> None:
+    def discover(self) -> None:
+        """The functions, found by a query (tree-sitter's C walks the tree, not Python), each
+        qualified by the named scopes and functions whose bytes hold it."""
         family = self.family
-        stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
-        while stack:
-            node, scope = stack.pop()
+        nodes = QueryCursor(_query(self.grammar, family)).captures(self.root).get("node", [])
+        nodes.sort(key=lambda node: (node.start_byte, -node.end_byte))
+        stack: list[tuple[int, str, bool]] = []  # (end byte, name, a test: its functions are none)
+        for node in nodes:
+            while stack and stack[-1][0] <= node.start_byte:
+                stack.pop()
+            if stack and stack[-1][2]:
+                continue
             if family.skipped(node):
+                stack.append((node.end_byte, "", True))
                 continue
             kind = node.type
-            inner = scope
-            if kind in family.functions and not family.bodiless(node):
-                name = family.name(node)
+            if kind in family.functions:
+                name = None if family.bodiless(node) else family.name(node)
                 if name is not None:
-                    inner = (*scope, name)
-                    self.found.append(_Found(node, ".".join(inner), family.body(node)))
+                    qualified = ".".join([*(entry[1] for entry in stack), name])
+                    self.found.append(_Found(node, qualified, family.body(node)))
                     self.function_ids.add(node.id)
-            elif kind in family.scopes:
-                name = family.scope_name(node)
-                if name:
-                    inner = (*scope, name)
-            stack.extend((child, inner) for child in reversed(node.children) if child.is_named)
-        self.found.sort(key=lambda item: item.node.start_byte)
+                    stack.append((node.end_byte, name, False))
+            elif kind in family.scopes and (name := family.scope_name(node)):
+                stack.append((node.end_byte, name, False))
 
     # --- one function's own nodes: nested functions are shapes of their own --------------------
 
@@ -158,32 +169,42 @@ class _Reader:
             if item.id not in self.function_ids and item.type not in self.family.comments:
                 stack.extend(reversed(item.children))
 
-    def counts(self, found: _Found) -> tuple[int, int]:
-        """(branches, statements) of the function's own code. A statement is an item of a block
-        or a node the grammar calls one (`*_statement`: a braceless `if`'s body too), so layout
-        does not change the count; a nested function is one."""
-        family = self.family
-        if found.body is None:
-            return 0, 0
-        branches = statements = 0
-        stack = [(child, found.body.type) for child in found.body.children]
-        while stack:
-            node, parent = stack.pop()
-            kind = node.type
-            if kind in family.comments:
-                continue
-            statements += node.is_named and kind not in family.blocks and (
-                parent in family.blocks or kind.endswith("_statement")
-            )
-            if node.id in self.function_ids:
-                continue
-            if kind in family.branches and node.is_named:  # not Ruby's `if` keyword inside its `if`
-                first = node.children[0] if node.children else None
-                branches += first is None or first.type not in ("default", "else")
-            elif kind in family.decision_operators and parent in family.operator_parents:
-                branches += 1
-            stack.extend((child, kind) for child in node.children)
-        return branches, statements
+    def counts(self, index: int) -> tuple[int, int]:
+        if self._counts is None:
+            self._counts = self._count_all()
+        return self._counts[index]
+
+    def _count_all(self) -> list[tuple[int, int]]:
+        """(branches, statements) of every function's own code, from one query over the tree
+        (each node counted on the innermost function whose body holds it). A statement is an
+        item of a block or a node the grammar calls one (`*_statement`: a braceless `if`'s body
+        too), so layout does not change the count; a nested function is one statement."""
+        family, queries = self.family, _count_queries(self.grammar, self.family)
+        bodies = sorted(
+            (found.body.start_byte, found.body.end_byte, index)
+            for index, found in enumerate(self.found)
+            if found.body is not None
+        )
+        table = [[0, 0] for _ in self.found]
+        captured = QueryCursor(queries).captures(self.root)
+        branches = [node for node in captured.get("branch", []) if _decides(node)]
+        counted = [(node, 0) for node in branches] + [(node, 0) for node in captured.get("operator", [])]
+        statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
+        counted += [(node, 1) for node in statements.values()]
+        counted.sort(key=lambda item: item[0].start_byte)
+        stack: list[tuple[int, int]] = []  # (end byte, function index) of the bodies holding the node
+        next_body = 0
+        for node, column in counted:
+            start = node.start_byte
+            while next_body < len(bodies) and bodies[next_body][0] <= start:
+                while stack and stack[-1][0] <= bodies[next_body][0]:
+                    stack.pop()
+                stack.append((bodies[next_body][1], bodies[next_body][2]))
+                next_body += 1
+            owner = next((index for end, index in reversed(stack) if end >= node.end_byte), None)
+            if owner is not None:
+                table[owner][column] += 1
+        return [(branches, statements) for branches, statements in table]
 
     def local_names(self, found: _Found) -> set[str]:
         family = self.family
@@ -280,7 +301,7 @@ class _Reader:
     def shapes(self) -> Shapes:
         shapes: Shapes = {}
         family = self.family
-        for found in self.found:
+        for index, found in enumerate(self.found):
             node = found.node
             start = node.start_point.row
             # Attributes and decorators above the function are part of what it is.
@@ -295,11 +316,11 @@ class _Reader:
                 line=node.start_point.row + 1,
                 end_line=end + 1,
                 text="\n".join(line.strip() for line in self.lines[start : end + 1]),
-                counts=functools.partial(self.counts, found),
+                counts=functools.partial(self.counts, index),
                 public=family.public(node, name),
                 body=functools.partial(self.body, found),
                 defaults=functools.partial(self.defaults, found),
-                trivial=self.trivial(found),
+                trivial=functools.partial(self.trivial, found),
             ))
         return shapes
 
@@ -355,6 +376,54 @@ def _default_of(parameter: Node) -> Node | None:
     return None
 
 
+_QUERIES: dict[str, Query] = {}
+_COUNT_QUERIES: dict[str, Query] = {}
+
+
+def _decides(branch: Node) -> bool:
+    """A `default:` label or an `else ->` entry decides nothing."""
+    first = branch.children[0] if branch.children else None
+    return first is None or first.type not in ("default", "else")
+
+
+def _count_queries(grammar: str, family: Family) -> Query:
+    """A query capturing the decisions (`branch`, `operator`) and statements of a tree."""
+    query = _COUNT_QUERIES.get(grammar)
+    if query is not None:
+        return query
+    language = parser(grammar).language
+    assert language is not None
+    named = [language.node_kind_for_id(kind) or "" for kind in range(language.node_kind_count)]
+    named_kinds = {name for kind, name in enumerate(named) if language.node_kind_is_named(kind)}
+    patterns = [f"({kind}) @branch" for kind in sorted(family.branches & named_kinds)]
+    patterns += [f"({kind} (_) @statement)" for kind in sorted(family.blocks & named_kinds)]
+    patterns += [
+        f"({kind}) @statement" for kind in sorted(named_kinds) if kind.endswith("_statement") and kind not in family.blocks
+    ]
+    for parent in sorted(family.operator_parents & named_kinds):
+        for operator in sorted(family.decision_operators):
+            pattern = f'({parent} "{operator}" @operator)'
+            try:  # an operator the grammar never puts under this parent
+                Query(language, pattern)
+            except QueryError:
+                continue
+            patterns.append(pattern)
+    made: Query = Query(language, "\n".join(patterns))
+    _COUNT_QUERIES[grammar] = made
+    return made
+
+
+def _query(grammar: str, family: Family) -> Query:
+    """A query capturing every node of the family's function and scope types that the grammar has."""
+    query = _QUERIES.get(grammar)
+    if query is None:
+        language = parser(grammar).language
+        assert language is not None
+        kinds = sorted(kind for kind in family.functions | family.scopes if language.id_for_node_kind(kind, True))
+        query = _QUERIES[grammar] = Query(language, " ".join(f"({kind}) @node" for kind in kinds))
+    return query
+
+
 def tree_shapes(family: Family, grammar: str, text: str) -> Shapes | None:
     """The functions of one side of a file in `grammar` (one of the family's); None when the
     text does not parse."""
@@ -362,8 +431,8 @@ def tree_shapes(family: Family, grammar: str, text: str) -> Shapes | None:
     tree = parse(grammar, source)
     if tree.root_node.has_error:
         return None
-    reader = _Reader(family, source)
-    reader.discover(tree.root_node)
+    reader = _Reader(family, grammar, tree.root_node, source)
+    reader.discover()
     return reader.shapes()
 
 
