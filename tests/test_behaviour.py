@@ -1,5 +1,5 @@
-"""The behaviour analysis behind the tests lens: Python by `ast`, other languages by tokens, both
-sides compared against the merge base."""
+"""The behaviour analysis behind the tests lens: Python by `ast`, other languages by tree-sitter,
+both sides compared against the merge base."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.behaviour import EvidenceKind, MovedCode, compare, shapes_of
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.languages.c_like_shapes import c_like_shapes, tokenize
 from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus, FileChange
@@ -121,50 +120,61 @@ def test_python_shapes_skip_type_checking_and_main_guard_and_name_nested_functio
     assert not shapes["Client.get._retry"].public
 
 
-# --- the tokenizer ----------------------------------------------------------------------------
+# --- other languages, by tree-sitter -----------------------------------------------------------
 
 
-def test_tokenizer_keeps_strings_and_comments_out_of_code() -> None:
-    go = "x := `\nif [ -n \"$a\" ]; then\n  echo 'if'\nfi\n`\n// if a {\n/* for { */ y := \"if\"\n"
-    tokens = tokenize(go, Language.GO)
-    assert "if" not in tokens.texts and "for" not in tokens.texts
-    assert tokens.lines[tokens.texts.index("y")] == 7
-    javascript = "const re = /if\\(x\\) { for/g; const t = `a ${b ? `c ${d}` : 'e'} if`; f(a / b / c);\n"
-    texts = tokenize(javascript, Language.JAVASCRIPT).texts
-    assert "if" not in texts and "for" not in texts
-    assert texts[-9:] == ["f", "(", "a", "/", "b", "/", "c", ")", ";"]  # division, not a regex
+def test_strings_comments_and_regex_literals_hold_no_branches() -> None:
+    go = shapes_of(
+        "package a\nfunc Run() {\n\tx := `\nif [ -n \"$a\" ]; then\n  echo 'if'\nfi\n`\n\t// if a {\n"
+        "\t/* for { */ y := \"if\"\n\tuse(x, y)\n}\n",
+        "a.go", Language.GO,
+    )
+    assert go is not None and go["Run"].branches == 0
+    javascript = shapes_of(
+        "function f(b, d) {\n  const re = /if\\(x\\) { for/g;\n  const t = `a ${b ? `c ${d}` : 'e'} if`;\n"
+        "  return f(a / b / c);\n}\n",
+        "a.js", Language.JAVASCRIPT,
+    )
+    assert javascript is not None and javascript["f"].branches == 1  # the `?` inside `${}` is code
 
 
-def test_c_like_functions_by_language() -> None:
-    go = c_like_shapes(
+def _other(text: str, path: str) -> Shapes:
+    shapes = shapes_of(text, path, Language.OTHER)
+    assert shapes is not None
+    return shapes
+
+
+def test_functions_of_other_languages() -> None:
+    go = _other(
         "package x\nfunc (r *Router[T]) Handle(p string) (int, error) {\n\tif p == \"\" || r == nil {\n"
         "\t\treturn 0, nil\n\t}\n\tgo func() { if true {} }()\n\treturn 1, nil\n}\n"
         "func helper() interface{} { return nil }\n",
-        Language.GO,
+        "x.go",
     )
     assert sorted(go) == ["Router.Handle", "helper"]
     assert (go["Router.Handle"].line, go["Router.Handle"].branches, go["Router.Handle"].public) == (2, 3, True)
     assert not go["helper"].public
-    typescript = c_like_shapes(
+    typescript = _other(
         "export class Cart {\n  total(a: number): Map<string, number> {\n    return a ? 1 : 2;\n  }\n"
         "  private clear() { this.items = []; }\n}\n"
         "export const load = async (id: string) => {\n  if (id) { return 1; }\n};\n"
         "const table = { pick: (x) => { return x ?? 0; } };\n"
         "items.forEach((item) => { if (item) { use(item); } });\n"
         "function outer() { function inner() { while (true) {} } }\n",
-        Language.TYPESCRIPT,
+        "cart.ts",
     )
-    assert sorted(typescript) == ["Cart.clear", "Cart.total", "inner", "load", "outer", "pick"]
+    # A nested function is named under the one around it, as in Python.
+    assert sorted(typescript) == ["Cart.clear", "Cart.total", "load", "outer", "outer.inner", "pick"]
     assert typescript["Cart.total"].branches == 1 and not typescript["Cart.clear"].public
-    assert typescript["outer"].branches == 0 and typescript["inner"].branches == 1
-    java = c_like_shapes(
+    assert typescript["outer"].branches == 0 and typescript["outer.inner"].branches == 1
+    java = _other(
         "public class Limits {\n  public static int clamp(int v) throws IOException {\n"
         "    new Thread(r) { };\n    synchronized (this) { }\n    return v;\n  }\n}\n",
-        Language.JAVA,
+        "Limits.java",
     )
     assert sorted(java) == ["Limits.clamp"]
-    kotlin = c_like_shapes("class A {\n  fun size(x: Int): Int {\n    return x\n  }\n}\nrun(x) {\n}\n", Language.KOTLIN)
-    assert sorted(kotlin) == ["A.size"]
+    kotlin = _other("class A {\n  fun size(x: Int): Int {\n    return x\n  }\n}\nfun main() {\n  run(x) {\n  }\n}\n", "A.kt")
+    assert sorted(kotlin) == ["A.size", "main"]
 
 
 def test_unbalanced_source_gives_shapes_or_nothing_never_an_error() -> None:
@@ -309,8 +319,7 @@ def test_new_public_function_is_strong_unless_a_stub_or_a_bare_accessor() -> Non
     assert {item.name: item.strong for item in found} == {
         "divide": True, "name": False, "abstract": False, "_helper": False
     }
-    go = c_like_shapes(
-        "package x\nfunc (u *User) Name() string { return u.name }\nfunc Half(v int) int { return v / 2 }\n",
-        Language.GO,
+    go = _other(
+        "package x\nfunc (u *User) Name() string { return u.name }\nfunc Half(v int) int { return v / 2 }\n", "x.go"
     )
     assert (go["User.Name"].trivial, go["Half"].trivial) == (True, False)

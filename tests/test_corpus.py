@@ -71,7 +71,7 @@ def test_corpus_is_large_and_covers_the_languages() -> None:
     names = [case["name"] for case in cases]
     assert len(cases) >= 60, f"the corpus has {len(cases)} cases; issue 6 asks for at least 60"
     assert len(set(names)) == len(names), "case names must be unique"
-    for prefix in ("py-", "js-", "ts-", "go-", "java-"):
+    for prefix in ("py-", "js-", "ts-", "go-", "java-", "rs-", "rb-", "php-"):
         assert sum(name.startswith(prefix) for name in names) >= 5, f"too few {prefix} cases"
     assert sum("lookalike" in name for name in names) >= 15, "look-alike negatives are half the point"
 

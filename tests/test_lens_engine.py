@@ -30,14 +30,18 @@ from tests.test_corpus import load_cases
 
 def _corpus_change() -> tuple[dict[str, FileContent], dict[str, FileContent]]:
     """Every labelled corpus case side by side in one repository, each under a folder of its
-    name, its test files left out (so the tests lens has its say): a change of a few hundred
-    files that every lens has something to say about."""
+    name, its test files and Rust files with tests inside left out (so the tests lens has its
+    say): a change of a few hundred files that every lens has something to say about."""
     base: dict[str, FileContent] = {}
     branch: dict[str, FileContent] = {}
     for case in load_cases():
         base.update({f"{case['name']}/{name}": text for name, text in case.get("base", {}).items()})
         branch.update(
-            {f"{case['name']}/{name}": text for name, text in case.get("branch", {}).items() if not is_test_file(name)}
+            {
+                f"{case['name']}/{name}": text
+                for name, text in case.get("branch", {}).items()
+                if not is_test_file(name) and not (isinstance(text, str) and "#[cfg(test)]" in text)
+            }
         )
     return base, branch
 

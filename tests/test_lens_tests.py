@@ -30,6 +30,11 @@ def _found(findings: list) -> list[tuple[str, str | None, int | None]]:  # type:
         "src/__tests__/x.js",
         "src/test/java/a/FooTest.java",
         "spec/models/user_spec.rb",
+        "lib/user_spec.rb",
+        "lib/test_user.rb",
+        "lib/user_test.rb",
+        "src/CartTest.php",
+        "crate/tests/parse.rs",
         "conftest.py",
     ],
 )
@@ -38,7 +43,8 @@ def test_test_file_conventions(path: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["app/testing_utils.py", "src/contest.ts", "latest.go", "src/Attestation.java"]
+    "path", ["app/testing_utils.py", "src/contest.ts", "latest.go", "src/Attestation.java", "lib/latest.rb",
+             "src/Contest.php", "src/test_data.rs"]
 )
 def test_not_test_files(path: str) -> None:
     assert not is_test_file(path)
@@ -65,3 +71,18 @@ def test_fix_with_test_change_is_complete(tmp_path: Path) -> None:
     assert _found(
         review_change(tmp_path / "b", base, {"app/a.py": branch["app/a.py"]}, branch_name="bugfix/none")
     ) == [("tests/fix-without-test", "", 0), ("tests/missing-tests", "app/a.py", 2)]
+
+
+def test_a_rust_test_added_in_the_file_it_tests_is_a_test_change(tmp_path: Path) -> None:
+    base = {"src/limits.rs": "pub fn double(v: i32) -> i32 {\n    v * 2\n}\n"}
+    function = "\npub fn clamp(v: i32, low: i32) -> i32 {\n    if v < low { low } else { v }\n}\n"
+    untested = {"src/limits.rs": base["src/limits.rs"] + function}
+    assert _found(review_change(tmp_path / "untested", base, untested)) == [
+        ("tests/missing-tests", "src/limits.rs", 5)
+    ]
+    for attribute in ("#[test]", "#[tokio::test(flavor = \"multi_thread\")]"):
+        tested = {
+            "src/limits.rs": untested["src/limits.rs"]
+            + f"\n#[cfg(test)]\nmod tests {{\n    {attribute}\n    fn clamps() {{}}\n}}\n"
+        }
+        assert _found(review_change(tmp_path / str(len(attribute)), base, tested)) == []

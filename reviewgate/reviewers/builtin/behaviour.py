@@ -1,7 +1,7 @@
 """What a change does to the code's behaviour, judged against the merge base.
 
 Each changed source file is read at both sides (the base side skipped for an added file), its
-functions shaped once per side (python_shapes by `ast`, c_like_shapes by tokens) and paired by
+functions shaped once per side (python_shapes by `ast`, tree_shapes by tree-sitter) and paired by
 qualified name. New behaviour is a function absent at the merge base that is not moved code (its
 normalised body is nowhere in the base side of the changed files), or an existing function whose
 branch count grew. Comments, docstrings, annotations, formatting, strings and moves are not
@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.common import (
-    CODE_LANGUAGES,
+    BEHAVIOUR_LANGUAGES,
     SUPPORT_DIRECTORIES,
     Language,
     is_configuration_file,
@@ -47,7 +47,7 @@ STRONG_BRANCH_GROWTH = 2
 def is_behaviour_file(path: str) -> bool:
     pure = PurePosixPath(path)
     return (
-        language_of(path) in CODE_LANGUAGES
+        language_of(path) in BEHAVIOUR_LANGUAGES
         and not is_test_file(path)
         and not is_stub_file(path)
         and not is_configuration_file(path)
@@ -82,13 +82,10 @@ def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
     if language is Language.PYTHON:
         tree = parse_python(text, path)
         return None if tree is None else python_shapes(tree, text)
-    # The tokenizer for the other languages: a change with no such file never loads it.
-    from reviewgate.reviewers.builtin.languages.c_like_shapes import c_like_shapes
+    # tree-sitter for the other languages: a change with no such file never loads it.
+    from reviewgate.reviewers.builtin.languages.tree_shapes import shapes_of_file
 
-    try:
-        return c_like_shapes(text, language)
-    except (IndexError, KeyError, RecursionError):  # a tokenizer confused by odd input: no evidence
-        return None
+    return shapes_of_file(text, path)
 
 
 def head_shapes_of(request: ReviewRequest, change: FileChange) -> Shapes | None:
@@ -343,7 +340,7 @@ def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...
     """Read the changed code files at head and what this analysis reads at the merge base with
     one git process (plus `other_head_paths`, files other lenses read at head)."""
     head_paths = [
-        change.path for change in reviewable_changes(request) if language_of(change.path) in CODE_LANGUAGES
+        change.path for change in reviewable_changes(request) if language_of(change.path) in BEHAVIOUR_LANGUAGES
     ] + [change.path for change in _shrunk_changes(request)] + list(other_head_paths)
     base = base_reader_for(request.target)
     prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))

@@ -30,9 +30,12 @@ class Language(str, enum.Enum):
     JAVA = "java"
     CSHARP = "csharp"
     KOTLIN = "kotlin"
+    RUST = "rust"
+    RUBY = "ruby"
+    PHP = "php"
     SHELL = "shell"
-    CONFIG = "config"  # YAML, TOML, INI, Ruby, Dockerfile, Makefile: `#` comments
-    C_FAMILY = "c-family"  # C, C++, Rust, Swift, Scala, PHP, Dart, Groovy: `//` comments
+    CONFIG = "config"  # YAML, TOML, INI, Perl, R, Dockerfile, Makefile: `#` comments
+    C_FAMILY = "c-family"  # C, C++, Swift, Scala, Dart, Groovy: `//` comments
     SQL = "sql"  # `--` comments
     OTHER = "other"
 
@@ -53,13 +56,16 @@ EXTENSIONS: dict[str, Language] = {
     ".cs": Language.CSHARP,
     ".kt": Language.KOTLIN,
     ".kts": Language.KOTLIN,
+    ".rs": Language.RUST,
+    ".rb": Language.RUBY,
+    ".php": Language.PHP,
     ".sh": Language.SHELL,
     ".bash": Language.SHELL,
     **dict.fromkeys(
-        (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".rb", ".pl", ".r", ".mk"), Language.CONFIG
+        (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".pl", ".r", ".mk"), Language.CONFIG
     ),
     **dict.fromkeys(
-        (".c", ".h", ".cc", ".cpp", ".hpp", ".rs", ".swift", ".scala", ".php", ".dart", ".groovy", ".gradle"),
+        (".c", ".h", ".cc", ".cpp", ".hpp", ".swift", ".scala", ".dart", ".groovy", ".gradle"),
         Language.C_FAMILY,
     ),
     ".sql": Language.SQL,
@@ -87,8 +93,11 @@ CODE_LANGUAGES = frozenset(
 C_LIKE = frozenset(
     {Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO, Language.JAVA, Language.CSHARP, Language.KOTLIN}
 )
-HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG})
-SLASH_COMMENT = C_LIKE | {Language.C_FAMILY}
+# Languages the tests lens reads functions of (behaviour.py): the code languages, and Rust, Ruby
+# and PHP, which the other lenses read as text by their comment syntax only.
+BEHAVIOUR_LANGUAGES = CODE_LANGUAGES | {Language.RUST, Language.RUBY, Language.PHP}
+HASH_COMMENT = frozenset({Language.PYTHON, Language.SHELL, Language.CONFIG, Language.RUBY})
+SLASH_COMMENT = C_LIKE | {Language.C_FAMILY, Language.RUST, Language.PHP}
 
 
 # Every lens asks these of every changed file, and the DRY index of every file in the tree: each
@@ -103,7 +112,8 @@ def language_of(path: str) -> Language:
     return NAMES.get(name) or EXTENSIONS.get(suffix.lower(), Language.OTHER)
 
 
-# Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec).
+# Test files by each language's convention (pytest, go test, Jest/Vitest, JUnit/Maven, RSpec,
+# minitest, PHPUnit; Rust's integration tests live in `tests/`, its unit tests in the file itself).
 # Type tests are tests: tsd's `test-d/`, pytest-mypy-plugins' `typesafety/`, `type_tests/`.
 _TEST_DIRECTORIES = frozenset(
     {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e",
@@ -112,7 +122,7 @@ _TEST_DIRECTORIES = frozenset(
 # `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
 _TEST_NAME = LazyPattern(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
-    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs)$)"
+    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs|php)$|.*_spec\.rb$|^test_.*\.rb$|.*_test\.rb$)"
 )
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
 
@@ -149,6 +159,17 @@ def is_translation_file(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
     return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
+# A Rust unit test is written in the file it tests: `#[test]`, `#[tokio::test]`, `#[cfg(test)]`.
+_RUST_TEST_ATTRIBUTE = LazyPattern(r"#\[\s*(?:cfg\s*\(\s*test\s*\)|(?:\w+::)*test\s*(?:\(.*\))?\s*)\]")
+
+
+def adds_inline_tests(change: FileChange) -> bool:
+    """A Rust file the change adds a test function or test module to."""
+    return language_of(change.path) is Language.RUST and any(
+        _RUST_TEST_ATTRIBUTE.search(line) for line in change.added_lines().values()
+    )
 
 
 def is_test_input(request: ReviewRequest, path: str) -> bool:

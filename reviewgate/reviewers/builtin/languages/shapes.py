@@ -27,7 +27,7 @@ class FunctionShape:
         public: bool,
         body: Callable[[], str],
         defaults: Callable[[], tuple[tuple[str, str], ...]] = _no_defaults,
-        trivial: bool = False,
+        trivial: bool | Callable[[], bool] = False,
     ) -> None:
         self.name = name  # qualified: `Class.method`, `Receiver.Method`, `outer.inner`
         self.line = line
@@ -35,11 +35,15 @@ class FunctionShape:
         self.text = text  # the source as written, indentation aside: equal means untouched
         self._counts = counts
         self.public = public
-        # A stub (`...`, `pass`, a raise of the not-implemented error, an overload) or a bare accessor
-        # (`return self._name`): new, it is weak evidence of behaviour even when public.
-        self.trivial = trivial
+        self._trivial = trivial  # a walk of the body for tree-sitter's languages: asked of new ones only
         self._body = body
         self._defaults = defaults
+
+    @cached_property
+    def trivial(self) -> bool:
+        """A stub (`...`, `pass`, a raise of the not-implemented error) or a bare accessor
+        (`return self._name`): new, it is weak evidence of behaviour even when public."""
+        return self._trivial if isinstance(self._trivial, bool) else self._trivial()
 
     @cached_property
     def _counted(self) -> tuple[int, int]:

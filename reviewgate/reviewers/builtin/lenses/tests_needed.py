@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
-from reviewgate.reviewers.builtin.common import is_test_file, is_test_input, lens_finding
+from reviewgate.reviewers.builtin.common import adds_inline_tests, is_test_file, is_test_input, lens_finding
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus
 
@@ -27,7 +27,8 @@ __all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "changes_
 
 def changes_tests(request: ReviewRequest) -> bool:
     return any(
-        (is_test_file(change.path) or is_test_input(request, change.path)) and change.status is not ChangeStatus.DELETED
+        (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change))
+        and change.status is not ChangeStatus.DELETED
         for change in request.target.files
     )
 

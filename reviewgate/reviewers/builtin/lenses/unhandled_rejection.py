@@ -72,15 +72,12 @@ class UnhandledRejectionLens:
 _CALLEE = LazyPattern(r"(#?[\w$]+)\s*\(")
 
 
-def _call_places(text: str, findings: list[Finding], language: Language) -> list[tuple[str, str]]:
+def _call_places(text: str, findings: list[Finding], path: str) -> list[tuple[str, str]]:
     """(enclosing function, called function) of each finding: the function by its own name, not
     its class's (a rewrite into a class keeps `start` calling `refresh`), innermost first."""
-    from reviewgate.reviewers.builtin.languages.c_like_shapes import c_like_shapes  # only for a file with findings
+    from reviewgate.reviewers.builtin.languages.tree_shapes import shapes_of_file  # only for a file with findings
 
-    try:
-        shapes = list(c_like_shapes(text, language).values())
-    except (IndexError, KeyError, RecursionError):  # the tokenizer confused by odd input: no places
-        shapes = []
+    shapes = list((shapes_of_file(text, path) or {}).values())  # a file that does not parse: no places
     lines = text.split("\n")
     places = []
     for finding in findings:
@@ -100,14 +97,13 @@ def _moved_within_file(request: ReviewRequest, change: FileChange, text: str, fo
     base = reader.read_text(change.old_path or change.path) if reader is not None else None
     if base is None or ("void" not in base and "async" not in base):
         return found
-    language = language_of(change.path)
-    before = Counter(_call_places(base, _every_unhandled_call(change, base), language))
+    before = Counter(_call_places(base, _every_unhandled_call(change, base), change.path))
     # The head's own unchanged calls keep theirs: only what the change removed can have moved.
     on_added_lines = {finding.line for finding in found}
     unchanged = [finding for finding in _every_unhandled_call(change, text) if finding.line not in on_added_lines]
-    before -= Counter(_call_places(text, unchanged, language))
+    before -= Counter(_call_places(text, unchanged, change.path))
     kept = []
-    for finding, place in zip(found, _call_places(text, found, language), strict=True):
+    for finding, place in zip(found, _call_places(text, found, change.path), strict=True):
         if place[1] and before[place] > 0:
             before[place] -= 1
             function = f"`{place[0]}`" if place[0] else "the top of the file"

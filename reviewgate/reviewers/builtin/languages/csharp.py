@@ -1,0 +1,66 @@
+"""C# functions for the tests lens, from tree-sitter (tree_shapes): methods, constructors,
+operators and local functions as `Class.Method`, block or expression bodied (`=> x`). Property
+accessors are not functions; an abstract or interface method without a body is none. Public as
+C# says: `public`, `protected` or `internal`, or a member of an interface (a member without an
+access modifier is private)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, has_child
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+def _name(node: Node) -> str | None:
+    if node.type == "operator_declaration":
+        return "operator" + (field_text(node, "operator") or "")
+    if node.type == "conversion_operator_declaration":
+        return "operator " + (field_text(node, "type") or "")
+    return field_text(node, "name")
+
+
+def _public(node: Node, _name: str) -> bool:
+    if node.type == "local_function_statement":
+        return False
+    holder = node.parent.parent if node.parent is not None else None
+    return has_child(node, "public", "protected", "internal") or (
+        holder is not None and holder.type == "interface_declaration"
+    )
+
+
+FAMILY = Family(
+    grammars=("csharp",),
+    functions=frozenset(
+        {"method_declaration", "constructor_declaration", "destructor_declaration", "operator_declaration",
+         "conversion_operator_declaration", "local_function_statement"}
+    ),
+    name=_name,
+    public=_public,
+    scopes=frozenset(
+        {"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}
+    ),
+    branches=frozenset(
+        {"if_statement", "for_statement", "foreach_statement", "while_statement", "do_statement", "switch_section",
+         "switch_expression_arm", "catch_clause", "conditional_expression"}
+    ),
+    decision_operators=frozenset({"&&", "||", "??"}),
+    operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"block"}),
+    strings=frozenset({"string_literal", "verbatim_string_literal", "raw_string_literal", "character_literal",
+                       "interpolated_string_expression"}),
+    interpolations=frozenset({"interpolation"}),
+    comments=frozenset({"comment"}),
+    identifiers=frozenset({"identifier"}),
+    declarations={
+        "parameter": ("name",),
+        "variable_declarator": ("name",),
+        "foreach_statement": ("left",),
+        "catch_declaration": ("name",),
+    },
+    parameters=frozenset({"parameter"}),
+)
+
+FAMILIES = {"csharp": FAMILY}

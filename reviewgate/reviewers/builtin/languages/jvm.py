@@ -1,0 +1,80 @@
+"""Java and Kotlin functions for the tests lens, from tree-sitter (tree_shapes): methods and
+constructors as `Class.method`, Kotlin's `fun` at any level (a companion object's under its
+class). A lambda or an anonymous class's body is part of the function around it; an abstract or
+interface method without a body is no function. `private` ones are not public."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reviewgate.reviewers.builtin.languages.tree_shapes import Family, has_child
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+def _not_private(node: Node, _name: str) -> bool:
+    return not has_child(node, "private")
+
+
+JAVA = Family(
+    grammars=("java",),
+    functions=frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
+    public=_not_private,
+    scopes=frozenset(
+        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+         "annotation_type_declaration"}
+    ),
+    branches=frozenset(
+        {"if_statement", "for_statement", "enhanced_for_statement", "while_statement", "do_statement",
+         "catch_clause", "ternary_expression", "switch_label"}
+    ),
+    decision_operators=frozenset({"&&", "||"}),
+    operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"block", "constructor_body", "switch_block_statement_group"}),
+    strings=frozenset({"string_literal", "character_literal"}),
+    interpolations=frozenset(),
+    comments=frozenset({"line_comment", "block_comment"}),
+    identifiers=frozenset({"identifier"}),
+    declarations={
+        "formal_parameter": ("name",),
+        "spread_parameter": ("",),
+        "variable_declarator": ("name",),
+        "catch_formal_parameter": ("name",),
+        "enhanced_for_statement": ("name",),
+        "inferred_parameters": ("",),
+        "lambda_expression": ("parameters",),
+    },
+    parameters=frozenset(),
+)
+
+
+def _kotlin_body(node: Node) -> Node | None:
+    """A block body's block, or an expression body's `= value`."""
+    body = next((child for child in node.named_children if child.type == "function_body"), None)
+    block = next((child for child in body.named_children if child.type == "block"), None) if body else None
+    return block or body
+
+
+KOTLIN = Family(
+    grammars=("kotlin",),
+    functions=frozenset({"function_declaration"}),
+    body=_kotlin_body,
+    public=_not_private,
+    bodiless=lambda node: _kotlin_body(node) is None,
+    scopes=frozenset({"class_declaration", "object_declaration"}),
+    branches=frozenset(
+        {"if_expression", "for_statement", "while_statement", "do_while_statement", "when_entry", "catch_block"}
+    ),
+    decision_operators=frozenset({"&&", "||", "?:"}),
+    operator_parents=frozenset({"binary_expression"}),
+    blocks=frozenset({"block", "statements"}),
+    strings=frozenset({"string_literal", "character_literal", "multiline_string_literal"}),
+    interpolations=frozenset({"interpolation"}),
+    comments=frozenset({"line_comment", "block_comment"}),
+    identifiers=frozenset({"identifier"}),
+    declarations={"parameter": ("",), "variable_declaration": ("",)},
+    parameters=frozenset({"parameter"}),
+)
+
+FAMILIES = {"java": JAVA, "kotlin": KOTLIN}

@@ -1,0 +1,456 @@
+"""Function shapes from a tree-sitter syntax tree, for every language but Python (python_shapes).
+
+Each language family (javascript.py, go.py, jvm.py, csharp.py, rust.py, ruby.py, php.py) describes
+its grammar in one `Family`: which nodes are functions and scopes, how a function is named and
+whether it is public, which nodes are decisions. One tree-sitter query per side finds the
+functions and another, when a comparison first asks, every function's decisions and statements
+(the walks run in tree-sitter's C, not node by node in Python); whether one is trivial, its
+normalised body and its defaults walk that one function when first asked.
+A tree with a syntax error gives no shapes (None): a misread scope would rename every function
+in it and each would read as new.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tree_sitter import Query, QueryCursor, QueryError
+
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
+from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse, parser
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+def _never(_node: Node) -> bool:
+    return False
+
+
+def _no_names(_node: Node) -> set[str]:
+    return set()
+
+
+def text_of(node: Node | None) -> str:
+    return "" if node is None or node.text is None else node.text.decode("utf-8", "replace")
+
+
+def field_text(node: Node, name: str) -> str | None:
+    child = node.child_by_field_name(name)
+    return None if child is None else text_of(child)
+
+
+def has_child(node: Node, *texts: str) -> bool:
+    """Whether a direct child (a modifier list's items included) reads as one of `texts`."""
+    for child in node.children:
+        if text_of(child) in texts:
+            return True
+        if child.type in ("modifiers", "modifier", "visibility_modifier") and any(
+            text_of(item) in texts for item in child.children
+        ):
+            return True
+    return False
+
+
+TRIVIAL_WORDS = frozenset(
+    {"return", ".", ";", "->", "::", "?.", "$", "@", "this", "self", "nil", "null", "true", "false", "undefined"}
+)
+
+
+def name_field(node: Node) -> str | None:
+    return field_text(node, "name")
+
+
+def body_field(node: Node) -> Node | None:
+    return node.child_by_field_name("body")
+
+
+def without_body(node: Node) -> bool:
+    return node.child_by_field_name("body") is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    """One grammar's reading: node types and the few rules that are not a table."""
+
+    grammars: tuple[str, ...]
+    # Node types that may be a function. `name` returns None for an anonymous one (a callback, a
+    # closure: part of the function around it); `bodiless` is a declaration without a body (an
+    # abstract or interface method, an overload signature): no function at all.
+    functions: frozenset[str]
+    public: Callable[[Node, str], bool]
+    name: Callable[[Node], str | None] = name_field
+    body: Callable[[Node], Node | None] = body_field
+    bodiless: Callable[[Node], bool] = without_body
+    # Node types whose name qualifies the functions inside (`Class.method`), and that name.
+    scopes: frozenset[str]
+    scope_name: Callable[[Node], str | None] = name_field
+    # Each node of these types is one decision; one that opens with `default`/`else` is none.
+    branches: frozenset[str]
+    # Operators that decide (`&&`, `||`, `??`), counted as children of these node types.
+    decision_operators: frozenset[str]
+    operator_parents: frozenset[str]
+    # Nodes whose named children are statements (a block), none of them a statement itself.
+    blocks: frozenset[str]
+    strings: frozenset[str]  # literals whose text is not code; their interpolations are
+    interpolations: frozenset[str]
+    comments: frozenset[str]
+    identifiers: frozenset[str]  # leaf types that name a variable
+    # Node type -> fields holding the names it declares (parameters, locals): numbered in the body.
+    declarations: Mapping[str, tuple[str, ...]]
+    parameters: frozenset[str]  # parameter node types, for their defaults
+    # A node whose functions are no product code: a Rust `#[cfg(test)]` module, a `#[test]` function.
+    skipped: Callable[[Node], bool] = _never
+    # Names local wherever they appear (PHP's `$variables`), beside the declared ones.
+    implicit_locals: Callable[[Node], set[str]] = _no_names
+    # Nodes that say nothing of behaviour (TypeScript's type annotations): out of the body.
+    annotations: frozenset[str] = frozenset()
+    # Tokens a bare accessor may hold besides names and literals.
+    trivial_words: frozenset[str] = TRIVIAL_WORDS
+
+
+@dataclass
+class _Found:
+    node: Node
+    qualified: str
+    body: Node | None
+
+
+class _Reader:
+    """One side of one file: its functions, and the walks each asks for later."""
+
+    def __init__(self, family: Family, grammar: str, root: Node, source: bytes) -> None:
+        self.family = family
+        self.grammar = grammar
+        self.root = root
+        self._counts: list[tuple[int, int]] | None = None
+        self.lines = source.decode("utf-8", "replace").split("\n")
+        self.found: list[_Found] = []
+        self.function_ids: set[int] = set()
+
+    def discover(self) -> None:
+        """The functions, found by a query (tree-sitter's C walks the tree, not Python), each
+        qualified by the named scopes and functions whose bytes hold it."""
+        family = self.family
+        nodes = QueryCursor(_query(self.grammar, family)).captures(self.root).get("node", [])
+        nodes.sort(key=lambda node: (node.start_byte, -node.end_byte))
+        stack: list[tuple[int, str, bool]] = []  # (end byte, name, a test: its functions are none)
+        for node in nodes:
+            while stack and stack[-1][0] <= node.start_byte:
+                stack.pop()
+            if stack and stack[-1][2]:
+                continue
+            if family.skipped(node):
+                stack.append((node.end_byte, "", True))
+                continue
+            kind = node.type
+            if kind in family.functions:
+                name = None if family.bodiless(node) else family.name(node)
+                if name is not None:
+                    qualified = ".".join([*(entry[1] for entry in stack), name])
+                    self.found.append(_Found(node, qualified, family.body(node)))
+                    self.function_ids.add(node.id)
+                    stack.append((node.end_byte, name, False))
+            elif kind in family.scopes and (name := family.scope_name(node)):
+                stack.append((node.end_byte, name, False))
+
+    # --- one function's own nodes: nested functions are shapes of their own --------------------
+
+    def own(self, node: Node) -> Iterator[Node]:
+        """Every node under `node`, a nested function standing as itself without its inside."""
+        stack = list(reversed(node.children))
+        while stack:
+            item = stack.pop()
+            yield item
+            if item.id not in self.function_ids and item.type not in self.family.comments:
+                stack.extend(reversed(item.children))
+
+    def counts(self, index: int) -> tuple[int, int]:
+        if self._counts is None:
+            self._counts = self._count_all()
+        return self._counts[index]
+
+    def _count_all(self) -> list[tuple[int, int]]:
+        """(branches, statements) of every function's own code, from one query over the tree
+        (each node counted on the innermost function whose body holds it). A statement is an
+        item of a block or a node the grammar calls one (`*_statement`: a braceless `if`'s body
+        too), so layout does not change the count; a nested function is one statement."""
+        family, queries = self.family, _count_queries(self.grammar, self.family)
+        bodies = sorted(
+            (found.body.start_byte, found.body.end_byte, index)
+            for index, found in enumerate(self.found)
+            if found.body is not None
+        )
+        table = [[0, 0] for _ in self.found]
+        captured = QueryCursor(queries).captures(self.root)
+        branches = [node for node in captured.get("branch", []) if _decides(node)]
+        counted = [(node, 0) for node in branches] + [(node, 0) for node in captured.get("operator", [])]
+        statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
+        counted += [(node, 1) for node in statements.values()]
+        counted.sort(key=lambda item: item[0].start_byte)
+        stack: list[tuple[int, int]] = []  # (end byte, function index) of the bodies holding the node
+        next_body = 0
+        for node, column in counted:
+            start = node.start_byte
+            while next_body < len(bodies) and bodies[next_body][0] <= start:
+                while stack and stack[-1][0] <= bodies[next_body][0]:
+                    stack.pop()
+                stack.append((bodies[next_body][1], bodies[next_body][2]))
+                next_body += 1
+            owner = next((index for end, index in reversed(stack) if end >= node.end_byte), None)
+            if owner is not None:
+                table[owner][column] += 1
+        return [(branches, statements) for branches, statements in table]
+
+    def local_names(self, found: _Found) -> set[str]:
+        family = self.family
+        names: set[str] = set()
+        for node in [found.node, *self.own(found.node)]:
+            if node.id in self.function_ids and node.id != found.node.id:
+                continue  # a nested function's names are its own
+            names |= family.implicit_locals(node)
+            for field_name in family.declarations.get(node.type, ()):
+                for child in node.children_by_field_name(field_name) if field_name else node.named_children:
+                    names |= {text_of(leaf) for leaf in _leaves(child, skip_types=True) if leaf.type in family.identifiers}
+        return names
+
+    def tokens(self, node: Node, local_names: set[str]) -> list[str]:
+        """The code of `node` as tokens: no comments, string texts, or local names (numbered)."""
+        family, numbers, parts = self.family, dict[str, int](), []
+        stack = list(reversed(node.children))
+        while stack:
+            item = stack.pop()
+            kind = item.type
+            if kind in family.comments or kind in family.annotations:
+                continue
+            if item.id in self.function_ids:
+                parts.append(f"<def {family.name(item)}>")
+                continue
+            if kind in family.strings:
+                parts.append('"')
+                stack.extend(reversed(_inside(item, family.interpolations)))
+                continue
+            if item.children:
+                stack.extend(reversed(item.children))
+                continue
+            text = text_of(item)
+            if kind in family.identifiers and text in local_names:
+                text = f"v{numbers.setdefault(text, len(numbers))}"
+            parts.append(text)
+        return parts
+
+    def body(self, found: _Found) -> str:
+        if found.body is None:
+            return ""
+        locals_ = self.local_names(found)
+        defaults = [value for _name, value in self.defaults(found)]
+        return " ".join([*defaults, "|", *self.tokens(found.body, locals_)])
+
+    def defaults(self, found: _Found) -> tuple[tuple[str, str], ...]:
+        """Parameter name -> its default's tokens, for the parameters of the function's own list."""
+        pairs = []
+        for node in found.node.named_children:
+            if node is found.body:
+                continue
+            for parameter in _descendants_of_types(node, self.family.parameters):
+                value = _default_of(parameter)
+                if value is None:
+                    continue
+                named = next(
+                    (child for key in ("name", "pattern", "left") if (child := parameter.child_by_field_name(key))),
+                    parameter,
+                )
+                name = next((text_of(leaf) for leaf in _leaves(named) if leaf.type in self.family.identifiers), "")
+                pairs.append((name, " ".join(self.tokens_of_value(value))))
+        return tuple(pairs)
+
+    def tokens_of_value(self, value: Node) -> list[str]:
+        return [text_of(leaf) for leaf in _leaves(value) if leaf.type not in self.family.comments] or [text_of(value)]
+
+    def trivial(self, found: _Found) -> bool:
+        """Empty, or one `return` of a name, member or literal: no call, operator or second
+        statement; or a body that only throws a not-implemented error."""
+        if found.body is None:
+            return True
+        family = self.family
+        texts: list[str] = []
+        for node in self.own(found.body):
+            if node.id in self.function_ids:
+                return False
+            if node.children or node.type in family.comments:
+                continue
+            if node.parent == found.body and node.type in ("{", "}", "=", "=>"):
+                continue
+            texts.append(node.type)
+            in_string = node.parent is not None and node.parent.type in family.strings
+            if not (node.is_named or in_string or node.type in family.trivial_words):
+                return self._not_implemented(found.body)
+        return texts.count("return") <= 1
+
+    def _not_implemented(self, body: Node) -> bool:
+        """One statement that throws a not-implemented error (`throw new
+        UnsupportedOperationException()`, `todo!()`, `raise NotImplementedError`)."""
+        statements = [node for node in body.named_children if node.type not in self.family.comments]
+        lowered = text_of(body).lower()
+        return len(statements) <= 1 and any(word in lowered for word in _NOT_IMPLEMENTED)
+
+    def shapes(self) -> Shapes:
+        shapes: Shapes = {}
+        family = self.family
+        for index, found in enumerate(self.found):
+            node = found.node
+            start = node.start_point.row
+            # Attributes and decorators above the function are part of what it is.
+            previous = node.prev_named_sibling
+            while previous is not None and previous.type in ("attribute_item", "decorator", "annotation"):
+                start = previous.start_point.row
+                previous = previous.prev_named_sibling
+            end = node.end_point.row
+            name = found.qualified.rsplit(".", 1)[-1]
+            add_shape(shapes, FunctionShape(
+                name=found.qualified,
+                line=node.start_point.row + 1,
+                end_line=end + 1,
+                text="\n".join(line.strip() for line in self.lines[start : end + 1]),
+                counts=functools.partial(self.counts, index),
+                public=family.public(node, name),
+                body=functools.partial(self.body, found),
+                defaults=functools.partial(self.defaults, found),
+                trivial=functools.partial(self.trivial, found),
+            ))
+        return shapes
+
+
+# What a not-implemented error says, lowercased: Python/Ruby/C#, Java, Rust's macros, Kotlin's TODO().
+_NOT_IMPLEMENTED = ("notimplemented", "unsupportedoperation", "todo!", "unimplemented!", "todo(", "not implemented")
+
+
+def _leaves(node: Node, *, skip_types: bool = False) -> Iterator[Node]:
+    """The leaves under `node`; with `skip_types`, none inside a type (`user_type`, a type
+    annotation): a declaration's names, not the types it mentions."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if skip_types and "type" in item.type:
+            continue
+        if item.children:
+            stack.extend(reversed(item.children))
+        else:
+            yield item
+
+
+def _inside(node: Node, kinds: frozenset[str]) -> list[Node]:
+    """The nodes of `kinds` under a string, in order: its interpolations, the code inside it."""
+    found, stack = [], list(reversed(node.children))
+    while stack:
+        item = stack.pop()
+        if item.type in kinds:
+            found.append(item)
+        else:
+            stack.extend(reversed(item.children))
+    return found
+
+
+def _descendants_of_types(node: Node, kinds: frozenset[str]) -> Iterator[Node]:
+    if node.type in kinds:
+        yield node
+        return
+    for child in node.named_children:
+        yield from _descendants_of_types(child, kinds)
+
+
+def _default_of(parameter: Node) -> Node | None:
+    """The value after a parameter's `=` (inside it, or right after it in Kotlin's list), or
+    after a Ruby keyword parameter's `:`."""
+    children = parameter.children
+    for index, child in enumerate(children[:-1]):
+        if child.type == "=" or (child.type == ":" and parameter.type == "keyword_parameter"):
+            return children[index + 1]
+    after = parameter.next_sibling
+    if after is not None and after.type == "=" and after.next_sibling is not None:
+        return after.next_sibling
+    return None
+
+
+_QUERIES: dict[str, Query] = {}
+_COUNT_QUERIES: dict[str, Query] = {}
+
+
+def _decides(branch: Node) -> bool:
+    """A `default:` label or an `else ->` entry decides nothing."""
+    first = branch.children[0] if branch.children else None
+    return first is None or first.type not in ("default", "else")
+
+
+def _count_queries(grammar: str, family: Family) -> Query:
+    """A query capturing the decisions (`branch`, `operator`) and statements of a tree."""
+    query = _COUNT_QUERIES.get(grammar)
+    if query is not None:
+        return query
+    language = parser(grammar).language
+    assert language is not None
+    named = [language.node_kind_for_id(kind) or "" for kind in range(language.node_kind_count)]
+    named_kinds = {name for kind, name in enumerate(named) if language.node_kind_is_named(kind)}
+    patterns = [f"({kind}) @branch" for kind in sorted(family.branches & named_kinds)]
+    patterns += [f"({kind} (_) @statement)" for kind in sorted(family.blocks & named_kinds)]
+    patterns += [
+        f"({kind}) @statement" for kind in sorted(named_kinds) if kind.endswith("_statement") and kind not in family.blocks
+    ]
+    for parent in sorted(family.operator_parents & named_kinds):
+        for operator in sorted(family.decision_operators):
+            pattern = f'({parent} "{operator}" @operator)'
+            try:  # an operator the grammar never puts under this parent
+                Query(language, pattern)
+            except QueryError:
+                continue
+            patterns.append(pattern)
+    made: Query = Query(language, "\n".join(patterns))
+    _COUNT_QUERIES[grammar] = made
+    return made
+
+
+def _query(grammar: str, family: Family) -> Query:
+    """A query capturing every node of the family's function and scope types that the grammar has."""
+    query = _QUERIES.get(grammar)
+    if query is None:
+        language = parser(grammar).language
+        assert language is not None
+        kinds = sorted(kind for kind in family.functions | family.scopes if language.id_for_node_kind(kind, True))
+        query = _QUERIES[grammar] = Query(language, " ".join(f"({kind}) @node" for kind in kinds))
+    return query
+
+
+def tree_shapes(family: Family, grammar: str, text: str) -> Shapes | None:
+    """The functions of one side of a file in `grammar` (one of the family's); None when the
+    text does not parse."""
+    source = text.encode("utf-8", "surrogateescape")
+    tree = parse(grammar, source)
+    if tree.root_node.has_error:
+        return None
+    reader = _Reader(family, grammar, tree.root_node, source)
+    reader.discover()
+    return reader.shapes()
+
+
+# Grammar (syntax_tree.GRAMMARS) -> the module of its family, imported the first time a change
+# touches that language.
+FAMILY_MODULES: dict[str, str] = {
+    "javascript": "javascript", "typescript": "javascript", "tsx": "javascript",
+    "go": "go", "java": "jvm", "kotlin": "jvm", "csharp": "csharp", "rust": "rust", "ruby": "ruby", "php": "php",
+}
+
+
+def shapes_of_file(text: str, path: str) -> Shapes | None:
+    """The functions of one side of a file in any grammar but Python's; None when no family
+    reads its extension or it does not parse."""
+    grammar = grammar_of(path)
+    module_name = FAMILY_MODULES.get(grammar or "")
+    if grammar is None or module_name is None:
+        return None
+    module = importlib.import_module(f"reviewgate.reviewers.builtin.languages.{module_name}")
+    families: Mapping[str, Family] = module.FAMILIES
+    return tree_shapes(families[grammar], grammar, text)
