@@ -40,7 +40,7 @@ def review_change(
     prefetch_sides([(base_side, [PYPROJECT, *TOOLING_FILES])])  # misses cached too: one process
     tooling = tooling_at(base_side.read_bytes)
     target = freeze(repo.path, base="main", refs=refs, rules=ExclusionRules(generated=tooling.generated),
-                    test_inputs=tooling.test_inputs)
+                    test_inputs=tooling.test_inputs, shipped_programs=tooling.shipped_programs)
     request = ReviewRequest(
         target=target,
         head=TreeReader(repo.path, target.head_sha),
