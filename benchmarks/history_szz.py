@@ -205,12 +205,14 @@ def szz_lift(repo: Path, records: list[dict[str, Any]], limits: SzzLimits) -> Sz
 def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
          fixed_lines: dict[int, dict[str, set[int]]]) -> dict[str, Any]:
     fixed = fixed_lines.get(record["pr"], {})
-    added = added_lines_at_head(repo, request) if request else {}
+    error = record.get("exit_code") not in (0, 1)
+    # A run that errored (a checkout that failed on a blob the clone lacks) has no diff to read either.
+    added = added_lines_at_head(repo, request) if request and not error else {}
     row: dict[str, Any] = {
         "pr": record["pr"],
         "fixed": record["pr"] in fixed_lines,
         "blocked": record.get("verdict") == "request_changes",
-        "error": record.get("exit_code") not in (0, 1),
+        "error": error,
         "added": sum(len(lines) for lines in added.values()),
         "near": 0,
         "chance": 0.0,
