@@ -19,7 +19,7 @@ import re
 import zlib
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import Literal
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
@@ -224,9 +224,11 @@ class Normalized:
         return self._bytes if self.text.isascii() else self.text
 
     def anchor_offsets(self) -> list[int]:
-        """Where the window at each non-empty line start begins."""
-        last = len(self.text) - WINDOW
-        return [start for start, line in zip(self.line_starts, self.lines, strict=True) if line and start <= last]
+        """Where the window at each non-empty line start begins (a whole window's length before the
+        end). The non-empty lines are picked and the tail cut in C: starts only grow."""
+        starts = list(compress(self.line_starts, self.lines))
+        del starts[bisect.bisect_right(starts, len(self.text) - WINDOW) :]
+        return starts
 
     def anchor_hashes(self, offsets: list[int]) -> list[int]:
         """The hash of the window at each of `offsets` (`anchor_offsets`): plain numbers, no pair
