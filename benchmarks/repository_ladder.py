@@ -36,6 +36,8 @@ sys.path.insert(0, str(BENCHMARKS.parent))
 
 from benchmarks.django_benchmark import (  # noqa: E402
     Samples,
+    add_gate_options,
+    checked_gates,
     gate_command,
     git,
     pick,
@@ -153,22 +155,15 @@ def measure_rung(repo: Path, gates: list[Path], runs: int, scratch: Path) -> dic
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=3, help="alternating runs of each measurement (default 3)")
-    parser.add_argument(
-        "--gate-path", type=Path, action="append",
-        help="a reviewgate checkout to measure (repeatable; default: the one holding this benchmark)",
-    )
+    add_gate_options(parser)
     parser.add_argument("--sizes", type=int, nargs="+", default=list(RUNGS),
                         help="lines of code of each rung (default 300000 1000000 2000000 4000000)")
     parser.add_argument("--workdir", type=Path, default=CACHE / "ladder",
                         help="where the repositories are built and kept (default benchmarks/.cache/ladder)")
     arguments = parser.parse_args()
-    if arguments.runs < 1:
-        parser.error(f"--runs must be at least 1, got {arguments.runs}")
-    gates = [path.resolve() for path in arguments.gate_path or [BENCHMARKS.parent]]
-    for gate in gates:
-        if not (gate / "reviewgate" / "__main__.py").is_file():
-            parser.error(f"--gate-path {gate}: no reviewgate package there")
+    gates = checked_gates(parser, arguments)
+    if min(arguments.sizes) < 1:
+        parser.error(f"--sizes must be positive line counts, got {min(arguments.sizes)}")
     files = sources()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as scratch:
