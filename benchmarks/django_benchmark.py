@@ -315,25 +315,37 @@ def report(results: dict[str, dict[str, Samples]], sizes: dict[str, int], gates:
     print("\n".join(verdicts))
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_gate_options(parser: argparse.ArgumentParser) -> None:
+    """`--runs` and `--gate-path`, as every benchmark that measures gates side by side takes them."""
     parser.add_argument("--runs", type=int, default=3, help="alternating runs of each measurement (default 3)")
     parser.add_argument(
         "--gate-path", type=Path, action="append",
         help="a reviewgate checkout to measure (repeatable; default: the one holding this benchmark)",
     )
+
+
+def checked_gates(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> list[Path]:
+    """The checkouts `--gate-path` names (this one by default), each checked to hold reviewgate;
+    a `--runs` under 1 or a folder without the package exits 2 naming the option."""
+    if arguments.runs < 1:
+        parser.error(f"--runs must be at least 1, got {arguments.runs}")
+    gates: list[Path] = [path.resolve() for path in arguments.gate_path or [BENCHMARKS.parent]]
+    for gate in gates:
+        if not (gate / "reviewgate" / "__main__.py").is_file():
+            parser.error(f"--gate-path {gate}: no reviewgate package there")
+    return gates
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_gate_options(parser)
     parser.add_argument("--changes", nargs="+", choices=list(CHANGES), default=list(CHANGES),
                         help="which changes to measure (default: all six)")
     parser.add_argument("--no-jscpd", action="store_true", help="leave the jscpd comparison out")
     parser.add_argument("--workdir", type=Path, default=CACHE / "django-bench",
                         help="where the repository is built and kept (default benchmarks/.cache/django-bench)")
     arguments = parser.parse_args()
-    if arguments.runs < 1:
-        parser.error(f"--runs must be at least 1, got {arguments.runs}")
-    gates = [path.resolve() for path in arguments.gate_path or [BENCHMARKS.parent]]
-    for gate in gates:
-        if not (gate / "reviewgate" / "__main__.py").is_file():
-            parser.error(f"--gate-path {gate}: no reviewgate package there")
+    gates = checked_gates(parser, arguments)
     repo = build_repository(arguments.workdir)
     jscpd = None if arguments.no_jscpd else ensure_jscpd()
     results: dict[str, dict[str, Samples]] = {}

@@ -4,22 +4,35 @@ possible) and its recall on copies that keep some names and rename the rest."""
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 
 import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.context import ReviewRequest
+from reviewgate.reviewers.builtin.common import Language, language_of
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     FINGERPRINT_FORMAT,
+    WINDOW,
     Normalized,
     consistent_renaming,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
+from reviewgate.reviewers.builtin.lenses.duplication.rules import split_out_copies
+from reviewgate.reviewers.builtin.lenses.duplication.search import (
+    MAX_FILE_BYTES,
+    DuplicationSearch,
+    is_product_candidate,
+)
+from reviewgate.target.freeze import freeze
+from reviewgate.target.git import TreeReader
+from reviewgate.text import decode_text
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING
 from testing.changes import DRY_JOBS as JOBS
-from testing.lenses import review_change
+from testing.lenses import gate_cache, review_change
+from testing.repo import make_repo
 
 OTHER = "def other(count):\n    total = 0\n    for step in range(count):\n        total += step * 3\n    return total\n"
 Found = list[tuple[str, int | None, int | None, str]]
@@ -218,3 +231,54 @@ def test_a_table_is_a_copy_when_its_data_is_the_same_whatever_its_names(
 ) -> None:
     findings = review_change(tmp_path, {"app/limits.py": LIMITS, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + copy})
     assert [(item.line, item.end_line) for item in findings if item.rule == "reuse/duplicate-code"] == expected
+
+
+def _plain_places(request: ReviewRequest, wanted: set[int]) -> dict[int, list[tuple[str, int]]]:
+    """Every line-start window of every file the lens indexes at head whose hash the added code has,
+    computed the plain way: each file normalized and each window hashed on its own."""
+    places: dict[int, list[tuple[str, int]]] = {}
+    for path, data in request.head.read_blob_ids(request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES)).items():
+        if not is_product_candidate(request, path):
+            continue
+        normalized = Normalized.of(decode_text(data), language_of(path))
+        data_bytes = normalized.text.encode("ascii", "replace")
+        for start, line in zip(normalized.line_starts, normalized.lines, strict=True):
+            digest = zlib.crc32(data_bytes[start : start + WINDOW])
+            if line and start + WINDOW <= len(normalized.text) and digest in wanted:
+                places.setdefault(digest, []).append((path, start))
+    return places
+
+
+def test_cold_and_warm_indexes_hold_every_place_the_plain_computation_finds(tmp_path: Path) -> None:
+    """The index a run builds, with no stored entry (cold) and with every entry stored (warm), has
+    exactly the places of the plain computation over the whole tree: real modules of this
+    repository (not touched by the change), a non-ASCII one, JavaScript with import lines and an
+    over-long line, and a change that copies one of them under new names."""
+    lenses = Path(__file__).resolve().parent.parent / "reviewgate" / "reviewers" / "builtin" / "lenses"
+    base = {f"pkg/{path.relative_to(lenses).as_posix()}": path.read_text(encoding="utf-8")
+            for path in sorted(lenses.rglob("*.py"))}
+    base["pkg/unicode_names.py"] = "def déjà(naïve, größe):\n    total = naïve + größe\n    return total * 2\n" * 3
+    base["web/app.js"] = ("import a from 'b'\nconst c = require('d')\n" + "const x = [" + "1, " * 200 + "]\n"
+                          + "function f(a, b) {\n  if (a > b) {\n    return a - b\n  }\n  return b - a\n}\n")
+    copied = base["pkg/duplication/index.py"].replace("entries", "records").replace("values", "numbers")
+    branch = {
+        "pkg/stored.py": copied,
+        "pkg/more_names.py": base["pkg/unicode_names.py"].replace("größe", "taille"),
+        "web/more.js": base["web/app.js"].replace("function f(a, b)", "function g(left, right)"),
+    }
+    repo = make_repo(tmp_path, base, branch)
+    cache = tmp_path / "cache"
+    for state in ("cold", "warm"):
+        target = freeze(repo.path, base="main")
+        request = ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha),
+                                cache=gate_cache(repo.path, {"cache": {"dir": str(cache)}}))
+        search = DuplicationSearch()
+        queries = search._queries(request, split_out_copies(request))
+        wanted = {digest for query in queries.values() for digest in query.hashes}
+        index, _, _ = search._index(request, queries, wanted)
+        assert {digest: sorted(found) for digest, found in index.items()} == {
+            digest: sorted(found) for digest, found in _plain_places(request, wanted).items()
+        }, state
+        indexed = {path for found in index.values() for path, _ in found}
+        assert {"pkg/duplication/index.py", "pkg/unicode_names.py", "web/app.js"} <= indexed
+    assert _packs(cache)

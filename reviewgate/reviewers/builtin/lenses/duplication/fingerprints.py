@@ -19,7 +19,7 @@ import re
 import zlib
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import Literal
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
@@ -72,16 +72,25 @@ def _alternation(words: list[str]) -> str:
 # move into a one-character lookbehind that starts where the identifier does, so the engine skips
 # to the next letter, `_` or `$` instead of trying the pattern at every character (30% faster).
 _IDENTIFIER = re.compile(r"[A-Za-z_$](?<=\b(?!" + _alternation(_KEYWORDS) + r"\b).)[\w$]*")
+# The same pattern for text that is all ASCII (almost every file): `\w` and `\b` then mean what
+# they mean in Unicode, and the engine tests ASCII classes faster (a tenth of the normalization).
+_ASCII_IDENTIFIER = re.compile(_IDENTIFIER.pattern, re.ASCII)
 # `\b\d`, written digit first (a digit is a word character, so the boundary means no word character
 # before it) for the same reason as the comment patterns: the engine then skips to the next digit.
 _NUMBER = re.compile(r"\d(?<!\w\d)[\w.]*")
+_ASCII_NUMBER = re.compile(_NUMBER.pattern, re.ASCII)
 # What an identifier becomes: a character no keyword contains, so marks can be counted.
 IDENTIFIER_MARK = "\x01"
 _HASH_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned: a CRC-32, an offset
-_SPACE = re.compile(r"[ \t\r\f\v]+")
-_IMPORT = re.compile(r"^(?:import|from|package|using|#include|require\(|export(?:\*|\{[^}]*\})from)")
+# Spaces and tabs inside lines go (newlines stay: lines must line up). A deletion table for
+# str.translate, which runs in C over ASCII text eight times faster than a pattern's substitution.
+_NO_SPACE = str.maketrans("", "", " \t\r\f\v")
+_IMPORT_START = r"(?:import|from|package|using|#include|require\(|export(?:\*|\{[^}\n]*\})from)"
 # Minified or generated lines carry no reviewable shape and would dominate the index.
 MAX_LINE_LENGTH = 400
+# The lines left out of the normalized text (an import, or longer than MAX_LINE_LENGTH), emptied in
+# one pass over the whole text instead of a test per line (a sixth of the normalization of a file).
+_DROPPED_LINE = re.compile(rf"^(?:{_IMPORT_START}[^\n]*|[^\n]{{{MAX_LINE_LENGTH + 1},}})", re.MULTILINE)
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
@@ -102,14 +111,12 @@ def _blank(text: str, language: Language) -> str:
     return text
 
 
-def _kept(line: str) -> bool:
-    return len(line) <= MAX_LINE_LENGTH and not _IMPORT.match(line)
-
-
 def _normalized_blanked(blanked: str) -> list[str]:
-    text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))
-    lines = _SPACE.sub("", text).split("\n")
-    return [line if _kept(line) else "" for line in lines]
+    if blanked.isascii():
+        text = _ASCII_NUMBER.sub("0", _ASCII_IDENTIFIER.sub(IDENTIFIER_MARK, blanked))
+    else:
+        text = _NUMBER.sub("0", _IDENTIFIER.sub(IDENTIFIER_MARK, blanked))
+    return _DROPPED_LINE.sub("", text.translate(_NO_SPACE)).split("\n")
 
 
 def normalized_lines(text: str, language: Language) -> list[str]:
@@ -218,14 +225,18 @@ class Normalized:
         ASCII (almost every file: names and literals are marks), else the text itself."""
         return self._bytes if self.text.isascii() else self.text
 
-    def anchors(self) -> list[tuple[int, int]]:
-        """(hash, offset) of the window at each non-empty line start."""
-        data, last, crc32 = self._bytes, len(self.text) - WINDOW, zlib.crc32
-        return [
-            (crc32(data[start : start + WINDOW]), start)
-            for start, line in zip(self.line_starts, self.lines, strict=True)
-            if line and start <= last
-        ]
+    def anchor_offsets(self) -> list[int]:
+        """Where the window at each non-empty line start begins (a whole window's length before the
+        end). The non-empty lines are picked and the tail cut in C: starts only grow."""
+        starts = list(compress(self.line_starts, self.lines))
+        del starts[bisect.bisect_right(starts, len(self.text) - WINDOW) :]
+        return starts
+
+    def anchor_hashes(self, offsets: list[int]) -> list[int]:
+        """The hash of the window at each of `offsets` (`anchor_offsets`): plain numbers, no pair
+        a window, since most files of a repository only have them stored and compared."""
+        data, crc32 = self._bytes, zlib.crc32
+        return [crc32(data[start : start + WINDOW]) for start in offsets]
 
     def windows_in(self, line_numbers: set[int]) -> tuple[array[int], array[int]]:
         """The hashes and the offsets (two arrays, side by side: 8 bytes a window, where a tuple

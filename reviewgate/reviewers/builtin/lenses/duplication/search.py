@@ -301,12 +301,13 @@ class DuplicationSearch:
             text = decode_text(data)
             query = queries.get(path)
             file_normalized = query.normalized if query else Normalized.of(text, language_of(path))
-            anchors = file_normalized.anchors()
+            offsets = file_normalized.anchor_offsets()
+            hashes = file_normalized.anchor_hashes(offsets)
             if path in unseen:
-                stored.add(unseen[path], (digest for digest, _ in anchors))
-            hits = [(digest, offset) for digest, offset in anchors if digest in wanted]
-            if not hits:
-                continue
+                stored.add(unseen[path], hashes)
+            if wanted.isdisjoint(hashes):
+                continue  # most files of a cold run: tested in C, no pair made a window
+            hits = [(digest, offset) for digest, offset in zip(hashes, offsets, strict=True) if digest in wanted]
             normalized[path] = file_normalized
             sources[path] = text
             for digest, offset in hits:
