@@ -88,7 +88,7 @@ def _ends_run(change: FileChange, hunk: Hunk) -> bool:
     return digest[0] % RUN_HUNKS == 0
 
 
-def _runs(change: FileChange) -> list[Chunk]:
+def _runs(change: FileChange, whole: RenderedFile) -> list[Chunk]:
     """A file's diff as runs of hunks cut at content-defined places (_ends_run). Each run's
     chunk holds the file with only its hunks: the context it is given follows its own symbols,
     so a push to another run of the file changes neither its diff nor its context."""
@@ -99,7 +99,7 @@ def _runs(change: FileChange) -> list[Chunk]:
             runs.append([])
     runs = [run for run in runs if run]
     if len(runs) == 1:
-        return [Chunk((change,), (render_file(change),))]
+        return [Chunk((change,), (whole,))]
     return [Chunk((replace(change, hunks=tuple(run), raw_hunks=b""),), (render_hunks(change, tuple(run), RUN_NOTE),))
             for run in runs]
 
@@ -145,10 +145,10 @@ def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
             continue
         for change in groups[group]:
             whole = render_file(change)
-            if min(budget, RUN_TOKENS) < whole.tokens <= budget:
-                chunks += _runs(change)
+            if whole.tokens <= budget:  # rendered once: a large file in runs, else whole
+                chunks += _runs(change, whole) if whole.tokens > RUN_TOKENS else [Chunk((change,), (whole,))]
                 continue
-            alone = _fitting([change], budget)
+            alone = _fitting([change], budget)  # with deletion-only hunks left out
             if alone is not None:
                 chunks.append(alone)
                 continue

@@ -292,8 +292,8 @@ class _Reader:
         return texts.count("return") <= 1
 
     def _not_implemented(self, body: Node) -> bool:
-        """One statement that throws a not-implemented error (`throw new
-        UnsupportedOperationException()`, `todo!()`, `raise NotImplementedError`)."""
+        """One statement that throws the language's not-implemented error (Java's unsupported-operation
+        exception, Rust's `todo`/`unimplemented` macros): a stub, weak evidence of behaviour."""
         statements = [node for node in body.named_children if node.type not in self.family.comments]
         lowered = text_of(body).lower()
         return len(statements) <= 1 and any(word in lowered for word in _NOT_IMPLEMENTED)
