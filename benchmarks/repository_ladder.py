@@ -18,12 +18,15 @@ For each rung it measures, alternating and in the same run, each gate (`reviewga
 builtin --no-verify` as a subprocess, PYTHONPATH its checkout) cold (an empty --cache-dir: what a
 CI run that restores no cache gets) and warm (the same --cache-dir again: a second push), and
 prints the medians of CPU time (user + system, the workers included) and of wall time, and
-cold/warm. The target is cold at most 1.5x warm on the largest rung.
+cold/warm. The target is cold at most 1.5x warm on the largest rung. Every run's findings
+(report.json) are compared with the first gate's first cold run of the rung: a speedup must not
+change them, cold or warm, and a difference is printed and makes the command exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -137,8 +140,20 @@ def build_rung(workdir: Path, size: int, files: list[tuple[Path, Path]]) -> tupl
     return repo, total
 
 
-def measure_rung(repo: Path, gates: list[Path], runs: int, scratch: Path) -> dict[str, Samples]:
+def findings_of(output: Path) -> str:
+    """The run's findings as one canonical text, to compare runs with."""
+    report = json.loads((output / "report.json").read_text(encoding="utf-8"))
+    return json.dumps(sorted(json.dumps(item, sort_keys=True) for item in report.get("findings") or []))
+
+
+def measure_rung(
+    repo: Path, gates: list[Path], runs: int, scratch: Path
+) -> tuple[dict[str, Samples], list[str]]:
+    """The samples of each gate cold and warm, and the runs whose findings differ from the first
+    gate's first cold run."""
     samples: dict[str, Samples] = {}
+    expected: str | None = None
+    differing: list[str] = []
     for number, gate in enumerate(gates):  # untimed: bytecode written, files in the page cache
         run_timed(gate_command(scratch / "warm-up", scratch / f"warm-up-{number}"), repo, python_environment(gate))
     for round_number in range(runs):
@@ -149,8 +164,12 @@ def measure_rung(repo: Path, gates: list[Path], runs: int, scratch: Path) -> dic
             for state in ("cold", "warm"):
                 output = scratch / f"out-{number}-{state}"
                 samples.setdefault(f"{number}:{state}", Samples()).add(run_timed(gate_command(output, cache), repo, env))
+                found = findings_of(output)
+                expected = found if expected is None else expected
+                if found != expected:
+                    differing.append(f"gate {number} {state}, run {round_number + 1}")
             shutil.rmtree(cache, ignore_errors=True)
-    return samples
+    return samples, differing
 
 
 def main() -> int:
@@ -166,13 +185,16 @@ def main() -> int:
         parser.error(f"--sizes must be positive line counts, got {min(arguments.sizes)}")
     files = sources()
     rows = []
+    differing: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as scratch:
         for size in sorted(arguments.sizes):
             repo, lines = build_rung(arguments.workdir, size, files)
             print(f"measuring the rung of {lines} lines of code ...", flush=True)
             git(repo, "checkout", "-q", PUSH_BRANCH)
             try:
-                rows.append((lines, measure_rung(repo, gates, arguments.runs, Path(scratch))))
+                samples, rung_differing = measure_rung(repo, gates, arguments.runs, Path(scratch))
+                rows.append((lines, samples))
+                differing += [f"{lines} lines: {run}" for run in rung_differing]
             except CommandFailed as error:
                 print(error, file=sys.stderr)
                 return 1
@@ -194,6 +216,10 @@ def main() -> int:
             verdicts.append(f"gate {number}, {lines} lines: cold/warm <= {TARGET_RATIO:g}x "
                             f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
     print("\n" + "\n".join(verdicts))
+    if differing:
+        print("findings differ from gate 0's first cold run in: " + "; ".join(differing))
+        return 1
+    print("findings: the same in every run of every gate, cold and warm")
     return 0
 
 

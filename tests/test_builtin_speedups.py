@@ -5,10 +5,14 @@ from __future__ import annotations
 import ast
 import random
 import re
+import sys
 from pathlib import Path
+from types import FrameType
 
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    _C_LANGUAGE_PARTS,
+    _HASH_LANGUAGE_PARTS,
     _IDENTIFIER,
     _NUMBER,
     IDENTIFIER_MARK,
@@ -118,6 +122,69 @@ def test_normalization_in_one_pass_agrees_with_the_line_by_line_one() -> None:
     for text in samples:
         for language in (Language.PYTHON, Language.JAVASCRIPT, Language.GO):
             assert normalized_lines(text, language) == plain_normalized_lines(text, language)
+
+
+# The comment and string patterns as first written (one character at a time, lazy bodies) and the
+# blanking as first written (a Python call per match): what the unrolled patterns and the C-level
+# replacement must answer exactly.
+_PLAIN_HASH_PARTS = re.compile(
+    r"#(?P<comment>[^\n]*)|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+)
+_PLAIN_C_PARTS = re.compile(
+    r"/(?P<comment>/[^\n]*|\*[\s\S]*?\*/)|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+)
+
+
+def plain_blank(text: str, pattern: re.Pattern[str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        newlines = "\n" * match.group(0).count("\n")
+        return newlines if match.group("comment") is not None else '"' + newlines
+
+    return pattern.sub(replace, text)
+
+
+def test_unrolled_comment_and_string_patterns_blank_exactly_as_the_plain_ones() -> None:
+    """The same matches (spans) and the same blanked text on real code of both comment families
+    and on random strings of quotes, escapes, comment marks and newlines: unterminated strings,
+    a backslash before a newline, four quotes in a row, `/*/`, `**/`."""
+    rng = random.Random(11)
+    pieces = ['"', "'", "#", "/", "*", "`", "\\", "\n", "a", " ", '"""', "'''", "/*", "*/", "//"]
+    samples = [
+        SOURCE,
+        'x = """a""""\ny = \'\'\'b\'\'\' "c\\"d" \'e\\\nf\' # g "h"\n"""unterminated\n',
+        "a = `x\n${b}` /* c */ /*/ d */ /** e **/ // f\n'g\\'' \"h\\\nk\" `l\\\nm`",
+        *(path.read_text(encoding="utf-8") for path in sorted(Path("reviewgate").rglob("*.py"))[:80]),
+        *("".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(20_000)),
+    ]
+    for text in samples:
+        for language, current, plain in (
+            (Language.PYTHON, _HASH_LANGUAGE_PARTS, _PLAIN_HASH_PARTS),
+            (Language.JAVASCRIPT, _C_LANGUAGE_PARTS, _PLAIN_C_PARTS),
+        ):
+            assert [match.span() for match in current.finditer(text)] == [
+                match.span() for match in plain.finditer(text)
+            ], text
+            assert _blank(text, language) == plain_blank(text, plain), text
+
+
+def test_blanking_makes_no_python_call_per_comment_or_string() -> None:
+    """A file with thousands of strings and comments is blanked without a Python-level call per
+    match: the repository side of the DRY index blanks every file of the tree on a cold run."""
+    text = "".join(f'x{number} = "s{number}"  # c{number}\n' for number in range(2_000))
+    calls = 0
+
+    def count(frame: FrameType, event: str, argument: object) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        blanked = _blank(text, Language.PYTHON)
+    finally:
+        sys.setprofile(None)
+    assert blanked == plain_blank(text, _PLAIN_HASH_PARTS)
+    assert calls < 20  # the blanking's own calls, none per match
 
 
 def test_names_between_are_the_identifiers_behind_the_marks() -> None:
