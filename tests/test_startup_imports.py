@@ -97,6 +97,18 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
     assert sorted(loaded.intersection(DEFERRED)) == []
 
 
+def test_ini_files_without_the_sections_read_are_not_parsed(tmp_path: Path) -> None:
+    # Django's setup.cfg and tox.ini: INI files, none with a [mypy] or pytest section.
+    ini = {"setup.cfg": "[flake8]\nmax-line-length = 119\n", "tox.ini": "[tox]\nenvlist = py3\n"}
+    repo = make_repo(tmp_path, {**ini, "app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    assert "configparser" not in loaded_modules(repo.path, tmp_path / "modules.json")
+    # The guard above can fail: with a section the tooling reads, the file is parsed.
+    (tmp_path / "with-section").mkdir()
+    repo = make_repo(tmp_path / "with-section", {**ini, "tox.ini": "[pytest]\ntestpaths = checks\n", "app.py": "x = 1\n"},
+                     {"app.py": "x = 2\n"})
+    assert "configparser" in loaded_modules(repo.path, tmp_path / "modules.json")
+
+
 def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:
     # A rename must not leave the guard above checking for modules that no longer exist.
     assert [name for name in DEFERRED if importlib.util.find_spec(name) is None] == []
