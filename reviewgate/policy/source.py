@@ -61,6 +61,8 @@ def disk_side(repo: Path) -> Side:
 
 @dataclass(frozen=True)
 class FoundConfig:
+    """The config one side of the change holds, and the file it was read from."""
+
     path: str  # repository-relative
     config: Config
 
@@ -87,6 +89,8 @@ def find_config(side: Side, explicit: str | None) -> FoundConfig | None:
 
 @dataclass(frozen=True)
 class PolicyOrigin:
+    """Where the config in force was read: which kind of source, which file, at which commit."""
+
     kind: str  # BASE_SIDE | BRANCH_FIRST | WORKFLOW | WORKING_TREE | DEFAULTS
     path: str | None = None
     commit: str | None = None

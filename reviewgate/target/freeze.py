@@ -60,6 +60,8 @@ class DocumentIdentity:
 
 @dataclass(frozen=True)
 class FrozenTarget:
+    """The change as it is reviewed: refs and commits resolved once, the patch hash and its files."""
+
     repo_root: str
     base_ref: str
     base_sha: str
