@@ -8,12 +8,14 @@ import dataclasses
 import importlib
 import importlib.util
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from testing.cli import clean_environment
+from testing.cli import clean_environment, run_cli
 from testing.repo import make_repo
 
 # Run in a fresh interpreter: the gate's own `main`, then the modules it had loaded.
@@ -127,6 +129,29 @@ def test_ini_files_without_the_sections_read_are_not_parsed(tmp_path: Path) -> N
     repo = make_repo(tmp_path / "with-section", {**ini, "tox.ini": "[pytest]\ntestpaths = checks\n", "app.py": "x = 1\n"},
                      {"app.py": "x = 2\n"})
     assert "configparser" in loaded_modules(repo.path, tmp_path / "modules.json")
+
+
+def git_calls(tmp_path: Path, repo: Path, *arguments: str) -> list[str]:
+    """The argument lines of every git process a local run starts, through a git on PATH that logs them."""
+    log, shim = tmp_path / "git-calls.log", tmp_path / "git-shim"
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{shutil.which("git")}" "$@"\n',
+                              encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    result = run_cli(repo, "run", "--reviewer", "builtin", "--base", "main", *arguments,
+                     env={"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    return log.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_local_run_asks_git_once_for_the_work_tree_and_its_git_directory(tmp_path: Path) -> None:
+    # Each git call is a process (2-3 ms of CPU): the work tree's root and its git directory
+    # (for the freeze's tree-only commands) come from one.
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    calls = git_calls(tmp_path, repo.path)
+    asked = [call for call in calls if " rev-parse " in call and ("--show-toplevel" in call or "--absolute-git-dir" in call)]
+    assert len(asked) == 1 and "--show-toplevel --absolute-git-dir" in asked[0]
+    assert len(calls) <= 10
 
 
 def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:
