@@ -144,14 +144,15 @@ def git_calls(tmp_path: Path, repo: Path, *arguments: str) -> list[str]:
     return log.read_text(encoding="utf-8").splitlines()
 
 
-def test_a_local_run_asks_git_once_for_the_work_tree_and_its_git_directory(tmp_path: Path) -> None:
+def test_a_local_run_asks_git_once_for_what_one_process_can_answer(tmp_path: Path) -> None:
     # Each git call is a process (2-3 ms of CPU): the work tree's root and its git directory
-    # (for the freeze's tree-only commands) come from one.
+    # (for the freeze's tree-only commands) come from one, HEAD and the base --base names from one.
     repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
     calls = git_calls(tmp_path, repo.path)
     asked = [call for call in calls if " rev-parse " in call and ("--show-toplevel" in call or "--absolute-git-dir" in call)]
     assert len(asked) == 1 and "--show-toplevel --absolute-git-dir" in asked[0]
-    assert len(calls) <= 10
+    assert [call for call in calls if " rev-parse --verify " in call] == []
+    assert len(calls) <= 9
 
 
 def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:

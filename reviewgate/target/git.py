@@ -261,6 +261,26 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
     return completed.stdout.decode("ascii").strip()
 
 
+def resolve_commits(repo: Path, refs: list[str]) -> list[str | None]:
+    """The commit SHA each ref names, or None where it names none, as `resolve_commit` answers,
+    from one git process for all of them (each call is a process). `cat-file --batch-check`
+    resolves a name as `rev-parse --verify` does and answers `<name> missing` for one that names
+    nothing; a ref holding a newline cannot be a batch line and is asked alone."""
+    batched = [ref for ref in refs if "\n" not in ref]
+    found: dict[str, str | None] = {}
+    if batched:
+        request = "".join(f"{ref}^{{commit}}\n" for ref in batched).encode("utf-8", "surrogateescape")
+        checked = run_git(repo, "cat-file", "--batch-check=%(objectname)", input_bytes=request, check=False)
+        lines = checked.stdout.decode("utf-8", "replace").splitlines()
+        if checked.returncode == 0 and len(lines) == len(batched):
+            found = {ref: line if _is_object_name(line) else None for ref, line in zip(batched, lines, strict=True)}
+    return [found[ref] if ref in found else resolve_commit(repo, ref) for ref in refs]
+
+
+def _is_object_name(text: str) -> bool:
+    return len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text)
+
+
 class StoreTampered(Exception):
     """A blob whose bytes do not hash to its name: the object store was rewritten after the freeze."""
 
