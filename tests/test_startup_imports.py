@@ -107,6 +107,19 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
     assert sorted(loaded.intersection(DEFERRED)) == []
 
 
+# reviewgate modules a local run of a one-line Python change loads (111 before the start-up work of
+# issue 22): each costs its import, most a dataclass or two at about a millisecond each. One more
+# on this path is a deliberate change of this number.
+LOCAL_RUN_MODULES = 106
+
+
+def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    loaded = sorted(name for name in loaded_modules(repo.path, tmp_path / "modules.json")
+                    if name.startswith("reviewgate"))
+    assert len(loaded) <= LOCAL_RUN_MODULES, loaded
+
+
 def test_the_dataclasses_a_local_run_defines_have_docstrings(tmp_path: Path) -> None:
     # A dataclass without a docstring gets one written from inspect.signature when its module is
     # imported: a tenth of the dataclasses' part of the start-up, paid by every run.
