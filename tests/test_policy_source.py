@@ -197,7 +197,8 @@ def test_a_pyproject_the_change_leaves_alone_is_parsed_once(tmp_path: Path) -> N
     pyproject = '[project]\nname = "app"\n\n[tool.black]\nline-length = 100\n'
     repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject, "app/a.py": "x = 1\n"}, {"app/a.py": "x = 2\n"})
     script = (
-        "import io, sys, tomllib\n"
+        "import io\n"
+        "from reviewgate.tomlfile import tomllib\n"  # tomli on Python 3.10
         "calls = []\n"
         "loads = tomllib.loads\n"
         "tomllib.loads = lambda text, **options: calls.append(text) or loads(text, **options)\n"
