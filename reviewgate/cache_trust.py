@@ -42,6 +42,8 @@ class CacheWarning(UserWarning):
 
 @dataclass(frozen=True)
 class ReviewCache:
+    """Where this run's cache lives and the key that seals its entries; no directory when caching is off."""
+
     directory: Path | None  # None: caching is off
     key: bytes = field(default=b"", repr=False)  # never printed
     refused: str = ""  # why caching is off for this run, when the directory was refused

@@ -9,7 +9,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from reviewgate import __version__
 from reviewgate.ci import detect, github_step_files
@@ -65,13 +65,12 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
                         help="also review uncommitted changes in the working tree (local runs)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.",
-                             epilog="Start with `reviewgate run` in a checkout of your branch; "
-                                    "`reviewgate COMMAND --help` lists a command's flags.")
-    parser.add_argument("--version", action="version", version=f"reviewgate {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+if TYPE_CHECKING:
+    # What add_subparsers returns: argparse names its type only privately.
+    _Commands = argparse._SubParsersAction[_ArgumentParser]  # noqa: SLF001
 
+
+def _add_run(commands: _Commands) -> None:
     run = commands.add_parser(
         "run", help="review the checked-out branch: freeze, verify, review, publish",
         description="Review the checked-out branch against its base and say what to do next. Exit 0 approved, "
@@ -101,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "default branch for a new one), from pre-commit's PRE_COMMIT_* variables or git's lines on "
                      "stdin; never runs the verify")
 
+
+def _add_merge(commands: _Commands) -> None:
     merge = commands.add_parser(
         "merge", help="combine shard reports (run --shard) into one verdict and publish it; exit codes as run")
     merge.add_argument("reports", nargs="+", type=Path, metavar="DIR",
@@ -118,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     merge.add_argument("--max-rounds", type=int, help="review rounds before a person must look")
 
+
+def _add_verify(commands: _Commands) -> None:
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
     )
@@ -130,13 +133,40 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
                         "(default: the working-tree manifest)")
 
+
+def _add_freeze(commands: _Commands) -> None:
     freeze = commands.add_parser("freeze", help="print the frozen target as JSON")
     _add_target_flags(freeze)
 
+
+def _add_doctor(commands: _Commands) -> None:
     doctor = commands.add_parser("doctor", help="check config, git, base and every reviewer; exit 0 ok, 2 config, 3 unreachable")
     _add_target_flags(doctor)
     doctor.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
                         help="reviewer to check (repeatable; overrides review.reviewers)")
+
+
+_COMMAND_PARSERS: dict[str, Callable[[_Commands], None]] = {
+    "run": _add_run,
+    "merge": _add_merge,
+    "verify": _add_verify,
+    "freeze": _add_freeze,
+    "doctor": _add_doctor,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command, or only `command` when the arguments name one: argparse takes a millisecond
+    or so to build each command's parser, and a run needs only its own. Help, a bare or a
+    mistyped command get them all."""
+    parser = _ArgumentParser(prog="reviewgate", description="An independent review gate for CI.",
+                             epilog="Start with `reviewgate run` in a checkout of your branch; "
+                                    "`reviewgate COMMAND --help` lists a command's flags.")
+    parser.add_argument("--version", action="version", version=f"reviewgate {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+    for name, add in _COMMAND_PARSERS.items():
+        if command is None or name == command:
+            add(commands)
     return parser
 
 
@@ -286,7 +316,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     out = stdout or sys.stdout
     names = option_names or {}
     given = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
+    parser = build_parser(given[0] if given and given[0] in COMMANDS else None)
     if not given:  # bare `reviewgate`: what it can do, and a usage exit
         sys.stderr.write(parser.format_help())
         return EXIT_USAGE

@@ -62,6 +62,8 @@ DEFAULT_FAIL_ON = (
 
 @dataclass(frozen=True)
 class ReviewSettings:
+    """The `[review]` table: which reviewers run, what blocks, what is reviewed."""
+
     reviewers: tuple[str, ...] = ("builtin",)
     fail_on: tuple[FailRule, ...] = DEFAULT_FAIL_ON
     exclude: tuple[str, ...] = ()
@@ -94,6 +96,8 @@ class ReviewerSettings:
 
 @dataclass(frozen=True)
 class VerifySettings:
+    """The `[verify]` table: where the manifest is, whether the verify runs, what it may pass on."""
+
     manifest: str = DEFAULT_MANIFEST
     enabled: bool = True
     # Variables the verify may pass to the app besides the target branch's manifest `secrets`.
@@ -104,6 +108,8 @@ class VerifySettings:
 
 @dataclass(frozen=True)
 class Config:
+    """The whole config in force: the typed tables, and the sections other modules validate."""
+
     review: ReviewSettings = ReviewSettings()
     reviewers: Mapping[str, ReviewerSettings] = field(default_factory=dict, metadata=toml_key("reviewer"))
     verify: VerifySettings = VerifySettings()

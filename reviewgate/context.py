@@ -45,6 +45,8 @@ class ReviewScope:
 
 @dataclass(frozen=True)
 class ReviewRequest:
+    """Everything a reviewer is given: the frozen change, its files at head, the verify and the conversation."""
+
     target: FrozenTarget
     head: TreeReader
     verify: VerifyOutcome = ABSENT

@@ -38,6 +38,8 @@ class Route(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Verdict:
+    """The decision, where it sends the work next, and the findings and reasons behind it."""
+
     decision: Decision
     route: Route | None
     blocking: tuple[Finding, ...] = field(default_factory=tuple)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GateResult:
+    """One run's whole result, as every sink publishes it."""
+
     target: FrozenTarget
     config: Config
     ci: CiContext

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunOptions:
+    """What the command line asked of one run, before the config is read."""
+
     start: Path = Path(".")
     base: str | None = None
     head: str | None = None  # None: the head CI names, else HEAD

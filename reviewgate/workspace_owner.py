@@ -17,6 +17,8 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Owner:
+    """A user and group id: who should own what the gate creates in someone else's checkout."""
+
     uid: int
     gid: int
 

@@ -115,3 +115,24 @@ def test_a_mistyped_config_key_or_section_gets_the_one_it_looks_like(tmp_path: P
                  "review.max_round: unknown key, ignored; did you mean 'max_rounds'?",
                  "lenses.require_reproducton: unknown key, ignored; did you mean 'require_reproduction'?"):
         assert f"reviewgate: warning: .reviewgate.toml: {line}\n" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "merge", "verify", "freeze", "doctor"])
+def test_a_named_command_gets_only_its_own_parser_and_the_same_one(command: str) -> None:
+    # A run builds only its own command's parser (argparse takes about a millisecond per command);
+    # its flags, help and errors are the ones the parser of every command has for it.
+    import argparse
+    import io
+
+    from reviewgate.cli import build_parser, main
+
+    def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next(action.choices for action in parser._actions if isinstance(action.choices, dict))  # noqa: SLF001
+
+    alone, every = commands(build_parser(command)), commands(build_parser())
+    assert list(alone) == [command]
+    assert list(every) == ["run", "merge", "verify", "freeze", "doctor"]
+    assert alone[command].format_help() == every[command].format_help()
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"], stdout=io.StringIO())
+    assert exited.value.code == 0

@@ -4,6 +4,8 @@ Jenkins' junit-10.xsd."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 from pathlib import Path
@@ -78,3 +80,16 @@ def test_a_blocked_review_is_a_failed_verdict_and_valid_junit() -> None:
     assert failure is not None and failure.get("type") == "blocked" and failure.get("message") == "review blocked"
     assert failure.text == "reviewer builtin: crashed"
     assert ElementTree.fromstring(text.encode("utf-8")).get("failures") == "1"
+
+
+def test_ascii_text_loses_what_the_pattern_drops_without_compiling_it() -> None:
+    from reviewgate.report.junit import _DROPPED, dropped_removed
+
+    every_ascii = "".join(map(chr, range(128)))
+    assert dropped_removed(every_ascii) == _DROPPED.compiled().sub("", every_ascii)
+    assert dropped_removed("é\x85\x86\ufffe\U0001fffe") == _DROPPED.compiled().sub("", "é\x85\x86\ufffe\U0001fffe")
+    # A report of ASCII text, in a fresh interpreter: the pattern is never compiled.
+    script = ("from pathlib import Path; from reviewgate.report import junit; from testing.results import sample_result; "
+              "junit.render_junit(sample_result(Path('out'))); print(junit._DROPPED._compiled is None)")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    assert completed.stdout.strip() == "True"

@@ -4,11 +4,13 @@ Real repositories, the real CLI."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from testing.cli import run_cli
+from testing.cli import clean_environment, run_cli
 from testing.conformance import validate_report
 from testing.repo import make_repo
 
@@ -187,3 +189,27 @@ def test_the_target_sides_tooling_files_come_with_the_policy_in_one_git_process(
     tooling = tooling_at(base.read)
     assert len(calls) == batches == 1, calls
     assert tooling.generated == ("docs/api/**",) and tooling.test_inputs == ("/checks",)
+
+
+def test_a_pyproject_the_change_leaves_alone_is_parsed_once(tmp_path: Path) -> None:
+    # The same pyproject.toml at the merge base, at head and in the working tree: one parse, not
+    # three (a millisecond each for Django's); a malformed one still names its file and side.
+    pyproject = '[project]\nname = "app"\n\n[tool.black]\nline-length = 100\n'
+    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject, "app/a.py": "x = 1\n"}, {"app/a.py": "x = 2\n"})
+    script = (
+        "import io\n"
+        "from reviewgate.tomlfile import tomllib\n"  # tomli on Python 3.10
+        "calls = []\n"
+        "loads = tomllib.loads\n"
+        "tomllib.loads = lambda text, **options: calls.append(text) or loads(text, **options)\n"
+        "from reviewgate.cli import main\n"
+        "code = main(['run', '--reviewer', 'builtin', '--base', 'main'], stdout=io.StringIO())\n"
+        "print(code, sum('[tool.black]' in text for text in calls))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=repo.path, env=clean_environment(),
+                               capture_output=True, text=True, timeout=120, check=True)
+    assert completed.stdout.split() == ["0", "1"], completed.stderr
+    broken = make_repo(tmp_path / "broken", {**BASE, "pyproject.toml": "[project\n"}, {"app/a.py": "x = 2\n"})
+    result = run_cli(broken.path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert "pyproject.toml at merge base" in result.stderr and "not valid TOML" in result.stderr, result.stderr

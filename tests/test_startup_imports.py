@@ -4,14 +4,18 @@ pay their start-up. An eager import added later fails here instead of silently c
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import importlib.util
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from testing.cli import clean_environment
+from testing.cli import clean_environment, run_cli
 from testing.repo import make_repo
 
 # Run in a fresh interpreter: the gate's own `main`, then the modules it had loaded.
@@ -37,7 +41,10 @@ DEFERRED = (
     "reviewgate.forge.inline_plan",
     "reviewgate.forge.metadata",
     "reviewgate.forge.session",
+    "reviewgate.report.annotated",
+    "reviewgate.report.github_annotations",
     "reviewgate.report.github_checks",
+    "reviewgate.report.github_step",
     "reviewgate.report.inline_comments",
     "reviewgate.report.pr_comment",
     "reviewgate.reviewers.builtin.languages.tree_shapes",
@@ -58,6 +65,9 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.lenses.wrong_exception_jvm",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_tree",
     "reviewgate.reviewers.sarif_import",
+    # The rules' documentation, for a SARIF report with results: the change below has none.
+    "reviewgate.report.sarif_rules",
+    "reviewgate.reviewers.builtin.rule_docs",
     "reviewgate.sharding.plan",
     "reviewgate.sharding.shard_report",
     "reviewgate.sharding.shard_run",
@@ -95,6 +105,70 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
     loaded = loaded_modules(repo.path, tmp_path / "modules.json")
     assert "reviewgate.reviewers.builtin" in loaded  # the run did review
     assert sorted(loaded.intersection(DEFERRED)) == []
+
+
+# reviewgate modules a local run of a one-line Python change loads (111 before the start-up work of
+# issue 22): each costs its import, most a dataclass or two at about a millisecond each. One more
+# on this path is a deliberate change of this number.
+LOCAL_RUN_MODULES = 106
+
+
+def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    loaded = sorted(name for name in loaded_modules(repo.path, tmp_path / "modules.json")
+                    if name.startswith("reviewgate"))
+    assert len(loaded) <= LOCAL_RUN_MODULES, loaded
+
+
+def test_the_dataclasses_a_local_run_defines_have_docstrings(tmp_path: Path) -> None:
+    # A dataclass without a docstring gets one written from inspect.signature when its module is
+    # imported: a tenth of the dataclasses' part of the start-up, paid by every run.
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    undocumented = []
+    for name in sorted(loaded_modules(repo.path, tmp_path / "modules.json")):
+        if not name.startswith("reviewgate"):
+            continue
+        for value in vars(importlib.import_module(name)).values():
+            if (isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name
+                    and (value.__doc__ or "").startswith(f"{value.__name__}(")):
+                undocumented.append(f"{name}.{value.__qualname__}")
+    assert undocumented == []
+
+
+def test_ini_files_without_the_sections_read_are_not_parsed(tmp_path: Path) -> None:
+    # Django's setup.cfg and tox.ini: INI files, none with a [mypy] or pytest section.
+    ini = {"setup.cfg": "[flake8]\nmax-line-length = 119\n", "tox.ini": "[tox]\nenvlist = py3\n"}
+    repo = make_repo(tmp_path, {**ini, "app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    assert "configparser" not in loaded_modules(repo.path, tmp_path / "modules.json")
+    # The guard above can fail: with a section the tooling reads, the file is parsed.
+    (tmp_path / "with-section").mkdir()
+    repo = make_repo(tmp_path / "with-section", {**ini, "tox.ini": "[pytest]\ntestpaths = checks\n", "app.py": "x = 1\n"},
+                     {"app.py": "x = 2\n"})
+    assert "configparser" in loaded_modules(repo.path, tmp_path / "modules.json")
+
+
+def git_calls(tmp_path: Path, repo: Path, *arguments: str) -> list[str]:
+    """The argument lines of every git process a local run starts, through a git on PATH that logs them."""
+    log, shim = tmp_path / "git-calls.log", tmp_path / "git-shim"
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{shutil.which("git")}" "$@"\n',
+                              encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    result = run_cli(repo, "run", "--reviewer", "builtin", "--base", "main", *arguments,
+                     env={"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    return log.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_local_run_asks_git_once_for_what_one_process_can_answer(tmp_path: Path) -> None:
+    # Each git call is a process (2-3 ms of CPU): the work tree's root and its git directory
+    # (for the freeze's tree-only commands) come from one, HEAD and the base --base names from one.
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    calls = git_calls(tmp_path, repo.path)
+    asked = [call for call in calls if " rev-parse " in call and ("--show-toplevel" in call or "--absolute-git-dir" in call)]
+    assert len(asked) == 1 and "--show-toplevel --absolute-git-dir" in asked[0]
+    assert [call for call in calls if " rev-parse --verify " in call] == []
+    assert len(calls) <= 9
 
 
 def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:

@@ -189,3 +189,17 @@ def test_a_workspace_owned_by_another_user_is_reviewed_without_touching_global_c
     assert result.returncode == 0, result.stderr
     assert '"path": "a.txt"' in result.stdout
     assert not (home / ".gitconfig").exists(), "the user's global config is never written"
+
+
+def test_refs_resolved_in_one_process_name_what_each_names_alone(tmp_path: Path) -> None:
+    # resolve_refs asks for HEAD and a named base with one `cat-file --batch-check`: each answer
+    # must be the one `rev-parse --verify` gives for that ref alone, a missing or odd one included.
+    from reviewgate.target.git import resolve_commit, resolve_commits
+
+    built = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    git(built.path, "tag", "-a", "-m", "annotated", "v1", "main")
+    tree = git(built.path, "rev-parse", "HEAD^{tree}")
+    refs = ["HEAD", "main", "v1", built.head_sha, built.head_sha[:10], "missing-branch", tree, "main..HEAD",
+            "-main", "HEAD~1", "main\nHEAD", "", "HEAD ", built.base_sha.upper()]
+    assert resolve_commits(built.path, refs) == [resolve_commit(built.path, ref) for ref in refs]
+    assert resolve_commits(built.path, ["HEAD", "main"]) == [built.head_sha, built.base_sha]

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class CiContext:
+    """What the CI run (or a local one) says about the change: its provider, event, base and head."""
+
     provider: str  # github | gitlab | local
     event_name: str | None = None
     # The base and head this CI run says to review, and which variable said so.

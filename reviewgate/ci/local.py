@@ -68,10 +68,10 @@ def _origins_default_branch(repo: Path) -> tuple[str | None, bool] | None:
     return None, True
 
 
-def check_repository(repo: Path, explicit_base: str | None) -> str | None:
-    """Refuse the checkouts a review cannot make sense of, with one clear line each. Returns the
-    commit HEAD names (None on a branch with no commits yet), so it is not asked of git twice."""
-    checked_out = resolve_commit(repo, "HEAD")
+def check_repository(repo: Path, explicit_base: str | None, checked_out: str | None) -> None:
+    """Refuse the checkouts a review cannot make sense of, with one clear line each.
+    `checked_out`: the commit HEAD names (None on a branch with no commits yet), asked of git by
+    the caller with the refs it resolves too."""
     if checked_out is None and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip():
         raise UsageError(f"{repo}: the repository has no commits yet: there is nothing to review")
     # A submodule's `.git` is a file (pointing into the superproject's modules), never a
@@ -84,4 +84,3 @@ def check_repository(repo: Path, explicit_base: str | None) -> str | None:
             f"{repo}: this is a submodule checkout of {superproject}; run reviewgate in the "
             "superproject, or pass --base REF to review the submodule's own history"
         )
-    return checked_out

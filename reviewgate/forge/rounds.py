@@ -25,6 +25,8 @@ MAX_HISTORY = 50
 
 @dataclass(frozen=True)
 class RoundEntry:
+    """One review round as the summary comment's history keeps it: the head, its patch and the verdict."""
+
     head_sha: str
     patch_sha256: str
     verdict: str
@@ -43,6 +45,8 @@ class RoundEntry:
 
 @dataclass(frozen=True)
 class Rounds:
+    """The review rounds counted so far, and whether the loop gave up and a person must look."""
+
     history: tuple[RoundEntry, ...]  # including this run, unless it was blocked
     count: int
     max_rounds: int

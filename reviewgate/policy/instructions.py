@@ -27,6 +27,8 @@ KEY = "instructions"
 
 @dataclass(frozen=True)
 class PathInstruction:
+    """A repository's instruction for the paths it names, as `[[review.instructions]]` gives it."""
+
     paths: tuple[str, ...]
     text: str
 

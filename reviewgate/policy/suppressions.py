@@ -23,6 +23,8 @@ ALLOW, LIST, REFUSE = "allow", "list", "refuse"
 
 @dataclass(frozen=True)
 class BranchSuppression:
+    """A suppression comment the branch added on a blocking finding, and whether the policy refused it."""
+
     finding: Finding  # as it stands after the policy (dismissed unless refused)
     reason: str
     refused: bool

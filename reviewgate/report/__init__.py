@@ -11,8 +11,6 @@ from typing import TextIO
 
 from reviewgate.report.base import PublishLog, Sink, SinkContext
 from reviewgate.report.console import ConsoleSink
-from reviewgate.report.github_annotations import GithubAnnotationsSink
-from reviewgate.report.github_step import GithubStepSink
 from reviewgate.report.gitlab import CodeQualitySink
 from reviewgate.report.json_report import JsonReportSink
 from reviewgate.report.junit import JunitSink
@@ -21,13 +19,15 @@ from reviewgate.report.summary import SummarySink
 from reviewgate.result import GateResult
 
 
-class ForgeSink:
-    """A sink that publishes only to a forge (GitHub, GitLab): its module and the forge clients
-    it uses load on the first run that has a forge, so a local run's start-up never pays for them."""
+class SinkOnUse:
+    """A sink whose module loads on the first run it can publish in (`publishes_in`): the forge
+    sinks and the forge clients they use on a run with a forge, GitHub's annotations and step
+    outputs in GitHub Actions. A local run's start-up never pays for them."""
 
-    def __init__(self, name: str, load: Callable[[], Sink]) -> None:
+    def __init__(self, name: str, load: Callable[[], Sink], publishes_in: Callable[[GateResult], bool]) -> None:
         self.name = name
         self._load = load
+        self._publishes_in = publishes_in
         self._sink: Sink | None = None
 
     def loaded(self) -> Sink:
@@ -36,10 +36,18 @@ class ForgeSink:
         return self._sink
 
     def applies(self, result: GateResult) -> bool:
-        return result.forge is not None and self.loaded().applies(result)
+        return self._publishes_in(result) and self.loaded().applies(result)
 
     def publish(self, result: GateResult, context: SinkContext) -> None:
         self.loaded().publish(result, context)
+
+
+def _on_a_forge(result: GateResult) -> bool:
+    return result.forge is not None
+
+
+def _in_github_actions(result: GateResult) -> bool:
+    return result.ci.is_github
 
 
 def _check_run() -> Sink:
@@ -60,17 +68,29 @@ def _inline_comments() -> Sink:
     return InlineCommentsSink()
 
 
+def _annotations() -> Sink:
+    from reviewgate.report.github_annotations import GithubAnnotationsSink
+
+    return GithubAnnotationsSink()
+
+
+def _step_outputs() -> Sink:
+    from reviewgate.report.github_step import GithubStepSink
+
+    return GithubStepSink()
+
+
 sinks: list[Sink] = [
     JsonReportSink(),
     JunitSink(),
     CodeQualitySink(),
     SarifSink(),
-    ForgeSink("github-check-run", _check_run),
-    ForgeSink("pr-comment", _pull_request_comment),
-    ForgeSink("inline-comments", _inline_comments),
-    GithubAnnotationsSink(),
+    SinkOnUse("github-check-run", _check_run, _on_a_forge),
+    SinkOnUse("pr-comment", _pull_request_comment, _on_a_forge),
+    SinkOnUse("inline-comments", _inline_comments, _on_a_forge),
+    SinkOnUse("github-annotations", _annotations, _in_github_actions),
     SummarySink(),
-    GithubStepSink(),
+    SinkOnUse("github-step", _step_outputs, _in_github_actions),
     ConsoleSink(),
 ]
 

@@ -36,6 +36,8 @@ class PublishLog:
 
 @dataclass
 class SinkContext:
+    """What every sink publishes with: the console stream and the log of what was written."""
+
     stdout: TextIO
     log: PublishLog = field(default_factory=PublishLog)
 

@@ -22,7 +22,6 @@ from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_json
 from reviewgate.report.plain_text import markdown_to_plain
-from reviewgate.report.sarif_rules import rule_descriptor
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 
@@ -92,6 +91,9 @@ def build_sarif(result: GateResult) -> dict[str, Any]:
     for finding in kept:
         identifier = finding.rule_id
         if identifier not in rules:
+            # The rules' documentation only for a report with results: most pushes have none.
+            from reviewgate.report.sarif_rules import rule_descriptor
+
             rules[identifier] = len(rule_entries)
             rule_entries.append(rule_descriptor(identifier, finding))
         results.append(sarif_result(finding, result.is_blocking(finding), rules[identifier]))

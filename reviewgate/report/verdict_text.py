@@ -25,6 +25,8 @@ ANSWER_A_FINDING = (
 
 @dataclass(frozen=True)
 class Explanation:
+    """The verdict in words: what it is, what it means and what to do now."""
+
     verdict: str  # "changes requested"
     meaning: str  # "2 findings must be fixed before merge"
     next_steps: tuple[str, ...]  # what to do now, one sentence each

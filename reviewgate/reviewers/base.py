@@ -18,6 +18,8 @@ class ReviewerStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Usage:
+    """What a reviewer's model requests took: requests, tokens and their cost."""
+
     requests: int = 0
     input_tokens: int = 0  # all of them, the prompt cache's reads and writes included
     output_tokens: int = 0
@@ -83,6 +85,8 @@ class ChunkReuse:
 
 @dataclass(frozen=True)
 class ReviewerOutcome:
+    """What one reviewer found, or why it could not review, and what that took."""
+
     reviewer: str
     status: ReviewerStatus
     findings: tuple[Finding, ...] = field(default_factory=tuple)

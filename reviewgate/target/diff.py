@@ -47,6 +47,8 @@ class LineKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class DiffLine:
+    """One line of a hunk, with its numbers on the old and the new side (None where it has none)."""
+
     kind: LineKind
     text: str
     old_line: int | None
@@ -55,6 +57,8 @@ class DiffLine:
 
 @dataclass(frozen=True)
 class Hunk:
+    """One hunk of a file's diff: where it stands on each side and its lines."""
+
     old_start: int
     old_count: int
     new_start: int

@@ -102,12 +102,16 @@ LINE_LENSES_NOTE = "; only the builtin line lenses read it (committed secrets, s
 
 @dataclass(frozen=True)
 class ExcludedFile:
+    """A changed file left out of the review, and why."""
+
     path: str
     reason: str
 
 
 @dataclass(frozen=True)
 class ExclusionRules:
+    """What decides which changed files are reviewed: the patterns, the size cap, the own directories."""
+
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     max_file_diff_bytes: int = MAX_FILE_DIFF_BYTES

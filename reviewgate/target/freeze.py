@@ -27,6 +27,7 @@ from reviewgate.target.git import (
     TreeReader,
     read_file_heads,
     resolve_commit,
+    resolve_commits,
     stream_git,
     working_tree,
 )
@@ -60,6 +61,8 @@ class DocumentIdentity:
 
 @dataclass(frozen=True)
 class FrozenTarget:
+    """The change as it is reviewed: refs and commits resolved once, the patch hash and its files."""
+
     repo_root: str
     base_ref: str
     base_sha: str
@@ -182,10 +185,11 @@ def resolve_base(repo: Path, explicit: str | None, ci: CiContext) -> tuple[str, 
     return default_base(repo)
 
 
-def _commit_for(repo: Path, ref: str, source: str, log: FetchLog, *, branch_fallback: bool) -> str:
+def _commit_for(repo: Path, ref: str, source: str, log: FetchLog, *, branch_fallback: bool,
+                resolved: str | None = None) -> str:
     """The commit a ref names, fetching a full SHA or (for a base) a branch from origin when the
-    shallow checkout lacks it."""
-    sha = resolve_commit(repo, ref)
+    shallow checkout lacks it. `resolved`: the commit the caller already found it names."""
+    sha = resolved or resolve_commit(repo, ref)
     if sha is not None:
         return sha
     try:
@@ -288,7 +292,13 @@ def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: C
     """Base, merge base and head (flags win, then CI, then local defaults), fetching what a
     shallow checkout lacks. `head` None means the CI's head, else HEAD."""
     context = ci or CiContext(provider="local")
-    checked_out = check_repository(repo, base)
+    # HEAD and a base named up front (the flag, the CI's commit) in one git process.
+    named_base = base or context.base_sha
+    if named_base:
+        checked_out, named_base_sha = resolve_commits(repo, ["HEAD", named_base])
+    else:
+        checked_out, named_base_sha = resolve_commit(repo, "HEAD"), None
+    check_repository(repo, base, checked_out)
     log = FetchLog(provider=context.provider)
     if head:
         head_ref, head_source = head, "--head"
@@ -309,7 +319,8 @@ def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: C
     ):
         # A branch CI names: origin's copy, never a stale local branch of that name.
         base_ref = ensure_remote_branch(repo, base_ref, base_source, log)
-    base_sha = _commit_for(repo, base_ref, base_source, log, branch_fallback=True)
+    base_sha = _commit_for(repo, base_ref, base_source, log, branch_fallback=True,
+                           resolved=named_base_sha if base_ref == named_base else None)
     merge_base = find_merge_base(repo, base_sha, head_sha, f"base {base_ref!r} and head {head_ref!r}", log)
     return ResolvedRefs(base_ref, base_sha, base_source, head_ref, head_sha, head_source, merge_base,
                         tuple(log.fetches))

@@ -123,9 +123,24 @@ class GitFailure(Exception):
         return f"git {' '.join(self.args_run)}: {detail}"
 
 
-@functools.lru_cache(maxsize=16)
+# The git directories of the work trees this process has looked at, the newest last: a tree-only
+# command needs one, and repository_root learns it in its own git call (each call is a process).
+_GIT_DIRECTORIES: dict[Path, str] = {}
+_GIT_DIRECTORIES_KEPT = 16
+
+
+def _remember_git_directory(repo: Path, git_directory: str) -> None:
+    _GIT_DIRECTORIES.pop(repo, None)
+    _GIT_DIRECTORIES[repo] = git_directory
+    while len(_GIT_DIRECTORIES) > _GIT_DIRECTORIES_KEPT:
+        del _GIT_DIRECTORIES[next(iter(_GIT_DIRECTORIES))]
+
+
 def _git_directory(repo: Path) -> str:
-    return run_git(repo, "rev-parse", "--absolute-git-dir").stdout.decode("utf-8", "surrogateescape").strip()
+    if repo not in _GIT_DIRECTORIES:
+        output = run_git(repo, "rev-parse", "--absolute-git-dir").stdout
+        _remember_git_directory(repo, output.decode("utf-8", "surrogateescape").strip())
+    return _GIT_DIRECTORIES[repo]
 
 
 @contextlib.contextmanager
@@ -224,10 +239,16 @@ def repository_root(start: Path) -> Path:
     """The top of the work tree containing `start`, or a usage error saying it is not one."""
     if not start.is_dir():
         raise UsageError(f"{start}: not a directory")
-    completed = run_git(start, "rev-parse", "--show-toplevel", check=False)
+    # The git directory too, in the same call: the freeze's tree-only commands need it.
+    completed = run_git(start, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
     if completed.returncode != 0:
         raise UsageError(f"{start}: not a git repository (run reviewgate inside a git checkout)")
-    return Path(completed.stdout.decode("utf-8", "surrogateescape").strip())
+    lines = completed.stdout.decode("utf-8", "surrogateescape").removesuffix("\n").split("\n")
+    if len(lines) != 2:  # a newline in either path: the lines cannot be told apart, asked one by one
+        return Path(git_text(start, "rev-parse", "--show-toplevel"))
+    root = Path(lines[0].strip())
+    _remember_git_directory(root, lines[1].strip())
+    return root
 
 
 def resolve_commit(repo: Path, ref: str) -> str | None:
@@ -238,6 +259,26 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
     if completed.returncode != 0:
         return None
     return completed.stdout.decode("ascii").strip()
+
+
+def resolve_commits(repo: Path, refs: list[str]) -> list[str | None]:
+    """The commit SHA each ref names, or None where it names none, as `resolve_commit` answers,
+    from one git process for all of them (each call is a process). `cat-file --batch-check`
+    resolves a name as `rev-parse --verify` does and answers `<name> missing` for one that names
+    nothing; a ref holding a newline cannot be a batch line and is asked alone."""
+    batched = [ref for ref in refs if "\n" not in ref]
+    found: dict[str, str | None] = {}
+    if batched:
+        request = "".join(f"{ref}^{{commit}}\n" for ref in batched).encode("utf-8", "surrogateescape")
+        checked = run_git(repo, "cat-file", "--batch-check=%(objectname)", input_bytes=request, check=False)
+        lines = checked.stdout.decode("utf-8", "replace").splitlines()
+        if checked.returncode == 0 and len(lines) == len(batched):
+            found = {ref: line if _is_object_name(line) else None for ref, line in zip(batched, lines, strict=True)}
+    return [found[ref] if ref in found else resolve_commit(repo, ref) for ref in refs]
+
+
+def _is_object_name(text: str) -> bool:
+    return len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text)
 
 
 class StoreTampered(Exception):

@@ -24,6 +24,8 @@ class ReproductionStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class StepResult:
+    """One manifest step the verify ran: its command, exit code, time and log."""
+
     name: str
     command: str
     exit_code: int | None
@@ -53,6 +55,8 @@ class StepResult:
 
 @dataclass(frozen=True)
 class VerifyOutcome:
+    """What the verify did: its status, its steps and the findings and tests they gave."""
+
     status: VerifyStatus
     reason: str = ""
     manifest: str | None = None

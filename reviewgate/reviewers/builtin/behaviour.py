@@ -65,6 +65,8 @@ class EvidenceKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Evidence:
+    """One sign that a change adds or alters behaviour (a new function, more branches), and where."""
+
     kind: EvidenceKind
     path: str
     line: int

@@ -69,6 +69,8 @@ class ShapesLens(Protocol):
 
 @dataclass(frozen=True)
 class FileOutcome:
+    """What the per-file lenses found in one file, and its head-side functions when wanted."""
+
     findings: tuple[tuple[Finding, ...], ...]  # per per-file lens, in lens order
     shapes: Shapes | None  # the head side's functions, when the tests lens will want them
 

@@ -19,6 +19,8 @@ EXAMPLES_FILE = Path(__file__).with_name("rule_examples.json")
 
 @dataclass(frozen=True)
 class RuleDoc:
+    """A rule's documentation as code scanning shows it: short and full text, tags, precision, usual severity."""
+
     short: str  # one line, what code scanning shows next to each result
     full: str  # what fires it and why it matters
     tags: tuple[str, ...]  # code scanning filters on them; `security` marks a security rule

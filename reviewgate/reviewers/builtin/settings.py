@@ -28,6 +28,8 @@ class ReproductionPolicy(str, enum.Enum):
 
 @dataclass(frozen=True)
 class LensSettings:
+    """The `[lenses]` table: the rules not to run, and when a reproduction is required."""
+
     require_reproduction: ReproductionPolicy = ReproductionPolicy.FIXES
     disable: tuple[str, ...] = ()  # rule ids (or rule families like "readability") not to run
     # Whether the config sets require_reproduction itself; the default applies only to

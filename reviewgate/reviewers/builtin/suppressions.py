@@ -28,6 +28,8 @@ _CLOSERS = LazyPattern(r"\s*(?:\*/|-->|#\}|%\})\s*$")
 
 @dataclass(frozen=True)
 class Suppression:
+    """A `reviewgate: ignore[...]` comment: the rules it names, its reason and its line."""
+
     rules: frozenset[str]
     reason: str
     line: int = 0  # where it was found (1-based), once found

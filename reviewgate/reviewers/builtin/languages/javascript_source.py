@@ -33,6 +33,8 @@ def _blank(match: re.Match[str]) -> str:
 
 @dataclass(frozen=True)
 class JsSource:
+    """A JavaScript file read once for every lens: its text, strings and comments blanked, its brackets paired."""
+
     text: str  # the original
     masked: str  # strings' contents and comments blanked, same length
     pairs: dict[int, int]  # offset of each bracket to the offset of its partner, both ways

@@ -69,6 +69,8 @@ def process_input(node: ast.expr) -> bool:
 
 @dataclass(frozen=True)
 class Origin:
+    """Where a value that reaches a sink came from: the source expression, its line and the name it went through."""
+
     source: str  # the source expression, as written (shortened)
     line: int
     name: str = ""  # the local name it reached the sink through, if any

@@ -83,6 +83,8 @@ _DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation"})
 
 @dataclass(frozen=True)
 class SecretMatch:
+    """What made a line look like a committed secret, without the value itself."""
+
     kind: str
     provider: bool  # an issuer's documented format: strong evidence wherever it is
     evidence: str  # what matched, without the value itself
