@@ -23,7 +23,8 @@ It also prints what the review sent: characters (system and user messages) and t
 characters / 4) per changed line of the cases. `--stand-in` reviews with a stand-in model on
 127.0.0.1 (testing/model_server.py) that reads only what it is sent: it reports a reuse finding
 at the first added line of a file whose text (24 characters or more) also stands in the context
-it was given. It needs no key and measures what the context gives a reviewer, not a model.
+it was given or in another file's diff of the same request. It needs no key and measures what a
+request gives a reviewer, not a model.
 """
 
 from __future__ import annotations
