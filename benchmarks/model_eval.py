@@ -23,7 +23,8 @@ It also prints what the review sent: characters (system and user messages) and t
 characters / 4) per changed line of the cases. `--stand-in` reviews with a stand-in model on
 127.0.0.1 (testing/model_server.py) that reads only what it is sent: it reports a reuse finding
 at the first added line of a file whose text (24 characters or more) also stands in the context
-it was given. It needs no key and measures what the context gives a reviewer, not a model.
+it was given or in another file's diff of the same request. It needs no key and measures what a
+request gives a reviewer, not a model.
 """
 
 from __future__ import annotations
@@ -256,18 +257,25 @@ def stand_in_review(body: Any) -> stand_in.Reply | None:
     if len(blocks) < 2:
         return None
     context = {line.split("| ", 1)[-1].strip() for line in blocks[1].splitlines()}
-    found: list[dict[str, Any]] = []
+    added_by_path: dict[str, list[tuple[int, str]]] = {}
     path = ""
     for line in blocks[0].splitlines():
         if line.startswith("=== FILE "):
-            path = line.removeprefix("=== FILE ").rsplit(" (", 1)[0]
+            # `=== FILE path (status) ===`, and a note after it on a file only some of whose blocks are sent
+            path = line.removeprefix("=== FILE ").split(" ===", 1)[0].rsplit(" (", 1)[0]
             continue
         added = _ADDED_LINE.match(line)
-        text = added.group(2).strip() if added else ""
-        if added and len(text) >= STAND_IN_MIN_CHARACTERS and text in context and not any(
-                item["path"] == path for item in found):
-            found.append(stand_in.finding(path, int(added.group(1)), finding_class="systematic", category="reuse",
-                                 title="Repeats code the context shows", evidence=text))
+        if added:
+            added_by_path.setdefault(path, []).append((int(added.group(1)), added.group(2).strip()))
+    found: list[dict[str, Any]] = []
+    for path, added_lines in added_by_path.items():
+        # What the request shows beside this file: its context, and the other files' diffs.
+        elsewhere = context | {text for other, lines in added_by_path.items() if other != path for _, text in lines}
+        for number, text in added_lines:
+            if len(text) >= STAND_IN_MIN_CHARACTERS and text in elsewhere:
+                found.append(stand_in.finding(path, number, finding_class="systematic", category="reuse",
+                                              title="Repeats code the context shows", evidence=text))
+                break
     return stand_in.Reply(review=stand_in.review_document(found, "request_changes" if found else "approve"))
 
 

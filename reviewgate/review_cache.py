@@ -5,7 +5,8 @@ A chunk's key is everything its answer depends on: the reviewer's settings and p
 (`cache_identity()`), and what it was sent (engine.chunk_material: the chunk's diff text and the
 context excerpts, both without their line numbers, the repository's instructions, the
 REPRODUCTION/REVIEW-REJECTED text it was given). One JSON file per chunk under `<dir>/<reviewer>/chunks/<key>.json` holds the
-model's answer, what it cost and where the chunk's hunks stood; the answer is read through the
+model's answer (the findings of the request that asked it which land on the chunk, packing.py),
+its share of what the request cost and where the chunk's hunks stood; the answer is read through the
 contract again, its lines moved with their hunks (rebasing.py) and its findings placed on the
 current head when reused.
 Only answers that passed the contract are stored: a blocked chunk is never reused.
@@ -35,7 +36,9 @@ from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.own_directories import cache_directory
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, Usage
 
-CACHE_FORMAT = 4  # bump when the stored layout changes: older entries then simply miss
+# Bump when the stored layout or an entry's meaning changes: older entries then simply miss.
+# 5: an entry is one block of a hunk, its answer its part of a request that asked several.
+CACHE_FORMAT = 5
 MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
 _UNSAFE_NAME = LazyPattern(r"[^A-Za-z0-9_.\-]")
 

@@ -1,7 +1,8 @@
 """What a model reviewer is sent (issue 22, "a model bill proportional to what changed"), checked
 on the requests a real local stand-in server records: no lock file, context within its budget,
-one system message for every request (the providers' prompt cache), and a chunk asked again only
-when its diff or the excerpts it was given changed."""
+one system message for every request (the providers' prompt cache), a push's chunks asked in one
+request, and a chunk (one block of a hunk) asked again only when its diff or the excerpts it was
+given changed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from reviewgate.config import ConfigWarning, ReviewerSettings
 from reviewgate.reviewers import anthropic, openai
 from reviewgate.reviewers.base import ReviewerStatus
-from reviewgate.reviewers.model.chunking import RUN_NOTE, plan_chunks
+from reviewgate.reviewers.model.chunking import SOME_NOTE, plan_chunks
 from reviewgate.reviewers.model.contract import schema_shape, wire_schema
 from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
 from testing.cli import run_cli
@@ -84,14 +85,14 @@ def test_context_never_exceeds_its_budget(tmp_path: Path, budget: int | None) ->
         f"x_{index} = helper_{index:02}({number})\n" for index in range(40)) for number in range(8)}
     calls = "".join(f"print(helper_{index:02}(1))\n" for index in range(40))
     repo = make_repo(tmp_path, {"lib/helpers.py": helpers, **users},
-                     {"app/main.py": "from lib.helpers import *\n\n" + calls})
+                     {"app/main.py": "from lib.helpers import *\n" + calls})  # one block: one chunk
     options = {} if budget is None else {"context_chars": budget}
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = openai.build(_openai(server, **options)).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     context = _context_block(server.posts()[0])
     cap = min(budget or 8000, max(CONTEXT_FLOOR_CHARS, len(_data_blocks(server.posts()[0])[0])))
-    assert cap == (budget or CONTEXT_FLOOR_CHARS)  # a 40-line diff: the floor, under the default cap
+    assert cap == min(budget or 8000, len(_data_blocks(server.posts()[0])[0]))  # a 40-line diff: over the floor
     assert len(context) <= cap
     assert len(context) >= cap * 0.8  # the budget is used, not left empty
     assert "definition of helper_" in context
@@ -108,7 +109,7 @@ def test_a_chunk_is_sent_no_more_context_than_its_diff_is_long(tmp_path: Path) -
     users = {f"lib/use_{number}.py": "from lib.helpers import *\n\n" + "".join(
         f"x_{index} = helper_{index:02}({number})\n" for index in range(40)) for number in range(8)}
     repo = make_repo(tmp_path, {"lib/helpers.py": helpers, **users},
-                     {"app/main.py": "from lib.helpers import *\n\n" + calls})
+                     {"app/main.py": "from lib.helpers import *\n" + calls})  # one block: one chunk
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = openai.build(_openai(server)).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
@@ -118,19 +119,22 @@ def test_a_chunk_is_sent_no_more_context_than_its_diff_is_long(tmp_path: Path) -
 
 
 def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Path) -> None:
-    """Three chunks (three directories) and their second looks: each kind of request has one
-    system message, byte for byte, long enough for OpenAI's automatic prefix cache (1,024 tokens),
-    holding no nonce; the chunk's data and its nonce are in the user message."""
+    """Three chunks (three directories) asked in one request, twice (two runs), and their second
+    looks: each kind of request has one system message, byte for byte, long enough for OpenAI's
+    automatic prefix cache (1,024 tokens), holding no nonce; the chunk's data and its nonce are in
+    the user message."""
     branch = {f"{name}/module.py": f"def {name}_total(items):\n    return sum(items) / len(items)\n"
               for name in ("api", "web", "jobs")}
     repo = make_repo(tmp_path, {"README.md": "base\n"}, branch)
-    reviews = [Reply(review=review_document([finding(f"{name}/module.py", 2, title=f"{name} divides by zero")]))
-               for name in ("api", "web", "jobs")]
-    with ModelServer(reviews, verdicts=[Reply(review=verdict("confirmed"))]) as server:
-        outcome = openai.build(_openai(server, verify_findings=True)).review(review_request(repo.path))
-    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    review = Reply(review=review_document([finding(f"{name}/module.py", 2, title=f"{name} divides by zero")
+                                           for name in ("api", "web", "jobs")]))
+    with ModelServer([review], verdicts=[Reply(review=verdict("confirmed"))]) as server:
+        reviewer = openai.build(_openai(server, verify_findings=True))
+        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]
+    assert all(outcome.status is ReviewerStatus.OK for outcome in outcomes), outcomes[0].reason
     reviews_sent, looks_sent = server.review_posts(), server.verification_posts()
-    assert len(reviews_sent) == 3 and len(looks_sent) == 3
+    assert len(reviews_sent) == 2 and len(looks_sent) == 6
+    assert all(_files_sent(post) == set(branch) for post in reviews_sent)
     for posts in (reviews_sent, looks_sent):
         systems = {post.body["messages"][0]["content"] for post in posts}
         assert len(systems) == 1
@@ -172,16 +176,18 @@ def test_anthropic_marks_its_system_block_for_the_prompt_cache(tmp_path: Path, m
         settings = ReviewerSettings(name="claude", provider="anthropic", model="test-model", base_url=server.url,
                                     timeout=2.0, options={"retries": 0, "verify_findings": False,
                                                           "input_price": 3.0, "output_price": 15.0})
-        outcome = anthropic.build(settings).review(review_request(repo.path))
+        reviewer = anthropic.build(settings)
+        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]  # one request each
     posts = server.posts()
     assert len(posts) == 2
     blocks = [post.body["system"] for post in posts]
     assert blocks[0] == blocks[1]
     assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral"}]
     assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
-    # The cached tokens are counted and priced at a tenth: 2 × (300×3 + 2000×0.3 + 50×15) / 1e6.
-    assert outcome.usage.cached_input_tokens == 4000 and outcome.usage.input_tokens == 4600
-    assert outcome.usage.cost == pytest.approx(2 * (300 * 3.0 + 2000 * 0.3 + 50 * 15.0) / 1e6)
+    # The cached tokens are counted and priced at a tenth: (300×3 + 2000×0.3 + 50×15) / 1e6.
+    outcome = outcomes[1]
+    assert outcome.usage.cached_input_tokens == 2000 and outcome.usage.input_tokens == 2300
+    assert outcome.usage.cost == pytest.approx((300 * 3.0 + 2000 * 0.3 + 50 * 15.0) / 1e6)
 
 
 ORDERS = "def place_order(items):\n    total = sum(items)\n    return total\n"
@@ -190,10 +196,11 @@ TASKS = "def run_tasks(queue):\n    return list(queue)\n"
 
 
 def test_a_push_asks_again_only_the_chunks_whose_diff_or_excerpts_changed(tmp_path: Path) -> None:
-    """Three chunks; web/ calls api/'s place_order, so web's request quotes its definition.
-    A push to jobs/ asks for jobs/ alone; lines added above place_order (its text unchanged, its
-    line numbers shifted) ask for api/ alone; a change to place_order's body asks for api/ and
-    web/, which quotes it, and not jobs/."""
+    """Three files in one request; web/ calls api/'s place_order, so its context quotes the
+    definition. A push to jobs/ asks for jobs/ alone; lines added above place_order (its text
+    unchanged, its line numbers shifted) ask for the new lines alone; a change to place_order's
+    body asks, in one request, for that block of api/ and for web/, which quotes it: not jobs/, and
+    not api/'s unchanged new lines."""
     repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED},
                      {"api/orders.py": ORDERS, "web/pages.py": PAGES, "jobs/tasks.py": TASKS})
     with ModelServer([Reply(review=review_document())]) as server:
@@ -208,16 +215,22 @@ def test_a_push_asks_again_only_the_chunks_whose_diff_or_excerpts_changed(tmp_pa
             return server.posts()[start:]
 
         first = push({})
-        web = next(post for post in first if _files_sent(post) == {"web/pages.py"})
-        assert "def place_order(items):" in _context_block(web)
         to_jobs = push({"jobs/tasks.py": TASKS + "\n\ndef drop_tasks(queue):\n    queue.clear()\n"})
         shifted = push({"api/orders.py": "import logging\n\nLOG = logging.getLogger(__name__)\n\n\n" + ORDERS})
         body = push({"api/orders.py": "import logging\n\nLOG = logging.getLogger(__name__)\n\n\n"
                      + ORDERS.replace("sum(items)", "sum(items) * 2")})
-    assert len(first) == 3
+    assert [_files_sent(post) for post in first] == [{"api/orders.py", "web/pages.py", "jobs/tasks.py"}]
+    # The definition web/'s context quotes is in the same request's diff: not sent twice.
+    assert "place_order" not in _context_block(first[0])
     assert [_files_sent(post) for post in to_jobs] == [{"jobs/tasks.py"}]
+    assert "def drop_tasks(queue):" in _data_blocks(to_jobs[0])[0]
+    assert "def run_tasks(queue):" not in _data_blocks(to_jobs[0])[0]  # its block was answered before
     assert [_files_sent(post) for post in shifted] == [{"api/orders.py"}]
-    assert sorted(sorted(_files_sent(post)) for post in body) == [["api/orders.py"], ["web/pages.py"]]
+    assert "def place_order(items):" not in _data_blocks(shifted[0])[0]
+    assert [_files_sent(post) for post in body] == [{"api/orders.py", "web/pages.py"}]
+    diff = _data_blocks(body[0])[0]
+    assert "sum(items) * 2" in diff and "LOG = logging" not in diff
+    assert f"=== FILE api/orders.py (added) === {SOME_NOTE}" in diff
 
 
 def test_the_old_context_tokens_key_warns_naming_its_replacement(tmp_path: Path) -> None:
@@ -233,10 +246,10 @@ def _module(name: str, functions: int) -> str:
                    for index in range(functions))
 
 
-def test_a_push_to_one_file_of_a_large_directory_change_re_sends_that_file_only(tmp_path: Path) -> None:
-    """Two files of one directory whose diffs are too large to share a request cheaply (over
-    chunking.GROUP_TOKENS together) are two chunks, so a push to one re-sends only it; two small
-    files of another directory still share one."""
+def test_a_push_to_one_file_re_sends_only_its_new_block_in_one_request(tmp_path: Path) -> None:
+    """Two large files and two small ones are one request; a push that appends a function to one
+    large file asks one request holding only that function: not the file's other seventy, not
+    the other files."""
     branch = {"src/core.py": _module("core", 70), "src/types.py": _module("types", 70),
               "docs/a.py": "A = 1\n", "docs/b.py": "B = 2\n"}
     repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED}, branch)
@@ -246,28 +259,31 @@ def test_a_push_to_one_file_of_a_large_directory_change_re_sends_that_file_only(
         sent_first = [_files_sent(post) for post in server.posts()]
         commit(repo.path, {"src/types.py": _module("types", 70) + "def extra(value):\n    return value\n"}, "push")
         second = run_cli(repo.path, "run", "--base", "main", env=KEY)
-        sent_second = [_files_sent(post) for post in server.posts()[len(sent_first):]]
+        posts_second = server.posts()[len(sent_first):]
     assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
-    assert sorted(sorted(files) for files in sent_first) == [["docs/a.py", "docs/b.py"], ["src/core.py"],
-                                                             ["src/types.py"]]
-    assert sent_second == [{"src/types.py"}]
+    assert sent_first == [set(branch)]
+    assert [_files_sent(post) for post in posts_second] == [{"src/types.py"}]
+    diff = _data_blocks(posts_second[0])[0]
+    assert "def extra(value):" in diff and "def types_0(" not in diff and "def types_69(" not in diff
 
 
 _FIRST_ADDED = re.compile(r"^\+ *(\d+)\| (.*)$", re.MULTILINE)
 
 
-def _on_first_added_line(body: object) -> Reply | None:
-    """A finding at the first added line of each review request's diff, titled with its text."""
+def _on_first_added_lines(body: object) -> Reply | None:
+    """A finding at the first added line of each hunk of a review request's diff, titled with
+    its text (a packed request answers for every chunk it holds)."""
     if not isinstance(body, dict) or "messages" not in body or "record_review" not in str(body):
         return None
     user = str(body["messages"][-1]["content"])
     nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
-    diff = user.split(f"<<<DATA {nonce.group(1)} BEGIN>>>\n", 1)[1] if nonce else ""
-    path = re.search(r"=== FILE (\S+)", diff)
-    added = _FIRST_ADDED.search(diff)
-    if path is None or added is None:
+    if nonce is None:
         return Reply(review=review_document())
-    return Reply(review=review_document([finding(path.group(1), int(added.group(1)), title=added.group(2).strip())]))
+    diff = user.split(f"<<<DATA {nonce.group(1)} BEGIN>>>\n", 1)[1].split(f"<<<DATA {nonce.group(1)} END>>>", 1)[0]
+    path = re.search(r"=== FILE (\S+)", diff)
+    found = [finding(path.group(1), int(added.group(1)), title=added.group(2).strip())
+             for hunk in diff.split("\n@@ ")[1:] if path is not None and (added := _FIRST_ADDED.search(hunk))]
+    return Reply(review=review_document(found))
 
 
 TOP = "import math\nimport os\nimport sys\n\n\nLIMIT = 10\n"  # 7 lines above the file's first
@@ -290,35 +306,40 @@ def _lines_of(findings: object) -> dict[str, int]:
     return {item.title: item.line for item in findings}  # type: ignore[attr-defined]
 
 
-def test_a_push_that_shifts_a_large_file_re_sends_only_the_run_it_changed_and_moves_reused_findings(
+def test_a_push_that_shifts_a_large_file_re_sends_only_the_block_it_changed_and_moves_reused_findings(
         tmp_path: Path) -> None:
-    """A file whose diff is too large for one cheap request is reviewed in runs of hunks keyed
-    without line numbers: seven lines added above it re-send only the run they change, and every
-    other run's stored finding is placed on its line's new number (the same code; 7 lines down,
-    further than placement's nearby move could mend), never on the old one. A changed line inside a run makes that run miss: asked again, alone."""
+    """Eighty hunks of one file, one chunk each, asked in one request whose answer has a finding
+    on each: seven lines added above them re-send only the new lines, and every hunk's stored finding is placed on its line's new number (the same
+    code; 7 lines down, further than placement's nearby move could mend), never on the old one. A
+    changed line inside one hunk makes that hunk miss: asked again, alone."""
     repo = make_repo(tmp_path, {"README.md": "base\n", "app/buckets.py": _large_file(False)},
                      {"app/buckets.py": _large_file(True)})
-    runs = plan_chunks(review_request(repo.path).target.files, 100_000).chunks
-    assert len(runs) >= 3 and all(RUN_NOTE in chunk.text for chunk in runs)
+    chunks = plan_chunks(review_request(repo.path).target.files, 100_000).chunks
+    assert len(chunks) == 80
     store = chunk_store(tmp_path / "cache", "llm")
-    with ModelServer([], responder=_on_first_added_line) as server:
+    with ModelServer([], responder=_on_first_added_lines) as server:
         reviewer = openai.build(_openai(server))
         first = reviewer.review(review_request(repo.path), store)
         asked_first = len(server.posts())
         commit(repo.path, {"app/buckets.py": _large_file(True, top=TOP)}, "shift everything by 7 lines")
         shifted = reviewer.review(review_request(repo.path), store)
-        asked_shifted = len(server.posts())
+        shift_posts = server.posts()[asked_first:]
         commit(repo.path, {"app/buckets.py": _large_file(True, top=TOP, tweak=25)}, "one line")
         tweaked = reviewer.review(review_request(repo.path), store)
-        tweak_posts = server.posts()[asked_shifted:]
-    assert asked_first == len(runs) and first.status is ReviewerStatus.OK, first.reason
-    assert asked_shifted == asked_first + 1  # only the run holding the new top lines
-    assert shifted.chunks.reused == len(runs) - 1
+        tweak_posts = server.posts()[asked_first + len(shift_posts):]
+    assert asked_first == 1 and first.status is ReviewerStatus.OK, first.reason
+    assert len(first.findings) == 80  # the one answer, split back to the eighty chunks
+    assert len(shift_posts) == 1 and "bucket_number_0(" not in _data_blocks(shift_posts[0])[0]
+    assert shifted.chunks.reused == 80
     before, after = _lines_of(first.findings), _lines_of(shifted.findings)
-    moved = {title: line for title, line in after.items() if title in before and "bucket_number_0(" not in title}
-    assert len(moved) == len(runs) - 1
+    moved = {title: line for title, line in after.items() if title in before}
+    assert len(moved) == 80
     assert all(line == before[title] + 7 for title, line in moved.items())
-    head = (repo.path / "app/buckets.py").read_text().split("\n")
-    assert all(head[line - 1].strip() == title for title, line in moved.items())  # the same code
-    assert [len(tweak_posts), tweaked.chunks.reused] == [1, len(runs) - 1]
-    assert "bucket_number_25(value) + 25  # tweaked" in _data_blocks(tweak_posts[0])[0]
+    head = _large_file(True, top=TOP).split("\n")  # the shifted head
+    assert {title: head[line - 1].strip() for title, line in moved.items()} == {title: title for title in moved}  # the same code
+    assert len(tweak_posts) == 1 and tweaked.chunks.reviewed == 1
+    tweak_diff = _data_blocks(tweak_posts[0])[0]
+    assert "bucket_number_25(value) + 25  # tweaked" in tweak_diff and "bucket_number_24(" not in tweak_diff
+    tweaked_lines = _lines_of(tweaked.findings)
+    assert {title: line for title, line in tweaked_lines.items() if "_25(" not in title} == {
+        title: line for title, line in after.items() if "_25(" not in title}

@@ -119,3 +119,35 @@ line = 5
     assert sent is not None, output
     characters = int(sent.group(1).replace(",", ""))
     assert int(sent.group(3)) == round(characters / 8) and int(sent.group(4)) == round(characters / 32)
+
+
+def test_the_stand_in_reads_the_other_files_diffs_of_a_packed_request(tmp_path: Path) -> None:
+    """Two directories add the same function: both files' chunks are one request, whose context
+    leaves out the lines its own diff shows, so the stand-in finds the copy in the other file's
+    diff (a finding on each copy; the case labels one), and never a file's line against itself."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    body = "def shipping_cost(order):\\n    return order.weight_in_grams * order.rate_per_gram / 1000\\n"
+    (cases / "copy.toml").write_text(f'''
+[[case]]
+name = "stand-in-copy"
+[case.base]
+"README.md" = "base\\n"
+[case.branch]
+"billing/cost.py" = "{body}"
+"shipping/cost.py" = "{body}"
+[[case.expect]]
+path = "shipping/cost.py"
+line = 2
+
+[[case]]
+name = "stand-in-no-copy"
+[case.base]
+"README.md" = "base\\n"
+[case.branch]
+"billing/cost.py" = "{body}"
+"shipping/rate.py" = "def rate_for(zone):\\n    return {{'near': 1, 'far': 3}}.get(zone, 5)\\n"
+''', encoding="utf-8")
+    completed = _eval(tmp_path, "--stand-in", "--cases", str(cases), "--jobs", "1")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert _row(completed.stdout, "review alone")[:5] == ["0.500", "1.000", "2", "1", "1"]

@@ -35,13 +35,13 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     assert f"PR {merge[:10]} Merge the feature (#7): 3 push(es)" in output
     rows = [line.split() for line in output.splitlines() if re.match(r"  [0-9a-f]{10} ", line)]
     # push, lines, requests, characters, tokens per line, and the same without the cache, saved
-    assert [row[2] for row in rows] == ["2", "1", "1"]  # with the cache: only web/ is asked again
-    assert [row[5] for row in rows] == ["2", "2", "2"]  # without it: every chunk on every push
+    assert [row[2] for row in rows] == ["1", "1", "1"]  # one request a push: both files, then web/'s new function
+    assert [row[5] for row in rows] == ["1", "1", "1"]  # without it: every chunk on every push, in one request
     assert [row[1] for row in rows] == ["320", "4", "4"]  # changed lines: from the merge base, then per push
     total = next(line for line in output.splitlines() if line.startswith("  PR total")).split()
-    assert total[2:4] == ["328", "4"] and total[6] == "6"
-    assert "all PRs: 328 changed lines; with the cache 4 requests" in output
-    assert re.search(r"the cache saved \d+% of the characters and 33% of the requests", output)
+    assert total[2:4] == ["328", "3"] and total[6] == "3"
+    assert "all PRs: 328 changed lines; with the cache 3 requests" in output
+    assert re.search(r"the cache saved \d+% of the characters and 0% of the requests", output)
 
 
 def test_a_commit_that_is_not_a_merge_is_a_usage_error(tmp_path: Path) -> None:

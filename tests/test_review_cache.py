@@ -117,8 +117,9 @@ def _module(name: str, lines: int) -> str:
 
 
 def test_a_second_push_sends_only_the_chunks_of_the_changed_file(tmp_path: Path) -> None:
-    """Three directories, three chunks; a new commit changes one file: one request, holding that
-    file only, and the summary says the other two were reused. The same head again: no request."""
+    """Three files, three chunks asked in one request; a new commit changes one file: one
+    request, holding that file only, and the summary says the other two were reused, with their
+    shares of the first request's cost. The same head again: no request."""
     branch = {"api/orders.py": _module("orders", 6), "web/pages.py": _module("pages", 6),
               "jobs/tasks.py": _module("tasks", 6)}
     repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED}, branch)
@@ -126,39 +127,52 @@ def test_a_second_push_sends_only_the_chunks_of_the_changed_file(tmp_path: Path)
     with ModelServer([Reply(review=on_pages)]) as server:
         _config(repo.path, server)
         first = _review(repo.path)
-        assert len(server.posts()) == 3
-        assert sorted(path for post in server.posts() for path in _files_sent(post)) == sorted(branch)
+        assert len(server.posts()) == 1
+        assert _files_sent(server.posts()[0]) == set(branch)
         commit(repo.path, {"web/pages.py": _module("pages", 8)}, "second push: one file")
         second = _review(repo.path)
-        assert len(server.posts()) == 4
-        assert _files_sent(server.posts()[3]) == {"web/pages.py"}
+        assert len(server.posts()) == 2
+        assert _files_sent(server.posts()[1]) == {"web/pages.py"}
         third = _review(repo.path)
-    assert len(server.posts()) == 4, "the same head again must cost no request"
+    assert len(server.posts()) == 2, "the same head again must cost no request"
     assert (first[0], second[0], third[0]) == (1, 1, 1)
     outcome = second[1]["reviewers"][0]
     assert outcome["usage"]["requests"] == 1
     assert outcome["chunks"]["reviewed"] == 1 and outcome["chunks"]["reused"] == 2
-    assert ("1 chunk(s) reviewed, 2 reused from the cache, which saved 2 request(s), 2,000 input and "
-            "200 output tokens") in second[2]
+    saved = outcome["chunks"]["saved"]
+    # api/ was the first request's first chunk (it counts the request); jobs/ shares its tokens.
+    assert saved["requests"] == 1 and 500 < saved["input_tokens"] < 1000 and 50 < saved["output_tokens"] < 100
+    assert (f"1 chunk(s) reviewed, 2 reused from the cache, which saved 1 request(s), {saved['input_tokens']:,} "
+            f"input and {saved['output_tokens']} output tokens") in second[2]
+    # Every stored share of the first request adds up to what it cost.
     assert third[1]["reviewers"][0]["chunks"] == {"reviewed": 0, "reused": 3, "saved": {
-        "requests": 3, "input_tokens": 3000, "output_tokens": 300, "cost": None}}
+        "requests": 2, "input_tokens": saved["input_tokens"] + 1000, "output_tokens": saved["output_tokens"] + 100,
+        "cost": None}}
     # The finding on web/pages.py keeps its id in every round: the same code, the same words.
     assert {report["findings"][0]["id"] for _, report, _ in (first, second, third)} == {
         first[1]["findings"][0]["id"]}
 
 
-def test_a_blocked_chunk_is_asked_again_and_the_others_are_reused(tmp_path: Path) -> None:
+def test_a_failed_request_leaves_all_its_chunks_unreviewed_and_they_are_asked_again(tmp_path: Path) -> None:
+    """The three chunks share one request; it fails every retry: the review is blocked, all three
+    are counted as failed and none is stored, so the next run asks for all three again (one
+    request), stores them, and the run after asks nothing."""
     branch = {"api/orders.py": _module("orders", 6), "jobs/tasks.py": _module("tasks", 6),
               "web/pages.py": _module("pages", 6)}
     repo = make_repo(tmp_path, {"README.md": "base\n", **IGNORED}, branch)
     fine = Reply(review=review_document())
-    # One chunk at a time, in path order: api/ answers, jobs/ fails every retry, web/ answers.
-    with ModelServer([fine, Reply(status=500), Reply(status=500), Reply(status=500), fine]) as server:
-        _config(repo.path, server, concurrency=1)
+    with ModelServer([Reply(status=500), Reply(status=500), Reply(status=500), fine]) as server:
+        _config(repo.path, server)
         blocked = _review(repo.path)
+        assert not _chunk_entries(repo.path / ".reviewgate-cache")
         asked = len(server.posts())
         retried = _review(repo.path)
-    assert blocked[0] == 3 and retried[0] == 0
-    assert asked == 5 and len(server.posts()) == 6
-    assert _files_sent(server.posts()[5]) == {"jobs/tasks.py"}
-    assert retried[1]["reviewers"][0]["chunks"]["reused"] == 2
+        again = _review(repo.path)
+    assert (blocked[0], retried[0], again[0]) == (3, 0, 0)
+    assert "0 chunk(s) reviewed, 0 reused from the cache, 3 failed" in blocked[2]
+    assert "HTTP 500: scripted HTTP 500; gave up after 3 attempt(s)" in blocked[1]["reviewers"][0]["reason"]
+    assert "more request(s) failed" not in blocked[1]["reviewers"][0]["reason"]  # one request, one reason
+    assert asked == 3 and len(server.posts()) == 4
+    assert _files_sent(server.posts()[3]) == set(branch)
+    assert len(_chunk_entries(repo.path / ".reviewgate-cache")) == 3
+    assert again[1]["reviewers"][0]["chunks"]["reused"] == 3

@@ -56,7 +56,27 @@ def test_a_large_diff_is_reviewed_in_chunks_and_findings_merge(tmp_path: Path) -
     assert sum(len(group) for group in shown) == len(files)  # each exactly once
     assert len(outcome.findings) == 1  # de-duplicated across chunks
     assert outcome.usage.requests == len(posts)
-    assert f"the diff was reviewed in {len(posts)} chunks" in outcome.notes
+    # Six files, six chunks, packed into as few requests as the window holds: never past it.
+    assert len(posts) < len(files)
+    assert all(len(post.text) // 4 <= SMALL_WINDOW["max_input_tokens"] for post in posts)
+    assert f"the diff was reviewed in 6 chunks, 6 of them asked in {len(posts)} request(s)" in outcome.notes
+
+
+def test_one_file_larger_than_the_window_is_split_over_requests_at_its_blocks(tmp_path: Path) -> None:
+    """Forty functions of one file are forty chunks: packed into requests that each fit the
+    window, every function sent exactly once, none left unreviewed."""
+    body = "".join(f"def step_{index}(value):\n" + "".join(f"    value = value + {index} * {line}\n"
+                                                          for line in range(6)) + "    return value\n\n\n"
+                   for index in range(40))
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, {"app/steps.py": body})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK and not outcome.not_reviewed, outcome.reason
+    posts = server.posts()
+    assert len(posts) >= 3
+    assert all(len(post.text) // 4 <= SMALL_WINDOW["max_input_tokens"] for post in posts)
+    sent = [name for post in posts for name in re.findall(r"def (step_\d+)\(", post.body["messages"][1]["content"])]
+    assert sorted(sent) == sorted(f"step_{index}" for index in range(40))
 
 
 @pytest.mark.parametrize(
@@ -71,7 +91,7 @@ def test_a_file_too_large_even_alone_is_not_reviewed(
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = openai.build(_settings(server, on_unreviewed=policy)).review(review_request(repo.path))
     assert outcome.status is status
-    assert outcome.not_reviewed == ("huge.py lines 1-200 (one hunk larger than the input budget)",)
+    assert outcome.not_reviewed == ("huge.py lines 1-200 (one block larger than the input budget)",)
     assert "huge.py lines 1-200" in outcome.reason  # said even when policy lets it pass
     assert all("huge.py" not in post.text for post in server.posts())
 

@@ -1,27 +1,25 @@
-"""Split the diff into chunks that fit `max_input_tokens`, with boundaries a push cannot shift.
+"""Split the diff into chunks, the unit the chunk cache answers, with boundaries a push cannot shift.
 
-A chunk is one directory's changed files when they are small together (GROUP_TOKENS: related
-files side by side), else each file alone (deletion-only hunks dropped first when that makes it
-fit); a file whose diff is larger than RUN_TOKENS is reviewed in runs of hunks that end where a
-hunk's own text says (_ends_run), and a file that cannot fit alone in parts (runs of hunks that
-fit). Boundaries depend only on the files of one directory: a push that changes one file leaves
-every other directory's chunk byte-identical, so the chunk cache (review_cache.py) answers them
-without a request; in a directory whose changes are larger than GROUP_TOKENS, every other
-file's chunk too; and in a large file, every run the push does not touch (the cache keys a
-chunk without its line numbers: Chunk.key_text). A single hunk that cannot fit is "not
-reviewed", which the engine reports and policy decides on.
+A chunk is one block of one file's diff: a hunk, cut before each top-level block it adds (a
+line at the start of a line after a blank one: a function, a class, a test, a section), so a
+test appended to a test file's one long hunk is a chunk of its own and the tests before it keep
+theirs. Each cut is decided by the hunk's own text, so a push that changes one block leaves
+every other block's chunk byte-identical (the cache keys a chunk without its line numbers:
+Chunk.key_text) and the cache answers it without asking; the engine packs the chunks it does
+ask about into as few requests as the input budget allows (packing.py), so a small chunk costs
+no request of its own. A file without hunks (binary, a rename) is one chunk; a block larger than
+the budget alone is "not reviewed", which the engine reports and policy decides on.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from itertools import groupby
 
 from reviewgate.reviewers.model.redaction import Redaction
-from reviewgate.reviewers.model.rendering import RenderedFile, render_file, render_hunks
-from reviewgate.target.diff import FileChange, Hunk
+from reviewgate.reviewers.model.rendering import RenderedFile, render_hunks
+from reviewgate.target.diff import DiffLine, FileChange, Hunk, LineKind
 from reviewgate.text import printable
 
 
@@ -59,100 +57,78 @@ class ChunkPlan:
     not_reviewed: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _parts(change: FileChange, budget: int) -> tuple[list[RenderedFile], list[str]]:
-    """A file too large for one chunk, as runs of whole hunks that each fit."""
-    runs: list[list[Hunk]] = []
-    skipped: list[str] = []
-    for hunk in change.hunks:
-        if render_hunks(change, (hunk,)).tokens > budget:
-            skipped.append(
-                f"{printable(change.path)} lines {hunk.new_start}-{hunk.new_end}"
-                " (one hunk larger than the input budget)"
-            )
-            continue
-        if runs and render_hunks(change, (*runs[-1], hunk)).tokens <= budget:
-            runs[-1].append(hunk)
-        else:
-            runs.append([hunk])
-    rendered = [
-        render_hunks(change, tuple(run), f"(part {index} of {len(runs)})")
-        for index, run in enumerate(runs, start=1)
-    ]
-    return rendered, skipped
+def _starts_block(line: DiffLine, previous: DiffLine | None) -> bool:
+    """An added line that opens a top-level block: text at the start of the line (not a closing
+    bracket) after a blank line."""
+    text = line.text
+    return (line.kind is LineKind.ADDED and previous is not None and not previous.text.strip()
+            and bool(text) and not text[0].isspace() and text[0] not in ")]}")
 
 
-def _ends_run(change: FileChange, hunk: Hunk) -> bool:
-    """Whether a run of hunks ends after this one: decided by its own text alone, so a push that
-    changes, adds or shifts other hunks moves no cut but the ones beside its own hunks."""
-    digest = hashlib.sha256(render_hunks(change, (hunk,)).key_text.encode("utf-8", "surrogateescape")).digest()
-    return digest[0] % RUN_HUNKS == 0
+def _piece(hunk: Hunk, lines: list[DiffLine]) -> Hunk:
+    new = [line.new_line for line in lines if line.new_line is not None]
+    old = [line.old_line for line in lines if line.old_line is not None]
+    return Hunk(old[0] if old else hunk.old_start, len(old), new[0] if new else hunk.new_start, len(new), tuple(lines))
 
 
-def _runs(change: FileChange, whole: RenderedFile) -> list[Chunk]:
-    """A file's diff as runs of hunks cut at content-defined places (_ends_run). Each run's
-    chunk holds the file with only its hunks: the context it is given follows its own symbols,
-    so a push to another run of the file changes neither its diff nor its context."""
-    runs: list[list[Hunk]] = [[]]
-    for hunk in change.hunks:
-        runs[-1].append(hunk)
-        if _ends_run(change, hunk):
-            runs.append([])
-    runs = [run for run in runs if run]
-    if len(runs) == 1:
-        return [Chunk((change,), (whole,))]
-    return [Chunk((replace(change, hunks=tuple(run), raw_hunks=b""),), (render_hunks(change, tuple(run), RUN_NOTE),))
-            for run in runs]
+def _trimmed(lines: list[DiffLine]) -> list[DiffLine]:
+    """The lines without the blank ones at their end (when something else is left)."""
+    kept = len(lines)
+    while kept > 1 and not lines[kept - 1].text.strip():
+        kept -= 1
+    return lines[:kept]
 
 
-def _group_key(change: FileChange) -> str:
-    return str(PurePosixPath(change.path).parent)
-
-
-def _fitting(changes: list[FileChange], budget: int) -> Chunk | None:
-    """The files as one chunk, deletion-only hunks left out if that is what makes it fit."""
-    for drop in (False, True):
-        rendered = [render_file(change, drop_deletions=drop) for change in changes]
-        if sum(item.tokens for item in rendered) <= budget:
-            return Chunk(tuple(changes), tuple(rendered))
-    return None
-
-
-# A directory's files share one request while their diff is this small (about 10,000
-# characters): the instructions and context are paid once for them, and a push that changes one
-# of them re-sends little. Past it each file is its own chunk, so a push re-sends only its files.
-GROUP_TOKENS = 2_500
-# A file's diff larger than this (about 16,000 characters) is reviewed in runs of hunks, so a push
-# that changes one hunk re-sends its run, not the whole file's diff.
-RUN_TOKENS = 4_000
-# About how many hunks a run holds: a run ends after a hunk whose digest is 0 modulo this.
-RUN_HUNKS = 8
-# The same words on every run (no "part 2 of 5"): a run's text must not depend on how many
-# others there are, or one new run would make every run of the file miss the cache.
-RUN_NOTE = "(some of its hunks; the others are reviewed in other requests)"
+def blocks(hunk: Hunk) -> Iterator[Hunk]:
+    """The hunk cut before each top-level block it adds (`_starts_block`), once the part before
+    it changes a line that is not blank (leading context and blank lines go with the block after
+    them). The blank lines between two blocks, and after the last, are in neither: a block added
+    before or after another leaves that one's text as it was."""
+    current: list[DiffLine] = []
+    changed = False
+    for line in hunk.lines:
+        if changed and _starts_block(line, current[-1]):
+            yield _piece(hunk, _trimmed(current))
+            current, changed = [], False
+        current.append(line)
+        changed = changed or (line.kind is not LineKind.CONTEXT and bool(line.text.strip()))
+    if current:
+        yield _piece(hunk, _trimmed(current))
 
 
 def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
-    """Chunks whose rendered diff each fits `budget` estimated tokens, in path order."""
-    groups: dict[str, list[FileChange]] = {}
-    for change in sorted(files, key=lambda item: item.path):
-        groups.setdefault(_group_key(change), []).append(change)
+    """One chunk per block of each file's hunks (`blocks`), in path order, each within `budget`
+    estimated tokens; a block over it is listed as not reviewed."""
     chunks: list[Chunk] = []
     not_reviewed: list[str] = []
-    for group in sorted(groups):
-        together = _fitting(groups[group], min(budget, GROUP_TOKENS))
-        if together is not None:
-            chunks.append(together)
+    for change in sorted(files, key=lambda item: item.path):
+        if not change.hunks:
+            chunks.append(Chunk((change,), (render_hunks(change, ()),)))
             continue
-        for change in groups[group]:
-            whole = render_file(change)
-            if whole.tokens <= budget:  # rendered once: a large file in runs, else whole
-                chunks += _runs(change, whole) if whole.tokens > RUN_TOKENS else [Chunk((change,), (whole,))]
-                continue
-            alone = _fitting([change], budget)  # with deletion-only hunks left out
-            if alone is not None:
-                chunks.append(alone)
-                continue
-            parts, skipped = _parts(change, budget)
-            chunks += [Chunk((change,), (part,)) for part in parts]
-            not_reviewed += skipped
+        for hunk in change.hunks:
+            for block in blocks(hunk):
+                rendered = render_hunks(change, (block,))
+                if rendered.tokens > budget:
+                    not_reviewed.append(f"{printable(change.path)} lines {block.new_start}-{block.new_end}"
+                                        " (one block larger than the input budget)")
+                    continue
+                chunks.append(Chunk((replace(change, hunks=(block,), raw_hunks=b""),), (rendered,)))
     return ChunkPlan(tuple(chunks), tuple(not_reviewed))
+
+
+# On a file some of whose blocks a request leaves out (the cache answered them).
+SOME_NOTE = "(some of its changes; the others were reviewed apart)"
+
+
+def request_diff(chunks: Iterable[Chunk], every_hunk: dict[str, int]) -> str:
+    """The diff of chunks asked in one request: each file's header once, over its blocks in
+    order, noting when the request holds only some of the file's blocks (`every_hunk`: how many
+    blocks each file has in this run)."""
+    parts: list[str] = []
+    for path, group in groupby((item for chunk in chunks for item in chunk.rendered), key=lambda item: item.path):
+        rendered = list(group)
+        header = rendered[0].text.split("\n", 1)[0]  # the same on every block of the file
+        bodies = [item.text.split("\n", 1)[1] for item in rendered if "\n" in item.text]
+        note = f" {SOME_NOTE}" if len(rendered) < every_hunk.get(path, len(rendered)) else ""
+        parts.append("\n".join([header + note, *bodies]))
+    return "\n\n".join(parts)

@@ -14,7 +14,7 @@ push that only shifts a cited function down does not make the chunk citing it mi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -306,3 +306,27 @@ def collect_context(
             label = "." if directory == "." else directory + "/"
             full = not budget.add(ContextItem(label, "the names of the files beside the changed ones", names_text), found)
     return CollectedContext(tuple(budget.items), tuple(budget.redactions))
+
+
+def _outside(item: ContextItem, spans: tuple[tuple[int, int], ...]) -> Iterator[ContextItem]:
+    """The item's runs of lines that no span holds."""
+    if item.first_line is None or not spans:
+        yield item
+        return
+    run: list[int] = []
+    for index in [*range(len(item.lines)), len(item.lines)]:  # the last index ends the last run
+        number = item.first_line + index
+        if index < len(item.lines) and not any(first <= number <= last for first, last in spans):
+            run.append(index)
+            continue
+        if run and any(item.lines[index].strip() for index in run):  # blank lines alone tell nothing
+            yield ContextItem(item.path, item.why, item.lines[run[0]:run[-1] + 1], item.first_line + run[0])
+        run = []
+
+
+def merged_context(items: Iterable[ContextItem], diff_spans: Mapping[str, tuple[tuple[int, int], ...]]) -> str:
+    """The context of chunks asked in one request: each excerpt once, without the lines the
+    request's own diff shows (another chunk's excerpt may quote a changed line of a file whose
+    block is in the same request: sent twice, it would read as a copy of itself)."""
+    kept = (part for item in items for part in _outside(item, diff_spans.get(item.path, ())))
+    return "\n\n".join(dict.fromkeys(part.render() for part in kept))

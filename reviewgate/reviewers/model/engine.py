@@ -3,8 +3,10 @@
 A provider supplies only a Transport (one conversation in, one reply out). Whatever goes
 wrong ends as a `blocked` outcome with its reason, never as approval (DESIGN.md, Principles).
 With a chunk store (review_cache.py), a chunk whose prompt was answered before (the same
-text, line numbers aside) is not asked again: its stored answer, its lines moved with their
-hunks (rebasing.py), is placed on this head like a fresh one.
+text and context, line numbers aside) is not asked again: its stored answer, its lines moved
+with their hunks (rebasing.py), is placed on this head like a fresh one. The chunks the store
+cannot answer are asked together, in as few requests as max_input_tokens allows, and each
+request's answer is split back and stored per chunk (packing.py).
 """
 
 from __future__ import annotations
@@ -12,14 +14,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from reviewgate.config import Config, ReviewerSettings
-from reviewgate.context import ReviewRequest
+from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.findings import Finding, sort_key
-from reviewgate.policy.instructions import instructions_for
+from reviewgate.policy.instructions import PathInstruction, instructions_for
 from reviewgate.review_cache import ChunkStore, cache_key, now_text, text_digest
 from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.answered import (
@@ -29,11 +32,12 @@ from reviewgate.reviewers.model.answered import (
     record_places,
 )
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
-from reviewgate.reviewers.model.chunking import Chunk, plan_chunks
-from reviewgate.reviewers.model.context_collector import collect_context
+from reviewgate.reviewers.model.chunking import Chunk, plan_chunks, request_diff
+from reviewgate.reviewers.model.context_collector import CollectedContext, collect_context, merged_context
 from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
 from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
+from reviewgate.reviewers.model.packing import pack, split_answer
 from reviewgate.reviewers.model.placement import place_all
 from reviewgate.reviewers.model.prompt import (
     Conversation,
@@ -54,7 +58,10 @@ PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the 
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
 # A chunk's context is at most as long as its diff, and at least this (up to context_chars): a
 # 3-line fix is not sent 8,000 characters of excerpts, and what a push costs follows what changed.
-CONTEXT_FLOOR_CHARS = 2_000
+# A chunk is one block of a hunk (chunking.py), so a request of many blocks gets this many
+# times over: about one definition each (2,000 here cost 17% more on the PR replay; at 500 the
+# stand-in corpus of benchmarks/model_eval.py scores as before, case by case).
+CONTEXT_FLOOR_CHARS = 500
 
 
 def context_budget_for(chunk: Chunk, cap: int) -> int:
@@ -94,7 +101,40 @@ class ChunkResult:
     moved: int = 0
     redactions: list[Redaction] = field(default_factory=list)
     reused: Reply | None = None  # answered from the cache: what the stored answer cost
+    request: int = -1  # which of the run's requests asked it (-1: none)
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Prepared:
+    """A chunk ready to be asked: its context, the rejections on its files, its cache key's
+    material, and its answer once known (stored, or split from the request that asked it)."""
+
+    chunk: Chunk
+    context: CollectedContext
+    rejections: tuple[Rejection, ...]
+    instructions: tuple[PathInstruction, ...]  # the repository's rules for its files
+    material: dict[str, Any]
+    result: ChunkResult
+    stored: ParsedReview | None = None
+
+    def tokens(self) -> int:
+        """What it adds to a request: its diff and its context (shared excerpts counted twice)."""
+        return self.chunk.tokens + estimate_tokens(self.context.render())
+
+
+def _shares(usage: Usage, sizes: list[int]) -> list[Usage]:
+    """A request's cost split over the chunks it answered, by their size (what reusing one of
+    them saves; the shares add up to the whole); the request itself is counted on the first."""
+    total = sum(sizes) or 1
+    ends = [sum(sizes[: index + 1]) for index in range(len(sizes))]
+    starts = [0, *ends[:-1]]
+
+    def part(tokens: int, index: int) -> int:
+        return tokens * ends[index] // total - tokens * starts[index] // total
+
+    return [Usage(1 if index == 0 else 0, part(usage.input_tokens, index), part(usage.output_tokens, index))
+            for index in range(len(sizes))]
 
 
 def chunk_material(
@@ -189,27 +229,11 @@ class ModelReviewer:
         result.moved += rebased.unplaced
         return replace(parsed, findings=rebased.findings)
 
-    def _answer(
-        self, conversation: Conversation, key: str | None, result: ChunkResult,
-        store: ChunkStore | None, material: dict[str, Any], chunk: Chunk,
-    ) -> ParsedReview | None:
-        chunk_key = cache_key(material)
-        parsed = self._stored(store, chunk_key, chunk, result)
-        if parsed is not None:
-            return parsed
-        asked = self._ask(conversation, key, result)
-        if asked is None:
-            return None
-        if store is not None:  # only answers that passed the contract are stored
-            problem = store.save(chunk_key, material, asked[1], self._usage(result.usage), chunk.spans)
-            if problem is not None:
-                result.notes.append(problem)
-        return asked[0]
-
-    def _review_chunk(
-        self, request: ReviewRequest, chunk: Chunk, context_budget: int, key: str | None,
+    def _prepare(
+        self, request: ReviewRequest, chunk: Chunk, context_budget: int,
         store: ChunkStore | None = None, key_extra: dict[str, Any] | None = None,
-    ) -> ChunkResult:
+    ) -> Prepared:
+        """The chunk's context, rules and cache key, and its stored answer when there is one."""
         result = ChunkResult(redactions=list(chunk.redactions))
         branch_paths = {change.path for change in request.target.files}
         context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths)
@@ -219,14 +243,47 @@ class ModelReviewer:
         # here, and so does not make this chunk's cached answer miss.
         rejections = tuple(item for item in request.rejections if item.path in paths)
         instructions = instructions_for(request.instructions, sorted(paths))
-        conversation = build_conversation(chunk.text, context.render(), request.reproduction, rejections, instructions)
-        result.redactions += conversation.redactions
-        material = chunk_material(self.cache_identity(), chunk.key_text, context.key_texts(), conversation.system,
+        material = chunk_material(self.cache_identity(), chunk.key_text, context.key_texts(), review_system(),
                                   [render_rules(instructions), request.reproduction or "",
                                    *(f"{item.path}\0{item.line}\0{item.reason}" for item in rejections)])
         material.update(key_extra or {})
-        parsed = self._answer(conversation, key, result, store, material, chunk)
-        if parsed is None:
+        prepared = Prepared(chunk, context, rejections, instructions, material, result)
+        prepared.stored = self._stored(store, cache_key(material), chunk, result)
+        return prepared
+
+    def _ask_together(self, request: ReviewRequest, pieces: list[Prepared], key: str | None,
+                      store: ChunkStore | None, blocks: Counter[str]) -> None:
+        """One request for chunks the cache could not answer; its answer split back into one per
+        chunk, each stored under the chunk's own key. When it fails, every one of its chunks is
+        not reviewed, with the reason."""
+        first = pieces[0].result  # carries the request's cost, notes and the forge text's redactions
+        rejections = tuple(dict.fromkeys(item for piece in pieces for item in piece.rejections))
+        spans: dict[str, tuple[tuple[int, int], ...]] = {}
+        for piece in pieces:
+            for path, hunks in piece.chunk.spans.items():
+                spans[path] = spans.get(path, ()) + hunks
+        context = merged_context((item for piece in pieces for item in piece.context.items), spans)
+        conversation = build_conversation(request_diff((piece.chunk for piece in pieces), blocks), context,
+                                          request.reproduction, rejections, pieces[0].instructions)
+        first.redactions += conversation.redactions
+        asked = self._ask(conversation, key, first)
+        if asked is None:
+            for piece in pieces[1:]:
+                piece.result.blocked = first.blocked
+            return
+        answers = split_answer(asked[1], [piece.chunk.spans for piece in pieces])
+        shares = _shares(self._usage(first.usage), [piece.tokens() for piece in pieces])
+        for piece, answer, share in zip(pieces, answers, shares, strict=True):
+            if store is not None:  # only answers that passed the contract are stored
+                problem = store.save(cache_key(piece.material), piece.material, answer, share, piece.chunk.spans)
+                if problem is not None:
+                    first.notes.append(problem)
+            piece.stored = parse_review(answer)  # a part of an answer that passed: it passes
+
+    def _finish(self, request: ReviewRequest, piece: Prepared) -> ChunkResult:
+        """The chunk's answer placed on this head."""
+        result, parsed = piece.result, piece.stored
+        if parsed is None or result.blocked:
             return result
         placement = place_all(self.name, request.target, request.head, parsed.findings)
         result.findings = check_suggestions(placement.findings, request.target, request.head)
@@ -276,20 +333,28 @@ class ModelReviewer:
                 ),
             )
         plan = plan_chunks(shown, diff_budget)
-        single = len(plan.chunks) == 1
-        context_budget = self.options.context_chars
-        if single:  # one chunk: whatever the diff leaves of the window may go to context, up to the cap
-            context_budget = min(
-                context_budget,
-                (self.options.max_input_tokens - system_tokens - plan.chunks[0].tokens - PROMPT_MARGIN_TOKENS)
-                * CHARACTERS_PER_TOKEN,
-            )
         key_extra = self.chunk_key_extra(request) if store is not None else {}
         with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
-            results = list(pool.map(
-                lambda chunk: self._review_chunk(request, chunk, context_budget, key, store, key_extra),
+            pieces = list(pool.map(
+                lambda chunk: self._prepare(request, chunk, self.options.context_chars, store, key_extra),
                 plan.chunks,
             ))
+            # What the cache could not answer, packed into as few requests as the window allows
+            # (every chunk fits alone: its diff within diff_budget, its context within context_chars).
+            # Only chunks under the same repository rules share a request: a rule is shown to the
+            # chunks of the files it covers, as each chunk's cache key says.
+            room = self.options.max_input_tokens - system_tokens - PROMPT_MARGIN_TOKENS
+            by_rules: dict[tuple[PathInstruction, ...], list[Prepared]] = {}
+            for piece in pieces:
+                if piece.stored is None:
+                    by_rules.setdefault(piece.instructions, []).append(piece)
+            asks = [together for group in by_rules.values() for together in pack(group, Prepared.tokens, room)]
+            blocks = Counter(path for chunk in plan.chunks for path in chunk.spans)
+            for number, together in enumerate(asks):
+                for piece in together:
+                    piece.result.request = number
+            list(pool.map(lambda together: self._ask_together(request, together, key, store, blocks), asks))
+        results = [self._finish(request, piece) for piece in pieces]
         outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
         outcome = replace(outcome, notes=(*outcome.notes, *self.transport.run_notes()))
         if store is not None:
@@ -348,12 +413,15 @@ class ModelReviewer:
                 "(the gate decides from the recorded severities)"
             )
         if len(results) > 1:
-            notes.append(f"the diff was reviewed in {len(results)} chunks")
-        blocked = [result.blocked for result in results if result.blocked]
+            asked = [result.request for result in results if result.request >= 0]
+            notes.append(f"the diff was reviewed in {len(results)} chunks"
+                         + (f", {len(asked)} of them asked in {len(set(asked))} request(s)" if asked else ""))
+        # One reason per failed request: the chunks it held share it.
+        blocked = list(dict.fromkeys((result.request, result.blocked) for result in results if result.blocked))
         reason = ""
         if blocked:
-            reason = blocked[0] + (
-                f" (and {len(blocked) - 1} more chunk(s) failed)" if len(blocked) > 1 else ""
+            reason = blocked[0][1] + (
+                f" (and {len(blocked) - 1} more request(s) failed)" if len(blocked) > 1 else ""
             )
         elif not_reviewed:
             # Said in the reason even when policy lets it pass: the summary shows reasons, and a
@@ -369,7 +437,8 @@ class ModelReviewer:
             findings=tuple(sorted(findings.values(), key=sort_key)),
             reason=reason,
             product_questions=tuple(questions),
-            summary="\n\n".join(result.summary for result in results if result.summary),
+            # The chunks of one request share its summary: shown once.
+            summary="\n\n".join(dict.fromkeys(result.summary for result in results if result.summary)),
             usage=self._usage([reply for result in results for reply in result.usage]),
             duration_seconds=duration,
             dropped=len(dropped),

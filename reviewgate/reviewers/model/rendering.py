@@ -1,7 +1,9 @@
 """The frozen diff as the reviewer reads it: new-file line numbers on every line it may cite.
 
-"The frozen diff as new-file hunks with line numbers (deletion-only hunks dropped
-when the budget is tight)". Secrets are masked line by line on the way (redaction.py).
+"The frozen diff as new-file hunks with line numbers". A deletion-only hunk is sent like any
+other: each block of a hunk is a chunk of its own, and the chunks share requests up to the
+input budget (chunking.py), so dropping one would save no request. Secrets are masked line by
+line on the way (redaction.py).
 """
 
 from __future__ import annotations
@@ -36,10 +38,6 @@ class RenderedFile:
         return estimate_tokens(self.text)
 
 
-def is_deletion_only(hunk: Hunk) -> bool:
-    return all(line.kind is not LineKind.ADDED for line in hunk.lines)
-
-
 def _header(change: FileChange) -> str:
     status = change.status.value
     if change.status in (ChangeStatus.RENAMED, ChangeStatus.COPIED) and change.old_path:
@@ -67,12 +65,3 @@ def render_hunks(change: FileChange, hunks: tuple[Hunk, ...], note: str = "") ->
             key.append(f"{marker}| {text}")
     spans = tuple((hunk.new_start, hunk.new_end) for hunk in hunks)
     return RenderedFile(change.path, "\n".join(out), tuple(redactions), "\n".join(key), spans)
-
-
-def render_file(change: FileChange, drop_deletions: bool = False) -> RenderedFile:
-    hunks = change.hunks
-    if drop_deletions:
-        kept = tuple(hunk for hunk in hunks if not is_deletion_only(hunk))
-        note = "(deletion-only hunks left out for space)" if len(kept) < len(hunks) else ""
-        return render_hunks(change, kept, note)
-    return render_hunks(change, hunks)
