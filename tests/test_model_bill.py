@@ -343,3 +343,23 @@ def test_a_push_that_shifts_a_large_file_re_sends_only_the_block_it_changed_and_
     tweaked_lines = _lines_of(tweaked.findings)
     assert {title: line for title, line in tweaked_lines.items() if "_25(" not in title} == {
         title: line for title, line in after.items() if "_25(" not in title}
+
+
+def test_a_directory_is_listed_once_per_request_without_the_files_its_diff_shows(tmp_path: Path) -> None:
+    """Two changed files of one directory asked in one request: each chunk's listing leaves out
+    only its own file, so sent as they are they would name each other. The request lists the
+    directory once, naming only the file it does not show."""
+    base = {"app/orders.py": "def orders():\n    return []\n", "app/users.py": "def users():\n    return []\n",
+            "app/settings.py": "DEBUG = False\n"}
+    branch = {"app/orders.py": "def orders():\n    return [1]\n", "app/users.py": "def users():\n    return [2]\n"}
+    repo = make_repo(tmp_path, base, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    [post] = server.posts()
+    assert _files_sent(post) == {"app/orders.py", "app/users.py"}
+    context = _context_block(post)
+    listings = re.findall(r"=== CONTEXT app/ \(the names of the files beside the changed ones\) ===\n((?:[^=\n].*\n?)*)",
+                          context)
+    assert len(listings) == 1, context
+    assert listings[0].split() == ["settings.py"]

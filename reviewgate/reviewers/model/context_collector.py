@@ -36,6 +36,9 @@ SITE_LINES = 2  # lines either side of a call site
 DEFINITION_LINES = 12  # a definition: its signature and the start of its body
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
+# Why a directory's listing is shown: merged_context knows a listing by it.
+NEIGHBOURS = "the names of the files beside the changed ones"
+_MORE = "… and "  # the start of a listing's last line when it names only MAX_NEIGHBOUR_NAMES
 _CUT = " …"
 _DEFINITION = re.compile(
     r"\b(?:def|class|function|func|fn|interface|struct|enum|trait|type|const|let|var)\s+([A-Za-z_][A-Za-z0-9_]{2,})"
@@ -300,11 +303,11 @@ def collect_context(
         names = [PurePosixPath(path).name for path in head_files
                  if path not in shown and str(PurePosixPath(path).parent) == directory and allowed(path)]
         if names:
-            listed = names[:MAX_NEIGHBOUR_NAMES] + ([f"… and {len(names) - MAX_NEIGHBOUR_NAMES} more"]
+            listed = names[:MAX_NEIGHBOUR_NAMES] + ([f"{_MORE}{len(names) - MAX_NEIGHBOUR_NAMES} more"]
                                                    if len(names) > MAX_NEIGHBOUR_NAMES else [])
             names_text, found = _redacted(directory, listed, 1)
             label = "." if directory == "." else directory + "/"
-            full = not budget.add(ContextItem(label, "the names of the files beside the changed ones", names_text), found)
+            full = not budget.add(ContextItem(label, NEIGHBOURS, names_text), found)
     return CollectedContext(tuple(budget.items), tuple(budget.redactions))
 
 
@@ -328,5 +331,34 @@ def merged_context(items: Iterable[ContextItem], diff_spans: Mapping[str, tuple[
     """The context of chunks asked in one request: each excerpt once, without the lines the
     request's own diff shows (another chunk's excerpt may quote a changed line of a file whose
     block is in the same request: sent twice, it would read as a copy of itself)."""
+    items = _merged_listings(list(items), diff_spans)
     kept = (part for item in items for part in _outside(item, diff_spans.get(item.path, ())))
     return "\n\n".join(dict.fromkeys(part.render() for part in kept))
+
+
+def _merged_listings(items: list[ContextItem], diff_spans: Mapping[str, object]) -> list[ContextItem]:
+    """One listing per directory, where the first of its listings stood: each chunk's listing
+    leaves out only its own files, so the chunks of one directory asked together would each list
+    the others' files again. The merged one names every file any of them named, but not the files
+    the request's own diff shows."""
+    in_diff: dict[str, set[str]] = {}
+    for path in diff_spans:
+        parent = str(PurePosixPath(path).parent)
+        in_diff.setdefault("." if parent == "." else parent + "/", set()).add(PurePosixPath(path).name)
+    names: dict[str, dict[str, None]] = {}
+    more: dict[str, str] = {}
+    for item in items:
+        if item.why == NEIGHBOURS:
+            for line in item.lines:
+                if line.startswith(_MORE):
+                    more.setdefault(item.path, line)  # a count, not names: the first one stands
+                elif line not in in_diff.get(item.path, ()):
+                    names.setdefault(item.path, {})[line] = None
+    merged: list[ContextItem] = []
+    for item in items:
+        if item.why != NEIGHBOURS:
+            merged.append(item)
+        elif item.path in names or item.path in more:
+            lines = (*names.pop(item.path, {}), *([more.pop(item.path)] if item.path in more else []))
+            merged.append(ContextItem(item.path, NEIGHBOURS, lines))
+    return merged
