@@ -156,20 +156,31 @@ def _longest_disjoint(runs: list[tuple[int, int, int, str]]) -> list[Region]:
     chosen: list[Region] = []  # in the order taken, longest first
     starts: list[int] = []  # the taken regions' starts and ends, in order
     ends: list[int] = []
+    # Spans no later run of the same extent can take anything of: one inside a taken region or
+    # with no free stretch long enough stays so (the taken ones only grow), and one taken whole
+    # is then inside it. Only a span taken in part may leave a second stretch to its twin. A copy
+    # repeated in many places is found as one span from each of them: asked once, not each time.
+    settled: set[tuple[int, int]] = set()
     for length, start, other_start, other in runs:
+        if (start, length) in settled:
+            continue
         end = start + length
         first = bisect.bisect_right(ends, start)  # taken[first:last] overlap the run
         last = bisect.bisect_left(starts, end)
         if last == first + 1 and starts[first] <= start and end <= ends[first]:
+            settled.add((start, length))
             continue  # inside one taken region (the same run found from another place): nothing free
         if first < last:
             bounds = [start, *(edge for index in range(first, last) for edge in (starts[index], ends[index])), end]
             gaps = [(bounds[index], bounds[index + 1]) for index in range(0, len(bounds), 2)]
             free_start, end = max(gaps, key=lambda gap: gap[1] - gap[0])
             if end - free_start < MIN_CHARACTERS:
+                settled.add((start, length))
                 continue
             other_start += free_start - start
             start = free_start
+        else:
+            settled.add((start, length))
         chosen.append(Region(other, start, end, other_start))
         position = bisect.bisect_left(starts, start)
         starts.insert(position, start)
