@@ -323,3 +323,41 @@ def test_new_public_function_is_strong_unless_a_stub_or_a_bare_accessor() -> Non
         "package x\nfunc (u *User) Name() string { return u.name }\nfunc Half(v int) int { return v / 2 }\n", "x.go"
     )
     assert (go["User.Name"].trivial, go["Half"].trivial) == (True, False)
+
+
+def test_shapes_let_go_of_their_syntax_tree_and_still_answer_everything() -> None:
+    """A change's shapes are held until the whole change is compared: they must not keep their
+    trees alive (at +300k lines those were most of the review's memory), yet a body or a private
+    function's defaults asked later are what the tree gave."""
+    import gc
+    import weakref
+
+    from reviewgate.reviewers.builtin.common import forget_parsed_trees, parse_python
+
+    text = (
+        "def load(path, mode='r', *, retries=3):\n    if not path:\n        return None\n    return open(path, mode)\n\n"
+        "def _helper(value=1):\n    total = value + 1\n    return total\n"
+    )
+    tree = parse_python(text, "app.py")  # the tree the lenses share, which shapes_of reads
+    assert tree is not None
+    held = weakref.ref(tree)
+    del tree
+    shapes = shapes_of(text, "app.py", Language.PYTHON)
+    forget_parsed_trees()
+    gc.collect()
+    assert held() is None, "the shapes keep their syntax tree alive"
+    assert shapes is not None
+    fresh = _python(text)
+    for name, shape in shapes.items():
+        assert (shape.branches, shape.statements, shape.trivial) == (fresh[name].branches, fresh[name].statements,
+                                                                    fresh[name].trivial)
+        assert shape.defaults == fresh[name].defaults
+        assert shape.body == fresh[name].body
+    from reviewgate.reviewers.builtin.languages.tree_shapes import shapes_of_file
+
+    javascript = "function _load(path, mode = 'r') {\n  if (!path) { return null; }\n  return open(path, mode);\n}\n"
+    settled, tree_fresh = _other(javascript, "app.js"), shapes_of_file(javascript, "app.js")
+    assert tree_fresh is not None
+    assert settled["_load"].body == tree_fresh["_load"].body != ""
+    assert settled["_load"].defaults == tree_fresh["_load"].defaults != ()
+    assert settled["_load"].trivial is tree_fresh["_load"].trivial is False

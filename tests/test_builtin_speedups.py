@@ -202,11 +202,33 @@ def test_names_between_are_the_identifiers_behind_the_marks() -> None:
             assert normalized.names_between(start, end) == every_name[before : before + count]
 
 
+# Every field shape the walk reads by the grammar: optional nodes (`returns`), lists with holes
+# (`{**rest}`'s key, a keyword-only parameter without a default), lists of names (`global`),
+# patterns, comprehensions, f-strings, decorators, starred and lambda nodes.
+GRAMMAR_SOURCE = SOURCE + '''
+@decorate(key=1)
+async def fetch(a, /, b=2, *rest, c, d=4, **options) -> dict:
+    global counter, total
+    merged = {**options, "b": b, **{k: v for k, v in rest if v}}
+    async with session(a) as (left, right), other():
+        async for item in stream(*rest):
+            match item:
+                case {"kind": "x", **others} | [1, *_, 2]:
+                    yield f"{item!r:>{width}} {others}"
+                case Point(x=0, y=yy) if yy > 0:
+                    pass
+    return lambda z=1, *, w: (z if w else -z) and not merged[1:2, ...]
+'''
+
+
 def test_nodes_of_is_ast_walk_grouped_by_class() -> None:
-    tree = ast.parse(SOURCE)
+    tree = ast.parse(GRAMMAR_SOURCE)
     walked = list(ast.walk(tree))
-    for kind in (ast.FunctionDef, ast.Name, ast.Call, ast.If, ast.Constant, ast.Try):
-        assert nodes_of(tree, kind) == tuple(node for node in walked if type(node) is kind)
+    operators = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+    kinds = {type(node) for node in walked if not isinstance(node, operators)}
+    assert len(kinds) >= 50
+    for kind in kinds:
+        assert nodes_of(tree, kind) == tuple(node for node in walked if type(node) is kind), kind.__name__
 
 
 def test_prefetch_caches_what_read_bytes_reads(tmp_path: Path) -> None:

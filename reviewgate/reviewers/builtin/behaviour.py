@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -21,6 +21,7 @@ from reviewgate.reviewers.builtin.common import (
     BEHAVIOUR_LANGUAGES,
     SUPPORT_DIRECTORIES,
     Language,
+    forget_parsed_trees,
     is_configuration_file,
     is_stub_file,
     is_test_file,
@@ -32,7 +33,7 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
-from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Remade, Shapes, settle
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
 from reviewgate.target.git import TreeReader, prefetch_sides
@@ -81,6 +82,16 @@ class Evidence:
 
 def shapes_of(text: str, path: str, language: Language) -> Shapes | None:
     """The functions of one side of a file; None when it does not parse."""
+    return _settled(_tree_shapes_of(text, path, language), lambda: _tree_shapes_of(text, path, language))
+
+
+def _settled(shapes: Shapes | None, make: Callable[[], Shapes | None]) -> Shapes | None:
+    """`shapes` let go of their syntax tree (`settle`): a change's shapes are held until the whole
+    change is compared, and its trees all at once were most of a large review's memory."""
+    return None if shapes is None else settle(shapes, Remade(make))
+
+
+def _tree_shapes_of(text: str, path: str, language: Language) -> Shapes | None:
     if language is Language.PYTHON:
         tree = parse_python(text, path)
         return None if tree is None else python_shapes(tree, text)
@@ -96,11 +107,15 @@ def head_shapes_of(request: ReviewRequest, change: FileChange) -> Shapes | None:
 
 
 def _head_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
+    return _settled(_head_tree_shapes(request, change, language), lambda: _head_tree_shapes(request, change, language))
+
+
+def _head_tree_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
     if language is Language.PYTHON:
         parsed = parse_python_at_head(request, change.path)  # the tree the other lenses share
         return None if parsed is None else python_shapes(*parsed)
     text = request.head.read_text(change.path)
-    return None if text is None else shapes_of(text, change.path, language)
+    return None if text is None else _tree_shapes_of(text, change.path, language)
 
 
 def _base_path(change: FileChange) -> str | None:
@@ -348,6 +363,12 @@ def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...
     prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
 
 
+def _base_shapes(text: str, path: str) -> Shapes | None:
+    shapes = shapes_of(text, path, language_of(path))
+    forget_parsed_trees()  # settled: the tree is of no more use, one at a time
+    return shapes
+
+
 def analyse(
     request: ReviewRequest, *, changed_bodies: bool = True, head_shapes: Mapping[str, Shapes | None] | None = None
 ) -> list[Evidence]:
@@ -357,7 +378,7 @@ def analyse(
     if not changes:
         return []
     base_texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
-    base_shapes = {path: shapes_of(text, path, language_of(path)) for path, text in base_texts.items()}
+    base_shapes = {path: _base_shapes(text, path) for path, text in base_texts.items()}
     head_shapes = {
         change.path: head_shapes[change.path] if head_shapes is not None and change.path in head_shapes
         else _head_shapes(request, change, language_of(change.path))

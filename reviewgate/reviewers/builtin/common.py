@@ -291,7 +291,33 @@ def forget_parsed_trees() -> None:
 # Fields that hold only operator and context nodes (`Load()`, `Add()`, `Eq()`): a third of a
 # tree's nodes, which no lens asks for, so the walk leaves them out.
 _UNWALKED_FIELDS = frozenset({"ctx", "op", "ops"})
-_walked_fields: dict[type[ast.AST], tuple[str, ...]] = {}
+# The grammar's types whose values are never nodes (`Name(identifier id, expr_context ctx)`).
+_SCALAR_TYPES = frozenset({"identifier", "string", "constant", "int"})
+_SIGNATURE = LazyPattern(r"\w+\((?P<fields>.*)\)")
+# How the walk reads each field of a node class, in field order: a node or None (`expr? returns`),
+# a list of nodes, some None (`expr* keys` of `{**rest}`), or unknown (tested value by value).
+_NODE, _NODES, _UNKNOWN = 0, 1, 2
+_walk_plans: dict[type[ast.AST], tuple[tuple[str, int], ...]] = {}
+
+
+def _walk_plan(kind: type[ast.AST]) -> tuple[tuple[str, int], ...]:
+    """The fields of `kind` that may hold nodes, read from its grammar line (the class's
+    docstring, `FunctionDef(identifier name, arguments args, stmt* body, ...)`): the walk then
+    neither reads a name's or a constant's fields nor tests each value it reads for a node."""
+    fields = [name for name in kind._fields if name not in _UNWALKED_FIELDS]
+    signature = _SIGNATURE.fullmatch((kind.__doc__ or "").strip())
+    declared: dict[str, str] = {}  # field name -> its type (`stmt*`, `expr?`, `identifier`)
+    for part in signature["fields"].split(", ") if signature else ():
+        declared_type, _space, field = part.partition(" ")
+        declared[field] = declared_type
+    plan = []
+    for name in fields:
+        declared_type = declared.get(name)
+        if declared_type is None:
+            plan.append((name, _UNKNOWN))
+        elif declared_type.rstrip("*?") not in _SCALAR_TYPES:
+            plan.append((name, _NODES if declared_type.endswith("*") else _NODE))
+    return tuple(plan)
 
 
 class Walk:
@@ -302,26 +328,33 @@ class Walk:
     classes `ast.parse` makes (none of them subclasses another)."""
 
     def __init__(self, tree: ast.AST) -> None:
-        grouped: dict[type[ast.AST], list[ast.AST]] = {}
+        # Per node class met: how to read its fields, and the list its nodes go to.
+        met: dict[type[ast.AST], tuple[tuple[tuple[str, int], ...], list[ast.AST]]] = {}
         queue: list[ast.AST] = [tree]
         append, extend, node_type = queue.append, queue.extend, ast.AST
         for node in queue:  # the list grows while it is read: a queue that is never popped
             kind = type(node)
-            fields = _walked_fields.get(kind)
-            if fields is None:
-                fields = _walked_fields[kind] = tuple(name for name in kind._fields if name not in _UNWALKED_FIELDS)
-            for name in fields:
+            entry = met.get(kind)
+            if entry is None:
+                plan = _walk_plans.get(kind)
+                if plan is None:
+                    plan = _walk_plans[kind] = _walk_plan(kind)
+                entry = met[kind] = (plan, [])
+            plan, same = entry
+            same.append(node)
+            for name, reading in plan:
                 value = getattr(node, name, None)
-                if value.__class__ is list:
+                if reading == _NODES:
+                    if value:
+                        extend(filter(None, value))  # a node is always true; a list's holes are None
+                elif reading == _NODE:
+                    if value is not None:
+                        append(value)
+                elif value.__class__ is list:
                     extend([item for item in value if isinstance(item, node_type)])
                 elif isinstance(value, node_type):
                     append(value)
-            same = grouped.get(kind)
-            if same is None:
-                grouped[kind] = [node]
-            else:
-                same.append(node)
-        self._grouped = {kind: tuple(nodes) for kind, nodes in grouped.items()}
+        self._grouped = {kind: tuple(nodes) for kind, (_plan, nodes) in met.items()}
 
     def of(self, kind: type[NodeT]) -> tuple[NodeT, ...]:
         """The nodes of one kind (not an operator or a context), in `ast.walk` order."""

@@ -39,8 +39,8 @@ WORKERS_VARIABLE = "REVIEWGATE_WORKERS"
 # few tens of milliseconds. On 2 cores the two side by side took a 5,900-line change from 0.72 s
 # to 0.60 s, 20,000 lines from 1.05-1.3 s to 0.8-1.0 s, 100,000 from 3.6-3.75 s to 2.3-2.5 s.
 # Spreading the per-file stage too costs a second parse of the head side for the tests lens
-# (function shapes hold syntax trees, too big to send back): that pays only where a third core
-# takes a share.
+# (function shapes ask this process's reads for what they compute late): that pays only where a
+# third core takes a share.
 PARALLEL_MIN_ADDED_LINES = 5_000
 PARALLEL_MIN_CORES = 2
 # From this many processes on, the per-file stage is spread over the workers too.

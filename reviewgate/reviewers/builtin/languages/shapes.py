@@ -3,6 +3,7 @@ shape the behaviour comparison (behaviour.py) holds the merge base and head agai
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import cached_property
 
@@ -82,3 +83,52 @@ def add_shape(shapes: Shapes, shape: FunctionShape) -> None:
         name = f"{shape.name}#{count}"
     shape.name = name
     shapes[name] = shape
+
+
+class Remade:
+    """One side of a file's shapes made again from its text, once, when a settled shape is asked
+    for what it did not keep (`settle`): its normalised body, or its defaults when private."""
+
+    def __init__(self, make: Callable[[], Shapes | None]) -> None:
+        self._make: Callable[[], Shapes | None] | None = make
+        self._shapes: Shapes | None = None
+
+    def shape(self, name: str) -> FunctionShape:
+        if self._make is not None:
+            self._shapes, self._make = self._make(), None
+        assert self._shapes is not None and name in self._shapes, f"{name} not found again in the same text"
+        return self._shapes[name]
+
+
+def settle(shapes: Shapes, remade: Remade) -> Shapes:
+    """`shapes` without their syntax tree, so a change's shapes can be held until the whole change
+    is compared (a tree holds an object per token): the counts (every comparison reads them), a
+    public function's defaults and whether it is trivial are computed now; a normalised body, which
+    only a fix or a function that may have moved asks for, is made from the text again (`remade`)."""
+    for name, shape in shapes.items():
+        shape.__dict__["_counted"] = shape._counts()
+        if shape.public:
+            shape.__dict__["defaults"] = shape._defaults()
+            shape.__dict__["trivial"] = shape.trivial
+        # Nothing left refers to the tree: what was not computed now is asked of the text again.
+        shape._counts = _settled_counts
+        shape._defaults = functools.partial(_defaults_of, remade, name)
+        shape._trivial = shape._trivial if isinstance(shape._trivial, bool) else functools.partial(_trivial_of, remade, name)
+        shape._body = functools.partial(_body_of, remade, name)
+    return shapes
+
+
+def _settled_counts() -> tuple[int, int]:
+    raise AssertionError("a settled shape's counts are computed when it is settled")
+
+
+def _body_of(remade: Remade, name: str) -> str:
+    return remade.shape(name).body
+
+
+def _defaults_of(remade: Remade, name: str) -> tuple[tuple[str, str], ...]:
+    return remade.shape(name).defaults
+
+
+def _trivial_of(remade: Remade, name: str) -> bool:
+    return remade.shape(name).trivial
