@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from reviewgate.own_directories import USER_FILES
 from reviewgate.target.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
@@ -100,8 +100,7 @@ MAX_FILE_DIFF_BYTES = 400_000
 LINE_LENSES_NOTE = "; only the builtin line lenses read it (committed secrets, security patterns, swallowed failures)"
 
 
-@dataclass(frozen=True)
-class ExcludedFile:
+class ExcludedFile(NamedTuple):
     """A changed file left out of the review, and why."""
 
     path: str
