@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.cache_trust import NO_CACHE, ReviewCache
 from reviewgate.policy.instructions import PathInstruction
@@ -19,8 +19,7 @@ from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(NamedTuple):
     """A trusted REVIEW-REJECTED: <file>:<line> reason comment from an earlier round."""
 
     path: str
@@ -33,8 +32,7 @@ class Rejection:
     dismisses: bool = False
 
 
-@dataclass(frozen=True)
-class ReviewScope:
+class ReviewScope(NamedTuple):
     """The part of the change one shard reviews (`run --shard`): per-file work for `paths` only;
     work that reads the change as a whole (cross-file lenses, the verify's evidence) only where
     `whole_change` is set, so it runs exactly once across the shards."""

@@ -11,12 +11,11 @@ into the repository run as the repository's owner. Run as anyone else, nothing c
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Owner:
+class Owner(NamedTuple):
     """A user and group id: who should own what the gate creates in someone else's checkout."""
 
     uid: int

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
+from reviewgate.chunk_store import ChunkStore
 from reviewgate.context import ReviewRequest
-from reviewgate.review_cache import ChunkStore
 from reviewgate.target.freeze import freeze
 from reviewgate.target.git import TreeReader
 from testing.repo import BranchRepo, make_repo, write_base_config

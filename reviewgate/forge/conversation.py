@@ -20,7 +20,7 @@ change (`ChangeAuthors`); this module reads them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from reviewgate.context import Rejection
@@ -222,7 +222,7 @@ def _rejections(comment: Comment, authors: ChangeAuthors) -> tuple[list[Rejectio
         rejection = parse_rejection(line, comment.author, comment.created_at)
         if rejection is None:
             continue
-        rejections.append(replace(rejection, dismisses=refusal is None))
+        rejections.append(rejection._replace(dismisses=refusal is None))
         if refusal is not None:
             where = rejection.path + (f":{rejection.line}" if rejection.line is not None else "")
             notes.append(f"REVIEW-REJECTED: {where} by {comment.author} sets no finding aside: {refusal}. "

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
 from reviewgate.errors import ConfigError
@@ -60,8 +60,7 @@ def disk_side(repo: Path) -> Side:
     return Side("working tree", read)
 
 
-@dataclass(frozen=True)
-class FoundConfig:
+class FoundConfig(NamedTuple):
     """The config one side of the change holds, and the file it was read from."""
 
     path: str  # repository-relative

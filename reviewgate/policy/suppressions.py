@@ -11,8 +11,7 @@ counts. Only suppressions on findings that would otherwise block are listed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.config import FailRule
 from reviewgate.findings import Finding
@@ -21,8 +20,7 @@ from reviewgate.gate import blocks
 ALLOW, LIST, REFUSE = "allow", "list", "refuse"
 
 
-@dataclass(frozen=True)
-class BranchSuppression:
+class BranchSuppression(NamedTuple):
     """A suppression comment the branch added on a blocking finding, and whether the policy refused it."""
 
     finding: Finding  # as it stands after the policy (dismissed unless refused)

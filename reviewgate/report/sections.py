@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Room kept for the line that says what was left out: it names each section left out, a few
 # words each, and where to read the rest.
@@ -51,8 +52,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """A forge's size limit and what to say when it was reached: `left_out` gets the list of
     what was left out ("80 of 118 blocking findings", "the reviewers table") and returns the
     Markdown line(s) saying so and where the rest is."""

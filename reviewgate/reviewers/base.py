@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
@@ -66,8 +66,7 @@ class Usage:
                    int(data.get("cache_write_tokens", 0)), bool(data.get("cost_partial", False)))
 
 
-@dataclass(frozen=True)
-class ChunkReuse:
+class ChunkReuse(NamedTuple):
     """How much of a model review was answered from the chunk cache, and what that saved
     (the stored usage of the reused chunks, priced at today's prices)."""
 

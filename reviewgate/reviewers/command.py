@@ -21,9 +21,9 @@ from typing import Any
 
 from reviewgate import stopping
 from reviewgate.cache_trust import CACHE_KEY_VARIABLE
+from reviewgate.chunk_store import ChunkStore
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import ReviewRequest
-from reviewgate.review_cache import ChunkStore
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.model.agent_output import quoted, read_agent_output
 from reviewgate.reviewers.model.deadline import DeadlinePassed, bounded

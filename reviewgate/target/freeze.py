@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
@@ -49,8 +49,7 @@ EXPLICIT_SOURCES = ("--base", "--head")
 HEADER_BYTES = 2048
 
 
-@dataclass(frozen=True)
-class DocumentIdentity:
+class DocumentIdentity(NamedTuple):
     """One document of a bundle: where it is and what its bytes hash to (seed 003: ordered
     file identities; the frozen record never embeds the raw bytes)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.findings import Finding
 
@@ -22,8 +22,7 @@ class ReproductionStatus(str, enum.Enum):
     ABSENT = "absent"
 
 
-@dataclass(frozen=True)
-class StepResult:
+class StepResult(NamedTuple):
     """One manifest step the verify ran: its command, exit code, time and log."""
 
     name: str

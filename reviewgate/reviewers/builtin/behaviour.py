@@ -13,8 +13,8 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.common import (
@@ -64,8 +64,7 @@ class EvidenceKind(str, enum.Enum):
     CHANGED_BODY = "changed-body"  # counts for a fix only: it alters behaviour, adds none
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
     """One sign that a change adds or alters behaviour (a new function, more branches), and where."""
 
     kind: EvidenceKind
@@ -273,7 +272,7 @@ def _deprecations(found: list[Evidence], change: FileChange, head: Shapes) -> li
     for item in found:
         shape = head.get(item.name)
         if item.strong and shape is not None and _is_deprecation(item, change, shape):
-            item = replace(item, strong=False, detail=item.detail + " (its new code only warns of a deprecation)")
+            item = item._replace(strong=False, detail=item.detail + " (its new code only warns of a deprecation)")
         kept.append(item)
     return kept
 
@@ -301,7 +300,7 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
     if after > before:
         return found
     note = f" (the file's branches overall: {before} → {after}, rearranged rather than added)"
-    return [replace(item, strong=False, detail=item.detail + note) if item.strong else item for item in found]
+    return [item._replace(strong=False, detail=item.detail + note) if item.strong else item for item in found]
 
 
 def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:

@@ -8,9 +8,8 @@ import enum
 import functools
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
@@ -373,8 +372,7 @@ def nodes_of(tree: ast.Module, kind: type[NodeT]) -> tuple[NodeT, ...]:
     return walk_of(tree).of(kind)
 
 
-@dataclass(frozen=True)
-class Comment:
+class Comment(NamedTuple):
     """The text of a comment on one line, without its marker."""
 
     line: int

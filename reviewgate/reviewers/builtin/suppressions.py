@@ -10,7 +10,7 @@ target side's `[review] branch_suppressions` decides what such a suppression may
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -26,8 +26,7 @@ _SUPPRESSION = LazyPattern(r"reviewgate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason
 _CLOSERS = LazyPattern(r"\s*(?:\*/|-->|#\}|%\})\s*$")
 
 
-@dataclass(frozen=True)
-class Suppression:
+class Suppression(NamedTuple):
     """A `reviewgate: ignore[...]` comment: the rules it names, its reason and its line."""
 
     rules: frozenset[str]
@@ -77,7 +76,7 @@ def _suppression_for(request: ReviewRequest, finding: Finding) -> Suppression | 
         if first <= number < first + len(lines):
             suppression = parse_suppression(lines[number - first])
             if suppression is not None and _covers(suppression, finding.rule):
-                return replace(suppression, line=number)
+                return suppression._replace(line=number)
     return None
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from reviewgate.chunk_store import ChunkStore, Place
 from reviewgate.context import Rejection
 from reviewgate.findings import Finding, normalize_text
 from reviewgate.forge.conversation import parse_moment, rejection_covers
-from reviewgate.review_cache import ChunkStore, Place
 from reviewgate.reviewers.model.placement import code_at
 from reviewgate.target.git import TreeReader
 

@@ -19,11 +19,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from reviewgate.chunk_store import ChunkStore
 from reviewgate.config import Config, ReviewerSettings
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.policy.instructions import PathInstruction, instructions_for
-from reviewgate.review_cache import ChunkStore, cache_key, now_text, text_digest
+from reviewgate.review_cache import cache_key, now_text, text_digest
 from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.answered import (
     answered_fingerprints,

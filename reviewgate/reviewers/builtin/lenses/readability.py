@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
@@ -136,6 +135,8 @@ def ticket_reference(text: str) -> str | None:
 
 
 def _looks_like_python(block: list[str]) -> bool:
+    import textwrap  # only for a block of commented-out lines: its patterns compile at import
+
     try:
         tree = ast.parse(textwrap.dedent("\n".join(block)))
     except (SyntaxError, ValueError):

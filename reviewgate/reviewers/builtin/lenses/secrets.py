@@ -16,8 +16,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -81,8 +81,7 @@ _DOCUMENTATION_SUFFIXES = frozenset({".md", ".mdx", ".markdown", ".rst", ".txt",
 _DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation"})
 
 
-@dataclass(frozen=True)
-class SecretMatch:
+class SecretMatch(NamedTuple):
     """What made a line look like a committed secret, without the value itself."""
 
     kind: str

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import SUPPORT_CODE, Finding, FindingClass, Severity
@@ -27,16 +28,12 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.languages.javascript_source import (
-    JsSource,
-    async_names,
-    call_chain_end,
-    never_rejects,
-    read_js,
-)
 from reviewgate.reviewers.builtin.moved_code import as_moved
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
+
+if TYPE_CHECKING:  # imported where a JavaScript or TypeScript file is read: a Python-only run never loads it
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
 RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
 
@@ -62,6 +59,8 @@ class UnhandledRejectionLens:
             text = request.head.read_text(change.path)
             if text is None or ("void" not in text and "async" not in text):
                 continue
+            from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
             found = list(_FileCheck(change, read_js(text)).findings())
             if found and change.status is not ChangeStatus.ADDED:
                 found = _moved_within_file(request, change, text, found)
@@ -115,11 +114,15 @@ def _moved_within_file(request: ReviewRequest, change: FileChange, text: str, fo
 
 def _every_unhandled_call(change: FileChange, text: str) -> list[Finding]:
     """The findings the file's text would give if every line were added."""
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
     return list(_FileCheck(change, read_js(text), set(range(1, text.count("\n") + 2))).findings())
 
 
 class _FileCheck:
     def __init__(self, change: FileChange, source: JsSource, added: set[int] | None = None) -> None:
+        from reviewgate.reviewers.builtin.languages.javascript_source import async_names
+
         self.change = change
         self.source = source
         self.added = change.added_lines() if added is None else dict.fromkeys(added, "")
@@ -203,6 +206,8 @@ class _FileCheck:
 
     def _evidence(self, start: int, skeleton: str) -> tuple[Severity, str] | None:
         """Why the value is a promise, and how strongly."""
+        from reviewgate.reviewers.builtin.languages.javascript_source import never_rejects
+
         if _NEVER_REJECTS.fullmatch(skeleton):
             return None
         names = [match.group("name") for match in _CALLED.finditer(skeleton)]
@@ -229,6 +234,8 @@ class _FileCheck:
         return None
 
     def _voided(self, start: int, line: int) -> Finding | None:
+        from reviewgate.reviewers.builtin.languages.javascript_source import call_chain_end
+
         end = call_chain_end(self.source, start)
         skeleton = self._skeleton(start, end)
         if not skeleton.endswith(")") or self._handled(start, end):
@@ -247,6 +254,8 @@ class _FileCheck:
 
     def _floating(self, line: int) -> Finding | None:
         """A statement that is nothing but a call of a same-file async function."""
+        from reviewgate.reviewers.builtin.languages.javascript_source import call_chain_end, never_rejects
+
         source = self.source
         start = source.line_starts[line - 1]
         match = _STATEMENT_CALL.match(source.masked, start)

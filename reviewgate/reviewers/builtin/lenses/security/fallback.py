@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
-from reviewgate.reviewers.builtin.languages.javascript_source import JsSource, read_js
 from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
+
+if TYPE_CHECKING:  # imported where a JavaScript or TypeScript file is read: a Python-only run never loads it
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
 # The same rule as Python's broad handler that returns a default.
 RULE_SWALLOWED = PythonSwallowedFailureLens.rule
@@ -69,6 +72,8 @@ class SecurityFallbackLens:
             text = request.head.read_text(change.path)
             if text is None or "catch" not in text:
                 continue
+            from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
             source = read_js(text)
             added = change.added_lines()
             for line, call, value in (*_try_blocks(source), *_promise_catches(source)):

@@ -14,6 +14,7 @@ import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
@@ -29,10 +30,12 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.languages.javascript_source import JsSource, read_js
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
+
+if TYPE_CHECKING:  # imported where an empty catch is read: a Python-only run never loads it
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
 RULE_EMPTY_CATCH = "correctness/empty-catch"
 RULE_DROPPED_ERROR = "correctness/dropped-error"
@@ -138,6 +141,8 @@ class OtherLanguagesSwallowedFailureLens:
                     continue  # commented-out code is the readability lens's business
                 evidence = ""
                 if rule == RULE_EMPTY_CATCH:
+                    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
                     inside, above = _nearby_comments(read_js(text), match, lines, language)
                     reason = "\n".join(part for part in (inside, above) if part)
                     if states_a_reason(inside) or explains_a_fallback(above):
