@@ -282,7 +282,8 @@ def _on_first_added_lines(body: object) -> Reply | None:
     diff = user.split(f"<<<DATA {nonce.group(1)} BEGIN>>>\n", 1)[1].split(f"<<<DATA {nonce.group(1)} END>>>", 1)[0]
     path = re.search(r"=== FILE (\S+)", diff)
     found = [finding(path.group(1), int(added.group(1)), title=added.group(2).strip())
-             for hunk in diff.split("\n@@ ")[1:] if path is not None and (added := _FIRST_ADDED.search(hunk))]
+             for hunk in re.split(r"\n@@[^\n]*\n", diff)[1:]
+             if path is not None and (added := _FIRST_ADDED.search(hunk))]
     return Reply(review=review_document(found))
 
 
@@ -363,3 +364,69 @@ def test_a_directory_is_listed_once_per_request_without_the_files_its_diff_shows
                           context)
     assert len(listings) == 1, context
     assert listings[0].split() == ["settings.py"]
+
+
+def test_the_excerpts_of_one_file_share_one_heading_in_line_order(tmp_path: Path) -> None:
+    """The diff calls three helpers of one file, and a use of one of them stands in another: each
+    file's path is said once, its excerpts in line order, each led by its reason where that
+    changes; nothing an excerpt showed is left out."""
+    helpers = ("def first_helper(value):\n    return value + 1\n\n\n"
+               + "".join(f"FILLER_{index} = {index}\n" for index in range(14))
+               + "\n\ndef second_helper(value):\n    return value * 2\n\n\n"
+               + "".join(f"FILLER_{index}_b = {index}\n" for index in range(14))
+               + "\n\ndef third_helper(value):\n    return value - 3\n")
+    base = {"lib/helpers.py": helpers, "lib/other.py": "from lib.helpers import second_helper\n\n"
+            "print(second_helper(4))\n"}
+    branch = {"app/main.py": "from lib.helpers import first_helper, second_helper, third_helper\n\n"
+              "print(third_helper(first_helper(second_helper(1))))\n"
+              + "".join(f"total_{index} = {index} * 2  # long enough a diff for its context\n" for index in range(30))}
+    repo = make_repo(tmp_path, base, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    context = _context_block(server.posts()[0])
+    assert context.count("=== CONTEXT lib/helpers.py") == 1, context
+    assert context.count("=== CONTEXT lib/other.py") == 1, context
+    heading = context.index("=== CONTEXT lib/helpers.py")
+    places = [context.index(text, heading) for text in
+              ("     1| def first_helper(value):", "def second_helper(value):", "def third_helper(value):")]
+    assert places == sorted(places), context
+    assert "… (definition of second_helper)" in context or "… (definition of third_helper)" in context, context
+    assert "     3| print(second_helper(4))" in context
+
+
+def test_a_hunk_is_marked_by_its_numbered_lines_not_a_header_repeating_them(tmp_path: Path) -> None:
+    """Every line the reviewer may cite carries its new-file number: the hunk's mark only
+    separates it from the next and repeats no range."""
+    lines = [f"value_{index} = {index}\n" for index in range(40)]
+    changed = list(lines)
+    changed[3], changed[30] = "value_3 = 'three'\n", "value_30 = 'thirty'\n"
+    repo = make_repo(tmp_path, {"app/values.py": "".join(lines)}, {"app/values.py": "".join(changed)})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    diff = _data_blocks(server.posts()[0])[0]
+    assert "new lines" not in diff, diff
+    assert diff.count("\n@@\n") == 2, diff
+    assert "+    4| value_3 = 'three'" in diff and "+   31| value_30 = 'thirty'" in diff
+
+
+def test_lines_two_chunks_both_quote_are_sent_once(tmp_path: Path) -> None:
+    """Two directories' chunks asked in one request: one is given second_helper's definition, the
+    other a use of first_helper inside it. The lines both excerpts hold are sent once."""
+    helpers = ("def first_helper(value):\n    return value + 1\n\n\n"
+               + "".join(f"FILLER_{index} = {index}\n" for index in range(14))
+               + "\n\ndef second_helper(value):\n    doubled = first_helper(value) * 2\n    return doubled\n")
+    padding = "".join(f"total_{index} = {index} * 2  # long enough a diff for its context\n" for index in range(30))
+    branch = {"app/main.py": "from lib.helpers import second_helper\n\nprint(second_helper(1))\n" + padding,
+              "web/page.py": "from lib.helpers import first_helper\n\nprint(first_helper(2))\n" + padding}
+    repo = make_repo(tmp_path, {"lib/helpers.py": helpers}, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    [post] = server.posts()
+    assert _files_sent(post) == set(branch)
+    context = _context_block(post)
+    assert "def second_helper(value):" in context and "first_helper(value) * 2" in context, context
+    numbers = re.findall(r"^ *(\d+)\| ", context[context.index("=== CONTEXT lib/helpers.py"):], flags=re.MULTILINE)
+    assert len(numbers) == len(set(numbers)), context

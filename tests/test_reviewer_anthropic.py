@@ -138,9 +138,9 @@ def test_governing_docs_and_call_sites_are_context(tmp_path: Path, key: None) ->
     assert "AGENTS-MARKER" in user
     assert "=== CONTEXT lib/shapes.py (definition of scale_shape) ===\n   121| def scale_shape(shape, factor):" in user
     assert "helper_3" not in user  # an excerpt, not the whole file
-    # The files beside the changed ones, by name: not app/calc.py, whose diff is a chunk of the
-    # same request.
-    assert "=== CONTEXT app/ (the names of the files beside the changed ones) ===\nnotes.py\nutil.py\n" in user
+    # app/use.py's chunk lists the files beside it; asked with app/calc.py's chunk, the request
+    # leaves out calc.py, whose diff it shows.
+    assert "=== CONTEXT app/ (the names of the files beside the changed ones) ===\nnotes.py\nutil.py" in user
     assert "NEIGHBOUR-CONTENT" not in user
 
 

@@ -157,7 +157,7 @@ def test_injection_in_the_diff_stays_inside_the_data_delimiters(tmp_path: Path) 
     outside = re.sub(rf"<<<DATA {nonce} BEGIN>>>.*?<<<DATA {nonce} END>>>", "", user, flags=re.DOTALL)
     assert phrase in user and phrase not in outside
     # The user message names its delimiters first; the system message is the same for every chunk.
-    assert user.startswith(f"The DATA blocks of this message are delimited with the nonce {nonce}.")
+    assert user.startswith(f"This message's DATA blocks have the nonce {nonce}.")
     assert nonce not in system
 
 

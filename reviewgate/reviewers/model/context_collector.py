@@ -333,7 +333,45 @@ def merged_context(items: Iterable[ContextItem], diff_spans: Mapping[str, tuple[
     block is in the same request: sent twice, it would read as a copy of itself)."""
     items = _merged_listings(list(items), diff_spans)
     kept = (part for item in items for part in _outside(item, diff_spans.get(item.path, ())))
-    return "\n\n".join(dict.fromkeys(part.render() for part in kept))
+    return _render_by_file(list({part.render(): part for part in kept}.values()))
+
+
+def _render_by_file(parts: list[ContextItem]) -> str:
+    """The parts as sent: the numbered excerpts of one file under one heading, where its first
+    stood, in line order, each line once, so the path is said once. A later one is led by `…`
+    (lines left out) and its reason when that differs, or by nothing when it goes straight on
+    from the one before with the same reason. Documents and listings, unnumbered, stand alone."""
+    files: dict[str, list[ContextItem]] = {}
+    groups: list[list[ContextItem]] = []
+    for part in parts:
+        if part.first_line is None:
+            groups.append([part])
+        elif part.path in files:
+            files[part.path].append(part)
+        else:
+            files[part.path] = [part]
+            groups.append(files[part.path])
+    return "\n\n".join("\n".join(_rendered_file(sorted(group, key=lambda part: part.first_line or 0)))
+                       for group in groups)
+
+
+def _rendered_file(parts: list[ContextItem]) -> list[str]:
+    """One heading, then each part's lines that no part before it showed (the chunks asked
+    together quote overlapping lines of a file; in line order, only a part's start can overlap)."""
+    lines = parts[0].rendered_lines()[:1]
+    why, last = parts[0].why, 0
+    for part in parts:
+        start = part.first_line or 1
+        fresh = [(start + index, line) for index, line in enumerate(part.rendered_lines()[1:]) if start + index > last]
+        if not fresh:
+            continue
+        if part.why != why:
+            lines.append(f"… ({part.why})")
+        elif last and fresh[0][0] != last + 1:
+            lines.append("…")
+        lines += [line for _, line in fresh]
+        why, last = part.why, fresh[-1][0]
+    return lines
 
 
 def _merged_listings(items: list[ContextItem], diff_spans: Mapping[str, object]) -> list[ContextItem]:

@@ -35,7 +35,7 @@ from reviewgate.reviewers.model.answered import (
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks, request_diff
 from reviewgate.reviewers.model.context_collector import CollectedContext, collect_context, merged_context
-from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review
+from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review, wire_schema
 from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
 from reviewgate.reviewers.model.packing import pack, split_answer
@@ -319,8 +319,10 @@ class ModelReviewer:
             for change, reason in withheld
             if reason
         ]
-        # The rules go in each chunk's user message; all of them are counted, to be safe.
-        system_tokens = estimate_tokens(review_system() + render_rules(request.instructions))
+        # The rules go in each chunk's user message; all of them are counted, to be safe. The
+        # answer's schema goes with every request too (response_format, tool), outside the margin.
+        system_tokens = estimate_tokens(review_system() + render_rules(request.instructions)
+                                        + json.dumps(wire_schema()))
         context_tokens = self.options.context_chars // CHARACTERS_PER_TOKEN
         diff_budget = self.options.max_input_tokens - system_tokens - context_tokens - PROMPT_MARGIN_TOKENS
         if diff_budget < MIN_DIFF_BUDGET:

@@ -54,7 +54,10 @@ def render_hunks(change: FileChange, hunks: tuple[Hunk, ...], note: str = "") ->
         out.append("(binary file: content not shown)")
         key.append(out[-1])
     for hunk in hunks:
-        out.append(f"@@ new lines {hunk.new_start}-{hunk.new_end} @@")
+        # Each numbered line says where it stands, so the mark only separates hunks; it names the
+        # place only for a hunk of removed lines alone, which carry no number.
+        numbered = any(line.new_line is not None for line in hunk.lines)
+        out.append("@@" if numbered else f"@@ new lines {hunk.new_start}-{hunk.new_end} @@")
         key.append("@@")
         for line in hunk.lines:
             text, kinds = redact_line(printable(line.text))
