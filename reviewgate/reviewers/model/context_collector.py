@@ -306,9 +306,13 @@ def collect_context(
             listed = names[:MAX_NEIGHBOUR_NAMES] + ([f"{_MORE}{len(names) - MAX_NEIGHBOUR_NAMES} more"]
                                                    if len(names) > MAX_NEIGHBOUR_NAMES else [])
             names_text, found = _redacted(directory, listed, 1)
-            label = "." if directory == "." else directory + "/"
-            full = not budget.add(ContextItem(label, NEIGHBOURS, names_text), found)
+            full = not budget.add(ContextItem(_listing_label(directory), NEIGHBOURS, names_text), found)
     return CollectedContext(tuple(budget.items), tuple(budget.redactions))
+
+
+def _listing_label(directory: str) -> str:
+    """The path a directory's listing is shown under: `.` for the top, else `dir/`."""
+    return "." if directory == "." else directory + "/"
 
 
 def _outside(item: ContextItem, spans: tuple[tuple[int, int], ...]) -> Iterator[ContextItem]:
@@ -381,8 +385,7 @@ def _merged_listings(items: list[ContextItem], diff_spans: Mapping[str, object])
     the request's own diff shows."""
     in_diff: dict[str, set[str]] = {}
     for path in diff_spans:
-        parent = str(PurePosixPath(path).parent)
-        in_diff.setdefault("." if parent == "." else parent + "/", set()).add(PurePosixPath(path).name)
+        in_diff.setdefault(_listing_label(str(PurePosixPath(path).parent)), set()).add(PurePosixPath(path).name)
     names: dict[str, dict[str, None]] = {}
     more: dict[str, str] = {}
     for item in items:

@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from typing import Any, Protocol
 
 from reviewgate.chunk_store import ChunkStore
@@ -128,7 +129,7 @@ def _shares(usage: Usage, sizes: list[int]) -> list[Usage]:
     """A request's cost split over the chunks it answered, by their size (what reusing one of
     them saves; the shares add up to the whole); the request itself is counted on the first."""
     total = sum(sizes) or 1
-    ends = [sum(sizes[: index + 1]) for index in range(len(sizes))]
+    ends = list(accumulate(sizes))
     starts = [0, *ends[:-1]]
 
     def part(tokens: int, index: int) -> int:
