@@ -468,3 +468,27 @@ def test_lines_two_chunks_both_quote_are_sent_once(tmp_path: Path) -> None:
     assert "def second_helper(value):" in context and "first_helper(value) * 2" in context, context
     numbers = re.findall(r"^ *(\d+)\| ", context[context.index("=== CONTEXT lib/helpers.py"):], flags=re.MULTILINE)
     assert len(numbers) == len(set(numbers)), context
+
+
+def test_a_python_change_is_not_sent_the_uses_of_a_name_only_a_library_defines(tmp_path: Path) -> None:
+    """`shutil.which` is called by the change and by two files of the tree, which defines no
+    `which`: its uses are not context (they took the budget before); `normalize`, which the tree
+    defines, still comes with its definition. In JavaScript, where a method is defined without a
+    keyword, the uses of every name the change calls are kept."""
+    tools = {"tools/__init__.py": "",
+             "tools/helpers.py": "def normalize(name):\n    return name.strip().lower()\n",
+             "tools/paths.py": "import shutil\n\n\ndef find_tool(name):\n    return shutil.which(name)\n",
+             "tools/other.py": "import shutil\n\n\ndef locate(name):\n    return shutil.which(name) or name\n"}
+    python = make_repo(tmp_path / "python", tools, {"tools/run.py": (
+        "import shutil\n\nfrom tools.helpers import normalize\n\n\ndef run(name):\n"
+        "    return shutil.which(normalize(name))\n")})
+    javascript = make_repo(tmp_path / "javascript", {"web/a.js": "function start(name) {\n  return which(name);\n}\n"},
+                           {"web/b.js": "function go(name) {\n  return which(name) + 1;\n}\n"})
+    with ModelServer([Reply(review=review_document())]) as server:
+        for repo in (python, javascript):
+            outcome = openai.build(_openai(server)).review(review_request(repo.path))
+            assert outcome.status is ReviewerStatus.OK, outcome.reason
+    python_post, javascript_post = server.posts()
+    assert "definition of normalize" in _context_block(python_post)
+    assert "which" not in _context_block(python_post)
+    assert "web/a.js (a use of which)" in _context_block(javascript_post)
