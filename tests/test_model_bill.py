@@ -222,6 +222,9 @@ def test_anthropic_marks_its_system_block_for_the_prompt_cache(tmp_path: Path, m
     assert blocks[0] == blocks[1]
     assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral"}]
     assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
+    # The forced tool carries the schema: the system block does not state its shape again.
+    assert posts[0].body["tools"][0]["input_schema"] == wire_schema()
+    assert schema_shape(wire_schema()) not in blocks[0][0]["text"]
     # The cached tokens are counted and priced at a tenth: (300×3 + 2000×0.3 + 50×15) / 1e6.
     outcome = outcomes[1]
     assert outcome.usage.cached_input_tokens == 2000 and outcome.usage.input_tokens == 2300
