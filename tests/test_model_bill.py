@@ -18,6 +18,7 @@ from reviewgate.reviewers.base import ReviewerStatus
 from reviewgate.reviewers.model.chunking import SOME_NOTE, plan_chunks
 from reviewgate.reviewers.model.contract import schema_shape, wire_schema
 from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
+from reviewgate.reviewers.model.prompt import build_conversation
 from testing.cli import run_cli
 from testing.model_repo import chunk_store, fast_openai, review_request, write_config
 from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
@@ -147,8 +148,8 @@ def test_every_request_of_a_run_starts_with_the_same_system_message(tmp_path: Pa
 
 def test_the_answer_schema_is_sent_once_and_the_system_message_gives_its_shape(tmp_path: Path) -> None:
     """The structured form carries the whole contract (no descriptions: a cost in every request
-    that tells the model nothing the playbook does not); the system message states the same
-    shape in one line, for the forms and agent CLIs that carry no schema."""
+    that tells the model nothing the playbook does not), and then the system message does not
+    state it again; the forms and agent CLIs that carry no schema get its shape in one line."""
     repo = make_repo(tmp_path, {"README.md": "base\n"}, {"app/calc.py": "def total(items):\n    return sum(items)\n"})
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = openai.build(_openai(server)).review(review_request(repo.path))
@@ -156,10 +157,47 @@ def test_the_answer_schema_is_sent_once_and_the_system_message_gives_its_shape(t
     body = server.posts()[0].body
     system, schema = body["messages"][0]["content"], body["response_format"]["json_schema"]["schema"]
     assert schema == wire_schema() and "description" not in json.dumps(schema)
-    assert schema_shape(schema) in system and '"additionalProperties"' not in system
-    assert '"severity":"blocker"|"major"|"minor"|"nit"' in system
+    assert '"severity"' not in system and '"additionalProperties"' not in system
+    assert "One JSON object matching the answer's schema, nothing else." in system
     # OpenAI caches the schema with the system message as one prefix: 1,024 tokens or more.
     assert (len(system) + len(json.dumps(schema))) // 4 >= 1024
+    prompt = build_conversation("DIFF", "CONTEXT").as_text()  # what an agent CLI reads: no schema beside it
+    assert schema_shape(wire_schema()) in prompt and '"severity":"blocker"|"major"|"minor"|"nit"' in prompt
+
+
+def test_a_second_look_sends_its_schema_once(tmp_path: Path) -> None:
+    """The second look's response_format carries its schema (with its descriptions); its system
+    message does not state the schema again (it did, whole, as JSON)."""
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, {"app/calc.py": "def mean(items):\n    return sum(items) / len(items)\n"})
+    review = Reply(review=review_document([finding("app/calc.py", 2, title="divides by zero")]))
+    with ModelServer([review], verdicts=[Reply(review=verdict("confirmed"))]) as server:
+        outcome = openai.build(_openai(server, verify_findings=True)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    [look] = server.verification_posts()
+    schema = look.body["response_format"]["json_schema"]["schema"]
+    system = look.body["messages"][0]["content"]
+    assert schema["required"] == ["verdict", "reason", "failure_scenario"]
+    assert "failure_scenario" in system and '"confirmed"|"refuted"' not in system
+    assert schema["properties"]["reason"]["description"] not in system
+
+
+def test_a_server_refusing_the_schema_gets_its_shape_in_the_system_message_for_the_rest_of_the_run(
+        tmp_path: Path) -> None:
+    """A server that refuses llama.cpp's json_object + schema is asked with bare json_object, which
+    carries no schema: from then on the system message states the shape, the same in each request."""
+    repo = make_repo(tmp_path, {"README.md": "base\n"}, {"app/calc.py": "def total(items):\n    return sum(items)\n"})
+    refused = Reply(status=400, body={"error": {"message": "response_format: 'schema' is not supported"}})
+    with ModelServer([refused, Reply(review=review_document())]) as server:
+        reviewer = openai.build(_openai(server, response_format="json_object_with_schema"))
+        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]  # one request each
+    assert all(outcome.status is ReviewerStatus.OK for outcome in outcomes), outcomes[0].reason
+    first, *weaker = server.posts()
+    assert first.body["response_format"]["schema"] == wire_schema()
+    assert schema_shape(wire_schema()) not in first.body["messages"][0]["content"]
+    assert len(weaker) == 2 and all(post.body["response_format"] == {"type": "json_object"} for post in weaker)
+    systems = {post.body["messages"][0]["content"] for post in weaker}
+    assert len(systems) == 1 and schema_shape(wire_schema()) in systems.pop()
+    assert any("asked with json_object instead for the rest of the run" in note for note in outcomes[0].notes)
 
 
 def post_nonces(posts: list[Recorded]) -> set[str]:
@@ -184,6 +222,9 @@ def test_anthropic_marks_its_system_block_for_the_prompt_cache(tmp_path: Path, m
     assert blocks[0] == blocks[1]
     assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral"}]
     assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
+    # The forced tool carries the schema: the system block does not state its shape again.
+    assert posts[0].body["tools"][0]["input_schema"] == wire_schema()
+    assert schema_shape(wire_schema()) not in blocks[0][0]["text"]
     # The cached tokens are counted and priced at a tenth: (300×3 + 2000×0.3 + 50×15) / 1e6.
     outcome = outcomes[1]
     assert outcome.usage.cached_input_tokens == 2000 and outcome.usage.input_tokens == 2300
@@ -430,3 +471,27 @@ def test_lines_two_chunks_both_quote_are_sent_once(tmp_path: Path) -> None:
     assert "def second_helper(value):" in context and "first_helper(value) * 2" in context, context
     numbers = re.findall(r"^ *(\d+)\| ", context[context.index("=== CONTEXT lib/helpers.py"):], flags=re.MULTILINE)
     assert len(numbers) == len(set(numbers)), context
+
+
+def test_a_python_change_is_not_sent_the_uses_of_a_name_only_a_library_defines(tmp_path: Path) -> None:
+    """`shutil.which` is called by the change and by two files of the tree, which defines no
+    `which`: its uses are not context (they took the budget before); `normalize`, which the tree
+    defines, still comes with its definition. In JavaScript, where a method is defined without a
+    keyword, the uses of every name the change calls are kept."""
+    tools = {"tools/__init__.py": "",
+             "tools/helpers.py": "def normalize(name):\n    return name.strip().lower()\n",
+             "tools/paths.py": "import shutil\n\n\ndef find_tool(name):\n    return shutil.which(name)\n",
+             "tools/other.py": "import shutil\n\n\ndef locate(name):\n    return shutil.which(name) or name\n"}
+    python = make_repo(tmp_path / "python", tools, {"tools/run.py": (
+        "import shutil\n\nfrom tools.helpers import normalize\n\n\ndef run(name):\n"
+        "    return shutil.which(normalize(name))\n")})
+    javascript = make_repo(tmp_path / "javascript", {"web/a.js": "function start(name) {\n  return which(name);\n}\n"},
+                           {"web/b.js": "function go(name) {\n  return which(name) + 1;\n}\n"})
+    with ModelServer([Reply(review=review_document())]) as server:
+        for repo in (python, javascript):
+            outcome = openai.build(_openai(server)).review(review_request(repo.path))
+            assert outcome.status is ReviewerStatus.OK, outcome.reason
+    python_post, javascript_post = server.posts()
+    assert "definition of normalize" in _context_block(python_post)
+    assert "which" not in _context_block(python_post)
+    assert "web/a.js (a use of which)" in _context_block(javascript_post)

@@ -60,8 +60,10 @@ def request_body(
         "max_tokens": options.max_output_tokens,
         # A list of one block so it can carry the cache breakpoint: the tools and this system
         # message are the same bytes in every request of a run, and later requests read them from
-        # Anthropic's prompt cache (docs: "Prompt caching") at a tenth of the input price.
-        "system": [{"type": "text", "text": conversation.system, "cache_control": {"type": "ephemeral"}}],
+        # Anthropic's prompt cache (docs: "Prompt caching") at a tenth of the input price. The tool
+        # carries the schema, so the system message does not state it again.
+        "system": [{"type": "text", "text": conversation.system_for(schema_sent=True),
+                    "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages],
         "tools": [{"name": tool, "description": description, "input_schema": schema}],
         "tool_choice": {"type": "tool", "name": tool},

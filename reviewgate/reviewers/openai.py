@@ -17,7 +17,7 @@ from reviewgate.reviewers.model.api_transport import ApiTransport, WireFormat
 from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
-from reviewgate.reviewers.model.options import STRUCTURED_FORMS, ModelOptions, parse_options
+from reviewgate.reviewers.model.options import SCHEMA_FORMS, STRUCTURED_FORMS, ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
 from reviewgate.reviewers.model.usage_fields import token_count
 
@@ -48,10 +48,15 @@ def headers(options: ModelOptions, key: str | None) -> dict[str, str]:
 def request_body(
     settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
 ) -> dict[str, Any]:
-    # The system message first and the same in every request: OpenAI caches a repeated prefix of
-    # 1,024 tokens or more by itself ("Prompt caching" guide) and reports it in
-    # `prompt_tokens_details.cached_tokens`, priced at `cached_input_price` (reply_from).
-    messages = [{"role": "system", "content": conversation.system}]
+    answer = conversation.answer
+    name, schema = (answer.name, dict(answer.schema)) if answer else ("record_review", wire_schema())
+    form = response_format(options.response_format, name, schema)
+    # The system message first and the same in every request of a form: OpenAI caches a repeated
+    # prefix of 1,024 tokens or more by itself ("Prompt caching" guide) and reports it in
+    # `prompt_tokens_details.cached_tokens`, priced at `cached_input_price` (reply_from). It
+    # states the schema only when the form does not carry it (bare json_object, text).
+    system = conversation.system_for(schema_sent=options.response_format in SCHEMA_FORMS)
+    messages = [{"role": "system", "content": system}]
     messages += [{"role": message.role, "content": message.text} for message in conversation.messages]
     body: dict[str, Any] = {"model": settings.model, "messages": messages}
     body[options.max_tokens_parameter] = options.max_output_tokens
@@ -59,9 +64,6 @@ def request_body(
         body["temperature"] = options.temperature
     if options.reasoning_effort is not None:
         body["reasoning_effort"] = options.reasoning_effort
-    answer = conversation.answer
-    name, schema = (answer.name, dict(answer.schema)) if answer else ("record_review", wire_schema())
-    form = response_format(options.response_format, name, schema)
     if form is not None:
         body["response_format"] = form
     return body

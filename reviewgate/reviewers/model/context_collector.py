@@ -3,8 +3,9 @@
 
 In order of weight: the governing docs as they stood before the branch (AGENTS.md, CLAUDE.md,
 CONTRIBUTING.md, design docs; at most half the budget), then excerpts around the definitions
-and call sites of the symbols the diff touches (a few lines each, never whole files), then the
-names of the files beside the changed ones. Never a lock file (exclusions.LOCK_FILES: thousands
+and call sites of the symbols the diff touches (a few lines each, never whole files; in Python,
+not those of a library's or a builtin's name the change only calls), then the names of the
+files beside the changed ones. Never a lock file (exclusions.LOCK_FILES: thousands
 of generated lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context never exceeds the budget.
 
 Each excerpt is sent with its line numbers, but its cache key (`key_text`) leaves them out: a
@@ -49,6 +50,11 @@ _NOT_SYMBOLS = frozenset(
     "def class function len str int list dict set tuple range isinstance typeof sizeof".split()
 )
 _DOCUMENT_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
+# Python defines every name it calls with `def`, `class` or an assignment, so a name no file of
+# the tree defines so is a library's or a builtin's. Not so in languages whose methods have no
+# keyword (Java, a JavaScript class, a Go method): there every name's uses are kept.
+_PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
+_NAME_DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=")
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,18 @@ class CollectedContext:
         return [item.key_text() for item in self.items]
 
 
+def _changed_texts(files: Iterable[FileChange]) -> Iterator[tuple[str, bool]]:
+    """(text, whether added) of every line the change adds or removes."""
+    for change in files:
+        for hunk in change.hunks:
+            for line in hunk.lines:
+                if line.kind is not LineKind.CONTEXT:
+                    yield line.text, line.kind is LineKind.ADDED
+
+
 def touched_symbols(files: Iterable[FileChange]) -> list[str]:
-    """Names the added lines define or call, and the removed lines define, most frequent first."""
+    """Names the added lines define or call, and the removed lines define (a removed or renamed
+    definition: its callers matter), most frequent first."""
     counts: dict[str, int] = {}
 
     def count(pattern: re.Pattern[str], text: str, weight: int) -> None:
@@ -93,15 +109,43 @@ def touched_symbols(files: Iterable[FileChange]) -> list[str]:
             if name not in _NOT_SYMBOLS:
                 counts[name] = counts.get(name, 0) + weight
 
-    for change in files:
-        for text in change.added_lines().values():
-            count(_DEFINITION, text, 3)
+    for text, added in _changed_texts(files):
+        count(_DEFINITION, text, 3)
+        if added:
             count(_CALL, text, 1)
-        for hunk in change.hunks:
-            for line in hunk.lines:
-                if line.kind is LineKind.REMOVED:  # a removed or renamed definition: its callers matter
-                    count(_DEFINITION, line.text, 3)
     return sorted(counts, key=lambda name: (-counts[name], name))[:MAX_SYMBOLS]
+
+
+def _defined_by(files: Iterable[FileChange]) -> set[str]:
+    """Names the added or removed lines define."""
+    return {name for text, _ in _changed_texts(files) for name in _DEFINITION.findall(text)}
+
+
+def library_names(request: ReviewRequest, files: Iterable[FileChange], symbols: list[str]) -> set[str]:
+    """Of `symbols`, those a Python chunk only calls and no Python file of the head tree defines
+    (`def`, `class`, a module-level assignment): a library's or a builtin's (`pytest.param`, `shutil.which`,
+    `dict.items`). Their uses elsewhere in the repository say nothing about this change, and the
+    budget they took goes to the names it does define. One `git grep` for all of them; when it
+    fails, none is left out."""
+    chunk = list(files)
+    if not chunk or any(PurePosixPath(change.path).suffix not in _PYTHON_SUFFIXES for change in chunk):
+        return set()
+    candidates = [name for name in symbols if name not in _defined_by(chunk)]
+    if not candidates:
+        return set()
+    names = "(" + "|".join(candidates) + ")"  # the symbols are words: nothing in them is a pattern
+    completed = run_git(
+        request.repo_root, "grep", "-h", "-o", "-I", "-E",
+        "-e", rf"(def|class)[[:space:]]+{names}([^A-Za-z0-9_]|$)",
+        "-e", rf"^{names}[[:space:]]*(:[^=]*)?=",  # at the top level: not a local or a keyword argument
+        request.target.head_sha, "--", *(f"*{suffix}" for suffix in sorted(_PYTHON_SUFFIXES)),
+        check=False, tree_only=True,
+    )
+    if completed.returncode not in (0, 1):
+        return set()
+    defined = {name for line in completed.stdout.decode("utf-8", "replace").splitlines()
+               for pair in _NAME_DEFINED.findall(line) for name in pair if name}
+    return set(candidates) - defined
 
 
 def symbol_sites(request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[tuple[str, int, str]]:
@@ -283,7 +327,9 @@ def collect_context(
             break
     excerpts = _Excerpts(request, chunk)
     full = False
-    for symbol in touched_symbols(chunk):
+    symbols = touched_symbols(chunk)
+    library = library_names(request, chunk, symbols)
+    for symbol in (name for name in symbols if name not in library):
         sites = [site for site in symbol_sites(request, symbol) if allowed(site[0])]
         for path, line, definition in excerpts.rank(symbol, sites):
             for item, found in excerpts.excerpts(symbol, path, line, definition):

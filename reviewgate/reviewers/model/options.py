@@ -51,6 +51,7 @@ PROVIDER_KEYS = {
 # (api_transport.py). `json_object_with_schema` is llama.cpp's: `{"type": "json_object",
 # "schema": ...}`, enforced by its grammar; bare `json_object` only promises some JSON object.
 STRUCTURED_FORMS = ("json_schema", "json_object_with_schema", "json_object")
+SCHEMA_FORMS = STRUCTURED_FORMS[:2]  # the forms whose request carries the answer's schema
 RESPONSE_FORMATS = (*STRUCTURED_FORMS, "text")
 TOKEN_CAP_FIELDS = ("max_completion_tokens", "max_tokens")
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -28,6 +28,7 @@ TEMPLATES = (
     "review-request.md",
     "review-repair.md",
     "review-rules.md",
+    "answer-shape.md",
     "verification-system.md",
     "verification-request.md",
     "verification-repair.md",
@@ -74,10 +75,18 @@ class AnswerFormat:
 
 @dataclass(frozen=True)
 class Conversation:
-    system: str
+    system: str  # states the answer's schema: for a request, or an agent CLI, that carries none
     messages: tuple[Message, ...]
     redactions: tuple[Redaction, ...] = field(default_factory=tuple)
     answer: AnswerFormat | None = None  # None: the review contract
+    # The system message for a request whose response_format or tool carries the answer's schema:
+    # without the schema it would repeat. None: the same as `system`.
+    system_beside_schema: str | None = None
+
+    def system_for(self, schema_sent: bool) -> str:
+        """The system message of a request that sends the answer's schema apart, or not: one
+        form per request, so within a run's form the message is the same bytes each time."""
+        return self.system_beside_schema if schema_sent and self.system_beside_schema is not None else self.system
 
     def with_repair(self, previous_answer: str, error: str) -> Conversation:
         name = self.answer.repair_template if self.answer else "review-repair.md"
@@ -87,7 +96,7 @@ class Conversation:
         if left_out:
             excerpt += f"\n… ({left_out:,} more characters of this answer are not repeated here)"
         extra = (Message("assistant", excerpt or "(empty)"), Message("user", repair))
-        return Conversation(self.system, self.messages + extra, self.redactions, self.answer)
+        return replace(self, messages=self.messages + extra)
 
     def as_text(self) -> str:
         """The whole conversation as one text, for an agent CLI that reads a single prompt."""
@@ -139,13 +148,20 @@ def render_rules(instructions: tuple[PathInstruction, ...]) -> str:
 
 
 @cache
-def review_system() -> str:
+def review_system(schema_sent: bool = False) -> str:
     """The system message of every review request: the same bytes in each, first, so the
     provider's prompt cache answers them (OpenAI caches a repeated prefix of 1,024 tokens or
     more by itself; Anthropic's request marks it with `cache_control`). Nothing of a chunk goes
-    here: not its nonce, not its rules. The answer's shape is given in one compact line: the
-    request's response_format or tool carries the whole schema, and the parser checks it."""
-    return fill(template("review-system.md"), {"shape": schema_shape(wire_schema())})
+    here: not its nonce, not its rules. Unless the request's response_format or tool carries the
+    schema (`schema_sent`), the answer's shape is given in one compact line; the parser checks it
+    either way."""
+    return fill(template("review-system.md"), {"shape": "" if schema_sent else answer_shape(wire_schema())})
+
+
+def answer_shape(schema: Mapping[str, Any]) -> str:
+    """The paragraph a system message gives the answer's schema in when the request does not
+    carry it (bare json_object, plain text, an agent CLI): its shape in one compact line."""
+    return "\n\n" + fill(template("answer-shape.md"), {"shape": schema_shape(dict(schema))}).strip()
 
 
 def build_conversation(
@@ -166,4 +182,5 @@ def build_conversation(
         {"nonce": nonce, "rules": render_rules(instructions), "diff": diff, "context": context or "(none)",
          "forge": forge},
     )
-    return Conversation(review_system(), (Message("user", user),), tuple(redactions))
+    return Conversation(review_system(), (Message("user", user),), tuple(redactions),
+                        system_beside_schema=review_system(schema_sent=True))

@@ -32,7 +32,7 @@ from reviewgate.reviewers.model.contract import ContractError, check_schema, ext
 from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.excerpts import base_excerpt, head_excerpt
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
-from reviewgate.reviewers.model.prompt import AnswerFormat, Conversation, Message, fill, template
+from reviewgate.reviewers.model.prompt import AnswerFormat, Conversation, Message, answer_shape, fill, template
 from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.target.git import TreeReader
@@ -169,10 +169,12 @@ def _finding_text(finding: Finding) -> str:
 
 
 @cache
-def verification_system() -> str:
-    """The second look's system message: the same bytes in every request, for the provider's
-    prompt cache (prompt.review_system); the nonce is named in the user message."""
-    return fill(template("verification-system.md"), {"schema": json.dumps(answer_format().schema, separators=(",", ":"))})
+def verification_system(schema_sent: bool = False) -> str:
+    """The second look's system message: the same bytes in every request of a form, for the
+    provider's prompt cache (prompt.review_system); the nonce is named in the user message. It
+    gives the answer's shape only when the request does not carry the schema."""
+    return fill(template("verification-system.md"),
+                {"shape": "" if schema_sent else answer_shape(answer_format().schema)})
 
 
 def build_verification(request: ReviewRequest, finding: Finding, max_input_tokens: int) -> Conversation:
@@ -196,7 +198,8 @@ def build_verification(request: ReviewRequest, finding: Finding, max_input_token
     nonce_text = nonce.hexdigest()[:16]
     user = fill(template("verification-request.md"),
                 {"nonce": nonce_text, "finding": finding_text, "head": head_text, "base": base_text})
-    return Conversation(system, (Message("user", user),), tuple(found), answer_format())
+    return Conversation(system, (Message("user", user),), tuple(found), answer_format(),
+                        system_beside_schema=verification_system(schema_sent=True))
 
 
 @dataclass
