@@ -5,8 +5,8 @@ formats first (secret_formats.py, the table the model redaction uses).
 - The CI runner (stdout and stderr): ANSI escapes and control bytes removed, and no line may
   begin with `::` (a workflow command, after the runner's own trimming of leading blanks) or
   hold `##[` (the runner's older command form).
-- Markdown (summary.md, the step summary, PR comments and MR notes): HTML and mentions
-  neutralised, table pipes escaped, code spans fenced so no backtick closes them early, link
+- Markdown (summary.md, the step summary, PR comments and MR notes): HTML, mentions and
+  autolinks neutralised, table pipes escaped, code spans fenced so no backtick closes them early, link
   addresses percent-encoded so no character ends them early.
 - XML 1.0 (junit.xml): the characters XML 1.0 does not allow are removed.
 - SARIF's file locations: a path as a percent-encoded URI reference.
@@ -40,6 +40,14 @@ _LEGACY_COMMAND = "##["
 # A mention (@user, @org/team) where GitHub and GitLab would link it and notify: the @ at a
 # word start. An e-mail address (a@b) is not a mention and stays as it is.
 _MENTION = LazyPattern(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
+# Where GitHub's and GitLab's autolinking would make prose a live link (GFM's extended autolinks),
+# so that no address an untrusted title or body names becomes a link in a comment the gate signs:
+# a scheme's `://` and a `www.` at a word start take a zero-width space (before `://`, after
+# `www`), which reads the same; an e-mail address's `@` a backslash escape, which shows `@` and
+# splits the text the autolinker reads (a zero-width space before it would make a mention of the
+# domain, after it a domain of other letters).
+_AUTOLINK = LazyPattern(r"(?i)(?=://)|(?<=\bwww)(?=\.)")
+_EMAIL_AT = LazyPattern(r"(?<=[\w.+-])@")  # after any character an address's local part may end with
 ZERO_WIDTH_SPACE = "\u200b"
 # What html.escape(quote=False) replaces, without loading the html module's entity table at start-up.
 _HTML_SPECIAL = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -78,16 +86,23 @@ def runner_line(text: str) -> str:
 # --- Markdown -----------------------------------------------------------------------------------
 
 
+def _markdown(text: str, literal_backslashes: bool) -> str:
+    escaped = plain(text)
+    if literal_backslashes:  # before the escapes below add their own
+        escaped = escaped.replace("\\", "\\\\")
+    escaped = _MENTION.sub(f"@{ZERO_WIDTH_SPACE}", escaped.translate(_HTML_SPECIAL))
+    return _EMAIL_AT.sub(r"\\@", _AUTOLINK.sub(ZERO_WIDTH_SPACE, escaped))
+
+
 def markdown_text(text: str) -> str:
-    """Untrusted text in Markdown prose: no HTML, no live mentions, line breaks kept."""
-    escaped = plain(text).translate(_HTML_SPECIAL)
-    return _MENTION.sub(f"@{ZERO_WIDTH_SPACE}", escaped)
+    """Untrusted text in Markdown prose: no HTML, no live mentions or links, line breaks kept."""
+    return _markdown(text, literal_backslashes=False)
 
 
 def markdown_cell(text: str) -> str:
     """Untrusted text in a Markdown table cell: `markdown_text` on one line, pipes escaped (GFM
     splits cells on an unescaped pipe before anything else), backslashes kept literal."""
-    return markdown_text(_LINE_BREAK.sub(" ", text)).replace("\\", "\\\\").replace("|", "\\|")
+    return _markdown(_LINE_BREAK.sub(" ", text), literal_backslashes=True).replace("|", "\\|")
 
 
 def markdown_code(text: str, in_table: bool = False) -> str:

@@ -1,21 +1,37 @@
 """Markdown rendered the way GitHub renders a comment (GFM: tables, autolinks, strikethrough;
-markdown-it-py's `gfm-like`), and checks of what a reader sees: that every block is complete,
-and how many lines come before the first folded block."""
+markdown-it-py's `gfm-like`, with GFM's autolinks rather than linkify-it's fuzzy ones), and
+checks of what a reader sees: that every block is complete, and how many lines come before the
+first folded block."""
 
 from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from typing import Any
 
+from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 
 _RENDERER = MarkdownIt("gfm-like")
+# GFM's extended autolinks, as GitHub makes them: a scheme's address, an e-mail address, and a
+# `www.` domain. Not linkify-it's fuzzy links (any `label.tld`, such as `0.AL`), which GitHub
+# leaves as text.
+_LINKS = LinkifyIt(options={"fuzzy_link": False})
+
+
+def _www_address(_: Any, match: Any) -> None:
+    match.url = f"http://{match.url}"
+
+
+_LINKS.add("www.", {"validate": re.compile(r"^[\w-]+(?:\.[\w-]+)*[^\s<]*"), "normalize": _www_address})
+_RENDERER.linkify = _LINKS
 # Elements that start a line of their own on the page.
 _BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "blockquote", "pre", "summary", "hr", "table"}
 
 
 def render_gfm(text: str) -> str:
-    return _RENDERER.render(text)
+    html: str = _RENDERER.render(text)
+    return html
 
 
 def unclosed_details(text: str) -> int:

@@ -9,11 +9,13 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reviewgate.ci.context import CiContext
 from reviewgate.escaping import (
+    ZERO_WIDTH_SPACE,
     for_runner,
     markdown_cell,
     markdown_code,
@@ -24,6 +26,7 @@ from reviewgate.escaping import (
 )
 from reviewgate.report.base import SinkContext
 from reviewgate.report.console import ConsoleSink
+from reviewgate.report.inline_comments import render_inline
 from reviewgate.report.junit import render_junit
 from reviewgate.report.pr_comment import render_comment
 from reviewgate.report.summary import render_summary
@@ -35,7 +38,8 @@ from testing.results import sample_finding, sample_result
 HOSTILE = st.lists(
     st.sampled_from(["::", "::error::x", "##[", "\n", "\r", "\r\n", " ", "\t", "\u00a0", "<script>", "</script>",
                      "<img src=x onerror=alert(1)>", "&amp;", "@octocat", "@org/team", "`", "``", "|", "\\",
-                     "\x1b[31m", "\x1b]0;title\x07", "\x00", "\x7f", "\u202e", "a"])
+                     "\x1b[31m", "\x1b]0;title\x07", "\x00", "\x7f", "\u202e", "a",
+                     "www.", "https://", "evil.example", "x@y.io", "mailto:", "0.AL"])
     | st.text(),
     max_size=12,
 ).map("".join)
@@ -68,7 +72,7 @@ def test_markdown_text_has_no_html_no_mention_no_escape(text: str) -> None:
     shown = markdown_text(text)
     assert "<" not in shown and ">" not in shown
     assert "\x1b" not in shown and "\u202e" not in shown
-    assert not MENTION.search(shown)
+    assert not MENTION.search(shown.replace("\\@", "@"))  # as it reads: the escape shows `@`
 
 
 @given(HOSTILE)
@@ -143,6 +147,20 @@ def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -
     assert lines[0].startswith("::stop-commands::") and lines[-1].startswith("::")
     assert not runner_sees_a_command("\n".join(lines[1:-1]))
     assert GITHUB_TOKEN not in stdout.getvalue()
+
+
+@pytest.mark.parametrize("address", ["https://evil.example/login", "www.evil.example", "WWW.evil.example/x",
+                                     "ftp://evil.example", "help@evil.example", "mailto:help@evil.example"])
+def test_an_address_in_a_title_or_body_is_no_live_link(tmp_path: Path, address: str) -> None:
+    result = replace(hostile_result(tmp_path, f"Sign in at {address} to see the fix", "a.py"), ci=LINKED)
+    finding = result.findings[0]
+    rendered = [render_summary(result, []), render_comment(result, []), render_inline(finding, "github")]
+    for text in rendered:
+        html = render_gfm(text)
+        assert all(link.startswith(f"https://github.com/octo/app/blob/{'c' * 40}/")
+                   for link in re.findall(r'<a href="([^"]*)"', html)), html
+        # The words still read as written (a zero-width space is invisible).
+        assert f"Sign in at {address} to see the fix" in text.replace(ZERO_WIDTH_SPACE, "").replace("\\@", "@")
 
 
 def test_hostile_title_in_the_summary_reads_as_text(tmp_path: Path) -> None:
