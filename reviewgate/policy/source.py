@@ -27,7 +27,7 @@ from reviewgate.errors import ConfigError
 from reviewgate.target.git import TreeReader, prefetch_sides
 from reviewgate.target.tooling import TOOLING_FILES
 from reviewgate.text import printable, short_sha
-from reviewgate.tomlfile import parse_toml
+from reviewgate.tomlfile import may_name_key, parse_toml
 
 # Where the config in force was read.
 BASE_SIDE = "base"  # the merge base: the normal case
@@ -67,10 +67,12 @@ class FoundConfig(NamedTuple):
     config: Config
 
 
-def _document(side: Side, path: str) -> Mapping[str, Any] | None:
+def _document(side: Side, path: str, explicit: bool) -> Mapping[str, Any] | None:
     data = side.read(path)
     if data is None:
         return None
+    if path == PYPROJECT_FILE and not explicit and not may_name_key(data, (b"reviewgate",)):
+        return None  # no [tool.reviewgate] however written: not a config file, and left unparsed
     try:
         return _parsed(data)
     except ConfigError:
@@ -90,7 +92,7 @@ def find_config(side: Side, explicit: str | None) -> FoundConfig | None:
     pyproject.toml with a [tool.reviewgate] table. A malformed one is a ConfigError naming
     the file and the side."""
     for path in (explicit,) if explicit else (CONFIG_FILE, PYPROJECT_FILE):
-        document = _document(side, path)
+        document = _document(side, path, explicit is not None)
         if document is None:
             continue
         if explicit is None and path == PYPROJECT_FILE and "reviewgate" not in document.get("tool", {}):

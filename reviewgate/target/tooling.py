@@ -22,7 +22,7 @@ from typing import Any
 
 from reviewgate.errors import ConfigError
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.tomlfile import parse_toml
+from reviewgate.tomlfile import may_name_key, parse_toml
 
 PYPROJECT = "pyproject.toml"
 PACKAGE_JSON = "package.json"
@@ -147,14 +147,14 @@ def _json(data: bytes | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-# The pyproject.toml tables this module reads: a file without them is not parsed (the one-line
-# push parses it once already, for the policy).
-_PYPROJECT_TABLES = (b"[tool.mypy", b"[tool.pyright", b"[tool.pytest")
+# The names of the pyproject.toml tables this module reads (under `tool`): a file that cannot
+# hold one is not parsed (Django's has none).
+_PYPROJECT_TABLES = (b"mypy", b"pyright", b"pytest")
 
 
 def _toml(data: bytes | None, *, whatever: bool = False) -> dict[str, Any]:
     """The parsed file; `whatever` parses it even without the tables this module reads."""
-    if data is None or not (whatever or any(table in data for table in _PYPROJECT_TABLES)):
+    if data is None or not (whatever or may_name_key(data, _PYPROJECT_TABLES)):
         return {}
     try:
         return parse_toml(data, PYPROJECT)
