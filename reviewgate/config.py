@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity
@@ -124,8 +124,7 @@ class Config:
         return ReviewerSettings(name=name, provider=name)
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(NamedTuple):
     """What flags or action inputs set; None means "not given, keep the file's value"."""
 
     reviewers: tuple[str, ...] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.findings import Finding, Severity
 
@@ -23,8 +23,7 @@ BLOCKED = "blocked"
 MAX_HISTORY = 50
 
 
-@dataclass(frozen=True)
-class RoundEntry:
+class RoundEntry(NamedTuple):
     """One review round as the summary comment's history keeps it: the head, its patch and the verdict."""
 
     head_sha: str

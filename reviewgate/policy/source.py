@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,8 +36,7 @@ WORKING_TREE = "working-tree"  # a document bundle (or doctor without a base): n
 DEFAULTS = "defaults"  # no config anywhere
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(NamedTuple):
     """One side of the change that config files can be read from."""
 
     label: str  # "merge base 1a2b3c4", "head 5d6e7f8", "working tree"
@@ -102,8 +100,7 @@ def find_config(side: Side, explicit: str | None) -> FoundConfig | None:
     return None
 
 
-@dataclass(frozen=True)
-class PolicyOrigin:
+class PolicyOrigin(NamedTuple):
     """Where the config in force was read: which kind of source, which file, at which commit."""
 
     kind: str  # BASE_SIDE | BRANCH_FIRST | WORKFLOW | WORKING_TREE | DEFAULTS

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.errors import ConfigError
 from reviewgate.lazy_patterns import LazyPattern
@@ -39,8 +38,7 @@ _TSC_PROJECT = LazyPattern(r"\btsc\b[^&|;]*?(?:-p|--project)[ =]+(?P<path>[^\s&|
 _TSD_FILES = LazyPattern(r"\btsd\b[^&|;]*?(?:-f|--files)[ =]+(?P<path>[^\s&|;]+)")
 
 
-@dataclass(frozen=True)
-class Tooling:
+class Tooling(NamedTuple):
     """Gitignore-style patterns: generated files, and test input outside the usual test places."""
 
     generated: tuple[str, ...] = ()
