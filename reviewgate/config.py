@@ -38,8 +38,7 @@ class ConfigWarning(UserWarning):
     """An unknown key: printed, never fatal, so newer configs still run on older gates."""
 
 
-@dataclass(frozen=True)
-class FailRule:
+class FailRule(NamedTuple):
     """Findings of `finding_class` at `severity` or worse block."""
 
     finding_class: FindingClass

@@ -63,12 +63,12 @@ def _is_item(value: Any) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
     if isinstance(value, PathInstruction):
         return f"{', '.join(value.paths)}: {value.text}"
-    if isinstance(value, FailRule):
+    if isinstance(value, FailRule):  # a NamedTuple: one item, not a list of its fields
         return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
     return value
 
 

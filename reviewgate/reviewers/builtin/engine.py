@@ -76,7 +76,7 @@ class FileOutcome(NamedTuple):
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
     """The request as a per-file lens sees it: the change of one file."""
-    return replace(request, target=replace(request.target, files=(change,)))
+    return request._replace(target=replace(request.target, files=(change,)))
 
 
 def review_file(
