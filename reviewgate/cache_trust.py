@@ -23,8 +23,8 @@ import os
 import stat
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from reviewgate.own_directories import symlink_below, symlink_on_the_way, symlink_phrase, tracked_paths
 from reviewgate.workspace_owner import give_to, owner_to_inherit
@@ -40,13 +40,15 @@ class CacheWarning(UserWarning):
     """The cache is not used for this run (printed as one line, said in the summary)."""
 
 
-@dataclass(frozen=True)
-class ReviewCache:
+class ReviewCache(NamedTuple):
     """Where this run's cache lives and the key that seals its entries; no directory when caching is off."""
 
     directory: Path | None  # None: caching is off
-    key: bytes = field(default=b"", repr=False)  # never printed
+    key: bytes = b""  # never printed: left out of the repr below
     refused: str = ""  # why caching is off for this run, when the directory was refused
+
+    def __repr__(self) -> str:
+        return f"ReviewCache(directory={self.directory!r}, refused={self.refused!r})"
 
     def seal(self, kind: str, name: str, data: bytes) -> bytes:
         """`data` as stored: followed by its tag line."""

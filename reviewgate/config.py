@@ -10,13 +10,13 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.errors import ConfigError
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.policy.instructions import PathInstruction, parse_instructions
 from reviewgate.text import did_you_mean
-from reviewgate.tomlfile import read_toml
+from reviewgate.tomlfile import may_name_key, parse_toml, read_toml, read_toml_bytes
 
 CONFIG_FILE = ".reviewgate.toml"
 PYPROJECT_FILE = "pyproject.toml"
@@ -38,8 +38,7 @@ class ConfigWarning(UserWarning):
     """An unknown key: printed, never fatal, so newer configs still run on older gates."""
 
 
-@dataclass(frozen=True)
-class FailRule:
+class FailRule(NamedTuple):
     """Findings of `finding_class` at `severity` or worse block."""
 
     finding_class: FindingClass
@@ -124,8 +123,7 @@ class Config:
         return ReviewerSettings(name=name, provider=name)
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(NamedTuple):
     """What flags or action inputs set; None means "not given, keep the file's value"."""
 
     reviewers: tuple[str, ...] | None = None
@@ -298,10 +296,16 @@ def parse_config(table: Mapping[str, Any], source: str) -> Config:
     return Config(review=review, reviewers=reviewers, verify=verify, sections=sections, source=source)
 
 
+def _holds_reviewgate_table(pyproject: Path) -> bool:
+    data = read_toml_bytes(pyproject)
+    # A file that cannot name the table is left unparsed (see may_name_key).
+    return may_name_key(data, (b"reviewgate",)) and "reviewgate" in parse_toml(data, str(pyproject)).get("tool", {})
+
+
 def find_config_file(repo_root: Path) -> Path | None:
     for candidate in (repo_root / CONFIG_FILE, repo_root / PYPROJECT_FILE):
         if candidate.is_file():
-            if candidate.name == PYPROJECT_FILE and "reviewgate" not in read_toml(candidate).get("tool", {}):
+            if candidate.name == PYPROJECT_FILE and not _holds_reviewgate_table(candidate):
                 continue
             return candidate
     return None

@@ -8,8 +8,9 @@ messages, specs and plans the branch adds) nor earlier REVIEW: comments.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from reviewgate.cache_trust import NO_CACHE, ReviewCache
@@ -41,24 +42,23 @@ class ReviewScope(NamedTuple):
     whole_change: bool
 
 
-@dataclass(frozen=True)
-class ReviewRequest:
+class ReviewRequest(NamedTuple):
     """Everything a reviewer is given: the frozen change, its files at head, the verify and the conversation."""
 
     target: FrozenTarget
     head: TreeReader
     verify: VerifyOutcome = ABSENT
     reproduction: str | None = None  # the REPRODUCTION: text, when the forge or repo has one
-    rejections: tuple[Rejection, ...] = field(default_factory=tuple)
+    rejections: tuple[Rejection, ...] = ()
     # Whether the change says it is a fix (branch name or head subject starting fix/bug/hotfix).
     # Derived by the gate; deterministic lenses use it, it is never put in a model's prompt.
     marked_as_fix: bool = False
     # Config sections owned by reviewers (e.g. `lenses`), validated by their owners.
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    sections: Mapping[str, Mapping[str, Any]] = MappingProxyType({})  # read-only: one shared default
     # None: the whole change, as one run reviews it.
     scope: ReviewScope | None = None
     # The repository's rules for some paths ([[review.instructions]]), for model reviewers.
-    instructions: tuple[PathInstruction, ...] = field(default_factory=tuple)
+    instructions: tuple[PathInstruction, ...] = ()
     # The run's review cache, its key read before the verify (what the DRY index is kept in).
     cache: ReviewCache = NO_CACHE
 
@@ -84,4 +84,4 @@ class ReviewRequest:
             files=tuple(change for change in self.target.files if self.in_scope(change.path)),
             oversized=tuple(change for change in self.target.oversized if self.in_scope(change.path)),
         )
-        return replace(self, target=target)
+        return self._replace(target=target)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.lazy_patterns import LazyPattern
 
@@ -59,8 +58,7 @@ def make_finding_id(source: str, path: str | None, category: str, title: str, co
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One problem a reviewer reports. `path` None means the change as a whole;
     `line` None means the file as a whole."""
 
@@ -78,7 +76,9 @@ class Finding:
     # Set when a trusted REVIEW-REJECTED answer or a suppression set the finding aside:
     # it is still reported, with this reason, but it never blocks.
     dismissed: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    # One empty mapping shared by the findings without extras: a Mapping, so nothing (mypy
+    # checks) changes it in place; with_changes gives a finding extras of its own.
+    extra: Mapping[str, Any] = {}
 
     @property
     def rule_id(self) -> str:
@@ -95,7 +95,7 @@ class Finding:
         return f"{self.path}:{self.line}"
 
     def with_changes(self, **changes: Any) -> Finding:
-        return replace(self, **changes)
+        return self._replace(**changes)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

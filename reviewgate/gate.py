@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from reviewgate.config import DEFAULT_FAIL_ON, FailRule
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_CHANGES_REQUESTED
@@ -36,14 +36,13 @@ class Route(str, enum.Enum):
     CLOSEOUT = "closeout"  # nothing left to do
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The decision, where it sends the work next, and the findings and reasons behind it."""
 
     decision: Decision
     route: Route | None
-    blocking: tuple[Finding, ...] = field(default_factory=tuple)
-    reasons: tuple[str, ...] = field(default_factory=tuple)
+    blocking: tuple[Finding, ...] = ()
+    reasons: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -11,7 +11,7 @@ branch you are not on is reviewed the same as pushing the one you are on.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -151,7 +151,7 @@ def run_pre_push(options: RunOptions, refs: list[PushedRef], stdout: TextIO,
         stdout.write("reviewgate: pre-push: nothing is pushed: nothing to review\n")
         return 0
     # The hook reviews commits, not the working tree: the verify (which runs the checkout) is CI's.
-    options = replace(options, overrides=replace(options.overrides, no_verify=True))
+    options = options._replace(overrides=options.overrides._replace(no_verify=True))
     worst = 0
     for ref in refs:
         plan = plan_review(repo, ref)
@@ -161,7 +161,7 @@ def run_pre_push(options: RunOptions, refs: list[PushedRef], stdout: TextIO,
         stdout.write(f"reviewgate: pre-push: reviewing {runner_line(ref.name())}: {runner_line(plan.why)}\n")
         stdout.flush()
         head = _name_if_same(repo, ref.local_ref, ref.local_sha) or ref.local_sha
-        code = review(replace(options, base=plan.base, head=head, policy_base=plan.policy_base), stdout)
+        code = review(options._replace(base=plan.base, head=head, policy_base=plan.policy_base), stdout)
         stdout.write(f"reviewgate: pre-push: {runner_line(ref.name())}: exit {code}"
                      f"{'' if code == 0 else ' (the push is refused)'}\n")
         worst = max(worst, code)

@@ -5,9 +5,8 @@ counts start-up)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
@@ -32,8 +31,7 @@ if TYPE_CHECKING:
     from reviewgate.sharding.plan import ShardSpec
 
 
-@dataclass(frozen=True)
-class RunOptions:
+class RunOptions(NamedTuple):
     """What the command line asked of one run, before the config is read."""
 
     start: Path = Path(".")
@@ -41,7 +39,7 @@ class RunOptions:
     head: str | None = None  # None: the head CI names, else HEAD
     config_path: Path | None = None
     output_dir: Path = Path(DEFAULT_OUTPUT_DIRECTORY)  # relative: to the repository root
-    overrides: Overrides = field(default_factory=Overrides)
+    overrides: Overrides = Overrides()
     bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
     shard: ShardSpec | None = None  # --shard I/N: review one part, write a shard report, publish nothing
@@ -51,8 +49,7 @@ class RunOptions:
     policy_base: str | None = None
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """The config in force (flags applied), where it was read, and the refs it was read at."""
 
     config: Config
@@ -99,7 +96,7 @@ def review_policy(policy: Policy) -> PolicyReview:
     review = review_policy_change(policy.origin, policy.file_config, policy.head_side)
     if policy.uncommitted is None:
         return review
-    return replace(review, notes=(*review.notes, policy.uncommitted))
+    return review._replace(notes=(*review.notes, policy.uncommitted))
 
 
 def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:

@@ -373,3 +373,12 @@ def test_a_cache_directory_tracked_at_head_only_is_refused_too(tmp_path: Path) -
         opened = open_cache(repo / ".reviewgate-cache", repo, {})
     assert opened.directory is None
     assert "is tracked in git (.reviewgate-cache/openai/chunks/entry.json)" in opened.refused
+
+
+def test_the_key_is_never_in_what_prints_the_cache(tmp_path: Path) -> None:
+    # A ReviewCache is a NamedTuple: its repr (and so its str, and the repr of any record that
+    # holds it) names the directory and why caching was refused, never the key.
+    key = os.urandom(KEY_BYTES)
+    cache = ReviewCache(tmp_path, key=key, refused="")
+    for text in (repr(cache), str(cache), f"{cache}", repr([cache])):
+        assert key.hex() not in text and repr(key) not in text and str(tmp_path) in text

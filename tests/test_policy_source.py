@@ -191,25 +191,71 @@ def test_the_target_sides_tooling_files_come_with_the_policy_in_one_git_process(
     assert tooling.generated == ("docs/api/**",) and tooling.test_inputs == ("/checks",)
 
 
+# Counts the TOML parses of a run and whether the TOML module was imported at all.
+_COUNT_TOML_PARSES = (
+    "import io, sys, types\n"
+    "from reviewgate import tomlfile\n"
+    "calls = []\n"
+    "real = tomlfile.toml_module\n"
+    "def counting():\n"
+    "    module = real()\n"  # tomli on Python 3.10
+    "    loads = lambda text, **options: calls.append(text) or module.loads(text, **options)\n"
+    "    return types.SimpleNamespace(loads=loads, TOMLDecodeError=module.TOMLDecodeError)\n"
+    "tomlfile.toml_module = counting\n"
+    "from reviewgate.cli import main\n"
+    "code = main(['run', '--reviewer', 'builtin', '--base', 'main'], stdout=io.StringIO())\n"
+    "print(code, sum('[project]' in text for text in calls), bool({'tomllib', 'tomli'} & set(sys.modules)))\n"
+)
+
+
+def _toml_parses(repo: Path) -> list[str]:
+    completed = subprocess.run([sys.executable, "-c", _COUNT_TOML_PARSES], cwd=repo, env=clean_environment(),
+                               capture_output=True, text=True, timeout=120, check=True)
+    return completed.stdout.split()
+
+
 def test_a_pyproject_the_change_leaves_alone_is_parsed_once(tmp_path: Path) -> None:
     # The same pyproject.toml at the merge base, at head and in the working tree: one parse, not
     # three (a millisecond each for Django's); a malformed one still names its file and side.
-    pyproject = '[project]\nname = "app"\n\n[tool.black]\nline-length = 100\n'
+    pyproject = '[project]\nname = "app"\n\n[tool.reviewgate.review]\nmax_rounds = 3\n'
     repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject, "app/a.py": "x = 1\n"}, {"app/a.py": "x = 2\n"})
-    script = (
-        "import io\n"
-        "from reviewgate.tomlfile import tomllib\n"  # tomli on Python 3.10
-        "calls = []\n"
-        "loads = tomllib.loads\n"
-        "tomllib.loads = lambda text, **options: calls.append(text) or loads(text, **options)\n"
-        "from reviewgate.cli import main\n"
-        "code = main(['run', '--reviewer', 'builtin', '--base', 'main'], stdout=io.StringIO())\n"
-        "print(code, sum('[tool.black]' in text for text in calls))\n"
-    )
-    completed = subprocess.run([sys.executable, "-c", script], cwd=repo.path, env=clean_environment(),
-                               capture_output=True, text=True, timeout=120, check=True)
-    assert completed.stdout.split() == ["0", "1"], completed.stderr
-    broken = make_repo(tmp_path / "broken", {**BASE, "pyproject.toml": "[project\n"}, {"app/a.py": "x = 2\n"})
+    assert _toml_parses(repo.path) == ["0", "1", "True"]
+    broken = make_repo(tmp_path / "broken", {**BASE, "pyproject.toml": "[project\n[tool.reviewgate]\n"},
+                       {"app/a.py": "x = 2\n"})
     result = run_cli(broken.path, "run", "--base", "main")
     assert result.returncode == 2
     assert "pyproject.toml at merge base" in result.stderr and "not valid TOML" in result.stderr, result.stderr
+
+
+def test_a_pyproject_that_cannot_hold_the_table_is_not_parsed(tmp_path: Path) -> None:
+    # Django's: [project] and other tools' tables, no [tool.reviewgate] however written, and none
+    # of the tables the tooling reads. The TOML module (its patterns compile at import) stays unloaded.
+    pyproject = '[project]\nname = "app"\n\n[tool.black]\nline-length = 100\n'
+    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject, "app/a.py": "x = 1\n"}, {"app/a.py": "x = 2\n"})
+    assert _toml_parses(repo.path) == ["0", "0", "False"]
+    # Such a file is not the policy even when it does not parse: it holds no table of ours.
+    broken = make_repo(tmp_path / "broken", {**BASE, "pyproject.toml": "[project\n"}, {"app/a.py": "x = 2\n"})
+    result = run_cli(broken.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stderr
+    assert result.report()["policy"]["origin"] == "defaults"
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[tool . reviewgate . review]\nfail_on = ["systematic:major"]\n',
+        '[tool."reviewgate".review]\nfail_on = ["systematic:major"]\n',
+        '[tool]\nreviewgate.review.fail_on = ["systematic:major"]\n',
+        'tool.reviewgate.review.fail_on = ["systematic:major"]\n',
+        'tool = {reviewgate = {review = {fail_on = ["systematic:major"]}}}\n',
+        '[tool."\\u0072eviewgate".review]\nfail_on = ["systematic:major"]\n',  # the name spelled with an escape
+    ],
+    ids=["spaced", "quoted", "dotted-under-tool", "dotted-at-top", "inline", "escaped"],
+)
+def test_the_reviewgate_table_however_written_is_read(tmp_path: Path, table: str) -> None:
+    # Top-level keys come before the first table header: the reviewgate part goes first.
+    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": f'{table}\n[project]\nname = "app"\n'}, {"app/a.py": "x = 2\n"})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stderr
+    policy = result.report()["policy"]
+    assert (policy["origin"], policy["path"], policy["fail_on"]) == ("base", "pyproject.toml", ["systematic:major"]), policy

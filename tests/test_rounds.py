@@ -39,10 +39,10 @@ def test_the_cap_gives_up_on_the_still_open_blocker_and_major_findings() -> None
     history = (RoundEntry("a", "p1", "request_changes"), RoundEntry("b", "p2", "request_changes"))
     blocking = [_finding(Severity.BLOCKER), _finding(Severity.MAJOR), _finding(Severity.MINOR)]
     rounds = decide_rounds(history, RoundEntry("c", "p3", "request_changes"), 3, blocking)
-    assert rounds.count == 3 and rounds.gave_up
+    assert rounds.counted == 3 and rounds.gave_up
     assert [item.severity for item in rounds.given_up_findings] == [Severity.BLOCKER, Severity.MAJOR]
     under = decide_rounds(history[:1], RoundEntry("c", "p3", "request_changes"), 3, blocking)
-    assert under.count == 2 and not under.gave_up and under.given_up_findings == ()
+    assert under.counted == 2 and not under.gave_up and under.given_up_findings == ()
     approved = decide_rounds(history, RoundEntry("c", "p3", "approve"), 3)
     assert not approved.gave_up
 

@@ -21,6 +21,13 @@ def test_linguist_generated_takes_set_and_true_and_leaves_unset_and_false_out() 
 @pytest.mark.parametrize(("files", "inputs"), [
     ({"pyproject.toml": '[project]\nname = "my-pkg"\n[tool.mypy]\nfiles = ["my_pkg", "typing_examples", "src"]\n'},
      ("/typing_examples",)),
+    # The table written otherwise than `[tool.mypy]`: still read (a byte check decides what is parsed).
+    ({"pyproject.toml": 'tool.mypy.files = ["my_pkg", "typing_examples"]\n[project]\nname = "my-pkg"\n'},
+     ("/typing_examples",)),
+    ({"pyproject.toml": '[project]\nname = "my-pkg"\n[tool]\npytest = {ini_options = {testpaths = ["checks"]}}\n'},
+     ("/checks",)),
+    ({"pyproject.toml": '[project]\nname = "my-pkg"\n[ tool . "mypy" ]\nfiles = ["typing_examples"]\n'},
+     ("/typing_examples",)),
     ({"setup.cfg": "[mypy]\nfiles = mypkg, checks/mypy\n[tool:pytest]\ntestpaths = tests docs_src\n",
       "pyproject.toml": '[project]\nname = "mypkg"\n'},
      ("/tests", "/docs_src", "/checks/mypy")),

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class CiContext:
+class CiContext(NamedTuple):
     """What the CI run (or a local one) says about the change: its provider, event, base and head."""
 
     provider: str  # github | gitlab | local

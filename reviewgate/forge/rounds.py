@@ -11,8 +11,7 @@ requests changes, the loop stops: the gate still fails and a person must look.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.findings import Finding, Severity
 
@@ -23,8 +22,7 @@ BLOCKED = "blocked"
 MAX_HISTORY = 50
 
 
-@dataclass(frozen=True)
-class RoundEntry:
+class RoundEntry(NamedTuple):
     """One review round as the summary comment's history keeps it: the head, its patch and the verdict."""
 
     head_sha: str
@@ -43,20 +41,19 @@ class RoundEntry:
         return cls(str(values[0]), str(values[1]), str(values[2]))
 
 
-@dataclass(frozen=True)
-class Rounds:
+class Rounds(NamedTuple):
     """The review rounds counted so far, and whether the loop gave up and a person must look."""
 
     history: tuple[RoundEntry, ...]  # including this run, unless it was blocked
-    count: int
+    counted: int  # not `count`: a NamedTuple's field would hide tuple.count
     max_rounds: int
     gave_up: bool
     # The blocker and major findings still open when the loop gave up: a person must look.
-    given_up_findings: tuple[Finding, ...] = field(default_factory=tuple)
+    given_up_findings: tuple[Finding, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "count": self.count,
+            "count": self.counted,
             "max_rounds": self.max_rounds,
             "gave_up": self.gave_up,
             "given_up_findings": [item.id for item in self.given_up_findings],
@@ -95,6 +92,6 @@ def gave_up_note(rounds: Rounds, label: str | None = None) -> str:
     """The one sentence the summary, the comment and the console carry at the cap."""
     labelled = f" (label `{label}`)" if label else ""
     return (
-        f"Review round {rounds.count} of {rounds.max_rounds}: the review loop gave up{labelled}; "
+        f"Review round {rounds.counted} of {rounds.max_rounds}: the review loop gave up{labelled}; "
         f"a person must look at the {len(rounds.given_up_findings)} blocker/major finding(s) still open."
     )

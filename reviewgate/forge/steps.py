@@ -4,7 +4,6 @@ summary must say about both."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from reviewgate.config import Config
@@ -26,8 +25,7 @@ def apply_conversation(request: ReviewRequest, forge: ForgeRun | None) -> Review
     if forge is None:
         return request
     conversation = forge.conversation
-    return replace(
-        request,
+    return request._replace(
         reproduction=request.reproduction or conversation.reproduction,
         rejections=(*request.rejections, *conversation.rejections),
     )

@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.config import Config, FailRule
 from reviewgate.errors import ConfigError
@@ -30,14 +29,13 @@ RULE_UNPARSABLE = "policy/config-invalid"
 UNSET = "(unset)"
 
 
-@dataclass(frozen=True)
-class PolicyReview:
+class PolicyReview(NamedTuple):
     """The policy's part of a run: where it came from and what the branch would change."""
 
     origin: PolicyOrigin
-    changes: tuple[str, ...] = field(default_factory=tuple)
-    findings: tuple[Finding, ...] = field(default_factory=tuple)
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    changes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {**self.origin.to_json(), "branch_changes": list(self.changes)}
@@ -65,12 +63,12 @@ def _is_item(value: Any) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
     if isinstance(value, PathInstruction):
         return f"{', '.join(value.paths)}: {value.text}"
-    if isinstance(value, FailRule):
+    if isinstance(value, FailRule):  # a NamedTuple: one item, not a list of its fields
         return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
     return value
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,7 +26,7 @@ from reviewgate.errors import ConfigError
 from reviewgate.target.git import TreeReader, prefetch_sides
 from reviewgate.target.tooling import TOOLING_FILES
 from reviewgate.text import printable, short_sha
-from reviewgate.tomlfile import parse_toml
+from reviewgate.tomlfile import may_name_key, parse_toml
 
 # Where the config in force was read.
 BASE_SIDE = "base"  # the merge base: the normal case
@@ -37,8 +36,7 @@ WORKING_TREE = "working-tree"  # a document bundle (or doctor without a base): n
 DEFAULTS = "defaults"  # no config anywhere
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(NamedTuple):
     """One side of the change that config files can be read from."""
 
     label: str  # "merge base 1a2b3c4", "head 5d6e7f8", "working tree"
@@ -67,10 +65,12 @@ class FoundConfig(NamedTuple):
     config: Config
 
 
-def _document(side: Side, path: str) -> Mapping[str, Any] | None:
+def _document(side: Side, path: str, explicit: bool) -> Mapping[str, Any] | None:
     data = side.read(path)
     if data is None:
         return None
+    if path == PYPROJECT_FILE and not explicit and not may_name_key(data, (b"reviewgate",)):
+        return None  # no [tool.reviewgate] however written: not a config file, and left unparsed
     try:
         return _parsed(data)
     except ConfigError:
@@ -90,7 +90,7 @@ def find_config(side: Side, explicit: str | None) -> FoundConfig | None:
     pyproject.toml with a [tool.reviewgate] table. A malformed one is a ConfigError naming
     the file and the side."""
     for path in (explicit,) if explicit else (CONFIG_FILE, PYPROJECT_FILE):
-        document = _document(side, path)
+        document = _document(side, path, explicit is not None)
         if document is None:
             continue
         if explicit is None and path == PYPROJECT_FILE and "reviewgate" not in document.get("tool", {}):
@@ -100,8 +100,7 @@ def find_config(side: Side, explicit: str | None) -> FoundConfig | None:
     return None
 
 
-@dataclass(frozen=True)
-class PolicyOrigin:
+class PolicyOrigin(NamedTuple):
     """Where the config in force was read: which kind of source, which file, at which commit."""
 
     kind: str  # BASE_SIDE | BRANCH_FIRST | WORKFLOW | WORKING_TREE | DEFAULTS

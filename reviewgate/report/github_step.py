@@ -46,7 +46,7 @@ class GithubStepSink:
                 "blocking": str(len(result.verdict.blocking)),
                 "report": str(result.output_dir / REPORT_FILE),
                 "sarif": str(result.output_dir / SARIF_FILE),  # for github/codeql-action/upload-sarif
-                "rounds": str(result.rounds.count if result.rounds else 0),
+                "rounds": str(result.rounds.counted if result.rounds else 0),
                 "needs_human_review": "true" if result.rounds and result.rounds.gave_up else "false",
                 "error": "",  # set only when the gate stopped before a verdict (publish_failure)
             }

@@ -36,9 +36,9 @@ def _rounds_section(result: GateResult) -> Section:
     if rounds is not None and rounds.gave_up:
         label = result.forge.settings.label if result.forge else None
         return Section("the review rounds", [f"**{gave_up_note(rounds, label)}**", ""], kept=True)
-    if rounds is not None and rounds.count:
+    if rounds is not None and rounds.counted:
         return Section("the review rounds",
-                       [f"Rounds of requested changes so far: {rounds.count} of {rounds.max_rounds}.", ""], kept=True)
+                       [f"Rounds of requested changes so far: {rounds.counted} of {rounds.max_rounds}.", ""], kept=True)
     return Section("the review rounds")
 
 

@@ -3,7 +3,7 @@ one explanation for the console, summary.md, the step summary, the check run and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reviewgate.findings import FindingClass
 from reviewgate.gate import Decision, Route
@@ -23,8 +23,7 @@ ANSWER_A_FINDING = (
 )
 
 
-@dataclass(frozen=True)
-class Explanation:
+class Explanation(NamedTuple):
     """The verdict in words: what it is, what it means and what to do now."""
 
     verdict: str  # "changes requested"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from reviewgate.context import ReviewRequest
@@ -16,8 +15,7 @@ class ReviewerStatus(str, enum.Enum):
     SKIPPED = "skipped"  # deliberately not run (e.g. on-missing-key = skip), said in the report
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     """What a reviewer's model requests took: requests, tokens and their cost."""
 
     requests: int = 0
@@ -82,21 +80,20 @@ class ChunkReuse(NamedTuple):
         return cls(int(data.get("reviewed", 0)), int(data.get("reused", 0)), Usage.from_json(data.get("saved") or {}))
 
 
-@dataclass(frozen=True)
-class ReviewerOutcome:
+class ReviewerOutcome(NamedTuple):
     """What one reviewer found, or why it could not review, and what that took."""
 
     reviewer: str
     status: ReviewerStatus
-    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    findings: tuple[Finding, ...] = ()
     reason: str = ""
-    product_questions: tuple[str, ...] = field(default_factory=tuple)
+    product_questions: tuple[str, ...] = ()
     summary: str = ""
     usage: Usage = Usage()
     duration_seconds: float = 0.0
     dropped: int = 0  # findings discarded because their path, line or class was invalid
-    not_reviewed: tuple[str, ...] = field(default_factory=tuple)
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    not_reviewed: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     cached: bool = False  # every chunk was answered from the cache: no request at all
     chunks: ChunkReuse | None = None  # model reviewers: chunks reviewed and reused
 

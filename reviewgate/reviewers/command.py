@@ -15,7 +15,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +177,7 @@ class CommandReviewer(ModelReviewer):
                 f"reviewer mutation: the agent changed {' and '.join(changed)}; a reviewer must be "
                 "read-only, so its review is not used"
             )
-            return replace(outcome, status=ReviewerStatus.BLOCKED, reason=reason, findings=())
+            return outcome._replace(status=ReviewerStatus.BLOCKED, reason=reason, findings=())
         return outcome
 
 

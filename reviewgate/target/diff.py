@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.text import UTF8_BYTE_ORDER_MARK, UTF16_BYTE_ORDER_MARKS, decode_text
 
@@ -45,8 +45,7 @@ class LineKind(str, enum.Enum):
     REMOVED = "-"
 
 
-@dataclass(frozen=True)
-class DiffLine:
+class DiffLine(NamedTuple):
     """One line of a hunk, with its numbers on the old and the new side (None where it has none)."""
 
     kind: LineKind
@@ -55,8 +54,7 @@ class DiffLine:
     new_line: int | None
 
 
-@dataclass(frozen=True)
-class Hunk:
+class Hunk(NamedTuple):
     """One hunk of a file's diff: where it stands on each side and its lines."""
 
     old_start: int
@@ -70,8 +68,7 @@ class Hunk:
         return self.new_start + max(self.new_count, 1) - 1
 
 
-@dataclass(frozen=True)
-class DiffStats:
+class DiffStats(NamedTuple):
     """Sizes of one file's diff, for exclusions and listings, without parsing its lines."""
 
     added_lines: int

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -108,8 +107,7 @@ class ExcludedFile(NamedTuple):
     reason: str
 
 
-@dataclass(frozen=True)
-class ExclusionRules:
+class ExclusionRules(NamedTuple):
     """What decides which changed files are reviewed: the patterns, the size cap, the own directories."""
 
     exclude: tuple[str, ...] = ()

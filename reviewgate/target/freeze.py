@@ -271,8 +271,7 @@ def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRul
     return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
 
-@dataclass(frozen=True)
-class ResolvedRefs:
+class ResolvedRefs(NamedTuple):
     """Base, merge base and head as commits, before any diff: the policy is read at the merge
     base (the target side) before the diff is split by that policy's exclusions."""
 
@@ -283,7 +282,7 @@ class ResolvedRefs:
     head_sha: str
     head_source: str
     merge_base: str
-    shallow_fetches: tuple[str, ...] = field(default_factory=tuple)
+    shallow_fetches: tuple[str, ...] = ()
 
 
 def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: CiContext | None = None

@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.errors import ConfigError
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.tomlfile import parse_toml
+from reviewgate.tomlfile import may_name_key, parse_toml
 
 PYPROJECT = "pyproject.toml"
 PACKAGE_JSON = "package.json"
@@ -39,8 +38,7 @@ _TSC_PROJECT = LazyPattern(r"\btsc\b[^&|;]*?(?:-p|--project)[ =]+(?P<path>[^\s&|
 _TSD_FILES = LazyPattern(r"\btsd\b[^&|;]*?(?:-f|--files)[ =]+(?P<path>[^\s&|;]+)")
 
 
-@dataclass(frozen=True)
-class Tooling:
+class Tooling(NamedTuple):
     """Gitignore-style patterns: generated files, and test input outside the usual test places."""
 
     generated: tuple[str, ...] = ()
@@ -147,14 +145,14 @@ def _json(data: bytes | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-# The pyproject.toml tables this module reads: a file without them is not parsed (the one-line
-# push parses it once already, for the policy).
-_PYPROJECT_TABLES = (b"[tool.mypy", b"[tool.pyright", b"[tool.pytest")
+# The names of the pyproject.toml tables this module reads (under `tool`): a file that cannot
+# hold one is not parsed (Django's has none).
+_PYPROJECT_TABLES = (b"mypy", b"pyright", b"pytest")
 
 
 def _toml(data: bytes | None, *, whatever: bool = False) -> dict[str, Any]:
     """The parsed file; `whatever` parses it even without the tables this module reads."""
-    if data is None or not (whatever or any(table in data for table in _PYPROJECT_TABLES)):
+    if data is None or not (whatever or may_name_key(data, _PYPROJECT_TABLES)):
         return {}
     try:
         return parse_toml(data, PYPROJECT)

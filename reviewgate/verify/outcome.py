@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from reviewgate.findings import Finding
@@ -52,28 +51,27 @@ class StepResult(NamedTuple):
                    str(data.get("detail") or ""))
 
 
-@dataclass(frozen=True)
-class VerifyOutcome:
+class VerifyOutcome(NamedTuple):
     """What the verify did: its status, its steps and the findings and tests they gave."""
 
     status: VerifyStatus
     reason: str = ""
     manifest: str | None = None
-    steps: tuple[StepResult, ...] = field(default_factory=tuple)
-    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    steps: tuple[StepResult, ...] = ()
+    findings: tuple[Finding, ...] = ()
     reproduction: ReproductionStatus = ReproductionStatus.ABSENT
     # Test results the app's own `junit` file reported: (suite, case, passed, message).
-    imported_tests: tuple[tuple[str, str, bool, str], ...] = field(default_factory=tuple)
-    survivors: tuple[str, ...] = field(default_factory=tuple)
+    imported_tests: tuple[tuple[str, str, bool, str], ...] = ()
+    survivors: tuple[str, ...] = ()
     duration_seconds: float = 0.0
     # The gate received SIGTERM/SIGINT during the verify: teardown ran, the run stops blocked.
     cancelled: bool = False
     # What the verify wants said beside the steps (an unreadable junit file, ...).
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     # Who ran the branch's code, as verify/principal.py describes it ("separate user (uid …)").
     boundary: str = ""
     # What the branch's code changed of the gate's own (git store, installation): the review is not run.
-    tampered: tuple[str, ...] = field(default_factory=tuple)
+    tampered: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ import secrets
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -418,10 +418,9 @@ class _Verify:
         if self.cancellation.cancelled:
             where = f" during {self.interrupted_step}" if self.interrupted_step else ""
             reason = f"cancelled ({self.cancellation.signal_name}){where}; teardown ran"
-            return replace(base, status=VerifyStatus.BLOCKED, reason=reason, cancelled=True)
+            return base._replace(status=VerifyStatus.BLOCKED, reason=reason, cancelled=True)
         if self.failure is not None:
-            return replace(
-                base,
+            return base._replace(
                 status=VerifyStatus.FAILED,
                 reason=self.failure.title.removeprefix("verify: "),
                 findings=(self._finding(self.failure),),
@@ -493,4 +492,4 @@ def run_verify(
         finally:
             verify.teardown()
         outcome = verify.outcome(time.monotonic() - started)
-    return replace(outcome, notes=(*grant.notes, *outcome.notes))
+    return outcome._replace(notes=(*grant.notes, *outcome.notes))

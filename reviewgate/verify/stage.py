@@ -4,7 +4,6 @@ run it, or say why there is none."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -72,9 +71,9 @@ def verify_repository(
     changed = take_fingerprint(repo, guarded_commits).changed_since(before)
     if not changed:
         return outcome
-    return replace(outcome, status=VerifyStatus.FAILED, tampered=changed,
-                   reason=f"the verify changed the gate's own files: {', '.join(changed)}",
-                   findings=(tamper_finding(manifest.source, changed), *outcome.findings))
+    return outcome._replace(status=VerifyStatus.FAILED, tampered=changed,
+                            reason=f"the verify changed the gate's own files: {', '.join(changed)}",
+                            findings=(tamper_finding(manifest.source, changed), *outcome.findings))
 
 
 def _manifest_removed(manifest: str, merge_base: str) -> VerifyOutcome:

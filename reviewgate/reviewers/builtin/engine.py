@@ -20,8 +20,8 @@ import gc
 import os
 import signal
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol, runtime_checkable
+from dataclasses import replace
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
@@ -67,8 +67,7 @@ class ShapesLens(Protocol):
     def wants_shapes(self, request: ReviewRequest) -> bool: ...
 
 
-@dataclass(frozen=True)
-class FileOutcome:
+class FileOutcome(NamedTuple):
     """What the per-file lenses found in one file, and its head-side functions when wanted."""
 
     findings: tuple[tuple[Finding, ...], ...]  # per per-file lens, in lens order
@@ -77,7 +76,7 @@ class FileOutcome:
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
     """The request as a per-file lens sees it: the change of one file."""
-    return replace(request, target=replace(request.target, files=(change,)))
+    return request._replace(target=replace(request.target, files=(change,)))
 
 
 def review_file(

@@ -7,8 +7,6 @@ removes, in the same order. Such a finding is kept, at minor, with a note saying
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, MOVED, Finding, Severity
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
@@ -95,8 +93,7 @@ def mark_moved(request: ReviewRequest, findings: list[Finding]) -> list[Finding]
 
 def as_moved(finding: Finding, how: str) -> Finding:
     """The finding at minor, saying how its code was there before this change."""
-    return replace(
-        finding,
+    return finding.with_changes(
         severity=Severity.MINOR,
         body=finding.body + f"\n\nReported at minor: {how}; it was written before this change.",
         extra={**finding.extra, DEMOTED: MOVED},

@@ -9,8 +9,6 @@ without tests. They are kept at minor, with a note; a committed secret still blo
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, Severity
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
@@ -32,8 +30,7 @@ def is_repository_tooling(request: ReviewRequest, path: str) -> bool:
 def mark_repository_tooling(request: ReviewRequest, findings: list[Finding]) -> list[Finding]:
     """The findings, those that would block on the repository's own tooling made minor with a note."""
     return [
-        replace(
-            finding,
+        finding.with_changes(
             severity=Severity.MINOR,
             body=finding.body + f"\n\nReported at minor: `{finding.path}` is the repository's own tooling "
             "(a top-level tools/, scripts/, .github/ or uninstalled bin/ file), not code its users run.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -132,8 +132,7 @@ PythonReader = Callable[[ast.Module, str, str, dict[int, str]], Iterable[Finding
 TextReader = Callable[[str, str, dict[int, str], Language], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
-class TwoReaderLens:
+class TwoReaderLens(NamedTuple):
     """A bug rule read with `ast` in Python files and from blanked text in the C-like ones: the
     files of its languages that mention what it looks for, each to the reader of its language."""
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import enum
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewgate.config import Config, ConfigWarning
 from reviewgate.errors import ConfigError
@@ -26,8 +25,7 @@ class ReproductionPolicy(str, enum.Enum):
     ALWAYS = "always"
 
 
-@dataclass(frozen=True)
-class LensSettings:
+class LensSettings(NamedTuple):
     """The `[lenses]` table: the rules not to run, and when a reproduction is required."""
 
     require_reproduction: ReproductionPolicy = ReproductionPolicy.FIXES

@@ -360,13 +360,13 @@ class ModelReviewer:
             list(pool.map(lambda together: self._ask_together(request, together, key, store, blocks), asks))
         results = [self._finish(request, piece) for piece in pieces]
         outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
-        outcome = replace(outcome, notes=(*outcome.notes, *self.transport.run_notes()))
+        outcome = outcome._replace(notes=(*outcome.notes, *self.transport.run_notes()))
         if store is not None:
             answered = answered_fingerprints(request.rejections, store)
             findings = keep_earlier_ids(outcome.findings, store, request.head)
             findings = tuple(sorted(mark_answered(findings, answered, request.head), key=sort_key))
             problems = record_places(findings, store, request.head, now_text())
-            outcome = replace(outcome, findings=findings, notes=(*outcome.notes, *problems))
+            outcome = outcome._replace(findings=findings, notes=(*outcome.notes, *problems))
         # After the answered ones are set aside: a finding a person already answered is not asked about.
         return take_second_look(self, request, outcome, key, started, store)
 

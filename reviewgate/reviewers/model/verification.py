@@ -16,7 +16,7 @@ import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -280,7 +280,7 @@ def take_second_look(
         if key is None:
             reason = (f"the second look's reviewer {verifier.name!r} needs ${verifier.key_variable}, which is "
                       "not set: the findings that would block could not be checked")
-            return replace(outcome, status=ReviewerStatus.BLOCKED, reason=reason)
+            return outcome._replace(status=ReviewerStatus.BLOCKED, reason=reason)
     with ThreadPoolExecutor(max_workers=reviewer.options.concurrency) as pool:
         identity = text_digest(json.dumps(policy.identity(), sort_keys=True, default=str))
         looks = list(pool.map(lambda finding: _look(verifier, request, finding, key, store, identity), candidates))
@@ -312,6 +312,6 @@ def take_second_look(
         status = ReviewerStatus.BLOCKED
         reason = (f"the second look could not check {len(failures)} finding(s) that would block: {failures[0]}"
                   + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
-    return replace(outcome, status=status, reason=reason, findings=findings,
-                   usage=outcome.usage.plus(spent), notes=notes,
-                   duration_seconds=time.monotonic() - started)
+    return outcome._replace(status=status, reason=reason, findings=findings,
+                            usage=outcome.usage.plus(spent), notes=notes,
+                            duration_seconds=time.monotonic() - started)

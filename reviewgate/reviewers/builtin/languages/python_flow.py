@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reviewgate.reviewers.builtin.common import nodes_of
 
@@ -67,8 +67,7 @@ def process_input(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and call_name(node) in {"os.getenv", "getenv", "os.environ.get"}
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a value that reaches a sink came from: the source expression, its line and the name it went through."""
 
     source: str  # the source expression, as written (shortened)

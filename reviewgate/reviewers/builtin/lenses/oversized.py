@@ -191,7 +191,7 @@ def pieces_of(change: FileChange, wanted: Sequence[Sequence[re.Pattern[str]]], f
 
 def on_file(request: ReviewRequest, change: FileChange) -> ReviewRequest:
     """The request as a lens sees it for one file (or one piece of it)."""
-    return replace(request, target=replace(request.target, files=(change,)))
+    return request._replace(target=replace(request.target, files=(change,)))
 
 
 def oversized_findings(request: ReviewRequest) -> Iterator[Finding]:
