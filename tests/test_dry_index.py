@@ -19,7 +19,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     consistent_renaming,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
-from reviewgate.reviewers.builtin.lenses.duplication.rules import split_out_copies
+from reviewgate.reviewers.builtin.lenses.duplication.rules import rewrapped_lines, split_out_copies
 from reviewgate.reviewers.builtin.lenses.duplication.search import (
     MAX_FILE_BYTES,
     DuplicationSearch,
@@ -275,7 +275,7 @@ def test_cold_and_warm_indexes_hold_every_place_the_plain_computation_finds(tmp_
         search = DuplicationSearch()
         queries = search._queries(request, split_out_copies(request))
         wanted = {digest for query in queries.values() for digest in query.hashes}
-        index, _, _ = search._index(request, queries, wanted)
+        index, _, _ = search._index(request, queries)
         assert {digest: sorted(found) for digest, found in index.items()} == {
             digest: sorted(found) for digest, found in _plain_places(request, wanted).items()
         }, state
@@ -329,3 +329,17 @@ def test_line_starts_cost_four_bytes_a_line() -> None:
     normalized = Normalized.of(text, Language.PYTHON)
     assert normalized.line_starts.itemsize == 4
     assert list(normalized.line_starts) == [0, 8, 15, 15, 15, 21]
+
+
+def test_an_appended_file_has_no_diff_line_read_for_rewrapped_or_split_out_code(tmp_path: Path) -> None:
+    """Memory: the DRY lens runs in a worker forked from the gate, and reading a diff line (a
+    reference counted) copies the page it shares with the gate: at +300k lines appended, 62 MB
+    copied before the lens had computed anything. What a change only appends to is not re-wrapped
+    code and not a source that code was split out of; its diff's lines are left unread."""
+    repo = make_repo(tmp_path, {"app/jobs.py": JOBS}, {"app/jobs.py": JOBS + COPY})
+    target = freeze(repo.path, base="main")
+    (change,) = target.files
+    request = ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))
+    assert split_out_copies(request) == set() and rewrapped_lines(change) == set()
+    assert change.__dict__["_hunks_value"] == ()  # never parsed into lines
+    assert change.added_line_numbers() == set(change.added_lines())
