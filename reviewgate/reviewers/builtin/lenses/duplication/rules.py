@@ -4,7 +4,7 @@ literals, definitions per language, and the evidence a duplicate finding shows."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
@@ -300,7 +300,7 @@ def overload_stub_lines(lines: list[str]) -> set[int]:
     return found
 
 
-def sized_lines(normalized: Sequence[str], first: int, last: int, added: set[int], stubs: set[int]) -> int:
+def sized_lines(normalized: Sequence[str], first: int, last: int, added: Collection[int], stubs: set[int]) -> int:
     """Lines of code a copy counts for its size: added by the change (an unchanged neighbour the
     match window takes in is not), neither an overload stub nor a docstring."""
     return sum(
@@ -352,7 +352,7 @@ def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
     return found
 
 
-def boilerplate_family(lines: list[str], normalized: Sequence[str], added: set[int], language: Language,
+def boilerplate_family(lines: list[str], normalized: Sequence[str], added: Collection[int], language: Language,
                        first: int, last: int) -> list[str] | None:
     """The names of the family the lines `first`..`last` belong to, when every counted line there
     is in short members of shapes the change adds at least FAMILY_MIN_MEMBERS of; None otherwise."""

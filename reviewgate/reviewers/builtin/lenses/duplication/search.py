@@ -14,9 +14,10 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
+from typing import TypeAlias
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
@@ -119,6 +120,11 @@ def is_product_candidate(request: ReviewRequest, path: str) -> bool:
     return is_candidate(path) and not is_test_input(request, path)
 
 
+# Where a window of the tree is, side by side: the file of each place and its offset there. A
+# (path, offset) tuple a place took 92 bytes, 22 MB over the 241,000 places of a +300k-line change.
+Places: TypeAlias = "tuple[list[str], array[int]]"
+
+
 @dataclass(frozen=True)
 class Region:
     other: str
@@ -131,7 +137,7 @@ class Region:
 class _Query:
     change: FileChange
     normalized: Normalized
-    added: set[int]
+    added: Collection[int]  # line numbers: a range when they follow each other (an appended file)
     hashes: array[int]  # of the windows inside added lines, beside their offsets (once the tree
     # is read, of those it shares)
     offsets: array[int]
@@ -238,6 +244,14 @@ def _may_report(query: _Query) -> bool:
     return sum(1 for number in query.added if 1 <= number <= len(lines) and lines[number - 1]) >= MIN_LINES
 
 
+def _compact(numbers: set[int]) -> Collection[int]:
+    """Line numbers as a range when they follow each other (what a file gains at its end): 48
+    bytes where a set took about 45 a line (12 MB over the files of a +300k-line change)."""
+    if numbers and max(numbers) - min(numbers) + 1 == len(numbers):
+        return range(min(numbers), max(numbers) + 1)
+    return numbers
+
+
 def _anchors(normalized: Normalized) -> tuple[Sequence[int], Sequence[int]]:
     offsets = normalized.anchor_offsets()
     return offsets, normalized.anchor_hashes(offsets)
@@ -316,14 +330,13 @@ class DuplicationSearch:
             if text is None:
                 continue
             normalized = Normalized.of(text, language_of(change.path))
-            if change.path in split:
-                added = set(range(1, len(normalized.lines) + 1))
-            queries[change.path] = _Query(change, normalized, added, *normalized.windows_in(added), text)
+            lines = range(1, len(normalized.lines) + 1) if change.path in split else _compact(added)
+            queries[change.path] = _Query(change, normalized, lines, *normalized.windows_in(lines), text)
         return queries
 
     def _index(
         self, request: ReviewRequest, queries: dict[str, _Query]
-    ) -> tuple[dict[int, list[tuple[str, int]]], dict[str, Normalized], dict[str, str]]:
+    ) -> tuple[dict[int, Places], dict[str, Normalized], dict[str, str]]:
         """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
         content an earlier run indexed (the stored hashes of its blob) is read only when it shares
         a hash with the added code.
@@ -361,7 +374,7 @@ class DuplicationSearch:
             kept = list(map(shared.__contains__, changed.hashes))
             changed.hashes = array(changed.hashes.typecode, compress(changed.hashes, kept))
             changed.offsets = array(changed.offsets.typecode, compress(changed.offsets, kept))
-        index: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        index: dict[int, Places] = {}
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
         read = _read_in_batches(request, {path: blobs[path] for path in matching if path not in queries})
@@ -381,14 +394,18 @@ class DuplicationSearch:
             sources[path] = text
             for digest, offset in zip(hashes, offsets, strict=True):
                 if digest in shared:
-                    index[digest].append((path, offset))
+                    places = index.get(digest)
+                    if places is None:
+                        places = index[digest] = ([], array(_OFFSET_TYPE))
+                    places[0].append(path)
+                    places[1].append(offset)
         return index, normalized, sources
 
     def _regions(
         self,
         path: str,
         query: _Query,
-        index: dict[int, list[tuple[str, int]]],
+        index: dict[int, Places],
         comparables: dict[str, str | bytes],
         normalized: dict[str, Normalized],
     ) -> list[Region]:
@@ -408,9 +425,9 @@ class DuplicationSearch:
         shortest = MIN_CHARACTERS
         for digest, offset in zip(query.hashes, query.offsets, strict=True):
             places = get(digest)
-            if places is None or len(places) > MAX_FINGERPRINT_PLACES:
+            if places is None or len(places[1]) > MAX_FINGERPRINT_PLACES:
                 continue  # boilerplate (`if err != nil { return err }`): a copy is found by its other windows
-            for other, other_offset in places:
+            for other, other_offset in zip(*places, strict=True):
                 if other == path and other_offset == offset:
                     continue  # the added code itself, indexed at head
                 key = (other, offset - other_offset)
@@ -480,7 +497,7 @@ class DuplicationSearch:
         regions: list[Region],
         normalized: dict[str, Normalized],
         sources: dict[str, str],
-        changed_added: dict[str, set[int]],
+        changed_added: dict[str, Collection[int]],
         candidates: list[_Candidate],
     ) -> Iterator[Finding]:
         """Near-copy findings now; duplicates go to `candidates`, reported once per pair."""
@@ -505,7 +522,7 @@ class DuplicationSearch:
                 other.line_at(region.other_start),
                 other.line_at(region.other_start + region.end - region.start - 1),
             )
-            in_branch = theirs.first in changed_added.get(region.other, set())
+            in_branch = theirs.first in changed_added.get(region.other, ())
             if in_branch and (theirs.path, theirs.first) > (mine.path, mine.first):
                 continue  # a copy inside the change is reported once, at the second occurrence
             found.append(_Candidate(query, region, mine, theirs, in_branch))
