@@ -34,7 +34,8 @@ def test_any_chunking_parses_the_same(cuts: list[int]) -> None:
 
 def test_lazy_hunks_equal_what_the_diff_says() -> None:
     first = parse_diff(PATCH)[0]
-    assert first.stats.added_lines == 2
+    assert first.stats.added_lines == 2 and first.stats.removed_lines == 2
+    assert first.added_line_numbers() == {1, 20}
     assert first.added_lines() == {1: "new 0\r", 20: "y"}
     assert [hunk.new_start for hunk in first.hunks] == [1, 20]
     assert parse_diff(PATCH)[-1].is_binary
@@ -61,4 +62,5 @@ def test_a_parsed_file_equals_one_built_from_its_hunks() -> None:
     )
     assert built == parsed and "raw_hunks" not in repr(parsed)
     assert built.stats.added_lines == parsed.stats.added_lines
+    assert built.stats.removed_lines == parsed.stats.removed_lines == 2
     assert built.opening_text == parsed.opening_text == "new 0\r\ncontext"

@@ -19,7 +19,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     consistent_renaming,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
-from reviewgate.reviewers.builtin.lenses.duplication.rules import split_out_copies
+from reviewgate.reviewers.builtin.lenses.duplication.rules import rewrapped_lines, split_out_copies
 from reviewgate.reviewers.builtin.lenses.duplication.search import (
     MAX_FILE_BYTES,
     DuplicationSearch,
@@ -275,11 +275,11 @@ def test_cold_and_warm_indexes_hold_every_place_the_plain_computation_finds(tmp_
         search = DuplicationSearch()
         queries = search._queries(request, split_out_copies(request))
         wanted = {digest for query in queries.values() for digest in query.hashes}
-        index, _, _ = search._index(request, queries, wanted)
-        assert {digest: sorted(found) for digest, found in index.items()} == {
+        index, _, _ = search._index(request, queries)
+        assert {digest: sorted(zip(*found, strict=True)) for digest, found in index.items()} == {
             digest: sorted(found) for digest, found in _plain_places(request, wanted).items()
         }, state
-        indexed = {path for found in index.values() for path, _ in found}
+        indexed = {path for paths, _ in index.values() for path in paths}
         assert {"pkg/duplication/index.py", "pkg/unicode_names.py", "web/app.js"} <= indexed
     assert _packs(cache)
 
@@ -301,7 +301,8 @@ def test_a_cold_index_reads_the_repository_a_batch_at_a_time_with_the_same_findi
 
     monkeypatch.setattr(TreeReader, "read_blob_ids", counted)
     assert _duplicates(tmp_path / "batched", {"app/jobs.py": JOBS + COPY}) == whole
-    assert asked and max(asked) == 1 and len(asked) >= 3  # settings.py, jobs.py, other.py: one read each
+    # settings.py and other.py hashed one at a time, then the one the copy shares read for its places
+    assert asked and max(asked) == 1 and len(asked) >= 3
 
 
 def test_a_changed_file_is_decoded_once_for_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -329,3 +330,30 @@ def test_line_starts_cost_four_bytes_a_line() -> None:
     normalized = Normalized.of(text, Language.PYTHON)
     assert normalized.line_starts.itemsize == 4
     assert list(normalized.line_starts) == [0, 8, 15, 15, 15, 21]
+
+
+def test_an_appended_file_has_no_diff_line_read_for_rewrapped_or_split_out_code(tmp_path: Path) -> None:
+    """Memory: the DRY lens runs in a worker forked from the gate, and reading a diff line (a
+    reference counted) copies the page it shares with the gate: at +300k lines appended, 62 MB
+    copied before the lens had computed anything. What a change only appends to is not re-wrapped
+    code and not a source that code was split out of; its diff's lines are left unread."""
+    repo = make_repo(tmp_path, {"app/jobs.py": JOBS}, {"app/jobs.py": JOBS + COPY})
+    target = freeze(repo.path, base="main")
+    (change,) = target.files
+    request = ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))
+    assert split_out_copies(request) == set() and rewrapped_lines(change) == set()
+    assert change.__dict__["_hunks_value"] == ()  # never parsed into lines
+    assert change.added_line_numbers() == set(change.added_lines())
+
+
+def test_the_added_lines_of_an_appended_file_are_held_as_one_range(tmp_path: Path) -> None:
+    """Memory: a set of line numbers took about 45 bytes a line (12 MB at +300k lines appended);
+    lines that follow each other are one range, the same numbers."""
+    repo = make_repo(tmp_path, {"app/jobs.py": JOBS, "app/other.py": OTHER},
+                     {"app/jobs.py": JOBS + COPY, "app/other.py": "# head\n" + OTHER + "\n" + COPY})
+    target = freeze(repo.path, base="main")
+    request = ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))
+    queries = DuplicationSearch()._queries(request, set())
+    appended, edited = queries["app/jobs.py"], queries["app/other.py"]
+    assert isinstance(appended.added, range) and set(appended.added) == set(appended.change.added_lines())
+    assert not isinstance(edited.added, range) and set(edited.added) == set(edited.change.added_lines())

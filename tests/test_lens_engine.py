@@ -4,6 +4,8 @@ large change, with the same findings in the same order as one process gives."""
 from __future__ import annotations
 
 import ast
+import os
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from typing import Any
 import pytest
 
 from reviewgate.context import ReviewRequest
-from reviewgate.errors import ConfigError
+from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.reviewers.builtin import BuiltinReviewer, engine
 from reviewgate.reviewers.builtin.common import is_test_file
 from reviewgate.reviewers.builtin.engine import (
@@ -132,3 +134,67 @@ def test_a_large_change_uses_the_cores_only_where_there_are_cores_to_spare(
     assert worker_count(request) == 1
     monkeypatch.setattr(engine, "available_cores", lambda: PARALLEL_MIN_CORES)
     assert worker_count(request) == PARALLEL_MIN_CORES
+
+
+def _has_ended(pid: int) -> bool:
+    """Whether the process is gone or a zombie (ended, not yet waited for)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+class _RecordsItsProcess:
+    """A whole-change lens that writes the id of the process it runs in."""
+
+    def __init__(self, record: Path) -> None:
+        self.record = record
+
+    def check(self, request: ReviewRequest) -> list[Any]:
+        self.record.write_text(str(os.getpid()))
+        return []
+
+
+class _WaitsForTheWorkerToEnd:
+    """A per-file lens that, in this process, waits up to 20 s for the whole-change worker to end."""
+
+    def __init__(self, record: Path) -> None:
+        self.record = record
+        self.ended: bool | None = None
+
+    def check(self, request: ReviewRequest) -> list[Any]:
+        deadline = time.monotonic() + 20
+        while self.ended is None and time.monotonic() < deadline:
+            if self.record.exists() and self.record.read_text() and _has_ended(int(self.record.read_text())):
+                self.ended = True
+            time.sleep(0.05)
+        return []
+
+
+def test_the_whole_change_worker_ends_when_its_lenses_are_done_not_with_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory: a pool's worker stayed alive, holding what the DRY index left in its heap (250 MB
+    at Django +300k lines), until this process had run the whole per-file stage."""
+    request = _request(tmp_path, {}, {"app/a.py": "value = 1\n"})
+    monkeypatch.setenv(WORKERS_VARIABLE, "2")
+    record = tmp_path / "worker-pid"
+    whole, per_file = _RecordsItsProcess(record), _WaitsForTheWorkerToEnd(record)
+    assert engine.run_lenses(request, [whole, per_file], [whole]) == []
+    assert int(record.read_text()) != os.getpid() and per_file.ended
+
+
+class _EndsItsProcess:
+    def check(self, request: ReviewRequest) -> list[Any]:
+        os._exit(7)
+
+
+def test_a_worker_that_ends_without_an_answer_blocks_the_run_naming_its_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool waited forever for the answer of a worker that died (killed, out of memory)."""
+    request = _request(tmp_path, {}, {"app/a.py": "value = 1\n"})
+    monkeypatch.setenv(WORKERS_VARIABLE, "2")
+    lens = _EndsItsProcess()
+    with pytest.raises(BlockedError, match="exit code 7"):
+        engine.run_lenses(request, [lens], [lens])

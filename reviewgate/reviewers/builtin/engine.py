@@ -21,15 +21,18 @@ import os
 import signal
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, runtime_checkable
 
 from reviewgate.context import ReviewRequest
-from reviewgate.errors import ConfigError
+from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.behaviour import head_shapes_of, is_behaviour_file
 from reviewgate.reviewers.builtin.common import forget_parsed_trees
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus, FileChange
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 # The variable that sets how many processes the per-file stage may use: 1 runs it here, serially
 # (for debugging, or a runner whose core count misleads); unset or 0, the machine's core count.
@@ -194,7 +197,7 @@ def _whole_change_findings(
         yield from lens.check(request)
 
 
-# What a forked worker reviews: set in the parent just before the pool forks, read by the workers.
+# What a forked worker reviews: set in the parent just before the workers fork, read by them.
 _shared: tuple[ReviewRequest, Sequence[Lens], Sequence[Lens]] | None = None
 
 
@@ -217,6 +220,66 @@ def _review_unshaped() -> list[list[Finding]]:
     return [list(lens.check(request)) for lens in unshaped]
 
 
+def _unshaped_process(sending: Connection) -> None:
+    """The whole-change lenses' worker: it sends their findings (or what they raised) and ends.
+    A pool's worker stayed alive until the pool closed, holding what the DRY index had left in
+    its heap (250 MB at +300k lines) while this process still ran the per-file stage."""
+    _worker_signals()
+    try:
+        outcome: tuple[bool, object] = (True, _review_unshaped())
+    except BaseException as error:  # noqa: BLE001 - raised again in the parent, as a pool would
+        outcome = (False, error)
+    sending.send(outcome)
+    sending.close()
+
+
+class _UnshapedWorker:
+    """The forked process running the whole-change lenses that need no shapes, its findings
+    received by a thread as soon as they are sent, so it never waits on this process to end."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+        import threading
+
+        context = multiprocessing.get_context("fork")
+        receiving, sending = context.Pipe(duplex=False)
+        self._process = context.Process(target=_unshaped_process, args=(sending,), daemon=True)
+        self._process.start()
+        sending.close()  # this process's end of it: the worker's ending is then an end of file here
+        self._received: list[tuple[bool, object]] = []
+        self._receiver = threading.Thread(target=self._receive, args=(receiving,), daemon=True)
+
+    def listen(self) -> None:
+        """Receive from now on: after any other fork (a process forked with a thread running may
+        inherit a lock held), before this process's own long work."""
+        self._receiver.start()
+
+    def _receive(self, receiving: Connection) -> None:
+        with receiving:
+            try:
+                self._received.append(receiving.recv())
+            except EOFError:
+                pass  # ended without sending: told by `findings`
+
+    def findings(self) -> list[list[Finding]]:
+        self._receiver.join()
+        self._process.join()
+        if not self._received:
+            raise BlockedError(
+                f"the whole-change lenses' worker process ended without an answer (exit code {self._process.exitcode})"
+            )
+        ok, value = self._received[0]
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+        return cast(list[list[Finding]], value)  # what _review_unshaped returned
+
+    def stop(self) -> None:
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join()
+
+
 def _in_parallel(
     request: ReviewRequest,
     unshaped: Sequence[Lens],
@@ -225,27 +288,33 @@ def _in_parallel(
     workers: int,
 ) -> tuple[list[FileOutcome], dict[int, list[Finding]], list[list[Finding]]]:
     """`workers` processes in all, this one included. A worker runs the whole-change lenses that
-    need no shapes (the DRY lens: as long as the per-file stage). With two processes this one runs
-    the per-file stage and the tests lens with the shapes it made; with more, the per-file stage
-    goes to the workers too and the tests lens parses the head side again here."""
+    need no shapes (the DRY lens: as long as the per-file stage) and ends when they are done. With
+    two processes this one runs the per-file stage and the tests lens with the shapes it made; with
+    more, the per-file stage goes to a pool of the others and the tests lens parses the head side
+    again here."""
     global _shared
     _shared = (request, per_file, unshaped)
     files = request.target.files
     gc.freeze()  # the workers' collectors leave what they inherit alone (and its pages shared)
-    import multiprocessing
-
+    worker: _UnshapedWorker | None = None
     try:
-        with multiprocessing.get_context("fork").Pool(max(1, workers - 1), initializer=_worker_signals) as pool:
-            unshaped_pending = pool.apply_async(_review_unshaped)  # first in the queue: the longest task
-            if workers >= SPREAD_MIN_WORKERS:
+        worker = _UnshapedWorker()
+        if workers >= SPREAD_MIN_WORKERS:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(workers - 2, initializer=_worker_signals) as pool:
+                worker.listen()
                 chunks = [range(start, min(start + CHUNK_FILES, len(files))) for start in range(0, len(files), CHUNK_FILES)]
                 pending = pool.imap(_review_chunk, chunks)
                 shaped_findings = {id(lens): list(_whole_change_findings(lens, request, None)) for lens in shaped}
                 outcomes = [outcome for chunk in pending for outcome in chunk]
-            else:
-                outcomes, shaped_findings = _per_file_here(request, per_file, shaped)
-            unshaped_findings = unshaped_pending.get()
+        else:
+            worker.listen()
+            outcomes, shaped_findings = _per_file_here(request, per_file, shaped)
+        unshaped_findings = worker.findings()
     finally:
+        if worker is not None:
+            worker.stop()
         gc.unfreeze()
         _shared = None
     return outcomes, shaped_findings, unshaped_findings

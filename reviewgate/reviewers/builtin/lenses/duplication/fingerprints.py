@@ -18,6 +18,7 @@ import functools
 import re
 import zlib
 from array import array
+from collections.abc import Collection
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
@@ -266,7 +267,7 @@ class Normalized:
         data, crc32 = self._bytes, zlib.crc32
         return [crc32(data[start : start + WINDOW]) for start in offsets]
 
-    def windows_in(self, line_numbers: set[int]) -> tuple[array[int], array[int]]:
+    def windows_in(self, line_numbers: Collection[int]) -> tuple[array[int], array[int]]:
         """The hashes and the offsets (two arrays, side by side: 8 bytes a window, where a tuple
         of two numbers a window took ten times that) of every window starting inside the given
         source lines."""

@@ -125,11 +125,12 @@ class BlobIndex:
             self._used[blob] = values
         return values
 
-    def add(self, blob: str, digests: Iterable[int]) -> None:
-        """Hashes computed in this run, written by `save`."""
+    def add(self, blob: str, digests: Iterable[int]) -> array[int]:
+        """Hashes computed in this run, written by `save`: the file's entry, as `load` gives it."""
+        values = array(_HASH_TYPE, sorted(set(digests)))
         if len(blob) == 40:
-            values = array(_HASH_TYPE, sorted(set(digests)))
             self._new[blob] = self._used[blob] = values
+        return values
 
     def save(self) -> None:
         """Write what this run computed as one pack (or, past MAX_PACKS, this tree's entries as the
