@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from reviewgate.context import ReviewRequest
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin import common as common_module
+from reviewgate.reviewers.builtin.common import Comment, Language, _outside_strings, comment_on, nodes_of
 from reviewgate.reviewers.builtin.lenses.duplication import search as search_module
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _C_LANGUAGE_PARTS,
@@ -340,3 +341,36 @@ def test_a_run_between_two_changed_files_is_grown_once(tmp_path: Path, monkeypat
         ("pkg/second.py", "Repeats code this change adds at pkg/first.py:1")
     ]
     assert grown_runs and len(set(grown_runs)) == len(grown_runs)
+
+
+def plain_outside_strings(line: str, marker: str) -> int:
+    """`_outside_strings` as first written: every line blanked before the marker is looked for."""
+    blanked = re.sub(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`",
+                     lambda match: " " * len(match.group(0)), line)
+    index = blanked.find(marker)
+    while marker == "//" and index > 0 and blanked[index - 1] == ":":
+        index = blanked.find(marker, index + 2)
+    return index
+
+
+def test_a_line_without_its_comment_marker_blanks_no_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most added lines hold no comment marker at all: they are answered without blanking their
+    strings (a pattern and a Python call per string, for every added line), the same answer."""
+    rng = random.Random(11)
+    for _ in range(3000):
+        line = "".join(rng.choice("ab #/:-\"'`\\") for _ in range(rng.randint(0, 30)))
+        for marker in ("#", "//", "--"):
+            assert _outside_strings(line, marker) == plain_outside_strings(line, marker), (line, marker)
+    blanked: list[str] = []
+    real = common_module._QUOTES
+
+    class Counted:
+        def sub(self, replacement: Any, line: str) -> str:
+            blanked.append(line)
+            return real.sub(replacement, line)
+
+    monkeypatch.setattr(common_module, "_QUOTES", Counted())
+    assert comment_on(1, 'x = "a # b"', Language.PYTHON) is None
+    assert comment_on(2, "total = price(rate, 3)", Language.PYTHON) is None
+    assert comment_on(3, 'go("http://x")  // next', Language.JAVASCRIPT) == Comment(3, "next", False)
+    assert blanked == ['x = "a # b"', 'go("http://x")  // next']
