@@ -311,7 +311,7 @@ def test_runs_read_from_the_earlier_file_are_the_runs_grown_again(
     each_grown = [search._regions(path, query, index, comparables, normalized) for path, query in queries.items()]
     growing_all = len(grown_runs)
     grown_runs.clear()
-    grown: dict[str, dict[tuple[str, int], tuple[int, int]]] = {path: {} for path in queries}
+    grown: dict[str, dict[str, dict[int, int]]] = {path: {} for path in queries}
     read = [search._regions(path, query, index, comparables, normalized, grown) for path, query in queries.items()]
     assert read == each_grown
     assert sum(map(len, read)) >= 50  # many regions to compare
