@@ -385,6 +385,8 @@ _QUOTES = LazyPattern(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`
 
 def _outside_strings(line: str, marker: str) -> int:
     """Where `marker` starts outside a string literal on this line, or -1."""
+    if marker not in line:
+        return -1  # blanking only puts spaces where strings were: no marker appears (most lines)
     blanked = _QUOTES.sub(lambda match: " " * len(match.group(0)), line)
     index = blanked.find(marker)
     while marker == "//" and index > 0 and blanked[index - 1] == ":":  # a URL, not a comment
