@@ -281,7 +281,7 @@ def _search_inputs(repo: Path) -> tuple[DuplicationSearch, dict[str, Any], Any, 
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
     search = DuplicationSearch()
     queries = search._queries(request, split_out_copies(request))
-    index, normalized, _ = search._index(request, queries, {digest for query in queries.values() for digest in query.hashes})
+    index, normalized, _ = search._index(request, queries)
     return search, queries, index, {path: other.comparable for path, other in normalized.items()}, normalized
 
 
