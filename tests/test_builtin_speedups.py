@@ -12,10 +12,8 @@ from typing import Any
 
 import pytest
 
-from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin import common as common_module
 from reviewgate.reviewers.builtin.common import Comment, Language, _outside_strings, comment_on, nodes_of
-from reviewgate.reviewers.builtin.lenses.duplication import search as search_module
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _C_LANGUAGE_PARTS,
     _HASH_LANGUAGE_PARTS,
@@ -29,9 +27,6 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     normalized_lines,
     shorter_than,
 )
-from reviewgate.reviewers.builtin.lenses.duplication.rules import split_out_copies
-from reviewgate.reviewers.builtin.lenses.duplication.search import DuplicationSearch
-from reviewgate.target.freeze import freeze
 from reviewgate.target.git import TreeReader
 from testing.repo import make_repo
 
@@ -253,94 +248,6 @@ def test_prefetch_caches_what_read_bytes_reads(tmp_path: Path) -> None:
     assert reader.read_bytes("d/\u00e9.go") == expected["d/\u00e9.go"]
     reader.repo = repo.path
     assert {path: reader.read_bytes(path) for path in paths} == expected
-
-
-def _generated_functions(rng: random.Random, count: int, names: list[str]) -> str:
-    """Functions of a few statement shapes under names from a small pool: code that repeats itself
-    in many places and at many alignments, as a large generated change does."""
-    shapes = (
-        "    {a} = {b}.{c}({d}, {n})\n",
-        "    if {a} > {n}:\n        {b} = {a} - {n}\n",
-        "    for {a} in {b}:\n        {c}.append({a})\n",
-        "    {a}[{n}] = {b} * {n}\n",
-    )
-    functions = []
-    for _ in range(count):
-        body = "".join(
-            rng.choice(shapes).format(a=rng.choice(names), b=rng.choice(names), c=rng.choice(names),
-                                      d=rng.choice(names), n=rng.randint(0, 9))
-            for _ in range(rng.randint(5, 14))
-        )
-        functions.append(f"def {rng.choice(names)}_{rng.randint(0, 999)}({rng.choice(names)}):\n{body}"
-                         f"    return {rng.choice(names)}\n")
-    return "\n\n".join(functions) + "\n"
-
-
-def _search_inputs(repo: Path) -> tuple[DuplicationSearch, dict[str, Any], Any, dict[str, str | bytes], Any]:
-    target = freeze(repo, base="main")
-    request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
-    search = DuplicationSearch()
-    queries = search._queries(request, split_out_copies(request))
-    index, normalized, _ = search._index(request, queries)
-    return search, queries, index, {path: other.comparable for path, other in normalized.items()}, normalized
-
-
-def test_runs_read_from_the_earlier_file_are_the_runs_grown_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The search reads a run between two changed files from the earlier file's search instead of
-    growing it again: the regions are exactly those of growing every run from each file (on code
-    that repeats itself at many alignments, added to existing files and new ones, one not ASCII),
-    and fewer runs are grown."""
-    rng = random.Random(3)
-    names = ["total", "items", "rate", "value", "count", "result", "entry"]
-    base = {f"pkg/module_{number}.py": _generated_functions(rng, 6, names) for number in range(3)}
-    branch = {path: text + "\n\n" + _generated_functions(rng, 25, names) for path, text in base.items()}
-    branch["pkg/new.py"] = _generated_functions(rng, 25, names)
-    branch["pkg/unicode.py"] = _generated_functions(rng, 10, [*names, "größe", "déjà"])
-    repo = make_repo(tmp_path, base, branch)
-    search, queries, index, comparables, normalized = _search_inputs(repo.path)
-    grown_runs: list[int] = []
-    real = common_extent
-
-    def counted(*arguments: Any) -> tuple[int, int]:
-        grown_runs.append(1)
-        return real(*arguments)
-
-    monkeypatch.setattr(search_module, "common_extent", counted)
-    each_grown = [search._regions(path, query, index, comparables, normalized) for path, query in queries.items()]
-    growing_all = len(grown_runs)
-    grown_runs.clear()
-    grown: dict[str, dict[str, dict[int, int]]] = {path: {} for path in queries}
-    read = [search._regions(path, query, index, comparables, normalized, grown) for path, query in queries.items()]
-    assert read == each_grown
-    assert sum(map(len, read)) >= 50  # many regions to compare
-    assert len(grown_runs) < 0.7 * growing_all
-
-
-def test_a_run_between_two_changed_files_is_grown_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Repetition inside a change is found from both of its files; the run is grown from the first
-    only (it was grown from each: half the runs grown on a large generated change)."""
-    copy = _generated_functions(random.Random(5), 1, ["total", "items", "rate", "value"])
-    repo = make_repo(tmp_path, {"pkg/base.py": "VALUE = 1\n"}, {
-        "pkg/first.py": copy,
-        "pkg/second.py": copy.replace("def ", "def renamed_", 1),
-    })
-    grown_runs: list[tuple[frozenset[tuple[int, int]], int]] = []
-    real = common_extent
-
-    def recorded(left: str | bytes, left_start: int, right: str | bytes, right_start: int) -> tuple[int, int]:
-        back, forward = real(left, left_start, right, right_start)
-        grown_runs.append((frozenset({(id(left), left_start - back), (id(right), right_start - back)}), back + forward))
-        return back, forward
-
-    monkeypatch.setattr(search_module, "common_extent", recorded)
-    target = freeze(repo.path, base="main")
-    findings = list(DuplicationSearch().check(ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))))
-    assert [(finding.path, finding.title) for finding in findings] == [
-        ("pkg/second.py", "Repeats code this change adds at pkg/first.py:1")
-    ]
-    assert grown_runs and len(set(grown_runs)) == len(grown_runs)
 
 
 def plain_outside_strings(line: str, marker: str) -> int:

@@ -91,8 +91,6 @@ NEAR_COPY_SHARE = 0.8
 MAX_FINGERPRINT_PLACES = 50
 # Files larger than this are generated or vendored, not code anyone keeps in step by hand.
 MAX_FILE_BYTES = 1_000_000
-# A run read from the earlier file (`_regions`): its start in the high 32 bits, its end in these.
-_LOW_HALF = 0xFFFF_FFFF
 # Files whose bytes are read from git at once for the index: a git process costs a few
 # milliseconds, 200 files of a repository a few megabytes.
 READ_BATCH_FILES = 200
@@ -295,10 +293,8 @@ class DuplicationSearch:
         changed_added = {path: query.added for path, query in queries.items()}
         candidates: list[_Candidate] = []
         comparables = {path: other.comparable for path, other in normalized.items()}
-        # Runs between two changed files, kept for the later one (`_regions`).
-        grown: dict[str, dict[str, dict[int, int]]] = {path: {} for path in queries}
         for path, query in queries.items():
-            regions = self._regions(path, query, index, comparables, normalized, grown)
+            regions = self._regions(path, query, index, comparables, normalized)
             yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
         pairs = _one_per_pair(candidates)
         files = request.head.list_files() if pairs else []
@@ -412,7 +408,6 @@ class DuplicationSearch:
         index: dict[int, Places],
         comparables: dict[str, str | bytes],
         normalized: dict[str, Normalized],
-        grown: dict[str, dict[str, dict[int, int]]] | None = None,
     ) -> list[Region]:
         """Maximal shared runs between the added code and the index, the longest first, not overlapping.
 
@@ -421,15 +416,9 @@ class DuplicationSearch:
         shares are passed over in C; most places are one window of a common shape that ends at
         once, told by two comparisons with what the window reads ahead and behind (`shorter_than`,
         written out: read once per window, not once per place); a run is grown (`common_extent`)
-        once per alignment (`covered`), and a Region is made only for the runs kept.
-
-        `grown`: runs between two changed files, by the later file (still to search), then the
-        earlier one and the alignment, in the later file's offsets (start and end packed in one
-        number: no tuple for the collector to track, 400,000 of them at +304k). Repetition inside a change is
-        found from both of its files, and a maximal run is the same whichever of its places it is
-        grown from: the later file reads its extent here instead of growing it again (half the
-        runs grown at +104k appended). This file's entry is taken out (and let go when it is done),
-        and its runs towards the files still to search are put in."""
+        once per alignment (`covered`), and a Region is made only for the runs kept. A run between
+        two changed files is grown from each of them: keeping it for the later file (half the runs
+        grown at +104k appended) cost 18-31 MB at +304k, beside the per-file stage's peak."""
         found: list[tuple[int, int, int, str]] = []  # (length, start, other start, other), in order found
         covered: dict[tuple[str, int], int] = {}
         mine = query.normalized
@@ -437,8 +426,6 @@ class DuplicationSearch:
         get, whole_lines = index.get, mine.whole_lines
         as_bytes = isinstance(fast, bytes)
         shortest, size = MIN_CHARACTERS, len(fast)
-        known = grown.pop(path, {}) if grown is not None else {}
-        later = grown if grown is not None else {}
         shared = compress(zip(query.hashes, query.offsets, strict=True), map(index.__contains__, query.hashes))
         for digest, offset in shared:
             places = get(digest)
@@ -466,18 +453,7 @@ class DuplicationSearch:
                     left, right = text, normalized[other].text
                     if shorter_than(left, offset, right, other_offset, shortest):
                         continue
-                by_alignment = known.get(other)
-                run = by_alignment.get(offset - other_offset) if by_alignment is not None else None
-                if run is not None and run >> 32 <= offset <= run & _LOW_HALF:
-                    back, forward = offset - (run >> 32), (run & _LOW_HALF) - offset
-                else:
-                    back, forward = common_extent(left, offset, right, other_offset)
-                    towards = later.get(other)
-                    if towards is not None:  # a file still to search: its side of the run, for it to read
-                        by_alignment = towards.get(path)
-                        if by_alignment is None:
-                            by_alignment = towards[path] = {}
-                        by_alignment[other_offset - offset] = (other_offset - back) << 32 | (other_offset + forward)
+                back, forward = common_extent(left, offset, right, other_offset)
                 covered[key] = offset + forward
                 if back + forward < shortest:
                     continue  # whole lines of it are shorter still
