@@ -130,7 +130,8 @@ def library_names(request: ReviewRequest, files: Iterable[FileChange], symbols: 
     chunk = list(files)
     if not chunk or any(PurePosixPath(change.path).suffix not in _PYTHON_SUFFIXES for change in chunk):
         return set()
-    candidates = [name for name in symbols if name not in _defined_by(chunk)]
+    defined_here = _defined_by(chunk)
+    candidates = [name for name in symbols if name not in defined_here]
     if not candidates:
         return set()
     names = "(" + "|".join(candidates) + ")"  # the symbols are words: nothing in them is a pattern
