@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
-from reviewgate.reviewers.builtin.lenses.duplication.rules import boilerplate_family, overload_stub_lines, sized_lines
+from reviewgate.reviewers.builtin.lenses.duplication.rules import Families, overload_stub_lines, sized_lines
 
 SOURCE = '''class Point:
     @property
@@ -37,9 +37,9 @@ def test_three_short_members_of_one_shape_are_a_family_and_two_are_not() -> None
     lines = SOURCE.split("\n")
     normalized = Normalized.of(SOURCE, Language.PYTHON).lines
     everything = set(range(1, len(lines) + 1))
-    assert boilerplate_family(lines, normalized, everything, Language.PYTHON, 7, 13) == ["y", "z"]
+    assert Families(lines, normalized, everything, Language.PYTHON).family_of(7, 13) == ["y", "z"]
     two = "\n".join(lines[:9])
-    assert boilerplate_family(two.split("\n"), Normalized.of(two, Language.PYTHON).lines, everything,
-                              Language.PYTHON, 2, 9) is None
+    assert Families(two.split("\n"), Normalized.of(two, Language.PYTHON).lines, everything,
+                    Language.PYTHON).family_of(2, 9) is None
     # Lines the change does not add cannot make its copy a family member.
-    assert boilerplate_family(lines, normalized, set(range(1, 7)), Language.PYTHON, 7, 13) is None
+    assert Families(lines, normalized, set(range(1, 7)), Language.PYTHON).family_of(7, 13) is None

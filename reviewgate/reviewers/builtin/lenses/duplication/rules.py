@@ -352,35 +352,48 @@ def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
     return found
 
 
-def boilerplate_family(lines: list[str], normalized: Sequence[str], added: Collection[int], language: Language,
-                       first: int, last: int) -> list[str] | None:
-    """The names of the family the lines `first`..`last` belong to, when every counted line there
-    is in short members of shapes the change adds at least FAMILY_MIN_MEMBERS of; None otherwise."""
-    stubs = overload_stub_lines(lines) if language is Language.PYTHON else set()
-    by_shape: dict[tuple[str, ...], list[tuple[int, int, bool]]] = {}
-    for start, end in _members(lines, language):
-        numbers = [number for number in range(start, end + 1)
-                   if number not in stubs and normalized[number - 1] not in ("", _DOCSTRING_MARK)]
-        if not numbers or len(numbers) > FAMILY_MEMBER_LINES:
-            continue
-        shape = [_TYPE_KEYWORDS.sub(IDENTIFIER_MARK, normalized[number - 1]) for number in numbers]
-        name = definition_name(lines, start, end, language)
-        if name in KEYWORDS:  # a member named like a keyword (`delete`) keeps its name in the shape
-            shape = [text.replace(name, IDENTIFIER_MARK, 1) if index == 0 else text for index, text in enumerate(shape)]
-        by_shape.setdefault(tuple(shape), []).append((start, end, all(number in added for number in numbers)))
-    # A family counts its members already there too (the change adds `put` beside `get` and `post`).
-    families = [members for members in by_shape.values() if len(members) >= FAMILY_MIN_MEMBERS]
-    covered = {number for members in families for start, end, new in members if new
-               for number in range(start, end + 1)}
-    counted = [number for number in range(first, last + 1)
-               if number in added and number not in stubs and normalized[number - 1] not in ("", _DOCSTRING_MARK)]
-    if not counted or not all(number in covered for number in counted):
-        return None
-    names = []
-    for members in families:
-        for start, end, _new in members:
-            if start <= last and first <= end:
-                name = definition_name(lines, start, end, language)
-                if name is not None and name not in names:
-                    names.append(name)
-    return names or None
+class Families:
+    """A changed file's boilerplate families and overload stubs, found once for all the copies
+    reported in it: each is a pass over the whole file (and its members' lines), which a change of
+    many copies (347 in 223 new files at +98k lines) made once per copy, a third of its review."""
+
+    def __init__(self, lines: list[str], normalized: Sequence[str], added: Collection[int], language: Language) -> None:
+        self._lines, self._normalized, self._added, self._language = lines, normalized, added, language
+        self.stubs = overload_stub_lines(lines) if language is Language.PYTHON else set()
+        by_shape: dict[tuple[str, ...], list[tuple[int, int, bool]]] = {}
+        for start, end in _members(lines, language):
+            numbers = [number for number in range(start, end + 1)
+                       if number not in self.stubs and normalized[number - 1] not in ("", _DOCSTRING_MARK)]
+            if not numbers or len(numbers) > FAMILY_MEMBER_LINES:
+                continue
+            shape = [_TYPE_KEYWORDS.sub(IDENTIFIER_MARK, normalized[number - 1]) for number in numbers]
+            name = definition_name(lines, start, end, language)
+            if name in KEYWORDS:  # a member named like a keyword (`delete`) keeps its name in the shape
+                shape = [text.replace(name, IDENTIFIER_MARK, 1) if index == 0 else text
+                         for index, text in enumerate(shape)]
+            by_shape.setdefault(tuple(shape), []).append((start, end, all(number in added for number in numbers)))
+        # A family counts its members already there too (the change adds `put` beside `get` and `post`).
+        self._families = [members for members in by_shape.values() if len(members) >= FAMILY_MIN_MEMBERS]
+        self._covered = {number for members in self._families for start, end, new in members if new
+                         for number in range(start, end + 1)}
+
+    def sized_lines(self, first: int, last: int) -> int:
+        """`sized_lines` of the lines `first`..`last` of this file."""
+        return sized_lines(self._normalized, first, last, self._added, self.stubs)
+
+    def family_of(self, first: int, last: int) -> list[str] | None:
+        """The names of the family the lines `first`..`last` belong to, when every counted line
+        there is in short members of shapes the change adds at least FAMILY_MIN_MEMBERS of; None
+        otherwise."""
+        counted = [number for number in range(first, last + 1) if number in self._added
+                   and number not in self.stubs and self._normalized[number - 1] not in ("", _DOCSTRING_MARK)]
+        if not counted or not all(number in self._covered for number in counted):
+            return None
+        names = []
+        for members in self._families:
+            for start, end, _new in members:
+                if start <= last and first <= end:
+                    name = definition_name(self._lines, start, end, self._language)
+                    if name is not None and name not in names:
+                        names.append(name)
+        return names or None

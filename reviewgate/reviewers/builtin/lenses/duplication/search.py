@@ -24,7 +24,6 @@ from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     SUPPORT_DIRECTORIES,
-    Language,
     is_configuration_file,
     is_stub_file,
     is_test_file,
@@ -44,19 +43,17 @@ from reviewgate.reviewers.builtin.lenses.duplication.lens import MIN_LINES, RULE
 from reviewgate.reviewers.builtin.lenses.duplication.rules import (
     CONTINUATION,
     FAMILY_MIN_MEMBERS,
+    Families,
     Side,
-    boilerplate_family,
     definition_name,
     evidence,
     mirrored_directories,
     module_system_twins,
     mostly_literals,
-    overload_stub_lines,
     rewrapped_lines,
     same_text,
     sibling_classes,
     sibling_implementations,
-    sized_lines,
     split_out_copies,
     starts_a_definition,
     weak_evidence,
@@ -298,9 +295,10 @@ class DuplicationSearch:
             yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
         pairs = _one_per_pair(candidates)
         files = request.head.list_files() if pairs else []
+        families: dict[str, Families] = {}  # by changed file: found once for all its copies
         for candidate in pairs:
             mirrored = mirrored_directories(files, candidate.mine.path, candidate.theirs.path)
-            yield self._duplicate(candidate, sources[candidate.theirs.path], mirrored)
+            yield self._duplicate(candidate, sources[candidate.theirs.path], mirrored, families)
 
     def _git_copies(self, request: ReviewRequest, split: set[str]) -> Iterator[Finding]:
         """A file git itself detected as a copy is a fork at file level (unless split out of a
@@ -552,7 +550,13 @@ class DuplicationSearch:
                 return other
         return None
 
-    def _duplicate(self, candidate: _Candidate, other_source: str, mirrored: tuple[str, str, int] | None) -> Finding:
+    def _duplicate(
+        self,
+        candidate: _Candidate,
+        other_source: str,
+        mirrored: tuple[str, str, int] | None,
+        families: dict[str, Families],
+    ) -> Finding:
         query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
         other_lines = other_source.split("\n")
         name = definition_name(other_lines, theirs.first, theirs.last, language_of(theirs.path))
@@ -579,11 +583,13 @@ class DuplicationSearch:
         weak = weak_evidence(query.normalized, mine)
         mine_lines = query.source.split("\n")
         language = language_of(mine.path)
+        file_families = families.get(mine.path)
+        if file_families is None:
+            file_families = families[mine.path] = Families(mine_lines, query.normalized.lines, query.added, language)
         # Sizes are judged in lines of code the change adds: a docstring, a comment block or an
         # `@overload` stub repeats no logic, and an unchanged neighbour in the window is not new.
-        stubs = overload_stub_lines(mine_lines) if language is Language.PYTHON else set()
-        code_lines = sized_lines(query.normalized.lines, mine.first, mine.last, query.added, stubs)
-        family = boilerplate_family(mine_lines, query.normalized.lines, query.added, language, mine.first, mine.last)
+        code_lines = file_families.sized_lines(mine.first, mine.last)
+        family = file_families.family_of(mine.first, mine.last)
         siblings = sibling_implementations(mine_lines, mine.first, other_lines, theirs.first)
         classes = sibling_classes(mine_lines, mine.first, other_lines, theirs.first)
         by_design = False  # a demotion for a repetition kept on purpose, not for its size
