@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from reviewgate.reviewers.builtin import common as common_module
-from reviewgate.reviewers.builtin.common import Comment, Language, _outside_strings, comment_on, nodes_of
+from reviewgate.reviewers.builtin.common import (
+    Comment,
+    Language,
+    _outside_strings,
+    added_comments,
+    comment_on,
+    nodes_of,
+)
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _C_LANGUAGE_PARTS,
     _HASH_LANGUAGE_PARTS,
@@ -26,6 +33,17 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     common_extent,
     normalized_lines,
     shorter_than,
+)
+from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
+from reviewgate.reviewers.builtin.lenses.literal_typo import _python_sets
+from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens, _candidate_lines
+from reviewgate.target.diff import (
+    LONG_LINE_CHARS,
+    ChangeStatus,
+    FileChange,
+    LineKind,
+    added_lines_of,
+    parse_hunks,
 )
 from reviewgate.target.git import TreeReader
 from testing.repo import make_repo
@@ -281,3 +299,119 @@ def test_a_line_without_its_comment_marker_blanks_no_strings(monkeypatch: pytest
     assert comment_on(2, "total = price(rate, 3)", Language.PYTHON) is None
     assert comment_on(3, 'go("http://x")  // next', Language.JAVASCRIPT) == Comment(3, "next", False)
     assert blanked == ['x = "a # b"', 'go("http://x")  // next']
+
+
+def _random_hunk_text(rng: random.Random) -> bytes:
+    """One file's hunk text as git writes it: hunks of context, removed and added lines (some not
+    UTF-8, some over the long-line cap, a byte-order mark on line 1), "\\ No newline" notes."""
+    pieces = [b"\xef\xbb\xbfhead", b"caf\xc3\xa9", b"bad \xff\xfe", b"x" * (LONG_LINE_CHARS + rng.randint(-1, 2)),
+              b"  return total", b"", b"# note"]
+    hunks: list[bytes] = []
+    old_line = new_line = rng.randint(1, 2)
+    for _ in range(rng.randint(1, 4)):
+        body: list[bytes] = []
+        olds = news = 0
+        for _ in range(rng.randint(1, 12)):
+            marker = rng.choice(b"+ -+")
+            body.append(bytes([marker]) + rng.choice(pieces))
+            olds += marker != ord("+")
+            news += marker != ord("-")
+            if rng.random() < 0.1:
+                body.append(b"\\ No newline at end of file")
+        counts = f"-{old_line},{olds} +{new_line},{news}" if rng.random() < 0.8 else f"-{old_line} +{new_line}"
+        hunks.append(f"@@ {counts} @@ def f():".encode() + b"\n" + b"\n".join(body))
+        old_line += olds + rng.randint(1, 5)
+        new_line += news + rng.randint(1, 5)
+    return b"\n".join(hunks) + b"\n"
+
+
+def test_added_lines_read_from_the_diff_text_are_those_of_its_parsed_hunks() -> None:
+    """A file's added lines come straight from git's hunk text, every other line left unmade as an
+    object (an appended file's hunks are then never parsed): the same numbers and texts, in the same
+    order, as read from `parse_hunks` (a line's count running out, a byte-order mark, a cut line)."""
+    rng = random.Random(5)
+    for _ in range(400):
+        raw = _random_hunk_text(rng)
+        from_hunks = {
+            line.new_line: line.text
+            for hunk in parse_hunks(raw)
+            for line in hunk.lines
+            if line.kind is LineKind.ADDED and line.new_line is not None
+        }
+        assert list(added_lines_of(raw).items()) == list(from_hunks.items()), raw
+    change = FileChange("a.py", "a.py", ChangeStatus.MODIFIED, raw_hunks=b"@@ -1,1 +1,2 @@\n a\n+b\n")
+    assert change.added_lines() == {2: "b"} and change.added_line_count() == 1
+    assert change.__dict__["_hunks_value"] == ()  # not parsed: nothing asked for the hunks
+    assert [line.text for line in change.hunks[0].lines] == ["a", "b"]
+
+
+def test_the_secrets_lens_asks_only_the_lines_a_search_of_the_whole_text_picks() -> None:
+    """The secrets lens searches a file's added text once for a token's literal or a quoted value,
+    and reads only those lines: every line a search of it alone could find a secret in is among them."""
+    rng = random.Random(3)
+    words = ["token", "API_KEY", "password", "x", " = ", ": ", "'", '"', "AKIA", "ghp_", "sk-", "PRIVATE KEY",
+             "abcdefghijklmnop", "Zq9!xR2#vL7$wP4&", " ", "EXAMPLE", "\u2028"]
+    lens = SecretsLens()
+    for _ in range(300):
+        lines = ["".join(rng.choice(words) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(0, 12))]
+        picked = _candidate_lines(lines)
+        assert picked == sorted(set(picked))
+        for index, line in enumerate(lines):
+            if index not in picked:
+                assert lens._secret_in(line) is None, line
+    # A line holding LF (never one from git's diff) is not cut by the join: every line is read.
+    assert _candidate_lines(["a\nb", "c"]) == [0, 1]
+    assert _candidate_lines(["x = 1", "TOKEN = 'Zq9xR2vL7wP4Kd8s'", "AKIA", "y"]) == [1, 2]
+
+
+def test_added_comments_reads_only_the_lines_holding_the_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the languages with one comment marker, a line without it has no comment: only the lines
+    holding it reach `comment_on`, with the same comments found as reading every line."""
+    rng = random.Random(8)
+    for path, language in (("a.py", Language.PYTHON), ("q.sql", Language.SQL), ("a.js", Language.JAVASCRIPT)):
+        for _ in range(200):
+            added = {number: "".join(rng.choice("ab #/*-!\"'") for _ in range(rng.randint(0, 12)))
+                     for number in rng.sample(range(1, 60), rng.randint(0, 20))}
+            change = FileChange(path, path, ChangeStatus.MODIFIED)
+            change.__dict__["_added_lines"] = added  # the cached map added_lines copies
+            every = [comment for number, text in sorted(added.items())
+                     if (comment := comment_on(number, text, language)) is not None and comment.text]
+            assert added_comments(change) == every
+    read: list[str] = []
+    real = common_module.comment_on
+
+    def counted(number: int, text: str, language: Language) -> Comment | None:
+        read.append(text)
+        return real(number, text, language)
+
+    monkeypatch.setattr(common_module, "comment_on", counted)
+    change = FileChange("a.py", "a.py", ChangeStatus.MODIFIED)
+    change.__dict__["_added_lines"] = {1: "x = 1", 2: "y = 2  # why", 3: "#!/bin/sh", 4: "z = 3"}
+    assert added_comments(change) == [Comment(2, "why", False)]
+    assert read == ["y = 2  # why", "#!/bin/sh"]
+
+
+def test_literal_typo_reads_only_the_nodes_spanning_an_added_line() -> None:
+    """The literal-typo rule reads the comparisons and `if` chains that span an added line: a set of
+    literals lies within its node, so the findings are those of reading every node."""
+    rng = random.Random(21)
+    literals = ["'ready'", "'raedy'", "'readyy'", "'done'", "'dnoe'", "'pending'"]
+    for _ in range(150):
+        lines = []
+        for _ in range(rng.randint(1, 6)):
+            shape = rng.randrange(3)
+            if shape == 0:
+                lines.append(f"if state == {rng.choice(literals)}:\n    pass")
+                for _ in range(rng.randint(0, 3)):
+                    lines.append(f"elif state == {rng.choice(literals)}:\n    pass")
+            elif shape == 1:
+                lines.append(f"ok = (state == {rng.choice(literals)} or\n      state == {rng.choice(literals)})")
+            else:
+                lines.append(f"ok = state in ({rng.choice(literals)},\n  {rng.choice(literals)})")
+        text = "\n".join(lines) + "\n"
+        tree = ast.parse(text)
+        count = len(text.splitlines())
+        added = {number: "" for number in range(1, count + 1) if rng.random() < 0.3}
+        every = {number: "" for number in range(1, count + 1)}
+        found = list(_literal_findings(_python_sets(tree, added), text, "a.py", added))
+        assert found == list(_literal_findings(_python_sets(tree, every), text, "a.py", added)), text

@@ -28,6 +28,8 @@ LONG_LINE_CHARS = 2_000
 # How much of a file's start `opening_text` keeps: where generators put their headers.
 OPENING_LINES = 10
 OPENING_WINDOW_BYTES = 8192
+# A diff line (marker included) this long or shorter is decoded whole by line_text, never cut.
+_SHORT_LINE_BYTES = LONG_LINE_CHARS + 1
 _C_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
@@ -81,7 +83,12 @@ class _LazyHunks:
     and `raw_hunks` holds the file's hunk text, that text parsed on first read and kept."""
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.slot = f"_{name}_value"
+        self.slot = self.slot_of(name)
+
+    @staticmethod
+    def slot_of(name: str) -> str:
+        """Where the instance keeps the field's value."""
+        return f"_{name}_value"
 
     def __get__(self, instance: Any, owner: type | None = None) -> tuple[Hunk, ...]:
         if instance is None:
@@ -219,12 +226,21 @@ class FileChange:
 
     @cached_property
     def _added_lines(self) -> dict[int, str]:
+        if self.raw_hunks and not self.__dict__[_LazyHunks.slot_of("hunks")]:
+            # Hunks not parsed yet: the added lines straight from git's text, without a line object
+            # for every line (an appended file's hunks then stay unparsed: no reader wants them).
+            return added_lines_of(self.raw_hunks)
         return {
             line.new_line: line.text
             for hunk in self.hunks
             for line in hunk.lines
             if line.kind is LineKind.ADDED and line.new_line is not None
         }
+
+    def added_line_count(self) -> int:
+        """How many lines the change adds to this file (`added_lines` without copying it: every
+        lens asks of every file whether it has any)."""
+        return len(self._added_lines)
 
     def added_line_numbers(self) -> set[int]:
         """The numbers of `added_lines` without their texts: a forked worker that reads the texts
@@ -331,12 +347,17 @@ def line_text(body: bytes, first_line: bool = False) -> str:
     return f"{kept} … [line cut: {len(body)} bytes, sha256 {digest}]"
 
 
-def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
-    match = _HUNK_HEADER.match(lines[start])
+def _hunk_header(line: bytes) -> tuple[int, int, int, int]:
+    """An `@@ -old_start,old_count +new_start,new_count @@` line's four numbers (a count left out is 1)."""
+    match = _HUNK_HEADER.match(line)
     assert match is not None
-    old_start, new_start = int(match.group(1)), int(match.group(3))
     old_count = int(match.group(2)) if match.group(2) is not None else 1
     new_count = int(match.group(4)) if match.group(4) is not None else 1
+    return int(match.group(1)), old_count, int(match.group(3)), new_count
+
+
+def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
+    old_start, old_count, new_start, new_count = _hunk_header(lines[start])
     old_line, new_line = old_start, new_start
     remaining_old, remaining_new = old_count, new_count
     parsed: list[DiffLine] = []
@@ -365,6 +386,50 @@ def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
     while index < len(lines) and lines[index].startswith(b"\\"):
         index += 1  # "\ No newline at end of file"
     return Hunk(old_start, old_count, new_start, new_count, tuple(parsed)), index
+
+
+def _hunk_added_lines(lines: list[bytes], start: int, added: dict[int, str]) -> int:
+    """`_parse_hunk`'s walk over one hunk keeping only its added lines (into `added`), each decoded
+    as there; the index of the line after the hunk."""
+    old_line, remaining_old, new_line, remaining_new = _hunk_header(lines[start])
+    index, end = start + 1, len(lines)
+    while index < end and (remaining_old > 0 or remaining_new > 0):
+        raw = lines[index]
+        marker = raw[:1]
+        if marker == b"+":
+            # line_text's common case inline (a short line not opening the file): a call less a line
+            short = len(raw) <= _SHORT_LINE_BYTES and new_line != 1
+            added[new_line] = raw[1:].decode("utf-8", "replace") if short else line_text(raw[1:], new_line == 1)
+            new_line += 1
+            remaining_new -= 1
+        elif marker == b"-":
+            old_line += 1
+            remaining_old -= 1
+        elif marker == b" " or raw == b"":
+            old_line += 1
+            new_line += 1
+            remaining_old -= 1
+            remaining_new -= 1
+        elif marker != b"\\":
+            break
+        index += 1
+    while index < end and lines[index].startswith(b"\\"):
+        index += 1
+    return index
+
+
+def added_lines_of(raw: bytes) -> dict[int, str]:
+    """New line number -> text of every added line in one file's hunk text: what `parse_hunks` gives
+    for its added lines, without making the other lines' objects."""
+    lines = raw.split(b"\n")
+    added: dict[int, str] = {}
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith(b"@@ "):
+            index = _hunk_added_lines(lines, index, added)
+        else:
+            index += 1
+    return added
 
 
 def parse_hunks(raw: bytes) -> tuple[Hunk, ...]:

@@ -98,7 +98,7 @@ def _is_behaviour_change(change: FileChange) -> bool:
         and not change.is_binary
         and not change.is_submodule
         and is_behaviour_file(change.path)
-        and bool(change.added_lines())
+        and change.added_line_count() > 0
     )
 
 
@@ -120,7 +120,7 @@ def worker_count(request: ReviewRequest) -> int:
     if configured > 0:
         wanted = configured
     else:
-        if sum(len(change.added_lines()) for change in request.target.files) < PARALLEL_MIN_ADDED_LINES:
+        if sum(change.added_line_count() for change in request.target.files) < PARALLEL_MIN_ADDED_LINES:
             return 1
         cores = available_cores()
         if cores < PARALLEL_MIN_CORES:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.common import AddedSpans, Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_LITERAL_TYPO,
     TwoReaderLens,
@@ -148,11 +148,19 @@ def _equality(node: ast.AST) -> tuple[str, Literal] | None:
     return None
 
 
-def _python_sets(tree: ast.Module) -> list[list[Literal]]:
+def _python_sets(tree: ast.Module, added: dict[int, str]) -> list[list[Literal]]:
+    """The sets of literals compared with one subject, from the nodes that span an added line: a
+    set's literals lie within the node it is read from (an `if` chain's within its first `if`), so
+    a node spanning none could only give sets with no literal on an added line, never reported.
+    Leaving one out leaves its `elif`s out too: they lie within it."""
     sets: list[list[Literal]] = []
     chained: set[int] = set()  # `elif` tests already read as part of their chain
+    spans = AddedSpans(added)
     nodes: list[ast.AST] = [
-        *nodes_of(tree, ast.BoolOp), *nodes_of(tree, ast.Compare), *nodes_of(tree, ast.Match), *nodes_of(tree, ast.If)
+        node
+        for kind in (ast.BoolOp, ast.Compare, ast.Match, ast.If)
+        for node in nodes_of(tree, kind)
+        if spans.touched(node.lineno, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
     ]
     for node in sorted(nodes, key=lambda item: (getattr(item, "lineno", 0), getattr(item, "col_offset", 0))):
         if isinstance(node, ast.BoolOp):
@@ -275,5 +283,5 @@ def _text_sets(text: str, go: bool) -> list[list[Literal]]:
 
 
 LITERAL_TYPO_LENS = TwoReaderLens(RULE_LITERAL_TYPO, _LANGUAGES, _NEEDLES,
-                                  lambda tree, text, path, added: _findings(_python_sets(tree), text, path, added),
+                                  lambda tree, text, path, added: _findings(_python_sets(tree, added), text, path, added),
                                   lambda text, path, added, language: _findings(_text_sets(text, language is Language.GO), text, path, added))

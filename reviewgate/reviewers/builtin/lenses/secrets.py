@@ -81,6 +81,30 @@ _DOCUMENTATION_SUFFIXES = frozenset({".md", ".mdx", ".markdown", ".rst", ".txt",
 _DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation"})
 
 
+def _lines_matching(pattern: re.Pattern[str], text: str) -> set[int]:
+    """The indices of the lines of `text` (joined by LF) that `pattern` finds something in. None of
+    the patterns used here can match across a line's end, so one search over the text finds the
+    first match of every line a search of that line alone would."""
+    found: set[int] = set()
+    index = position = 0
+    for match in pattern.finditer(text):
+        start = match.start()
+        index += text.count("\n", position, start)  # the matches come in order: each LF counted once
+        position = start
+        found.add(index)
+    return found
+
+
+def _candidate_lines(lines: list[str]) -> list[int]:
+    """In order, the indices of the lines `_secret_in` may find a secret in: those holding a token's
+    literal or a quoted value (without either it answers None). Searched over the file's added text at
+    once: a search per line was most of the lens's time on a large change."""
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:  # a line holding LF (never one from git's diff, split on it)
+        return list(range(len(lines)))
+    return sorted(_lines_matching(_MAY_HOLD_A_TOKEN, text) | _lines_matching(_QUOTED_VALUE, text))
+
+
 class SecretMatch(NamedTuple):
     """What made a line look like a committed secret, without the value itself."""
 
@@ -118,7 +142,9 @@ class SecretsLens:
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in reviewable_changes(request):
-            for number, line in sorted(change.added_lines().items()):
+            added = sorted(change.added_lines().items())
+            for index in _candidate_lines([line for _number, line in added]):
+                number, line = added[index]
                 found = self._secret_in(line)
                 if found is None or _named_as_fixture(change.path, line):
                     continue

@@ -9,6 +9,7 @@ does not fire.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -49,6 +50,12 @@ _SQL_STATEMENT = LazyPattern(
     r"|\b(?:create|drop|alter|truncate)\s+(?:table|index|view|database|schema)\b",
     re.IGNORECASE,
 )
+# The last part of every name `_PythonChecker.check` looks for: a call named otherwise can only be
+# the `verify=False` one (a keyword argument, outside a test file).
+_CHECKED_LEAVES = _SUBPROCESS_CALLS | _SQL_METHODS | {
+    "system", "popen", "eval", "exec", "load", "load_all", "unsafe_load", "unsafe_load_all", "loads",
+    "_create_unverified_context",
+}
 _SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
 
 
@@ -97,13 +104,19 @@ def _is_constant(node: ast.expr | None, value: object) -> bool:
 class _PythonChecker:
     def __init__(self, tree: ast.Module, in_test: bool) -> None:
         self.in_test = in_test
-        # Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
-        self.formatted_names: dict[str, ast.expr] = {}
-        for node in nodes_of(tree, ast.Assign):
+        self._tree = tree
+
+    @functools.cached_property
+    def formatted_names(self) -> dict[str, ast.expr]:
+        """Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
+        Found when a call first asks (a shell or SQL call with a name for its text): most files have none."""
+        found: dict[str, ast.expr] = {}
+        for node in nodes_of(self._tree, ast.Assign):
             if _is_formatted(node.value):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        self.formatted_names[target.id] = node.value
+                        found[target.id] = node.value
+        return found
 
     def _formatted(self, node: ast.expr) -> ast.expr | None:
         if _is_formatted(node):
@@ -114,7 +127,14 @@ class _PythonChecker:
 
     def check(self, call: ast.Call) -> tuple[str, str, str] | None:
         """(rule, what, evidence): what the call does, and why it is not one of the exceptions."""
-        name = _dotted(call.func)
+        func = call.func
+        if (
+            (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "")
+            not in _CHECKED_LEAVES
+            and (self.in_test or not call.keywords)
+        ):
+            return None  # the leaf `_dotted` would give names none of the calls below, nor is `verify=` possible
+        name = _dotted(func)
         leaf = name.rsplit(".", 1)[-1]
         first = call.args[0] if call.args else None
         if leaf in _SUBPROCESS_CALLS and name.startswith(("subprocess.", "commands.")) or leaf in {"Popen"}:
@@ -258,14 +278,17 @@ class SecurityLens:
             return
         tree, source = parsed
         added = change.added_lines()
-        lines = source.splitlines()
         checker = _PythonChecker(tree, is_test_file(change.path))
+        lines: list[str] = []  # the source's lines, split when a call is found
         for node in nodes_of(tree, ast.Call):
-            span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-            if not any(number in added for number in span):
+            # Most calls are on one line: its number answers before the span is looked through.
+            if node.lineno not in added and not any(
+                number in added for number in range(node.lineno + 1, (node.end_lineno or node.lineno) + 1)
+            ):
                 continue
             found = checker.check(node)
             if found is not None:
+                lines = lines or source.splitlines()
                 rule, what, evidence = found
                 line = lines[node.lineno - 1]
                 finding = _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, node.lineno, line)
