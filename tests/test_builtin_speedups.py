@@ -21,6 +21,7 @@ from reviewgate.reviewers.builtin.common import (
     comment_on,
     nodes_of,
 )
+from reviewgate.reviewers.builtin.lenses import secrets as secrets_module
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _C_LANGUAGE_PARTS,
     _HASH_LANGUAGE_PARTS,
@@ -415,3 +416,32 @@ def test_literal_typo_reads_only_the_nodes_spanning_an_added_line() -> None:
         every = {number: "" for number in range(1, count + 1)}
         found = list(_literal_findings(_python_sets(tree, added), text, "a.py", added))
         assert found == list(_literal_findings(_python_sets(tree, every), text, "a.py", added)), text
+
+
+def test_a_secret_word_assigned_a_quoted_value_is_looked_for_before_the_whole_pattern() -> None:
+    """`_secret_assigned` looks for a secret word followed by a quoted value before trying the whole
+    assignment pattern (its leading `[\\w.-]*` tried from every character): the same answers as
+    trying the whole pattern on every line that names a secret and quotes a value."""
+    rng = random.Random(13)
+    parts = [["", "x.", "my_", "cfg-", "\u017f"], ["token", "Api-Key", "PASSWORD", "pwd", "tok", "client_secret"],
+             ["", "_id", "_value", ".x", "Name"], ["", "'", '"'], ["", " ", "\t"], ["=", ":=", ":", " ", "=="],
+             ["", " "], ["", "b", "r", "f"], ["'", '"'], ["abcdefghijklmnop", "Zq9xR2vL7wP4kD8s", "K9fQ 2xL7mR4tW8zB",
+             "short", "${SECRET_VALUE}"], ["'", '"', ""], ["", ", other", "  # note", " token = 'Zq9xR2vL7wP4kD8s'"]]
+    lens = SecretsLens()
+    picked = 0
+    for _ in range(3000):
+        line = "".join(rng.choice(choices) for choices in parts)
+        plain = None
+        if secrets_module._MAY_NAME_A_SECRET.search(line) and secrets_module._QUOTED_VALUE.search(line):
+            for match in secrets_module._SECRET_ASSIGNMENT.finditer(line):
+                value, name = match.group("value"), match.group("name")
+                if (secrets_module._NOT_A_SECRET_NAME.search(name) or secrets_module._DESCRIBES_A_SECRET.search(name)
+                        or secrets_module._PLACEHOLDER.search(value)):
+                    continue
+                if secrets_module.entropy(value) >= secrets_module.MIN_ENTROPY_BITS:
+                    plain = name
+                    break
+        found = lens._secret_assigned(line)
+        assert (found and found.kind) == (plain and f"high-entropy value assigned to `{plain}`"), line
+        picked += found is not None
+    assert picked > 50

@@ -34,11 +34,15 @@ from reviewgate.secret_formats import TOKEN_PATTERNS
 
 RULE_SECRET = "security/committed-secret"
 
-_SECRET_ASSIGNMENT = LazyPattern(
-    r"""(?P<name>[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|"""
-    r"""client[_-]?secret)[\w.-]*)["']?\s*(?::=|=|:)\s*[bru]?(?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)""",
-    re.IGNORECASE,
+_SECRET_WORD = (
+    r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
 )
+_ASSIGNED_VALUE = r"""["']?\s*(?::=|=|:)\s*[bru]?(?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)"""
+_SECRET_ASSIGNMENT = LazyPattern(rf"(?P<name>[\w.-]*{_SECRET_WORD}[\w.-]*){_ASSIGNED_VALUE}", re.IGNORECASE)
+# What every match of `_SECRET_ASSIGNMENT` holds from its secret word on: searched for first, as
+# the whole pattern (its leading `[\w.-]*` tried from every character, and back) costs far more on a
+# line that names a token but assigns it no quoted value, which is most of those that name one.
+_SECRET_WORD_ASSIGNED = LazyPattern(rf"{_SECRET_WORD}[\w.-]*{_ASSIGNED_VALUE}", re.IGNORECASE)
 # Literal parts that every token pattern (first) and every secret name of `_SECRET_ASSIGNMENT`
 # (second, with the same IGNORECASE) contains: a line without them cannot match, and most added
 # lines have none. The patterns themselves, `_SECRET_ASSIGNMENT` with its leading `[\w.-]*` above
@@ -203,7 +207,11 @@ class SecretsLens:
         return self._secret_assigned(line)
 
     def _secret_assigned(self, line: str) -> SecretMatch | None:
-        if _MAY_NAME_A_SECRET.search(line) is None or _QUOTED_VALUE.search(line) is None:
+        if (
+            _MAY_NAME_A_SECRET.search(line) is None
+            or _QUOTED_VALUE.search(line) is None
+            or _SECRET_WORD_ASSIGNED.search(line) is None
+        ):
             return None
         for match in _SECRET_ASSIGNMENT.finditer(line):
             value = match.group("value")
