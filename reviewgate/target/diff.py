@@ -5,7 +5,8 @@ LF only so CRLF content survives and form feeds or other separators never cut a 
 
 Hunks are parsed lazily: freezing a change of 200,000 lines must stay within 2x of `git diff`
 (benchmarks/freeze_benchmark.py), so `parse_diff` only reads each file's headers and keeps its hunk
-text; the lines become objects the first time a reviewer reads `hunks`.
+text; the lines become objects the first time a reviewer reads `hunks`. `added_lines` reads the
+added ones straight from that text when nothing has read `hunks` yet.
 """
 
 from __future__ import annotations
