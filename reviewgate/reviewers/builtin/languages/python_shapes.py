@@ -8,7 +8,9 @@ text of string literals, and the names of local variables (numbered in order of 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
+from collections.abc import Mapping
 
 from reviewgate.reviewers.builtin.common import Walk, nodes_of, walk_of
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
@@ -285,3 +287,74 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
             trivial=_is_trivial(function),
         ))
     return shapes
+
+
+# Where a coding declaration or a byte-order mark may stand: a change there parses the base side.
+_FIRST_LINES = 2
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """Its first line, decorators included."""
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(item.lineno for item in decorators)])
+
+
+class _Inserted:
+    """The added lines of one file, by number, to tell the statements they cover."""
+
+    def __init__(self, added: Mapping[int, str]) -> None:
+        self.numbers = sorted(added)
+        self.covered: list[range] = []  # the spans of the statements the change adds whole
+
+    def count(self, first: int, last: int) -> int:
+        return bisect.bisect_right(self.numbers, last) - bisect.bisect_left(self.numbers, first)
+
+    def block_keeps_base(self, body: list[ast.stmt], *, must_keep: bool) -> bool:
+        """Whether each statement of the block is as at the base side (no added line), added whole,
+        or a class whose header is as at base and whose body is such a block again."""
+        kept = False
+        for statement in body:
+            first, last = _first_line(statement), statement.end_lineno or statement.lineno
+            added = self.count(first, last)
+            if added == 0:
+                kept = True
+            elif added == last - first + 1:
+                self.covered.append(range(first, last + 1))
+            elif (
+                isinstance(statement, ast.ClassDef)
+                and self.count(first, _first_line(statement.body[0]) - 1) == 0  # decorators, bases, header
+                and self.block_keeps_base(statement.body, must_keep=True)
+            ):
+                kept = True
+            else:
+                return False  # an existing function or compound statement the change edits
+        return kept or not must_keep  # a class left empty at base would not parse there
+
+
+def inserts_only(tree: ast.Module, source: str, added: Mapping[int, str]) -> bool:
+    """Whether the base side's functions are exactly the head's not made of added lines, at their
+    lines without the added ones above them (shapes.base_side), for a change that adds lines and
+    removes none: each added line is part of a statement the change adds whole (a new function, a
+    new method in an existing class) or blank or a comment between statements. Removing whole
+    statements from their block leaves every other statement the same tokens in the same scope.
+    Anything else (an edited function, an added line inside a bracket, a string or a class's
+    header, a line continued into or out of the added ones, a `__future__` import, lines numbered
+    apart) answers False: the base side is parsed."""
+    if not added or min(added) <= _FIRST_LINES or "__future__" in "".join(added.values()):
+        return False
+    lines = source.split("\n")
+    if len(source.splitlines()) != len(lines) - (not lines[-1]):
+        return False  # a form feed or a lone carriage return: `splitlines` (the texts) and git number apart
+    inserted = _Inserted(added)
+    if not inserted.block_keeps_base(tree.body, must_keep=False):
+        return False
+    between = added.keys() - {number for span in inserted.covered for number in span}
+    if any(added[number].strip() and not added[number].lstrip().startswith("#") for number in between):
+        return False  # not a blank or a comment line between statements
+    # The line before each run of added lines, and each run's last one: continued by a backslash,
+    # it would join its neighbour into one logical line.
+    starts = added.keys() - set(map((1).__add__, inserted.numbers))
+    ends = added.keys() - set(map((-1).__add__, inserted.numbers))
+    return not any(lines[number - 2].rstrip("\r").endswith("\\") for number in starts) and not any(
+        lines[number - 1].rstrip("\r").endswith("\\") for number in ends
+    )
