@@ -133,7 +133,9 @@ def test_what_is_not_inserted_whole_statements_parses_the_base_side(name: str, t
 _UNPARSABLE_BASES = {
     # Without the added blank line, the line continued by a backslash runs into the next statement.
     "a blank line ending a continued line": (
-        "LIMIT = 1 \\\ndef f(x):\n    return x\n", "LIMIT = 1 \\\n\ndef f(x):\n    return x\n", [2]
+        "import os\n\nLIMIT = 1 \\\ndef f(x):\n    return x\n",
+        "import os\n\nLIMIT = 1 \\\n\ndef f(x):\n    return x\n",
+        [4],
     ),
     # A class whose whole body the change adds had none at base.
     "the whole body of a class": (
