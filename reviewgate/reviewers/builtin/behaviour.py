@@ -155,8 +155,8 @@ _GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|co
 
 def _body_lines(text: str) -> set[str]:
     """A function's distinct body lines (signature line left out), stripped, generic ones dropped."""
-    lines = (line.strip() for line in text.split("\n")[1:])
-    return {line for line in lines if line and not _GENERIC_LINE.match(line)}
+    generic = _GENERIC_LINE.match
+    return {line for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
 
 
 class MovedCode:
@@ -178,7 +178,7 @@ class MovedCode:
         if self._base_lines is None:
             self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
         lines = _body_lines(shape.text)
-        found = sum(1 for line in lines if line in self._base_lines)
+        found = len(lines & self._base_lines)
         # A short one counts when all its lines were there: a constructor moved into a delegate.
         whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
         return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))

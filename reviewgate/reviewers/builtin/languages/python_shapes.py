@@ -10,6 +10,9 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import itertools
+import operator
+from collections import Counter
 from collections.abc import Mapping
 
 from reviewgate.reviewers.builtin.common import Walk, nodes_of, walk_of
@@ -151,18 +154,21 @@ def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 _STATEMENT_KINDS = tuple(ast.stmt.__subclasses__())
 
 
-def _branch_lines(walk: Walk) -> list[tuple[int, int]]:
-    """(line, how many decisions) of every branch in the tree, from the walk the lenses share."""
-    found = [(node.lineno, 1) for node in walk.of(ast.If) if not _is_type_checking(node.test)]
-    kinds: tuple[type[ast.expr | ast.stmt | ast.excepthandler], ...] = (
-        ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler
-    )
-    for kind in kinds:
-        found += [(node.lineno, 1) for node in walk.of(kind)]
-    found += [(node.lineno, len(node.values) - 1) for node in walk.of(ast.BoolOp)]
-    found += [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
-    found += [(node.pattern.lineno, 1) for node in walk.of(ast.match_case)]
-    return found
+_LINE = operator.attrgetter("lineno")
+# Nodes that are one decision each, found on their own line.
+_ONE_DECISION = (ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler)
+
+
+def _branch_lines(walk: Walk) -> tuple[list[int], list[tuple[int, int]]]:
+    """The lines of every branch in the tree that is one decision (a line once per branch), and
+    (line, how many decisions) of the others, from the walk the lenses share."""
+    single = [node.lineno for node in walk.of(ast.If) if not _is_type_checking(node.test)]
+    for kind in _ONE_DECISION:
+        single += map(_LINE, walk.of(kind))
+    single += [node.pattern.lineno for node in walk.of(ast.match_case)]
+    weighted = [(node.lineno, len(node.values) - 1) for node in walk.of(ast.BoolOp)]
+    weighted += [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
+    return single, weighted
 
 
 class _Counts:
@@ -187,15 +193,15 @@ class _Counts:
         for index, (function, _qualified) in enumerate(self.functions):  # by start: inner ones overwrite
             end = function.end_lineno or function.lineno
             owner[function.lineno : end + 1] = [index] * (end + 1 - function.lineno)
-        branches = [0] * len(self.functions)
-        statements = [0] * len(self.functions)
-        for line, count in _branch_lines(self.walk):
-            if line < len(owner) and owner[line] >= 0:
+        held = len(owner).__gt__  # a line past the last function's is no function's
+        # Counted in C: how many branches and statements each function's lines hold.
+        single, weighted = _branch_lines(self.walk)
+        branches = Counter(map(owner.__getitem__, filter(held, single)))
+        for line, count in weighted:
+            if held(line):
                 branches[owner[line]] += count
-        for kind in _STATEMENT_KINDS:
-            for node in self.walk.of(kind):
-                if node.lineno < len(owner) and owner[node.lineno] >= 0:
-                    statements[owner[node.lineno]] += 1
+        lines = itertools.chain.from_iterable(map(_LINE, self.walk.of(kind)) for kind in _STATEMENT_KINDS)
+        statements = Counter(map(owner.__getitem__, filter(held, lines)))
         # The def is counted on its own first line; a docstring is not behaviour.
         return [
             (branches[index], statements[index] - 1 - _has_docstring(function.body))
@@ -279,7 +285,7 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
             name=".".join(qualified),
             line=function.lineno,
             end_line=end,
-            text="\n".join(line.strip() for line in lines[first - 1 : end]),
+            text="\n".join(map(str.strip, lines[first - 1 : end])),
             counts=functools.partial(counts.of, index),
             public=_is_public(qualified),
             body=functools.partial(_body, function),
