@@ -21,7 +21,9 @@ from testing.repo import make_repo
 _BASE = (
     '"""A module."""\n'
     "import functools\n"
-    "from typing import TYPE_CHECKING\n"
+    "from typing import (\n"
+    "    TYPE_CHECKING,\n"
+    ")\n"
     "\n"
     "if TYPE_CHECKING:\n"
     "    def hidden(x): ...\n"
@@ -35,6 +37,10 @@ _BASE = (
     "\n"
     "class Store:\n"
     '    """Holds things."""\n'
+    "\n"
+    "    KINDS = [\n"
+    '        "a",\n'
+    "    ]\n"
     "\n"
     "    @property\n"
     "    def size(self):\n"
@@ -87,6 +93,10 @@ _INSERTIONS = {
         "\n    def save(self, path):\n        with open(path, 'w') as out:\n            out.write('x')\n"
         "\n\n@functools.cache\ndef between(y):\n    return y\n",
     ),
+    "a name added to a multi-line import": _BASE.replace("    TYPE_CHECKING,\n", "    TYPE_CHECKING,\n    Any,\n"),
+    "an item added to a class attribute's list": _BASE.replace('        "a",\n', '        "a",\n        "b",\n'),
+    # `ast` ignores a coding declaration in a `str`: where it stands is no matter.
+    "lines at the top": "# -*- coding: latin-1 -*-\nimport os\n" + _BASE,
     "an attribute and a nested class in a class": _inserted(
         '    """Holds things."""\n', "class Store",
         "    limit = 3\n\n    class Meta:\n        def meta(self):\n            return 1\n",
@@ -115,9 +125,10 @@ _PARSED = {
         "    return b\n", '    return b\n"""\n'
     ),
     "a decorator added to a class": _BASE.replace("class Store:\n", "@final\nclass Store:\n"),
+    # Statements that hold a function are not parsed apart (its lines and counts are its file's).
+    "a line in an if block holding a function": _BASE.replace("if TYPE_CHECKING:\n", "if TYPE_CHECKING:\n    import os\n"),
     "a comment between a class header and its body": _BASE.replace("class Store:\n", "class Store:\n    # x\n"),
     "a future import": _BASE.replace("import functools\n", "import functools\nfrom __future__ import annotations\n"),
-    "a line at the top, where a coding declaration stands": "# a header\n" + _BASE,
     "a form feed": _BASE.replace("import functools\n", "import functools\n\x0c\n"),
 }
 
@@ -137,6 +148,8 @@ _UNPARSABLE_BASES = {
         "import os\n\nLIMIT = 1 \\\n\ndef f(x):\n    return x\n",
         [4],
     ),
+    # Without its added line, a list is left open.
+    "the line closing a bracket": ("import os\n\n\nVALUES = [\n    1,\n", "import os\n\n\nVALUES = [\n    1,\n]\n", [6]),
     # A class whose whole body the change adds had none at base.
     "the whole body of a class": (
         "import os\n\n\nclass A:\n", "import os\n\n\nclass A:\n    def f(self):\n        return 1\n", [5, 6]
