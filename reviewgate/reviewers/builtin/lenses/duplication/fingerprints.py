@@ -326,32 +326,36 @@ def bytes_extent(left: bytes, left_start: int, right: bytes, right_start: int) -
     """`common_extent` of two byte strings (what the DRY lens compares: ASCII texts), in one call
     (it runs once per alignment of a large change's search, 270,000 times at +104k lines). Slices
     are compared in C, growing while they agree; the first slice that differs gives the exact place
-    from the lowest set byte of the two read as numbers and XORed (one C operation, where halving
-    the step took a dozen comparisons). Read backwards, the slices are big-endian, so their last
-    byte is the lowest. Most runs start where the window matched: one comparison tells back is 0."""
+    from the highest set bit of the two read as numbers and XORed (one C operation, where halving
+    the step took a dozen comparisons): read so that the byte nearest the aligned offsets is the
+    most significant (big-endian forwards, little-endian backwards), the bytes agreeing are those
+    above the XOR's length. Most runs start where the window matched: one comparison tells back
+    is 0. The first slices hold what almost every run reaches (under 16 characters back, under 128
+    forward: 93 % and 99.9 % at +104k), and the bounds are conditionals, not `min` calls."""
     back = 0
-    limit = min(left_start, right_start)
+    limit = left_start if left_start < right_start else right_start
     if limit and left[left_start - 1] == right[right_start - 1]:
-        step = 32  # shared runs reach mostly under 20 characters back
+        step = 16
         while back < limit:
-            size = min(step, limit - back)
+            size = step if step < limit - back else limit - back
             mine = left[left_start - back - size : left_start - back]
             theirs = right[right_start - back - size : right_start - back]
             if mine != theirs:
-                differing = int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")
-                back += ((differing & -differing).bit_length() - 1) >> 3
+                differing = int.from_bytes(mine, "little") ^ int.from_bytes(theirs, "little")
+                back += size - ((differing.bit_length() + 7) >> 3)
                 break
             back += size
             step *= 2
-    forward, step = 0, 64  # and 40 to 80 forward
-    limit = min(len(left) - left_start, len(right) - right_start)
+    forward, step = 0, 128
+    left_limit, right_limit = len(left) - left_start, len(right) - right_start
+    limit = left_limit if left_limit < right_limit else right_limit
     while forward < limit:
-        size = min(step, limit - forward)
+        size = step if step < limit - forward else limit - forward
         mine = left[left_start + forward : left_start + forward + size]
         theirs = right[right_start + forward : right_start + forward + size]
         if mine != theirs:
-            differing = int.from_bytes(mine, "little") ^ int.from_bytes(theirs, "little")
-            return back, forward + (((differing & -differing).bit_length() - 1) >> 3)
+            differing = int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")
+            return back, forward + size - ((differing.bit_length() + 7) >> 3)
         forward += size
         step *= 2
     return back, forward

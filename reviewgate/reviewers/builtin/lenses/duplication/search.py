@@ -14,9 +14,10 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
+from operator import itemgetter
 from typing import TypeAlias
 
 from reviewgate.context import ReviewRequest
@@ -34,6 +35,7 @@ from reviewgate.reviewers.builtin.common import (
 )
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     Normalized,
+    bytes_extent,
     common_extent,
     consistent_renaming,
     literals,
@@ -150,10 +152,6 @@ class _Candidate:
     mine: Side
     theirs: Side
     in_branch: bool
-
-
-def _length(run: tuple[int, int, int, str]) -> int:
-    return run[0]
 
 
 def _longest_disjoint(runs: list[tuple[int, int, int, str]]) -> list[Region]:
@@ -289,9 +287,10 @@ class DuplicationSearch:
         index, normalized, sources = self._index(request, queries)
         changed_added = {path: query.added for path, query in queries.items()}
         candidates: list[_Candidate] = []
-        comparables = {path: other.comparable for path, other in normalized.items()}
+        # The files compared as bytes (all ASCII: almost every one), the others as text.
+        ascii_texts = {path: other.comparable for path, other in normalized.items() if isinstance(other.comparable, bytes)}
         for path, query in queries.items():
-            regions = self._regions(path, query, index, comparables, normalized)
+            regions = self._regions(path, query, index, ascii_texts, normalized)
             yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
         pairs = _one_per_pair(candidates)
         files = request.head.list_files() if pairs else []
@@ -404,7 +403,7 @@ class DuplicationSearch:
         path: str,
         query: _Query,
         index: dict[int, Places],
-        comparables: dict[str, str | bytes],
+        ascii_texts: dict[str, bytes],
         normalized: dict[str, Normalized],
     ) -> list[Region]:
         """Maximal shared runs between the added code and the index, the longest first, not overlapping.
@@ -413,16 +412,23 @@ class DuplicationSearch:
         Django +104k appended change): it does no more than it must there. The windows no place
         shares are passed over in C; most places are one window of a common shape that ends at
         once, told by two comparisons with what the window reads ahead and behind (`shorter_than`,
-        written out: read once per window, not once per place); a run is grown (`common_extent`)
-        once per alignment (`covered`), and a Region is made only for the runs kept. A run between
-        two changed files is grown from each of them: keeping it for the later file (half the runs
-        grown at +104k appended) cost 18-31 MB at +304k, beside the per-file stage's peak."""
+        written out: read once per window, not once per place), before the alignment is looked up
+        (a place is passed over when either says so, so the order changes nothing but the time);
+        a run is grown (`bytes_extent`) once per alignment (`covered`), and a Region is made only
+        for the runs kept. A run between two changed files is grown from each of them: keeping it
+        for the later file (half the runs grown at +104k appended) cost 18-31 MB at +304k, beside
+        the per-file stage's peak."""
         found: list[tuple[int, int, int, str]] = []  # (length, start, other start, other), in order found
         covered: dict[tuple[str, int], int] = {}
         mine = query.normalized
         text, fast = mine.text, mine.comparable
         get, whole_lines = index.get, mine.whole_lines
-        as_bytes = isinstance(fast, bytes)
+        # Another file's bytes when both are ASCII; None: compared as text.
+        ascii_text: Callable[[str], bytes | None] = ascii_texts.get
+        if isinstance(fast, bytes):
+            mine_bytes = fast
+        else:
+            mine_bytes, ascii_text = b"", dict[str, bytes]().get
         shortest, size = MIN_CHARACTERS, len(fast)
         shared = compress(zip(query.hashes, query.offsets, strict=True), map(index.__contains__, query.hashes))
         for digest, offset in shared:
@@ -435,23 +441,26 @@ class DuplicationSearch:
             for other, other_offset in zip(*places, strict=True):
                 if other == path and other_offset == offset:
                     continue  # the added code itself, indexed at head
-                key = (other, offset - other_offset)
-                if covered.get(key, -1) > offset:
-                    continue
-                right = comparables[other]
-                if as_bytes is isinstance(right, bytes):
-                    left = fast
+                right = ascii_text(other)
+                if right is not None:
                     # A run shorter than MIN_CHARACTERS is never reported, and taken longest first it
                     # could only keep out runs shorter still: leaving it out changes nothing but the time.
                     if (behind is None or not other_offset or right[other_offset - 1] != behind) and (
                         ahead is None or right[other_offset : other_offset + shortest] != ahead
                     ):
                         continue
-                else:  # one of them not ASCII: compared as text
-                    left, right = text, normalized[other].text
-                    if shorter_than(left, offset, right, other_offset, shortest):
+                    key = (other, offset - other_offset)
+                    if covered.get(key, -1) > offset:
                         continue
-                back, forward = common_extent(left, offset, right, other_offset)
+                    back, forward = bytes_extent(mine_bytes, offset, right, other_offset)
+                else:  # one of them not ASCII: compared as text
+                    other_text = normalized[other].text
+                    if shorter_than(text, offset, other_text, other_offset, shortest):
+                        continue
+                    key = (other, offset - other_offset)
+                    if covered.get(key, -1) > offset:
+                        continue
+                    back, forward = common_extent(text, offset, other_text, other_offset)
                 covered[key] = offset + forward
                 if back + forward < shortest:
                     continue  # whole lines of it are shorter still
@@ -462,7 +471,7 @@ class DuplicationSearch:
                 if other == path and start < other_start + (end - start) and other_start < end:
                     continue  # a run overlapping itself (a repeated shape), not a copy
                 found.append((end - start, start, other_start, other))
-        found.sort(key=_length, reverse=True)
+        found.sort(key=itemgetter(0), reverse=True)  # stable: runs of one length in the order found
         return _longest_disjoint(found)
 
     def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: str) -> bool:
