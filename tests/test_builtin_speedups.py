@@ -6,6 +6,8 @@ import ast
 import random
 import re
 import sys
+import zlib
+from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -21,6 +23,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _NUMBER,
     IDENTIFIER_MARK,
     MAX_LINE_LENGTH,
+    WINDOW,
     Normalized,
     _blank,
     common_extent,
@@ -126,6 +129,39 @@ def test_normalization_in_one_pass_agrees_with_the_line_by_line_one() -> None:
     for text in samples:
         for language in (Language.PYTHON, Language.JAVASCRIPT, Language.GO):
             assert normalized_lines(text, language) == plain_normalized_lines(text, language)
+
+
+def plain_windows_in(normalized: Normalized, line_numbers: Collection[int]) -> tuple[list[int], list[int]]:
+    """The windows of the given lines as first computed: line by line, each line's own offsets."""
+    hashes: list[int] = []
+    offsets: list[int] = []
+    data, last = normalized.text.encode("ascii", "replace"), len(normalized.text) - WINDOW + 1
+    for number in sorted(line_numbers):
+        if not 1 <= number <= len(normalized.lines) or not normalized.lines[number - 1]:
+            continue
+        start = normalized.line_starts[number - 1]
+        for offset in range(start, min(start + len(normalized.lines[number - 1]), last)):
+            hashes.append(zlib.crc32(data[offset : offset + WINDOW]))
+            offsets.append(offset)
+    return hashes, offsets
+
+
+def test_windows_of_adjacent_lines_hashed_in_one_pass_are_those_of_each_line() -> None:
+    """A stretch of adjacent added lines is hashed as one stretch of offsets: the same windows, in
+    the same order, as each line's own, for ranges (an appended file) and sets of lines with gaps,
+    blank, comment and import lines among them, lines past the end and a last window short of one."""
+    rng = random.Random(11)
+    samples = [SOURCE, *(path.read_text(encoding="utf-8") for path in sorted(Path("reviewgate").rglob("*.py"))[:30])]
+    for text in samples:
+        normalized = Normalized.of(text, Language.PYTHON)
+        count = len(normalized.lines)
+        choices: list[Collection[int]] = [
+            range(1, count + 1), range(count // 2, count + 3), range(0, 3), range(count + 1, count + 5), range(5, 5),
+            set(rng.sample(range(-2, count + 4), min(count, 40))), {count}, {count - 1, count, count + 1},
+        ]
+        for lines in choices:
+            hashes, offsets = normalized.windows_in(lines)
+            assert (list(hashes), list(offsets)) == plain_windows_in(normalized, lines)
 
 
 # The comment and string patterns as first written (one character at a time, lazy bodies) and the
