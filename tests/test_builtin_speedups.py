@@ -27,6 +27,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     Normalized,
     _blank,
     common_extent,
+    consistent_renaming,
     normalized_lines,
     shorter_than,
 )
@@ -162,6 +163,27 @@ def test_windows_of_adjacent_lines_hashed_in_one_pass_are_those_of_each_line() -
         for lines in choices:
             hashes, offsets = normalized.windows_in(lines)
             assert (list(hashes), list(offsets)) == plain_windows_in(normalized, lines)
+
+
+def test_a_renaming_given_up_on_early_is_below_the_bar_exactly_when_the_whole_one_is() -> None:
+    """Stopping at the first pair after which the share cannot reach the bar answers a share under
+    it exactly when reading every name does, whatever the bound given (at least the names there
+    are), on random names of few kinds (renamings that agree, half agree, or do not) and sides of
+    unequal lengths; without a bar the share is the whole one."""
+    rng = random.Random(5)
+    for _ in range(3000):
+        size = rng.randint(0, 30)
+        left = [rng.choice("abcde") for _ in range(size)]
+        renaming = {name: rng.choice("vwxyz") for name in "abcde"}
+        right = [renaming[name] if rng.random() < 0.9 else rng.choice("abvwxyz") for name in left]
+        right = right[: rng.randint(0, size)] if rng.random() < 0.2 else right
+        whole = consistent_renaming(left, right)
+        for bar in (0.5, 0.85, 1.0):
+            given_up = consistent_renaming(iter(left), iter(right), below=bar, at_most=size + rng.choice((0, 0, 3)))
+            assert (given_up < bar) == (whole < bar)
+            if given_up >= bar:
+                assert given_up == whole
+        assert consistent_renaming(iter(left), iter(right)) == whole
 
 
 # The comment and string patterns as first written (one character at a time, lazy bodies) and the

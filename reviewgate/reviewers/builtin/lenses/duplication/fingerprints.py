@@ -18,7 +18,7 @@ import functools
 import re
 import zlib
 from array import array
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
@@ -163,21 +163,36 @@ def literals(text: str, language: Language) -> list[str]:
     return strings + _NUMBER.findall(_blank(text, language))
 
 
-def consistent_renaming(left: list[str], right: list[str]) -> float:
+def consistent_renaming(left: Iterable[str], right: Iterable[str], *, below: float = 0.0, at_most: int = 0) -> float:
     """The share of aligned identifier pairs that agree with one renaming (a one-to-one map), as a
     renamed copy has: `total -> amount` everywhere. Code that only shares a shape maps one name to
     several (Brenda Baker's parameterized matching, 1993). A name kept as it is always agrees: a
     copy renames what it binds (`value -> amount`) and keeps the names it uses from elsewhere, so
-    `self.value = value` becomes `self.value = amount`."""
+    `self.value = value` becomes `self.value = amount`.
+
+    Given `at_most` (no fewer than `left` holds) and `below`, it stops at the first disagreeing
+    pair after which the share cannot reach `below` and answers a share under it: the names need
+    not all be read (`Normalized.iter_names_between`) when most regions of a shape fail half way."""
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
-    agreeing = 0
-    for mine, theirs in zip(left, right, strict=False):
+    agreeing = disagreeing = size = 0
+    theirs_in_turn = iter(right)
+    for mine in left:
+        size += 1
+        theirs = next(theirs_in_turn, None)
+        if theirs is None:
+            continue  # pairs end with the shorter side; the share is still of all of `left`
         if mine == theirs or (
             forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine
         ):
             agreeing += 1
-    return agreeing / max(len(left), 1)
+        else:
+            disagreeing += 1
+            # At most `at_most - disagreeing` of at most `at_most` names can agree: the share is
+            # at most that, which division rounds monotonically.
+            if at_most and (at_most - disagreeing) / at_most < below:
+                return (at_most - disagreeing) / at_most
+    return agreeing / max(size, 1)
 
 
 @dataclass(frozen=True)
@@ -211,18 +226,26 @@ class Normalized:
         return self.text.count(IDENTIFIER_MARK, 0, offset)
 
     def names_between(self, start: int, end: int) -> list[str]:
-        """The identifiers behind the marks of `text[start:end]`, in order. Identifiers never span
+        """The identifiers behind the marks of `text[start:end]`, in order."""
+        return list(self.iter_names_between(start, end))
+
+    def iter_names_between(self, start: int, end: int) -> Iterator[str]:
+        """`names_between`, read a line at a time as they are asked for. Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""
         index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
         skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
-        wanted = skip + self.text.count(IDENTIFIER_MARK, start, end)
-        names: list[str] = []
-        while len(names) < wanted and index < len(self.lines):
+        left = self.text.count(IDENTIFIER_MARK, start, end)
+        while left > 0 and index < len(self.lines):
             if self.lines[index]:  # blank, comment, import and over-long lines hold no marks
                 line_start = self._blanked_starts[index]
-                names += _IDENTIFIER.findall(self.blanked, line_start, self._blanked_starts[index + 1] - 1)
+                names = _IDENTIFIER.findall(self.blanked, line_start, self._blanked_starts[index + 1] - 1)
+                if skip:
+                    skipped = min(skip, len(names))
+                    names, skip = names[skipped:], skip - skipped
+                names = names[:left]
+                left -= len(names)
+                yield from names
             index += 1
-        return names[skip:wanted]
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line whose normalized text holds `offset`."""

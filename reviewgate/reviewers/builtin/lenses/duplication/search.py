@@ -34,6 +34,7 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    IDENTIFIER_MARK,
     Normalized,
     bytes_extent,
     common_extent,
@@ -491,10 +492,18 @@ class DuplicationSearch:
             and len(distinct) >= MIN_DISTINCT_LINES
         ):
             return False
-        mine = query.normalized.names_between(region.start, region.end)
-        theirs = other.names_between(region.other_start, region.other_start + region.end - region.start)
-        if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
+        other_end = region.other_start + region.end - region.start
+        # Most regions of a common shape fail here, about half way through their names: read a
+        # line at a time and given up on as soon as the renaming cannot agree enough.
+        if consistent_renaming(
+            normalized.iter_names_between(region.start, region.end),
+            other.iter_names_between(region.other_start, other_end),
+            below=MIN_CONSISTENT_RENAMING,
+            at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
+        ) < MIN_CONSISTENT_RENAMING:
             return False
+        mine = normalized.names_between(region.start, region.end)
+        theirs = other.names_between(region.other_start, other_end)
         if mostly_literals(normalized.text[region.start : region.end]):
             # Two tables of one shape differ in their data; only the same table twice is a copy,
             # under new names or not (the names already follow one renaming).
