@@ -229,8 +229,9 @@ class Normalized:
         """The identifiers behind the marks of `text[start:end]`, in order."""
         return list(self.iter_names_between(start, end))
 
-    def iter_names_between(self, start: int, end: int) -> Iterator[str]:
-        """`names_between`, read a line at a time as they are asked for. Identifiers never span
+    def iter_names_between(self, start: int, end: int, into: list[str] | None = None) -> Iterator[str]:
+        """`names_between`, read a line at a time as they are asked for, each line's added to
+        `into` when it is read (the names read whole once it is exhausted). Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""
         index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
         skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
@@ -244,6 +245,8 @@ class Normalized:
                     names, skip = names[skipped:], skip - skipped
                 names = names[:left]
                 left -= len(names)
+                if into is not None:
+                    into += names
                 yield from names
             index += 1
 

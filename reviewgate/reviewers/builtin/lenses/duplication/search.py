@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
@@ -492,18 +492,21 @@ class DuplicationSearch:
             and len(distinct) >= MIN_DISTINCT_LINES
         ):
             return False
-        other_end = region.other_start + region.end - region.start
         # Most regions of a common shape fail here, about half way through their names: read a
         # line at a time and given up on as soon as the renaming cannot agree enough.
+        mine: list[str] = []
+        theirs: list[str] = []
+        mine_names = normalized.iter_names_between(region.start, region.end, mine)
+        their_names = other.iter_names_between(region.other_start, region.other_start + region.end - region.start, theirs)
         if consistent_renaming(
-            normalized.iter_names_between(region.start, region.end),
-            other.iter_names_between(region.other_start, other_end),
+            mine_names,
+            their_names,
             below=MIN_CONSISTENT_RENAMING,
             at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
         ) < MIN_CONSISTENT_RENAMING:
             return False
-        mine = normalized.names_between(region.start, region.end)
-        theirs = other.names_between(region.other_start, other_end)
+        deque(mine_names, maxlen=0)  # the names not read yet, into `mine` and `theirs`
+        deque(their_names, maxlen=0)
         if mostly_literals(normalized.text[region.start : region.end]):
             # Two tables of one shape differ in their data; only the same table twice is a copy,
             # under new names or not (the names already follow one renaming).
