@@ -6,6 +6,8 @@ import ast
 import random
 import re
 import sys
+import zlib
+from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -29,9 +31,11 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _NUMBER,
     IDENTIFIER_MARK,
     MAX_LINE_LENGTH,
+    WINDOW,
     Normalized,
     _blank,
     common_extent,
+    consistent_renaming,
     normalized_lines,
     shorter_than,
 )
@@ -145,6 +149,60 @@ def test_normalization_in_one_pass_agrees_with_the_line_by_line_one() -> None:
     for text in samples:
         for language in (Language.PYTHON, Language.JAVASCRIPT, Language.GO):
             assert normalized_lines(text, language) == plain_normalized_lines(text, language)
+
+
+def plain_windows_in(normalized: Normalized, line_numbers: Collection[int]) -> tuple[list[int], list[int]]:
+    """The windows of the given lines as first computed: line by line, each line's own offsets."""
+    hashes: list[int] = []
+    offsets: list[int] = []
+    data, last = normalized.text.encode("ascii", "replace"), len(normalized.text) - WINDOW + 1
+    for number in sorted(line_numbers):
+        if not 1 <= number <= len(normalized.lines) or not normalized.lines[number - 1]:
+            continue
+        start = normalized.line_starts[number - 1]
+        for offset in range(start, min(start + len(normalized.lines[number - 1]), last)):
+            hashes.append(zlib.crc32(data[offset : offset + WINDOW]))
+            offsets.append(offset)
+    return hashes, offsets
+
+
+def test_windows_of_adjacent_lines_hashed_in_one_pass_are_those_of_each_line() -> None:
+    """A stretch of adjacent added lines is hashed as one stretch of offsets: the same windows, in
+    the same order, as each line's own, for ranges (an appended file) and sets of lines with gaps,
+    blank, comment and import lines among them, lines past the end and a last window short of one."""
+    rng = random.Random(11)
+    samples = [SOURCE, *(path.read_text(encoding="utf-8") for path in sorted(Path("reviewgate").rglob("*.py"))[:30])]
+    for text in samples:
+        normalized = Normalized.of(text, Language.PYTHON)
+        count = len(normalized.lines)
+        choices: list[Collection[int]] = [
+            range(1, count + 1), range(count // 2, count + 3), range(0, 3), range(count + 1, count + 5), range(5, 5),
+            set(rng.sample(range(-2, count + 4), min(count, 40))), {count}, {count - 1, count, count + 1},
+        ]
+        for lines in choices:
+            hashes, offsets = normalized.windows_in(lines)
+            assert (list(hashes), list(offsets)) == plain_windows_in(normalized, lines)
+
+
+def test_a_renaming_given_up_on_early_is_below_the_bar_exactly_when_the_whole_one_is() -> None:
+    """Stopping at the first pair after which the share cannot reach the bar answers a share under
+    it exactly when reading every name does, whatever the bound given (at least the names there
+    are), on random names of few kinds (renamings that agree, half agree, or do not) and sides of
+    unequal lengths; without a bar the share is the whole one."""
+    rng = random.Random(5)
+    for _ in range(3000):
+        size = rng.randint(0, 30)
+        left = [rng.choice("abcde") for _ in range(size)]
+        renaming = {name: rng.choice("vwxyz") for name in "abcde"}
+        right = [renaming[name] if rng.random() < 0.9 else rng.choice("abvwxyz") for name in left]
+        right = right[: rng.randint(0, size)] if rng.random() < 0.2 else right
+        whole = consistent_renaming(left, right)
+        for bar in (0.5, 0.85, 1.0):
+            given_up = consistent_renaming(iter(left), iter(right), below=bar, at_most=size + rng.choice((0, 0, 3)))
+            assert (given_up < bar) == (whole < bar)
+            if given_up >= bar:
+                assert given_up == whole
+        assert consistent_renaming(iter(left), iter(right)) == whole
 
 
 # The comment and string patterns as first written (one character at a time, lazy bodies) and the

@@ -18,7 +18,7 @@ import functools
 import re
 import zlib
 from array import array
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
@@ -163,21 +163,36 @@ def literals(text: str, language: Language) -> list[str]:
     return strings + _NUMBER.findall(_blank(text, language))
 
 
-def consistent_renaming(left: list[str], right: list[str]) -> float:
+def consistent_renaming(left: Iterable[str], right: Iterable[str], *, below: float = 0.0, at_most: int = 0) -> float:
     """The share of aligned identifier pairs that agree with one renaming (a one-to-one map), as a
     renamed copy has: `total -> amount` everywhere. Code that only shares a shape maps one name to
     several (Brenda Baker's parameterized matching, 1993). A name kept as it is always agrees: a
     copy renames what it binds (`value -> amount`) and keeps the names it uses from elsewhere, so
-    `self.value = value` becomes `self.value = amount`."""
+    `self.value = value` becomes `self.value = amount`.
+
+    Given `at_most` (no fewer than `left` holds) and `below`, it stops at the first disagreeing
+    pair after which the share cannot reach `below` and answers a share under it: the names need
+    not all be read (`Normalized.iter_names_between`) when most regions of a shape fail half way."""
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
-    agreeing = 0
-    for mine, theirs in zip(left, right, strict=False):
+    agreeing = disagreeing = size = 0
+    theirs_in_turn = iter(right)
+    for mine in left:
+        size += 1
+        theirs = next(theirs_in_turn, None)
+        if theirs is None:
+            continue  # pairs end with the shorter side; the share is still of all of `left`
         if mine == theirs or (
             forward.setdefault(mine, theirs) == theirs and backward.setdefault(theirs, mine) == mine
         ):
             agreeing += 1
-    return agreeing / max(len(left), 1)
+        else:
+            disagreeing += 1
+            # At most `at_most - disagreeing` of at most `at_most` names can agree: the share is
+            # at most that, which division rounds monotonically.
+            if at_most and (at_most - disagreeing) / at_most < below:
+                return (at_most - disagreeing) / at_most
+    return agreeing / max(size, 1)
 
 
 @dataclass(frozen=True)
@@ -211,18 +226,29 @@ class Normalized:
         return self.text.count(IDENTIFIER_MARK, 0, offset)
 
     def names_between(self, start: int, end: int) -> list[str]:
-        """The identifiers behind the marks of `text[start:end]`, in order. Identifiers never span
+        """The identifiers behind the marks of `text[start:end]`, in order."""
+        return list(self.iter_names_between(start, end))
+
+    def iter_names_between(self, start: int, end: int, into: list[str] | None = None) -> Iterator[str]:
+        """`names_between`, read a line at a time as they are asked for, each line's added to
+        `into` when it is read (the names read whole once it is exhausted). Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""
         index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
         skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
-        wanted = skip + self.text.count(IDENTIFIER_MARK, start, end)
-        names: list[str] = []
-        while len(names) < wanted and index < len(self.lines):
+        left = self.text.count(IDENTIFIER_MARK, start, end)
+        while left > 0 and index < len(self.lines):
             if self.lines[index]:  # blank, comment, import and over-long lines hold no marks
                 line_start = self._blanked_starts[index]
-                names += _IDENTIFIER.findall(self.blanked, line_start, self._blanked_starts[index + 1] - 1)
+                names = _IDENTIFIER.findall(self.blanked, line_start, self._blanked_starts[index + 1] - 1)
+                if skip:
+                    skipped = min(skip, len(names))
+                    names, skip = names[skipped:], skip - skipped
+                names = names[:left]
+                left -= len(names)
+                if into is not None:
+                    into += names
+                yield from names
             index += 1
-        return names[skip:wanted]
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line whose normalized text holds `offset`."""
@@ -270,18 +296,32 @@ class Normalized:
     def windows_in(self, line_numbers: Collection[int]) -> tuple[array[int], array[int]]:
         """The hashes and the offsets (two arrays, side by side: 8 bytes a window, where a tuple
         of two numbers a window took ten times that) of every window starting inside the given
-        source lines."""
+        source lines. The normalized lines follow each other with nothing between them, so the
+        windows of a stretch of adjacent lines are one stretch of offsets, hashed in one pass (an
+        appended file's added lines are one stretch: a pass a line cost a third more)."""
         data, crc32, lines, line_starts = self._bytes, zlib.crc32, self.lines, self.line_starts
         hashes, offsets = array(_HASH_TYPE), array(_HASH_TYPE)
         last = len(self.text) - WINDOW + 1
-        for number in sorted(line_numbers):
-            if not 1 <= number <= len(lines) or not lines[number - 1]:
-                continue
-            start = line_starts[number - 1]
-            starts = range(start, min(start + len(lines[number - 1]), last))
+        for first, final in _stretches(line_numbers, len(lines)):
+            starts = range(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last))
             hashes.fromlist([crc32(data[offset : offset + WINDOW]) for offset in starts])
             offsets.extend(starts)
         return hashes, offsets
+
+
+def _stretches(line_numbers: Collection[int], count: int) -> Iterator[tuple[int, int]]:
+    """The first and last line of each stretch of adjacent `line_numbers` among lines 1..count."""
+    if isinstance(line_numbers, range) and line_numbers.step == 1:
+        first, final = max(line_numbers.start, 1), min(line_numbers.stop - 1, count)
+        if first <= final:
+            yield first, final
+        return
+    numbers = sorted(number for number in line_numbers if 1 <= number <= count)
+    first = 0
+    for index, number in enumerate(numbers):
+        if index + 1 == len(numbers) or numbers[index + 1] != number + 1:
+            yield numbers[first], number
+            first = index + 1
 
 
 def common_extent(left: str | bytes, left_start: int, right: str | bytes, right_start: int) -> tuple[int, int]:
@@ -326,32 +366,36 @@ def bytes_extent(left: bytes, left_start: int, right: bytes, right_start: int) -
     """`common_extent` of two byte strings (what the DRY lens compares: ASCII texts), in one call
     (it runs once per alignment of a large change's search, 270,000 times at +104k lines). Slices
     are compared in C, growing while they agree; the first slice that differs gives the exact place
-    from the lowest set byte of the two read as numbers and XORed (one C operation, where halving
-    the step took a dozen comparisons). Read backwards, the slices are big-endian, so their last
-    byte is the lowest. Most runs start where the window matched: one comparison tells back is 0."""
+    from the highest set bit of the two read as numbers and XORed (one C operation, where halving
+    the step took a dozen comparisons): read so that the byte nearest the aligned offsets is the
+    most significant (big-endian forwards, little-endian backwards), the bytes agreeing are those
+    above the XOR's length. Most runs start where the window matched: one comparison tells back
+    is 0. The first slices hold what almost every run reaches (under 16 characters back, under 128
+    forward: 93 % and 99.9 % at +104k), and the bounds are conditionals, not `min` calls."""
     back = 0
-    limit = min(left_start, right_start)
+    limit = left_start if left_start < right_start else right_start
     if limit and left[left_start - 1] == right[right_start - 1]:
-        step = 32  # shared runs reach mostly under 20 characters back
+        step = 16
         while back < limit:
-            size = min(step, limit - back)
+            size = step if step < limit - back else limit - back
             mine = left[left_start - back - size : left_start - back]
             theirs = right[right_start - back - size : right_start - back]
             if mine != theirs:
-                differing = int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")
-                back += ((differing & -differing).bit_length() - 1) >> 3
+                differing = int.from_bytes(mine, "little") ^ int.from_bytes(theirs, "little")
+                back += size - ((differing.bit_length() + 7) >> 3)
                 break
             back += size
             step *= 2
-    forward, step = 0, 64  # and 40 to 80 forward
-    limit = min(len(left) - left_start, len(right) - right_start)
+    forward, step = 0, 128
+    left_limit, right_limit = len(left) - left_start, len(right) - right_start
+    limit = left_limit if left_limit < right_limit else right_limit
     while forward < limit:
-        size = min(step, limit - forward)
+        size = step if step < limit - forward else limit - forward
         mine = left[left_start + forward : left_start + forward + size]
         theirs = right[right_start + forward : right_start + forward + size]
         if mine != theirs:
-            differing = int.from_bytes(mine, "little") ^ int.from_bytes(theirs, "little")
-            return back, forward + (((differing & -differing).bit_length() - 1) >> 3)
+            differing = int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")
+            return back, forward + size - ((differing.bit_length() + 7) >> 3)
         forward += size
         step *= 2
     return back, forward

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections import defaultdict
-from collections.abc import Collection, Iterator, Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
+from operator import itemgetter
 from typing import TypeAlias
 
 from reviewgate.context import ReviewRequest
@@ -33,7 +34,9 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    IDENTIFIER_MARK,
     Normalized,
+    bytes_extent,
     common_extent,
     consistent_renaming,
     literals,
@@ -150,10 +153,6 @@ class _Candidate:
     mine: Side
     theirs: Side
     in_branch: bool
-
-
-def _length(run: tuple[int, int, int, str]) -> int:
-    return run[0]
 
 
 def _longest_disjoint(runs: list[tuple[int, int, int, str]]) -> list[Region]:
@@ -289,9 +288,10 @@ class DuplicationSearch:
         index, normalized, sources = self._index(request, queries)
         changed_added = {path: query.added for path, query in queries.items()}
         candidates: list[_Candidate] = []
-        comparables = {path: other.comparable for path, other in normalized.items()}
+        # The files compared as bytes (all ASCII: almost every one), the others as text.
+        ascii_texts = {path: other.comparable for path, other in normalized.items() if isinstance(other.comparable, bytes)}
         for path, query in queries.items():
-            regions = self._regions(path, query, index, comparables, normalized)
+            regions = self._regions(path, query, index, ascii_texts, normalized)
             yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
         pairs = _one_per_pair(candidates)
         files = request.head.list_files() if pairs else []
@@ -404,7 +404,7 @@ class DuplicationSearch:
         path: str,
         query: _Query,
         index: dict[int, Places],
-        comparables: dict[str, str | bytes],
+        ascii_texts: dict[str, bytes],
         normalized: dict[str, Normalized],
     ) -> list[Region]:
         """Maximal shared runs between the added code and the index, the longest first, not overlapping.
@@ -413,16 +413,23 @@ class DuplicationSearch:
         Django +104k appended change): it does no more than it must there. The windows no place
         shares are passed over in C; most places are one window of a common shape that ends at
         once, told by two comparisons with what the window reads ahead and behind (`shorter_than`,
-        written out: read once per window, not once per place); a run is grown (`common_extent`)
-        once per alignment (`covered`), and a Region is made only for the runs kept. A run between
-        two changed files is grown from each of them: keeping it for the later file (half the runs
-        grown at +104k appended) cost 18-31 MB at +304k, beside the per-file stage's peak."""
+        written out: read once per window, not once per place), before the alignment is looked up
+        (a place is passed over when either says so, so the order changes nothing but the time);
+        a run is grown (`bytes_extent`) once per alignment (`covered`), and a Region is made only
+        for the runs kept. A run between two changed files is grown from each of them: keeping it
+        for the later file (half the runs grown at +104k appended) cost 18-31 MB at +304k, beside
+        the per-file stage's peak."""
         found: list[tuple[int, int, int, str]] = []  # (length, start, other start, other), in order found
         covered: dict[tuple[str, int], int] = {}
         mine = query.normalized
         text, fast = mine.text, mine.comparable
         get, whole_lines = index.get, mine.whole_lines
-        as_bytes = isinstance(fast, bytes)
+        # Another file's bytes when both are ASCII; None: compared as text.
+        ascii_text: Callable[[str], bytes | None] = ascii_texts.get
+        if isinstance(fast, bytes):
+            mine_bytes = fast
+        else:
+            mine_bytes, ascii_text = b"", dict[str, bytes]().get
         shortest, size = MIN_CHARACTERS, len(fast)
         shared = compress(zip(query.hashes, query.offsets, strict=True), map(index.__contains__, query.hashes))
         for digest, offset in shared:
@@ -435,23 +442,26 @@ class DuplicationSearch:
             for other, other_offset in zip(*places, strict=True):
                 if other == path and other_offset == offset:
                     continue  # the added code itself, indexed at head
-                key = (other, offset - other_offset)
-                if covered.get(key, -1) > offset:
-                    continue
-                right = comparables[other]
-                if as_bytes is isinstance(right, bytes):
-                    left = fast
+                right = ascii_text(other)
+                if right is not None:
                     # A run shorter than MIN_CHARACTERS is never reported, and taken longest first it
                     # could only keep out runs shorter still: leaving it out changes nothing but the time.
                     if (behind is None or not other_offset or right[other_offset - 1] != behind) and (
                         ahead is None or right[other_offset : other_offset + shortest] != ahead
                     ):
                         continue
-                else:  # one of them not ASCII: compared as text
-                    left, right = text, normalized[other].text
-                    if shorter_than(left, offset, right, other_offset, shortest):
+                    key = (other, offset - other_offset)
+                    if covered.get(key, -1) > offset:
                         continue
-                back, forward = common_extent(left, offset, right, other_offset)
+                    back, forward = bytes_extent(mine_bytes, offset, right, other_offset)
+                else:  # one of them not ASCII: compared as text
+                    other_text = normalized[other].text
+                    if shorter_than(text, offset, other_text, other_offset, shortest):
+                        continue
+                    key = (other, offset - other_offset)
+                    if covered.get(key, -1) > offset:
+                        continue
+                    back, forward = common_extent(text, offset, other_text, other_offset)
                 covered[key] = offset + forward
                 if back + forward < shortest:
                     continue  # whole lines of it are shorter still
@@ -462,7 +472,7 @@ class DuplicationSearch:
                 if other == path and start < other_start + (end - start) and other_start < end:
                     continue  # a run overlapping itself (a repeated shape), not a copy
                 found.append((end - start, start, other_start, other))
-        found.sort(key=_length, reverse=True)
+        found.sort(key=itemgetter(0), reverse=True)  # stable: runs of one length in the order found
         return _longest_disjoint(found)
 
     def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: str) -> bool:
@@ -482,10 +492,21 @@ class DuplicationSearch:
             and len(distinct) >= MIN_DISTINCT_LINES
         ):
             return False
-        mine = query.normalized.names_between(region.start, region.end)
-        theirs = other.names_between(region.other_start, region.other_start + region.end - region.start)
-        if consistent_renaming(mine, theirs) < MIN_CONSISTENT_RENAMING:
+        # Most regions of a common shape fail here, about half way through their names: read a
+        # line at a time and given up on as soon as the renaming cannot agree enough.
+        mine: list[str] = []
+        theirs: list[str] = []
+        mine_names = normalized.iter_names_between(region.start, region.end, mine)
+        their_names = other.iter_names_between(region.other_start, region.other_start + region.end - region.start, theirs)
+        if consistent_renaming(
+            mine_names,
+            their_names,
+            below=MIN_CONSISTENT_RENAMING,
+            at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
+        ) < MIN_CONSISTENT_RENAMING:
             return False
+        deque(mine_names, maxlen=0)  # the names not read yet, into `mine` and `theirs`
+        deque(their_names, maxlen=0)
         if mostly_literals(normalized.text[region.start : region.end]):
             # Two tables of one shape differ in their data; only the same table twice is a copy,
             # under new names or not (the names already follow one renaming).
