@@ -3,6 +3,7 @@ time (a lock), and nothing of an earlier run left to pass for this one's. Real p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -56,7 +57,8 @@ def wait_for_file(path: Path, text: str, seconds: float = 60) -> None:
 def kill_mentioning(text: str) -> None:
     for process in psutil.process_iter(["cmdline"]):
         if text in " ".join(process.info["cmdline"] or ()):
-            process.kill()
+            with contextlib.suppress(psutil.NoSuchProcess):  # it may end between the listing and the kill
+                process.kill()
 
 
 def test_every_sink_file_is_cleared_before_a_run() -> None:
