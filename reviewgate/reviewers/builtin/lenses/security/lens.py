@@ -50,11 +50,18 @@ _SQL_STATEMENT = LazyPattern(
     r"|\b(?:create|drop|alter|truncate)\s+(?:table|index|view|database|schema)\b",
     re.IGNORECASE,
 )
+_SHELL_FUNCTIONS = frozenset({"os.system", "os.popen"})
+_EVALUATORS = frozenset({"eval", "exec"})
+_YAML_LOADS = frozenset({"yaml.load", "yaml.load_all"})
+_YAML_UNSAFE_LOADS = frozenset({"yaml.unsafe_load", "yaml.unsafe_load_all"})
+_PICKLE_LOADS = frozenset({"loads", "load"})
+_PICKLE_MODULES = frozenset({"pickle", "cPickle", "dill", "marshal"})
+_UNVERIFIED_CONTEXT = "ssl._create_unverified_context"
 # The last part of every name `_PythonChecker.check` looks for: a call named otherwise can only be
 # the `verify=False` one (a keyword argument, outside a test file).
-_CHECKED_LEAVES = _SUBPROCESS_CALLS | _SQL_METHODS | {
-    "system", "popen", "eval", "exec", "load", "load_all", "unsafe_load", "unsafe_load_all", "loads",
-    "_create_unverified_context",
+_CHECKED_LEAVES = _SUBPROCESS_CALLS | _SQL_METHODS | _PICKLE_LOADS | {
+    name.rsplit(".", 1)[-1]
+    for name in (*_SHELL_FUNCTIONS, *_EVALUATORS, *_YAML_LOADS, *_YAML_UNSAFE_LOADS, _UNVERIFIED_CONTEXT)
 }
 _SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
 
@@ -148,7 +155,7 @@ class _PythonChecker:
                     f"`{name}(..., shell=True)` runs a command built by string formatting",
                     "the command is one formatted string run by a shell, not an argument list",
                 )
-        if name in {"os.system", "os.popen"} and first is not None and self._formatted(first) is not None:
+        if name in _SHELL_FUNCTIONS and first is not None and self._formatted(first) is not None:
             return (
                 RULE_SHELL,
                 f"`{name}` runs a command built by string formatting",
@@ -164,9 +171,9 @@ class _PythonChecker:
                     f"the formatted text is a statement (`{_excerpt(statement.group(0))}`) and the values "
                     "are formatted into it rather than passed as parameters",
                 )
-        if name in {"eval", "exec"} and first is not None and not isinstance(first, ast.Constant):
+        if name in _EVALUATORS and first is not None and not isinstance(first, ast.Constant):
             return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
-        if name in {"yaml.load", "yaml.load_all"}:
+        if name in _YAML_LOADS:
             loader = _keyword(call, "Loader") or (call.args[1] if len(call.args) > 1 else None)
             if loader is None or _dotted(loader).rsplit(".", 1)[-1] not in _SAFE_YAML_LOADERS:
                 return (
@@ -174,9 +181,9 @@ class _PythonChecker:
                     f"`{name}` without a safe loader can build arbitrary objects",
                     "no SafeLoader, CSafeLoader or BaseLoader is given",
                 )
-        if name in {"yaml.unsafe_load", "yaml.unsafe_load_all"}:
+        if name in _YAML_UNSAFE_LOADS:
             return RULE_YAML, f"`{name}` can build arbitrary objects", "the unsafe loader is named explicitly"
-        if leaf in {"loads", "load"} and name.split(".", 1)[0] in {"pickle", "cPickle", "dill", "marshal"}:
+        if leaf in _PICKLE_LOADS and name.split(".", 1)[0] in _PICKLE_MODULES:
             if first is not None and "request" in ast.unparse(first):
                 return (
                     RULE_PICKLE,
@@ -189,7 +196,7 @@ class _PythonChecker:
                 f"`{name}(..., verify=False)` turns TLS certificate verification off",
                 "`verify=False` is a literal, outside a test file",
             )
-        if not self.in_test and name == "ssl._create_unverified_context":
+        if not self.in_test and name == _UNVERIFIED_CONTEXT:
             return (
                 RULE_TLS,
                 "`ssl._create_unverified_context()` turns TLS certificate verification off",
