@@ -19,6 +19,7 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
+    AddedSpans,
     Language,
     comment_on,
     is_test_file,
@@ -287,11 +288,9 @@ class SecurityLens:
         added = change.added_lines()
         checker = _PythonChecker(tree, is_test_file(change.path))
         lines: list[str] = []  # the source's lines, split when a call is found
+        spans = AddedSpans(added)
         for node in nodes_of(tree, ast.Call):
-            # Most calls are on one line: its number answers before the span is looked through.
-            if node.lineno not in added and not any(
-                number in added for number in range(node.lineno + 1, (node.end_lineno or node.lineno) + 1)
-            ):
+            if not spans.touched(node.lineno, node.end_lineno or node.lineno):
                 continue
             found = checker.check(node)
             if found is not None:
