@@ -26,12 +26,14 @@ MIN_MOVED_LINES = 3
 class _RemovedLines:
     """Every line the change removes, stripped and in order, blank ones left out, with where each
     text occurs: a block is looked up from its first line, not searched for in the whole text (a
-    large change removes 100,000 lines and may have a finding on every thousandth it adds)."""
+    large change removes 100,000 lines and may have a finding on every thousandth it adds). A file
+    whose diff removes nothing (a new file, code appended) is not parsed into hunks for it."""
 
     def __init__(self, request: ReviewRequest) -> None:
         self.lines = [
             text
             for change in request.target.files
+            if change.stats.removed_lines
             for hunk in change.hunks
             for line in hunk.lines
             if line.kind is LineKind.REMOVED and (text := line.text.strip())
