@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from reviewgate.target.diff import LONG_LINE_CHARS, parse_diff
+from reviewgate.target.diff import LONG_LINE_CHARS, FileChange, parse_diff
 from reviewgate.target.freeze import canonical_patch_hash
 
 
@@ -39,3 +39,13 @@ def test_a_long_line_cut_inside_a_multibyte_character_stays_valid_text() -> None
     (change,) = parse_diff(patch_with(line))
     text = change.added_lines()[1]
     assert "\ufffd" not in text and text.startswith("é" * (LONG_LINE_CHARS // 2))
+
+
+def test_a_marker_only_in_the_hunks_text_may_be_added_and_one_absent_is_not() -> None:
+    (change,) = parse_diff(patch_with(b"x = 1  # reviewgate: ignore[security] fixture"))
+    assert change.may_add(b"reviewgate:")
+    assert not change.may_add(b"noqa")
+    # Built from parsed hunks, without git's text: the added lines themselves are read.
+    rebuilt = FileChange(change.path, change.old_path, change.status, hunks=change.hunks)
+    assert rebuilt.may_add(b"reviewgate:") and not rebuilt.may_add(b"old")
+    assert change.may_add(b"old")  # a removed line's text: a superset, never a miss

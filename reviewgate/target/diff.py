@@ -238,6 +238,15 @@ class FileChange:
             if line.kind is LineKind.ADDED and line.new_line is not None
         }
 
+    def may_add(self, needle: bytes) -> bool:
+        """Whether an added line could hold `needle` (ASCII, so its decoded text holds it only where
+        the bytes do): false when git's text of the hunks lacks it, so a lens looking for one marker
+        passes over the file without decoding its lines."""
+        if self.raw_hunks:
+            return needle in self.raw_hunks
+        text = needle.decode("ascii")
+        return any(text in line for line in self._added_lines.values())
+
     def added_line_count(self) -> int:
         """How many lines the change adds to this file (`added_lines` without copying it: every
         lens asks of every file whether it has any)."""

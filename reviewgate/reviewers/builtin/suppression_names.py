@@ -12,7 +12,7 @@ from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
 from reviewgate.reviewers.builtin.lenses.secrets import is_documentation
 from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
-from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, parse_suppression
+from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, added_suppressions
 
 # What a rule id looks like (`security`, `correctness/swallowed-exception`). A placeholder in a
 # docstring or a help text (`ignore[...]`, `ignore[<rule id>]`) names no rule at all: not a typo.
@@ -31,10 +31,7 @@ def unknown_rule_names(request: ReviewRequest) -> Iterator[Finding]:
     for change in reviewable_changes(request):
         if is_test_data(change.path) or is_documentation(change.path):
             continue
-        for number, text in sorted(change.added_lines().items()):
-            suppression = parse_suppression(text)
-            if suppression is None:
-                continue
+        for number, text, suppression in added_suppressions(change):
             for name in sorted(suppression.rules):
                 if is_known_rule(name) or not _ID_SHAPED.fullmatch(name):
                     continue

@@ -16,11 +16,14 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+from reviewgate.target.diff import FileChange
 from reviewgate.text import lines_at
 
 RULE_MISSING_REASON = "suppression/missing-reason"
 RULE_UNKNOWN_RULE = "suppression/unknown-rule"
 
+# What every suppression holds, looked for in a file's diff before its added lines are read.
+_MARKER = b"reviewgate:"
 _SUPPRESSION = LazyPattern(r"reviewgate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
 # Comment closers that end the line in languages with block comments (`*/`, `-->`, `#}`).
 _CLOSERS = LazyPattern(r"\s*(?:\*/|-->|#\}|%\})\s*$")
@@ -41,6 +44,16 @@ def parse_suppression(text: str) -> Suppression | None:
     rules = frozenset(item.strip() for item in match.group("rules").split(",") if item.strip())
     reason = _CLOSERS.sub("", match.group("reason")).strip(" \t:-—")
     return Suppression(rules, reason)
+
+
+def added_suppressions(change: FileChange) -> Iterator[tuple[int, str, Suppression]]:
+    """Each suppression the change adds to the file, in line order, with its line's number and text."""
+    if not change.may_add(_MARKER):
+        return
+    for number, text in sorted(change.added_lines().items()):
+        suppression = parse_suppression(text)
+        if suppression is not None:
+            yield number, text, suppression
 
 
 def _covers(suppression: Suppression, rule: str) -> bool:
@@ -85,9 +98,8 @@ def missing_reasons(request: ReviewRequest) -> Iterator[Finding]:
     for change in reviewable_changes(request):
         if is_test_data(change.path):
             continue  # a marker in test data is what the test is about, not a suppression
-        for number, text in sorted(change.added_lines().items()):
-            suppression = parse_suppression(text)
-            if suppression is None or suppression.reason:
+        for number, text, suppression in added_suppressions(change):
+            if suppression.reason:
                 continue
             yield lens_finding(
                 rule=RULE_MISSING_REASON,
