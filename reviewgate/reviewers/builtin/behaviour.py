@@ -32,8 +32,8 @@ from reviewgate.reviewers.builtin.common import (
     parse_python_at_head,
     reviewable_changes,
 )
-from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
-from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Remade, Shapes, settle
+from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, Remade, Shapes, base_side, settle
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
 from reviewgate.target.git import TreeReader, prefetch_sides
@@ -106,15 +106,29 @@ def head_shapes_of(request: ReviewRequest, change: FileChange) -> Shapes | None:
 
 
 def _head_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
-    return _settled(_head_tree_shapes(request, change, language), lambda: _head_tree_shapes(request, change, language))
+    made = _head_tree_shapes(request, change, language, with_base=True)
+    return _settled(made, lambda: _head_tree_shapes(request, change, language))
 
 
-def _head_tree_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
+def _head_tree_shapes(
+    request: ReviewRequest, change: FileChange, language: Language, *, with_base: bool = False
+) -> Shapes | None:
+    """`with_base`: HeadShapes when they tell the base side's functions too (python_shapes.inserts_only)."""
     if language is Language.PYTHON:
         parsed = parse_python_at_head(request, change.path)  # the tree the other lenses share
-        return None if parsed is None else python_shapes(*parsed)
+        if parsed is None:
+            return None
+        shapes = python_shapes(*parsed)
+        if with_base and _inserts_only(change) and inserts_only(*parsed, change.added_lines()):
+            return HeadShapes(shapes)
+        return shapes
     text = request.head.read_text(change.path)
     return None if text is None else _tree_shapes_of(text, change.path, language)
+
+
+def _inserts_only(change: FileChange) -> bool:
+    """A change of an existing file that adds lines and removes none."""
+    return change.status is not ChangeStatus.ADDED and change.stats.removed_lines == 0 and bool(change.hunks)
 
 
 def _base_path(change: FileChange) -> str | None:
@@ -141,8 +155,8 @@ _GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|co
 
 def _body_lines(text: str) -> set[str]:
     """A function's distinct body lines (signature line left out), stripped, generic ones dropped."""
-    lines = (line.strip() for line in text.split("\n")[1:])
-    return {line for line in lines if line and not _GENERIC_LINE.match(line)}
+    generic = _GENERIC_LINE.match
+    return {line for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
 
 
 class MovedCode:
@@ -164,7 +178,7 @@ class MovedCode:
         if self._base_lines is None:
             self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
         lines = _body_lines(shape.text)
-        found = sum(1 for line in lines if line in self._base_lines)
+        found = len(lines & self._base_lines)
         # A short one counts when all its lines were there: a constructor moved into a delegate.
         whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
         return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))
@@ -377,12 +391,18 @@ def analyse(
     if not changes:
         return []
     base_texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
-    base_shapes = {path: _base_shapes(text, path) for path, text in base_texts.items()}
     head_shapes = {
         change.path: head_shapes[change.path] if head_shapes is not None and change.path in head_shapes
         else _head_shapes(request, change, language_of(change.path))
         for change in changes
     }
+    # A file whose change only inserts whole statements tells its base side's functions at head.
+    derived = {
+        base_path: base_side(head, change.added_line_numbers())
+        for change in changes
+        if isinstance(head := head_shapes[change.path], HeadShapes) and (base_path := _base_path(change)) in base_texts
+    }
+    base_shapes = {path: derived[path] if path in derived else _base_shapes(text, path) for path, text in base_texts.items()}
     removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
     shrunk_changes = _shrunk_changes(request)
     shrunk = {change.path: _head_shapes(request, change, language_of(change.path)) for change in shrunk_changes}

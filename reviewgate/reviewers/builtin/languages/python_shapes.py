@@ -8,7 +8,12 @@ text of string literals, and the names of local variables (numbered in order of 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
+import itertools
+import operator
+from collections import Counter
+from collections.abc import Mapping
 
 from reviewgate.reviewers.builtin.common import Walk, nodes_of, walk_of
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
@@ -149,18 +154,21 @@ def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 _STATEMENT_KINDS = tuple(ast.stmt.__subclasses__())
 
 
-def _branch_lines(walk: Walk) -> list[tuple[int, int]]:
-    """(line, how many decisions) of every branch in the tree, from the walk the lenses share."""
-    found = [(node.lineno, 1) for node in walk.of(ast.If) if not _is_type_checking(node.test)]
-    kinds: tuple[type[ast.expr | ast.stmt | ast.excepthandler], ...] = (
-        ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler
-    )
-    for kind in kinds:
-        found += [(node.lineno, 1) for node in walk.of(kind)]
-    found += [(node.lineno, len(node.values) - 1) for node in walk.of(ast.BoolOp)]
-    found += [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
-    found += [(node.pattern.lineno, 1) for node in walk.of(ast.match_case)]
-    return found
+_LINE = operator.attrgetter("lineno")
+# Nodes that are one decision each, found on their own line.
+_ONE_DECISION = (ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler)
+
+
+def _branch_lines(walk: Walk) -> tuple[list[int], list[tuple[int, int]]]:
+    """The lines of every branch in the tree that is one decision (a line once per branch), and
+    (line, how many decisions) of the others, from the walk the lenses share."""
+    single = [node.lineno for node in walk.of(ast.If) if not _is_type_checking(node.test)]
+    for kind in _ONE_DECISION:
+        single += map(_LINE, walk.of(kind))
+    single += [node.pattern.lineno for node in walk.of(ast.match_case)]
+    weighted = [(node.lineno, len(node.values) - 1) for node in walk.of(ast.BoolOp)]
+    weighted += [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
+    return single, weighted
 
 
 class _Counts:
@@ -185,15 +193,15 @@ class _Counts:
         for index, (function, _qualified) in enumerate(self.functions):  # by start: inner ones overwrite
             end = function.end_lineno or function.lineno
             owner[function.lineno : end + 1] = [index] * (end + 1 - function.lineno)
-        branches = [0] * len(self.functions)
-        statements = [0] * len(self.functions)
-        for line, count in _branch_lines(self.walk):
-            if line < len(owner) and owner[line] >= 0:
+        held = len(owner).__gt__  # a line past the last function's is no function's
+        # Counted in C: how many branches and statements each function's lines hold.
+        single, weighted = _branch_lines(self.walk)
+        branches = Counter(map(owner.__getitem__, filter(held, single)))
+        for line, count in weighted:
+            if held(line):
                 branches[owner[line]] += count
-        for kind in _STATEMENT_KINDS:
-            for node in self.walk.of(kind):
-                if node.lineno < len(owner) and owner[node.lineno] >= 0:
-                    statements[owner[node.lineno]] += 1
+        lines = itertools.chain.from_iterable(map(_LINE, self.walk.of(kind)) for kind in _STATEMENT_KINDS)
+        statements = Counter(map(owner.__getitem__, filter(held, lines)))
         # The def is counted on its own first line; a docstring is not behaviour.
         return [
             (branches[index], statements[index] - 1 - _has_docstring(function.body))
@@ -277,7 +285,7 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
             name=".".join(qualified),
             line=function.lineno,
             end_line=end,
-            text="\n".join(line.strip() for line in lines[first - 1 : end]),
+            text="\n".join(map(str.strip, lines[first - 1 : end])),
             counts=functools.partial(counts.of, index),
             public=_is_public(qualified),
             body=functools.partial(_body, function),
@@ -285,3 +293,110 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
             trivial=_is_trivial(function),
         ))
     return shapes
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """Its first line, decorators included."""
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(item.lineno for item in decorators)])
+
+
+_DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
+
+
+def _defines(node: ast.AST) -> bool:
+    return any(isinstance(inner, _DEFINITIONS) for inner in ast.walk(node))
+
+
+class _Inserted:
+    """The added lines of one file, by number, to tell the statements they cover."""
+
+    def __init__(self, added: Mapping[int, str], lines: list[str]) -> None:
+        self.added = added
+        self.numbers = sorted(added)
+        self.lines = lines
+        self.covered: list[range] = []  # the spans of the statements the change adds whole or edits
+
+    def count(self, first: int, last: int) -> int:
+        return bisect.bisect_right(self.numbers, last) - bisect.bisect_left(self.numbers, first)
+
+    def block_keeps_base(self, body: list[ast.stmt], *, must_keep: bool) -> bool:
+        """Whether each statement of the block is as at the base side (no added line), added whole,
+        edited but defining nothing (`_edited_apart`), or a class whose header is as at base and
+        whose body is such a block again."""
+        kept = False
+        for statement in body:
+            first, last = _first_line(statement), statement.end_lineno or statement.lineno
+            added = self.count(first, last)
+            if added == 0:
+                kept = True
+            elif added == last - first + 1:
+                self.covered.append(range(first, last + 1))
+            elif (
+                isinstance(statement, ast.ClassDef)
+                and self.count(first, _first_line(statement.body[0]) - 1) == 0  # decorators, bases, header
+                and self.block_keeps_base(statement.body, must_keep=True)
+            ):
+                kept = True
+            elif self._edited_apart(statement, first, last):
+                self.covered.append(range(first, last + 1))
+                kept = True
+            else:
+                return False  # an existing function, or a statement holding one, that the change edits
+        return kept or not must_keep  # a class left empty at base would not parse there
+
+    def _edited_apart(self, statement: ast.stmt, first: int, last: int) -> bool:
+        """Whether a statement that defines no function or class at head (a name added to a
+        multi-line import, an item to a list) is, without its added lines, whole statements that
+        define none either, starting on its first line at its column: then no function is in it or
+        changed by it at either side (its nodes are no function's), and the lines after it read as
+        they do at head."""
+        if first in self.added or _defines(statement):
+            return False
+        kept = [self.lines[number - 1] for number in range(first, last + 1) if number not in self.added]
+        if kept[-1].rstrip("\r").endswith("\\"):
+            return False  # continued into whatever follows
+        text = "\n".join(kept) + "\n"
+        nested = statement.col_offset > 0
+        try:
+            alone = ast.parse("if 1:\n" + text if nested else text)
+        except (SyntaxError, ValueError):
+            return False  # not whole statements without the added lines
+        statements = alone.body[0].body if nested and isinstance(alone.body[0], ast.If) else alone.body
+        return (
+            (not nested or len(alone.body) == 1)
+            and all(item.col_offset == statement.col_offset for item in statements)
+            and not _defines(alone)
+        )
+
+
+def inserts_only(tree: ast.Module, source: str, added: Mapping[int, str]) -> bool:
+    """Whether the base side's functions are exactly the head's not made of added lines, at their
+    lines without the added ones above them (shapes.base_side), for a change that adds lines and
+    removes none: each added line is part of a statement the change adds whole (a new function, a
+    new method in an existing class), of a statement that defines no function at either side (an
+    import), or blank or a comment between statements. Removing whole statements from their block
+    leaves every other statement the same tokens in the same scope.
+    Anything else (an edited function, an added line inside a bracket, a string or a class's
+    header, a line continued into or out of the added ones, a `__future__` import, lines numbered
+    apart) answers False: the base side is parsed."""
+    # A coding declaration is no matter: the text is decoded already, and `ast` ignores one in a
+    # `str`; a byte-order mark anywhere but at the start (stripped when read) fails the head's parse.
+    if not added or "__future__" in "".join(added.values()):
+        return False
+    lines = source.split("\n")
+    if len(source.splitlines()) != len(lines) - (not lines[-1]):
+        return False  # a form feed or a lone carriage return: `splitlines` (the texts) and git number apart
+    inserted = _Inserted(added, lines)
+    if not inserted.block_keeps_base(tree.body, must_keep=False):
+        return False
+    between = added.keys() - {number for span in inserted.covered for number in span}
+    if any(added[number].strip() and not added[number].lstrip().startswith("#") for number in between):
+        return False  # not a blank or a comment line between statements
+    # The line before each run of added lines, and each run's last one: continued by a backslash,
+    # it would join its neighbour into one logical line.
+    starts = added.keys() - set(map((1).__add__, inserted.numbers))
+    ends = added.keys() - set(map((-1).__add__, inserted.numbers))
+    return not any(lines[number - 2].rstrip("\r").endswith("\\") for number in starts) and not any(
+        lines[number - 1].rstrip("\r").endswith("\\") for number in ends
+    )

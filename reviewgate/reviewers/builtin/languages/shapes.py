@@ -3,8 +3,10 @@ shape the behaviour comparison (behaviour.py) holds the merge base and head agai
 
 from __future__ import annotations
 
+import bisect
+import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from functools import cached_property
 
 
@@ -83,6 +85,28 @@ def add_shape(shapes: Shapes, shape: FunctionShape) -> None:
         name = f"{shape.name}#{count}"
     shape.name = name
     shapes[name] = shape
+
+
+class HeadShapes(dict[str, FunctionShape]):
+    """A file's functions at head when its change only inserts whole statements between the base
+    side's (python_shapes.inserts_only): the base side's functions are these less the added ones
+    (`base_side`), and the base side need not be parsed."""
+
+
+def base_side(head: Shapes, added: Set[int]) -> Shapes:
+    """The base side's functions of a file whose change only inserts whole statements (HeadShapes):
+    each head function not made of added lines, at its line less the added lines above it, numbered
+    (`name#2`) among the base side's alone. A copy shares what the head's computed or will remake."""
+    numbers = sorted(added)
+    base: Shapes = {}
+    for shape in head.values():
+        if shape.line in added:
+            continue  # added whole: absent at the base side
+        above = bisect.bisect_left(numbers, shape.line)
+        old = copy.copy(shape)
+        old.name, old.line, old.end_line = shape.name.partition("#")[0], shape.line - above, shape.end_line - above
+        add_shape(base, old)
+    return base
 
 
 class Remade:
