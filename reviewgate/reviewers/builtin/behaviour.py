@@ -127,8 +127,9 @@ def _head_tree_shapes(
 
 
 def _inserts_only(change: FileChange) -> bool:
-    """A change of an existing file that adds lines and removes none."""
-    return change.status is not ChangeStatus.ADDED and change.stats.removed_lines == 0 and bool(change.hunks)
+    """A change of an existing file that adds lines and removes none. Told from the counts, not the
+    parsed hunks: an object per diff line of every appended file was 47 MB at Django +304k."""
+    return change.status is not ChangeStatus.ADDED and change.stats.removed_lines == 0 and change.added_line_count() > 0
 
 
 def _base_path(change: FileChange) -> str | None:
