@@ -26,7 +26,9 @@ Cold is what a CI run without a restored cache gets; warm is a second push of th
 It prints the medians of CPU time (user + system of the process and the workers it waited for:
 on a loaded machine far steadier than wall time, which is printed beside it) with ratios against
 jscpd and the floor, and the peak memory (the most the process tree held at once, sampled,
-shared pages counted once; or ru_maxrss when larger). Targets: the one-line change warm at most
+shared pages counted once; or ru_maxrss when larger). Every gate run's findings (report.json) are
+compared with the first gate's first cold run of the same change: a speedup must not change them,
+and a difference is printed and makes the command exit 1. Targets: the one-line change warm at most
 0.1x jscpd, at most 4x the floor and at most 0.18 s; +20k at most 0.5x jscpd; +100k (both shapes)
 at most 1x jscpd; +300k at most 1.5x jscpd; peak memory at most 400 MB.
 """
@@ -54,6 +56,7 @@ from benchmarks.measure import (  # noqa: E402
     CommandFailed,
     Measured,
     ensure_jscpd,
+    findings_of,
     jscpd_command,
     python_environment,
     run_timed,
@@ -248,9 +251,13 @@ def gate_command(output: Path, cache: Path) -> list[str]:
 
 def measure_change(
     repo: Path, branch: str, gates: list[Path], jscpd: Path | None, runs: int, scratch: Path
-) -> dict[str, Samples]:
+) -> tuple[dict[str, Samples], list[str]]:
+    """The samples of the floor, each gate cold and warm, and jscpd, and the gate runs whose
+    findings differ from the first gate's first cold run."""
     git(repo, "checkout", "-q", branch)
     samples: dict[str, Samples] = {}
+    expected: str | None = None
+    differing: list[str] = []
     for number, gate in enumerate(gates):  # untimed: bytecode written, files in the page cache
         run_timed(gate_command(scratch / "warm-up", scratch / f"warm-up-{number}"), repo, python_environment(gate))
     for round_number in range(runs):
@@ -263,10 +270,14 @@ def measure_change(
             for state in ("cold", "warm"):
                 output = scratch / f"out-{number}-{state}"
                 samples.setdefault(f"{number}:{state}", Samples()).add(run_timed(gate_command(output, cache), repo, env))
+                found = findings_of(output)
+                expected = found if expected is None else expected
+                if found != expected:
+                    differing.append(f"{branch}: gate {number} {state}, run {round_number + 1}")
         if jscpd is not None:
             samples.setdefault("jscpd", Samples()).add(run_timed(jscpd_command(jscpd, scratch / "jscpd"), repo))
     git(repo, "checkout", "-q", "main")
-    return samples
+    return samples, differing
 
 
 def added_lines(repo: Path, branch: str) -> int:
@@ -349,16 +360,22 @@ def main() -> int:
     repo = build_repository(arguments.workdir)
     jscpd = None if arguments.no_jscpd else ensure_jscpd()
     results: dict[str, dict[str, Samples]] = {}
+    differing: list[str] = []
     sizes = {branch: added_lines(repo, branch) for branch in arguments.changes}
     with tempfile.TemporaryDirectory(prefix="django-bench-") as scratch:
         for branch in arguments.changes:
             print(f"measuring {branch} ({sizes[branch]} added lines) ...", flush=True)
             try:
-                results[branch] = measure_change(repo, branch, gates, jscpd, arguments.runs, Path(scratch))
+                results[branch], found_differing = measure_change(repo, branch, gates, jscpd, arguments.runs, Path(scratch))
+                differing += found_differing
             except CommandFailed as error:
                 print(error, file=sys.stderr)
                 return 1
     report(results, sizes, gates, arguments.runs)
+    if differing:
+        print("findings differ from gate 0's first cold run of the change in: " + "; ".join(differing))
+        return 1
+    print("findings: the same in every run of every gate, cold and warm, change by change")
     return 0
 
 

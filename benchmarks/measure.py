@@ -3,6 +3,7 @@ first use, the environment a measured Python runs in."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,6 +23,13 @@ IDENTIFIER_WORDS = (
     "limit count offset page result value state event message client server stream buffer window "
     "handler worker task plan route ledger item line report queue job"
 ).split()
+
+
+def findings_of(output: Path) -> str:
+    """A gate run's findings (its report.json) as one canonical text, to compare runs with: a
+    speedup must not change them."""
+    report = json.loads((output / "report.json").read_text(encoding="utf-8"))
+    return json.dumps(sorted(json.dumps(item, sort_keys=True) for item in report.get("findings") or []))
 
 
 class CommandFailed(Exception):

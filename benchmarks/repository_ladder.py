@@ -26,7 +26,6 @@ change them, cold or warm, and a difference is printed and makes the command exi
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -46,7 +45,7 @@ from benchmarks.django_benchmark import (  # noqa: E402
     pick,
     standard_library_modules,
 )
-from benchmarks.measure import CACHE, CommandFailed, python_environment, run_timed  # noqa: E402
+from benchmarks.measure import CACHE, CommandFailed, findings_of, python_environment, run_timed  # noqa: E402
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of  # noqa: E402
 
 # (name, version) of each distribution, in the order a rung takes them. Pinned: the same bytes on
@@ -138,12 +137,6 @@ def build_rung(workdir: Path, size: int, files: list[tuple[Path, Path]]) -> tupl
     git(repo, "commit", "-q", "-m", PUSH_BRANCH)
     marker.write_text(str(total), encoding="utf-8")
     return repo, total
-
-
-def findings_of(output: Path) -> str:
-    """The run's findings as one canonical text, to compare runs with."""
-    report = json.loads((output / "report.json").read_text(encoding="utf-8"))
-    return json.dumps(sorted(json.dumps(item, sort_keys=True) for item in report.get("findings") or []))
 
 
 def measure_rung(
