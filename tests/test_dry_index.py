@@ -152,6 +152,10 @@ def test_runs_are_cut_to_whole_lines() -> None:
     second, third = normalized.line_starts[1], normalized.line_starts[2]
     assert normalized.whole_lines(1, third + 2) == (second, third)
     assert normalized.whole_lines(0, len(normalized.text)) == (0, len(normalized.text))
+    # The search's reader (line starts as a list) cuts every span as the method does.
+    reader = normalized.whole_lines_reader()
+    spans = [(start, end) for start in range(len(normalized.text) + 1) for end in range(start, len(normalized.text) + 1)]
+    assert [reader(*span) for span in spans] == [normalized.whole_lines(*span) for span in spans]
 
 
 FIRST_READY = '''

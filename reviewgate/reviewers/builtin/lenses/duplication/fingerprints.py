@@ -18,7 +18,7 @@ import functools
 import re
 import zlib
 from array import array
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
@@ -261,11 +261,14 @@ class Normalized:
         """`start`/`end` moved inwards to the nearest line boundaries. A shared run grown character
         by character reaches a token or two into the lines around a copy (`)` ends most lines):
         those belong to the code beside it, which may be another copy."""
-        index = bisect.bisect_left(self.line_starts, start)
-        whole_start = self.line_starts[index] if index < len(self.line_starts) else len(self.text)
-        index = bisect.bisect_right(self.line_starts, end) - 1
-        line_end = self.line_starts[index] + len(self.lines[index])
-        return whole_start, end if end >= line_end else self.line_starts[index]
+        return _whole_lines(self.line_starts, self.lines, len(self.text), start, end)
+
+    def whole_lines_reader(self) -> Callable[[int, int], tuple[int, int]]:
+        """`whole_lines` for the many runs of one file's search, over its line starts copied into a
+        list for as long as the search holds the reader: `bisect` reads a list's items as they are,
+        where an array makes a number object of each item it reads (226,000 runs at Django +104k
+        appended: a ninth of the DRY place loop)."""
+        return functools.partial(_whole_lines, list(self.line_starts), self.lines, len(self.text))
 
     @functools.cached_property
     def _bytes(self) -> bytes:
@@ -307,6 +310,17 @@ class Normalized:
             hashes.fromlist([crc32(data[offset : offset + WINDOW]) for offset in starts])
             offsets.extend(starts)
         return hashes, offsets
+
+
+def _whole_lines(
+    line_starts: Sequence[int], lines: Sequence[str], text_length: int, start: int, end: int
+) -> tuple[int, int]:
+    """`Normalized.whole_lines` of a file's line starts, its normalized lines and its text's length."""
+    index = bisect.bisect_left(line_starts, start)
+    whole_start = line_starts[index] if index < len(line_starts) else text_length
+    index = bisect.bisect_right(line_starts, end) - 1
+    line_end = line_starts[index] + len(lines[index])
+    return whole_start, end if end >= line_end else line_starts[index]
 
 
 def _stretches(line_numbers: Collection[int], count: int) -> Iterator[tuple[int, int]]:

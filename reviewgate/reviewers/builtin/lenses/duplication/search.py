@@ -423,7 +423,7 @@ class DuplicationSearch:
         covered: dict[tuple[str, int], int] = {}
         mine = query.normalized
         text, fast = mine.text, mine.comparable
-        get, whole_lines = index.get, mine.whole_lines
+        get, whole_lines = index.get, mine.whole_lines_reader()
         # Another file's bytes when both are ASCII; None: compared as text.
         ascii_text: Callable[[str], bytes | None] = ascii_texts.get
         if isinstance(fast, bytes):
