@@ -37,9 +37,13 @@ _LINE_BREAK = LazyPattern(r"\r\n|\r|\n")
 # lines ending at LF, CR or CRLF, so a lone CR must count as a line end too.
 _COMMAND_START = LazyPattern(r"^(\s*):(?=:)", re.MULTILINE)
 _LEGACY_COMMAND = "##["
-# A mention (@user, @org/team) where GitHub and GitLab would link it and notify: the @ at a
-# word start. An e-mail address (a@b) is not a mention and stays as it is.
-_MENTION = LazyPattern(r"(?<![\w@`])@(?=[A-Za-z0-9_])")
+# A mention (@user, @org/team) where GitHub and GitLab would link it and notify. They look for
+# `@name` after the start or a non-word character (ASCII word characters) of each piece of text
+# the Markdown renders to, and Markdown can end a piece right before the `@`: after the `_` that
+# closes `_emphasis_`, after a code span's backtick. `@@name` mentions `name` too. So every `@`
+# before a name takes a zero-width space, unless an ASCII letter or digit precedes it: an e-mail
+# address (a@b), whose `@` the escape below makes plain text.
+_MENTION = LazyPattern(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9_])")
 # Where GitHub's and GitLab's autolinking would make prose a live link (GFM's extended autolinks),
 # so that no address an untrusted title or body names becomes a link in a comment the gate signs:
 # a scheme's `://` and a `www.` at a word start take a zero-width space (before `://`, after
