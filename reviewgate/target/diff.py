@@ -401,7 +401,7 @@ def _parse_hunk(lines: list[bytes], start: int) -> tuple[Hunk, int]:
 def _hunk_added_lines(lines: list[bytes], start: int, added: dict[int, str]) -> int:
     """`_parse_hunk`'s walk over one hunk keeping only its added lines (into `added`), each decoded
     as there; the index of the line after the hunk."""
-    old_line, remaining_old, new_line, remaining_new = _hunk_header(lines[start])
+    _old_start, remaining_old, new_line, remaining_new = _hunk_header(lines[start])
     index, end = start + 1, len(lines)
     while index < end and (remaining_old > 0 or remaining_new > 0):
         raw = lines[index]
@@ -413,10 +413,8 @@ def _hunk_added_lines(lines: list[bytes], start: int, added: dict[int, str]) -> 
             new_line += 1
             remaining_new -= 1
         elif marker == b"-":
-            old_line += 1
             remaining_old -= 1
         elif marker == b" " or raw == b"":
-            old_line += 1
             new_line += 1
             remaining_old -= 1
             remaining_new -= 1

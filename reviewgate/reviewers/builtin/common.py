@@ -385,6 +385,10 @@ class AddedSpans:
         index = bisect.bisect_left(self._numbers, first)
         return index < len(self._numbers) and self._numbers[index] <= last
 
+    def count(self, first: int, last: int) -> int:
+        """How many added lines lie in `first..last`."""
+        return bisect.bisect_right(self._numbers, last) - bisect.bisect_left(self._numbers, first)
+
 
 class Comment(NamedTuple):
     """The text of a comment on one line, without its marker."""

@@ -8,14 +8,13 @@ text of string literals, and the names of local variables (numbered in order of 
 from __future__ import annotations
 
 import ast
-import bisect
 import functools
 import itertools
 import operator
 from collections import Counter
 from collections.abc import Mapping
 
-from reviewgate.reviewers.builtin.common import Walk, nodes_of, walk_of
+from reviewgate.reviewers.builtin.common import AddedSpans, Walk, nodes_of, walk_of
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -279,7 +278,7 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
     counts = _Counts(walk_of(tree), functions)
     shapes: Shapes = {}
     for index, (function, qualified) in enumerate(functions):
-        first = min([function.lineno, *(item.lineno for item in function.decorator_list)])
+        first = _first_line(function)
         end = function.end_lineno or function.lineno
         add_shape(shapes, FunctionShape(
             name=".".join(qualified),
@@ -313,12 +312,9 @@ class _Inserted:
 
     def __init__(self, added: Mapping[int, str], lines: list[str]) -> None:
         self.added = added
-        self.numbers = sorted(added)
+        self.count = AddedSpans(added).count
         self.lines = lines
         self.covered: list[range] = []  # the spans of the statements the change adds whole or edits
-
-    def count(self, first: int, last: int) -> int:
-        return bisect.bisect_right(self.numbers, last) - bisect.bisect_left(self.numbers, first)
 
     def block_keeps_base(self, body: list[ast.stmt], *, must_keep: bool) -> bool:
         """Whether each statement of the block is as at the base side (no added line), added whole,
@@ -395,8 +391,8 @@ def inserts_only(tree: ast.Module, source: str, added: Mapping[int, str]) -> boo
         return False  # not a blank or a comment line between statements
     # The line before each run of added lines, and each run's last one: continued by a backslash,
     # it would join its neighbour into one logical line.
-    starts = added.keys() - set(map((1).__add__, inserted.numbers))
-    ends = added.keys() - set(map((-1).__add__, inserted.numbers))
+    starts = added.keys() - set(map((1).__add__, added))
+    ends = added.keys() - set(map((-1).__add__, added))
     return not any(lines[number - 2].rstrip("\r").endswith("\\") for number in starts) and not any(
         lines[number - 1].rstrip("\r").endswith("\\") for number in ends
     )
