@@ -81,6 +81,10 @@ class Measured:
     wall: float  # seconds
     cpu: float  # user + system seconds of the command and the processes it waited for
     peak_mb: float
+    # Of `cpu`, the kernel's: mostly page faults for a program that allocates much (jscpd holds
+    # over 1 GB), and several times larger while the machine is new (memory the host has not
+    # backed yet), which moves the ratios against it.
+    system: float = 0.0
 
 
 def run_timed(
@@ -104,7 +108,8 @@ def run_timed(
     error = process.stderr.read().decode(errors="replace") if process.stderr else ""
     if process.returncode not in ok:
         raise CommandFailed(f"{' '.join(command[:4])} exited {process.returncode} in {cwd}:\n{error[-2000:]}")
-    return Measured(elapsed, usage.ru_utime + usage.ru_stime, max(sampled / 2**20, usage.ru_maxrss / 1024))
+    return Measured(elapsed, usage.ru_utime + usage.ru_stime, max(sampled / 2**20, usage.ru_maxrss / 1024),
+                    usage.ru_stime)
 
 
 def ensure_jscpd() -> Path | None:
