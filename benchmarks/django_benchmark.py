@@ -28,8 +28,8 @@ on a loaded machine far steadier than wall time, which is printed beside it) wit
 jscpd and the floor, and the peak memory (the most the process tree held at once, sampled,
 shared pages counted once; or ru_maxrss when larger). The system part of the warm gate's and
 jscpd's CPU is printed too: jscpd holds over 1 GB, and on a machine booted minutes before, its page
-faults cost several times what they cost later (its CPU 6.2 s then, 4.2 s an hour on, the gate's
-the same), which moves every ratio against it; jscpd gets an untimed run first, as each gate
+faults cost several times what they cost later (its CPU 6.2 s then, 4.2 s 20 minutes on, the
+gate's the same), which moves every ratio against it; jscpd gets an untimed run first, as each gate
 does. With `--jscpd-renamed`, jscpd also runs with `--ignore-identifiers --ignore-literals`, the
 mode in which it finds what the DRY lens finds (copies under new names and literals; by default it
 finds only copies token for token), and a second table gives the warm gate against it. Every gate
@@ -226,6 +226,10 @@ def build_repository(workdir: Path) -> Path:
     return repo
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
 @dataclass
 class Samples:
     seconds: list[float] = field(default_factory=list)  # CPU
@@ -242,15 +246,15 @@ class Samples:
     @property
     def median(self) -> float:
         """The median CPU time."""
-        return statistics.median(self.seconds) if self.seconds else float("nan")
+        return _median(self.seconds)
 
     @property
     def wall_median(self) -> float:
-        return statistics.median(self.wall) if self.wall else float("nan")
+        return _median(self.wall)
 
     @property
     def system_median(self) -> float:
-        return statistics.median(self.system) if self.system else float("nan")
+        return _median(self.system)
 
     @property
     def peak(self) -> float:
@@ -391,10 +395,10 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=CACHE / "django-bench",
                         help="where the repository is built and kept (default benchmarks/.cache/django-bench)")
     arguments = parser.parse_args()
-    gates = checked_gates(parser, arguments)
-    repo = build_repository(arguments.workdir)
     if arguments.no_jscpd and arguments.jscpd_renamed:
         parser.error("--jscpd-renamed needs the jscpd comparison: drop --no-jscpd")
+    gates = checked_gates(parser, arguments)
+    repo = build_repository(arguments.workdir)
     jscpd = None if arguments.no_jscpd else ensure_jscpd()
     results: dict[str, dict[str, Samples]] = {}
     differing: list[str] = []

@@ -82,9 +82,9 @@ class Measured:
     cpu: float  # user + system seconds of the command and the processes it waited for
     peak_mb: float
     # Of `cpu`, the kernel's: mostly page faults for a program that allocates much (jscpd holds
-    # over 1 GB), and several times larger while the machine is new (memory the host has not
-    # backed yet), which moves the ratios against it.
-    system: float = 0.0
+    # over 1 GB), several times larger on a machine booted minutes before, which moves the ratios
+    # against it.
+    system: float
 
 
 def run_timed(
