@@ -6,7 +6,6 @@ import ast
 import random
 import re
 import sys
-import zlib
 from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
@@ -34,10 +33,8 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     WINDOW,
     Normalized,
     _blank,
-    common_extent,
     consistent_renaming,
     normalized_lines,
-    shorter_than,
 )
 from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
 from reviewgate.reviewers.builtin.lenses.literal_typo import _python_sets
@@ -52,6 +49,7 @@ from reviewgate.target.diff import (
 )
 from reviewgate.target.git import TreeReader
 from testing.repo import make_repo
+from tests.test_dry_runs import plain_window_hash
 
 SOURCE = '''\
 import os
@@ -72,38 +70,6 @@ class Ledger:
         self.entries.append(entry)
         return len(self.entries)
 ''' + "x = " + "y + " * 250 + "z\n"  # an over-long line: not kept, so its names are not either
-
-
-def plain_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
-    back = 0
-    while left_start - back > 0 and right_start - back > 0:
-        if left[left_start - back - 1] != right[right_start - back - 1]:
-            break
-        back += 1
-    forward = 0
-    while left_start + forward < len(left) and right_start + forward < len(right):
-        if left[left_start + forward] != right[right_start + forward]:
-            break
-        forward += 1
-    return back, forward
-
-
-def test_common_extent_agrees_with_a_character_by_character_walk() -> None:
-    rng = random.Random(7)
-    for _ in range(300):
-        shared = "".join(rng.choice("ab\x01") for _ in range(rng.randint(0, 700)))
-        left = "".join(rng.choice("xy") for _ in range(rng.randint(0, 40))) + shared + "p" * rng.randint(0, 3)
-        prefix = "".join(rng.choice("xz") for _ in range(rng.randint(0, 40)))
-        right = prefix + shared + "q" * rng.randint(0, 3)
-        left_start = rng.randint(0, len(left))
-        right_start = min(len(right), max(0, left_start - (len(left) - len(shared) - 3) + len(prefix)))
-        expected = plain_extent(left, left_start, right, right_start)
-        assert common_extent(left, left_start, right, right_start) == expected
-        # The bytes of ASCII texts (what the DRY lens compares): the same answer.
-        assert common_extent(left.encode(), left_start, right.encode(), right_start) == expected
-        for length in (1, 60, 200):
-            if shorter_than(left, left_start, right, right_start, length):
-                assert sum(expected) < length
 
 
 def names_by_counting_marks(normalized: Normalized) -> list[str]:
@@ -161,7 +127,7 @@ def plain_windows_in(normalized: Normalized, line_numbers: Collection[int]) -> t
             continue
         start = normalized.line_starts[number - 1]
         for offset in range(start, min(start + len(normalized.lines[number - 1]), last)):
-            hashes.append(zlib.crc32(data[offset : offset + WINDOW]))
+            hashes.append(plain_window_hash(data[offset : offset + WINDOW]))
             offsets.append(offset)
     return hashes, offsets
 

@@ -9,9 +9,9 @@ import hashlib
 import json
 import os
 import stat
-from array import array
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache, open_cache
@@ -119,7 +119,7 @@ def _blob_id(text: str) -> str:
 
 def _empty_pack(blob: str) -> bytes:
     """A well-formed pack, checksum and all, saying the file with content `blob` has no lines."""
-    return _pack({blob: array("I")})
+    return _pack({blob: np.zeros(0, dtype=np.uint32)})
 
 
 def test_a_forged_dry_pack_does_not_hide_a_copy(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ possible) and its recall on copies that keep some names and rename the rest."""
 from __future__ import annotations
 
 import os
-import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
@@ -33,6 +33,7 @@ from testing.changes import DRY_EXISTING as EXISTING
 from testing.changes import DRY_JOBS as JOBS
 from testing.lenses import gate_cache, review_change
 from testing.repo import make_repo
+from tests.test_dry_runs import plain_window_hash
 
 OTHER = "def other(count):\n    total = 0\n    for step in range(count):\n        total += step * 3\n    return total\n"
 Found = list[tuple[str, int | None, int | None, str]]
@@ -107,11 +108,15 @@ def test_a_damaged_pack_is_computed_again_never_a_crash(tmp_path: Path) -> None:
     assert _packs(cache) == [pack] and pack.read_bytes() == whole
 
 
+def _listed(values: np.ndarray | None) -> list[int]:
+    return [] if values is None else values.tolist()
+
+
 def test_packs_of_another_format_or_from_past_trees_are_not_read_and_do_not_pile_up(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     keyed = ReviewCache(cache, key=os.urandom(KEY_BYTES))
     stored = BlobIndex(keyed)
-    stored.add("a" * 40, [3, 1, 2, 3])
+    stored.add("a" * 40, np.array([3, 1, 2, 3], dtype=np.uint32))
     stored.save()
     (pack,) = _packs(cache)
     data = bytearray(pack.read_bytes()[:-65])  # without its seal
@@ -120,17 +125,17 @@ def test_packs_of_another_format_or_from_past_trees_are_not_read_and_do_not_pile
     assert BlobIndex(keyed).load("a" * 40) is None
     for number in range(9):
         extra = BlobIndex(keyed)
-        extra.add(f"{number:040x}", [number])
+        extra.add(f"{number:040x}", np.array([number], dtype=np.uint32))
         extra.save()
     compacting = BlobIndex(keyed)
-    assert list(compacting.load(f"{3:040x}") or []) == [3]
-    compacting.add("b" * 40, [7, 5])
+    assert _listed(compacting.load(f"{3:040x}")) == [3]
+    compacting.add("b" * 40, np.array([7, 5], dtype=np.uint32))
     compacting.save()
     remaining = _packs(cache)
     assert len(remaining) == 1  # only the entries this run's tree used are kept
     fresh = BlobIndex(keyed)
-    assert list(fresh.load("b" * 40) or []) == [5, 7]
-    assert list(fresh.load(f"{3:040x}") or []) == [3]
+    assert _listed(fresh.load("b" * 40)) == [5, 7]
+    assert _listed(fresh.load(f"{3:040x}")) == [3]
     assert fresh.load(f"{4:040x}") is None
 
 
@@ -145,17 +150,6 @@ def test_a_name_kept_as_it_is_agrees_with_any_renaming() -> None:
     # `self.value = value` copied as `self.value = amount`: the attribute keeps its name.
     assert consistent_renaming(["self", "value", "value"], ["self", "value", "amount"]) == 1.0
     assert consistent_renaming(["a", "b"], ["x", "x"]) == 0.5
-
-
-def test_runs_are_cut_to_whole_lines() -> None:
-    normalized = Normalized.of("a = 1\nb = f(a)\nreturn b\n", Language.PYTHON)
-    second, third = normalized.line_starts[1], normalized.line_starts[2]
-    assert normalized.whole_lines(1, third + 2) == (second, third)
-    assert normalized.whole_lines(0, len(normalized.text)) == (0, len(normalized.text))
-    # The search's reader (line starts as a list) cuts every span as the method does.
-    reader = normalized.whole_lines_reader()
-    spans = [(start, end) for start in range(len(normalized.text) + 1) for end in range(start, len(normalized.text) + 1)]
-    assert [reader(*span) for span in spans] == [normalized.whole_lines(*span) for span in spans]
 
 
 FIRST_READY = '''
@@ -247,7 +241,7 @@ def _plain_places(request: ReviewRequest, wanted: set[int]) -> dict[int, list[tu
         normalized = Normalized.of(decode_text(data), language_of(path))
         data_bytes = normalized.text.encode("ascii", "replace")
         for start, line in zip(normalized.line_starts, normalized.lines, strict=True):
-            digest = zlib.crc32(data_bytes[start : start + WINDOW])
+            digest = plain_window_hash(data_bytes[start : start + WINDOW])
             if line and start + WINDOW <= len(normalized.text) and digest in wanted:
                 places.setdefault(digest, []).append((path, start))
     return places
@@ -278,12 +272,24 @@ def test_cold_and_warm_indexes_hold_every_place_the_plain_computation_finds(tmp_
                                 cache=gate_cache(repo.path, {"cache": {"dir": str(cache)}}))
         search = DuplicationSearch()
         queries = search._queries(request, split_out_copies(request))
-        wanted = {digest for query in queries.values() for digest in query.hashes}
-        index, _, _ = search._index(request, queries)
-        assert {digest: sorted(zip(*found, strict=True)) for digest, found in index.items()} == {
-            digest: sorted(found) for digest, found in _plain_places(request, wanted).items()
-        }, state
-        indexed = {path for paths, _ in index.values() for path in paths}
+        for query in queries.values():
+            query.hash_windows()
+        wanted = {digest for query in queries.values() for digest in query.hashes.tolist()}
+        places, _, _ = search._index(request, queries)
+        table = places.table
+        index = {
+            digest: sorted(
+                (places.paths[number], offset)
+                for number, offset in zip(
+                    table.files[table.first[position] : table.first[position + 1]].tolist(),
+                    table.offsets[table.first[position] : table.first[position + 1]].tolist(),
+                    strict=True,
+                )
+            )
+            for position, digest in enumerate(table.hashes.tolist())
+        }
+        assert index == {digest: sorted(found) for digest, found in _plain_places(request, wanted).items()}, state
+        indexed = {path for found in index.values() for path, _ in found}
         assert {"pkg/duplication/index.py", "pkg/unicode_names.py", "web/app.js"} <= indexed
     assert _packs(cache)
 

@@ -6,9 +6,9 @@ with the same shape then have the same normalized text whatever their names and 
 
 Fingerprints are hashes of K-character windows of that text. The repository side keeps only the
 windows that start at a line start (a deterministic subsample, like winnowing's, that is small and
-fast to build in pure Python); the changed side hashes every window inside added lines. Any
-shared run that covers a repository line start plus K characters is therefore found, and the run
-is then grown character by character to its full extent.
+fast to build); the changed side hashes every window inside added lines. Any shared run that
+covers a repository line start plus K characters is therefore found, and the run is then grown to
+its full extent (runs.py).
 """
 
 from __future__ import annotations
@@ -16,14 +16,18 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-import zlib
 from array import array
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
+from typing import TYPE_CHECKING
 
 from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 # Window length in normalized characters (about one token each): long enough that common idioms
 # (`for a in a:`, `if a is None: return`) do not match on their own.
@@ -31,7 +35,7 @@ WINDOW = 40
 # The version of what a file's fingerprints are (normalization, window, hash): part of the key of
 # every stored index entry, so entries made by another version are never read. Bump it with any
 # change to how a file's fingerprints come out of its bytes.
-FINGERPRINT_FORMAT = 2
+FINGERPRINT_FORMAT = 3
 
 _KEYWORDS = (
     "if else elif for while do return break continue try except finally catch throw throws raise with "
@@ -102,7 +106,7 @@ _NUMBER = re.compile(r"\d(?<!\w\d)[\w.]*")
 _ASCII_NUMBER = re.compile(_NUMBER.pattern, re.ASCII)
 # What an identifier becomes: a character no keyword contains, so marks can be counted.
 IDENTIFIER_MARK = "\x01"
-_HASH_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned: a CRC-32, an offset
+_OFFSET_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned: an offset
 # Spaces and tabs inside lines go (newlines stay: lines must line up). A deletion table for
 # str.translate, which runs in C over ASCII text eight times faster than a pattern's substitution.
 _NO_SPACE = str.maketrans("", "", " \t\r\f\v")
@@ -210,7 +214,7 @@ class Normalized:
     def of(cls, source: str, language: Language) -> Normalized:
         blanked = _blank(source, language)
         lines = _normalized_blanked(blanked)
-        starts = array(_HASH_TYPE, accumulate(map(len, lines[:-1]), initial=0))
+        starts = array(_OFFSET_TYPE, accumulate(map(len, lines[:-1]), initial=0))
         return cls("".join(lines), starts, tuple(lines), blanked)
 
     @functools.cached_property
@@ -257,31 +261,12 @@ class Normalized:
             index += 1  # an empty line shares its offset with the next non-empty one
         return index + 1
 
-    def whole_lines(self, start: int, end: int) -> tuple[int, int]:
-        """`start`/`end` moved inwards to the nearest line boundaries. A shared run grown character
-        by character reaches a token or two into the lines around a copy (`)` ends most lines):
-        those belong to the code beside it, which may be another copy."""
-        return _whole_lines(self.line_starts, self.lines, len(self.text), start, end)
-
-    def whole_lines_reader(self) -> Callable[[int, int], tuple[int, int]]:
-        """`whole_lines` for the many runs of one file's search, over its line starts copied into a
-        list for as long as the search holds the reader: `bisect` reads a list's items as they are,
-        where an array makes a number object of each item it reads (226,000 runs at Django +104k
-        appended: a ninth of the DRY place loop)."""
-        return functools.partial(_whole_lines, list(self.line_starts), self.lines, len(self.text))
-
     @functools.cached_property
     def _bytes(self) -> bytes:
-        """The text one byte a character (`?` for any other than ASCII), so offsets stay the same:
-        windows are hashed with CRC-32, which is stable across processes where `hash()` is not, so
-        the hashes can be stored. Two windows sharing a hash are still compared as text."""
+        """The text one byte a character (`?` for any other than ASCII), so offsets stay the same,
+        as its windows are hashed (hashes.py: stable across processes where `hash()` is not, so the
+        hashes can be stored). Two windows sharing a hash are still compared as text."""
         return self.text.encode("ascii", "replace")
-
-    @functools.cached_property
-    def comparable(self) -> str | bytes:
-        """The text as `common_extent` compares it fastest and exactly: its bytes when it is all
-        ASCII (almost every file: names and literals are marks), else the text itself."""
-        return self._bytes if self.text.isascii() else self.text
 
     def anchor_offsets(self) -> list[int]:
         """Where the window at each non-empty line start begins (a whole window's length before the
@@ -290,37 +275,29 @@ class Normalized:
         del starts[bisect.bisect_right(starts, len(self.text) - WINDOW) :]
         return starts
 
-    def anchor_hashes(self, offsets: list[int]) -> list[int]:
-        """The hash of the window at each of `offsets` (`anchor_offsets`): plain numbers, no pair
-        a window, since most files of a repository only have them stored and compared."""
-        data, crc32 = self._bytes, zlib.crc32
-        return [crc32(data[start : start + WINDOW]) for start in offsets]
+    def anchor_hashes(self, offsets: list[int]) -> npt.NDArray[np.uint32]:
+        """The hash of the window at each of `offsets` (`anchor_offsets`)."""
+        from reviewgate.reviewers.builtin.lenses.duplication.hashes import window_hashes  # numpy: not at start
 
-    def windows_in(self, line_numbers: Collection[int]) -> tuple[array[int], array[int]]:
-        """The hashes and the offsets (two arrays, side by side: 8 bytes a window, where a tuple
-        of two numbers a window took ten times that) of every window starting inside the given
-        source lines. The normalized lines follow each other with nothing between them, so the
-        windows of a stretch of adjacent lines are one stretch of offsets, hashed in one pass (an
-        appended file's added lines are one stretch: a pass a line cost a third more)."""
-        data, crc32, lines, line_starts = self._bytes, zlib.crc32, self.lines, self.line_starts
-        hashes, offsets = array(_HASH_TYPE), array(_HASH_TYPE)
+        return window_hashes(self._bytes, offsets)
+
+    def windows_in(self, line_numbers: Collection[int]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+        """The hashes and the offsets (two arrays, side by side) of every window starting inside
+        the given source lines. The normalized lines follow each other with nothing between them,
+        so the windows of a stretch of adjacent lines are one stretch of offsets (an appended
+        file's added lines are one stretch)."""
+        import numpy as np  # only when the added code may repeat: not at start
+
+        from reviewgate.reviewers.builtin.lenses.duplication.hashes import window_hashes
+
+        lines, line_starts = self.lines, self.line_starts
         last = len(self.text) - WINDOW + 1
-        for first, final in _stretches(line_numbers, len(lines)):
-            starts = range(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last))
-            hashes.fromlist([crc32(data[offset : offset + WINDOW]) for offset in starts])
-            offsets.extend(starts)
-        return hashes, offsets
-
-
-def _whole_lines(
-    line_starts: Sequence[int], lines: Sequence[str], text_length: int, start: int, end: int
-) -> tuple[int, int]:
-    """`Normalized.whole_lines` of a file's line starts, its normalized lines and its text's length."""
-    index = bisect.bisect_left(line_starts, start)
-    whole_start = line_starts[index] if index < len(line_starts) else text_length
-    index = bisect.bisect_right(line_starts, end) - 1
-    line_end = line_starts[index] + len(lines[index])
-    return whole_start, end if end >= line_end else line_starts[index]
+        stretches = [
+            np.arange(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last), dtype=np.int64)
+            for first, final in _stretches(line_numbers, len(lines))
+        ]
+        offsets = np.concatenate(stretches) if stretches else np.zeros(0, dtype=np.int64)
+        return window_hashes(self._bytes, offsets), offsets.astype(np.uint32)
 
 
 def _stretches(line_numbers: Collection[int], count: int) -> Iterator[tuple[int, int]]:
@@ -336,93 +313,3 @@ def _stretches(line_numbers: Collection[int], count: int) -> Iterator[tuple[int,
         if index + 1 == len(numbers) or numbers[index + 1] != number + 1:
             yield numbers[first], number
             first = index + 1
-
-
-def common_extent(left: str | bytes, left_start: int, right: str | bytes, right_start: int) -> tuple[int, int]:
-    """How far the two texts (both `str` or both `bytes`) agree before and after the given aligned
-    offsets: (back, forward)."""
-    if isinstance(left, bytes) and isinstance(right, bytes):
-        return bytes_extent(left, left_start, right, right_start)
-    assert isinstance(left, str) and isinstance(right, str), "common_extent compares two texts of one kind"
-    return (
-        # Shared runs reach mostly under 20 characters back and 40 to 80 forward.
-        _agreeing(left, left_start, right, right_start, backwards=True, step=32),
-        _agreeing(left, left_start, right, right_start, backwards=False, step=64),
-    )
-
-
-def _agreeing(left: str, left_start: int, right: str, right_start: int, *, backwards: bool, step: int) -> int:
-    """How many characters agree from the aligned offsets in one direction. Slices are compared
-    (in C), the step growing while they agree and then halving down to the exact end; `step` is a
-    power of two, so the halving steps add up to any length short of the one that failed. Most
-    shared runs are a window and a few characters: a handful of comparisons, not one a character."""
-    if backwards:
-        limit = min(left_start, right_start)
-    else:
-        limit = min(len(left) - left_start, len(right) - right_start)
-    done, growing = 0, True
-    while step:
-        if done + step <= limit and (
-            left[left_start - done - step : left_start - done] == right[right_start - done - step : right_start - done]
-            if backwards
-            else left[left_start + done : left_start + done + step]
-            == right[right_start + done : right_start + done + step]
-        ):
-            done += step
-            step = step * 2 if growing else step // 2  # once one failed, what is left is under it
-        else:
-            growing = False
-            step //= 2
-    return done
-
-
-def bytes_extent(left: bytes, left_start: int, right: bytes, right_start: int) -> tuple[int, int]:
-    """`common_extent` of two byte strings (what the DRY lens compares: ASCII texts), in one call
-    (it runs once per alignment of a large change's search, 270,000 times at +104k lines). Slices
-    are compared in C, growing while they agree; the first slice that differs gives the exact place
-    from the highest set bit of the two read as numbers and XORed (one C operation, where halving
-    the step took a dozen comparisons): read so that the byte nearest the aligned offsets is the
-    most significant (big-endian forwards, little-endian backwards), the bytes agreeing are those
-    above the XOR's length. Most runs start where the window matched: one comparison tells back
-    is 0. The first slices hold what almost every run reaches (under 16 characters back, under 128
-    forward: 93 % and 99.9 % at +104k), and the bounds are conditionals, not `min` calls."""
-    back = 0
-    limit = left_start if left_start < right_start else right_start
-    if limit and left[left_start - 1] == right[right_start - 1]:
-        step = 16
-        while back < limit:
-            size = step if step < limit - back else limit - back
-            mine = left[left_start - back - size : left_start - back]
-            theirs = right[right_start - back - size : right_start - back]
-            if mine != theirs:
-                differing = int.from_bytes(mine, "little") ^ int.from_bytes(theirs, "little")
-                back += size - ((differing.bit_length() + 7) >> 3)
-                break
-            back += size
-            step *= 2
-    forward, step = 0, 128
-    left_limit, right_limit = len(left) - left_start, len(right) - right_start
-    limit = left_limit if left_limit < right_limit else right_limit
-    while forward < limit:
-        size = step if step < limit - forward else limit - forward
-        mine = left[left_start + forward : left_start + forward + size]
-        theirs = right[right_start + forward : right_start + forward + size]
-        if mine != theirs:
-            differing = int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")
-            return back, forward + size - ((differing.bit_length() + 7) >> 3)
-        forward += size
-        step *= 2
-    return back, forward
-
-
-def shorter_than(left: str | bytes, left_start: int, right: str | bytes, right_start: int, length: int) -> bool:
-    """Whether the shared run through these aligned offsets is certainly shorter than `length`: it
-    cannot start earlier and does not reach `length` from here. Two comparisons, where most shared
-    windows are one of a common shape and end there."""
-    if left_start and right_start and left[left_start - 1] == right[right_start - 1]:
-        return False
-    return not (
-        left_start + length <= len(left)
-        and right_start + length <= len(right)
-        and left[left_start : left_start + length] == right[right_start : right_start + length]
-    )

@@ -4,8 +4,8 @@ A file's fingerprints depend on its bytes alone, so they are stored under git's 
 file (the SHA-1 of its content, which `git ls-tree` lists for free) in a directory named by the
 fingerprint format version: `<cache dir>/dry-index/v<format>/`. A run computes them only for the
 blobs it has not seen and writes them as one pack file (creating a file costs more than filling
-it: one pack, not one file per blob). An entry is the sorted distinct CRC-32 hashes of the file's
-line-start windows, 4 bytes each. A pack carries its format and a checksum of its content, and is
+it: one pack, not one file per blob). An entry is the sorted distinct hashes (hashes.py) of the
+file's line-start windows, 4 bytes each. A pack carries its format and a checksum of its content, and is
 sealed with the run's cache key (cache_trust.py): a pack that does not check out (damaged, or
 written by anyone but the gate: a branch, its verify, another job sharing the cache) is left aside
 and its blobs are computed again, never trusted.
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import sys
 import zlib
-from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np  # imported with the index: only when added code may repeat code
+import numpy.typing as npt
 
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
@@ -38,30 +38,23 @@ MAX_PACKS = 8
 _MAGIC = b"RGDX"
 _HEADER = struct.Struct("<4sIII")  # magic, fingerprint format, entry count, CRC-32 of the rest
 _ENTRY = struct.Struct("<20sI")  # blob id, how many hashes
-_HASH_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned on every platform we run on
 # Stored little-endian whatever the machine, so a cache restored on another machine still reads.
-_SWAP = sys.byteorder != "little"
+_STORED = np.dtype("<u4")
+Hashes = npt.NDArray[np.uint32]
 
 
-def _pack(entries: dict[str, array[int]]) -> bytes:
+def _pack(entries: dict[str, Hashes]) -> bytes:
     table, hashes = [], []
     for blob, values in sorted(entries.items()):
         table.append(_ENTRY.pack(bytes.fromhex(blob), len(values)))
-        hashes.append(values)
-    body = b"".join(table) + b"".join(_little_endian(values) for values in hashes)
+        hashes.append(values.astype(_STORED).tobytes())
+    body = b"".join(table) + b"".join(hashes)
     return _HEADER.pack(_MAGIC, FINGERPRINT_FORMAT, len(table), zlib.crc32(body)) + body
 
 
-def _little_endian(values: array[int]) -> bytes:
-    if not _SWAP:
-        return values.tobytes()
-    swapped = array(_HASH_TYPE, values)
-    swapped.byteswap()
-    return swapped.tobytes()
-
-
-def _unpack(data: bytes) -> dict[str, array[int]] | None:
-    """The entries of a pack, or None when it is not a whole pack of this format."""
+def _unpack(data: bytes) -> dict[str, Hashes] | None:
+    """The entries of a pack, or None when it is not a whole pack of this format. Each entry is a
+    view of `data`, not a copy."""
     if len(data) < _HEADER.size:
         return None
     magic, version, count, checksum = _HEADER.unpack_from(data)
@@ -71,15 +64,12 @@ def _unpack(data: bytes) -> dict[str, array[int]] | None:
     offset = count * _ENTRY.size
     if offset > len(body):
         return None
-    entries: dict[str, array[int]] = {}
+    entries: dict[str, Hashes] = {}
     for blob, length in _ENTRY.iter_unpack(body[:offset]):
-        values = array(_HASH_TYPE)
-        values.frombytes(body[offset : offset + 4 * length])
-        if len(values) != length:
+        if offset + 4 * length > len(body):
             return None
-        if _SWAP:
-            values.byteswap()
-        entries[blob.hex()] = values
+        values = np.frombuffer(body, dtype=_STORED, count=length, offset=offset)
+        entries[blob.hex()] = values if _STORED.isnative else values.astype(np.uint32)
         offset += 4 * length
     return entries if offset == len(body) else None
 
@@ -89,10 +79,10 @@ class BlobIndex:
     """The stored fingerprints, by blob id, in `cache`; a cache that is off keeps nothing."""
 
     cache: ReviewCache
-    _stored: dict[str, array[int]] | None = None
+    _stored: dict[str, Hashes] | None = None
     _packs: list[Path] = field(default_factory=list)
-    _new: dict[str, array[int]] = field(default_factory=dict)
-    _used: dict[str, array[int]] = field(default_factory=dict)
+    _new: dict[str, Hashes] = field(default_factory=dict)
+    _used: dict[str, Hashes] = field(default_factory=dict)
 
     @classmethod
     def for_request(cls, request: ReviewRequest) -> BlobIndex:
@@ -105,7 +95,7 @@ class BlobIndex:
             return None
         return self.cache.directory / SUBDIRECTORY / f"v{FINGERPRINT_FORMAT}"
 
-    def _read_packs(self) -> dict[str, array[int]]:
+    def _read_packs(self) -> dict[str, Hashes]:
         if self._stored is None:
             self._stored = {}
             if self.directory is not None:
@@ -118,16 +108,16 @@ class BlobIndex:
                     self._packs.append(pack)  # a damaged or forged one too: compaction removes it
         return self._stored
 
-    def load(self, blob: str) -> array[int] | None:
+    def load(self, blob: str) -> Hashes | None:
         """The window hashes of the file whose content is `blob`, or None when not stored."""
         values = self._read_packs().get(blob)
         if values is not None:
             self._used[blob] = values
         return values
 
-    def add(self, blob: str, digests: Iterable[int]) -> array[int]:
+    def add(self, blob: str, digests: npt.NDArray[np.uint32]) -> Hashes:
         """Hashes computed in this run, written by `save`: the file's entry, as `load` gives it."""
-        values = array(_HASH_TYPE, sorted(set(digests)))
+        values = np.unique(digests).astype(np.uint32)
         if len(blob) == 40:
             self._new[blob] = self._used[blob] = values
         return values

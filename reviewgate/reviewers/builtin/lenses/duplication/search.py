@@ -14,11 +14,9 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import defaultdict, deque
-from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass, replace
-from itertools import compress
-from operator import itemgetter
-from typing import TypeAlias
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
@@ -36,11 +34,8 @@ from reviewgate.reviewers.builtin.common import (
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
     Normalized,
-    bytes_extent,
-    common_extent,
     consistent_renaming,
     literals,
-    shorter_than,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.lens import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
 from reviewgate.reviewers.builtin.lenses.duplication.rules import (
@@ -63,6 +58,12 @@ from reviewgate.reviewers.builtin.lenses.duplication.rules import (
 )
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.text import decode_text
+
+if TYPE_CHECKING:  # numpy is imported only when the added code may repeat code
+    import numpy as np
+    import numpy.typing as npt
+
+    from reviewgate.reviewers.builtin.lenses.duplication import runs
 
 # A duplicate worth a finding: at least MIN_LINES non-empty lines (duplication.py) of which this
 # many differ from each other (six `self.a = a` lines are a shape, not a copy) and this many
@@ -120,9 +121,15 @@ def is_product_candidate(request: ReviewRequest, path: str) -> bool:
     return is_candidate(path) and not is_test_input(request, path)
 
 
-# Where a window of the tree is, side by side: the file of each place and its offset there. A
-# (path, offset) tuple a place took 92 bytes, 22 MB over the 241,000 places of a +300k-line change.
-Places: TypeAlias = "tuple[list[str], array[int]]"
+@dataclass(frozen=True)
+class _Places:
+    """Every place of the tree a window of the added code shares, and the texts of the files they
+    are in, by file number (runs.py)."""
+
+    table: runs.PlaceTable
+    texts: runs.Texts
+    paths: list[str]  # by file number
+    numbers: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -138,10 +145,14 @@ class _Query:
     change: FileChange
     normalized: Normalized
     added: Collection[int]  # line numbers: a range when they follow each other (an appended file)
-    hashes: array[int]  # of the windows inside added lines, beside their offsets (once the tree
-    # is read, of those it shares)
-    offsets: array[int]
     source: str
+    # The windows inside added lines, hashes beside offsets (once the tree is read, those it
+    # shares): hashed only when some file of the change may repeat code (`check`).
+    hashes: npt.NDArray[np.uint32] = field(init=False)
+    offsets: npt.NDArray[np.uint32] = field(init=False)
+
+    def hash_windows(self) -> None:
+        self.hashes, self.offsets = self.normalized.windows_in(self.added)
 
 
 @dataclass(frozen=True)
@@ -248,23 +259,12 @@ def _compact(numbers: set[int]) -> Collection[int]:
     return numbers
 
 
-def _anchors(normalized: Normalized) -> tuple[Sequence[int], Sequence[int]]:
+def _anchors(normalized: Normalized) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """A file's line-start windows, offsets and hashes: 4 bytes each while the tree is read."""
+    import numpy as np  # imported by `_index`, the only caller
+
     offsets = normalized.anchor_offsets()
-    return offsets, normalized.anchor_hashes(offsets)
-
-
-def _shared_hashes(added: list[array[int]], indexed: list[array[int]]) -> set[int]:
-    """The hashes both a window of the added code and a file's line-start windows have: a set is
-    made of the side with fewer hashes (the tree's for a large change to a small repository, the
-    added code's for a small change to a large one) and the other side is tested against it in C."""
-    smaller, larger = (indexed, added) if sum(map(len, indexed)) < sum(map(len, added)) else (added, indexed)
-    lookup: set[int] = set()
-    for values in smaller:
-        lookup.update(values)
-    shared: set[int] = set()
-    for values in larger:
-        shared.update(lookup.intersection(values))
-    return shared
+    return np.asarray(offsets, dtype=np.uint32), normalized.anchor_hashes(offsets)
 
 
 def _read_in_batches(request: ReviewRequest, blobs: dict[str, str]) -> Iterator[tuple[str, bytes]]:
@@ -283,15 +283,15 @@ class DuplicationSearch:
         queries = self._queries(request, split)
         if not any(_may_report(query) for query in queries.values()):
             return  # no index is read nor built: a one-line change costs no more than its own file
-        if not any(query.hashes for query in queries.values()):
+        for query in queries.values():
+            query.hash_windows()
+        if not any(len(query.hashes) for query in queries.values()):
             return
-        index, normalized, sources = self._index(request, queries)
+        places, normalized, sources = self._index(request, queries)
         changed_added = {path: query.added for path, query in queries.items()}
         candidates: list[_Candidate] = []
-        # The files compared as bytes (all ASCII: almost every one), the others as text.
-        ascii_texts = {path: other.comparable for path, other in normalized.items() if isinstance(other.comparable, bytes)}
         for path, query in queries.items():
-            regions = self._regions(path, query, index, ascii_texts, normalized)
+            regions = self._regions(path, query, places)
             yield from self._findings(path, query, regions, normalized, sources, changed_added, candidates)
         pairs = _one_per_pair(candidates)
         files = request.head.list_files() if pairs else []
@@ -329,12 +329,12 @@ class DuplicationSearch:
                 continue
             normalized = Normalized.of(text, language_of(change.path))
             lines = range(1, len(normalized.lines) + 1) if change.path in split else _compact(added)
-            queries[change.path] = _Query(change, normalized, lines, *normalized.windows_in(lines), text)
+            queries[change.path] = _Query(change, normalized, lines, text)
         return queries
 
     def _index(
         self, request: ReviewRequest, queries: dict[str, _Query]
-    ) -> tuple[dict[int, Places], dict[str, Normalized], dict[str, str]]:
+    ) -> tuple[_Places, dict[str, Normalized], dict[str, str]]:
         """Fingerprints of the whole head tree, keeping only those the added code has. A file whose
         content an earlier run indexed (the stored hashes of its blob) is read only when it shares
         a hash with the added code.
@@ -344,37 +344,35 @@ class DuplicationSearch:
         their places. What the added code and the tree share is known before any place is kept,
         so no set of every hash of the added code (a Python number each: 53 MB for 2.4 million
         windows at +300k lines, where 50,000 are shared) is built when the tree holds fewer."""
-        from reviewgate.reviewers.builtin.lenses.duplication.index import (
-            BlobIndex,  # only when added code may repeat: not at start
-        )
+        # Only when added code may repeat: not at start.
+        from reviewgate.reviewers.builtin.lenses.duplication import runs
+        from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
         stored = BlobIndex.for_request(request)
         blobs = {path: blob for path, blob in request.head.blob_ids(None, max_bytes=MAX_FILE_BYTES).items()
                  if is_product_candidate(request, path)}
         digests = {path: stored.load(blob) for path, blob in blobs.items()}  # None: not stored
         unseen = {path: blob for path, blob in blobs.items() if digests[path] is None}
         # A changed file's line-start windows, computed once: 4-byte arrays while the tree is read.
-        anchors: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        anchors: dict[str, tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]] = {}
         for path in unseen.keys() & queries.keys():
-            starts, windows = _anchors(queries[path].normalized)
-            digests[path] = stored.add(unseen[path], windows)
-            anchors[path] = array(_OFFSET_TYPE, starts), array(_OFFSET_TYPE, windows)
+            anchors[path] = _anchors(queries[path].normalized)
+            digests[path] = stored.add(unseen[path], anchors[path][1])
         for path, data in _read_in_batches(request, {path: unseen[path] for path in unseen if path not in queries}):
             file_normalized = Normalized.of(decode_text(data), language_of(path))
             digests[path] = stored.add(unseen[path], file_normalized.anchor_hashes(file_normalized.anchor_offsets()))
         stored.save()
         known = {path: values for path, values in digests.items() if values is not None}
-        shared = _shared_hashes([query.hashes for query in queries.values()], list(known.values()))
-        matching = [path for path, values in known.items() if not shared.isdisjoint(values)]
-        del digests, known
-        for changed in queries.values():
+        shared, kept = runs.shared_of([query.hashes for query in queries.values()], list(known.values()))
+        known_paths = list(known)
+        matching = [known_paths[number] for number in runs.holding(list(known.values()), shared)]
+        del digests, known, known_paths
+        for changed, changed_kept in zip(queries.values(), kept, strict=True):
             # Only a window the tree shares has places: the others (nine in ten at +300k lines,
-            # 17 MB of the two arrays) would only be looked up in the index and skipped.
-            kept = list(map(shared.__contains__, changed.hashes))
-            changed.hashes = array(changed.hashes.typecode, compress(changed.hashes, kept))
-            changed.offsets = array(changed.offsets.typecode, compress(changed.offsets, kept))
-        index: dict[int, Places] = {}
+            # 17 MB of the two arrays) would only be looked up and passed over.
+            changed.hashes, changed.offsets = runs.kept_windows(changed.hashes, changed.offsets, changed_kept)
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
+        matching_anchors: list[tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]] = []
         read = _read_in_batches(request, {path: blobs[path] for path in matching if path not in queries})
         for path in matching:
             query = queries.get(path)
@@ -387,93 +385,33 @@ class DuplicationSearch:
                 assert read_path == path, "the matching files are read in the order asked"
                 text = decode_text(data)
                 file_normalized = Normalized.of(text, language_of(path))
-            offsets, hashes = anchors.pop(path) if path in anchors else _anchors(file_normalized)
+            matching_anchors.append(anchors.pop(path) if path in anchors else _anchors(file_normalized))
             normalized[path] = file_normalized
             sources[path] = text
-            for digest, offset in zip(hashes, offsets, strict=True):
-                if digest in shared:
-                    places = index.get(digest)
-                    if places is None:
-                        places = index[digest] = ([], array(_OFFSET_TYPE))
-                    places[0].append(path)
-                    places[1].append(offset)
-        return index, normalized, sources
+        table = runs.PlaceTable.of(matching_anchors, shared)
+        del matching_anchors
+        # File numbers: the matching files in the table's order, then the changed files that have
+        # no place in the tree (too large to index) but may still repeat one.
+        paths = matching + [path for path in queries if path not in normalized]
+        texts = runs.Texts.of([normalized[path].text if path in normalized else queries[path].normalized.text for path in paths])
+        return _Places(table, texts, paths, {path: number for number, path in enumerate(paths)}), normalized, sources
 
-    def _regions(
-        self,
-        path: str,
-        query: _Query,
-        index: dict[int, Places],
-        ascii_texts: dict[str, bytes],
-        normalized: dict[str, Normalized],
-    ) -> list[Region]:
-        """Maximal shared runs between the added code and the index, the longest first, not overlapping.
+    def _regions(self, path: str, query: _Query, places: _Places) -> list[Region]:
+        """Maximal shared runs between the added code and the tree, the longest first, not
+        overlapping (runs.py finds them, for all the places of the file's windows at once)."""
+        from reviewgate.reviewers.builtin.lenses.duplication import runs  # imported by `_index`
 
-        The loop runs once for every place a window of the added code shares (700,000 on the
-        Django +104k appended change): it does no more than it must there. The windows no place
-        shares are passed over in C; most places are one window of a common shape that ends at
-        once, told by two comparisons with what the window reads ahead and behind (`shorter_than`,
-        written out: read once per window, not once per place), before the alignment is looked up
-        (a place is passed over when either says so, so the order changes nothing but the time);
-        a run is grown (`bytes_extent`) once per alignment (`covered`), and a Region is made only
-        for the runs kept. A run between two changed files is grown from each of them: keeping it
-        for the later file (half the runs grown at +104k appended) cost 18-31 MB at +304k, beside
-        the per-file stage's peak."""
-        found: list[tuple[int, int, int, str]] = []  # (length, start, other start, other), in order found
-        covered: dict[tuple[str, int], int] = {}
-        mine = query.normalized
-        text, fast = mine.text, mine.comparable
-        get, whole_lines = index.get, mine.whole_lines_reader()
-        # Another file's bytes when both are ASCII; None: compared as text.
-        ascii_text: Callable[[str], bytes | None] = ascii_texts.get
-        if isinstance(fast, bytes):
-            mine_bytes = fast
-        else:
-            mine_bytes, ascii_text = b"", dict[str, bytes]().get
-        shortest, size = MIN_CHARACTERS, len(fast)
-        shared = compress(zip(query.hashes, query.offsets, strict=True), map(index.__contains__, query.hashes))
-        for digest, offset in shared:
-            places = get(digest)
-            if places is None or len(places[1]) > MAX_FINGERPRINT_PLACES:
-                continue  # boilerplate (`if err != nil { return err }`): a copy is found by its other windows
-            # What `shorter_than` reads of this side, the same for every place of the window.
-            behind = fast[offset - 1] if offset else None
-            ahead = fast[offset : offset + shortest] if offset + shortest <= size else None
-            for other, other_offset in zip(*places, strict=True):
-                if other == path and other_offset == offset:
-                    continue  # the added code itself, indexed at head
-                right = ascii_text(other)
-                if right is not None:
-                    # A run shorter than MIN_CHARACTERS is never reported, and taken longest first it
-                    # could only keep out runs shorter still: leaving it out changes nothing but the time.
-                    if (behind is None or not other_offset or right[other_offset - 1] != behind) and (
-                        ahead is None or right[other_offset : other_offset + shortest] != ahead
-                    ):
-                        continue
-                    key = (other, offset - other_offset)
-                    if covered.get(key, -1) > offset:
-                        continue
-                    back, forward = bytes_extent(mine_bytes, offset, right, other_offset)
-                else:  # one of them not ASCII: compared as text
-                    other_text = normalized[other].text
-                    if shorter_than(text, offset, other_text, other_offset, shortest):
-                        continue
-                    key = (other, offset - other_offset)
-                    if covered.get(key, -1) > offset:
-                        continue
-                    back, forward = common_extent(text, offset, other_text, other_offset)
-                covered[key] = offset + forward
-                if back + forward < shortest:
-                    continue  # whole lines of it are shorter still
-                start, end = whole_lines(offset - back, offset + forward)
-                if end - start < shortest:
-                    continue
-                other_start = other_offset + start - offset
-                if other == path and start < other_start + (end - start) and other_start < end:
-                    continue  # a run overlapping itself (a repeated shape), not a copy
-                found.append((end - start, start, other_start, other))
-        found.sort(key=itemgetter(0), reverse=True)  # stable: runs of one length in the order found
-        return _longest_disjoint(found)
+        found = runs.regions_found(
+            places.numbers[path],
+            query.normalized,
+            query.hashes,
+            query.offsets,
+            places.table,
+            places.texts,
+            shortest=MIN_CHARACTERS,
+            most_places=MAX_FINGERPRINT_PLACES,
+        )
+        return _longest_disjoint([(length, start, other_start, places.paths[other]) for length, start, other_start, other in found])
 
     def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: str) -> bool:
         normalized = query.normalized
