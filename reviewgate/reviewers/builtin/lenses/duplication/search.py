@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import defaultdict, deque
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -166,8 +166,9 @@ class _Candidate:
     in_branch: bool
 
 
-def _longest_disjoint(runs: list[tuple[int, int, int, str]]) -> list[Region]:
-    """Each run (length, start, other start, other) in turn (longest first), less what runs already
+def _longest_disjoint(runs: list[tuple[int, int, int, int]], paths: Sequence[str]) -> list[Region]:
+    """Each run (length, start, other start, other file's number in `paths`) in turn (longest
+    first), less what runs already
     taken cover: two copies side by side are found as runs that share a character or two at their
     seam, and the shorter run is still a copy. What is left is the longest free stretch, kept when
     it is still MIN_CHARACTERS long. The taken regions do not overlap, so ordered by start they are
@@ -200,7 +201,7 @@ def _longest_disjoint(runs: list[tuple[int, int, int, str]]) -> list[Region]:
             start = free_start
         else:
             settled.add((start, length))
-        chosen.append(Region(other, start, end, other_start))
+        chosen.append(Region(paths[other], start, end, other_start))
         position = bisect.bisect_left(starts, start)
         starts.insert(position, start)
         ends.insert(position, end)
@@ -411,7 +412,7 @@ class DuplicationSearch:
             shortest=MIN_CHARACTERS,
             most_places=MAX_FINGERPRINT_PLACES,
         )
-        return _longest_disjoint([(length, start, other_start, places.paths[other]) for length, start, other_start, other in found])
+        return _longest_disjoint(found, places.paths)
 
     def _worth_reporting(self, query: _Query, region: Region, other: Normalized, other_source: str) -> bool:
         normalized = query.normalized
