@@ -186,3 +186,31 @@ def test_membership_by_table_and_by_bisection_agree() -> None:
     assert (runs.among(values, distinct) == expected).all()  # over the table's threshold
     assert (runs.among(values[:1000], distinct) == expected[:1000]).all()
     assert not runs.among(values, distinct[:0]).any()
+
+
+def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop() -> None:
+    """No shared window, no window at all, texts shorter than a window or empty beside the others,
+    and a file repeating its own lines (runs between its stretches that do not overlap, and its
+    twin)."""
+    lines = ["a = f(b, c, d)", "if a:", "    return b + c * d"]
+    body = "\n".join(lines * 6) + "\n"
+    files = [Normalized.of(text, Language.PYTHON) for text in (body, "", "x = 1\n", body)]
+    hashes, offsets = files[0].windows_in(range(1, 19))
+    anchors = [(np.asarray(starts := file.anchor_offsets(), dtype=np.uint32), file.anchor_hashes(starts)) for file in files]
+    texts = runs.Texts.of([file.text for file in files])
+    nothing_shared = runs.PlaceTable.of(anchors, np.zeros(0, dtype=np.uint32))
+    assert runs.regions_found(0, files[0], hashes, offsets, nothing_shared, texts, shortest=50, most_places=50) == []
+    empty = np.zeros(0, dtype=np.uint32)
+    shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
+    table = runs.PlaceTable.of(anchors, shared)
+    assert runs.regions_found(0, files[0], empty, empty, table, texts, shortest=50, most_places=50) == []
+    places: dict[int, list[tuple[int, int]]] = {}
+    for number, (starts, values) in enumerate(anchors):
+        for start, value in zip(starts.tolist(), values.tolist(), strict=True):
+            places.setdefault(value, []).append((number, start))
+    windows = list(zip(hashes.tolist(), offsets.tolist(), strict=True))
+    found = runs.regions_found(0, files[0], hashes[kept[0]], offsets[kept[0]], table, texts, shortest=50, most_places=50)
+    assert found == plain_runs(0, files, windows, places, 50, 50) and found  # the twin in file 3
+    assert 3 in {run[3] for run in found}
+    assert runs.Texts.of([]).starts.size == 0
+    assert runs.shared_of([], [])[0].size == 0

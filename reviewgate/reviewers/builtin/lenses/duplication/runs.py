@@ -78,7 +78,8 @@ class Texts:
     def words(self) -> npt.NDArray[np.uint64]:
         """The 8 bytes from every byte of `codes` as one number (a view, unaligned: no copy)."""
         raw = self.codes.view(np.uint8)
-        words: npt.NDArray[np.uint64] = np.ndarray(shape=(raw.size - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
+        # Native byte order: a word's bytes, viewed again as bytes, are in the order of the text.
+        words: npt.NDArray[np.uint64] = np.ndarray(shape=(raw.size - 7,), dtype=np.uint64, buffer=raw, offset=0, strides=(1,))
         return words
 
 
@@ -220,8 +221,8 @@ def regions_found(
     right = (texts.starts[other] + other_offset) * width
     back_limit = np.minimum(mine_offset, other_offset)
     forward_limit = np.minimum(texts.ends[mine] * width - left, texts.ends[other] * width - right) // width
-    # The character before agrees: the top `width` bytes of the words ending there.
-    behind = (back_limit > 0) & ((words[left - 8] ^ words[right - 8]) >> np.uint64(64 - 8 * width) == 0)
+    codes = texts.codes
+    behind = (back_limit > 0) & (codes[left // width - 1] == codes[right // width - 1])  # the character before
     # A cheap test first, passing every place the exact one passes: the character before agrees,
     # or the characters from WINDOW to `shortest` do (the window itself agrees but for a hash
     # collision, which the extents below read and reject).
