@@ -13,7 +13,7 @@ import pytest
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.lenses.duplication import runs
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW, Normalized
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import BASE, window_hashes
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import BASE, distinct, window_hashes
 
 MODULUS = 1 << 64
 
@@ -214,3 +214,11 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop() -> None
     assert 3 in {run[3] for run in found}
     assert runs.Texts.of([]).starts.size == 0
     assert runs.shared_of([], [])[0].size == 0
+
+
+def test_distinct_hashes_by_sorting_are_those_of_unique() -> None:
+    rng = np.random.default_rng(6)
+    for size in (0, 1, 2, 250, 100_000):
+        values = rng.integers(0, 1 << 32, size, dtype=np.uint64).astype(np.uint32)
+        values = np.concatenate([values, values[: size // 3]])
+        assert distinct(values).tolist() == np.unique(values).tolist()

@@ -7,7 +7,7 @@ the file for every window of it, where CRC-32 took a C call a window (0.6 s for 
 windows of Django +304k appended). The hashes are stored (index.py), and the same on every
 machine: unsigned 64-bit arithmetic wraps alike everywhere.
 
-numpy is imported with this module, only when the added code may repeat code (search.py).
+numpy is imported with this module, only for a change that may repeat code (search.py).
 """
 
 from __future__ import annotations
@@ -60,3 +60,16 @@ def window_hashes(data: bytes, offsets: npt.NDArray[np.integer] | list[int]) -> 
     hashes: npt.NDArray[np.uint32] = (((prefix[at + WINDOW] - prefix[at]) * down[at]) >> np.uint64(32)).astype(np.uint32)
     return hashes
 
+
+
+def distinct(values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """`values` sorted, each once, by sorting: `np.unique` hashes them (numpy 2.3 on), 0.8-1.0 s
+    against 0.05 s for 1.3 million hashes, and 22 us against 5 us for a file's 250."""
+    values = np.sort(values)
+    if not values.size:
+        return values
+    first = np.empty(values.size, dtype=bool)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    kept: npt.NDArray[np.uint32] = values[first]
+    return kept

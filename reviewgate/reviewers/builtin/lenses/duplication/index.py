@@ -32,6 +32,7 @@ import numpy.typing as npt
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import FINGERPRINT_FORMAT
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import distinct
 
 SUBDIRECTORY = "dry-index"
 MAX_PACKS = 8
@@ -117,7 +118,7 @@ class BlobIndex:
 
     def add(self, blob: str, digests: npt.NDArray[np.uint32]) -> Hashes:
         """Hashes computed in this run, written by `save`: the file's entry, as `load` gives it."""
-        values = np.unique(digests).astype(np.uint32)
+        values = distinct(digests.astype(np.uint32))
         if len(blob) == 40:
             self._new[blob] = self._used[blob] = values
         return values

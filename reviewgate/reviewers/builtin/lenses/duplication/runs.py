@@ -7,7 +7,7 @@ each step is one numpy operation over all the places: the same runs as that loop
 turn, passed over when the run through it cannot reach MIN_CHARACTERS, grown once per maximal run
 of an alignment), in the same order, so the regions taken from them are the same.
 
-numpy is imported with this module, only when the added code shares a window with the tree.
+numpy is imported with this module, only for a change that may repeat code (search.py).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW, Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import distinct
 
 Integers = npt.NDArray[np.int64]
 Hashes = npt.NDArray[np.uint32]
@@ -58,7 +59,8 @@ class Texts:
             pieces = [np.frombuffer(text.encode("ascii"), dtype=np.uint8) for text in texts]
             dtype: type[np.unsignedinteger] = np.uint8
         else:
-            pieces = [np.frombuffer(text.encode("utf-32-le"), dtype="<u4") for text in texts]
+            # surrogatepass: a lone surrogate is a code point like any other here, never an error.
+            pieces = [np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4") for text in texts]
             widest = max((int(piece.max()) for piece in pieces if piece.size), default=0)
             dtype = np.uint16 if widest < 1 << 16 else np.uint32
         lengths = np.fromiter((len(text) for text in texts), dtype=np.int64, count=len(texts))
@@ -137,22 +139,10 @@ def shared_of(
     (sorted), and for each of `added` which of its windows have one of them."""
     if not added or not indexed:
         return _NO_HASHES, [np.zeros(len(values), dtype=bool) for values in added]
-    tree = _distinct(np.concatenate(indexed))
+    tree = distinct(np.concatenate(indexed))
     mine = np.concatenate(added)
     kept = among(mine, tree)
-    return _distinct(mine[kept]), np.split(kept, np.cumsum([len(values) for values in added])[:-1])
-
-
-def _distinct(values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
-    """`values` sorted, each once: by sorting, where `np.unique` hashes them (five times slower on
-    a tree's million hashes)."""
-    values = np.sort(values)
-    if not values.size:
-        return values
-    first = np.empty(values.size, dtype=bool)
-    first[0] = True
-    np.not_equal(values[1:], values[:-1], out=first[1:])
-    return values[first]
+    return distinct(mine[kept]), np.split(kept, np.cumsum([len(values) for values in added])[:-1])
 
 
 def holding(values: Sequence[Hashes], shared: Hashes) -> list[int]:
@@ -307,8 +297,11 @@ def _agreeing(
 
 
 def _whole_lines(normalized: Normalized, start: Integers, end: Integers) -> tuple[Integers, Integers]:
-    """`Normalized.whole_lines` of many runs of one file at once."""
-    line_starts = np.frombuffer(normalized.line_starts, dtype=np.uint32).astype(np.int64)
+    """Each run of one file moved inwards to the nearest line boundaries. A run grown character by
+    character reaches a token or two into the lines around a copy (`)` ends most lines): those
+    belong to the code beside it, which may be another copy. The end stays where it is when it
+    ends a line."""
+    line_starts = np.frombuffer(normalized.line_starts, dtype=np.dtype(normalized.line_starts.typecode)).astype(np.int64)
     line_ends = line_starts + np.fromiter(map(len, normalized.lines), dtype=np.int64, count=len(normalized.lines))
     index = np.searchsorted(line_starts, start, side="left")
     inside = index < line_starts.size

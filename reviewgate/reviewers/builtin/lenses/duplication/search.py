@@ -12,7 +12,6 @@ both sides: test helpers are meant to look alike, and a copy in a test is not tw
 from __future__ import annotations
 
 import bisect
-from array import array
 from collections import defaultdict, deque
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -95,7 +94,6 @@ MAX_FILE_BYTES = 1_000_000
 # Files whose bytes are read from git at once for the index: a git process costs a few
 # milliseconds, 200 files of a repository a few megabytes.
 READ_BATCH_FILES = 200
-_OFFSET_TYPE = "I" if array("I").itemsize == 4 else "L"  # 4-byte unsigned: an offset, a CRC-32
 _NOT_INDEXED = frozenset({"node_modules", "vendor", "third_party", "dist", "build", ".git", "site-packages"})
 # Examples and benchmarks are standalone by design (each readable and runnable alone), so their
 # copies are not two places to fix, and nothing calls into them.
