@@ -470,10 +470,15 @@ class DuplicationSearch:
         candidates: list[_Candidate],
     ) -> Iterator[Finding]:
         """Near-copy findings now; duplicates go to `candidates`, reported once per pair."""
+        # A copy inside the change is reported once, at its second occurrence: a region whose other
+        # side is that occurrence is left before it is judged (judging is most of this stage's
+        # time, and such a region counts neither for a finding here nor for a fork, which is of
+        # existing code).
         reportable = [
             region
             for region in regions
-            if self._worth_reporting(query, region, normalized[region.other], sources[region.other])
+            if not self._reported_at_the_other(path, query, region, normalized[region.other], changed_added)
+            and self._worth_reporting(query, region, normalized[region.other], sources[region.other])
         ]
         if query.change.status is ChangeStatus.ADDED:
             # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
@@ -492,10 +497,19 @@ class DuplicationSearch:
                 other.line_at(region.other_start + region.end - region.start - 1),
             )
             in_branch = theirs.first in changed_added.get(region.other, ())
-            if in_branch and (theirs.path, theirs.first) > (mine.path, mine.first):
-                continue  # a copy inside the change is reported once, at the second occurrence
             found.append(_Candidate(query, region, mine, theirs, in_branch))
         candidates += _joined(found)
+
+    def _reported_at_the_other(
+        self, path: str, query: _Query, region: Region, other: Normalized, changed_added: dict[str, Collection[int]]
+    ) -> bool:
+        """Whether the region's other side is added by the change too and comes later (by path,
+        then line): the pair is then reported there."""
+        theirs_first = other.line_at(region.other_start)
+        return theirs_first in changed_added.get(region.other, ()) and (region.other, theirs_first) > (
+            path,
+            query.normalized.line_at(region.start),
+        )
 
     def _forked_from(self, query: _Query, regions: list[Region]) -> str | None:
         code_lines = sum(1 for line in query.normalized.lines if line)
