@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW
 
+Hashes = npt.NDArray[np.uint32]  # a file's window hashes, or a set of them sorted
 BASE = 0x100000001B3  # odd (FNV's 64-bit prime), so it has an inverse modulo 2**64
 _MODULUS = 1 << 64
 
@@ -48,7 +49,7 @@ def _powers_of(base: int, length: int) -> npt.NDArray[np.uint64]:
 _POWERS = _Powers()
 
 
-def window_hashes(data: bytes, offsets: npt.NDArray[np.integer] | list[int]) -> npt.NDArray[np.uint32]:
+def window_hashes(data: bytes, offsets: npt.NDArray[np.integer] | list[int]) -> Hashes:
     """The hash of the WINDOW bytes of `data` at each of `offsets` (each at most
     `len(data) - WINDOW`)."""
     if not len(offsets):
@@ -57,12 +58,12 @@ def window_hashes(data: bytes, offsets: npt.NDArray[np.integer] | list[int]) -> 
     prefix = np.zeros(len(data) + 1, dtype=np.uint64)
     np.cumsum(np.frombuffer(data, dtype=np.uint8) * up[: len(data)], out=prefix[1:])
     at = np.asarray(offsets, dtype=np.int64)
-    hashes: npt.NDArray[np.uint32] = (((prefix[at + WINDOW] - prefix[at]) * down[at]) >> np.uint64(32)).astype(np.uint32)
+    hashes: Hashes = (((prefix[at + WINDOW] - prefix[at]) * down[at]) >> np.uint64(32)).astype(np.uint32)
     return hashes
 
 
 
-def distinct(values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+def distinct(values: Hashes) -> Hashes:
     """`values` sorted, each once, by sorting: `np.unique` hashes them (numpy 2.3 on), 0.8-1.0 s
     against 0.05 s for 1.3 million hashes, and 22 us against 5 us for a file's 250."""
     values = np.sort(values)
@@ -71,5 +72,5 @@ def distinct(values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
     first = np.empty(values.size, dtype=bool)
     first[0] = True
     np.not_equal(values[1:], values[:-1], out=first[1:])
-    kept: npt.NDArray[np.uint32] = values[first]
+    kept: Hashes = values[first]
     return kept

@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np  # imported with the index: only when added code may repeat code
-import numpy.typing as npt
 
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import FINGERPRINT_FORMAT
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import distinct
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes, distinct
 
 SUBDIRECTORY = "dry-index"
 MAX_PACKS = 8
@@ -41,7 +40,6 @@ _HEADER = struct.Struct("<4sIII")  # magic, fingerprint format, entry count, CRC
 _ENTRY = struct.Struct("<20sI")  # blob id, how many hashes
 # Stored little-endian whatever the machine, so a cache restored on another machine still reads.
 _STORED = np.dtype("<u4")
-Hashes = npt.NDArray[np.uint32]
 
 
 def _pack(entries: dict[str, Hashes]) -> bytes:
@@ -116,9 +114,9 @@ class BlobIndex:
             self._used[blob] = values
         return values
 
-    def add(self, blob: str, digests: npt.NDArray[np.uint32]) -> Hashes:
+    def add(self, blob: str, digests: Hashes) -> Hashes:
         """Hashes computed in this run, written by `save`: the file's entry, as `load` gives it."""
-        values = distinct(digests.astype(np.uint32))
+        values = distinct(digests)
         if len(blob) == 40:
             self._new[blob] = self._used[blob] = values
         return values

@@ -20,10 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW, Normalized
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import distinct
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes, distinct
 
 Integers = npt.NDArray[np.int64]
-Hashes = npt.NDArray[np.uint32]
 _NO_HASHES: Hashes = np.zeros(0, dtype=np.uint32)
 # 8-byte words read on each side of a place at once: a shared run reaches mostly under 16
 # characters back and under 128 forward (93% and 99.9% at Django +104k appended).
@@ -156,13 +155,6 @@ def holding(values: Sequence[Hashes], shared: Hashes) -> list[int]:
     return numbers
 
 
-def kept_windows(
-    hashes: npt.NDArray[np.uint32], offsets: npt.NDArray[np.uint32], kept: npt.NDArray[np.bool_]
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
-    """The windows (hashes and offsets, side by side) that `kept` marks, in order."""
-    return hashes[kept], offsets[kept]
-
-
 def regions_found(
     mine: int,
     normalized: Normalized,
@@ -185,19 +177,19 @@ def regions_found(
     inside a run an earlier place of the same alignment found. A run is kept when its whole
     lines still span `shortest` characters and, between two places of one file, do not overlap
     their own twin."""
-    window_hashes, window_offsets = hashes, offsets.astype(np.int64)
-    if not window_hashes.size or not table.hashes.size:
+    window_offsets = offsets.astype(np.int64)
+    if not hashes.size or not table.hashes.size:
         return []
-    position = np.searchsorted(table.hashes, window_hashes)
+    position = np.searchsorted(table.hashes, hashes)
     position[position == table.hashes.size] = 0
-    present = table.hashes[position] == window_hashes
+    present = table.hashes[position] == hashes
     counts = np.where(present, table.first[position + 1] - table.first[position], 0)
     counts[counts > most_places] = 0
     total = int(counts.sum())
     if not total:
         return []
     # One row per place, in the order the places come: window by window, then table order.
-    window = np.repeat(np.arange(window_hashes.size, dtype=np.int64), counts)
+    window = np.repeat(np.arange(hashes.size, dtype=np.int64), counts)
     run_starts = np.cumsum(counts) - counts
     place = np.repeat(table.first[position], counts) + np.arange(total, dtype=np.int64) - np.repeat(run_starts, counts)
     mine_offset = window_offsets[window]

@@ -368,7 +368,7 @@ class DuplicationSearch:
         for changed, changed_kept in zip(queries.values(), kept, strict=True):
             # Only a window the tree shares has places: the others (nine in ten at +300k lines,
             # 17 MB of the two arrays) would only be looked up and passed over.
-            changed.hashes, changed.offsets = runs.kept_windows(changed.hashes, changed.offsets, changed_kept)
+            changed.hashes, changed.offsets = changed.hashes[changed_kept], changed.offsets[changed_kept]
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
         matching_anchors: list[tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]] = []
