@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from reviewgate.reviewers.builtin.behaviour import _inserts_only
+from reviewgate.reviewers.builtin.common import only_inserts
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, base_side
 from reviewgate.target.diff import ChangeStatus, FileChange
@@ -90,7 +90,7 @@ def _check_file(blobs: _Blobs, base: str, head: str, change: FileChange, tally: 
     if head_text is None or base_text is None or head_tree is None:
         tally["unreadable or unparsable at head"] += 1
         return []
-    if not _inserts_only(change):
+    if not only_inserts(change):
         tally["removes lines: parsed"] += 1
         return []
     tally["inserts only"] += 1

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.base_side_check import differences
 from reviewgate.reviewers.builtin import behaviour
+from reviewgate.reviewers.builtin.common import only_inserts
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import base_side
 from reviewgate.target.diff import FileChange
@@ -77,7 +78,7 @@ def _change(tmp_path: Path, head: str) -> FileChange:
 
 
 def _derivable(change: FileChange, head: str) -> bool:
-    return behaviour._inserts_only(change) and inserts_only(ast.parse(head), head, change.added_lines())
+    return only_inserts(change) and inserts_only(ast.parse(head), head, change.added_lines())
 
 
 _INSERTIONS = {
@@ -137,7 +138,7 @@ _PARSED = {
 def test_what_is_not_inserted_whole_statements_parses_the_base_side(name: str, tmp_path: Path) -> None:
     head = _PARSED[name]
     change = _change(tmp_path, head)
-    assert behaviour._inserts_only(change), "the cases only add lines"
+    assert only_inserts(change), "the cases only add lines"
     assert not _derivable(change, head)
 
 
@@ -166,7 +167,7 @@ def test_a_base_side_that_does_not_parse_is_not_told_from_the_head(name: str, tm
     repo = make_repo(tmp_path, {"app/limit.py": base}, {"app/limit.py": head})
     [change] = diff_between(repo.path, repo.base_sha, repo.head_sha)
     assert sorted(change.added_lines()) == added
-    assert behaviour._inserts_only(change) and not _derivable(change, head)
+    assert only_inserts(change) and not _derivable(change, head)
 
 
 def test_a_class_inserted_above_existing_methods_would_rename_them() -> None:

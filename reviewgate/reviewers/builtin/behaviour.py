@@ -28,9 +28,10 @@ from reviewgate.reviewers.builtin.common import (
     is_test_input,
     is_translation_file,
     language_of,
+    only_inserts,
     parse_python,
-    parse_python_at_head,
     reviewable_changes,
+    touched_python,
 )
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, Remade, Shapes, base_side, settle
@@ -107,7 +108,10 @@ def head_shapes_of(request: ReviewRequest, change: FileChange) -> Shapes | None:
 
 def _head_shapes(request: ReviewRequest, change: FileChange, language: Language) -> Shapes | None:
     made = _head_tree_shapes(request, change, language, with_base=True)
-    return _settled(made, lambda: _head_tree_shapes(request, change, language))
+    # Remade from the tree they were made from: the touched statements' shapes are the whole
+    # module's of the same names (`_touched_shapes`), but parsing it all again is what they spared.
+    with_base = isinstance(made, HeadShapes)
+    return _settled(made, lambda: _head_tree_shapes(request, change, language, with_base=with_base))
 
 
 def _head_tree_shapes(
@@ -115,21 +119,35 @@ def _head_tree_shapes(
 ) -> Shapes | None:
     """`with_base`: HeadShapes when they tell the base side's functions too (python_shapes.inserts_only)."""
     if language is Language.PYTHON:
-        parsed = parse_python_at_head(request, change.path)  # the tree the other lenses share
-        if parsed is None:
+        source = request.head.read_text(change.path)
+        if source is None:
             return None
-        shapes = python_shapes(*parsed)
-        if with_base and _inserts_only(change) and inserts_only(*parsed, change.added_lines()):
+        if with_base and (touched := _touched_shapes(change, source)) is not None:
+            return touched
+        tree = parse_python(source, change.path)  # the tree the other lenses share
+        if tree is None:
+            return None
+        shapes = python_shapes(tree, source)
+        if with_base and only_inserts(change) and inserts_only(tree, source, change.added_lines()):
             return HeadShapes(shapes)
         return shapes
     text = request.head.read_text(change.path)
     return None if text is None else _tree_shapes_of(text, change.path, language)
 
 
-def _inserts_only(change: FileChange) -> bool:
-    """A change of an existing file that adds lines and removes none. Told from the counts, not the
-    parsed hunks: an object per diff line of every appended file was 47-56 MB at Django +304k."""
-    return change.status is not ChangeStatus.ADDED and change.stats.removed_lines == 0 and change.added_line_count() > 0
+def _touched_shapes(change: FileChange, source: str) -> HeadShapes | None:
+    """HeadShapes of only the statements the change adds whole (common.touched_python): the others'
+    functions are the same at both sides, which compare equal and give no evidence. So when no
+    name they define is one the added statements define too (`name#2` numbers a name's functions
+    in file order), and the base side is the head's less the added statements (inserts_only, which
+    reads only the statements holding added lines)."""
+    touched = touched_python(change, source)
+    if touched is None or not inserts_only(touched.tree, source, change.added_lines()):
+        return None
+    shapes = python_shapes(touched.tree, source)
+    if any(name.partition("#")[0].partition(".")[0] in touched.other_names for name in shapes):
+        return None
+    return HeadShapes(shapes)
 
 
 def _base_path(change: FileChange) -> str | None:

@@ -15,7 +15,14 @@ from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, parse_python, reviewable_changes
+from reviewgate.reviewers.builtin.common import (
+    Language,
+    language_of,
+    lens_finding,
+    parse_python,
+    parse_python_touched,
+    reviewable_changes,
+)
 from reviewgate.target.diff import FileChange
 
 # Enough findings read, and enough of them holding, for a rule to block.
@@ -130,25 +137,43 @@ def changed_sources(
 # What a bug rule reads a file with: `ast` for Python, the blanked text for the C-like ones.
 PythonReader = Callable[[ast.Module, str, str, dict[int, str]], Iterable[Finding]]
 TextReader = Callable[[str, str, dict[int, str], Language], Iterable[Finding]]
+# Whether a tree holds what the rule looks for on an added line (a sink, a reduction).
+PythonCandidates = Callable[[ast.Module, dict[int, str]], bool]
 
 
 class TwoReaderLens(NamedTuple):
     """A bug rule read with `ast` in Python files and from blanked text in the C-like ones: the
-    files of its languages that mention what it looks for, each to the reader of its language."""
+    files of its languages that mention what it looks for, each to the reader of its language.
+
+    A rule reports only what spans an added line, so its Python reader gets the tree of the
+    statements the change touches (common.parse_python_touched). One that reads the rest of the
+    module too (where a value flows from, a module's constants) says what it looks for on an added
+    line in `python_candidates`, asked of those statements: found, its reader gets the whole
+    module."""
 
     rule: str
     languages: frozenset[Language]
     needles: tuple[str, ...]
     python: PythonReader
     text: TextReader
+    python_candidates: PythonCandidates | None = None
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change, language, text in changed_sources(request, self.languages, self.needles):
             added = change.added_lines()
             if language is Language.PYTHON:
-                tree = parse_python(text, change.path)
-                if tree is not None:
-                    yield from self.python(tree, text, change.path, added)
+                parsed = parse_python_touched(request, change)
+                if parsed is None:
+                    continue
+                tree = parsed[0]
+                if self.python_candidates is not None:
+                    if not self.python_candidates(tree, added):
+                        continue
+                    whole = parse_python(text, change.path)
+                    if whole is None:
+                        continue
+                    tree = whole
+                yield from self.python(tree, text, change.path, added)
             else:
                 yield from self.text(text, change.path, added, language)
 

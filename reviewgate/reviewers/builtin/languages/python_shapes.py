@@ -278,7 +278,7 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
     counts = _Counts(walk_of(tree), functions)
     shapes: Shapes = {}
     for index, (function, qualified) in enumerate(functions):
-        first = _first_line(function)
+        first = first_line(function)
         end = function.end_lineno or function.lineno
         add_shape(shapes, FunctionShape(
             name=".".join(qualified),
@@ -294,8 +294,8 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
     return shapes
 
 
-def _first_line(statement: ast.stmt) -> int:
-    """Its first line, decorators included."""
+def first_line(statement: ast.stmt) -> int:
+    """A statement's first line, its decorators' included."""
     decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
     return min([statement.lineno, *(item.lineno for item in decorators)])
 
@@ -322,7 +322,7 @@ class _Inserted:
         whose body is such a block again."""
         kept = False
         for statement in body:
-            first, last = _first_line(statement), statement.end_lineno or statement.lineno
+            first, last = first_line(statement), statement.end_lineno or statement.lineno
             added = self.count(first, last)
             if added == 0:
                 kept = True
@@ -330,7 +330,7 @@ class _Inserted:
                 self.covered.append(range(first, last + 1))
             elif (
                 isinstance(statement, ast.ClassDef)
-                and self.count(first, _first_line(statement.body[0]) - 1) == 0  # decorators, bases, header
+                and self.count(first, first_line(statement.body[0]) - 1) == 0  # decorators, bases, header
                 and self.block_keeps_base(statement.body, must_keep=True)
             ):
                 kept = True

@@ -85,10 +85,15 @@ def _python_source(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and call_name(node) in _PYTHON_SOURCES
 
 
+def _reductions(tree: ast.Module, added: dict[int, str]) -> list[ast.BinOp]:
+    """The `%` operations on added lines: what the rule reads the rest of the module for."""
+    return [node for node in nodes_of(tree, ast.BinOp) if isinstance(node.op, ast.Mod) and node.lineno in added]
+
+
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, describe
 
-    reductions = [node for node in nodes_of(tree, ast.BinOp) if isinstance(node.op, ast.Mod) and node.lineno in added]
+    reductions = _reductions(tree, added)
     if not reductions:
         return
     strings = _python_strings(nodes_of(tree, ast.Assign))
@@ -209,4 +214,5 @@ def _text_rejects(masked: str, name: str, start: int, end: int) -> bool:
 
 MODULO_BIAS_LENS = TwoReaderLens(RULE_MODULO_BIAS, _LANGUAGES, _NEEDLES,
                                  _python,
-                                 lambda text, path, added, language: _text(text, path, added, language is Language.GO))
+                                 lambda text, path, added, language: _text(text, path, added, language is Language.GO),
+                                 lambda tree, added: bool(_reductions(tree, added)))

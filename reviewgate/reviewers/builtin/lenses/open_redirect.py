@@ -132,7 +132,7 @@ def _finding(path: str, text: str, line: int, where: str, weak: bool, language: 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, describe, request_input
 
-    sinks = [(node, target) for node, target in _python_sinks(tree) if node.lineno in added]
+    sinks = _added_sinks(tree, added)
     if not sinks:
         return
     flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True))
@@ -144,6 +144,11 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
         guard = _python_guard(flow, origin)
         if guard != "strong":
             yield _finding(path, text, node.lineno, describe(origin), guard == "weak", Language.PYTHON)
+
+
+def _added_sinks(tree: ast.Module, added: dict[int, str]) -> list[tuple[ast.expr | ast.stmt, ast.expr]]:
+    """The redirects on added lines: what the rule reads the rest of the module for."""
+    return [(node, target) for node, target in _python_sinks(tree) if node.lineno in added]
 
 
 def _python_sinks(tree: ast.Module) -> Iterator[tuple[ast.expr | ast.stmt, ast.expr]]:
@@ -303,4 +308,5 @@ def _text_guard(body: str, name: str) -> str:
 
 OPEN_REDIRECT_LENS = TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,
                                    _python,
-                                   _text)
+                                   _text,
+                                   lambda tree, added: bool(_added_sinks(tree, added)))

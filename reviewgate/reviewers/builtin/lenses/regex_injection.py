@@ -88,8 +88,10 @@ def _python_source(node: ast.expr) -> bool:
     return request_input(node) or process_input(node)
 
 
-def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, call_name, describe, leaf_name
+def _python_sinks(tree: ast.Module, added: dict[int, str]) -> list[ast.Call]:
+    """The `re` calls on added lines that compile a pattern: what the rule reads the rest of the
+    module for."""
+    from reviewgate.reviewers.builtin.languages.python_flow import call_name, leaf_name
 
     sinks = []
     for node in nodes_of(tree, ast.Call):
@@ -97,6 +99,13 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
             module, _, leaf = call_name(node).rpartition(".")
             if module in {"re", "regex"} and leaf in _PYTHON_SINKS:
                 sinks.append(node)
+    return sinks
+
+
+def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, describe
+
+    sinks = _python_sinks(tree, added)
     if not sinks:
         return
     flows = Flows(tree, lambda scope: Flow(scope, _python_source, _PYTHON_SANITIZERS))
@@ -175,4 +184,5 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
 
 REGEX_INJECTION_LENS = TwoReaderLens(RULE_REGEX_INJECTION, _LANGUAGES, _NEEDLES,
                                      _python,
-                                     _text)
+                                     _text,
+                                     lambda tree, added: bool(_python_sinks(tree, added)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from reviewgate.context import ReviewRequest
@@ -26,7 +26,8 @@ from reviewgate.reviewers.builtin.common import (
     language_of,
     lens_finding,
     nodes_of,
-    parse_python_at_head,
+    parse_python,
+    parse_python_touched,
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
@@ -110,16 +111,17 @@ def _is_constant(node: ast.expr | None, value: object) -> bool:
 
 
 class _PythonChecker:
-    def __init__(self, tree: ast.Module, in_test: bool) -> None:
+    def __init__(self, module: Callable[[], ast.Module | None], in_test: bool) -> None:
         self.in_test = in_test
-        self._tree = tree
+        self._module = module  # the whole module's tree: the calls may come from the touched statements'
 
     @functools.cached_property
     def formatted_names(self) -> dict[str, ast.expr]:
         """Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
         Found when a call first asks (a shell or SQL call with a name for its text): most files have none."""
         found: dict[str, ast.expr] = {}
-        for node in nodes_of(self._tree, ast.Assign):
+        tree = self._module()
+        for node in nodes_of(tree, ast.Assign) if tree is not None else ():
             if _is_formatted(node.value):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -281,12 +283,12 @@ class SecurityLens:
                 yield from self._c_like(change, language)
 
     def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
-        parsed = parse_python_at_head(request, change.path)
+        parsed = parse_python_touched(request, change)  # a call is reported where it spans an added line
         if parsed is None:
             return
         tree, source = parsed
         added = change.added_lines()
-        checker = _PythonChecker(tree, is_test_file(change.path))
+        checker = _PythonChecker(lambda: parse_python(source, change.path), is_test_file(change.path))
         lines: list[str] = []  # the source's lines, split when a call is found
         spans = AddedSpans(added)
         for node in nodes_of(tree, ast.Call):

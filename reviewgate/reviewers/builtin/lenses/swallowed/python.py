@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.reviewers.builtin.common import nodes_of, parse_python_at_head
+from reviewgate.reviewers.builtin.common import nodes_of, parse_python_touched
 from reviewgate.target.diff import ChangeStatus
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
@@ -74,7 +74,7 @@ class PythonSwallowedFailureLens:
             added = change.added_lines()
             if not added:
                 continue
-            parsed = parse_python_at_head(request, change.path)
+            parsed = parse_python_touched(request, change)  # a handler is reported where it spans an added line
             if parsed is None:
                 continue
             tree, source = parsed
