@@ -32,14 +32,15 @@ _COMMENT_OR_STRING = re.compile(
     r'|"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'
     r"|'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*')"
 )
-# A line that begins with code at column 0 (blank, indented and comment lines do not).
-_AT_COLUMN_ZERO = re.compile(r"^[^\s#]", re.MULTILINE)
+# The newline before a line that begins with code at column 0 (blank, indented and comment lines
+# do not): led by its literal, which the engine scans for, where a multi-line `^` was tried at
+# every character (five times slower).
+_BEFORE_COLUMN_ZERO = re.compile(r"\n(?=[^\s#])")
 # The clauses that continue a compound statement at its own indentation.
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 # A `def` or `class` keyword and the name after it, each pattern led by its literal (which the
 # engine searches for, where an alternation was tried at every character).
 _DEFINED_NAMES = (re.compile(r"def[ \t]+(\w+)"), re.compile(r"class[ \t]+(\w+)"))
-_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 def _blanked(source: str) -> str:
@@ -54,9 +55,11 @@ def _blanked(source: str) -> str:
 
 class Statements(NamedTuple):
     """Where each top-level statement's text lies: its first line (its decorators') and its last
-    line that holds code, 1-based; and the text with comments and strings blanked."""
+    line that holds code, 1-based, and where it starts in the blanked text (comments and strings
+    blanked), which is kept too."""
 
     spans: list[tuple[int, int]]
+    offsets: list[int]
     blanked: str
 
 
@@ -67,31 +70,29 @@ def top_level_statements(source: str) -> Statements | None:
     if "\0" in source or "barry_as_FLUFL" in source or source.count("\r") != source.count("\r\n"):
         return None
     blanked = _blanked(source)
-    starts = [1]
-    depth, line, previous, decorated = 0, 1, 0, False
-    for match in _AT_COLUMN_ZERO.finditer(blanked):
-        at = match.start()
-        if at == 0:
-            decorated = blanked.startswith("@")
-            continue
-        line += blanked.count("\n", previous, at)
-        depth += sum(blanked.count(opening, previous, at) - blanked.count(closing, previous, at) for opening, closing in _BRACKETS)
+    count, endswith = blanked.count, blanked.endswith
+    # Every bracket as a round one: two counts a line instead of six.
+    brackets = blanked.replace("[", "(").replace("{", "(").replace("]", ")").replace("}", ")").count
+    starts, offsets = [1], [0]
+    depth, line, previous, decorated = 0, 1, 0, blanked.startswith("@")
+    for match in _BEFORE_COLUMN_ZERO.finditer(blanked):
+        at = match.end()
+        line += count("\n", previous, at)
+        depth += brackets("(", previous, at) - brackets(")", previous, at)
         previous = at
-        if depth != 0 or blanked.endswith("\\\n", 0, at) or blanked.endswith("\\\r\n", 0, at) or _CLAUSE.match(blanked, at):
+        if depth != 0 or endswith("\\\n", 0, at) or endswith("\\\r\n", 0, at) or _CLAUSE.match(blanked, at):
             continue
         if decorated:  # the definition a decorator (or a run of them) stands on
-            decorated = blanked.startswith("@", at)
+            decorated = blanked[at] == "@"
             continue
-        decorated = blanked.startswith("@", at)
+        decorated = blanked[at] == "@"
         starts.append(line)
-    lines = blanked.split("\n")
-    ends = [*(start - 1 for start in starts[1:]), len(lines)]
+        offsets.append(at)
     spans = []
-    for start, end in zip(starts, ends, strict=True):
-        while end > start and not lines[end - 1].strip():
-            end -= 1  # blank and comment lines after a statement belong to none
-        spans.append((start, end))
-    return Statements(spans, blanked)
+    for start, first, after in zip(starts, offsets, [*offsets[1:], len(blanked)], strict=True):
+        # Blank and comment lines after a statement belong to none.
+        spans.append((start, start + count("\n", first, first + len(blanked[first:after].rstrip()))))
+    return Statements(spans, offsets, blanked)
 
 
 class TouchedModule:
@@ -99,15 +100,14 @@ class TouchedModule:
 
     def __init__(self, tree: ast.Module, others: list[tuple[int, int]], blanked: str) -> None:
         self.tree = tree
-        self._others = others  # (first, last) line of each run of other statements
+        self._others = others  # where each run of other statements starts and ends in `blanked`
         self._blanked = blanked
 
     @functools.cached_property
     def other_names(self) -> frozenset[str]:
         """The names the other statements define (`def` and `class` at any depth, read from the
         blanked text: a superset), asked only for function shapes."""
-        lines = self._blanked.split("\n")
-        text = "\n".join("\n".join(lines[first - 1 : last]) for first, last in self._others)
+        text = "\n".join(self._blanked[start:end] for start, end in self._others)
         return frozenset(name for pattern in _DEFINED_NAMES for name in pattern.findall(text))
 
 
@@ -139,14 +139,15 @@ def touched_module(source: str, path: str, added: Collection[int]) -> TouchedMod
     if starts != [statements.spans[index][0] for index in touched]:
         return None
     kept = set(touched)
-    others = _runs(statements.spans, [index for index in range(len(statements.spans)) if index not in kept])
+    ends = [*statements.offsets[1:], len(statements.blanked)]
+    others = _runs(list(zip(statements.offsets, ends, strict=True)), [index for index in range(len(ends)) if index not in kept])
     return TouchedModule(ast.Module(body=body, type_ignores=[]), others, statements.blanked)
 
 
 def _runs(spans: list[tuple[int, int]], chosen: list[int]) -> list[tuple[int, int]]:
     """The chosen statements that follow each other with no other statement between them, as runs
-    from the first one's first line to the last one's last: an appended stretch of functions is
-    one piece to parse, not one each behind its own run of newlines."""
+    from the first one's start to the last one's end (lines or offsets): an appended stretch of
+    functions is one piece to parse, not one each behind its own run of newlines."""
     runs: list[tuple[int, int]] = []
     previous = -2
     for index in chosen:
