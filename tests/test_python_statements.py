@@ -51,7 +51,7 @@ def test_the_standard_library_is_split_where_the_parser_puts_its_statements() ->
             continue
         assert statements is not None, path
         spans = statements.spans
-        if tree.body and spans[0][0] < first_line(tree.body[0]):
+        if not tree.body or spans[0][0] < first_line(tree.body[0]):
             spans = spans[1:]  # the comments and blank lines before the first statement
         assert spans == _expected_spans(tree), path
         checked += 1
