@@ -301,20 +301,14 @@ def touched_python(change: FileChange, source: str) -> TouchedModule | None:
     return module
 
 
-def parse_python_touched(request: ReviewRequest, change: FileChange) -> tuple[ast.Module, str] | None:
-    """The syntax tree and text at head that a lens reads when it reports only what spans an added
-    line (and asks `parse_python` for the whole module before it looks anywhere else): the touched
-    statements alone where the change adds whole top-level statements to an existing file (the
-    rest parsed was half of Django +104k appended's parse), else the whole module. None when it is
-    missing or does not parse."""
-    source = request.head.read_text(change.path)
-    if source is None:
-        return None
+def parse_python_touched(change: FileChange, source: str) -> ast.Module | None:
+    """The syntax tree of `source` (the file at head) that a lens reads when it reports only what
+    spans an added line (and asks `parse_python` for the whole module before it looks anywhere
+    else): the touched statements alone where the change adds whole top-level statements to an
+    existing file (the rest parsed was half of Django +104k appended's parse), else the whole
+    module. None when it does not parse."""
     touched = touched_python(change, source)
-    if touched is not None:
-        return touched.tree, source
-    tree = _parse(source, change.path)
-    return None if tree is None else (tree, source)
+    return touched.tree if touched is not None else _parse(source, change.path)
 
 
 def forget_parsed_trees() -> None:

@@ -162,10 +162,9 @@ class TwoReaderLens(NamedTuple):
         for change, language, text in changed_sources(request, self.languages, self.needles):
             added = change.added_lines()
             if language is Language.PYTHON:
-                parsed = parse_python_touched(request, change)
-                if parsed is None:
+                tree = parse_python_touched(change, text)
+                if tree is None:
                     continue
-                tree = parsed[0]
                 if self.python_candidates is not None:
                     if not self.python_candidates(tree, added):
                         continue

@@ -283,10 +283,10 @@ class SecurityLens:
                 yield from self._c_like(change, language)
 
     def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
-        parsed = parse_python_touched(request, change)  # a call is reported where it spans an added line
-        if parsed is None:
+        source = request.head.read_text(change.path)
+        tree = None if source is None else parse_python_touched(change, source)  # reported where it spans an added line
+        if source is None or tree is None:
             return
-        tree, source = parsed
         added = change.added_lines()
         checker = _PythonChecker(lambda: parse_python(source, change.path), is_test_file(change.path))
         lines: list[str] = []  # the source's lines, split when a call is found

@@ -74,10 +74,10 @@ class PythonSwallowedFailureLens:
             added = change.added_lines()
             if not added:
                 continue
-            parsed = parse_python_touched(request, change)  # a handler is reported where it spans an added line
-            if parsed is None:
+            source = request.head.read_text(change.path)
+            tree = None if source is None else parse_python_touched(change, source)  # reported where it spans an added line
+            if source is None or tree is None:
                 continue
-            tree, source = parsed
             for node in nodes_of(tree, ast.ExceptHandler):
                 if not _is_broad(node):
                     continue
