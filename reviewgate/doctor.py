@@ -164,6 +164,8 @@ def _probe_body(settings: ReviewerSettings, options: ModelOptions) -> dict[str, 
     form = openai.response_format(options.response_format, "probe", PROBE_SCHEMA)
     if form is not None:
         body["response_format"] = form
+    if options.prompt_cache_retention is not None:  # a server that refuses it says so here, not in a review
+        body["prompt_cache_retention"] = options.prompt_cache_retention
     return body
 
 
@@ -193,6 +195,8 @@ def _probe_openai(settings: ReviewerSettings, options: ModelOptions, key: str | 
         except TransportBlocked as error:
             hint = (f": a request capped at {PROBE_CAP} tokens in {field} got no answer, so the server may ignore "
                     f'{field}; try max_tokens_parameter = "{other}"') if "timeout" in str(error) else ""
+            if asked.prompt_cache_retention is not None and "prompt_cache_retention" in str(error):
+                hint = f"; remove reviewer.{settings.name}.prompt_cache_retention"
             report.unreachable(f"{where}: {error}{hint}")
             return
     usage = result.data.get("usage")

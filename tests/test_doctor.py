@@ -10,7 +10,7 @@ from pathlib import Path
 from testing.agent_clis import install_agent_clis
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
-from testing.model_server import LLAMA_CPP_PYTHON, ModelServer
+from testing.model_server import LLAMA_CPP_PYTHON, ModelServer, Reply
 from testing.repo import write_base_config
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
@@ -163,6 +163,30 @@ def test_options_the_model_refuses_are_named(tmp_path: Path) -> None:
             "models take no temperature); remove reviewer.openai.temperature") in reasoning.stdout
     assert ("note: reviewer openai: reasoning_effort = 'high' is refused by 'gpt-4o', which does not reason; "
             "remove reviewer.openai.reasoning_effort") in plain.stdout
+
+
+def test_a_server_that_refuses_prompt_cache_retention_is_named_before_the_run(tmp_path: Path) -> None:
+    """vLLM's OpenAI server rejects a field its request model lacks (HTTP 400, "Extra inputs are
+    not permitted"): the probe carries the option, so doctor says so, not the first review."""
+    def refuse(body: object) -> Reply | None:
+        if isinstance(body, dict) and "prompt_cache_retention" in body:
+            error = {"message": "[{'type': 'extra_forbidden', 'loc': ('body', 'prompt_cache_retention'), "
+                                "'msg': 'Extra inputs are not permitted', 'input': '24h'}]",
+                     "type": "BadRequestError", "param": None, "code": 400}
+            return Reply(status=400, body={"object": "error", **error})
+        return None
+
+    repo = calc_repo(tmp_path)
+    with ModelServer([], models=("test-model",), responder=refuse) as server:
+        write_config(repo.path, "openai", fast_openai(server.url, prompt_cache_retention="24h"))
+        refused = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+        write_config(repo.path, "openai", fast_openai(server.url))
+        plain = run_cli(repo.path, "doctor", "--base", "main", env=KEY)
+    assert refused.returncode == 3, refused.stdout
+    [problem] = _problems(refused.stdout)
+    assert problem.startswith(f"problem: reviewer openai: HTTP 400 from {server.url}/v1/chat/completions: ")
+    assert "prompt_cache_retention" in problem and problem.endswith("remove reviewer.openai.prompt_cache_retention")
+    assert plain.returncode == 0 and not _problems(plain.stdout), plain.stdout
 
 
 def test_reasoning_effort_on_an_old_azure_api_version_is_a_problem(tmp_path: Path) -> None:

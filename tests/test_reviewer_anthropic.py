@@ -8,6 +8,7 @@ import pytest
 
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
+from reviewgate.errors import ConfigError
 from reviewgate.reviewers import anthropic
 from reviewgate.reviewers.base import ReviewerStatus
 from testing.cli import run_cli
@@ -181,6 +182,28 @@ def test_prompt_cache_tokens_are_counted_and_priced_as_anthropic_prices_them(tmp
         2781, 2480, 300)
     assert outcome.usage.cost == pytest.approx((1 * 3.0 + 2480 * 0.3 + 300 * 3.75 + 100 * 15.0) / 1e6)
     assert outcome.usage.to_json()["cached_input_tokens"] == 2480
+
+
+def test_an_hour_long_prompt_cache_is_asked_for_and_its_writes_priced_at_twice_the_input(
+        tmp_path: Path, key: None) -> None:
+    repo = calc_repo(tmp_path)
+    usage = {"input_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 2480,
+             "output_tokens": 100}
+    with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
+        default = anthropic.build(_settings(server, input_price=3.0)).review(review_request(repo.path))
+        hour = anthropic.build(_settings(server, input_price=3.0, cache_ttl="1h")).review(review_request(repo.path))
+    assert default.status is ReviewerStatus.OK and hour.status is ReviewerStatus.OK, (default.reason, hour.reason)
+    first, second = server.posts()
+    assert first.body["system"][0]["cache_control"] == {"type": "ephemeral"}  # the API's 5 minutes
+    assert second.body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert default.usage.cost == pytest.approx((1 * 3.0 + 2480 * 3.75) / 1e6)
+    assert hour.usage.cost == pytest.approx((1 * 3.0 + 2480 * 6.0) / 1e6)
+
+
+def test_a_cache_ttl_anthropic_does_not_have_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"reviewer\.claude\.cache_ttl: expected '5m' or '1h', got '24h'"):
+        anthropic.build(ReviewerSettings(name="claude", provider="anthropic", model="test-model",
+                                         options={"cache_ttl": "24h"}))
 
 
 def test_an_answer_cut_at_max_tokens_is_asked_again_with_a_larger_cap(tmp_path: Path, key: None) -> None:

@@ -320,6 +320,26 @@ def test_cached_prompt_tokens_are_priced_at_the_cached_price(tmp_path: Path, key
     assert configured.usage.cost == pytest.approx((500 * 1.0 + 1500 * 0.25 + 100 * 10.0) / 1e6)
 
 
+def test_the_prompt_cache_retention_is_sent_only_when_configured(tmp_path: Path, key: None) -> None:
+    """OpenAI keeps a cached prefix minutes in memory by default; `24h` asks it to keep it a day,
+    so pushes hours apart read the system message from the cache too."""
+    with ModelServer([Reply(review=review_document())]) as server:
+        default = _review(tmp_path / "default", server)
+        kept = _review(tmp_path / "kept", server, prompt_cache_retention="24h")
+    assert default.status is ReviewerStatus.OK and kept.status is ReviewerStatus.OK, (default.reason, kept.reason)
+    first, second = server.posts()
+    assert "prompt_cache_retention" not in first.body
+    assert second.body["prompt_cache_retention"] == "24h"
+    assert first.body["messages"] == second.body["messages"]  # the same prefix either way
+
+
+def test_a_prompt_cache_retention_the_api_does_not_have_is_a_config_error(tmp_path: Path) -> None:
+    result, _ = _run(tmp_path, [Reply(review=review_document())], None, prompt_cache_retention="1d")
+    assert result.returncode == 2
+    assert (".reviewgate.toml: reviewer.openai.prompt_cache_retention: expected 'in_memory' or '24h', got '1d'"
+            in result.stderr)
+
+
 def test_litellm_no_db_connection_reads_as_a_key_problem(tmp_path: Path, key: None) -> None:
     body = {"error": {"message": "Authentication Error, No connected db.", "type": "no_db_connection",
                       "param": "None", "code": "400"}}

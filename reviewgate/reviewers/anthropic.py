@@ -4,7 +4,8 @@ Structured output by forcing one tool, `record_review`, whose `input_schema` is 
 contract (the second look forces `record_verification` the same way) (Anthropic docs, "Tool use": `tool_choice: {"type": "tool", "name": ...}`); the tool
 input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`). The system block is marked `cache_control: {"type": "ephemeral"}`, so
-its stable prefix is cached between the requests of a run.
+its stable prefix is cached between the requests of a run, and with `cache_ttl = "1h"` (`"ttl":
+"1h"`) between the pushes of an hour.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def request_body(
         # Anthropic's prompt cache (docs: "Prompt caching") at a tenth of the input price. The tool
         # carries the schema, so the system message does not state it again.
         "system": [{"type": "text", "text": conversation.system_for(schema_sent=True),
-                    "cache_control": {"type": "ephemeral"}}],
+                    "cache_control": cache_control(options)}],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages],
         "tools": [{"name": tool, "description": description, "input_schema": schema}],
         "tool_choice": {"type": "tool", "name": tool},
@@ -71,6 +72,14 @@ def request_body(
     if options.temperature is not None:
         body["temperature"] = options.temperature
     return body
+
+
+def cache_control(options: ModelOptions) -> dict[str, str]:
+    """The system block's cache breakpoint: 5 minutes unless `cache_ttl` says an hour (the API's
+    default is left unsaid, so a server that knows no `ttl` is asked as before)."""
+    if options.cache_ttl == "5m":
+        return {"type": "ephemeral"}
+    return {"type": "ephemeral", "ttl": options.cache_ttl}
 
 
 def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:

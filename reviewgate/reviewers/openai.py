@@ -66,6 +66,8 @@ def request_body(
         body["reasoning_effort"] = options.reasoning_effort
     if form is not None:
         body["response_format"] = form
+    if options.prompt_cache_retention is not None:
+        body["prompt_cache_retention"] = options.prompt_cache_retention
     return body
 
 

@@ -43,8 +43,9 @@ COMMON_KEYS = (
     "verifier",
 )
 PROVIDER_KEYS = {
-    "openai": ("reasoning_effort", "response_format", "api_version", "extra_headers", "max_tokens_parameter"),
-    "anthropic": ("anthropic_version", "extra_headers"),
+    "openai": ("reasoning_effort", "response_format", "api_version", "extra_headers", "max_tokens_parameter",
+               "prompt_cache_retention"),
+    "anthropic": ("anthropic_version", "extra_headers", "cache_ttl"),
     "command": ("command",),
 }
 # The structured forms, strongest first: a server that rejects one is asked with the next
@@ -54,6 +55,14 @@ STRUCTURED_FORMS = ("json_schema", "json_object_with_schema", "json_object")
 SCHEMA_FORMS = STRUCTURED_FORMS[:2]  # the forms whose request carries the answer's schema
 RESPONSE_FORMATS = (*STRUCTURED_FORMS, "text")
 TOKEN_CAP_FIELDS = ("max_completion_tokens", "max_tokens")
+# How long the provider keeps the cached prefix (the system message and the schema, the same
+# bytes in every request): OpenAI's `prompt_cache_retention` ("Prompt caching" guide: in memory,
+# minutes, or up to 24 hours at the same price, on the models that offer it) and Anthropic's
+# `cache_control.ttl` (5 minutes, or an hour at twice the input price to write). The default
+# sends neither: a longer lifetime keeps the prompt's cache on the provider's side for longer,
+# which a team chooses (see docs/reviewers.md).
+PROMPT_CACHE_RETENTIONS = ("in_memory", "24h")
+CACHE_TTLS = ("5m", "1h")
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 OPENAI_HOST = "api.openai.com"
 # Anthropic prices a prompt-cache read at 0.1x the input price and a 5-minute cache write at
@@ -61,6 +70,7 @@ OPENAI_HOST = "api.openai.com"
 # and 0.5x for the gpt-4o generation (pricing page).
 CACHE_READ_SHARE = {"anthropic": 0.1, "openai": 0.5, "openai-gpt-5": 0.1, "command": 0.1}
 CACHE_WRITE_SHARE = {"anthropic": 1.25, "command": 1.25}
+ONE_HOUR_WRITE_SHARE = 2.0  # Anthropic's 1-hour cache write (pricing page, "Prompt caching")
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,8 @@ class ModelOptions:
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     max_tokens_parameter: str = "max_completion_tokens"  # parse_options: by the server
     anthropic_version: str = "2023-06-01"
+    prompt_cache_retention: str | None = None  # openai: sent only when set
+    cache_ttl: str = "5m"  # anthropic: "5m" is the API's own default, sent without a ttl
     command: tuple[str, ...] = ()
 
 
@@ -140,6 +152,8 @@ def _cache_prices(settings: ReviewerSettings, reader: TableReader, input_price: 
     if family == "openai" and (settings.model or "").rsplit("/", 1)[-1].startswith("gpt-5"):
         family = "openai-gpt-5"
     read_share, write_share = CACHE_READ_SHARE.get(family, 1.0), CACHE_WRITE_SHARE.get(family, 1.0)
+    if family == "anthropic" and reader.table.get("cache_ttl") == "1h":
+        write_share = ONE_HOUR_WRITE_SHARE
     read = _optional_number(reader, "cached_input_price")
     write = _optional_number(reader, "cache_write_price")
     if input_price is not None:
@@ -190,6 +204,12 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
         ),
         anthropic_version=reader.string("anthropic_version", defaults.anthropic_version)
         or defaults.anthropic_version,
+        prompt_cache_retention=(
+            _choice(reader, "prompt_cache_retention", "", PROMPT_CACHE_RETENTIONS)
+            if settings.provider == "openai" and "prompt_cache_retention" in reader.table else None
+        ),
+        cache_ttl=(_choice(reader, "cache_ttl", defaults.cache_ttl, CACHE_TTLS)
+                   if settings.provider == "anthropic" else defaults.cache_ttl),
         command=reader.strings("command", ()),
     )
     if settings.provider == "command" and not options.command:
