@@ -253,6 +253,85 @@ def test_csharp_methods_expression_bodies_and_default_private_access() -> None:
     assert shapes["Cart.Short"].trivial and shapes["Cart.Cart"].public
 
 
+JAVA_NESTED = """public final class Constructors {
+  public Object make() {
+    class Local { public void go() { run(); } }
+    return new Local();
+  }
+  public static final class Builder { public Builder add(int v) { return this; } }
+  private static final class Throwing implements Maker {
+    Throwing(String message) { this.message = message; }
+    @Override public Object construct() { throw new IllegalStateException(message); }
+    public static final class Inner { public void deeper() { run(); } }
+  }
+  Runnable task = new Runnable() { @Override public void run() { work(); } };
+  Runnable later = () -> { new Thread() { public void run() { work(); } }.start(); };
+}
+"""
+
+
+def test_java_a_public_method_of_a_private_local_or_anonymous_class_is_not_public() -> None:
+    """A refactor that turns lambdas into a private nested class adds no API: its methods are no
+    more reachable than the class (gson's ConstructorConstructor.ThrowingObjectConstructor)."""
+    shapes = _shapes("src/Constructors.java", JAVA_NESTED)
+    public = {name: shape.public for name, shape in shapes.items()}
+    assert public == {
+        "Constructors.make": True,
+        "Constructors.make.Local.go": False,  # a local class
+        "Constructors.Builder.add": True,  # a public nested class
+        "Constructors.Throwing.Throwing": False,
+        "Constructors.Throwing.construct": False,
+        "Constructors.Throwing.Inner.deeper": False,  # public, inside a private class
+        "Constructors.run": False,  # an anonymous class, in a field
+        "Constructors.run#2": False,  # an anonymous class, in a lambda
+    }
+
+
+KOTLIN_NESTED = """class Outer {
+    fun open(): Int {
+        fun helper() = 1
+        val listener = object : Listener {
+            override fun heard() { count() }
+        }
+        return helper()
+    }
+    private class Hidden {
+        fun inside() { work() }
+    }
+    class Shown {
+        fun visible() { work() }
+    }
+}
+"""
+
+
+def test_kotlin_functions_of_a_private_class_or_an_object_expression_are_not_public() -> None:
+    shapes = _shapes("src/Outer.kt", KOTLIN_NESTED)
+    assert {name: shape.public for name, shape in shapes.items()} == {
+        "Outer.open": True, "Outer.open.helper": False, "Outer.open.heard": False,
+        "Outer.Hidden.inside": False, "Outer.Shown.visible": True,
+    }
+
+
+CSHARP_NESTED = """namespace Shop {
+  class Internal { public void Load() { Run(); } }
+  public class Cart {
+    class Helper { public void Assist() { Run(); } }
+    public class Line { public void Add() { Run(); } }
+    private class Secret { internal void Keep() { Run(); } }
+  }
+}
+"""
+
+
+def test_csharp_a_nested_type_without_an_access_modifier_is_private() -> None:
+    shapes = _shapes("Shop/Cart.cs", CSHARP_NESTED)
+    assert {name: shape.public for name, shape in shapes.items()} == {
+        "Internal.Load": True,  # a top-level type without a modifier is internal
+        "Cart.Helper.Assist": False, "Cart.Line.Add": True, "Cart.Secret.Keep": False,
+    }
+
+
 RUST = """pub struct Stack;
 
 impl<T> Stack<T> {

@@ -2,13 +2,14 @@
 operators and local functions as `Class.Method`, block or expression bodied (`=> x`). Property
 accessors are not functions; an abstract or interface method without a body is none. Public as
 C# says: `public`, `protected` or `internal`, or a member of an interface (a member without an
-access modifier is private)."""
+access modifier is private), in a type an outside caller can name (a nested type without an
+access modifier is private too)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, has_child
+from reviewgate.reviewers.builtin.languages.tree_shapes import Family, enclosing_hidden, field_text, has_child
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -22,13 +23,30 @@ def _name(node: Node) -> str | None:
     return field_text(node, "name")
 
 
+_SCOPES = frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"})
+
+
+def _holder(node: Node) -> Node | None:
+    """The type declaring `node` (a member, or a nested type), or None at a namespace's level."""
+    holder = node.parent.parent if node.parent is not None else None
+    return holder if holder is not None and holder.type in _SCOPES else None
+
+
+def _hidden_type(node: Node) -> bool:
+    """A type declared `private`, or nested without an access modifier (private by default)."""
+    if has_child(node, "private"):
+        return True
+    return _holder(node) is not None and not has_child(node, "public", "protected", "internal")
+
+
 def _public(node: Node, _name: str) -> bool:
     if node.type == "local_function_statement":
         return False
-    holder = node.parent.parent if node.parent is not None else None
-    return has_child(node, "public", "protected", "internal") or (
+    holder = _holder(node)
+    declared = has_child(node, "public", "protected", "internal") or (
         holder is not None and holder.type == "interface_declaration"
     )
+    return declared and not enclosing_hidden(node, _SCOPES, frozenset(), _hidden_type)
 
 
 FAMILY = Family(
@@ -39,9 +57,7 @@ FAMILY = Family(
     ),
     name=_name,
     public=_public,
-    scopes=frozenset(
-        {"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}
-    ),
+    scopes=_SCOPES,
     branches=frozenset(
         {"if_statement", "for_statement", "foreach_statement", "while_statement", "do_statement", "switch_section",
          "switch_expression_arm", "catch_clause", "conditional_expression"}

@@ -1,30 +1,41 @@
 """Java and Kotlin functions for the tests lens, from tree-sitter (tree_shapes): methods and
 constructors as `Class.method`, Kotlin's `fun` at any level (a companion object's under its
 class). A lambda or an anonymous class's body is part of the function around it; an abstract or
-interface method without a body is no function. `private` ones are not public."""
+interface method without a body is no function. `private` ones are not public, nor those of a
+private class, a local class or an anonymous one."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_shapes import Family, has_child
+from reviewgate.reviewers.builtin.languages.tree_shapes import Family, enclosing_hidden, has_child
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
 
-def _not_private(node: Node, _name: str) -> bool:
-    return not has_child(node, "private")
+def _private(node: Node) -> bool:
+    return has_child(node, "private")
+
+
+_JAVA_FUNCTIONS = frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"})
+_JAVA_SCOPES = frozenset(
+    {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+     "annotation_type_declaration"}
+)
+# Where a class is local or anonymous: inside a function or a lambda, or `new T() { ... }`.
+_JAVA_ENCLOSING = _JAVA_FUNCTIONS | {"lambda_expression", "object_creation_expression"}
+
+
+def _java_public(node: Node, _name: str) -> bool:
+    return not _private(node) and not enclosing_hidden(node, _JAVA_SCOPES, _JAVA_ENCLOSING, _private)
 
 
 JAVA = Family(
     grammars=("java",),
-    functions=frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
-    public=_not_private,
-    scopes=frozenset(
-        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
-         "annotation_type_declaration"}
-    ),
+    functions=_JAVA_FUNCTIONS,
+    public=_java_public,
+    scopes=_JAVA_SCOPES,
     branches=frozenset(
         {"if_statement", "for_statement", "enhanced_for_statement", "while_statement", "do_statement",
          "catch_clause", "ternary_expression", "switch_label"}
@@ -56,13 +67,23 @@ def _kotlin_body(node: Node) -> Node | None:
     return block or body
 
 
+_KOTLIN_SCOPES = frozenset({"class_declaration", "object_declaration"})
+# A Kotlin function's functions are local; an `object : T { ... }` expression is anonymous. (A
+# companion object is an `object_declaration`, a scope.)
+_KOTLIN_ENCLOSING = frozenset({"function_declaration", "lambda_literal", "anonymous_function", "object_literal"})
+
+
+def _kotlin_public(node: Node, _name: str) -> bool:
+    return not _private(node) and not enclosing_hidden(node, _KOTLIN_SCOPES, _KOTLIN_ENCLOSING, _private)
+
+
 KOTLIN = Family(
     grammars=("kotlin",),
     functions=frozenset({"function_declaration"}),
     body=_kotlin_body,
-    public=_not_private,
+    public=_kotlin_public,
     bodiless=lambda node: _kotlin_body(node) is None,
-    scopes=frozenset({"class_declaration", "object_declaration"}),
+    scopes=_KOTLIN_SCOPES,
     branches=frozenset(
         {"if_expression", "for_statement", "while_statement", "do_while_statement", "when_entry", "catch_block"}
     ),

@@ -56,6 +56,19 @@ def has_child(node: Node, *texts: str) -> bool:
     return False
 
 
+def enclosing_hidden(node: Node, scopes: frozenset[str], enclosing: frozenset[str],
+                     hidden: Callable[[Node], bool]) -> bool:
+    """Whether `node` sits in a type no caller outside can name: inside a function or an anonymous
+    class (`enclosing`: a local or anonymous class's method), or in a scope that `hidden` says is
+    private. A `public` method of a private nested class is no more reachable than the class."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in enclosing or (parent.type in scopes and hidden(parent)):
+            return True
+        parent = parent.parent
+    return False
+
+
 TRIVIAL_WORDS = frozenset(
     {"return", ".", ";", "->", "::", "?.", "$", "@", "this", "self", "nil", "null", "true", "false", "undefined"}
 )
