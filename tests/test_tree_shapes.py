@@ -301,6 +301,9 @@ KOTLIN_NESTED = """class Outer {
     class Shown {
         fun visible() { work() }
     }
+    private companion object Factory {
+        fun create() = Outer()
+    }
 }
 """
 
@@ -309,7 +312,7 @@ def test_kotlin_functions_of_a_private_class_or_an_object_expression_are_not_pub
     shapes = _shapes("src/Outer.kt", KOTLIN_NESTED)
     assert {name: shape.public for name, shape in shapes.items()} == {
         "Outer.open": True, "Outer.open.helper": False, "Outer.open.heard": False,
-        "Outer.Hidden.inside": False, "Outer.Shown.visible": True,
+        "Outer.Hidden.inside": False, "Outer.Shown.visible": True, "Outer.create": False,
     }
 
 

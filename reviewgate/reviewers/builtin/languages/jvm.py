@@ -68,13 +68,14 @@ def _kotlin_body(node: Node) -> Node | None:
 
 
 _KOTLIN_SCOPES = frozenset({"class_declaration", "object_declaration"})
-# A Kotlin function's functions are local; an `object : T { ... }` expression is anonymous. (A
-# companion object is an `object_declaration`, a scope.)
+# The types a function may sit in, a companion object too (its functions go under its class's name).
+_KOTLIN_TYPES = _KOTLIN_SCOPES | {"companion_object"}
+# A Kotlin function's functions are local; an `object : T { ... }` expression is anonymous.
 _KOTLIN_ENCLOSING = frozenset({"function_declaration", "lambda_literal", "anonymous_function", "object_literal"})
 
 
 def _kotlin_public(node: Node, _name: str) -> bool:
-    return not _private(node) and not enclosing_hidden(node, _KOTLIN_SCOPES, _KOTLIN_ENCLOSING, _private)
+    return not _private(node) and not enclosing_hidden(node, _KOTLIN_TYPES, _KOTLIN_ENCLOSING, _private)
 
 
 KOTLIN = Family(
