@@ -146,13 +146,15 @@ def default_token_cap_field(settings: ReviewerSettings, api_version: str | None)
     return "max_completion_tokens" if official or azure else "max_tokens"
 
 
-def _cache_prices(settings: ReviewerSettings, reader: TableReader, input_price: float | None) -> tuple[float | None, float | None]:
+def _cache_prices(
+    settings: ReviewerSettings, reader: TableReader, input_price: float | None, cache_ttl: str
+) -> tuple[float | None, float | None]:
     """The prompt-cache prices: as configured, else the provider's shares of the input price."""
     family = settings.provider
     if family == "openai" and (settings.model or "").rsplit("/", 1)[-1].startswith("gpt-5"):
         family = "openai-gpt-5"
     read_share, write_share = CACHE_READ_SHARE.get(family, 1.0), CACHE_WRITE_SHARE.get(family, 1.0)
-    if family == "anthropic" and reader.table.get("cache_ttl") == "1h":
+    if family == "anthropic" and cache_ttl == "1h":
         write_share = ONE_HOUR_WRITE_SHARE
     read = _optional_number(reader, "cached_input_price")
     write = _optional_number(reader, "cache_write_price")
@@ -173,7 +175,9 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
     defaults = ModelOptions()
     api_version = reader.string("api_version", None)
     input_price = _optional_number(reader, "input_price")
-    cached_input_price, cache_write_price = _cache_prices(settings, reader, input_price)
+    cache_ttl = (_choice(reader, "cache_ttl", defaults.cache_ttl, CACHE_TTLS)
+                 if settings.provider == "anthropic" else defaults.cache_ttl)
+    cached_input_price, cache_write_price = _cache_prices(settings, reader, input_price, cache_ttl)
     options = ModelOptions(
         temperature=_optional_number(reader, "temperature"),
         max_output_tokens=reader.integer("max_output_tokens", defaults.max_output_tokens, minimum=1),
@@ -208,8 +212,7 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
             _choice(reader, "prompt_cache_retention", "", PROMPT_CACHE_RETENTIONS)
             if settings.provider == "openai" and "prompt_cache_retention" in reader.table else None
         ),
-        cache_ttl=(_choice(reader, "cache_ttl", defaults.cache_ttl, CACHE_TTLS)
-                   if settings.provider == "anthropic" else defaults.cache_ttl),
+        cache_ttl=cache_ttl,
         command=reader.strings("command", ()),
     )
     if settings.provider == "command" and not options.command:

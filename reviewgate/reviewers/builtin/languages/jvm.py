@@ -6,6 +6,7 @@ private class, a local class or an anonymous one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from reviewgate.reviewers.builtin.languages.tree_shapes import Family, enclosing_hidden, has_child
@@ -18,6 +19,13 @@ def _private(node: Node) -> bool:
     return has_child(node, "private")
 
 
+def _public_in(types: frozenset[str], enclosing: frozenset[str]) -> Callable[[Node, str], bool]:
+    """Public: not `private`, nor inside a private type of `types` or any of `enclosing`."""
+    def public(node: Node, _name: str) -> bool:
+        return not _private(node) and not enclosing_hidden(node, types, enclosing, _private)
+    return public
+
+
 _JAVA_FUNCTIONS = frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"})
 _JAVA_SCOPES = frozenset(
     {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
@@ -27,14 +35,10 @@ _JAVA_SCOPES = frozenset(
 _JAVA_ENCLOSING = _JAVA_FUNCTIONS | {"lambda_expression", "object_creation_expression"}
 
 
-def _java_public(node: Node, _name: str) -> bool:
-    return not _private(node) and not enclosing_hidden(node, _JAVA_SCOPES, _JAVA_ENCLOSING, _private)
-
-
 JAVA = Family(
     grammars=("java",),
     functions=_JAVA_FUNCTIONS,
-    public=_java_public,
+    public=_public_in(_JAVA_SCOPES, _JAVA_ENCLOSING),
     scopes=_JAVA_SCOPES,
     branches=frozenset(
         {"if_statement", "for_statement", "enhanced_for_statement", "while_statement", "do_statement",
@@ -74,15 +78,11 @@ _KOTLIN_TYPES = _KOTLIN_SCOPES | {"companion_object"}
 _KOTLIN_ENCLOSING = frozenset({"function_declaration", "lambda_literal", "anonymous_function", "object_literal"})
 
 
-def _kotlin_public(node: Node, _name: str) -> bool:
-    return not _private(node) and not enclosing_hidden(node, _KOTLIN_TYPES, _KOTLIN_ENCLOSING, _private)
-
-
 KOTLIN = Family(
     grammars=("kotlin",),
     functions=frozenset({"function_declaration"}),
     body=_kotlin_body,
-    public=_kotlin_public,
+    public=_public_in(_KOTLIN_TYPES, _KOTLIN_ENCLOSING),
     bodiless=lambda node: _kotlin_body(node) is None,
     scopes=_KOTLIN_SCOPES,
     branches=frozenset(
