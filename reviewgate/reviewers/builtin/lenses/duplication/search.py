@@ -33,6 +33,7 @@ from reviewgate.reviewers.builtin.common import (
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
     Normalized,
+    anchor_hashes_of,
     consistent_renaming,
     literals,
 )
@@ -357,8 +358,7 @@ class DuplicationSearch:
             anchors[path] = _anchors(queries[path].normalized)
             digests[path] = stored.add(unseen[path], anchors[path][1])
         for path, data in _read_in_batches(request, {path: unseen[path] for path in unseen if path not in queries}):
-            file_normalized = Normalized.of(decode_text(data), language_of(path))
-            digests[path] = stored.add(unseen[path], file_normalized.anchor_hashes(file_normalized.anchor_offsets()))
+            digests[path] = stored.add(unseen[path], anchor_hashes_of(data, language_of(path)))
         stored.save()
         known = {path: values for path, values in digests.items() if values is not None}
         shared, kept = runs.shared_of([query.hashes for query in queries.values()], list(known.values()))

@@ -1,0 +1,564 @@
+/* The DRY lens's normalization (fingerprints.py) in two passes over a file's bytes.
+
+   fingerprints.py holds the definition: its regular expressions say what a file's normalized lines
+   are, and this module gives the same lines for text whose comments and strings blanked leave it
+   all ASCII (almost every file), or answers None and the Python path runs. Each scanner below
+   follows its pattern's leftmost-first matching: at every position the branches are tried in the
+   pattern's order and a failed match moves on by one character, as `re` does. Every pattern is
+   written unrolled (no branch can match in two ways), so each one is a loop here, and
+   tests/test_compiled_normalization.py compares the two on real code and random text.
+
+   The branch's files are untrusted input: every read is bounded by the length it was given, no
+   step's output is longer than its input (a buffer of the input's length holds it), and an
+   opening with no end after it is searched for once, not once per opening (a file of unclosed
+   `/*` would otherwise cost the square of its length). */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { FAMILY_NONE = 0, FAMILY_HASH = 1, FAMILY_C = 2 };
+
+#define WINDOW 40           /* fingerprints.WINDOW */
+#define MAX_LINE_LENGTH 400 /* fingerprints.MAX_LINE_LENGTH */
+#define IDENTIFIER_MARK 1   /* fingerprints.IDENTIFIER_MARK */
+#define MAX_KEYWORD 16
+static const uint64_t BASE = 0x100000001B3ULL; /* hashes.BASE */
+
+/* The keywords by length, set once from fingerprints.KEYWORDS (the one list of them), each packed
+   into two 8-byte numbers (zeros after its end): a word is one of them when both numbers match. */
+typedef struct {
+    uint64_t head, tail;
+} Packed;
+static Packed *keywords[MAX_KEYWORD + 1];
+static Py_ssize_t keyword_counts[MAX_KEYWORD + 1];
+/* Bit `length` of keyword_lengths[c]: some keyword of that length starts with `c`. Most names are
+   told apart from every keyword by this one lookup. */
+static uint32_t keyword_lengths[256];
+
+static inline Packed packed(const unsigned char *word, Py_ssize_t length)
+{
+    Packed result = {0, 0};
+    memcpy(&result.head, word, (size_t)(length < 8 ? length : 8));
+    if (length > 8)
+        memcpy(&result.tail, word + 8, (size_t)(length - 8));
+    return result;
+}
+
+/* What each byte is to the scanners, a bit each: a table lookup where a chain of comparisons
+   took a branch each. `\w` and `\d` are the ASCII ones (the compiled path reads ASCII text only). */
+enum { WORD = 1, DIGIT = 2, SPACE = 4, NAME_START = 8, NEWLINE = 16 };
+#define LETTERS(bits)                                                                                            \
+    ['a'] = bits, ['b'] = bits, ['c'] = bits, ['d'] = bits, ['e'] = bits, ['f'] = bits, ['g'] = bits, ['h'] = bits, \
+    ['i'] = bits, ['j'] = bits, ['k'] = bits, ['l'] = bits, ['m'] = bits, ['n'] = bits, ['o'] = bits, ['p'] = bits, \
+    ['q'] = bits, ['r'] = bits, ['s'] = bits, ['t'] = bits, ['u'] = bits, ['v'] = bits, ['w'] = bits, ['x'] = bits, \
+    ['y'] = bits, ['z'] = bits
+#define CAPITALS(bits)                                                                                           \
+    ['A'] = bits, ['B'] = bits, ['C'] = bits, ['D'] = bits, ['E'] = bits, ['F'] = bits, ['G'] = bits, ['H'] = bits, \
+    ['I'] = bits, ['J'] = bits, ['K'] = bits, ['L'] = bits, ['M'] = bits, ['N'] = bits, ['O'] = bits, ['P'] = bits, \
+    ['Q'] = bits, ['R'] = bits, ['S'] = bits, ['T'] = bits, ['U'] = bits, ['V'] = bits, ['W'] = bits, ['X'] = bits, \
+    ['Y'] = bits, ['Z'] = bits
+static const unsigned char CLASS[256] = {
+    LETTERS(WORD | NAME_START), CAPITALS(WORD | NAME_START), ['_'] = WORD | NAME_START, ['$'] = NAME_START,
+    ['0'] = WORD | DIGIT, ['1'] = WORD | DIGIT, ['2'] = WORD | DIGIT, ['3'] = WORD | DIGIT, ['4'] = WORD | DIGIT,
+    ['5'] = WORD | DIGIT, ['6'] = WORD | DIGIT, ['7'] = WORD | DIGIT, ['8'] = WORD | DIGIT, ['9'] = WORD | DIGIT,
+    [' '] = SPACE, ['\t'] = SPACE, ['\r'] = SPACE, ['\f'] = SPACE, ['\v'] = SPACE, ['\n'] = NEWLINE,
+};
+
+static inline int is_word(unsigned char c)
+{
+    return CLASS[c] & WORD;
+}
+
+static int is_keyword(const unsigned char *word, Py_ssize_t length)
+{
+    if (length < 1 || length > MAX_KEYWORD || !(keyword_lengths[word[0]] >> length & 1))
+        return 0;
+    Packed key = packed(word, length);
+    const Packed *candidate = keywords[length];
+    for (Py_ssize_t k = 0; k < keyword_counts[length]; k++)
+        if (candidate[k].head == key.head && candidate[k].tail == key.tail)
+            return 1;
+    return 0;
+}
+
+/* Where a match starting at `start` ends (one past it), or -1 when the branch fails. */
+
+static Py_ssize_t line_end(const unsigned char *in, Py_ssize_t n, Py_ssize_t start)
+{
+    const unsigned char *newline = memchr(in + start, '\n', (size_t)(n - start));
+    return newline == NULL ? n : newline - in;
+}
+
+/* "[^"\\\n]*(?:\\.[^"\\\n]*)*": one line, a backslash escaping any character but a newline. */
+static Py_ssize_t quoted_end(const unsigned char *in, Py_ssize_t n, Py_ssize_t start, unsigned char quote)
+{
+    for (Py_ssize_t j = start + 1; j < n; j++) {
+        unsigned char c = in[j];
+        if (c == quote)
+            return j + 1;
+        if (c == '\n')
+            return -1;
+        if (c == '\\') {
+            if (j + 1 >= n || in[j + 1] == '\n')
+                return -1;
+            j++;
+        }
+    }
+    return -1;
+}
+
+/* `[^`\\]*(?:\\.[^`\\]*)*`: over lines, a backslash escaping any character but a newline. */
+static Py_ssize_t template_end(const unsigned char *in, Py_ssize_t n, Py_ssize_t start)
+{
+    for (Py_ssize_t j = start + 1; j < n; j++) {
+        unsigned char c = in[j];
+        if (c == '`')
+            return j + 1;
+        if (c == '\\') {
+            if (j + 1 >= n || in[j + 1] == '\n')
+                return -1;
+            j++;
+        }
+    }
+    return -1;
+}
+
+/* Three quotes, then everything up to the first three quotes after them. */
+static Py_ssize_t triple_end(const unsigned char *in, Py_ssize_t n, Py_ssize_t start, unsigned char quote)
+{
+    for (Py_ssize_t j = start + 3; j + 2 < n; j++)
+        if (in[j] == quote && in[j + 1] == quote && in[j + 2] == quote)
+            return j + 3;
+    return -1;
+}
+
+/* A block comment, from its opening up to the first star-slash after it. */
+static Py_ssize_t block_end(const unsigned char *in, Py_ssize_t n, Py_ssize_t start)
+{
+    for (Py_ssize_t j = start + 2; j + 1 < n; j++)
+        if (in[j] == '*' && in[j + 1] == '/')
+            return j + 2;
+    return -1;
+}
+
+/* The characters that may start a comment or a string, by family: every other one is copied as
+   it is, a run at a time. */
+static const unsigned char OPENS_HASH[256] = {['#'] = 1, ['"'] = 1, ['\''] = 1};
+static const unsigned char OPENS_C[256] = {['/'] = 1, ['`'] = 1, ['"'] = 1, ['\''] = 1};
+
+/* fingerprints._blank: a comment leaves its newlines, a string `"` and its newlines. Sets
+   `*ascii` to whether what is left is all ASCII (a comment's or a string's bytes are not). */
+static Py_ssize_t blank(const unsigned char *in, Py_ssize_t n, int family, unsigned char *out, int *ascii)
+{
+    static const unsigned char OPENS_NONE[256] = {0};
+    const unsigned char *opens = family == FAMILY_HASH ? OPENS_HASH : family == FAMILY_C ? OPENS_C : OPENS_NONE;
+    unsigned char seen = 0;
+    Py_ssize_t i = 0, w = 0;
+    /* From where on no block comment, no triple-quoted string of each quote, can end: an end found
+       after a later opening would be after this one too. */
+    Py_ssize_t no_block_end = n, no_triple_end[2] = {n, n};
+    while (i < n) {
+        unsigned char c = 0;
+        while (i < n && !opens[c = in[i]]) {
+            out[w++] = c;
+            seen |= c;
+            i++;
+        }
+        if (i == n)
+            break;
+        Py_ssize_t end = -1;
+        int string = 1;
+        if (family == FAMILY_HASH) {
+            if (c == '#') {
+                end = line_end(in, n, i);
+                string = 0;
+            } else {
+                Py_ssize_t *unclosed = &no_triple_end[c == '"'];
+                if (i + 2 < n && in[i + 1] == c && in[i + 2] == c && i < *unclosed) {
+                    end = triple_end(in, n, i, c);
+                    if (end < 0)
+                        *unclosed = i;
+                }
+                if (end < 0)
+                    end = quoted_end(in, n, i, c);
+            }
+        } else if (c == '/') {
+            if (i + 1 < n && in[i + 1] == '/')
+                end = line_end(in, n, i);
+            else if (i + 1 < n && in[i + 1] == '*' && i < no_block_end) {
+                end = block_end(in, n, i);
+                if (end < 0)
+                    no_block_end = i;
+            }
+            string = 0;
+        } else if (c == '`') {
+            end = template_end(in, n, i);
+        } else {
+            end = quoted_end(in, n, i, c);
+        }
+        if (end < 0) {
+            out[w++] = c;
+            i++;
+            continue;
+        }
+        if (string)
+            out[w++] = '"';
+        for (; i < end; i++)
+            if (in[i] == '\n')
+                out[w++] = '\n';
+    }
+    *ascii = !(seen & 0x80);
+    return w;
+}
+
+static inline int starts_with(const unsigned char *line, Py_ssize_t length, const char *prefix)
+{
+    size_t size = strlen(prefix);
+    return (size_t)length >= size && memcmp(line, prefix, size) == 0;
+}
+
+/* fingerprints._IMPORT_START at the start of a line (its spaces already gone). */
+static int is_import(const unsigned char *line, Py_ssize_t length)
+{
+    if (starts_with(line, length, "import") || starts_with(line, length, "from") || starts_with(line, length, "package")
+        || starts_with(line, length, "using") || starts_with(line, length, "#include") || starts_with(line, length, "require(")
+        || starts_with(line, length, "export*from"))
+        return 1;
+    if (!starts_with(line, length, "export{"))
+        return 0;
+    for (Py_ssize_t j = 7; j < length; j++)
+        if (line[j] == '}')
+            return starts_with(line + j + 1, length - j - 1, "from");
+    return 0;
+}
+
+/* Whether an identifier starts at `i` of the blanked text: `[A-Za-z_$]` after `\b`, not a keyword.
+   `*word_end` is where the run of word characters from `i` ends. */
+static inline int identifier_at(const unsigned char *in, Py_ssize_t n, Py_ssize_t i, Py_ssize_t *word_end)
+{
+    unsigned char kind = CLASS[in[i]];
+    int word = kind & WORD;
+    if (!(kind & NAME_START) || (i > 0 && is_word(in[i - 1])) == word)
+        return 0;
+    Py_ssize_t end = i;
+    while (end < n && is_word(in[end]))
+        end++;
+    *word_end = end;
+    return !is_keyword(in + i, end - i);
+}
+
+/* fingerprints._normalized_blanked on ASCII text, in one pass: the identifiers (`_IDENTIFIER`)
+   become IDENTIFIER_MARK, then the numbers (`_NUMBER`, over that text) `0`, then the spaces go
+   (`_NO_SPACE`) and the import and over-long lines are emptied (`_DROPPED_LINE`). The lines go to
+   `out` with nothing between them, line k ending at `ends[k]`; returns how many lines there are.
+
+   One pass gives what the patterns' four give: a number's `[\w.]*` in the marked text stops at
+   the first mark, which is where an identifier starts in the blanked text after one of the
+   number's dots (its only non-word character); the number's lookbehind, no word character
+   before it, reads the same in either text (a word character before a digit is part of an
+   identifier, which takes the digit too, or of a number, which did); and the spaces and lines
+   are taken out after the marks, as the patterns do, by reading `in` for what the marks look at
+   and `out` for what the lines hold. */
+static Py_ssize_t normalize_lines(const unsigned char *in, Py_ssize_t n, unsigned char *out, uint32_t *ends)
+{
+    Py_ssize_t i = 0, w = 0, line_start = 0, lines = 0, word_end;
+    for (;;) {
+        unsigned char c = i < n ? in[i] : '\n', kind = CLASS[c];
+        if (!kind) { /* an operator, a mark: kept */
+            out[w++] = c;
+            i++;
+            continue;
+        }
+        if (kind & NEWLINE) {
+            if (w - line_start > MAX_LINE_LENGTH || is_import(out + line_start, w - line_start))
+                w = line_start;
+            ends[lines++] = (uint32_t)w;
+            if (i == n)
+                return lines;
+            line_start = w;
+            i++;
+            continue;
+        }
+        if (kind & SPACE) {
+            for (i++; i < n && CLASS[in[i]] & SPACE; i++)
+                ;
+        } else if (identifier_at(in, n, i, &word_end)) {
+            i = word_end;
+            while (i < n && (is_word(in[i]) || in[i] == '$'))
+                i++;
+            out[w++] = IDENTIFIER_MARK;
+        } else if ((kind & DIGIT) && !(i > 0 && is_word(in[i - 1]))) {
+            for (i++; i < n && (is_word(in[i]) || in[i] == '.'); i++)
+                if (in[i - 1] == '.' && identifier_at(in, n, i, &word_end))
+                    break;
+            out[w++] = '0';
+        } else {
+            out[w++] = c;
+            i++;
+        }
+    }
+}
+
+/* A file's normalization: its blanked text in `blanked` and its normalized lines in `lines` (each n
+   bytes) with their ends in `ends` (n + 1 of them). Returns the number of lines, or -1 when the
+   blanked text is not all ASCII (the Python path's Unicode patterns then apply). */
+static Py_ssize_t normalize_into(const unsigned char *source, Py_ssize_t n, int family, unsigned char *blanked,
+                                 Py_ssize_t *blanked_length, unsigned char *lines, uint32_t *ends)
+{
+    int ascii;
+    *blanked_length = blank(source, n, family, blanked, &ascii);
+    if (!ascii)
+        return -1;
+    return normalize_lines(blanked, *blanked_length, lines, ends);
+}
+
+/* The buffers of a normalization: two of the source's length and its line ends. One set serves
+   every call (each runs under the GIL, start to end), grown to the largest file yet: fresh pages
+   for each file cost the kernel as much as the normalization itself. */
+typedef struct {
+    unsigned char *blanked, *lines;
+    uint32_t *ends;
+} Buffers;
+
+static unsigned char *text_buffer;
+static uint32_t *ends_buffer;
+static Py_ssize_t buffer_capacity = -1;
+
+static int buffers_for(Py_ssize_t n, Buffers *buffers)
+{
+    if (n > buffer_capacity) {
+        unsigned char *text = PyMem_Realloc(text_buffer, (size_t)(2 * n + 1));
+        if (text == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        text_buffer = text;
+        uint32_t *ends = PyMem_Realloc(ends_buffer, sizeof(uint32_t) * (size_t)(n + 1));
+        if (ends == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        ends_buffer = ends;
+        buffer_capacity = n;
+    }
+    buffers->blanked = text_buffer;
+    buffers->lines = text_buffer + n;
+    buffers->ends = ends_buffer;
+    return 0;
+}
+
+static int all_ascii(const unsigned char *text, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (text[i] & 0x80)
+            return 0;
+    return 1;
+}
+
+static int family_of(int family)
+{
+    if (family != FAMILY_NONE && family != FAMILY_HASH && family != FAMILY_C) {
+        PyErr_Format(PyExc_ValueError, "unknown comment family %d", family);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *set_keywords(PyObject *module, PyObject *words)
+{
+    (void)module;
+    PyObject *sequence = PySequence_Fast(words, "keywords must be a sequence of strings");
+    if (sequence == NULL)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+    Packed *tables[MAX_KEYWORD + 1] = {NULL};
+    Py_ssize_t counts[MAX_KEYWORD + 1] = {0};
+    uint32_t lengths[256] = {0};
+    for (int length = 1; length <= MAX_KEYWORD; length++) {
+        tables[length] = PyMem_Calloc((size_t)(count ? count : 1), sizeof(Packed));
+        if (tables[length] == NULL) {
+            PyErr_NoMemory();
+            goto failed;
+        }
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(sequence, k);
+        Py_ssize_t size;
+        const char *word = PyUnicode_AsUTF8AndSize(item, &size);
+        if (word == NULL)
+            goto failed;
+        if (size < 1 || size > MAX_KEYWORD || !all_ascii((const unsigned char *)word, size)) {
+            PyErr_Format(PyExc_ValueError, "keyword %R is not 1 to %d ASCII characters", item, MAX_KEYWORD);
+            goto failed;
+        }
+        tables[size][counts[size]++] = packed((const unsigned char *)word, size);
+        lengths[(unsigned char)word[0]] |= (uint32_t)1 << size;
+    }
+    Py_DECREF(sequence);
+    for (int length = 0; length <= MAX_KEYWORD; length++) {
+        PyMem_Free(keywords[length]);
+        keywords[length] = tables[length];
+        keyword_counts[length] = counts[length];
+    }
+    memcpy(keyword_lengths, lengths, sizeof lengths);
+    Py_RETURN_NONE;
+failed:
+    for (int length = 0; length <= MAX_KEYWORD; length++)
+        PyMem_Free(tables[length]);
+    Py_DECREF(sequence);
+    return NULL;
+}
+
+/* normalize(source: str, family: int) -> (blanked: str, lines: list[str] | None) | None: the lines
+   are None when the blanked text is not all ASCII (the Unicode patterns then mark its names, from
+   this blanked text: blanking is linear here, and the pattern's costs the square of a file of
+   unclosed comments); the whole is None for a string UTF-8 cannot encode (a lone surrogate). */
+static PyObject *normalize(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
+{
+    (void)module;
+    if (count != 2 || !PyUnicode_Check(arguments[0]) || !PyLong_Check(arguments[1])) {
+        PyErr_SetString(PyExc_TypeError, "normalize(source: str, family: int)");
+        return NULL;
+    }
+    int family = PyLong_AsLong(arguments[1]);
+    if (family_of(family) < 0)
+        return NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(arguments[0]) < 0) /* a string made the old way (gone in 3.12) */
+        return NULL;
+#endif
+    PyObject *encoded = NULL;
+    const char *source;
+    Py_ssize_t n;
+    if (PyUnicode_IS_ASCII(arguments[0])) {
+        source = PyUnicode_AsUTF8AndSize(arguments[0], &n); /* the string's own buffer: no copy */
+        if (source == NULL)
+            return NULL;
+    } else {
+        /* Blanking reads only ASCII characters, which UTF-8 keeps as they are: the same on the
+           encoded bytes. A surrogate, which UTF-8 cannot encode, leaves it to the Python path. */
+        encoded = PyUnicode_AsUTF8String(arguments[0]);
+        if (encoded == NULL) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        source = PyBytes_AS_STRING(encoded);
+        n = PyBytes_GET_SIZE(encoded);
+    }
+    Buffers buffers;
+    if (buffers_for(n, &buffers) < 0) {
+        Py_XDECREF(encoded);
+        return NULL;
+    }
+    Py_ssize_t blanked_length;
+    Py_ssize_t lines = normalize_into((const unsigned char *)source, n, family, buffers.blanked, &blanked_length,
+                                      buffers.lines, buffers.ends);
+    Py_XDECREF(encoded);
+    if (lines < 0) {
+        /* Whole characters are kept or blanked: a match starts and ends at ASCII characters. */
+        PyObject *blanked_text = PyUnicode_DecodeUTF8((const char *)buffers.blanked, blanked_length, NULL);
+        if (blanked_text == NULL)
+            return NULL;
+        PyObject *result = PyTuple_Pack(2, blanked_text, Py_None);
+        Py_DECREF(blanked_text);
+        return result;
+    }
+    PyObject *result = NULL;
+    PyObject *blanked_text = PyUnicode_DecodeASCII((const char *)buffers.blanked, blanked_length, NULL);
+    PyObject *list = PyList_New(lines);
+    if (blanked_text != NULL && list != NULL) {
+        Py_ssize_t k;
+        for (k = 0; k < lines; k++) {
+            uint32_t start = k == 0 ? 0 : buffers.ends[k - 1];
+            PyObject *line = PyUnicode_DecodeASCII((const char *)buffers.lines + start, buffers.ends[k] - start, NULL);
+            if (line == NULL)
+                break;
+            PyList_SET_ITEM(list, k, line);
+        }
+        if (k == lines)
+            result = PyTuple_Pack(2, blanked_text, list);
+    }
+    Py_XDECREF(blanked_text);
+    Py_XDECREF(list);
+    return result;
+}
+
+/* anchor_hashes(data: bytes, family: int) -> bytes | None: the hashes (4-byte native unsigned
+   integers) of the windows at each non-empty normalized line's start, as
+   `Normalized.of(decode_text(data), language).anchor_hashes(...anchor_offsets())` gives them. */
+static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
+{
+    (void)module;
+    if (count != 2 || !PyBytes_Check(arguments[0]) || !PyLong_Check(arguments[1])) {
+        PyErr_SetString(PyExc_TypeError, "anchor_hashes(data: bytes, family: int)");
+        return NULL;
+    }
+    int family = PyLong_AsLong(arguments[1]);
+    if (family_of(family) < 0)
+        return NULL;
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(arguments[0]);
+    Py_ssize_t n = PyBytes_GET_SIZE(arguments[0]);
+    if (n >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF) { /* decode_text drops the mark */
+        data += 3;
+        n -= 3;
+    }
+    Buffers buffers;
+    if (buffers_for(n, &buffers) < 0)
+        return NULL;
+    Py_ssize_t blanked_length;
+    Py_ssize_t lines = normalize_into(data, n, family, buffers.blanked, &blanked_length, buffers.lines, buffers.ends);
+    if (lines < 0) {
+        Py_RETURN_NONE;
+    }
+    /* The window at each non-empty line's start (anchor_offsets), while a whole window fits before
+       the end of the text: its starts only grow, so the first that does not ends them. */
+    Py_ssize_t text_length = lines ? buffers.ends[lines - 1] : 0, anchors = 0;
+    uint32_t start = 0;
+    for (Py_ssize_t k = 0; k < lines; k++) {
+        uint32_t end = buffers.ends[k];
+        if (end > start) {
+            if ((Py_ssize_t)start > text_length - WINDOW)
+                break;
+            buffers.ends[anchors++] = start; /* over ends[anchors <= k]: those are read already */
+        }
+        start = end;
+    }
+    uint64_t half_power = 1; /* BASE ** (WINDOW / 2), modulo 2 ** 64 */
+    for (int j = 0; j < WINDOW / 2; j++)
+        half_power *= BASE;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(anchors * sizeof(uint32_t)));
+    if (result != NULL) {
+        uint32_t *hashes = (uint32_t *)PyBytes_AS_STRING(result);
+        for (Py_ssize_t k = 0; k < anchors; k++) {
+            /* Horner's rule in two halves, whose chains of products run side by side. */
+            const unsigned char *window = buffers.lines + buffers.ends[k];
+            uint64_t low = 0, high = 0;
+            for (int j = WINDOW / 2 - 1; j >= 0; j--) {
+                low = low * BASE + window[j];
+                high = high * BASE + window[j + WINDOW / 2];
+            }
+            hashes[k] = (uint32_t)((high * half_power + low) >> 32);
+        }
+    }
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"set_keywords", (PyCFunction)set_keywords, METH_O, "Set the words the normalization keeps as written."},
+    {"normalize", (PyCFunction)(void (*)(void))normalize, METH_FASTCALL,
+     "normalize(source, family) -> (blanked, lines), lines None when the blanked text is not all ASCII."},
+    {"anchor_hashes", (PyCFunction)(void (*)(void))anchor_hashes, METH_FASTCALL,
+     "anchor_hashes(data, family) -> the line-start window hashes as 4-byte integers, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "_normalize", "The DRY lens's normalization, compiled (fingerprints.py).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__normalize(void)
+{
+    return PyModule_Create(&module_definition);
+}

@@ -1,0 +1,188 @@
+"""The DRY lens's compiled normalization (`_normalize.c`) gives what the patterns of
+fingerprints.py give: the same blanked text and normalized lines, the same line-start window hashes,
+on real code of every comment family and on random text and bytes (the branch's files are
+untrusted: quotes left open, lone backslashes, invalid UTF-8, a byte-order mark)."""
+
+from __future__ import annotations
+
+import sysconfig
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.lenses.duplication import fingerprints
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    Normalized,
+    anchor_hashes_of,
+)
+from reviewgate.text import decode_text
+from reviewgate.tomlfile import read_toml
+from tests.test_dry_index import _duplicates
+
+compiled = pytest.importorskip(
+    "reviewgate.reviewers.builtin.lenses.duplication._normalize",
+    reason="built only where a C compiler is at hand (.ci/run checks that it was)",
+)
+
+# One language of each comment family `_blank` knows: `#` and Python's strings; `//`, `/* */` and
+# backquoted strings; none.
+LANGUAGES = (Language.PYTHON, Language.JAVASCRIPT, Language.RUST)
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def _by_patterns(text: str, language: Language) -> tuple[str, list[str]]:
+    blanked = fingerprints._blank(text, language)
+    return blanked, fingerprints._normalized_blanked(blanked)
+
+
+def _hashes_by_patterns(data: bytes, language: Language) -> list[int]:
+    normalized = Normalized.of.__func__(Normalized, decode_text(data), language)  # type: ignore[attr-defined]
+    return [int(value) for value in normalized.anchor_hashes(normalized.anchor_offsets())]
+
+
+@pytest.fixture(autouse=True)
+def _patterns_for_normalized(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Normalized.of` and `anchor_hashes_of` by the patterns unless a test asks for the compiled
+    path: each side of a comparison is then what it says."""
+    monkeypatch.setattr(fingerprints, "_compiled_normalize", None)
+    monkeypatch.setattr(fingerprints, "_compiled_anchor_hashes", None)
+
+
+def _assert_same(text: str, language: Language) -> bool:
+    """Whether the compiled path answered (it leaves code that is not all ASCII to the patterns);
+    when it did, its answer is the patterns'."""
+    family = fingerprints._family(language)
+    answer = compiled.normalize(text, family)
+    if answer is not None:
+        blanked, lines = answer
+        expected_blanked, expected_lines = _by_patterns(text, language)
+        assert blanked == expected_blanked, text[:200]
+        assert lines is None or lines == expected_lines, text[:200]
+    answered = answer is not None and answer[1] is not None
+    data = text.encode("utf-8", "surrogatepass")
+    digests = compiled.anchor_hashes(data, family)
+    assert digests is not None or not answered  # the bytes may answer more: a byte-order mark goes
+    if digests is not None:
+        assert np.frombuffer(digests, dtype=np.uint32).tolist() == _hashes_by_patterns(data, language)
+    return answered
+
+
+def _corpus_texts() -> Iterator[str]:
+    """Every file of every lens corpus case: real-shaped code in Python, JavaScript, TypeScript,
+    Go, Java, C#, Kotlin, Rust, Ruby and PHP."""
+    def strings(value: object) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    for path in sorted((REPOSITORY / "tests" / "corpus").glob("*.toml")):
+        yield from (text for text in strings(read_toml(path)) if "\n" in text)
+
+
+def test_the_corpus_normalizes_alike_in_every_family() -> None:
+    texts = list(_corpus_texts())
+    assert len(texts) > 500
+    answered = sum(_assert_same(text, language) for text in texts for language in LANGUAGES)
+    assert answered > 0.9 * 3 * len(texts)
+
+
+def test_real_python_normalizes_alike() -> None:
+    """This package and five packages of the standard library."""
+    library = Path(sysconfig.get_paths()["stdlib"])
+    paths = sorted((REPOSITORY / "reviewgate").rglob("*.py"))
+    for package in ("email", "json", "asyncio", "unittest", "logging"):
+        paths += sorted((library / package).rglob("*.py"))
+    assert len(paths) > 300
+    for path in paths:
+        data = path.read_bytes()
+        assert _assert_same(decode_text(data), Language.PYTHON) or not data.isascii()
+
+
+# Random code: names, numbers, keywords, import lines, long lines, around comments and strings
+# opened, filled with escapes, quotes of the other kinds and newlines, and closed (or not).
+TOKENS = (
+    "a", "b_", "$", "$x", "x1", "1", "0x1F", "1.5e3", ".", "(", ")", "{", "}", "=", ",", ":", " ", "\t", "\f",
+    "\n", "\r\n", "if", "in", "int", "self", "return", "undefined", "import", "from", "package", "using",
+    "#include", "require(", "export*from", "export{a,b}from", "export{", "é", "\u2028", "\ufeff", "x" * 120,
+    "+" * 199, "+" * 200,
+)
+DELIMITERS = ('"', "'", "`", '"""', "'''", "#", "//", "/*", "*/", "*", "/", "\\")
+INSIDE = ("\\", "\\\n", '\\"', "\\'", "\\`", "\n", "*", "/", "a", " ", '"', "'", "`", "é")
+construct = st.tuples(
+    st.sampled_from(DELIMITERS), st.lists(st.sampled_from(INSIDE), max_size=6).map("".join),
+    st.sampled_from(("", *DELIMITERS)),
+).map("".join)
+texts = st.lists(st.one_of(st.sampled_from(TOKENS), construct), min_size=1, max_size=60).map("".join)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts, st.sampled_from(LANGUAGES))
+def test_random_text_normalizes_alike(text: str, language: Language) -> None:
+    _assert_same(text, language)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(texts.map(str.encode), st.binary(max_size=6)), max_size=8).map(b"".join),
+       st.sampled_from(LANGUAGES), st.booleans())
+def test_random_bytes_hash_alike(data: bytes, language: Language, byte_order_mark: bool) -> None:
+    """Invalid UTF-8 and a byte-order mark: `anchor_hashes_of` reads the bytes as decode_text does."""
+    if byte_order_mark:
+        data = b"\xef\xbb\xbf" + data
+    digests = compiled.anchor_hashes(data, fingerprints._family(language))
+    if digests is not None:
+        assert np.frombuffer(digests, dtype=np.uint32).tolist() == _hashes_by_patterns(data, language)
+
+
+def test_code_whose_names_are_not_ascii_is_left_to_the_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside comments and strings, a name in another script: the Unicode patterns decide, and
+    `anchor_hashes_of` still answers through them. Inside a string, the rest is ASCII: compiled."""
+    named = "def prix(montant):\n    total_é = montant * 2\n    return total_é\n" * 3
+    assert compiled.normalize(named, 1) == (named, None)  # blanked (nothing to blank), names left
+    assert compiled.normalize('label = "café"  # prix\n', 1) == _by_patterns('label = "café"  # prix\n', Language.PYTHON)
+    monkeypatch.setattr(fingerprints, "_compiled_anchor_hashes", compiled.anchor_hashes)
+    data = named.encode()
+    assert anchor_hashes_of(data, Language.PYTHON).tolist() == _hashes_by_patterns(data, Language.PYTHON)
+
+
+def test_unclosed_comments_cost_their_length_not_its_square(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A branch's file of 300,000 `/*` that never close: the pattern tries each to the end of the
+    file (4 s for a tenth of such a file on the development machine, hours for all of it);
+    the compiled blanking looks for the end once. With a name that is not ASCII, the Unicode
+    patterns mark the names of the compiled blanking's text."""
+    monkeypatch.setattr(fingerprints, "_compiled_normalize", compiled.normalize)
+    text = "/*é\n" * 300_000
+    started = time.process_time()
+    normalized = Normalized.of(text, Language.JAVASCRIPT)
+    assert time.process_time() - started < 5  # about 0.05 s
+    assert normalized.lines == ("/*é",) * 300_000 + ("",) and normalized.blanked == text  # `é` is no name start
+    short = "/*é" * 50 + "\nlet x = 1 /* a */\n"
+    assert Normalized.of(short, Language.JAVASCRIPT).lines == tuple(_by_patterns(short, Language.JAVASCRIPT)[1])
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown comment family 7"):
+        compiled.normalize("a = 1\n", 7)
+    with pytest.raises(TypeError):
+        compiled.anchor_hashes("a = 1\n", 1)  # type: ignore[arg-type]
+
+
+def test_the_lens_finds_the_same_copies_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end, the index and the changed files compiled or not: the same findings."""
+    from testing.changes import DRY_COPY, DRY_JOBS
+
+    by_patterns = _duplicates(tmp_path / "patterns", {"app/jobs.py": DRY_JOBS + DRY_COPY})
+    monkeypatch.setattr(fingerprints, "_compiled_normalize", compiled.normalize)
+    monkeypatch.setattr(fingerprints, "_compiled_anchor_hashes", compiled.anchor_hashes)
+    assert _duplicates(tmp_path / "compiled", {"app/jobs.py": DRY_JOBS + DRY_COPY}) == by_patterns
+    assert by_patterns
