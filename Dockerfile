@@ -1,6 +1,19 @@
 # reviewgate on a slim Python with git: the image the action runs and the GitLab job uses.
 # The release workflow builds it for linux/amd64 and linux/arm64 and pushes it to
 # ghcr.io/reviewgate/reviewgate:<version>.
+
+# The wheel is built where a C compiler is, for the DRY lens's compiled normalization
+# (reviewgate/reviewers/builtin/lenses/duplication/_normalize.c); the image that runs it has none.
+FROM python:3.12-slim AS build
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY pyproject.toml README.md LICENSE MANIFEST.in ./
+COPY reviewgate ./reviewgate
+RUN pip wheel --no-cache-dir --disable-pip-version-check --no-deps -w /wheels .
+
 FROM python:3.12-slim
 
 # The source label links the GHCR package to the repository.
@@ -18,9 +31,12 @@ RUN apt-get update \
     && git config --system --add safe.directory '*'
 
 WORKDIR /opt/reviewgate
-COPY pyproject.toml README.md LICENSE MANIFEST.in ./
-COPY reviewgate ./reviewgate
+COPY --from=build /wheels /wheels
 COPY entrypoint.py ./
-RUN pip install --no-cache-dir --disable-pip-version-check .
+# The import fails the build if the compiled normalization did not make it into the wheel (its
+# build is optional, so that `pip install` works without a compiler).
+RUN pip install --no-cache-dir --disable-pip-version-check /wheels/*.whl \
+    && rm -rf /wheels \
+    && python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize"
 
 ENTRYPOINT ["python", "/opt/reviewgate/entrypoint.py"]

@@ -22,8 +22,14 @@ def dockerfile_instructions() -> list[tuple[str, str]]:
     return lines
 
 
+def _copies_from_the_repository() -> list[list[str]]:
+    """The sources and destination of each COPY from the build context (not `--from` a stage)."""
+    return [rest.split() for keyword, rest in dockerfile_instructions()
+            if keyword == "COPY" and not rest.startswith("--from=")]
+
+
 def test_every_copied_path_exists_and_the_entrypoint_is_copied() -> None:
-    copied = [rest.split()[:-1] for keyword, rest in dockerfile_instructions() if keyword == "COPY"]
+    copied = [sources_and_destination[:-1] for sources_and_destination in _copies_from_the_repository()]
     for sources in copied:
         for source in sources:
             assert (REPO_ROOT / source).exists(), source
@@ -40,7 +46,7 @@ def test_git_is_installed_and_the_workspace_is_a_safe_directory() -> None:
 
 def _copied_into(context: Path) -> Path:
     """What the Dockerfile's COPY lines put in its WORKDIR, and nothing else."""
-    for sources_and_destination in (rest.split() for keyword, rest in dockerfile_instructions() if keyword == "COPY"):
+    for sources_and_destination in _copies_from_the_repository():
         *sources, destination = sources_and_destination
         for source in sources:
             target = context / destination / (Path(source).name if destination.endswith("/") else "")
@@ -68,3 +74,19 @@ def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
     assert "reviewgate/cli.py" in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), "the MIT license text ships"
     assert not any(name.startswith(("tests/", "testing/")) for name in names)
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert any(name.startswith("reviewgate/reviewers/builtin/lenses/duplication/_normalize.")
+                   and name.endswith((".so", ".pyd")) for name in names), "the compiled normalization ships"
+
+
+def test_the_image_installs_the_wheel_its_build_stage_compiled() -> None:
+    """The running image has no compiler: the wheel is built in a stage that has one, and the image
+    refuses to build when the compiled normalization is missing from it."""
+    stages = [rest for keyword, rest in dockerfile_instructions() if keyword == "FROM"]
+    assert stages == ["python:3.12-slim AS build", "python:3.12-slim"]
+    runs = [rest for keyword, rest in dockerfile_instructions() if keyword == "RUN"]
+    assert any("install -y --no-install-recommends gcc libc6-dev" in run for run in runs)
+    assert any("pip wheel" in run and "-w /wheels ." in run for run in runs)
+    assert any("pip install" in run and "/wheels/*.whl" in run
+               and "import reviewgate.reviewers.builtin.lenses.duplication._normalize" in run for run in runs)
+    assert "--from=build /wheels /wheels" in [rest for keyword, rest in dockerfile_instructions() if keyword == "COPY"]
