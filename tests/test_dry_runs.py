@@ -115,14 +115,68 @@ def _file(rng: random.Random, extra: list[str]) -> str:
     return "\n".join(rng.choice(shapes) for _ in range(rng.randint(3, 60))) + "\n"
 
 
+@pytest.fixture(params=["compiled", "arrays"])
+def search_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`runs.regions_found` compiled (`_runs.c`, for texts of one byte a character) and over arrays:
+    each must give the plain loop's runs."""
+    if request.param == "arrays":
+        monkeypatch.setattr(runs, "_compiled_regions_found", None)
+    elif runs._compiled_regions_found is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+    return str(request.param)
+
+
+def test_the_compiled_loop_is_the_one_taken_for_one_byte_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    if runs._compiled_regions_found is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+    calls: list[int] = []
+    compiled = runs._compiled_regions_found
+
+    def counted(*arguments: object) -> list[tuple[int, int, int, int]]:
+        calls.append(1)
+        return compiled(*arguments)
+
+    monkeypatch.setattr(runs, "_compiled_regions_found", counted)
+    body = "a = f(b, c, d)\nif a:\n    return b + c * d\n" * 6
+    files = [Normalized.of(text, Language.PYTHON) for text in (body, body)]
+    hashes, offsets = files[0].windows_in(range(1, 19))
+    anchors = [(np.asarray(starts := file.anchor_offsets(), dtype=np.uint32), file.anchor_hashes(starts)) for file in files]
+    shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
+    for texts, taken in ((runs.Texts.of([file.text for file in files]), 1), (runs.Texts.of([file.text + "é" for file in files]), 0)):
+        calls.clear()
+        found = runs.regions_found(0, files[0], hashes[kept[0]], offsets[kept[0]], runs.PlaceTable.of(anchors, shared), texts,
+                                   shortest=50, most_places=50)
+        assert found and len(calls) == taken
+
+
+def test_the_compiled_loop_refuses_arrays_that_do_not_agree() -> None:
+    if runs._compiled_regions_found is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+    four, eight = np.zeros(3, dtype=np.uint32), np.zeros(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="do not agree in length"):
+        runs._compiled_regions_found(0, four, four, four, eight, eight, eight, b"abc", eight, eight, four, 3, 50, 50)
+    with pytest.raises(ValueError, match="whole number of 8-byte items"):
+        runs._compiled_regions_found(0, four, four, four, four, eight, eight, b"abc", eight, eight, four, 3, 50, 50)
+    table_first = np.array([0, 9], dtype=np.int64)  # a place past the table's end
+    with pytest.raises(ValueError, match="out of range"):
+        runs._compiled_regions_found(0, np.array([7], dtype=np.uint32), np.zeros(1, dtype=np.uint32), np.array([7], dtype=np.uint32),
+                                     table_first, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), b"abc",
+                                     np.zeros(1, dtype=np.int64), np.full(1, 3, dtype=np.int64), np.zeros(1, dtype=np.uint32),
+                                     3, 50, 50)
+
+
 @pytest.mark.parametrize("extra", [[], WIDE, WIDE + ASTRAL], ids=["ascii", "two-bytes", "four-bytes"])
-def test_runs_over_arrays_are_those_of_the_plain_loop(extra: list[str]) -> None:
+def test_runs_over_arrays_are_those_of_the_plain_loop(extra: list[str], search_path: str) -> None:
     rng = random.Random(len(extra))
-    for case in range(60):
+    for case in range(200):
         count = rng.randint(1, 5)
         sources = [_file(rng, extra if number == 0 or rng.random() < 0.3 else []) for number in range(count)]
         if case % 3 == 0:  # a copy of part of another file, under a new name
             sources[0] += sources[-1].replace("a", "z")
+        elif case % 3 == 1:  # a copy with one operator changed: two runs of one alignment
+            sources[0] += sources[-1].replace("a", "z").replace("+=", "-=", 1)
+        if case % 4 == 1:  # the last line with no newline: a run may end the text
+            sources = [source.rstrip("\n") for source in sources]
         files = [Normalized.of(source, Language.PYTHON) for source in sources]
         mine = 0
         lines = len(files[mine].lines)
@@ -142,7 +196,7 @@ def test_runs_over_arrays_are_those_of_the_plain_loop(extra: list[str]) -> None:
         table = runs.PlaceTable.of(anchors, shared)
         texts = runs.Texts.of([normalized.text for normalized in files])
         windows = list(zip(hashes.tolist(), offsets.tolist(), strict=True))
-        for shortest, most_places in ((50, 50), (42, 3), (90, 1000)):
+        for shortest, most_places in ((50, 50), (42, 3), (90, 1000), (50, 2), (42, 1)):
             expected = plain_runs(mine, files, windows, places, shortest, most_places)
             found = runs.regions_found(
                 mine, files[mine], hashes[kept[0]], offsets[kept[0]], table, texts, shortest=shortest, most_places=most_places
@@ -188,7 +242,7 @@ def test_membership_by_table_and_by_bisection_agree() -> None:
     assert not runs.among(values, distinct[:0]).any()
 
 
-def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop() -> None:
+def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_path: str) -> None:
     """No shared window, no window at all, texts shorter than a window or empty beside the others,
     and a file repeating its own lines (runs between its stretches that do not overlap, and its
     twin)."""

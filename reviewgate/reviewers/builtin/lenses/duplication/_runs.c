@@ -1,0 +1,347 @@
+/* The DRY search's inner loop (runs.regions_found) as one loop over the places, for texts of one
+   byte a character (almost every change).
+
+   runs.py holds the definition, over numpy arrays: every place of the tree that a window of the
+   added code shares, the shared run through it, one run per maximal run of an alignment, grown
+   backwards, cut to whole lines, the longest first. This gives the same runs in the same order, or
+   runs.py's path runs where it was not built; tests/test_compiled_runs.py compares the two.
+
+   Its arrays come from the gate (the changed file's windows, the tree's table of places, the
+   normalized texts); every index read from one is checked against the array it indexes, and a
+   run is never grown past its file's text. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PREFETCH 4 /* places ahead */
+
+typedef struct {
+    Py_ssize_t mine_offset, other, other_offset, forward, back_limit;
+    int behind;
+} Place;
+
+typedef struct {
+    Py_ssize_t length, start, other_start, other, order;
+} Run;
+
+/* How many bytes agree from a and b onwards, at most `limit`: 8 at a time, then one by one. */
+static Py_ssize_t agreeing_forward(const uint8_t *a, const uint8_t *b, Py_ssize_t limit)
+{
+    Py_ssize_t k = 0;
+    for (; k + 8 <= limit; k += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + k, 8);
+        memcpy(&y, b + k, 8);
+        if (x != y)
+            break;
+    }
+    while (k < limit && a[k] == b[k])
+        k++;
+    return k;
+}
+
+/* How many bytes agree before a and b, nearest first, at most `limit`. */
+static Py_ssize_t agreeing_backward(const uint8_t *a, const uint8_t *b, Py_ssize_t limit)
+{
+    Py_ssize_t k = 0;
+    while (k < limit && a[-1 - k] == b[-1 - k])
+        k++;
+    return k;
+}
+
+/* The first of `count` sorted values that is at least (`after` false) or greater than (`after`
+   true) `value`: numpy's searchsorted, left and right. */
+static Py_ssize_t search_sorted(const uint32_t *values, Py_ssize_t count, Py_ssize_t value, int after)
+{
+    Py_ssize_t low = 0, high = count;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if ((Py_ssize_t)values[middle] < value || (after && (Py_ssize_t)values[middle] == value))
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+static Py_ssize_t find_hash(const uint32_t *hashes, Py_ssize_t count, uint32_t hash)
+{
+    Py_ssize_t low = 0, high = count;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (hashes[middle] < hash)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < count && hashes[low] == hash ? low : -1;
+}
+
+/* The runs seen, by (other file, alignment, end): the first place of each is the one grown. */
+typedef struct {
+    Py_ssize_t other, alignment, end;
+    int used;
+} Key;
+
+static uint64_t key_hash(Py_ssize_t other, Py_ssize_t alignment, Py_ssize_t end)
+{
+    uint64_t hash = (uint64_t)other * 0x9E3779B97F4A7C15ULL;
+    hash ^= (uint64_t)alignment * 0xC2B2AE3D27D4EB4FULL + (hash << 6) + (hash >> 2);
+    hash ^= (uint64_t)end * 0x165667B19E3779F9ULL + (hash << 6) + (hash >> 2);
+    return hash ^ (hash >> 29);
+}
+
+/* Whether the key was not seen yet (and now is). `mask` is the table's size less one. */
+static int first_of_run(Key *table, uint64_t mask, Py_ssize_t other, Py_ssize_t alignment, Py_ssize_t end)
+{
+    for (uint64_t slot = key_hash(other, alignment, end) & mask;; slot = (slot + 1) & mask) {
+        Key *key = &table[slot];
+        if (!key->used) {
+            *key = (Key){other, alignment, end, 1};
+            return 1;
+        }
+        if (key->other == other && key->alignment == alignment && key->end == end)
+            return 0;
+    }
+}
+
+static int longest_first(const void *left, const void *right)
+{
+    const Run *a = left, *b = right;
+    if (a->length != b->length)
+        return a->length > b->length ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order; /* as a stable sort keeps them */
+}
+
+/* A buffer of `count` items of `size` bytes, or -1 with ValueError naming it. */
+static Py_ssize_t items(Py_buffer *buffer, Py_ssize_t size, const char *name)
+{
+    if (buffer->len % size != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zd-byte items", name, buffer->len, size);
+        return -1;
+    }
+    return buffer->len / size;
+}
+
+static PyObject *bad_index(const char *what)
+{
+    PyErr_Format(PyExc_ValueError, "regions_found: %s out of range", what);
+    return NULL;
+}
+
+typedef struct {
+    Py_ssize_t mine, text_length, shortest, most_places;
+    const uint32_t *window_hashes, *window_offsets, *table_hashes, *line_starts;
+    const int64_t *table_first, *table_files, *table_offsets, *text_starts, *text_ends;
+    const uint8_t *codes;
+    Py_ssize_t windows, distinct, places, files, codes_length, lines;
+} Search;
+
+/* The places that pass, in the order they come (window by window, each window's places in table
+   order): the run through each reaches `shortest` forwards or may reach further back. */
+static Place *passing_places(const Search *search, Py_ssize_t *count)
+{
+    Py_ssize_t capacity = 1024, used = 0;
+    Place *places = PyMem_Malloc(sizeof(Place) * (size_t)capacity);
+    if (places == NULL)
+        return (Place *)PyErr_NoMemory();
+    Py_ssize_t mine = search->mine;
+    Py_ssize_t mine_start = search->text_starts[mine], mine_end = search->text_ends[mine];
+    for (Py_ssize_t window = 0; window < search->windows; window++) {
+        Py_ssize_t position = find_hash(search->table_hashes, search->distinct, search->window_hashes[window]);
+        if (position < 0)
+            continue;
+        Py_ssize_t first = search->table_first[position], last = search->table_first[position + 1];
+        if (first < 0 || last > search->places || first > last) {
+            PyMem_Free(places);
+            return (Place *)bad_index("a table's first place");
+        }
+        if (last - first > search->most_places)
+            continue; /* an idiom */
+        Py_ssize_t mine_offset = search->window_offsets[window];
+        for (Py_ssize_t place = first; place < last; place++) {
+            Py_ssize_t other = search->table_files[place], other_offset = search->table_offsets[place];
+#if defined(__GNUC__)
+            /* The text at a place is anywhere in the tree's (a cache miss each, most of this loop's
+               time): asked for a few places ahead, while this one is compared. */
+            if (place + PREFETCH < last) {
+                Py_ssize_t ahead = search->table_files[place + PREFETCH];
+                if (ahead >= 0 && ahead < search->files) {
+                    Py_ssize_t at = search->text_starts[ahead] + search->table_offsets[place + PREFETCH];
+                    if (at >= 0 && at < search->codes_length)
+                        __builtin_prefetch(search->codes + at);
+                }
+            }
+#endif
+            if (other < 0 || other >= search->files) {
+                PyMem_Free(places);
+                return (Place *)bad_index("a place's file");
+            }
+            if (other == mine && other_offset == mine_offset)
+                continue;
+            Py_ssize_t left = mine_start + mine_offset, right = search->text_starts[other] + other_offset;
+            Py_ssize_t forward_limit = mine_end - left < search->text_ends[other] - right ? mine_end - left
+                                                                                          : search->text_ends[other] - right;
+            if (other_offset < 0 || left > mine_end || right > search->text_ends[other] || search->text_starts[other] < 0
+                || search->text_ends[other] > search->codes_length || mine_start < 0 || mine_end > search->codes_length) {
+                PyMem_Free(places);
+                return (Place *)bad_index("a place's offset");
+            }
+            Py_ssize_t back_limit = mine_offset < other_offset ? mine_offset : other_offset;
+            int behind = back_limit > 0 && search->codes[left - 1] == search->codes[right - 1];
+            Py_ssize_t forward = agreeing_forward(search->codes + left, search->codes + right, forward_limit);
+            if (!behind && forward < search->shortest)
+                continue;
+            if (used == capacity) {
+                capacity *= 2;
+                Place *grown = PyMem_Realloc(places, sizeof(Place) * (size_t)capacity);
+                if (grown == NULL) {
+                    PyMem_Free(places);
+                    return (Place *)PyErr_NoMemory();
+                }
+                places = grown;
+            }
+            places[used++] = (Place){mine_offset, other, other_offset, forward, back_limit, behind};
+        }
+    }
+    *count = used;
+    return places;
+}
+
+/* runs.regions_found's (length, start, other start, other file) of every run kept. */
+static PyObject *found_runs(const Search *search)
+{
+    Py_ssize_t passing = 0;
+    Place *places = passing_places(search, &passing);
+    if (places == NULL)
+        return NULL;
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)passing)
+        size *= 2;
+    Key *seen = PyMem_Calloc((size_t)size, sizeof(Key));
+    Run *runs = PyMem_Malloc(sizeof(Run) * (size_t)(passing ? passing : 1));
+    if (seen == NULL || runs == NULL) {
+        PyMem_Free(places);
+        PyMem_Free(seen);
+        PyMem_Free(runs);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t kept = 0, mine = search->mine;
+    Py_ssize_t mine_start = search->text_starts[mine];
+    for (Py_ssize_t index = 0; index < passing; index++) {
+        const Place *place = &places[index];
+        Py_ssize_t end = place->mine_offset + place->forward;
+        if (!first_of_run(seen, size - 1, place->other, place->mine_offset - place->other_offset, end))
+            continue; /* inside a run an earlier place of its alignment found */
+        Py_ssize_t back = 0;
+        if (place->behind) {
+            Py_ssize_t left = mine_start + place->mine_offset, right = search->text_starts[place->other] + place->other_offset;
+            back = agreeing_backward(search->codes + left, search->codes + right, place->back_limit);
+        }
+        if (back + place->forward < search->shortest)
+            continue;
+        /* Whole lines (runs._whole_lines): the start moved to the next line start, the end to the
+           start of its line unless it ends that line. */
+        Py_ssize_t start = place->mine_offset - back;
+        Py_ssize_t line = search_sorted(search->line_starts, search->lines, start, 0);
+        Py_ssize_t whole_start = line < search->lines ? (Py_ssize_t)search->line_starts[line] : search->text_length;
+        line = search_sorted(search->line_starts, search->lines, end, 1) - 1;
+        if (line < 0) {
+            PyMem_Free(places);
+            PyMem_Free(seen);
+            PyMem_Free(runs);
+            return bad_index("a run's line");
+        }
+        Py_ssize_t line_end = line + 1 < search->lines ? (Py_ssize_t)search->line_starts[line + 1] : search->text_length;
+        Py_ssize_t whole_end = end >= line_end ? end : (Py_ssize_t)search->line_starts[line];
+        Py_ssize_t other_start = place->other_offset + whole_start - place->mine_offset;
+        Py_ssize_t length = whole_end - whole_start;
+        int overlapping = place->other == mine && whole_start < other_start + length && other_start < whole_end;
+        if (length >= search->shortest && !overlapping)
+            runs[kept++] = (Run){length, whole_start, other_start, place->other, index};
+    }
+    PyMem_Free(places);
+    PyMem_Free(seen);
+    qsort(runs, (size_t)kept, sizeof(Run), longest_first);
+    PyObject *result = PyList_New(kept);
+    for (Py_ssize_t index = 0; result != NULL && index < kept; index++) {
+        const Run *run = &runs[index];
+        PyObject *item = Py_BuildValue("(nnnn)", run->length, run->start, run->other_start, run->other);
+        if (item == NULL)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, index, item);
+    }
+    PyMem_Free(runs);
+    return result;
+}
+
+/* regions_found(mine, window_hashes, window_offsets, table_hashes, table_first, table_files,
+   table_offsets, codes, text_starts, text_ends, line_starts, text_length, shortest, most_places)
+   -> [(length, start, other start, other file)]: the arrays as runs.regions_found has them
+   (4-byte hashes, offsets and line starts; 8-byte indices; one-byte codes). */
+static PyObject *regions_found(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Search search;
+    Py_buffer buffers[10];
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(arguments, "ny*y*y*y*y*y*y*y*y*y*nnn:regions_found", &search.mine, &buffers[0], &buffers[1],
+                          &buffers[2], &buffers[3], &buffers[4], &buffers[5], &buffers[6], &buffers[7], &buffers[8],
+                          &buffers[9], &search.text_length, &search.shortest, &search.most_places))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t first_count, files_count, offsets_count, offsets_of_windows, ends_count;
+    search.windows = items(&buffers[0], 4, "window_hashes");
+    offsets_of_windows = items(&buffers[1], 4, "window_offsets");
+    search.distinct = items(&buffers[2], 4, "table_hashes");
+    first_count = items(&buffers[3], 8, "table_first");
+    files_count = items(&buffers[4], 8, "table_files");
+    offsets_count = items(&buffers[5], 8, "table_offsets");
+    search.codes_length = buffers[6].len;
+    search.files = items(&buffers[7], 8, "text_starts");
+    ends_count = items(&buffers[8], 8, "text_ends");
+    search.lines = items(&buffers[9], 4, "line_starts");
+    if (PyErr_Occurred())
+        goto done;
+    if (offsets_of_windows != search.windows || first_count != search.distinct + 1 || files_count != offsets_count
+        || ends_count != search.files || search.lines < 1 || search.mine < 0 || search.mine >= search.files) {
+        PyErr_SetString(PyExc_ValueError, "regions_found: the arrays do not agree in length");
+        goto done;
+    }
+    search.places = files_count;
+    search.window_hashes = buffers[0].buf;
+    search.window_offsets = buffers[1].buf;
+    search.table_hashes = buffers[2].buf;
+    search.table_first = buffers[3].buf;
+    search.table_files = buffers[4].buf;
+    search.table_offsets = buffers[5].buf;
+    search.codes = buffers[6].buf;
+    search.text_starts = buffers[7].buf;
+    search.text_ends = buffers[8].buf;
+    search.line_starts = buffers[9].buf;
+    result = found_runs(&search);
+done:
+    for (int index = 0; index < 10; index++)
+        if (buffers[index].obj != NULL)
+            PyBuffer_Release(&buffers[index]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"regions_found", regions_found, METH_VARARGS,
+     "The maximal shared runs of a changed file's windows, longest first (runs.regions_found)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "_runs", "The DRY search's inner loop, compiled (runs.py).", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__runs(void)
+{
+    return PyModule_Create(&module_definition);
+}

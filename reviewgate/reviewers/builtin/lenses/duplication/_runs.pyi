@@ -1,0 +1,20 @@
+# The DRY search's inner loop compiled (_runs.c); runs.regions_found says what it returns.
+from typing_extensions import Buffer
+
+def regions_found(
+    mine: int,
+    window_hashes: Buffer,
+    window_offsets: Buffer,
+    table_hashes: Buffer,
+    table_first: Buffer,
+    table_files: Buffer,
+    table_offsets: Buffer,
+    codes: Buffer,
+    text_starts: Buffer,
+    text_ends: Buffer,
+    line_starts: Buffer,
+    text_length: int,
+    shortest: int,
+    most_places: int,
+    /,
+) -> list[tuple[int, int, int, int]]: ...
