@@ -276,3 +276,32 @@ def test_distinct_hashes_by_sorting_are_those_of_unique() -> None:
         values = rng.integers(0, 1 << 32, size, dtype=np.uint64).astype(np.uint32)
         values = np.concatenate([values, values[: size // 3]])
         assert distinct(values).tolist() == np.unique(values).tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """search._longest_disjoint compiled and as the loop: runs side by side, overlapping at a seam,
+    inside one another, repeated from many places, and free stretches of equal length."""
+    from reviewgate.reviewers.builtin.lenses.duplication import search
+
+    if runs.compiled_longest_disjoint is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+    rng = random.Random(seed)
+    paths = ["a.py", "b.py", "c.py"]
+    for _ in range(100):
+        found = [(rng.choice([50, 60, 80, 120, 200, 400]), rng.randrange(0, 600, rng.choice([1, 10, 50])),
+                  rng.randrange(0, 1000), rng.randrange(len(paths))) for _ in range(rng.randint(0, 40))]
+        found += found[: rng.randint(0, len(found))]  # the same span found from other places
+        found.sort(key=lambda run: run[0], reverse=True)
+        compiled = search._longest_disjoint(found, paths)
+        monkeypatch.setattr(runs, "compiled_longest_disjoint", None)
+        assert compiled == search._longest_disjoint(found, paths), found
+        monkeypatch.undo()
+    # Two free stretches of the longest length: the first is taken.
+    tied = [(100, 100, 0, 0), (100, 300, 0, 1), (400, 0, 7, 2)]
+    assert search._longest_disjoint(tied, paths)[-1] == search.Region("c.py", 0, 100, 7)
+    monkeypatch.setattr(runs, "compiled_longest_disjoint", None)
+    assert search._longest_disjoint(tied, paths)[-1] == search.Region("c.py", 0, 100, 7)
+    monkeypatch.undo()
+    with pytest.raises(TypeError, match="a run is a"):
+        runs.compiled_longest_disjoint([[50, 0, 0, 0]], 50)  # type: ignore[list-item]

@@ -331,7 +331,128 @@ done:
     return result;
 }
 
+/* The (start, length) spans settled (search._longest_disjoint's `settled`), open addressing. */
+typedef struct {
+    Py_ssize_t start, length;
+    int used;
+} Span;
+
+static int span_settled(Span *table, uint64_t mask, Py_ssize_t start, Py_ssize_t length, int add)
+{
+    for (uint64_t slot = key_hash(start, length, 0) & mask;; slot = (slot + 1) & mask) {
+        Span *span = &table[slot];
+        if (!span->used) {
+            if (add)
+                *span = (Span){start, length, 1};
+            return 0;
+        }
+        if (span->start == start && span->length == length)
+            return 1;
+    }
+}
+
+/* The first of `count` sorted values greater than `value` (`after`) or at least it. */
+static Py_ssize_t bisect(const Py_ssize_t *values, Py_ssize_t count, Py_ssize_t value, int after)
+{
+    Py_ssize_t low = 0, high = count;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (values[middle] < value || (after && values[middle] == value))
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+/* longest_disjoint(runs, minimum) -> [(other, start, end, other start)]: search._longest_disjoint
+   over runs as regions_found gives them (length, start, other start, other), in the same order. */
+static PyObject *longest_disjoint(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    PyObject *runs;
+    Py_ssize_t minimum;
+    if (!PyArg_ParseTuple(arguments, "O!n:longest_disjoint", &PyList_Type, &runs, &minimum))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(runs);
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)count)
+        size *= 2;
+    Span *settled = PyMem_Calloc((size_t)size, sizeof(Span));
+    Py_ssize_t *starts = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(count + 1));
+    Py_ssize_t *ends = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(count + 1));
+    PyObject *chosen = PyList_New(0);
+    Py_ssize_t taken = 0;
+    if (settled == NULL || starts == NULL || ends == NULL) {
+        PyErr_NoMemory();
+        goto failed;
+    }
+    if (chosen == NULL)
+        goto failed;
+    for (Py_ssize_t index = 0; index < count; index++) {
+        Py_ssize_t length, start, other_start, other;
+        PyObject *run = PyList_GET_ITEM(runs, index);
+        if (!PyTuple_Check(run) || !PyArg_ParseTuple(run, "nnnn", &length, &start, &other_start, &other)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "longest_disjoint: a run is a (length, start, other start, other) tuple");
+            goto failed;
+        }
+        if (span_settled(settled, size - 1, start, length, 0))
+            continue;
+        Py_ssize_t end = start + length;
+        Py_ssize_t first = bisect(ends, taken, start, 1), last = bisect(starts, taken, end, 0);
+        if (last == first + 1 && starts[first] <= start && end <= ends[first]) {
+            span_settled(settled, size - 1, start, length, 1);
+            continue; /* inside one taken region: nothing free */
+        }
+        if (first < last) {
+            /* The longest free stretch between the taken regions it meets, the first of the longest. */
+            Py_ssize_t free_start = start, free_end = starts[first];
+            for (Py_ssize_t between = first; between < last; between++) {
+                Py_ssize_t gap_start = ends[between], gap_end = between + 1 < last ? starts[between + 1] : end;
+                if (gap_end - gap_start > free_end - free_start) {
+                    free_start = gap_start;
+                    free_end = gap_end;
+                }
+            }
+            if (free_end - free_start < minimum) {
+                span_settled(settled, size - 1, start, length, 1);
+                continue;
+            }
+            other_start += free_start - start;
+            start = free_start;
+            end = free_end;
+        } else {
+            span_settled(settled, size - 1, start, length, 1);
+        }
+        PyObject *region = Py_BuildValue("(nnnn)", other, start, end, other_start);
+        if (region == NULL || PyList_Append(chosen, region) < 0) {
+            Py_XDECREF(region);
+            goto failed;
+        }
+        Py_DECREF(region);
+        Py_ssize_t position = bisect(starts, taken, start, 0);
+        memmove(starts + position + 1, starts + position, sizeof(Py_ssize_t) * (size_t)(taken - position));
+        memmove(ends + position + 1, ends + position, sizeof(Py_ssize_t) * (size_t)(taken - position));
+        starts[position] = start;
+        ends[position] = end;
+        taken++;
+    }
+    PyMem_Free(settled);
+    PyMem_Free(starts);
+    PyMem_Free(ends);
+    return chosen;
+failed:
+    PyMem_Free(settled);
+    PyMem_Free(starts);
+    PyMem_Free(ends);
+    Py_XDECREF(chosen);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"longest_disjoint", longest_disjoint, METH_VARARGS,
+     "Each run in turn less what runs already taken cover, when still `minimum` long (search._longest_disjoint)."},
     {"regions_found", regions_found, METH_VARARGS,
      "The maximal shared runs of a changed file's windows, longest first (runs.regions_found)."},
     {NULL, NULL, 0, NULL},

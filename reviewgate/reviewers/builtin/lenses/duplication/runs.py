@@ -23,14 +23,15 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW,
 from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes, distinct
 
 Integers = npt.NDArray[np.int64]
-# `regions_found` compiled (_runs.c), where a C compiler built it.
+# `regions_found` and search._longest_disjoint compiled (_runs.c), where a C compiler built them.
 _compiled_regions_found: Callable[..., list[tuple[int, int, int, int]]] | None = None
+compiled_longest_disjoint: Callable[[list[tuple[int, int, int, int]], int], list[tuple[int, int, int, int]]] | None = None
 try:
     from reviewgate.reviewers.builtin.lenses.duplication import _runs
 except ImportError:
     pass
 else:
-    _compiled_regions_found = _runs.regions_found
+    _compiled_regions_found, compiled_longest_disjoint = _runs.regions_found, _runs.longest_disjoint
 _NO_HASHES: Hashes = np.zeros(0, dtype=np.uint32)
 # 8-byte words read on each side of a place at once: a shared run reaches mostly under 16
 # characters back and under 128 forward (93% and 99.9% at Django +104k appended).
