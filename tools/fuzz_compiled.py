@@ -1,0 +1,131 @@
+"""Fuzz the DRY lens's compiled parts under AddressSanitizer and UndefinedBehaviorSanitizer. One command:
+
+    python tools/fuzz_compiled.py --seconds 120 [--seed N]
+
+Builds `_normalize.c` and `_runs.c` with `-fsanitize=address,undefined` into a temporary copy of the
+package, then feeds them, for the given time, random files (openings and closings of comments and
+strings, escapes, newlines, byte-order marks, invalid UTF-8, long lines, raw random bytes) in every
+comment family, and random, often inconsistent, arrays to the places loop (files and offsets out of
+range, ends past the texts). The normalization's answers are compared with the Python patterns';
+the places loop must answer or refuse with ValueError. A sanitizer report aborts the run with its
+stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "reviewgate"
+EXTENSIONS = ROOT / "reviewgate" / "reviewers" / "builtin" / "lenses" / "duplication"
+
+
+def run_cases(seed: int, seconds: float) -> None:
+    """Random files and arrays through the compiled parts until `seconds` pass (in the sanitized
+    interpreter: cases per second matter, so it is plain)."""
+    import random
+    import time
+
+    import numpy as np
+
+    from reviewgate.reviewers.builtin.common import Language
+    from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints
+    from reviewgate.text import decode_text
+
+    rng = random.Random(seed)
+    deadline = time.time() + seconds
+    languages = {0: Language.RUST, 1: Language.PYTHON, 2: Language.JAVASCRIPT}
+    pieces = [b"#", b"//", b"/*", b"*/", b"*", b"/", b'"', b"'", b"`", b'"""', b"'''", b"\\", b"\\\n", b"\n", b"\r\n", b" ",
+              b"\t", b"a", b"_b", b"$", b"$x", b"1", b"1.5", b".", b"(", b")", b"import", b"from", b"export{", b"}from",
+              b"if", b"self", b"\xef\xbb\xbf", b"\xc3\xa9", b"\xff", b"\x00", b"\x01", b"x" * 500, b"+" * 401]
+    cases = 0
+    while time.time() < deadline:
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 300)))
+        if rng.random() < 0.2:
+            data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 200)))
+        text = decode_text(data)
+        for family, language in languages.items():
+            digests = _normalize.anchor_hashes(data, family)
+            answer = _normalize.normalize(text, family)
+            blanked = fingerprints._blank(text, language)
+            assert answer is not None and answer[0] == blanked, (family, data)
+            if answer[1] is not None:
+                assert answer[1] == fingerprints._normalized_blanked(blanked), (family, data)
+                assert digests is not None
+        files = rng.randint(1, 6)
+        codes = bytes(rng.randrange(4) for _ in range(rng.randint(0, 400)))
+        starts = np.array(sorted(rng.randrange(max(1, len(codes))) for _ in range(files)), dtype=np.int64)
+        ends = np.array([min(len(codes), start + rng.randint(0, 200)) for start in starts], dtype=np.int64)
+        if rng.random() < 0.1:
+            ends = ends + rng.randint(-500, 500)
+        hashes = np.unique(np.array([rng.randrange(8) for _ in range(rng.randint(0, 30))], dtype=np.uint32))
+        first = np.array([0, *np.cumsum([rng.randint(0, 5) for _ in hashes])], dtype=np.int64)
+        places = int(first[-1])
+        owners = np.array([rng.randrange(-1 if rng.random() < 0.05 else 0, files + (rng.random() < 0.05))
+                           for _ in range(places)], dtype=np.int64)
+        offsets = np.array([rng.randint(-3 if rng.random() < 0.05 else 0, 250) for _ in range(places)], dtype=np.int64)
+        windows = rng.randint(0, 40)
+        window_hashes = np.array([rng.randrange(8) for _ in range(windows)], dtype=np.uint32)
+        window_offsets = np.array([rng.randint(0, 250) for _ in range(windows)], dtype=np.uint32)
+        lines = np.array(sorted(rng.randint(0, 300) for _ in range(rng.randint(1, 20))), dtype=np.uint32)
+        lines[0] = 0
+        try:
+            found = _runs.regions_found(rng.randrange(files), window_hashes, window_offsets, hashes, first, owners, offsets,
+                                        codes, starts, ends, lines, rng.randint(0, 300), rng.choice([1, 10, 50]),
+                                        rng.choice([1, 3, 50]))
+            _runs.longest_disjoint(found, rng.choice([1, 10, 50]))
+        except ValueError:
+            pass
+        cases += 1
+    print(f"{cases} cases, no sanitizer report")
+
+
+def sanitizer_runtime(name: str) -> str:
+    found = subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True, check=True).stdout.strip()
+    if not Path(found).is_absolute():
+        sys.exit(f"fuzz_compiled: gcc has no {name} here (install its sanitizer runtimes)")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60, help="how long to fuzz (default 60)")
+    parser.add_argument("--seed", type=int, default=0, help="the random seed (default 0)")
+    parser.add_argument("--cases-here", action="store_true", help=argparse.SUPPRESS)  # inside the sanitized run
+    options = parser.parse_args()
+    if options.cases_here:
+        run_cases(options.seed, options.seconds)
+        return 0
+    if shutil.which("gcc") is None:
+        sys.exit("fuzz_compiled: needs gcc")
+    include = sysconfig.get_paths()["include"]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "reviewgate"
+        shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+        target = copy / EXTENSIONS.relative_to(PACKAGE)
+        for module in ("_normalize", "_runs"):
+            subprocess.run(["gcc", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                            "-fno-omit-frame-pointer", "-fPIC", "-shared", f"-I{include}", str(EXTENSIONS / f"{module}.c"),
+                            "-o", str(target / f"{module}{suffix}")], check=True)
+        environment = {
+            **os.environ,
+            "PYTHONPATH": scratch,
+            "PYTHONMALLOC": "malloc",  # every buffer through malloc, where the sanitizer sees its bounds
+            "ASAN_OPTIONS": "detect_leaks=0",  # the interpreter's own allocations at exit are not ours
+            "LD_PRELOAD": f"{sanitizer_runtime('libasan.so')} {sanitizer_runtime('libubsan.so')}",
+        }
+        completed = subprocess.run([sys.executable, __file__, "--cases-here", "--seed", str(options.seed),
+                                    "--seconds", str(options.seconds)], env=environment, cwd=scratch, check=False)
+        return completed.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
