@@ -11,7 +11,7 @@
    The branch's files are untrusted input: every read is bounded by the length it was given, no
    step's output is longer than its input (a buffer of the input's length holds it), and an
    opening with no end after it is searched for once, not once per opening (a file of unclosed
-   `/*` would otherwise cost the square of its length). */
+   block comments would otherwise cost the square of its length). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -556,6 +556,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "_normalize", "The DRY lens's normalization, compiled (fingerprints.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__normalize(void)
