@@ -103,7 +103,7 @@ def test_real_python_normalizes_alike() -> None:
     paths = sorted((REPOSITORY / "reviewgate").rglob("*.py"))
     for package in ("email", "json", "asyncio", "unittest", "logging"):
         paths += sorted((library / package).rglob("*.py"))
-    assert len(paths) > 300
+    assert len(paths) > 250  # 315 on Python 3.11, 285 on 3.12
     for path in paths:
         data = path.read_bytes()
         assert _assert_same(decode_text(data), Language.PYTHON) or not data.isascii()
