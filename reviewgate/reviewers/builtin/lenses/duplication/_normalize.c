@@ -316,18 +316,35 @@ static Py_ssize_t normalize_into(const unsigned char *source, Py_ssize_t n, int 
 
 /* The buffers of a normalization: two of the source's length and its line ends. One set serves
    every call (each runs under the GIL, start to end), grown to the largest file yet: fresh pages
-   for each file cost the kernel as much as the normalization itself. */
+   for each file cost the kernel as much as the normalization itself. A call made while that set
+   is in use (by a finalizer the garbage collector runs as a call makes its Python objects) gets
+   buffers of its own, so the set is never grown under a call still reading it. */
 typedef struct {
     unsigned char *blanked, *lines;
     uint32_t *ends;
+    int own;
 } Buffers;
 
 static unsigned char *text_buffer;
 static uint32_t *ends_buffer;
 static Py_ssize_t buffer_capacity = -1;
+static int buffers_in_use;
 
 static int buffers_for(Py_ssize_t n, Buffers *buffers)
 {
+    if (buffers_in_use) {
+        buffers->blanked = PyMem_Malloc((size_t)(2 * n + 1));
+        buffers->ends = PyMem_Malloc(sizeof(uint32_t) * (size_t)(n + 1));
+        if (buffers->blanked == NULL || buffers->ends == NULL) {
+            PyMem_Free(buffers->blanked);
+            PyMem_Free(buffers->ends);
+            PyErr_NoMemory();
+            return -1;
+        }
+        buffers->lines = buffers->blanked + n;
+        buffers->own = 1;
+        return 0;
+    }
     if (n > buffer_capacity) {
         unsigned char *text = PyMem_Realloc(text_buffer, (size_t)(2 * n + 1));
         if (text == NULL) {
@@ -346,7 +363,19 @@ static int buffers_for(Py_ssize_t n, Buffers *buffers)
     buffers->blanked = text_buffer;
     buffers->lines = text_buffer + n;
     buffers->ends = ends_buffer;
+    buffers->own = 0;
+    buffers_in_use = 1;
     return 0;
+}
+
+static void buffers_release(Buffers *buffers)
+{
+    if (buffers->own) {
+        PyMem_Free(buffers->blanked);
+        PyMem_Free(buffers->ends);
+    } else {
+        buffers_in_use = 0;
+    }
 }
 
 static int all_ascii(const unsigned char *text, Py_ssize_t n)
@@ -456,16 +485,17 @@ static PyObject *normalize(PyObject *module, PyObject *const *arguments, Py_ssiz
     Py_ssize_t lines = normalize_into((const unsigned char *)source, n, family, buffers.blanked, &blanked_length,
                                       buffers.lines, buffers.ends);
     Py_XDECREF(encoded);
+    PyObject *result = NULL;
     if (lines < 0) {
         /* Whole characters are kept or blanked: a match starts and ends at ASCII characters. */
         PyObject *blanked_text = PyUnicode_DecodeUTF8((const char *)buffers.blanked, blanked_length, NULL);
+        buffers_release(&buffers);
         if (blanked_text == NULL)
             return NULL;
-        PyObject *result = PyTuple_Pack(2, blanked_text, Py_None);
+        result = PyTuple_Pack(2, blanked_text, Py_None);
         Py_DECREF(blanked_text);
         return result;
     }
-    PyObject *result = NULL;
     PyObject *blanked_text = PyUnicode_DecodeASCII((const char *)buffers.blanked, blanked_length, NULL);
     PyObject *list = PyList_New(lines);
     if (blanked_text != NULL && list != NULL) {
@@ -480,6 +510,7 @@ static PyObject *normalize(PyObject *module, PyObject *const *arguments, Py_ssiz
         if (k == lines)
             result = PyTuple_Pack(2, blanked_text, list);
     }
+    buffers_release(&buffers);
     Py_XDECREF(blanked_text);
     Py_XDECREF(list);
     return result;
@@ -510,6 +541,7 @@ static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_
     Py_ssize_t blanked_length;
     Py_ssize_t lines = normalize_into(data, n, family, buffers.blanked, &blanked_length, buffers.lines, buffers.ends);
     if (lines < 0) {
+        buffers_release(&buffers);
         Py_RETURN_NONE;
     }
     /* The window at each non-empty line's start (anchor_offsets), while a whole window fits before
@@ -542,6 +574,7 @@ static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_
             hashes[k] = (uint32_t)((high * half_power + low) >> 32);
         }
     }
+    buffers_release(&buffers);
     return result;
 }
 
