@@ -9,6 +9,7 @@ import sysconfig
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -168,6 +169,17 @@ def test_unclosed_comments_cost_their_length_not_its_square(monkeypatch: pytest.
     assert normalized.lines == ("/*é",) * 300_000 + ("",) and normalized.blanked == text  # `é` is no name start
     short = "/*é" * 50 + "\nlet x = 1 /* a */\n"
     assert Normalized.of(short, Language.JAVASCRIPT).lines == tuple(_by_patterns(short, Language.JAVASCRIPT)[1])
+
+
+def test_a_build_of_other_constants_is_left_out() -> None:
+    """The window, the longest line kept, the name mark and the hash's base are the compiled
+    module's own constants too: this build agrees, and one that disagrees (built before a change to
+    fingerprints.py) is not used."""
+    assert fingerprints.agrees_with_the_definition(compiled)
+    stale = SimpleNamespace(WINDOW=32, MAX_LINE_LENGTH=compiled.MAX_LINE_LENGTH,
+                            IDENTIFIER_MARK=compiled.IDENTIFIER_MARK, BASE=compiled.BASE)
+    assert not fingerprints.agrees_with_the_definition(stale)
+    assert not fingerprints.agrees_with_the_definition(object())
 
 
 def test_bad_arguments_are_refused() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.lenses.duplication import runs
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW, Normalized
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import BASE, distinct, window_hashes
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import BASE, WINDOW, Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import distinct, window_hashes
 
 MODULUS = 1 << 64
 

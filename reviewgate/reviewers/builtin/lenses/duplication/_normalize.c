@@ -24,7 +24,7 @@ enum { FAMILY_NONE = 0, FAMILY_HASH = 1, FAMILY_C = 2 };
 #define MAX_LINE_LENGTH 400 /* fingerprints.MAX_LINE_LENGTH */
 #define IDENTIFIER_MARK 1   /* fingerprints.IDENTIFIER_MARK */
 #define MAX_KEYWORD 16
-static const uint64_t BASE = 0x100000001B3ULL; /* hashes.BASE */
+static const uint64_t BASE = 0x100000001B3ULL; /* fingerprints.BASE */
 
 /* The keywords by length, set once from fingerprints.KEYWORDS (the one list of them), each packed
    into two 8-byte numbers (zeros after its end): a word is one of them when both numbers match. */
@@ -594,5 +594,21 @@ static struct PyModuleDef module_definition = {
 
 PyMODINIT_FUNC PyInit__normalize(void)
 {
-    return PyModule_Create(&module_definition);
+    /* The constants it was built with, which fingerprints.py compares with its own before using it. */
+    PyObject *module = PyModule_Create(&module_definition);
+    if (module == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(module, "WINDOW", WINDOW) < 0
+        || PyModule_AddIntConstant(module, "MAX_LINE_LENGTH", MAX_LINE_LENGTH) < 0
+        || PyModule_AddIntConstant(module, "IDENTIFIER_MARK", IDENTIFIER_MARK) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyObject *base = PyLong_FromUnsignedLongLong(BASE);
+    if (base == NULL || PyModule_AddObject(module, "BASE", base) < 0) {
+        Py_XDECREF(base);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

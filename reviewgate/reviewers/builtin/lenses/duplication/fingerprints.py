@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 # Window length in normalized characters (about one token each): long enough that common idioms
 # (`for a in a:`, `if a is None: return`) do not match on their own.
 WINDOW = 40
+# The base of the polynomial a window's hash is (hashes.py): odd (FNV's 64-bit prime), so it has an
+# inverse modulo 2**64.
+BASE = 0x100000001B3
 # The version of what a file's fingerprints are (normalization, window, hash): part of the key of
 # every stored index entry, so entries made by another version are never read. Bump it with any
 # change to how a file's fingerprints come out of its bytes.
@@ -124,13 +127,23 @@ _DROPPED_LINE = re.compile(rf"\n(?:{_IMPORT_START}[^\n]*|[^\n]{{{MAX_LINE_LENGTH
 # the same lines as the patterns here, which stay its definition and the path where it is missing.
 _compiled_normalize: Callable[[str, int], tuple[str, list[str] | None] | None] | None = None
 _compiled_anchor_hashes: Callable[[bytes, int], bytes | None] | None = None
+
+
+def agrees_with_the_definition(compiled: object) -> bool:
+    """Whether a compiled normalization was built with this module's constants: one built from
+    another version of them (a stale build) is left out, not trusted."""
+    built_with = tuple(getattr(compiled, name, None) for name in ("WINDOW", "MAX_LINE_LENGTH", "IDENTIFIER_MARK", "BASE"))
+    return built_with == (WINDOW, MAX_LINE_LENGTH, ord(IDENTIFIER_MARK), BASE)
+
+
 try:
     from reviewgate.reviewers.builtin.lenses.duplication import _normalize
 except ImportError:
     pass
 else:
-    _normalize.set_keywords(_KEYWORDS)
-    _compiled_normalize, _compiled_anchor_hashes = _normalize.normalize, _normalize.anchor_hashes
+    if agrees_with_the_definition(_normalize):
+        _normalize.set_keywords(_KEYWORDS)
+        _compiled_normalize, _compiled_anchor_hashes = _normalize.normalize, _normalize.anchor_hashes
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:

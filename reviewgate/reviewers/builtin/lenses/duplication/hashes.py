@@ -15,10 +15,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import BASE, WINDOW
 
 Hashes = npt.NDArray[np.uint32]  # a file's window hashes, or a set of them sorted
-BASE = 0x100000001B3  # odd (FNV's 64-bit prime), so it has an inverse modulo 2**64
 _MODULUS = 1 << 64
 
 
