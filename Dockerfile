@@ -37,6 +37,6 @@ COPY entrypoint.py ./
 # build is optional, so that `pip install` works without a compiler).
 RUN pip install --no-cache-dir --disable-pip-version-check /wheels/*.whl \
     && rm -rf /wheels \
-    && python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize"
+    && python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize, reviewgate.reviewers.builtin.lenses.duplication._runs"
 
 ENTRYPOINT ["python", "/opt/reviewgate/entrypoint.py"]

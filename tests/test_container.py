@@ -75,8 +75,9 @@ def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), "the MIT license text ships"
     assert not any(name.startswith(("tests/", "testing/")) for name in names)
     if shutil.which("cc") or shutil.which("gcc"):
-        assert any(name.startswith("reviewgate/reviewers/builtin/lenses/duplication/_normalize.")
-                   and name.endswith((".so", ".pyd")) for name in names), "the compiled normalization ships"
+        for module in ("_normalize", "_runs"):
+            assert any(name.startswith(f"reviewgate/reviewers/builtin/lenses/duplication/{module}.")
+                       and name.endswith((".so", ".pyd")) for name in names), f"the compiled {module} ships"
 
 
 def test_the_image_installs_the_wheel_its_build_stage_compiled() -> None:
@@ -88,5 +89,6 @@ def test_the_image_installs_the_wheel_its_build_stage_compiled() -> None:
     assert any("install -y --no-install-recommends gcc libc6-dev" in run for run in runs)
     assert any("pip wheel" in run and "-w /wheels ." in run for run in runs)
     assert any("pip install" in run and "/wheels/*.whl" in run
-               and "import reviewgate.reviewers.builtin.lenses.duplication._normalize" in run for run in runs)
+               and "import reviewgate.reviewers.builtin.lenses.duplication._normalize, "
+               "reviewgate.reviewers.builtin.lenses.duplication._runs" in run for run in runs)
     assert "--from=build /wheels /wheels" in [rest for keyword, rest in dockerfile_instructions() if keyword == "COPY"]

@@ -125,7 +125,8 @@ def test_every_released_wheel_carries_the_compiled_normalization() -> None:
     slower with no one told, so cibuildwheel's test imports it."""
     [build] = [step for step in _release()["jobs"]["wheels"]["steps"] if "pypa/cibuildwheel" in step.get("uses", "")]
     assert build["env"]["CIBW_TEST_COMMAND"] == (
-        'python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize"')
+        'python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize, '
+        'reviewgate.reviewers.builtin.lenses.duplication._runs"')
 
 
 def _version_step_script() -> str:
