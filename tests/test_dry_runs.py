@@ -115,6 +115,10 @@ def _file(rng: random.Random, extra: list[str]) -> str:
     return "\n".join(rng.choice(shapes) for _ in range(rng.randint(3, 60))) + "\n"
 
 
+BUILT_ONLY_WITH_A_COMPILER = "built only where a C compiler is at hand (.ci/run checks that it was)"
+needs_compiled = pytest.mark.skipif(runs._compiled_regions_found is None, reason=BUILT_ONLY_WITH_A_COMPILER)
+
+
 @pytest.fixture(params=["compiled", "arrays"])
 def search_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """`runs.regions_found` compiled (`_runs.c`, for texts of one byte a character) and over arrays:
@@ -122,13 +126,12 @@ def search_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     if request.param == "arrays":
         monkeypatch.setattr(runs, "_compiled_regions_found", None)
     elif runs._compiled_regions_found is None:
-        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+        pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
     return str(request.param)
 
 
+@needs_compiled
 def test_the_compiled_loop_is_the_one_taken_for_one_byte_texts(monkeypatch: pytest.MonkeyPatch) -> None:
-    if runs._compiled_regions_found is None:
-        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
     calls: list[int] = []
     compiled = runs._compiled_regions_found
 
@@ -149,9 +152,8 @@ def test_the_compiled_loop_is_the_one_taken_for_one_byte_texts(monkeypatch: pyte
         assert found and len(calls) == taken
 
 
+@needs_compiled
 def test_the_compiled_loop_refuses_arrays_that_do_not_agree() -> None:
-    if runs._compiled_regions_found is None:
-        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
     four, eight = np.zeros(3, dtype=np.uint32), np.zeros(3, dtype=np.int64)
     with pytest.raises(ValueError, match="do not agree in length"):
         runs._compiled_regions_found(0, four, four, four, eight, eight, eight, b"abc", eight, eight, four, 3, 50, 50)
@@ -278,14 +280,13 @@ def test_distinct_hashes_by_sorting_are_those_of_unique() -> None:
         assert distinct(values).tolist() == np.unique(values).tolist()
 
 
+@needs_compiled
 @pytest.mark.parametrize("seed", range(4))
 def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """search._longest_disjoint compiled and as the loop: runs side by side, overlapping at a seam,
     inside one another, repeated from many places, and free stretches of equal length."""
     from reviewgate.reviewers.builtin.lenses.duplication import search
 
-    if runs.compiled_longest_disjoint is None:
-        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
     rng = random.Random(seed)
     paths = ["a.py", "b.py", "c.py"]
     for _ in range(100):

@@ -386,13 +386,23 @@ static int all_ascii(const unsigned char *text, Py_ssize_t n)
     return 1;
 }
 
-static int family_of(int family)
+/* The comment family of a call `(source, family)` whose source is a `source_type`, or -1 with the
+   error set (TypeError naming the call's `signature`, ValueError naming an unknown family). */
+static int family_argument(PyObject *const *arguments, Py_ssize_t count, PyTypeObject *source_type,
+                           const char *signature)
 {
-    if (family != FAMILY_NONE && family != FAMILY_HASH && family != FAMILY_C) {
-        PyErr_Format(PyExc_ValueError, "unknown comment family %d", family);
+    if (count != 2 || !PyObject_TypeCheck(arguments[0], source_type) || !PyLong_Check(arguments[1])) {
+        PyErr_SetString(PyExc_TypeError, signature);
         return -1;
     }
-    return 0;
+    long family = PyLong_AsLong(arguments[1]);
+    if (family == -1 && PyErr_Occurred())
+        return -1;
+    if (family != FAMILY_NONE && family != FAMILY_HASH && family != FAMILY_C) {
+        PyErr_Format(PyExc_ValueError, "unknown comment family %ld", family);
+        return -1;
+    }
+    return (int)family;
 }
 
 static PyObject *set_keywords(PyObject *module, PyObject *words)
@@ -447,12 +457,8 @@ failed:
 static PyObject *normalize(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
 {
     (void)module;
-    if (count != 2 || !PyUnicode_Check(arguments[0]) || !PyLong_Check(arguments[1])) {
-        PyErr_SetString(PyExc_TypeError, "normalize(source: str, family: int)");
-        return NULL;
-    }
-    int family = PyLong_AsLong(arguments[1]);
-    if (family_of(family) < 0)
+    int family = family_argument(arguments, count, &PyUnicode_Type, "normalize(source: str, family: int)");
+    if (family < 0)
         return NULL;
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(arguments[0]) < 0) /* a string made the old way (gone in 3.12) */
@@ -522,12 +528,8 @@ static PyObject *normalize(PyObject *module, PyObject *const *arguments, Py_ssiz
 static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
 {
     (void)module;
-    if (count != 2 || !PyBytes_Check(arguments[0]) || !PyLong_Check(arguments[1])) {
-        PyErr_SetString(PyExc_TypeError, "anchor_hashes(data: bytes, family: int)");
-        return NULL;
-    }
-    int family = PyLong_AsLong(arguments[1]);
-    if (family_of(family) < 0)
+    int family = family_argument(arguments, count, &PyBytes_Type, "anchor_hashes(data: bytes, family: int)");
+    if (family < 0)
         return NULL;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(arguments[0]);
     Py_ssize_t n = PyBytes_GET_SIZE(arguments[0]);

@@ -67,17 +67,11 @@ static Py_ssize_t search_sorted(const uint32_t *values, Py_ssize_t count, Py_ssi
     return low;
 }
 
+/* Where `hash` is among `count` sorted distinct hashes, or -1. */
 static Py_ssize_t find_hash(const uint32_t *hashes, Py_ssize_t count, uint32_t hash)
 {
-    Py_ssize_t low = 0, high = count;
-    while (low < high) {
-        Py_ssize_t middle = low + (high - low) / 2;
-        if (hashes[middle] < hash)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && hashes[low] == hash ? low : -1;
+    Py_ssize_t position = search_sorted(hashes, count, hash, 0);
+    return position < count && hashes[position] == hash ? position : -1;
 }
 
 /* The runs seen, by (other file, alignment, end): the first place of each is the one grown. */
