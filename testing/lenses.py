@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,14 @@ def review_change(
     sections: Mapping[str, Mapping[str, Any]] | None = None,
     verify: VerifyOutcome = ABSENT,
     reproduction: str | None = None,
+    before_review: Callable[[Path], None] | None = None,
 ) -> list[Finding]:
     """Every finding the builtin reviewer reports for `branch` on top of `base`, as the gate runs it
-    (fix marking from the real branch name and head subject)."""
+    (fix marking from the real branch name and head subject). `before_review` is given the
+    checkout once both commits are made: what the branch's code could do to it before the gate."""
     repo = make_repo(root, base, branch, branch_name=branch_name, message=message)
+    if before_review is not None:
+        before_review(repo.path)
     # The target side's tooling files, read as run_options.freeze_target reads them with the policy.
     refs = resolve_refs(repo.path, base="main")
     base_side = TreeReader(repo.path, refs.merge_base)

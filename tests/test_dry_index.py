@@ -315,6 +315,22 @@ def test_a_cold_index_reads_the_repository_a_batch_at_a_time_with_the_same_findi
     assert asked and max(asked) == 1 and len(asked) >= 3
 
 
+def test_the_index_holds_the_commit_whatever_the_checkout_holds(tmp_path: Path) -> None:
+    """The cold index reads the checkout's files only where they hold the commit's blobs
+    (target/checkout.py): a file rewritten there after the commit, here into a renamed copy of
+    the added code, is read from git, and so is found to repeat nothing."""
+    def rewrite(repo: Path) -> None:
+        (repo / "app/settings.py").write_text(EXISTING, encoding="utf-8")
+
+    base = {"app/settings.py": OTHER, "app/jobs.py": JOBS}
+    branch = {"app/jobs.py": JOBS + COPY}
+    assert [item for item in review_change(tmp_path / "rewritten", base, branch, before_review=rewrite)
+            if item.rule == "reuse/duplicate-code"] == []
+    # Committed, the same file is a copy: the rewrite alone would have been reported.
+    committed = review_change(tmp_path / "committed", {**base, "app/settings.py": EXISTING}, branch)
+    assert [item.path for item in committed if item.rule == "reuse/duplicate-code"] == ["app/jobs.py"]
+
+
 def test_a_changed_file_is_decoded_once_for_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory: the index takes a changed file's text from its query, not a second copy of it."""
     from reviewgate.reviewers.builtin.lenses.duplication import search

@@ -12,10 +12,14 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewgate.errors import UsageError
 from reviewgate.text import decode_text
 from reviewgate.workspace_owner import owner_to_inherit
+
+if TYPE_CHECKING:
+    from reviewgate.target.checkout import CheckoutReader
 
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
@@ -285,12 +289,18 @@ class StoreTampered(Exception):
     """A blob whose bytes do not hash to its name: the object store was rewritten after the freeze."""
 
 
+def blob_id(data: bytes, id_length: int = 40) -> str:
+    """git's id of a blob of these bytes, in the repository's hash (SHA-1: 40 hex digits, SHA-256: 64)."""
+    hashed = (hashlib.sha256 if id_length == 64 else hashlib.sha1)(b"blob %d\0" % len(data), usedforsecurity=False)
+    hashed.update(data)  # not joined to the header: a copy of a large file less
+    return hashed.hexdigest()
+
+
 def checked_blob(object_id: bytes, data: bytes) -> bytes:
     """`data` as git returned it for `object_id`, after checking that it hashes to that id: git
     trusts its loose objects, so one rewritten in place (same name, new bytes: the verify runs
     the branch's code beside the store) would otherwise be reviewed in the original's place."""
-    algorithm = hashlib.sha256 if len(object_id) == 64 else hashlib.sha1
-    if algorithm(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest().encode() != object_id:
+    if blob_id(data, len(object_id)).encode() != object_id:
         raise StoreTampered(f"git object {object_id.decode('ascii', 'replace')} does not hold the bytes it names: "
                             "the repository's object store was changed after the freeze")
     return data
@@ -303,6 +313,8 @@ class TreeReader:
         self.repo = repo
         self.commit = commit
         self._cache: dict[str, bytes | None] = {}
+        self._blob_sizes: dict[str, int] = {}  # by blob id, as `blob_ids` listed them
+        self._checkout: CheckoutReader | None = None
 
     def read_bytes(self, path: str) -> bytes | None:
         if path not in self._cache:
@@ -367,12 +379,21 @@ class TreeReader:
             if max_bytes is not None and int(listed_size) > max_bytes:
                 continue
             blobs[name] = sha.decode("ascii")
+            self._blob_sizes[blobs[name]] = int(listed_size)
         return blobs
 
     def read_blob_ids(self, blobs: dict[str, str]) -> dict[str, bytes]:
-        """The contents of the blobs `blob_ids` named, by path."""
-        contents = read_blobs(self.repo, list(blobs.values()))
-        return dict(zip(blobs, contents, strict=True))
+        """The contents of the blobs `blob_ids` named, by path: from the checkout where its file
+        holds exactly the blob (checkout.py checks), from git for the rest."""
+        if self._checkout is None:
+            from reviewgate.target.checkout import CheckoutReader  # it hashes with `blob_id`, here
+
+            self._checkout = CheckoutReader(self.repo)
+        sized = {path: (blob, self._blob_sizes[blob]) for path, blob in blobs.items() if blob in self._blob_sizes}
+        found = self._checkout.read(sized)
+        rest = {path: blob for path, blob in blobs.items() if path not in found}
+        found.update(zip(rest, read_blobs(self.repo, list(rest.values())), strict=True))
+        return {path: found[path] for path in blobs}
 
 
 class SnapshotReader(TreeReader):
@@ -398,7 +419,7 @@ class SnapshotReader(TreeReader):
     def blob_ids(self, paths: list[str] | None, max_bytes: int | None = None) -> dict[str, str]:
         """The ids git would give these contents (`git hash-object`)."""
         return {
-            path: hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+            path: blob_id(data)
             for path in (sorted(self._contents) if paths is None else paths)
             if (data := self._contents.get(path)) is not None and (max_bytes is None or len(data) <= max_bytes)
         }
