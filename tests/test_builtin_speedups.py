@@ -6,6 +6,7 @@ import ast
 import random
 import re
 import sys
+import time
 from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
@@ -23,6 +24,7 @@ from reviewgate.reviewers.builtin.common import (
     nodes_of,
 )
 from reviewgate.reviewers.builtin.lenses import secrets as secrets_module
+from reviewgate.reviewers.builtin.lenses.duplication import fingerprints as fingerprints_module
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     _C_LANGUAGE_PARTS,
     _HASH_LANGUAGE_PARTS,
@@ -34,6 +36,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     Normalized,
     _blank,
     consistent_renaming,
+    literals,
     normalized_lines,
 )
 from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
@@ -195,7 +198,8 @@ def test_unrolled_comment_and_string_patterns_blank_exactly_as_the_plain_ones() 
     and on random strings of quotes, escapes, comment marks and newlines: unterminated strings,
     a backslash before a newline, four quotes in a row, `/*/`, `**/`."""
     rng = random.Random(11)
-    pieces = ['"', "'", "#", "/", "*", "`", "\\", "\n", "a", " ", '"""', "'''", "/*", "*/", "//"]
+    # "\x00" and "\x02": the first characters `_blank` may stand in for a `*` that opens no comment.
+    pieces = ['"', "'", "#", "/", "*", "`", "\\", "\n", "a", " ", '"""', "'''", "/*", "*/", "//", "\x00", "\x02"]
     samples = [
         SOURCE,
         'x = """a""""\ny = \'\'\'b\'\'\' "c\\"d" \'e\\\nf\' # g "h"\n"""unterminated\n',
@@ -212,6 +216,25 @@ def test_unrolled_comment_and_string_patterns_blank_exactly_as_the_plain_ones() 
                 match.span() for match in plain.finditer(text)
             ], text
             assert _blank(text, language) == plain_blank(text, plain), text
+            assert literals(text, language) == [
+                match.group(0) for match in plain.finditer(text) if match.group("comment") is None
+            ] + _NUMBER.findall(plain_blank(text, plain)), text
+
+
+def test_a_file_of_block_comments_that_never_close_costs_its_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the compiled normalization: a branch's 100 KB of `/*` that no `*/` follows. The
+    pattern tried each opener to the end of the file (30 KB took 4 s, 100 KB about a minute, 900 KB
+    hours); the openers after the last `*/` are now passed over (`_defused_openers`)."""
+    monkeypatch.setattr(fingerprints_module, "_compiled_normalize", None)
+    cases = (("/*\n" * 35_000, "/*\n" * 35_000, []),
+             ("x = 1 /* a */ y\n" + "/* b 'c' `d`\n" * 8_000, "x = 1  y\n" + '/* b " "\n' * 8_000,
+              ["'c'", "`d`"] * 8_000 + ["1"]))
+    for text, blanked, table in cases:
+        started = time.process_time()
+        normalized = Normalized.of(text, Language.JAVASCRIPT)
+        found = literals(text, Language.JAVASCRIPT)
+        assert time.process_time() - started < 5  # about 0.01 s
+        assert (normalized.blanked, found) == (blanked, table)
 
 
 def test_blanking_makes_no_python_call_per_comment_or_string() -> None:

@@ -23,7 +23,7 @@ from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language
+from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language, defused_comment_openers
 from reviewgate.text import decode_text
 
 if TYPE_CHECKING:
@@ -166,7 +166,9 @@ def _blank(text: str, language: Language) -> str:
     if language in HASH_COMMENT:
         return _blank_parts(text, _HASH_LANGUAGE_SPLIT)
     if language in C_LIKE:
-        return _blank_parts(text, _C_LANGUAGE_SPLIT)
+        defused, stand_in = defused_comment_openers(text)
+        blanked = _blank_parts(defused, _C_LANGUAGE_SPLIT)
+        return blanked if stand_in is None else blanked.replace(stand_in, "*")
     return text
 
 
@@ -186,8 +188,7 @@ def _family(language: Language) -> int:
 def _blanked_and_normalized(text: str, language: Language) -> tuple[str, list[str]]:
     """`_blank`, then `_normalized_blanked`: compiled where it was built (the same lines in a
     seventh of the time), the names and numbers of code that is not all ASCII left to the Unicode
-    patterns. The patterns alone where it was not built: slower, and the block comment's costs
-    the square of a file of unclosed `/*` (the compiled blanking is linear)."""
+    patterns. The patterns alone where it was not built: slower, and as linear (`defused_comment_openers`)."""
     if _compiled_normalize is not None:
         done = _compiled_normalize(text, _family(language))
         if done is not None:
@@ -206,9 +207,12 @@ def literals(text: str, language: Language) -> list[str]:
     """The strings of `text`, then its numbers, each in order: the data of a table, whatever its
     names are."""
     pattern = _HASH_LANGUAGE_PARTS if language in HASH_COMMENT else _C_LANGUAGE_PARTS if language in C_LIKE else None
+    searched, stand_in = defused_comment_openers(text) if language in C_LIKE else (text, None)
     strings = [] if pattern is None else [
-        match.group(0) for match in pattern.finditer(text) if match.group("comment") is None
+        match.group(0) for match in pattern.finditer(searched) if match.group("comment") is None
     ]
+    if stand_in is not None:
+        strings = [string.replace(stand_in, "*") for string in strings]
     return strings + _NUMBER.findall(_blank(text, language))
 
 
