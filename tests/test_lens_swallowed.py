@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from testing.lenses import review_change
@@ -135,3 +136,62 @@ def test_comment_banners_after_a_catch_do_not_stall_the_lens(tmp_path: Path) -> 
     source = "// } catch (_) {\n" + banner * 30 + "export const a = 1;\n" + "try { a(); } catch (e) {}\n"
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/checks.ts": source})
     assert _found(findings) == [("correctness/empty-catch", "src/checks.ts", 33)]
+
+
+def test_block_comments_that_never_close_do_not_stall_the_lens(tmp_path: Path) -> None:
+    # 300 KB of handlers opening a comment that no `*/` ends: the patterns (and the JavaScript
+    # reader every JS lens shares) tried each `/*` to the end of the file, minutes for this file;
+    # pytest's timeout fails it if they do again. The handler before them is still found.
+    flood = "} catch {/*\n" * 15_000 + "p.catch(() => {/*\n" * 7_000
+    source = "try { a(); } catch (e) {}\ntry { b(); /* c */\n" + flood
+    started = time.perf_counter()
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/flood.js": source})
+    assert time.perf_counter() - started < 30  # about 0.4 s; each part left quadratic takes minutes
+    assert _found(findings) == [("correctness/empty-catch", "src/flood.js", 1)]
+
+
+def test_a_file_of_routes_parses_to_the_same_tree_with_its_openers_defused() -> None:
+    """Past UNCLOSABLE_OPENERS_KEPT, the `/*` after the last `*/` are parsed as `/ `: in code that
+    compiles they sit in strings, line comments and patterns, and the tree is the same."""
+    from reviewgate.reviewers.builtin.languages import syntax_tree
+
+    routes = "".join(f'app.get("/v{number}/*", handler{number}); // all of /v{number}/*\n' for number in range(100))
+    source = "/* routes */\n" + routes + "const pattern = /a\\/*b/;\n"
+    defused = syntax_tree._without_unclosable_openers(source.encode())
+    assert defused != source.encode() and len(defused) == len(source.encode())
+
+    def shape(node: object) -> list[tuple[str, int, int]]:
+        found = [(node.type, node.start_byte, node.end_byte)]  # type: ignore[attr-defined]
+        for child in node.children:  # type: ignore[attr-defined]
+            found += shape(child)
+        return found
+
+    tree = syntax_tree.parse("javascript", source)
+    assert not tree.root_node.has_error
+    assert shape(tree.root_node) == shape(syntax_tree.parser("javascript").parse(source.encode()).root_node)
+    few = "/* a */\n" + 'x("/*");\n' * syntax_tree.UNCLOSABLE_OPENERS_KEPT
+    assert syntax_tree._without_unclosable_openers(few.encode()) == few.encode()
+
+
+def test_defused_openers_leave_every_match_where_it_was() -> None:
+    """The swallowed-failure patterns and the JavaScript reader over the defused text: the same
+    matches at the same offsets as over the text itself, on random strings of catches, braces,
+    comment marks, quotes and the characters that may stand in for a `*`."""
+    import random
+
+    from reviewgate.reviewers.builtin.common import defused_comment_openers
+    from reviewgate.reviewers.builtin.languages import javascript_source
+    from reviewgate.reviewers.builtin.lenses.swallowed import other_languages
+
+    pieces = ["catch {", "catch (e) {", ".catch(() => {", "}", ")", "/*", "*/", "//", "*", "/", "\n", " ",
+              '"', "'", "`", "\\", "a", "\x00", "\x02"]
+    rng = random.Random(5)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        defused = defused_comment_openers(text)[0]
+        assert len(defused) == len(text)
+        for pattern in (other_languages._EMPTY_CATCH, other_languages._PROMISE_CATCH):
+            assert [match.span() for match in pattern.finditer(defused)] == [
+                match.span() for match in pattern.finditer(text)], text
+        plain = javascript_source._PARTS.sub(javascript_source._blank, text)
+        assert javascript_source.read_js(text).masked == plain, text

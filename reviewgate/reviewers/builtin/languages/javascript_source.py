@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.common import defused_comment_openers
 
 _PARTS = LazyPattern(
     r"/(?:/[^\n]*|\*[\s\S]*?\*/)|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
@@ -63,7 +64,13 @@ class JsSource:
 
 @functools.lru_cache(maxsize=16)
 def read_js(text: str) -> JsSource:
-    masked = _PARTS.sub(_blank, text)
+    # The `/*` that no `*/` follows defused first: `_PARTS` tried each to the end of the file (a
+    # 300 KB file of them: 8 minutes). The stand-in is blanked with a string's or a comment's
+    # content, and put back where it stayed code, so the masked text is the same.
+    defused, stand_in = defused_comment_openers(text)
+    masked = _PARTS.sub(_blank, defused)
+    if stand_in is not None:
+        masked = masked.replace(stand_in, "*")
     pairs: dict[int, int] = {}
     stack: list[int] = []
     for match in _BRACKET.finditer(masked):
