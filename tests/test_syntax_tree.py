@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from reviewgate.reviewers.builtin.languages.syntax_tree import GRAMMAR_OF_EXTENSION, GRAMMARS, grammar_of, parse
+from reviewgate.reviewers.builtin.languages.syntax_tree import GRAMMAR_OF_EXTENSION, GRAMMARS, grammar_of, parse, parser
 
 SAMPLES = {
     "python": "def f(x):\n    return x\n",
@@ -53,3 +55,34 @@ def test_a_grammar_is_imported_only_when_asked_for() -> None:
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert shown.strip() == "['tree_sitter_go']"
+
+
+@pytest.mark.parametrize(("grammar", "line"), [("go", "<!--\n"), ("ruby", "<a\n")])
+def test_input_a_grammar_explodes_on_is_given_up_as_a_file_that_does_not_parse(grammar: str, line: str) -> None:
+    """10-12 KB on which the grammar's parse takes minutes (a Go file of `<!--` lines: 7 s for
+    2,000 of them and four times as long for each doubling): given up within its budget, it
+    reads as the tree of an empty text. The parser parses the next file from its start."""
+    started = time.thread_time()
+    tree = parse(grammar, line * 4_000)
+    assert time.thread_time() - started < 10  # about 1 s
+    assert (tree.root_node.end_byte, tree.root_node.child_count) == (0, 0)
+    assert not parse(grammar, SAMPLES[grammar]).root_node.has_error
+
+
+def test_real_code_parses_within_its_budget_to_the_tree_of_a_plain_parse() -> None:
+    """The grammars' samples and every file of the lens corpus (real-shaped code in each
+    language): the budgeted parse gives tree-sitter's own tree."""
+    from reviewgate.tomlfile import read_toml
+
+    files = list(SAMPLES.items())
+    for path in sorted((Path(__file__).resolve().parent / "corpus").glob("*.toml")):
+        for case in read_toml(path).get("case", []):
+            for name, text in {**case.get("base", {}), **case.get("branch", {})}.items():
+                if isinstance(text, str) and (grammar := grammar_of(name)) is not None:
+                    files.append((grammar, text))
+    assert len(files) > 200
+    for grammar, text in files:
+        budgeted, plain = parse(grammar, text).root_node, parser(grammar).parse(text.encode()).root_node
+        # The same nodes, and the same text behind them (a tree parsed through a callback reads it back through the callback).
+        assert (str(budgeted), budgeted.text) == (str(plain), plain.text), text[:200]
+        assert [child.text for child in budgeted.named_children] == [child.text for child in plain.named_children]

@@ -123,8 +123,8 @@ class OtherLanguagesSwallowedFailureLens:
         else:
             patterns += [(_EMPTY_CATCH, RULE_EMPTY_CATCH), (_PROMISE_CATCH, RULE_EMPTY_CATCH)]
         # Searched with the `/*` no `*/` follows defused (one character for one, so the offsets are
-        # the text's): each `catch {` tried such an opener to the end of the file, and a 1 MB file
-        # of `catch {/*` lines held the gate for half an hour. What a match holds is read from `text`.
+        # the text's): each `catch {` tried such an opener to the end of the file (40 KB of
+        # `catch {/*` lines: 3.4 s, growing with the square of the size). A match is read from `text`.
         searched = defused_comment_openers(text)[0]
         for pattern, rule in patterns:
             matches = [match for match in pattern.finditer(searched) if not _idiom(pattern, text, match)]
