@@ -83,6 +83,6 @@ def test_real_code_parses_within_its_budget_to_the_tree_of_a_plain_parse() -> No
     assert len(files) > 200
     for grammar, text in files:
         budgeted, plain = parse(grammar, text).root_node, parser(grammar).parse(text.encode()).root_node
-        # The same nodes, and the same text behind them (a tree parsed through a callback reads it back through the callback).
+        # The same nodes, and the same text behind them (a tree parsed through a callback reads it through the callback).
         assert (str(budgeted), budgeted.text) == (str(plain), plain.text), text[:200]
         assert [child.text for child in budgeted.named_children] == [child.text for child in plain.named_children]

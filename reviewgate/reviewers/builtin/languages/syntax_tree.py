@@ -72,7 +72,31 @@ PARSE_REPORTS_FLOOR = 10_000
 PARSE_REPORTS_PER_BYTE = 0.5
 PARSE_SECONDS_FLOOR = 1.0
 PARSE_SECONDS_PER_BYTE = 10e-6
-_READ_BYTES = 1 << 16  # handed to tree-sitter at a time
+
+
+class _Reader:
+    """The file's bytes as tree-sitter asks for them through a callback (the only way a parse
+    reports its progress). A tree parsed so reads `node.text` through it too, a call at a time
+    until the node's end: after the parse, a read starts small and doubles while the same read
+    goes on, so a name costs one short slice and a long node a few. Never empty before the end
+    (the text loop would not end)."""
+
+    PARSE_BYTES = 1 << 16
+    FIRST_TEXT_BYTES = 256
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.parsing = True
+        self._size = self.FIRST_TEXT_BYTES
+        self._next = -1
+
+    def __call__(self, offset: int, _point: object) -> bytes:
+        if self.parsing:
+            return self.data[offset : offset + self.PARSE_BYTES]
+        self._size = self._size * 2 if offset == self._next else self.FIRST_TEXT_BYTES
+        piece = self.data[offset : offset + self._size]
+        self._next = offset + len(piece)
+        return piece
 
 
 def parse(grammar: str, source: str | bytes) -> tree_sitter.Tree:
@@ -93,15 +117,14 @@ def parse(grammar: str, source: str | bytes) -> tree_sitter.Tree:
         reports_left -= 1
         return reports_left < 0 or time.thread_time() > deadline
 
+    reader = _Reader(data)
     try:
-        # Progress is reported only to a parse that reads through a callback, and a tree parsed so
-        # reads `node.text` back through it: parsed again from the bytes with it as the old tree,
-        # every node is reused (a few percent of the parse) and the text is the bytes'.
-        read = the_parser.parse(lambda offset, _point: data[offset : offset + _READ_BYTES], progress_callback=give_up)
+        tree = the_parser.parse(reader, progress_callback=give_up)
     except ValueError:  # halted by `give_up`: the parser keeps its state until reset
         the_parser.reset()
         return the_parser.parse(b"")
-    return the_parser.parse(data, old_tree=read)
+    reader.parsing = False
+    return tree
 
 
 def _without_unclosable_openers(data: bytes) -> bytes:
