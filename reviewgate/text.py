@@ -9,6 +9,12 @@ UTF8_BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 # A UTF-16 file's first two bytes (little-endian, big-endian): text the lenses cannot read as UTF-8.
 UTF16_BYTE_ORDER_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
+# What `ast.parse` raises for text CPython would not compile either: a syntax error, a NUL byte
+# (ValueError), and nesting deeper than its parser or its tree builder allows: RecursionError for
+# an expression of 30,000 terms, MemoryError for a chain of 20,000 `elif`. The branch's files are
+# untrusted, so none of these may end a review: such text reads as text that does not parse.
+UNPARSABLE: tuple[type[Exception], ...] = (SyntaxError, ValueError, RecursionError, MemoryError)
+
 
 def printable(text: str) -> str:
     """Valid Unicode for output: bytes of a non-UTF-8 path (kept as surrogates so git can be

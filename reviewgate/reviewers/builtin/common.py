@@ -17,6 +17,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.target.diff import ChangeStatus, FileChange
+from reviewgate.text import UNPARSABLE
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.python_statements import TouchedModule
@@ -258,7 +259,7 @@ def _parse(source: str, path: str) -> ast.Module | None:
     with collector_paused():
         try:
             tree = ast.parse(source, filename=path)
-        except (SyntaxError, ValueError):
+        except UNPARSABLE:
             return None
         # Out of the collector's sight for good: a tree outlives the parse (the lenses, the tests
         # lens's function shapes), and every full collection after would walk all its nodes again

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from reviewgate.reviewers.model.redaction import Redaction, redact_line
 from reviewgate.target.diff import FileChange
 from reviewgate.target.git import TreeReader
-from reviewgate.text import printable
+from reviewgate.text import UNPARSABLE, printable
 
 WINDOW_LINES = 20  # either side of the line, where no function is known
 MAX_EXCERPT_LINES = 160  # a longer function is cut to this many lines around the finding
@@ -36,7 +36,7 @@ def _python_scope(source: str, line: int) -> tuple[int, int, str] | None:
     """(first, last, qualified name) of the innermost function or class holding `line`."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return None
     found: tuple[int, int, str] | None = None
 
@@ -62,7 +62,7 @@ def _python_named(source: str, qualified: str) -> tuple[int, int] | None:
     """The lines of the function or class with this qualified name, when the source has one."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return None
     body: list[ast.stmt] = tree.body
     span: tuple[int, int] | None = None

@@ -43,6 +43,8 @@ def _parses(lines: list[str]) -> SyntaxError | None:
         return error
     except ValueError as error:  # a NUL byte
         return SyntaxError(str(error))
+    except (RecursionError, MemoryError) as error:  # nested deeper than CPython parses
+        return SyntaxError(f"nested too deeply to parse ({type(error).__name__})")
     return None
 
 

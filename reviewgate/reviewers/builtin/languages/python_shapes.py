@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from reviewgate.reviewers.builtin.common import AddedSpans, Walk, nodes_of, walk_of
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
+from reviewgate.text import UNPARSABLE
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SKIPPED_FIELDS = frozenset({"annotation", "returns", "type_comment", "type_params", "ctx", "kind"})
@@ -356,7 +357,7 @@ class _Inserted:
         nested = statement.col_offset > 0
         try:
             alone = ast.parse("if 1:\n" + text if nested else text)
-        except (SyntaxError, ValueError):
+        except UNPARSABLE:
             return False  # not whole statements without the added lines
         statements = alone.body[0].body if nested and isinstance(alone.body[0], ast.If) else alone.body
         return (

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from reviewgate.reviewers.builtin.common import AddedSpans
 from reviewgate.reviewers.builtin.languages.python_shapes import first_line
+from reviewgate.text import UNPARSABLE
 
 # Comments, then string literals as Python's tokenizer reads them (a backslash escapes any
 # character, a newline included; a triple-quoted string ends at the first unescaped closing
@@ -133,7 +134,7 @@ def touched_module(source: str, path: str, added: Collection[int]) -> TouchedMod
         piece = "\n" * (first - 1) + "\n".join(lines[first - 1 : last])
         try:
             body += ast.parse(piece, filename=path).body
-        except (SyntaxError, ValueError):
+        except UNPARSABLE:
             return None
     starts = list(dict.fromkeys(first_line(statement) for statement in body))  # `a = 1; b = 2` is one span
     if starts != [statements.spans[index][0] for index in touched]:

@@ -26,6 +26,7 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.target.diff import FileChange
+from reviewgate.text import UNPARSABLE
 
 RULE_NARRATION = "readability/narrating-comment"
 RULE_TICKET = "readability/ticket-reference"
@@ -140,7 +141,7 @@ def _looks_like_python(block: list[str]) -> bool:
 
     try:
         tree = ast.parse(textwrap.dedent("\n".join(block)))
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return False
     # Prose that happens to parse is a bare name or constant per line; code does something.
     return any(

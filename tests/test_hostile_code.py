@@ -1,0 +1,31 @@
+"""The branch's code made to break a parser ends no review: Python nested deeper than CPython's
+parser or tree builder allows reads as code that does not parse, as CPython itself would refuse it,
+and the review of everything else goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.cli import run_cli
+from testing.lenses import review_change
+from testing.repo import make_repo
+
+# CPython raises RecursionError building the tree of the first and MemoryError parsing the second.
+DEEP_EXPRESSION = "TOTAL = " + " + ".join(["a"] * 30_000) + "\n"
+LONG_ELIF = "def pick(a):\n    if a:\n        pass\n" + "    elif a:\n        pass\n" * 20_000
+SWALLOWED = "def load(path):\n    try:\n        return open(path).read()\n    except Exception:\n        pass\n"
+
+
+def test_python_nested_past_the_parser_reads_as_code_that_does_not_parse(tmp_path: Path) -> None:
+    branch = {"app/deep.py": DEEP_EXPRESSION, "app/chain.py": LONG_ELIF, "app/load.py": SWALLOWED}
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    swallowed = sorted((item.path, item.line) for item in findings if item.rule == "correctness/swallowed-exception")
+    assert swallowed == [("app/load.py", 4)]  # the other files held nothing back
+
+
+def test_a_run_on_such_a_branch_completes_with_a_verdict(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"README.md": "x\n", ".gitignore": ".reviewgate/\n"},
+                     {"app/deep.py": DEEP_EXPRESSION, "app/chain.py": LONG_ELIF})
+    result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify")
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    assert result.report()["verdict"] in ("approve", "request_changes")
