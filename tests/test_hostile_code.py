@@ -29,3 +29,13 @@ def test_a_run_on_such_a_branch_completes_with_a_verdict(tmp_path: Path) -> None
     result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify")
     assert result.returncode in (0, 1), result.stderr[-2000:]
     assert result.report()["verdict"] in ("approve", "request_changes")
+
+
+def test_a_file_whose_parse_is_given_up_is_named_on_stderr(tmp_path: Path) -> None:
+    """A Go file of `<!--` lines (tree-sitter's Go grammar takes minutes on 40 KB of them): its
+    parse is given up within the budget, the run completes, and a warning names the file."""
+    repo = make_repo(tmp_path, {"README.md": "x\n", ".gitignore": ".reviewgate/\n"},
+                     {"cmd/slow.go": "package main\n" + "<!--\n" * 8_000})
+    result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify")
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    assert "reviewgate: warning: cmd/slow.go: not parsed, its go parse went over the budget" in result.stderr

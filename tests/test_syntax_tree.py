@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.reviewers.builtin.languages.syntax_tree import GRAMMAR_OF_EXTENSION, GRAMMARS, grammar_of, parse, parser
+from reviewgate.reviewers.builtin.languages.syntax_tree import (
+    GRAMMAR_OF_EXTENSION,
+    GRAMMARS,
+    ParseBudgetWarning,
+    grammar_of,
+    parse,
+    parser,
+)
 
 SAMPLES = {
     "python": "def f(x):\n    return x\n",
@@ -63,7 +70,8 @@ def test_input_a_grammar_explodes_on_is_given_up_as_a_file_that_does_not_parse(g
     2,000 of them and four times as long for each doubling): given up within its budget, it
     reads as the tree of an empty text. The parser parses the next file from its start."""
     started = time.thread_time()
-    tree = parse(grammar, line * 4_000)
+    with pytest.warns(ParseBudgetWarning, match=f"^src/slow.{grammar}: not parsed, its {grammar} parse went over"):
+        tree = parse(grammar, line * 4_000, f"src/slow.{grammar}")
     assert time.thread_time() - started < 10  # about 1 s
     assert (tree.root_node.end_byte, tree.root_node.child_count) == (0, 0)
     assert not parse(grammar, SAMPLES[grammar]).root_node.has_error

@@ -7,7 +7,10 @@ from __future__ import annotations
 import functools
 import importlib
 import time
+import warnings
 from typing import TYPE_CHECKING
+
+from reviewgate.text import printable
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -99,11 +102,16 @@ class _Reader:
         return piece
 
 
-def parse(grammar: str, source: str | bytes) -> tree_sitter.Tree:
+class ParseBudgetWarning(UserWarning):
+    """A file's parse was given up: its syntax tree was not built, its syntax lenses saw nothing."""
+
+
+def parse(grammar: str, source: str | bytes, path: str | None = None) -> tree_sitter.Tree:
     """The syntax tree of one file's text. tree-sitter always returns a tree: a syntax error is an
     `ERROR` node inside it (`tree.root_node.has_error`), never an exception. A parse that takes
     more than its budget (above: about 25 times what real code takes, in steps, and 20 times in
-    CPU) is given up, and the file reads as one that does not parse: the tree of an empty text."""
+    CPU) is given up, and the file reads as one that does not parse: the tree of an empty text,
+    with a warning on stderr naming `path` (once a process)."""
     data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     if grammar in BLOCK_COMMENT_GRAMMARS:
         data = _without_unclosable_openers(data)
@@ -122,6 +130,9 @@ def parse(grammar: str, source: str | bytes) -> tree_sitter.Tree:
         tree = the_parser.parse(reader, progress_callback=give_up)
     except ValueError:  # halted by `give_up`: the parser keeps its state until reset
         the_parser.reset()
+        warnings.warn(f"{printable(path or 'a file')}: not parsed, its {grammar} parse went over the budget "
+                      f"({len(data)} bytes); the syntax lenses skipped it, the line lenses read it",
+                      ParseBudgetWarning, stacklevel=2)
         return the_parser.parse(b"")
     reader.parsing = False
     return tree

@@ -437,11 +437,11 @@ def _query(grammar: str, family: Family) -> Query:
     return query
 
 
-def tree_shapes(family: Family, grammar: str, text: str) -> Shapes | None:
+def tree_shapes(family: Family, grammar: str, text: str, path: str | None = None) -> Shapes | None:
     """The functions of one side of a file in `grammar` (one of the family's); None when the
     text does not parse."""
     source = text.encode("utf-8", "surrogateescape")
-    tree = parse(grammar, source)
+    tree = parse(grammar, source, path)
     if tree.root_node.has_error:
         return None
     reader = _Reader(family, grammar, tree.root_node, source)
@@ -466,4 +466,4 @@ def shapes_of_file(text: str, path: str) -> Shapes | None:
         return None
     module = importlib.import_module(f"reviewgate.reviewers.builtin.languages.{module_name}")
     families: Mapping[str, Family] = module.FAMILIES
-    return tree_shapes(families[grammar], grammar, text)
+    return tree_shapes(families[grammar], grammar, text, path)

@@ -44,7 +44,7 @@ def callback_findings(text: str, path: str, added: dict[int, str]) -> Iterator[F
     grammar = grammar_of(path)
     if grammar not in {"javascript", "typescript", "tsx"}:
         return
-    tree = parse(grammar, text)
+    tree = parse(grammar, text, path)
     stack = [tree.root_node]
     while stack:
         node = stack.pop()

@@ -90,7 +90,7 @@ _OPAQUE_NODES = frozenset(
 
 
 def csharp_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from tree_findings(_CSHARP, parse("csharp", text), text, path, added)
+    yield from tree_findings(_CSHARP, parse("csharp", text, path), text, path, added)
 
 
 def _catches(node: tree_sitter.Node) -> Catches | None:

@@ -120,11 +120,11 @@ _JAVA_OPAQUE = frozenset(
 
 
 def java_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from tree_findings(_JAVA, parse("java", text), text, path, added)
+    yield from tree_findings(_JAVA, parse("java", text, path), text, path, added)
 
 
 def kotlin_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from tree_findings(_KOTLIN, parse("kotlin", text), text, path, added)
+    yield from tree_findings(_KOTLIN, parse("kotlin", text, path), text, path, added)
 
 
 # Java ---------------------------------------------------------------------------------------
