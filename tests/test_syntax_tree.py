@@ -94,3 +94,19 @@ def test_real_code_parses_within_its_budget_to_the_tree_of_a_plain_parse() -> No
         # The same nodes, and the same text behind them (a tree parsed through a callback reads it through the callback).
         assert (str(budgeted), budgeted.text) == (str(plain), plain.text), text[:200]
         assert [child.text for child in budgeted.named_children] == [child.text for child in plain.named_children]
+
+
+def test_a_large_csharp_file_is_parsed_first_in_a_child_held_to_the_budget() -> None:
+    """C#'s grammar spends its time on a file of unclosed `<` in a step that reports no progress
+    (24 KB: 19 s). Past PROBE_MIN_BYTES a C# file is parsed first in a forked child under a CPU
+    limit; a child over it is killed and the file given up. Real code parses as before."""
+    from reviewgate.reviewers.builtin.languages.syntax_tree import PROBE_MIN_BYTES
+
+    started = time.perf_counter()
+    with pytest.warns(ParseBudgetWarning, match="^src/Slow.cs: not parsed"):
+        tree = parse("csharp", "<a\n" * 30_000, "src/Slow.cs")
+    assert time.perf_counter() - started < 15  # about 2 s: the child's CPU limit, whole seconds
+    assert tree.root_node.end_byte == 0
+    real = "class A {\n" + "  int F(int x) { if (x < 3) { return x * 2; } return List<int>.Count; }\n" * 400 + "}\n"
+    assert len(real) > PROBE_MIN_BYTES
+    assert str(parse("csharp", real).root_node) == str(parser("csharp").parse(real.encode()).root_node)
