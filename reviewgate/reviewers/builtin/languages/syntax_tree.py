@@ -113,6 +113,7 @@ UNREPORTED_GRAMMARS = frozenset({"csharp"})
 PROBE_MIN_BYTES = 8_192
 
 
+@functools.lru_cache(maxsize=16)  # one probe a file, whichever lenses parse it
 def _parses_in_time(grammar: str, data: bytes, seconds: float) -> bool:
     """Whether a forked child parses `data` in at most `seconds` of CPU. The child only parses
     and leaves with os._exit: no lock another thread may hold is needed (tree-sitter allocates
