@@ -39,3 +39,25 @@ def test_a_file_whose_parse_is_given_up_is_named_on_stderr(tmp_path: Path) -> No
     result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify")
     assert result.returncode in (0, 1), result.stderr[-2000:]
     assert "reviewgate: warning: cmd/slow.go: not parsed, its go parse went over the budget" in result.stderr
+    notes = next(outcome["notes"] for outcome in result.report()["reviewers"] if outcome["reviewer"] == "builtin")
+    assert notes == ["cmd/slow.go: not parsed (its syntax tree went over the parse budget), read by the line lenses only"]
+
+
+# Java that tree-sitter's Java grammar takes minutes on (2,000 `<!--` lines: 3.7 s), with a
+# handler, so the wrong-exception lens parses it in the per-file stage as the tests lens does.
+SLOW_JAVA = "<!--\n" * 8_000 + "class Slow {\n  void f() { try { g(); } catch (NumberFormatException e) { } }\n}\n"
+
+
+def test_a_parse_given_up_in_several_processes_is_named_once(tmp_path: Path) -> None:
+    """With the lenses in forked workers (three processes: the per-file stage in a pool, the tests
+    lens parsing the head side again here), the file is given up in more than one process and
+    named once in the reviewer's notes."""
+    filler = {f"app/module_{number}.py": "".join(f"def f{index}(a):\n    return a + {index}\n" for index in range(60))
+              for number in range(50)}
+    repo = make_repo(tmp_path, {"README.md": "x\n", ".gitignore": ".reviewgate/\n"},
+                     {**filler, "src/Slow.java": SLOW_JAVA})
+    result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify",
+                     env={"REVIEWGATE_WORKERS": "3"})
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    notes = next(outcome["notes"] for outcome in result.report()["reviewers"] if outcome["reviewer"] == "builtin")
+    assert notes == ["src/Slow.java: not parsed (its syntax tree went over the parse budget), read by the line lenses only"]

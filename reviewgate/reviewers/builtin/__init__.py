@@ -9,7 +9,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
-from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes
+from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes, take_given_up
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
 from reviewgate.reviewers.builtin.lenses.discarded_go_error import DiscardedErrorLens
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens
@@ -85,6 +85,7 @@ class BuiltinReviewer:
 
     def review(self, request: ReviewRequest) -> ReviewerOutcome:
         started = time.monotonic()
+        take_given_up()  # a parse given up before this review is not this review's
         settings = parse_lens_settings(request.sections.get(SECTION, {}), warn=False)
         # The tests lens reads source files at the merge base, the process lens the reproduction
         # files: read with the head files below in one batch, which then finds them all cached.
@@ -121,6 +122,8 @@ class BuiltinReviewer:
             status=ReviewerStatus.OK,
             findings=tuple(sorted(kept, key=sort_key)),
             duration_seconds=time.monotonic() - started,
-            notes=tuple(f"{change.path}: over the per-file size cap, read by the line lenses only"
-                        for change in part.target.oversized),
+            notes=(*(f"{change.path}: over the per-file size cap, read by the line lenses only"
+                     for change in part.target.oversized),
+                   *(f"{path}: not parsed (its syntax tree went over the parse budget), read by the line lenses only"
+                     for path in take_given_up())),
         )

@@ -27,7 +27,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.behaviour import head_shapes_of, is_behaviour_file
-from reviewgate.reviewers.builtin.common import forget_parsed_trees
+from reviewgate.reviewers.builtin.common import forget_parsed_trees, record_given_up, take_given_up
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.target.diff import ChangeStatus, FileChange
 
@@ -75,6 +75,7 @@ class FileOutcome(NamedTuple):
 
     findings: tuple[tuple[Finding, ...], ...]  # per per-file lens, in lens order
     shapes: Shapes | None  # the head side's functions, when the tests lens will want them
+    given_up: tuple[str, ...] = ()  # files whose syntax tree went over its budget (syntax_tree.py)
 
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
@@ -89,7 +90,7 @@ def review_file(
     findings = tuple(tuple(lens.check(narrowed)) for lens in per_file)
     shapes = head_shapes_of(request, change) if with_shapes and _is_behaviour_change(change) else None
     forget_parsed_trees()
-    return FileOutcome(findings, shapes)
+    return FileOutcome(findings, shapes, tuple(take_given_up()))
 
 
 def _is_behaviour_change(change: FileChange) -> bool:
@@ -166,6 +167,7 @@ def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Col
         else:
             found += [finding for outcome in outcomes for finding in outcome.findings[position]]
             position += 1
+    record_given_up(path for outcome in outcomes for path in outcome.given_up)
     return found
 
 
@@ -214,10 +216,11 @@ def _review_chunk(indices: range) -> list[FileOutcome]:
     return [review_file(request, request.target.files[index], per_file, False) for index in indices]
 
 
-def _review_unshaped() -> list[list[Finding]]:
+def _review_unshaped() -> tuple[list[list[Finding]], list[str]]:
+    """The whole-change lenses' findings, and the files whose parse they gave up."""
     assert _shared is not None, "the whole-change lenses ran in a process not forked by run_lenses"
     request, _per_file, unshaped = _shared
-    return [list(lens.check(request)) for lens in unshaped]
+    return [list(lens.check(request)) for lens in unshaped], take_given_up()
 
 
 def _unshaped_process(sending: Connection) -> None:
@@ -272,7 +275,9 @@ class _UnshapedWorker:
         if not ok:
             assert isinstance(value, BaseException)
             raise value
-        return cast(list[list[Finding]], value)  # what _review_unshaped returned
+        findings, given_up = cast(tuple[list[list[Finding]], list[str]], value)  # what _review_unshaped returned
+        record_given_up(given_up)
+        return findings
 
     def stop(self) -> None:
         if self._process.is_alive():

@@ -13,6 +13,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING
 
+from reviewgate.reviewers.builtin.common import note_given_up
 from reviewgate.text import printable
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ def parse(grammar: str, source: str | bytes, path: str | None = None) -> tree_si
 
 def _given_up(the_parser: tree_sitter.Parser, grammar: str, data: bytes, path: str | None) -> tree_sitter.Tree:
     """The tree of an empty text, for a file whose parse went over its budget, and a warning."""
+    note_given_up(path or "a file")
     warnings.warn(f"{printable(path or 'a file')}: not parsed, its {grammar} parse went over the budget "
                   f"({len(data)} bytes); the syntax lenses skipped it, the line lenses read it",
                   ParseBudgetWarning, stacklevel=3)
