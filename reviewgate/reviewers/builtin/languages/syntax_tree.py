@@ -72,7 +72,7 @@ UNCLOSABLE_OPENERS_KEPT = 64
 
 
 # The work one parse may take. tree-sitter reports its progress about every hundred of its steps:
-# real code (2,100 files of Go, Java, Kotlin, JavaScript and TypeScript) takes at most 0.02
+# real code (about 2,200 files of Go, Java, Kotlin, JavaScript and TypeScript) takes at most 0.02
 # reports and 0.5 µs of CPU a byte, malformed input some grammars explode on (a Go file of `<!--`
 # lines, a Ruby or C# file of `<a` lines) thousands of times more: 10 KB of them, minutes.
 PARSE_REPORTS_FLOOR = 10_000
