@@ -81,6 +81,11 @@ PARSE_SECONDS_FLOOR = 1.0
 PARSE_SECONDS_PER_BYTE = 10e-6
 
 
+def _budget_seconds(data: bytes) -> float:
+    """The CPU seconds a parse of `data` may take."""
+    return PARSE_SECONDS_FLOOR + PARSE_SECONDS_PER_BYTE * len(data)
+
+
 class _Reader:
     """The file's bytes as tree-sitter asks for them through a callback (the only way a parse
     reports its progress). A tree parsed so reads `node.text` through it too, a call at a time
@@ -115,8 +120,8 @@ PROBE_MIN_BYTES = 8_192
 
 
 @functools.lru_cache(maxsize=16)  # one probe a file, whichever lenses parse it
-def _parses_in_time(grammar: str, data: bytes, seconds: float) -> bool:
-    """Whether a forked child parses `data` in at most `seconds` of CPU. The child only parses
+def _parses_in_time(grammar: str, data: bytes) -> bool:
+    """Whether a forked child parses `data` within its budget's CPU seconds. The child only parses
     and leaves with os._exit: no lock another thread may hold is needed (tree-sitter allocates
     with malloc, which is reset in a forked child)."""
     the_parser = parser(grammar)  # made here, before the fork, so the child has it
@@ -126,7 +131,7 @@ def _parses_in_time(grammar: str, data: bytes, seconds: float) -> bool:
         return True
     if child == 0:  # pragma: no cover - the child's own run, measured by its exit
         try:
-            whole = math.ceil(seconds)
+            whole = math.ceil(_budget_seconds(data))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU dumps core by default
             resource.setrlimit(resource.RLIMIT_CPU, (whole, whole + 1))
             the_parser.parse(data)
@@ -150,12 +155,11 @@ def parse(grammar: str, source: str | bytes, path: str | None = None) -> tree_si
     if grammar in BLOCK_COMMENT_GRAMMARS:
         data = _without_unclosable_openers(data)
     the_parser = parser(grammar)
-    seconds = PARSE_SECONDS_FLOOR + PARSE_SECONDS_PER_BYTE * len(data)
-    if grammar in UNREPORTED_GRAMMARS and len(data) >= PROBE_MIN_BYTES and not _parses_in_time(grammar, data, seconds):
+    if grammar in UNREPORTED_GRAMMARS and len(data) >= PROBE_MIN_BYTES and not _parses_in_time(grammar, data):
         return _given_up(the_parser, grammar, data, path)
     reports_left = PARSE_REPORTS_FLOOR + int(PARSE_REPORTS_PER_BYTE * len(data))
     # This thread's time: a reviewer busy in another thread does not spend this parse's budget.
-    deadline = time.thread_time() + seconds
+    deadline = time.thread_time() + _budget_seconds(data)
 
     def give_up(_offset: int, _has_error: bool) -> bool:
         nonlocal reports_left
