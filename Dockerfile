@@ -2,8 +2,8 @@
 # The release workflow builds it for linux/amd64 and linux/arm64 and pushes it to
 # ghcr.io/reviewgate/reviewgate:<version>.
 
-# The wheel is built where a C compiler is, for the DRY lens's compiled normalization
-# (reviewgate/reviewers/builtin/lenses/duplication/_normalize.c); the image that runs it has none.
+# The wheel is built where a C compiler is, for the builtin reviewer's compiled parts
+# (reviewgate/reviewers/builtin/_walk.c, lenses/duplication/*.c); the image that runs it has none.
 FROM python:3.12-slim AS build
 # hadolint ignore=DL3008
 RUN apt-get update \

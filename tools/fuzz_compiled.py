@@ -1,12 +1,13 @@
-"""Fuzz the DRY lens's compiled parts under AddressSanitizer and UndefinedBehaviorSanitizer. One command:
+"""Fuzz the builtin reviewer's compiled parts under AddressSanitizer and UndefinedBehaviorSanitizer. One command:
 
     python tools/fuzz_compiled.py --seconds 120 [--seed N]
 
-Builds `_normalize.c` and `_runs.c` with `-fsanitize=address,undefined` into a temporary copy of the
-package, then feeds them, for the given time, random files (openings and closings of comments and
-strings, escapes, newlines, byte-order marks, invalid UTF-8, long lines, raw random bytes) in every
-comment family, and random, often inconsistent, arrays to the places loop (files and offsets out of
-range, ends past the texts). The normalization's answers are compared with the Python patterns';
+Builds `_normalize.c`, `_runs.c` and `_walk.c` with `-fsanitize=address,undefined` into a temporary
+copy of the package, then feeds them, for the given time, random files (openings and closings of
+comments and strings, escapes, newlines, byte-order marks, invalid UTF-8, long lines, raw random
+bytes) in every comment family, random, often inconsistent, arrays to the places loop (files and
+offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
+grouped walk. The normalization's and the walk's answers are compared with their Python paths';
 the places loop must answer or refuse with ValueError. A sanitizer report aborts the run with its
 stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
@@ -24,17 +25,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reviewgate"
-EXTENSIONS = ROOT / "reviewgate" / "reviewers" / "builtin" / "lenses" / "duplication"
+BUILTIN = ROOT / "reviewgate" / "reviewers" / "builtin"
+EXTENSIONS = [BUILTIN / "lenses" / "duplication" / "_normalize.c", BUILTIN / "lenses" / "duplication" / "_runs.c",
+              BUILTIN / "_walk.c"]
 
 
 def run_cases(seed: int, seconds: float) -> None:
     """Random files and arrays through the compiled parts until `seconds` pass (in the sanitized
     interpreter: cases per second matter, so it is plain)."""
+    import ast
     import random
     import time
 
     import numpy as np
 
+    from reviewgate.reviewers.builtin import _walk, common
     from reviewgate.reviewers.builtin.common import Language
     from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints
     from reviewgate.text import decode_text
@@ -45,6 +50,30 @@ def run_cases(seed: int, seconds: float) -> None:
     pieces = [b"#", b"//", b"/*", b"*/", b"*", b"/", b'"', b"'", b"`", b'"""', b"'''", b"\\", b"\\\n", b"\n", b"\r\n", b" ",
               b"\t", b"a", b"_b", b"$", b"$x", b"1", b"1.5", b".", b"(", b")", b"import", b"from", b"export{", b"}from",
               b"if", b"self", b"\xef\xbb\xbf", b"\xc3\xa9", b"\xff", b"\x00", b"\x01", b"x" * 500, b"+" * 401]
+    simple = ["x = 1", "return {**a, 'b': [c for c in d if c]}", "yield f'{x!r:>{w}}'", "f = lambda z=1, *, w: z",
+              "global g", "await x", "pass", "a[1:2, ...] = not b", "del a, b", "assert a, b", "raise E from e",
+              "import a.b as c", "x: int = 3", "print(*a, **{'k': v} if a else None)", "b = {k: v for k, v in c}"]
+    compound = ["def f(a, /, b=2, *c, d, **e) -> g:", "class C(B, metaclass=M):", "if a:", "for i in range(3):",
+                "while x:", "with a as (b, c), d():", "async def h():", "@decorate(k=1)\n{0}def k():", "try:",
+                "match v:"]
+
+    def block(depth: int) -> list[str]:
+        """Random statements that parse: a compound statement's body indented under it."""
+        indent, lines = "    " * depth, []
+        for _ in range(rng.randint(1, 4)):
+            if depth < 4 and rng.random() < 0.4:
+                header = rng.choice(compound)
+                lines.append(indent + header.format(indent))
+                if header == "match v:":
+                    lines += [indent + "    case [1, *r] | {'k': _}:", *block(depth + 2)]
+                else:
+                    lines += block(depth + 1)
+                if header == "try:":
+                    lines += [indent + "except E as e:", *block(depth + 1), indent + "finally:", *block(depth + 1)]
+            else:
+                lines.append(indent + rng.choice(simple))
+        return lines
+
     cases = 0
     while time.time() < deadline:
         data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 300)))
@@ -59,6 +88,14 @@ def run_cases(seed: int, seconds: float) -> None:
             if answer[1] is not None:
                 assert answer[1] == fingerprints._normalized_blanked(blanked), (family, data)
                 assert digests is not None
+        source = "\n".join(block(0))
+        tree = ast.parse(source)
+        if rng.random() < 0.1:  # fields unset or holding what ast.parse never puts there
+            tree.body += [ast.Return(), ast.Expr(value=ast.Dict(keys=[None, ast.Name(id="y")], values=(ast.Name(id="x"), None)))]
+        grouped = _walk.grouped_nodes(tree, common._walk_plans, common._walk_plan, ast.AST)
+        common._compiled_grouped_nodes = None
+        assert list(common.Walk(tree)._grouped.items()) == list(grouped.items()), source
+        common._compiled_grouped_nodes = _walk.grouped_nodes
         files = rng.randint(1, 6)
         codes = bytes(rng.randrange(4) for _ in range(rng.randint(0, 400)))
         starts = np.array(sorted(rng.randrange(max(1, len(codes))) for _ in range(files)), dtype=np.int64)
@@ -110,11 +147,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "reviewgate"
         shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-        target = copy / EXTENSIONS.relative_to(PACKAGE)
-        for module in ("_normalize", "_runs"):
+        for source in EXTENSIONS:
+            target = copy / source.relative_to(PACKAGE).with_suffix(suffix)
             subprocess.run(["gcc", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
-                            "-fno-omit-frame-pointer", "-fPIC", "-shared", f"-I{include}", str(EXTENSIONS / f"{module}.c"),
-                            "-o", str(target / f"{module}{suffix}")], check=True)
+                            "-fno-omit-frame-pointer", "-fPIC", "-shared", f"-I{include}", str(source),
+                            "-o", str(target)], check=True)
         environment = {
             **os.environ,
             "PYTHONPATH": scratch,
