@@ -5,6 +5,8 @@ untrusted: quotes left open, lone backslashes, invalid UTF-8, a byte-order mark)
 
 from __future__ import annotations
 
+import random
+import re
 import sysconfig
 import time
 from collections.abc import Iterator
@@ -53,6 +55,7 @@ def _patterns_for_normalized(monkeypatch: pytest.MonkeyPatch) -> None:
     path: each side of a comparison is then what it says."""
     monkeypatch.setattr(fingerprints, "_compiled_normalize", None)
     monkeypatch.setattr(fingerprints, "_compiled_anchor_hashes", None)
+    monkeypatch.setattr(fingerprints, "_compiled_renaming_share", None)
 
 
 def _assert_same(text: str, language: Language) -> bool:
@@ -196,5 +199,90 @@ def test_the_lens_finds_the_same_copies_either_way(tmp_path: Path, monkeypatch: 
     by_patterns = _duplicates(tmp_path / "patterns", {"app/jobs.py": DRY_JOBS + DRY_COPY})
     monkeypatch.setattr(fingerprints, "_compiled_normalize", compiled.normalize)
     monkeypatch.setattr(fingerprints, "_compiled_anchor_hashes", compiled.anchor_hashes)
+    monkeypatch.setattr(fingerprints, "_compiled_renaming_share", compiled.renaming_share)
     assert _duplicates(tmp_path / "compiled", {"app/jobs.py": DRY_JOBS + DRY_COPY}) == by_patterns
     assert by_patterns
+
+
+def _shares_alike(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized, their_range: tuple[int, int],
+                  below: float, at_most: int) -> float | None:
+    """The compiled renaming share of two ranges, asserted equal to `consistent_renaming` over the
+    names read lazily; None when the compiled path left them to it (a text not all ASCII)."""
+    mine_side, their_side = mine._names_side(*mine_range), theirs._names_side(*their_range)
+    assert mine_side is not None and their_side is not None
+    share = compiled.renaming_share(*mine_side, *their_side, below, at_most)
+    expected = fingerprints.consistent_renaming(
+        mine.iter_names_between(*mine_range), theirs.iter_names_between(*their_range), below=below, at_most=at_most)
+    assert share is None or share == expected, (share, expected)
+    return share
+
+
+def _renamed(text: str, generator: random.Random) -> str:
+    """`text` with some of its names renamed throughout (one renaming) and a few renamed once more
+    (breaking it): copies that pass the renaming check and copies that fail it late."""
+    names = sorted(set(re.findall(r"\b[a-z_]\w*\b", text)) - fingerprints.KEYWORDS)
+    chosen = {name: f"{name}_{index}" for index, name in enumerate(generator.sample(names, len(names) // 3))}
+    renamed = re.sub(r"\b[a-z_]\w*\b", lambda match: chosen.get(match.group(0), match.group(0)), text)
+    for _ in range(generator.randint(0, 3)):
+        at = generator.randrange(len(renamed))
+        renamed = renamed[:at] + re.sub(r"\b[a-z_]\w*\b", "other", renamed[at:], count=1)
+    return renamed
+
+
+def test_renaming_shares_alike_on_real_code() -> None:
+    """Regions of real modules against other modules, themselves shifted, and renamed copies, at
+    every threshold the lens and its tests use, with and without the early stop."""
+    library = Path(sysconfig.get_paths()["stdlib"])
+    generator = random.Random(11)
+    sources = [path.read_text(encoding="utf-8") for path in sorted(library.glob("*.py"))[:40]]
+    files = [Normalized.of(source, Language.PYTHON) for source in sources]
+    files += [Normalized.of(_renamed(source, generator), Language.PYTHON) for source in sources[:20]]
+    answered = passing = 0
+    for _ in range(3_000):
+        index = generator.randrange(20)
+        mine = files[index]
+        theirs = generator.choice([files[index + 40], files[index + 40], generator.choice(files), mine])
+        length = generator.randint(1, min(len(mine.text), len(theirs.text), 4_000))
+        start = generator.randrange(len(mine.text) - length + 1)
+        other = start if theirs is not mine else min(start + generator.randint(0, 2), len(mine.text) - length)
+        other = min(other, len(theirs.text) - length) if generator.random() < 0.8 else generator.randrange(
+            len(theirs.text) - length + 1)
+        marks = mine.text.count(fingerprints.IDENTIFIER_MARK, start, start + length)
+        share = _shares_alike(mine, (start, start + length), theirs, (other, other + length),
+                              generator.choice([0.0, 0.5, 0.85, 1.0]), generator.choice([marks, 0, marks + 5]))
+        answered += share is not None
+        passing += share is not None and share >= 0.85
+    assert answered == 3_000 and 300 < passing < 2_700
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts, texts, st.sampled_from(LANGUAGES), st.floats(0, 1), st.integers(0, 3))
+def test_random_names_share_alike(left: str, right: str, language: Language, below: float, extra: int) -> None:
+    """Keywords touching names (`if$x`), `$`, digits, dropped lines, and names that are not ASCII
+    (left to the Python path)."""
+    mine, theirs = Normalized.of(left, language), Normalized.of(right, language)
+    length = min(len(mine.text), len(theirs.text))
+    marks = mine.text.count(fingerprints.IDENTIFIER_MARK, 0, length)
+    share = _shares_alike(mine, (0, length), theirs, (len(theirs.text) - length, len(theirs.text)), below,
+                          marks + extra if extra < 3 else 0)
+    assert share is not None or not (mine.blanked.isascii() and theirs.blanked.isascii())
+
+
+def test_bad_renaming_arguments_are_refused() -> None:
+    normalized = Normalized.of("a = b\nc = d\n", Language.PYTHON)
+    side = normalized._names_side(0, len(normalized.text))
+    assert side is not None
+    blanked, starts, kept, line, skip, left = side
+    with pytest.raises(ValueError, match="do not agree"):
+        compiled.renaming_share(blanked, starts[:-1], kept, line, skip, left, *side, 0.85, 2)
+    with pytest.raises(ValueError, match="do not agree"):
+        compiled.renaming_share(blanked, starts, kept, -1, skip, left, *side, 0.85, 2)
+    with pytest.raises(ValueError, match="not its text's"):
+        bad = type(starts)(starts.typecode, [0, 99, 100, 101])
+        compiled.renaming_share(blanked, bad, kept, line, skip, left, *side, 0.85, 2)
+    with pytest.raises(TypeError):
+        compiled.renaming_share(b"a = b", starts, kept, line, skip, left, *side, 0.85, 2)
+    with pytest.raises(TypeError):
+        compiled.renaming_share(*side, *side, 0.85)
+    # A line past the text's last reads as no more names, not past the buffer.
+    assert compiled.renaming_share(blanked, starts, kept, 50, 0, 3, *side, 0.0, 0) == 0.0

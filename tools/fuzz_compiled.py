@@ -7,8 +7,9 @@ copy of the package, then feeds them, for the given time, random files (openings
 comments and strings, escapes, newlines, byte-order marks, invalid UTF-8, long lines, raw random
 bytes) in every comment family, random, often inconsistent, arrays to the places loop (files and
 offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
-grouped walk. The normalization's and the walk's answers are compared with their Python paths';
-the places loop must answer or refuse with ValueError. A sanitizer report aborts the run with its
+grouped walk, and the names of random texts, from random lines, to the renaming share. The
+normalization's and the walk's answers are compared with their Python paths'; the places loop and
+the renaming share must answer or refuse with ValueError. A sanitizer report aborts the run with its
 stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
@@ -88,6 +89,16 @@ def run_cases(seed: int, seconds: float) -> None:
             if answer[1] is not None:
                 assert answer[1] == fingerprints._normalized_blanked(blanked), (family, data)
                 assert digests is not None
+        normalized = fingerprints.Normalized.of(text, rng.choice(list(languages.values())))
+        side = normalized._names_side(0, len(normalized.text))
+        if side is not None:
+            blanked, starts, kept, _line, _skip, left = side
+            line, skip = rng.randint(0, len(kept) + 2), rng.randint(0, 5)
+            try:
+                _normalize.renaming_share(blanked, starts, kept, line, skip, left + rng.randint(0, 50),
+                                          *side, rng.random(), rng.randint(0, left + 3))
+            except ValueError:
+                pass
         source = "\n".join(block(0))
         tree = ast.parse(source)
         if rng.random() < 0.1:  # fields unset or holding what ast.parse never puts there

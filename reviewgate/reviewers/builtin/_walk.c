@@ -134,8 +134,9 @@ static int queue_fields(PyObject *queue, PyObject *node, PyObject *plan, int dir
     return 0;
 }
 
-static PyObject *grouped_nodes(PyObject *self, PyObject *args)
+static PyObject *grouped_nodes(PyObject *module, PyObject *args)
 {
+    (void)module;
     PyObject *tree, *plans, *plan_of, *node_type;
     if (!PyArg_ParseTuple(args, "OO!OO:grouped_nodes", &tree, &PyDict_Type, &plans, &plan_of, &node_type))
         return NULL;
@@ -201,9 +202,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", NULL, -1, methods};
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "_walk", "A Python syntax tree's nodes grouped by class, compiled (common.Walk).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
 
 PyMODINIT_FUNC PyInit__walk(void)
 {
-    return PyModule_Create(&module);
+    return PyModule_Create(&module_definition);
 }

@@ -580,12 +580,220 @@ static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_
     return result;
 }
 
+/* The names behind a stretch of marks, read from a file's blanked text a line at a time as
+   fingerprints.Normalized.iter_names_between reads them: the identifiers (`_IDENTIFIER`) of each
+   line whose normalized line is kept, the first `skip` of them left out, `left` of them in all. */
+typedef struct {
+    const unsigned char *text;
+    Py_ssize_t length;
+    const uint32_t *starts; /* where each blanked line starts, then one past the last line's end */
+    const unsigned char *kept;
+    Py_ssize_t lines;
+    Py_ssize_t line, skip, left; /* the line read now, names still to skip, names still to give */
+    Py_ssize_t at, end;          /* the next character of the line read now, and its end */
+} Names;
+
+/* The next name (its start and length), or 0 when there is none left. */
+static int next_name(Names *names, const unsigned char **name, Py_ssize_t *length)
+{
+    while (names->left > 0) {
+        if (names->at >= names->end) {
+            if (++names->line >= names->lines)
+                return 0;
+            if (!names->kept[names->line]) {
+                names->end = names->at = 0;
+                continue;
+            }
+            names->at = names->starts[names->line];
+            names->end = (Py_ssize_t)names->starts[names->line + 1] - 1; /* its newline left out */
+            if (names->end > names->length)
+                names->end = names->length;
+            continue;
+        }
+        Py_ssize_t i = names->at, word_end;
+        if (!identifier_at(names->text, names->end, i, &word_end)) {
+            names->at = i + 1;
+            continue;
+        }
+        Py_ssize_t after = word_end;
+        while (after < names->end && (is_word(names->text[after]) || names->text[after] == '$'))
+            after++;
+        names->at = after;
+        if (names->skip > 0) {
+            names->skip--;
+            continue;
+        }
+        names->left--;
+        *name = names->text + i;
+        *length = after - i;
+        return 1;
+    }
+    return 0;
+}
+
+/* A map from names to names (spans of the blanked texts), open addressing, sized for `count` keys. */
+typedef struct {
+    const unsigned char *key, *value;
+    Py_ssize_t key_length, value_length;
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t mask;
+} NameMap;
+
+static int name_map_init(NameMap *map, Py_ssize_t count)
+{
+    size_t size = 16;
+    while (size < (size_t)count * 2 + 2)
+        size <<= 1;
+    map->slots = PyMem_Calloc(size, sizeof(Slot));
+    map->mask = size - 1;
+    return map->slots == NULL ? -1 : 0;
+}
+
+static int same_name(const unsigned char *a, Py_ssize_t a_length, const unsigned char *b, Py_ssize_t b_length)
+{
+    return a_length == b_length && memcmp(a, b, (size_t)a_length) == 0;
+}
+
+/* `map.setdefault(key, value) == value`, as consistent_renaming asks it. */
+static int set_default_agrees(NameMap *map, const unsigned char *key, Py_ssize_t key_length,
+                              const unsigned char *value, Py_ssize_t value_length)
+{
+    uint64_t hash = 0xcbf29ce484222325ULL;
+    for (Py_ssize_t k = 0; k < key_length; k++)
+        hash = (hash ^ key[k]) * 0x100000001B3ULL;
+    for (size_t at = (size_t)hash & map->mask;; at = (at + 1) & map->mask) {
+        Slot *slot = &map->slots[at];
+        if (slot->key == NULL) {
+            slot->key = key;
+            slot->key_length = key_length;
+            slot->value = value;
+            slot->value_length = value_length;
+            return 1;
+        }
+        if (same_name(slot->key, slot->key_length, key, key_length))
+            return same_name(slot->value, slot->value_length, value, value_length);
+    }
+}
+
+/* Reads a side's arguments (blanked: str, starts: buffer of 4-byte line starts, kept: bytes, line,
+   skip, left) into `names`; 0 when the blanked text is not all ASCII (the caller's Python path then
+   reads it), -1 on an error. `starts` must hold one more value than `kept` has lines. */
+static int names_side(PyObject *const *arguments, Names *names, Py_buffer *starts)
+{
+    PyObject *blanked = arguments[0], *kept = arguments[2];
+    if (!PyUnicode_Check(blanked) || !PyBytes_Check(kept)) {
+        PyErr_SetString(PyExc_TypeError, "renaming_share: a side is (blanked: str, starts, kept: bytes, line, skip, left)");
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(blanked) < 0)
+        return -1;
+#endif
+    if (!PyUnicode_IS_ASCII(blanked))
+        return 0;
+    names->line = PyLong_AsSsize_t(arguments[3]);
+    names->skip = PyLong_AsSsize_t(arguments[4]);
+    names->left = PyLong_AsSsize_t(arguments[5]);
+    if (PyErr_Occurred())
+        return -1;
+    if (PyObject_GetBuffer(arguments[1], starts, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    names->lines = PyBytes_GET_SIZE(kept);
+    if (starts->itemsize != 4 || starts->format == NULL || strlen(starts->format) != 1
+        || (starts->format[0] != 'I' && starts->format[0] != 'L') || starts->len / 4 != names->lines + 1
+        || names->line < 0 || names->skip < 0 || names->left < 0) {
+        PyBuffer_Release(starts);
+        PyErr_SetString(PyExc_ValueError, "renaming_share: a side's lines, starts or counts do not agree");
+        return -1;
+    }
+    names->text = (const unsigned char *)PyUnicode_DATA(blanked);
+    names->length = PyUnicode_GET_LENGTH(blanked);
+    names->starts = (const uint32_t *)starts->buf;
+    names->kept = (const unsigned char *)PyBytes_AS_STRING(kept);
+    /* The line read first is entered as next_name enters every line: one before it, at its end. */
+    names->line--;
+    names->at = names->end = 0;
+    for (Py_ssize_t k = 0; k <= names->lines; k++) {
+        if (names->starts[k] > (uint32_t)names->length + 1 || (k > 0 && names->starts[k] < names->starts[k - 1])) {
+            PyBuffer_Release(starts);
+            PyErr_SetString(PyExc_ValueError, "renaming_share: a side's line starts are not its text's");
+            return -1;
+        }
+    }
+    return 1;
+}
+
+/* renaming_share(mine..., theirs..., below: float, at_most: int) -> float | None: each side six
+   arguments (names_side); fingerprints.consistent_renaming of the two sides' names, as it answers
+   them read lazily, or None when a blanked text is not all ASCII. */
+static PyObject *renaming_share(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
+{
+    (void)module;
+    if (count != 14) {
+        PyErr_SetString(PyExc_TypeError, "renaming_share takes two sides of six arguments, below and at_most");
+        return NULL;
+    }
+    double below = PyFloat_AsDouble(arguments[12]);
+    Py_ssize_t at_most = PyLong_AsSsize_t(arguments[13]);
+    if (PyErr_Occurred())
+        return NULL;
+    Names mine, theirs;
+    Py_buffer mine_starts, their_starts;
+    int read = names_side(arguments, &mine, &mine_starts);
+    if (read <= 0)
+        return read < 0 ? NULL : Py_NewRef(Py_None);
+    read = names_side(arguments + 6, &theirs, &their_starts);
+    if (read <= 0) {
+        PyBuffer_Release(&mine_starts);
+        return read < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    NameMap forward = {NULL, 0}, backward = {NULL, 0};
+    PyObject *result = NULL;
+    if (name_map_init(&forward, mine.left) < 0 || name_map_init(&backward, mine.left) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t agreeing = 0, disagreeing = 0, size = 0;
+    int theirs_left = 1;
+    const unsigned char *left_name, *right_name = NULL;
+    Py_ssize_t left_length, right_length = 0;
+    while (next_name(&mine, &left_name, &left_length)) {
+        size++;
+        theirs_left = theirs_left && next_name(&theirs, &right_name, &right_length);
+        if (!theirs_left)
+            continue; /* pairs end with the shorter side; the share is still of all of mine */
+        if (same_name(left_name, left_length, right_name, right_length)
+            || (set_default_agrees(&forward, left_name, left_length, right_name, right_length)
+                && set_default_agrees(&backward, right_name, right_length, left_name, left_length))) {
+            agreeing++;
+        } else {
+            disagreeing++;
+            if (at_most && (double)(at_most - disagreeing) / (double)at_most < below) {
+                result = PyFloat_FromDouble((double)(at_most - disagreeing) / (double)at_most);
+                goto done;
+            }
+        }
+    }
+    result = PyFloat_FromDouble((double)agreeing / (double)(size > 1 ? size : 1));
+done:
+    PyMem_Free(forward.slots);
+    PyMem_Free(backward.slots);
+    PyBuffer_Release(&mine_starts);
+    PyBuffer_Release(&their_starts);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_keywords", (PyCFunction)set_keywords, METH_O, "Set the words the normalization keeps as written."},
     {"normalize", (PyCFunction)(void (*)(void))normalize, METH_FASTCALL,
      "normalize(source, family) -> (blanked, lines), lines None when the blanked text is not all ASCII."},
     {"anchor_hashes", (PyCFunction)(void (*)(void))anchor_hashes, METH_FASTCALL,
      "anchor_hashes(data, family) -> the line-start window hashes as 4-byte integers, or None."},
+    {"renaming_share", (PyCFunction)(void (*)(void))renaming_share, METH_FASTCALL,
+     "renaming_share(mine (6), theirs (6), below, at_most) -> consistent_renaming's share, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,8 @@
 # The compiled normalization (_normalize.c); fingerprints.py says what each returns.
 from collections.abc import Sequence
 
+from typing_extensions import Buffer
+
 WINDOW: int
 MAX_LINE_LENGTH: int
 IDENTIFIER_MARK: int
@@ -9,3 +11,8 @@ BASE: int
 def set_keywords(words: Sequence[str], /) -> None: ...
 def normalize(source: str, family: int, /) -> tuple[str, list[str] | None] | None: ...
 def anchor_hashes(data: bytes, family: int, /) -> bytes | None: ...
+def renaming_share(
+    mine_blanked: str, mine_starts: Buffer, mine_kept: bytes, mine_line: int, mine_skip: int, mine_left: int,
+    their_blanked: str, their_starts: Buffer, their_kept: bytes, their_line: int, their_skip: int, their_left: int,
+    below: float, at_most: int, /,
+) -> float | None: ...

@@ -127,6 +127,7 @@ _DROPPED_LINE = re.compile(rf"\n(?:{_IMPORT_START}[^\n]*|[^\n]{{{MAX_LINE_LENGTH
 # the same lines as the patterns here, which stay its definition and the path where it is missing.
 _compiled_normalize: Callable[[str, int], tuple[str, list[str] | None] | None] | None = None
 _compiled_anchor_hashes: Callable[[bytes, int], bytes | None] | None = None
+_compiled_renaming_share: Callable[..., float | None] | None = None
 
 
 def agrees_with_the_definition(compiled: object) -> bool:
@@ -144,6 +145,7 @@ else:
     if agrees_with_the_definition(_normalize):
         _normalize.set_keywords(_KEYWORDS)
         _compiled_normalize, _compiled_anchor_hashes = _normalize.normalize, _normalize.anchor_hashes
+        _compiled_renaming_share = _normalize.renaming_share
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
@@ -248,6 +250,23 @@ def consistent_renaming(left: Iterable[str], right: Iterable[str], *, below: flo
     return agreeing / max(size, 1)
 
 
+def renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized, their_range: tuple[int, int],
+                   *, below: float, at_most: int) -> float:
+    """`consistent_renaming` of the names behind the marks of `mine.text[mine_range]` and
+    `theirs.text[their_range]`, read lazily and given up on as it does. Compiled (`_normalize.c`:
+    the names compared as spans of the blanked texts, never made strings; most regions a change of
+    many same-shaped functions is judged on fail here) where built and both blanked texts are
+    ASCII."""
+    if _compiled_renaming_share is not None:
+        mine_side, their_side = mine._names_side(*mine_range), theirs._names_side(*their_range)
+        if mine_side is not None and their_side is not None:
+            share = _compiled_renaming_share(*mine_side, *their_side, below, at_most)
+            if share is not None:
+                return share
+    return consistent_renaming(mine.iter_names_between(*mine_range), theirs.iter_names_between(*their_range),
+                               below=below, at_most=at_most)
+
+
 @dataclass(frozen=True)
 class Normalized:
     """A file's normalized text as one string, with where each source line starts in it."""
@@ -281,13 +300,31 @@ class Normalized:
         """The identifiers behind the marks of `text[start:end]`, in order."""
         return list(self.iter_names_between(start, end))
 
+    def _names_from(self, start: int, end: int) -> tuple[int, int, int]:
+        """Where the names behind the marks of `text[start:end]` are read from: the line holding
+        `start` (0-based), how many of its names come before it, and how many to read."""
+        index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
+        skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
+        return index, skip, self.text.count(IDENTIFIER_MARK, start, end)
+
+    @functools.cached_property
+    def _kept_lines(self) -> bytes:
+        """1 for each line whose normalized text is not empty (the lines that hold marks), else 0."""
+        return bytes(map(bool, self.lines))
+
+    def _names_side(self, start: int, end: int) -> tuple[object, ...] | None:
+        """`renaming_share`'s arguments for the names of `text[start:end]`; None when the compiled
+        reading does not apply (its blanked text split in as many lines as its normalized text is
+        the shape it reads)."""
+        if len(self._blanked_starts) != len(self.lines) + 1:
+            return None
+        return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
+
     def iter_names_between(self, start: int, end: int, into: list[str] | None = None) -> Iterator[str]:
         """`names_between`, read a line at a time as they are asked for, each line's added to
         `into` when it is read (the names read whole once it is exhausted). Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""
-        index = bisect.bisect_right(self.line_starts, start) - 1  # line_starts[0] is 0: never -1
-        skip = self.text.count(IDENTIFIER_MARK, self.line_starts[index], start)
-        left = self.text.count(IDENTIFIER_MARK, start, end)
+        index, skip, left = self._names_from(start, end)
         while left > 0 and index < len(self.lines):
             if self.lines[index]:  # blank, comment, import and over-long lines hold no marks
                 line_start = self._blanked_starts[index]

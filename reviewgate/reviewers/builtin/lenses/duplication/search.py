@@ -12,7 +12,7 @@ both sides: test helpers are meant to look alike, and a copy in a test is not tw
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -34,8 +34,8 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
     Normalized,
     anchor_hashes_of,
-    consistent_renaming,
     literals,
+    renaming_share,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.lens import MIN_LINES, RULE_DUPLICATE, RULE_NEAR_COPY
 from reviewgate.reviewers.builtin.lenses.duplication.rules import (
@@ -439,19 +439,17 @@ class DuplicationSearch:
             return False
         # Most regions of a common shape fail here, about half way through their names: read a
         # line at a time and given up on as soon as the renaming cannot agree enough.
-        mine: list[str] = []
-        theirs: list[str] = []
-        mine_names = normalized.iter_names_between(region.start, region.end, mine)
-        their_names = other.iter_names_between(region.other_start, region.other_start + region.end - region.start, theirs)
-        if consistent_renaming(
-            mine_names,
-            their_names,
+        their_range = (region.other_start, region.other_start + region.end - region.start)
+        if renaming_share(
+            normalized,
+            (region.start, region.end),
+            other,
+            their_range,
             below=MIN_CONSISTENT_RENAMING,
             at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
         ) < MIN_CONSISTENT_RENAMING:
             return False
-        deque(mine_names, maxlen=0)  # the names not read yet, into `mine` and `theirs`
-        deque(their_names, maxlen=0)
+        mine, theirs = normalized.names_between(region.start, region.end), other.names_between(*their_range)
         if mostly_literals(normalized.text[region.start : region.end]):
             # Two tables of one shape differ in their data; only the same table twice is a copy,
             # under new names or not (the names already follow one renaming).
