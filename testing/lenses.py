@@ -38,23 +38,34 @@ def review_change(
     repo = make_repo(root, base, branch, branch_name=branch_name, message=message)
     if before_review is not None:
         before_review(repo.path)
+    request = review_request(repo.path, sections=sections, verify=verify, reproduction=reproduction)
+    return list(BuiltinReviewer().review(request).findings)
+
+
+def review_request(
+    repo: Path,
+    *,
+    sections: Mapping[str, Mapping[str, Any]] | None = None,
+    verify: VerifyOutcome = ABSENT,
+    reproduction: str | None = None,
+) -> ReviewRequest:
+    """What the gate asks the builtin reviewer about the checkout's branch against `main`."""
     # The target side's tooling files, read as run_options.freeze_target reads them with the policy.
-    refs = resolve_refs(repo.path, base="main")
-    base_side = TreeReader(repo.path, refs.merge_base)
+    refs = resolve_refs(repo, base="main")
+    base_side = TreeReader(repo, refs.merge_base)
     prefetch_sides([(base_side, [PYPROJECT, *TOOLING_FILES])])  # misses cached too: one process
     tooling = tooling_at(base_side.read_bytes)
-    target = freeze(repo.path, base="main", refs=refs, rules=ExclusionRules(generated=tooling.generated),
+    target = freeze(repo, base="main", refs=refs, rules=ExclusionRules(generated=tooling.generated),
                     test_inputs=tooling.test_inputs, shipped_programs=tooling.shipped_programs)
-    request = ReviewRequest(
+    return ReviewRequest(
         target=target,
-        head=TreeReader(repo.path, target.head_sha),
+        head=TreeReader(repo, target.head_sha),
         verify=verify,
         reproduction=reproduction,
-        marked_as_fix=is_marked_as_fix(repo.path, target.head_sha),
+        marked_as_fix=is_marked_as_fix(repo, target.head_sha),
         sections=sections or {},
-        cache=gate_cache(repo.path, sections),
+        cache=gate_cache(repo, sections),
     )
-    return list(BuiltinReviewer().review(request).findings)
 
 
 def gate_cache(repo: Path, sections: Mapping[str, Mapping[str, Any]] | None = None) -> ReviewCache:

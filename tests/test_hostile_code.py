@@ -4,10 +4,18 @@ and the review of everything else goes on."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.common import take_given_up
+from reviewgate.reviewers.builtin.engine import WORKERS_VARIABLE, run_lenses
+from reviewgate.reviewers.builtin.languages.syntax_tree import parse
 from testing.cli import run_cli
-from testing.lenses import review_change
+from testing.lenses import review_change, review_request
 from testing.repo import make_repo
 
 # CPython raises RecursionError building the tree of the first and MemoryError parsing the second.
@@ -61,3 +69,29 @@ def test_a_parse_given_up_in_several_processes_is_named_once(tmp_path: Path) -> 
     assert result.returncode in (0, 1), result.stderr[-2000:]
     notes = next(outcome["notes"] for outcome in result.report()["reviewers"] if outcome["reviewer"] == "builtin")
     assert notes == ["src/Slow.java: not parsed (its syntax tree went over the parse budget), read by the line lenses only"]
+
+
+class ParsesGoOverTheChange:
+    """A whole-change lens that parses each Go file of the change with tree-sitter (none of the
+    builtin whole-change lenses does yet: the send-back is there for the first that will)."""
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        for change in request.target.files:
+            data = request.head.read_bytes(change.path) if change.path.endswith(".go") else None
+            if data is not None:
+                parse("go", data, change.path)
+        return iter(())
+
+
+def test_a_parse_given_up_in_the_whole_change_worker_is_sent_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole-change lenses that need no function shapes run in a forked worker of their own: a
+    file it gave up is named in this process, where the reviewer's notes are written."""
+    filler = {f"app/module_{number}.py": "".join(f"def f{index}(a):\n    return a + {index}\n" for index in range(60))
+              for number in range(50)}
+    repo = make_repo(tmp_path, {"README.md": "x\n"}, {**filler, "cmd/slow.go": "package main\n" + "<!--\n" * 8_000})
+    request = review_request(repo.path)
+    monkeypatch.setenv(WORKERS_VARIABLE, "2")
+    take_given_up()  # nothing given up before this review counts
+    lens = ParsesGoOverTheChange()
+    run_lenses(request, [lens], {lens})
+    assert take_given_up() == ["cmd/slow.go"]
