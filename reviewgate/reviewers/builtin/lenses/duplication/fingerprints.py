@@ -289,7 +289,7 @@ class Normalized:
         """Where each line of `blanked` starts, and its end: 4 bytes a line, only for the files a
         region is checked against."""
         starts = array("I", [0])
-        starts.extend(accumulate(len(line) + 1 for line in self.blanked.split("\n")))
+        starts.extend(accumulate(map((1).__add__, map(len, self.blanked.split("\n")))))  # each line and its LF
         return starts
 
     def marks_before(self, offset: int) -> int:

@@ -292,6 +292,8 @@ _DOCSTRING_MARK = '"'
 def overload_stub_lines(lines: list[str]) -> set[int]:
     """Line numbers of Python `@overload` stubs: the decorator through the stub's `...`."""
     found: set[int] = set()
+    if "overload" not in "\n".join(lines):  # most files: no line is matched one by one
+        return found
     number = 0
     while number < len(lines):
         if _OVERLOAD.match(lines[number]):

@@ -425,20 +425,11 @@ class DuplicationSearch:
         first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
         lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
         added = [number for number in lines if number in query.added]
-        distinct = {
-            normalized.lines[number - 1]
-            for number in lines
-            if not CONTINUATION.search(normalized.lines[number - 1])
-        }
-        if not (
-            region.end - region.start >= MIN_CHARACTERS
-            and len(added) >= MIN_LINES
-            and len(added) * 2 >= len(lines)
-            and len(distinct) >= MIN_DISTINCT_LINES
-        ):
+        if not (region.end - region.start >= MIN_CHARACTERS and len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
             return False
         # Most regions of a common shape fail here, about half way through their names: read a
-        # line at a time and given up on as soon as the renaming cannot agree enough.
+        # line at a time and given up on as soon as the renaming cannot agree enough (before the
+        # distinct lines, a pattern's search a line, which few regions fail).
         their_range = (region.other_start, region.other_start + region.end - region.start)
         if renaming_share(
             normalized,
@@ -448,6 +439,13 @@ class DuplicationSearch:
             below=MIN_CONSISTENT_RENAMING,
             at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
         ) < MIN_CONSISTENT_RENAMING:
+            return False
+        distinct = {
+            normalized.lines[number - 1]
+            for number in lines
+            if not CONTINUATION.search(normalized.lines[number - 1])
+        }
+        if len(distinct) < MIN_DISTINCT_LINES:
             return False
         mine, theirs = normalized.names_between(region.start, region.end), other.names_between(*their_range)
         if mostly_literals(normalized.text[region.start : region.end]):
