@@ -17,7 +17,7 @@ compiled = pytest.importorskip("reviewgate.reviewers.builtin._walk")
 
 def python_walk(tree: ast.AST, monkeypatch: pytest.MonkeyPatch) -> dict[type[ast.AST], tuple[ast.AST, ...]]:
     with monkeypatch.context() as patched:
-        patched.setattr(common, "_compiled_grouped_nodes", None)
+        patched.setattr(common, "compiled_walk", lambda: None)
         return common.Walk(tree)._grouped
 
 
@@ -32,7 +32,7 @@ def assert_same(left: dict[type[ast.AST], tuple[ast.AST, ...]], right: dict[type
 
 
 def test_the_compiled_walk_is_the_one_used() -> None:
-    assert common._compiled_grouped_nodes is compiled.grouped_nodes
+    assert common.compiled_walk() is compiled.grouped_nodes
 
 
 def test_the_same_groups_as_the_python_path_on_the_standard_library(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -41,6 +41,7 @@ def run_cases(seed: int, seconds: float) -> None:
     import numpy as np
 
     from reviewgate.reviewers.builtin import _walk, common
+    compiled_walk = common.compiled_walk
     from reviewgate.reviewers.builtin.common import Language
     from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints
     from reviewgate.text import decode_text
@@ -104,9 +105,9 @@ def run_cases(seed: int, seconds: float) -> None:
         if rng.random() < 0.1:  # fields unset or holding what ast.parse never puts there
             tree.body += [ast.Return(), ast.Expr(value=ast.Dict(keys=[None, ast.Name(id="y")], values=(ast.Name(id="x"), None)))]
         grouped = _walk.grouped_nodes(tree, common._walk_plans, common._walk_plan, ast.AST)
-        common._compiled_grouped_nodes = None
+        common.compiled_walk = lambda: None  # type: ignore[assignment]  # the Python path, as the definition
         assert list(common.Walk(tree)._grouped.items()) == list(grouped.items()), source
-        common._compiled_grouped_nodes = _walk.grouped_nodes
+        common.compiled_walk = compiled_walk
         files = rng.randint(1, 6)
         codes = bytes(rng.randrange(4) for _ in range(rng.randint(0, 400)))
         starts = np.array(sorted(rng.randrange(max(1, len(codes))) for _ in range(files)), dtype=np.int64)
