@@ -95,6 +95,8 @@ def run_cases(seed: int, seconds: float) -> None:
         if side is not None:
             blanked, starts, kept, _line, _skip, left = side
             line, skip = rng.randint(0, len(kept) + 2), rng.randint(0, 5)
+            if rng.random() < 0.3:  # line starts that are not the text's: out of it, going back
+                starts = type(starts)(starts.typecode, [rng.randint(0, len(blanked) + 9) for _ in starts])
             try:
                 _normalize.renaming_share(blanked, starts, kept, line, skip, left + rng.randint(0, 50),
                                           *side, rng.random(), rng.randint(0, left + 3))
