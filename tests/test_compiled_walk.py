@@ -107,3 +107,26 @@ def test_deep_trees_are_walked_without_recursion() -> None:
         tree = ast.UnaryOp(op=ast.Not(), operand=tree)
     grouped = compiled_walk(ast.Expression(body=tree))
     assert len(grouped[ast.UnaryOp]) == depth and len(grouped[ast.Name]) == 1
+
+
+def test_a_node_whose_truth_empties_its_list_is_walked_as_the_python_path_walks_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Testing a node's truth may run Python code; here it empties the list being read. Neither
+    path reads past it, and both keep the node they were testing."""
+
+    class Emptying(ast.Pass):
+        def __bool__(self) -> bool:
+            holder.body.clear()
+            return True
+
+    def tree() -> ast.Module:
+        module = ast.Module(body=[], type_ignores=[])
+        module.body += [Emptying(), ast.Pass(), ast.Pass()]
+        return module
+
+    holder = tree()
+    grouped = compiled_walk(holder)
+    assert list(grouped) == [ast.Module, Emptying]
+    holder = tree()
+    assert list(python_walk(holder, monkeypatch)) == [ast.Module, Emptying]

@@ -69,11 +69,17 @@ static int queue_field(PyObject *queue, PyObject *value, long reading, PyObject 
         PyObject *items = PySequence_Fast(value, "a list field of a syntax node is not a sequence");
         if (items == NULL)
             return -1;
-        Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
-        PyObject **item = PySequence_Fast_ITEMS(items);
-        for (Py_ssize_t i = 0; i < count; i++) {
-            int truth = item[i] == Py_None ? 0 : PyObject_IsTrue(item[i]);
-            if (truth < 0 || (truth && PyList_Append(queue, item[i]) < 0)) {
+        /* Its length and items read again at each step, each item held while it is tested: a
+           test that runs Python code (a __bool__) cannot leave a pointer here dangling. */
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(items, i);
+            if (item == Py_None)
+                continue;
+            Py_INCREF(item);
+            int truth = PyObject_IsTrue(item);
+            int failed = truth < 0 || (truth && PyList_Append(queue, item) < 0);
+            Py_DECREF(item);
+            if (failed) {
                 Py_DECREF(items);
                 return -1;
             }
@@ -84,8 +90,11 @@ static int queue_field(PyObject *queue, PyObject *value, long reading, PyObject 
     if (PyList_CheckExact(value)) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
             PyObject *item = PyList_GET_ITEM(value, i);
+            Py_INCREF(item); /* held while tested, as above */
             int is_node = PyObject_IsInstance(item, node_type);
-            if (is_node < 0 || (is_node && PyList_Append(queue, item) < 0))
+            int failed = is_node < 0 || (is_node && PyList_Append(queue, item) < 0);
+            Py_DECREF(item);
+            if (failed)
                 return -1;
         }
         return 0;
