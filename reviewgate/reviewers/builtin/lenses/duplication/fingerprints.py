@@ -320,9 +320,8 @@ class Normalized:
             return None
         return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
 
-    def iter_names_between(self, start: int, end: int, into: list[str] | None = None) -> Iterator[str]:
-        """`names_between`, read a line at a time as they are asked for, each line's added to
-        `into` when it is read (the names read whole once it is exhausted). Identifiers never span
+    def iter_names_between(self, start: int, end: int) -> Iterator[str]:
+        """`names_between`, read a line at a time as they are asked for. Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""
         index, skip, left = self._names_from(start, end)
         while left > 0 and index < len(self.lines):
@@ -334,8 +333,6 @@ class Normalized:
                     names, skip = names[skipped:], skip - skipped
                 names = names[:left]
                 left -= len(names)
-                if into is not None:
-                    into += names
                 yield from names
             index += 1
 
