@@ -287,3 +287,34 @@ def test_bad_renaming_arguments_are_refused() -> None:
         compiled.renaming_share(*side, *side, 0.85)
     # A line past the text's last reads as no more names, not past the buffer.
     assert compiled.renaming_share(blanked, starts, kept, 50, 0, 3, *side, 0.0, 0) == 0.0
+
+
+def test_renaming_maps_grow_past_any_count_they_are_given() -> None:
+    """The maps grow as they fill, whatever `left` says: a count far past the names, or the sum
+    `2 * left` overflows, answers as the Python path does, and 40,000 distinct names, renamed one
+    to one, agree whole."""
+    count = 40_000
+    mine = Normalized.of("".join(f"a{index} = 0\n" for index in range(count)), Language.PYTHON)
+    theirs = Normalized.of("".join(f"b{index} = 0\n" for index in range(count)), Language.PYTHON)
+    mine_side, their_side = mine._names_side(0, len(mine.text)), theirs._names_side(0, len(theirs.text))
+    assert mine_side is not None and their_side is not None
+    assert compiled.renaming_share(*mine_side, *their_side, 0.0, 0) == 1.0
+    for left in (2**62, 2**63 - 1):
+        assert compiled.renaming_share(*mine_side[:5], left, *their_side, 0.0, 0) == 1.0
+
+
+def test_a_count_past_exact_division_and_unaligned_starts_are_handled() -> None:
+    """`at_most` over 2**53 (where the share would round apart from Python's) is left to the Python
+    path; line starts in a buffer that is not 4-byte aligned read the same."""
+    mine = Normalized.of("a = b\nc = d\n", Language.PYTHON)
+    theirs = Normalized.of("c = c\nc = d\n", Language.PYTHON)
+    mine_side, their_side = mine._names_side(0, len(mine.text)), theirs._names_side(0, len(theirs.text))
+    assert mine_side is not None and their_side is not None
+    assert compiled.renaming_share(*mine_side, *their_side, 1.0, 2**53 + 1) is None
+    expected = fingerprints.consistent_renaming(iter("abcd"), iter("cccd"), below=1.0, at_most=2**53 + 1)
+    assert fingerprints.renaming_share(mine, (0, len(mine.text)), theirs, (0, len(theirs.text)),
+                                       below=1.0, at_most=2**53 + 1) == expected
+    blanked, starts, kept, line, skip, left = mine_side
+    unaligned = memoryview(bytearray(1) + bytes(starts))[1:].cast("B").cast(starts.typecode)
+    assert compiled.renaming_share(blanked, unaligned, kept, line, skip, left, *their_side, 0.0, 4) == \
+        compiled.renaming_share(*mine_side, *their_side, 0.0, 4)

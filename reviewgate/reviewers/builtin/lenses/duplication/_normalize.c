@@ -586,7 +586,8 @@ static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_
 typedef struct {
     const unsigned char *text;
     Py_ssize_t length;
-    const uint32_t *starts; /* where each blanked line starts, then one past the last line's end */
+    const unsigned char *starts; /* 4-byte values, read by memcpy (a buffer need not be aligned):
+                                    where each blanked line starts, then one past the last line's end */
     const unsigned char *kept;
     Py_ssize_t lines;
     Py_ssize_t line, skip, left; /* the line read now, names still to skip, names still to give */
@@ -605,8 +606,11 @@ static int next_name(Names *names, const unsigned char **name, Py_ssize_t *lengt
                 continue;
             }
             /* Its newline left out; starts that are not the text's read no byte outside it. */
-            names->at = names->starts[names->line];
-            names->end = (Py_ssize_t)names->starts[names->line + 1] - 1;
+            uint32_t start, next;
+            memcpy(&start, names->starts + 4 * names->line, 4);
+            memcpy(&next, names->starts + 4 * (names->line + 1), 4);
+            names->at = start;
+            names->end = (Py_ssize_t)next - 1;
             if (names->at > names->length)
                 names->at = names->length;
             if (names->end > names->length)
@@ -634,24 +638,25 @@ static int next_name(Names *names, const unsigned char **name, Py_ssize_t *lengt
     return 0;
 }
 
-/* A map from names to names (spans of the blanked texts), open addressing, sized for `count` keys. */
+/* A map from names to names (spans of the blanked texts), open addressing, grown as it fills (never
+   more than half full, so a probe always meets an empty slot), hashed with the interpreter's seeded
+   hash of bytes (what `str` keys get), so no text can choose where its names land. */
 typedef struct {
     const unsigned char *key, *value;
     Py_ssize_t key_length, value_length;
+    Py_hash_t hash;
 } Slot;
 
 typedef struct {
     Slot *slots;
-    size_t mask;
+    size_t mask, used;
 } NameMap;
 
-static int name_map_init(NameMap *map, Py_ssize_t count)
+static int name_map_init(NameMap *map)
 {
-    size_t size = 16;
-    while (size < (size_t)count * 2 + 2)
-        size <<= 1;
-    map->slots = PyMem_Calloc(size, sizeof(Slot));
-    map->mask = size - 1;
+    map->slots = PyMem_Calloc(16, sizeof(Slot));
+    map->mask = 15;
+    map->used = 0;
     return map->slots == NULL ? -1 : 0;
 }
 
@@ -660,23 +665,48 @@ static int same_name(const unsigned char *a, Py_ssize_t a_length, const unsigned
     return a_length == b_length && memcmp(a, b, (size_t)a_length) == 0;
 }
 
-/* `map.setdefault(key, value) == value`, as consistent_renaming asks it. */
+static int name_map_grow(NameMap *map)
+{
+    size_t size = (map->mask + 1) * 2;
+    Slot *slots = PyMem_Calloc(size, sizeof(Slot));
+    if (slots == NULL)
+        return -1;
+    for (size_t k = 0; k <= map->mask; k++) {
+        if (map->slots[k].key == NULL)
+            continue;
+        size_t at = (size_t)map->slots[k].hash & (size - 1);
+        while (slots[at].key != NULL)
+            at = (at + 1) & (size - 1);
+        slots[at] = map->slots[k];
+    }
+    PyMem_Free(map->slots);
+    map->slots = slots;
+    map->mask = size - 1;
+    return 0;
+}
+
+/* `map.setdefault(key, value) == value`, as consistent_renaming asks it; -1 when out of memory. */
 static int set_default_agrees(NameMap *map, const unsigned char *key, Py_ssize_t key_length,
                               const unsigned char *value, Py_ssize_t value_length)
 {
-    uint64_t hash = 0xcbf29ce484222325ULL;
-    for (Py_ssize_t k = 0; k < key_length; k++)
-        hash = (hash ^ key[k]) * 0x100000001B3ULL;
+    Py_hash_t hash = _Py_HashBytes(key, key_length);
     for (size_t at = (size_t)hash & map->mask;; at = (at + 1) & map->mask) {
         Slot *slot = &map->slots[at];
         if (slot->key == NULL) {
+            if ((map->used + 1) * 2 > map->mask + 1) {
+                if (name_map_grow(map) < 0)
+                    return -1;
+                return set_default_agrees(map, key, key_length, value, value_length);
+            }
             slot->key = key;
             slot->key_length = key_length;
             slot->value = value;
             slot->value_length = value_length;
+            slot->hash = hash;
+            map->used++;
             return 1;
         }
-        if (same_name(slot->key, slot->key_length, key, key_length))
+        if (slot->hash == hash && same_name(slot->key, slot->key_length, key, key_length))
             return same_name(slot->value, slot->value_length, value, value_length);
     }
 }
@@ -714,7 +744,7 @@ static int names_side(PyObject *const *arguments, Names *names, Py_buffer *start
     }
     names->text = (const unsigned char *)PyUnicode_DATA(blanked);
     names->length = PyUnicode_GET_LENGTH(blanked);
-    names->starts = (const uint32_t *)starts->buf;
+    names->starts = (const unsigned char *)starts->buf;
     names->kept = (const unsigned char *)PyBytes_AS_STRING(kept);
     /* The line read first is entered as next_name enters every line: one before it, at its end. */
     names->line--;
@@ -724,7 +754,8 @@ static int names_side(PyObject *const *arguments, Names *names, Py_buffer *start
 
 /* renaming_share(mine..., theirs..., below: float, at_most: int) -> float | None: each side six
    arguments (names_side); fingerprints.consistent_renaming of the two sides' names, as it answers
-   them read lazily, or None when a blanked text is not all ASCII. */
+   them read lazily, or None when a blanked text is not all ASCII or `at_most` is outside 0 to 2**53
+   (the Python path then answers). */
 static PyObject *renaming_share(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
 {
     (void)module;
@@ -736,6 +767,8 @@ static PyObject *renaming_share(PyObject *module, PyObject *const *arguments, Py
     Py_ssize_t at_most = PyLong_AsSsize_t(arguments[13]);
     if (PyErr_Occurred())
         return NULL;
+    if (at_most < 0 || at_most > ((Py_ssize_t)1 << 53)) /* a share of it would round as Python's would not */
+        Py_RETURN_NONE;
     Names mine, theirs;
     Py_buffer mine_starts, their_starts;
     int read = names_side(arguments, &mine, &mine_starts);
@@ -746,9 +779,9 @@ static PyObject *renaming_share(PyObject *module, PyObject *const *arguments, Py
         PyBuffer_Release(&mine_starts);
         return read < 0 ? NULL : Py_NewRef(Py_None);
     }
-    NameMap forward = {NULL, 0}, backward = {NULL, 0};
+    NameMap forward = {NULL, 0, 0}, backward = {NULL, 0, 0};
     PyObject *result = NULL;
-    if (name_map_init(&forward, mine.left) < 0 || name_map_init(&backward, mine.left) < 0) {
+    if (name_map_init(&forward) < 0 || name_map_init(&backward) < 0) {
         PyErr_NoMemory();
         goto done;
     }
@@ -761,9 +794,17 @@ static PyObject *renaming_share(PyObject *module, PyObject *const *arguments, Py
         theirs_left = theirs_left && next_name(&theirs, &right_name, &right_length);
         if (!theirs_left)
             continue; /* pairs end with the shorter side; the share is still of all of mine */
-        if (same_name(left_name, left_length, right_name, right_length)
-            || (set_default_agrees(&forward, left_name, left_length, right_name, right_length)
-                && set_default_agrees(&backward, right_name, right_length, left_name, left_length))) {
+        int agrees = same_name(left_name, left_length, right_name, right_length);
+        if (!agrees) {
+            agrees = set_default_agrees(&forward, left_name, left_length, right_name, right_length);
+            if (agrees > 0)
+                agrees = set_default_agrees(&backward, right_name, right_length, left_name, left_length);
+            if (agrees < 0) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        if (agrees) {
             agreeing++;
         } else {
             disagreeing++;
