@@ -1,9 +1,11 @@
 """common.Walk's grouping compiled (_walk.c) against its Python path: the same nodes, in the same
-order, grouped under the same classes, on real modules and on trees ast.parse never makes."""
+order, grouped under the same classes, on real modules; and on trees ast.parse never makes, either
+the same or left to the Python path (None), never another answer."""
 
 from __future__ import annotations
 
 import ast
+import random
 import sys
 import sysconfig
 from pathlib import Path
@@ -14,18 +16,20 @@ from reviewgate.reviewers.builtin import common
 
 compiled = pytest.importorskip("reviewgate.reviewers.builtin._walk")
 
+Grouped = dict[type[ast.AST], tuple[ast.AST, ...]]
 
-def python_walk(tree: ast.AST, monkeypatch: pytest.MonkeyPatch) -> dict[type[ast.AST], tuple[ast.AST, ...]]:
+
+def python_walk(tree: ast.AST, monkeypatch: pytest.MonkeyPatch) -> Grouped:
     with monkeypatch.context() as patched:
         patched.setattr(common, "compiled_walk", lambda: None)
         return common.Walk(tree)._grouped
 
 
-def compiled_walk(tree: ast.AST) -> dict[type[ast.AST], tuple[ast.AST, ...]]:
-    return compiled.grouped_nodes(tree, common._walk_plans, common._walk_plan, ast.AST)
+def compiled_walk(tree: ast.AST) -> Grouped | None:
+    return compiled.grouped_nodes(tree, common.compiled_walk_plans())
 
 
-def assert_same(left: dict[type[ast.AST], tuple[ast.AST, ...]], right: dict[type[ast.AST], tuple[ast.AST, ...]]) -> None:
+def assert_same(left: Grouped, right: Grouped) -> None:
     assert list(left) == list(right)  # the classes in the order first met
     for kind, nodes in left.items():
         assert len(nodes) == len(right[kind]) and all(a is b for a, b in zip(nodes, right[kind], strict=True)), kind
@@ -33,6 +37,7 @@ def assert_same(left: dict[type[ast.AST], tuple[ast.AST, ...]], right: dict[type
 
 def test_the_compiled_walk_is_the_one_used() -> None:
     assert common.compiled_walk() is compiled.grouped_nodes
+    assert ast.Name in common.compiled_walk_plans() and ast.Num not in common.compiled_walk_plans()  # `Num.n`: a property
 
 
 def test_the_same_groups_as_the_python_path_on_the_standard_library(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,58 +51,130 @@ def test_the_same_groups_as_the_python_path_on_the_standard_library(monkeypatch:
         except (SyntaxError, UnicodeDecodeError):
             continue
         expected = python_walk(tree, monkeypatch)
-        assert_same(compiled_walk(tree), expected)
+        grouped = compiled_walk(tree)
+        assert grouped is not None, module.name
+        assert_same(grouped, expected)
         nodes += sum(map(len, expected.values()))
     assert nodes > 200_000
 
 
-def test_trees_ast_parse_never_makes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A field left unset (read as None), a list field holding None or holding a tuple, a field of
-    unknown type holding nodes and other values, a subclass of a node class, and a node's field
-    whose class defines it as a property: the compiled walk reads each as the Python path does."""
-
-    class Marked(ast.Name):
-        _fields = ("id", "ctx", "extra")
-
-    from_the_property = ast.Constant(value="from the property")
-
-    class Shadowed(ast.Expr):
-        @property
-        def value(self) -> ast.AST:
-            return from_the_property
-
-        @value.setter
-        def value(self, value: ast.AST) -> None:
-            self.__dict__["value"] = value  # what the property hides
-
-    class Looked(ast.Expr):
-        def __getattribute__(self, name: str) -> object:
-            return from_the_property if name == "value" else super().__getattribute__(name)
-
-    missing = ast.Return()  # `value` never set
-    holes = ast.Dict(keys=[None, ast.Name(id="a")], values=(ast.Name(id="b"), ast.Name(id="c")))
-    unknown = Marked(id="x", extra=[1, ast.Name(id="inside"), "s", None])
-    lone = Marked(id="y", extra=ast.Constant(value=2))
-    odd = ast.Module(
-        body=[missing, ast.Expr(value=holes), ast.Expr(value=unknown), ast.Expr(value=lone),
-              Shadowed(value=ast.Constant(value="hidden")), Looked(value=ast.Constant(value="hidden too"))],
+def test_unset_fields_and_holes_are_read_as_the_python_path_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trees of the `ast` module's classes that ast.parse never makes: a field never set, a list
+    with holes, a list field holding a falsy value, a constant's value a node."""
+    tree = ast.Module(
+        body=[
+            ast.Return(),  # `value` never set
+            ast.Expr(value=ast.Dict(keys=[None, ast.Name(id="a")], values=[ast.Name(id="b"), ast.Name(id="c")])),
+            ast.Expr(value=ast.Call(func=ast.Name(id="f"), args=[], keywords=[])),
+            ast.Expr(value=ast.Constant(value=ast.Name(id="inside a constant"))),
+        ],
         type_ignores=[],
     )
-    grouped = compiled_walk(odd)
-    assert_same(grouped, python_walk(odd, monkeypatch))
-    names = [node.id for node in grouped[ast.Name]]
-    assert names == ["a", "b", "c", "inside"]
-    assert [node.value for node in grouped[ast.Constant]] == ["from the property", "from the property", 2]  # breadth first
+    grouped = compiled_walk(tree)
+    assert grouped is not None
+    assert_same(grouped, python_walk(tree, monkeypatch))
+    assert [node.id for node in grouped[ast.Name]] == ["a", "b", "c", "f"]  # a constant's value is not a field it walks
 
 
-def test_a_bad_plan_is_refused_not_read() -> None:
+class Marked(ast.Name):
+    _fields = ("id", "ctx", "extra")
+
+
+class Shadowed(ast.Expr):
+    @property
+    def value(self) -> ast.AST:
+        return FROM_THE_PROPERTY
+
+    @value.setter
+    def value(self, value: ast.AST) -> None:
+        self.__dict__["value"] = value  # what the property hides
+
+
+class Looked(ast.Expr):
+    def __getattribute__(self, name: str) -> object:
+        return FROM_THE_PROPERTY if name == "value" else super().__getattribute__(name)
+
+
+FROM_THE_PROPERTY = ast.Constant(value="from the property")
+
+
+def odd_trees() -> list[ast.Module]:
+    """Trees the compiled walk leaves to the Python path, one oddity each."""
+    def module(*statements: ast.stmt) -> ast.Module:
+        return ast.Module(body=[ast.Pass(), *statements], type_ignores=[])
+
+    return [
+        module(ast.Expr(value=Marked(id="x", extra=[1, ast.Name(id="inside"), "s", None]))),  # a class of its own
+        module(Shadowed(value=ast.Constant(value="hidden"))),  # a property over a field
+        module(Looked(value=ast.Constant(value="hidden too"))),  # its own attribute lookup
+        ast.Module(body=(ast.Pass(), ast.Pass()), type_ignores=[]),  # a tuple where a list is read
+        ast.Module(body=0, type_ignores=[]),  # a falsy value where a list is read
+        module(ast.Expr(value=ast.Dict(keys=[0, ast.Name(id="k")], values=[ast.Name(id="v"), ast.Name(id="w")]))),
+    ]
+
+
+def test_trees_ast_parse_never_makes_are_the_python_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    for tree in odd_trees():
+        assert compiled_walk(tree) is None, ast.dump(tree)[:200]
+        try:
+            expected: Grouped | type[Exception] = python_walk(tree, monkeypatch)
+        except (AttributeError, TypeError) as error:  # a value the Python path cannot walk either
+            expected = type(error)
+        if isinstance(expected, dict):
+            assert_same(common.Walk(tree)._grouped, expected)
+        else:
+            with pytest.raises(expected):
+                common.Walk(tree)
+    shadowed = odd_trees()[1]
+    assert FROM_THE_PROPERTY in common.Walk(shadowed)._grouped[ast.Constant]
+
+
+def test_a_plan_of_another_shape_leaves_the_tree_to_the_python_path() -> None:
     tree = ast.parse("x = 1\n")
+    plans = dict(common.compiled_walk_plans())
+    for bad in ([("body", 1)], (("body",),), (("body", 7),), ((b"body", 1),), None):
+        plans[ast.Module] = bad  # type: ignore[assignment]
+        assert compiled.grouped_nodes(tree, plans) is None, bad
     with pytest.raises(TypeError):
-        compiled.grouped_nodes(tree, {}, lambda kind: [("body", 1)], ast.AST)  # a list, not a tuple
-    with pytest.raises(TypeError):
-        compiled.grouped_nodes(tree, {ast.Module: (("body",),)}, common._walk_plan, ast.AST)
-    with pytest.raises(ZeroDivisionError):
-        compiled.grouped_nodes(tree, {}, lambda kind: 1 / 0, ast.AST)
+        compiled.grouped_nodes(tree, [])  # type: ignore[arg-type]
+
+
+def test_random_hand_built_trees_walk_as_the_python_path_walks_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes of the `ast` module's classes with fields left unset or holding None, lists with
+    holes, falsy and plain values, tuples, and nodes of classes of their own."""
+    generator = random.Random(5)
+    kinds = [ast.Name, ast.Call, ast.BinOp, ast.List, ast.Dict, ast.Expr, ast.If, ast.Return, ast.Constant, Marked]
+    values: list[object] = [None, 0, "", "s", 1, (), Ellipsis]
+
+    def node(depth: int) -> ast.AST:
+        kind = generator.choice(kinds)
+        made = kind()
+        for name in kind._fields:
+            roll = generator.random()
+            if roll < 0.2:
+                continue  # unset
+            if roll < 0.5 and depth < 4:
+                setattr(made, name, [generator.choice([None, node(depth + 1), node(depth + 1)])
+                                     for _ in range(generator.randint(0, 3))])
+            elif roll < 0.8 and depth < 4:
+                setattr(made, name, node(depth + 1))
+            else:
+                setattr(made, name, generator.choice([*values, [], (node(depth + 1),) if depth < 4 else ()]))
+        return made
+
+    answered = 0
+    for _ in range(3_000):
+        tree = ast.Module(body=[node(0) for _ in range(generator.randint(1, 3))], type_ignores=[])
+        grouped = compiled_walk(tree)
+        try:
+            expected = python_walk(tree, monkeypatch)
+        except (AttributeError, TypeError):
+            assert grouped is None  # what the Python path cannot walk is never answered here
+            continue
+        if grouped is not None:
+            assert_same(grouped, expected)
+            answered += 1
+    assert answered > 300
 
 
 def test_deep_trees_are_walked_without_recursion() -> None:
@@ -106,27 +183,5 @@ def test_deep_trees_are_walked_without_recursion() -> None:
     for _ in range(depth):
         tree = ast.UnaryOp(op=ast.Not(), operand=tree)
     grouped = compiled_walk(ast.Expression(body=tree))
+    assert grouped is not None
     assert len(grouped[ast.UnaryOp]) == depth and len(grouped[ast.Name]) == 1
-
-
-def test_a_node_whose_truth_empties_its_list_is_walked_as_the_python_path_walks_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Testing a node's truth may run Python code; here it empties the list being read. Neither
-    path reads past it, and both keep the node they were testing."""
-
-    class Emptying(ast.Pass):
-        def __bool__(self) -> bool:
-            holder.body.clear()
-            return True
-
-    def tree() -> ast.Module:
-        module = ast.Module(body=[], type_ignores=[])
-        module.body += [Emptying(), ast.Pass(), ast.Pass()]
-        return module
-
-    holder = tree()
-    grouped = compiled_walk(holder)
-    assert list(grouped) == [ast.Module, Emptying]
-    holder = tree()
-    assert list(python_walk(holder, monkeypatch)) == [ast.Module, Emptying]

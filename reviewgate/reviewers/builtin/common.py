@@ -378,7 +378,7 @@ def _walk_plan(kind: type[ast.AST]) -> tuple[tuple[str, int], ...]:
 
 
 @functools.cache
-def compiled_walk() -> Callable[..., dict[type[ast.AST], tuple[ast.AST, ...]]] | None:
+def compiled_walk() -> Callable[..., dict[type[ast.AST], tuple[ast.AST, ...]] | None] | None:
     """`Walk`'s grouping compiled (_walk.c: 0.2 s where this loop took 0.5 s over Django +304k
     appended's trees), where a C compiler built it; loaded by the first walk (a change with no
     Python file never needs it)."""
@@ -387,6 +387,26 @@ def compiled_walk() -> Callable[..., dict[type[ast.AST], tuple[ast.AST, ...]]] |
     except ImportError:
         return None
     return _walk.grouped_nodes
+
+
+@functools.cache
+def compiled_walk_plans() -> dict[type[ast.AST], tuple[tuple[str, int], ...]]:
+    """The classes the compiled walk reads, each with its plan: those the `ast` module defines
+    (what ast.parse makes) whose every field a node lacks reads as None, as the walk reads it from
+    the node's own dictionary: no class in their order defines a field's name as anything but None
+    (the deprecated `Num.n` and `Str.s` are properties), nor a truth of its own. A tree holding
+    any other is walked by the Python path."""
+    known: dict[type[ast.AST], tuple[tuple[str, int], ...]] = {}
+    pending: list[type[ast.AST]] = [ast.AST]
+    while pending:
+        kind = pending.pop()
+        pending += kind.__subclasses__()
+        if kind.__module__ != "ast" or hasattr(kind, "__bool__") or hasattr(kind, "__len__"):
+            continue
+        plan = _walk_plan(kind)
+        if all(vars(base).get(name) is None for name, _reading in plan for base in kind.__mro__):
+            known[kind] = plan
+    return known
 
 
 class Walk:
@@ -398,8 +418,9 @@ class Walk:
 
     def __init__(self, tree: ast.AST) -> None:
         grouped_nodes = compiled_walk()
-        if grouped_nodes is not None:
-            self._grouped = grouped_nodes(tree, _walk_plans, _walk_plan, ast.AST)
+        grouped = None if grouped_nodes is None else grouped_nodes(tree, compiled_walk_plans())
+        if grouped is not None:  # None: a tree holding what ast.parse never makes, walked here
+            self._grouped = grouped
             return
         # Per node class met: how to read its fields, and the list its nodes go to.
         met: dict[type[ast.AST], tuple[tuple[tuple[str, int], ...], list[ast.AST]]] = {}
