@@ -258,11 +258,9 @@ def renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs: Normal
     many same-shaped functions is judged on fail here) where built and both blanked texts are
     ASCII."""
     if _compiled_renaming_share is not None:
-        mine_side, their_side = mine._names_side(*mine_range), theirs._names_side(*their_range)
-        if mine_side is not None and their_side is not None:
-            share = _compiled_renaming_share(*mine_side, *their_side, below, at_most)
-            if share is not None:
-                return share
+        share = _compiled_renaming_share(*mine._names_side(*mine_range), *theirs._names_side(*their_range), below, at_most)
+        if share is not None:
+            return share
     return consistent_renaming(mine.iter_names_between(*mine_range), theirs.iter_names_between(*their_range),
                                below=below, at_most=at_most)
 
@@ -312,12 +310,10 @@ class Normalized:
         """1 for each line whose normalized text is not empty (the lines that hold marks), else 0."""
         return bytes(map(bool, self.lines))
 
-    def _names_side(self, start: int, end: int) -> tuple[object, ...] | None:
-        """`renaming_share`'s arguments for the names of `text[start:end]`; None when the compiled
-        reading does not apply (its blanked text split in as many lines as its normalized text is
-        the shape it reads)."""
-        if len(self._blanked_starts) != len(self.lines) + 1:
-            return None
+    def _names_side(self, start: int, end: int) -> tuple[object, ...]:
+        """`renaming_share`'s arguments for the names of `text[start:end]`: the blanked text has a
+        line for each normalized line (normalizing keeps every newline), as `iter_names_between`
+        reads them too."""
         return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
 
     def iter_names_between(self, start: int, end: int) -> Iterator[str]:

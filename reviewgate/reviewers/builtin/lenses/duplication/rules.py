@@ -339,7 +339,7 @@ def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
     pattern = _DEFINITIONS.get(language)
     if pattern is None:
         return []
-    ends: dict[int, int] = {}  # a definition's line index -> its last line's
+    ends: dict[int, tuple[int, int]] = {}  # a definition's line index -> (its indentation, its last line's index)
     open_definitions: list[tuple[int, int]] = []  # (indentation, line index), the deepest last
     last_seen = -1  # the last non-blank line read
     search, accessor = pattern.search, (None if language is Language.PYTHON else _ACCESSOR.match)
@@ -352,20 +352,22 @@ def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
         if open_definitions and depth <= open_definitions[-1][0]:
             closing = index if stripped.startswith(("}", ")")) else last_seen
             while open_definitions and depth <= open_definitions[-1][0]:
-                ends[open_definitions.pop()[1]] = closing
+                opened_depth, opened = open_definitions.pop()
+                ends[opened] = (opened_depth, closing)
         if (first_word in text or second_word in text) and search(text) or (
             accessor is not None and accessor(text)
         ):
             open_definitions.append((depth, index))
         last_seen = index
-    for _depth, index in open_definitions:
-        ends[index] = last_seen
+    for opened_depth, opened in open_definitions:
+        ends[opened] = (opened_depth, last_seen)
     found = []
     for index in sorted(ends):
-        depth, first = _indent(lines[index]), index
+        depth, last = ends[index]
+        first = index
         while first > 0 and _DECORATOR.match(lines[first - 1]) and _indent(lines[first - 1]) == depth:
             first -= 1
-        found.append((first + 1, ends[index] + 1))
+        found.append((first + 1, last + 1))
     return found
 
 
