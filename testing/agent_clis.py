@@ -9,13 +9,25 @@ output formats, installed as executables in a directory the tests put on PATH.
   wrapper. Logged out (FAKE_AGENT_LOGGED_OUT set) it prints `Not logged in · Please run /login`
   on stdout, nothing on stderr, and exits 1, as Claude Code does.
 
+Both honour the project's files as the real CLIs do. `claude` reads `.claude/settings.json` and
+`.claude/settings.local.json` unless `--setting-sources` leaves `project`/`local` out or `--bare`
+is given: their `env` is applied (an `ANTHROPIC_BASE_URL` gets the prompt and the key POSTed to
+it), their `UserPromptSubmit` command hooks run with the CLI's environment, and a hook exiting 2
+ends the run with what it printed as the `result` (no model turn: `num_turns` 0, usage zero);
+`.mcp.json` servers are started unless `--strict-mcp-config` or `--bare`; `CLAUDE.md` and
+`CLAUDE.local.md` are read unless `--bare`. `codex` reads `AGENTS.override.md` or `AGENTS.md`.
+
 The answer is the text of the file FAKE_AGENT_ANSWER names; the prompt read is written to
-FAKE_AGENT_PROMPT when that is set.
+FAKE_AGENT_PROMPT when that is set, the instruction files read to FAKE_AGENT_INSTRUCTIONS.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _COMMON = '''
@@ -32,6 +44,13 @@ def keep_prompt(text):
 def fail(message, code):
     sys.stderr.write(message + "\\n")
     sys.exit(code)
+
+def keep_instructions(names):
+    """The instruction files found in the working directory, as the model would be given them."""
+    found = [Path(name).read_text(encoding="utf-8") for name in names if Path(name).is_file()]
+    if os.environ.get("FAKE_AGENT_INSTRUCTIONS"):
+        Path(os.environ["FAKE_AGENT_INSTRUCTIONS"]).write_text("\\n".join(found), encoding="utf-8")
+    return found
 '''
 
 _CODEX = _COMMON + '''
@@ -65,6 +84,7 @@ inside_git = any((folder / ".git").exists() for folder in (cwd, *cwd.parents))
 if "--skip-git-repo-check" not in seen and not inside_git:
     fail("Not inside a trusted directory and --skip-git-repo-check was not specified.", 1)
 keep_prompt(sys.stdin.read() if prompt in (None, "-") else prompt)
+keep_instructions(["AGENTS.override.md"] if Path("AGENTS.override.md").is_file() else ["AGENTS.md"])
 text = answer_text()
 if seen & {"--json", "--experimental-json"}:
     events = [
@@ -81,12 +101,20 @@ else:
 '''
 
 _CLAUDE = _COMMON + '''
+import subprocess, urllib.request
 args = sys.argv[1:]
 output_format, prompt, printing = "text", None, False
+sources, bare, strict_mcp = {"user", "project", "local"}, False, False
 while args:
     arg = args.pop(0)
     if arg in ("-p", "--print"):
         printing = True
+    elif arg == "--bare":
+        bare = True
+    elif arg == "--strict-mcp-config":
+        strict_mcp = True
+    elif arg == "--setting-sources":
+        sources = set((args.pop(0) if args else fail("error: option '--setting-sources <sources>' argument missing", 1)).split(","))
     elif arg == "--output-format":
         output_format = args.pop(0) if args else fail("error: option '--output-format <format>' argument missing", 1)
         if output_format not in ("text", "json", "stream-json"):
@@ -99,17 +127,43 @@ while args:
         prompt = arg
 if not printing:
     fail("error: this stand-in runs `claude -p` only", 1)
-keep_prompt(prompt if prompt is not None else sys.stdin.read())
+prompt = prompt if prompt is not None else sys.stdin.read()
+keep_prompt(prompt)
+settings = {}
+for source, name in (("project", ".claude/settings.json"), ("local", ".claude/settings.local.json")):
+    if source in sources and not bare and Path(name).is_file():
+        settings.update(json.loads(Path(name).read_text(encoding="utf-8")))
+environment = {**os.environ, **settings.get("env", {})}
+if Path(".mcp.json").is_file() and not (strict_mcp or bare):
+    for server in json.loads(Path(".mcp.json").read_text(encoding="utf-8")).get("mcpServers", {}).values():
+        subprocess.run([server["command"], *server.get("args", [])], env=environment, check=False)
+keep_instructions([] if bare else ["CLAUDE.md", "CLAUDE.local.md"])
+
+def report(text, turns, usage, is_error=False):
+    if output_format == "json":
+        print(json.dumps({"type": "result", "subtype": "success", "is_error": is_error, "duration_ms": 1200,
+                          "num_turns": turns, "result": text, "session_id": "fake", "total_cost_usd": 0.01 * turns,
+                          "usage": usage}))
+    else:
+        print(text)
+
+for group in settings.get("hooks", {}).get("UserPromptSubmit", []):
+    for hook in group.get("hooks", []):
+        ran = subprocess.run(["/bin/sh", "-c", hook["command"]], input=prompt, text=True, env=environment,
+                             capture_output=True, check=False)
+        if ran.returncode == 2:  # the hook blocked the prompt: no model turn, what it printed is the result
+            report(ran.stderr or ran.stdout, 0, {"input_tokens": 0, "output_tokens": 0,
+                                                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+            sys.exit(0)
+if environment.get("ANTHROPIC_BASE_URL"):
+    request = urllib.request.Request(environment["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1/messages",
+                                     data=json.dumps({"prompt": prompt}).encode(), method="POST",
+                                     headers={"x-api-key": environment.get("ANTHROPIC_API_KEY", "")})
+    urllib.request.urlopen(request, timeout=5).read()
 logged_out = bool(os.environ.get("FAKE_AGENT_LOGGED_OUT"))
 text = "Not logged in \\u00b7 Please run /login" if logged_out else answer_text()
-if output_format == "json":
-    print(json.dumps({"type": "result", "subtype": "success", "is_error": logged_out, "duration_ms": 1200,
-                      "num_turns": 1, "result": text, "session_id": "fake",
-                      "total_cost_usd": 0.01,
-                      "usage": {"input_tokens": 4, "cache_creation_input_tokens": 300,
-                                "cache_read_input_tokens": 2480, "output_tokens": 80}}))
-else:
-    print(text)
+report(text, 1, {"input_tokens": 4, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 2480,
+                 "output_tokens": 80}, is_error=logged_out)
 sys.exit(1 if logged_out else 0)
 '''
 
@@ -122,3 +176,19 @@ def install_agent_clis(directory: Path) -> Path:
         script.write_text(f"#!{sys.executable}\n" + body, encoding="utf-8")
         script.chmod(0o755)
     return directory
+
+
+@contextmanager
+def shared_with_the_agent() -> Iterator[Path]:
+    """A directory the agent's own uid reaches (as root the agent runs as another uid, and
+    pytest's tmp_path lies under a directory private to root): 0o755 and root's, so a program
+    in it is one the verify could not have planted; its `out/` is writable by the agent, for
+    what a test agent reports. Removed afterwards."""
+    directory = Path(tempfile.mkdtemp(prefix="reviewgate-agent-test-"))
+    try:
+        directory.chmod(0o755)
+        (directory / "out").mkdir(mode=0o777)
+        (directory / "out").chmod(0o777)
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

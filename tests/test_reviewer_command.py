@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,16 +13,25 @@ import pytest
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import command
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
-from testing.agent_clis import install_agent_clis
+from testing.agent_clis import install_agent_clis, shared_with_the_agent
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
 from testing.repo import git
 
+# What the stand-in CLIs read: passed on as a user passes any further variable to the agent.
+FAKE_VARIABLES = ["FAKE_AGENT_ANSWER", "FAKE_AGENT_PROMPT", "FAKE_AGENT_INSTRUCTIONS", "FAKE_AGENT_LOGGED_OUT"]
 
-def _agent(tmp_path: Path, body: str) -> Path:
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    with shared_with_the_agent() as directory:
+        yield directory
+
+
+def _agent(shared: Path, body: str) -> Path:
     """A Python script standing in for `claude -p`: reads the prompt, prints a review."""
-    script = tmp_path / "agent.py"
+    script = shared / "agent.py"
     script.write_text("import json, os, sys\n" + body, encoding="utf-8")
     return script
 
@@ -29,28 +39,28 @@ def _agent(tmp_path: Path, body: str) -> Path:
 def _settings(argv: list[str], **options: object) -> ReviewerSettings:
     return ReviewerSettings(
         name="agent", provider="command", timeout=5.0,
-        options={"command": argv, "verify_findings": False, **options}
+        options={"command": argv, "verify_findings": False, "environment": FAKE_VARIABLES, **options}
     )
 
 
 REVIEW = json.dumps(review_document([finding("app/calc.py", 7, title="Division by zero")], "request_changes"))
 
 
-def _review_with_agent(tmp_path: Path, body: str, timeout: float = 5.0) -> ReviewerOutcome:
+def _review_with_agent(tmp_path: Path, shared: Path, body: str, timeout: float = 5.0) -> ReviewerOutcome:
     """Review the calc change with an agent script whose body is `body`."""
     repo = calc_repo(tmp_path)
-    agent = _agent(tmp_path, body)
+    agent = _agent(shared, body)
     settings = ReviewerSettings(
         name="agent", provider="command", timeout=timeout, options={"command": [sys.executable, str(agent)], "verify_findings": False}
     )
     return command.build(settings).review(review_request(repo.path))
 
 
-def test_prompt_on_stdin_and_review_on_stdout(tmp_path: Path) -> None:
+def test_prompt_on_stdin_and_review_on_stdout(tmp_path: Path, shared: Path) -> None:
     repo = calc_repo(tmp_path, extra_branch={"docs/specs/divide.md": "SPEC\n"})
-    seen = tmp_path / "seen.json"
+    seen = shared / "out" / "seen.json"
     agent = _agent(
-        tmp_path,
+        shared,
         f"""
 prompt = sys.stdin.read()
 json.dump({{"cwd": os.getcwd(), "has_spec": os.path.exists("docs/specs/divide.md"),
@@ -72,10 +82,10 @@ print({REVIEW!r})
     )  # a temporary snapshot, removed
 
 
-def test_prompt_file_placeholder(tmp_path: Path) -> None:
+def test_prompt_file_placeholder(tmp_path: Path, shared: Path) -> None:
     repo = calc_repo(tmp_path)
     agent = _agent(
-        tmp_path,
+        shared,
         f"""
 prompt = open(sys.argv[1]).read()
 assert "return a / b" in prompt and sys.stdin.read() == ""
@@ -88,10 +98,10 @@ print({REVIEW!r})
     assert outcome.status is ReviewerStatus.OK, outcome.reason
 
 
-def test_agent_writing_into_the_checkout_is_a_mutation(tmp_path: Path) -> None:
+def test_agent_writing_into_the_checkout_is_a_mutation(tmp_path: Path, shared: Path) -> None:
     repo = calc_repo(tmp_path)
     agent = _agent(
-        tmp_path,
+        shared,
         f"""
 sys.stdin.read()
 open({str(repo.path / "app" / "calc.py")!r}, "a").write("# fixed it for you\\n")
@@ -101,32 +111,39 @@ print({REVIEW!r})
     write_config(
         repo.path, "agent", {"provider": "command", "command": [sys.executable, str(agent)], "timeout": 5}
     )
+    before = (repo.path / "app" / "calc.py").read_text(encoding="utf-8")
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 3, result.stderr
     report = result.report()
-    assert "reviewer mutation" in report["reasons"][0] and "real checkout" in report["reasons"][0]
+    if os.geteuid() == 0:  # the agent is another uid: the checkout is out of its reach
+        assert "PermissionError" in report["reasons"][0]
+        assert (repo.path / "app" / "calc.py").read_text(encoding="utf-8") == before
+    else:
+        assert "reviewer mutation" in report["reasons"][0] and "real checkout" in report["reasons"][0]
     assert report["findings"] == []
 
 
-def test_agent_writing_into_its_snapshot_is_a_mutation(tmp_path: Path) -> None:
+def test_agent_writing_into_its_snapshot_is_a_mutation(tmp_path: Path, shared: Path) -> None:
     body = f"""
 sys.stdin.read()
 os.chmod("app", 0o755)
 open("app/new.py", "w").write("x = 1\\n")
 print({REVIEW!r})
 """
-    outcome = _review_with_agent(tmp_path, body)
-    assert outcome.status is ReviewerStatus.BLOCKED and "its snapshot" in outcome.reason
+    outcome = _review_with_agent(tmp_path, shared, body)
+    assert outcome.status is ReviewerStatus.BLOCKED
+    # As root the agent is another uid: the snapshot is root's, read-only to it.
+    assert ("PermissionError" if os.geteuid() == 0 else "its snapshot") in outcome.reason
 
 
-def test_failing_agent_blocks_with_its_error(tmp_path: Path) -> None:
-    outcome = _review_with_agent(tmp_path, "sys.stdin.read()\nsys.exit('model quota exhausted')\n")
+def test_failing_agent_blocks_with_its_error(tmp_path: Path, shared: Path) -> None:
+    outcome = _review_with_agent(tmp_path, shared, "sys.stdin.read()\nsys.exit('model quota exhausted')\n")
     assert outcome.status is ReviewerStatus.BLOCKED
     assert "exited with code 1: model quota exhausted" in outcome.reason
 
 
-def test_hanging_agent_is_killed_at_the_timeout(tmp_path: Path) -> None:
-    outcome = _review_with_agent(tmp_path, "import time\ntime.sleep(30)\n", timeout=1.0)
+def test_hanging_agent_is_killed_at_the_timeout(tmp_path: Path, shared: Path) -> None:
+    outcome = _review_with_agent(tmp_path, shared, "import time\ntime.sleep(30)\n", timeout=1.0)
     assert outcome.status is ReviewerStatus.BLOCKED and "timeout" in outcome.reason
 
 
@@ -152,23 +169,23 @@ def _documented_command(table: str) -> list[str]:
     raise AssertionError(f"docs/reviewers.md has no [reviewer.{table}] example")
 
 
-def _with_fake_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> Path:
+def _with_fake_clis(shared: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> Path:
     """The codex and claude stand-ins first on PATH, answering `answer`; the prompt file."""
-    bin_dir = install_agent_clis(tmp_path / "bin")
-    (tmp_path / "answer.txt").write_text(answer, encoding="utf-8")
+    bin_dir = install_agent_clis(shared / "bin")
+    (shared / "answer.txt").write_text(answer, encoding="utf-8")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_AGENT_ANSWER", str(tmp_path / "answer.txt"))
-    monkeypatch.setenv("FAKE_AGENT_PROMPT", str(tmp_path / "prompt.txt"))
-    return tmp_path / "prompt.txt"
+    monkeypatch.setenv("FAKE_AGENT_ANSWER", str(shared / "answer.txt"))
+    monkeypatch.setenv("FAKE_AGENT_PROMPT", str(shared / "out" / "prompt.txt"))
+    monkeypatch.setenv("FAKE_AGENT_INSTRUCTIONS", str(shared / "out" / "instructions.txt"))
+    return shared / "out" / "prompt.txt"
 
 
 @pytest.mark.parametrize("table", ["codex", "claude-code"])
 def test_the_documented_agent_command_lines_start_in_the_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str
-) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str, shared: Path) -> None:
     """The snapshot has no `.git`: Codex refuses to start there without --skip-git-repo-check.
     The stand-ins have the real CLIs' flag rules, and print their JSON output formats."""
-    prompt = _with_fake_clis(tmp_path, monkeypatch, "Here it is:\n" + REVIEW)
+    prompt = _with_fake_clis(shared, monkeypatch, "Here it is:\n" + REVIEW)
     repo = calc_repo(tmp_path / "work")
     outcome = command.build(_settings(_documented_command(table))).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
@@ -179,9 +196,8 @@ def test_the_documented_agent_command_lines_start_in_the_snapshot(
 
 
 def test_the_fake_codex_refuses_outside_a_repository_as_the_real_one_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _with_fake_clis(tmp_path, monkeypatch, REVIEW)
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> None:
+    _with_fake_clis(shared, monkeypatch, REVIEW)
     repo = calc_repo(tmp_path / "work")
     outcome = command.build(_settings(["codex", "exec", "--sandbox", "read-only", "-"])).review(
         review_request(repo.path))
@@ -192,10 +208,9 @@ def test_the_fake_codex_refuses_outside_a_repository_as_the_real_one_does(
 
 @pytest.mark.parametrize("output_format", ["text", "json"])
 def test_an_error_on_stdout_only_is_quoted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
-) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output_format: str, shared: Path) -> None:
     """Claude Code logged out prints its error on stdout and nothing on stderr."""
-    _with_fake_clis(tmp_path, monkeypatch, REVIEW)
+    _with_fake_clis(shared, monkeypatch, REVIEW)
     monkeypatch.setenv("FAKE_AGENT_LOGGED_OUT", "1")
     repo = calc_repo(tmp_path / "work")
     outcome = command.build(_settings(["claude", "-p", "--output-format", output_format])).review(
@@ -206,29 +221,29 @@ def test_an_error_on_stdout_only_is_quoted(
     assert "no error output" not in outcome.reason
 
 
-def test_stdout_quoted_in_a_failure_is_masked_escaped_and_cut(tmp_path: Path) -> None:
+def test_stdout_quoted_in_a_failure_is_masked_escaped_and_cut(tmp_path: Path, shared: Path) -> None:
     body = ("sys.stdin.read()\nprint('working...')\n"
             "print('::error::\\x1b[31mfailed\\x1b[0m with key ghp_' + 'a' * 36 + ' ' + 'x' * 5000)\nsys.exit(4)\n")
-    outcome = _review_with_agent(tmp_path, body)
+    outcome = _review_with_agent(tmp_path, shared, body)
     assert outcome.status is ReviewerStatus.BLOCKED
     assert "\x1b" not in outcome.reason and "\n" not in outcome.reason and "failed with key" in outcome.reason
     assert "ghp_" + "a" * 36 not in outcome.reason
     assert len(outcome.reason) < 400 and outcome.reason.endswith("…")
 
 
-def test_an_is_error_result_wrapper_blocks_with_its_text(tmp_path: Path) -> None:
+def test_an_is_error_result_wrapper_blocks_with_its_text(tmp_path: Path, shared: Path) -> None:
     wrapper = json.dumps({"type": "result", "subtype": "success", "is_error": True,
                           "result": "API Error: 529 overloaded"})
-    outcome = _review_with_agent(tmp_path, f"sys.stdin.read()\nprint({wrapper!r})\n")
+    outcome = _review_with_agent(tmp_path, shared, f"sys.stdin.read()\nprint({wrapper!r})\n")
     assert outcome.status is ReviewerStatus.BLOCKED
     assert "reported an error: API Error: 529 overloaded" in outcome.reason
 
 
-def test_a_failed_codex_turn_blocks_with_its_message(tmp_path: Path) -> None:
+def test_a_failed_codex_turn_blocks_with_its_message(tmp_path: Path, shared: Path) -> None:
     events = "\n".join(json.dumps(event) for event in (
         {"type": "thread.started", "thread_id": "t"}, {"type": "turn.started"},
         {"type": "turn.failed", "error": {"message": "stream disconnected before completion"}}))
-    outcome = _review_with_agent(tmp_path, f"sys.stdin.read()\nprint({events!r})\n")
+    outcome = _review_with_agent(tmp_path, shared, f"sys.stdin.read()\nprint({events!r})\n")
     assert outcome.status is ReviewerStatus.BLOCKED
     assert "reported an error: stream disconnected before completion" in outcome.reason
 
@@ -244,18 +259,45 @@ def test_what_an_agent_printed_is_read_as_its_answer() -> None:
     assert read_agent_output(json.dumps({"type": "turn.started"})).error == "its JSON events hold no agent_message"
 
 
-def test_the_agent_never_gets_the_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The agent reads the branch and may run it: the key that seals the cache stays with the
-    gate, while the agent's own variables (its API key) still reach it."""
-    monkeypatch.setenv("REVIEWGATE_CACHE_KEY", "cache-key-never-for-the-agent")
-    monkeypatch.setenv("AGENT_API_KEY", "agent-key")
-    seen = tmp_path / "seen.json"
-    outcome = _review_with_agent(tmp_path, f"""
-json.dump({{name: os.environ.get(name) for name in ("REVIEWGATE_CACHE_KEY", "AGENT_API_KEY")}}, open({str(seen)!r}, "w"))
+def test_the_agent_gets_a_clean_environment_with_its_key_and_the_names_it_is_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> None:
+    """An agent following an instruction in the diff reaches nothing of the gate's: no forge
+    token, no other key, no cache key, no step outputs to write `verdict=approve` into; it gets
+    PATH, its own HOME, its key under `api_key_env`'s name and the names `environment` lists."""
+    outputs = tmp_path / "github_output"
+    outputs.write_text("", encoding="utf-8")
+    for name, value in {"REVIEWGATE_CACHE_KEY": "cache-key", "GITHUB_TOKEN": "ghs_forge", "OTHER_API_KEY": "other",
+                        "AGENT_API_KEY": "agent-key", "AGENT_REGION": "eu", "GITHUB_OUTPUT": str(outputs),
+                        "GITHUB_ENV": str(outputs), "LANG": "C.UTF-8"}.items():
+        monkeypatch.setenv(name, value)
+    seen = shared / "out" / "seen.json"
+    agent = _agent(shared, f"""
+sys.stdin.read()
+if os.environ.get("GITHUB_OUTPUT"):
+    open(os.environ["GITHUB_OUTPUT"], "a").write("verdict=approve\\n")
+json.dump(dict(os.environ), open({str(seen)!r}, "w"))
 print({REVIEW!r})
 """)
+    settings = ReviewerSettings(name="agent", provider="command", timeout=5.0, api_key_env="AGENT_API_KEY",
+                                options={"command": [sys.executable, str(agent)], "verify_findings": False,
+                                         "environment": ["AGENT_REGION"]})
+    outcome = command.build(settings).review(review_request(calc_repo(tmp_path).path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
-    assert json.loads(seen.read_text()) == {"REVIEWGATE_CACHE_KEY": None, "AGENT_API_KEY": "agent-key"}
+    environment = json.loads(seen.read_text())
+    assert sorted(environment) == ["AGENT_API_KEY", "AGENT_REGION", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+                                   "HOME", "LANG", "PATH", "TEMP", "TMP", "TMPDIR"]
+    assert environment["AGENT_API_KEY"] == "agent-key" and environment["AGENT_REGION"] == "eu"
+    assert environment["HOME"] != os.environ["HOME"] and not Path(environment["HOME"]).exists()  # its own, removed
+    assert outputs.read_text(encoding="utf-8") == ""
+
+
+def test_the_environment_setting_refuses_the_gates_own_files(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    write_config(repo.path, "agent", {"provider": "command", "command": [sys.executable, "-c", "pass"],
+                                      "environment": ["GITHUB_OUTPUT"]})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 2
+    assert ("reviewer.agent.environment: GITHUB_OUTPUT may not be passed to an agent" in result.stderr)
 
 
 # reviewgate: ignore[security/committed-secret] a made-up value outside the repository the agent must not read
@@ -266,7 +308,7 @@ CLIMB = "x/y/hop/" * 12 + "../" * 20 + "etc/passwd"
 LINK_REVIEW = json.dumps(review_document([finding("app/calc.py", 7, title="What the links hold")], "request_changes"))
 
 
-def test_links_out_of_the_snapshot_are_left_out_and_links_inside_are_kept(tmp_path: Path) -> None:
+def test_links_out_of_the_snapshot_are_left_out_and_links_inside_are_kept(tmp_path: Path, shared: Path) -> None:
     """A committed link to /etc/passwd, to a secret outside the repository, or one that climbs
     out through another link, must not let the agent read the file: its answer reaches report.json."""
     outside = tmp_path / "credentials.txt"
@@ -281,8 +323,8 @@ def test_links_out_of_the_snapshot_are_left_out_and_links_inside_are_kept(tmp_pa
     (repo.path / ".gitattributes").write_text("app/util.py export-ignore\n", encoding="utf-8")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "links")
-    seen = tmp_path / "seen.json"
-    agent = _agent(tmp_path, f"""
+    seen = shared / "out" / "seen.json"
+    agent = _agent(shared, f"""
 sys.stdin.read()
 def read(name):
     try:

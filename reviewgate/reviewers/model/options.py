@@ -46,7 +46,7 @@ PROVIDER_KEYS = {
     "openai": ("reasoning_effort", "response_format", "api_version", "extra_headers", "max_tokens_parameter",
                "prompt_cache_retention"),
     "anthropic": ("anthropic_version", "extra_headers", "cache_ttl"),
-    "command": ("command",),
+    "command": ("command", "environment"),
 }
 # The structured forms, strongest first: a server that rejects one is asked with the next
 # (api_transport.py). `json_object_with_schema` is llama.cpp's: `{"type": "json_object",

@@ -3,6 +3,11 @@
 The command reviewer "runs in a fresh read-only snapshot of the head tree ... from
 which the files the reviewer may not read are removed; the snapshot and the real checkout
 are hashed before and after, and any change is a reviewer mutation: verdict blocked".
+
+The agent CLIs take their settings and top-priority instructions from the tree they run in
+(`.claude/settings.json` hooks and `env`, `.mcp.json` servers, `CLAUDE.md`, `AGENTS.md`, ...): in
+the snapshot every such path is the merge base's version, or absent when the base has none, so
+the branch under review never configures or instructs the agent that judges it.
 """
 
 from __future__ import annotations
@@ -23,10 +28,29 @@ _READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
 
 
-def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: AbstractSet[str]) -> list[str]:
+# Where agent CLIs read project settings and instructions, at any level of the tree: a path with
+# one of these names as any of its parts (compared without case: macOS and Windows runners).
+AGENT_SETTINGS_NAMES = frozenset({
+    ".claude", ".mcp.json", ".codex", ".agents", ".gemini", ".cursor", ".cursorrules",
+    "claude.md", "claude.local.md", "agents.md", "agents.override.md", "agents.local.md",
+    "gemini.md", "gemini.local.md",
+})
+
+
+def is_agent_settings(path: str) -> bool:
+    """Whether `path` is (or lies inside) an agent CLI's project settings or instruction file."""
+    return any(part.lower() in AGENT_SETTINGS_NAMES for part in path.split("/"))
+
+
+def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: AbstractSet[str],
+                    settings_base: str | None = None, replaced: list[str] | None = None) -> list[str]:
     """Write `commit`'s tree into `destination` from its blobs (no .git, nothing of the real
     checkout, no `export-ignore` or `export-subst` from the branch's .gitattributes), remove the
     withheld files, make it read-only; returns the paths left out.
+
+    With `settings_base` (the merge base), every agent settings path (AGENT_SETTINGS_NAMES) is
+    taken from that commit instead: the branch's own are left out (in the list returned) and the
+    base's written; `replaced` receives the paths whose base version was used.
 
     A symbolic link is kept only when what it points to stays inside the snapshot: a committed
     `leak -> /etc/passwd` or `-> ../../secrets` is left out, so the agent cannot read a file of
@@ -34,15 +58,28 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
     destination.mkdir(parents=True)
     root = destination.resolve()
     files, links, left_out = _tree_entries(repo, commit)
+    if settings_base is not None:
+        files, links, own = _with_base_settings(repo, settings_base, files, links, left_out)
+        left_out["agent settings"] = own
+    written_from_base: list[str] = []
     for batch in _batches(files):
         for (mode, path, _, _), data in zip(batch, read_blobs(repo, [sha for _, _, sha, _ in batch]), strict=True):
             target = root / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # Every link is made after every file: nothing is written through one.
-            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                             0o755 if mode == _EXECUTABLE else 0o644)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                # Every link is made after every file: nothing is written through one.
+                handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                                 0o755 if mode == _EXECUTABLE else 0o644)
+            except OSError:
+                if not is_agent_settings(path):
+                    raise
+                # The base's settings file under a directory the branch made a file: left out.
+                left_out.setdefault("agent settings", []).append(path)
+                continue
             with os.fdopen(handle, "wb") as output:
                 output.write(data)
+            if settings_base is not None and is_agent_settings(path):
+                written_from_base.append(path)
     for submodule in left_out.pop(_SUBMODULE, []):
         (root / submodule).mkdir(parents=True, exist_ok=True)  # an empty directory, as git checks it out
     removed = [path for paths in left_out.values() for path in paths]
@@ -50,8 +87,16 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
     for (_, path), data in zip(links, targets, strict=True):
         link_target = os.fsdecode(data)
         if _stays_inside(path, link_target) and _inside(root, (root / path).parent.resolve()):
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(link_target, root / path)
+            try:
+                (root / path).parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(link_target, root / path)
+            except OSError:
+                if not is_agent_settings(path):
+                    raise
+                removed.append(path)
+                continue
+            if settings_base is not None and is_agent_settings(path):
+                written_from_base.append(path)
         else:
             removed.append(path)
     removed += _links_resolving_outside(root)
@@ -65,7 +110,29 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
             if not target.is_symlink():
                 target.chmod(_READ_ONLY_FILE)
         Path(directory).chmod(_READ_ONLY_DIRECTORY)
-    return sorted(removed)
+    if replaced is not None:
+        replaced += sorted(path for path in written_from_base if (destination / path).exists()
+                           or (destination / path).is_symlink())
+    return sorted(path for path in set(removed) if not os.path.lexists(destination / path))
+
+
+def _with_base_settings(repo: Path, base: str, files: list[tuple[str, str, str, int]], links: list[tuple[str, str]],
+                        left_out: dict[str, list[str]]) -> tuple[list[tuple[str, str, str, int]],
+                                                                  list[tuple[str, str]], list[str]]:
+    """The head's entries without its agent settings, plus the base's agent settings; and the
+    head's settings paths that were left out for it."""
+    own = {path for _, path, _, _ in files if is_agent_settings(path)} | \
+        {path for _, path in links if is_agent_settings(path)}
+    for paths in left_out.values():  # a submodule or an unsafe name that is a settings path
+        own.update(path for path in paths if is_agent_settings(path))
+        paths[:] = [path for path in paths if not is_agent_settings(path)]
+    base_files, base_links, base_left_out = _tree_entries(repo, base)
+    files = [entry for entry in files if not is_agent_settings(entry[1])]
+    files += [entry for entry in base_files if is_agent_settings(entry[1])]
+    links = [entry for entry in links if not is_agent_settings(entry[1])]
+    links += [entry for entry in base_links if is_agent_settings(entry[1])]
+    left_out[_UNSAFE] += [path for path in base_left_out[_UNSAFE] if is_agent_settings(path)]
+    return files, links, sorted(own)
 
 
 _EXECUTABLE, _LINK, _SUBMODULE = "100755", "120000", "160000"
