@@ -48,7 +48,7 @@ from testing.model_repo import calc_repo, review_request  # noqa: E402
 
 # The documented agent command lines (docs/reviewers.md; tests/test_reviewer_command.py checks
 # that these start where the gate runs them, against stand-ins with the real flag rules).
-CLAUDE_COMMAND = ["claude", "-p", "--output-format", "json"]
+CLAUDE_COMMAND = ["claude", "-p", "--output-format", "json", "--setting-sources", "user", "--strict-mcp-config"]
 CODEX_COMMAND = ["codex", "exec", "--skip-git-repo-check", "--sandbox", "read-only", "--json", "-"]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -279,6 +279,21 @@ def _check_command(settings: ReviewerSettings, options: ModelOptions, report: Do
         report.config(f"reviewer {settings.name}: `codex exec` refuses to start outside a git repository, and the "
                       "agent runs in a copy of the tree without .git: add \"--skip-git-repo-check\" to "
                       f"reviewer.{settings.name}.command")
+    if Path(program).name == "claude" and not ignores_project_settings(options.command):
+        report.note(f"reviewer {settings.name}: `claude` reads the project's .claude/settings.json (hooks, env, "
+                    "permissions) and .mcp.json; the snapshot holds the merge base's, but add \"--setting-sources\", "
+                    f"\"user\", \"--strict-mcp-config\" (or \"--bare\") to reviewer.{settings.name}.command so "
+                    "none runs")
+
+
+def ignores_project_settings(command: Sequence[str]) -> bool:
+    """A Claude Code command line that loads neither project/local settings nor the project's MCP servers."""
+    if "--bare" in command:
+        return True
+    sources = {value for flag, value in zip(command, command[1:], strict=False) if flag == "--setting-sources"}
+    sources |= {part.partition("=")[2] for part in command if part.startswith("--setting-sources=")}
+    named = {name.strip() for value in sources for name in value.split(",")}
+    return bool(sources) and not named & {"project", "local"} and "--strict-mcp-config" in command
 
 
 def _check_independence(config: Config, settings: ReviewerSettings, report: DoctorReport) -> None:

@@ -215,3 +215,19 @@ def test_a_codex_command_line_that_cannot_start_in_the_snapshot_is_a_problem(tmp
         'copy of the tree without .git: add "--skip-git-repo-check" to reviewer.codex.command'
     ]
     assert fixed.returncode == 0, fixed.stdout
+
+
+def test_a_claude_command_line_that_loads_project_settings_gets_a_note(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path)
+    bin_dir = install_agent_clis(tmp_path / "bin")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    write_config(repo.path, "claude", {"provider": "command", "command": ["claude", "-p", "--output-format", "json"]})
+    bare = run_cli(repo.path, "doctor", "--base", "main", env=env)
+    write_config(repo.path, "claude", {"provider": "command", "command": [
+        "claude", "-p", "--output-format", "json", "--setting-sources", "user", "--strict-mcp-config"]})
+    fixed = run_cli(repo.path, "doctor", "--base", "main", env=env)
+    assert bare.returncode == 0 and fixed.returncode == 0, bare.stdout + fixed.stdout
+    assert ("note: reviewer claude: `claude` reads the project's .claude/settings.json (hooks, env, permissions) "
+            'and .mcp.json; the snapshot holds the merge base\'s, but add "--setting-sources", "user", '
+            '"--strict-mcp-config" (or "--bare") to reviewer.claude.command so none runs') in bare.stdout
+    assert "setting-sources" not in fixed.stdout

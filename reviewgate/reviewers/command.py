@@ -142,6 +142,8 @@ class CommandTransport:
                                    f"{_failure_detail(error_tail, answer.error, printed)}")
         if answer.error is not None:
             raise TransportBlocked(f"{argv[0]!r} reported an error: {answer.error}")
+        if answer.not_reviewed is not None:
+            raise TransportBlocked(f"not reviewed: {argv[0]!r} {answer.not_reviewed}")
         # Without the CLI's own counts (plain text output), the estimate keeps the cost report honest enough.
         return Reply(
             answer.text,
@@ -162,13 +164,14 @@ class CommandTransport:
 
 
 def _failure_detail(error_tail: bytes, reported: str | None, printed: str) -> str:
-    """Why the agent failed, in its own words: the last line of stderr; else the error its JSON
-    output reports; else the last line of stdout (Claude Code prints `Not logged in` there)."""
+    """Why the agent failed, in its own words: the error its JSON output reports (a warning on
+    stderr would hide it); else the last line of stderr; else the last line of stdout (Claude
+    Code prints `Not logged in` there)."""
+    if reported is not None:
+        return reported
     lines = error_tail.decode("utf-8", "replace").strip().splitlines()
     if lines:
         return quoted(lines[-1])
-    if reported is not None:
-        return reported
     last = printed.strip().rsplit("\n", 1)[-1]
     return f"(stderr is empty; stdout:) {quoted(last)}" if last else "no error output"
 

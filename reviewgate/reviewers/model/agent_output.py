@@ -5,7 +5,11 @@
   error text in `result` (or names it in `subtype`).
 - Codex `exec --json`: JSONL events (codex-rs/exec/src/exec_events.rs); the answer is the text
   of the last `item.completed` whose item is an `agent_message`; `turn.failed` and `error`
-  events carry `message`; `turn.completed` has the usage.
+  events carry `message`; `turn.completed` has the usage. An `error` event that a completed turn
+  follows (`Reconnecting... 1/5`: Codex retrying its stream) was not the run's end.
+
+A run that reports no model turn (Claude Code's `num_turns: 0`: a hook answered in the model's
+place) or usage that is all zero is not a review: `not_reviewed` says why.
 
 Anything else is the answer as printed. A review contract document is never mistaken for a
 wrapper: it has no `type` key.
@@ -32,6 +36,7 @@ class AgentAnswer:
     output_tokens: int | None = None
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    not_reviewed: str | None = None  # the CLI's own record shows no model answered
 
 
 def quoted(text: str) -> str:
@@ -45,7 +50,20 @@ def _claude_result(data: dict[str, Any]) -> AgentAnswer:
     tokens: dict[str, Any] = anthropic_counts(data["usage"]) if isinstance(data.get("usage"), dict) else {}
     if data.get("is_error") is True or data.get("subtype") not in (None, "success"):
         return AgentAnswer("", quoted(text or f"the run ended with {data.get('subtype')!r}"), **tokens)
-    return AgentAnswer(text, **tokens)
+    if data.get("num_turns") == 0:
+        return AgentAnswer(text, not_reviewed="its result reports no model turn (num_turns 0): a hook or a "
+                           "setting answered, not the model", **tokens)
+    return AgentAnswer(text, not_reviewed=_zero_usage(data.get("usage")), **tokens)
+
+
+def _zero_usage(usage: object) -> str | None:
+    """Usage reported and every count in it zero: nothing was sent to a model."""
+    if not isinstance(usage, dict):
+        return None
+    counts = [value for value in usage.values() if isinstance(value, int) and not isinstance(value, bool)]
+    if counts and not any(counts):
+        return "its usage is all zero: no model answered"
+    return None
 
 
 def _codex_events(lines: list[str]) -> AgentAnswer | None:
@@ -62,6 +80,7 @@ def _codex_events(lines: list[str]) -> AgentAnswer | None:
     message: str | None = None
     error: str | None = None
     tokens: dict[str, Any] = {}
+    usage: object = None
     for event in events:
         item = event.get("item")
         if event["type"] == "item.completed" and isinstance(item, dict) and item.get("type") == "agent_message":
@@ -70,15 +89,18 @@ def _codex_events(lines: list[str]) -> AgentAnswer | None:
             detail = event.get("error") if event["type"] == "turn.failed" else event
             text = detail.get("message") if isinstance(detail, dict) else None
             error = quoted(text if isinstance(text, str) else event["type"])
-        elif event["type"] == "turn.completed" and isinstance(event.get("usage"), dict):
-            usage = event["usage"]
-            tokens = {"input_tokens": token_count(usage, "input_tokens"), "output_tokens": token_count(usage, "output_tokens"),
-                      "cache_read_tokens": token_count(usage, "cached_input_tokens")}
+        elif event["type"] == "turn.completed":
+            error = None  # an earlier `error` (a reconnect) did not stop the turn
+            if isinstance(event.get("usage"), dict):
+                usage = event["usage"]
+                tokens = {"input_tokens": token_count(usage, "input_tokens"),
+                          "output_tokens": token_count(usage, "output_tokens"),
+                          "cache_read_tokens": token_count(usage, "cached_input_tokens")}
     if error is not None:
         return AgentAnswer("", error, **tokens)
     if message is None:
         return AgentAnswer("", "its JSON events hold no agent_message", **tokens)
-    return AgentAnswer(message, **tokens)
+    return AgentAnswer(message, not_reviewed=_zero_usage(usage), **tokens)
 
 
 def read_agent_output(printed: str) -> AgentAnswer:
