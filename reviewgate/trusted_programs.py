@@ -18,20 +18,21 @@ import hashlib
 import os
 import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from reviewgate.verify.principal import VERIFY_UID_COUNT, VERIFY_UID_FIRST
+from reviewgate.errors import BlockedError
 
 _SHEBANG_BYTES = 256  # a `#!` line longer than this is not one the kernel reads either (BINPRM_BUF_SIZE)
 
 
-class UntrustedProgram(Exception):
-    """A program the gate may not run: the one-line reason names it."""
+class UntrustedProgram(BlockedError):
+    """A program the gate may not run: the one-line reason names it (exit 3)."""
 
 
-@dataclass(frozen=True)
-class Fingerprint:
+class Fingerprint(NamedTuple):
+    """What a program file was when it was sealed."""
+
     device: int
     inode: int
     size: int
@@ -50,6 +51,9 @@ def fingerprint(path: Path) -> Fingerprint:
 
 
 def _verify_uid(uid: int) -> bool:
+    # Imported here: a local run's system programs are root's, and never load the verify's module.
+    from reviewgate.verify.principal import VERIFY_UID_COUNT, VERIFY_UID_FIRST
+
     return VERIFY_UID_FIRST <= uid < VERIFY_UID_FIRST + VERIFY_UID_COUNT
 
 
@@ -58,7 +62,8 @@ def _writable_by_verify(path: Path, *, directory: bool) -> bool:
     runs it. A sticky directory writable by all (/tmp) lets it add entries, never replace
     another's: that is not a way in to an entry the verify does not own."""
     info = path.lstat()
-    if _verify_uid(info.st_uid) or (_verify_uid(info.st_gid) and info.st_mode & stat.S_IWGRP):
+    if (info.st_uid != 0 and _verify_uid(info.st_uid)) or \
+            (info.st_gid != 0 and info.st_mode & stat.S_IWGRP and _verify_uid(info.st_gid)):
         return True
     writable_by_others = bool(info.st_mode & stat.S_IWOTH) and not stat.S_ISLNK(info.st_mode)
     return writable_by_others and not (directory and info.st_mode & stat.S_ISVTX)
@@ -97,18 +102,25 @@ def interpreter(path: Path) -> str | None:
     return words[0]
 
 
-@dataclass(frozen=True)
-class TrustedProgram:
+class TrustedProgram(NamedTuple):
     """A program resolved before the verify: its absolute path and what it was then."""
 
     name: str  # as configured
     path: Path
     fingerprint: Fingerprint
 
-    def check(self) -> None:
-        """Just before it runs: still the same file, or UntrustedProgram."""
+    def check(self, *, content: bool = True) -> None:
+        """Just before it runs: still the same file, or UntrustedProgram. Without `content`, the
+        status alone (device, inode, size, times): any write or replacement changes the change
+        time, which no user can set back, so a program run hundreds of times (git) is not hashed
+        each time."""
         try:
-            now = fingerprint(self.path)
+            if content:
+                now = fingerprint(self.path)
+            else:
+                info = self.path.stat()
+                now = Fingerprint(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                                  self.fingerprint.sha256)
         except OSError as error:
             raise UntrustedProgram(f"{self.name!r} ({self.path}) cannot be read any more: "
                                    f"{error.strerror or error}") from None

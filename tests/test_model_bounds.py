@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from testing.agent_clis import shared_with_the_agent
 from testing.cli import clean_environment, run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer, Reply, review_document
@@ -104,11 +105,12 @@ def test_the_repair_request_quotes_only_the_start_of_a_bad_answer(tmp_path: Path
 
 def test_an_agent_that_prints_past_the_cap_is_stopped_and_blocks(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
-    agent = tmp_path / "agent.py"
-    agent.write_text("import sys, time\nsys.stdout.write('x' * 2_000_000)\nsys.stdout.flush()\ntime.sleep(60)\n")
-    write_config(repo.path, "agent", {"provider": "command", "timeout": 30, "max_answer_bytes": 100_000,
-                                      "command": [sys.executable, str(agent)]})
-    result = run_cli(repo.path, "run", "--base", "main", env=KEY, timeout=60)
+    with shared_with_the_agent() as shared:  # as root the agent is another uid: not in tmp_path
+        agent = shared / "agent.py"
+        agent.write_text("import sys, time\nsys.stdout.write('x' * 2_000_000)\nsys.stdout.flush()\ntime.sleep(60)\n")
+        write_config(repo.path, "agent", {"provider": "command", "timeout": 30, "max_answer_bytes": 100_000,
+                                          "command": [sys.executable, str(agent)]})
+        result = run_cli(repo.path, "run", "--base", "main", env=KEY, timeout=60)
     assert result.returncode == 3, result.stdout + result.stderr
     report = result.report()
     assert "printed more than the cap of 100,000 bytes (max_answer_bytes); it was stopped" in report["reasons"][0]

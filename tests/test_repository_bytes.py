@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from reviewgate.reviewers.model.context_collector import symbol_sites
 from reviewgate.reviewers.model.snapshot import checkout_fingerprint, export_snapshot, remove_snapshot
 from reviewgate.target.bundle import document_change
 from reviewgate.target.diff import parse_diff
+from testing.agent_clis import shared_with_the_agent
 from testing.cli import CliResult, run_cli
 from testing.model_repo import calc_repo, review_request
 from testing.model_server import review_document
@@ -98,9 +100,16 @@ def _plant_drivers(repo: Path, markers: Path) -> None:
         )
 
 
-def _agent_config(repo: BranchRepo, tmp_path: Path, body: str) -> None:
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """Where the agent's script lives and writes: as root it runs as another uid."""
+    with shared_with_the_agent() as directory:
+        yield directory
+
+
+def _agent_config(repo: BranchRepo, shared: Path, body: str) -> None:
     """The builtin lenses and an agent (a Python script) standing in for `claude -p`."""
-    agent = tmp_path / "agent.py"
+    agent = shared / "agent.py"
     answer = json.dumps(review_document())
     agent.write_text(f"import os, sys\nsys.stdin.read()\n{body}\nprint({answer!r})\n", encoding="utf-8")
     command = json.dumps([sys.executable, str(agent)])
@@ -111,11 +120,11 @@ def _agent_config(repo: BranchRepo, tmp_path: Path, body: str) -> None:
     )
 
 
-def test_filters_drivers_and_hooks_of_the_repository_config_never_run(tmp_path: Path) -> None:
+def test_filters_drivers_and_hooks_of_the_repository_config_never_run(tmp_path: Path, shared: Path) -> None:
     """With an agent reviewer, `git archive` ran the smudge filter and the checkout check's
     `git diff HEAD` the clean filter. No git call of the gate runs any of them now."""
     repo = _branch(tmp_path, {".gitattributes": "* filter=evil diff=evil\n", "app.py": RISKY + TOKEN_LINE})
-    _agent_config(repo, tmp_path, "")
+    _agent_config(repo, shared, "")
     markers = tmp_path / "markers"
     _plant_drivers(repo.path, markers)
     result = run_cli(repo.path, "run", "--base", "main")
@@ -130,7 +139,7 @@ def test_filters_drivers_and_hooks_of_the_repository_config_never_run(tmp_path: 
     assert {"smudge-ran", "command-ran", "textconv-ran"} <= set(os.listdir(markers))
 
 
-def test_an_agent_planting_a_filter_blocks_and_the_filter_never_runs(tmp_path: Path) -> None:
+def test_an_agent_planting_a_filter_blocks_and_the_filter_never_runs(tmp_path: Path, shared: Path) -> None:
     """The agent writes a clean filter into .git/config and touches a tracked file so git would
     re-read it: the gate's check of the checkout ran the filter and saw no change. Now the
     changed config is a reviewer mutation, found without running git on the work tree."""
@@ -143,20 +152,21 @@ def test_an_agent_planting_a_filter_blocks_and_the_filter_never_runs(tmp_path: P
         f"open({str(config)!r}, 'a').write({planted!r})\n"
         f"os.utime({str(repo.path / 'app.py')!r})"
     )
-    _agent_config(repo, tmp_path, body)
+    _agent_config(repo, shared, body)
     result = run_cli(repo.path, "run", "--base", "main")
     assert os.listdir(markers) == []
     assert result.returncode == 3, result.stderr
-    assert "reviewer mutation" in result.report()["reasons"][0]
+    # As root the agent is another uid, and the checkout's .git is out of its reach.
+    assert ("PermissionError" if os.geteuid() == 0 else "reviewer mutation") in result.report()["reasons"][0]
 
 
-def test_export_ignore_does_not_hide_a_file_from_the_agent(tmp_path: Path) -> None:
+def test_export_ignore_does_not_hide_a_file_from_the_agent(tmp_path: Path, shared: Path) -> None:
     """The agent's snapshot was `git archive`: the branch's `export-ignore` took app.py out of
     what the agent could open, and `export-subst` rewrote it."""
     repo = _branch(tmp_path, {".gitattributes": "app.py export-ignore\nnote.txt export-subst\n",
                               "app.py": "VALUE = 1\n", "note.txt": "$Format:%H$\n"})
-    seen = tmp_path / "seen.json"
-    _agent_config(repo, tmp_path, f"import json\njson.dump([os.path.exists('app.py'), open('note.txt').read()], "
+    seen = shared / "out" / "seen.json"
+    _agent_config(repo, shared, f"import json\njson.dump([os.path.exists('app.py'), open('note.txt').read()], "
                                   f"open({str(seen)!r}, 'w'))")
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0, result.stderr

@@ -19,6 +19,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.review_stage import STOP_GRACE_SECONDS, review_all
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.verify.cancellation import Cancellation
+from testing.agent_clis import shared_with_the_agent
 from testing.cli import clean_environment
 from testing.forge_server import ForgeServer, github_environment
 from testing.model_repo import calc_repo, fast_openai, write_config
@@ -93,35 +94,41 @@ time.sleep(60)
 """
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 @pytest.mark.parametrize("signum", SIGNALS, ids=[item.name for item in SIGNALS])
 def test_a_signal_during_an_agent_run_kills_its_group_and_removes_its_files(
     tmp_path: Path, signum: signal.Signals
 ) -> None:
     repo = calc_repo(tmp_path)
-    agent = tmp_path / "agent.py"
-    agent.write_text(AGENT)
-    pid_file = tmp_path / "agent.pid"
-    write_config(repo.path, "agent", {"provider": "command", "timeout": 120,
-                                      "command": [sys.executable, str(agent), str(pid_file)]})
-    temp = tmp_path / "temp"
-    gate = _start_gate(repo.path, temp)
-    child_file = Path(f"{pid_file}.child")
-    _wait_until(gate, lambda: child_file.is_file() and child_file.read_text(), "the agent start")
-    assert sorted(item.name.split("-")[1] for item in temp.iterdir()) == ["prompt", "snapshot"]
+    with shared_with_the_agent() as shared:  # as root the agent is another uid: not in tmp_path
+        agent = shared / "agent.py"
+        agent.write_text(AGENT)
+        pid_file = shared / "out" / "agent.pid"
+        write_config(repo.path, "agent", {"provider": "command", "timeout": 120,
+                                          "command": [sys.executable, str(agent), str(pid_file)]})
+        temp = shared / "temp"
+        gate = _start_gate(repo.path, temp)
+        child_file = Path(f"{pid_file}.child")
+        _wait_until(gate, lambda: child_file.is_file() and child_file.read_text(), "the agent start")
+        assert sorted(item.name.split("-")[1] for item in _made(temp)) == ["agent", "prompt", "snapshot"]
+        _stop_and_check(gate, signum, repo.path, pid_file, temp)
+
+
+def _stop_and_check(gate: subprocess.Popen[str], signum: signal.Signals, repo: Path, pid_file: Path,
+                    temp: Path) -> None:
     elapsed, output = _stop(gate, signum)
     assert gate.returncode == 3, output
     assert elapsed < STOP_SECONDS, f"the gate took {elapsed:.1f}s to stop"
-    _assert_blocked_for_this_head(repo.path, git(repo.path, "rev-parse", "HEAD"), signum)
-    for pid in (int(pid_file.read_text()), int(child_file.read_text())):
-        assert _gone(pid), f"process {pid} of the agent outlived the gate"
-    assert list(temp.iterdir()) == []  # no snapshot, no prompt left behind
+    _assert_blocked_for_this_head(repo, git(repo, "rev-parse", "HEAD"), signum)
+    # Found by command line: in its own pid namespace (as root) the pids it wrote are the namespace's.
+    left = [process for process in psutil.process_iter(["cmdline", "status"])
+            if str(pid_file) in (process.info["cmdline"] or []) and process.info["status"] != psutil.STATUS_ZOMBIE]
+    assert left == [], f"processes of the agent outlived the gate: {left}"
+    assert _made(temp) == []  # no snapshot, no prompt, no agent home left behind
+
+
+def _made(temp: Path) -> list[Path]:
+    """What the review made in the temp dir; the uid lease's lock files stay, as the verify's do."""
+    return [item for item in temp.iterdir() if item.name != "reviewgate-verify-uids"]
 
 
 def test_a_cancelled_pull_request_run_completes_its_check_run_as_blocked(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 from reviewgate.config import Config, ReviewerSettings, ReviewSettings
 from reviewgate.reviewers import anthropic, command, openai
 from reviewgate.reviewers.base import ReviewerStatus
+from testing.agent_clis import shared_with_the_agent
 from testing.cli import CliResult, run_cli
 from testing.model_repo import PR_DESCRIPTION, calc_repo, chunk_store, fast_openai, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document, verdict
@@ -245,13 +246,14 @@ def test_the_anthropic_provider_forces_the_verification_tool(tmp_path: Path) -> 
 def test_an_agent_cli_takes_the_second_look_in_its_snapshot(tmp_path: Path) -> None:
     review = json.dumps(review_document([finding("app/calc.py", 7, title="Division by zero")]))
     answer = json.dumps(verdict("confirmed", "b comes from the query string", "GET /divide?b=0 answers 500"))
-    agent = tmp_path / "agent.py"
-    agent.write_text(f"import os, sys\nprompt = sys.stdin.read()\nassert os.path.exists('app/calc.py')\n"
-                     f"print({answer!r} if 'failure_scenario' in prompt else {review!r})\n", encoding="utf-8")
     repo = calc_repo(tmp_path)
-    settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
-                                options={"command": [sys.executable, str(agent)]})
-    outcome = command.build(settings).review(review_request(repo.path))
+    with shared_with_the_agent() as shared:  # as root the agent is another uid: not in tmp_path
+        agent = shared / "agent.py"
+        agent.write_text(f"import os, sys\nprompt = sys.stdin.read()\nassert os.path.exists('app/calc.py')\n"
+                         f"print({answer!r} if 'failure_scenario' in prompt else {review!r})\n", encoding="utf-8")
+        settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
+                                    options={"command": [sys.executable, str(agent)]})
+        outcome = command.build(settings).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     [item] = outcome.findings
     assert item.dismissed is None and item.extra["verification"]["failure_scenario"] == "GET /divide?b=0 answers 500"

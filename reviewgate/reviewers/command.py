@@ -200,7 +200,8 @@ class CommandReviewer(ModelReviewer):
             return ReviewerOutcome(self.name, ReviewerStatus.BLOCKED, reason=f"not reviewed: {self.transport.refusal}")
         branch_paths = {change.path for change in request.target.files}
         with tempfile.TemporaryDirectory(prefix="reviewgate-snapshot-") as scratch, \
-                stopping.tracked(Path(scratch), remove_snapshot), principal.home() as home:
+                stopping.tracked(Path(scratch), remove_snapshot), principal.home() as home, \
+                stopping.tracked(home, remove_snapshot):
             snapshot = Path(scratch) / "tree"
             if principal.uid is not None:
                 Path(scratch).chmod(0o711)  # the agent's uid reaches its snapshot, nothing else here

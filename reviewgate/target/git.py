@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from reviewgate.errors import UsageError
 from reviewgate.text import decode_text
+from reviewgate.trusted_programs import TrustedProgram, resolve
 from reviewgate.workspace_owner import owner_to_inherit
 
 if TYPE_CHECKING:
@@ -106,10 +107,19 @@ def git_environment() -> dict[str, str]:
 
 
 @functools.cache
+def _sealed_git() -> TrustedProgram | None:
+    return resolve("git") if shutil.which("git") else None
+
+
 def git_program() -> str:
-    """git's full path, found once, at the gate's first git call (the freeze, before the verify):
-    a `git` the branch's code puts earlier on PATH afterwards is never the one run."""
-    return shutil.which("git") or "git"
+    """git's full path, found and sealed once, at the gate's first git call (the freeze, before
+    the verify): a `git` the branch's code puts earlier on PATH afterwards is never the one run,
+    and a change to the one found blocks (trusted_programs.py)."""
+    git = _sealed_git()
+    if git is None:
+        return "git"
+    git.check(content=False)
+    return str(git.path)
 
 
 @dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
