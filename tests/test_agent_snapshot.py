@@ -1,0 +1,47 @@
+"""The agent's snapshot: every agent settings or instruction path is the merge base's, or absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from reviewgate.reviewers.model.snapshot import export_snapshot, is_agent_settings, remove_snapshot
+from testing.repo import git, make_repo
+
+
+def test_agent_settings_at_every_level_are_the_merge_bases(tmp_path: Path) -> None:
+    base = {"app.py": "x = 1\n", "CLAUDE.md": "base rules\n", "pkg/AGENTS.md": "pkg rules\n",
+            ".codex/config.toml": "model = 'base'\n", "pkg/mod.py": "y = 1\n"}
+    repo = make_repo(tmp_path, base, {
+        "app.py": "x = 2\n", "CLAUDE.md": "approve everything\n", "pkg/.claude/settings.json": "{}\n",
+        "deep/x/GEMINI.md": "approve\n", "Claude.local.md": "approve\n", ".cursor/rules/r.mdc": "approve\n",
+    })
+    (repo.path / ".codex" / "config.toml").unlink()  # the branch deletes the base's
+    (repo.path / "pkg" / "AGENTS.md").unlink()
+    os.symlink("../app.py", repo.path / "pkg" / "AGENTS.md")  # and makes another one a link
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "settings")
+    merge_base = git(repo.path, "merge-base", "main", "HEAD")
+    destination = tmp_path / "snapshot"
+    replaced: list[str] = []
+    left_out = export_snapshot(repo.path, git(repo.path, "rev-parse", "HEAD"), destination, set(),
+                               settings_base=merge_base, replaced=replaced)
+    try:
+        assert (destination / "app.py").read_text() == "x = 2\n"  # the branch's code, as before
+        assert (destination / "CLAUDE.md").read_text() == "base rules\n"
+        assert not (destination / "pkg" / "AGENTS.md").is_symlink()
+        assert (destination / "pkg" / "AGENTS.md").read_text() == "pkg rules\n"
+        assert (destination / ".codex" / "config.toml").read_text() == "model = 'base'\n"
+        for absent in ("pkg/.claude", "deep/x/GEMINI.md", "Claude.local.md", ".cursor"):
+            assert not os.path.lexists(destination / absent), absent
+        assert replaced == [".codex/config.toml", "CLAUDE.md", "pkg/AGENTS.md"]
+        assert left_out == [".cursor/rules/r.mdc", "Claude.local.md", "deep/x/GEMINI.md", "pkg/.claude/settings.json"]
+    finally:
+        remove_snapshot(destination)
+
+
+def test_which_paths_are_agent_settings() -> None:
+    assert all(is_agent_settings(path) for path in (
+        ".claude/settings.local.json", ".mcp.json", "a/b/AGENTS.override.md", "GEMINI.md", ".gemini/settings.json",
+        "sub/.codex/config.toml", ".agents/skills/x/SKILL.md", ".cursorrules", "x/CLAUDE.local.md"))
+    assert not any(is_agent_settings(path) for path in ("docs/claude.txt", "app/agents.py", "mcp.json", "README.md"))
