@@ -24,11 +24,12 @@ FAKE_AGENT_PROMPT when that is set, the instruction files read to FAKE_AGENT_INS
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from testing.verify_app import python_for_the_verify
 
 _COMMON = '''
 import json, os, sys
@@ -173,7 +174,7 @@ def install_agent_clis(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in (("codex", _CODEX), ("claude", _CLAUDE)):
         script = directory / name
-        script.write_text(f"#!{sys.executable}\n" + body, encoding="utf-8")
+        script.write_text(f"#!{python_for_the_verify()}\n" + body, encoding="utf-8")
         script.chmod(0o755)
     return directory
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +20,10 @@ from testing.agent_clis import install_agent_clis, shared_with_the_agent
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
+from testing.verify_app import python_for_the_verify
 
+# The agent runs as another uid as root: an interpreter that uid can run (not one under /root).
+AGENT_PYTHON = python_for_the_verify()
 FAKE_VARIABLES = ["FAKE_AGENT_ANSWER", "FAKE_AGENT_PROMPT", "FAKE_AGENT_INSTRUCTIONS"]
 REVIEW = json.dumps(review_document([finding("app/calc.py", 7, title="Division by zero")], "request_changes"))
 APPROVE = "```json\n" + json.dumps(review_document([], "approve")) + "\n```\n"
@@ -158,7 +160,7 @@ def _printing(shared: Path, printed: str, stderr: str = "", code: int = 0) -> Re
     script.write_text(f"import sys\nsys.stdin.read()\nprint({printed!r})\nsys.stderr.write({stderr!r})\n"
                       f"sys.exit({code})\n", encoding="utf-8")
     return ReviewerSettings(name="agent", provider="command", timeout=5.0,
-                            options={"command": [sys.executable, str(script)], "verify_findings": False})
+                            options={"command": [AGENT_PYTHON, str(script)], "verify_findings": False})
 
 
 def _events(*events: dict[str, object]) -> str:

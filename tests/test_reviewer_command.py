@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +17,11 @@ from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
 from testing.repo import git
+from testing.verify_app import python_for_the_verify
 
 # What the stand-in CLIs read: passed on as a user passes any further variable to the agent.
+# The agent runs as another uid as root: an interpreter that uid can run (not one under /root).
+AGENT_PYTHON = python_for_the_verify()
 FAKE_VARIABLES = ["FAKE_AGENT_ANSWER", "FAKE_AGENT_PROMPT", "FAKE_AGENT_INSTRUCTIONS", "FAKE_AGENT_LOGGED_OUT"]
 
 
@@ -51,7 +53,7 @@ def _review_with_agent(tmp_path: Path, shared: Path, body: str, timeout: float =
     repo = calc_repo(tmp_path)
     agent = _agent(shared, body)
     settings = ReviewerSettings(
-        name="agent", provider="command", timeout=timeout, options={"command": [sys.executable, str(agent)], "verify_findings": False}
+        name="agent", provider="command", timeout=timeout, options={"command": [AGENT_PYTHON, str(agent)], "verify_findings": False}
     )
     return command.build(settings).review(review_request(repo.path))
 
@@ -70,7 +72,7 @@ print("Sure, here it is:")
 print({REVIEW!r})
 """,
     )
-    outcome = command.build(_settings([sys.executable, str(agent)])).review(review_request(repo.path))
+    outcome = command.build(_settings([AGENT_PYTHON, str(agent)])).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     assert [(item.path, item.line) for item in outcome.findings] == [("app/calc.py", 7)]
     facts = json.loads(seen.read_text())
@@ -92,7 +94,7 @@ assert "return a / b" in prompt and sys.stdin.read() == ""
 print({REVIEW!r})
 """,
     )
-    outcome = command.build(_settings([sys.executable, str(agent), "{prompt_file}"])).review(
+    outcome = command.build(_settings([AGENT_PYTHON, str(agent), "{prompt_file}"])).review(
         review_request(repo.path)
     )
     assert outcome.status is ReviewerStatus.OK, outcome.reason
@@ -109,7 +111,7 @@ print({REVIEW!r})
 """,
     )
     write_config(
-        repo.path, "agent", {"provider": "command", "command": [sys.executable, str(agent)], "timeout": 5}
+        repo.path, "agent", {"provider": "command", "command": [AGENT_PYTHON, str(agent)], "timeout": 5}
     )
     before = (repo.path / "app" / "calc.py").read_text(encoding="utf-8")
     result = run_cli(repo.path, "run", "--base", "main")
@@ -279,7 +281,7 @@ json.dump(dict(os.environ), open({str(seen)!r}, "w"))
 print({REVIEW!r})
 """)
     settings = ReviewerSettings(name="agent", provider="command", timeout=5.0, api_key_env="AGENT_API_KEY",
-                                options={"command": [sys.executable, str(agent)], "verify_findings": False,
+                                options={"command": [AGENT_PYTHON, str(agent)], "verify_findings": False,
                                          "environment": ["AGENT_REGION"]})
     outcome = command.build(settings).review(review_request(calc_repo(tmp_path).path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
@@ -293,7 +295,7 @@ print({REVIEW!r})
 
 def test_the_environment_setting_refuses_the_gates_own_files(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
-    write_config(repo.path, "agent", {"provider": "command", "command": [sys.executable, "-c", "pass"],
+    write_config(repo.path, "agent", {"provider": "command", "command": [AGENT_PYTHON, "-c", "pass"],
                                       "environment": ["GITHUB_OUTPUT"]})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
@@ -338,7 +340,7 @@ review = json.loads({LINK_REVIEW!r})
 review["findings"][0]["body"] = " ".join(facts[name] for name in ("leak", "creds", "up", "climb"))
 print(json.dumps(review))
 """)
-    write_config(repo.path, "agent", {"provider": "command", "command": [sys.executable, str(agent)], "timeout": 10,
+    write_config(repo.path, "agent", {"provider": "command", "command": [AGENT_PYTHON, str(agent)], "timeout": 10,
                                       "verify_findings": False})
     result = run_cli(repo.path, "run", "--base", "main")
     facts = json.loads(seen.read_text(encoding="utf-8"))
