@@ -23,12 +23,14 @@ FAKE_AGENT_PROMPT when that is set, the instruction files read to FAKE_AGENT_INS
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from reviewgate.tomlfile import parse_toml
 from testing.verify_app import python_for_the_verify
 
 _COMMON = '''
@@ -193,3 +195,13 @@ def shared_with_the_agent() -> Iterator[Path]:
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def documented_command(table: str) -> list[str]:
+    """The `command` of `[reviewer.TABLE]` in docs/reviewers.md's examples, as the docs print it."""
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "reviewers.md").read_text(encoding="utf-8")
+    for block in re.findall(r"```toml\n(.*?)```", docs, re.DOTALL):
+        reviewers = parse_toml(block.encode(), "docs/reviewers.md").get("reviewer", {})
+        if table in reviewers:
+            return list(reviewers[table]["command"])
+    raise AssertionError(f"docs/reviewers.md has no [reviewer.{table}] example")

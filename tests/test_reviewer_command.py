@@ -12,7 +12,7 @@ import pytest
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import command
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
-from testing.agent_clis import install_agent_clis, shared_with_the_agent
+from testing.agent_clis import documented_command, install_agent_clis, shared_with_the_agent
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import finding, review_document
@@ -157,20 +157,6 @@ def test_missing_command_option_is_a_config_error(tmp_path: Path) -> None:
     assert "reviewer.agent.command: expected the agent's command line" in result.stderr
 
 
-def _documented_command(table: str) -> list[str]:
-    """The `command` of `[reviewer.TABLE]` in docs/reviewers.md's examples, as the docs print it."""
-    import re
-
-    from reviewgate.tomlfile import parse_toml
-
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "reviewers.md").read_text(encoding="utf-8")
-    for block in re.findall(r"```toml\n(.*?)```", docs, re.DOTALL):
-        reviewers = parse_toml(block.encode(), "docs/reviewers.md").get("reviewer", {})
-        if table in reviewers:
-            return list(reviewers[table]["command"])
-    raise AssertionError(f"docs/reviewers.md has no [reviewer.{table}] example")
-
-
 def _with_fake_clis(shared: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> Path:
     """The codex and claude stand-ins first on PATH, answering `answer`; the prompt file."""
     bin_dir = install_agent_clis(shared / "bin")
@@ -189,7 +175,7 @@ def test_the_documented_agent_command_lines_start_in_the_snapshot(
     The stand-ins have the real CLIs' flag rules, and print their JSON output formats."""
     prompt = _with_fake_clis(shared, monkeypatch, "Here it is:\n" + REVIEW)
     repo = calc_repo(tmp_path / "work")
-    outcome = command.build(_settings(_documented_command(table))).review(review_request(repo.path))
+    outcome = command.build(_settings(documented_command(table))).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     assert [(item.path, item.line) for item in outcome.findings] == [("app/calc.py", 7)]
     assert "return a / b" in prompt.read_text(encoding="utf-8")
