@@ -109,7 +109,12 @@ class AgentPrincipal:
 
     def describe(self) -> str:
         who = f"as uid {self.uid} (no groups, no-new-privs)" if self.uid is not None else "as the gate's user"
-        return f"the agent ran {self.programs[0].path} {who}, with its own HOME and a clean environment"
+        said = f"the agent ran {self.programs[0].path} {who}, with its own HOME and a clean environment"
+        exposed = [str(program.path) for program in self.programs if self.uid is None and not _kept(program.path.parent)]
+        if exposed:  # the verify is this same user: it could change what these load besides their own file
+            said += (f"; {', '.join(exposed)} lie where the verify's user can write: only the files themselves "
+                     "were checked unchanged, not what they load")
+        return said
 
     @contextmanager
     def home(self) -> Iterator[Path]:
