@@ -50,6 +50,9 @@ from testing.model_repo import calc_repo, review_request  # noqa: E402
 # that these start where the gate runs them, against stand-ins with the real flag rules).
 CLAUDE_COMMAND = ["claude", "-p", "--output-format", "json", "--setting-sources", "user", "--strict-mcp-config"]
 CODEX_COMMAND = ["codex", "exec", "--skip-git-repo-check", "--sandbox", "read-only", "--json", "-"]
+# The agent runs with a clean environment and a fresh HOME: whichever of the CLIs' own key or token
+# variables is set is passed on (a `claude login` or `codex login` in the user's HOME is not seen).
+AGENT_LOGIN_VARIABLES = ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CODEX_API_KEY", "OPENAI_API_KEY"]
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ def _agent_clis(timeout: float, work: Path) -> Iterator[Result]:
             yield Result(name, "", None, "not on PATH")
             continue
         reviewer = command.build(ReviewerSettings(name=name, provider="command", timeout=timeout,
-                                                  options={"command": argv}))
+                                                  options={"command": argv, "environment": AGENT_LOGIN_VARIABLES}))
         outcome, seconds = _review(reviewer, work / name)
         yield Result(name, _version([name, "--version"]), outcome, seconds=seconds)
 
