@@ -246,3 +246,26 @@ def test_codex_reads_the_bases_agents_md_not_the_branchs(tmp_path: Path, shared:
     outcome = command.build(settings).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     assert (shared / "out" / "instructions.txt").read_text(encoding="utf-8") == BASE_RULES
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as a normal user every directory the user can write is left out")
+def test_the_agents_path_has_no_entry_the_verify_could_fill(tmp_path: Path, shared: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`#!/usr/bin/env node` finds `node` on PATH when the agent starts: a PATH entry the verify
+    can write (or create) would let it plant one there."""
+    open_dir = shared / "open-bin"
+    open_dir.mkdir(mode=0o777)
+    open_dir.chmod(0o777)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(open_dir), str(shared / "open-bin" / "later"),
+                                                 os.environ["PATH"]]))
+    seen = shared / "out" / "path.txt"
+    script = shared / "agent.py"
+    script.write_text(f"import os, sys\nsys.stdin.read()\nopen({str(seen)!r}, 'w').write(os.environ['PATH'])\n"
+                      f"print({REVIEW!r})\n", encoding="utf-8")
+    settings = ReviewerSettings(name="agent", provider="command", timeout=5.0,
+                                options={"command": [AGENT_PYTHON, str(script)], "verify_findings": False})
+    outcome = command.build(settings).review(review_request(calc_repo(tmp_path).path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    entries = seen.read_text(encoding="utf-8").split(os.pathsep)
+    assert entries[0] == os.path.dirname(AGENT_PYTHON)
+    assert str(open_dir) not in entries and str(open_dir / "later") not in entries
