@@ -45,3 +45,21 @@ def test_which_paths_are_agent_settings() -> None:
         ".claude/settings.local.json", ".mcp.json", "a/b/AGENTS.override.md", "GEMINI.md", ".gemini/settings.json",
         "sub/.codex/config.toml", ".agents/skills/x/SKILL.md", ".cursorrules", "x/CLAUDE.local.md"))
     assert not any(is_agent_settings(path) for path in ("docs/claude.txt", "app/agents.py", "mcp.json", "README.md"))
+
+
+def test_a_branch_link_where_the_base_has_settings_leaves_the_link_out(tmp_path: Path) -> None:
+    """The base has pkg/CLAUDE.md; the branch makes `pkg` a link to another directory. The base's
+    instructions are written, the link is left out, and the snapshot is still made."""
+    repo = make_repo(tmp_path, {"pkg/CLAUDE.md": "pkg rules\n", "pkg/mod.py": "y = 1\n", "other/mod.py": "z = 1\n"})
+    git(repo.path, "rm", "-q", "-r", "pkg")
+    os.symlink("other", repo.path / "pkg")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "pkg is a link")
+    destination = tmp_path / "snapshot"
+    left_out = export_snapshot(repo.path, git(repo.path, "rev-parse", "HEAD"), destination, set(),
+                               settings_base=git(repo.path, "merge-base", "main", "HEAD"))
+    try:
+        assert (destination / "pkg" / "CLAUDE.md").read_text() == "pkg rules\n"
+        assert not (destination / "pkg").is_symlink() and left_out == []
+    finally:
+        remove_snapshot(destination)

@@ -91,7 +91,8 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
                 (root / path).parent.mkdir(parents=True, exist_ok=True)
                 os.symlink(link_target, root / path)
             except OSError:
-                if not is_agent_settings(path):
+                # A base settings path and a link of the branch's in each other's way: left out.
+                if not is_agent_settings(path) and not (settings_base is not None and os.path.lexists(root / path)):
                     raise
                 removed.append(path)
                 continue
