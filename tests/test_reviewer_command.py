@@ -282,10 +282,12 @@ print({REVIEW!r})
 def test_the_environment_setting_refuses_the_gates_own_files(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     write_config(repo.path, "agent", {"provider": "command", "command": [AGENT_PYTHON, "-c", "pass"],
-                                      "environment": ["GITHUB_OUTPUT"]})
+                                      "environment": ["GITHUB_OUTPUT", "AGENT_REGION", "GITHUB_TOKEN",
+                                                      "ACTIONS_CACHE_URL"]})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
-    assert ("reviewer.agent.environment: GITHUB_OUTPUT may not be passed to an agent" in result.stderr)
+    assert ("reviewer.agent.environment: GITHUB_OUTPUT, GITHUB_TOKEN, ACTIONS_CACHE_URL may not be passed to an "
+            "agent (a forge token, the gate's step outputs, runner files or cache key)") in result.stderr
 
 
 # reviewgate: ignore[security/committed-secret] a made-up value outside the repository the agent must not read

@@ -38,23 +38,25 @@ BASIC_VARIABLES = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ"
 # Claude Code on a fresh HOME sends a title request and telemetry besides the review: not counted in
 # its usage, and not wanted from a CI gate.
 QUIET_VARIABLES = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-# Never passed, even when the reviewer's `environment` names them: what would let the agent write
-# the gate's step outputs or summary, run runner commands, or forge the review cache.
+# Never passed, even when the reviewer's `environment` names them: the forge's tokens (the agent
+# reads hostile input), and what would let it write the gate's step outputs or summary, run
+# runner commands, or forge the review cache.
 NEVER_PASSED = frozenset({
-    CACHE_KEY_VARIABLE, "GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
-    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+    CACHE_KEY_VARIABLE, "GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "CI_JOB_TOKEN", "INPUT_GITHUB-TOKEN",
+    "GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
 })
+NEVER_PASSED_PREFIXES = ("ACTIONS_", "RUNNER_")
 
 
 def refused_names(names: Sequence[str]) -> list[str]:
-    return [name for name in names if name in NEVER_PASSED or name.startswith("RUNNER_")]
+    return [name for name in names if name in NEVER_PASSED or name.startswith(NEVER_PASSED_PREFIXES)]
 
 
 def agent_environment(environ: Mapping[str, str], *, search_path: str, home: Path, key_variable: str | None,
                       key: str | None, passed: Sequence[str]) -> dict[str, str]:
     """The agent's whole environment (see the module's docstring)."""
     environment = {name: environ[name] for name in BASIC_VARIABLES if name in environ}
-    environment.update({name: environ[name] for name in passed if name in environ and name not in NEVER_PASSED})
+    environment.update({name: environ[name] for name in passed if name in environ and not refused_names([name])})
     environment.update(QUIET_VARIABLES)
     temp = home / "tmp"
     environment.update(PATH=search_path, HOME=str(home), TMPDIR=str(temp), TMP=str(temp), TEMP=str(temp))

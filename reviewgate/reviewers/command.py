@@ -249,7 +249,7 @@ def passed_variables(settings: ReviewerSettings) -> tuple[str, ...]:
     refused = refused_names(names)
     if refused:
         raise ConfigError(f"{settings.source}: reviewer.{settings.name}.environment: {', '.join(refused)} "
-                          "may not be passed to an agent (the gate's step outputs, runner files or cache key)")
+                          "may not be passed to an agent (a forge token, the gate's step outputs, runner files or cache key)")
     return names
 
 
