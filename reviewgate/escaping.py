@@ -7,7 +7,8 @@ formats first (secret_formats.py, the table the model redaction uses).
   hold `##[` (the runner's older command form).
 - Markdown (summary.md, the step summary, PR comments and MR notes): HTML, mentions and
   autolinks neutralised, table pipes escaped, code spans fenced so no backtick closes them early, link
-  addresses percent-encoded so no character ends them early.
+  addresses percent-encoded so no character ends them early; a fenced code block's code kept
+  verbatim inside a fence of our own that nothing in it can close (entities are not decoded there).
 - XML 1.0 (junit.xml): the characters XML 1.0 does not allow are removed.
 - SARIF's file locations: a path as a percent-encoded URI reference.
 """
@@ -101,6 +102,54 @@ def _markdown(text: str, literal_backslashes: bool) -> str:
 def markdown_text(text: str) -> str:
     """Untrusted text in Markdown prose: no HTML, no live mentions or links, line breaks kept."""
     return _markdown(text, literal_backslashes=False)
+
+
+# A fenced code block's opening line (CommonMark 4.5): up to three spaces, three or more backticks
+# or tildes, an info string (no backtick after a backtick fence).
+_FENCE_OPEN = LazyPattern(r"^( {0,3})(`{3,}(?=[^`]*$)|~{3,})(.*)$")
+# What the info string's first word (the language) keeps: it becomes an HTML class attribute.
+_NOT_LANGUAGE = LazyPattern(r"[^A-Za-z0-9+#._-]")
+
+
+def _code_block(indent: int, language: str, lines: list[str]) -> list[str]:
+    """Code lines verbatim (`plain` already) in a backtick fence longer than any run
+    of backticks inside: no line of the code can close it, and nothing inside a fence is HTML,
+    a mention, a link or an entity (CommonMark 4.5, 6.6)."""
+    content = [line[min(indent, len(line) - len(line.lstrip(" "))):] for line in lines]
+    longest = max((len(run) for line in content for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    words = language.split()
+    return [f"{fence}{_NOT_LANGUAGE.sub('', words[0]) if words else ''}", *content, fence]
+
+
+def markdown_body(text: str) -> str:
+    """Untrusted Markdown with fenced code blocks (a finding's body, a model's explanation): the
+    code inside each fence verbatim, in a fence of our own that always closes (an unclosed one
+    runs to the end, as CommonMark reads it); everything outside the fences as `markdown_text`."""
+    output: list[str] = []
+    prose: list[str] = []
+    # Fences are found in the text as shown: an escape sequence removed can leave one behind.
+    lines = _LINE_BREAK.split(plain(text))
+    if len(lines) > 1 and not lines[-1]:  # the break that ends the last line starts no line of its own
+        lines.pop()
+    index = 0
+    while index < len(lines):
+        opening = _FENCE_OPEN.match(lines[index])
+        if opening is None:
+            prose.append(lines[index])
+            index += 1
+            continue
+        indent, fence, info = len(opening.group(1)), opening.group(2), opening.group(3)
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        end = next((at for at in range(index + 1, len(lines)) if closing.match(lines[at])), len(lines))
+        if prose:
+            output.append(markdown_text("\n".join(prose)))
+            prose = []
+        output += _code_block(indent, info, lines[index + 1 : end])
+        index = end + 1
+    if prose:
+        output.append(markdown_text("\n".join(prose)))
+    return "\n".join(output)
 
 
 def markdown_cell(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from reviewgate.escaping import (
     link_address,
+    markdown_body,
     markdown_cell,
     markdown_code,
     markdown_suggestion,
@@ -64,11 +65,11 @@ MAX_OPEN_BODY_CHARS = 400
 
 
 def _quoted_body(finding: Finding, indent: str) -> list[str]:
-    """A finding's body, escaped like any untrusted text (a model wrote it), and quoted line by
-    line, so an unclosed code fence or a heading in it ends with the quote; folded when long."""
+    """A finding's body, escaped like any untrusted text (a model wrote it) but its fenced code
+    verbatim, and quoted line by line, so a heading in it ends with the quote; folded when long."""
     if not finding.body.strip():
         return []
-    lines = markdown_text(finding.body).splitlines()
+    lines = markdown_body(finding.body).splitlines()
     quoted = [f"> {line}".rstrip() for line in lines]
     if len(lines) > MAX_OPEN_BODY_LINES or len(finding.body) > MAX_OPEN_BODY_CHARS:
         quoted = fold(f"Details ({_plural(len(lines), 'line')})", quoted)[:-1]
