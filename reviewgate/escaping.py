@@ -172,6 +172,12 @@ def markdown_code(text: str, in_table: bool = False) -> str:
     return f"{fence}{content}{fence}"
 
 
+def html_code(text: str) -> str:
+    """Untrusted text as a `<code>` element inside an HTML block (a `<details>` block's summary),
+    where Markdown is not read: HTML escaped, on one line; no mention is linked inside code."""
+    return f"<code>{one_line(text).translate(_HTML_SPECIAL)}</code>"
+
+
 def markdown_suggestion(replacement: str, gitlab_lines_below: int | None = None) -> str:
     """A suggested change as GitHub's ```suggestion block (one click applies it in a review
     comment; elsewhere it reads as code), or GitLab's ```suggestion:-0+N for a diff note on the
