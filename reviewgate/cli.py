@@ -309,6 +309,19 @@ def _flag_guess(message: str, command: argparse.ArgumentParser | None) -> str:
     return ""
 
 
+# argparse's words for a value outside a flag's or the command's choices (Python 3.11 to 3.13).
+_INVALID_CHOICE = LazyPattern(r"invalid choice: '(?P<typed>.*)' \(choose from (?P<choices>.*)\)$")
+
+
+def _choice_guess(message: str) -> str:
+    """`; did you mean 'run'?` for a command or a flag's value that looks like a typo of a choice."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return ""
+    choices = [choice.strip().strip("'") for choice in found.group("choices").split(",")]
+    return did_you_mean(found.group("typed"), choices)
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          option_names: Mapping[str, str] | None = None) -> int:
     """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
@@ -324,7 +337,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         arguments = parser.parse_args(given)
     except BadArguments as error:
         command = _command_parser(parser, given)
-        guess = _flag_guess(str(error), command)
+        guess = _flag_guess(str(error), command) or _choice_guess(str(error))
         hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
         message = f"{name_options(str(error), names)}{guess}{hint}"
         sys.stderr.write(f"reviewgate: error: {runner_line(message)}\n")
