@@ -104,6 +104,13 @@ def markdown_text(text: str) -> str:
     return _markdown(text, literal_backslashes=False)
 
 
+def backtick_fence(content: str, shortest: int) -> str:
+    """Backticks, one more than the longest run of them in `content` and at least `shortest`: a
+    fence (or a code span's delimiter) that nothing inside can close (CommonMark 4.5, 6.1)."""
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    return "`" * max(shortest, longest + 1)
+
+
 # A fenced code block's opening line (CommonMark 4.5): up to three spaces, three or more backticks
 # or tildes, an info string (no backtick after a backtick fence).
 _FENCE_OPEN = LazyPattern(r"^( {0,3})(`{3,}(?=[^`]*$)|~{3,})(.*)$")
@@ -116,8 +123,7 @@ def _code_block(indent: int, language: str, lines: list[str]) -> list[str]:
     of backticks inside: no line of the code can close it, and nothing inside a fence is HTML,
     a mention, a link or an entity (CommonMark 4.5, 6.6)."""
     content = [line[min(indent, len(line) - len(line.lstrip(" "))):] for line in lines]
-    longest = max((len(run) for line in content for run in re.findall(r"`+", line)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = backtick_fence("\n".join(content), 3)
     words = language.split()
     return [f"{fence}{_NOT_LANGUAGE.sub('', words[0]) if words else ''}", *content, fence]
 
@@ -163,8 +169,7 @@ def markdown_code(text: str, in_table: bool = False) -> str:
     of backticks, padded when it starts or ends with one (CommonMark 6.1). Nothing inside a code
     span is HTML or a mention, so only control bytes, line breaks and, in a table, pipes need care."""
     content = one_line(text)
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    fence = "`" * (longest + 1)
+    fence = backtick_fence(content, 1)
     if content.startswith("`") or content.endswith("`") or not content.strip():
         content = f" {content} "
     if in_table:
@@ -184,8 +189,7 @@ def markdown_suggestion(replacement: str, gitlab_lines_below: int | None = None)
     first replaced line with N more lines below it. Fenced by more backticks than any run inside,
     so the text cannot close the block early; inside a fence nothing is HTML or a mention."""
     content = _LINE_BREAK.sub("\n", plain(replacement))
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = backtick_fence(content, 3)
     info = "suggestion" if gitlab_lines_below is None else f"suggestion:-0+{max(0, gitlab_lines_below)}"
     return f"{fence}{info}\n{content}\n{fence}" if content else f"{fence}{info}\n{fence}"
 
