@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from reviewgate import __version__
+from reviewgate import __version__, progress
 from reviewgate.ci import detect, github_step_files
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
@@ -84,6 +84,10 @@ def _add_run(commands: _Commands) -> None:
                      help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
+    run.add_argument("--progress", action="store_true", default=None,
+                     help="report the stage, files done and time on stderr even when it is not a terminal "
+                     "(default: only on a terminal; REVIEWGATE_PROGRESS=1 or 0 says the same); in GitHub Actions "
+                     "and GitLab CI as collapsible log groups")
     run.add_argument("--cache-dir", help="where model reviews and the DRY index are stored and reused (overrides "
                      "[cache] dir; default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
@@ -207,11 +211,28 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     )
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
+    _start_progress(arguments.progress)
     if arguments.pre_push:
         from reviewgate.pre_push import pushed_refs, run_pre_push
 
         return run_pre_push(options, pushed_refs(os.environ, sys.stdin), stdout, run_gate)
     return run_gate(options, stdout)
+
+
+PROGRESS_VARIABLE = "REVIEWGATE_PROGRESS"
+_PROGRESS_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
+                   "off": False, "": None}
+
+
+def _start_progress(flag: bool | None) -> None:
+    """Progress on stderr when it is a terminal, or when the flag or the variable asks for it."""
+    value = os.environ.get(PROGRESS_VARIABLE, "").strip().lower()
+    if value not in _PROGRESS_WORDS:
+        raise UsageError(f"{PROGRESS_VARIABLE}={value!r}: expected 1 or 0 (true or false)")
+    asked = True if flag else _PROGRESS_WORDS[value]
+    style = progress.style_for(asked, sys.stderr.isatty(), detect().provider)
+    if style is not None:
+        progress.start(sys.stderr, style)
 
 
 def _merge(arguments: argparse.Namespace, stdout: TextIO) -> int:
@@ -309,6 +330,19 @@ def _flag_guess(message: str, command: argparse.ArgumentParser | None) -> str:
     return ""
 
 
+# argparse's words for a value outside a flag's or the command's choices (Python 3.11 to 3.13).
+_INVALID_CHOICE = LazyPattern(r"invalid choice: '(?P<typed>.*)' \(choose from (?P<choices>.*)\)$")
+
+
+def _choice_guess(message: str) -> str:
+    """`; did you mean 'run'?` for a command or a flag's value that looks like a typo of a choice."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return ""
+    choices = [choice.strip().strip("'") for choice in found.group("choices").split(",")]
+    return did_you_mean(found.group("typed"), choices)
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          option_names: Mapping[str, str] | None = None) -> int:
     """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
@@ -324,7 +358,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         arguments = parser.parse_args(given)
     except BadArguments as error:
         command = _command_parser(parser, given)
-        guess = _flag_guess(str(error), command)
+        guess = _flag_guess(str(error), command) or _choice_guess(str(error))
         hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
         message = f"{name_options(str(error), names)}{guess}{hint}"
         sys.stderr.write(f"reviewgate: error: {runner_line(message)}\n")
@@ -334,7 +368,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     # Only the commands that set step outputs say in them that they stopped.
     end = stopped if arguments.command in PUBLISHING_COMMANDS else _exit_code_only
     try:
-        return COMMANDS[arguments.command](arguments, out)
+        try:
+            return COMMANDS[arguments.command](arguments, out)
+        finally:
+            progress.finish()  # before the error line: a terminal's status line is cleared, a group closed
     except ReviewgateError as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
         return end(error.exit_code, name_options(str(error), names))

@@ -32,7 +32,7 @@ from reviewgate.config import (
     TableReader,
     apply_overrides,
 )
-from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, BlockedError, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.policy.source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
@@ -373,6 +373,9 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     report = DoctorReport(out)
     try:
         repo = repository_root(options.start)
+    except BlockedError as error:  # git itself is missing: the gate cannot run here (exit 3)
+        report.unreachable(str(error))
+        return report.exit_code()
     except ReviewgateError as error:
         report.config(str(error))
         return report.exit_code()

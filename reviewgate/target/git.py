@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reviewgate.errors import UsageError
+from reviewgate.errors import BlockedError, UsageError
 from reviewgate.text import decode_text
 from reviewgate.workspace_owner import owner_to_inherit
 
@@ -105,11 +105,20 @@ def git_environment() -> dict[str, str]:
     return env
 
 
+# Exit 3, not 2: nothing the user typed is wrong; the runner lacks a tool, so the review could
+# not be done, and a missing tool must never read as an approval or a usage mistake.
+GIT_NOT_FOUND = ("git is needed and was not found on PATH: install git or add its directory to PATH "
+                 "(exit 3: the review could not be done; this says nothing about the code)")
+
+
 @functools.cache
 def git_program() -> str:
     """git's full path, found once, at the gate's first git call (the freeze, before the verify):
     a `git` the branch's code puts earlier on PATH afterwards is never the one run."""
-    return shutil.which("git") or "git"
+    found = shutil.which("git")
+    if found is None:
+        raise BlockedError(GIT_NOT_FOUND)
+    return found
 
 
 @dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
