@@ -1,0 +1,124 @@
+"""Attacks a branch can make on the gate through its verify manifest and its app, each built as
+the attacker would: a committed shared library in the manifest's env, a process that never keeps
+its pid, a JUnit path that is a FIFO, a step directory that is a link out of the tree.
+
+Most need root (the verify then runs the app as a dedicated uid, as in the container action)."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from reviewgate.ci.context import CiContext
+from reviewgate.verify.manifest import DEFAULT_TIMEOUTS, Manifest, StartStep, Step
+from reviewgate.verify.outcome import VerifyOutcome
+from reviewgate.verify.runner import run_verify
+from testing.cli import run_cli
+from testing.repo import make_repo, write_files
+
+pytestmark = pytest.mark.timeout(120)
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the verify then runs as a separate uid")
+ENVIRONMENT = {"PATH": "/usr/bin:/bin"}
+
+# Loaded into every program started with it: notes its euid, and whether it could read the
+# gate's /proc/<pid>/environ (where the job's token is).
+_HIJACK = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void hijack(void) {
+    char line[256];
+    int gate = open("/proc/" GATE_PID "/environ", O_RDONLY);
+    snprintf(line, sizeof line, "euid=%d gate-environ=%s\n", (int)geteuid(), gate >= 0 ? "read" : "refused");
+    int marker = open(MARKER, O_WRONLY | O_APPEND | O_CREAT, 0666);
+    if (marker >= 0) { write(marker, line, strlen(line)); close(marker); }
+}
+"""
+
+
+def world_writable_directory() -> Path:
+    """A directory the verify's uid can write its findings to."""
+    directory = Path(tempfile.mkdtemp(prefix="reviewgate-attack-"))
+    os.chmod(directory, 0o777)
+    return directory
+
+
+def build_hijack_library(directory: Path, marker: Path, gate_pid: int) -> bytes:
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc to build the attacker's shared library")
+    source, library = directory / "k.c", directory / "k.so"
+    source.write_text(_HIJACK)
+    subprocess.run(["gcc", "-shared", "-fPIC", f'-DMARKER="{marker}"', f'-DGATE_PID="{gate_pid}"',
+                    "-o", str(library), str(source)], check=True)
+    marker.touch()
+    os.chmod(marker, 0o666)
+    return library.read_bytes()
+
+
+def run_manifest(repo: Path, manifest: Manifest, tmp_path: Path,
+                 environ: dict[str, str] | None = None) -> tuple[VerifyOutcome, str]:
+    stdout = io.StringIO()
+    outcome = run_verify(manifest, repo=repo, output_dir=tmp_path / "out", ci=CiContext(provider="local"),
+                         stdout=stdout, environ=ENVIRONMENT if environ is None else environ)
+    return outcome, stdout.getvalue()
+
+
+def step(name: str, run: str, **options: object) -> Step:
+    return Step(name=name, run=run, timeout=DEFAULT_TIMEOUTS.get(name, 60.0), **options)  # type: ignore[arg-type]
+
+
+@as_root
+def test_a_manifest_env_that_preloads_a_committed_library_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    world = world_writable_directory()
+    marker = world / "marker"
+    # The gate is the CLI's process, not known here: any pid the library could read as root will do.
+    library = build_hijack_library(world, marker, 1)
+    manifest = '[test]\nrun = "true"\n[test.env]\nLD_PRELOAD = "./k.so"\n'
+    branch = make_repo(tmp_path, {"app.py": "x = 1\n"}, {".prepcook/scripts.toml": manifest, "k.so": library})
+    result = run_cli(branch.path, "verify")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert ".prepcook/scripts.toml: test.env.LD_PRELOAD" in result.stderr
+    assert "inside the step's `run`" in result.stderr
+    assert marker.read_text() == "", "the branch's library ran"
+
+
+@pytest.mark.parametrize("name", ["LD_AUDIT", "GCONV_PATH", "BASH_ENV", "PYTHONSTARTUP", "MALLOC_TRACE", "GLIBC_TUNABLES"])
+def test_every_loader_variable_in_a_manifest_env_is_a_config_error(tmp_path: Path, name: str) -> None:
+    manifest = f'[env]\n{name} = "./x"\n[test]\nrun = "true"\n'
+    branch = make_repo(tmp_path, {"app.py": "x = 1\n"}, {".prepcook/scripts.toml": manifest})
+    result = run_cli(branch.path, "verify")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f".prepcook/scripts.toml: env.{name}" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@as_root
+def test_the_step_environment_reaches_no_launcher_running_as_root(tmp_path: Path) -> None:
+    """The manifest check aside: whatever the step's environment holds is applied only after the
+    uid switch, for foreground steps and the start step's keep-alive init alike."""
+    world = world_writable_directory()
+    marker = world / "marker"
+    library = build_hijack_library(world, marker, os.getpid())
+    repo = tmp_path / "repo"
+    write_files(repo, {"app.py": "x = 1\n"})
+    (repo / "k.so").write_bytes(library)
+    preload = {"LD_PRELOAD": str(world / "k.so"), "PYTHONPATH": str(world)}
+    (world / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'a').write('python as %d\\n' % __import__('os').geteuid())\n")
+    manifest = Manifest(
+        source=".prepcook/scripts.toml",
+        env=preload,
+        start=StartStep(run="sleep 30", env=preload, grace=1.0),
+        test=step("test", "true", env=preload),
+    )
+    outcome, log = run_manifest(repo, manifest, tmp_path)
+    assert outcome.status.value == "passed", log
+    lines = marker.read_text().splitlines()
+    assert lines, "the step's own shell got no LD_PRELOAD: the environment must still reach the step"
+    assert not [line for line in lines if "euid=0" in line or "as 0" in line], lines
+    assert not [line for line in lines if "gate-environ=read" in line], lines
