@@ -9,8 +9,10 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +124,90 @@ def test_the_step_environment_reaches_no_launcher_running_as_root(tmp_path: Path
     assert lines, "the step's own shell got no LD_PRELOAD: the environment must still reach the step"
     assert not [line for line in lines if "euid=0" in line or "as 0" in line], lines
     assert not [line for line in lines if "gate-environ=read" in line], lines
+
+
+# Leaves its process group and its tree, clears its environment (so no run cookie), then forks
+# and lets its parent exit every few milliseconds: never the pid a list of processes names. All
+# the while it tries the checkout's .git/config and keeps what it read.
+_HOPPER = r"""
+import os, sys, time
+loot, config = sys.argv[1], sys.argv[2]
+if os.fork():
+    sys.exit(0)
+os.setsid()
+hop = '''
+import os, sys, time
+loot, config = sys.argv[1], sys.argv[2]
+end = time.monotonic() + 40
+while time.monotonic() < end:
+    try:
+        with open(config) as source, open(loot, "a") as kept:
+            kept.write(source.read())
+    except OSError:
+        pass
+    time.sleep(0.003)
+    if os.fork():
+        os._exit(0)
+'''
+os.execve(sys.executable, [sys.executable, "-c", hop, loot, config], {})
+"""
+TOKEN = "forge-token-value-7f3a9c"
+
+
+@pytest.fixture
+def without_pid_namespaces(monkeypatch: pytest.MonkeyPatch) -> object:
+    """The boundary a root gate gets where `unshare` is missing or refused (a container without
+    CAP_SYS_ADMIN): a separate uid, no pid namespace."""
+    from reviewgate.verify import principal
+
+    monkeypatch.setattr(principal, "_unshare", lambda: None)
+    principal._boundary_for.cache_clear()
+    yield
+    principal._boundary_for.cache_clear()
+
+
+def verify_uid(outcome: VerifyOutcome) -> int:
+    return int(outcome.boundary.split("(uid ", 1)[1].split(")", 1)[0])
+
+
+@as_root
+def test_a_process_that_keeps_changing_its_pid_does_not_outlive_teardown(
+    tmp_path: Path, without_pid_namespaces: object
+) -> None:
+    from reviewgate.verify.principal import empty_uid, processes_of
+    from testing.repo import git
+    from testing.verify_app import PYTHON
+
+    world = world_writable_directory()  # the checkout where the verify's uid could reach it
+    loot = world / "loot"
+    branch = make_repo(world, {"app.py": "x = 1\n"}, {"hop.py": _HOPPER})
+    git(branch.path, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {TOKEN}")
+    manifest = Manifest(source=".prepcook/scripts.toml", test=step(
+        "test", f"{PYTHON} hop.py {loot} {branch.path}/.git/config; sleep 1"))
+    outcome, log = run_manifest(branch.path, manifest, tmp_path)
+    uid = verify_uid(outcome)
+    try:
+        assert "own pid namespace" not in outcome.boundary
+        left = [process.pid for process in processes_of(uid)]
+        time.sleep(1)  # a survivor would read the config now that .git has its mode back
+        assert not left and not processes_of(uid), left
+        assert outcome.status.value == "passed", (outcome.reason, log)
+        assert TOKEN not in (loot.read_text() if loot.exists() else "")
+        assert stat.S_IMODE((branch.path / ".git").stat().st_mode) & 0o005, ".git's mode came back"
+    finally:
+        empty_uid(uid)
+
+
+def test_git_stays_closed_to_others_while_a_process_of_the_verify_uid_is_left(tmp_path: Path) -> None:
+    from reviewgate.verify.principal import _closed_to_others
+
+    store = tmp_path / ".git"
+    store.mkdir(mode=0o755)
+    os.chmod(store, 0o755)
+    with _closed_to_others(store, True, lambda: False):
+        assert stat.S_IMODE(store.stat().st_mode) == 0o750
+    assert stat.S_IMODE(store.stat().st_mode) == 0o750, "reopened while the verify's uid still ran"
+    os.chmod(store, 0o755)
+    with _closed_to_others(store, True, lambda: True):
+        pass
+    assert stat.S_IMODE(store.stat().st_mode) == 0o755

@@ -28,11 +28,15 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psutil
 
 # Dedicated uids are taken from this range, one per concurrent run; none should have a passwd
 # entry (a uid some account or service uses is skipped).
@@ -42,6 +46,7 @@ VERIFY_USER_NAME = "reviewgate-verify"
 _LOCK_DIRECTORY = Path(tempfile.gettempdir()) / "reviewgate-verify-uids"
 _PR_SET_DUMPABLE = 4
 _PROBE_SECONDS = 10.0
+_SHELL = "/bin/sh"
 
 
 # The first process of a start step's pid namespace when the step may daemonize (`pg_ctl start`,
@@ -251,6 +256,9 @@ class Sandbox:
     home: Path
     temp: Path
     notes: list[str] = field(default_factory=list)
+    # Processes of the dedicated uid that outlived teardown: the checkout's `.git` then stays
+    # closed to others, and the verify is blocked.
+    occupied: list[str] = field(default_factory=list)
 
     @property
     def launcher(self) -> Launcher:
@@ -279,22 +287,69 @@ class Sandbox:
             return False
 
     def kill_leftovers(self) -> list[str]:
-        """Every process still running as the dedicated uid, whatever its environment: killed."""
+        """Every process still running as the dedicated uid, whatever its environment and however
+        often it changes its pid: killed, until none is left (`occupied` names what outlived
+        that)."""
         if self.boundary.uid is None:
             return []
-        import psutil
+        found = [_described(process) for process in processes_of(self.boundary.uid)]
+        self.occupied = empty_uid(self.boundary.uid)
+        return found
 
-        killed = []
-        for process in psutil.process_iter(["uids", "cmdline", "name"]):
-            uids = process.info.get("uids")
-            if uids is None or self.boundary.uid not in (uids.real, uids.effective):
-                continue
-            try:
-                process.kill()
-                killed.append(f"pid {process.pid} ({' '.join(process.info.get('cmdline') or []) or process.info.get('name')})"[:200])
-            except psutil.Error:
-                continue
-        return killed
+
+# How long teardown keeps killing the dedicated uid before it gives up on emptying it.
+EMPTY_UID_SECONDS = 10.0
+
+
+def processes_of(uid: int) -> list[psutil.Process]:
+    """Every live process whose real, effective or saved uid is `uid` (a zombie is dead)."""
+    import psutil
+
+    found = []
+    for process in psutil.process_iter(["uids", "status"]):
+        uids = process.info.get("uids")
+        if uids is not None and uid in uids and process.info.get("status") != psutil.STATUS_ZOMBIE:
+            found.append(process)
+    return found
+
+
+def _described(process: psutil.Process) -> str:
+    import psutil
+
+    try:
+        command = " ".join(process.cmdline()) or process.name()
+    except psutil.Error:
+        command = "?"
+    return f"pid {process.pid} ({command})"[:200]
+
+
+def _kill_every_process_as(uid: int) -> None:
+    """kill(-1, SIGKILL) sent by a process of `uid`: the kernel signals every process of that uid
+    but the sender in one pass, and a fork under way when it runs fails, so a process that forks
+    and lets its parent exit cannot slip past the way it slips past a list of pids."""
+    subprocess.run([_SHELL, "-c", "kill -s KILL -- -1"], user=uid, group=uid, extra_groups=[],
+                   env={"PATH": "/usr/bin:/bin"}, cwd="/", stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=_PROBE_SECONDS)
+
+
+def empty_uid(uid: int, seconds: float = EMPTY_UID_SECONDS) -> list[str]:
+    """Kill every process of `uid` until a pass finds none; what is still there after `seconds`."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        # The kill comes first, every round: a pass over /proc can miss a process that is
+        # between two pids, so only a pass after a kill proves the uid empty.
+        try:
+            _kill_every_process_as(uid)
+        except (OSError, subprocess.SubprocessError):
+            pass
+        time.sleep(0.05)
+        left = processes_of(uid)
+        if not left:
+            return []
+        if time.monotonic() >= deadline:
+            return [_described(process) for process in left]
 
 
 def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> list[str]:
@@ -342,9 +397,11 @@ def _hand_over(root: Path, uid: int) -> None:
 
 
 @contextmanager
-def _closed_to_others(path: Path, closing: bool) -> Iterator[None]:
+def _closed_to_others(path: Path, closing: bool, empty: Callable[[], bool]) -> Iterator[None]:
     """While the verify runs as another uid, `path` (the checkout's `.git`: its config can hold
-    the job's token) is closed to everyone but its owner; its mode comes back afterwards."""
+    the job's token) is closed to everyone but its owner. Its mode comes back only once `empty`
+    says no process of that uid is left; otherwise it stays closed (the job's end discards it,
+    or `chmod o+rx .git` restores it by hand once the processes are gone)."""
     if not closing or not path.is_dir() or path.is_symlink():
         yield
         return
@@ -353,7 +410,8 @@ def _closed_to_others(path: Path, closing: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        os.chmod(path, mode)
+        if empty():
+            os.chmod(path, mode)
 
 
 def _remove(root: Path) -> None:
@@ -392,7 +450,8 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
             sandbox = Sandbox(chosen, root, tree, home, temp)
             if skipped:
                 sandbox.notes.append(f"not copied into the verify's tree (special files): {', '.join(skipped[:10])}")
-            with _closed_to_others(repo / ".git", uid is not None):
+            with _closed_to_others(repo / ".git", uid is not None,
+                                   lambda: uid is None or not (sandbox.occupied or empty_uid(uid))):
                 yield sandbox
         finally:
             _remove(root)

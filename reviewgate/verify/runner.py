@@ -34,7 +34,7 @@ from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
 from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
 from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
-from reviewgate.verify.principal import Sandbox, verify_sandbox
+from reviewgate.verify.principal import EMPTY_UID_SECONDS, Sandbox, verify_sandbox
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     kill_escaped,
@@ -415,6 +415,12 @@ class _Verify:
             notes=tuple(self.masker.mask(note) for note in (*self.sandbox.notes, *self.notes)),
             boundary=self.sandbox.boundary.describe(),
         )
+        if self.sandbox.occupied:
+            left = "; ".join(self.masker.mask(item) for item in self.sandbox.occupied[:5])
+            reason = (f"{len(self.sandbox.occupied)} process(es) of the verify's uid still ran after "
+                      f"{EMPTY_UID_SECONDS:g} s of SIGKILL at teardown ({left}); the checkout's .git stays "
+                      "closed to other users")
+            return base._replace(status=VerifyStatus.BLOCKED, reason=reason)
         if self.cancellation.cancelled:
             where = f" during {self.interrupted_step}" if self.interrupted_step else ""
             reason = f"cancelled ({self.cancellation.signal_name}){where}; teardown ran"
