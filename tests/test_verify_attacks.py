@@ -211,3 +211,42 @@ def test_git_stays_closed_to_others_while_a_process_of_the_verify_uid_is_left(tm
     with _closed_to_others(store, True, lambda: True):
         pass
     assert stat.S_IMODE(store.stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize(("made", "said"), [
+    ("mkfifo results.xml", "results.xml is not a regular file"),
+    ("ln -s /etc/passwd results.xml", "results.xml is a link"),
+    ("printf '<testsuite/>' > real.xml; ln -s real.xml results.xml", "results.xml is a link"),
+    ("truncate -s 17M results.xml", "results.xml is 17825792 bytes, over the 16777216 bytes read back"),
+])
+@pytest.mark.timeout(60)
+def test_a_junit_path_that_is_not_a_small_regular_file_is_not_read(tmp_path: Path, made: str, said: str) -> None:
+    repo = tmp_path / "repo"
+    write_files(repo, {"app.py": "x = 1\n"})
+    manifest = Manifest(source=".prepcook/scripts.toml", test=step("test", made, junit="results.xml"))
+    started = time.monotonic()
+    outcome, log = run_manifest(repo, manifest, tmp_path)
+    assert outcome.status.value == "passed", (outcome.reason, log)
+    assert [note for note in outcome.notes if said in note and "not imported" in note], outcome.notes
+    assert outcome.imported_tests == ()
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("where", ["test", "ready"])
+def test_a_step_directory_that_is_a_link_out_of_the_tree_runs_nothing_there(tmp_path: Path, where: str) -> None:
+    from reviewgate.verify.manifest import ReadyCheck
+
+    world = world_writable_directory()
+    marker = world / "ran-in"
+    repo = tmp_path / "repo"
+    write_files(repo, {"app.py": "x = 1\n"})
+    (repo / "outside").symlink_to(world)
+    command = f"pwd -P > {marker}"
+    manifest = Manifest(
+        source=".prepcook/scripts.toml",
+        ready=ReadyCheck(run=command, cwd="outside", timeout=3) if where == "ready" else None,
+        test=step("test", command, cwd="outside") if where == "test" else step("test", "true"))
+    outcome, log = run_manifest(repo, manifest, tmp_path)
+    assert outcome.status.value == "failed", log
+    assert "leads outside the verify's tree" in outcome.findings[0].body, outcome.findings[0].body
+    assert not marker.exists(), marker.read_text()

@@ -8,6 +8,7 @@ during the verify: the running step is stopped, teardown runs, the outcome is BL
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import subprocess
@@ -42,7 +43,7 @@ from reviewgate.verify.processes import (
     terminate_tree,
     wait_ports_free,
 )
-from reviewgate.verify.readiness import wait_ready
+from reviewgate.verify.readiness import ReadyResult, wait_ready
 
 LOG_DIRECTORY = "verify"
 # A foreground step past its timeout, cancelled, or leaving background processes behind:
@@ -105,9 +106,14 @@ class _Verify:
         return printable(str(path))
 
     def _cwd(self, cwd: str | None) -> Path:
-        """Steps run in the verify's own copy of the tree, never in the gate's checkout."""
+        """Steps run in the verify's own copy of the tree, never in the gate's checkout: a `cwd`
+        that is a link out of it (committed by the branch) is an OSError."""
         tree = self.sandbox.tree
-        return tree / cwd if cwd else tree
+        if not cwd:
+            return tree
+        if os.path.lexists(tree / cwd) and not self.sandbox.contains(tree / cwd):
+            raise OSError(errno.EXDEV, "leads outside the verify's tree through a link", cwd)
+        return tree / cwd
 
     def _fail(self, step: str, title: str, detail: str, command: str, log: Path | None) -> None:
         if self.failure is None:
@@ -214,16 +220,10 @@ class _Verify:
         """Exit 0 passes, unless the app's own JUnit results (when `junit` is set) say a test failed."""
         if not step.junit:
             return True, ""
-        path = self._cwd(step.cwd) / step.junit
-        if path.exists() and not self.sandbox.contains(path):
-            # A link out of the verify's tree would have the gate read (and publish) its own files.
-            self.notes.append(f"{step.name}: {step.junit} leads outside the verify's tree; not imported")
-            return True, ""
         wall_start = time.time() - (time.monotonic() - started)
-        if path.exists() and path.stat().st_mtime < wall_start - 1:
-            self.notes.append(f"{step.name}: {step.junit} was not written by this run; not imported")
-            return True, ""
-        imported = read_junit(path, self.masker)
+        # Read only if the open file lies in the tree, wherever links in its path lead.
+        imported = read_junit(self.sandbox.tree / (step.cwd or "") / step.junit, self.masker, within=self.sandbox.tree,
+                              written_after=wall_start - 1)
         self.imported = imported.cases
         if imported.problem:
             self.notes.append(f"{step.name}: {imported.problem}")
@@ -267,15 +267,20 @@ class _Verify:
         log_path = log.path
         self.ci_log.begin("ready", f"verify: ready: {check.describe()}")
         started = time.monotonic()
-        result = wait_ready(
-            check,
-            start=self.start_process,
-            cwd=self._cwd(check.cwd),
-            env=self._environment(check.env),
-            log=log,
-            cancellation=self.cancellation,
-            launcher=self.sandbox.launcher,
-        )
+        try:
+            cwd = self._cwd(check.cwd)
+        except OSError as error:
+            result = ReadyResult(False, f"could not start in {check.cwd}: {error.strerror or error}", 0)
+        else:
+            result = wait_ready(
+                check,
+                start=self.start_process,
+                cwd=cwd,
+                env=self._environment(check.env),
+                log=log,
+                cancellation=self.cancellation,
+                launcher=self.sandbox.launcher,
+            )
         if not result.ready:
             log.note(result.detail)
         log.close()
