@@ -84,6 +84,7 @@ def _add_run(commands: _Commands) -> None:
                      help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
+    run.add_argument("--allow-verify-without-isolation", action="store_true", help=_ALLOW_HELP)
     run.add_argument("--cache-dir", help="where model reviews and the DRY index are stored and reused (overrides "
                      "[cache] dir; default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
@@ -120,6 +121,10 @@ def _add_merge(commands: _Commands) -> None:
     merge.add_argument("--max-rounds", type=int, help="review rounds before a person must look")
 
 
+_ALLOW_HELP = ("run the verify even where it runs as this same user without namespaces while the job holds "
+               "credentials (a token, a model key), which the branch's code can then read")
+
+
 def _add_verify(commands: _Commands) -> None:
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
@@ -132,6 +137,7 @@ def _add_verify(commands: _Commands) -> None:
                         help="where outputs go (default: .reviewgate/; relative to the repository root)")
     verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
                         "(default: the working-tree manifest)")
+    verify.add_argument("--allow-verify-without-isolation", action="store_true", help=_ALLOW_HELP)
 
 
 def _add_freeze(commands: _Commands) -> None:
@@ -194,6 +200,7 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         bundle=tuple(arguments.bundle or ()),
         include_dirty=arguments.include_dirty,
         shard=shard,
+        allow_verify_without_isolation=arguments.allow_verify_without_isolation,
         overrides=Overrides(
             reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
@@ -229,7 +236,8 @@ def _merge(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
     options = RunOptions(start=arguments.repo, base=arguments.base, config_path=arguments.config,
-                         output_dir=arguments.output_dir)
+                         output_dir=arguments.output_dir,
+                         allow_verify_without_isolation=arguments.allow_verify_without_isolation)
     from reviewgate.run import run_verify_only
 
     return run_verify_only(options, stdout)

@@ -195,6 +195,30 @@ def same_user_limits() -> tuple[str, ...]:
     return () if os.geteuid() == 0 else boundary().limits
 
 
+# Groups whose members can become root (the Docker or LXD socket, sudo, raw disks).
+_ROOT_GROUPS = ("docker", "lxd", "sudo", "wheel", "disk", "root")
+
+
+def kept_groups() -> str | None:
+    """What the verify keeps of the gate user's supplementary groups where it cannot drop them (a
+    normal user: setgroups needs root, and a user namespace keeps them), as a note; None as root."""
+    if os.geteuid() == 0:
+        return None
+    import grp
+
+    names = []
+    for gid in sorted(set(os.getgroups()) - {os.getegid()}):
+        try:
+            names.append(grp.getgrgid(gid).gr_name)
+        except KeyError:
+            names.append(str(gid))
+    if not names:
+        return None
+    root = [name for name in names if name in _ROOT_GROUPS]
+    warning = f": {', '.join(root)} means root" if root else ""
+    return f"keeps the gate user's supplementary groups {', '.join(names)} (a normal user cannot drop them){warning}"
+
+
 def make_gate_undumpable() -> None:
     """/proc/<gate>/environ, mem and ptrace become root's only (prctl PR_SET_DUMPABLE 0): a step
     running as the same user cannot read the gate's token from there. Children exec'd later get
@@ -448,6 +472,9 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
             if uid is not None:
                 _hand_over(root, uid)
             sandbox = Sandbox(chosen, root, tree, home, temp)
+            groups = kept_groups()
+            if groups:
+                sandbox.notes.append(f"the verify {groups}")
             if skipped:
                 sandbox.notes.append(f"not copied into the verify's tree (special files): {', '.join(skipped[:10])}")
             with _closed_to_others(repo / ".git", uid is not None,

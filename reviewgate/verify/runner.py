@@ -13,7 +13,7 @@ import os
 import secrets
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +27,7 @@ from reviewgate.verify.cancellation import POLL_SECONDS, Cancellation
 from reviewgate.verify.environment import (
     SecretGrant,
     check_preconditions,
+    credentials_in,
     passed_secret_names,
     step_environment,
 )
@@ -35,7 +36,7 @@ from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
 from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
 from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
-from reviewgate.verify.principal import EMPTY_UID_SECONDS, Sandbox, verify_sandbox
+from reviewgate.verify.principal import EMPTY_UID_SECONDS, Sandbox, boundary, verify_sandbox
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     kill_escaped,
@@ -461,6 +462,22 @@ def _clear_old_logs(log_dir: Path) -> None:
         (log_dir / f"{name}.log").unlink(missing_ok=True)
 
 
+def exposed_without_isolation(environ: Mapping[str, str], reviewer_keys: Collection[str]) -> str | None:
+    """Why the verify may not run here: no boundary at all (the gate's user, no namespaces, so
+    any step can read the job's credentials in the /proc of the runner's processes) while the
+    job holds credentials. None when there is a boundary or nothing to take."""
+    if os.geteuid() == 0 or boundary().kind != "same user":
+        return None
+    exposed = credentials_in(environ, reviewer_keys)
+    if not exposed:
+        return None
+    return (f"the verify would run the branch's code as this same user without namespaces while "
+            f"{', '.join(exposed)} {'is' if len(exposed) == 1 else 'are'} in the job's environment (a process of this "
+            "user can read it from /proc); use the container action, run the gate as root, or run the verify in a "
+            "job without secrets; or accept this with --allow-verify-without-isolation (action input "
+            "allow-verify-without-isolation); nothing was started.")
+
+
 def run_verify(
     manifest: Manifest,
     *,
@@ -472,17 +489,20 @@ def run_verify(
     grant: SecretGrant | None = None,
     log_limit: int = DEFAULT_LOG_LIMIT,
     leave_out: tuple[Path, ...] = (),
+    allow_without_isolation: bool = False,
 ) -> VerifyOutcome:
     """Run the manifest on a copy of `repo` (less `.git`, the output dir and `leave_out`) as the
     verify's own principal (verify/principal.py); logs in `<output_dir>/verify/`, streamed to
-    `stdout`. Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
+    `stdout`. Without a `grant`, the manifest's own `secrets` are granted (a local run by name).
+    `allow_without_isolation`: run even with no boundary while the job holds credentials."""
     env = os.environ if environ is None else environ
     grant = grant or SecretGrant(granted=frozenset(manifest.secrets))
     started = time.monotonic()
     secret_names = passed_secret_names(manifest, grant)
     masker = SecretMasker(env.get(name, "") for name in secret_names)
     ci_log = CiLog(stdout, ci, masker)
-    problem = check_preconditions(manifest, grant, env)
+    problem = check_preconditions(manifest, grant, env) or \
+        (None if allow_without_isolation else exposed_without_isolation(env, grant.reviewer_keys))
     if problem is not None:
         ci_log.line(f"verify: blocked: {problem}")
         return VerifyOutcome(
