@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -352,15 +353,27 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
         return 130
-    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
-        if os.environ.get("REVIEWGATE_DEBUG"):
-            import traceback  # only to debug an internal error: not loaded on every start
-
-            traceback.print_exc()
-        message = (f"internal error: {type(error).__name__}: {error} "
-                   "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _internal_error(error, end)
+        where = f" writing {error.filename}" if error.filename else ""
+        message = (f"{(error.strerror or str(error)).lower()}{where}: the review was not completed; "
+                   "free space on the runner and re-run")
         sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
         return end(EXIT_BLOCKED, message)
+    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
+        return _internal_error(error, end)
+
+
+def _internal_error(error: Exception, end: Callable[[int, str], int]) -> int:
+    if os.environ.get("REVIEWGATE_DEBUG"):
+        import traceback  # only to debug an internal error: not loaded on every start
+
+        traceback.print_exc()
+    message = (f"internal error: {type(error).__name__}: {error} "
+               "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+    sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
+    return end(EXIT_BLOCKED, message)
 
 
 def _exit_code_only(exit_code: int, message: str) -> int:

@@ -13,6 +13,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,61 @@ def test_a_step_directory_that_is_a_link_out_of_the_tree_runs_nothing_there(tmp_
     assert outcome.status.value == "failed", log
     assert "leads outside the verify's tree" in outcome.findings[0].body, outcome.findings[0].body
     assert not marker.exists(), marker.read_text()
+
+
+@pytest.fixture
+def small_disk() -> Iterator[Path]:
+    """A 16 MiB tmpfs: a disk the app can fill."""
+    mount = Path(tempfile.mkdtemp(prefix="reviewgate-small-disk-"))
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mount)],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        mount.rmdir()
+
+
+@as_root
+def test_a_full_disk_during_the_verify_blocks_with_the_reason_and_the_outputs(small_disk: Path) -> None:
+    temp = small_disk / "tmp"
+    temp.mkdir(mode=0o1777)
+    os.chmod(temp, 0o1777)
+    manifest = '[test]\nrun = "head -c 40000000 /dev/zero > filler; seq 1 200000"\ntimeout = 60\n'
+    branch = make_repo(small_disk, {"app.py": "x = 1\n"}, {".prepcook/scripts.toml": manifest})
+    started = time.monotonic()
+    result = run_cli(branch.path, "verify", env={"TMPDIR": str(temp)})
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert time.monotonic() - started < 50, "the step hung on a log nobody read"
+    report = result.report()
+    assert report["verify"]["status"] == "blocked"
+    assert "no space left on device" in report["verify"]["reason"], report["verify"]["reason"]
+    assert "internal error" not in result.stderr
+
+
+@as_root
+def test_a_disk_too_full_for_the_verify_s_copy_blocks_with_the_reason(small_disk: Path) -> None:
+    temp = small_disk / "tmp"
+    temp.mkdir()
+    branch = make_repo(small_disk, {"app.py": "x = 1\n"}, {".prepcook/scripts.toml": '[test]\nrun = "true"\n'})
+    (branch.path / "dependencies.bin").write_bytes(b"\0" * 9 * 1024 * 1024)  # an earlier CI step's
+    result = run_cli(branch.path, "verify", env={"TMPDIR": str(temp)})
+    assert result.returncode == 3, result.stdout + result.stderr
+    reason = result.report()["verify"]["reason"]
+    assert reason.startswith("no space left on device") and "during the verify" in reason, reason
+
+
+def test_outputs_on_a_full_disk_end_in_a_blocked_run_that_says_so(tmp_path: Path, small_disk: Path) -> None:
+    (small_disk / "out" / "verify").mkdir(parents=True)  # made before the disk filled up
+    (small_disk / "filler").write_bytes(b"\0" * 15 * 1024 * 1024)
+    with (small_disk / "filler").open("ab", buffering=0) as filler:
+        try:
+            while True:
+                filler.write(b"\0" * 4096)
+        except OSError:
+            pass
+    branch = make_repo(tmp_path, {"app.py": "x = 1\n"}, {".prepcook/scripts.toml": '[test]\nrun = "echo ran"\n'})
+    result = run_cli(branch.path, "verify", "--output-dir", str(small_disk / "out"))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "no space left on device" in result.stderr and "internal error" not in result.stderr, result.stderr

@@ -21,6 +21,7 @@ else:
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import os
 import shutil
@@ -404,10 +405,31 @@ def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> 
         return ignored
 
     try:
-        shutil.copytree(source, destination, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+        shutil.copytree(source, destination, symlinks=True, ignore=ignore, dirs_exist_ok=True,
+                        copy_function=_copy_file)
     except shutil.Error as error:
         skipped += [str(item[0]) for item in error.args[0]][:20]
+    except _DiskFull as full:
+        raise full.error from None
     return skipped
+
+
+class _DiskFull(Exception):
+    """A full disk while copying: copytree would list it as one more file not copied; the verify
+    is blocked instead (it is no file's fault)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _copy_file(source: str, destination: str) -> object:
+    try:
+        return shutil.copy2(source, destination)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise _DiskFull(error) from error
+        raise
 
 
 def _hand_over(root: Path, uid: int) -> None:

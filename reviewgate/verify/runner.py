@@ -47,6 +47,8 @@ from reviewgate.verify.processes import (
 from reviewgate.verify.readiness import ReadyResult, wait_ready
 
 LOG_DIRECTORY = "verify"
+# Errors writing the gate's own files that are the runner's state, not the branch's doing.
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT)
 # A foreground step past its timeout, cancelled, or leaving background processes behind:
 # SIGTERM to its group, this long, then SIGKILL.
 STEP_GRACE = 5.0
@@ -101,6 +103,7 @@ class _Verify:
         self.imported: tuple[tuple[str, str, bool, str], ...] = ()
         self.notes: list[str] = []
         self.survivors: list[str] = []
+        self.write_errors: list[str] = []  # the gate's own files it could not write (a full disk)
 
     # -- helpers ---------------------------------------------------------------------------
     def _relative(self, path: Path) -> str:
@@ -158,7 +161,10 @@ class _Verify:
         return StepLog(self.log_dir / f"{name}.log", self.masker, self.ci_log if echo else None, self.log_limit)
 
     def _closed(self, name: str, log: StepLog) -> None:
-        """After a log is closed: say in the notes when its output was cut to the limit."""
+        """After a log is closed: say in the notes when its output was cut to the limit, and keep
+        what kept it from being written (a full disk blocks the verify)."""
+        if log.write_error is not None:
+            self.write_errors.append(f"writing {log.path.name}: {(log.write_error.strerror or str(log.write_error)).lower()}")
         if log.left_out:
             self.notes.append(
                 f"{name}: {log.left_out} bytes of output left out of {log.path.name} and the CI log "
@@ -285,6 +291,7 @@ class _Verify:
         if not result.ready:
             log.note(result.detail)
         log.close()
+        self._closed("ready", log)
         self.ci_log.end(
             f"verify: ready: {'ready' if result.ready else result.detail} "
             f"({time.monotonic() - started:.1f} s)"
@@ -427,6 +434,9 @@ class _Verify:
                       f"{EMPTY_UID_SECONDS:g} s of SIGKILL at teardown ({left}); the checkout's .git stays "
                       "closed to other users")
             return base._replace(status=VerifyStatus.BLOCKED, reason=reason)
+        if self.write_errors:
+            reason = f"the verify's logs could not be written ({'; '.join(self.write_errors)}): {_RUNNER_SIDE}"
+            return base._replace(status=VerifyStatus.BLOCKED, reason=reason)
         if self.cancellation.cancelled:
             where = f" during {self.interrupted_step}" if self.interrupted_step else ""
             reason = f"cancelled ({self.cancellation.signal_name}){where}; teardown ran"
@@ -449,6 +459,17 @@ class _Verify:
             log_path=self._relative(failure.log) if failure.log else None,
             tail=log_tail(failure.log) if failure.log else "",
         )
+
+
+_RUNNER_SIDE = "the runner's side, not the branch's: free space on the runner and re-run"
+
+
+def _disk_trouble(error: OSError, manifest: Manifest, started: float) -> VerifyOutcome:
+    """The verify could not go on because the gate could not write (a full disk): blocked."""
+    where = f" ({printable(str(error.filename))})" if error.filename else ""
+    return VerifyOutcome(status=VerifyStatus.BLOCKED, manifest=manifest.source,
+                         reason=f"{(error.strerror or str(error)).lower()}{where} during the verify: {_RUNNER_SIDE}",
+                         duration_seconds=time.monotonic() - started)
 
 
 def _clear_old_logs(log_dir: Path) -> None:
@@ -514,13 +535,19 @@ def run_verify(
         )
     log_dir = output_dir / LOG_DIRECTORY
     _clear_old_logs(log_dir)
-    with Cancellation().handling_signals() as cancellation, \
-            verify_sandbox(repo, (output_dir, *leave_out)) as sandbox:
-        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, sandbox,
-                         log_limit)
-        try:
-            verify.stand_up_and_test()
-        finally:
-            verify.teardown()
-        outcome = verify.outcome(time.monotonic() - started)
+    try:
+        with Cancellation().handling_signals() as cancellation, \
+                verify_sandbox(repo, (output_dir, *leave_out)) as sandbox:
+            verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, sandbox,
+                             log_limit)
+            try:
+                verify.stand_up_and_test()
+            finally:
+                verify.teardown()
+            outcome = verify.outcome(time.monotonic() - started)
+    except OSError as error:
+        if error.errno not in _DISK_ERRORS:
+            raise
+        ci_log.line(f"verify: blocked: {error.strerror}")
+        outcome = _disk_trouble(error, manifest, started)
     return outcome._replace(notes=(*grant.notes, *outcome.notes))
