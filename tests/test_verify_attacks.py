@@ -175,7 +175,7 @@ def verify_uid(outcome: VerifyOutcome) -> int:
 def test_a_process_that_keeps_changing_its_pid_does_not_outlive_teardown(
     tmp_path: Path, without_pid_namespaces: object
 ) -> None:
-    from reviewgate.verify.principal import empty_uid, processes_of
+    from reviewgate.verify.sweep import empty_uid, processes_of
     from testing.repo import git
     from testing.verify_app import PYTHON
 

@@ -133,3 +133,55 @@ def test_a_verify_that_cannot_drop_the_users_groups_says_which_it_keeps() -> Non
     output, errors = probe.communicate(timeout=50)
     assert "the verify keeps the gate user's supplementary groups disk (a normal user cannot drop them): " \
         "disk means root" in output, output + errors
+
+
+# A step that leaves two processes behind as the attacker would: one that clears its environment
+# (no run cookie) and leaves its session, to rewrite the outputs after the gate exited; one that
+# also keeps forking and letting its parent exit (never the pid a list names).
+_HOP = """
+import os, sys, time
+if os.fork():
+    sys.exit(0)
+os.setsid()
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    time.sleep(0.003)
+    if os.fork():
+        os._exit(0)
+"""
+_ESCAPING_VERIFY = """
+    import io, os, pathlib, sys, tempfile, time
+    import psutil
+    from reviewgate.verify import principal
+    principal._unshare = lambda: None
+    from reviewgate.ci.context import CiContext
+    from reviewgate.verify.manifest import Manifest, Step
+    from reviewgate.verify.runner import run_verify
+    repo = pathlib.Path(tempfile.mkdtemp())
+    marker = repo / "late"
+    (repo / "hop.py").write_text(HOP)
+    done = repo / "gate-exited"
+    run = (f"env -i setsid /bin/sh -c 'until [ -e {done} ]; do sleep 0.1; done; echo rewritten > {marker}' "
+           ">/dev/null 2>&1 & "
+           f"env -i {sys.executable} hop.py; echo started")
+    manifest = Manifest(source=".prepcook/scripts.toml", test=Step("test", run, 60.0))
+    outcome = run_verify(manifest, repo=repo, output_dir=repo / "out", ci=CiContext(provider="local"),
+                         stdout=io.StringIO(), environ={"PATH": "/usr/bin:/bin"})
+    print(principal.boundary().kind)
+    print(outcome.status.value, outcome.reason)
+    done.touch()
+    time.sleep(1)
+    others = [p.pid for p in psutil.process_iter(["uids"]) if p.info["uids"].real == os.getuid() and p.pid != os.getpid()]
+    print("left", others)
+    print("late" if marker.exists() else "nothing late")
+"""
+
+
+def test_what_a_step_leaves_behind_without_namespaces_is_killed_at_teardown() -> None:
+    probe = _as_user(_ESCAPING_VERIFY.replace("HOP", repr(_HOP)))
+    output, errors = probe.communicate(timeout=50)
+    assert output.count("\n") >= 4, output + errors
+    kind, status, left, late, *_ = output.split("\n")
+    assert kind == "same user", output + errors
+    assert status.startswith("passed"), output + errors
+    assert left == "left []" and late == "nothing late", output + errors

@@ -34,10 +34,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import psutil
+from reviewgate.verify.sweep import Adopter, describe_process, empty_uid, processes_of
 
 # Dedicated uids are taken from this range, one per concurrent run; none should have a passwd
 # entry (a uid some account or service uses is skipped).
@@ -47,7 +45,6 @@ VERIFY_USER_NAME = "reviewgate-verify"
 _LOCK_DIRECTORY = Path(tempfile.gettempdir()) / "reviewgate-verify-uids"
 _PR_SET_DUMPABLE = 4
 _PROBE_SECONDS = 10.0
-_SHELL = "/bin/sh"
 
 
 # The first process of a start step's pid namespace when the step may daemonize (`pg_ctl start`,
@@ -284,6 +281,7 @@ class Sandbox:
     # Processes of the dedicated uid that outlived teardown: the checkout's `.git` then stays
     # closed to others, and the verify is blocked.
     occupied: list[str] = field(default_factory=list)
+    adopter: Adopter | None = None
 
     @property
     def launcher(self) -> Launcher:
@@ -312,69 +310,18 @@ class Sandbox:
             return False
 
     def kill_leftovers(self) -> list[str]:
-        """Every process still running as the dedicated uid, whatever its environment and however
-        often it changes its pid: killed, until none is left (`occupied` names what outlived
-        that)."""
-        if self.boundary.uid is None:
-            return []
-        found = [_described(process) for process in processes_of(self.boundary.uid)]
-        self.occupied = empty_uid(self.boundary.uid)
-        return found
-
-
-# How long teardown keeps killing the dedicated uid before it gives up on emptying it.
-EMPTY_UID_SECONDS = 10.0
-
-
-def processes_of(uid: int) -> list[psutil.Process]:
-    """Every live process whose real, effective or saved uid is `uid` (a zombie is dead)."""
-    import psutil
-
-    found = []
-    for process in psutil.process_iter(["uids", "status"]):
-        uids = process.info.get("uids")
-        if uids is not None and uid in uids and process.info.get("status") != psutil.STATUS_ZOMBIE:
-            found.append(process)
-    return found
-
-
-def _described(process: psutil.Process) -> str:
-    import psutil
-
-    try:
-        command = " ".join(process.cmdline()) or process.name()
-    except psutil.Error:
-        command = "?"
-    return f"pid {process.pid} ({command})"[:200]
-
-
-def _kill_every_process_as(uid: int) -> None:
-    """kill(-1, SIGKILL) sent by a process of `uid`: the kernel signals every process of that uid
-    but the sender in one pass, and a fork under way when it runs fails, so a process that forks
-    and lets its parent exit cannot slip past the way it slips past a list of pids."""
-    subprocess.run([_SHELL, "-c", "kill -s KILL -- -1"], user=uid, group=uid, extra_groups=[],
-                   env={"PATH": "/usr/bin:/bin"}, cwd="/", stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=_PROBE_SECONDS)
-
-
-def empty_uid(uid: int, seconds: float = EMPTY_UID_SECONDS) -> list[str]:
-    """Kill every process of `uid` until a pass finds none; what is still there after `seconds`."""
-    import time
-
-    deadline = time.monotonic() + seconds
-    while True:
-        # The kill comes first, every round: a pass over /proc can miss a process that is
-        # between two pids, so only a pass after a kill proves the uid empty.
-        try:
-            _kill_every_process_as(uid)
-        except (OSError, subprocess.SubprocessError):
-            pass
-        time.sleep(0.05)
-        left = processes_of(uid)
-        if not left:
-            return []
-        if time.monotonic() >= deadline:
-            return [_described(process) for process in left]
+        """Every process the verify left, killed until none is left (`occupied` names what
+        outlived that): as root every process of the dedicated uid, whatever its environment and
+        however often it changes its pid; as the gate's user without a pid namespace every
+        process that re-parented to the gate (a subreaper while the verify runs)."""
+        if self.boundary.uid is not None:
+            found = [describe_process(process) for process in processes_of(self.boundary.uid)]
+            self.occupied = empty_uid(self.boundary.uid)
+            return found
+        if self.adopter is not None:
+            found, self.occupied = self.adopter.kill_adopted()
+            return found
+        return []
 
 
 def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> list[str]:
@@ -486,6 +433,7 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
     try:
         chosen = boundary(uid)
         root = Path(tempfile.mkdtemp(prefix="reviewgate-verify-"))
+        sandbox: Sandbox | None = None
         try:
             tree, home, temp = root / "tree", root / "home", root / "tmp"
             skipped = _copy_tree(repo, tree, leave_out)
@@ -493,7 +441,10 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
             temp.mkdir()
             if uid is not None:
                 _hand_over(root, uid)
-            sandbox = Sandbox(chosen, root, tree, home, temp)
+            # Without a pid namespace or a uid of its own, what a step leaves behind is found as
+            # the gate's adopted children.
+            adopter = Adopter.start() if uid is None and not chosen.namespaces else None
+            sandbox = Sandbox(chosen, root, tree, home, temp, adopter=adopter)
             groups = kept_groups()
             if groups:
                 sandbox.notes.append(f"the verify {groups}")
@@ -503,6 +454,8 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
                                    lambda: uid is None or not (sandbox.occupied or empty_uid(uid))):
                 yield sandbox
         finally:
+            if sandbox is not None and sandbox.adopter is not None:
+                sandbox.adopter.stop()
             _remove(root)
     finally:
         lease.release()

@@ -36,7 +36,7 @@ from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
 from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
 from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
-from reviewgate.verify.principal import EMPTY_UID_SECONDS, Sandbox, boundary, verify_sandbox
+from reviewgate.verify.principal import Sandbox, boundary, verify_sandbox
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     kill_escaped,
@@ -45,6 +45,7 @@ from reviewgate.verify.processes import (
     wait_ports_free,
 )
 from reviewgate.verify.readiness import ReadyResult, wait_ready
+from reviewgate.verify.sweep import EMPTY_UID_SECONDS
 
 LOG_DIRECTORY = "verify"
 # Errors writing the gate's own files that are the runner's state, not the branch's doing.
@@ -430,9 +431,9 @@ class _Verify:
         )
         if self.sandbox.occupied:
             left = "; ".join(self.masker.mask(item) for item in self.sandbox.occupied[:5])
-            reason = (f"{len(self.sandbox.occupied)} process(es) of the verify's uid still ran after "
-                      f"{EMPTY_UID_SECONDS:g} s of SIGKILL at teardown ({left}); the checkout's .git stays "
-                      "closed to other users")
+            closed = "; the checkout's .git stays closed to other users" if self.sandbox.boundary.uid else ""
+            reason = (f"{len(self.sandbox.occupied)} process(es) the verify started still ran after "
+                      f"{EMPTY_UID_SECONDS:g} s of SIGKILL at teardown ({left}){closed}")
             return base._replace(status=VerifyStatus.BLOCKED, reason=reason)
         if self.write_errors:
             reason = f"the verify's logs could not be written ({'; '.join(self.write_errors)}): {_RUNNER_SIDE}"
