@@ -309,3 +309,18 @@ def test_outputs_on_a_full_disk_end_in_a_blocked_run_that_says_so(tmp_path: Path
     result = run_cli(branch.path, "verify", "--output-dir", str(small_disk / "out"))
     assert result.returncode == 3, result.stdout + result.stderr
     assert "no space left on device" in result.stderr and "internal error" not in result.stderr, result.stderr
+
+
+@as_root
+def test_a_uid_lock_directory_another_user_made_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reviewgate.verify import principal
+
+    planted = tmp_path / "reviewgate-verify-uids"
+    planted.mkdir(mode=0o777)
+    os.chown(planted, 64001, 64001)
+    monkeypatch.setattr(principal, "_LOCK_DIRECTORY", planted)
+    lease = principal._UidLease()
+    with pytest.raises(OSError, match="not a directory of the gate's own"):
+        lease.acquire()
+    lease.release()
+    assert not list(planted.iterdir())

@@ -242,6 +242,11 @@ class _UidLease:
         import psutil
 
         _LOCK_DIRECTORY.mkdir(mode=0o700, exist_ok=True)
+        # In the shared temp dir: one another user made (or a link) could hand out or hold the locks.
+        info = os.lstat(_LOCK_DIRECTORY)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            raise OSError(f"{_LOCK_DIRECTORY} is not a directory of the gate's own, writable by it alone: "
+                          "the verify's uids cannot be leased safely (remove it and re-run)")
         busy = {process.info["uids"].real for process in psutil.process_iter(["uids"])
                 if process.info.get("uids") is not None}
         for uid in range(VERIFY_UID_FIRST, VERIFY_UID_FIRST + VERIFY_UID_COUNT):
@@ -412,7 +417,8 @@ def _remove(root: Path) -> None:
     def make_writable(function: object, path: str, _error: object) -> None:
         try:
             os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
+            if not os.path.islink(path):  # chmod would change the link's target, anywhere
+                os.chmod(path, 0o700)
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
