@@ -324,3 +324,19 @@ def test_a_uid_lock_directory_another_user_made_is_not_used(tmp_path: Path, monk
         lease.acquire()
     lease.release()
     assert not list(planted.iterdir())
+
+
+def test_the_step_environment_reaches_the_step_exactly_through_the_shim(tmp_path: Path) -> None:
+    """The shim re-exports each value: quotes, `$`, backticks and line breaks arrive unchanged and
+    run nothing."""
+    world = world_writable_directory()
+    value = "it's \"quoted\" $HOME `touch " + str(world / "ran") + "` $(id)\nsecond line\\"
+    repo = tmp_path / "repo"
+    write_files(repo, {"app.py": "x = 1\n"})
+    seen = world / "seen"
+    manifest = Manifest(source=".prepcook/scripts.toml", env={"TRICKY": value},
+                        test=step("test", f"printf %s \"$TRICKY\" > {seen}"))
+    outcome, log = run_manifest(repo, manifest, tmp_path)
+    assert outcome.status.value == "passed", log
+    assert seen.read_text() == value
+    assert not (world / "ran").exists()
