@@ -340,3 +340,17 @@ def test_the_step_environment_reaches_the_step_exactly_through_the_shim(tmp_path
     assert outcome.status.value == "passed", log
     assert seen.read_text() == value
     assert not (world / "ran").exists()
+
+
+def test_doctor_names_the_opt_in_where_the_verify_has_no_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without_pid_namespaces: object
+) -> None:
+    """As a normal user where `unshare` is refused (the euid is made to read as one)."""
+    from reviewgate.doctor import DoctorReport, _check_verify_boundary
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    report = DoctorReport(io.StringIO())
+    _check_verify_boundary(tmp_path, report)
+    said = report.out.getvalue()
+    assert "ok: verify boundary: same user" in said, said
+    assert "--allow-verify-without-isolation (action input allow-verify-without-isolation)" in said

@@ -185,3 +185,4 @@ def test_what_a_step_leaves_behind_without_namespaces_is_killed_at_teardown() ->
     assert kind == "same user", output + errors
     assert status.startswith("passed"), output + errors
     assert left == "left []" and late == "nothing late", output + errors
+
