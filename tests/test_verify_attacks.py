@@ -349,8 +349,8 @@ def test_doctor_names_the_opt_in_where_the_verify_has_no_boundary(
     from reviewgate.doctor import DoctorReport, _check_verify_boundary
 
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    report = DoctorReport(io.StringIO())
-    _check_verify_boundary(tmp_path, report)
-    said = report.out.getvalue()
+    out = io.StringIO()
+    _check_verify_boundary(tmp_path, DoctorReport(out))
+    said = out.getvalue()
     assert "ok: verify boundary: same user" in said, said
     assert "--allow-verify-without-isolation (action input allow-verify-without-isolation)" in said
