@@ -354,3 +354,25 @@ def test_doctor_names_the_opt_in_where_the_verify_has_no_boundary(
     said = out.getvalue()
     assert "ok: verify boundary: same user" in said, said
     assert "--allow-verify-without-isolation (action input allow-verify-without-isolation)" in said
+
+
+@as_root
+def test_without_setpriv_the_start_itself_switches_uid_and_the_step_environment_still_arrives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewgate.verify import principal
+
+    monkeypatch.setattr(principal, "_setpriv", lambda: None)
+    principal._boundary_for.cache_clear()
+    try:
+        world = world_writable_directory()
+        repo = tmp_path / "repo"
+        write_files(repo, {"app.py": "x = 1\n"})
+        manifest = Manifest(source=".prepcook/scripts.toml", env={"GREETING": "hello"},
+                            test=step("test", f"echo \"$GREETING $(id -u) $(id -G)\" > {world / 'seen'}"))
+        outcome, log = run_manifest(repo, manifest, tmp_path)
+    finally:
+        principal._boundary_for.cache_clear()
+    assert outcome.status.value == "passed", log
+    uid = verify_uid(outcome)
+    assert (world / "seen").read_text().split() == ["hello", str(uid), str(uid)]
