@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -88,6 +89,7 @@ def _add_run(commands: _Commands) -> None:
                      help="report the stage, files done and time on stderr even when it is not a terminal "
                      "(default: only on a terminal; REVIEWGATE_PROGRESS=1 or 0 says the same); in GitHub Actions "
                      "and GitLab CI as collapsible log groups")
+    run.add_argument("--allow-verify-without-isolation", action="store_true", help=_ALLOW_HELP)
     run.add_argument("--cache-dir", help="where model reviews and the DRY index are stored and reused (overrides "
                      "[cache] dir; default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
@@ -124,6 +126,10 @@ def _add_merge(commands: _Commands) -> None:
     merge.add_argument("--max-rounds", type=int, help="review rounds before a person must look")
 
 
+_ALLOW_HELP = ("run the verify even where it runs as this same user without namespaces while the job holds "
+               "credentials (a token, a model key), which the branch's code can then read")
+
+
 def _add_verify(commands: _Commands) -> None:
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
@@ -136,6 +142,7 @@ def _add_verify(commands: _Commands) -> None:
                         help="where outputs go (default: .reviewgate/; relative to the repository root)")
     verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
                         "(default: the working-tree manifest)")
+    verify.add_argument("--allow-verify-without-isolation", action="store_true", help=_ALLOW_HELP)
 
 
 def _add_freeze(commands: _Commands) -> None:
@@ -198,6 +205,7 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         bundle=tuple(arguments.bundle or ()),
         include_dirty=arguments.include_dirty,
         shard=shard,
+        allow_verify_without_isolation=arguments.allow_verify_without_isolation,
         overrides=Overrides(
             reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
@@ -250,7 +258,8 @@ def _merge(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
     options = RunOptions(start=arguments.repo, base=arguments.base, config_path=arguments.config,
-                         output_dir=arguments.output_dir)
+                         output_dir=arguments.output_dir,
+                         allow_verify_without_isolation=arguments.allow_verify_without_isolation)
     from reviewgate.run import run_verify_only
 
     return run_verify_only(options, stdout)
@@ -381,15 +390,27 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
         return 130
-    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
-        if os.environ.get("REVIEWGATE_DEBUG"):
-            import traceback  # only to debug an internal error: not loaded on every start
-
-            traceback.print_exc()
-        message = (f"internal error: {type(error).__name__}: {error} "
-                   "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _internal_error(error, end)
+        where = f" writing {error.filename}" if error.filename else ""
+        message = (f"{(error.strerror or str(error)).lower()}{where}: the review was not completed; "
+                   "free space on the runner and re-run")
         sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
         return end(EXIT_BLOCKED, message)
+    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
+        return _internal_error(error, end)
+
+
+def _internal_error(error: Exception, end: Callable[[int, str], int]) -> int:
+    if os.environ.get("REVIEWGATE_DEBUG"):
+        import traceback  # only to debug an internal error: not loaded on every start
+
+        traceback.print_exc()
+    message = (f"internal error: {type(error).__name__}: {error} "
+               "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+    sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
+    return end(EXIT_BLOCKED, message)
 
 
 def _exit_code_only(exit_code: int, message: str) -> int:

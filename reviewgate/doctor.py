@@ -421,6 +421,10 @@ def _check_verify_boundary(repo: Path, report: DoctorReport) -> None:
     report.ok(f"verify boundary: {expected_boundary()}")
     for limit in same_user_limits():
         report.note(f"verify boundary: {limit}")
+    if os.geteuid() != 0 and expected_boundary().startswith("same user"):
+        report.note("verify boundary: none, so a job whose environment holds a forge token, a reviewer's key or "
+                    "the cache key has its verify blocked (exit 3) unless the workflow passes "
+                    "--allow-verify-without-isolation (action input allow-verify-without-isolation)")
     if os.geteuid() != 0 and _holds_credentials(repo / ".git" / "config"):
         report.note("verify boundary: .git/config holds a credential (actions/checkout's persist-credentials, or a "
                     "token in a remote URL) that the verify, run as this user, can read: set persist-credentials: "

@@ -201,7 +201,8 @@ def _verify_review_publish(
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                    environ=environ, grant_commit=target.merge_base,
                                    guarded_commits=(target.head_sha, target.merge_base),
-                                   leave_out=(cache.directory,) if cache.directory else ())
+                                   leave_out=(cache.directory,) if cache.directory else (),
+                                   allow_without_isolation=options.allow_verify_without_isolation)
         give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
@@ -379,7 +380,8 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     grant_commit = freeze(repo, base=options.base, head="HEAD", ci=context).merge_base if options.base else None
     clock = time.monotonic()
     verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                               environ=environ, grant_commit=grant_commit)
+                               environ=environ, grant_commit=grant_commit,
+                               allow_without_isolation=options.allow_verify_without_isolation)
     give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,
