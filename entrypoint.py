@@ -39,6 +39,8 @@ INPUTS = (
     Input("fail-on", "--fail-on", "list"),
     Input("max-rounds", "--max-rounds"),
     Input("no-verify", "--no-verify", "switch"),
+    Input("progress", "--progress", "switch"),
+    Input("allow-verify-without-isolation", "--allow-verify-without-isolation", "switch"),
     Input("cache-dir", "--cache-dir"),
     Input("on-missing-key", "--on-missing-key"),
     Input("import-sarif", "--import-sarif", "list"),

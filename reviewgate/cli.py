@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -11,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from reviewgate import __version__
+from reviewgate import __version__, progress
 from reviewgate.ci import detect, github_step_files
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
@@ -84,6 +85,11 @@ def _add_run(commands: _Commands) -> None:
                      help="class and lowest severity that blocks (repeatable; overrides review.fail_on)")
     run.add_argument("--max-rounds", type=int, help="review rounds before a person must look (overrides review.max_rounds)")
     run.add_argument("--no-verify", action="store_true", help="skip the verify even when a manifest exists")
+    run.add_argument("--progress", action="store_true", default=None,
+                     help="report the stage, files done and time on stderr even when it is not a terminal "
+                     "(default: only on a terminal; REVIEWGATE_PROGRESS=1 or 0 says the same); in GitHub Actions "
+                     "and GitLab CI as collapsible log groups")
+    run.add_argument("--allow-verify-without-isolation", action="store_true", help=_ALLOW_HELP)
     run.add_argument("--cache-dir", help="where model reviews and the DRY index are stored and reused (overrides "
                      "[cache] dir; default .reviewgate-cache/; relative to the repository root)")
     run.add_argument("--on-missing-key", choices=("blocked", "skip"),
@@ -120,6 +126,10 @@ def _add_merge(commands: _Commands) -> None:
     merge.add_argument("--max-rounds", type=int, help="review rounds before a person must look")
 
 
+_ALLOW_HELP = ("run the verify even where it runs as this same user without namespaces while the job holds "
+               "credentials (a token, a model key), which the branch's code can then read")
+
+
 def _add_verify(commands: _Commands) -> None:
     verify = commands.add_parser(
         "verify", help="only the verify from .prepcook/scripts.toml; same outputs and exit codes"
@@ -132,6 +142,7 @@ def _add_verify(commands: _Commands) -> None:
                         help="where outputs go (default: .reviewgate/; relative to the repository root)")
     verify.add_argument("--base", help="grant secrets from the manifest at the merge base with this ref "
                         "(default: the working-tree manifest)")
+    verify.add_argument("--allow-verify-without-isolation", action="store_true", help=_ALLOW_HELP)
 
 
 def _add_freeze(commands: _Commands) -> None:
@@ -194,6 +205,7 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         bundle=tuple(arguments.bundle or ()),
         include_dirty=arguments.include_dirty,
         shard=shard,
+        allow_verify_without_isolation=arguments.allow_verify_without_isolation,
         overrides=Overrides(
             reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
             fail_on=tuple(arguments.fail_on) if arguments.fail_on else None,
@@ -207,11 +219,28 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     )
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
+    _start_progress(arguments.progress)
     if arguments.pre_push:
         from reviewgate.pre_push import pushed_refs, run_pre_push
 
         return run_pre_push(options, pushed_refs(os.environ, sys.stdin), stdout, run_gate)
     return run_gate(options, stdout)
+
+
+PROGRESS_VARIABLE = "REVIEWGATE_PROGRESS"
+_PROGRESS_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
+                   "off": False, "": None}
+
+
+def _start_progress(flag: bool | None) -> None:
+    """Progress on stderr when it is a terminal, or when the flag or the variable asks for it."""
+    value = os.environ.get(PROGRESS_VARIABLE, "").strip().lower()
+    if value not in _PROGRESS_WORDS:
+        raise UsageError(f"{PROGRESS_VARIABLE}={value!r}: expected 1 or 0 (true or false)")
+    asked = True if flag else _PROGRESS_WORDS[value]
+    style = progress.style_for(asked, sys.stderr.isatty(), detect().provider)
+    if style is not None:
+        progress.start(sys.stderr, style)
 
 
 def _merge(arguments: argparse.Namespace, stdout: TextIO) -> int:
@@ -229,7 +258,8 @@ def _merge(arguments: argparse.Namespace, stdout: TextIO) -> int:
 
 def _verify(arguments: argparse.Namespace, stdout: TextIO) -> int:
     options = RunOptions(start=arguments.repo, base=arguments.base, config_path=arguments.config,
-                         output_dir=arguments.output_dir)
+                         output_dir=arguments.output_dir,
+                         allow_verify_without_isolation=arguments.allow_verify_without_isolation)
     from reviewgate.run import run_verify_only
 
     return run_verify_only(options, stdout)
@@ -309,6 +339,19 @@ def _flag_guess(message: str, command: argparse.ArgumentParser | None) -> str:
     return ""
 
 
+# argparse's words for a value outside a flag's or the command's choices (Python 3.11 to 3.13).
+_INVALID_CHOICE = LazyPattern(r"invalid choice: '(?P<typed>.*)' \(choose from (?P<choices>.*)\)$")
+
+
+def _choice_guess(message: str) -> str:
+    """`; did you mean 'run'?` for a command or a flag's value that looks like a typo of a choice."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return ""
+    choices = [choice.strip().strip("'") for choice in found.group("choices").split(",")]
+    return did_you_mean(found.group("typed"), choices)
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          option_names: Mapping[str, str] | None = None) -> int:
     """`option_names` maps flags to the words the caller's user typed instead (entrypoint.py:
@@ -324,7 +367,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         arguments = parser.parse_args(given)
     except BadArguments as error:
         command = _command_parser(parser, given)
-        guess = _flag_guess(str(error), command)
+        guess = _flag_guess(str(error), command) or _choice_guess(str(error))
         hint = "" if names else f" (see {(command.prog if command else error.prog)} --help)"
         message = f"{name_options(str(error), names)}{guess}{hint}"
         sys.stderr.write(f"reviewgate: error: {runner_line(message)}\n")
@@ -334,7 +377,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     # Only the commands that set step outputs say in them that they stopped.
     end = stopped if arguments.command in PUBLISHING_COMMANDS else _exit_code_only
     try:
-        return COMMANDS[arguments.command](arguments, out)
+        try:
+            return COMMANDS[arguments.command](arguments, out)
+        finally:
+            progress.finish()  # before the error line: a terminal's status line is cleared, a group closed
     except ReviewgateError as error:
         sys.stderr.write(f"reviewgate: error: {runner_line(name_options(str(error), names))}\n")
         return end(error.exit_code, name_options(str(error), names))
@@ -344,15 +390,27 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     except KeyboardInterrupt:
         sys.stderr.write("reviewgate: interrupted\n")
         return 130
-    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
-        if os.environ.get("REVIEWGATE_DEBUG"):
-            import traceback  # only to debug an internal error: not loaded on every start
-
-            traceback.print_exc()
-        message = (f"internal error: {type(error).__name__}: {error} "
-                   "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _internal_error(error, end)
+        where = f" writing {error.filename}" if error.filename else ""
+        message = (f"{(error.strerror or str(error)).lower()}{where}: the review was not completed; "
+                   "free space on the runner and re-run")
         sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
         return end(EXIT_BLOCKED, message)
+    except Exception as error:  # noqa: BLE001 - an internal error must block, never approve
+        return _internal_error(error, end)
+
+
+def _internal_error(error: Exception, end: Callable[[int, str], int]) -> int:
+    if os.environ.get("REVIEWGATE_DEBUG"):
+        import traceback  # only to debug an internal error: not loaded on every start
+
+        traceback.print_exc()
+    message = (f"internal error: {type(error).__name__}: {error} "
+               "(the review was not completed; set REVIEWGATE_DEBUG=1 for a traceback)")
+    sys.stderr.write(f"reviewgate: {runner_line(message)}\n")
+    return end(EXIT_BLOCKED, message)
 
 
 def _exit_code_only(exit_code: int, message: str) -> int:

@@ -32,7 +32,7 @@ from reviewgate.config import (
     TableReader,
     apply_overrides,
 )
-from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, ReviewgateError
+from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, BlockedError, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
 from reviewgate.policy.source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
@@ -388,6 +388,9 @@ def run_doctor(options: DoctorOptions, out: TextIO, environ: Mapping[str, str] |
     report = DoctorReport(out)
     try:
         repo = repository_root(options.start)
+    except BlockedError as error:  # git itself is missing: the gate cannot run here (exit 3)
+        report.unreachable(str(error))
+        return report.exit_code()
     except ReviewgateError as error:
         report.config(str(error))
         return report.exit_code()
@@ -433,6 +436,10 @@ def _check_verify_boundary(repo: Path, report: DoctorReport) -> None:
     report.ok(f"verify boundary: {expected_boundary()}")
     for limit in same_user_limits():
         report.note(f"verify boundary: {limit}")
+    if os.geteuid() != 0 and expected_boundary().startswith("same user"):
+        report.note("verify boundary: none, so a job whose environment holds a forge token, a reviewer's key or "
+                    "the cache key has its verify blocked (exit 3) unless the workflow passes "
+                    "--allow-verify-without-isolation (action input allow-verify-without-isolation)")
     if os.geteuid() != 0 and _holds_credentials(repo / ".git" / "config"):
         report.note("verify boundary: .git/config holds a credential (actions/checkout's persist-credentials, or a "
                     "token in a remote URL) that the verify, run as this user, can read: set persist-credentials: "

@@ -7,7 +7,8 @@ formats first (secret_formats.py, the table the model redaction uses).
   hold `##[` (the runner's older command form).
 - Markdown (summary.md, the step summary, PR comments and MR notes): HTML, mentions and
   autolinks neutralised, table pipes escaped, code spans fenced so no backtick closes them early, link
-  addresses percent-encoded so no character ends them early.
+  addresses percent-encoded so no character ends them early; a fenced code block's code kept
+  verbatim inside a fence of our own that nothing in it can close (entities are not decoded there).
 - XML 1.0 (junit.xml): the characters XML 1.0 does not allow are removed.
 - SARIF's file locations: a path as a percent-encoded URI reference.
 """
@@ -103,6 +104,60 @@ def markdown_text(text: str) -> str:
     return _markdown(text, literal_backslashes=False)
 
 
+def backtick_fence(content: str, shortest: int) -> str:
+    """Backticks, one more than the longest run of them in `content` and at least `shortest`: a
+    fence (or a code span's delimiter) that nothing inside can close (CommonMark 4.5, 6.1)."""
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    return "`" * max(shortest, longest + 1)
+
+
+# A fenced code block's opening line (CommonMark 4.5): up to three spaces, three or more backticks
+# or tildes, an info string (no backtick after a backtick fence).
+_FENCE_OPEN = LazyPattern(r"^( {0,3})(`{3,}(?=[^`]*$)|~{3,})(.*)$")
+# What the info string's first word (the language) keeps: it becomes an HTML class attribute.
+_NOT_LANGUAGE = LazyPattern(r"[^A-Za-z0-9+#._-]")
+
+
+def _code_block(indent: int, language: str, lines: list[str]) -> list[str]:
+    """Code lines verbatim (`plain` already) in a backtick fence longer than any run
+    of backticks inside: no line of the code can close it, and nothing inside a fence is HTML,
+    a mention, a link or an entity (CommonMark 4.5, 6.6)."""
+    content = [line[min(indent, len(line) - len(line.lstrip(" "))):] for line in lines]
+    fence = backtick_fence("\n".join(content), 3)
+    words = language.split()
+    return [f"{fence}{_NOT_LANGUAGE.sub('', words[0]) if words else ''}", *content, fence]
+
+
+def markdown_body(text: str) -> str:
+    """Untrusted Markdown with fenced code blocks (a finding's body, a model's explanation): the
+    code inside each fence verbatim, in a fence of our own that always closes (an unclosed one
+    runs to the end, as CommonMark reads it); everything outside the fences as `markdown_text`."""
+    output: list[str] = []
+    prose: list[str] = []
+    # Fences are found in the text as shown: an escape sequence removed can leave one behind.
+    lines = _LINE_BREAK.split(plain(text))
+    if len(lines) > 1 and not lines[-1]:  # the break that ends the last line starts no line of its own
+        lines.pop()
+    index = 0
+    while index < len(lines):
+        opening = _FENCE_OPEN.match(lines[index])
+        if opening is None:
+            prose.append(lines[index])
+            index += 1
+            continue
+        indent, fence, info = len(opening.group(1)), opening.group(2), opening.group(3)
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        end = next((at for at in range(index + 1, len(lines)) if closing.match(lines[at])), len(lines))
+        if prose:
+            output.append(markdown_text("\n".join(prose)))
+            prose = []
+        output += _code_block(indent, info, lines[index + 1 : end])
+        index = end + 1
+    if prose:
+        output.append(markdown_text("\n".join(prose)))
+    return "\n".join(output)
+
+
 def markdown_cell(text: str) -> str:
     """Untrusted text in a Markdown table cell: `markdown_text` on one line, pipes escaped (GFM
     splits cells on an unescaped pipe before anything else), backslashes kept literal."""
@@ -114,13 +169,18 @@ def markdown_code(text: str, in_table: bool = False) -> str:
     of backticks, padded when it starts or ends with one (CommonMark 6.1). Nothing inside a code
     span is HTML or a mention, so only control bytes, line breaks and, in a table, pipes need care."""
     content = one_line(text)
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    fence = "`" * (longest + 1)
+    fence = backtick_fence(content, 1)
     if content.startswith("`") or content.endswith("`") or not content.strip():
         content = f" {content} "
     if in_table:
         content = content.replace("|", "\\|")
     return f"{fence}{content}{fence}"
+
+
+def html_code(text: str) -> str:
+    """Untrusted text as a `<code>` element inside an HTML block (a `<details>` block's summary),
+    where Markdown is not read: HTML escaped, on one line; no mention is linked inside code."""
+    return f"<code>{one_line(text).translate(_HTML_SPECIAL)}</code>"
 
 
 def markdown_suggestion(replacement: str, gitlab_lines_below: int | None = None) -> str:
@@ -129,8 +189,7 @@ def markdown_suggestion(replacement: str, gitlab_lines_below: int | None = None)
     first replaced line with N more lines below it. Fenced by more backticks than any run inside,
     so the text cannot close the block early; inside a fence nothing is HTML or a mention."""
     content = _LINE_BREAK.sub("\n", plain(replacement))
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = backtick_fence(content, 3)
     info = "suggestion" if gitlab_lines_below is None else f"suggestion:-0+{max(0, gitlab_lines_below)}"
     return f"{fence}{info}\n{content}\n{fence}" if content else f"{fence}{info}\n{fence}"
 

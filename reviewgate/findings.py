@@ -11,7 +11,7 @@ from reviewgate.lazy_patterns import LazyPattern
 
 
 class FindingClass(str, enum.Enum):
-    """Seed 000's classes: what kind of problem, which decides whether it can block."""
+    """The finding classes: what kind of problem, which decides whether it can block."""
 
     SYSTEMATIC = "systematic"
     CORRECTNESS = "correctness"

@@ -28,7 +28,7 @@ class Decision(str, enum.Enum):
 
 
 class Route(str, enum.Enum):
-    """Seed 003's routing precedence, for whoever acts on the verdict next."""
+    """The routing precedence, for whoever acts on the verdict next."""
 
     DEBUGGING = "debugging"  # the verify failed: runtime evidence first
     IMPLEMENTATION = "implementation"  # blocking findings to fix
@@ -50,7 +50,7 @@ class Verdict(NamedTuple):
 
 
 def blocks(finding: Finding, fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON) -> bool:
-    """Seed 000: only systematic or correctness findings at blocker or major send work back by
+    """Only systematic or correctness findings at blocker or major send work back by
     default; a dismissed finding (answered, suppressed) never does, nor a product question."""
     if finding.dismissed is not None or finding.finding_class is FindingClass.PRODUCT_QUESTION:
         return False

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from reviewgate import ci, stopping
+from reviewgate import ci, progress, stopping
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.config import Config
 from reviewgate.context import Rejection, ReviewRequest, ReviewScope
@@ -108,6 +108,7 @@ def _run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | 
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings: dict[str, float] = {}
     clock = time.monotonic()
+    progress.stage("freeze")
     repo = workspace_root(options.start, bool(options.bundle))
     # First: the lock, and no output of an earlier run left to pass for this one's.
     requested_output_dir = in_repository(repo, options.output_dir)
@@ -196,10 +197,12 @@ def _verify_review_publish(
         )
     # The verify runs once: in a shard, only in the one doing the whole-change work.
     if target.mode != "bundle" and (shard is None or shard.whole_change):
+        progress.stage("verify")
         verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
                                    environ=environ, grant_commit=target.merge_base,
                                    guarded_commits=(target.head_sha, target.merge_base),
-                                   leave_out=(cache.directory,) if cache.directory else ())
+                                   leave_out=(cache.directory,) if cache.directory else (),
+                                   allow_without_isolation=options.allow_verify_without_isolation)
         give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     timings["verify"] = time.monotonic() - clock
     marked_as_fix = target.mode != "bundle" and is_marked_as_fix(
@@ -229,6 +232,7 @@ def _verify_review_publish(
             ReviewerOutcome(reviewer.name, ReviewerStatus.SKIPPED, reason="empty change") for reviewer in reviewers
         )
     else:
+        progress.stage("review", len(target.files))
         outcomes = review_all(reviewers, _reviewing(cache, request, shard), cancellation)
     timings["review"] = time.monotonic() - clock
     if shard is not None:
@@ -376,7 +380,8 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     grant_commit = freeze(repo, base=options.base, head="HEAD", ci=context).merge_base if options.base else None
     clock = time.monotonic()
     verify = verify_repository(repo, config, output_dir=output_dir, ci=context, stdout=stdout,
-                               environ=environ, grant_commit=grant_commit)
+                               environ=environ, grant_commit=grant_commit,
+                               allow_without_isolation=options.allow_verify_without_isolation)
     give_tree_to_owner(output_dir / VERIFY_LOG_DIRECTORY)
     return publish_result(
         target=target, config=config, context=context, verify=verify, outcomes=(), output_dir=output_dir,

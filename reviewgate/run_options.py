@@ -47,6 +47,9 @@ class RunOptions(NamedTuple):
     # branch against its own remote tip is judged by the default branch's policy): the config is
     # read at the merge base of this commit and the head.
     policy_base: str | None = None
+    # --allow-verify-without-isolation: run the verify where it has no boundary (same user, no
+    # namespaces) although the job holds credentials. From the workflow only, never the branch.
+    allow_verify_without_isolation: bool = False
 
 
 class Policy(NamedTuple):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from testing.cli import run_cli
+from testing.cli import clean_environment, run_cli
 from testing.repo import make_repo
 
 BASE = {"app.py": "x = 1\n"}
@@ -136,3 +138,52 @@ def test_a_named_command_gets_only_its_own_parser_and_the_same_one(command: str)
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"], stdout=io.StringIO())
     assert exited.value.code == 0
+
+
+@pytest.mark.parametrize("command", [("run", "--base", "main"), ("freeze",), ("verify",), ("doctor",)])
+def test_git_missing_from_path_is_one_line_saying_so_and_blocks(tmp_path: Path, command: tuple[str, ...]) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    no_git = tmp_path / "bin-without-git"
+    no_git.mkdir()
+    result = run_cli(repo.path, *command, env={"PATH": str(no_git)})
+    assert result.returncode == 3, result.stdout + result.stderr
+    message = ("git is needed and was not found on PATH: install git or add its directory to PATH "
+               "(exit 3: the review could not be done; this says nothing about the code)")
+    if command[0] == "doctor":  # one line per problem on stdout, as every doctor check
+        assert f"problem: {message}" in result.stdout.splitlines() and "Traceback" not in result.stderr
+    else:
+        assert_one_line_error(result.stderr, message)
+    assert "internal error" not in result.stderr + result.stdout
+
+
+def test_a_mistyped_command_or_choice_gets_the_one_it_looks_like(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, CHANGE)
+    result = run_cli(repo.path, "rn")
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "invalid choice: 'rn'", "; did you mean 'run'? (see reviewgate --help)")
+    choice = run_cli(repo.path, "run", "--on-missing-key", "skp")
+    assert choice.returncode == 2
+    assert_one_line_error(choice.stderr, "invalid choice: 'skp'", "; did you mean 'skip'?")
+    unlike = run_cli(repo.path, "zzzz")
+    assert unlike.returncode == 2 and "did you mean" not in unlike.stderr
+
+
+def test_a_mistyped_reviewer_gets_the_one_it_looks_like_from_flag_config_and_input(tmp_path: Path) -> None:
+    config = '[review]\nreviewers = ["bultin"]\n[reviewer.llm]\nprovider = "opnai"\nmodel = "m"\n'
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": config}, CHANGE)
+    flag = run_cli(repo.path, "run", "--base", "main", "--reviewer", "bultin")
+    assert flag.returncode == 2
+    assert_one_line_error(flag.stderr, "--reviewer bultin: unknown reviewer", "; did you mean 'builtin'?")
+    named = run_cli(repo.path, "run", "--base", "main")
+    assert named.returncode == 2
+    assert_one_line_error(named.stderr, ".reviewgate.toml: review.reviewers: 'bultin': unknown reviewer",
+                          "; did you mean 'builtin'?")
+    provider = run_cli(repo.path, "run", "--base", "main", "--reviewer", "llm")
+    assert provider.returncode == 2
+    assert_one_line_error(provider.stderr, "reviewer.llm.provider: 'opnai'", "; did you mean 'openai'?")
+    entrypoint = Path(__file__).resolve().parents[1] / "entrypoint.py"
+    action = subprocess.run([sys.executable, str(entrypoint)], cwd=repo.path, capture_output=True, text=True,
+                            env=clean_environment({"INPUT_BASE": "main", "INPUT_REVIEWERS": "bultin"}),
+                            timeout=120, check=False)
+    assert action.returncode == 2
+    assert_one_line_error(action.stderr, "input reviewers bultin: unknown reviewer", "; did you mean 'builtin'?")

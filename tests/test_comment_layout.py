@@ -9,6 +9,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from reviewgate.ci.context import CiContext
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.forge.session import ForgeRun
@@ -90,7 +92,7 @@ def test_with_three_findings_the_verdict_counts_and_blocking_findings_fit_one_sc
     assert len(above) <= 25, above
     assert above[:4] == ["REVIEW: REQUEST CHANGES", "❌ reviewgate: changes requested",
                          "2 findings must be fixed before merge. Fix each blocking finding (marked blocks) and push again.",
-                         "3 findings: 2 blocking · 2 major · 1 minor"]
+                         "3 findings: 2 major · 1 minor. 2 block merging."]
     # Both blocking findings, with what to do about them, before anything folded.
     for item in result.verdict.blocking:
         assert any(item.title in line for line in above) and any(item.body.replace("`", "") in line for line in above)
@@ -135,7 +137,7 @@ def test_a_comment_far_over_the_limit_leaves_out_whole_entries_and_says_how_many
     assert len(text.encode("utf-8")) <= MAX_COMMENT_BYTES
     _assert_complete(text)
     left_out = next(line for line in text.splitlines() if line.startswith("**Left out"))
-    counted = re.search(r"\*\* (\d+) of 588 more blocking findings, 2 minor findings, 1 product question, "
+    counted = re.search(r"\*\* (\d+) of 588 more blocking findings, 2 `reuse/duplicate-code` findings, 1 product question, "
                         r"the reviewers table, 1 file not reviewed\. Read them", left_out)
     assert counted, left_out
     entries = sum(1 for line in text.splitlines() if line.startswith("- [`pkg/mod_"))
@@ -167,3 +169,60 @@ def test_without_the_forges_address_places_are_plain_text() -> None:
     result = sample_result(Path("/nonexistent"), ci=CiContext(provider="github"))  # no repository given
     html = render_gfm(render_summary(result))
     assert "<a href" not in html and "<code>app/jobs.py:4</code>" in html
+
+
+RULES = [  # (rule, class, severity, how many): 10 block, 112 do not, over four rules
+    ("correctness/swallowed-exception", FindingClass.CORRECTNESS, Severity.MAJOR, 10),
+    ("readability/narrating-comment", FindingClass.READABILITY, Severity.MINOR, 50),
+    ("reuse/duplicate-code", FindingClass.SYSTEMATIC, Severity.MINOR, 40),
+    ("tests/missing-test", FindingClass.CORRECTNESS, Severity.NIT, 15),
+    ("readability/long-function", FindingClass.READABILITY, Severity.MAJOR, 7),
+]
+
+
+def _mixed() -> tuple[Finding, ...]:
+    return tuple(
+        sample_finding(path=f"pkg/{rule.replace('/', '_')}_{index:03}.py", line=3, severity=severity,
+                       finding_class=finding_class, category=rule.split("/")[0], rule=rule,
+                       title=f"{rule} number {index}", body=f"Why {rule} {index} matters.")
+        for rule, finding_class, severity, count in RULES for index in range(count))
+
+
+def _folds(html: str) -> list[tuple[str, str]]:
+    """Each `<details>` block's summary and content, in order."""
+    return re.findall(r"<details><summary>(.*?)</summary>(.*?)</details>", html, flags=re.DOTALL)
+
+
+@pytest.mark.parametrize("render", ["comment", "summary"])
+def test_with_122_findings_the_blocking_come_first_then_one_fold_per_rule(render: str) -> None:
+    result = _on_github(_mixed())
+    assert len(result.findings) == 122 and len(result.verdict.blocking) == 10
+    text = render_comment(result, []) if render == "comment" else render_summary(result)
+    assert len(text.encode("utf-8")) <= MAX_COMMENT_BYTES
+    html = render_gfm(text)
+    # The counts add up to the total; how many block is said apart.
+    counts = next(line for line in text.splitlines() if line.startswith("122 findings: "))
+    assert counts == "122 findings: 17 major · 90 minor · 15 nit. **10 block merging.**"
+    # The blocking findings, open, before any fold.
+    first_fold = html.index("<details>")
+    assert all(f"correctness/swallowed-exception number {index}<" in html[:first_fold] for index in range(10))
+    # Then one fold per rule of the rest, the most severe rule first, each holding its rule's findings only.
+    by_rule = [(summary, content) for summary, content in _folds(html) if "not blocking" in summary]
+    assert [summary for summary, _ in by_rule] == [
+        "<code>readability/long-function</code>: 7 findings (7 major), not blocking",
+        "<code>readability/narrating-comment</code>: 50 findings (50 minor), not blocking",
+        "<code>reuse/duplicate-code</code>: 40 findings (40 minor), not blocking",
+        "<code>tests/missing-test</code>: 15 findings (15 nit), not blocking",
+    ]
+    for (summary, content), (rule, _, _, count) in zip(by_rule, sorted(RULES[1:], key=lambda rule: rule[0]), strict=True):
+        assert re.findall(r" number \d+", content) == [f" number {index}" for index in range(count)], summary
+        assert content.count(f"<code>{rule}</code>") == count
+
+
+def test_a_rule_id_from_a_model_stays_text_in_its_folds_summary() -> None:
+    hostile = sample_finding(path="app/a.py", line=1, severity=Severity.MINOR, finding_class=FindingClass.READABILITY,
+                             category="x", rule="<img src=x onerror=alert(1)>@octocat", source="llm")
+    text = render_comment(_on_github((hostile,)), [])
+    html = render_gfm(text)
+    assert "<img" not in html
+    assert "<summary><code>&lt;img src=x onerror=alert(1)&gt;@octocat</code>: 1 finding (1 minor), not blocking" in html

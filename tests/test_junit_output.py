@@ -18,7 +18,7 @@ from reviewgate.report.junit import render_junit
 from reviewgate.result import GateResult
 from reviewgate.verify.outcome import StepResult, VerifyOutcome, VerifyStatus
 from testing.conformance import validate_junit
-from testing.results import sample_result
+from testing.results import SAMPLE_FINDINGS, sample_finding, sample_result
 
 PIECES = ["\r", "\n", "\r\n", "\t", "\x00", "\x0b", "\x1f", "\x7f", "\x84", "\x85", "\x9f", "\ufdd0", "\ufffe",
           "\U0001fffe", "\U0010ffff", "&", "<", ">", '"', "]]>", "&amp;", " ", "é", "\U0001f600"]
@@ -93,3 +93,36 @@ def test_ascii_text_loses_what_the_pattern_drops_without_compiling_it() -> None:
               "junit.render_junit(sample_result(Path('out'))); print(junit._DROPPED._compiled is None)")
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
     assert completed.stdout.strip() == "True"
+
+
+def _with_findings() -> GateResult:
+    """Blocking, passing and suppressed findings: every kind of testcase a finding makes."""
+    suppressed = sample_finding(path="app/old.py", line=9, title="Swallowed <error> & more",
+                                dismissed="suppressed by a comment: the caller logs it")
+    return sample_result(Path("/nonexistent"), findings=(*SAMPLE_FINDINGS, suppressed))
+
+
+def test_findings_leave_the_file_valid_against_junit_10_xsd_unmodified() -> None:
+    text = render_junit(_with_findings())
+    validate_junit(text)  # the XSD as published: a testcase's `file` (or any other undeclared attribute) fails it
+    cases = list(ElementTree.fromstring(text.encode("utf-8")).iter("testcase"))
+    assert len(cases) == len(SAMPLE_FINDINGS) + 2  # the findings and the verdict
+
+
+def test_gitlab_reads_each_findings_place_outcome_and_text() -> None:
+    """What GitLab's parser takes from a testcase (lib/gitlab/ci/parsers/test/junit.rb): `name`,
+    `classname`, and the text of `failure` or `skipped` as the details it shows; system-out."""
+    result = _with_findings()
+    root = ElementTree.fromstring(render_junit(result).encode("utf-8"))
+    by_id = {case.get("name", "").rsplit("[", 1)[-1].rstrip("]"): case for case in root.iter("testcase")}
+    for finding in result.findings:
+        case = by_id[finding.id]
+        assert f" at {finding.location}: " in case.get("name", "")  # the place, shown in GitLab's test name
+        assert case.get("classname") == f"reviewgate.{finding.source}"
+        if finding.dismissed:
+            assert case.findtext("skipped") == finding.dismissed  # GitLab shows the skip's text as its reason
+        elif result.is_blocking(finding):
+            details = case.findtext("failure") or ""
+            assert finding.title in details and finding.body in details and f"at {finding.location}" in details
+        else:
+            assert case.find("failure") is None and finding.title in (case.findtext("system-out") or "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from reviewgate.report.pr_comment import render_comment
 from reviewgate.reviewers.builtin.rules import BUILTIN_RULES, RULE_FAMILIES, closest_rule
 from testing.cli import CliResult, run_cli
 from testing.conformance import conformance_json, validate_junit
-from testing.markdown_render import unclosed_details
+from testing.markdown_render import render_gfm
 from testing.repo import make_repo
 from testing.results import SAMPLE_FINDINGS, sample_finding, sample_result
 
@@ -137,15 +138,21 @@ def test_summary_shows_each_finding_body_escaped(tmp_path: Path) -> None:
     publish(result, io.StringIO())
     summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
     start = summary.index("- `app/x.py:4` Broad exception handler does nothing\\\n  minor · `model/readability` · from llm\n")
-    # Five lines: folded under the finding, quoted line by line.
+    # Six lines (the unclosed fence runs to the end and gets its closing line): folded under the
+    # finding, quoted line by line.
     folded = summary[start:].split("\n\n", 2)
-    assert folded[0].endswith("\n  <details><summary>Details (5 lines)</summary>")
+    assert folded[0].endswith("\n  <details><summary>Details (6 lines)</summary>")
     quoted = folded[1].splitlines()
     assert quoted[0] == "  > Rename it."
     assert quoted[1] == "  > &lt;img src=x onerror=alert(1)&gt; @\u200badmin"
+    assert quoted[2:] == ["  > ```", "  > unclosed fence", "  > </details>", "  > ```"]  # code, verbatim
     assert all(line.startswith("  >") for line in quoted), "every body line stays inside the quote"
-    assert "<img" not in summary and "&lt;/details&gt;" in summary
-    assert unclosed_details(summary) == 0, "the body's </details> closes none of ours"
+    assert "<img" not in summary
+    # As rendered, the body's </details> is code text and closes none of ours.
+    html = render_gfm(summary)
+    assert "<pre><code>unclosed fence\n&lt;/details&gt;\n</code></pre>" in html
+    outside_code = re.sub(r"<pre><code>.*?</code></pre>", "", html, flags=re.DOTALL)
+    assert outside_code.count("<details>") == outside_code.count("</details>") > 0
 
 
 @pytest.mark.parametrize(("typed", "meant"), [

@@ -1,4 +1,4 @@
-"""What the PR/MR conversation may feed into a review (seed 000, "What the reviewer reads").
+"""What the PR/MR conversation may feed into a review (and what it may not).
 
 From trusted authors only: a `REPRODUCTION:` comment (the harness's cases, an acceptance test),
 `REVIEW-REJECTED: <file>:<line> reason` lines (an earlier round argued a finding does not

@@ -1,4 +1,4 @@
-"""Review rounds on one PR/MR, and the cap (seed 000, "Fix rounds and the cap").
+"""Review rounds on one PR/MR, and the cap after which a person must look.
 
 Pure: the history comes from the summary comment's hidden metadata and goes back into it.
 Each distinct reviewed patch (`patch_sha256`) whose verdict is request_changes is one round;

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
+from reviewgate import progress
 from reviewgate.report.base import PublishLog, Sink, SinkContext
 from reviewgate.report.console import ConsoleSink
 from reviewgate.report.gitlab import CodeQualitySink
@@ -96,6 +97,7 @@ sinks: list[Sink] = [
 
 
 def publish(result: GateResult, stdout: TextIO) -> PublishLog:
+    progress.stage("publish")
     context = SinkContext(stdout=stdout)
     for sink in sinks:
         if sink.applies(result):

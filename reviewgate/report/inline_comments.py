@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewgate.escaping import markdown_code, markdown_suggestion, markdown_text, mask
+from reviewgate.escaping import markdown_body, markdown_code, markdown_suggestion, markdown_text, mask
 from reviewgate.findings import Finding
 from reviewgate.forge.conversation import GITHUB_TRUSTED_ASSOCIATIONS
 from reviewgate.forge.github_api import GithubApi, is_bot
@@ -80,7 +80,7 @@ def render_inline(finding: Finding, provider: str) -> str:
         f"{markdown_text(finding.title)}",
     ]
     if finding.body.strip():
-        lines += ["", markdown_text(truncate(finding.body.strip(), MAX_BODY_CHARS, "…"))]
+        lines += ["", markdown_body(truncate(finding.body.strip(), MAX_BODY_CHARS, "…"))]
     suggestion = suggestion_of(finding)
     if suggestion is not None:
         start, end, replacement = suggestion

@@ -1,8 +1,13 @@
 """junit.xml: one testcase per finding, so CI test views (GitLab, Jenkins) show the review.
 
 Blocking findings fail; suppressed (dismissed) ones are skipped with the reason; the others pass
-with the finding in system-out. `file` is set for GitLab; `line` is left out because junit-10.xsd
-(Jenkins' xunit) does not allow it.
+with the finding in system-out. The file validates against Jenkins' junit-10.xsd as it is, which
+strict readers (Jenkins' xunit plugin) check before reading anything: so a testcase has no `file`
+or `line` attribute (the XSD declares neither; pytest's default xunit2 family leaves them out for
+the same reason). GitLab reads a testcase's `name`, `classname`, `time`, the text of `failure`,
+`error` or `skipped`, and `system-out` (lib/gitlab/ci/parsers/test/junit.rb); its `file` only
+fills the Tests tab's file column, so the place is in the name instead (`rule at path:line:
+title`), and codequality.json links each finding to its line in the merge request.
 """
 
 from __future__ import annotations
@@ -72,11 +77,10 @@ class TestCase:
 
     __test__ = False  # not a pytest test class, whatever its name
 
-    def __init__(self, name: str, classname: str, *, file: str | None = None, stdout: str | None = None,
+    def __init__(self, name: str, classname: str, *, stdout: str | None = None,
                  elapsed_seconds: float | None = None) -> None:
         self.name = name
         self.classname = classname
-        self.file = file
         self.stdout = stdout
         self.elapsed_seconds = elapsed_seconds
         self.outcome: tuple[str, str | None, str | None, str | None] | None = None
@@ -85,7 +89,8 @@ class TestCase:
         self.outcome = ("failure", message, output, kind)
 
     def skip(self, message: str | None) -> None:
-        self.outcome = ("skipped", message, None, None)
+        # The reason is also the element's text: GitLab shows a skip's text, not its message.
+        self.outcome = ("skipped", message, message, None)
 
     def counts_as(self, kind: str) -> bool:
         if self.outcome is None or self.outcome[0] != kind:
@@ -99,8 +104,6 @@ class TestCase:
             attributes["time"] = f"{self.elapsed_seconds:f}"
         if self.classname:
             attributes["classname"] = self.classname
-        if self.file:
-            attributes["file"] = self.file
         element = Element("testcase", attributes)
         if self.outcome is not None and self.counts_as(self.outcome[0]):
             kind, message, output, written_type = self.outcome
@@ -129,7 +132,6 @@ def _finding_case(finding: Finding, blocking: bool) -> TestCase:
     case = TestCase(
         name=xml_text(f"{finding.rule_id} at {finding.location}: {one_line(finding.title)} [{finding.id}]"),
         classname=xml_text(f"reviewgate.{finding.source}"),
-        file=printable(finding.path) if finding.path else None,
         stdout=None if blocking else _describe(finding),
     )
     if finding.dismissed is not None:

@@ -3,14 +3,18 @@ run's summary and the PR comment (pr_comment.py puts its own lines on top).
 
 Built for reading at a glance: the verdict and the counts first, the blocking findings next (each
 place a link to the line at the head, where the forge's address is known), everything else
-folded in `<details>` blocks by severity, the help on answering a finding folded last. Each part
+folded in `<details>` blocks by rule, the help on answering a finding folded last. Each part
 is a Section (sections.py), so a forge's size limit leaves out whole entries from the end.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 from reviewgate.escaping import (
+    html_code,
     link_address,
+    markdown_body,
     markdown_cell,
     markdown_code,
     markdown_suggestion,
@@ -18,7 +22,7 @@ from reviewgate.escaping import (
     mask,
     one_line,
 )
-from reviewgate.findings import Finding, FindingClass, sort_key
+from reviewgate.findings import Finding, FindingClass, Severity, sort_key
 from reviewgate.gate import Decision
 from reviewgate.report.base import SUPPRESSED, SinkContext, finding_groups
 from reviewgate.report.files import write_text
@@ -64,11 +68,11 @@ MAX_OPEN_BODY_CHARS = 400
 
 
 def _quoted_body(finding: Finding, indent: str) -> list[str]:
-    """A finding's body, escaped like any untrusted text (a model wrote it), and quoted line by
-    line, so an unclosed code fence or a heading in it ends with the quote; folded when long."""
+    """A finding's body, escaped like any untrusted text (a model wrote it) but its fenced code
+    verbatim, and quoted line by line, so a heading in it ends with the quote; folded when long."""
     if not finding.body.strip():
         return []
-    lines = markdown_text(finding.body).splitlines()
+    lines = markdown_body(finding.body).splitlines()
     quoted = [f"> {line}".rstrip() for line in lines]
     if len(lines) > MAX_OPEN_BODY_LINES or len(finding.body) > MAX_OPEN_BODY_CHARS:
         quoted = fold(f"Details ({_plural(len(lines), 'line')})", quoted)[:-1]
@@ -95,16 +99,17 @@ def finding_entry(result: GateResult, finding: Finding, with_body: bool = True) 
 
 
 def counts_line(result: GateResult) -> str:
-    """`4 findings: **2 blocking** · 2 major · 1 minor · 1 nit`: how many of each at a glance."""
+    """`4 findings: 2 major · 1 minor · 1 nit. **2 block merging.**`: the counts by severity add up
+    to the total (the suppressed ones counted on their own), and how many block is said apart."""
     if not result.findings:
         return "No findings."
+    groups = " · ".join(f"{len(group)} {heading}" for heading, group in finding_groups(result.findings))
     blocking = len(result.verdict.blocking)
-    lead = f"**{blocking} blocking**" if blocking else "none blocking"
-    groups = [f"{len(group)} {heading}" for heading, group in finding_groups(result.findings)]
+    verb = "blocks" if blocking == 1 else "block"
+    lead = f"**{blocking} {verb} merging.**" if blocking else "None blocks merging."
     accepted = len(result.accepted_ids())
-    if accepted:
-        groups.append(f"{accepted} accepted")
-    return f"{_plural(len(result.findings), 'finding')}: {lead} · " + " · ".join(groups)
+    tail = f" {accepted} accepted by people (not blocking)." if accepted else ""
+    return f"{_plural(len(result.findings), 'finding')}: {groups}. {lead}{tail}"
 
 
 def verdict_section(result: GateResult, extra_notes: list[str] | None = None) -> Section:
@@ -145,18 +150,37 @@ def blocking_sections(result: GateResult) -> list[Section]:
     return sections
 
 
+def _rule_groups(findings: list[Finding]) -> list[tuple[str, list[Finding]]]:
+    """Findings by rule: the group with the most severe finding first, then the larger group, then
+    by rule id; inside a group, most severe first, then by place."""
+    groups: dict[str, list[Finding]] = {}
+    for item in sorted(findings, key=sort_key):
+        groups.setdefault(item.rule_id, []).append(item)
+    return sorted(groups.items(), key=lambda pair: (-pair[1][0].severity.rank, -len(pair[1]), pair[0]))
+
+
+def _severities(findings: list[Finding]) -> str:
+    """`3 major, 1 minor`: a group's findings by severity, most severe first."""
+    counts = Counter(item.severity for item in findings)
+    return ", ".join(f"{counts[severity]} {severity.value}" for severity in Severity if counts[severity])
+
+
 def folded_findings_sections(result: GateResult) -> list[Section]:
-    """The findings that do not block, one folded block per severity (then the dismissed ones)."""
+    """The findings that do not block, one folded block per rule (its rule id a code element, as
+    it is untrusted text from an imported or model finding), then the dismissed ones folded."""
+    rest = [item for item in result.findings if not result.is_blocking(item) and item.dismissed is None]
     sections: list[Section] = []
-    for heading, group in finding_groups(result.findings):
-        rest = [item for item in group if not result.is_blocking(item)]
-        if not rest:
-            continue
-        noun = f"{heading} finding"
-        summary = _plural(len(rest), noun) + ("" if heading == SUPPRESSED else ", not blocking")
-        lines = fold(summary, [])
-        sections.append(Section(f"the {heading} findings", lines[:2], [finding_entry(result, item) for item in rest],
+    for rule, group in _rule_groups(rest):
+        lines = fold(f"{html_code(rule)}: {_plural(len(group), 'finding')} ({_severities(group)}), not blocking", [])
+        noun = f"{markdown_code(rule)} finding"  # the left-out line is Markdown: the rule id as a code span
+        sections.append(Section(f"the {noun}s", lines[:2], [finding_entry(result, item) for item in group],
                                 lines[2:], noun=noun))
+    dismissed = sorted((item for item in result.findings if item.dismissed is not None), key=sort_key)
+    if dismissed:
+        noun = f"{SUPPRESSED} finding"
+        lines = fold(_plural(len(dismissed), noun), [])
+        sections.append(Section(f"the {SUPPRESSED} findings", lines[:2],
+                                [finding_entry(result, item) for item in dismissed], lines[2:], noun=noun))
     return sections
 
 

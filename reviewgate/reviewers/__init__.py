@@ -9,6 +9,7 @@ from reviewgate.config import Config, ReviewerSettings
 from reviewgate.errors import ConfigError, UsageError
 from reviewgate.reviewers.base import Reviewer
 from reviewgate.reviewers.builtin import BuiltinReviewer
+from reviewgate.text import did_you_mean
 
 ReviewerFactory = Callable[[ReviewerSettings], Reviewer]
 
@@ -71,9 +72,9 @@ def build_reviewers(config: Config) -> list[Reviewer]:
             known = ", ".join(sorted(providers))
             where = (f"{settings.source}: reviewer.{name}.provider: {settings.provider!r}" if name in config.reviewers
                      else _named_by(config, name))
-            raise UsageError(
-                f"{where}: unknown reviewer; expected one of {known}, or a [reviewer.{name}] table naming a provider"
-            )
+            typed, names = (settings.provider, providers) if name in config.reviewers else (name, [*providers, *config.reviewers])
+            raise UsageError(f"{where}: unknown reviewer; expected one of {known}, or a [reviewer.{name}] table naming "
+                             f"a provider{did_you_mean(typed, names)}")
         missing = missing_settings(config, name)
         if missing is not None:
             raise missing

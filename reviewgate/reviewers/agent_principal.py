@@ -31,7 +31,8 @@ from reviewgate.cache_trust import CACHE_KEY_VARIABLE
 from reviewgate.trusted_programs import TrustedProgram, resolve, resolve_with_interpreter, verify_can_replace
 
 # _UidLease is private to the verify's module: imported, not copied, so both share one uid lease.
-from reviewgate.verify.principal import Boundary, Sandbox, _UidLease, boundary
+from reviewgate.verify.principal import Boundary, _UidLease, boundary
+from reviewgate.verify.sweep import empty_uid
 
 # Locale and time zone: how the CLI prints, nothing it could be steered by.
 BASIC_VARIABLES = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ")
@@ -132,7 +133,7 @@ class AgentPrincipal:
             yield home
         finally:
             if self.uid is not None:
-                Sandbox(self.boundary, home, home, home, home).kill_leftovers()
+                empty_uid(self.uid)
             shutil.rmtree(home, ignore_errors=True)
 
 

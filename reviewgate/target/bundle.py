@@ -1,4 +1,4 @@
-"""Document bundles (seed 003's standalone mode): freeze a set of plan, spec or documentation
+"""Document bundles (the standalone mode): freeze a set of plan, spec or documentation
 files, not a diff, so the same reviewers, report and exit codes apply.
 
 Each document becomes an ADDED FileChange whose every line is added, so reviewers and lenses

@@ -1,6 +1,6 @@
 """Which changed files the reviewer is not given, and why (the reason goes into report.json).
 
-Seed 000: lock files, minified files and generated types are left out unless the change is
+Lock files, minified files and generated types are left out unless the change is
 about them; the user's gitignore-style `exclude` adds to that and `include` forces back in.
 Beyond those: generated-code markers, vendored trees, and files that cannot be reviewed at all
 (binary, submodule pointers, over the size cap): those are listed as not reviewed, always.
@@ -258,7 +258,7 @@ def split_files(
     files: list[FileChange], rules: ExclusionRules, headers: Mapping[str, str] | None = None
 ) -> tuple[list[FileChange], list[ExcludedFile]]:
     """Reviewed and excluded files. When every reviewable file would be excluded by policy the
-    change is about them, so they are all reviewed (seed 000: "unless the ticket is about them").
+    change is about them, so they are all reviewed (a change about them is reviewed as such).
     Files that cannot be reviewed (binary, submodule, over the cap) stay listed as not reviewed."""
     reviewed: list[FileChange] = []
     unreviewable: list[ExcludedFile] = []

@@ -50,8 +50,8 @@ HEADER_BYTES = 2048
 
 
 class DocumentIdentity(NamedTuple):
-    """One document of a bundle: where it is and what its bytes hash to (seed 003: ordered
-    file identities; the frozen record never embeds the raw bytes)."""
+    """One document of a bundle: where it is and what its bytes hash to (ordered file
+    identities; the frozen record never embeds the raw bytes)."""
 
     path: str
     sha256: str

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reviewgate.errors import UsageError
+from reviewgate.errors import BlockedError, UsageError
 from reviewgate.text import decode_text
 from reviewgate.trusted_programs import TrustedProgram, resolve
 from reviewgate.workspace_owner import owner_to_inherit
@@ -106,9 +106,17 @@ def git_environment() -> dict[str, str]:
     return env
 
 
+# Exit 3, not 2: nothing the user typed is wrong; the runner lacks a tool, so the review could
+# not be done, and a missing tool must never read as an approval or a usage mistake.
+GIT_NOT_FOUND = ("git is needed and was not found on PATH: install git or add its directory to PATH "
+                 "(exit 3: the review could not be done; this says nothing about the code)")
+
+
 @functools.cache
-def _sealed_git() -> TrustedProgram | None:
-    return resolve("git") if shutil.which("git") else None
+def _sealed_git() -> TrustedProgram:
+    if shutil.which("git") is None:
+        raise BlockedError(GIT_NOT_FOUND)  # not cached: raised again at the next call
+    return resolve("git")
 
 
 def git_program() -> str:
@@ -116,8 +124,6 @@ def git_program() -> str:
     the verify): a `git` the branch's code puts earlier on PATH afterwards is never the one run,
     and a change to the one found blocks (trusted_programs.py)."""
     git = _sealed_git()
-    if git is None:
-        return "git"
     git.check(content=False)
     return str(git.path)
 

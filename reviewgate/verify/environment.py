@@ -59,6 +59,18 @@ def is_withheld(name: str, reviewer_keys: Collection[str]) -> bool:
             or name in reviewer_keys)
 
 
+# Credentials a runner or the action puts in the job's environment (besides FORGE_TOKENS, the
+# cache key and the reviewers' keys): with no boundary, a step can read them from /proc.
+RUNNER_CREDENTIALS = frozenset({"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "INPUT_GITHUB-TOKEN",
+                                "INPUT_GITHUB_TOKEN"})
+
+
+def credentials_in(environ: Mapping[str, str], reviewer_keys: Collection[str]) -> list[str]:
+    """The credentials set in `environ`: a forge or runner token, a reviewer's key, the cache key."""
+    return sorted(name for name, value in environ.items() if value and (
+        name in FORGE_TOKENS or name in GATE_SECRETS or name in RUNNER_CREDENTIALS or name in reviewer_keys))
+
+
 def is_runner_basic(name: str) -> bool:
     return name in RUNNER_BASICS or name.startswith(RUNNER_BASIC_PREFIXES) or name in CI_METADATA
 

@@ -15,10 +15,13 @@ from pathlib import Path
 
 from reviewgate.text import truncate
 from reviewgate.verify.logs import SecretMasker
+from reviewgate.verify.read_back import ReadBackError, read_back
 
 # junit.xml is one testcase per imported case; a cap keeps a runaway suite from flooding it.
 MAX_IMPORTED_CASES = 5000
 MAX_MESSAGE_CHARACTERS = 2000
+# The file is read whole before it is parsed: a suite of MAX_IMPORTED_CASES cases fits well in this.
+MAX_JUNIT_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,21 @@ def _case_result(case: ElementTree.Element, masker: SecretMasker) -> tuple[bool,
     return True, ""
 
 
-def read_junit(path: Path, masker: SecretMasker) -> ImportedTests:
+def read_junit(path: Path, masker: SecretMasker, *, within: Path | None = None,
+               written_after: float | None = None) -> ImportedTests:
+    """The cases of the JUnit file `path`, read only as a regular file inside `within` (default:
+    its own directory) of at most MAX_JUNIT_BYTES, modified after `written_after` when given."""
     try:
-        root = ElementTree.parse(path).getroot()
+        file = read_back(path, path.parent if within is None else within, MAX_JUNIT_BYTES)
     except FileNotFoundError:
         return ImportedTests((), f"{path.name}: not found (the test step did not write it)")
-    except (OSError, ElementTree.ParseError) as error:
+    except ReadBackError as error:
+        return ImportedTests((), f"{path.name} {error}; not imported")
+    if written_after is not None and file.modified < written_after:
+        return ImportedTests((), f"{path.name} was not written by this run; not imported")
+    try:
+        root = ElementTree.fromstring(file.data)
+    except ElementTree.ParseError as error:
         return ImportedTests((), f"{path.name}: not readable JUnit XML: {masker.mask(str(error))}")
     if root.tag not in ("testsuites", "testsuite"):
         return ImportedTests((), f"{path.name}: not JUnit XML (root element <{root.tag}>)")

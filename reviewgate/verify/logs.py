@@ -189,6 +189,9 @@ class StepLog:
         # it drops what it reads instead of writing to a closed file.
         self._lock = threading.Lock()
         self._closed = False
+        # The first error writing the file (a full disk): the output is still read to its end,
+        # so the step never blocks on a full pipe, but no longer written here.
+        self.write_error: OSError | None = None
 
     def _emit(self, text: str, capped: bool = True) -> None:
         with self._lock:
@@ -196,8 +199,12 @@ class StepLog:
                 return
             if capped:
                 text = self.cap.feed(text)
-            self._file.write(text)
-            self._file.flush()
+            if self.write_error is None:
+                try:
+                    self._file.write(text)
+                    self._file.flush()
+                except OSError as error:
+                    self.write_error = error
             if self.ci_log is not None:
                 self.ci_log.write(text)
 
@@ -242,7 +249,10 @@ class StepLog:
         self._emit(self.cap.finish(), capped=False)
         with self._lock:
             self._closed = True
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError as error:  # what was still buffered could not be written
+                self.write_error = self.write_error or error
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:

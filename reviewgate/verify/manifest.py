@@ -48,6 +48,16 @@ _ALLOWED_KEYS: Mapping[str, tuple[str, ...]] = {
     "ready": ("url", "tcp", "run", "timeout", "interval", "expect", "cwd", "env"),
 }
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Variables that make a program load or run other code than it was asked to: the dynamic
+# loader's, the ones glibc drops for setuid programs (unsecvars.h), and the shells' and Python's
+# start-up files. The branch writes the manifest: set in its `env`, they would reach whatever
+# reads the environment before the step's own shell. Inside `run` they reach only the step.
+LOADER_VARIABLES = frozenset({
+    "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_TRACE",
+    "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",
+    "BASH_ENV", "ENV", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT",
+})
+LOADER_VARIABLE_PREFIXES = ("LD_", "MALLOC_")
 _PORT_RANGE = (1, 65535)  # TCP ports; 0 means "any" to the kernel, which cannot be declared
 _STATUS_RANGE = (100, 599)  # RFC 9110 section 15: three-digit status codes 1xx to 5xx
 
@@ -159,6 +169,9 @@ class _Table(TableReader):
         for name, item in value.items():
             if not _VARIABLE_NAME.match(name):
                 raise self.error(f"{key}.{name}", "expected a variable name (letters, digits, _)")
+            if name in LOADER_VARIABLES or name.startswith(LOADER_VARIABLE_PREFIXES):
+                raise self.error(f"{key}.{name}", "changes what code programs load, so it is not accepted in a "
+                                 f"manifest env; set it inside the step's `run` instead (run = \"{name}=... command\")")
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
                 raise self.error(f"{key}.{name}", f"expected a string or number, got {item!r}")
             result[name] = item if isinstance(item, str) else str(item)

@@ -21,6 +21,7 @@ else:
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import os
 import shutil
@@ -28,11 +29,13 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from reviewgate.verify.sweep import Adopter, describe_process, empty_uid, processes_of
 
 # Dedicated uids are taken from this range, one per concurrent run; none should have a passwd
 # entry (a uid some account or service uses is skipped).
@@ -190,6 +193,30 @@ def same_user_limits() -> tuple[str, ...]:
     return () if os.geteuid() == 0 else boundary().limits
 
 
+# Groups whose members can become root (the Docker or LXD socket, sudo, raw disks).
+_ROOT_GROUPS = ("docker", "lxd", "sudo", "wheel", "disk", "root")
+
+
+def kept_groups() -> str | None:
+    """What the verify keeps of the gate user's supplementary groups where it cannot drop them (a
+    normal user: setgroups needs root, and a user namespace keeps them), as a note; None as root."""
+    if os.geteuid() == 0:
+        return None
+    import grp
+
+    names = []
+    for gid in sorted(set(os.getgroups()) - {os.getegid()}):
+        try:
+            names.append(grp.getgrgid(gid).gr_name)
+        except KeyError:
+            names.append(str(gid))
+    if not names:
+        return None
+    root = [name for name in names if name in _ROOT_GROUPS]
+    warning = f": {', '.join(root)} means root" if root else ""
+    return f"keeps the gate user's supplementary groups {', '.join(names)} (a normal user cannot drop them){warning}"
+
+
 def make_gate_undumpable() -> None:
     """/proc/<gate>/environ, mem and ptrace become root's only (prctl PR_SET_DUMPABLE 0): a step
     running as the same user cannot read the gate's token from there. Children exec'd later get
@@ -215,6 +242,11 @@ class _UidLease:
         import psutil
 
         _LOCK_DIRECTORY.mkdir(mode=0o700, exist_ok=True)
+        # In the shared temp dir: one another user made (or a link) could hand out or hold the locks.
+        info = os.lstat(_LOCK_DIRECTORY)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            raise OSError(f"{_LOCK_DIRECTORY} is not a directory of the gate's own, writable by it alone: "
+                          "the verify's uids cannot be leased safely (remove it and re-run)")
         busy = {process.info["uids"].real for process in psutil.process_iter(["uids"])
                 if process.info.get("uids") is not None}
         for uid in range(VERIFY_UID_FIRST, VERIFY_UID_FIRST + VERIFY_UID_COUNT):
@@ -251,6 +283,10 @@ class Sandbox:
     home: Path
     temp: Path
     notes: list[str] = field(default_factory=list)
+    # Processes of the dedicated uid that outlived teardown: the checkout's `.git` then stays
+    # closed to others, and the verify is blocked.
+    occupied: list[str] = field(default_factory=list)
+    adopter: Adopter | None = None
 
     @property
     def launcher(self) -> Launcher:
@@ -279,22 +315,18 @@ class Sandbox:
             return False
 
     def kill_leftovers(self) -> list[str]:
-        """Every process still running as the dedicated uid, whatever its environment: killed."""
-        if self.boundary.uid is None:
-            return []
-        import psutil
-
-        killed = []
-        for process in psutil.process_iter(["uids", "cmdline", "name"]):
-            uids = process.info.get("uids")
-            if uids is None or self.boundary.uid not in (uids.real, uids.effective):
-                continue
-            try:
-                process.kill()
-                killed.append(f"pid {process.pid} ({' '.join(process.info.get('cmdline') or []) or process.info.get('name')})"[:200])
-            except psutil.Error:
-                continue
-        return killed
+        """Every process the verify left, killed until none is left (`occupied` names what
+        outlived that): as root every process of the dedicated uid, whatever its environment and
+        however often it changes its pid; as the gate's user without a pid namespace every
+        process that re-parented to the gate (a subreaper while the verify runs)."""
+        if self.boundary.uid is not None:
+            found = [describe_process(process) for process in processes_of(self.boundary.uid)]
+            self.occupied = empty_uid(self.boundary.uid)
+            return found
+        if self.adopter is not None:
+            found, self.occupied = self.adopter.kill_adopted()
+            return found
+        return []
 
 
 def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> list[str]:
@@ -325,10 +357,31 @@ def _copy_tree(source: Path, destination: Path, leave_out: tuple[Path, ...]) -> 
         return ignored
 
     try:
-        shutil.copytree(source, destination, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+        shutil.copytree(source, destination, symlinks=True, ignore=ignore, dirs_exist_ok=True,
+                        copy_function=_copy_file)
     except shutil.Error as error:
         skipped += [str(item[0]) for item in error.args[0]][:20]
+    except _DiskFull as full:
+        raise full.error from None
     return skipped
+
+
+class _DiskFull(Exception):
+    """A full disk while copying: copytree would list it as one more file not copied; the verify
+    is blocked instead (it is no file's fault)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _copy_file(source: str, destination: str) -> object:
+    try:
+        return shutil.copy2(source, destination)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise _DiskFull(error) from error
+        raise
 
 
 def _hand_over(root: Path, uid: int) -> None:
@@ -342,9 +395,11 @@ def _hand_over(root: Path, uid: int) -> None:
 
 
 @contextmanager
-def _closed_to_others(path: Path, closing: bool) -> Iterator[None]:
+def _closed_to_others(path: Path, closing: bool, empty: Callable[[], bool]) -> Iterator[None]:
     """While the verify runs as another uid, `path` (the checkout's `.git`: its config can hold
-    the job's token) is closed to everyone but its owner; its mode comes back afterwards."""
+    the job's token) is closed to everyone but its owner. Its mode comes back only once `empty`
+    says no process of that uid is left; otherwise it stays closed (the job's end discards it,
+    or `chmod o+rx .git` restores it by hand once the processes are gone)."""
     if not closing or not path.is_dir() or path.is_symlink():
         yield
         return
@@ -353,7 +408,8 @@ def _closed_to_others(path: Path, closing: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        os.chmod(path, mode)
+        if empty():
+            os.chmod(path, mode)
 
 
 def _remove(root: Path) -> None:
@@ -361,7 +417,8 @@ def _remove(root: Path) -> None:
     def make_writable(function: object, path: str, _error: object) -> None:
         try:
             os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
+            if not os.path.islink(path):  # chmod would change the link's target, anywhere
+                os.chmod(path, 0o700)
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
@@ -382,6 +439,7 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
     try:
         chosen = boundary(uid)
         root = Path(tempfile.mkdtemp(prefix="reviewgate-verify-"))
+        sandbox: Sandbox | None = None
         try:
             tree, home, temp = root / "tree", root / "home", root / "tmp"
             skipped = _copy_tree(repo, tree, leave_out)
@@ -389,12 +447,21 @@ def verify_sandbox(repo: Path, leave_out: tuple[Path, ...] = ()) -> Iterator[San
             temp.mkdir()
             if uid is not None:
                 _hand_over(root, uid)
-            sandbox = Sandbox(chosen, root, tree, home, temp)
+            # Without a pid namespace or a uid of its own, what a step leaves behind is found as
+            # the gate's adopted children.
+            adopter = Adopter.start() if uid is None and not chosen.namespaces else None
+            sandbox = Sandbox(chosen, root, tree, home, temp, adopter=adopter)
+            groups = kept_groups()
+            if groups:
+                sandbox.notes.append(f"the verify {groups}")
             if skipped:
                 sandbox.notes.append(f"not copied into the verify's tree (special files): {', '.join(skipped[:10])}")
-            with _closed_to_others(repo / ".git", uid is not None):
+            with _closed_to_others(repo / ".git", uid is not None,
+                                   lambda: uid is None or not (sandbox.occupied or empty_uid(uid))):
                 yield sandbox
         finally:
+            if sandbox is not None and sandbox.adopter is not None:
+                sandbox.adopter.stop()
             _remove(root)
     finally:
         lease.release()

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -34,24 +37,58 @@ SHELL = "/bin/sh"  # POSIX: every step is `sh -c RUN`, never a command we build 
 RUN_COOKIE_VARIABLE = "REVIEWGATE_RUN_COOKIE"
 
 
+# What every wrapper before the step's shell runs with (unshare, the keep-alive init, setpriv, some
+# as root): a fixed environment, never the step's. The step's environment (built from the
+# manifest, which the branch writes) reaches only the shim below, the last wrapper, which runs
+# after the uid switch, the namespaces and no-new-privs.
+LAUNCHER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The shim reads the step's environment as `export NAME='value'` lines from its stdin (a file
+# the gate wrote and unlinked: never a command line, argv is world-readable in /proc), gives the
+# step /dev/null as stdin, enters the step's directory as the step's own user and execs its shell.
+STEP_SHIM = 'eval "$(cat)" || exit 126; exec </dev/null; cd -- "$1" || exit 126; exec /bin/sh -c "$2"'
+_EXPORTABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def launcher_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The wrappers' fixed environment; the run cookie too, so teardown finds them if they escaped."""
+    fixed = {"PATH": LAUNCHER_PATH}
+    if RUN_COOKIE_VARIABLE in env:
+        fixed[RUN_COOKIE_VARIABLE] = env[RUN_COOKIE_VARIABLE]
+    return fixed
+
+
+def environment_script(env: Mapping[str, str]) -> bytes:
+    """`env` as shell exports, each value quoted (a name a shell cannot export is left out)."""
+    lines = [f"export {name}={shlex.quote(value)}\n" for name, value in env.items() if _EXPORTABLE.match(name)]
+    if "PATH" not in env:
+        lines.append("unset PATH\n")
+    return "".join(lines).encode("utf-8", "surrogateescape")
+
+
 def spawn(command: str, cwd: Path, env: Mapping[str, str],
           launcher: Launcher | None = None, *, keep_alive: bool = False) -> subprocess.Popen[bytes]:
-    """`sh -c command` in a new session (so its own process group), output on one pipe, started
-    through the verify's `launcher` (another uid, its own namespaces: verify/principal.py).
-    `keep_alive`: the start step, whose app may daemonize and outlive its shell."""
-    shell = [SHELL, "-c", command]
-    return subprocess.Popen(
-        launcher.command(shell, keep_alive=keep_alive) if launcher else shell,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        user=launcher.user if launcher else None,
-        group=launcher.group if launcher else None,
-        extra_groups=[] if launcher and launcher.user is not None else None,
-    )
+    """`sh -c command` in `cwd` with `env`, in a new session (so its own process group), output on
+    one pipe, started through the verify's `launcher` (another uid, its own namespaces:
+    verify/principal.py) and the step shim. `keep_alive`: the start step, whose app may daemonize
+    and outlive its shell."""
+    if not cwd.is_dir():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(cwd))
+    shim = [SHELL, "-c", STEP_SHIM, "reviewgate-step", str(cwd), command]
+    with tempfile.TemporaryFile() as environment:
+        environment.write(environment_script(env))
+        environment.seek(0)
+        return subprocess.Popen(
+            launcher.command(shim, keep_alive=keep_alive) if launcher else shim,
+            cwd="/",  # the shim enters `cwd` as the step's user: a link there cannot take root elsewhere
+            env=launcher_environment(env),
+            stdin=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            user=launcher.user if launcher else None,
+            group=launcher.group if launcher else None,
+            extra_groups=[] if launcher and launcher.user is not None else None,
+        )
 
 
 def _alive(process: psutil.Process) -> bool:

@@ -102,7 +102,10 @@ def probe_command(
     command: str, cwd: Path, env: Mapping[str, str], timeout: float, log: StepLog,
     launcher: Launcher | None = None,
 ) -> str | None:
-    process = spawn(command, cwd, env, launcher)
+    try:
+        process = spawn(command, cwd, env, launcher)
+    except OSError as error:
+        return f"could not start in {cwd.name}: {error.strerror or error}"
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

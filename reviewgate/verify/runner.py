@@ -8,11 +8,12 @@ during the verify: the running step is stopped, teardown runs, the outcome is BL
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -26,6 +27,7 @@ from reviewgate.verify.cancellation import POLL_SECONDS, Cancellation
 from reviewgate.verify.environment import (
     SecretGrant,
     check_preconditions,
+    credentials_in,
     passed_secret_names,
     step_environment,
 )
@@ -34,7 +36,7 @@ from reviewgate.verify.junit_import import read_junit
 from reviewgate.verify.logs import CiLog, SecretMasker, StepLog, log_tail
 from reviewgate.verify.manifest import STEP_ORDER, Manifest, Step
 from reviewgate.verify.outcome import ReproductionStatus, StepResult, VerifyOutcome, VerifyStatus
-from reviewgate.verify.principal import Sandbox, verify_sandbox
+from reviewgate.verify.principal import Sandbox, boundary, verify_sandbox
 from reviewgate.verify.processes import (
     KILL_WAIT_SECONDS,
     kill_escaped,
@@ -42,9 +44,12 @@ from reviewgate.verify.processes import (
     terminate_tree,
     wait_ports_free,
 )
-from reviewgate.verify.readiness import wait_ready
+from reviewgate.verify.readiness import ReadyResult, wait_ready
+from reviewgate.verify.sweep import EMPTY_UID_SECONDS
 
 LOG_DIRECTORY = "verify"
+# Errors writing the gate's own files that are the runner's state, not the branch's doing.
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT)
 # A foreground step past its timeout, cancelled, or leaving background processes behind:
 # SIGTERM to its group, this long, then SIGKILL.
 STEP_GRACE = 5.0
@@ -99,15 +104,21 @@ class _Verify:
         self.imported: tuple[tuple[str, str, bool, str], ...] = ()
         self.notes: list[str] = []
         self.survivors: list[str] = []
+        self.write_errors: list[str] = []  # the gate's own files it could not write (a full disk)
 
     # -- helpers ---------------------------------------------------------------------------
     def _relative(self, path: Path) -> str:
         return printable(str(path))
 
     def _cwd(self, cwd: str | None) -> Path:
-        """Steps run in the verify's own copy of the tree, never in the gate's checkout."""
+        """Steps run in the verify's own copy of the tree, never in the gate's checkout: a `cwd`
+        that is a link out of it (committed by the branch) is an OSError."""
         tree = self.sandbox.tree
-        return tree / cwd if cwd else tree
+        if not cwd:
+            return tree
+        if os.path.lexists(tree / cwd) and not self.sandbox.contains(tree / cwd):
+            raise OSError(errno.EXDEV, "leads outside the verify's tree through a link", cwd)
+        return tree / cwd
 
     def _fail(self, step: str, title: str, detail: str, command: str, log: Path | None) -> None:
         if self.failure is None:
@@ -151,7 +162,10 @@ class _Verify:
         return StepLog(self.log_dir / f"{name}.log", self.masker, self.ci_log if echo else None, self.log_limit)
 
     def _closed(self, name: str, log: StepLog) -> None:
-        """After a log is closed: say in the notes when its output was cut to the limit."""
+        """After a log is closed: say in the notes when its output was cut to the limit, and keep
+        what kept it from being written (a full disk blocks the verify)."""
+        if log.write_error is not None:
+            self.write_errors.append(f"writing {log.path.name}: {(log.write_error.strerror or str(log.write_error)).lower()}")
         if log.left_out:
             self.notes.append(
                 f"{name}: {log.left_out} bytes of output left out of {log.path.name} and the CI log "
@@ -214,16 +228,10 @@ class _Verify:
         """Exit 0 passes, unless the app's own JUnit results (when `junit` is set) say a test failed."""
         if not step.junit:
             return True, ""
-        path = self._cwd(step.cwd) / step.junit
-        if path.exists() and not self.sandbox.contains(path):
-            # A link out of the verify's tree would have the gate read (and publish) its own files.
-            self.notes.append(f"{step.name}: {step.junit} leads outside the verify's tree; not imported")
-            return True, ""
         wall_start = time.time() - (time.monotonic() - started)
-        if path.exists() and path.stat().st_mtime < wall_start - 1:
-            self.notes.append(f"{step.name}: {step.junit} was not written by this run; not imported")
-            return True, ""
-        imported = read_junit(path, self.masker)
+        # Read only if the open file lies in the tree, wherever links in its path lead.
+        imported = read_junit(self.sandbox.tree / (step.cwd or "") / step.junit, self.masker, within=self.sandbox.tree,
+                              written_after=wall_start - 1)
         self.imported = imported.cases
         if imported.problem:
             self.notes.append(f"{step.name}: {imported.problem}")
@@ -267,18 +275,24 @@ class _Verify:
         log_path = log.path
         self.ci_log.begin("ready", f"verify: ready: {check.describe()}")
         started = time.monotonic()
-        result = wait_ready(
-            check,
-            start=self.start_process,
-            cwd=self._cwd(check.cwd),
-            env=self._environment(check.env),
-            log=log,
-            cancellation=self.cancellation,
-            launcher=self.sandbox.launcher,
-        )
+        try:
+            cwd = self._cwd(check.cwd)
+        except OSError as error:
+            result = ReadyResult(False, f"could not start in {check.cwd}: {error.strerror or error}", 0)
+        else:
+            result = wait_ready(
+                check,
+                start=self.start_process,
+                cwd=cwd,
+                env=self._environment(check.env),
+                log=log,
+                cancellation=self.cancellation,
+                launcher=self.sandbox.launcher,
+            )
         if not result.ready:
             log.note(result.detail)
         log.close()
+        self._closed("ready", log)
         self.ci_log.end(
             f"verify: ready: {'ready' if result.ready else result.detail} "
             f"({time.monotonic() - started:.1f} s)"
@@ -415,6 +429,15 @@ class _Verify:
             notes=tuple(self.masker.mask(note) for note in (*self.sandbox.notes, *self.notes)),
             boundary=self.sandbox.boundary.describe(),
         )
+        if self.sandbox.occupied:
+            left = "; ".join(self.masker.mask(item) for item in self.sandbox.occupied[:5])
+            closed = "; the checkout's .git stays closed to other users" if self.sandbox.boundary.uid else ""
+            reason = (f"{len(self.sandbox.occupied)} process(es) the verify started still ran after "
+                      f"{EMPTY_UID_SECONDS:g} s of SIGKILL at teardown ({left}){closed}")
+            return base._replace(status=VerifyStatus.BLOCKED, reason=reason)
+        if self.write_errors:
+            reason = f"the verify's logs could not be written ({'; '.join(self.write_errors)}): {_RUNNER_SIDE}"
+            return base._replace(status=VerifyStatus.BLOCKED, reason=reason)
         if self.cancellation.cancelled:
             where = f" during {self.interrupted_step}" if self.interrupted_step else ""
             reason = f"cancelled ({self.cancellation.signal_name}){where}; teardown ran"
@@ -439,6 +462,17 @@ class _Verify:
         )
 
 
+_RUNNER_SIDE = "the runner's side, not the branch's: free space on the runner and re-run"
+
+
+def _disk_trouble(error: OSError, manifest: Manifest, started: float) -> VerifyOutcome:
+    """The verify could not go on because the gate could not write (a full disk): blocked."""
+    where = f" ({printable(str(error.filename))})" if error.filename else ""
+    return VerifyOutcome(status=VerifyStatus.BLOCKED, manifest=manifest.source,
+                         reason=f"{(error.strerror or str(error)).lower()}{where} during the verify: {_RUNNER_SIDE}",
+                         duration_seconds=time.monotonic() - started)
+
+
 def _clear_old_logs(log_dir: Path) -> None:
     """Step logs of an earlier run in the same output dir would pass for this run's. Only our
     own `<step>.log` files go: the output dir may be one the user shares with other files."""
@@ -448,6 +482,22 @@ def _clear_old_logs(log_dir: Path) -> None:
         raise UsageError(f"--output-dir: cannot create {log_dir}: {error.strerror or error}") from error
     for name in STEP_ORDER:
         (log_dir / f"{name}.log").unlink(missing_ok=True)
+
+
+def exposed_without_isolation(environ: Mapping[str, str], reviewer_keys: Collection[str]) -> str | None:
+    """Why the verify may not run here: no boundary at all (the gate's user, no namespaces, so
+    any step can read the job's credentials in the /proc of the runner's processes) while the
+    job holds credentials. None when there is a boundary or nothing to take."""
+    if os.geteuid() == 0 or boundary().kind != "same user":
+        return None
+    exposed = credentials_in(environ, reviewer_keys)
+    if not exposed:
+        return None
+    return (f"the verify would run the branch's code as this same user without namespaces while "
+            f"{', '.join(exposed)} {'is' if len(exposed) == 1 else 'are'} in the job's environment (a process of this "
+            "user can read it from /proc); use the container action, run the gate as root, or run the verify in a "
+            "job without secrets; or accept this with --allow-verify-without-isolation (action input "
+            "allow-verify-without-isolation); nothing was started.")
 
 
 def run_verify(
@@ -461,17 +511,20 @@ def run_verify(
     grant: SecretGrant | None = None,
     log_limit: int = DEFAULT_LOG_LIMIT,
     leave_out: tuple[Path, ...] = (),
+    allow_without_isolation: bool = False,
 ) -> VerifyOutcome:
     """Run the manifest on a copy of `repo` (less `.git`, the output dir and `leave_out`) as the
     verify's own principal (verify/principal.py); logs in `<output_dir>/verify/`, streamed to
-    `stdout`. Without a `grant`, the manifest's own `secrets` are granted (a local run by name)."""
+    `stdout`. Without a `grant`, the manifest's own `secrets` are granted (a local run by name).
+    `allow_without_isolation`: run even with no boundary while the job holds credentials."""
     env = os.environ if environ is None else environ
     grant = grant or SecretGrant(granted=frozenset(manifest.secrets))
     started = time.monotonic()
     secret_names = passed_secret_names(manifest, grant)
     masker = SecretMasker(env.get(name, "") for name in secret_names)
     ci_log = CiLog(stdout, ci, masker)
-    problem = check_preconditions(manifest, grant, env)
+    problem = check_preconditions(manifest, grant, env) or \
+        (None if allow_without_isolation else exposed_without_isolation(env, grant.reviewer_keys))
     if problem is not None:
         ci_log.line(f"verify: blocked: {problem}")
         return VerifyOutcome(
@@ -483,13 +536,19 @@ def run_verify(
         )
     log_dir = output_dir / LOG_DIRECTORY
     _clear_old_logs(log_dir)
-    with Cancellation().handling_signals() as cancellation, \
-            verify_sandbox(repo, (output_dir, *leave_out)) as sandbox:
-        verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, sandbox,
-                         log_limit)
-        try:
-            verify.stand_up_and_test()
-        finally:
-            verify.teardown()
-        outcome = verify.outcome(time.monotonic() - started)
+    try:
+        with Cancellation().handling_signals() as cancellation, \
+                verify_sandbox(repo, (output_dir, *leave_out)) as sandbox:
+            verify = _Verify(manifest, repo, log_dir, ci_log, masker, env, secret_names, cancellation, sandbox,
+                             log_limit)
+            try:
+                verify.stand_up_and_test()
+            finally:
+                verify.teardown()
+            outcome = verify.outcome(time.monotonic() - started)
+    except OSError as error:
+        if error.errno not in _DISK_ERRORS:
+            raise
+        ci_log.line(f"verify: blocked: {error.strerror}")
+        outcome = _disk_trouble(error, manifest, started)
     return outcome._replace(notes=(*grant.notes, *outcome.notes))

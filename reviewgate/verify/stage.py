@@ -30,6 +30,7 @@ def verify_repository(
     grant_commit: str | None = None,
     guarded_commits: tuple[str, ...] = (),
     leave_out: tuple[Path, ...] = (),
+    allow_without_isolation: bool = False,
 ) -> VerifyOutcome:
     """The verify for one gate run: ABSENT when disabled (--no-verify, verify.enabled = false)
     or when the repository has no manifest (seed 000: "A repository without
@@ -67,6 +68,7 @@ def verify_repository(
         grant=secret_grant(repo, config, manifest, grant_commit),
         log_limit=config.verify.log_limit,
         leave_out=leave_out,
+        allow_without_isolation=allow_without_isolation,
     )
     changed = take_fingerprint(repo, guarded_commits).changed_since(before)
     if not changed:

@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, runtime_checkable
 
+from reviewgate import progress
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
@@ -178,11 +179,17 @@ def _per_file_here(
     tests lens, then the tests lens with them: each file parsed once."""
     files = request.target.files
     with_shapes = any(shapes_lens.wants_shapes(request) for lens in shaped if (shapes_lens := _shapes_lens(lens)))
-    outcomes = [review_file(request, change, per_file, with_shapes) for change in files]
+    outcomes = [_counted(review_file(request, change, per_file, with_shapes)) for change in files]
     head_shapes = (
         {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)} if with_shapes else None
     )
     return outcomes, {id(lens): list(_whole_change_findings(lens, request, head_shapes)) for lens in shaped}
+
+
+def _counted(outcome: FileOutcome) -> FileOutcome:
+    """A file's outcome, counted as one file done for the progress line (progress.py)."""
+    progress.files_done()
+    return outcome
 
 
 def _shapes_lens(lens: Lens) -> ShapesLens | None:
@@ -312,7 +319,7 @@ def _in_parallel(
                 chunks = [range(start, min(start + CHUNK_FILES, len(files))) for start in range(0, len(files), CHUNK_FILES)]
                 pending = pool.imap(_review_chunk, chunks)
                 shaped_findings = {id(lens): list(_whole_change_findings(lens, request, None)) for lens in shaped}
-                outcomes = [outcome for chunk in pending for outcome in chunk]
+                outcomes = [_counted(outcome) for chunk in pending for outcome in chunk]
         else:
             worker.listen()
             outcomes, shaped_findings = _per_file_here(request, per_file, shaped)
