@@ -41,10 +41,12 @@ class Fingerprint(NamedTuple):
     sha256: str
 
 
-def fingerprint(path: Path) -> Fingerprint:
-    """A program only its owner may read (mode 711) is sealed by its status alone: the change
-    time still moves with any write."""
+def fingerprint(path: Path, *, content: bool = True) -> Fingerprint:
+    """A program only its owner may read (mode 711), or one sealed without `content`, is sealed
+    by its status alone: the change time still moves with any write."""
     info = path.stat()
+    if not content:
+        return Fingerprint(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, "")
     digest = hashlib.sha256()
     try:
         with path.open("rb") as program:
@@ -120,12 +122,10 @@ class TrustedProgram(NamedTuple):
         time, which no user can set back, so a program run hundreds of times (git) is not hashed
         each time."""
         try:
-            if content:
-                now = fingerprint(self.path)
-            else:
-                info = self.path.stat()
-                now = Fingerprint(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
-                                  self.fingerprint.sha256)
+            # A program sealed by its status (no hash) is checked by its status.
+            now = fingerprint(self.path, content=content and bool(self.fingerprint.sha256))
+            if not content or not self.fingerprint.sha256:
+                now = now._replace(sha256=self.fingerprint.sha256)
         except OSError as error:
             raise UntrustedProgram(f"{self.name!r} ({self.path}) cannot be read any more: "
                                    f"{error.strerror or error}") from None
@@ -134,8 +134,9 @@ class TrustedProgram(NamedTuple):
                                    "the changed program is not run") from None
 
 
-def resolve(name: str, search_path: str | None = None) -> TrustedProgram:
-    """`name` (a bare name looked up on PATH, or a path) as an absolute, sealed program."""
+def resolve(name: str, search_path: str | None = None, *, content: bool = True) -> TrustedProgram:
+    """`name` (a bare name looked up on PATH, or a path) as an absolute, sealed program; without
+    `content` sealed by its status alone (no hash: what every run pays for git)."""
     found = shutil.which(name, path=search_path) if os.sep not in name else name
     if found is None or not Path(found).is_file():
         raise UntrustedProgram(f"{name!r}: not found on PATH" if os.sep not in name else f"{name!r}: no such program")
@@ -144,7 +145,7 @@ def resolve(name: str, search_path: str | None = None) -> TrustedProgram:
     if writable is not None:
         raise UntrustedProgram(f"{name!r} ({path}) is not run: {writable} is writable by the verify's principal, "
                                "which could replace it; install it where only root can write")
-    return TrustedProgram(name, path, fingerprint(path))
+    return TrustedProgram(name, path, fingerprint(path, content=content))
 
 
 def resolve_with_interpreter(name: str, search_path: str | None = None) -> tuple[TrustedProgram, ...]:

@@ -116,7 +116,9 @@ GIT_NOT_FOUND = ("git is needed and was not found on PATH: install git or add it
 def _sealed_git() -> TrustedProgram:
     if shutil.which("git") is None:
         raise BlockedError(GIT_NOT_FOUND)  # not cached: raised again at the next call
-    return resolve("git")
+    # By its status: hashing a few MB of git would cost every run, a one-line push among them,
+    # and no write to it can put its change time back.
+    return resolve("git", content=False)
 
 
 def git_program() -> str:
