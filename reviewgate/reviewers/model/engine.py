@@ -58,11 +58,13 @@ from reviewgate.text import printable
 
 PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
-# A chunk's context is at most as long as its diff, and at least this (up to context_chars): a
-# 3-line fix is not sent 8,000 characters of excerpts, and what a push costs follows what changed.
-# A chunk is one block of a hunk (chunking.py), so a request of many blocks gets this many
-# times over: about one definition each (2,000 here cost 17% more on the PR replay; at 500 the
-# stand-in corpus of benchmarks/model_eval.py scores as before, case by case).
+# A chunk's governing docs, the definitions of the names it only calls and its neighbours'
+# names take at most as much as its diff is long, and at least this (up to context_chars): a
+# 3-line fix is not sent 8,000 characters of them. A chunk is one block of a hunk
+# (chunking.py), so a request of many blocks gets this many times over: about one definition
+# each (2,000 here cost 17% more on the PR replay). The call sites of what the chunk defines or
+# edits are not held to it: they take what they need, up to context_chars
+# (context_collector.py).
 CONTEXT_FLOOR_CHARS = 500
 
 
@@ -238,7 +240,8 @@ class ModelReviewer:
         """The chunk's context, rules and cache key, and its stored answer when there is one."""
         result = ChunkResult(redactions=list(chunk.redactions))
         branch_paths = {change.path for change in request.target.files}
-        context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths)
+        context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths,
+                                  context_budget)
         result.redactions += context.redactions
         paths = {change.path for change in chunk.files}
         # Only the rejections on this chunk's files: an answer on another file changes nothing

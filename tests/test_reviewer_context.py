@@ -1,0 +1,91 @@
+"""What the model reviewer reads beside the diff: the call sites of every symbol the change
+touches, checked on the requests a real local stand-in server records for a real repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reviewgate.config import ReviewerSettings
+from reviewgate.reviewers import openai
+from reviewgate.reviewers.base import ReviewerStatus
+from testing.model_repo import review_request
+from testing.model_server import ModelServer, Recorded, Reply, review_document
+from testing.repo import make_repo
+
+HELPER = (
+    "import re\n\n_INT = re.compile(r'^[0-9]+$')\n\n\n"
+    "def parse_number(text):\n    if not _INT.match(text):\n        raise ValueError(text)\n    return int(text)\n"
+)
+# The body's regex widened: no line of the diff names a caller.
+WIDENED = HELPER.replace("r'^[0-9]+$'", "r'^[0-9_]+$'").replace("return int(text)", "return int(text, 10)")
+FILLER = "".join(f"SETTING_{index} = {index}\n" for index in range(8))
+
+
+def _caller(index: int) -> str:
+    """A module that imports the helper at its top and calls it far below the import."""
+    imports = ("from lib.numbers import (\n    parse_number,\n)\n" if index % 2
+               else "from lib.numbers import parse_number\n")
+    return f"{imports}\n{FILLER}\n\ndef read_{index}(raw):\n    return parse_number(raw) + {index}\n"
+
+
+def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
+    return ReviewerSettings(name="llm", provider="openai", model="test-model", base_url=f"{server.url}/v1",
+                            api_key_env="", timeout=5.0, options={"retries": 0, "verify_findings": False, **options})
+
+
+def _context(post: Recorded) -> str:
+    user = str(post.body["messages"][1]["content"])
+    nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
+    assert nonce is not None
+    blocks = re.findall(rf"<<<DATA {nonce.group(1)} BEGIN>>>\n(.*?)\n<<<DATA {nonce.group(1)} END>>>", user,
+                        flags=re.DOTALL)
+    return str(blocks[1])
+
+
+def _review(tmp_path: Path, callers: int, **options: object) -> tuple[str, str]:
+    """The context and system message sent for a change to the helper's body, with `callers` callers."""
+    base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(callers)}}
+    repo = make_repo(tmp_path, base, {"lib/numbers.py": WIDENED})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server, **options)).review(review_request(repo.path))
+        posts = server.posts()
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert len(posts) == 1
+    return _context(posts[0]), str(posts[0].body["messages"][0]["content"])
+
+
+def _calls_shown(context: str, callers: int) -> set[int]:
+    return {index for index in range(callers) if f"return parse_number(raw) + {index}" in context}
+
+
+def test_an_edited_body_brings_every_caller_and_no_import(tmp_path: Path) -> None:
+    """A two-line change inside a helper called from twelve modules: each call site is sent
+    (the edited function is a touched symbol, its budget set by its callers, not by the diff's
+    length), and no import of it is sent as a use."""
+    context, _ = _review(tmp_path, 12)
+    assert _calls_shown(context, 12) == set(range(12))
+    assert "import parse_number" not in context
+    assert not re.search(r"\|\s+parse_number,$", context, flags=re.MULTILINE)  # a parenthesised import's name
+
+
+def test_context_chars_caps_the_call_sites_and_names_those_left_out(tmp_path: Path) -> None:
+    """Forty callers, context_chars 1,500: the context stays within it, and the call sites that
+    did not fit are named, so the reviewer knows what it did not read; at 40,000 all are sent."""
+    small, _ = _review(tmp_path / "small", 40, context_chars=1500)
+    assert len(small) <= 1500
+    shown = _calls_shown(small, 40)
+    assert 3 <= len(shown) < 40
+    named = re.search(r"(\d+) call site\(s\) of parse_number:\n((?:  .*\n?)+)", small)
+    assert named is not None and int(named.group(1)) == 40 - len(shown)
+    listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py: \d+", named.group(2))}
+    assert listed <= set(range(40)) - shown and len(listed) >= 5
+    large, _ = _review(tmp_path / "large", 40, context_chars=40_000)
+    assert _calls_shown(large, 40) == set(range(40))
+    assert "call site(s) of parse_number" not in large
+
+
+def test_the_system_message_says_the_context_is_partial_and_how_to_say_so(tmp_path: Path) -> None:
+    _, system = _review(tmp_path, 2)
+    assert "partial" in system
+    assert "not shown:" in system
