@@ -89,3 +89,13 @@ def test_the_system_message_says_the_context_is_partial_and_how_to_say_so(tmp_pa
     _, system = _review(tmp_path, 2)
     assert "partial" in system
     assert "not shown:" in system
+
+
+def test_the_system_message_defines_each_severity_and_the_scope_of_correctness(tmp_path: Path) -> None:
+    """One line per severity saying what it means for merging, and the scope rule."""
+    _, system = _review(tmp_path, 1)
+    for severity in ("blocker", "major", "minor", "nit"):
+        assert len(re.findall(rf"^- {severity}: .*merg", system, flags=re.MULTILINE)) == 1 or severity == "nit"
+    assert re.search(r"^- nit: .*never blocks", system, flags=re.MULTILINE)
+    assert re.search(r"^Scope: a correctness, security or performance finding is about what this change did",
+                     system, flags=re.MULTILINE)

@@ -32,6 +32,7 @@ TEMPLATES = (
     "verification-system.md",
     "verification-request.md",
     "verification-repair.md",
+    "severity-contract.md",
 )
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The repair request quotes the start of the bad answer, not all of it: enough for the model to
@@ -155,7 +156,14 @@ def review_system(schema_sent: bool = False) -> str:
     here: not its nonce, not its rules. Unless the request's response_format or tool carries the
     schema (`schema_sent`), the answer's shape is given in one compact line; the parser checks it
     either way."""
-    return fill(template("review-system.md"), {"shape": "" if schema_sent else answer_shape(wire_schema())})
+    return fill(template("review-system.md"), {"shape": "" if schema_sent else answer_shape(wire_schema()),
+                                               "severities": severity_contract()})
+
+
+def severity_contract() -> str:
+    """What each severity means for merging, and the scope rule: the review and the second look
+    judge by the same words."""
+    return template("severity-contract.md").strip()
 
 
 def answer_shape(schema: Mapping[str, Any]) -> str:

@@ -113,6 +113,12 @@ def _innermost_names(text: str, path: str, lines: Iterable[int]) -> list[str]:
     return found
 
 
+def enclosing_symbol(text: str, path: str, line: int) -> str | None:
+    """The name callers write for the innermost function holding `line`, when there is one."""
+    names = _innermost_names(text, path, [line])
+    return names[0] if names else None
+
+
 def edited_functions(request: ReviewRequest, files: Iterable[FileChange]) -> list[str]:
     """Names of the functions whose bodies the change edits: at the head for the lines it adds,
     at the merge base for the lines it removes."""
