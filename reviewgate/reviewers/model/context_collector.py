@@ -233,14 +233,17 @@ class _Room:
 
 def _call_sites(
     request: ReviewRequest, excerpts: _Excerpts, uses: UseReader, symbols: tuple[str, ...],
-    allowed: Callable[[str], bool], room: _Room,
+    edited: frozenset[str], allowed: Callable[[str], bool], room: _Room,
 ) -> dict[str, list[Site]]:
     """The call sites of `symbols` added to `room`, a site of each symbol in turn (one much-used
     symbol does not crowd out the rest); the sites that did not fit, by symbol."""
-    # A definition in the chunk's own files is the code under review: the diff shows its
-    # change, and an excerpt of it would repeat the file around the hunk.
+    # The definition of a function whose body the chunk edits, in the chunk's own file, is the
+    # code under review: the diff shows its change, and an excerpt would repeat the file around
+    # the hunk. (A sibling definition of a name the chunk defines anew is shown: it may be the
+    # existing equivalent.)
     queues = {symbol: [site for site in excerpts.rank(symbol, uses.sites(request, symbol))
-                       if allowed(site.path) and not (site.path in excerpts.files_of_chunk and site.defines(symbol))]
+                       if allowed(site.path) and not (symbol in edited and site.path in excerpts.files_of_chunk
+                                                      and site.defines(symbol))]
               for symbol in symbols}
     left_out: dict[str, list[Site]] = {symbol: [] for symbol in symbols}
     full = False
@@ -314,7 +317,7 @@ def collect_context(
     # the sites left out.
     held_back = min(max(0, small.left), budget.remaining // 2) + min(NOT_SHOWN_ROOM, budget.remaining // 4)
     callers = _Room(budget, budget.remaining - held_back)
-    left_out = _call_sites(request, excerpts, uses, touched.changed, allowed, callers)
+    left_out = _call_sites(request, excerpts, uses, touched.changed, touched.edited, allowed, callers)
     named = _not_shown(left_out)
     if named is not None:
         budget.add(named)

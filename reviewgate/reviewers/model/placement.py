@@ -141,6 +141,7 @@ class Placer:
         # at that place and said to be about the removed lines, not moved to an added line.
         removed = (removed_run_at(change, asked) if change is not None and asked is not None
                    and asked not in change.changed_line_numbers() else None)
+        line: int | None
         if removed is not None:
             line, end_line = removed[0], None
         else:

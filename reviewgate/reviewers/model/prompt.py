@@ -75,6 +75,30 @@ class AnswerFormat:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A read-only tool the model may call: its name, what it does, its arguments' JSON Schema."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """One round of the tool loop: the model's calls and, in the same order, what each returned."""
+
+    calls: tuple[ToolCall, ...]
+    results: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Conversation:
     system: str  # states the answer's schema: for a request, or an agent CLI, that carries none
     messages: tuple[Message, ...]
@@ -83,6 +107,11 @@ class Conversation:
     # The system message for a request whose response_format or tool carries the answer's schema:
     # without the schema it would repeat. None: the same as `system`.
     system_beside_schema: str | None = None
+    # The read-only tools offered (none: the one-shot request), the rounds of calls so far (after
+    # the messages), and whether more calls are allowed (False: the answer is asked for now).
+    tools: tuple[ToolSpec, ...] = ()
+    turns: tuple[ToolTurn, ...] = ()
+    tools_open: bool = True
 
     def system_for(self, schema_sent: bool) -> str:
         """The system message of a request that sends the answer's schema apart, or not: one

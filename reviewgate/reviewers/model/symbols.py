@@ -50,6 +50,7 @@ class Touched:
 
     changed: tuple[str, ...]  # defined, removed or body edited: their call sites are context
     called: tuple[str, ...]  # only called: their definitions are context
+    edited: frozenset[str] = frozenset()  # of `changed`, those whose bodies alone changed lines name
 
     def all(self) -> list[str]:
         return [*self.changed, *self.called]
@@ -151,15 +152,19 @@ def touched_symbols(request: ReviewRequest, files: Iterable[FileChange]) -> Touc
             for name in _CALL.findall(text):
                 if name not in _NOT_SYMBOLS:
                     calls[name] = calls.get(name, 0) + 1
+    named = set(defined)
+    edited = set()
     for name in edited_functions(request, chunk):
         defined[name] = defined.get(name, 0) + 3
+        if name not in named:
+            edited.add(name)
     for name, count in calls.items():
         if name in defined:
             defined[name] += count
     changed = sorted(defined, key=lambda name: (-defined[name], name))[:MAX_SYMBOLS]
     called = [name for name in sorted(calls, key=lambda name: (-calls[name], name)) if name not in defined]
     called = [name for name in called if name not in library_names(request, chunk, called)]
-    return Touched(tuple(changed), tuple(called[:max(0, MAX_SYMBOLS - len(changed))]))
+    return Touched(tuple(changed), tuple(called[:max(0, MAX_SYMBOLS - len(changed))]), frozenset(edited))
 
 
 def library_names(request: ReviewRequest, files: Iterable[FileChange], symbols: list[str]) -> set[str]:
