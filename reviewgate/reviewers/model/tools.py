@@ -34,6 +34,7 @@ MAX_RESULT_CHARS = 12_000  # one call's answer; the loop's tool_bytes bounds the
 MAX_READ_LINES = 400
 MAX_SEARCH_HITS = 60
 MAX_CALLERS = 40
+CALLER_EXCERPT_CHARS = 8_000  # of a `callers` answer: excerpts; the rest of the sites are named
 MAX_DEFINITIONS = 5
 MAX_LINE_CHARACTERS = 300
 SITE_LINES = 2
@@ -198,10 +199,21 @@ class ReadTools:
         found = [site for site in self._sites(symbol) if not site.defines(symbol) and not site.is_document]
         if not found:
             return f"no use of {symbol} at the head outside its definitions and imports"
-        parts = [self._excerpt(site, SITE_LINES, SITE_LINES, f"a use of {symbol}") for site in found[:MAX_CALLERS]]
-        if len(found) > MAX_CALLERS:
-            parts.append(f"not shown: {len(found) - MAX_CALLERS} more: "
-                         + ", ".join(f"{printable(site.path)}:{site.line}" for site in found[MAX_CALLERS:]))
+        parts: list[str] = []
+        size = 0
+        for site in found[:MAX_CALLERS]:
+            excerpt = self._excerpt(site, SITE_LINES, SITE_LINES, f"a use of {symbol}")
+            if size + len(excerpt) > CALLER_EXCERPT_CHARS:
+                break
+            parts.append(excerpt)
+            size += len(excerpt) + 2
+        rest = found[len(parts):]
+        if rest:  # named by file and line, so every one can still be read
+            by_file: dict[str, list[str]] = {}
+            for site in rest:
+                by_file.setdefault(printable(site.path), []).append(str(site.line))
+            parts.append(f"not shown: {len(rest)} more use(s) of {symbol} (read them with `read`):\n"
+                         + "\n".join(f"  {path}: {', '.join(lines)}" for path, lines in by_file.items()))
         return "\n\n".join(parts)
 
 
