@@ -16,7 +16,7 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from itertools import accumulate
 from typing import Any, Protocol
 
@@ -204,7 +204,7 @@ class ModelReviewer:
             **settings_identity(self.settings),
             "prompt": prompt_version(),
             "second_look": self.second_look.identity(),
-            "tools": ToolBounds.of(self.options) if self.options.tools else None,
+            "tools": list(astuple(ToolBounds.of(self.options))) if self.options.tools else None,
         }
 
     def chunk_key_extra(self, request: ReviewRequest) -> dict[str, Any]:
