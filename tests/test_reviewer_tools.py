@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from testing.cli import CliResult, run_cli
 from testing.model_server import ModelServer, Reply, review_document
 from testing.repo import make_repo, write_base_config
@@ -128,17 +130,31 @@ def test_an_anthropic_model_asks_for_callers_through_tool_use_and_gets_them(tmp_
     assert second.body["messages"][1]["content"][0]["type"] == "tool_use"
 
 
-def test_the_loop_stops_at_tool_turns_and_asks_for_the_answer_with_the_tools_closed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bound", "choices"), [
+    ({"tool_turns": 2}, ["auto", "auto", "none"]),
+    ({"tool_bytes": 1000}, ["auto", "auto", "none"]),  # a round returns 500 to 1,000 characters: two pass it
+])
+def test_the_loop_stops_at_its_bound_and_asks_for_the_answer_with_the_tools_closed(
+        tmp_path: Path, bound: dict[str, int], choices: list[str]) -> None:
     repo = _repo(tmp_path)
 
     def always_calls(request: Any) -> Reply | None:
         return None if request.get("tool_choice") == "none" else _openai_calls({"messages": []})
 
     with ModelServer([Reply(review=review_document())], responder=always_calls) as server:
-        result = _run(repo, server, "openai", tool_turns=2)
+        result = _run(repo, server, "openai", **bound)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert [post.body["tool_choice"] for post in server.posts()] == ["auto", "auto", "none"]
-    assert len(result.report()["reviewers"][0]["tool_calls"]) == 2 * len(CALLS)
+    assert [post.body["tool_choice"] for post in server.posts()] == choices
+    assert len(result.report()["reviewers"][0]["tool_calls"]) == (len(choices) - 1) * len(CALLS)
+
+
+def test_a_bad_tool_bound_is_a_one_line_error_naming_the_key(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with ModelServer([Reply(review=review_document())]) as server:
+        result = _run(repo, server, "openai", tool_turns=0)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "reviewer.llm.tool_turns: expected a whole number of at least 1, got 0" in result.stderr
+    assert "Traceback" not in result.stderr and not server.posts()
 
 
 def test_without_tools_the_one_shot_request_offers_none(tmp_path: Path) -> None:

@@ -216,8 +216,11 @@ class ModelReviewer:
              transport: Transport | None = None) -> tuple[ParsedReview, str] | None:
         """One request, and one repair request when the answer does not match the contract;
         the review and the reply text it was read from."""
+        # The tool loop's rounds have their own bound (tool_seconds); the answer after them still
+        # gets chunk_timeout.
+        seconds = self.options.chunk_timeout + (self.options.tool_seconds if transport is not None else 0.0)
         try:
-            with chunk_deadline(self.options.chunk_timeout):
+            with chunk_deadline(seconds):
                 return ask_with_repair(transport or self.transport, conversation, key,
                                        lambda text: (parse_review(text), text), result.usage, notes=result.notes)
         except AskFailed as error:
