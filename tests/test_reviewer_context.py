@@ -125,3 +125,20 @@ def test_an_agent_cli_is_told_it_may_open_the_snapshot_to_read_call_sites(tmp_pa
     facts = json.loads(seen.read_text(encoding="utf-8"))
     assert "inside a read-only snapshot of the\n  repository (an agent), open the files to read the call sites" in facts["prompt"]
     assert "return parse_number(raw) + 0" in facts["caller"]
+
+
+def test_an_edited_javascript_body_brings_its_callers_through_tree_sitter(tmp_path: Path) -> None:
+    """Outside Python the lenses' tree-sitter parse finds the edited function: its callers are
+    sent, its `require` is not."""
+    helper = "function parseNumber(text) {\n  return Number(text);\n}\n\nmodule.exports = { parseNumber };\n"
+    caller = ("const {{ parseNumber }} = require('../lib/numbers');\n\n\n\n\n"
+              "function read{index}(raw) {{\n  return parseNumber(raw) + {index};\n}}\n")
+    base = {"lib/numbers.js": helper, **{f"app/reader_{index}.js": caller.format(index=index) for index in range(4)}}
+    repo = make_repo(tmp_path, base, {"lib/numbers.js": helper.replace("Number(text)", "Number(text.trim())")})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server)).review(review_request(repo.path))
+        [post] = server.posts()
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    context = _context(post)
+    assert all(f"return parseNumber(raw) + {index};" in context for index in range(4))
+    assert "require(" not in context

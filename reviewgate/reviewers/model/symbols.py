@@ -11,6 +11,7 @@ is never a use of it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -91,20 +92,25 @@ def _symbol_of(qualified: str) -> str | None:
     return name
 
 
-def _innermost_names(text: str, path: str, lines: Iterable[int]) -> list[str]:
-    """The functions (innermost) whose lines hold any of `lines`, by the lenses' shared parse."""
+@functools.lru_cache(maxsize=16)
+def _function_spans(text: str, path: str) -> tuple[tuple[int, int, int, str], ...]:
+    """(size, first, last, qualified name) of every function of one side of a file, smallest
+    first, by the lenses' shared parse; each of a file's chunks asks, so it is parsed once."""
     # Imported here: the lenses' parsers load only for a review that reads a body.
     from reviewgate.reviewers.builtin.behaviour import shapes_of
     from reviewgate.reviewers.builtin.common import language_of
 
+    shapes = shapes_of(text, path, language_of(path)) or {}
+    return tuple(sorted((shape.end_line - shape.line, shape.line, shape.end_line, name)
+                        for name, shape in shapes.items()))
+
+
+def _innermost_names(text: str, path: str, lines: Iterable[int]) -> list[str]:
+    """The functions (innermost) whose lines hold any of `lines`."""
     wanted = sorted(set(lines))
     if not wanted:
         return []
-    shapes = shapes_of(text, path, language_of(path))
-    if not shapes:
-        return []
-    spans = sorted(((shape.end_line - shape.line, shape.line, shape.end_line, name)
-                    for name, shape in shapes.items()))
+    spans = _function_spans(text, path)
     found: list[str] = []
     for number in wanted:
         inner = next((name for _, first, last, name in spans if first <= number <= last), None)
