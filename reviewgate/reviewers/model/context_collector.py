@@ -9,8 +9,8 @@ then the definitions of the names it only calls (not those of a library or a bui
 names of the files beside the changed ones. The call sites may take up to `cap` (context_chars):
 what a change touches sets their room, so a one-line change to a helper with twelve callers gets
 its callers. The rest follows the size of the diff (`budget_characters`, governing docs at most
-half of it). Sites that do not fit, or that only the diff shows, are named, so the reviewer
-knows what it was not shown. Never a lock file (exclusions.LOCK_FILES: thousands of generated
+half of it). The call sites that do not fit are named, so the reviewer knows what it was not
+shown. Never a lock file (exclusions.LOCK_FILES: thousands of generated
 lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
 never exceeds `cap`.
 
