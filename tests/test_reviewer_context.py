@@ -142,3 +142,20 @@ def test_an_edited_javascript_body_brings_its_callers_through_tree_sitter(tmp_pa
     context = _context(post)
     assert all(f"return parseNumber(raw) + {index};" in context for index in range(4))
     assert "require(" not in context
+
+
+def test_call_sites_are_chosen_after_leaving_out_those_the_diff_shows(tmp_path: Path) -> None:
+    """Eight callers, six of which the branch edits too: the diff shows those six, and the two
+    others are sent as context (not crowded out by sites the diff already shows)."""
+    base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(8)}}
+    branch = {"lib/numbers.py": WIDENED, **{f"app/module_{index}.py": _caller(index).replace(
+        f"+ {index}\n", f"+ {index} * 1\n") for index in range(6)}}
+    repo = make_repo(tmp_path, base, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server)).review(review_request(repo.path))
+        posts = server.posts()
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert len(posts) == 1
+    context = _context(posts[0])
+    assert "return parse_number(raw) + 6\n" in context + "\n" and "return parse_number(raw) + 7" in context
+    assert "* 1" not in context  # the edited callers are in the diff, not repeated
