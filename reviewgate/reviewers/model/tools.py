@@ -30,6 +30,7 @@ from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.target.git import TreeReader
 from reviewgate.text import printable
 
+MAX_ARGUMENT_CHARS = 500  # of a call's recorded name and argument values
 MAX_RESULT_CHARS = 12_000  # one call's answer; the loop's tool_bytes bounds them all
 MAX_READ_LINES = 400
 MAX_SEARCH_HITS = 60
@@ -95,7 +96,10 @@ class ReadTools:
 
     def run(self, call: ToolCall) -> str:
         """What the call returns to the model (a refusal says why); recorded either way."""
-        record: dict[str, Any] = {"tool": call.name, "arguments": dict(call.arguments)}
+        # Recorded as asked, each value cut to MAX_ARGUMENT_CHARS: the model writes them, report.json keeps them.
+        arguments = {str(name)[:MAX_ARGUMENT_CHARS]: value if isinstance(value, (bool, int, float, type(None)))
+                     else str(value)[:MAX_ARGUMENT_CHARS] for name, value in list(call.arguments.items())[:8]}
+        record: dict[str, Any] = {"tool": call.name[:MAX_ARGUMENT_CHARS], "arguments": arguments}
         try:
             if call.name not in TOOL_NAMES:
                 raise Refused(f"no tool {call.name!r}: the tools are {', '.join(sorted(TOOL_NAMES))}")
