@@ -115,11 +115,13 @@ def finding(
     }
 
 
-def verdict(verdict: str, reason: str = "Checked against the code.", scenario: str | None = None) -> dict[str, Any]:
-    """A second-look answer: `confirmed` needs the failure scenario, `refuted` a reason."""
-    if verdict == "confirmed" and scenario is None:
+def verdict(verdict: str, reason: str = "Checked against the code.", scenario: str | None = None,
+            severity: str | None = None) -> dict[str, Any]:
+    """A second-look answer: `holds` (or its earlier word, `confirmed`) needs the failure
+    scenario, `holds_at_lower_severity` the severity, `refuted` a reason."""
+    if verdict in ("holds", "confirmed") and scenario is None:
         scenario = "called with b = 0, divide raises ZeroDivisionError"
-    return {"verdict": verdict, "reason": reason, "failure_scenario": scenario}
+    return {"verdict": verdict, "severity": severity, "reason": reason, "failure_scenario": scenario}
 
 
 LLAMA_CPP_PYTHON = "llama-cpp-python"

@@ -176,7 +176,7 @@ def test_a_second_look_sends_its_schema_once(tmp_path: Path) -> None:
     [look] = server.verification_posts()
     schema = look.body["response_format"]["json_schema"]["schema"]
     system = look.body["messages"][0]["content"]
-    assert schema["required"] == ["verdict", "reason", "failure_scenario"]
+    assert schema["required"] == ["verdict", "severity", "reason", "failure_scenario"]
     assert "failure_scenario" in system and '"confirmed"|"refuted"' not in system
     assert schema["properties"]["reason"]["description"] not in system
 

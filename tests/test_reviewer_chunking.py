@@ -15,8 +15,8 @@ from testing.model_repo import review_request
 from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import make_repo
 
-# The instructions take about 1,600 estimated tokens: 3,000 leaves room for ~900 of diff per chunk.
-SMALL_WINDOW = {"max_input_tokens": 3000, "context_chars": 0, "concurrency": 2, "retries": 0,
+# The instructions take about 2,100 estimated tokens: 3,500 leaves room for ~900 of diff per chunk.
+SMALL_WINDOW = {"max_input_tokens": 3500, "context_chars": 0, "concurrency": 2, "retries": 0,
                 "verify_findings": False}
 
 

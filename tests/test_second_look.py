@@ -91,6 +91,51 @@ def test_a_confirmed_finding_blocks_with_its_failure_scenario(tmp_path: Path) ->
     assert len(server.verification_posts()) == 1 and len(server.review_posts()) == 1
 
 
+def test_a_finding_true_but_minor_no_longer_blocks_and_the_report_says_why(tmp_path: Path) -> None:
+    """A true missing test for a getter, reported as major: the second look says it holds at
+    minor; the finding stays, as minor, its body and report.json saying why, and does not block.
+    The second look was shown the callers of the cited function beside its code."""
+    why = "rate is a two-line helper; a missing test of it is minor by the contract"
+    caller = "from app.rates import rate\n\n\ndef average(items):\n    return rate(sum(items), len(items))\n"
+    repo = calc_repo(tmp_path, extra_base={"app/rates.py": BASE_RATES, "app/report.py": caller},
+                     extra_branch={"app/rates.py": BRANCH_RATES})
+    untested = finding("app/rates.py", 2, title="rate has no test", category="tests", severity="major")
+    with ModelServer([Reply(review=review_document([untested], "request_changes"))],
+                     verdicts=[Reply(review=verdict("holds_at_lower_severity", why, severity="minor"))]) as server:
+        write_base_config(repo.path, "[review]\nreviewers = [\"openai\"]\n\n[reviewer.openai]\n"
+                          + _toml(fast_openai(server.url, verify_findings=None)) + "\n[cache]\nenabled = false\n")
+        result = run_cli(repo.path, "run", "--base", "main", env=KEY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [item] = result.report()["findings"]
+    assert item["severity"] == "minor" and item["blocking"] is False and item["dismissed"] is None
+    assert f"Second look (openai): holds, but as minor, not major: {why}" in item["body"]
+    record = item["extra"]["verification"]
+    assert record["verdict"] == "holds_at_lower_severity" and record["reported_severity"] == "major"
+    assert "1 hold at a lower severity" in " ".join(result.report()["reviewers"][0]["notes"])
+    [check] = server.verification_posts()
+    user = check.body["messages"][1]["content"]
+    assert "Its callers at the head" in user and "(a call of rate)" in user
+    assert "     5|     return rate(sum(items), len(items))" in user
+    assert "import rate" not in user  # an import is not a call
+    system = check.body["messages"][0]["content"]
+    assert "- minor: worth fixing, but merging without it harms nobody" in system
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (verdict("holds_at_lower_severity", "It is smaller."), "needs the severity it has"),
+        (verdict("holds_at_lower_severity", "It is as bad.", severity="major"), "below the finding's major"),
+    ],
+)
+def test_a_lower_severity_that_is_not_lower_is_repaired_then_blocks(
+        tmp_path: Path, answer: dict[str, object], reason: str) -> None:
+    result, server = _run(tmp_path, [Reply(review=review_document([DIVIDE], "request_changes"))], [Reply(review=answer)])
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert reason in result.report()["reasons"][0]
+    assert len(server.verification_posts()) == 2  # the answer and its one repair
+
+
 def test_a_second_look_already_answered_is_not_paid_for_again(tmp_path: Path) -> None:
     """Reviewed twice with the cache (a re-run, or a push to another file): the chunk's answer
     and the finding's second look both come from it, and the finding keeps its confirmation."""
@@ -106,7 +151,7 @@ def test_a_second_look_already_answered_is_not_paid_for_again(tmp_path: Path) ->
         second = reviewer.review(review_request(repo.path), store)
     assert len(server.review_posts()) == 1 and len(server.verification_posts()) == 1
     assert [item.extra["verification"]["verdict"] for item in (*first.findings, *second.findings)] == [
-        "confirmed", "confirmed"]
+        "holds", "holds"]
     assert second.usage.requests == 0
     assert any("1 answered from the cache" in note for note in second.notes)
 
@@ -183,7 +228,8 @@ def test_another_configured_model_takes_the_second_look(tmp_path: Path) -> None:
     assert check.body["model"] == "judge-model" and server.review_posts()[0].body["model"] == "test-model"
     outcome = result.report()["reviewers"][0]
     assert outcome["usage"]["requests"] == 2 and outcome["usage"]["cost"] == pytest.approx(0.011)
-    assert any(note.startswith("second look (judge) at 1 finding(s) that could block: 0 confirmed, 1 refuted")
+    assert any(note.startswith("second look (judge) at 1 finding(s) that could block: 0 hold, "
+                               "0 hold at a lower severity (lowered, with why), 1 refuted")
                for note in outcome["notes"])
     assert "second look (judge)" in _summary(result)
 

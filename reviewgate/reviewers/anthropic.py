@@ -19,7 +19,7 @@ from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
-from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.prompt import Conversation, ToolCall
 from reviewgate.reviewers.model.usage_fields import anthropic_counts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -65,13 +65,33 @@ def request_body(
         # carries the schema, so the system message does not state it again.
         "system": [{"type": "text", "text": conversation.system_for(schema_sent=True),
                     "cache_control": cache_control(options)}],
-        "messages": [{"role": message.role, "content": message.text} for message in conversation.messages],
-        "tools": [{"name": tool, "description": description, "input_schema": schema}],
-        "tool_choice": {"type": "tool", "name": tool},
+        "messages": [{"role": message.role, "content": message.text} for message in conversation.messages]
+        + tool_messages(conversation),
+        # The read-only tools first, then the answer's: while the loop is open the model must call
+        # one of them (`any`), the answer's tool being its way to finish; then the answer is forced.
+        "tools": [*({"name": item.name, "description": item.description, "input_schema": dict(item.schema)}
+                    for item in conversation.tools),
+                  {"name": tool, "description": description, "input_schema": schema}],
+        "tool_choice": ({"type": "any"} if conversation.tools and conversation.tools_open
+                        else {"type": "tool", "name": tool}),
     }
     if options.temperature is not None:
         body["temperature"] = options.temperature
     return body
+
+
+def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
+    """The tool loop's rounds: the assistant's `tool_use` blocks, then a user message of one
+    `tool_result` block per call, by `tool_use_id`."""
+    messages: list[dict[str, Any]] = []
+    for turn in conversation.turns:
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}
+            for call in turn.calls]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call.id, "content": result}
+            for call, result in zip(turn.calls, turn.results, strict=True)]})
+    return messages
 
 
 def cache_control(options: ModelOptions) -> dict[str, str]:
@@ -95,15 +115,20 @@ def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
         "cut_at": options.max_output_tokens if data.get("stop_reason") == "max_tokens" else None,
     }
     texts: list[str] = []
+    calls: list[ToolCall] = []
     for block in content:
         if not isinstance(block, dict):
             continue
-        # The one tool the request forced (record_review, or the second look's record_verification).
+        # The answer's tool (record_review, or the second look's record_verification).
         if block.get("type") == "tool_use" and block.get("name") in TOOL_NAMES:
             return Reply(json.dumps(block.get("input")), **counts)
+        if block.get("type") == "tool_use":  # a read-only tool of the loop (tool_loop.py)
+            arguments = block.get("input")
+            calls.append(ToolCall(str(block.get("id") or f"toolu_{len(calls)}"), str(block.get("name")),
+                                  arguments if isinstance(arguments, dict) else {}))
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
-    return Reply("\n".join(texts), **counts)
+    return Reply("\n".join(texts), **counts, tool_calls=tuple(calls))
 
 
 def build(settings: ReviewerSettings) -> ModelReviewer:

@@ -96,6 +96,8 @@ class ReviewerOutcome(NamedTuple):
     notes: tuple[str, ...] = ()
     cached: bool = False  # every chunk was answered from the cache: no request at all
     chunks: ChunkReuse | None = None  # model reviewers: chunks reviewed and reused
+    # Model reviewers with the tool loop: every call (tool, arguments, outcome, refusal reason)
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -114,6 +116,8 @@ class ReviewerOutcome(NamedTuple):
         }
         if self.chunks is not None:
             data["chunks"] = self.chunks.to_json()
+        if self.tool_calls:
+            data["tool_calls"] = [dict(call) for call in self.tool_calls]
         return data
 
     @classmethod
@@ -134,6 +138,7 @@ class ReviewerOutcome(NamedTuple):
             notes=tuple(str(item) for item in data.get("notes", [])),
             cached=bool(data.get("cached", False)),
             chunks=ChunkReuse.from_json(data["chunks"]) if isinstance(data.get("chunks"), dict) else None,
+            tool_calls=tuple(dict(item) for item in data.get("tool_calls", []) if isinstance(item, dict)),
         )
 
 

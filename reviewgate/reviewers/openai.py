@@ -9,6 +9,7 @@ LM Studio, llama.cpp. Structured output with `response_format: {type: json_schem
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +19,7 @@ from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import SCHEMA_FORMS, STRUCTURED_FORMS, ModelOptions, parse_options
-from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.prompt import Conversation, ToolCall
 from reviewgate.reviewers.model.usage_fields import token_count
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -56,9 +57,16 @@ def request_body(
     # `prompt_tokens_details.cached_tokens`, priced at `cached_input_price` (reply_from). It
     # states the schema only when the form does not carry it (bare json_object, text).
     system = conversation.system_for(schema_sent=options.response_format in SCHEMA_FORMS)
-    messages = [{"role": "system", "content": system}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     messages += [{"role": message.role, "content": message.text} for message in conversation.messages]
+    messages += tool_messages(conversation)
     body: dict[str, Any] = {"model": settings.model, "messages": messages}
+    if conversation.tools:
+        # Chat Completions function tools; `tool_choice: "none"` once the loop's bounds are spent.
+        body["tools"] = [{"type": "function", "function": {"name": tool.name, "description": tool.description,
+                                                           "parameters": dict(tool.schema)}}
+                         for tool in conversation.tools]
+        body["tool_choice"] = "auto" if conversation.tools_open else "none"
     body[options.max_tokens_parameter] = options.max_output_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
@@ -69,6 +77,38 @@ def request_body(
     if options.prompt_cache_retention is not None:
         body["prompt_cache_retention"] = options.prompt_cache_retention
     return body
+
+
+def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
+    """The tool loop's rounds: the assistant message with its `tool_calls` (arguments as a JSON
+    string), then one `tool` message per call, by `tool_call_id`."""
+    messages: list[dict[str, Any]] = []
+    for turn in conversation.turns:
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))}}
+            for call in turn.calls]})
+        messages += [{"role": "tool", "tool_call_id": call.id, "content": result}
+                     for call, result in zip(turn.calls, turn.results, strict=True)]
+    return messages
+
+
+def tool_calls_of(message: dict[str, Any]) -> tuple[ToolCall, ...]:
+    """The message's function calls; arguments that are not a JSON object are read as none (the
+    tool then says what it is missing)."""
+    calls = message.get("tool_calls")
+    found: list[ToolCall] = []
+    for index, call in enumerate(calls if isinstance(calls, list) else []):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            arguments = {}
+        found.append(ToolCall(str(call.get("id") or f"call_{index}"), str(function.get("name")),
+                              arguments if isinstance(arguments, dict) else {}))
+    return tuple(found)
 
 
 def response_format(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,6 +148,7 @@ def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
         output_tokens=token_count(usage, "completion_tokens"),
         cache_read_tokens=token_count(details, "cached_tokens"),
         cut_at=options.max_output_tokens if choice.get("finish_reason") == "length" else None,
+        tool_calls=tool_calls_of(message),
     )
 
 

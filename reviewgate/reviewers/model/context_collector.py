@@ -2,11 +2,17 @@
 "What it may read").
 
 In order of weight: the governing docs as they stood before the branch (AGENTS.md, CLAUDE.md,
-CONTRIBUTING.md, design docs; at most half the budget), then excerpts around the definitions
-and call sites of the symbols the diff touches (a few lines each, never whole files; in Python,
-not those of a library's or a builtin's name the change only calls), then the names of the
-files beside the changed ones. Never a lock file (exclusions.LOCK_FILES: thousands
-of generated lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context never exceeds the budget.
+CONTRIBUTING.md, design docs), then the call sites of every symbol the change touches
+(symbols.py: the names it defines or removes and the functions whose bodies it edits; a few
+lines around each, never whole files, never an import, never a line the diff already shows),
+then the definitions of the names it only calls (not those of a library or a builtin), then the
+names of the files beside the changed ones. The call sites may take up to `cap` (context_chars):
+what a change touches sets their room, so a one-line change to a helper with twelve callers gets
+its callers. The rest follows the size of the diff (`budget_characters`, governing docs at most
+half of it). The call sites that do not fit are named, so the reviewer knows what it was not
+shown. Never a lock file (exclusions.LOCK_FILES: thousands of generated
+lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
+never exceeds `cap`.
 
 Each excerpt is sent with its line numbers, but its cache key (`key_text`) leaves them out: a
 push that only shifts a cited function down does not make the chunk citing it miss.
@@ -14,47 +20,37 @@ push that only shifts a cited function down does not make the chunk citing it mi
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.model.redaction import Redaction, redact_line
+from reviewgate.reviewers.model.symbols import Site, UseReader, symbol_sites, touched_symbols
 from reviewgate.reviewers.model.withheld import withheld_reason
-from reviewgate.target.diff import FileChange, LineKind
+from reviewgate.target.diff import FileChange
 from reviewgate.target.exclusions import LOCK_FILES
-from reviewgate.target.git import TreeReader, run_git
+from reviewgate.target.git import TreeReader
 from reviewgate.text import printable
+
+__all__ = ["CollectedContext", "ContextItem", "collect_context", "merged_context", "symbol_sites"]
 
 GOVERNING_NAMES = frozenset({"AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", "DESIGN.md", "ARCHITECTURE.md"})
 DESIGN_DIRECTORIES = ("docs/design/", "docs/architecture/", "docs/adr/", "docs/decisions/")
-MAX_SYMBOLS = 20  # symbols looked up per chunk: the most-touched first, the rest are noise
-MAX_SITES_PER_SYMBOL = 6  # a symbol used everywhere tells the reviewer little more at 50 sites
-MAX_GREP_HITS = 64  # read per symbol before choosing the sites worth showing
+MAX_SITES_PER_CALLED = 6  # a name the change only calls: its definition, and a few uses
+MAX_CALL_SITES = 60  # of one touched symbol: past this the reviewer is told the rest by name
 SITE_LINES = 2  # lines either side of a call site
 DEFINITION_LINES = 12  # a definition: its signature and the start of its body
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
+MAX_NAMED_SITES = 30  # sites named, not shown, per symbol
+NOT_SHOWN_ROOM = 600  # kept back from the call sites for the line naming those left out
 # Why a directory's listing is shown: merged_context knows a listing by it.
 NEIGHBOURS = "the names of the files beside the changed ones"
+NOT_SHOWN = "not shown"  # the path of the item naming the sites left out
 _MORE = "… and "  # the start of a listing's last line when it names only MAX_NEIGHBOUR_NAMES
 _CUT = " …"
-_DEFINITION = re.compile(
-    r"\b(?:def|class|function|func|fn|interface|struct|enum|trait|type|const|let|var)\s+([A-Za-z_][A-Za-z0-9_]{2,})"
-)
-_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{2,})\s*\(")
-_NOT_SYMBOLS = frozenset(
-    "if for while switch return print self super this new await async elif else catch with not and "
-    "def class function len str int list dict set tuple range isinstance typeof sizeof".split()
-)
-_DOCUMENT_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
-# Python defines every name it calls with `def`, `class` or an assignment, so a name no file of
-# the tree defines so is a library's or a builtin's. Not so in languages whose methods have no
-# keyword (Java, a JavaScript class, a Go method): there every name's uses are kept.
-_PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
-_NAME_DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=")
 
 
 @dataclass(frozen=True)
@@ -88,102 +84,6 @@ class CollectedContext:
 
     def key_texts(self) -> list[str]:
         return [item.key_text() for item in self.items]
-
-
-def _changed_texts(files: Iterable[FileChange]) -> Iterator[tuple[str, bool]]:
-    """(text, whether added) of every line the change adds or removes."""
-    for change in files:
-        for hunk in change.hunks:
-            for line in hunk.lines:
-                if line.kind is not LineKind.CONTEXT:
-                    yield line.text, line.kind is LineKind.ADDED
-
-
-def touched_symbols(files: Iterable[FileChange]) -> list[str]:
-    """Names the added lines define or call, and the removed lines define (a removed or renamed
-    definition: its callers matter), most frequent first."""
-    counts: dict[str, int] = {}
-
-    def count(pattern: re.Pattern[str], text: str, weight: int) -> None:
-        for name in pattern.findall(text):
-            if name not in _NOT_SYMBOLS:
-                counts[name] = counts.get(name, 0) + weight
-
-    for text, added in _changed_texts(files):
-        count(_DEFINITION, text, 3)
-        if added:
-            count(_CALL, text, 1)
-    return sorted(counts, key=lambda name: (-counts[name], name))[:MAX_SYMBOLS]
-
-
-def _defined_by(files: Iterable[FileChange]) -> set[str]:
-    """Names the added or removed lines define."""
-    return {name for text, _ in _changed_texts(files) for name in _DEFINITION.findall(text)}
-
-
-def library_names(request: ReviewRequest, files: Iterable[FileChange], symbols: list[str]) -> set[str]:
-    """Of `symbols`, those a Python chunk only calls and no Python file of the head tree defines
-    (`def`, `class`, a module-level assignment): a library's or a builtin's (`pytest.param`, `shutil.which`,
-    `dict.items`). Their uses elsewhere in the repository say nothing about this change, and the
-    budget they took goes to the names it does define. One `git grep` for all of them; when it
-    fails, none is left out."""
-    chunk = list(files)
-    if not chunk or any(PurePosixPath(change.path).suffix not in _PYTHON_SUFFIXES for change in chunk):
-        return set()
-    defined_here = _defined_by(chunk)
-    candidates = [name for name in symbols if name not in defined_here]
-    if not candidates:
-        return set()
-    names = "(" + "|".join(candidates) + ")"  # the symbols are words: nothing in them is a pattern
-    completed = run_git(
-        request.repo_root, "grep", "-h", "-o", "-I", "-E",
-        "-e", rf"(def|class)[[:space:]]+{names}([^A-Za-z0-9_]|$)",
-        "-e", rf"^{names}[[:space:]]*(:[^=]*)?=",  # at the top level: not a local or a keyword argument
-        request.target.head_sha, "--", *(f"*{suffix}" for suffix in sorted(_PYTHON_SUFFIXES)),
-        check=False, tree_only=True,
-    )
-    if completed.returncode not in (0, 1):
-        return set()
-    defined = {name for line in completed.stdout.decode("utf-8", "replace").splitlines()
-               for pair in _NAME_DEFINED.findall(line) for name in pair if name}
-    return set(candidates) - defined
-
-
-def symbol_sites(request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[tuple[str, int, str]]:
-    """(path, line, text) of whole-word uses of `symbol` in the head tree, the first `limit`: in
-    code, and in documents (a changelog names every function) only when no code has one."""
-    return (_grep(request, symbol, limit, [f":(exclude,glob)**/*{suffix}" for suffix in sorted(_DOCUMENT_SUFFIXES)])
-            or _grep(request, symbol, limit, []))
-
-
-def _grep(request: ReviewRequest, symbol: str, limit: int, pathspecs: list[str]) -> list[tuple[str, int, str]]:
-    completed = run_git(
-        request.repo_root,
-        "grep",
-        "-z",
-        "-n",
-        "-w",
-        "-F",
-        "-I",
-        "-e",
-        symbol,
-        request.target.head_sha,
-        "--",
-        *pathspecs,
-        check=False,
-        tree_only=True,  # `-I` decides binary from the bytes, not from the branch's `-diff`
-    )
-    sites: list[tuple[str, int, str]] = []
-    prefix = request.target.head_sha + ":"
-    for record in completed.stdout.split(b"\n"):
-        parts = record.split(b"\0", 2)
-        if len(parts) != 3 or not parts[1].isdigit():
-            continue
-        path = parts[0].decode("utf-8", "surrogateescape").removeprefix(prefix)
-        sites.append((path, int(parts[1]), parts[2].decode("utf-8", "replace")))
-        if len(sites) >= limit:
-            break
-    return sites
 
 
 def _clip(text: str) -> str:
@@ -251,6 +151,7 @@ class _Excerpts:
 
     def __init__(self, request: ReviewRequest, chunk: list[FileChange]) -> None:
         self.request = request
+        self.files_of_chunk = {change.path for change in chunk}
         self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
         # Lines the diff shows (all of the file's hunks, when the chunk holds some of them): an
         # excerpt never repeats them, and never shows another chunk's changed lines.
@@ -267,21 +168,29 @@ class _Excerpts:
             self.files[path] = None if text is None or "\0" in text else text.split("\n")
         return self.files[path]
 
-    def rank(self, symbol: str, sites: list[tuple[str, int, str]]) -> list[tuple[str, int, bool]]:
-        """(path, line, is definition) of the sites worth showing: definitions first, then code
-        beside the chunk, then other code, then documents."""
-        chosen = []
-        for path, line, text in sites:
-            if line in self.shown.get(path, ()):
-                continue
-            definition = symbol in _DEFINITION.findall(text)
-            document = PurePosixPath(path).suffix.lower() in _DOCUMENT_SUFFIXES
-            near = str(PurePosixPath(path).parent) in self.chunk_directories
-            chosen.append(((not definition, document, not near, path, line), (path, line, definition)))
-        chosen.sort(key=lambda pair: pair[0])
-        return [site for _, site in chosen[:MAX_SITES_PER_SYMBOL]]
+    def in_diff(self, site: Site) -> bool:
+        """Whether the diff already shows the site's line: the chunk's hunks, or a line the branch
+        changes in another file (its own diff block shows it)."""
+        if site.line in self.shown.get(site.path, ()):
+            return True
+        change = self.request.target.file(site.path)
+        return change is not None and site.line in change.changed_line_numbers()
 
-    def excerpts(self, symbol: str, path: str, line: int, definition: bool) -> list[tuple[ContextItem, list[Redaction]]]:
+    def rank(self, symbol: str, sites: list[Site]) -> list[Site]:
+        """The sites worth showing, the ones the diff shows left out: definitions first, then
+        code beside the chunk, then other code, then documents."""
+        chosen = []
+        for site in sites:
+            if site.line in self.shown.get(site.path, ()):
+                continue
+            near = str(PurePosixPath(site.path).parent) in self.chunk_directories
+            chosen.append(((not site.defines(symbol), site.is_document, not near, site.path, site.line), site))
+        chosen.sort(key=lambda pair: pair[0])
+        return [site for _, site in chosen]
+
+    def excerpts(self, symbol: str, site: Site, keep: bool = True) -> list[tuple[ContextItem, list[Redaction]]]:
+        """The site's lines the context does not show yet; `keep`: they are shown from now on."""
+        path, line, definition = site.path, site.line, site.defines(symbol)
         lines = self.lines_of(path)
         if lines is None or line > len(lines):
             return []
@@ -299,42 +208,125 @@ class _Excerpts:
                 text, redactions = _redacted(path, [lines[index - 1] for index in run], run[0])
                 found.append((ContextItem(path, why, text, run[0]), redactions))
                 run = []
-        shown.update(range(first, last + 1))
+        if keep:
+            shown.update(range(first, last + 1))
         return found
 
 
+class _Room:
+    """What one kind of context may still take of a shared _Budget: `left` characters."""
+
+    def __init__(self, budget: _Budget, characters: int) -> None:
+        self.budget, self.left = budget, characters
+
+    def add(self, item: ContextItem, redactions: Iterable[Redaction] = ()) -> bool:
+        """As _Budget.add, within this room too."""
+        before = self.budget.remaining
+        whole = self.budget.add(item, redactions, max(0, self.left))
+        self.left -= before - self.budget.remaining
+        return whole
+
+    def fits(self, items: list[tuple[ContextItem, list[Redaction]]]) -> bool:
+        size = sum(len(item.render()) + 2 for item, _ in items)
+        return size <= min(self.left, self.budget.remaining)
+
+
+def _call_sites(
+    request: ReviewRequest, excerpts: _Excerpts, uses: UseReader, symbols: tuple[str, ...],
+    edited: frozenset[str], allowed: Callable[[str], bool], room: _Room,
+) -> dict[str, list[Site]]:
+    """The call sites of `symbols` added to `room`, a site of each symbol in turn (one much-used
+    symbol does not crowd out the rest); the sites that did not fit, by symbol."""
+    # The definition of a function whose body the chunk edits, in the chunk's own file, is the
+    # code under review: the diff shows its change, and an excerpt would repeat the file around
+    # the hunk. (A sibling definition of a name the chunk defines anew is shown: it may be the
+    # existing equivalent.)
+    queues = {symbol: [site for site in excerpts.rank(symbol, uses.sites(request, symbol))
+                       if allowed(site.path) and not (symbol in edited and site.path in excerpts.files_of_chunk
+                                                      and site.defines(symbol))]
+              for symbol in symbols}
+    left_out: dict[str, list[Site]] = {symbol: [] for symbol in symbols}
+    full = False
+    for turn in range(max((len(queue) for queue in queues.values()), default=0)):
+        for symbol, queue in queues.items():
+            if turn >= len(queue):
+                continue
+            site = queue[turn]
+            if excerpts.in_diff(site):
+                continue  # the diff shows it
+            items = excerpts.excerpts(symbol, site, keep=False)
+            full = full or turn >= MAX_CALL_SITES or not room.fits(items)
+            if full:
+                left_out[symbol].append(site)
+                continue
+            excerpts.excerpts(symbol, site)
+            for item, found in items:
+                room.add(item, found)
+    return {symbol: sites for symbol, sites in left_out.items() if sites}
+
+
+def _not_shown(left_out: dict[str, list[Site]]) -> ContextItem | None:
+    """The item naming the call sites there was no room for, so the reviewer knows what it did
+    not read."""
+    if not left_out:
+        return None
+    lines = []
+    for symbol, sites in left_out.items():
+        lines.append(f"{len(sites)} call site(s) of {symbol}:")
+        by_file: dict[str, list[str]] = {}
+        for site in sites[:MAX_NAMED_SITES]:
+            by_file.setdefault(site.path, []).append(str(site.line))
+        lines += [f"  {path}: {', '.join(numbers)}" for path, numbers in by_file.items()]
+        if len(sites) > MAX_NAMED_SITES:
+            lines.append(f"  … and {len(sites) - MAX_NAMED_SITES} more")
+    text, _ = _redacted(NOT_SHOWN, lines, 1)
+    return ContextItem(NOT_SHOWN, "call sites left out for room: the context is partial", text)
+
+
 def collect_context(
-    request: ReviewRequest, files: Iterable[FileChange], budget_characters: int, branch_paths: AbstractSet[str]
+    request: ReviewRequest, files: Iterable[FileChange], budget_characters: int, branch_paths: AbstractSet[str],
+    cap: int | None = None,
 ) -> CollectedContext:
-    """The context for the files of one chunk, at most `budget_characters` rendered;
-    `branch_paths` are all the files the branch changes."""
+    """The context for the files of one chunk, at most `cap` (default `budget_characters`)
+    rendered: the call sites of the symbols it touches up to `cap`, everything else within
+    `budget_characters`; `branch_paths` are all the files the branch changes."""
     chunk = list(files)
-    budget = _Budget(budget_characters)
+    total = max(budget_characters, cap or 0)
+    budget = _Budget(total)
+    small = _Room(budget, budget_characters)  # docs, the called names' definitions, listings
 
     def allowed(path: str) -> bool:
         return withheld_reason(path, branch_paths) is None and PurePosixPath(path).name not in LOCK_FILES
 
     base = TreeReader(request.repo_root, request.target.merge_base)
-    governing_room = budget_characters // 2
+    governing = _Room(budget, budget_characters // 2)
     for path in sorted(_governing_paths(base.list_files(), (change.path for change in chunk))):
         text = base.read_text(path)
         if text is None or not allowed(path):
             continue
         lines, found = _redacted(path, text.split("\n"), 1)
         before = budget.remaining
-        whole = budget.add(ContextItem(path, "governing doc, as before the branch", lines), found, governing_room)
-        governing_room -= before - budget.remaining
+        whole = governing.add(ContextItem(path, "governing doc, as before the branch", lines), found)
+        small.left -= before - budget.remaining
         if not whole:
             break
     excerpts = _Excerpts(request, chunk)
+    uses = UseReader(request.head)
+    touched = touched_symbols(request, chunk)
+    # The call sites may take all but what the rest's room still holds, and the line naming
+    # the sites left out.
+    held_back = min(max(0, small.left), budget.remaining // 2) + min(NOT_SHOWN_ROOM, budget.remaining // 4)
+    callers = _Room(budget, budget.remaining - held_back)
+    left_out = _call_sites(request, excerpts, uses, touched.changed, touched.edited, allowed, callers)
+    named = _not_shown(left_out)
+    if named is not None:
+        budget.add(named)
     full = False
-    symbols = touched_symbols(chunk)
-    library = library_names(request, chunk, symbols)
-    for symbol in (name for name in symbols if name not in library):
-        sites = [site for site in symbol_sites(request, symbol) if allowed(site[0])]
-        for path, line, definition in excerpts.rank(symbol, sites):
-            for item, found in excerpts.excerpts(symbol, path, line, definition):
-                if not budget.add(item, found):
+    for symbol in touched.called:
+        sites = [site for site in uses.sites(request, symbol) if allowed(site.path)]
+        for site in excerpts.rank(symbol, sites)[:MAX_SITES_PER_CALLED]:
+            for item, found in excerpts.excerpts(symbol, site):
+                if not small.add(item, found):
                     full = True
                     break
             if full:
@@ -353,7 +345,7 @@ def collect_context(
             listed = names[:MAX_NEIGHBOUR_NAMES] + ([f"{_MORE}{len(names) - MAX_NEIGHBOUR_NAMES} more"]
                                                    if len(names) > MAX_NEIGHBOUR_NAMES else [])
             names_text, found = _redacted(directory, listed, 1)
-            full = not budget.add(ContextItem(_listing_label(directory), NEIGHBOURS, names_text), found)
+            full = not small.add(ContextItem(_listing_label(directory), NEIGHBOURS, names_text), found)
     return CollectedContext(tuple(budget.items), tuple(budget.redactions))
 
 

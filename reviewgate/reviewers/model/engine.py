@@ -16,7 +16,7 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from itertools import accumulate
 from typing import Any, Protocol
 
@@ -43,6 +43,7 @@ from reviewgate.reviewers.model.packing import pack, split_answer
 from reviewgate.reviewers.model.placement import place_all
 from reviewgate.reviewers.model.prompt import (
     Conversation,
+    ToolCall,
     build_conversation,
     prompt_version,
     render_rules,
@@ -52,17 +53,21 @@ from reviewgate.reviewers.model.rebasing import rebase_findings
 from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.reviewers.model.suggestions import check_suggestions
+from reviewgate.reviewers.model.tool_loop import ToolBounds, ToolingTransport
+from reviewgate.reviewers.model.tools import ReadTools, replayed, transcript_text
 from reviewgate.reviewers.model.verification import SecondLookPolicy, take_second_look
 from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.text import printable
 
 PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
-# A chunk's context is at most as long as its diff, and at least this (up to context_chars): a
-# 3-line fix is not sent 8,000 characters of excerpts, and what a push costs follows what changed.
-# A chunk is one block of a hunk (chunking.py), so a request of many blocks gets this many
-# times over: about one definition each (2,000 here cost 17% more on the PR replay; at 500 the
-# stand-in corpus of benchmarks/model_eval.py scores as before, case by case).
+# A chunk's governing docs, the definitions of the names it only calls and its neighbours'
+# names take at most as much as its diff is long, and at least this (up to context_chars): a
+# 3-line fix is not sent 8,000 characters of them. A chunk is one block of a hunk
+# (chunking.py), so a request of many blocks gets this many times over: about one definition
+# each (2,000 here cost 17% more on the PR replay). The call sites of what the chunk defines or
+# edits are not held to it: they take what they need, up to context_chars
+# (context_collector.py).
 CONTEXT_FLOOR_CHARS = 500
 
 
@@ -79,6 +84,7 @@ class Reply:
     cache_read_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
     cache_write_tokens: int = 0  # of input_tokens: written to it (Anthropic prices these higher)
     cut_at: int | None = None  # the answer stopped at this token limit (finish_reason "length")
+    tool_calls: tuple[ToolCall, ...] = ()  # the model asked for these instead of answering (tool_loop.py)
 
 
 class Transport(Protocol):
@@ -105,6 +111,7 @@ class ChunkResult:
     reused: Reply | None = None  # answered from the cache: what the stored answer cost
     request: int = -1  # which of the run's requests asked it (-1: none)
     notes: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # the tool loop's calls for its answer
 
 
 @dataclass
@@ -197,6 +204,7 @@ class ModelReviewer:
             **settings_identity(self.settings),
             "prompt": prompt_version(),
             "second_look": self.second_look.identity(),
+            "tools": list(astuple(ToolBounds.of(self.options))) if self.options.tools else None,
         }
 
     def chunk_key_extra(self, request: ReviewRequest) -> dict[str, Any]:
@@ -204,23 +212,61 @@ class ModelReviewer:
         the whole tree adds the tree)."""
         return {}
 
-    def _ask(self, conversation: Conversation, key: str | None, result: ChunkResult) -> tuple[ParsedReview, str] | None:
+    def _ask(self, conversation: Conversation, key: str | None, result: ChunkResult,
+             transport: Transport | None = None) -> tuple[ParsedReview, str] | None:
         """One request, and one repair request when the answer does not match the contract;
         the review and the reply text it was read from."""
+        # The tool loop's rounds have their own bound (tool_seconds); the answer after them still
+        # gets chunk_timeout.
+        seconds = self.options.chunk_timeout + (self.options.tool_seconds if transport is not None else 0.0)
         try:
-            with chunk_deadline(self.options.chunk_timeout):
-                return ask_with_repair(self.transport, conversation, key,
+            with chunk_deadline(seconds):
+                return ask_with_repair(transport or self.transport, conversation, key,
                                        lambda text: (parse_review(text), text), result.usage, notes=result.notes)
         except AskFailed as error:
             result.blocked = str(error)
             return None
 
-    def _stored(self, store: ChunkStore | None, chunk_key: str, chunk: Chunk, result: ChunkResult
-                ) -> ParsedReview | None:
+    def _answer_key(self, request: ReviewRequest, store: ChunkStore, material: dict[str, Any],
+                    result: ChunkResult) -> str | None:
+        """Where the chunk's answer is stored. With the tools, the key holds every call the answer
+        was made with and a digest of what each returned: the calls stored under the chunk's key
+        are made again on this tree, and the answer is reused only if each returns the same."""
+        if not self.options.tools:
+            return cache_key(material)
+        transcript = store.load(cache_key({**material, "part": "tool calls"}))
+        if transcript is None:
+            return None
+        try:
+            calls = json.loads(transcript.text)
+        except ValueError:
+            return None
+        if not isinstance(calls, list):
+            return None
+        again = replayed(request, [call for call in calls if isinstance(call, dict)])
+        result.tool_calls = [{**call, "reused": True} for call in again]
+        return cache_key({**material, "tool calls": text_digest(transcript_text(again))})
+
+    def _save(self, store: ChunkStore, material: dict[str, Any], answer: str, share: Usage,
+              spans: dict[str, tuple[tuple[int, int], ...]], calls: list[dict[str, Any]] | None) -> str | None:
+        """The answer stored (with the tools: under its calls, which are stored under the chunk's
+        key); a problem saving it, or None."""
+        if calls is None:
+            return store.save(cache_key(material), material, answer, share, spans)
+        problem = store.save(cache_key({**material, "part": "tool calls"}), material,
+                             json.dumps([{"tool": call["tool"], "arguments": call["arguments"]} for call in calls]),
+                             Usage())
+        keyed = {**material, "tool calls": text_digest(transcript_text(calls))}
+        return problem or store.save(cache_key(keyed), keyed, answer, share, spans)
+
+    def _stored(self, request: ReviewRequest, store: ChunkStore | None, material: dict[str, Any], chunk: Chunk,
+                result: ChunkResult) -> ParsedReview | None:
         """The chunk's stored answer, read through the contract again (an entry the contract no
         longer accepts is a miss), its lines moved to where the chunk's hunks stand now."""
-        stored = store.load(chunk_key) if store is not None else None
+        answer_key = self._answer_key(request, store, material, result) if store is not None else None
+        stored = store.load(answer_key) if store is not None and answer_key is not None else None
         if stored is None:
+            result.tool_calls = []
             return None
         try:
             parsed = parse_review(stored.text)
@@ -238,7 +284,8 @@ class ModelReviewer:
         """The chunk's context, rules and cache key, and its stored answer when there is one."""
         result = ChunkResult(redactions=list(chunk.redactions))
         branch_paths = {change.path for change in request.target.files}
-        context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths)
+        context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths,
+                                  context_budget)
         result.redactions += context.redactions
         paths = {change.path for change in chunk.files}
         # Only the rejections on this chunk's files: an answer on another file changes nothing
@@ -250,7 +297,7 @@ class ModelReviewer:
                                    *(f"{item.path}\0{item.line}\0{item.reason}" for item in rejections)])
         material.update(key_extra or {})
         prepared = Prepared(chunk, context, rejections, instructions, material, result)
-        prepared.stored = self._stored(store, cache_key(material), chunk, result)
+        prepared.stored = self._stored(request, store, material, chunk, result)
         return prepared
 
     def _ask_together(self, request: ReviewRequest, pieces: list[Prepared], key: str | None,
@@ -268,7 +315,10 @@ class ModelReviewer:
         conversation = build_conversation(request_diff((piece.chunk for piece in pieces), blocks), context,
                                           request.reproduction, rejections, pieces[0].instructions)
         first.redactions += conversation.redactions
-        asked = self._ask(conversation, key, first)
+        tools = ReadTools(request) if self.options.tools else None
+        transport = ToolingTransport(self.transport, tools, ToolBounds.of(self.options)) if tools else None
+        asked = self._ask(conversation, key, first, transport)
+        first.tool_calls = list(tools.calls) if tools is not None else []
         if asked is None:
             for piece in pieces[1:]:
                 piece.result.blocked = first.blocked
@@ -277,7 +327,8 @@ class ModelReviewer:
         shares = _shares(self._usage(first.usage), [piece.tokens() for piece in pieces])
         for piece, answer, share in zip(pieces, answers, shares, strict=True):
             if store is not None:  # only answers that passed the contract are stored
-                problem = store.save(cache_key(piece.material), piece.material, answer, share, piece.chunk.spans)
+                problem = self._save(store, piece.material, answer, share, piece.chunk.spans,
+                                     tools.calls if tools is not None else None)
                 if problem is not None:
                     first.notes.append(problem)
             piece.stored = parse_review(answer)  # a part of an answer that passed: it passes
@@ -450,4 +501,5 @@ class ModelReviewer:
             notes=tuple(notes),
             cached=bool(results) and counts.reused == len(results),
             chunks=counts,
+            tool_calls=tuple(call for result in results for call in result.tool_calls),
         )

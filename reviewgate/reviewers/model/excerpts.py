@@ -1,5 +1,5 @@
-"""The code a finding cites, for the second look: at the head with the function around it, and
-the same code at the merge base.
+"""The code a finding cites, for the second look: at the head with the function around it, the
+callers of that function, and the same code at the merge base.
 
 Python is read with `ast` (the innermost function or class holding the line); other languages,
 and Python that does not parse, get a window of lines around it. Every excerpt is bounded and
@@ -12,11 +12,16 @@ import ast
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.model.redaction import Redaction, redact_line
+from reviewgate.reviewers.model.symbols import UseReader, enclosing_symbol
+from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.target.diff import FileChange
 from reviewgate.target.git import TreeReader
 from reviewgate.text import UNPARSABLE, printable
 
+MAX_CALLERS = 12  # call sites shown beside the cited code; the rest are named
+CALLER_LINES = 2  # lines either side of a call site
 WINDOW_LINES = 20  # either side of the line, where no function is known
 MAX_EXCERPT_LINES = 160  # a longer function is cut to this many lines around the finding
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -154,3 +159,34 @@ def base_excerpt(
         middle = base_line(change, line) if change is not None else line
         first, last = max(1, middle - WINDOW_LINES), min(len(lines), middle + WINDOW_LINES)
     return _numbered(old_path, lines, first, last, f"=== {printable(old_path)} lines {first}-{last} ===")
+
+
+def callers_excerpt(request: ReviewRequest, path: str, line: int | None) -> Excerpt:
+    """The call sites at the head of the function around `path`:`line` (the lenses' parse finds
+    it, symbols.py the uses, imports left out): a few lines around each of the first
+    MAX_CALLERS, the rest named; never a withheld file."""
+    source = request.head.read_text(path)
+    symbol = enclosing_symbol(source, path, line) if source is not None and line is not None else None
+    if symbol is None:
+        return Excerpt("(no function around the cited line: no callers looked up)")
+    branch_paths = {change.path for change in request.target.files}
+    sites = [site for site in UseReader(request.head).sites(request, symbol)
+             if not site.defines(symbol) and not site.is_document and withheld_reason(site.path, branch_paths) is None]
+    if not sites:
+        return Excerpt(f"(no call site of {printable(symbol)} in the head tree)")
+    parts: list[str] = []
+    redactions: list[Redaction] = []
+    for site in sites[:MAX_CALLERS]:
+        text = request.head.read_text(site.path)
+        lines = text.split("\n") if text is not None else []
+        if site.line > len(lines):
+            continue
+        first, last = max(1, site.line - CALLER_LINES), min(len(lines), site.line + CALLER_LINES)
+        excerpt = _numbered(site.path, lines, first, last,
+                            f"=== {printable(site.path)} lines {first}-{last} (a call of {printable(symbol)}) ===")
+        parts.append(excerpt.text)
+        redactions += excerpt.redactions
+    if len(sites) > MAX_CALLERS:
+        named = ", ".join(f"{printable(site.path)}:{site.line}" for site in sites[MAX_CALLERS:MAX_CALLERS * 3])
+        parts.append(f"not shown: {len(sites) - MAX_CALLERS} more call site(s) of {printable(symbol)}: {named}")
+    return Excerpt("\n".join(parts), tuple(redactions))

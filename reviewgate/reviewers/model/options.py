@@ -42,10 +42,11 @@ COMMON_KEYS = (
     "verify_findings",
     "verifier",
 )
+TOOL_KEYS = ("tools", "tool_turns", "tool_bytes", "tool_seconds")  # the API providers' read-only tool loop
 PROVIDER_KEYS = {
     "openai": ("reasoning_effort", "response_format", "api_version", "extra_headers", "max_tokens_parameter",
-               "prompt_cache_retention"),
-    "anthropic": ("anthropic_version", "extra_headers", "cache_ttl"),
+               "prompt_cache_retention", *TOOL_KEYS),
+    "anthropic": ("anthropic_version", "extra_headers", "cache_ttl", *TOOL_KEYS),
     "command": ("command", "environment"),
 }
 # The structured forms, strongest first: a server that rejects one is asked with the next
@@ -107,6 +108,13 @@ class ModelOptions:
     prompt_cache_retention: str | None = None  # openai: sent only when set
     cache_ttl: str = "5m"  # anthropic: "5m" is the API's own default, sent without a ttl
     command: tuple[str, ...] = ()
+    # The read-only tool loop (tools.py, tool_loop.py): on for a hosted API, off by default for a
+    # server on this machine (many local servers take no `tools`); bounded by rounds of calls,
+    # characters returned and seconds.
+    tools: bool = False
+    tool_turns: int = 4
+    tool_bytes: int = 60_000
+    tool_seconds: float = 120.0
 
 
 def _choice(reader: TableReader, key: str, default: str, choices: tuple[str, ...]) -> str:
@@ -214,6 +222,11 @@ def parse_options(settings: ReviewerSettings) -> ModelOptions:
         ),
         cache_ttl=cache_ttl,
         command=reader.strings("command", ()),
+        tools=(reader.boolean("tools", not is_local_server(settings.base_url))
+               if settings.provider in ("openai", "anthropic") else False),
+        tool_turns=reader.integer("tool_turns", defaults.tool_turns, minimum=1),
+        tool_bytes=reader.integer("tool_bytes", defaults.tool_bytes, minimum=1000),
+        tool_seconds=reader.number("tool_seconds", defaults.tool_seconds, minimum=1.0),
     )
     if settings.provider == "command" and not options.command:
         raise reader.fail(

@@ -5,6 +5,11 @@ for a reuse finding that points at the existing equivalent; anything else (inclu
 absolute paths) is dropped and counted. A `line` outside the changed lines of that file moves
 to the nearest changed line of the same hunk when it is within a few lines, else to file
 level; never onto an unrelated line."
+
+A finding cited where the diff shows removed lines (the line right after them, or right before
+them at a hunk's end, and no added line) is about those lines: it stays at that place in the
+hunk, its body and `extra.removed_lines` naming the merge-base lines, instead of moving to the
+nearest added line.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.target.diff import FileChange
+from reviewgate.target.diff import FileChange, LineKind
 from reviewgate.target.freeze import FrozenTarget
 from reviewgate.target.git import TreeReader
 
@@ -65,6 +70,27 @@ def nearest_changed_line(change: FileChange, line: int) -> int | None:
     return min(candidates, key=lambda number: (abs(number - line), number)) if candidates else None
 
 
+def removed_run_at(change: FileChange, line: int) -> tuple[int, int, int] | None:
+    """(anchor, first, last) when new-file line `line` is where the change shows a run of removed
+    lines: the line right after the run (or right before it, at a hunk's end); `first`..`last`
+    are the run's merge-base lines. None when no removed run stands there."""
+    for hunk in change.hunks:
+        run: list[int] = []
+        before: int | None = None  # the new-file line just above the run
+        for diff_line in (*hunk.lines, None):
+            if diff_line is not None and diff_line.kind is LineKind.REMOVED and diff_line.old_line is not None:
+                run.append(diff_line.old_line)
+                continue
+            after = diff_line.new_line if diff_line is not None else None
+            if run:
+                anchor = after or before or hunk.new_start
+                if line in {anchor, before, after} - {None}:
+                    return anchor, run[0], run[-1]
+                run = []
+            before = after if after is not None else before
+    return None
+
+
 def code_at(head: TreeReader, path: str | None, line: int | None) -> str:
     """The head's text of the line a finding is about: its position-free anchor."""
     if path is None or line is None:
@@ -110,13 +136,25 @@ class Placer:
                 placement.dropped.append(f"path {path!r} is not a file of the change")
                 return
         asked = _line_number(item["line"])
-        line, end_line = (
-            self._place_line(path, asked, _line_number(item["end_line"])) if path else (None, None)
-        )
-        if asked is not None and line != asked:
+        change = self.target.file(path) if path else None
+        # Cited where the diff shows removed lines (and on no added line): anchored to the hunk
+        # at that place and said to be about the removed lines, not moved to an added line.
+        removed = (removed_run_at(change, asked) if change is not None and asked is not None
+                   and asked not in change.changed_line_numbers() else None)
+        line: int | None
+        if removed is not None:
+            line, end_line = removed[0], None
+        else:
+            line, end_line = (
+                self._place_line(path, asked, _line_number(item["end_line"])) if path else (None, None)
+            )
+        if asked is not None and line != asked and removed is None:
             placement.moved += 1
         title = " ".join(item["title"].split())[:MAX_TITLE] or "(untitled finding)"
         body = item["body"].strip()
+        if removed is not None:
+            lines = f"{removed[1]}" if removed[1] == removed[2] else f"{removed[1]}-{removed[2]}"
+            body = f"On lines the change removes (merge base line(s) {lines}), anchored at their hunk.\n\n{body}"
         if item["evidence"].strip():
             body += f"\n\nEvidence: {item['evidence'].strip()}"
         placement.findings.append(
@@ -134,6 +172,7 @@ class Placer:
                 rule=f"model/{category}",
                 extra={
                     **({"asked_line": asked} if asked != line else {}),
+                    **({"removed_lines": [removed[1], removed[2]]} if removed is not None else {}),
                     **{key: item[key] for key in ("confidence", "suggestion") if item.get(key) is not None},
                 },
             )

@@ -32,6 +32,7 @@ TEMPLATES = (
     "verification-system.md",
     "verification-request.md",
     "verification-repair.md",
+    "severity-contract.md",
 )
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The repair request quotes the start of the bad answer, not all of it: enough for the model to
@@ -74,6 +75,30 @@ class AnswerFormat:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A read-only tool the model may call: its name, what it does, its arguments' JSON Schema."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """One round of the tool loop: the model's calls and, in the same order, what each returned."""
+
+    calls: tuple[ToolCall, ...]
+    results: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Conversation:
     system: str  # states the answer's schema: for a request, or an agent CLI, that carries none
     messages: tuple[Message, ...]
@@ -82,6 +107,11 @@ class Conversation:
     # The system message for a request whose response_format or tool carries the answer's schema:
     # without the schema it would repeat. None: the same as `system`.
     system_beside_schema: str | None = None
+    # The read-only tools offered (none: the one-shot request), the rounds of calls so far (after
+    # the messages), and whether more calls are allowed (False: the answer is asked for now).
+    tools: tuple[ToolSpec, ...] = ()
+    turns: tuple[ToolTurn, ...] = ()
+    tools_open: bool = True
 
     def system_for(self, schema_sent: bool) -> str:
         """The system message of a request that sends the answer's schema apart, or not: one
@@ -155,7 +185,14 @@ def review_system(schema_sent: bool = False) -> str:
     here: not its nonce, not its rules. Unless the request's response_format or tool carries the
     schema (`schema_sent`), the answer's shape is given in one compact line; the parser checks it
     either way."""
-    return fill(template("review-system.md"), {"shape": "" if schema_sent else answer_shape(wire_schema())})
+    return fill(template("review-system.md"), {"shape": "" if schema_sent else answer_shape(wire_schema()),
+                                               "severities": severity_contract()})
+
+
+def severity_contract() -> str:
+    """What each severity means for merging, and the scope rule: the review and the second look
+    judge by the same words."""
+    return template("severity-contract.md").strip()
 
 
 def answer_shape(schema: Mapping[str, Any]) -> str:

@@ -2,11 +2,14 @@
 to refute it.
 
 The verifier (the same model, or `[reviewer.NAME] verifier = "OTHER"`) gets the finding, the code
-it cites at the head with the function around it, and that code at the merge base; never the
-pull request text or commit messages. It answers `confirmed` with a failure scenario or
-`refuted` with a concrete reason (schemas/verification-contract.schema.json, repaired once like
-the review). A refuted finding is kept in the report, dismissed with the refutation; a verifier
-that gives no usable answer blocks the review: an unchecked finding is never approved away.
+it cites at the head with the function around it and that function's callers, and that code at
+the merge base; never the pull request text or commit messages. It judges weight as well as
+truth: `holds` with a failure scenario, `holds_at_lower_severity` with the severity the
+contract gives it (a true missing test for a getter is not major), or `refuted` with a concrete
+reason (schemas/verification-contract.schema.json, repaired once like the review). A refuted
+finding is kept in the report, dismissed with the refutation; a lowered one keeps its place at
+the lower severity, its body saying why; a verifier that gives no usable answer blocks the
+review: an unchecked finding is never approved away.
 """
 
 from __future__ import annotations
@@ -30,9 +33,17 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.contract import ContractError, check_schema, extract_json, packaged_schema, wire_form
 from reviewgate.reviewers.model.deadline import chunk_deadline
-from reviewgate.reviewers.model.excerpts import base_excerpt, head_excerpt
+from reviewgate.reviewers.model.excerpts import base_excerpt, callers_excerpt, head_excerpt
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
-from reviewgate.reviewers.model.prompt import AnswerFormat, Conversation, Message, answer_shape, fill, template
+from reviewgate.reviewers.model.prompt import (
+    AnswerFormat,
+    Conversation,
+    Message,
+    answer_shape,
+    fill,
+    severity_contract,
+    template,
+)
 from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
 from reviewgate.target.git import TreeReader
@@ -115,32 +126,47 @@ def verifier_settings(config: Config, reviewer: ReviewerSettings, name: str) -> 
 def answer_format() -> AnswerFormat:
     return AnswerFormat(
         name="record_verification",
-        description="Record the second look at the finding: confirmed with the failure scenario, or refuted.",
+        description="Record the second look at the finding: holds with the failure scenario, holds at a lower "
+                    "severity with why, or refuted.",
         schema=wire_form(packaged_schema(SCHEMA_RESOURCE)),
         repair_template="verification-repair.md",
     )
 
 
+HOLDS, LOWER, REFUTED = "holds", "holds_at_lower_severity", "refuted"
+
+
 @dataclass(frozen=True)
 class Judgement:
-    verdict: str  # confirmed | refuted
+    verdict: str  # holds | holds_at_lower_severity | refuted
     reason: str
     failure_scenario: str
+    severity: Severity | None = None  # holds_at_lower_severity: the severity it has
 
 
-def parse_judgement(text: str) -> Judgement:
-    """A validated judgement, or a ContractError saying what is wrong (for the repair request)."""
+def parse_judgement(text: str, severity: Severity | None = None) -> Judgement:
+    """A validated judgement of a finding of `severity`, or a ContractError saying what is wrong
+    (for the repair request). `confirmed`, the earlier word for `holds`, reads as it; a missing
+    `severity` as null."""
     document = extract_json(text)
     if isinstance(document, dict) and isinstance(document.get("verdict"), str):
-        document = {**document, "verdict": document["verdict"].strip().lower()}
+        verdict = document["verdict"].strip().lower()
+        document = {"severity": None, **document, "verdict": HOLDS if verdict == "confirmed" else verdict}
     check_schema(document, packaged_schema(SCHEMA_RESOURCE), "verification")
     reason = document["reason"].strip()
     scenario = (document["failure_scenario"] or "").strip()
-    if document["verdict"] == "confirmed" and not scenario:
-        raise ContractError("a confirmation needs the failure scenario: the inputs or state, then the wrong outcome")
+    if document["verdict"] == HOLDS and not scenario:
+        raise ContractError("a finding that holds needs the failure scenario: the inputs or state, then the wrong outcome")
     if not reason:
         raise ContractError("reason is empty: say concretely why the finding holds or does not")
-    return Judgement(document["verdict"], reason, scenario)
+    lower = Severity(document["severity"]) if document["severity"] else None
+    if document["verdict"] == LOWER:
+        if lower is None:
+            raise ContractError("holds_at_lower_severity needs the severity it has: major, minor or nit")
+        if severity is not None and lower.rank >= severity.rank:
+            raise ContractError(f"holds_at_lower_severity needs a severity below the finding's {severity.value}, "
+                                f"got {lower.value}")
+    return Judgement(document["verdict"], reason, scenario, lower if document["verdict"] == LOWER else None)
 
 
 def needs_second_look(finding: Finding, min_confidence: float) -> bool:
@@ -174,7 +200,8 @@ def verification_system(schema_sent: bool = False) -> str:
     provider's prompt cache (prompt.review_system); the nonce is named in the user message. It
     gives the answer's shape only when the request does not carry the schema."""
     return fill(template("verification-system.md"),
-                {"shape": "" if schema_sent else answer_shape(answer_format().schema)})
+                {"shape": "" if schema_sent else answer_shape(answer_format().schema),
+                 "severities": severity_contract()})
 
 
 def build_verification(request: ReviewRequest, finding: Finding, max_input_tokens: int) -> Conversation:
@@ -183,21 +210,27 @@ def build_verification(request: ReviewRequest, finding: Finding, max_input_token
     found: list[Redaction] = list(redactions)
     if finding.path is None:
         head_text, base_text = "(the finding is about the change as a whole)", "(see above)"
+        callers_text = "(none: the finding cites no code)"
     else:
         head, scope = head_excerpt(request.head, finding.path, finding.line, finding.end_line)
         base = base_excerpt(TreeReader(request.repo_root, request.target.merge_base),
                             request.target.file(finding.path), finding.path, finding.line, scope)
-        head_text, base_text = head.text, base.text
-        found += [*head.redactions, *base.redactions]
+        callers = callers_excerpt(request, finding.path, finding.line)
+        head_text, base_text, callers_text = head.text, base.text, callers.text
+        found += [*head.redactions, *base.redactions, *callers.redactions]
     system = verification_system()
     room = (max_input_tokens - estimate_tokens(system) - estimate_tokens(finding_text)
             - PROMPT_MARGIN_TOKENS) * CHARACTERS_PER_TOKEN
-    base_text = truncate(base_text, max(200, room // 3), "\n… (cut to fit the request budget)")
-    head_text = truncate(head_text, max(200, room - len(base_text)), "\n… (cut to fit the request budget)")
-    nonce = hashlib.sha256("\0".join([finding_text, head_text, base_text]).encode("utf-8", "surrogateescape"))
+    cut = "\n… (cut to fit the request budget)"
+    base_text = truncate(base_text, max(200, room // 3), cut)
+    callers_text = truncate(callers_text, max(200, room // 4), cut)
+    head_text = truncate(head_text, max(200, room - len(base_text) - len(callers_text)), cut)
+    nonce = hashlib.sha256("\0".join([finding_text, head_text, base_text, callers_text])
+                           .encode("utf-8", "surrogateescape"))
     nonce_text = nonce.hexdigest()[:16]
     user = fill(template("verification-request.md"),
-                {"nonce": nonce_text, "finding": finding_text, "head": head_text, "base": base_text})
+                {"nonce": nonce_text, "finding": finding_text, "head": head_text, "base": base_text,
+                 "callers": callers_text})
     return Conversation(system, (Message("user", user),), tuple(found), answer_format(),
                         system_beside_schema=verification_system(schema_sent=True))
 
@@ -225,14 +258,14 @@ def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str
     stored = store.load(answer_key) if store is not None else None
     if stored is not None:
         try:
-            look.judgement, look.reused = parse_judgement(stored.text), True
+            look.judgement, look.reused = parse_judgement(stored.text, finding.severity), True
             return look
         except ContractError:
             pass  # an entry the contract no longer accepts is a miss
     try:
         with chunk_deadline(verifier.options.chunk_timeout):
             look.judgement, text = ask_with_repair(verifier.transport, conversation, key,
-                                                   lambda answer: (parse_judgement(answer), answer), look.usage,
+                                                   lambda answer: (parse_judgement(answer, finding.severity), answer), look.usage,
                                                    who="the second look")
     except AskFailed as error:
         look.failure = str(error)
@@ -245,14 +278,20 @@ def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str
 
 
 def _judged(finding: Finding, judgement: Judgement, verifier: str) -> Finding:
-    record = {"verdict": judgement.verdict, "reason": judgement.reason, "verifier": verifier}
-    if judgement.verdict == "refuted":
+    record: dict[str, Any] = {"verdict": judgement.verdict, "reason": judgement.reason, "verifier": verifier}
+    if judgement.verdict == REFUTED:
         return finding.with_changes(
             dismissed=f"refuted on the second look ({verifier}): {judgement.reason}",
             extra={**finding.extra, "verification": record},
         )
-    record["failure_scenario"] = judgement.failure_scenario
-    body = f"{finding.body}\n\nSecond look ({verifier}): confirmed. Failure scenario: {judgement.failure_scenario}"
+    record["failure_scenario"] = judgement.failure_scenario or None
+    if judgement.verdict == LOWER and judgement.severity is not None:
+        record.update(reported_severity=finding.severity.value, severity=judgement.severity.value)
+        body = (f"{finding.body}\n\nSecond look ({verifier}): holds, but as {judgement.severity.value}, not "
+                f"{finding.severity.value}: {judgement.reason}")
+        return finding.with_changes(severity=judgement.severity, body=body,
+                                    extra={**finding.extra, "verification": record})
+    body = f"{finding.body}\n\nSecond look ({verifier}): holds. Failure scenario: {judgement.failure_scenario}"
     return finding.with_changes(body=body, extra={**finding.extra, "verification": record})
 
 
@@ -266,8 +305,9 @@ def take_second_look(
     reviewer: ModelReviewer, request: ReviewRequest, outcome: ReviewerOutcome, key: str | None, started: float,
     store: ChunkStore | None = None,
 ) -> ReviewerOutcome:
-    """The outcome with every finding that could block checked: refuted ones dismissed,
-    confirmed ones carrying their failure scenario; blocked when a check could not be made."""
+    """The outcome with every finding that could block checked: refuted ones dismissed, lowered
+    ones at their lower severity with why, ones that hold carrying their failure scenario;
+    blocked when a check could not be made."""
     policy = reviewer.second_look
     verifier = policy.verifier
     if verifier is None or outcome.status is not ReviewerStatus.OK:
@@ -289,9 +329,11 @@ def take_second_look(
     findings = tuple(judged.get(finding.id, finding) for finding in outcome.findings)
     spent = usage_of([reply for look in looks for reply in look.usage], verifier.options)
     failures = [f"{look.finding.location} {look.finding.title!r}: {look.failure}" for look in looks if look.failure]
-    refuted = sum(1 for finding in judged.values() if finding.dismissed is not None)
+    verdicts = [look.judgement.verdict for look in looks if look.judgement is not None]
+    refuted, lower = verdicts.count(REFUTED), verdicts.count(LOWER)
     note = (f"second look ({verifier.name}) at {len(looks)} finding(s) that could block: "
-            f"{len(judged) - refuted} confirmed, {refuted} refuted (dismissed, they do not block)"
+            f"{verdicts.count(HOLDS)} hold, {lower} hold at a lower severity (lowered, with why), "
+            f"{refuted} refuted (dismissed, they do not block)"
             + (f", {len(failures)} not checked" if failures else "") + f"; {_describe_usage(spent)}"
             + (f"; {reused} answered from the cache" if (reused := sum(look.reused for look in looks)) else ""))
     redactions = [found.describe() for look in looks for found in look.redactions]

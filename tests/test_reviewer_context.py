@@ -1,0 +1,161 @@
+"""What the model reviewer reads beside the diff: the call sites of every symbol the change
+touches, checked on the requests a real local stand-in server records for a real repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reviewgate.config import ReviewerSettings
+from reviewgate.reviewers import openai
+from reviewgate.reviewers.base import ReviewerStatus
+from testing.model_repo import review_request
+from testing.model_server import ModelServer, Recorded, Reply, review_document
+from testing.repo import make_repo
+
+HELPER = (
+    "import re\n\n_INT = re.compile(r'^[0-9]+$')\n\n\n"
+    "def parse_number(text):\n    if not _INT.match(text):\n        raise ValueError(text)\n    return int(text)\n"
+)
+# The body's regex widened: no line of the diff names a caller.
+WIDENED = HELPER.replace("r'^[0-9]+$'", "r'^[0-9_]+$'").replace("return int(text)", "return int(text, 10)")
+FILLER = "".join(f"SETTING_{index} = {index}\n" for index in range(8))
+
+
+def _caller(index: int) -> str:
+    """A module that imports the helper at its top and calls it far below the import."""
+    imports = ("from lib.numbers import (\n    parse_number,\n)\n" if index % 2
+               else "from lib.numbers import parse_number\n")
+    return f"{imports}\n{FILLER}\n\ndef read_{index}(raw):\n    return parse_number(raw) + {index}\n"
+
+
+def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
+    return ReviewerSettings(name="llm", provider="openai", model="test-model", base_url=f"{server.url}/v1",
+                            api_key_env="", timeout=5.0, options={"retries": 0, "verify_findings": False, **options})
+
+
+def _context(post: Recorded) -> str:
+    user = str(post.body["messages"][1]["content"])
+    nonce = re.search(r"<<<DATA (\w+) BEGIN>>>", user)
+    assert nonce is not None
+    blocks = re.findall(rf"<<<DATA {nonce.group(1)} BEGIN>>>\n(.*?)\n<<<DATA {nonce.group(1)} END>>>", user,
+                        flags=re.DOTALL)
+    return str(blocks[1])
+
+
+def _review(tmp_path: Path, callers: int, **options: object) -> tuple[str, str]:
+    """The context and system message sent for a change to the helper's body, with `callers` callers."""
+    base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(callers)}}
+    repo = make_repo(tmp_path, base, {"lib/numbers.py": WIDENED})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server, **options)).review(review_request(repo.path))
+        posts = server.posts()
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert len(posts) == 1
+    return _context(posts[0]), str(posts[0].body["messages"][0]["content"])
+
+
+def _calls_shown(context: str, callers: int) -> set[int]:
+    return {index for index in range(callers) if f"return parse_number(raw) + {index}" in context}
+
+
+def test_an_edited_body_brings_every_caller_and_no_import(tmp_path: Path) -> None:
+    """A two-line change inside a helper called from twelve modules: each call site is sent
+    (the edited function is a touched symbol, its budget set by its callers, not by the diff's
+    length), and no import of it is sent as a use."""
+    context, _ = _review(tmp_path, 12)
+    assert _calls_shown(context, 12) == set(range(12))
+    assert "import parse_number" not in context
+    assert not re.search(r"\|\s+parse_number,$", context, flags=re.MULTILINE)  # a parenthesised import's name
+
+
+def test_context_chars_caps_the_call_sites_and_names_those_left_out(tmp_path: Path) -> None:
+    """Forty callers, context_chars 1,500: the context stays within it, and the call sites that
+    did not fit are named, so the reviewer knows what it did not read; at 40,000 all are sent."""
+    small, _ = _review(tmp_path / "small", 40, context_chars=1500)
+    assert len(small) <= 1500
+    shown = _calls_shown(small, 40)
+    assert 3 <= len(shown) < 40
+    named = re.search(r"(\d+) call site\(s\) of parse_number:\n((?:  .*\n?)+)", small)
+    assert named is not None and int(named.group(1)) == 40 - len(shown)
+    listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py: \d+", named.group(2))}
+    assert listed <= set(range(40)) - shown and len(listed) >= 5
+    large, _ = _review(tmp_path / "large", 40, context_chars=40_000)
+    assert _calls_shown(large, 40) == set(range(40))
+    assert "call site(s) of parse_number" not in large
+
+
+def test_the_system_message_says_the_context_is_partial_and_how_to_say_so(tmp_path: Path) -> None:
+    _, system = _review(tmp_path, 2)
+    assert "partial" in system
+    assert "not shown:" in system
+
+
+def test_the_system_message_defines_each_severity_and_the_scope_of_correctness(tmp_path: Path) -> None:
+    """One line per severity saying what it means for merging, and the scope rule."""
+    _, system = _review(tmp_path, 1)
+    for severity in ("blocker", "major", "minor", "nit"):
+        assert len(re.findall(rf"^- {severity}: .*merg", system, flags=re.MULTILINE)) == 1 or severity == "nit"
+    assert re.search(r"^- nit: .*never blocks", system, flags=re.MULTILINE)
+    assert re.search(r"^Scope: a correctness, security or performance finding is about what this change did",
+                     system, flags=re.MULTILINE)
+
+
+def test_an_agent_cli_is_told_it_may_open_the_snapshot_to_read_call_sites(tmp_path: Path) -> None:
+    """The `command` provider shares the prompt: the agent reads, in it, that it may open the
+    snapshot's files to read the call sites of what the change touches, and it can (the
+    snapshot holds the caller)."""
+    import json
+    import sys
+
+    from reviewgate.reviewers import command
+
+    base = {"lib/numbers.py": HELPER, "app/module_0.py": _caller(0)}
+    repo = make_repo(tmp_path / "repo", base, {"lib/numbers.py": WIDENED})
+    seen = tmp_path / "seen.json"
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, sys\nprompt = sys.stdin.read()\n"
+        f"json.dump({{'prompt': prompt, 'caller': open('app/module_0.py').read()}}, open({str(seen)!r}, 'w'))\n"
+        f"print({json.dumps(json.dumps(review_document()))})\n", encoding="utf-8")
+    settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
+                                options={"command": [sys.executable, str(agent)], "verify_findings": False})
+    outcome = command.build(settings).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    facts = json.loads(seen.read_text(encoding="utf-8"))
+    assert "inside a read-only snapshot of the\n  repository (an agent), open the files to read the call sites" in facts["prompt"]
+    assert "return parse_number(raw) + 0" in facts["caller"]
+
+
+def test_an_edited_javascript_body_brings_its_callers_through_tree_sitter(tmp_path: Path) -> None:
+    """Outside Python the lenses' tree-sitter parse finds the edited function: its callers are
+    sent, its `require` is not."""
+    helper = "function parseNumber(text) {\n  return Number(text);\n}\n\nmodule.exports = { parseNumber };\n"
+    caller = ("const {{ parseNumber }} = require('../lib/numbers');\n\n\n\n\n"
+              "function read{index}(raw) {{\n  return parseNumber(raw) + {index};\n}}\n")
+    base = {"lib/numbers.js": helper, **{f"app/reader_{index}.js": caller.format(index=index) for index in range(4)}}
+    repo = make_repo(tmp_path, base, {"lib/numbers.js": helper.replace("Number(text)", "Number(text.trim())")})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server)).review(review_request(repo.path))
+        [post] = server.posts()
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    context = _context(post)
+    assert all(f"return parseNumber(raw) + {index};" in context for index in range(4))
+    assert "require(" not in context
+
+
+def test_call_sites_are_chosen_after_leaving_out_those_the_diff_shows(tmp_path: Path) -> None:
+    """Eight callers, six of which the branch edits too: the diff shows those six, and the two
+    others are sent as context (not crowded out by sites the diff already shows)."""
+    base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(8)}}
+    branch = {"lib/numbers.py": WIDENED, **{f"app/module_{index}.py": _caller(index).replace(
+        f"+ {index}\n", f"+ {index} * 1\n") for index in range(6)}}
+    repo = make_repo(tmp_path, base, branch)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_settings(server)).review(review_request(repo.path))
+        posts = server.posts()
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert len(posts) == 1
+    context = _context(posts[0])
+    assert "return parse_number(raw) + 6\n" in context + "\n" and "return parse_number(raw) + 7" in context
+    assert "* 1" not in context  # the edited callers are in the diff, not repeated
