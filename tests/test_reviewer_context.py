@@ -106,23 +106,27 @@ def test_an_agent_cli_is_told_it_may_open_the_snapshot_to_read_call_sites(tmp_pa
     snapshot's files to read the call sites of what the change touches, and it can (the
     snapshot holds the caller)."""
     import json
-    import sys
 
     from reviewgate.reviewers import command
+    from testing.agent_clis import shared_with_the_agent
+    from testing.verify_app import python_for_the_verify
 
     base = {"lib/numbers.py": HELPER, "app/module_0.py": _caller(0)}
     repo = make_repo(tmp_path / "repo", base, {"lib/numbers.py": WIDENED})
-    seen = tmp_path / "seen.json"
-    agent = tmp_path / "agent.py"
-    agent.write_text(
-        "import json, sys\nprompt = sys.stdin.read()\n"
-        f"json.dump({{'prompt': prompt, 'caller': open('app/module_0.py').read()}}, open({str(seen)!r}, 'w'))\n"
-        f"print({json.dumps(json.dumps(review_document()))})\n", encoding="utf-8")
-    settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
-                                options={"command": [sys.executable, str(agent)], "verify_findings": False})
-    outcome = command.build(settings).review(review_request(repo.path))
-    assert outcome.status is ReviewerStatus.OK, outcome.reason
-    facts = json.loads(seen.read_text(encoding="utf-8"))
+    # As root the agent runs as a uid of its own: its script and what it reports live where it can reach.
+    with shared_with_the_agent() as shared:
+        seen = shared / "out" / "seen.json"
+        agent = shared / "agent.py"
+        agent.write_text(
+            "import json, sys\nprompt = sys.stdin.read()\n"
+            f"json.dump({{'prompt': prompt, 'caller': open('app/module_0.py').read()}}, open({str(seen)!r}, 'w'))\n"
+            f"print({json.dumps(json.dumps(review_document()))})\n", encoding="utf-8")
+        agent.chmod(0o644)
+        settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
+                                    options={"command": [python_for_the_verify(), str(agent)], "verify_findings": False})
+        outcome = command.build(settings).review(review_request(repo.path))
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        facts = json.loads(seen.read_text(encoding="utf-8"))
     assert "inside a read-only snapshot of the\n  repository (an agent), open the files to read the call sites" in facts["prompt"]
     assert "return parse_number(raw) + 0" in facts["caller"]
 
