@@ -8,6 +8,7 @@ without this process ever starting the step."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import signal
@@ -34,6 +35,8 @@ def parses_in_time(the_parser: tree_sitter.Parser, data: bytes, budget_seconds: 
     the child. The child only parses, writes one byte and leaves with os._exit: it needs no lock
     another thread of this process may have held at the fork (tree-sitter allocates with malloc,
     which is reset in a forked child), and runs no exit handler of this process."""
+    if not hasattr(os, "fork"):  # no fork on this system: parsed here, as without the child
+        return True
     reading, writing = os.pipe()
     try:
         child = os.fork()
@@ -44,8 +47,11 @@ def parses_in_time(the_parser: tree_sitter.Parser, data: bytes, budget_seconds: 
     if child == 0:  # pragma: no cover - the child's own run, measured by what it writes
         try:
             os.close(reading)
-            with contextlib.suppress(ValueError):  # its default action ends the process (the default already)
-                signal.signal(signal.SIGPROF, signal.SIG_DFL)
+            with contextlib.suppress(ValueError):
+                # The default actions: the timer's signal ends the child, and so does a cancellation
+                # sent to the gate's process group (the gate's own handlers only record it).
+                for number in (signal.SIGPROF, signal.SIGTERM, signal.SIGINT):
+                    signal.signal(number, signal.SIG_DFL)
             signal.setitimer(signal.ITIMER_PROF, budget_seconds)  # CPU time, user and system
             the_parser.parse(data)
             os.write(writing, _DONE)
@@ -63,10 +69,11 @@ def parses_in_time(the_parser: tree_sitter.Parser, data: bytes, budget_seconds: 
 
 def _answer(reading: int, wall_seconds: float) -> bytes:
     """What the child wrote before it ended, or nothing when it did not within `wall_seconds`."""
+    waiting = select.poll()  # not select.select: it cannot watch a descriptor numbered 1024 or more
+    waiting.register(reading, select.POLLIN)
     deadline = time.monotonic() + wall_seconds
     while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([reading], [], [], left)
-        if ready:
+        if waiting.poll(math.ceil(left * 1000)):
             return os.read(reading, len(_DONE))
     return b""
 
