@@ -1,6 +1,7 @@
 """What bounding every tree-sitter parse costs an ordinary change. One command:
 
     python benchmarks/parse_budget_benchmark.py REPOSITORY... [--runs 7] [--gate CHECKOUT]...
+    python benchmarks/parse_budget_benchmark.py --hostile [--gate CHECKOUT]...
 
 For each local git repository given (real code: a Java, Go, Rust, C#, Ruby, PHP, Kotlin or
 JavaScript project), it clones it into a temp dir and times `reviewgate run --reviewer builtin
@@ -14,11 +15,17 @@ It prints the median wall seconds and the CPU seconds (user + system, the gate a
 it started) of `--runs` runs of each, for each reviewgate checkout given with `--gate` (default:
 this one): a checkout from before a change and one from after, their runs taken in turn so that
 the load of a shared machine falls on both alike.
+
+With `--hostile` it times instead, once each, the review of a branch adding one file of text that
+tree-sitter's runtime spends minutes on without a progress report (testing/hostile_parses.py):
+the run's wall seconds, the builtin reviewer's own, the file's parse budget, and whether the run's
+notes name the file. The target: the review ends within the budget plus 5 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -33,8 +40,9 @@ REPO_ROOT = BENCHMARKS.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.measure import python_environment  # noqa: E402
-from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of  # noqa: E402
-from testing.repo import GIT_IDENTITY  # noqa: E402
+from reviewgate.reviewers.builtin.languages.syntax_tree import PARSE_SECONDS_FLOOR, PARSE_SECONDS_PER_BYTE, grammar_of  # noqa: E402
+from testing.hostile_parses import LINES, SLOW_FILES  # noqa: E402
+from testing.repo import GIT_IDENTITY, make_repo  # noqa: E402
 
 WIDE_FILES = 30
 _RETURN = re.compile(rb"^[ \t]+return\b[^\n]*\n", re.MULTILINE)
@@ -72,31 +80,64 @@ def _branch(repo: Path, name: str, files: list[Path]) -> None:
     _git(repo, "commit", "-q", "-am", name)
 
 
+def _gate_run(repo: Path, gate: Path, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "reviewgate", "run", "--base", "main", "--reviewer", "builtin", "--no-verify",
+         "--output-dir", str(repo.parent / "out")],
+        cwd=repo, env=python_environment(gate), check=False, capture_output=True, text=True, timeout=timeout,
+    )
+    if completed.returncode not in (0, 1):
+        raise SystemExit(f"the gate exited {completed.returncode} in {repo}: {completed.stderr[-2000:]}")
+    return completed
+
+
 def _timed_run(repo: Path, gate: Path) -> tuple[float, float]:
     """Wall and CPU seconds (user + system of the gate and all it waited for) of one gate run."""
     before = os.times()
     started = time.perf_counter()
-    completed = subprocess.run(
-        [sys.executable, "-m", "reviewgate", "run", "--base", "main", "--reviewer", "builtin", "--no-verify",
-         "--output-dir", str(repo.parent / "out")],
-        cwd=repo, env=python_environment(gate), check=False, capture_output=True, text=True,
-    )
-    if completed.returncode not in (0, 1):
-        raise SystemExit(f"the gate exited {completed.returncode} in {repo}: {completed.stderr[-2000:]}")
+    _gate_run(repo, gate)
     wall = time.perf_counter() - started
     after = os.times()
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
+def _hostile(gates: list[Path]) -> None:
+    """The review of each hostile file's branch, once per checkout (a run over 5 minutes is cut)."""
+    for path, line in SLOW_FILES:
+        text = line * LINES
+        budget = PARSE_SECONDS_FLOOR + PARSE_SECONDS_PER_BYTE * len(text)
+        for number, gate in enumerate(gates):
+            with tempfile.TemporaryDirectory() as temporary:
+                repo = make_repo(Path(temporary), {"README.md": "x\n"}, {path: text}).path
+                started = time.perf_counter()
+                try:
+                    _gate_run(repo, gate, timeout=300)
+                except subprocess.TimeoutExpired:
+                    print(f"{path:<16} {line.strip():<7} gate {number}  over 300 s: cut", flush=True)
+                    continue
+                wall = time.perf_counter() - started
+                report = json.loads((repo.parent / "out" / "report.json").read_text(encoding="utf-8"))
+                builtin = next(item for item in report["reviewers"] if item["reviewer"] == "builtin")
+                named = any(note.startswith(f"{path}: not parsed") for note in builtin["notes"])
+                print(f"{path:<16} {line.strip():<7} gate {number}  run {wall:.1f} s  review "
+                      f"{builtin['duration_seconds']:.1f} s  budget {budget:.2f} s  named {named}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("repositories", nargs="+", type=Path)
+    parser.add_argument("repositories", nargs="*", type=Path)
+    parser.add_argument("--hostile", action="store_true", help="time the review of text tree-sitter explodes on")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--gate", type=Path, action="append", help="a reviewgate checkout timed (repeatable)")
     options = parser.parse_args()
     gates: list[Path] = options.gate or [REPO_ROOT]
     for number, gate in enumerate(gates):
         print(f"gate {number}: {gate.resolve()} ({_git(gate, 'rev-parse', '--short', 'HEAD').strip()})")
+    if options.hostile:
+        _hostile(gates)
+        return
+    if not options.repositories:
+        parser.error("give a repository to time an ordinary change in, or --hostile")
     for source in options.repositories:
         with tempfile.TemporaryDirectory() as temporary:
             repo = Path(temporary) / "repo"

@@ -9,28 +9,18 @@ from pathlib import Path
 import pytest
 
 from testing.cli import run_cli
+from testing.hostile_parses import LINES, SLOW_FILES
 from testing.repo import make_repo
 
 # A made-up token in GitHub's format, assembled so no scanner takes this file for a leak: the
 # secrets lens reads lines, not trees, so it still finds it in a file given up.
 TOKEN = "gh" + "p_" + "givenUpParse" * 3 + "Tk0"
 
-# 8,000 lines each: over a minute of tree-sitter's time without the budget (Java's `a<b<c<`: the
-# whole review took 23.5 s), in the grammars where a repeated line was found to do it.
-SLOW_FILES = [
-    ("src/Slow.java", "a<b<c<\n"),
-    ("src/Slow2.java", "%w(\n"),
-    ("src/slow.rs", "%w(\n"),
-    ("cmd/slow.go", "%w(\n"),
-    ("src/Slow.cs", "<a\n"),
-]
-
-
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize(("path", "line"), SLOW_FILES)
 def test_a_branch_of_such_text_ends_its_review_and_names_the_file(tmp_path: Path, path: str, line: str) -> None:
     repo = make_repo(tmp_path, {"README.md": "x\n", ".gitignore": ".reviewgate/\n"},
-                     {path: f"// token = '{TOKEN}'\n" + line * 8_000})
+                     {path: f"// token = '{TOKEN}'\n" + line * LINES})
     result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify", timeout=60)
     assert result.returncode == 1, result.stderr[-2000:]  # the key blocks: not blocked, not approved
     assert f"reviewgate: warning: {path}: not parsed, its " in result.stderr
