@@ -18,6 +18,7 @@ from reviewgate.reviewers.builtin.languages.syntax_tree import (
     parse,
     parser,
 )
+from testing.hostile_parses import LINES, SLOW_FILES
 
 SAMPLES = {
     "python": "def f(x):\n    return x\n",
@@ -96,10 +97,8 @@ def test_real_code_parses_within_its_budget_to_the_tree_of_a_plain_parse() -> No
         assert [child.text for child in budgeted.named_children] == [child.text for child in plain.named_children]
 
 
-# Text on which tree-sitter's runtime spends its time in a step that makes no progress report (near
-# the end of the file, resolving the readings of an ambiguous text kept open): 8,000 lines, each
-# over a minute in one step that holds the GIL, or more than the budget where less.
-UNREPORTED = [("java", "a<b<c<\n"), ("java", "%w(\n"), ("rust", "%w(\n"), ("go", "%w(\n"), ("csharp", "<a\n")]
+# The files of testing/hostile_parses.py, by grammar.
+UNREPORTED = [(grammar_of(path), line) for path, line in SLOW_FILES]
 
 
 @pytest.mark.timeout(60)
@@ -113,7 +112,7 @@ def test_a_parse_that_reports_no_progress_is_given_up_at_its_budget(grammar: str
     from reviewgate.reviewers.builtin.languages.parse_child import WALL_SLACK_SECONDS
     from reviewgate.reviewers.builtin.languages.syntax_tree import PARSE_SECONDS_FLOOR, PARSE_SECONDS_PER_BYTE
 
-    text = line * 8_000
+    text = line * LINES
     started = time.perf_counter()
     with pytest.warns(ParseBudgetWarning, match=f"^src/slow.{grammar}: not parsed, its {grammar} parse went over"):
         tree = parse(grammar, text, f"src/slow.{grammar}")
@@ -142,7 +141,7 @@ def test_this_process_runs_its_other_threads_while_such_a_parse_is_given_up() ->
     beating.start()
     try:
         with pytest.warns(ParseBudgetWarning):
-            parse("java", "a<b<c<\n" * 8_100, "src/Slow.java")  # not the text above: one child a text
+            parse("java", "a<b<c<\n" * (LINES + 100), "src/Slow.java")  # not the text above: one child a text
     finally:
         done.set()
         beating.join()
