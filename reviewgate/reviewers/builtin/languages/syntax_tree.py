@@ -5,6 +5,7 @@ language never loads the others' grammars)."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import time
 import warnings
@@ -119,9 +120,18 @@ class _Reader:
 CHILD_MIN_BYTES = 2_048
 
 
-@functools.lru_cache(maxsize=16)  # one child a file, whichever lenses parse it
+# (grammar, digest of the text) -> whether its child's parse ended in time: one child a text for
+# the whole review, whichever lenses parse it and when (the tests lens parses the base sides again
+# after the per-file stage). A digest, not the text, so a large change's texts are not all held.
+_verdicts: dict[tuple[str, bytes], bool] = {}
+
+
 def _parses_in_time(grammar: str, data: bytes) -> bool:
-    return parses_in_time(parser(grammar), data, _budget_seconds(data))
+    key = (grammar, hashlib.blake2b(data, digest_size=16).digest())
+    verdict = _verdicts.get(key)
+    if verdict is None:
+        verdict = _verdicts[key] = parses_in_time(parser(grammar), data, _budget_seconds(data))
+    return verdict
 
 
 class ParseBudgetWarning(UserWarning):
