@@ -18,6 +18,7 @@ from reviewgate.reviewers.builtin.languages.syntax_tree import (
     parse,
     parser,
 )
+from testing.hostile_parses import LINES, SLOW_FILES
 
 SAMPLES = {
     "python": "def f(x):\n    return x\n",
@@ -96,17 +97,90 @@ def test_real_code_parses_within_its_budget_to_the_tree_of_a_plain_parse() -> No
         assert [child.text for child in budgeted.named_children] == [child.text for child in plain.named_children]
 
 
-def test_a_large_csharp_file_is_parsed_first_in_a_child_held_to_the_budget() -> None:
-    """C#'s grammar spends its time on a file of unclosed `<` in a step that reports no progress
-    (24 KB: 19 s). Past PROBE_MIN_BYTES a C# file is parsed first in a forked child under a CPU
-    limit; a child over it is killed and the file given up. Real code parses as before."""
-    from reviewgate.reviewers.builtin.languages.syntax_tree import PROBE_MIN_BYTES
+# The files of testing/hostile_parses.py, by grammar.
+UNREPORTED = [(grammar_of(path), line) for path, line in SLOW_FILES]
 
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("grammar", "line"), UNREPORTED)
+def test_a_parse_that_reports_no_progress_is_given_up_at_its_budget(grammar: str, line: str) -> None:
+    """Past CHILD_MIN_BYTES a file is parsed first in a forked child held to the budget's CPU
+    seconds: the child is killed, the file given up and named, and no child is left behind (how
+    long it takes: benchmarks/parse_budget_benchmark.py --hostile)."""
+    import psutil
+
+    with pytest.warns(ParseBudgetWarning, match=f"^src/slow.{grammar}: not parsed, its {grammar} parse went over"):
+        tree = parse(grammar, line * LINES, f"src/slow.{grammar}")
+    assert (tree.root_node.end_byte, tree.root_node.child_count) == (0, 0)
+    assert psutil.Process().children() == []
+    assert not parse(grammar, SAMPLES[grammar]).root_node.has_error
+
+
+@pytest.mark.timeout(60)
+def test_a_child_that_gets_no_cpu_is_killed_at_its_budget_plus_the_wall_slack() -> None:
+    """The child's CPU timer cannot end a child that never runs (stopped here, as by a runner
+    starved of CPU): the wall deadline does, and the text reads as one that did not parse in time."""
+    import threading
+
+    import psutil
+
+    from reviewgate.reviewers.builtin.languages.parse_child import WALL_SLACK_SECONDS, parses_in_time
+
+    stopped: list[int] = []
+
+    def stop_the_child() -> None:
+        while not stopped:
+            for child in psutil.Process().children():
+                child.suspend()
+                stopped.append(child.pid)
+            time.sleep(0.001)
+
+    stopping = threading.Thread(target=stop_the_child, daemon=True)
+    stopping.start()
     started = time.perf_counter()
-    with pytest.warns(ParseBudgetWarning, match="^src/Slow.cs: not parsed"):
-        tree = parse("csharp", "<a\n" * 30_000, "src/Slow.cs")
-    assert time.perf_counter() - started < 15  # about 2 s: the child's CPU limit, whole seconds
-    assert tree.root_node.end_byte == 0
-    real = "class A {\n" + "  int F(int x) { if (x < 3) { return x * 2; } return List<int>.Count; }\n" * 400 + "}\n"
-    assert len(real) > PROBE_MIN_BYTES
-    assert str(parse("csharp", real).root_node) == str(parser("csharp").parse(real.encode()).root_node)
+    # A minute of parsing: the child is surely still at it when stopped, long before 0.5 s of its CPU.
+    assert not parses_in_time(parser("java"), b"a<b<c<\n" * LINES, 0.5)
+    assert time.perf_counter() - started >= WALL_SLACK_SECONDS
+    stopping.join()
+    assert stopped and not psutil.pid_exists(stopped[0])
+    assert psutil.Process().children() == []
+
+
+@pytest.mark.timeout(60)
+def test_this_process_runs_its_other_threads_while_such_a_parse_is_given_up() -> None:
+    """The child parses; this process only waits on it, without the GIL: a thread of its own (a
+    model reviewer's request, the gate's cancellation) is not held up for the whole file."""
+    import threading
+
+    beats: list[float] = []
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.is_set():
+            beats.append(time.perf_counter())
+            time.sleep(0.01)
+
+    beating = threading.Thread(target=beat)
+    beating.start()
+    try:
+        with pytest.warns(ParseBudgetWarning):
+            parse("java", "a<b<c<\n" * (LINES + 100), "src/Slow.java")  # not the text above: one child a text
+    finally:
+        done.set()
+        beating.join()
+    assert len(beats) > 20
+    assert max(later - earlier for earlier, later in zip(beats, beats[1:], strict=False)) < 1.0
+
+
+@pytest.mark.parametrize("grammar", sorted(GRAMMARS))
+def test_real_code_past_the_child_size_parses_to_the_tree_of_a_plain_parse(grammar: str) -> None:
+    """A file the child parses first within its budget is parsed here to tree-sitter's own tree."""
+    from reviewgate.reviewers.builtin.languages.syntax_tree import CHILD_MIN_BYTES
+
+    sample = SAMPLES[grammar]
+    body = sample.split("\n", 1)[1] if grammar in ("go", "php") else sample
+    text = sample + body * (2 * CHILD_MIN_BYTES // len(body))
+    assert len(text.encode()) > CHILD_MIN_BYTES
+    budgeted, plain = parse(grammar, text).root_node, parser(grammar).parse(text.encode()).root_node
+    assert not budgeted.has_error
+    assert (str(budgeted), budgeted.text) == (str(plain), plain.text)

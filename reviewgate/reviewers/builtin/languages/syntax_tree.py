@@ -5,15 +5,14 @@ language never loads the others' grammars)."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
-import math
-import os
-import resource
 import time
 import warnings
 from typing import TYPE_CHECKING
 
 from reviewgate.reviewers.builtin.common import note_given_up
+from reviewgate.reviewers.builtin.languages.parse_child import parses_in_time
 from reviewgate.text import printable
 
 if TYPE_CHECKING:
@@ -111,34 +110,28 @@ class _Reader:
         return piece
 
 
-# Grammars whose slow step on some malformed input makes no progress report, so the budget above
-# cannot stop it: C#'s, at the end of a file of unclosed `<` (12 KB: 3.7 s, 24 KB: 19 s, and
-# growing faster). A file of theirs of PROBE_MIN_BYTES or more is parsed first in a forked child
-# held to the budget's CPU seconds (RLIMIT_CPU); smaller ones cost under a second whatever they hold.
-UNREPORTED_GRAMMARS = frozenset({"csharp"})
-PROBE_MIN_BYTES = 8_192
+# Some of tree-sitter's steps make no progress report, so the budget above cannot stop them: near
+# the end of a file, a parse that kept many readings of an ambiguous text open resolves them all
+# at once (Java, 56 KB of `a<b<c<` lines: over a minute; Rust, 32 KB of `%w(` lines: the same),
+# in every grammar. A file of CHILD_MIN_BYTES or more is therefore parsed first in a forked child
+# held to the budget's CPU seconds (parse_child.py), and here only when the child's parse ended in
+# time. A smaller file costs under a third of its budget whatever it holds (the worst measured:
+# 2 KB of Rust `%w(` or C# `<!--` lines, 0.3-0.45 s; 1 KB, under 0.15 s).
+CHILD_MIN_BYTES = 2_048
 
 
-@functools.lru_cache(maxsize=16)  # one probe a file, whichever lenses parse it
+# (grammar, digest of the text) -> whether its child's parse ended in time: one child a text for
+# the whole review, whichever lenses parse it and when (the tests lens parses the base sides again
+# after the per-file stage). A digest, not the text, so a large change's texts are not all held.
+_verdicts: dict[tuple[str, bytes], bool] = {}
+
+
 def _parses_in_time(grammar: str, data: bytes) -> bool:
-    """Whether a forked child parses `data` within its budget's CPU seconds. The child only parses
-    and leaves with os._exit: no lock another thread may hold is needed (tree-sitter allocates
-    with malloc, which is reset in a forked child)."""
-    the_parser = parser(grammar)  # made here, before the fork, so the child has it
-    try:
-        child = os.fork()
-    except OSError:  # no process to spare: parsed here, as before the probe
-        return True
-    if child == 0:  # pragma: no cover - the child's own run, measured by its exit
-        try:
-            whole = math.ceil(_budget_seconds(data))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU dumps core by default
-            resource.setrlimit(resource.RLIMIT_CPU, (whole, whole + 1))
-            the_parser.parse(data)
-        finally:
-            os._exit(0)
-    _, status = os.waitpid(child, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    key = (grammar, hashlib.blake2b(data, digest_size=16).digest())
+    verdict = _verdicts.get(key)
+    if verdict is None:
+        verdict = _verdicts[key] = parses_in_time(parser(grammar), data, _budget_seconds(data))
+    return verdict
 
 
 class ParseBudgetWarning(UserWarning):
@@ -149,13 +142,14 @@ def parse(grammar: str, source: str | bytes, path: str | None = None) -> tree_si
     """The syntax tree of one file's text. tree-sitter always returns a tree: a syntax error is an
     `ERROR` node inside it (`tree.root_node.has_error`), never an exception. A parse that takes
     more than its budget (above: about 25 times what real code takes, in steps, and 20 times in
-    CPU) is given up, and the file reads as one that does not parse: the tree of an empty text,
-    with a warning on stderr naming `path` (once a process)."""
+    CPU), here or in the child that parses a file of CHILD_MIN_BYTES or more first, is given up,
+    and the file reads as one that does not parse: the tree of an empty text, with a warning on
+    stderr naming `path` (once a process)."""
     data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
     if grammar in BLOCK_COMMENT_GRAMMARS:
         data = _without_unclosable_openers(data)
     the_parser = parser(grammar)
-    if grammar in UNREPORTED_GRAMMARS and len(data) >= PROBE_MIN_BYTES and not _parses_in_time(grammar, data):
+    if len(data) >= CHILD_MIN_BYTES and not _parses_in_time(grammar, data):
         return _given_up(the_parser, grammar, data, path)
     reports_left = PARSE_REPORTS_FLOOR + int(PARSE_REPORTS_PER_BYTE * len(data))
     # This thread's time: a reviewer busy in another thread does not spend this parse's budget.
