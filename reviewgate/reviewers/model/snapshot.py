@@ -42,6 +42,22 @@ def is_agent_settings(path: str) -> bool:
     return any(part.lower() in AGENT_SETTINGS_NAMES for part in path.split("/"))
 
 
+def settings_above(directory: Path) -> list[str]:
+    """Agent settings and instruction files in the directories above `directory`, and `.git`
+    there (it makes that directory the project root Codex and Gemini CLI read AGENTS.md and
+    GEMINI.md down from): Claude Code reads CLAUDE.md in every directory up to /, whatever its
+    flags. The snapshot lies in the temp dir, which the verify, as any user, can write."""
+    found: list[str] = []
+    for parent in Path(os.path.realpath(directory)).parents:
+        try:
+            with os.scandir(parent) as entries:
+                found += [os.path.join(parent, entry.name) for entry in entries
+                          if entry.name.lower() in AGENT_SETTINGS_NAMES or entry.name.lower() == ".git"]
+        except OSError:  # a directory the gate cannot list: nor can the agent's uid
+            continue
+    return sorted(found)
+
+
 def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: AbstractSet[str],
                     settings_base: str | None = None, replaced: list[str] | None = None) -> list[str]:
     """Write `commit`'s tree into `destination` from its blobs (no .git, nothing of the real
