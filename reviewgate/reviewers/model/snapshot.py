@@ -30,8 +30,9 @@ _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IX
 
 # Where agent CLIs read project settings and instructions, at any level of the tree: a path with
 # one of these names as any of its parts (compared without case: macOS and Windows runners).
+# `.env`: Gemini CLI loads the first one up from its working directory into its environment.
 AGENT_SETTINGS_NAMES = frozenset({
-    ".claude", ".mcp.json", ".codex", ".agents", ".gemini", ".cursor", ".cursorrules",
+    ".claude", ".mcp.json", ".codex", ".agents", ".gemini", ".cursor", ".cursorrules", ".env",
     "claude.md", "claude.local.md", "agents.md", "agents.override.md", "agents.local.md",
     "gemini.md", "gemini.local.md",
 })
