@@ -6,8 +6,9 @@ are hashed before and after, and any change is a reviewer mutation: verdict bloc
 
 The agent CLIs take their settings and top-priority instructions from the tree they run in
 (`.claude/settings.json` hooks and `env`, `.mcp.json` servers, `CLAUDE.md`, `AGENTS.md`, ...): in
-the snapshot every such path is the merge base's version, or absent when the base has none, so
-the branch under review never configures or instructs the agent that judges it.
+the snapshot every such path, and every file the base's instruction files import (`@path`), is
+the merge base's version, or absent when the base has none, so the branch under review never
+configures or instructs the agent that judges it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 import shutil
 import stat
 from collections.abc import Set as AbstractSet
@@ -75,9 +77,14 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
     destination.mkdir(parents=True)
     root = destination.resolve()
     files, links, left_out = _tree_entries(repo, commit)
+    imported: set[str] = set()
     if settings_base is not None:
-        files, links, own = _with_base_settings(repo, settings_base, files, links, left_out)
+        files, links, own, imported = _with_base_settings(repo, settings_base, files, links, left_out)
         left_out["agent settings"] = own
+
+    def from_base(path: str) -> bool:
+        return settings_base is not None and (is_agent_settings(path) or path in imported)
+
     written_from_base: list[str] = []
     for batch in _batches(files):
         for (mode, path, _, _), data in zip(batch, read_blobs(repo, [sha for _, _, sha, _ in batch]), strict=True):
@@ -88,14 +95,14 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
                 handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                                  0o755 if mode == _EXECUTABLE else 0o644)
             except OSError:
-                if not is_agent_settings(path):
+                if not (is_agent_settings(path) or from_base(path)):
                     raise
                 # The base's settings file under a directory the branch made a file: left out.
                 left_out.setdefault("agent settings", []).append(path)
                 continue
             with os.fdopen(handle, "wb") as output:
                 output.write(data)
-            if settings_base is not None and is_agent_settings(path):
+            if from_base(path):
                 written_from_base.append(path)
     for submodule in left_out.pop(_SUBMODULE, []):
         (root / submodule).mkdir(parents=True, exist_ok=True)  # an empty directory, as git checks it out
@@ -113,7 +120,7 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
                     raise
                 removed.append(path)
                 continue
-            if settings_base is not None and is_agent_settings(path):
+            if from_base(path):
                 written_from_base.append(path)
         else:
             removed.append(path)
@@ -136,21 +143,64 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
 
 def _with_base_settings(repo: Path, base: str, files: list[tuple[str, str, str, int]], links: list[tuple[str, str]],
                         left_out: dict[str, list[str]]) -> tuple[list[tuple[str, str, str, int]],
-                                                                  list[tuple[str, str]], list[str]]:
-    """The head's entries without its agent settings, plus the base's agent settings; and the
-    head's settings paths that were left out for it."""
-    own = {path for _, path, _, _ in files if is_agent_settings(path)} | \
-        {path for _, path in links if is_agent_settings(path)}
-    for paths in left_out.values():  # a submodule or an unsafe name that is a settings path
-        own.update(path for path in paths if is_agent_settings(path))
-        paths[:] = [path for path in paths if not is_agent_settings(path)]
+                                                                  list[tuple[str, str]], list[str], set[str]]:
+    """The head's entries without its agent settings and the files the base's instructions
+    import, plus the base's of both; the head's settings paths that were left out for it; and
+    the imported paths."""
     base_files, base_links, base_left_out = _tree_entries(repo, base)
-    files = [entry for entry in files if not is_agent_settings(entry[1])]
-    files += [entry for entry in base_files if is_agent_settings(entry[1])]
-    links = [entry for entry in links if not is_agent_settings(entry[1])]
-    links += [entry for entry in base_links if is_agent_settings(entry[1])]
-    left_out[_UNSAFE] += [path for path in base_left_out[_UNSAFE] if is_agent_settings(path)]
-    return files, links, sorted(own)
+    imported = _imported(repo, base_files)
+
+    def taken(path: str) -> bool:
+        return is_agent_settings(path) or path in imported
+
+    own = {path for _, path, _, _ in files if taken(path)} | {path for _, path in links if taken(path)}
+    for paths in left_out.values():  # a submodule or an unsafe name that is a settings path
+        own.update(path for path in paths if taken(path))
+        paths[:] = [path for path in paths if not taken(path)]
+    files = [entry for entry in files if not taken(entry[1])]
+    files += [entry for entry in base_files if taken(entry[1])]
+    links = [entry for entry in links if not taken(entry[1])]
+    links += [entry for entry in base_links if taken(entry[1])]
+    left_out[_UNSAFE] += [path for path in base_left_out[_UNSAFE] if taken(path)]
+    return files, links, sorted(own), imported
+
+
+# `@path` in an instruction file: Claude Code and Gemini CLI load the file it names as
+# instructions too, and what that one imports, up to five levels.
+_IMPORT = re.compile(r"(?:^|(?<=\s))@([^\s`'\"<>()\[\]{},;]+)")
+_IMPORT_DEPTH = 5
+
+
+def _imported(repo: Path, files: list[tuple[str, str, str, int]]) -> set[str]:
+    """The paths the commit's instruction files import, followed five levels deep (over-read:
+    every `@word` that could name a file in the tree counts, in a code span too)."""
+    blobs = {path: sha for _, path, sha, _ in files}
+    found: set[str] = set()
+    reading = [path for path in blobs if is_agent_settings(path) and path.lower().endswith(".md")]
+    for _ in range(_IMPORT_DEPTH):
+        following: list[str] = []
+        for path, data in zip(reading, read_blobs(repo, [blobs[path] for path in reading]), strict=True):
+            for match in _IMPORT.finditer(data.decode("utf-8", "replace")):
+                for target in _import_targets(path, match.group(1)):
+                    if target not in found and not is_agent_settings(target):
+                        found.add(target)
+                        if target in blobs:
+                            following.append(target)
+        reading = following
+    return found
+
+
+def _import_targets(importer: str, written: str) -> list[str]:
+    """Where `@written` in `importer` points in the tree: as written and without the punctuation a
+    sentence ends with; none for a path in the home directory or outside the tree."""
+    targets = []
+    for candidate in {written, written.rstrip(".:!?")}:
+        if not candidate or candidate.startswith(("~", "/")):
+            continue
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), candidate))
+        if joined not in (".", "..") and not joined.startswith("../"):
+            targets.append(joined)
+    return targets
 
 
 _EXECUTABLE, _LINK, _SUBMODULE = "100755", "120000", "160000"
