@@ -4,6 +4,9 @@ attacker would build it: the branch's manifest and files, its app, its processes
 from __future__ import annotations
 
 import io
+import os
+import secrets
+import subprocess
 import time
 from pathlib import Path
 
@@ -52,3 +55,33 @@ def test_an_app_that_trickles_its_answer_cannot_hold_the_ready_check_past_its_ti
     assert outcome.status.value == "failed", stdout.getvalue()
     assert "ready check did not pass within 3 s" in outcome.reason, outcome.reason
     assert time.monotonic() - started < 20, stdout.getvalue()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the verify then runs as a uid of its own")
+def test_what_the_verify_leaves_in_the_machines_temp_directories_does_not_outlive_it(tmp_path: Path) -> None:
+    """The branch's step leaves files, a directory and a link in /tmp, /var/tmp and /dev/shm,
+    where the next verify with the same uid (another branch's, maybe with secrets) would find
+    them: each is removed at teardown and named in the notes."""
+    tag = f"reviewgate-left-{secrets.token_hex(4)}"
+    places = [Path("/tmp") / tag, Path("/var/tmp") / tag, Path("/dev/shm") / tag]
+    places = [place for place in places if place.parent.is_dir()]
+    plant = "; ".join([f"mkdir -p {places[0]}/d && echo x > {places[0]}/d/f && chmod 0 {places[0]}/d",
+                       *(f"ln -s /etc/passwd {place}" for place in places[1:])])
+    repo = tmp_path / "repo"
+    write_files(repo, {"app.py": "x = 1\n"})
+    manifest = Manifest(source=".prepcook/scripts.toml", test=Step(name="test", run=plant, timeout=60.0))
+    try:
+        stdout = io.StringIO()
+        outcome = run_verify(manifest, repo=repo, output_dir=tmp_path / "out", ci=CiContext(provider="local"),
+                             stdout=stdout, environ=ENVIRONMENT)
+        assert outcome.status.value == "passed", stdout.getvalue()
+        assert [place for place in places if os.path.lexists(place)] == []
+        notes = " ".join(outcome.notes)
+        assert all(str(place) in notes for place in places), outcome.notes
+        assert Path("/etc/passwd").is_file()
+    finally:
+        for place in places:
+            if place.is_symlink() or place.is_file():
+                place.unlink()
+            elif place.is_dir():
+                subprocess.run(["rm", "-rf", str(place)], check=False)
