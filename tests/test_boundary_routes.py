@@ -59,11 +59,11 @@ def test_an_app_that_trickles_its_answer_cannot_hold_the_ready_check_past_its_ti
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the verify then runs as a uid of its own")
 def test_what_the_verify_leaves_in_the_machines_temp_directories_does_not_outlive_it(tmp_path: Path) -> None:
-    """The branch's step leaves files, a directory and a link in /tmp, /var/tmp and /dev/shm,
+    """The branch's step leaves files, a directory and links in /tmp, /var/tmp, /dev/shm and /run/lock,
     where the next verify with the same uid (another branch's, maybe with secrets) would find
     them: each is removed at teardown and named in the notes."""
     tag = f"reviewgate-left-{secrets.token_hex(4)}"
-    places = [Path("/tmp") / tag, Path("/var/tmp") / tag, Path("/dev/shm") / tag]
+    places = [Path("/tmp") / tag, Path("/var/tmp") / tag, Path("/dev/shm") / tag, Path("/run/lock") / tag]
     places = [place for place in places if place.parent.is_dir()]
     plant = "; ".join([f"mkdir -p {places[0]}/d && echo x > {places[0]}/d/f && chmod 0 {places[0]}/d",
                        *(f"ln -s /etc/passwd {place}" for place in places[1:])])

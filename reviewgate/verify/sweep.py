@@ -85,7 +85,7 @@ def empty_uid(uid: int, seconds: float = EMPTY_UID_SECONDS) -> list[str]:
 
 
 # Where any user can create files that outlive a run: each one's own entries are removed.
-SHARED_TEMP_DIRECTORIES = ("/tmp", "/var/tmp", "/dev/shm")
+SHARED_TEMP_DIRECTORIES = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
 
 
 def remove_files_of(uid: int, keep: tuple[str, ...] = ()) -> list[str]:
