@@ -85,3 +85,22 @@ def test_what_the_verify_leaves_in_the_machines_temp_directories_does_not_outliv
                 place.unlink()
             elif place.is_dir():
                 subprocess.run(["rm", "-rf", str(place)], check=False)
+
+
+@pytest.mark.timeout(60)
+def test_a_ready_probe_that_floods_its_output_is_kept_to_the_log_limit(tmp_path: Path) -> None:
+    """A `run` probe's output was read whole into the gate's memory and written past the log
+    limit: 60 MiB in one attempt is cut to the limit like any step's output."""
+    repo = tmp_path / "repo"
+    write_files(repo, {"app.py": "x = 1\n"})
+    flood = "head -c 62914560 /dev/zero | tr '\\\\0' x; exit 1"
+    manifest = Manifest(source=".prepcook/scripts.toml", ready=ReadyCheck(run=flood, timeout=3),
+                        test=Step(name="test", run="true", timeout=DEFAULT_TIMEOUTS["test"]))
+    stdout = io.StringIO()
+    outcome = run_verify(manifest, repo=repo, output_dir=tmp_path / "out", ci=CiContext(provider="local"),
+                         stdout=stdout, environ=ENVIRONMENT, log_limit=1 << 20)
+    assert outcome.status.value == "failed", outcome.reason
+    log = tmp_path / "out" / "verify" / "ready.log"
+    assert log.stat().st_size < 2 << 20, log.stat().st_size
+    assert len(stdout.getvalue()) < 2 << 20
+    assert "left out" in log.read_text(encoding="utf-8")

@@ -134,17 +134,17 @@ def probe_command(
         process = spawn(command, cwd, env, launcher)
     except OSError as error:
         return f"could not start in {cwd.name}: {error.strerror or error}"
+    assert process.stdout is not None
+    # Into the log as it comes, within its limit: the probe chooses how much it prints.
+    reading = log.follow(process.stdout)
     try:
-        output, _ = process.communicate(timeout=timeout)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         terminate_tree(process, PROBE_GRACE)
-        output, _ = process.communicate()
-        log.note(log.masker.mask(output.decode("utf-8", "replace")).rstrip())
+        reading.join(PROBE_GRACE)
         return f"timed out after {timeout:g} s"
     terminate_tree(process, PROBE_GRACE)  # a probe may not leave a background process behind
-    text = output.decode("utf-8", "replace").rstrip()
-    if text:
-        log.note(text)
+    reading.join(PROBE_GRACE)
     return None if process.returncode == 0 else f"exit code {process.returncode}"
 
 
