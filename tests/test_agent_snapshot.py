@@ -113,3 +113,14 @@ def test_files_the_bases_instructions_import_are_the_merge_bases(tmp_path: Path)
                             "pkg/GEMINI.md"]
     finally:
         remove_snapshot(destination)
+
+
+def test_names_a_case_insensitive_file_system_takes_for_agent_settings_are_agent_settings() -> None:
+    """NTFS compares names by their upper case and APFS by Unicode case folding: there `ſ` (long
+    s) is `s` and `ı` (dotless i) is `i`, so a branch's `.mcp.jſon` or `AGENTſ.md` is the file the
+    CLI opens, and `.gıt` is the `.git` it takes for the project's repository."""
+    from reviewgate.reviewers.model.snapshot import _safe_name
+
+    assert all(is_agent_settings(path) for path in (
+        ".mcp.jſon", "AGENTſ.md", ".curſor/rules/r.mdc", ".gemını/settings.json", "ＣＬＡＵＤＥ.md"))
+    assert not _safe_name(".gıt/config") and not _safe_name("sub/.GıT/hooks/x")

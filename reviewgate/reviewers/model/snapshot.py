@@ -19,6 +19,7 @@ import posixpath
 import re
 import shutil
 import stat
+import unicodedata
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -42,7 +43,13 @@ AGENT_SETTINGS_NAMES = frozenset({
 
 def is_agent_settings(path: str) -> bool:
     """Whether `path` is (or lies inside) an agent CLI's project settings or instruction file."""
-    return any(part.lower() in AGENT_SETTINGS_NAMES for part in path.split("/"))
+    return any(not AGENT_SETTINGS_NAMES.isdisjoint(_spellings(part)) for part in path.split("/"))
+
+
+def _spellings(name: str) -> set[str]:
+    """The lower-case ASCII names a case-insensitive file system takes `name` for: NTFS compares
+    upper cases (`ı` is `I`), APFS Unicode case foldings (`ſ` is `s`); compatibility forms too."""
+    return {unicodedata.normalize("NFKC", name).casefold(), name.upper().lower()}
 
 
 def settings_above(directory: Path) -> list[str]:
@@ -55,7 +62,7 @@ def settings_above(directory: Path) -> list[str]:
         try:
             with os.scandir(parent) as entries:
                 found += [os.path.join(parent, entry.name) for entry in entries
-                          if entry.name.lower() in AGENT_SETTINGS_NAMES or entry.name.lower() == ".git"]
+                          if not (AGENT_SETTINGS_NAMES | {".git"}).isdisjoint(_spellings(entry.name))]
         except OSError:  # a directory the gate cannot list: nor can the agent's uid
             continue
     return sorted(found)
@@ -236,7 +243,7 @@ def _tree_entries(repo: Path, commit: str) -> tuple[list[tuple[str, str, str, in
 def _safe_name(path: str) -> bool:
     """No empty, `.`, `..` or `.git` part, no absolute path: a crafted tree cannot write outside."""
     return not path.startswith("/") and all(
-        part not in ("", ".", "..") and part.lower() != ".git" for part in path.split("/"))
+        part not in ("", ".", "..") and ".git" not in _spellings(part) for part in path.split("/"))
 
 
 def _batches(files: list[tuple[str, str, str, int]]) -> list[list[tuple[str, str, str, int]]]:
