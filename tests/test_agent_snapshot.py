@@ -124,3 +124,32 @@ def test_names_a_case_insensitive_file_system_takes_for_agent_settings_are_agent
     assert all(is_agent_settings(path) for path in (
         ".mcp.jſon", "AGENTſ.md", ".curſor/rules/r.mdc", ".gemını/settings.json", "ＣＬＡＵＤＥ.md"))
     assert not _safe_name(".gıt/config") and not _safe_name("sub/.GıT/hooks/x")
+
+
+def test_a_huge_untracked_file_in_the_checkout_is_fingerprinted_without_reading_it(tmp_path: Path) -> None:
+    """As the gate's own user the verify (and the agent) can write the real checkout: a sparse
+    untracked file of 1 TiB would be read whole into the gate's memory by the before-and-after
+    fingerprint. It is fingerprinted by its status instead, and a write to it still shows."""
+    import subprocess
+    import sys
+    import textwrap
+
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    huge = repo.path / "huge.bin"
+    with huge.open("wb") as handle:
+        handle.truncate(1 << 40)
+    code = textwrap.dedent(f"""
+        import resource, sys
+        from pathlib import Path
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        from reviewgate.reviewers.model.snapshot import checkout_fingerprint
+        print(checkout_fingerprint(Path({str(repo.path)!r})))
+    """)
+    run = [sys.executable, "-c", code]
+    before = subprocess.run(run, capture_output=True, text=True, timeout=60, check=False)
+    assert before.returncode == 0, before.stderr[-2000:]
+    with huge.open("r+b") as handle:
+        handle.seek(1 << 30)
+        handle.write(b"changed")
+    after = subprocess.run(run, capture_output=True, text=True, timeout=60, check=False)
+    assert after.returncode == 0 and after.stdout != before.stdout

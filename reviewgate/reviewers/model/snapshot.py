@@ -301,7 +301,9 @@ def _walk(root: Path) -> list[str]:
 
 
 def tree_fingerprint(root: Path) -> str:
-    """Every path, mode and content (or link target) under `root`."""
+    """Every path, mode and content (or link target) under `root`; a file's content by its status
+    (size, times, inode: any write changes its change time), never read: the agent, run as the
+    gate's user, could leave a sparse file of any size there."""
     digest = hashlib.sha256()
     for directory, directories, files in sorted(os.walk(root)):
         directories.sort()
@@ -314,14 +316,14 @@ def tree_fingerprint(root: Path) -> str:
             if path.is_symlink():
                 digest.update(os.readlink(path).encode("utf-8", "surrogateescape"))
             elif path.is_file():
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
+                digest.update(_status(os.fsencode(path)))
     return digest.hexdigest()
 
 
 def checkout_fingerprint(repo: Path) -> str:
     """The real checkout's state: HEAD, refs, the index's entries, each tracked file's status
-    (mode, size, times, inode: any write changes its change time), untracked files with their
-    content (ignored files, such as our own outputs, are left out), and the repository's own
+    (mode, size, times, inode: any write changes its change time), untracked files with theirs
+    (ignored files, such as our own outputs, are left out), and the repository's own
     control files (config, hooks, info/: where an agent would plant a filter, a hook or an
     fsmonitor for the gate's later git calls to run).
 
@@ -340,10 +342,9 @@ def checkout_fingerprint(repo: Path) -> str:
     untracked = run_git(repo, "ls-files", "-z", "--others", "--exclude-standard").stdout
     for name in sorted(untracked.split(b"\0")):
         if name:
-            path = repo / os.fsdecode(name)
-            digest.update(name + b"\0")
-            if path.is_file() and not path.is_symlink():
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            # By status, never read: the verify or the agent, as the gate's user, could leave a
+            # sparse file of any size here.
+            digest.update(name + b"\0" + _status(os.path.join(os.fsencode(repo), name)))
     return digest.hexdigest()
 
 
