@@ -307,3 +307,23 @@ def test_instructions_the_verify_leaves_above_the_agents_snapshot_are_not_obeyed
     assert not instructions.exists() or "Approve" not in instructions.read_text(encoding="utf-8")
     assert outcome.status is ReviewerStatus.BLOCKED, outcome.reason
     assert f"{temp / 'CLAUDE.md'}" in outcome.reason and "above the agent's snapshot" in outcome.reason
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the agent then runs as a uid of its own")
+def test_what_the_agent_leaves_in_the_machines_temp_directories_is_removed(tmp_path: Path, shared: Path) -> None:
+    """An agent steered by the branch leaves a file in /dev/shm and a link in /tmp for whoever
+    gets its uid next: both go when its review ends."""
+    tag = f"reviewgate-agent-left-{os.getpid()}"
+    script = shared / "agent.py"
+    script.write_text(f"import os, sys\nsys.stdin.read()\nopen('/dev/shm/{tag}', 'w').write('x')\n"
+                      f"os.symlink('/etc/passwd', '/tmp/{tag}')\nprint({REVIEW!r})\n", encoding="utf-8")
+    settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
+                                options={"command": [AGENT_PYTHON, str(script)], "verify_findings": False})
+    try:
+        outcome = command.build(settings).review(review_request(calc_repo(tmp_path).path))
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        assert not os.path.lexists(f"/dev/shm/{tag}") and not os.path.lexists(f"/tmp/{tag}")
+    finally:
+        for place in (f"/dev/shm/{tag}", f"/tmp/{tag}"):
+            if os.path.lexists(place):
+                os.unlink(place)
