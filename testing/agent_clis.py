@@ -15,7 +15,8 @@ is given: their `env` is applied (an `ANTHROPIC_BASE_URL` gets the prompt and th
 it), their `UserPromptSubmit` command hooks run with the CLI's environment, and a hook exiting 2
 ends the run with what it printed as the `result` (no model turn: `num_turns` 0, usage zero);
 `.mcp.json` servers are started unless `--strict-mcp-config` or `--bare`; `CLAUDE.md` and
-`CLAUDE.local.md` are read unless `--bare`. `codex` reads `AGENTS.override.md` or `AGENTS.md`.
+`CLAUDE.local.md` are read unless `--bare`, in the working directory and every one above it.
+`codex` reads `AGENTS.override.md` or `AGENTS.md`.
 
 The answer is the text of the file FAKE_AGENT_ANSWER names; the prompt read is written to
 FAKE_AGENT_PROMPT when that is set, the instruction files read to FAKE_AGENT_INSTRUCTIONS.
@@ -48,9 +49,14 @@ def fail(message, code):
     sys.stderr.write(message + "\\n")
     sys.exit(code)
 
-def keep_instructions(names):
-    """The instruction files found in the working directory, as the model would be given them."""
-    found = [Path(name).read_text(encoding="utf-8") for name in names if Path(name).is_file()]
+def keep_instructions(names, above=False):
+    """The instruction files found in the working directory, as the model would be given them;
+    `above`: in every directory above it too, from the top down (Claude Code reads CLAUDE.md
+    and CLAUDE.local.md up to, not including, /)."""
+    here = Path.cwd()
+    folders = [*reversed([folder for folder in here.parents if folder != folder.parent]), here] if above else [here]
+    found = [(folder / name).read_text(encoding="utf-8") for folder in folders for name in names
+             if (folder / name).is_file()]
     if os.environ.get("FAKE_AGENT_INSTRUCTIONS"):
         Path(os.environ["FAKE_AGENT_INSTRUCTIONS"]).write_text("\\n".join(found), encoding="utf-8")
     return found
@@ -140,7 +146,7 @@ environment = {**os.environ, **settings.get("env", {})}
 if Path(".mcp.json").is_file() and not (strict_mcp or bare):
     for server in json.loads(Path(".mcp.json").read_text(encoding="utf-8")).get("mcpServers", {}).values():
         subprocess.run([server["command"], *server.get("args", [])], env=environment, check=False)
-keep_instructions([] if bare else ["CLAUDE.md", "CLAUDE.local.md"])
+keep_instructions([] if bare else ["CLAUDE.md", "CLAUDE.local.md"], above=True)
 
 def report(text, turns, usage, is_error=False):
     if output_format == "json":

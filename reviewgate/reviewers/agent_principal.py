@@ -32,7 +32,7 @@ from reviewgate.trusted_programs import TrustedProgram, resolve, resolve_with_in
 
 # _UidLease is private to the verify's module: imported, not copied, so both share one uid lease.
 from reviewgate.verify.principal import Boundary, _UidLease, boundary
-from reviewgate.verify.sweep import empty_uid
+from reviewgate.verify.sweep import empty_uid, remove_files_of
 
 # Locale and time zone: how the CLI prints, nothing it could be steered by.
 BASIC_VARIABLES = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ")
@@ -122,7 +122,8 @@ class AgentPrincipal:
     @contextmanager
     def home(self) -> Iterator[Path]:
         """A fresh HOME (and temp dir) for one review, the dedicated uid's own; removed after,
-        with every process still running as that uid. The uid's lease is held until the gate
+        with every process still running as that uid and what it left in the shared temp dirs
+        (verify/sweep.py). The uid's lease is held until the gate
         exits (its lock file closes with it)."""
         home = Path(tempfile.mkdtemp(prefix="reviewgate-agent-home-"))
         try:
@@ -132,8 +133,8 @@ class AgentPrincipal:
                     os.chown(place, self.uid, self.uid)
             yield home
         finally:
-            if self.uid is not None:
-                empty_uid(self.uid)
+            if self.uid is not None and not empty_uid(self.uid):
+                remove_files_of(self.uid, keep=(str(home),))
             shutil.rmtree(home, ignore_errors=True)
 
 

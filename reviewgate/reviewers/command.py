@@ -40,6 +40,7 @@ from reviewgate.reviewers.model.snapshot import (
     export_snapshot,
     is_agent_settings,
     remove_snapshot,
+    settings_above,
     tree_fingerprint,
 )
 from reviewgate.target.git import git_text
@@ -82,6 +83,12 @@ class CommandTransport:
             self.principal.check()  # the program is still the one sealed before the verify
         except UntrustedProgram as error:
             raise TransportBlocked(str(error)) from None
+        above = settings_above(self.working_directory) if self.working_directory is not None else []
+        if above:
+            raise TransportBlocked(quoted(
+                f"agent settings or instructions above the agent's snapshot, which its CLI would read as the "
+                f"project's: {', '.join(above)} (anyone who can write the temp dir, the verify too, could have "
+                "left them); remove them, or set TMPDIR to a directory only the gate's user can write"))
         launcher = self.principal.boundary.launcher
         with stdin.open("rb") as source, stdout.open("wb") as answer, stderr.open("wb") as errors:
             try:

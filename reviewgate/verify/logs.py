@@ -219,11 +219,13 @@ class StepLog:
         """Bytes of the step's output not kept (0 when it fit in the limit)."""
         return self.cap.left_out
 
-    def follow(self, pipe: IO[bytes]) -> None:
+    def follow(self, pipe: IO[bytes]) -> threading.Thread:
+        """Read `pipe` into the log (masked, within the limit) until it ends; the reading thread."""
         self._thread = threading.Thread(
             target=self._pump, args=(pipe,), daemon=True, name=f"log {self.path.name}"
         )
         self._thread.start()
+        return self._thread
 
     def _pump(self, pipe: IO[bytes]) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")

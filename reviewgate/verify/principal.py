@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from reviewgate.verify.sweep import Adopter, describe_process, empty_uid, processes_of
+from reviewgate.text import printable
+from reviewgate.verify.sweep import Adopter, describe_process, empty_uid, processes_of, remove_files_of
 
 # Dedicated uids are taken from this range, one per concurrent run; none should have a passwd
 # entry (a uid some account or service uses is skipped).
@@ -322,6 +323,11 @@ class Sandbox:
         if self.boundary.uid is not None:
             found = [describe_process(process) for process in processes_of(self.boundary.uid)]
             self.occupied = empty_uid(self.boundary.uid)
+            left = [] if self.occupied else remove_files_of(self.boundary.uid, keep=(str(self.root),))
+            if left:
+                self.notes.append(f"removed what the verify's user left in the machine's temp directories: "
+                                  f"{', '.join(printable(path) for path in left[:10])}"
+                                  + (f" and {len(left) - 10} more" if len(left) > 10 else ""))
             return found
         if self.adopter is not None:
             found, self.occupied = self.adopter.kill_adopted()
@@ -415,6 +421,8 @@ def _closed_to_others(path: Path, closing: bool, empty: Callable[[], bool]) -> I
 def _remove(root: Path) -> None:
     """Remove the verify's directory even where the app took away its own write bits."""
     def make_writable(function: object, path: str, _error: object) -> None:
+        if path == str(root):  # its parent is the shared temp dir: never chmod'ed
+            return
         try:
             os.chmod(os.path.dirname(path), 0o700)
             if not os.path.islink(path):  # chmod would change the link's target, anywhere

@@ -7,6 +7,7 @@ fail at once with its exit code (a non-zero one: see `crashed`).
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import time
@@ -29,6 +30,8 @@ PROBE_TIMEOUT = 2.0  # one attempt; a hung app must not eat the whole ready time
 COMMAND_PROBE_TIMEOUT = 10.0  # a `run` probe (pg_isready, curl) may take longer than a socket
 PROBE_GRACE = 1.0  # a `run` probe past its time: SIGTERM, this long, then SIGKILL
 LOOPBACK_NAMES = {"localhost": ("127.0.0.1", "::1")}
+MAX_STATUS_LINE = 64 * 1024  # bytes read for the status line, at most
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
 
 
 @dataclass(frozen=True)
@@ -40,32 +43,57 @@ class ReadyResult:
 
 
 def _http_status(url: str, address: str, timeout: float) -> int:
+    """The status code of a GET of `url` from `address`, all of it within `timeout`: the app
+    chooses how fast it answers, and one byte at a time must not hold the gate past the check's
+    timeout (a socket timeout bounds each read, not the whole answer)."""
     # Imported here: only a manifest with a URL ready check needs an HTTP client and TLS.
     import http.client
     import ssl
 
+    deadline = time.monotonic() + timeout
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        # A local app's certificate is self-signed or for another name: the check asks "is it
-        # up", not "is it who it says", so it does not verify.
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        connection = http.client.HTTPSConnection(address, port, timeout=timeout, context=context)
-    else:
-        connection = http.client.HTTPConnection(address, port, timeout=timeout)
-    try:
-        connection.request(
-            "GET", path, headers={"Host": parts.netloc.rpartition("@")[2], "Connection": "close"}
-        )
-        return connection.getresponse().status
-    finally:
-        connection.close()
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.netloc.rpartition("@")[2]
+    if _CONTROL.search(path + host):
+        raise http.client.InvalidURL(f"control characters in {url!r}")
+    with socket.create_connection((address, port), timeout=timeout) as plain:
+        connection: socket.socket = plain
+        if parts.scheme == "https":
+            # A local app's certificate is self-signed or for another name: the check asks "is it
+            # up", not "is it who it says", so it does not verify. The handshake as a whole is
+            # bounded by the socket's timeout.
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            plain.settimeout(_left(deadline))
+            connection = context.wrap_socket(plain)
+        with connection:
+            connection.settimeout(_left(deadline))
+            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode("ascii"))
+            answer = b""
+            while b"\n" not in answer:
+                if len(answer) > MAX_STATUS_LINE:
+                    raise http.client.LineTooLong("status line")
+                connection.settimeout(_left(deadline))
+                chunk = connection.recv(1024)
+                if not chunk:
+                    raise http.client.RemoteDisconnected("closed before a status line")
+                answer += chunk
+    status_line = answer.partition(b"\n")[0].decode("latin-1").strip()
+    version, _, rest = status_line.partition(" ")
+    status = rest[:3]
+    if not version.startswith("HTTP/") or not status.isdigit() or len(status) != 3:
+        raise http.client.BadStatusLine(status_line[:100])
+    return int(status)
+
+
+def _left(deadline: float) -> float:
+    """What is left of the attempt's time for the next read; none left is a timeout."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
 
 
 def probe_url(url: str, expect: tuple[int, ...], timeout: float) -> str | None:
@@ -106,17 +134,17 @@ def probe_command(
         process = spawn(command, cwd, env, launcher)
     except OSError as error:
         return f"could not start in {cwd.name}: {error.strerror or error}"
+    assert process.stdout is not None
+    # Into the log as it comes, within its limit: the probe chooses how much it prints.
+    reading = log.follow(process.stdout)
     try:
-        output, _ = process.communicate(timeout=timeout)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         terminate_tree(process, PROBE_GRACE)
-        output, _ = process.communicate()
-        log.note(log.masker.mask(output.decode("utf-8", "replace")).rstrip())
+        reading.join(PROBE_GRACE)
         return f"timed out after {timeout:g} s"
     terminate_tree(process, PROBE_GRACE)  # a probe may not leave a background process behind
-    text = output.decode("utf-8", "replace").rstrip()
-    if text:
-        log.note(text)
+    reading.join(PROBE_GRACE)
     return None if process.returncode == 0 else f"exit code {process.returncode}"
 
 

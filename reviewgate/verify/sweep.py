@@ -6,14 +6,19 @@ environment (the run cookie is gone once a process clears it) and however often 
 - As the gate's own user without a pid namespace, every process that re-parented to the gate:
   while the verify runs the gate is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so what a
   step double-forks or `setsid`s away becomes the gate's child, not init's (`Adopter`).
+
+As root, what the dedicated uid left in the machine's shared temp directories goes too, once no
+process of it is left (`remove_files_of`): the next verify with that uid must not find it.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from typing import TYPE_CHECKING
 
@@ -77,6 +82,40 @@ def empty_uid(uid: int, seconds: float = EMPTY_UID_SECONDS) -> list[str]:
             return []
         if time.monotonic() >= deadline:
             return [describe_process(process) for process in left]
+
+
+# Where any user can create files that outlive a run: each one's own entries are removed.
+SHARED_TEMP_DIRECTORIES = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
+
+
+def remove_files_of(uid: int, keep: tuple[str, ...] = ()) -> list[str]:
+    """Every entry `uid` owns at the top of the shared temp directories but `keep`, removed (a
+    directory with all inside it, a link itself, never what it points to); the paths removed.
+    Call it only once no process of `uid` is left: nothing can then swap an entry for a link."""
+    removed = []
+    for directory in dict.fromkeys((tempfile.gettempdir(), *SHARED_TEMP_DIRECTORIES)):
+        try:
+            with os.scandir(directory) as entries:
+                owned = [entry for entry in entries if _owner(entry) == uid and entry.path not in keep]
+        except OSError:
+            continue
+        for entry in owned:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+            removed.append(entry.path)
+    return removed
+
+
+def _owner(entry: os.DirEntry[str]) -> int | None:
+    try:
+        return entry.stat(follow_symlinks=False).st_uid
+    except OSError:
+        return None
 
 
 def _set_subreaper(on: bool) -> bool:

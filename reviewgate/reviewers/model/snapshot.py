@@ -6,8 +6,9 @@ are hashed before and after, and any change is a reviewer mutation: verdict bloc
 
 The agent CLIs take their settings and top-priority instructions from the tree they run in
 (`.claude/settings.json` hooks and `env`, `.mcp.json` servers, `CLAUDE.md`, `AGENTS.md`, ...): in
-the snapshot every such path is the merge base's version, or absent when the base has none, so
-the branch under review never configures or instructs the agent that judges it.
+the snapshot every such path, and every file the base's instruction files import (`@path`), is
+the merge base's version, or absent when the base has none, so the branch under review never
+configures or instructs the agent that judges it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 import shutil
 import stat
+import unicodedata
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -30,8 +33,9 @@ _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IX
 
 # Where agent CLIs read project settings and instructions, at any level of the tree: a path with
 # one of these names as any of its parts (compared without case: macOS and Windows runners).
+# `.env`: Gemini CLI loads the first one up from its working directory into its environment.
 AGENT_SETTINGS_NAMES = frozenset({
-    ".claude", ".mcp.json", ".codex", ".agents", ".gemini", ".cursor", ".cursorrules",
+    ".claude", ".mcp.json", ".codex", ".agents", ".gemini", ".cursor", ".cursorrules", ".env",
     "claude.md", "claude.local.md", "agents.md", "agents.override.md", "agents.local.md",
     "gemini.md", "gemini.local.md",
 })
@@ -39,7 +43,29 @@ AGENT_SETTINGS_NAMES = frozenset({
 
 def is_agent_settings(path: str) -> bool:
     """Whether `path` is (or lies inside) an agent CLI's project settings or instruction file."""
-    return any(part.lower() in AGENT_SETTINGS_NAMES for part in path.split("/"))
+    return any(not AGENT_SETTINGS_NAMES.isdisjoint(_spellings(part)) for part in path.split("/"))
+
+
+def _spellings(name: str) -> set[str]:
+    """The lower-case ASCII names a case-insensitive file system takes `name` for: NTFS compares
+    upper cases (`ı` is `I`), APFS Unicode case foldings (`ſ` is `s`); compatibility forms too."""
+    return {unicodedata.normalize("NFKC", name).casefold(), name.upper().lower()}
+
+
+def settings_above(directory: Path) -> list[str]:
+    """Agent settings and instruction files in the directories above `directory`, and `.git`
+    there (it makes that directory the project root Codex and Gemini CLI read AGENTS.md and
+    GEMINI.md down from): Claude Code reads CLAUDE.md in every directory up to /, whatever its
+    flags. The snapshot lies in the temp dir, which the verify, as any user, can write."""
+    found: list[str] = []
+    for parent in Path(os.path.realpath(directory)).parents:
+        try:
+            with os.scandir(parent) as entries:
+                found += [os.path.join(parent, entry.name) for entry in entries
+                          if not (AGENT_SETTINGS_NAMES | {".git"}).isdisjoint(_spellings(entry.name))]
+        except OSError:  # a directory the gate cannot list: nor can the agent's uid
+            continue
+    return sorted(found)
 
 
 def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: AbstractSet[str],
@@ -58,9 +84,14 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
     destination.mkdir(parents=True)
     root = destination.resolve()
     files, links, left_out = _tree_entries(repo, commit)
+    imported: set[str] = set()
     if settings_base is not None:
-        files, links, own = _with_base_settings(repo, settings_base, files, links, left_out)
+        files, links, own, imported = _with_base_settings(repo, settings_base, files, links, left_out)
         left_out["agent settings"] = own
+
+    def from_base(path: str) -> bool:
+        return settings_base is not None and (is_agent_settings(path) or path in imported)
+
     written_from_base: list[str] = []
     for batch in _batches(files):
         for (mode, path, _, _), data in zip(batch, read_blobs(repo, [sha for _, _, sha, _ in batch]), strict=True):
@@ -71,14 +102,14 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
                 handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                                  0o755 if mode == _EXECUTABLE else 0o644)
             except OSError:
-                if not is_agent_settings(path):
+                if not (is_agent_settings(path) or from_base(path)):
                     raise
                 # The base's settings file under a directory the branch made a file: left out.
                 left_out.setdefault("agent settings", []).append(path)
                 continue
             with os.fdopen(handle, "wb") as output:
                 output.write(data)
-            if settings_base is not None and is_agent_settings(path):
+            if from_base(path):
                 written_from_base.append(path)
     for submodule in left_out.pop(_SUBMODULE, []):
         (root / submodule).mkdir(parents=True, exist_ok=True)  # an empty directory, as git checks it out
@@ -96,7 +127,7 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
                     raise
                 removed.append(path)
                 continue
-            if settings_base is not None and is_agent_settings(path):
+            if from_base(path):
                 written_from_base.append(path)
         else:
             removed.append(path)
@@ -119,21 +150,64 @@ def export_snapshot(repo: Path, commit: str, destination: Path, branch_paths: Ab
 
 def _with_base_settings(repo: Path, base: str, files: list[tuple[str, str, str, int]], links: list[tuple[str, str]],
                         left_out: dict[str, list[str]]) -> tuple[list[tuple[str, str, str, int]],
-                                                                  list[tuple[str, str]], list[str]]:
-    """The head's entries without its agent settings, plus the base's agent settings; and the
-    head's settings paths that were left out for it."""
-    own = {path for _, path, _, _ in files if is_agent_settings(path)} | \
-        {path for _, path in links if is_agent_settings(path)}
-    for paths in left_out.values():  # a submodule or an unsafe name that is a settings path
-        own.update(path for path in paths if is_agent_settings(path))
-        paths[:] = [path for path in paths if not is_agent_settings(path)]
+                                                                  list[tuple[str, str]], list[str], set[str]]:
+    """The head's entries without its agent settings and the files the base's instructions
+    import, plus the base's of both; the head's settings paths that were left out for it; and
+    the imported paths."""
     base_files, base_links, base_left_out = _tree_entries(repo, base)
-    files = [entry for entry in files if not is_agent_settings(entry[1])]
-    files += [entry for entry in base_files if is_agent_settings(entry[1])]
-    links = [entry for entry in links if not is_agent_settings(entry[1])]
-    links += [entry for entry in base_links if is_agent_settings(entry[1])]
-    left_out[_UNSAFE] += [path for path in base_left_out[_UNSAFE] if is_agent_settings(path)]
-    return files, links, sorted(own)
+    imported = _imported(repo, base_files)
+
+    def taken(path: str) -> bool:
+        return is_agent_settings(path) or path in imported
+
+    own = {path for _, path, _, _ in files if taken(path)} | {path for _, path in links if taken(path)}
+    for paths in left_out.values():  # a submodule or an unsafe name that is a settings path
+        own.update(path for path in paths if taken(path))
+        paths[:] = [path for path in paths if not taken(path)]
+    files = [entry for entry in files if not taken(entry[1])]
+    files += [entry for entry in base_files if taken(entry[1])]
+    links = [entry for entry in links if not taken(entry[1])]
+    links += [entry for entry in base_links if taken(entry[1])]
+    left_out[_UNSAFE] += [path for path in base_left_out[_UNSAFE] if taken(path)]
+    return files, links, sorted(own), imported
+
+
+# `@path` in an instruction file: Claude Code and Gemini CLI load the file it names as
+# instructions too, and what that one imports, up to five levels.
+_IMPORT = re.compile(r"(?:^|(?<=\s))@([^\s`'\"<>()\[\]{},;]+)")
+_IMPORT_DEPTH = 5
+
+
+def _imported(repo: Path, files: list[tuple[str, str, str, int]]) -> set[str]:
+    """The paths the commit's instruction files import, followed five levels deep (over-read:
+    every `@word` that could name a file in the tree counts, in a code span too)."""
+    blobs = {path: sha for _, path, sha, _ in files}
+    found: set[str] = set()
+    reading = [path for path in blobs if is_agent_settings(path) and path.lower().endswith(".md")]
+    for _ in range(_IMPORT_DEPTH):
+        following: list[str] = []
+        for path, data in zip(reading, read_blobs(repo, [blobs[path] for path in reading]), strict=True):
+            for match in _IMPORT.finditer(data.decode("utf-8", "replace")):
+                for target in _import_targets(path, match.group(1)):
+                    if target not in found and not is_agent_settings(target):
+                        found.add(target)
+                        if target in blobs:
+                            following.append(target)
+        reading = following
+    return found
+
+
+def _import_targets(importer: str, written: str) -> list[str]:
+    """Where `@written` in `importer` points in the tree: as written and without the punctuation a
+    sentence ends with; none for a path in the home directory or outside the tree."""
+    targets = []
+    for candidate in {written, written.rstrip(".:!?")}:
+        if not candidate or candidate.startswith(("~", "/")):
+            continue
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), candidate))
+        if joined not in (".", "..") and not joined.startswith("../"):
+            targets.append(joined)
+    return targets
 
 
 _EXECUTABLE, _LINK, _SUBMODULE = "100755", "120000", "160000"
@@ -169,7 +243,7 @@ def _tree_entries(repo: Path, commit: str) -> tuple[list[tuple[str, str, str, in
 def _safe_name(path: str) -> bool:
     """No empty, `.`, `..` or `.git` part, no absolute path: a crafted tree cannot write outside."""
     return not path.startswith("/") and all(
-        part not in ("", ".", "..") and part.lower() != ".git" for part in path.split("/"))
+        part not in ("", ".", "..") and ".git" not in _spellings(part) for part in path.split("/"))
 
 
 def _batches(files: list[tuple[str, str, str, int]]) -> list[list[tuple[str, str, str, int]]]:
@@ -227,7 +301,9 @@ def _walk(root: Path) -> list[str]:
 
 
 def tree_fingerprint(root: Path) -> str:
-    """Every path, mode and content (or link target) under `root`."""
+    """Every path, mode and content (or link target) under `root`; a file's content by its status
+    (size, times, inode: any write changes its change time), never read: the agent, run as the
+    gate's user, could leave a sparse file of any size there."""
     digest = hashlib.sha256()
     for directory, directories, files in sorted(os.walk(root)):
         directories.sort()
@@ -240,14 +316,14 @@ def tree_fingerprint(root: Path) -> str:
             if path.is_symlink():
                 digest.update(os.readlink(path).encode("utf-8", "surrogateescape"))
             elif path.is_file():
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
+                digest.update(_status(os.fsencode(path)))
     return digest.hexdigest()
 
 
 def checkout_fingerprint(repo: Path) -> str:
     """The real checkout's state: HEAD, refs, the index's entries, each tracked file's status
-    (mode, size, times, inode: any write changes its change time), untracked files with their
-    content (ignored files, such as our own outputs, are left out), and the repository's own
+    (mode, size, times, inode: any write changes its change time), untracked files with theirs
+    (ignored files, such as our own outputs, are left out), and the repository's own
     control files (config, hooks, info/: where an agent would plant a filter, a hook or an
     fsmonitor for the gate's later git calls to run).
 
@@ -266,10 +342,9 @@ def checkout_fingerprint(repo: Path) -> str:
     untracked = run_git(repo, "ls-files", "-z", "--others", "--exclude-standard").stdout
     for name in sorted(untracked.split(b"\0")):
         if name:
-            path = repo / os.fsdecode(name)
-            digest.update(name + b"\0")
-            if path.is_file() and not path.is_symlink():
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            # By status, never read: the verify or the agent, as the gate's user, could leave a
+            # sparse file of any size here.
+            digest.update(name + b"\0" + _status(os.path.join(os.fsencode(repo), name)))
     return digest.hexdigest()
 
 
