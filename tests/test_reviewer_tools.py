@@ -209,3 +209,18 @@ def test_a_stored_answer_is_reused_only_while_its_tool_calls_return_the_same(tmp
     assert asked_again == 0 and again.chunks is not None and again.chunks.reused == 1
     assert [call.get("reused") for call in again.tool_calls] == [True]
     assert numbers_asked and changed.status.value == "ok"
+
+
+def test_a_search_with_back_references_is_refused_before_git_runs_it(tmp_path: Path) -> None:
+    """A back-reference is what makes git grep's regex engine backtrack, and a search has no
+    deadline of its own: the model (whose text the diff can steer) cannot ask for one."""
+    from reviewgate.reviewers.model.prompt import ToolCall
+    from reviewgate.reviewers.model.tools import ReadTools
+    from testing.model_repo import review_request
+
+    tools = ReadTools(review_request(_repo(tmp_path)))
+    hostile = tools.run(ToolCall("call_0", "search", {"pattern": r"((a*)*)*\2\1$", "regex": True}))
+    assert hostile.startswith("refused: back-references")
+    fixed = tools.run(ToolCall("call_1", "search", {"pattern": r"\1"}))  # a fixed string: nothing to backtrack
+    assert not fixed.startswith("refused")
+    assert [call["outcome"] for call in tools.calls] == ["refused", "answered"]

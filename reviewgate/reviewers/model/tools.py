@@ -14,6 +14,7 @@ MAX_RESULT_CHARS and redacted line by line like the context; the loop bounds the
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,6 +75,9 @@ def agent_file(path: str) -> bool:
     """An agent's configuration or instruction file: the branch's version is never read."""
     parts = PurePosixPath(path).parts
     return bool(parts) and (parts[-1] in AGENT_FILES or any(part in AGENT_DIRECTORIES for part in parts[:-1]))
+
+
+_BACKREFERENCE = re.compile(r"\\[1-9]")
 
 
 class Refused(ValueError):
@@ -169,6 +173,11 @@ class ReadTools:
         pattern = arguments.get("pattern")
         if not isinstance(pattern, str) or not pattern or "\n" in pattern or len(pattern) > 200:
             raise Refused("pattern must be one line of 1 to 200 characters")
+        if arguments.get("regex") and _BACKREFERENCE.search(pattern):
+            # git grep's regex engine backtracks only for back-references, and a search has no
+            # deadline of its own: the text the model writes (which the diff may steer) cannot
+            # make one run for hours.
+            raise Refused("back-references (\\1 … \\9) are not searched: use a fixed string or a regex without them")
         hits = grep_tree(self.request, revision, pattern, MAX_SEARCH_HITS * 2,
                          _AGENT_EXCLUDES if side == "head" else [], word=False, regex=bool(arguments.get("regex")))
         hits = [hit for hit in hits if self._allowed(hit[0], side)][:MAX_SEARCH_HITS]
