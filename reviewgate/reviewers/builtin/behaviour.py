@@ -35,6 +35,7 @@ from reviewgate.reviewers.builtin.common import (
 )
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, Remade, Shapes, base_side, settle
+from reviewgate.reviewers.builtin.product_code import non_product_reason
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
 from reviewgate.target.git import TreeReader, prefetch_sides
@@ -47,13 +48,14 @@ STRONG_BRANCH_GROWTH = 2
 
 
 def is_behaviour_file(path: str) -> bool:
-    pure = PurePosixPath(path)
+    """Source that is not a test, a stub, configuration or a translation, nor in a documentation,
+    example or migration directory (named in any case: a .NET `Docs/` is a `docs/`)."""
     return (
         language_of(path) in BEHAVIOUR_LANGUAGES
         and not is_test_file(path)
         and not is_stub_file(path)
         and not is_configuration_file(path)
-        and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
+        and not any(part.lower() in _NOT_BEHAVIOUR_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
         and not is_translation_file(path)
     )
 
@@ -344,8 +346,9 @@ def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
 
 
 def is_product_file(request: ReviewRequest, path: str) -> bool:
-    """A behaviour file the repository's tooling does not run or type-check as a test."""
-    return is_behaviour_file(path) and not is_test_input(request, path)
+    """A behaviour file the repository's tooling does not run or type-check as a test, and that is
+    the product's own code (product_code.py: not vendored, generated, documentation or examples)."""
+    return is_behaviour_file(path) and not is_test_input(request, path) and non_product_reason(request, path) is None
 
 
 def _behaviour_changes(request: ReviewRequest) -> list[FileChange]:
