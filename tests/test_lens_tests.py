@@ -67,10 +67,10 @@ def test_fix_with_test_change_is_complete(tmp_path: Path) -> None:
         "tests/test_a.py": "def test_f():\n    pass\n\n\ndef test_none():\n    pass\n",
     }
     assert _found(review_change(tmp_path, base, branch, branch_name="bugfix/none")) == []
-    # `x or 0` is one more branch: weak evidence of new behaviour besides the untested fix.
+    # `x or 0` is no branch (a boolean operator): the fix changes a body, adds no behaviour.
     assert _found(
         review_change(tmp_path / "b", base, {"app/a.py": branch["app/a.py"]}, branch_name="bugfix/none")
-    ) == [("tests/fix-without-test", "", 0), ("tests/missing-tests", "app/a.py", 2)]
+    ) == [("tests/fix-without-test", "", 0)]
 
 
 def test_a_rust_test_added_in_the_file_it_tests_is_a_test_change(tmp_path: Path) -> None:
@@ -86,3 +86,37 @@ def test_a_rust_test_added_in_the_file_it_tests_is_a_test_change(tmp_path: Path)
             + f"\n#[cfg(test)]\nmod tests {{\n    {attribute}\n    fn clamps() {{}}\n}}\n"
         }
         assert _found(review_change(tmp_path / str(len(attribute)), base, tested)) == []
+
+
+def test_boolean_operators_are_not_branches(tmp_path: Path) -> None:
+    base = {"src/guard.js": "export function guard(a, b, c) {\n  if (a) {\n    return 1;\n  }\n  return 2;\n}\n"}
+    hoisted = {"src/guard.js": "export function guard(a, b, c) {\n  if (a || b || c || a === b) {\n    return 1;\n  }\n"
+               "  return 2;\n}\n"}
+    assert _found(review_change(tmp_path / "js", base, hoisted)) == []
+    python = {"app/guard.py": "def guard(a, b):\n    if a:\n        return 1\n    return 2\n"}
+    hoisted_python = {"app/guard.py": "def guard(a, b):\n    if a or b or a == b:\n        return 1\n    return 2\n"}
+    assert _found(review_change(tmp_path / "py", python, hoisted_python)) == []
+
+
+def test_a_rust_macros_arms_are_decisions_on_both_sides(tmp_path: Path) -> None:
+    base = {"src/serve.rs": (
+        "pub async fn serve(one: One, two: Two) -> u8 {\n    tokio::select! {\n"
+        "        a = one.next() => { if a { 1 } else { 2 } },\n        b = two.next() => 3,\n    }\n}\n"
+    )}
+    branch = {"src/serve.rs": (
+        "pub async fn serve(one: One, two: Two) -> u8 {\n    match select(one.next(), two.next()).await {\n"
+        "        Either::Left(a) => { if a { 1 } else { 2 } },\n        Either::Right(_) => 3,\n    }\n}\n"
+    )}
+    assert _found(review_change(tmp_path, base, branch)) == []
+
+
+def test_an_exported_one_liner_that_decides_nothing_is_no_new_behaviour(tmp_path: Path) -> None:
+    base = {"src/util.ts": "export function keys(value: object): string[] {\n  return Object.keys(value);\n}\n"}
+    branch = {"src/util.ts": base["src/util.ts"] + "\nexport const blank = () => Object.create(null);\n"}
+    assert _found(review_change(tmp_path / "one", base, branch)) == []
+    # A new exported function of several lines is still new behaviour.
+    longer = {"src/util.ts": base["src/util.ts"] + (
+        "\nexport function blank(prototype: object | null) {\n  const made = Object.create(prototype);\n"
+        "  made.created = Date.now();\n  return made;\n}\n"
+    )}
+    assert _found(review_change(tmp_path / "longer", base, longer)) == [("tests/missing-tests", "src/util.ts", 5)]

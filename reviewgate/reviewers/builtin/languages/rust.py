@@ -62,8 +62,9 @@ FAMILY = Family(
     scopes=frozenset({"impl_item", "trait_item", "mod_item"}),
     scope_name=_scope_name,
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
-    decision_operators=frozenset({"&&", "||"}),
-    operator_parents=frozenset({"binary_expression"}),
+    # Only the outermost token tree of an invocation: the nested ones are walked from it.
+    macro_bodies="(macro_invocation (token_tree) @macro)",
+    macro_decisions=frozenset({"=>", "if", "while", "loop", "for"}),
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),
     interpolations=frozenset(),
