@@ -289,6 +289,7 @@ def test_corpus_cases_block_only_where_they_should(case: dict[str, Any], tmp_pat
         case.get("branch", {}),
         branch_name=case.get("branch_name", "feature"),
         message=case.get("message", "feature work"),
+        sections={"lenses": case["lenses"]} if "lenses" in case else None,
     )
     blocking = [item.rule for item in findings if _in_scope(item.rule, case["scope"]) and blocks(item)]
     assert bool(blocking) is case["blocks"], blocking
