@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, Severity
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+from reviewgate.target.diff import ChangeStatus
 from reviewgate.target.exclusions import (
     GENERATED_DIRECTORIES,
     GENERATED_HEADER,
@@ -76,15 +78,21 @@ def _attributes(request: ReviewRequest) -> _Attributes:
     return _parsed_attributes(text or "")
 
 
-# The directories a change copies a third-party project into, per change (asked of every file).
-_copies: dict[int, tuple[FrozenTarget, frozenset[str]]] = {}
+class _ChangeFacts(NamedTuple):
+    copies: frozenset[str]  # directories the change copies a third-party project into
+    present: frozenset[str]  # paths the change leaves at head (a header to read)
 
 
-def _vendored_copies(target: FrozenTarget) -> frozenset[str]:
-    held = _copies.get(id(target))
+# Per change, asked of every file: the target it was made for, and what it holds.
+_facts: dict[int, tuple[FrozenTarget, _ChangeFacts]] = {}
+
+
+def _change_facts(target: FrozenTarget) -> _ChangeFacts:
+    held = _facts.get(id(target))
     if held is None or held[0] is not target:
-        _copies.clear()
-        held = _copies[id(target)] = (target, vendored_copies(list(target.files)))
+        _facts.clear()
+        present = frozenset(change.path for change in target.files if change.status is not ChangeStatus.DELETED)
+        held = _facts[id(target)] = (target, _ChangeFacts(vendored_copies(list(target.files)), present))
     return held[1]
 
 
@@ -119,8 +127,11 @@ def non_product_reason(request: ReviewRequest, path: str) -> str | None:
     reason = _by_path(path)
     if reason is not None:
         return reason
-    if any(path.startswith(f"{directory}/") for directory in _vendored_copies(request.target)):
+    facts = _change_facts(request.target)
+    if any(path.startswith(f"{directory}/") for directory in facts.copies):
         return VENDORED
+    if path not in facts.present:
+        return None  # deleted at head (or not changed): no header to read, one git process spared
     text = request.head.read_text(path)
     if text is not None and GENERATED_HEADER.search(text[:_HEADER_CHARACTERS]):
         return GENERATED
