@@ -120,3 +120,12 @@ def test_an_exported_one_liner_that_decides_nothing_is_no_new_behaviour(tmp_path
         "  made.created = Date.now();\n  return made;\n}\n"
     )}
     assert _found(review_change(tmp_path / "longer", base, longer)) == [("tests/missing-tests", "src/util.ts", 5)]
+
+
+def test_code_a_macro_generates_is_no_decision_of_the_function_around_it(tmp_path: Path) -> None:
+    base = {"derive/src/expand.rs": "pub fn expand(x: Ident) -> TokenStream {\n    quote! { #x }\n}\n"}
+    branch = {"derive/src/expand.rs": (
+        "pub fn expand(x: Ident) -> TokenStream {\n    quote! {\n        match #x {\n"
+        "            A => 1,\n            B => if ready { 2 } else { 3 },\n            _ => 4,\n        }\n    }\n}\n"
+    )}
+    assert _found(review_change(tmp_path, base, branch)) == []

@@ -31,6 +31,10 @@ def _never(_node: Node) -> bool:
     return False
 
 
+def _no_nodes(_node: Node) -> list[Node]:
+    return []
+
+
 def _no_names(_node: Node) -> set[str]:
     return set()
 
@@ -106,12 +110,13 @@ class Family:
     # boolean operator (`&&`, `||`, `??`) is none either: a guard hoisted into one condition makes
     # the same decision as before.
     branches: frozenset[str]
-    # Macro bodies the grammar leaves as bare tokens (Rust's `select! { a = x => ... }`): a query
-    # capturing them as `@macro`, and the tokens in them that are decisions (`=>` arms, `if`). Code
-    # moved into or out of a macro makes the decisions it made before, and a macro without them
-    # (`matches!`, `vec!`) makes none.
-    macro_bodies: str = ""
-    macro_decisions: frozenset[str] = frozenset()
+    # Macro invocations the grammar leaves as bare tokens: a query capturing them as `@macro`, and
+    # the tokens of one that are decisions of the function around it. Only a macro that runs its
+    # body here as control flow (Rust's `select!`) has any: code moved between it and a `match`
+    # makes the decisions it made before; a macro that generates code (`quote!`) or tests a value
+    # (`matches!`) makes none.
+    macros: str = ""
+    macro_decisions: Callable[[Node], list[Node]] = _no_nodes
     # Nodes whose named children are statements (a block), none of them a statement itself.
     blocks: frozenset[str]
     strings: frozenset[str]  # literals whose text is not code; their interpolations are
@@ -207,7 +212,7 @@ class _Reader:
         captured = QueryCursor(queries).captures(self.root)
         branches = [node for node in captured.get("branch", []) if _decides(node)]
         counted = [(node, 0) for node in branches]
-        counted += [(node, 0) for body in captured.get("macro", []) for node in _tokens(body, family.macro_decisions)]
+        counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
         statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
         counted += [(node, 1) for node in statements.values()]
         counted.sort(key=lambda item: item[0].start_byte)
@@ -405,7 +410,7 @@ def _decides(branch: Node) -> bool:
     return first is None or first.type not in ("default", "else")
 
 
-def _tokens(body: Node, kinds: frozenset[str]) -> list[Node]:
+def leaves_of_kinds(body: Node, kinds: frozenset[str]) -> list[Node]:
     """The leaves of `body` (nested token trees included) whose type is one of `kinds`."""
     found, stack = [], [body]
     while stack:
@@ -428,8 +433,8 @@ def _count_queries(grammar: str, family: Family) -> Query:
     named = [language.node_kind_for_id(kind) or "" for kind in range(language.node_kind_count)]
     named_kinds = {name for kind, name in enumerate(named) if language.node_kind_is_named(kind)}
     patterns = [f"({kind}) @branch" for kind in sorted(family.branches & named_kinds)]
-    if family.macro_bodies:
-        patterns.append(family.macro_bodies)
+    if family.macros:
+        patterns.append(family.macros)
     patterns += [f"({kind} (_) @statement)" for kind in sorted(family.blocks & named_kinds)]
     patterns += [
         f"({kind}) @statement" for kind in sorted(named_kinds) if kind.endswith("_statement") and kind not in family.blocks
