@@ -36,6 +36,7 @@ def _found(findings: list) -> list[tuple[str, str | None, int | None]]:  # type:
         "src/CartTest.php",
         "crate/tests/parse.rs",
         "conftest.py",
+        "features/include_relative_tag.feature",
     ],
 )
 def test_test_file_conventions(path: str) -> None:
@@ -129,3 +130,13 @@ def test_code_a_macro_generates_is_no_decision_of_the_function_around_it(tmp_pat
         "            A => 1,\n            B => if ready { 2 } else { 3 },\n            _ => 4,\n        }\n    }\n}\n"
     )}
     assert _found(review_change(tmp_path, base, branch)) == []
+
+
+def test_a_gherkin_scenario_is_a_test_change(tmp_path: Path) -> None:
+    base = {"lib/site/include.rb": "module Site\n  class Include\n    def render(path)\n      path\n    end\n  end\nend\n"}
+    method = "    def load_partial(path, context)\n      context[:partials] ||= {}\n      context[:partials][path] ||= parse(path)\n    end\n"
+    branch = {"lib/site/include.rb": base["lib/site/include.rb"].replace("  class Include\n", "  class Include\n" + method)}
+    assert _found(review_change(tmp_path / "untested", base, branch)) == [("tests/missing-tests", "lib/site/include.rb", 3)]
+    scenario = "Feature: include\n  Scenario: a partial\n    Given a site\n    Then it renders\n"
+    tested = {**branch, "features/include.feature": scenario}
+    assert _found(review_change(tmp_path / "tested", base, tested)) == []

@@ -125,9 +125,10 @@ _TEST_DIRECTORIES = frozenset(
      "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests"}
 )
 # `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
+# `*.feature`: Gherkin scenarios (Cucumber, Behave), acceptance tests in any language.
 _TEST_NAME = LazyPattern(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
-    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs|php)$|.*_spec\.rb$|^test_.*\.rb$|.*_test\.rb$)"
+    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs|php)$|.*_spec\.rb$|^test_.*\.rb$|.*_test\.rb$|.*\.feature$)"
 )
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
 
