@@ -140,3 +140,56 @@ def test_a_gherkin_scenario_is_a_test_change(tmp_path: Path) -> None:
     scenario = "Feature: include\n  Scenario: a partial\n    Given a site\n    Then it renders\n"
     tested = {**branch, "features/include.feature": scenario}
     assert _found(review_change(tmp_path / "tested", base, tested)) == []
+
+
+_COLLECTOR = '''<?php
+class Collector
+{
+    public function group(string $pattern, $callable): Group
+    {
+        $proxy = new Proxy(
+            $this->factory,
+            $this->resolver,
+            $pattern
+        );
+        $group = new Group($pattern, $callable, $this->resolver, $proxy);
+        $this->groups[] = $group;
+        return $group;
+    }
+}
+'''
+
+
+def test_helpers_split_out_of_an_existing_function_are_no_new_behaviour(tmp_path: Path) -> None:
+    split = _COLLECTOR.replace('''        $proxy = new Proxy(
+            $this->factory,
+            $this->resolver,
+            $pattern
+        );
+        $group = new Group($pattern, $callable, $this->resolver, $proxy);
+''', '''        $group = $this->createGroup($pattern, $callable);
+''').replace('''        return $group;
+    }
+''', '''        return $group;
+    }
+
+    protected function createGroup(string $pattern, $callable): Group
+    {
+        $proxy = $this->createProxy($pattern);
+        return new Group($pattern, $callable, $this->resolver, $proxy);
+    }
+
+    protected function createProxy(string $pattern): Proxy
+    {
+        return new Proxy($this->factory, $this->resolver, $pattern);
+    }
+''')
+    findings = review_change(tmp_path / "split", {"src/Collector.php": _COLLECTOR}, {"src/Collector.php": split})
+    assert [item.severity.value for item in findings if item.rule == "tests/missing-tests"] in ([], ["minor"])
+    # A new public method that writes new statements is new behaviour.
+    added = _COLLECTOR.replace("        return $group;\n    }\n", (
+        "        return $group;\n    }\n\n    public function names(): array\n    {\n        $names = [];\n"
+        "        $names[] = $this->prefix;\n        $names[] = $this->suffix;\n        return $names;\n    }\n"
+    ))
+    findings = review_change(tmp_path / "added", {"src/Collector.php": _COLLECTOR}, {"src/Collector.php": added})
+    assert [item.severity.value for item in findings if item.rule == "tests/missing-tests"] == ["major"]

@@ -329,19 +329,26 @@ def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) ->
 
 
 def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
-    """New functions whose branches the file's other functions lost are the same decisions
-    rearranged (a refactor that splits a long function into helpers), not new ones: when the
-    file holds no more branches than at the merge base, its evidence is weak (minor)."""
+    """New functions that hold what the file's other functions lost are the same code rearranged
+    (a refactor that splits a long function into helpers), not new code: when the file holds no
+    more branches than at the merge base, and either the new functions carry decisions the file
+    had already, or other functions of the file lost statements and the file's statements grew by
+    no more than one (a call) per new function, the evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
-        return found
-    # Only decisions can be rearranged: a new function without branches (a public one-liner) is
-    # new behaviour whatever the rest of the file does.
-    if not any(item.strong and item.name in head and head[item.name].branches for item in found):
         return found
     before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
     if after > before:
         return found
-    note = f" (the file's branches overall: {before} → {after}, rearranged rather than added)"
+    # Decisions can be rearranged; a new function without branches (a public one-liner) is new
+    # behaviour unless the statements it holds left another function of the file.
+    rearranged = any(item.strong and item.name in head and head[item.name].branches for item in found)
+    new = sum(1 for item in found if item.kind is EvidenceKind.NEW_FUNCTION)
+    written = sum(shape.statements for shape in head.values()) - sum(shape.statements for shape in base.values())
+    lost = sum(max(0, shape.statements - head[name].statements if name in head else shape.statements)
+               for name, shape in base.items())
+    if not rearranged and not (new and lost and written <= new):
+        return found
+    note = f" (the file's branches overall: {before} → {after}, statements {written:+d}: rearranged rather than added)"
     return [item._replace(strong=False, detail=item.detail + note) if item.strong else item for item in found]
 
 
