@@ -34,7 +34,6 @@ from reviewgate.reviewers.builtin.moved_code import mark_moved
 from reviewgate.reviewers.builtin.product_code import mark_non_product
 from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
-from reviewgate.reviewers.builtin.substance import keep_substance
 from reviewgate.reviewers.builtin.suppression_names import unknown_rule_names
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
 
@@ -117,7 +116,11 @@ class BuiltinReviewer:
             found += left_out_findings(request)
         found = mark_repository_tooling(request, mark_moved(request, found))
         found, left_out = mark_non_product(request, found)
-        found, reformatted = keep_substance(request, found)
+        reformatted: list[str] = []
+        if found:  # substance.py reads the diff's removed lines: loaded only when there is a finding
+            from reviewgate.reviewers.builtin.substance import keep_substance
+
+            found, reformatted = keep_substance(request, found)
         found = advisory_duplicates(found, settings.block_on_duplicates)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))

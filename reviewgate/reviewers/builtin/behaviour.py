@@ -367,7 +367,7 @@ def is_product_file(request: ReviewRequest, path: str) -> bool:
     return (
         is_behaviour_file(path)
         and not is_test_input(request, path)
-        and non_product_reason(request, path) in (None, GENERATED)
+        and non_product_reason(request, path, read_header=False) in (None, GENERATED)
     )
 
 

@@ -115,8 +115,9 @@ def _by_path(path: str) -> str | None:
     return None
 
 
-def non_product_reason(request: ReviewRequest, path: str) -> str | None:
-    """Why `path` is not the product's own code (one of the reasons above), or None when it is."""
+def non_product_reason(request: ReviewRequest, path: str, *, read_header: bool = True) -> str | None:
+    """Why `path` is not the product's own code (one of the reasons above), or None when it is.
+    Without `read_header`, a generator's header is not looked for (the file is not read)."""
     attributes = _attributes(request)
     if attributes.vendored and matches(attributes.vendored, path):
         return VENDORED
@@ -130,7 +131,7 @@ def non_product_reason(request: ReviewRequest, path: str) -> str | None:
     facts = _change_facts(request.target)
     if any(path.startswith(f"{directory}/") for directory in facts.copies):
         return VENDORED
-    if path not in facts.present:
+    if not read_header or path not in facts.present:
         return None  # deleted at head (or not changed): no header to read, one git process spared
     text = request.head.read_text(path)
     if text is not None and GENERATED_HEADER.search(text[:_HEADER_CHARACTERS]):

@@ -8,17 +8,16 @@ code that was already there). A committed secret is reported wherever it is.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.lenses.duplication.rules import rewrapped_lines
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
 from reviewgate.target.diff import FileChange, LineKind
 
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = LazyPattern(r"\s+")
 
 
 def reformatted_lines(change: FileChange) -> set[int]:
@@ -26,6 +25,9 @@ def reformatted_lines(change: FileChange) -> set[int]:
     (each removed line pairs with one added line), and lines that only re-wrap what they replace."""
     if not change.stats.removed_lines:
         return set()
+    # The DRY lens's modules, loaded only for a finding on a file the change removes lines from.
+    from reviewgate.reviewers.builtin.lenses.duplication.rules import rewrapped_lines
+
     removed: Counter[str] = Counter()
     added: list[tuple[int, str]] = []
     for hunk in change.hunks:
