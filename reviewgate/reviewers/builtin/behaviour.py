@@ -342,7 +342,7 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
     # Decisions can be rearranged; a new function without branches (a public one-liner) is new
     # behaviour unless the statements it holds left another function of the file.
     rearranged = any(item.strong and item.name in head and head[item.name].branches for item in found)
-    new = sum(1 for item in found if item.kind is EvidenceKind.NEW_FUNCTION)
+    new = sum(1 for name in head if name not in base)  # moved ones too: each is called from somewhere
     written = sum(shape.statements for shape in head.values()) - sum(shape.statements for shape in base.values())
     lost = sum(max(0, shape.statements - head[name].statements if name in head else shape.statements)
                for name, shape in base.items())
