@@ -23,6 +23,9 @@ class FindingClass(str, enum.Enum):
 # change (a fallback whose comment says why, a swallowed error in test code, a moved block,
 # boilerplate by design): the summary lists it, the diff is not annotated with it.
 DEMOTED = "demoted"
+# A finding's `extra` key saying why it is reported at its severity but does not block: its rule
+# has not earned blocking on measured history, and the config did not ask for it (the reason).
+ADVISORY = "advisory"
 BY_DESIGN, SUPPORT_CODE, MOVED = "by design", "support code", "moved"
 
 

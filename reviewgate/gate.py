@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from reviewgate.config import DEFAULT_FAIL_ON, FailRule
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_CHANGES_REQUESTED
-from reviewgate.findings import Finding, FindingClass
+from reviewgate.findings import ADVISORY, Finding, FindingClass
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
 
@@ -53,6 +53,8 @@ def blocks(finding: Finding, fail_on: Iterable[FailRule] = DEFAULT_FAIL_ON) -> b
     """Only systematic or correctness findings at blocker or major send work back by
     default; a dismissed finding (answered, suppressed) never does, nor a product question."""
     if finding.dismissed is not None or finding.finding_class is FindingClass.PRODUCT_QUESTION:
+        return False
+    if finding.extra.get(ADVISORY):  # reported at its severity, never blocking (findings.ADVISORY)
         return False
     return any(
         finding.finding_class is rule.finding_class and finding.severity.rank >= rule.severity.rank

@@ -72,7 +72,7 @@ def test_python_body_sees_behaviour() -> None:
 def test_python_branches_count_each_decision() -> None:
     shape = _python(
         "def f(a, b):\n"
-        "    if a and b or a:\n"  # if + 2 boolean operators
+        "    if a and b or a:\n"  # one if: boolean operators are no branches
         "        pass\n"
         "    elif b:\n"  # a nested if
         "        pass\n"
@@ -91,7 +91,7 @@ def test_python_branches_count_each_decision() -> None:
         "            pass\n"
         "    return [x for x in b if x] if a else None\n"  # conditional, loop, filter
     )["f"]
-    assert shape.branches == 3 + 1 + 1 + 2 + 2 + 3
+    assert shape.branches == 1 + 1 + 1 + 2 + 2 + 3
 
 
 def test_python_shapes_skip_type_checking_and_main_guard_and_name_nested_functions() -> None:
@@ -152,7 +152,7 @@ def test_functions_of_other_languages() -> None:
         "x.go",
     )
     assert sorted(go) == ["Router.Handle", "helper"]
-    assert (go["Router.Handle"].line, go["Router.Handle"].branches, go["Router.Handle"].public) == (2, 3, True)
+    assert (go["Router.Handle"].line, go["Router.Handle"].branches, go["Router.Handle"].public) == (2, 2, True)
     assert not go["helper"].public
     typescript = _other(
         "export class Cart {\n  total(a: number): Map<string, number> {\n    return a ? 1 : 2;\n  }\n"
@@ -252,7 +252,7 @@ def test_finding_body_names_the_evidence_and_severity_follows_its_strength(tmp_p
     [finding] = _tests_findings(strong)
     assert (finding.rule, finding.line, finding.severity) == ("tests/missing-tests", 2, Severity.MAJOR)
     assert "`app/a.py:2`: branches: 0 → 2 in `f`" in finding.body
-    weak = review_change(tmp_path / "weak", base, {"app/a.py": "def f(x):\n    return x or 0\n"})
+    weak = review_change(tmp_path / "weak", base, {"app/a.py": "def f(x):\n    return 0 if x is None else x\n"})
     [finding] = _tests_findings(weak)
     assert finding.severity is Severity.MINOR and not blocks(finding)
 
@@ -289,6 +289,7 @@ def test_corpus_cases_block_only_where_they_should(case: dict[str, Any], tmp_pat
         case.get("branch", {}),
         branch_name=case.get("branch_name", "feature"),
         message=case.get("message", "feature work"),
+        sections={"lenses": case["lenses"]} if "lenses" in case else None,
     )
     blocking = [item.rule for item in findings if _in_scope(item.rule, case["scope"]) and blocks(item)]
     assert bool(blocking) is case["blocks"], blocking

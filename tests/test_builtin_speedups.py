@@ -483,7 +483,7 @@ def test_a_secret_word_assigned_a_quoted_value_is_looked_for_before_the_whole_pa
             for match in secrets_module._SECRET_ASSIGNMENT.finditer(line):
                 value, name = match.group("value"), match.group("name")
                 if (secrets_module._NOT_A_SECRET_NAME.search(name) or secrets_module._DESCRIBES_A_SECRET.search(name)
-                        or secrets_module._PLACEHOLDER.search(value)):
+                        or secrets_module._PLACEHOLDER.search(value) or secrets_module.is_alphabet(value)):
                     continue
                 if secrets_module.entropy(value) >= secrets_module.MIN_ENTROPY_BITS:
                     plain = name

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.findings import Severity
+from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import consistent_renaming
 from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, rewrapped_lines
@@ -20,10 +21,11 @@ from testing.repo import make_repo
 TEST = "def test_run():\n    assert True\n"
 
 
-def test_gate_names_the_existing_function_and_exits_1(tmp_path: Path) -> None:
+def test_gate_names_the_existing_function_and_exits_1_where_the_config_asks_to_block(tmp_path: Path) -> None:
     repo = make_repo(
         tmp_path,
-        {"app/settings.py": EXISTING, "app/jobs.py": JOBS, "tests/test_jobs.py": TEST},
+        {"app/settings.py": EXISTING, "app/jobs.py": JOBS, "tests/test_jobs.py": TEST,
+         ".reviewgate.toml": "[lenses]\nblock_on_duplicates = true\n"},
         {"app/jobs.py": JOBS + COPY, "tests/test_jobs.py": TEST + "\n\ndef test_more():\n    pass\n"},
     )
     result = run_cli(repo.path, "run", "--base", "main")
@@ -135,6 +137,17 @@ def test_a_finding_quotes_the_existing_code_with_both_places_and_its_length(tmp_
     assert finding.severity is Severity.MAJOR
     assert "Lines 8-15 of app/jobs.py (8 lines) repeat `load_settings` at app/settings.py:4-11" in finding.body
     assert "    for key, value in data.items():\n" in finding.body  # the existing side, quoted
+
+
+def test_a_major_duplicate_is_advisory_unless_the_config_asks_it_to_block(tmp_path: Path) -> None:
+    base, branch = {"app/settings.py": EXISTING, "app/jobs.py": JOBS}, {"app/jobs.py": JOBS + COPY}
+    [advisory] = [item for item in review_change(tmp_path / "default", base, branch)
+                  if item.rule == "reuse/duplicate-code"]
+    assert advisory.severity is Severity.MAJOR and not blocks(advisory)
+    assert "block_on_duplicates = true" in advisory.body
+    asked = review_change(tmp_path / "asked", base, branch, sections={"lenses": {"block_on_duplicates": True}})
+    [blocking] = [item for item in asked if item.rule == "reuse/duplicate-code"]
+    assert blocking.severity is Severity.MAJOR and blocks(blocking)
 
 
 def test_a_short_run_of_mostly_boilerplate_reports_at_minor(tmp_path: Path) -> None:

@@ -83,6 +83,34 @@ def test_not_secrets(line: str) -> None:
     assert SecretsLens()._secret_in(line) is None
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        'const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"',
+        'TOKEN_CHARS = "0123456789abcdef"',
+        'secret_charset = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"',  # base32
+        'apiKeyAlphabet := "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"',  # base58
+        'private_key_table = "zyxwvutsrqponmlkjihgfedcba"',
+        # A shuffled table: 64 distinct characters, no runs; a random key that long repeats some.
+        'secretTable = "Xq7Lm2Zp9Rt4Wv8Ks1Nb6Hc3Jd5Fg0Ya-Ue_QiOoPrEfTuIwSxAyBzCnDkGlMhVj"',
+    ],
+)
+def test_alphabets_charsets_and_tables_are_not_secrets(line: str) -> None:
+    assert SecretsLens()._secret_in(line) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'api_key = "q8Zr2LpX9vKm4TwY7nBd3HsJ6fGc1RxQ"',  # fake, made up for the test: random, repeats Q/x
+        'secret = "Ab3xK9mP2qL7vN4w"',  # fake, made up for the test: distinct, but random order
+        'token = "ABCDEFGHJ4kq9ZxP7mW2bT8vL3nR6sY1"',  # fake, made up for the test: an alphabet prefix, then noise
+    ],
+)
+def test_random_keys_that_look_like_alphabets_still_fire(line: str) -> None:
+    assert SecretsLens()._secret_in(line) is not None
+
+
 def test_secret_is_a_blocker_in_any_text_file_and_not_in_named_fixtures(tmp_path: Path) -> None:
     token = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ"  # fake, made up for the test
     findings = review_change(

@@ -50,6 +50,7 @@ def test_defaults_and_parsing() -> None:
         ),
         ({"require_reproduction": 1}, "cfg: lenses.require_reproduction"),
         ({"disable": "readability"}, "cfg: lenses.disable: expected a list of rule ids"),
+        ({"block_on_duplicates": "yes"}, "cfg: lenses.block_on_duplicates: expected true or false, got 'yes'"),
     ],
 )
 def test_bad_values_name_the_key(section: dict, message: str) -> None:  # type: ignore[type-arg]

@@ -36,6 +36,10 @@ def _found(findings: list) -> list[tuple[str, str | None, int | None]]:  # type:
         "src/CartTest.php",
         "crate/tests/parse.rs",
         "conftest.py",
+        "features/include_relative_tag.feature",
+        "src/Acme.Tests/NameResolutionTester.cs",
+        "src/Acme.Tests.Benchmarks/AccessorCacheBenchmark.cs",
+        "src/Acme.UnitTests/Helpers.cs",
     ],
 )
 def test_test_file_conventions(path: str) -> None:
@@ -44,7 +48,7 @@ def test_test_file_conventions(path: str) -> None:
 
 @pytest.mark.parametrize(
     "path", ["app/testing_utils.py", "src/contest.ts", "latest.go", "src/Attestation.java", "lib/latest.rb",
-             "src/Contest.php", "src/test_data.rs"]
+             "src/Contest.php", "src/test_data.rs", "src/Acme.Latest/Cart.cs", "src/Acme.Contest/Cart.cs"]
 )
 def test_not_test_files(path: str) -> None:
     assert not is_test_file(path)
@@ -67,10 +71,10 @@ def test_fix_with_test_change_is_complete(tmp_path: Path) -> None:
         "tests/test_a.py": "def test_f():\n    pass\n\n\ndef test_none():\n    pass\n",
     }
     assert _found(review_change(tmp_path, base, branch, branch_name="bugfix/none")) == []
-    # `x or 0` is one more branch: weak evidence of new behaviour besides the untested fix.
+    # `x or 0` is no branch (a boolean operator): the fix changes a body, adds no behaviour.
     assert _found(
         review_change(tmp_path / "b", base, {"app/a.py": branch["app/a.py"]}, branch_name="bugfix/none")
-    ) == [("tests/fix-without-test", "", 0), ("tests/missing-tests", "app/a.py", 2)]
+    ) == [("tests/fix-without-test", "", 0)]
 
 
 def test_a_rust_test_added_in_the_file_it_tests_is_a_test_change(tmp_path: Path) -> None:
@@ -86,3 +90,109 @@ def test_a_rust_test_added_in_the_file_it_tests_is_a_test_change(tmp_path: Path)
             + f"\n#[cfg(test)]\nmod tests {{\n    {attribute}\n    fn clamps() {{}}\n}}\n"
         }
         assert _found(review_change(tmp_path / str(len(attribute)), base, tested)) == []
+
+
+def test_boolean_operators_are_not_branches(tmp_path: Path) -> None:
+    base = {"src/guard.js": "export function guard(a, b, c) {\n  if (a) {\n    return 1;\n  }\n  return 2;\n}\n"}
+    hoisted = {"src/guard.js": "export function guard(a, b, c) {\n  if (a || b || c || a === b) {\n    return 1;\n  }\n"
+               "  return 2;\n}\n"}
+    assert _found(review_change(tmp_path / "js", base, hoisted)) == []
+    python = {"app/guard.py": "def guard(a, b):\n    if a:\n        return 1\n    return 2\n"}
+    hoisted_python = {"app/guard.py": "def guard(a, b):\n    if a or b or a == b:\n        return 1\n    return 2\n"}
+    assert _found(review_change(tmp_path / "py", python, hoisted_python)) == []
+
+
+def test_a_rust_macros_arms_are_decisions_on_both_sides(tmp_path: Path) -> None:
+    base = {"src/serve.rs": (
+        "pub async fn serve(one: One, two: Two) -> u8 {\n    tokio::select! {\n"
+        "        a = one.next() => { if a { 1 } else { 2 } },\n        b = two.next() => 3,\n    }\n}\n"
+    )}
+    branch = {"src/serve.rs": (
+        "pub async fn serve(one: One, two: Two) -> u8 {\n    match select(one.next(), two.next()).await {\n"
+        "        Either::Left(a) => { if a { 1 } else { 2 } },\n        Either::Right(_) => 3,\n    }\n}\n"
+    )}
+    assert _found(review_change(tmp_path, base, branch)) == []
+
+
+def test_an_exported_one_liner_that_decides_nothing_is_no_new_behaviour(tmp_path: Path) -> None:
+    base = {"src/util.ts": "export function keys(value: object): string[] {\n  return Object.keys(value);\n}\n"}
+    branch = {"src/util.ts": base["src/util.ts"] + "\nexport const blank = () => Object.create(null);\n"}
+    assert _found(review_change(tmp_path / "one", base, branch)) == []
+    # A new exported function of several lines is still new behaviour.
+    longer = {"src/util.ts": base["src/util.ts"] + (
+        "\nexport function blank(prototype: object | null) {\n  const made = Object.create(prototype);\n"
+        "  made.created = Date.now();\n  return made;\n}\n"
+    )}
+    assert _found(review_change(tmp_path / "longer", base, longer)) == [("tests/missing-tests", "src/util.ts", 5)]
+
+
+def test_code_a_macro_generates_is_no_decision_of_the_function_around_it(tmp_path: Path) -> None:
+    base = {"derive/src/expand.rs": "pub fn expand(x: Ident) -> TokenStream {\n    quote! { #x }\n}\n"}
+    branch = {"derive/src/expand.rs": (
+        "pub fn expand(x: Ident) -> TokenStream {\n    quote! {\n        match #x {\n"
+        "            A => 1,\n            B => if ready { 2 } else { 3 },\n            _ => 4,\n        }\n    }\n}\n"
+    )}
+    assert _found(review_change(tmp_path, base, branch)) == []
+
+
+def test_a_gherkin_scenario_is_a_test_change(tmp_path: Path) -> None:
+    base = {"lib/site/include.rb": "module Site\n  class Include\n    def render(path)\n      path\n    end\n  end\nend\n"}
+    method = "    def load_partial(path, context)\n      context[:partials] ||= {}\n      context[:partials][path] ||= parse(path)\n    end\n"
+    branch = {"lib/site/include.rb": base["lib/site/include.rb"].replace("  class Include\n", "  class Include\n" + method)}
+    assert _found(review_change(tmp_path / "untested", base, branch)) == [("tests/missing-tests", "lib/site/include.rb", 3)]
+    scenario = "Feature: include\n  Scenario: a partial\n    Given a site\n    Then it renders\n"
+    tested = {**branch, "features/include.feature": scenario}
+    assert _found(review_change(tmp_path / "tested", base, tested)) == []
+
+
+_COLLECTOR = '''<?php
+class Collector
+{
+    public function group(string $pattern, $callable): Group
+    {
+        $proxy = new Proxy(
+            $this->factory,
+            $this->resolver,
+            $pattern
+        );
+        $group = new Group($pattern, $callable, $this->resolver, $proxy);
+        $this->groups[] = $group;
+        return $group;
+    }
+}
+'''
+
+
+def test_helpers_split_out_of_an_existing_function_are_no_new_behaviour(tmp_path: Path) -> None:
+    split = _COLLECTOR.replace('''        $proxy = new Proxy(
+            $this->factory,
+            $this->resolver,
+            $pattern
+        );
+        $group = new Group($pattern, $callable, $this->resolver, $proxy);
+''', '''        $group = $this->createGroup($pattern, $callable);
+''').replace('''        return $group;
+    }
+''', '''        return $group;
+    }
+
+    protected function createGroup(string $pattern, $callable): Group
+    {
+        $proxy = $this->createProxy($pattern);
+        return new Group($pattern, $callable, $this->resolver, $proxy);
+    }
+
+    protected function createProxy(string $pattern): Proxy
+    {
+        return new Proxy($this->factory, $this->resolver, $pattern);
+    }
+''')
+    findings = review_change(tmp_path / "split", {"src/Collector.php": _COLLECTOR}, {"src/Collector.php": split})
+    assert [item.severity.value for item in findings if item.rule == "tests/missing-tests"] in ([], ["minor"])
+    # A new public method that writes new statements is new behaviour.
+    added = _COLLECTOR.replace("        return $group;\n    }\n", (
+        "        return $group;\n    }\n\n    public function names(): array\n    {\n        $names = [];\n"
+        "        $names[] = $this->prefix;\n        $names[] = $this->suffix;\n        return $names;\n    }\n"
+    ))
+    findings = review_change(tmp_path / "added", {"src/Collector.php": _COLLECTOR}, {"src/Collector.php": added})
+    assert [item.severity.value for item in findings if item.rule == "tests/missing-tests"] == ["major"]

@@ -39,14 +39,10 @@ def test_every_node_type_a_family_names_is_one_of_its_grammars() -> None:
         named = [
             *family.functions, *family.scopes, *family.branches, *family.strings, *family.interpolations,
             *family.comments, *family.identifiers, *family.parameters, *family.annotations,
-            *family.operator_parents, *family.declarations,
+            *family.declarations,
         ]
         missing += [
             (grammar, kind) for kind in named if all(language.id_for_node_kind(kind, True) is None for language in languages)
-        ]
-        missing += [
-            (grammar, operator) for operator in family.decision_operators
-            if all(language.id_for_node_kind(operator, False) is None for language in languages)
         ]
     assert missing == []
 
@@ -84,8 +80,8 @@ def test_typescript_functions_methods_arrows_and_what_is_none() -> None:
     assert shapes["Cart.total"].defaults == (("a", "2"),)
     assert (shapes["Cart.clear"].public, shapes["Cart.#secret"].public) == (False, False)
     assert shapes["Cart.count"].trivial and not shapes["Cart.clear"].trivial
-    assert _summary(shapes["load"]) == (10, 2, 2, True, False)  # `if` and `&&`
-    assert shapes["pick"].branches == 1  # `??`
+    assert _summary(shapes["load"]) == (10, 1, 2, True, False)  # `if`; `&&` is no branch
+    assert shapes["pick"].branches == 0  # `??` is no branch
     assert (shapes["outer"].branches, shapes["outer.inner"].branches) == (0, 1)
     assert shapes["double"].public and not shapes["double"].trivial
 
@@ -96,7 +92,7 @@ def test_tsx_and_javascript_read_by_their_own_grammar() -> None:
     javascript = _shapes(
         "lib/a.js", "exports.run = function (a, b = 3) {\n  for (const x of a) { if (x || b) return x; }\n};\n"
     )
-    assert _summary(javascript["run"]) == (1, 3, 3, True, False)  # braceless `if` body too
+    assert _summary(javascript["run"]) == (1, 2, 3, True, False)  # braceless `if` body too; `||` no branch
     assert javascript["run"].defaults == (("b", "3"),)
 
 
@@ -143,7 +139,7 @@ def test_go_functions_methods_by_receiver_and_exported_names() -> None:
     shapes = _shapes("router.go", GO)
     assert sorted(shapes) == ["Half", "Router.Handle", "User.Name", "helper"]
     # The `if` inside the function literal counts on Handle, whose code it is.
-    assert _summary(shapes["Router.Handle"]) == (3, 3, 5, True, False)
+    assert _summary(shapes["Router.Handle"]) == (3, 2, 5, True, False)
     assert _summary(shapes["helper"]) == (11, 0, 1, False, True)
     assert shapes["User.Name"].trivial and shapes["User.Name"].public
     assert _summary(shapes["Half"]) == (15, 1, 3, True, False)  # one `case`; `default` decides nothing
@@ -183,7 +179,7 @@ def test_java_methods_constructors_and_bodiless_declarations() -> None:
         "Shape.twice",
     ]
     assert _summary(shapes["Limits.clamp"]) == (2, 1, 3, True, False)  # `run` is its own
-    assert _summary(shapes["Limits.hidden"]) == (7, 3, 4, False, False)
+    assert _summary(shapes["Limits.hidden"]) == (7, 2, 4, False, False)
     assert shapes["Limits.name"].trivial and shapes["Limits.todo"].trivial and shapes["Limits.later"].trivial
     assert not shapes["Shape.twice"].trivial
 
@@ -217,10 +213,10 @@ object Registry {
 def test_kotlin_functions_objects_and_expression_bodies() -> None:
     shapes = _shapes("src/Account.kt", KOTLIN)
     assert sorted(shapes) == ["Account.label", "Account.make", "Account.size", "Registry.find"]
-    assert _summary(shapes["Account.size"]) == (2, 2, 2, False, False)
+    assert _summary(shapes["Account.size"]) == (2, 1, 2, False, False)
     assert shapes["Account.size"].defaults == (("x", "2"),)
     assert shapes["Account.label"].trivial and shapes["Account.label"].public
-    assert _summary(shapes["Registry.find"]) == (17, 2, 1, True, False)  # one `when` entry, `?:`
+    assert _summary(shapes["Registry.find"]) == (17, 1, 1, True, False)  # one `when` entry; `?:` is none
 
 
 CSHARP = """namespace Shop {
@@ -247,7 +243,7 @@ def test_csharp_methods_expression_bodies_and_default_private_access() -> None:
     shapes = _shapes("Shop/Cart.cs", CSHARP)
     # The namespace does not qualify (a Java package does not either); accessors are not functions.
     assert sorted(shapes) == ["Cart.Cart", "Cart.Hidden", "Cart.Short", "Cart.Total"]
-    assert _summary(shapes["Cart.Total"]) == (3, 4, 5, True, False)
+    assert _summary(shapes["Cart.Total"]) == (3, 2, 5, True, False)
     assert shapes["Cart.Total"].defaults == (("a", "1"),)
     assert not shapes["Cart.Hidden"].public  # no access modifier: private in C#
     assert shapes["Cart.Short"].trivial and shapes["Cart.Cart"].public
@@ -372,7 +368,7 @@ fn loose_test() {}
 def test_rust_functions_impls_traits_and_tests_left_out() -> None:
     shapes = _shapes("src/stack.rs", RUST)
     assert sorted(shapes) == ["Sized.twice", "Stack.fmt", "Stack.full", "Stack.len", "Stack.push", "later", "total"]
-    assert _summary(shapes["Stack.push"]) == (4, 3, 3, True, False)  # `if`, `&&`, one match arm
+    assert _summary(shapes["Stack.push"]) == (4, 2, 3, True, False)  # `if`, one match arm; `&&` is none
     assert not shapes["Stack.full"].public and shapes["Stack.len"].trivial
     # A trait impl's methods and a trait's default methods are public whatever their visibility.
     assert shapes["Stack.fmt"].public and shapes["Sized.twice"].public
@@ -435,7 +431,7 @@ def test_ruby_methods_and_visibility_as_ruby_says() -> None:
         "Billing.Invoice.visible",
     ]
     total = shapes["Billing.Invoice.total"]
-    assert _summary(total) == (3, 5, 6, True, False)  # `&&`, `||`, `if`, `when`, `rescue`
+    assert _summary(total) == (3, 3, 6, True, False)  # `if`, `when`, `rescue`; `&&` and `||` are none
     assert total.defaults == (("rate", "1"), ("round", "true"))
     public = {name.rsplit(".", 1)[-1] for name, shape in shapes.items() if shape.public}
     assert public == {"total", "build", "name", "visible", "registry"}
@@ -467,7 +463,7 @@ trait Named { function label() { switch ($this->kind) { case 1: return 'a'; defa
 def test_php_functions_methods_and_private_ones() -> None:
     shapes = _shapes("src/Cart.php", PHP)
     assert sorted(shapes) == ["Cart.getName", "Cart.hidden", "Cart.plain", "Cart.total", "Named.label", "top"]
-    assert _summary(shapes["Cart.total"]) == (7, 4, 5, True, False)  # `if`, `&&`, `elseif`, `?:`
+    assert _summary(shapes["Cart.total"]) == (7, 3, 5, True, False)  # `if`, `elseif`, `?:`; `&&` is none
     assert shapes["top"].defaults == (("a", "1"),)
     assert not shapes["Cart.hidden"].public and shapes["Cart.plain"].public
     assert shapes["Cart.getName"].trivial

@@ -14,6 +14,7 @@ like the policy, so the branch cannot declare its own code generated or a test:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -33,7 +34,6 @@ INI_FILES = ("mypy.ini", ".mypy.ini", "setup.cfg", "pytest.ini", "tox.ini")
 TOOLING_FILES = (GITATTRIBUTES, PACKAGE_JSON, PYRIGHT_CONFIG, *INI_FILES)
 # Entries that are the code itself, whatever a checker is told: the package roots.
 _SOURCE_ROOTS = frozenset({"", ".", "src", "lib", "source", "app", "pkg", "cmd", "internal"})
-_LINGUIST_GENERATED = LazyPattern(r"(?:^|\s)linguist-generated(?:=(?:true|set))?(?=\s|$)")
 _TSC_PROJECT = LazyPattern(r"\btsc\b[^&|;]*?(?:-p|--project)[ =]+(?P<path>[^\s&|;]+)")
 _TSD_FILES = LazyPattern(r"\btsd\b[^&|;]*?(?:-f|--files)[ =]+(?P<path>[^\s&|;]+)")
 
@@ -48,15 +48,27 @@ class Tooling(NamedTuple):
 
 def linguist_generated(text: str) -> tuple[str, ...]:
     """The patterns `.gitattributes` sets `linguist-generated` on (unset or `=false` ones left out)."""
+    return linguist_patterns(text, "linguist-generated")
+
+
+def linguist_patterns(text: str, attribute: str) -> tuple[str, ...]:
+    """The patterns `.gitattributes` sets `attribute` on (`linguist-vendored`, `linguist-documentation`
+    ...; unset or `=false` ones left out)."""
+    setting = _linguist_setting(attribute)
     found = []
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         pattern, *attributes = stripped.split()
-        if _LINGUIST_GENERATED.search(" ".join(attributes)) and not pattern.startswith("!"):
+        if setting.search(" ".join(attributes)) and not pattern.startswith("!"):
             found.append(pattern)
     return tuple(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _linguist_setting(attribute: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:^|\s){re.escape(attribute)}(?:=(?:true|set))?(?=\s|$)")
 
 
 def _entries(value: object) -> list[str]:

@@ -12,7 +12,7 @@ from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes, take_given_up
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
 from reviewgate.reviewers.builtin.lenses.discarded_go_error import DiscardedErrorLens
-from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens
+from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens, advisory_duplicates
 from reviewgate.reviewers.builtin.lenses.listener_leak import ListenerLeakLens
 from reviewgate.reviewers.builtin.lenses.literal_typo import LITERAL_TYPO_LENS
 from reviewgate.reviewers.builtin.lenses.modulo_bias import MODULO_BIAS_LENS
@@ -31,6 +31,7 @@ from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
 from reviewgate.reviewers.builtin.lenses.unhandled_rejection import UnhandledRejectionLens
 from reviewgate.reviewers.builtin.lenses.wrong_exception import WRONG_EXCEPTION_LENS
 from reviewgate.reviewers.builtin.moved_code import mark_moved
+from reviewgate.reviewers.builtin.product_code import mark_non_product
 from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
 from reviewgate.reviewers.builtin.suppression_names import unknown_rule_names
@@ -114,6 +115,13 @@ class BuiltinReviewer:
         if whole:
             found += left_out_findings(request)
         found = mark_repository_tooling(request, mark_moved(request, found))
+        found, left_out = mark_non_product(request, found)
+        reformatted: list[str] = []
+        if found:  # substance.py reads the diff's removed lines: loaded only when there is a finding
+            from reviewgate.reviewers.builtin.substance import keep_substance
+
+            found, reformatted = keep_substance(request, found)
+        found = advisory_duplicates(found, settings.block_on_duplicates)
         # One finding per place: 120 identical handlers are 120 findings, each with its own id.
         findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
         kept = apply_suppressions(request, findings)
@@ -124,6 +132,8 @@ class BuiltinReviewer:
             duration_seconds=time.monotonic() - started,
             notes=(*(f"{change.path}: over the per-file size cap, read by the line lenses only"
                      for change in part.target.oversized),
+                   *left_out,
+                   *reformatted,
                    *(f"{path}: not parsed (its syntax tree went over the parse budget), read by the line lenses only"
                      for path in take_given_up())),
         )

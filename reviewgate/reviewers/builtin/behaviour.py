@@ -35,6 +35,7 @@ from reviewgate.reviewers.builtin.common import (
 )
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, Remade, Shapes, base_side, settle
+from reviewgate.reviewers.builtin.product_code import GENERATED, non_product_reason
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.target.freeze import base_reader_for
 from reviewgate.target.git import TreeReader, prefetch_sides
@@ -47,13 +48,14 @@ STRONG_BRANCH_GROWTH = 2
 
 
 def is_behaviour_file(path: str) -> bool:
-    pure = PurePosixPath(path)
+    """Source that is not a test, a stub, configuration or a translation, nor in a documentation,
+    example or migration directory (named in any case: a .NET `Docs/` is a `docs/`)."""
     return (
         language_of(path) in BEHAVIOUR_LANGUAGES
         and not is_test_file(path)
         and not is_stub_file(path)
         and not is_configuration_file(path)
-        and not any(part in _NOT_BEHAVIOUR_DIRECTORIES for part in pure.parts[:-1])
+        and not any(part.lower() in _NOT_BEHAVIOUR_DIRECTORIES for part in PurePosixPath(path).parts[:-1])
         and not is_translation_file(path)
     )
 
@@ -229,6 +231,13 @@ def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     )
 
 
+def is_decisionless_one_liner(shape: FunctionShape) -> bool:
+    """A function written on one line that decides nothing (`export const f = () => Object.create(null)`,
+    `def name(self): return self._name`): it names an expression; there is no behaviour of its own
+    for a test to pin down."""
+    return shape.line == shape.end_line and shape.branches == 0 and shape.statements <= 1
+
+
 def _changed_defaults(old: FunctionShape, shape: FunctionShape) -> list[tuple[str, str, str]]:
     before = dict(old.defaults)
     return [
@@ -247,7 +256,7 @@ def compare(
     for name, shape in head.items():
         old = None if base is None else base.get(name)
         if old is None:
-            if not moved.holds(shape):
+            if not is_decisionless_one_liner(shape) and not moved.holds(shape):
                 found.append(_new_function(change, shape))
             continue
         if shape.text == old.text:
@@ -320,19 +329,26 @@ def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) ->
 
 
 def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
-    """New functions whose branches the file's other functions lost are the same decisions
-    rearranged (a refactor that splits a long function into helpers), not new ones: when the
-    file holds no more branches than at the merge base, its evidence is weak (minor)."""
+    """New functions that hold what the file's other functions lost are the same code rearranged
+    (a refactor that splits a long function into helpers), not new code: when the file holds no
+    more branches than at the merge base, and either the new functions carry decisions the file
+    had already, or other functions of the file lost statements and the file's statements grew by
+    no more than one (a call) per new function, the evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
-        return found
-    # Only decisions can be rearranged: a new function without branches (a public one-liner) is
-    # new behaviour whatever the rest of the file does.
-    if not any(item.strong and item.name in head and head[item.name].branches for item in found):
         return found
     before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
     if after > before:
         return found
-    note = f" (the file's branches overall: {before} → {after}, rearranged rather than added)"
+    # Decisions can be rearranged; a new function without branches (a public one-liner) is new
+    # behaviour unless the statements it holds left another function of the file.
+    rearranged = any(item.strong and item.name in head and head[item.name].branches for item in found)
+    new = sum(1 for name in head if name not in base)  # moved ones too: each is called from somewhere
+    written = sum(shape.statements for shape in head.values()) - sum(shape.statements for shape in base.values())
+    lost = sum(max(0, shape.statements - head[name].statements if name in head else shape.statements)
+               for name, shape in base.items())
+    if not rearranged and not (new and lost and written <= new):
+        return found
+    note = f" (the file's branches overall: {before} → {after}, statements {written:+d}: rearranged rather than added)"
     return [item._replace(strong=False, detail=item.detail + note) if item.strong else item for item in found]
 
 
@@ -344,8 +360,15 @@ def _base_texts(base: TreeReader | None, paths: list[str]) -> dict[str, str]:
 
 
 def is_product_file(request: ReviewRequest, path: str) -> bool:
-    """A behaviour file the repository's tooling does not run or type-check as a test."""
-    return is_behaviour_file(path) and not is_test_input(request, path)
+    """A behaviour file the repository's tooling does not run or type-check as a test, and that is
+    the product's own code (product_code.py: not vendored, documentation or examples, nor marked
+    generated by the target side's tooling). Code generated by its own word (a header, a name the
+    branch wrote) is read: its findings are shown, at minor."""
+    return (
+        is_behaviour_file(path)
+        and not is_test_input(request, path)
+        and non_product_reason(request, path, read_header=False) in (None, GENERATED)
+    )
 
 
 def _behaviour_changes(request: ReviewRequest) -> list[FileChange]:

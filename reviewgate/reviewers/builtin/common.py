@@ -125,9 +125,10 @@ _TEST_DIRECTORIES = frozenset(
      "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests"}
 )
 # `*.test-d.ts` / `*.spec-d.ts`: type tests tsd and `vitest --typecheck` check, never run.
+# `*.feature`: Gherkin scenarios (Cucumber, Behave), acceptance tests in any language.
 _TEST_NAME = LazyPattern(
     r"(?:^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?$"
-    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs|php)$|.*_spec\.rb$|^test_.*\.rb$|.*_test\.rb$)"
+    r"|.*(?:Test|Tests|IT|Spec)\.(?:java|kt|cs|php)$|.*_spec\.rb$|^test_.*\.rb$|.*_test\.rb$|.*\.feature$)"
 )
 FIXTURE_DIRECTORIES = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data"})
 
@@ -160,10 +161,18 @@ def is_translation_file(path: str) -> bool:
     return any(part in TRANSLATION_DIRECTORIES for part in path.split("/")[:-1])
 
 
+# A .NET solution names each project's directory after it: `Acme.Tests/`, `Acme.UnitTests/`,
+# `Acme.Tests.Benchmarks/` hold test projects (by the last words, `Tests` or `Specs`, of any of
+# the name's dotted parts after the first).
+_DOTNET_TEST_PROJECT = LazyPattern(r"[^/]+\.(?:[\w.]*\.)?(?:[A-Za-z]*(?:Tests?|Specs?)|tests?|specs?)(?:\.[\w.]+)?")
+
+
 @functools.lru_cache(maxsize=8192)
 def is_test_file(path: str) -> bool:
     parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
-    return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+    return bool(_TEST_NAME.match(parts[-1])) or any(
+        part in _TEST_DIRECTORIES or ("." in part and _DOTNET_TEST_PROJECT.fullmatch(part)) for part in parts[:-1]
+    )
 
 
 # A Rust unit test is written in the file it tests: `#[test]`, `#[tokio::test]`, `#[cfg(test)]`.

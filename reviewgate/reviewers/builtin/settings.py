@@ -33,13 +33,15 @@ class LensSettings(NamedTuple):
     # Whether the config sets require_reproduction itself; the default applies only to
     # repositories that opted in with a .prepcook/ directory.
     require_reproduction_set: bool = False
+    # Whether a major `reuse/duplicate-code` finding blocks; by default it is advisory (docs/lenses.md).
+    block_on_duplicates: bool = False
 
     def enabled(self, rule: str) -> bool:
         family = rule.split("/", 1)[0]
         return rule not in self.disable and family not in self.disable
 
 
-_KNOWN_KEYS = ("require_reproduction", "disable")
+_KNOWN_KEYS = ("require_reproduction", "disable", "block_on_duplicates")
 
 
 def parse_lens_settings(
@@ -61,10 +63,14 @@ def parse_lens_settings(
         raise ConfigError(f"{source}: {SECTION}.disable: expected a list of rule ids, got {disable!r}")
     if warn:
         _warn_unknown_rules(disable, source)
+    block_on_duplicates = section.get("block_on_duplicates", False)
+    if not isinstance(block_on_duplicates, bool):
+        raise ConfigError(f"{source}: {SECTION}.block_on_duplicates: expected true or false, got {block_on_duplicates!r}")
     return LensSettings(
         require_reproduction=ReproductionPolicy(policy_value),
         disable=tuple(disable),
         require_reproduction_set="require_reproduction" in section,
+        block_on_duplicates=block_on_duplicates,
     )
 
 

@@ -62,8 +62,6 @@ FAMILY = Family(
         {"if_statement", "for_statement", "foreach_statement", "while_statement", "do_statement", "switch_section",
          "switch_expression_arm", "catch_clause", "conditional_expression"}
     ),
-    decision_operators=frozenset({"&&", "||", "??"}),
-    operator_parents=frozenset({"binary_expression"}),
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "verbatim_string_literal", "raw_string_literal", "character_literal",
                        "interpolated_string_expression"}),

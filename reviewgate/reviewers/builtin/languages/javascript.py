@@ -64,8 +64,6 @@ FAMILY = Family(
         {"if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_case",
          "catch_clause", "ternary_expression"}
     ),
-    decision_operators=frozenset({"&&", "||", "??"}),
-    operator_parents=frozenset({"binary_expression"}),
     blocks=frozenset({"statement_block"}),
     strings=frozenset({"string", "template_string", "regex"}),
     interpolations=frozenset({"template_substitution"}),

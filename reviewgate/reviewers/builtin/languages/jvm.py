@@ -44,8 +44,6 @@ JAVA = Family(
         {"if_statement", "for_statement", "enhanced_for_statement", "while_statement", "do_statement",
          "catch_clause", "ternary_expression", "switch_label"}
     ),
-    decision_operators=frozenset({"&&", "||"}),
-    operator_parents=frozenset({"binary_expression"}),
     blocks=frozenset({"block", "constructor_body", "switch_block_statement_group"}),
     strings=frozenset({"string_literal", "character_literal"}),
     interpolations=frozenset(),
@@ -88,8 +86,6 @@ KOTLIN = Family(
     branches=frozenset(
         {"if_expression", "for_statement", "while_statement", "do_while_statement", "when_entry", "catch_block"}
     ),
-    decision_operators=frozenset({"&&", "||", "?:"}),
-    operator_parents=frozenset({"binary_expression"}),
     blocks=frozenset({"block", "statements"}),
     strings=frozenset({"string_literal", "character_literal", "multiline_string_literal"}),
     interpolations=frozenset({"interpolation"}),

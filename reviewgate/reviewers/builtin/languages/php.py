@@ -29,8 +29,6 @@ FAMILY = Family(
         {"if_statement", "else_if_clause", "for_statement", "foreach_statement", "while_statement", "do_statement",
          "case_statement", "match_conditional_expression", "catch_clause", "conditional_expression"}
     ),
-    decision_operators=frozenset({"&&", "||", "??", "and", "or"}),
-    operator_parents=frozenset({"binary_expression"}),
     blocks=frozenset({"compound_statement", "colon_block"}),
     strings=frozenset({"string", "encapsed_string", "heredoc", "nowdoc"}),
     interpolations=frozenset({"variable_name", "member_access_expression", "subscript_expression"}),

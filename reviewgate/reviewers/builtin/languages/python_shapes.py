@@ -166,8 +166,8 @@ def _branch_lines(walk: Walk) -> tuple[list[int], list[tuple[int, int]]]:
     for kind in _ONE_DECISION:
         single += map(_LINE, walk.of(kind))
     single += [node.pattern.lineno for node in walk.of(ast.match_case)]
-    weighted = [(node.lineno, len(node.values) - 1) for node in walk.of(ast.BoolOp)]
-    weighted += [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
+    # A boolean operator is no branch: `if a or b or c` is the one decision `if a` was.
+    weighted = [(node.target.lineno, 1 + len(node.ifs)) for node in walk.of(ast.comprehension)]
     return single, weighted
 
 

@@ -60,8 +60,6 @@ FAMILY = Family(
         {"if", "unless", "elsif", "if_modifier", "unless_modifier", "while", "until", "while_modifier",
          "until_modifier", "for", "when", "in_clause", "rescue", "rescue_modifier", "conditional"}
     ),
-    decision_operators=frozenset({"&&", "||", "and", "or"}),
-    operator_parents=frozenset({"binary"}),
     blocks=frozenset({"body_statement", "then", "else", "do", "begin", "ensure", "block_body"}),
     strings=frozenset({"string", "simple_symbol", "delimited_symbol", "regex", "heredoc_body", "character",
                        "subshell"}),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, text_of
+from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, leaves_of_kinds, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -55,6 +55,21 @@ def _public(node: Node, _name: str) -> bool:
     )
 
 
+# Macros that run their body here as control flow: tokio's and futures' `select!`, whose arms
+# (`pattern = future => body`) are a match's arms.
+_CONTROL_FLOW_MACROS = frozenset({"select", "select_biased"})
+_DECISION_TOKENS = frozenset({"=>", "if", "while", "loop", "for"})
+
+
+def _select_decisions(node: Node) -> list[Node]:
+    """The decisions in a `select!` invocation's body: its arms and the branches inside them."""
+    name = node.child_by_field_name("macro")
+    if name is None or text_of(name).rpartition("::")[2] not in _CONTROL_FLOW_MACROS:
+        return []
+    return [leaf for child in node.children if child.type == "token_tree"
+            for leaf in leaves_of_kinds(child, _DECISION_TOKENS)]
+
+
 FAMILY = Family(
     grammars=("rust",),
     functions=frozenset({"function_item"}),
@@ -62,8 +77,8 @@ FAMILY = Family(
     scopes=frozenset({"impl_item", "trait_item", "mod_item"}),
     scope_name=_scope_name,
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
-    decision_operators=frozenset({"&&", "||"}),
-    operator_parents=frozenset({"binary_expression"}),
+    macros="(macro_invocation) @macro",
+    macro_decisions=_select_decisions,
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),
     interpolations=frozenset(),

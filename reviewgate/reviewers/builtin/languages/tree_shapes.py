@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tree_sitter import Query, QueryCursor, QueryError
+from tree_sitter import Query, QueryCursor
 
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
 from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse, parser
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 def _never(_node: Node) -> bool:
     return False
+
+
+def _no_nodes(_node: Node) -> list[Node]:
+    return []
 
 
 def _no_names(_node: Node) -> set[str]:
@@ -102,11 +106,17 @@ class Family:
     # Node types whose name qualifies the functions inside (`Class.method`), and that name.
     scopes: frozenset[str]
     scope_name: Callable[[Node], str | None] = name_field
-    # Each node of these types is one decision; one that opens with `default`/`else` is none.
+    # Each node of these types is one decision; one that opens with `default`/`else` is none. A
+    # boolean operator (`&&`, `||`, `??`) is none either: a guard hoisted into one condition makes
+    # the same decision as before.
     branches: frozenset[str]
-    # Operators that decide (`&&`, `||`, `??`), counted as children of these node types.
-    decision_operators: frozenset[str]
-    operator_parents: frozenset[str]
+    # Macro invocations the grammar leaves as bare tokens: a query capturing them as `@macro`, and
+    # the tokens of one that are decisions of the function around it. Only a macro that runs its
+    # body here as control flow (Rust's `select!`) has any: code moved between it and a `match`
+    # makes the decisions it made before; a macro that generates code (`quote!`) or tests a value
+    # (`matches!`) makes none.
+    macros: str = ""
+    macro_decisions: Callable[[Node], list[Node]] = _no_nodes
     # Nodes whose named children are statements (a block), none of them a statement itself.
     blocks: frozenset[str]
     strings: frozenset[str]  # literals whose text is not code; their interpolations are
@@ -201,7 +211,8 @@ class _Reader:
         table = [[0, 0] for _ in self.found]
         captured = QueryCursor(queries).captures(self.root)
         branches = [node for node in captured.get("branch", []) if _decides(node)]
-        counted = [(node, 0) for node in branches] + [(node, 0) for node in captured.get("operator", [])]
+        counted = [(node, 0) for node in branches]
+        counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
         statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
         counted += [(node, 1) for node in statements.values()]
         counted.sort(key=lambda item: item[0].start_byte)
@@ -399,8 +410,21 @@ def _decides(branch: Node) -> bool:
     return first is None or first.type not in ("default", "else")
 
 
+def leaves_of_kinds(body: Node, kinds: frozenset[str]) -> list[Node]:
+    """The leaves of `body` (nested token trees included) whose type is one of `kinds`."""
+    found, stack = [], [body]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0:
+            if node.type in kinds:
+                found.append(node)
+        else:
+            stack.extend(node.children)
+    return found
+
+
 def _count_queries(grammar: str, family: Family) -> Query:
-    """A query capturing the decisions (`branch`, `operator`) and statements of a tree."""
+    """A query capturing the decisions (`branch`) and statements of a tree."""
     query = _COUNT_QUERIES.get(grammar)
     if query is not None:
         return query
@@ -409,18 +433,12 @@ def _count_queries(grammar: str, family: Family) -> Query:
     named = [language.node_kind_for_id(kind) or "" for kind in range(language.node_kind_count)]
     named_kinds = {name for kind, name in enumerate(named) if language.node_kind_is_named(kind)}
     patterns = [f"({kind}) @branch" for kind in sorted(family.branches & named_kinds)]
+    if family.macros:
+        patterns.append(family.macros)
     patterns += [f"({kind} (_) @statement)" for kind in sorted(family.blocks & named_kinds)]
     patterns += [
         f"({kind}) @statement" for kind in sorted(named_kinds) if kind.endswith("_statement") and kind not in family.blocks
     ]
-    for parent in sorted(family.operator_parents & named_kinds):
-        for operator in sorted(family.decision_operators):
-            pattern = f'({parent} "{operator}" @operator)'
-            try:  # an operator the grammar never puts under this parent
-                Query(language, pattern)
-            except QueryError:
-                continue
-            patterns.append(pattern)
     made: Query = Query(language, "\n".join(patterns))
     _COUNT_QUERIES[grammar] = made
     return made

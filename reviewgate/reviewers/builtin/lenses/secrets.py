@@ -4,9 +4,10 @@ A secret that reached the repository is leaked whatever happens to the branch, s
 an issuer's documented format (reviewgate.secret_formats) is a blocker wherever it is. A generic
 high-entropy value assigned to a secret-like name is weaker evidence: it blocks in code, and is
 minor where example values live (documentation, comments, test files). Look-alikes that must not
-fire: documented example keys, placeholders, and key-shaped strings in test fixtures named as such
-(a fixture directory, a data file among the tests, or a line in a test saying
-fake/dummy/example/test). A provider-format key in test code without such a name still blocks:
+fire: documented example keys, placeholders, alphabets and tables (distinct characters in runs of
+consecutive code points, or too many to repeat none by chance), and key-shaped strings in test
+fixtures named as such (a fixture directory, a data file among the tests, or a line in a test
+saying fake/dummy/example/test). A provider-format key in test code without such a name still blocks:
 suppress it with a reason if it is a test of the detector itself.
 """
 
@@ -78,6 +79,26 @@ MIN_ENTROPY_BITS = 3.5
 def entropy(value: str) -> float:
     counts = Counter(value)
     return -sum(count / len(value) * math.log2(count / len(value)) for count in counts.values())
+
+
+# A value of distinct characters whose runs of consecutive code points average this many is an
+# alphabet (`A-Za-z0-9-_`, base32's `A-Z2-7`, Crockford's and base58's with letters left out).
+MIN_ALPHABET_RUN = 3.0
+# A value this long with no character twice is a table (a shuffled alphabet, a substitution
+# table): a random key of 40 base64 characters repeats one with a chance of 1 - 1e-6.
+MIN_TABLE_LENGTH = 40
+
+
+def is_alphabet(value: str) -> bool:
+    """A charset, an alphabet or a table rather than a secret: no character twice, and either in
+    runs of consecutive code points (ascending or descending) or long enough that only a table
+    would hold no repeat. It carries no secret however high its entropy: every character once."""
+    if len(set(value)) != len(value):
+        return False
+    if len(value) >= MIN_TABLE_LENGTH:
+        return True
+    runs = 1 + sum(1 for left, right in zip(value, value[1:], strict=False) if abs(ord(right) - ord(left)) != 1)
+    return len(value) / runs >= MIN_ALPHABET_RUN
 
 
 # Where example values are written for people to read, not run.
@@ -220,6 +241,7 @@ class SecretsLens:
                 _NOT_A_SECRET_NAME.search(name)
                 or _DESCRIBES_A_SECRET.search(name)
                 or _PLACEHOLDER.search(value)
+                or is_alphabet(value)
             ):
                 continue
             bits = entropy(value)

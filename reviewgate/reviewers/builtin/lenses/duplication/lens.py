@@ -7,16 +7,22 @@ than that (most pushes of a review) loads none of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import ADVISORY, Finding, Severity
 from reviewgate.target.diff import ChangeStatus
 
 RULE_DUPLICATE = "reuse/duplicate-code"
 RULE_NEAR_COPY = "reuse/near-copy-file"
 # A duplicate worth a finding spans at least this many non-empty added lines.
 MIN_LINES = 5
+# Why a major duplicate does not block by default: on projects its rules were not tuned on, none
+# of its blocks held (docs/lenses.md, "Duplicate code is advisory").
+ADVISORY_REASON = (
+    "duplicate code is advisory: on projects its rules were not tuned on, its blocks did not hold "
+    "(set [lenses] block_on_duplicates = true to block on it)"
+)
 
 
 def could_repeat(request: ReviewRequest) -> bool:
@@ -38,3 +44,18 @@ class DuplicationLens:
         from reviewgate.reviewers.builtin.lenses.duplication.search import DuplicationSearch  # see the docstring
 
         yield from DuplicationSearch().check(request)
+
+
+def advisory_duplicates(findings: Iterable[Finding], block: bool) -> list[Finding]:
+    """The findings, a major `reuse/duplicate-code` one marked advisory (reported at major, not
+    blocking) unless `block` ([lenses] block_on_duplicates) asks for it to block."""
+    if block:
+        return list(findings)
+    return [
+        finding.with_changes(
+            body=finding.body + f"\n\nAdvisory: {ADVISORY_REASON}.", extra={**finding.extra, ADVISORY: ADVISORY_REASON}
+        )
+        if finding.rule == RULE_DUPLICATE and finding.severity in (Severity.BLOCKER, Severity.MAJOR)
+        else finding
+        for finding in findings
+    ]
