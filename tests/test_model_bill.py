@@ -204,23 +204,24 @@ def post_nonces(posts: list[Recorded]) -> set[str]:
     return {match for post in posts for match in re.findall(r"<<<DATA (\w+) BEGIN>>>", _user(post))}
 
 
-def test_anthropic_marks_its_system_block_for_the_prompt_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                                ) -> None:
+def test_anthropic_with_the_hour_long_cache_marks_its_system_block_for_the_prompt_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
     repo = make_repo(tmp_path, {"README.md": "base\n"},
                      {f"{name}/module.py": f"def {name}():\n    return 1\n" for name in ("api", "web")})
     usage = {"input_tokens": 300, "cache_read_input_tokens": 2000, "output_tokens": 50}
     with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
         settings = ReviewerSettings(name="claude", provider="anthropic", model="test-model", base_url=server.url,
-                                    timeout=2.0, options={"retries": 0, "verify_findings": False,
+                                    timeout=2.0, options={"retries": 0, "verify_findings": False, "cache_ttl": "1h",
                                                           "input_price": 3.0, "output_price": 15.0})
         reviewer = anthropic.build(settings)
-        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]  # one request each
+        # One request each: two pushes within the hour, the second reading what the first wrote.
+        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]
     posts = server.posts()
     assert len(posts) == 2
     blocks = [post.body["system"] for post in posts]
     assert blocks[0] == blocks[1]
-    assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral"}]
+    assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral", "ttl": "1h"}]
     assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
     # The forced tool carries the schema: the system block does not state its shape again.
     assert posts[0].body["tools"][0]["input_schema"] == wire_schema()

@@ -112,6 +112,10 @@ class Conversation:
     tools: tuple[ToolSpec, ...] = ()
     turns: tuple[ToolTurn, ...] = ()
     tools_open: bool = True
+    # Other requests of this run send the same prefix (tools, schema, system message): a cache
+    # breakpoint on it is written once and read by them (anthropic.py). A single request's
+    # breakpoint would pay the cache write and nothing reads it.
+    prefix_shared: bool = False
 
     def system_for(self, schema_sent: bool) -> str:
         """The system message of a request that sends the answer's schema apart, or not: one
