@@ -205,8 +205,10 @@ def test_an_hour_long_prompt_cache_is_asked_for_and_its_writes_priced_at_twice_t
     assert hour.usage.cost == pytest.approx((1 * 3.0 + 2480 * 6.0) / 1e6)
 
 
-# About 2,400 estimated tokens of instructions and schema: 3,500 leaves room for one small file a request.
-SMALL_WINDOW = {"max_input_tokens": 3500, "context_chars": 0}
+def _small_window(server: ModelServer, model: str = "test-model") -> ReviewerSettings:
+    """About 2,400 estimated tokens of instructions and schema: 3,500 leaves room for one small
+    file a request."""
+    return _settings(server, model, max_input_tokens=3500, context_chars=0)
 
 
 def _modules_repo(root: Path, prefix: str) -> Path:
@@ -225,7 +227,7 @@ def _prefix(post: Recorded) -> str:
 def test_a_run_of_several_requests_marks_its_stable_prefix_for_the_cache(tmp_path: Path, key: None) -> None:
     repo = _modules_repo(tmp_path, "compute")
     with ModelServer([Reply(review=review_document())]) as server:
-        outcome = anthropic.build(_settings(server, model="claude-sonnet-4-6", **SMALL_WINDOW)).review(
+        outcome = anthropic.build(_small_window(server, "claude-sonnet-4-6")).review(
             review_request(repo))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     posts = server.posts()
@@ -240,7 +242,7 @@ def test_the_stable_prefix_is_the_same_bytes_for_two_repositories(tmp_path: Path
     first, second = _modules_repo(tmp_path / "one", "compute"), _modules_repo(tmp_path / "two", "render")
     with ModelServer([Reply(review=review_document())]) as server:
         for repo in (first, second):
-            anthropic.build(_settings(server, **SMALL_WINDOW)).review(review_request(repo))
+            anthropic.build(_small_window(server)).review(review_request(repo))
         calc = calc_repo(tmp_path / "three")
         anthropic.build(_settings(server)).review(review_request(calc.path))
     posts = server.posts()
@@ -252,7 +254,7 @@ def test_the_stable_prefix_is_the_same_bytes_for_two_repositories(tmp_path: Path
 def test_a_prefix_below_the_models_cache_minimum_gets_no_breakpoint_and_a_note(tmp_path: Path, key: None) -> None:
     repo = _modules_repo(tmp_path, "compute")
     with ModelServer([Reply(review=review_document())]) as server:
-        outcome = anthropic.build(_settings(server, model="claude-haiku-4-5", **SMALL_WINDOW)).review(
+        outcome = anthropic.build(_small_window(server, "claude-haiku-4-5")).review(
             review_request(repo))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     posts = server.posts()
