@@ -15,7 +15,7 @@ from reviewgate.reviewers import anthropic
 from reviewgate.reviewers.base import ReviewerStatus
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
-from testing.model_server import ModelServer, Recorded, Reply, finding, review_document
+from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
 from testing.repo import make_repo
 
 # The second look is tested in test_second_look.py; here one answer per review request.
@@ -266,6 +266,22 @@ def test_a_prefix_below_the_models_cache_minimum_gets_no_breakpoint_and_a_note(t
                         r"below the 4,096 tokens claude-haiku-4-5 caches at the least, so every request pays it "
                         r"whole; no cache breakpoint is sent, which would pay a cache write that caches nothing",
                         notes[0])
+
+
+@pytest.mark.parametrize(("lines", "marked"), [((7,), False), ((6, 7), True)])
+def test_second_looks_mark_their_prefix_only_when_more_than_one_reads_it(
+        tmp_path: Path, key: None, lines: tuple[int, ...], marked: bool) -> None:
+    repo = calc_repo(tmp_path)
+    findings = [finding("app/calc.py", line, title=f"Finding on line {line}") for line in lines]
+    with ModelServer([Reply(review=review_document(findings))],
+                     verdicts=[Reply(review=verdict("refuted", "b is never 0: the caller checks it"))]) as server:
+        outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", verify_findings=True)).review(
+            review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    looks = server.verification_posts()
+    assert len(looks) == len(lines)
+    assert ["cache_control" in post.body["system"][0] for post in looks] == [marked] * len(lines)
+    assert "cache_control" not in server.review_posts()[0].body["system"][0]  # the review: one request
 
 
 def test_a_cache_ttl_anthropic_does_not_have_is_a_config_error(tmp_path: Path) -> None:
