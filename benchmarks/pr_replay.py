@@ -81,18 +81,24 @@ class Push:
     diff_seen_before: int = 0
     # The kept-cache runs' requests as the providers' bills see them: openai, then anthropic.
     openai_bill: list[Asked] = field(default_factory=list)
+    diff_characters: int = 0  # of the openai kept-cache run's requests
+    context_characters: int = 0
     anthropic_bodies: list[dict[str, object]] = field(default_factory=list)
 
 
 _DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
 
 
-def diff_sent(post: Recorded) -> str:
-    """The first data block of a request's user message: the chunk's diff."""
+def data_blocks(post: Recorded) -> list[str]:
+    """The data blocks of a request's user message: the chunk's diff, then its context."""
     messages = post.body.get("messages") if isinstance(post.body, dict) else None
     user = str(messages[-1].get("content", "")) if isinstance(messages, list) and messages else ""
-    found = _DIFF_BLOCK.search(user)
-    return found.group(2) if found else ""
+    return [found.group(2) for found in _DIFF_BLOCK.finditer(user)]
+
+
+def diff_sent(post: Recorded) -> str:
+    """The first data block of a request's user message: the chunk's diff."""
+    return next(iter(data_blocks(post)), "")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -177,6 +183,8 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
         push.diff_seen_before = sum(_characters(post) for post in posts if diff_sent(post) in diffs_sent)
         diffs_sent.update(diff_sent(post) for post in posts)
         push.openai_bill = [openai_asked(first_push + index, post.body) for post in posts]
+        push.diff_characters = sum(len(diff_sent(post)) for post in posts)
+        push.context_characters = sum(len("".join(data_blocks(post)[1:2])) for post in posts)
         start = len(server.posts())
         review(gate, clone, base, commit, anthropic_config, scratch / f"cache-anthropic-{merge[:10]}", scratch / "out")
         push.anthropic_bodies = [post.body for post in server.posts()[start:]]
@@ -245,6 +253,13 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
         whole = sum(asked.tokens for asked in requests)
         lines.append(f"  {pricing.name:<70} {_per_changed_line(within, changed):>19} "
                      f"{_per_changed_line(apart, changed):>13} {_per_changed_line(whole, changed):>10}")
+    openai = rows[0][1]
+    prefix, whole = sum(asked.prefix_tokens for asked in openai), sum(asked.tokens for asked in openai)
+    diff = sum(push.diff_characters for push in pushes) / CHARACTERS_PER_TOKEN
+    context = sum(push.context_characters for push in pushes) / CHARACTERS_PER_TOKEN
+    lines.append(f"  where the {len(openai)} openai requests' tokens per changed line go: the stable prefix "
+                 f"{_per_changed_line(prefix, changed)}, the diff {_per_changed_line(diff, changed)}, the context "
+                 f"{_per_changed_line(context, changed)}, the rest {_per_changed_line(whole - prefix - diff - context, changed)}")
     return lines
 
 

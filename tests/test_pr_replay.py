@@ -58,6 +58,10 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     assert five_minutes[0] == five_minutes[1] == five_minutes[2]
     hour = next(values for name, values in bills.items() if "1h" in name)
     assert float(hour[0]) < float(hour[2]) < float(hour[1])  # written each push, read only within the hour
+    parts = re.search(r"where the 3 openai requests' tokens per changed line go: the stable prefix ([\d.]+), "
+                      r"the diff ([\d.]+), the context ([\d.]+), the rest ([\d.]+)", output)
+    assert parts is not None and float(parts.group(2)) > 0
+    assert sum(float(part) for part in parts.groups()) == pytest.approx(whole, abs=0.3)
 
 
 def test_a_commit_that_is_not_a_merge_is_a_usage_error(tmp_path: Path) -> None:
