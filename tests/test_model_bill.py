@@ -18,7 +18,8 @@ from reviewgate.reviewers.base import ReviewerStatus
 from reviewgate.reviewers.model.chunking import SOME_NOTE, plan_chunks
 from reviewgate.reviewers.model.contract import schema_shape, wire_schema
 from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
-from reviewgate.reviewers.model.prompt import build_conversation
+from reviewgate.reviewers.model.options import parse_options
+from reviewgate.reviewers.model.prompt import Conversation, Message, build_conversation
 from testing.cli import run_cli
 from testing.model_repo import chunk_store, fast_openai, review_request, write_config
 from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
@@ -496,3 +497,18 @@ def test_a_python_change_is_not_sent_the_uses_of_a_name_only_a_library_defines(t
     assert "definition of normalize" in _context_block(python_post)
     assert "which" not in _context_block(python_post)
     assert "web/a.js (a use of which)" in _context_block(javascript_post)
+
+
+def test_openais_own_api_with_a_prefix_below_its_cache_minimum_is_named_in_the_notes() -> None:
+    """OpenAI caches from 1,024 tokens: a system message of a few words is below it there; another
+    server (its own rules) and the review's own prefix (about 1,950 tokens) get no note."""
+    short = Conversation("Review the diff.", (Message("user", "the diff"),))
+    own = ReviewerSettings(name="llm", provider="openai", model="gpt-4.1")
+    options = parse_options(own)
+    note = openai.prefix_note(own, options, short)
+    assert note is not None and re.fullmatch(
+        r"the prompt's stable prefix \(tools, schema and system message, about \d+ tokens\) is below the 1,024 "
+        r"tokens gpt-4\.1 caches at the least, so every request pays it whole", note)
+    elsewhere = ReviewerSettings(name="llm", provider="openai", model="llama", base_url="http://127.0.0.1:9/v1")
+    assert openai.prefix_note(elsewhere, parse_options(elsewhere), short) is None
+    assert openai.prefix_note(own, options, build_conversation("a diff", "")) is None
