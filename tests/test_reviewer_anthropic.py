@@ -12,7 +12,7 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
 from reviewgate.errors import ConfigError
 from reviewgate.reviewers import anthropic
-from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
@@ -224,14 +224,18 @@ def _prefix(post: Recorded) -> str:
     return json.dumps([post.body["tools"], [block["text"] for block in post.body["system"]]])
 
 
-def test_a_run_of_several_requests_marks_its_stable_prefix_for_the_cache(tmp_path: Path, key: None) -> None:
+def _several_requests(tmp_path: Path, model: str) -> tuple[ReviewerOutcome, list[Recorded]]:
+    """A review of six small files in a window that holds one a request, and its requests."""
     repo = _modules_repo(tmp_path, "compute")
     with ModelServer([Reply(review=review_document())]) as server:
-        outcome = anthropic.build(_small_window(server, "claude-sonnet-4-6")).review(
-            review_request(repo))
+        outcome = anthropic.build(_small_window(server, model)).review(review_request(repo))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
-    posts = server.posts()
-    assert len(posts) >= 2
+    assert len(server.posts()) >= 2
+    return outcome, server.posts()
+
+
+def test_a_run_of_several_requests_marks_its_stable_prefix_for_the_cache(tmp_path: Path, key: None) -> None:
+    outcome, posts = _several_requests(tmp_path, "claude-sonnet-4-6")
     assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral"} for post in posts)
     assert len({_prefix(post) for post in posts}) == 1  # the same bytes, first in each request
     assert len({repr(post.body["messages"]) for post in posts}) == len(posts)
@@ -252,13 +256,7 @@ def test_the_stable_prefix_is_the_same_bytes_for_two_repositories(tmp_path: Path
 
 
 def test_a_prefix_below_the_models_cache_minimum_gets_no_breakpoint_and_a_note(tmp_path: Path, key: None) -> None:
-    repo = _modules_repo(tmp_path, "compute")
-    with ModelServer([Reply(review=review_document())]) as server:
-        outcome = anthropic.build(_small_window(server, "claude-haiku-4-5")).review(
-            review_request(repo))
-    assert outcome.status is ReviewerStatus.OK, outcome.reason
-    posts = server.posts()
-    assert len(posts) >= 2  # a run that would otherwise mark it
+    outcome, posts = _several_requests(tmp_path, "claude-haiku-4-5")  # a run that would otherwise mark it
     assert not any("cache_control" in post.body["system"][0] for post in posts)
     notes = [note for note in outcome.notes if "caches at the least" in note]
     assert len(notes) == 1, outcome.notes
