@@ -6,10 +6,19 @@ Each `--merge` is a merge commit M of `--repo`: the PR's pushes are the first-pa
 M^1..M^2, oldest first, each reviewed as CI would (`reviewgate run --base M^1 --head C`, in a
 subprocess running the gate at `--gate-path`, default this checkout) against the stand-in model
 server (testing/model_server.py: a real HTTP server on 127.0.0.1 answering every request with
-an empty review). Twice: with one chunk cache kept across the PR's pushes, and with a new empty
-cache for each push. It prints per push and per PR the requests and characters sent (the whole
-JSON body of each request: system message, user message, the answer's schema) and tokens per
-changed line (characters / 4), and what the cache saved.
+an empty review). Twice with the `openai` provider: with one chunk cache kept across the PR's
+pushes, and with a new empty cache for each push; once more with the `anthropic` provider and
+its own kept chunk cache. It prints per push and per PR the requests and characters sent (the
+whole JSON body of each request: system message, user message, the answer's schema) and tokens
+per changed line (characters / 4), and what the chunk cache saved.
+
+Then, over all PRs, what the providers bill for the kept-cache runs in input-token equivalents
+per changed line (prompt_bill.py): OpenAI's automatic prompt cache at 0.5 × for a read,
+Anthropic's breakpoints as the gate sent them (1.25 × a write, 0.1 × a read), and as it sends
+them with `cache_ttl = "1h"` (on every request, 2 × a write); for pushes within the cache's
+lifetime (a prefix written on one push is read on the next) and for pushes further apart (only
+the requests of one push share it); each beside the same requests billed without any provider
+caching.
 
 A push's changed lines are those `git diff --numstat` counts between the previous push and
 this one (the first push: from the merge base), lock files left out; over the PR, their sum.
@@ -31,6 +40,17 @@ BENCHMARKS = Path(__file__).resolve().parent
 REPO_ROOT = BENCHMARKS.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.prompt_bill import (  # noqa: E402
+    ANTHROPIC_1H,
+    ANTHROPIC_5M,
+    ANTHROPIC_MODEL,
+    OPENAI,
+    Asked,
+    Pricing,
+    anthropic_asked,
+    billed,
+    openai_asked,
+)
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN  # noqa: E402
 from reviewgate.target.exclusions import LOCK_FILES  # noqa: E402
 from testing.cli import clean_environment  # noqa: E402
@@ -59,17 +79,26 @@ class Push:
     # Of `cached`: characters of requests whose diff an earlier push had sent already (asked again
     # because their context or rules changed).
     diff_seen_before: int = 0
+    # The kept-cache runs' requests as the providers' bills see them: openai, then anthropic.
+    openai_bill: list[Asked] = field(default_factory=list)
+    diff_characters: int = 0  # of the openai kept-cache run's requests
+    context_characters: int = 0
+    anthropic_bodies: list[dict[str, object]] = field(default_factory=list)
 
 
 _DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
 
 
-def diff_sent(post: Recorded) -> str:
-    """The first data block of a request's user message: the chunk's diff."""
+def data_blocks(post: Recorded) -> list[str]:
+    """The data blocks of a request's user message: the chunk's diff, then its context."""
     messages = post.body.get("messages") if isinstance(post.body, dict) else None
     user = str(messages[-1].get("content", "")) if isinstance(messages, list) and messages else ""
-    found = _DIFF_BLOCK.search(user)
-    return found.group(2) if found else ""
+    return [found.group(2) for found in _DIFF_BLOCK.finditer(user)]
+
+
+def diff_sent(post: Recorded) -> str:
+    """The first data block of a request's user message: the chunk's diff."""
+    return next(iter(data_blocks(post)), "")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -92,10 +121,12 @@ def pushes_of(repo: Path, merge: str) -> tuple[str, list[str]]:
     return base, commits
 
 
-def config_text(server_url: str) -> str:
+def config_text(server_url: str, provider: str = "openai") -> str:
+    where = (['provider = "openai"', 'model = "stand-in"', f'base_url = "{server_url}/v1"'] if provider == "openai"
+             else ['provider = "anthropic"', f'model = "{ANTHROPIC_MODEL}"', f'base_url = "{server_url}"'])
     return "\n".join([
         "[review]", 'reviewers = ["llm"]', "",
-        "[reviewer.llm]", 'provider = "openai"', 'model = "stand-in"', f'base_url = "{server_url}/v1"',
+        "[reviewer.llm]", *where,
         'api_key_env = ""', "timeout = 30", "retries = 0", "verify_findings = false", "",
     ])
 
@@ -127,7 +158,9 @@ def _characters(post: Recorded) -> int:
     return len(json.dumps(post.body, ensure_ascii=False))
 
 
-def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: Path) -> list[Push]:
+def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: Path, first_push: int = 0
+           ) -> list[Push]:
+    """The PR's pushes; `first_push` numbers them after the earlier PRs' (the bill's pushes)."""
     clone = scratch / "clone"
     if not clone.exists():
         subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(source), str(clone)], check=True)
@@ -135,6 +168,8 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
     merge_base = git(clone, "merge-base", base, commits[-1]).strip()
     config = scratch / "reviewgate.toml"
     config.write_text(config_text(server.url), encoding="utf-8")
+    anthropic_config = scratch / "reviewgate-anthropic.toml"
+    anthropic_config.write_text(config_text(server.url, "anthropic"), encoding="utf-8")
     kept_cache = scratch / f"cache-{merge[:10]}"
     pushes: list[Push] = []
     previous = merge_base
@@ -147,6 +182,12 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
         posts = server.posts()[start:]
         push.diff_seen_before = sum(_characters(post) for post in posts if diff_sent(post) in diffs_sent)
         diffs_sent.update(diff_sent(post) for post in posts)
+        push.openai_bill = [openai_asked(first_push + index, post.body) for post in posts]
+        push.diff_characters = sum(len(diff_sent(post)) for post in posts)
+        push.context_characters = sum(len("".join(data_blocks(post)[1:2])) for post in posts)
+        start = len(server.posts())
+        review(gate, clone, base, commit, anthropic_config, scratch / f"cache-anthropic-{merge[:10]}", scratch / "out")
+        push.anthropic_bodies = [post.body for post in server.posts()[start:]]
         start = len(server.posts())
         uncached_exit = review(gate, clone, base, commit, config, scratch / f"fresh-{merge[:10]}-{index}",
                                scratch / "out")
@@ -192,6 +233,40 @@ def render(merge: str, subject: str, pushes: list[Push]) -> tuple[list[str], Sen
     return lines, cached, uncached, total_lines
 
 
+def bill_lines(pushes: list[Push], changed: int) -> list[str]:
+    """Billed input-token equivalents per changed line, per provider pricing, with the provider's
+    prompt cache and without it, for pushes within its lifetime and further apart."""
+    anthropic = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.anthropic_bodies]
+    every_marked = [anthropic_asked(number, body, every_request_marked=True)
+                    for number, push in enumerate(pushes) for body in push.anthropic_bodies]
+    rows: list[tuple[Pricing, list[Asked]]] = [
+        (OPENAI, [asked for push in pushes for asked in push.openai_bill]),
+        (ANTHROPIC_5M, anthropic), (ANTHROPIC_1H, every_marked)]
+    marked = sum(asked.marked for asked in anthropic)
+    prefixes = sorted({round(asked.prefix_tokens) for _, requests in rows for asked in requests})
+    lines = [f"billed input-token equivalents per changed line ({changed} changed lines; the stable prefix "
+             f"{', '.join(f'{tokens:,}' for tokens in prefixes)} tokens; anthropic: {marked} of {len(anthropic)} "
+             "requests sent a cache breakpoint):",
+             f"  {'pricing':<70} {'within the lifetime':>19} {'further apart':>13} {'no caching':>10}"]
+    for pricing, requests in rows:
+        within, apart = billed(requests, pricing, across_pushes=True), billed(requests, pricing, across_pushes=False)
+        whole = sum(asked.tokens for asked in requests)
+        lines.append(f"  {pricing.name:<70} {_per_changed_line(within, changed):>19} "
+                     f"{_per_changed_line(apart, changed):>13} {_per_changed_line(whole, changed):>10}")
+    openai = rows[0][1]
+    prefix, whole = sum(asked.prefix_tokens for asked in openai), sum(asked.tokens for asked in openai)
+    diff = sum(push.diff_characters for push in pushes) / CHARACTERS_PER_TOKEN
+    context = sum(push.context_characters for push in pushes) / CHARACTERS_PER_TOKEN
+    lines.append(f"  where the {len(openai)} openai requests' tokens per changed line go: the stable prefix "
+                 f"{_per_changed_line(prefix, changed)}, the diff {_per_changed_line(diff, changed)}, the context "
+                 f"{_per_changed_line(context, changed)}, the rest {_per_changed_line(whole - prefix - diff - context, changed)}")
+    return lines
+
+
+def _per_changed_line(tokens: float, lines: int) -> str:
+    return f"{tokens / lines:.1f}" if lines else "-"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--repo", type=Path, required=True, help="a clone holding the merge commits")
@@ -210,10 +285,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--merge {merge}: not a merge commit of --repo")
     print(f"gate: {gate}")
     every_cached, every_uncached, every_line = Sent(), Sent(), 0
+    every_push: list[Push] = []
     with ModelServer([]) as server, tempfile.TemporaryDirectory(prefix="reviewgate-pr-replay-") as scratch:
         for merge in arguments.merge:
             subject = git(arguments.repo, "log", "-1", "--format=%s", merge).strip()
-            pushes = replay(gate, arguments.repo.resolve(), merge, server, Path(scratch))
+            pushes = replay(gate, arguments.repo.resolve(), merge, server, Path(scratch), len(every_push))
+            every_push += pushes
             lines, cached, uncached, total = render(merge, subject, pushes)
             print("\n".join(lines), flush=True)
             every_cached.add(cached)
@@ -228,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if every_cached.characters:
         print(f"with the cache, {100 * every_cached.system / every_cached.characters:.0f}% of the characters were the "
               "system message (the same in every request: a provider's prompt cache reads it after a run's first)")
+    print("\n".join(bill_lines(every_push, every_line)))
     return 0
 
 

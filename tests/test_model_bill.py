@@ -18,7 +18,8 @@ from reviewgate.reviewers.base import ReviewerStatus
 from reviewgate.reviewers.model.chunking import SOME_NOTE, plan_chunks
 from reviewgate.reviewers.model.contract import schema_shape, wire_schema
 from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
-from reviewgate.reviewers.model.prompt import build_conversation
+from reviewgate.reviewers.model.options import parse_options
+from reviewgate.reviewers.model.prompt import Conversation, Message, build_conversation
 from testing.cli import run_cli
 from testing.model_repo import chunk_store, fast_openai, review_request, write_config
 from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
@@ -204,23 +205,24 @@ def post_nonces(posts: list[Recorded]) -> set[str]:
     return {match for post in posts for match in re.findall(r"<<<DATA (\w+) BEGIN>>>", _user(post))}
 
 
-def test_anthropic_marks_its_system_block_for_the_prompt_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                                ) -> None:
+def test_anthropic_with_the_hour_long_cache_marks_its_system_block_for_the_prompt_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
     repo = make_repo(tmp_path, {"README.md": "base\n"},
                      {f"{name}/module.py": f"def {name}():\n    return 1\n" for name in ("api", "web")})
     usage = {"input_tokens": 300, "cache_read_input_tokens": 2000, "output_tokens": 50}
     with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
         settings = ReviewerSettings(name="claude", provider="anthropic", model="test-model", base_url=server.url,
-                                    timeout=2.0, options={"retries": 0, "verify_findings": False,
+                                    timeout=2.0, options={"retries": 0, "verify_findings": False, "cache_ttl": "1h",
                                                           "input_price": 3.0, "output_price": 15.0})
         reviewer = anthropic.build(settings)
-        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]  # one request each
+        # One request each: two pushes within the hour, the second reading what the first wrote.
+        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]
     posts = server.posts()
     assert len(posts) == 2
     blocks = [post.body["system"] for post in posts]
     assert blocks[0] == blocks[1]
-    assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral"}]
+    assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral", "ttl": "1h"}]
     assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
     # The forced tool carries the schema: the system block does not state its shape again.
     assert posts[0].body["tools"][0]["input_schema"] == wire_schema()
@@ -495,3 +497,18 @@ def test_a_python_change_is_not_sent_the_uses_of_a_name_only_a_library_defines(t
     assert "definition of normalize" in _context_block(python_post)
     assert "which" not in _context_block(python_post)
     assert "web/a.js (a use of which)" in _context_block(javascript_post)
+
+
+def test_openais_own_api_with_a_prefix_below_its_cache_minimum_is_named_in_the_notes() -> None:
+    """OpenAI caches from 1,024 tokens: a system message of a few words is below it there; another
+    server (its own rules) and the review's own prefix (about 1,950 tokens) get no note."""
+    short = Conversation("Review the diff.", (Message("user", "the diff"),))
+    own = ReviewerSettings(name="llm", provider="openai", model="gpt-4.1")
+    options = parse_options(own)
+    note = openai.prefix_note(own, options, short)
+    assert note is not None and re.fullmatch(
+        r"the prompt's stable prefix \(tools, schema and system message, about \d+ tokens\) is below the 1,024 "
+        r"tokens gpt-4\.1 caches at the least, so every request pays it whole", note)
+    elsewhere = ReviewerSettings(name="llm", provider="openai", model="llama", base_url="http://127.0.0.1:9/v1")
+    assert openai.prefix_note(elsewhere, parse_options(elsewhere), short) is None
+    assert openai.prefix_note(own, options, build_conversation("a diff", "")) is None

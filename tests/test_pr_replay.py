@@ -1,5 +1,6 @@
 """benchmarks/pr_replay.py end to end: a merged PR of three commits in a real repository,
-replayed as three pushes against the stand-in model server, with and without the chunk cache."""
+replayed as three pushes against the stand-in model server, with and without the chunk cache;
+and its bill (benchmarks/prompt_bill.py) on requests counted by hand."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from benchmarks.prompt_bill import ANTHROPIC_1H, ANTHROPIC_5M, OPENAI, Asked, billed
 from testing.cli import clean_environment
 from testing.repo import commit, git, make_repo
 
@@ -42,6 +46,22 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     assert total[2:4] == ["328", "3"] and total[6] == "3"
     assert "all PRs: 328 changed lines; with the cache 3 requests" in output
     assert re.search(r"the cache saved \d+% of the characters and 0% of the requests", output)
+    # One request a push: the gate sends Anthropic no breakpoint, so its 5-minute bill is the
+    # uncached one; OpenAI's automatic cache reads the prefix of the later pushes.
+    assert "anthropic: 0 of 3 requests sent a cache breakpoint" in output
+    bills = {parts[0].strip(): parts[1:] for line in output.splitlines()
+             if line.startswith(("  openai", "  anthropic")) for parts in [line.rsplit(None, 3)]}
+    assert len(bills) == 3
+    within, apart, whole = (float(value) for value in bills["openai, cached input 0.5x"])
+    assert within < apart == whole
+    five_minutes = next(values for name, values in bills.items() if "5-minute" in name)
+    assert five_minutes[0] == five_minutes[1] == five_minutes[2]
+    hour = next(values for name, values in bills.items() if "1h" in name)
+    assert float(hour[0]) < float(hour[2]) < float(hour[1])  # written each push, read only within the hour
+    parts = re.search(r"where the 3 openai requests' tokens per changed line go: the stable prefix ([\d.]+), "
+                      r"the diff ([\d.]+), the context ([\d.]+), the rest ([\d.]+)", output)
+    assert parts is not None and float(parts.group(2)) > 0
+    assert sum(float(part) for part in parts.groups()) == pytest.approx(whole, abs=0.3)
 
 
 def test_a_commit_that_is_not_a_merge_is_a_usage_error(tmp_path: Path) -> None:
@@ -52,3 +72,34 @@ def test_a_commit_that_is_not_a_merge_is_a_usage_error(tmp_path: Path) -> None:
         timeout=60, check=False)
     assert completed.returncode == 2
     assert f"--merge {repo.head_sha}: not a merge commit of --repo" in completed.stderr
+
+
+# Two requests on push 0, one on push 1; a 2,000-token prefix of 3,000 and 2,500 tokens in all.
+# Anthropic's gate marked push 0's two requests (a run of two) and not push 1's (a run of one).
+HAND = [Asked(0, "P", 2000, 3000, marked=True), Asked(0, "P", 2000, 3000, marked=True),
+        Asked(1, "P", 2000, 2500, marked=False)]
+
+
+@pytest.mark.parametrize(("pricing", "every_marked", "within", "apart"), [
+    # OpenAI caches 1,920 of the 2,000 tokens (steps of 128), a write costing nothing extra, a read 0.5:
+    # 3000, then 3000 - 1920 + 960 = 2040, then 2500 - 1920 + 960 = 1540 (further apart: 2500).
+    (OPENAI, False, 3000 + 2040 + 1540, 3000 + 2040 + 2500),
+    # A write 1000 + 1.25 × 2000 = 3500, a read 1000 + 0.1 × 2000 = 1200, push 1 unmarked: 2500.
+    (ANTHROPIC_5M, False, 3500 + 1200 + 2500, 3500 + 1200 + 2500),
+    # Every request marked, a write 1000 + 2 × 2000 = 5000, reads 1200 and 500 + 200 = 700; further
+    # apart push 1 writes again: 500 + 4000.
+    (ANTHROPIC_1H, True, 5000 + 1200 + 700, 5000 + 1200 + 4500),
+])
+def test_the_bill_of_three_requests_counted_by_hand(pricing: object, every_marked: bool, within: float,
+                                                     apart: float) -> None:
+    assert isinstance(pricing, type(OPENAI))
+    requests = [Asked(item.push, item.prefix, item.prefix_tokens, item.tokens, item.marked or every_marked)
+                for item in HAND]
+    assert billed(requests, pricing, across_pushes=True) == pytest.approx(within)
+    assert billed(requests, pricing, across_pushes=False) == pytest.approx(apart)
+
+
+def test_a_prefix_below_the_minimum_is_billed_whole_even_when_marked() -> None:
+    requests = [Asked(0, "P", 1000, 1500, marked=True), Asked(0, "P", 1000, 1500, marked=True)]
+    assert billed(requests, ANTHROPIC_5M, across_pushes=True) == 3000  # claude-sonnet-4-6 caches from 1,024
+    assert billed(requests, OPENAI, across_pushes=True) == 3000  # 1,000 is 896 in steps of 128: below 1,024

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,10 +12,11 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
 from reviewgate.errors import ConfigError
 from reviewgate.reviewers import anthropic
-from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
-from testing.model_server import ModelServer, Reply, finding, review_document
+from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
+from testing.repo import make_repo
 
 # The second look is tested in test_second_look.py; here one answer per review request.
 FAST = {"retries": 2, "retry_base_delay": 0.01, "retry_max_delay": 2.0, "verify_findings": False}
@@ -24,11 +27,11 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
 
 
-def _settings(server: ModelServer, **options: object) -> ReviewerSettings:
+def _settings(server: ModelServer, model: str = "test-model", **options: object) -> ReviewerSettings:
     return ReviewerSettings(
         name="claude",
         provider="anthropic",
-        model="test-model",
+        model=model,
         base_url=server.url,
         timeout=1.0,
         options={**FAST, **options},
@@ -194,10 +197,89 @@ def test_an_hour_long_prompt_cache_is_asked_for_and_its_writes_priced_at_twice_t
         hour = anthropic.build(_settings(server, input_price=3.0, cache_ttl="1h")).review(review_request(repo.path))
     assert default.status is ReviewerStatus.OK and hour.status is ReviewerStatus.OK, (default.reason, hour.reason)
     first, second = server.posts()
-    assert first.body["system"][0]["cache_control"] == {"type": "ephemeral"}  # the API's 5 minutes
+    # A run of one request: a 5-minute breakpoint would be a write nothing reads, so none is sent;
+    # the hour's is kept for the next pushes.
+    assert "cache_control" not in first.body["system"][0]
     assert second.body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert default.usage.cost == pytest.approx((1 * 3.0 + 2480 * 3.75) / 1e6)
     assert hour.usage.cost == pytest.approx((1 * 3.0 + 2480 * 6.0) / 1e6)
+
+
+def _small_window(server: ModelServer, model: str = "test-model") -> ReviewerSettings:
+    """About 2,400 estimated tokens of instructions and schema: 3,500 leaves room for one small
+    file a request."""
+    return _settings(server, model, max_input_tokens=3500, context_chars=0)
+
+
+def _modules_repo(root: Path, prefix: str) -> Path:
+    files = {f"{folder}/{prefix}_{index}.py": "".join(f"value_{index}_{line} = {prefix}({line})\n"
+                                                        for line in range(25))
+             for folder in ("api", "web") for index in range(3)}
+    return make_repo(root, {"README.md": "base\n"}, files).path
+
+
+def _prefix(post: Recorded) -> str:
+    """What comes before the messages in Anthropic's cache order, as sent: the tools, then the
+    system block's text (its `cache_control` marks where the cached part ends, it is not part of it)."""
+    return json.dumps([post.body["tools"], [block["text"] for block in post.body["system"]]])
+
+
+def _several_requests(tmp_path: Path, model: str) -> tuple[ReviewerOutcome, list[Recorded]]:
+    """A review of six small files in a window that holds one a request, and its requests."""
+    repo = _modules_repo(tmp_path, "compute")
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_small_window(server, model)).review(review_request(repo))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert len(server.posts()) >= 2
+    return outcome, server.posts()
+
+
+def test_a_run_of_several_requests_marks_its_stable_prefix_for_the_cache(tmp_path: Path, key: None) -> None:
+    outcome, posts = _several_requests(tmp_path, "claude-sonnet-4-6")
+    assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral"} for post in posts)
+    assert len({_prefix(post) for post in posts}) == 1  # the same bytes, first in each request
+    assert len({repr(post.body["messages"]) for post in posts}) == len(posts)
+    assert not any("caches at the least" in note for note in outcome.notes)
+
+
+def test_the_stable_prefix_is_the_same_bytes_for_two_repositories(tmp_path: Path, key: None) -> None:
+    first, second = _modules_repo(tmp_path / "one", "compute"), _modules_repo(tmp_path / "two", "render")
+    with ModelServer([Reply(review=review_document())]) as server:
+        for repo in (first, second):
+            anthropic.build(_small_window(server)).review(review_request(repo))
+        calc = calc_repo(tmp_path / "three")
+        anthropic.build(_settings(server)).review(review_request(calc.path))
+    posts = server.posts()
+    assert len(posts) >= 5
+    assert len({_prefix(post) for post in posts}) == 1
+    assert len({repr(post.body["messages"]) for post in posts}) == len(posts)
+
+
+def test_a_prefix_below_the_models_cache_minimum_gets_no_breakpoint_and_a_note(tmp_path: Path, key: None) -> None:
+    outcome, posts = _several_requests(tmp_path, "claude-haiku-4-5")  # a run that would otherwise mark it
+    assert not any("cache_control" in post.body["system"][0] for post in posts)
+    notes = [note for note in outcome.notes if "caches at the least" in note]
+    assert len(notes) == 1, outcome.notes
+    assert re.fullmatch(r"the prompt's stable prefix \(tools, schema and system message, about [\d,]+ tokens\) is "
+                        r"below the 4,096 tokens claude-haiku-4-5 caches at the least, so every request pays it "
+                        r"whole; no cache breakpoint is sent, which would pay a cache write that caches nothing",
+                        notes[0])
+
+
+@pytest.mark.parametrize(("lines", "marked"), [((7,), False), ((6, 7), True)])
+def test_second_looks_mark_their_prefix_only_when_more_than_one_reads_it(
+        tmp_path: Path, key: None, lines: tuple[int, ...], marked: bool) -> None:
+    repo = calc_repo(tmp_path)
+    findings = [finding("app/calc.py", line, title=f"Finding on line {line}") for line in lines]
+    with ModelServer([Reply(review=review_document(findings))],
+                     verdicts=[Reply(review=verdict("refuted", "b is never 0: the caller checks it"))]) as server:
+        outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", verify_findings=True)).review(
+            review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    looks = server.verification_posts()
+    assert len(looks) == len(lines)
+    assert ["cache_control" in post.body["system"][0] for post in looks] == [marked] * len(lines)
+    assert "cache_control" not in server.review_posts()[0].body["system"][0]  # the review: one request
 
 
 def test_a_cache_ttl_anthropic_does_not_have_is_a_config_error(tmp_path: Path) -> None:

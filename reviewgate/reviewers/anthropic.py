@@ -3,9 +3,11 @@
 Structured output by forcing one tool, `record_review`, whose `input_schema` is the review
 contract (the second look forces `record_verification` the same way) (Anthropic docs, "Tool use": `tool_choice: {"type": "tool", "name": ...}`); the tool
 input is the review. Headers and version per the API reference (`x-api-key`,
-`anthropic-version`). The system block is marked `cache_control: {"type": "ephemeral"}`, so
-its stable prefix is cached between the requests of a run, and with `cache_ttl = "1h"` (`"ttl":
-"1h"`) between the pushes of an hour.
+`anthropic-version`). The tools and the system block come first and are the same bytes in every
+request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`)
+only where it pays: when other requests of the run read it (prompt_cache.py), or with
+`cache_ttl = "1h"` (`"ttl": "1h"`), which keeps it between the pushes of an hour; never when the
+prefix is below the model's documented minimum, where the write would cache nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation, ToolCall
+from reviewgate.reviewers.model.prompt_cache import anthropic_minimum, below_minimum_note, prefix_tokens
 from reviewgate.reviewers.model.usage_fields import anthropic_counts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -47,33 +50,69 @@ def headers(options: ModelOptions, key: str | None) -> dict[str, str]:
     return result
 
 
-def request_body(
-    settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
-) -> dict[str, Any]:
+def tool_definitions(conversation: Conversation) -> list[dict[str, Any]]:
+    """The read-only tools first, then the answer's (which carries the schema): the start of the
+    cached prefix (Anthropic caches tools, then system, then messages)."""
     answer = conversation.answer
     tool, description, schema = (
         (answer.name, answer.description, dict(answer.schema))
         if answer
         else (TOOL_NAME, "Record the review: the verdict, every finding and the product questions.", wire_schema())
     )
+    return [*({"name": item.name, "description": item.description, "input_schema": dict(item.schema)}
+              for item in conversation.tools),
+            {"name": tool, "description": description, "input_schema": schema}]
+
+
+def stable_prefix_tokens(conversation: Conversation) -> int:
+    return prefix_tokens(json.dumps(tool_definitions(conversation)), conversation.system_for(schema_sent=True))
+
+
+def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
+                   ) -> dict[str, str] | None:
+    """The system block's `cache_control`, or None where it cannot pay: a prefix below the
+    model's minimum caches nothing; a 5-minute breakpoint on a run's only request is a write
+    (1.25 × input) nothing reads. Other requests of the run (the push's other chunks, the other
+    findings' second looks, the tool loop's rounds) read it at 0.1 ×; the 1-hour TTL keeps it for
+    the next pushes too."""
+    minimum = anthropic_minimum(settings.model)
+    if minimum is not None and stable_prefix_tokens(conversation) < minimum:
+        return None
+    if options.cache_ttl == "1h" or conversation.prefix_shared or conversation.tools:
+        return cache_control(options)
+    return None
+
+
+def prefix_note(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation) -> str | None:
+    """Said once in the reviewer's notes: the prefix is below what this model caches."""
+    minimum = anthropic_minimum(settings.model)
+    tokens = stable_prefix_tokens(conversation)
+    if minimum is None or tokens >= minimum:
+        return None
+    return below_minimum_note(settings.model, tokens, minimum, breakpoint_dropped=True)
+
+
+def request_body(
+    settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
+) -> dict[str, Any]:
+    tools = tool_definitions(conversation)
+    system: dict[str, Any] = {"type": "text", "text": conversation.system_for(schema_sent=True)}
+    marked = breakpoint_for(settings, options, conversation)
+    if marked is not None:
+        system["cache_control"] = marked
     body: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": options.max_output_tokens,
-        # A list of one block so it can carry the cache breakpoint: the tools and this system
-        # message are the same bytes in every request of a run, and later requests read them from
-        # Anthropic's prompt cache (docs: "Prompt caching") at a tenth of the input price. The tool
-        # carries the schema, so the system message does not state it again.
-        "system": [{"type": "text", "text": conversation.system_for(schema_sent=True),
-                    "cache_control": cache_control(options)}],
+        # A list of one block so it can carry the cache breakpoint. The tool carries the schema,
+        # so the system message does not state it again.
+        "system": [system],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages]
         + tool_messages(conversation),
-        # The read-only tools first, then the answer's: while the loop is open the model must call
-        # one of them (`any`), the answer's tool being its way to finish; then the answer is forced.
-        "tools": [*({"name": item.name, "description": item.description, "input_schema": dict(item.schema)}
-                    for item in conversation.tools),
-                  {"name": tool, "description": description, "input_schema": schema}],
+        # While the loop is open the model must call one of the tools (`any`), the answer's tool
+        # being its way to finish; then the answer is forced.
+        "tools": tools,
         "tool_choice": ({"type": "any"} if conversation.tools and conversation.tools_open
-                        else {"type": "tool", "name": tool}),
+                        else {"type": "tool", "name": tools[-1]["name"]}),
     }
     if options.temperature is not None:
         body["temperature"] = options.temperature
@@ -133,6 +172,6 @@ def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
 
 def build(settings: ReviewerSettings) -> ModelReviewer:
     options = parse_options(settings)
-    wire = WireFormat(endpoint(settings, "/v1/messages"), headers, request_body, reply_from)
+    wire = WireFormat(endpoint(settings, "/v1/messages"), headers, request_body, reply_from, note=prefix_note)
     variable = key_variable(settings)
     return ModelReviewer(settings, options, ApiTransport(settings, options, wire, variable), variable)

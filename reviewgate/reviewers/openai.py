@@ -20,6 +20,7 @@ from reviewgate.reviewers.model.engine import ModelReviewer, Reply
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import SCHEMA_FORMS, STRUCTURED_FORMS, ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation, ToolCall
+from reviewgate.reviewers.model.prompt_cache import OPENAI_MINIMUM_TOKENS, below_minimum_note, prefix_tokens
 from reviewgate.reviewers.model.usage_fields import token_count
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -77,6 +78,20 @@ def request_body(
     if options.prompt_cache_retention is not None:
         body["prompt_cache_retention"] = options.prompt_cache_retention
     return body
+
+
+def prefix_note(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation) -> str | None:
+    """Said once in the reviewer's notes: on OpenAI's own API, the stable prefix (schema, tools,
+    system message) is below the 1,024 tokens its prompt cache starts at. Other servers cache by
+    their own rules, if at all."""
+    if (settings.base_url or DEFAULT_BASE_URL).rstrip("/") != DEFAULT_BASE_URL:
+        return None
+    body = request_body(settings, options, conversation)
+    tokens = prefix_tokens(json.dumps(body.get("response_format") or {}), json.dumps(body.get("tools") or []),
+                           body["messages"][0]["content"])
+    if tokens >= OPENAI_MINIMUM_TOKENS:
+        return None
+    return below_minimum_note(settings.model, tokens, OPENAI_MINIMUM_TOKENS, breakpoint_dropped=False)
 
 
 def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
@@ -154,6 +169,7 @@ def reply_from(data: dict[str, Any], options: ModelOptions) -> Reply:
 
 def build(settings: ReviewerSettings) -> ModelReviewer:
     options = parse_options(settings)
-    wire = WireFormat(endpoint(settings, options, "/chat/completions"), headers, request_body, reply_from, next_form)
+    wire = WireFormat(endpoint(settings, options, "/chat/completions"), headers, request_body, reply_from, next_form,
+                      prefix_note)
     variable = key_variable(settings)
     return ModelReviewer(settings, options, ApiTransport(settings, options, wire, variable), variable)

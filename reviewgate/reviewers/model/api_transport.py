@@ -28,6 +28,9 @@ class WireFormat:
     reply: Callable[[dict[str, Any], ModelOptions], Reply]
     # The options with the next weaker structured form, or None when there is none.
     weaker_form: Callable[[ModelOptions], ModelOptions | None] = lambda options: None
+    # What a request's form means for the run's bill (its prefix below the model's cache
+    # minimum), said once in the notes; None: nothing to say.
+    note: Callable[[ReviewerSettings, ModelOptions, Conversation], str | None] = lambda *_: None
 
 
 class ApiTransport:
@@ -40,11 +43,17 @@ class ApiTransport:
         self._notes: list[str] = []
 
     def run_notes(self) -> list[str]:
-        """What the run learned about the server (a structured form it refused)."""
+        """What the run learned about the server (a structured form it refused) and its prompt
+        cache."""
         with self._lock:
             return list(self._notes)
 
     def _post(self, options: ModelOptions, conversation: Conversation, key: str | None) -> Reply:
+        note = self.wire.note(self.settings, options, conversation)
+        if note is not None:
+            with self._lock:
+                if note not in self._notes:
+                    self._notes.append(note)
         result = post_json(
             self.wire.url,
             self.wire.headers(options, key),

@@ -301,7 +301,7 @@ class ModelReviewer:
         return prepared
 
     def _ask_together(self, request: ReviewRequest, pieces: list[Prepared], key: str | None,
-                      store: ChunkStore | None, blocks: Counter[str]) -> None:
+                      store: ChunkStore | None, blocks: Counter[str], shared: bool = False) -> None:
         """One request for chunks the cache could not answer; its answer split back into one per
         chunk, each stored under the chunk's own key. When it fails, every one of its chunks is
         not reviewed, with the reason."""
@@ -312,8 +312,9 @@ class ModelReviewer:
             for path, hunks in piece.chunk.spans.items():
                 spans[path] = spans.get(path, ()) + hunks
         context = merged_context((item for piece in pieces for item in piece.context.items), spans)
-        conversation = build_conversation(request_diff((piece.chunk for piece in pieces), blocks), context,
-                                          request.reproduction, rejections, pieces[0].instructions)
+        conversation = replace(build_conversation(request_diff((piece.chunk for piece in pieces), blocks), context,
+                                                  request.reproduction, rejections, pieces[0].instructions),
+                               prefix_shared=shared)
         first.redactions += conversation.redactions
         tools = ReadTools(request) if self.options.tools else None
         transport = ToolingTransport(self.transport, tools, ToolBounds.of(self.options)) if tools else None
@@ -408,7 +409,9 @@ class ModelReviewer:
             for number, together in enumerate(asks):
                 for piece in together:
                     piece.result.request = number
-            list(pool.map(lambda together: self._ask_together(request, together, key, store, blocks), asks))
+            # With more than one request, the others read the prefix the first wrote to the provider's cache.
+            list(pool.map(lambda together: self._ask_together(request, together, key, store, blocks, len(asks) > 1),
+                          asks))
         results = [self._finish(request, piece) for piece in pieces]
         outcome = self._merge(results, plan.not_reviewed, notes, time.monotonic() - started)
         outcome = outcome._replace(notes=(*outcome.notes, *self.transport.run_notes()))

@@ -112,6 +112,10 @@ class Conversation:
     tools: tuple[ToolSpec, ...] = ()
     turns: tuple[ToolTurn, ...] = ()
     tools_open: bool = True
+    # Other requests of this run send the same prefix (tools, schema, system message): a cache
+    # breakpoint on it is written once and read by them (anthropic.py). A single request's
+    # breakpoint would pay the cache write and nothing reads it.
+    prefix_shared: bool = False
 
     def system_for(self, schema_sent: bool) -> str:
         """The system message of a request that sends the answer's schema apart, or not: one
@@ -181,7 +185,7 @@ def render_rules(instructions: tuple[PathInstruction, ...]) -> str:
 def review_system(schema_sent: bool = False) -> str:
     """The system message of every review request: the same bytes in each, first, so the
     provider's prompt cache answers them (OpenAI caches a repeated prefix of 1,024 tokens or
-    more by itself; Anthropic's request marks it with `cache_control`). Nothing of a chunk goes
+    more by itself; Anthropic's request marks it with `cache_control` where that pays). Nothing of a chunk goes
     here: not its nonce, not its rules. Unless the request's response_format or tool carries the
     schema (`schema_sent`), the answer's shape is given in one compact line; the parser checks it
     either way."""

@@ -1,0 +1,99 @@
+"""What the providers bill for the requests a replay recorded, in input-token equivalents: each
+request's stable prefix (OpenAI: the `response_format` schema, the tools, the system message;
+Anthropic: the tools, then the system block) read from or written to the provider's prompt
+cache at its price, the rest at the input price.
+
+The rules, from the providers' prompt-caching documentation:
+- OpenAI caches a repeated prefix by itself from 1,024 tokens, in steps of 128; a read costs the
+  model's cached-input price (0.5 × the input price here; a tenth on the `gpt-5` models), a write
+  nothing extra.
+- Anthropic caches only up to a `cache_control` breakpoint, and only a prefix of at least the
+  model's minimum (below it the request is billed whole); a write costs 1.25 × the input price
+  (2 × with the 1-hour TTL), a read 0.1 ×.
+
+`across_pushes` says whether a prefix written on one push is still there on the next (pushes
+within the cache's lifetime), or only within the push that wrote it (pushes further apart).
+Tokens are characters / 4, as the replay counts them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from reviewgate.reviewers.model.prompt_cache import OPENAI_MINIMUM_TOKENS, anthropic_minimum  # noqa: E402
+from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN  # noqa: E402
+
+OPENAI_STEP_TOKENS = 128
+ANTHROPIC_MODEL = "claude-sonnet-4-6"  # the replay's Anthropic model: its documented minimum applies
+
+
+@dataclass(frozen=True)
+class Pricing:
+    name: str
+    read: float  # × the input price, per token read from the cache
+    write: float  # × the input price, per token written to it
+    minimum_tokens: int
+    needs_breakpoint: bool  # Anthropic: only a marked prefix is written or read
+    step_tokens: int = 1  # OpenAI: the cached part is a multiple of this
+
+
+OPENAI = Pricing("openai, cached input 0.5x", read=0.5, write=1.0, minimum_tokens=OPENAI_MINIMUM_TOKENS,
+                 needs_breakpoint=False, step_tokens=OPENAI_STEP_TOKENS)
+ANTHROPIC_5M = Pricing(f"anthropic {ANTHROPIC_MODEL}, 5-minute cache: writes 1.25x, reads 0.1x", read=0.1,
+                       write=1.25, minimum_tokens=anthropic_minimum(ANTHROPIC_MODEL) or 0, needs_breakpoint=True)
+ANTHROPIC_1H = Pricing(f"anthropic {ANTHROPIC_MODEL}, cache_ttl = \"1h\": writes 2x, reads 0.1x", read=0.1,
+                       write=2.0, minimum_tokens=anthropic_minimum(ANTHROPIC_MODEL) or 0, needs_breakpoint=True)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One request as the bill sees it."""
+
+    push: int
+    prefix: str  # the stable prefix as sent: equal texts are one cache entry
+    prefix_tokens: float
+    tokens: float  # the whole request
+    marked: bool  # carries a cache breakpoint (Anthropic)
+
+
+def billed(requests: Iterable[Asked], pricing: Pricing, across_pushes: bool) -> float:
+    """Input-token equivalents billed, requests in the order sent."""
+    written: set[tuple[int, str]] = set()
+    total = 0.0
+    for request in requests:
+        cached = request.prefix_tokens // pricing.step_tokens * pricing.step_tokens
+        if cached < pricing.minimum_tokens or (pricing.needs_breakpoint and not request.marked):
+            total += request.tokens
+            continue
+        entry = (0 if across_pushes else request.push, request.prefix)
+        rate = pricing.read if entry in written else pricing.write
+        written.add(entry)
+        total += request.tokens - cached + rate * cached
+    return total
+
+
+def _tokens(text: str) -> float:
+    return len(text) / CHARACTERS_PER_TOKEN
+
+
+def openai_asked(push: int, body: dict[str, Any]) -> Asked:
+    messages = body.get("messages") or [{}]
+    prefix = json.dumps([body.get("response_format"), body.get("tools"), messages[0].get("content")],
+                        ensure_ascii=False)
+    return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked=False)
+
+
+def anthropic_asked(push: int, body: dict[str, Any], every_request_marked: bool = False) -> Asked:
+    """`every_request_marked`: as the gate sends with `cache_ttl = "1h"` (a breakpoint on every
+    request whose prefix reaches the model's minimum)."""
+    system = body.get("system") or []
+    prefix = json.dumps([body.get("tools"), [block.get("text") for block in system]], ensure_ascii=False)
+    marked = every_request_marked or any("cache_control" in block for block in system)
+    return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked)
