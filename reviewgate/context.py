@@ -1,6 +1,6 @@
 """What a reviewer is given: the frozen change and what it may read, nothing else.
 
-Seed 000: the reviewer reads the diff, the codebase, governing docs, REPRODUCTION: and
+The reviewer reads the diff, the codebase, governing docs, REPRODUCTION: and
 REVIEW-REJECTED: comments. It never gets the branch's own reasoning (PR description, commit
 messages, specs and plans the branch adds) nor earlier REVIEW: comments.
 """

@@ -7,8 +7,8 @@ cheap call that costs no generation where the API allows it), what a Chat Comple
 other than OpenAI's own takes (one request capped at 16 tokens: the structured form, and whether
 the cap is honoured), options the model will refuse (`temperature` on a reasoning model,
 `reasoning_effort` on one that does not reason), and, with `independent = true`,
-that the reviewer is not configured like the `[implementer]` that wrote the code (seed 001:
-doctor rejects "identical reviewer/implementer configurations when independence is required").
+that the reviewer is not configured like the `[implementer]` that wrote the code (doctor
+rejects identical reviewer and implementer configurations when independence is required).
 Exit 0 when all is well, 2 for configuration problems, 3 when a reviewer cannot be reached.
 """
 

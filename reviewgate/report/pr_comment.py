@@ -1,7 +1,7 @@
 """One summary comment per PR (GitHub) or MR note (GitLab), found by its hidden marker and
 edited in place on every run: never a new comment per push.
 
-Its first line is `REVIEW: APPROVE` or `REVIEW: REQUEST CHANGES` (seed 000: the comment is
+Its first line is `REVIEW: APPROVE` or `REVIEW: REQUEST CHANGES` (the comment is
 for people; the check run and report.json are the structured record and win where they
 differ); a review that could not be done says `REVIEW: BLOCKED`, never approval. Hidden
 metadata binds it to the head SHA and patch hash and carries the round history.

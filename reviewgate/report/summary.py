@@ -190,7 +190,7 @@ MAX_NOTES_PER_REVIEWER = 10
 
 
 def product_questions(result: GateResult) -> list[str]:
-    """Questions for the product owner: they are listed, they never block (seed 000)."""
+    """Questions for the product owner: they are listed, they never block."""
     questions = [question for outcome in result.outcomes for question in outcome.product_questions]
     questions += [item.title for item in result.findings
                   if item.finding_class is FindingClass.PRODUCT_QUESTION]

@@ -33,7 +33,7 @@ def verify_repository(
     allow_without_isolation: bool = False,
 ) -> VerifyOutcome:
     """The verify for one gate run: ABSENT when disabled (--no-verify, verify.enabled = false)
-    or when the repository has no manifest (seed 000: "A repository without
+    or when the repository has no manifest ("A repository without
     .prepcook/scripts.toml has no verify"), FAILED when the merge base `grant_commit` has one
     the branch removed; a malformed manifest is a ConfigError (exit 2).
     Secrets are granted by the manifest at `grant_commit` (the merge base), or by the

@@ -47,7 +47,7 @@ _duplication, _tests = DuplicationLens(), TestsLens()
 _reproduction_files, _reproduction_policy = ReproductionFilesLens(), ReproductionPolicyLens()
 whole_change_lenses: tuple[Lens, ...] = (_duplication, _tests, _reproduction_files, _reproduction_policy)
 
-# In seed 000's order of weight: reuse, readability, tests, swallowed failures, security, process.
+# In the order of weight of findings: reuse, readability, tests, swallowed failures, security, process.
 lenses: tuple[Lens, ...] = (
     _duplication,
     ReadabilityLens(),
@@ -58,7 +58,7 @@ lenses: tuple[Lens, ...] = (
     SecurityFallbackLens(),
     SecretsLens(),
     SecurityLens(),
-    # The bug rules (issue 20): minor until their measured record earns more (rule_records.py).
+    # The bug rules: minor until their measured record earns more (rule_records.py).
     OPEN_REDIRECT_LENS,
     REGEX_INJECTION_LENS,
     PrototypePollutionLens(),

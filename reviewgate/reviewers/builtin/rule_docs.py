@@ -53,7 +53,7 @@ RULE_DOCS: dict[str, RuleDoc] = {
         _READABILITY, "high", _MAJOR),
     "readability/ticket-reference": RuleDoc(
         "Comment cites a ticket without a reason",
-        "An added comment names a ticket or issue (PAY-4821, issue #12) and gives no reason. The reader needs the "
+        "An added comment names a ticket or issue (PAY-4821, GH-1234) and gives no reason. The reader needs the "
         "reason in the code; the ticket may move or close.", _READABILITY, "high", _MAJOR),
     "readability/commented-out-code": RuleDoc(
         "Code left commented out",

@@ -1,7 +1,7 @@
 """What each bug-finding rule has earned: its measured record on the development set (findings,
 how many were judged to hold), and the severity that record allows.
 
-Issue 20's bar: a rule blocks only where it has earned it. A rule with no record yet, or one
+The bar: a rule blocks only where it has earned it. A rule with no record yet, or one
 below 4 in 5 findings holding, or with fewer than 5 findings read, reports at minor (annotated,
 never blocking) until it earns more. docs/lenses.md carries the same table ("Record of the bug
 rules"); tests/test_lens_docs.py checks the two agree.

@@ -12,13 +12,13 @@ from reviewgate.errors import ConfigError
 from reviewgate.text import did_you_mean
 
 SECTION = "lenses"
-# A repository that keeps its stand-up manifest here works by seed 000's process, reproductions
+# A repository that keeps its stand-up manifest here works by the reproduction process, reproductions
 # included: the reproduction rules apply to it without `require_reproduction` being set.
 OPT_IN_DIRECTORY = ".prepcook"
 
 
 class ReproductionPolicy(str, enum.Enum):
-    """When a change must come with a reproduction (seed 000: "no reproduction ... is the first finding")."""
+    """When a change must come with a reproduction ("no reproduction ... is the first finding")."""
 
     NEVER = "never"
     FIXES = "fixes"  # only changes marked as a fix (branch or head subject starting fix/bug/hotfix)

@@ -1,5 +1,4 @@
-"""What the reviewer may read beside the diff, within a character budget per chunk (seed 000,
-"What it may read").
+"""What the reviewer may read beside the diff, within a character budget per chunk.
 
 In order of weight: the governing docs as they stood before the branch (AGENTS.md, CLAUDE.md,
 CONTRIBUTING.md, design docs), then the call sites of every symbol the change touches

@@ -1,4 +1,4 @@
-"""What the reviewer may not read (seed 000, "What it may not read"), as one decision on a path.
+"""What the reviewer may not read, as one decision on a path.
 
 "Anything written for this ticket's reasoning: its RCA or spec, its planning notes,
 docs/specs/, any docs/plans/ document the branch adds or edits". These are left out of the

@@ -1,4 +1,4 @@
-"""Seed 000's process rules that a diff alone can show."""
+"""The process rules that a diff alone can show."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def is_reproduction_file(path: str) -> bool:
 
 
 class ReproductionFilesLens:
-    """Seed 000: "Anything under repro/ or .repro/ in the diff is a systematic major too."
+    """Anything under repro/ or .repro/ in the diff is a systematic major too:
     A reproduction harness belongs on the card or in the tests, not in the shipped tree."""
 
     rule = "process/repro-in-diff"
@@ -90,7 +90,7 @@ def has_opt_in_directory(request: ReviewRequest) -> bool:
 
 
 class ReproductionPolicyLens:
-    """Seed 000: "No reproduction on the card at all is the first finding, systematic, major", and
+    """No reproduction on the card at all is the first finding, systematic, major, and
     a reproduction "that was not re-run against this change is a correctness major". Only for
     repositories that opted in (settings.reproduction_rules_apply)."""
 

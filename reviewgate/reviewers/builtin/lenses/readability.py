@@ -1,6 +1,6 @@
-"""Comments that only make sense next to the diff, and commented-out code (seed 000 item 3).
+"""Comments that only make sense next to the diff, and commented-out code.
 
-Seed 000: "A comment that narrates the change, cites a ticket, or describes code the branch
+The rule: "A comment that narrates the change, cites a ticket, or describes code the branch
 removed is major: the next reader has no diff." A comment that explains why stays quiet: the
 patterns below look for the change's story (verbs of editing at the start, "as requested",
 ticket keys), not for words like "change" anywhere. Naming is never flagged.

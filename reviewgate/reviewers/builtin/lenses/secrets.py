@@ -1,4 +1,4 @@
-"""Committed secrets in added lines, any text file (seed 000 item 6: "a secret in a log").
+"""Committed secrets in added lines, any text file ("a secret in a log" is one too).
 
 A secret that reached the repository is leaked whatever happens to the branch, so a credential in
 an issuer's documented format (reviewgate.secret_formats) is a blocker wherever it is. A generic

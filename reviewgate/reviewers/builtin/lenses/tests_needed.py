@@ -1,4 +1,4 @@
-"""New behaviour needs tests; a bug fix without a regression test is incomplete (seed 000 item 4).
+"""New behaviour needs tests; a bug fix without a regression test is incomplete.
 
 What the change does is judged against the merge base (behaviour.py): a function absent there,
 a function with more branches, a changed default, a changed body. Which test covers which

@@ -1,4 +1,4 @@
-"""Security exposures the diff creates (seed 000 item 6): shell or SQL built from
+"""Security exposures the diff creates: shell or SQL built from
 formatted strings, eval of non-literals, unsafe YAML/pickle loading, TLS verification turned off.
 
 Python is read with `ast` (a call's arguments are known exactly); the C-like languages by

@@ -1,4 +1,4 @@
-"""Swallowed failures outside Python (seed 000, item 5: "for every catch, default or fallback,
+"""Swallowed failures outside Python ("for every catch, default or fallback,
 whether a real failure now looks like success"), found by careful tokenization of each language:
 empty `catch` blocks (JavaScript, TypeScript, Java, C#, Kotlin), promise `.catch(() => {})`,
 Go's `if err != nil { return nil }` and `_ = err`, shell `|| true` and `set +e` in CI and scripts.

@@ -1,4 +1,4 @@
-"""Swallowed failures: a handler that makes a real failure look like success (seed 000, item 5)."""
+"""Swallowed failures: a handler that makes a real failure look like success."""
 
 from __future__ import annotations
 
