@@ -108,11 +108,11 @@ def shared_of(added: Sequence[Hashes], indexed: Sequence[Hashes]) -> tuple[Hashe
     if not added or not indexed:
         return no_hashes(), [[False] * len(values) for values in added]
     if sum(map(len, indexed)) <= sum(map(len, added)):
-        tree = set(chain.from_iterable(indexed))
-        shared = set(filter(tree.__contains__, chain.from_iterable(added)))
-    else:
-        mine = set(chain.from_iterable(added))
-        shared = set(filter(mine.__contains__, chain.from_iterable(indexed)))
+        tree = set(chain.from_iterable(indexed))  # a window of the added code the tree has is shared
+        kept = [list(map(tree.__contains__, values)) for values in added]
+        return distinct(set(compress(chain.from_iterable(added), chain.from_iterable(kept)))), kept
+    mine = set(chain.from_iterable(added))
+    shared = set(filter(mine.__contains__, chain.from_iterable(indexed)))
     return distinct(shared), [list(map(shared.__contains__, values)) for values in added]
 
 
