@@ -33,10 +33,10 @@ RUN apt-get update \
 WORKDIR /opt/reviewgate
 COPY --from=build /wheels /wheels
 COPY entrypoint.py ./
-# The import fails the build if the compiled normalization did not make it into the wheel (its
-# build is optional, so that `pip install` works without a compiler).
+# The import fails the build if a compiled part (every ext-module of pyproject.toml) did not make
+# it into the wheel (their build is optional, so that `pip install` works without a compiler).
 RUN pip install --no-cache-dir --disable-pip-version-check /wheels/*.whl \
     && rm -rf /wheels \
-    && python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize, reviewgate.reviewers.builtin.lenses.duplication._runs"
+    && python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize, reviewgate.reviewers.builtin.lenses.duplication._runs, reviewgate.reviewers.builtin._walk"
 
 ENTRYPOINT ["python", "/opt/reviewgate/entrypoint.py"]

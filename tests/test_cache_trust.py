@@ -11,11 +11,11 @@ import os
 import stat
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache, open_cache
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import FINGERPRINT_FORMAT
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import no_hashes
 from reviewgate.reviewers.builtin.lenses.duplication.index import _pack
 from testing.changes import DRY_COPY, DRY_EXISTING, DRY_JOBS
 from testing.cli import run_cli
@@ -119,7 +119,7 @@ def _blob_id(text: str) -> str:
 
 def _empty_pack(blob: str) -> bytes:
     """A well-formed pack, checksum and all, saying the file with content `blob` has no lines."""
-    return _pack({blob: np.zeros(0, dtype=np.uint32)})
+    return _pack({blob: no_hashes()})
 
 
 def test_a_forged_dry_pack_does_not_hide_a_copy(tmp_path: Path) -> None:

@@ -9,11 +9,11 @@ import random
 import re
 import sysconfig
 import time
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,6 +24,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     Normalized,
     anchor_hashes_of,
 )
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE
 from reviewgate.text import decode_text
 from reviewgate.tomlfile import read_toml
 from tests.test_dry_index import _duplicates
@@ -55,6 +56,7 @@ def _patterns_for_normalized(monkeypatch: pytest.MonkeyPatch) -> None:
     path: each side of a comparison is then what it says."""
     monkeypatch.setattr(fingerprints, "_compiled_normalize", None)
     monkeypatch.setattr(fingerprints, "_compiled_anchor_hashes", None)
+    monkeypatch.setattr(fingerprints, "compiled_window_hashes", None)
     monkeypatch.setattr(fingerprints, "_compiled_renaming_share", None)
 
 
@@ -73,7 +75,7 @@ def _assert_same(text: str, language: Language) -> bool:
     digests = compiled.anchor_hashes(data, family)
     assert digests is not None or not answered  # the bytes may answer more: a byte-order mark goes
     if digests is not None:
-        assert np.frombuffer(digests, dtype=np.uint32).tolist() == _hashes_by_patterns(data, language)
+        assert array(HASH_TYPECODE, digests).tolist() == _hashes_by_patterns(data, language)
     return answered
 
 
@@ -145,7 +147,7 @@ def test_random_bytes_hash_alike(data: bytes, language: Language, byte_order_mar
         data = b"\xef\xbb\xbf" + data
     digests = compiled.anchor_hashes(data, fingerprints._family(language))
     if digests is not None:
-        assert np.frombuffer(digests, dtype=np.uint32).tolist() == _hashes_by_patterns(data, language)
+        assert array(HASH_TYPECODE, digests).tolist() == _hashes_by_patterns(data, language)
 
 
 def test_code_whose_names_are_not_ascii_is_left_to_the_patterns(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from testing.compiled import COMPILED_PARTS
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -75,20 +77,19 @@ def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), "the MIT license text ships"
     assert not any(name.startswith(("tests/", "testing/")) for name in names)
     if shutil.which("cc") or shutil.which("gcc"):
-        for module in ("_normalize", "_runs"):
-            assert any(name.startswith(f"reviewgate/reviewers/builtin/lenses/duplication/{module}.")
+        for module in COMPILED_PARTS:
+            assert any(name.startswith(module.replace(".", "/") + ".")
                        and name.endswith((".so", ".pyd")) for name in names), f"the compiled {module} ships"
 
 
 def test_the_image_installs_the_wheel_its_build_stage_compiled() -> None:
     """The running image has no compiler: the wheel is built in a stage that has one, and the image
-    refuses to build when the compiled normalization is missing from it."""
+    refuses to build when any compiled part is missing from it."""
     stages = [rest for keyword, rest in dockerfile_instructions() if keyword == "FROM"]
     assert stages == ["python:3.12-slim AS build", "python:3.12-slim"]
     runs = [rest for keyword, rest in dockerfile_instructions() if keyword == "RUN"]
     assert any("install -y --no-install-recommends gcc libc6-dev" in run for run in runs)
     assert any("pip wheel" in run and "-w /wheels ." in run for run in runs)
     assert any("pip install" in run and "/wheels/*.whl" in run
-               and "import reviewgate.reviewers.builtin.lenses.duplication._normalize, "
-               "reviewgate.reviewers.builtin.lenses.duplication._runs" in run for run in runs)
+               and f"import {', '.join(COMPILED_PARTS)}" in run for run in runs)
     assert "--from=build /wheels /wheels" in [rest for keyword, rest in dockerfile_instructions() if keyword == "COPY"]

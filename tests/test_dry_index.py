@@ -4,9 +4,9 @@ possible) and its recall on copies that keep some names and rename the rest."""
 from __future__ import annotations
 
 import os
+from array import array
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
@@ -18,6 +18,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     Normalized,
     consistent_renaming,
 )
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE
 from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
 from reviewgate.reviewers.builtin.lenses.duplication.rules import rewrapped_lines, split_out_copies
 from reviewgate.reviewers.builtin.lenses.duplication.search import (
@@ -108,7 +109,7 @@ def test_a_damaged_pack_is_computed_again_never_a_crash(tmp_path: Path) -> None:
     assert _packs(cache) == [pack] and pack.read_bytes() == whole
 
 
-def _listed(values: np.ndarray | None) -> list[int]:
+def _listed(values: array[int] | None) -> list[int]:
     return [] if values is None else values.tolist()
 
 
@@ -116,7 +117,7 @@ def test_packs_of_another_format_or_from_past_trees_are_not_read_and_do_not_pile
     cache = tmp_path / "cache"
     keyed = ReviewCache(cache, key=os.urandom(KEY_BYTES))
     stored = BlobIndex(keyed)
-    stored.add("a" * 40, np.array([3, 1, 2, 3], dtype=np.uint32))
+    stored.add("a" * 40, array(HASH_TYPECODE, [3, 1, 2, 3]))
     stored.save()
     (pack,) = _packs(cache)
     data = bytearray(pack.read_bytes()[:-65])  # without its seal
@@ -125,11 +126,11 @@ def test_packs_of_another_format_or_from_past_trees_are_not_read_and_do_not_pile
     assert BlobIndex(keyed).load("a" * 40) is None
     for number in range(9):
         extra = BlobIndex(keyed)
-        extra.add(f"{number:040x}", np.array([number], dtype=np.uint32))
+        extra.add(f"{number:040x}", array(HASH_TYPECODE, [number]))
         extra.save()
     compacting = BlobIndex(keyed)
     assert _listed(compacting.load(f"{3:040x}")) == [3]
-    compacting.add("b" * 40, np.array([7, 5], dtype=np.uint32))
+    compacting.add("b" * 40, array(HASH_TYPECODE, [7, 5]))
     compacting.save()
     remaining = _packs(cache)
     assert len(remaining) == 1  # only the entries this run's tree used are kept

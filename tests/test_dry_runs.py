@@ -1,19 +1,20 @@
-"""The DRY search over arrays (runs.py, hashes.py) answers exactly what the plain computations
-answer: each window hashed on its own, each place of each window visited in turn and its run walked
-character by character."""
+"""The DRY search (runs.py, hashes.py), compiled and in Python, answers exactly what the plain
+computations answer: each window hashed on its own, each place of each window visited in turn and
+its run walked character by character."""
 
 from __future__ import annotations
 
 import random
+from array import array
 from collections.abc import Sequence
+from itertools import compress
 
-import numpy as np
 import pytest
 
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.lenses.duplication import runs
+from reviewgate.reviewers.builtin.lenses.duplication import fingerprints, runs
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import BASE, WINDOW, Normalized
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import distinct, window_hashes
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE, Hashes, window_hashes
 
 MODULUS = 1 << 64
 
@@ -23,18 +24,47 @@ def plain_window_hash(window: bytes) -> int:
     return (sum(byte * pow(BASE, power, MODULUS) for power, byte in enumerate(window)) % MODULUS) >> 32
 
 
-def test_window_hashes_are_the_polynomial_of_each_window_on_its_own() -> None:
+BUILT_ONLY_WITH_A_COMPILER = "built only where a C compiler is at hand (.ci/run checks that it was)"
+needs_compiled = pytest.mark.skipif(runs._compiled_regions_found is None, reason=BUILT_ONLY_WITH_A_COMPILER)
+
+
+@pytest.fixture(params=["compiled", "python"])
+def hashing_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`hashes.window_hashes` compiled (`_normalize.window_hashes`) and by prefix sums."""
+    if request.param == "python":
+        monkeypatch.setattr(fingerprints, "compiled_window_hashes", None)
+    elif fingerprints.compiled_window_hashes is None:
+        pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
+    return str(request.param)
+
+
+def test_window_hashes_are_the_polynomial_of_each_window_on_its_own(hashing_path: str) -> None:
     rng = random.Random(3)
     for size in (WINDOW, WINDOW + 1, 97, 1000, 5000):
         data = bytes(rng.randrange(256) for _ in range(size))
         offsets = sorted(rng.sample(range(size - WINDOW + 1), min(60, size - WINDOW + 1)))
-        assert window_hashes(data, np.array(offsets)).tolist() == [
-            plain_window_hash(data[offset : offset + WINDOW]) for offset in offsets
-        ]
+        assert window_hashes(data, offsets).tolist() == [plain_window_hash(data[offset : offset + WINDOW]) for offset in offsets]
     # Longer files than any before grow the tables of powers, and shorter ones still read them.
     long_data = bytes(rng.randrange(256) for _ in range(70_000))
-    assert int(window_hashes(long_data, np.array([69_000]))[0]) == plain_window_hash(long_data[69_000 : 69_000 + WINDOW])
-    assert window_hashes(b"", np.array([], dtype=np.int64)).size == 0
+    assert window_hashes(long_data, [69_000])[0] == plain_window_hash(long_data[69_000 : 69_000 + WINDOW])
+    assert len(window_hashes(b"", [])) == 0
+
+
+@needs_compiled
+def test_the_compiled_hashes_refuse_an_offset_with_no_whole_window() -> None:
+    assert fingerprints.compiled_window_hashes is not None
+    with pytest.raises(ValueError, match="offset 2 has no whole window in 41 bytes"):
+        fingerprints.compiled_window_hashes(b"x" * (WINDOW + 1), array(HASH_TYPECODE, [1, 2]))
+    with pytest.raises(ValueError, match="not 4-byte items"):
+        fingerprints.compiled_window_hashes(b"x" * WINDOW, array("B", [0]))
+
+
+def _kept(values: Hashes, kept: Sequence[bool]) -> Hashes:
+    return array(values.typecode, compress(values, kept))
+
+
+def _anchors(files: Sequence[Normalized]) -> list[tuple[Hashes, Hashes]]:
+    return [(array(HASH_TYPECODE, starts := file.anchor_offsets()), file.anchor_hashes(starts)) for file in files]
 
 
 def plain_extent(left: str, left_start: int, right: str, right_start: int) -> tuple[int, int]:
@@ -115,15 +145,11 @@ def _file(rng: random.Random, extra: list[str]) -> str:
     return "\n".join(rng.choice(shapes) for _ in range(rng.randint(3, 60))) + "\n"
 
 
-BUILT_ONLY_WITH_A_COMPILER = "built only where a C compiler is at hand (.ci/run checks that it was)"
-needs_compiled = pytest.mark.skipif(runs._compiled_regions_found is None, reason=BUILT_ONLY_WITH_A_COMPILER)
-
-
-@pytest.fixture(params=["compiled", "arrays"])
+@pytest.fixture(params=["compiled", "python"])
 def search_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """`runs.regions_found` compiled (`_runs.c`, for texts of one byte a character) and over arrays:
-    each must give the plain loop's runs."""
-    if request.param == "arrays":
+    """`runs.regions_found` compiled (`_runs.c`, for texts of one byte a character) and its Python
+    loop: each must give the plain loop's runs."""
+    if request.param == "python":
         monkeypatch.setattr(runs, "_compiled_regions_found", None)
     elif runs._compiled_regions_found is None:
         pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
@@ -143,32 +169,30 @@ def test_the_compiled_loop_is_the_one_taken_for_one_byte_texts(monkeypatch: pyte
     body = "a = f(b, c, d)\nif a:\n    return b + c * d\n" * 6
     files = [Normalized.of(text, Language.PYTHON) for text in (body, body)]
     hashes, offsets = files[0].windows_in(range(1, 19))
-    anchors = [(np.asarray(starts := file.anchor_offsets(), dtype=np.uint32), file.anchor_hashes(starts)) for file in files]
+    anchors = _anchors(files)
     shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
     for texts, taken in ((runs.Texts.of([file.text for file in files]), 1), (runs.Texts.of([file.text + "é" for file in files]), 0)):
         calls.clear()
-        found = runs.regions_found(0, files[0], hashes[kept[0]], offsets[kept[0]], runs.PlaceTable.of(anchors, shared), texts,
+        found = runs.regions_found(0, files[0], _kept(hashes, kept[0]), _kept(offsets, kept[0]), runs.PlaceTable.of(anchors, shared), texts,
                                    shortest=50, most_places=50)
         assert found and len(calls) == taken
 
 
 @needs_compiled
 def test_the_compiled_loop_refuses_arrays_that_do_not_agree() -> None:
-    four, eight = np.zeros(3, dtype=np.uint32), np.zeros(3, dtype=np.int64)
+    four, eight = array("I", [0] * 3), array("q", [0] * 3)
     with pytest.raises(ValueError, match="do not agree in length"):
         runs._compiled_regions_found(0, four, four, four, eight, eight, eight, b"abc", eight, eight, four, 3, 50, 50)
     with pytest.raises(ValueError, match="whole number of 8-byte items"):
         runs._compiled_regions_found(0, four, four, four, four, eight, eight, b"abc", eight, eight, four, 3, 50, 50)
-    table_first = np.array([0, 9], dtype=np.int64)  # a place past the table's end
+    table_first = array("q", [0, 9])  # a place past the table's end
     with pytest.raises(ValueError, match="out of range"):
-        runs._compiled_regions_found(0, np.array([7], dtype=np.uint32), np.zeros(1, dtype=np.uint32), np.array([7], dtype=np.uint32),
-                                     table_first, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), b"abc",
-                                     np.zeros(1, dtype=np.int64), np.full(1, 3, dtype=np.int64), np.zeros(1, dtype=np.uint32),
-                                     3, 50, 50)
+        runs._compiled_regions_found(0, array("I", [7]), array("I", [0]), array("I", [7]), table_first, array("q", [0]),
+                                     array("q", [0]), b"abc", array("q", [0]), array("q", [3]), array("I", [0]), 3, 50, 50)
 
 
 @pytest.mark.parametrize("extra", [[], WIDE, WIDE + ASTRAL], ids=["ascii", "two-bytes", "four-bytes"])
-def test_runs_over_arrays_are_those_of_the_plain_loop(extra: list[str], search_path: str) -> None:
+def test_runs_are_those_of_the_plain_loop(extra: list[str], search_path: str) -> None:
     rng = random.Random(len(extra))
     for case in range(200):
         count = rng.randint(1, 5)
@@ -190,58 +214,55 @@ def test_runs_over_arrays_are_those_of_the_plain_loop(extra: list[str], search_p
         for number, normalized in enumerate(files):
             starts = normalized.anchor_offsets()
             values = normalized.anchor_hashes(starts)
-            anchors.append((np.asarray(starts, dtype=np.uint32), values))
-            for start, value in zip(starts, values.tolist(), strict=True):
+            anchors.append((array(HASH_TYPECODE, starts), values))
+            for start, value in zip(starts, values, strict=True):
                 places.setdefault(value, []).append((number, start))
         shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
-        assert kept[0].tolist() == [value in places for value in hashes.tolist()]
+        assert kept[0] == [value in places for value in hashes]
         table = runs.PlaceTable.of(anchors, shared)
         texts = runs.Texts.of([normalized.text for normalized in files])
-        windows = list(zip(hashes.tolist(), offsets.tolist(), strict=True))
+        windows = list(zip(hashes, offsets, strict=True))
         for shortest, most_places in ((50, 50), (42, 3), (90, 1000), (50, 2), (42, 1)):
             expected = plain_runs(mine, files, windows, places, shortest, most_places)
             found = runs.regions_found(
-                mine, files[mine], hashes[kept[0]], offsets[kept[0]], table, texts, shortest=shortest, most_places=most_places
+                mine, files[mine], _kept(hashes, kept[0]), _kept(offsets, kept[0]), table, texts, shortest=shortest, most_places=most_places
             )
             assert found == expected, (case, shortest)
 
 
 def test_extents_stop_at_the_bounds_of_each_file_and_at_the_first_difference() -> None:
-    """Runs reaching a file's first or last character, texts longer than a block, and texts of
-    wide characters differing in one byte of one character."""
+    """Runs reaching a file's first or last character, runs longer than a stride, and texts of
+    wide characters differing in one character."""
     rng = random.Random(9)
     for _ in range(200):
         width = rng.choice(["ab", "aβ", "a😀"])
         body = "".join(rng.choice(width) for _ in range(rng.randint(0, 300)))
         left = "".join(rng.choice("xy") for _ in range(rng.randint(0, 20))) + body
         right = "".join(rng.choice("xz") for _ in range(rng.randint(0, 20))) + body + rng.choice(["", "q", "ć"])
-        texts = runs.Texts.of([left, right])
         left_start = rng.randint(0, len(left))
         right_start = min(len(right), max(0, left_start - len(left) + len(right)))
-        back_limit, forward_limit = min(left_start, right_start), min(len(left) - left_start, len(right) - right_start)
-        here = np.array([(texts.starts[0] + left_start) * texts.width])
-        there = np.array([(texts.starts[1] + right_start) * texts.width])
-        back = runs._agreeing(texts.words, here, there, np.array([back_limit * texts.width]), 2, backwards=True)
-        forward = runs._agreeing(texts.words, here, there, np.array([forward_limit * texts.width]), 8, backwards=False)
-        assert (int(back[0]) // texts.width, int(forward[0]) // texts.width) == plain_extent(left, left_start, right, right_start)
+        assert runs._extent(left, left_start, right, right_start) == plain_extent(left, left_start, right, right_start)
 
 
 def test_runs_are_cut_to_whole_lines_as_line_by_line() -> None:
     normalized = Normalized.of("a = 1\n\nb = f(a)\n# note\nreturn b\n", Language.PYTHON)
     size = len(normalized.text)
-    spans = [(start, end) for start in range(size + 1) for end in range(start, size + 1)]
-    starts, ends = runs._whole_lines(normalized, np.array([span[0] for span in spans]), np.array([span[1] for span in spans]))
-    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [plain_whole_lines(normalized, *span) for span in spans]
+    for span in [(start, end) for start in range(size + 1) for end in range(start, size + 1)]:
+        assert runs._whole_lines(normalized, *span) == plain_whole_lines(normalized, *span)
 
 
-def test_membership_by_table_and_by_bisection_agree() -> None:
-    rng = np.random.default_rng(4)
-    distinct = np.unique(rng.integers(0, 1 << 32, 50_000, dtype=np.uint64).astype(np.uint32))
-    values = np.concatenate([rng.choice(distinct, 100_000), rng.integers(0, 1 << 32, 100_000, dtype=np.uint64).astype(np.uint32)])
-    expected = np.isin(values, distinct)
-    assert (runs.among(values, distinct) == expected).all()  # over the table's threshold
-    assert (runs.among(values[:1000], distinct) == expected[:1000]).all()
-    assert not runs.among(values, distinct[:0]).any()
+def test_shared_hashes_are_the_same_whichever_side_is_held() -> None:
+    """`shared_of` holds the smaller side as a set: either way the same hashes, the same windows."""
+    rng = random.Random(4)
+    tree = [array(HASH_TYPECODE, sorted({rng.randrange(1 << 32) for _ in range(rng.randint(0, 300))})) for _ in range(20)]
+    common = [value for values in tree[:5] for value in values[:3]]
+    for size in (10, 100_000):  # fewer windows of added code than hashes of the tree, and more
+        added = [array(HASH_TYPECODE, [rng.choice(common) if rng.random() < 0.3 else rng.randrange(1 << 32) for _ in range(size)])]
+        everything = {value for values in tree for value in values}
+        shared, kept = runs.shared_of(added, tree)
+        assert shared.tolist() == sorted(everything & set(added[0]))
+        assert kept == [[value in everything for value in added[0]]]
+        assert runs.holding(tree, shared) == [number for number, values in enumerate(tree) if set(values) & set(shared)]
 
 
 def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_path: str) -> None:
@@ -252,32 +273,24 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
     body = "\n".join(lines * 6) + "\n"
     files = [Normalized.of(text, Language.PYTHON) for text in (body, "", "x = 1\n", body)]
     hashes, offsets = files[0].windows_in(range(1, 19))
-    anchors = [(np.asarray(starts := file.anchor_offsets(), dtype=np.uint32), file.anchor_hashes(starts)) for file in files]
+    anchors = _anchors(files)
     texts = runs.Texts.of([file.text for file in files])
-    nothing_shared = runs.PlaceTable.of(anchors, np.zeros(0, dtype=np.uint32))
+    nothing_shared = runs.PlaceTable.of(anchors, array(HASH_TYPECODE))
     assert runs.regions_found(0, files[0], hashes, offsets, nothing_shared, texts, shortest=50, most_places=50) == []
-    empty = np.zeros(0, dtype=np.uint32)
+    empty = array(HASH_TYPECODE)
     shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
     table = runs.PlaceTable.of(anchors, shared)
     assert runs.regions_found(0, files[0], empty, empty, table, texts, shortest=50, most_places=50) == []
     places: dict[int, list[tuple[int, int]]] = {}
     for number, (starts, values) in enumerate(anchors):
-        for start, value in zip(starts.tolist(), values.tolist(), strict=True):
+        for start, value in zip(starts, values, strict=True):
             places.setdefault(value, []).append((number, start))
-    windows = list(zip(hashes.tolist(), offsets.tolist(), strict=True))
-    found = runs.regions_found(0, files[0], hashes[kept[0]], offsets[kept[0]], table, texts, shortest=50, most_places=50)
+    windows = list(zip(hashes, offsets, strict=True))
+    found = runs.regions_found(0, files[0], _kept(hashes, kept[0]), _kept(offsets, kept[0]), table, texts, shortest=50, most_places=50)
     assert found == plain_runs(0, files, windows, places, 50, 50) and found  # the twin in file 3
     assert 3 in {run[3] for run in found}
-    assert runs.Texts.of([]).starts.size == 0
-    assert runs.shared_of([], [])[0].size == 0
-
-
-def test_distinct_hashes_by_sorting_are_those_of_unique() -> None:
-    rng = np.random.default_rng(6)
-    for size in (0, 1, 2, 250, 100_000):
-        values = rng.integers(0, 1 << 32, size, dtype=np.uint64).astype(np.uint32)
-        values = np.concatenate([values, values[: size // 3]])
-        assert distinct(values).tolist() == np.unique(values).tolist()
+    assert len(runs.Texts.of([]).starts) == 0
+    assert len(runs.shared_of([], [])[0]) == 0
 
 
 @needs_compiled

@@ -63,8 +63,6 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.lenses.duplication.fingerprints",
     "reviewgate.reviewers.builtin.lenses.duplication.hashes",
     "reviewgate.reviewers.builtin.lenses.duplication.runs",
-    # The DRY search's arrays: 75 ms of import, only for a change that may repeat code.
-    "numpy",
     "reviewgate.reviewers.builtin.languages.python_flow",
     "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.builtin.lenses.discarded_callback_error",

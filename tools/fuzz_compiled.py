@@ -7,9 +7,10 @@ copy of the package, then feeds them, for the given time, random files (openings
 comments and strings, escapes, newlines, byte-order marks, invalid UTF-8, long lines, raw random
 bytes) in every comment family, random, often inconsistent, arrays to the places loop (files and
 offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
-grouped walk, and the names of random texts, from random lines, to the renaming share. The
-normalization's and the walk's answers are compared with their Python paths'; the places loop and
-the renaming share must answer or refuse with ValueError. A sanitizer report aborts the run with its
+grouped walk, the names of random texts, from random lines, to the renaming share, and random bytes
+and offsets (some with no whole window) to the window hashes. The normalization's, the walk's and
+the window hashes' answers are compared with their Python paths'; the places loop, the renaming
+share and the window hashes must answer or refuse with ValueError. A sanitizer report aborts the run with its
 stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
@@ -37,13 +38,13 @@ def run_cases(seed: int, seconds: float) -> None:
     import ast
     import random
     import time
-
-    import numpy as np
+    from array import array
+    from itertools import accumulate
 
     from reviewgate.reviewers.builtin import _walk, common
     compiled_walk = common.compiled_walk
     from reviewgate.reviewers.builtin.common import Language
-    from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints
+    from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints, hashes
     from reviewgate.text import decode_text
 
     rng = random.Random(seed)
@@ -114,28 +115,41 @@ def run_cases(seed: int, seconds: float) -> None:
         common.compiled_walk = compiled_walk
         files = rng.randint(1, 6)
         codes = bytes(rng.randrange(4) for _ in range(rng.randint(0, 400)))
-        starts = np.array(sorted(rng.randrange(max(1, len(codes))) for _ in range(files)), dtype=np.int64)
-        ends = np.array([min(len(codes), start + rng.randint(0, 200)) for start in starts], dtype=np.int64)
+        starts = array("q", sorted(rng.randrange(max(1, len(codes))) for _ in range(files)))
+        ends = array("q", [min(len(codes), start + rng.randint(0, 200)) for start in starts])
         if rng.random() < 0.1:
-            ends = ends + rng.randint(-500, 500)
-        hashes = np.unique(np.array([rng.randrange(8) for _ in range(rng.randint(0, 30))], dtype=np.uint32))
-        first = np.array([0, *np.cumsum([rng.randint(0, 5) for _ in hashes])], dtype=np.int64)
-        places = int(first[-1])
-        owners = np.array([rng.randrange(-1 if rng.random() < 0.05 else 0, files + (rng.random() < 0.05))
-                           for _ in range(places)], dtype=np.int64)
-        offsets = np.array([rng.randint(-3 if rng.random() < 0.05 else 0, 250) for _ in range(places)], dtype=np.int64)
+            shift = rng.randint(-500, 500)
+            ends = array("q", [end + shift for end in ends])
+        table_hashes = array("I", sorted({rng.randrange(8) for _ in range(rng.randint(0, 30))}))
+        first = array("q", accumulate((rng.randint(0, 5) for _ in table_hashes), initial=0))
+        places = first[-1]
+        owners = array("q", [rng.randrange(-1 if rng.random() < 0.05 else 0, files + (rng.random() < 0.05))
+                             for _ in range(places)])
+        offsets = array("q", [rng.randint(-3 if rng.random() < 0.05 else 0, 250) for _ in range(places)])
         windows = rng.randint(0, 40)
-        window_hashes = np.array([rng.randrange(8) for _ in range(windows)], dtype=np.uint32)
-        window_offsets = np.array([rng.randint(0, 250) for _ in range(windows)], dtype=np.uint32)
-        lines = np.array(sorted(rng.randint(0, 300) for _ in range(rng.randint(1, 20))), dtype=np.uint32)
+        window_hashes = array("I", [rng.randrange(8) for _ in range(windows)])
+        window_offsets = array("I", [rng.randint(0, 250) for _ in range(windows)])
+        lines = array("I", sorted(rng.randint(0, 300) for _ in range(rng.randint(1, 20))))
         lines[0] = 0
         try:
-            found = _runs.regions_found(rng.randrange(files), window_hashes, window_offsets, hashes, first, owners, offsets,
+            found = _runs.regions_found(rng.randrange(files), window_hashes, window_offsets, table_hashes, first, owners, offsets,
                                         codes, starts, ends, lines, rng.randint(0, 300), rng.choice([1, 10, 50]),
                                         rng.choice([1, 3, 50]))
             _runs.longest_disjoint(found, rng.choice([1, 10, 50]))
         except ValueError:
             pass
+        # The window hashes of random bytes, at offsets some of which have no whole window: the
+        # compiled ones are those of the prefix sums, or refused.
+        data = codes + bytes(rng.randrange(256) for _ in range(rng.randint(0, 100)))
+        at = array("I", [rng.randint(0, len(data)) for _ in range(rng.randint(0, 20))])
+        try:
+            digests = _normalize.window_hashes(data, at)
+        except ValueError:
+            assert any(offset > len(data) - fingerprints.WINDOW for offset in at)
+        else:
+            fingerprints.compiled_window_hashes = None  # the prefix sums, as the definition
+            assert digests == hashes.window_hashes(data, at).tobytes(), (data, at)
+            fingerprints.compiled_window_hashes = _normalize.window_hashes
         cases += 1
     print(f"{cases} cases, no sanitizer report")
 

@@ -580,6 +580,51 @@ static PyObject *anchor_hashes(PyObject *module, PyObject *const *arguments, Py_
     return result;
 }
 
+/* window_hashes(data: bytes, offsets: 4-byte unsigned integers) -> bytes: the hash (hashes.py) of
+   the WINDOW bytes of `data` at each offset, as 4-byte native unsigned integers. */
+static PyObject *window_hashes(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(arguments, "y*y*:window_hashes", &data, &offsets))
+        return NULL;
+    PyObject *result = NULL;
+    if (offsets.len % (Py_ssize_t)sizeof(uint32_t) != 0) {
+        PyErr_Format(PyExc_ValueError, "window_hashes: offsets of %zd bytes are not 4-byte items", offsets.len);
+        goto done;
+    }
+    Py_ssize_t count = offsets.len / (Py_ssize_t)sizeof(uint32_t);
+    result = PyBytes_FromStringAndSize(NULL, offsets.len);
+    if (result == NULL)
+        goto done;
+    uint64_t half_power = 1; /* BASE ** (WINDOW / 2), modulo 2 ** 64 */
+    for (int j = 0; j < WINDOW / 2; j++)
+        half_power *= BASE;
+    const unsigned char *bytes = data.buf;
+    uint32_t *hashes = (uint32_t *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        uint32_t offset;
+        memcpy(&offset, (const unsigned char *)offsets.buf + k * (Py_ssize_t)sizeof(uint32_t), sizeof offset);
+        if ((Py_ssize_t)offset > data.len - WINDOW) {
+            PyErr_Format(PyExc_ValueError, "window_hashes: offset %u has no whole window in %zd bytes", offset, data.len);
+            Py_CLEAR(result);
+            goto done;
+        }
+        /* Horner's rule in two halves, as anchor_hashes. */
+        const unsigned char *window = bytes + offset;
+        uint64_t low = 0, high = 0;
+        for (int j = WINDOW / 2 - 1; j >= 0; j--) {
+            low = low * BASE + window[j];
+            high = high * BASE + window[j + WINDOW / 2];
+        }
+        hashes[k] = (uint32_t)((high * half_power + low) >> 32);
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
 /* The names behind a stretch of marks, read from a file's blanked text a line at a time as
    fingerprints.Normalized.iter_names_between reads them: the identifiers (`_IDENTIFIER`) of each
    line whose normalized line is kept, the first `skip` of them left out, `left` of them in all. */
@@ -829,6 +874,8 @@ static PyMethodDef methods[] = {
      "normalize(source, family) -> (blanked, lines), lines None when the blanked text is not all ASCII."},
     {"anchor_hashes", (PyCFunction)(void (*)(void))anchor_hashes, METH_FASTCALL,
      "anchor_hashes(data, family) -> the line-start window hashes as 4-byte integers, or None."},
+    {"window_hashes", (PyCFunction)window_hashes, METH_VARARGS,
+     "window_hashes(data, offsets) -> the hashes of the windows at 4-byte offsets, as 4-byte integers."},
     {"renaming_share", (PyCFunction)(void (*)(void))renaming_share, METH_FASTCALL,
      "renaming_share(mine (6), theirs (6), below, at_most) -> consistent_renaming's share, or None."},
     {NULL, NULL, 0, NULL},

@@ -27,8 +27,7 @@ from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language, 
 from reviewgate.text import decode_text
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+    from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes
 
 # Window length in normalized characters (about one token each): long enough that common idioms
 # (`for a in a:`, `if a is None: return`) do not match on their own.
@@ -127,6 +126,7 @@ _DROPPED_LINE = re.compile(rf"\n(?:{_IMPORT_START}[^\n]*|[^\n]{{{MAX_LINE_LENGTH
 # the same lines as the patterns here, which stay its definition and the path where it is missing.
 _compiled_normalize: Callable[[str, int], tuple[str, list[str] | None] | None] | None = None
 _compiled_anchor_hashes: Callable[[bytes, int], bytes | None] | None = None
+compiled_window_hashes: Callable[[bytes, array[int]], bytes] | None = None  # hashes.window_hashes
 _compiled_renaming_share: Callable[..., float | None] | None = None
 
 
@@ -146,6 +146,7 @@ else:
         _normalize.set_keywords(_KEYWORDS)
         _compiled_normalize, _compiled_anchor_hashes = _normalize.normalize, _normalize.anchor_hashes
         _compiled_renaming_share = _normalize.renaming_share
+        compiled_window_hashes = getattr(_normalize, "window_hashes", None)  # None in a build older than it
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
@@ -353,40 +354,38 @@ class Normalized:
         del starts[bisect.bisect_right(starts, len(self.text) - WINDOW) :]
         return starts
 
-    def anchor_hashes(self, offsets: list[int]) -> npt.NDArray[np.uint32]:
+    def anchor_hashes(self, offsets: list[int]) -> Hashes:
         """The hash of the window at each of `offsets` (`anchor_offsets`)."""
-        from reviewgate.reviewers.builtin.lenses.duplication.hashes import window_hashes  # numpy: not at start
+        from reviewgate.reviewers.builtin.lenses.duplication.hashes import window_hashes  # not at start
 
         return window_hashes(self._bytes, offsets)
 
-    def windows_in(self, line_numbers: Collection[int]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    def windows_in(self, line_numbers: Collection[int]) -> tuple[Hashes, Hashes]:
         """The hashes and the offsets (two arrays, side by side) of every window starting inside
         the given source lines. The normalized lines follow each other with nothing between them,
         so the windows of a stretch of adjacent lines are one stretch of offsets (an appended
         file's added lines are one stretch)."""
-        import numpy as np  # only when the added code may repeat: not at start
-
-        from reviewgate.reviewers.builtin.lenses.duplication.hashes import window_hashes
+        from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE, window_hashes  # not at start
 
         lines, line_starts = self.lines, self.line_starts
         last = len(self.text) - WINDOW + 1
-        stretches = [
-            np.arange(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last), dtype=np.int64)
-            for first, final in _stretches(line_numbers, len(lines))
-        ]
-        offsets = np.concatenate(stretches) if stretches else np.zeros(0, dtype=np.int64)
-        return window_hashes(self._bytes, offsets), offsets.astype(np.uint32)
+        offsets = array(HASH_TYPECODE)
+        for first, final in _stretches(line_numbers, len(lines)):
+            offsets.extend(range(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last)))
+        return window_hashes(self._bytes, offsets), offsets
 
 
-def anchor_hashes_of(data: bytes, language: Language) -> npt.NDArray[np.uint32]:
+def anchor_hashes_of(data: bytes, language: Language) -> Hashes:
     """The hashes of a file's line-start windows from its bytes, as `Normalized.of(decode_text(data),
     language)` gives them: compiled without making the file's text (a cold run's index of every
     file of the tree, in a tenth of the time), else through `Normalized`."""
-    import numpy as np  # only when the added code may repeat: not at start
+    from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE  # not at start
 
     compiled = None if _compiled_anchor_hashes is None else _compiled_anchor_hashes(data, _family(language))
     if compiled is not None:
-        return np.frombuffer(compiled, dtype=np.uint32)
+        hashes = array(HASH_TYPECODE)
+        hashes.frombytes(compiled)
+        return hashes
     normalized = Normalized.of(decode_text(data), language)
     return normalized.anchor_hashes(normalized.anchor_offsets())
 

@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import sys
 import zlib
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np  # imported with the index: only when added code may repeat code
 
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import FINGERPRINT_FORMAT
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes, distinct
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE, Hashes, distinct, no_hashes
 
 SUBDIRECTORY = "dry-index"
 MAX_PACKS = 8
@@ -39,21 +40,28 @@ _MAGIC = b"RGDX"
 _HEADER = struct.Struct("<4sIII")  # magic, fingerprint format, entry count, CRC-32 of the rest
 _ENTRY = struct.Struct("<20sI")  # blob id, how many hashes
 # Stored little-endian whatever the machine, so a cache restored on another machine still reads.
-_STORED = np.dtype("<u4")
+_SWAPPED = sys.byteorder != "little"
+
+
+def _little_endian(values: Hashes) -> Hashes:
+    """`values` in the other byte order, a copy, where the machine is not little-endian."""
+    if _SWAPPED:
+        values = array(HASH_TYPECODE, values)
+        values.byteswap()
+    return values
 
 
 def _pack(entries: dict[str, Hashes]) -> bytes:
     table, hashes = [], []
     for blob, values in sorted(entries.items()):
         table.append(_ENTRY.pack(bytes.fromhex(blob), len(values)))
-        hashes.append(values.astype(_STORED).tobytes())
+        hashes.append(_little_endian(values).tobytes())
     body = b"".join(table) + b"".join(hashes)
     return _HEADER.pack(_MAGIC, FINGERPRINT_FORMAT, len(table), zlib.crc32(body)) + body
 
 
 def _unpack(data: bytes) -> dict[str, Hashes] | None:
-    """The entries of a pack, or None when it is not a whole pack of this format. Each entry is a
-    view of `data`, not a copy."""
+    """The entries of a pack, or None when it is not a whole pack of this format."""
     if len(data) < _HEADER.size:
         return None
     magic, version, count, checksum = _HEADER.unpack_from(data)
@@ -67,8 +75,9 @@ def _unpack(data: bytes) -> dict[str, Hashes] | None:
     for blob, length in _ENTRY.iter_unpack(body[:offset]):
         if offset + 4 * length > len(body):
             return None
-        values = np.frombuffer(body, dtype=_STORED, count=length, offset=offset)
-        entries[blob.hex()] = values if _STORED.isnative else values.astype(np.uint32)
+        values = no_hashes()
+        values.frombytes(body[offset : offset + 4 * length])
+        entries[blob.hex()] = _little_endian(values)
         offset += 4 * length
     return entries if offset == len(body) else None
 
@@ -114,7 +123,7 @@ class BlobIndex:
             self._used[blob] = values
         return values
 
-    def add(self, blob: str, digests: Hashes) -> Hashes:
+    def add(self, blob: str, digests: Sequence[int]) -> Hashes:
         """Hashes computed in this run, written by `save`: the file's entry, as `load` gives it."""
         values = distinct(digests)
         if len(blob) == 40:

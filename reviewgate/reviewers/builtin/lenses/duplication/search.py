@@ -12,9 +12,11 @@ both sides: test helpers are meant to look alike, and a copy in a test is not tw
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
@@ -59,11 +61,9 @@ from reviewgate.reviewers.builtin.lenses.duplication.rules import (
 from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.text import decode_text
 
-if TYPE_CHECKING:  # numpy is imported only when the added code may repeat code
-    import numpy as np
-    import numpy.typing as npt
-
+if TYPE_CHECKING:  # imported only when the added code may repeat code
     from reviewgate.reviewers.builtin.lenses.duplication import runs
+    from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes
 
 # A duplicate worth a finding: at least MIN_LINES non-empty lines (duplication.py) of which this
 # many differ from each other (six `self.a = a` lines are a shape, not a copy) and this many
@@ -147,8 +147,8 @@ class _Query:
     source: str
     # The windows inside added lines, hashes beside offsets (once the tree is read, those it
     # shares): hashed only when some file of the change may repeat code (`check`).
-    hashes: npt.NDArray[np.uint32] = field(init=False)
-    offsets: npt.NDArray[np.uint32] = field(init=False)
+    hashes: Hashes = field(init=False)
+    offsets: Hashes = field(init=False)
 
     def hash_windows(self) -> None:
         self.hashes, self.offsets = self.normalized.windows_in(self.added)
@@ -267,12 +267,12 @@ def _compact(numbers: set[int]) -> Collection[int]:
     return numbers
 
 
-def _anchors(normalized: Normalized) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+def _anchors(normalized: Normalized) -> tuple[Hashes, Hashes]:
     """A file's line-start windows, offsets and hashes: 4 bytes each while the tree is read."""
-    import numpy as np  # imported by `_index`, the only caller
+    from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE  # imported by `_index`
 
     offsets = normalized.anchor_offsets()
-    return np.asarray(offsets, dtype=np.uint32), normalized.anchor_hashes(offsets)
+    return array(HASH_TYPECODE, offsets), normalized.anchor_hashes(offsets)
 
 
 def _read_in_batches(request: ReviewRequest, blobs: dict[str, str]) -> Iterator[tuple[str, bytes]]:
@@ -361,7 +361,7 @@ class DuplicationSearch:
         digests = {path: stored.load(blob) for path, blob in blobs.items()}  # None: not stored
         unseen = {path: blob for path, blob in blobs.items() if digests[path] is None}
         # A changed file's line-start windows, computed once: 4-byte arrays while the tree is read.
-        anchors: dict[str, tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]] = {}
+        anchors: dict[str, tuple[Hashes, Hashes]] = {}
         for path in unseen.keys() & queries.keys():
             anchors[path] = _anchors(queries[path].normalized)
             digests[path] = stored.add(unseen[path], anchors[path][1])
@@ -376,10 +376,11 @@ class DuplicationSearch:
         for changed, changed_kept in zip(queries.values(), kept, strict=True):
             # Only a window the tree shares has places: the others (nine in ten at +300k lines,
             # 17 MB of the two arrays) would only be looked up and passed over.
-            changed.hashes, changed.offsets = changed.hashes[changed_kept], changed.offsets[changed_kept]
+            changed.hashes = array(changed.hashes.typecode, compress(changed.hashes, changed_kept))
+            changed.offsets = array(changed.offsets.typecode, compress(changed.offsets, changed_kept))
         normalized: dict[str, Normalized] = {}
         sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
-        matching_anchors: list[tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]] = []
+        matching_anchors: list[tuple[Hashes, Hashes]] = []
         read = _read_in_batches(request, {path: blobs[path] for path in matching if path not in queries})
         for path in matching:
             query = queries.get(path)
