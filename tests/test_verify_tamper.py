@@ -61,6 +61,21 @@ def test_changes_to_the_git_store_and_trees_are_named(tmp_path: Path) -> None:
     assert f"the tree of {branch.head_sha[:12]}" in changed
 
 
+def test_a_filter_written_into_the_users_git_config_is_named(tmp_path: Path) -> None:
+    """As the gate's own user the verify can write ~/.gitconfig, which the gate's git calls that
+    read the work tree still read: a clean filter or an fsmonitor set there would run in the gate."""
+    branch = make_repo(tmp_path / "repo", {"README.md": "x\n"}, {"app.py": SWALLOW})
+    home = tmp_path / "home"
+    home.mkdir()
+    environ = {"HOME": str(home)}
+    before = take_fingerprint(branch.path, (branch.head_sha,), environ)
+    (home / ".gitconfig").write_text("[filter \"x\"]\n\tclean = touch pwned\n", encoding="utf-8")
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "attributes").write_text("* filter=x\n", encoding="utf-8")
+    changed = take_fingerprint(branch.path, (branch.head_sha,), environ).changed_since(before)
+    assert changed == ("the user's git attributes", "~/.gitconfig")
+
+
 def test_doctor_says_who_the_verify_runs_as(tmp_path: Path) -> None:
     branch = make_repo(tmp_path, {".prepcook/scripts.toml": '[test]\nrun = "true"\n'})
     result = run_cli(branch.path, "doctor")

@@ -11,6 +11,8 @@ against the object id): a loose object rewritten with new bytes under its old na
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +42,26 @@ def installation_directory() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def take_fingerprint(repo: Path, commits: tuple[str, ...]) -> Fingerprint:
+def user_git_files(environ: Mapping[str, str]) -> dict[str, str]:
+    """The user's own git config and attributes, which the gate's git calls that read the work
+    tree still read (git-config(1) FILES): a verify running as that user can write them, and a
+    filter or an fsmonitor set there would run in the gate's next such call."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files = {"~/.gitconfig": os.path.join(home, ".gitconfig"),
+             "the user's git config": os.path.join(config_home, "git", "config"),
+             "the user's git attributes": os.path.join(config_home, "git", "attributes")}
+    if environ.get("GIT_CONFIG_GLOBAL"):
+        files["GIT_CONFIG_GLOBAL"] = environ["GIT_CONFIG_GLOBAL"]
+    return files
+
+
+def take_fingerprint(repo: Path, commits: tuple[str, ...], environ: Mapping[str, str] = os.environ) -> Fingerprint:
     # Less the bytecode caches: the gate and every other Python process write them as they import.
     digests: dict[str, str] = {"the gate's installation": path_digest(str(installation_directory()),
                                                                      frozenset({"__pycache__"}))}
     digests.update(control_digests(repo))
+    digests.update({name: path_digest(path) for name, path in user_git_files(environ).items()})
     for commit in dict.fromkeys(commits):
         digests[f"the tree of {commit[:12]}"] = _tree_digest(repo, commit)
     return Fingerprint(digests)
