@@ -149,6 +149,14 @@ def test_hanging_agent_is_killed_at_the_timeout(tmp_path: Path, shared: Path) ->
     assert outcome.status is ReviewerStatus.BLOCKED and "timeout" in outcome.reason
 
 
+def test_an_agent_that_floods_stderr_is_stopped_at_its_cap(tmp_path: Path, shared: Path) -> None:
+    """Only the end of stderr explains a failure; an agent that never stops writing there would
+    fill the runner's disk before its timeout."""
+    flood = "import sys\nwhile True:\n    sys.stderr.write('warning: retrying\\n' * 4096)\n"
+    outcome = _review_with_agent(tmp_path, shared, flood, timeout=60.0)
+    assert outcome.status is ReviewerStatus.BLOCKED and "to stderr" in outcome.reason, outcome.reason
+
+
 def test_missing_command_option_is_a_config_error(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path)
     write_config(repo.path, "agent", {"provider": "command"})

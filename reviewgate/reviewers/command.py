@@ -48,6 +48,7 @@ from reviewgate.trusted_programs import UntrustedProgram
 
 PROMPT_PLACEHOLDER = "{prompt_file}"
 MAX_ERROR_READ = 4096  # the end of the agent's stderr (or stdout) read to explain a failure
+MAX_ERROR_BYTES = 16 << 20  # what the agent may write to stderr: only its end is read, the rest fills the disk
 POLL_SECONDS = 0.05  # how often the wait for the agent looks at its deadline, size and a stop
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: no merge base, no agent settings
 
@@ -115,6 +116,9 @@ class CommandTransport:
                 elif stdout.stat().st_size > self.options.max_answer_bytes:
                     problem = (f"{argv[0]!r} printed more than the cap of {self.options.max_answer_bytes:,} "
                                "bytes (max_answer_bytes); it was stopped")
+                elif stderr.stat().st_size > MAX_ERROR_BYTES:
+                    problem = (f"{argv[0]!r} wrote more than {MAX_ERROR_BYTES:,} bytes to stderr "
+                               "(a CLI that loops on a warning would fill the disk); it was stopped")
         _kill_group(process)
         process.wait()
         raise TransportBlocked(problem)
