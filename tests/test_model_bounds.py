@@ -16,6 +16,7 @@ from testing.agent_clis import shared_with_the_agent
 from testing.cli import clean_environment, run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer, Reply, review_document
+from testing.verify_app import python_for_the_verify
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +110,7 @@ def test_an_agent_that_prints_past_the_cap_is_stopped_and_blocks(tmp_path: Path)
         agent = shared / "agent.py"
         agent.write_text("import sys, time\nsys.stdout.write('x' * 2_000_000)\nsys.stdout.flush()\ntime.sleep(60)\n")
         write_config(repo.path, "agent", {"provider": "command", "timeout": 30, "max_answer_bytes": 100_000,
-                                          "command": [sys.executable, str(agent)]})
+                                          "command": [python_for_the_verify(), str(agent)]})
         result = run_cli(repo.path, "run", "--base", "main", env=KEY, timeout=60)
     assert result.returncode == 3, result.stdout + result.stderr
     report = result.report()

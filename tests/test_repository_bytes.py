@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from testing.cli import CliResult, run_cli
 from testing.model_repo import calc_repo, review_request
 from testing.model_server import review_document
 from testing.repo import BranchRepo, git, make_repo, write_base_config
+from testing.verify_app import python_for_the_verify
 
 # A swallowed exception, a shell command built by formatting and an eval: three blocking lenses.
 RISKY = (
@@ -112,7 +112,7 @@ def _agent_config(repo: BranchRepo, shared: Path, body: str) -> None:
     agent = shared / "agent.py"
     answer = json.dumps(review_document())
     agent.write_text(f"import os, sys\nsys.stdin.read()\n{body}\nprint({answer!r})\n", encoding="utf-8")
-    command = json.dumps([sys.executable, str(agent)])
+    command = json.dumps([python_for_the_verify(), str(agent)])
     write_base_config(
         repo.path,
         f'[review]\nreviewers = ["builtin", "agent"]\n\n[reviewer.agent]\nprovider = "command"\n'

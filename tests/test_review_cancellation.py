@@ -25,6 +25,7 @@ from testing.forge_server import ForgeServer, github_environment
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.model_server import ModelServer, Reply, review_document
 from testing.repo import git, write_base_config  # the head moves when the config is committed on the target side
+from testing.verify_app import python_for_the_verify
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 SIGNALS = [signal.SIGTERM, signal.SIGINT]
@@ -104,7 +105,7 @@ def test_a_signal_during_an_agent_run_kills_its_group_and_removes_its_files(
         agent.write_text(AGENT)
         pid_file = shared / "out" / "agent.pid"
         write_config(repo.path, "agent", {"provider": "command", "timeout": 120,
-                                          "command": [sys.executable, str(agent), str(pid_file)]})
+                                          "command": [python_for_the_verify(), str(agent), str(pid_file)]})
         temp = shared / "temp"
         gate = _start_gate(repo.path, temp)
         child_file = Path(f"{pid_file}.child")

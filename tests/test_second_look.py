@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from testing.cli import CliResult, run_cli
 from testing.model_repo import PR_DESCRIPTION, calc_repo, chunk_store, fast_openai, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document, verdict
 from testing.repo import write_base_config
+from testing.verify_app import python_for_the_verify
 
 KEY = {"OPENAI_API_KEY": "sk-test-key-not-real"}
 # The branch drops the guard of an existing function: the second look sees both versions.
@@ -298,7 +298,7 @@ def test_an_agent_cli_takes_the_second_look_in_its_snapshot(tmp_path: Path) -> N
         agent.write_text(f"import os, sys\nprompt = sys.stdin.read()\nassert os.path.exists('app/calc.py')\n"
                          f"print({answer!r} if 'failure_scenario' in prompt else {review!r})\n", encoding="utf-8")
         settings = ReviewerSettings(name="agent", provider="command", timeout=10.0,
-                                    options={"command": [sys.executable, str(agent)]})
+                                    options={"command": [python_for_the_verify(), str(agent)]})
         outcome = command.build(settings).review(review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     [item] = outcome.findings
