@@ -4,7 +4,7 @@ Pure: the history comes from the summary comment's hidden metadata and goes back
 Each distinct reviewed patch (`patch_sha256`) whose verdict is request_changes is one round;
 re-running the same patch is the same round. A blocked run (provider or setup failure) is not
 a review, so it is not recorded and consumes no round. When the rounds reach
-`review.max_rounds` (seed: autonomy_review_iterations, default 3) and the reviewer still
+`review.max_rounds` (default 3) and the reviewer still
 requests changes, the loop stops: the gate still fails and a person must look.
 """
 
