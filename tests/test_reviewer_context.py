@@ -90,7 +90,7 @@ def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to
     """The same twelve callers with the tool loop on: only INLINE_SITES_WITH_TOOLS are shown, the
     others are named by place, and the context tells the model to ask `callers` or `read` for
     them; with the tools off every caller is still shown and nothing is asked for."""
-    context, system = _review(tmp_path / "on", 12, tools=True)
+    context, _ = _review(tmp_path / "on", 12, tools=True)
     shown = _calls_shown(context, 12)
     assert len(shown) == INLINE_SITES_WITH_TOOLS
     named = re.search(r"(\d+) call site\(s\) of parse_number:\n((?:  .*\n?)+)", context)
@@ -98,7 +98,6 @@ def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to
     listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py: \d+", named.group(2))}
     assert listed == set(range(12)) - shown
     assert "`callers`" in context and "`read`" in context
-    assert "ask `callers`" in system
     off, _ = _review(tmp_path / "off", 12, tools=False)
     assert _calls_shown(off, 12) == set(range(12))
     assert "call site(s) of parse_number" not in off and "`callers`" not in off
