@@ -9,7 +9,7 @@ from pathlib import Path
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
-from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS
+from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS, NOT_SHOWN, ContextItem
 from testing.model_repo import review_request
 from testing.model_server import ModelServer, Recorded, Reply, review_document
 from testing.repo import make_repo
@@ -101,6 +101,17 @@ def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to
     off, _ = _review(tmp_path / "off", 12, tools=False)
     assert _calls_shown(off, 12) == set(range(12))
     assert "call site(s) of parse_number" not in off and "`callers`" not in off
+
+
+def test_the_not_shown_entry_is_keyed_without_the_line_numbers_it_names() -> None:
+    """A push that only shifts a caller's lines does not make the chunks naming it miss the cache;
+    a caller that moves to another file does."""
+    def entry(*lines: str) -> ContextItem:
+        return ContextItem(NOT_SHOWN, "call sites not shown inline", ("2 call site(s) of parse:", *lines))
+
+    assert entry("  app/a.py: 6, 40").key_text() == entry("  app/a.py: 9, 52").key_text()
+    assert entry("  app/a.py: 6, 40").key_text() != entry("  app/b.py: 6, 40").key_text()
+    assert entry("  app/a.py: 6, 40").render() != entry("  app/a.py: 9, 52").render()
 
 
 def test_the_system_message_says_the_context_is_partial_and_how_to_say_so(tmp_path: Path) -> None:

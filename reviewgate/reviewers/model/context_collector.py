@@ -22,6 +22,7 @@ push that only shifts a cited function down does not make the chunk citing it mi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ NOT_SHOWN = "not shown"  # the path of the item naming the sites left out
 LEFT_FOR_ROOM = "call sites left out for room: the context is partial"
 LEFT_FOR_TOOLS = "call sites not shown inline: the context is partial"
 ASK_FOR_THEM = "Read the ones that matter before you judge: `callers` with the symbol, or `read` with the path and lines."
+_NAMED_LINES = re.compile(r"(?<=: )[0-9, ]+$")  # the line numbers of a `not shown` entry's `  path: 3, 9`
 _MORE = "… and "  # the start of a listing's last line when it names only MAX_NEIGHBOUR_NAMES
 _CUT = " …"
 
@@ -76,8 +78,11 @@ class ContextItem:
         return "\n".join(self.rendered_lines())
 
     def key_text(self) -> str:
-        """What the answer depends on: the path, why it is shown and its text, not where it stands."""
-        return "\n".join((self.path, self.why, *self.lines))
+        """What the answer depends on: the path, why it is shown and its text, not where it stands
+        (nor where the sites a `not shown` entry names stand: with the tools on it names most of
+        them, and a push that shifts a caller's lines would make every chunk citing it miss)."""
+        lines = self.lines if self.path != NOT_SHOWN else tuple(_NAMED_LINES.sub("", line) for line in self.lines)
+        return "\n".join((self.path, self.why, *lines))
 
 
 @dataclass(frozen=True)
