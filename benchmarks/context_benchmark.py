@@ -1,22 +1,24 @@
 """How many of the call sites a change touches does the model reviewer read? One command:
 
     python benchmarks/context_benchmark.py --repo CLONE [--repo CLONE ...] [--prs 12]
-        [--context-chars 8000] [--ref HEAD]
+        [--context-chars 8000] [--ref HEAD] [--tools]
 
 For each `--repo` (a git repository; a bare one is cloned to a scratch directory first) it takes
 the newest `--prs` merged pull requests on the first-parent history of `--ref` that change
 Python code: a squash-merged PR is a commit whose subject ends in `(#N)` (base: its parent), a
 merge commit `Merge pull request #N` is the PR's second parent against the first. Each is frozen
 as the gate freezes a change, split into the model reviewer's chunks, and each chunk's context
-is collected with `context_chars` as a run would (context_collector.py).
+is collected with `context_chars` as a run would (context_collector.py); with `--tools` as a run
+with the read-only tool loop on collects it (a few sites of each symbol inline, the rest named).
 
 The call sites of a chunk are the uses at the head of every symbol it touches (symbols.py: the
 names its changed lines define or remove, and the functions whose bodies it edits), imports,
 definitions and documents left out, the first 200 per symbol. One is *shown* when the
 request's diff shows its line (a line of a hunk of the change) or the chunk's context holds
-it; *reachable* when shown, or when the `callers` tool of the read-only tool loop (tools.py)
-returns or names it. It prints, per project and in all, the sites, the share shown and the
-share shown or reachable.
+it; *named* when shown, or when the context's `not shown` entry names its place; *reachable*
+when shown, or when the `callers` tool of the read-only tool loop (tools.py) returns or names it.
+It prints, per project and in all, the sites and the shares shown, shown or named, and shown or
+reachable.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ sys.path.insert(0, str(BENCHMARKS.parent))
 
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.reviewers.model.chunking import plan_chunks  # noqa: E402
-from reviewgate.reviewers.model.context_collector import collect_context  # noqa: E402
+from reviewgate.reviewers.model.context_collector import (  # noqa: E402
+    INLINE_SITES_WITH_TOOLS,
+    NOT_SHOWN,
+    ContextItem,
+    collect_context,
+)
 from reviewgate.reviewers.model.engine import context_budget_for  # noqa: E402
 from reviewgate.reviewers.model.prompt import ToolCall  # noqa: E402
 from reviewgate.reviewers.model.symbols import UseReader, touched_symbols  # noqa: E402
@@ -53,12 +60,14 @@ _HEADING = re.compile(r"^=== (\S+) lines (\d+)-(\d+) ")
 class Count:
     sites: int = 0
     shown: int = 0
+    named: int = 0
     reachable: int = 0
     prs: int = 0
 
     def add(self, other: Count) -> None:
         self.sites += other.sites
         self.shown += other.shown
+        self.named += other.named
         self.reachable += other.reachable
         self.prs += other.prs
 
@@ -66,7 +75,8 @@ class Count:
         def share(part: int) -> str:
             return f"{100 * part / self.sites:.1f}%" if self.sites else "-"
 
-        return f"{name:<28} {self.prs:>4} {self.sites:>7} {share(self.shown):>8} {share(self.reachable):>10}"
+        return (f"{name:<28} {self.prs:>4} {self.sites:>7} {share(self.shown):>8} {share(self.named):>8} "
+                f"{share(self.reachable):>10}")
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -119,7 +129,20 @@ def _callers_output(tools: ReadTools, symbol: str) -> set[tuple[str, int]]:
     return places
 
 
-def measure_pr(repo: Path, base: str, head: str, context_chars: int) -> Count:
+def _named_places(items: tuple[ContextItem, ...]) -> set[tuple[str, int]]:
+    """The (path, line) sites the context's `not shown` entry names."""
+    places: set[tuple[str, int]] = set()
+    for item in items:
+        if item.path != NOT_SHOWN:
+            continue
+        for line in item.lines:
+            path, _, numbers = line.strip().partition(": ")
+            if line.startswith("  ") and numbers:
+                places.update((path, int(number)) for number in numbers.split(", ") if number.isdigit())
+    return places
+
+
+def measure_pr(repo: Path, base: str, head: str, context_chars: int, tools: bool = False) -> Count:
     target = freeze(repo, base=base, head=head)
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
     branch_paths = {change.path for change in target.files}
@@ -127,11 +150,12 @@ def measure_pr(repo: Path, base: str, head: str, context_chars: int) -> Count:
     in_diff = {(change.path, line) for change in target.files for hunk in change.hunks
                for line in range(hunk.new_start, hunk.new_end + 1)}
     uses = UseReader(request.head)
-    tools = ReadTools(request)
+    reader = ReadTools(request)
     count = Count(prs=1)
     for chunk in plan_chunks(shown_files, DIFF_BUDGET_TOKENS).chunks:
         context = collect_context(request, chunk.files, context_budget_for(chunk, context_chars), branch_paths,
-                                  context_chars)
+                                  context_chars, INLINE_SITES_WITH_TOOLS if tools else None)
+        named = _named_places(context.items)
         in_context = {(item.path, item.first_line + index) for item in context.items if item.first_line is not None
                       for index in range(len(item.lines))}
         for symbol in touched_symbols(request, chunk.files).changed:
@@ -140,9 +164,10 @@ def measure_pr(repo: Path, base: str, head: str, context_chars: int) -> Count:
             if not sites:
                 continue
             shown = {site for site in sites if site in in_diff or site in in_context}
-            reachable = shown | (sites & _callers_output(tools, symbol))
+            reachable = shown | (sites & _callers_output(reader, symbol))
             count.sites += len(sites)
             count.shown += len(shown)
+            count.named += len(shown | (sites & named))
             count.reachable += len(reachable)
     return count
 
@@ -153,9 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prs", type=int, default=12, help="merged PRs per repository (default 12)")
     parser.add_argument("--context-chars", type=int, default=8000, help="the reviewer's context_chars")
     parser.add_argument("--ref", default="HEAD", help="where the first-parent history starts (default HEAD)")
+    parser.add_argument("--tools", action="store_true",
+                        help="collect the context as with the read-only tool loop on (default: off)")
     arguments = parser.parse_args(argv)
     total = Count()
-    print(f"{'project / PR':<28} {'PRs':>4} {'sites':>7} {'shown':>8} {'reachable':>10}")
+    print(f"tools {'on' if arguments.tools else 'off'}")
+    print(f"{'project / PR':<28} {'PRs':>4} {'sites':>7} {'shown':>8} {'named':>8} {'reachable':>10}")
     with tempfile.TemporaryDirectory(prefix="reviewgate-context-benchmark-") as scratch:
         for source in arguments.repo:
             if not source.is_dir():
@@ -164,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             repo = _clone(source, Path(scratch))
             project = Count()
             for name, base, head in merged_prs(repo, arguments.ref, arguments.prs):
-                counted = measure_pr(repo, base, head, arguments.context_chars)
+                counted = measure_pr(repo, base, head, arguments.context_chars, arguments.tools)
                 print(counted.row(f"  {name}"))
                 project.add(counted)
             print(project.row(source.resolve().parent.name if source.name == "repo" else source.name))

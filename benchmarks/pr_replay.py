@@ -1,12 +1,14 @@
 """What a model reviewer is sent over a merged pull request's life: its commits replayed as pushes.
 
-    python benchmarks/pr_replay.py --repo CLONE --merge SHA [--merge SHA ...] [--gate-path DIR]
+    python benchmarks/pr_replay.py --repo CLONE --merge SHA [--merge SHA ...] [--gate-path DIR] [--tools]
 
 Each `--merge` is a merge commit M of `--repo`: the PR's pushes are the first-parent commits of
 M^1..M^2, oldest first, each reviewed as CI would (`reviewgate run --base M^1 --head C`, in a
 subprocess running the gate at `--gate-path`, default this checkout) against the stand-in model
 server (testing/model_server.py: a real HTTP server on 127.0.0.1 answering every request with
-an empty review). Twice with the `openai` provider: with one chunk cache kept across the PR's
+an empty review; `--tools` turns the read-only tool loop on, as it is for a hosted API: the
+tools' schemas are sent and the context holds fewer call sites inline; the stand-in calls no
+tool, so what the model's calls would add is not counted). Twice with the `openai` provider: with one chunk cache kept across the PR's
 pushes, and with a new empty cache for each push; once more with the `anthropic` provider and
 its own kept chunk cache. It prints per push and per PR the requests and characters sent (the
 whole JSON body of each request: system message, user message, the answer's schema) and tokens
@@ -121,13 +123,14 @@ def pushes_of(repo: Path, merge: str) -> tuple[str, list[str]]:
     return base, commits
 
 
-def config_text(server_url: str, provider: str = "openai") -> str:
+def config_text(server_url: str, provider: str = "openai", tools: bool = False) -> str:
     where = (['provider = "openai"', 'model = "stand-in"', f'base_url = "{server_url}/v1"'] if provider == "openai"
              else ['provider = "anthropic"', f'model = "{ANTHROPIC_MODEL}"', f'base_url = "{server_url}"'])
     return "\n".join([
         "[review]", 'reviewers = ["llm"]', "",
         "[reviewer.llm]", *where,
-        'api_key_env = ""', "timeout = 30", "retries = 0", "verify_findings = false", "",
+        'api_key_env = ""', "timeout = 30", "retries = 0", "verify_findings = false",
+        f"tools = {'true' if tools else 'false'}", "",
     ])
 
 
@@ -158,8 +161,8 @@ def _characters(post: Recorded) -> int:
     return len(json.dumps(post.body, ensure_ascii=False))
 
 
-def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: Path, first_push: int = 0
-           ) -> list[Push]:
+def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: Path, first_push: int = 0,
+           tools: bool = False) -> list[Push]:
     """The PR's pushes; `first_push` numbers them after the earlier PRs' (the bill's pushes)."""
     clone = scratch / "clone"
     if not clone.exists():
@@ -167,9 +170,9 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
     base, commits = pushes_of(clone, merge)
     merge_base = git(clone, "merge-base", base, commits[-1]).strip()
     config = scratch / "reviewgate.toml"
-    config.write_text(config_text(server.url), encoding="utf-8")
+    config.write_text(config_text(server.url, tools=tools), encoding="utf-8")
     anthropic_config = scratch / "reviewgate-anthropic.toml"
-    anthropic_config.write_text(config_text(server.url, "anthropic"), encoding="utf-8")
+    anthropic_config.write_text(config_text(server.url, "anthropic", tools), encoding="utf-8")
     kept_cache = scratch / f"cache-{merge[:10]}"
     pushes: list[Push] = []
     previous = merge_base
@@ -273,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", action="append", required=True, help="a merge commit of a PR (repeatable)")
     parser.add_argument("--gate-path", type=Path, default=REPO_ROOT,
                         help="the checkout whose reviewgate package runs (default: this one)")
+    parser.add_argument("--tools", action="store_true",
+                        help="the reviewer has the read-only tool loop, as for a hosted API (default: off)")
     arguments = parser.parse_args(argv)
     gate = arguments.gate_path.resolve()
     if not (gate / "reviewgate" / "__init__.py").is_file():
@@ -283,13 +288,14 @@ def main(argv: list[str] | None = None) -> int:
         parents = git(arguments.repo, "rev-list", "--parents", "-n", "1", merge).split()
         if len(parents) != 3:
             parser.error(f"--merge {merge}: not a merge commit of --repo")
-    print(f"gate: {gate}")
+    print(f"gate: {gate}; tools {'on' if arguments.tools else 'off'}")
     every_cached, every_uncached, every_line = Sent(), Sent(), 0
     every_push: list[Push] = []
     with ModelServer([]) as server, tempfile.TemporaryDirectory(prefix="reviewgate-pr-replay-") as scratch:
         for merge in arguments.merge:
             subject = git(arguments.repo, "log", "-1", "--format=%s", merge).strip()
-            pushes = replay(gate, arguments.repo.resolve(), merge, server, Path(scratch), len(every_push))
+            pushes = replay(gate, arguments.repo.resolve(), merge, server, Path(scratch), len(every_push),
+                            arguments.tools)
             every_push += pushes
             lines, cached, uncached, total = render(merge, subject, pushes)
             print("\n".join(lines), flush=True)

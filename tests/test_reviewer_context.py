@@ -9,6 +9,7 @@ from pathlib import Path
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS, NOT_SHOWN, ContextItem
 from testing.model_repo import review_request
 from testing.model_server import ModelServer, Recorded, Reply, review_document
 from testing.repo import make_repo
@@ -83,6 +84,34 @@ def test_context_chars_caps_the_call_sites_and_names_those_left_out(tmp_path: Pa
     large, _ = _review(tmp_path / "large", 40, context_chars=40_000)
     assert _calls_shown(large, 40) == set(range(40))
     assert "call site(s) of parse_number" not in large
+
+
+def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to_ask(tmp_path: Path) -> None:
+    """The same twelve callers with the tool loop on: only INLINE_SITES_WITH_TOOLS are shown, the
+    others are named by place, and the context tells the model to ask `callers` or `read` for
+    them; with the tools off every caller is still shown and nothing is asked for."""
+    context, _ = _review(tmp_path / "on", 12, tools=True)
+    shown = _calls_shown(context, 12)
+    assert len(shown) == INLINE_SITES_WITH_TOOLS
+    named = re.search(r"(\d+) call site\(s\) of parse_number:\n((?:  .*\n?)+)", context)
+    assert named is not None and int(named.group(1)) == 12 - INLINE_SITES_WITH_TOOLS
+    listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py: \d+", named.group(2))}
+    assert listed == set(range(12)) - shown
+    assert "`callers`" in context and "`read`" in context
+    off, _ = _review(tmp_path / "off", 12, tools=False)
+    assert _calls_shown(off, 12) == set(range(12))
+    assert "call site(s) of parse_number" not in off and "`callers`" not in off
+
+
+def test_the_not_shown_entry_is_keyed_without_the_line_numbers_it_names() -> None:
+    """A push that only shifts a caller's lines does not make the chunks naming it miss the cache;
+    a caller that moves to another file does."""
+    def entry(*lines: str) -> ContextItem:
+        return ContextItem(NOT_SHOWN, "call sites not shown inline", ("2 call site(s) of parse:", *lines))
+
+    assert entry("  app/a.py: 6, 40").key_text() == entry("  app/a.py: 9, 52").key_text()
+    assert entry("  app/a.py: 6, 40").key_text() != entry("  app/b.py: 6, 40").key_text()
+    assert entry("  app/a.py: 6, 40").render() != entry("  app/a.py: 9, 52").render()
 
 
 def test_the_system_message_says_the_context_is_partial_and_how_to_say_so(tmp_path: Path) -> None:

@@ -9,7 +9,10 @@ names of the files beside the changed ones. The call sites may take up to `cap` 
 what a change touches sets their room, so a one-line change to a helper with twelve callers gets
 its callers. The rest follows the size of the diff (`budget_characters`, governing docs at most
 half of it). The call sites that do not fit are named, so the reviewer knows what it was not
-shown. Never a lock file (exclusions.LOCK_FILES: thousands of generated
+shown. When the reviewer has the read-only tools (`inline_sites`), only the first few sites of
+each symbol are shown and the rest are named by place, with the instruction to ask `callers` or
+`read` for them: most of a request was call sites the model may never need, and a tool call
+costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
 lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
 never exceeds `cap`.
 
@@ -19,6 +22,7 @@ push that only shifts a cited function down does not make the chunk citing it mi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -44,10 +48,15 @@ DEFINITION_LINES = 12  # a definition: its signature and the start of its body
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
 MAX_NAMED_SITES = 30  # sites named, not shown, per symbol
+INLINE_SITES_WITH_TOOLS = 2  # sites of a touched symbol shown when the reviewer can ask for the rest
 NOT_SHOWN_ROOM = 600  # kept back from the call sites for the line naming those left out
 # Why a directory's listing is shown: merged_context knows a listing by it.
 NEIGHBOURS = "the names of the files beside the changed ones"
 NOT_SHOWN = "not shown"  # the path of the item naming the sites left out
+LEFT_FOR_ROOM = "call sites left out for room: the context is partial"
+LEFT_FOR_TOOLS = "call sites not shown inline: the context is partial"
+ASK_FOR_THEM = "Read the ones that matter before you judge: `callers` with the symbol, or `read` with the path and lines."
+_NAMED_LINES = re.compile(r"(?<=: )[0-9, ]+$")  # the line numbers of a `not shown` entry's `  path: 3, 9`
 _MORE = "… and "  # the start of a listing's last line when it names only MAX_NEIGHBOUR_NAMES
 _CUT = " …"
 
@@ -69,8 +78,11 @@ class ContextItem:
         return "\n".join(self.rendered_lines())
 
     def key_text(self) -> str:
-        """What the answer depends on: the path, why it is shown and its text, not where it stands."""
-        return "\n".join((self.path, self.why, *self.lines))
+        """What the answer depends on: the path, why it is shown and its text, not where it stands
+        (nor where the sites a `not shown` entry names stand: with the tools on it names most of
+        them, and a push that shifts a caller's lines would make every chunk citing it miss)."""
+        lines = self.lines if self.path != NOT_SHOWN else tuple(_NAMED_LINES.sub("", line) for line in self.lines)
+        return "\n".join((self.path, self.why, *lines))
 
 
 @dataclass(frozen=True)
@@ -232,10 +244,11 @@ class _Room:
 
 def _call_sites(
     request: ReviewRequest, excerpts: _Excerpts, uses: UseReader, symbols: tuple[str, ...],
-    edited: frozenset[str], allowed: Callable[[str], bool], room: _Room,
+    edited: frozenset[str], allowed: Callable[[str], bool], room: _Room, inline_sites: int = MAX_CALL_SITES,
 ) -> dict[str, list[Site]]:
     """The call sites of `symbols` added to `room`, a site of each symbol in turn (one much-used
-    symbol does not crowd out the rest); the sites that did not fit, by symbol."""
+    symbol does not crowd out the rest), at most `inline_sites` of each; the sites left out, by
+    symbol."""
     # The definition of a function whose body the chunk edits, in the chunk's own file, is the
     # code under review: the diff shows its change, and an excerpt would repeat the file around
     # the hunk. (A sibling definition of a name the chunk defines anew is shown: it may be the
@@ -245,6 +258,7 @@ def _call_sites(
                                                       and site.defines(symbol))]
               for symbol in symbols}
     left_out: dict[str, list[Site]] = {symbol: [] for symbol in symbols}
+    shown = dict.fromkeys(symbols, 0)
     full = False
     for turn in range(max((len(queue) for queue in queues.values()), default=0)):
         for symbol, queue in queues.items():
@@ -255,21 +269,22 @@ def _call_sites(
                 continue  # the diff shows it
             items = excerpts.excerpts(symbol, site, keep=False)
             full = full or turn >= MAX_CALL_SITES or not room.fits(items)
-            if full:
+            if full or shown[symbol] >= inline_sites:
                 left_out[symbol].append(site)
                 continue
+            shown[symbol] += 1
             excerpts.excerpts(symbol, site)
             for item, found in items:
                 room.add(item, found)
     return {symbol: sites for symbol, sites in left_out.items() if sites}
 
 
-def _not_shown(left_out: dict[str, list[Site]]) -> ContextItem | None:
-    """The item naming the call sites there was no room for, so the reviewer knows what it did
-    not read."""
+def _not_shown(left_out: dict[str, list[Site]], tools: bool = False) -> ContextItem | None:
+    """The item naming the call sites left out, so the reviewer knows what it did not read; with
+    `tools`, it tells the reviewer to ask for them."""
     if not left_out:
         return None
-    lines = []
+    lines = [ASK_FOR_THEM] if tools else []
     for symbol, sites in left_out.items():
         lines.append(f"{len(sites)} call site(s) of {symbol}:")
         by_file: dict[str, list[str]] = {}
@@ -279,16 +294,18 @@ def _not_shown(left_out: dict[str, list[Site]]) -> ContextItem | None:
         if len(sites) > MAX_NAMED_SITES:
             lines.append(f"  … and {len(sites) - MAX_NAMED_SITES} more")
     text, _ = _redacted(NOT_SHOWN, lines, 1)
-    return ContextItem(NOT_SHOWN, "call sites left out for room: the context is partial", text)
+    return ContextItem(NOT_SHOWN, LEFT_FOR_TOOLS if tools else LEFT_FOR_ROOM, text)
 
 
 def collect_context(
     request: ReviewRequest, files: Iterable[FileChange], budget_characters: int, branch_paths: AbstractSet[str],
-    cap: int | None = None,
+    cap: int | None = None, inline_sites: int | None = None,
 ) -> CollectedContext:
     """The context for the files of one chunk, at most `cap` (default `budget_characters`)
     rendered: the call sites of the symbols it touches up to `cap`, everything else within
-    `budget_characters`; `branch_paths` are all the files the branch changes."""
+    `budget_characters`; `branch_paths` are all the files the branch changes. `inline_sites`
+    (the reviewer has the tools): at most that many sites of each symbol are shown, the rest
+    named for the reviewer to ask for."""
     chunk = list(files)
     total = max(budget_characters, cap or 0)
     budget = _Budget(total)
@@ -316,8 +333,9 @@ def collect_context(
     # the sites left out.
     held_back = min(max(0, small.left), budget.remaining // 2) + min(NOT_SHOWN_ROOM, budget.remaining // 4)
     callers = _Room(budget, budget.remaining - held_back)
-    left_out = _call_sites(request, excerpts, uses, touched.changed, touched.edited, allowed, callers)
-    named = _not_shown(left_out)
+    left_out = _call_sites(request, excerpts, uses, touched.changed, touched.edited, allowed, callers,
+                           MAX_CALL_SITES if inline_sites is None else inline_sites)
+    named = _not_shown(left_out, tools=inline_sites is not None)
     if named is not None:
         budget.add(named)
     full = False

@@ -35,7 +35,12 @@ from reviewgate.reviewers.model.answered import (
 )
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks, request_diff
-from reviewgate.reviewers.model.context_collector import CollectedContext, collect_context, merged_context
+from reviewgate.reviewers.model.context_collector import (
+    INLINE_SITES_WITH_TOOLS,
+    CollectedContext,
+    collect_context,
+    merged_context,
+)
 from reviewgate.reviewers.model.contract import ContractError, ParsedReview, parse_review, wire_schema
 from reviewgate.reviewers.model.deadline import chunk_deadline
 from reviewgate.reviewers.model.options import ModelOptions, settings_identity
@@ -285,7 +290,7 @@ class ModelReviewer:
         result = ChunkResult(redactions=list(chunk.redactions))
         branch_paths = {change.path for change in request.target.files}
         context = collect_context(request, chunk.files, context_budget_for(chunk, context_budget), branch_paths,
-                                  context_budget)
+                                  context_budget, INLINE_SITES_WITH_TOOLS if self.options.tools else None)
         result.redactions += context.redactions
         paths = {change.path for change in chunk.files}
         # Only the rejections on this chunk's files: an answer on another file changes nothing
