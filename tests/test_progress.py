@@ -16,11 +16,11 @@ import pytest
 from testing.cli import clean_environment, run_cli
 from testing.repo import make_repo
 
-FILES = 30
+FILES = 8
 # A reviewer that takes three seconds and fails (the run is then blocked, exit 3): a run longer
 # than the couple of seconds after which progress shows, whatever the machine's speed.
 SLOW = ('[review]\nreviewers = ["builtin", "slow"]\n'
-        '[reviewer.slow]\nprovider = "command"\ncommand = ["sh", "-c", "sleep 3; exit 1"]\ntimeout = 60\n')
+        '[reviewer.slow]\nprovider = "command"\ncommand = ["sh", "-c", "sleep 3; exit 1"]\ntimeout = 60\nretries = 0\n')
 CODE = "".join(f"def handler_{index}(event):\n    return event.get('a{index}', 0) + {index}\n\n" for index in range(20))
 
 
