@@ -18,7 +18,6 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from reviewgate.context import ReviewRequest
@@ -26,6 +25,7 @@ from reviewgate.review_cache import text_digest
 from reviewgate.reviewers.model.placement import InvalidPath, clean_path
 from reviewgate.reviewers.model.prompt import ToolCall, ToolSpec
 from reviewgate.reviewers.model.redaction import redact_line
+from reviewgate.reviewers.model.snapshot import AGENT_SETTINGS_NAMES, is_agent_settings
 from reviewgate.reviewers.model.symbols import Site, UseReader, grep_tree
 from reviewgate.reviewers.model.withheld import withheld_reason
 from reviewgate.target.git import TreeReader
@@ -41,11 +41,11 @@ MAX_DEFINITIONS = 5
 MAX_LINE_CHARACTERS = 300
 SITE_LINES = 2
 DEFINITION_LINES = 30
-AGENT_DIRECTORIES = frozenset({".claude", ".codex"})
-AGENT_FILES = frozenset({".mcp.json", "CLAUDE.md", "AGENTS.md"})
-# The same files, left out of every search of the head tree.
-_AGENT_EXCLUDES = [f":(exclude,glob)**/{name}/**" for name in sorted(AGENT_DIRECTORIES)] + [
-    f":(exclude,glob)**/{name}" for name in sorted(AGENT_FILES)]
+# The agent settings the command reviewer's snapshot takes from the merge base (one list, in
+# snapshot.py), left out of every search of the head tree; what git's pathspecs miss (a
+# look-alike spelling) `agent_file` filters from the hits.
+_AGENT_EXCLUDES = [f":(exclude,glob,icase){pattern}" for name in sorted(AGENT_SETTINGS_NAMES)
+                   for pattern in (f"**/{name}", f"**/{name}/**")]
 SIDES = ("head", "base")
 
 _PATH = {"type": "string", "description": "a repository path, as in the diff (no leading /)"}
@@ -73,8 +73,7 @@ TOOL_NAMES = frozenset(spec.name for spec in SPECS)
 
 def agent_file(path: str) -> bool:
     """An agent's configuration or instruction file: the branch's version is never read."""
-    parts = PurePosixPath(path).parts
-    return bool(parts) and (parts[-1] in AGENT_FILES or any(part in AGENT_DIRECTORIES for part in parts[:-1]))
+    return is_agent_settings(path)
 
 
 _BACKREFERENCE = re.compile(r"\\[1-9]")
