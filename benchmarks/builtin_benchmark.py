@@ -50,9 +50,9 @@ from benchmarks.measure import (  # noqa: E402
     run_measured,
 )
 from reviewgate.context import ReviewRequest  # noqa: E402
+from reviewgate.freeze.freeze import freeze  # noqa: E402
+from reviewgate.freeze.git import TreeReader  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens  # noqa: E402
-from reviewgate.target.freeze import freeze  # noqa: E402
-from reviewgate.target.git import TreeReader  # noqa: E402
 from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 

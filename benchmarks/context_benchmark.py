@@ -35,6 +35,8 @@ BENCHMARKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARKS.parent))
 
 from reviewgate.context import ReviewRequest  # noqa: E402
+from reviewgate.freeze.freeze import freeze  # noqa: E402
+from reviewgate.freeze.git import TreeReader  # noqa: E402
 from reviewgate.reviewers.model.chunking import plan_chunks  # noqa: E402
 from reviewgate.reviewers.model.context_collector import (  # noqa: E402
     INLINE_SITES_WITH_TOOLS,
@@ -47,8 +49,6 @@ from reviewgate.reviewers.model.prompt import ToolCall  # noqa: E402
 from reviewgate.reviewers.model.symbols import UseReader, touched_symbols  # noqa: E402
 from reviewgate.reviewers.model.tools import ReadTools  # noqa: E402
 from reviewgate.reviewers.model.withheld import withheld_reason  # noqa: E402
-from reviewgate.target.freeze import freeze  # noqa: E402
-from reviewgate.target.git import TreeReader  # noqa: E402
 
 DIFF_BUDGET_TOKENS = 90_000  # about what max_input_tokens' default leaves a chunk's diff
 _SQUASHED = re.compile(r"\(#(\d+)\)\s*$")

@@ -50,14 +50,14 @@ from reviewgate.config import Config, ReviewerSettings, ReviewSettings, parse_co
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.errors import ConfigError, UsageError  # noqa: E402
 from reviewgate.findings import Finding, FindingClass, Severity  # noqa: E402
+from reviewgate.freeze.freeze import freeze  # noqa: E402
+from reviewgate.freeze.git import TreeReader  # noqa: E402
 from reviewgate.policy.confidence import apply_min_confidence  # noqa: E402
 from reviewgate.reviewers import build_reviewers  # noqa: E402
 from reviewgate.reviewers.base import ReviewerStatus, Usage  # noqa: E402
 from reviewgate.reviewers.model.asking import usage_of  # noqa: E402
 from reviewgate.reviewers.model.engine import ModelReviewer, Reply, Transport  # noqa: E402
 from reviewgate.reviewers.model.prompt import Conversation  # noqa: E402
-from reviewgate.target.freeze import freeze  # noqa: E402
-from reviewgate.target.git import TreeReader  # noqa: E402
 from reviewgate.tomlfile import read_toml  # noqa: E402
 from testing.repo import make_repo  # noqa: E402
 

@@ -53,8 +53,8 @@ from benchmarks.prompt_bill import (  # noqa: E402
     billed,
     openai_asked,
 )
+from reviewgate.freeze.exclusions import LOCK_FILES  # noqa: E402
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN  # noqa: E402
-from reviewgate.target.exclusions import LOCK_FILES  # noqa: E402
 from testing.cli import clean_environment  # noqa: E402
 from testing.model_server import ModelServer, Recorded  # noqa: E402
 

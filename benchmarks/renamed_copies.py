@@ -48,11 +48,11 @@ sys.path.insert(0, str(REPO_ROOT))
 from benchmarks.measure import IDENTIFIER_WORDS  # noqa: E402
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.findings import Finding  # noqa: E402
+from reviewgate.freeze.freeze import freeze  # noqa: E402
+from reviewgate.freeze.git import TreeReader  # noqa: E402
 from reviewgate.reviewers.builtin import BuiltinReviewer  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.search import is_candidate  # noqa: E402
-from reviewgate.target.freeze import freeze  # noqa: E402
-from reviewgate.target.git import TreeReader  # noqa: E402
 from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 

@@ -17,11 +17,11 @@ from reviewgate.ci import detect, github_step_files
 from reviewgate.config import Overrides
 from reviewgate.errors import EXIT_BLOCKED, EXIT_USAGE, ReviewgateError, UsageError
 from reviewgate.escaping import runner_line
+from reviewgate.freeze.bundle import workspace_root
+from reviewgate.freeze.freeze import describe
+from reviewgate.freeze.git import GitFailure
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
-from reviewgate.target.bundle import workspace_root
-from reviewgate.target.freeze import describe
-from reviewgate.target.git import GitFailure
 from reviewgate.text import did_you_mean, printable
 
 

@@ -14,9 +14,9 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from reviewgate.cache_trust import NO_CACHE, ReviewCache
+from reviewgate.freeze.freeze import FrozenTarget
+from reviewgate.freeze.git import TreeReader
 from reviewgate.policy.instructions import PathInstruction
-from reviewgate.target.freeze import FrozenTarget
-from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 
 

@@ -35,6 +35,9 @@ from reviewgate.config import (
 from reviewgate.errors import EXIT_APPROVED, EXIT_BLOCKED, EXIT_USAGE, BlockedError, ReviewgateError
 from reviewgate.escaping import runner_line
 from reviewgate.forge.doctor_checks import check_forge
+from reviewgate.freeze.freeze import resolve_base
+from reviewgate.freeze.git import repository_root, resolve_commit, run_git
+from reviewgate.freeze.shallow import branches_note
 from reviewgate.policy.source import PolicyOrigin, bundle_policy, commit_side, policy_at, uncommitted_config
 from reviewgate.reviewers import anthropic, missing_settings, openai, providers
 from reviewgate.reviewers.builtin.lenses.process import reproduction_rule_line
@@ -47,9 +50,6 @@ from reviewgate.reviewers.model.http import (
 )
 from reviewgate.reviewers.model.options import OPENAI_HOST, TOKEN_CAP_FIELDS, ModelOptions, host_of, parse_options
 from reviewgate.reviewers.model.verification import verifier_settings
-from reviewgate.target.freeze import resolve_base
-from reviewgate.target.git import repository_root, resolve_commit, run_git
-from reviewgate.target.shallow import branches_note
 from reviewgate.text import printable
 
 IMPLEMENTER_KEYS = ("provider", "model", "base_url")

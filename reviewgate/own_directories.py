@@ -10,7 +10,7 @@ from typing import Any
 
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.target.git import run_git
+from reviewgate.freeze.git import run_git
 
 DEFAULT_OUTPUT_DIRECTORY = ".reviewgate"
 DEFAULT_CACHE_DIRECTORY = ".reviewgate-cache"

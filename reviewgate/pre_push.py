@@ -18,8 +18,8 @@ from typing import TextIO
 from reviewgate.ci.local import default_base
 from reviewgate.errors import UsageError
 from reviewgate.escaping import runner_line
+from reviewgate.freeze.git import resolve_commit
 from reviewgate.run_options import RunOptions
-from reviewgate.target.git import resolve_commit
 from reviewgate.text import printable
 
 # What git writes for "no commit": the remote side of a new branch, the local side of a deletion.
@@ -144,7 +144,7 @@ def _updated_commit(repo: Path, ref: PushedRef) -> str | None:
 def run_pre_push(options: RunOptions, refs: list[PushedRef], stdout: TextIO,
                  review: Callable[[RunOptions, TextIO], int]) -> int:
     """Each pushed ref reviewed in turn (`review` runs the gate); the worst exit code stops the push."""
-    from reviewgate.target.bundle import workspace_root
+    from reviewgate.freeze.bundle import workspace_root
 
     repo = workspace_root(options.start, False)
     if not refs:

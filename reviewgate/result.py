@@ -11,11 +11,11 @@ from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding
 from reviewgate.forge.rounds import Rounds
+from reviewgate.freeze.freeze import FrozenTarget
 from reviewgate.gate import Verdict
 from reviewgate.policy.changes import PolicyReview
 from reviewgate.policy.suppressions import BranchSuppression
 from reviewgate.reviewers.base import ReviewerOutcome
-from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import VerifyOutcome
 
 if TYPE_CHECKING:

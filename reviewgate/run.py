@@ -25,6 +25,9 @@ from reviewgate.forge.steps import (
     decide_rounds_for,
     rounds_notes,
 )
+from reviewgate.freeze.bundle import workspace_root
+from reviewgate.freeze.freeze import FrozenTarget, freeze, reader_for
+from reviewgate.freeze.git import GitFailure, repository_root
 from reviewgate.gate import decide, unread_files
 from reviewgate.own_directories import in_repository
 from reviewgate.policy.changes import PolicyReview
@@ -46,9 +49,6 @@ from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.reviewers.builtin.settings import check_lens_settings
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, load_run_config, review_policy
-from reviewgate.target.bundle import workspace_root
-from reviewgate.target.freeze import FrozenTarget, freeze, reader_for
-from reviewgate.target.git import GitFailure, repository_root
 from reviewgate.text import printable
 from reviewgate.verify.cancellation import Cancellation
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome

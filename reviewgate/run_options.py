@@ -10,6 +10,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
+from reviewgate.freeze.bundle import freeze_bundle, reject_with_bundle
+from reviewgate.freeze.exclusions import ExclusionRules
+from reviewgate.freeze.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
+from reviewgate.freeze.shallow import FetchLog, find_merge_base
+from reviewgate.freeze.tooling import Tooling, tooling_at
 from reviewgate.own_directories import DEFAULT_OUTPUT_DIRECTORY, cache_directory, in_repository, inside_repository
 from reviewgate.policy.changes import PolicyReview, review_policy_change
 from reviewgate.policy.source import (
@@ -21,11 +26,6 @@ from reviewgate.policy.source import (
     policy_at,
     uncommitted_config,
 )
-from reviewgate.target.bundle import freeze_bundle, reject_with_bundle
-from reviewgate.target.exclusions import ExclusionRules
-from reviewgate.target.freeze import FrozenTarget, ResolvedRefs, freeze, resolve_refs
-from reviewgate.target.shallow import FetchLog, find_merge_base
-from reviewgate.target.tooling import Tooling, tooling_at
 
 if TYPE_CHECKING:
     from reviewgate.sharding.plan import ShardSpec

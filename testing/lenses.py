@@ -9,13 +9,13 @@ from typing import Any
 from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.freeze.exclusions import ExclusionRules
+from reviewgate.freeze.freeze import freeze, resolve_refs
+from reviewgate.freeze.git import TreeReader, prefetch_sides
+from reviewgate.freeze.tooling import PYPROJECT, TOOLING_FILES, tooling_at
 from reviewgate.own_directories import cache_directory_of
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
-from reviewgate.target.exclusions import ExclusionRules
-from reviewgate.target.freeze import freeze, resolve_refs
-from reviewgate.target.git import TreeReader, prefetch_sides
-from reviewgate.target.tooling import PYPROJECT, TOOLING_FILES, tooling_at
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from testing.repo import FileContent, make_repo
 

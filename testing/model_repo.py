@@ -8,8 +8,8 @@ from pathlib import Path
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
 from reviewgate.chunk_store import ChunkStore
 from reviewgate.context import ReviewRequest
-from reviewgate.target.freeze import freeze
-from reviewgate.target.git import TreeReader
+from reviewgate.freeze.freeze import freeze
+from reviewgate.freeze.git import TreeReader
 from testing.repo import BranchRepo, make_repo, write_base_config
 
 BASE_CALC = "def add(a, b):\n    return a + b\n"

@@ -7,12 +7,12 @@ from pathlib import Path
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.freeze.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind
+from reviewgate.freeze.exclusions import ExcludedFile
+from reviewgate.freeze.freeze import FrozenTarget
 from reviewgate.gate import decide
 from reviewgate.result import GateResult
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
-from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind
-from reviewgate.target.exclusions import ExcludedFile
-from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import ABSENT
 
 

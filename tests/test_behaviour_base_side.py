@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from benchmarks.base_side_check import differences
+from reviewgate.freeze.diff import FileChange
+from reviewgate.freeze.freeze import diff_between
 from reviewgate.reviewers.builtin import behaviour
 from reviewgate.reviewers.builtin.common import only_inserts
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import base_side
-from reviewgate.target.diff import FileChange
-from reviewgate.target.freeze import diff_between
 from testing.lenses import review_change
 from testing.repo import make_repo
 
@@ -205,7 +205,7 @@ def test_the_base_side_is_not_parsed_where_the_head_side_tells_it(tmp_path: Path
 def test_an_appended_change_is_reviewed_without_parsing_its_hunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whether a change only inserts is told from the diff's counts: an object per diff line of
     every appended file (what parsing the hunks makes) was 47-56 MB of the Django +304k peak."""
-    from reviewgate.target import diff
+    from reviewgate.freeze import diff
 
     parsed: list[bytes] = []
     real_parse_hunks = diff.parse_hunks

@@ -14,6 +14,15 @@ from typing import Any
 
 import pytest
 
+from reviewgate.freeze.diff import (
+    LONG_LINE_CHARS,
+    ChangeStatus,
+    FileChange,
+    LineKind,
+    added_lines_of,
+    parse_hunks,
+)
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin import common as common_module
 from reviewgate.reviewers.builtin.common import (
     Comment,
@@ -42,15 +51,6 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
 from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
 from reviewgate.reviewers.builtin.lenses.literal_typo import _python_sets
 from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens, _candidate_lines
-from reviewgate.target.diff import (
-    LONG_LINE_CHARS,
-    ChangeStatus,
-    FileChange,
-    LineKind,
-    added_lines_of,
-    parse_hunks,
-)
-from reviewgate.target.git import TreeReader
 from testing.repo import make_repo
 from tests.test_dry_runs import plain_window_hash
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from reviewgate.errors import UsageError
-from reviewgate.target.bundle import freeze_bundle
-from reviewgate.target.freeze import reader_for
-from reviewgate.target.git import SnapshotReader
+from reviewgate.freeze.bundle import freeze_bundle
+from reviewgate.freeze.freeze import reader_for
+from reviewgate.freeze.git import SnapshotReader
 from testing.cli import run_cli
 from testing.repo import make_repo
 

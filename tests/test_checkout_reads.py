@@ -1,4 +1,4 @@
-"""Blobs read from the checkout (target/checkout.py): used only where the file there is a regular
+"""Blobs read from the checkout (freeze/checkout.py): used only where the file there is a regular
 file reached without a symlink and holds exactly the blob; everything else is read from git, so
 what a reader returns is git's bytes whatever the branch's code did to the checkout."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.target.checkout import TRIES_BEFORE_JUDGING, CheckoutReader
-from reviewgate.target.git import TreeReader, blob_id
+from reviewgate.freeze.checkout import TRIES_BEFORE_JUDGING, CheckoutReader
+from reviewgate.freeze.git import TreeReader, blob_id
 from testing.repo import commit, git, make_repo
 
 FILES = {

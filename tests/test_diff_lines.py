@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from reviewgate.target.diff import LONG_LINE_CHARS, FileChange, parse_diff
-from reviewgate.target.freeze import canonical_patch_hash
+from reviewgate.freeze.diff import LONG_LINE_CHARS, FileChange, parse_diff
+from reviewgate.freeze.freeze import canonical_patch_hash
 
 
 def patch_with(line: bytes) -> bytes:

@@ -11,6 +11,8 @@ import pytest
 
 from reviewgate.cache_trust import KEY_BYTES, ReviewCache
 from reviewgate.context import ReviewRequest
+from reviewgate.freeze.freeze import freeze
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin.common import Language, language_of
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     FINGERPRINT_FORMAT,
@@ -26,8 +28,6 @@ from reviewgate.reviewers.builtin.lenses.duplication.search import (
     DuplicationSearch,
     is_product_candidate,
 )
-from reviewgate.target.freeze import freeze
-from reviewgate.target.git import TreeReader
 from reviewgate.text import decode_text
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING
@@ -318,7 +318,7 @@ def test_a_cold_index_reads_the_repository_a_batch_at_a_time_with_the_same_findi
 
 def test_the_index_holds_the_commit_whatever_the_checkout_holds(tmp_path: Path) -> None:
     """The cold index reads the checkout's files only where they hold the commit's blobs
-    (target/checkout.py): a file rewritten there after the commit, here into a renamed copy of
+    (freeze/checkout.py): a file rewritten there after the commit, here into a renamed copy of
     the added code, is read from git, and so is found to repeat nothing."""
     def rewrite(repo: Path) -> None:
         (repo / "app/settings.py").write_text(EXISTING, encoding="utf-8")

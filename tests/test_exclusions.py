@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.target.diff import parse_diff
-from reviewgate.target.exclusions import ExclusionRules, split_files
-from reviewgate.target.freeze import freeze
+from reviewgate.freeze.diff import parse_diff
+from reviewgate.freeze.exclusions import ExclusionRules, split_files
+from reviewgate.freeze.freeze import freeze
 from testing.cli import run_cli
 from testing.repo import make_repo
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.findings import Severity
+from reviewgate.freeze.git import TreeReader
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import consistent_renaming
 from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, rewrapped_lines
-from reviewgate.target.git import TreeReader
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING
 from testing.changes import DRY_JOBS as JOBS
@@ -182,7 +182,7 @@ def stop_all(workers, journal):
 
 
 def test_a_rewrapped_hunk_is_not_added_code() -> None:
-    from reviewgate.target.diff import parse_diff
+    from reviewgate.freeze.diff import parse_diff
 
     patch = (
         b"diff --git a/app/x.py b/app/x.py\n--- a/app/x.py\n+++ b/app/x.py\n@@ -1,4 +1,2 @@\n"

@@ -14,6 +14,8 @@ import pytest
 
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
+from reviewgate.freeze.freeze import freeze
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin import BuiltinReviewer, engine
 from reviewgate.reviewers.builtin.common import is_test_file
 from reviewgate.reviewers.builtin.engine import (
@@ -23,8 +25,6 @@ from reviewgate.reviewers.builtin.engine import (
     WORKERS_VARIABLE,
     worker_count,
 )
-from reviewgate.target.freeze import freeze
-from reviewgate.target.git import TreeReader
 from testing.cli import run_cli
 from testing.repo import FileContent, make_repo
 from tests.test_corpus import load_cases

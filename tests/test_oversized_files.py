@@ -16,11 +16,11 @@ import pytest
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind, parse_hunks
+from reviewgate.freeze.exclusions import MAX_FILE_DIFF_BYTES
 from reviewgate.reviewers.builtin.lenses.oversized import WHOLE_FILE_LIMIT, matching_pieces, pieces_of
 from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.reviewers.builtin.lenses.security import lens as security
-from reviewgate.target.diff import ChangeStatus, FileChange, LineKind, parse_hunks
-from reviewgate.target.exclusions import MAX_FILE_DIFF_BYTES
 from reviewgate.text import lines_at
 from testing.cli import run_cli
 from testing.model_server import review_document

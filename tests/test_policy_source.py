@@ -168,9 +168,9 @@ def test_the_target_sides_tooling_files_come_with_the_policy_in_one_git_process(
 ) -> None:
     """What the tooling says (generated files, test input) costs the one-line push no git process
     of its own: the base side's files are read in the policy's batch, misses included."""
+    from reviewgate.freeze import git
+    from reviewgate.freeze.tooling import tooling_at
     from reviewgate.policy.source import commit_side, policy_at
-    from reviewgate.target import git
-    from reviewgate.target.tooling import tooling_at
 
     repo = make_repo(tmp_path, {**BASE, ".gitattributes": "docs/api/** linguist-generated\n",
                                 "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["checks"]\n'},

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from reviewgate.freeze.bundle import document_change
+from reviewgate.freeze.diff import parse_diff
 from reviewgate.reviewers.model.context_collector import symbol_sites
 from reviewgate.reviewers.model.snapshot import checkout_fingerprint, export_snapshot, remove_snapshot
-from reviewgate.target.bundle import document_change
-from reviewgate.target.diff import parse_diff
 from testing.agent_clis import shared_with_the_agent
 from testing.cli import CliResult, run_cli
 from testing.model_repo import calc_repo, review_request

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from reviewgate.cli import main
+from reviewgate.freeze.freeze import freeze
 from reviewgate.sharding.plan import ShardSpec, parse_shard, plan_shards
-from reviewgate.target.freeze import freeze
 from testing.cli import CliResult, run_cli
 from testing.forge_server import ForgeServer, fast_retry_config, github_environment
 from testing.model_repo import calc_repo, fast_openai, write_config

@@ -12,11 +12,11 @@ import pytest
 
 from reviewgate.escaping import markdown_suggestion
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.model.contract import ContractError, parse_review
 from reviewgate.reviewers.model.excerpts import WINDOW_LINES, base_excerpt, head_excerpt
 from reviewgate.reviewers.model.suggestions import check_suggestions
 from reviewgate.reviewers.model.verification import parse_judgement
-from reviewgate.target.git import TreeReader
 from testing.lenses import review_change
 from testing.model_repo import calc_repo, review_request
 from testing.model_server import finding, review_document

@@ -9,7 +9,7 @@ import pytest
 
 from reviewgate.ci import detect
 from reviewgate.errors import BlockedError
-from reviewgate.target.freeze import freeze
+from reviewgate.freeze.freeze import freeze
 from testing.ci import github_env, load_payload, shallow_clone
 from testing.cli import run_cli
 from testing.repo import commit, git, make_repo
@@ -163,7 +163,7 @@ def test_the_merge_base_is_found_by_deepening_in_steps(long_branch: dict[str, st
 
 def test_unshallow_is_the_last_resort(long_branch: dict[str, str | Path], tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewgate.target import shallow
+    from reviewgate.freeze import shallow
 
     clone = shallow_clone(Path(long_branch["path"]), tmp_path / "clone", "main")
     log = shallow.FetchLog()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reviewgate.target.tooling import Tooling, linguist_generated, tooling_at
+from reviewgate.freeze.tooling import Tooling, linguist_generated, tooling_at
 
 
 def _read(files: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -54,8 +54,8 @@ def test_test_input_patterns_match_as_gitignore_would() -> None:
     """Plain directory and file patterns take a fast path; it agrees with the pattern engine."""
     from types import SimpleNamespace
 
+    from reviewgate.freeze.exclusions import matches
     from reviewgate.reviewers.builtin.common import is_test_input
-    from reviewgate.target.exclusions import matches
 
     paths = ["typing_examples/a.py", "typing_examples", "typing_examples_old/a.py", "src/typing_examples/a.py",
              "checks/types.py", "checks/types.py.bak", "checks/other.py", "x/checks/types.py"]

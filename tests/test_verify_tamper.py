@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.target.git import StoreTampered, TreeReader, read_blobs
+from reviewgate.freeze.git import StoreTampered, TreeReader, read_blobs
 from reviewgate.verify.tamper import take_fingerprint
 from testing.cli import run_cli
 from testing.repo import git, make_repo

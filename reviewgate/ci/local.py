@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.errors import UsageError
-from reviewgate.target.git import git_text, resolve_commit, run_git
+from reviewgate.freeze.git import git_text, resolve_commit, run_git
 
 # Tried in order when origin/HEAD is not set (a clone made with --no-checkout, or by hand).
 FALLBACK_BRANCHES = ("origin/main", "origin/master", "main", "master")
@@ -39,7 +39,7 @@ def default_base(repo: Path) -> tuple[str, str]:
             f"{repo}: HEAD is detached and no default branch (origin/HEAD, main, master) exists; "
             "pass --base REF"
         )
-    from reviewgate.target.shallow import existing_branches  # only when no default branch is found
+    from reviewgate.freeze.shallow import existing_branches  # only when no default branch is found
 
     current = git_text(repo, "branch", "--show-current")
     others = [name for name in existing_branches(repo) if name != current]

@@ -22,7 +22,7 @@ from reviewgate.forge.gitlab_api import GitlabApi
 from reviewgate.forge.http import Budget, ForgeDenied, ForgeError
 from reviewgate.forge.metadata import CommentMetadata, is_summary_comment, parse_metadata
 from reviewgate.forge.settings import ForgeSettings, parse_forge_settings
-from reviewgate.target.freeze import FrozenTarget
+from reviewgate.freeze.freeze import FrozenTarget
 
 JOB_TOKEN_NOTE = (
     "GitLab: only CI_JOB_TOKEN is available, and it cannot read or write merge request notes; "

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
 from reviewgate.forge.rounds import RoundEntry, Rounds, decide_rounds, gave_up_note
+from reviewgate.freeze.freeze import FrozenTarget
 from reviewgate.gate import Verdict
-from reviewgate.target.freeze import FrozenTarget
 from reviewgate.text import truncate
 
 if TYPE_CHECKING:

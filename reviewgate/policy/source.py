@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
 from reviewgate.errors import ConfigError
-from reviewgate.target.git import TreeReader, prefetch_sides
-from reviewgate.target.tooling import TOOLING_FILES
+from reviewgate.freeze.git import TreeReader, prefetch_sides
+from reviewgate.freeze.tooling import TOOLING_FILES
 from reviewgate.text import printable, short_sha
 from reviewgate.tomlfile import may_name_key, parse_toml
 
@@ -142,7 +142,7 @@ def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tupl
     named = relative is not None
     # The candidates of both sides in one git process, not one per file and side.
     candidates = [relative] if relative is not None else [CONFIG_FILE, PYPROJECT_FILE]
-    # The base side's tooling files too (target/tooling.py: generated files, test input), read
+    # The base side's tooling files too (freeze/tooling.py: generated files, test input), read
     # with the policy and, like it, at the target side.
     prefetch_sides([(side.reader, [*candidates, *(TOOLING_FILES if side is base else ())])
                     for side in (base, head) if side.reader is not None])

@@ -7,10 +7,10 @@ from typing import Any
 
 from reviewgate import __version__
 from reviewgate.findings import Finding
+from reviewgate.freeze.diff import FileChange
 from reviewgate.report.base import SinkContext
 from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
-from reviewgate.target.diff import FileChange
 from reviewgate.text import printable
 
 SCHEMA_VERSION = 1

@@ -26,6 +26,7 @@ from reviewgate.chunk_store import ChunkStore
 from reviewgate.config import ReviewerSettings, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
+from reviewgate.freeze.git import git_text
 from reviewgate.reviewers.agent_principal import AgentPrincipal, agent_environment, agent_principal, refused_names
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.model.agent_output import quoted, read_agent_output
@@ -43,7 +44,6 @@ from reviewgate.reviewers.model.snapshot import (
     settings_above,
     tree_fingerprint,
 )
-from reviewgate.target.git import git_text
 from reviewgate.trusted_programs import UntrustedProgram
 
 PROMPT_PLACEHOLDER = "{prompt_file}"

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from reviewgate.findings import sort_key
+from reviewgate.freeze.freeze import FrozenTarget
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.sharding.plan import WHOLE_CHANGE_SHARD, ShardPlan, ShardSpec, plan_shards
 from reviewgate.sharding.shard_report import ShardReport
-from reviewgate.target.freeze import FrozenTarget
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 
 # What must match between a report and the merge's own freeze, with the words for a mismatch.

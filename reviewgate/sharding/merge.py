@@ -19,13 +19,13 @@ from typing import TextIO
 from reviewgate import ci
 from reviewgate.forge.session import open_forge
 from reviewgate.forge.steps import abandon_check_run, builtin_sources
+from reviewgate.freeze.bundle import workspace_root
 from reviewgate.gate import unread_files
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
 from reviewgate.run import publish_result, run_notes
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
 from reviewgate.sharding.combine import combine
 from reviewgate.sharding.shard_report import load_shard_reports
-from reviewgate.target.bundle import workspace_root
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from reviewgate.context import ReviewScope
 from reviewgate.errors import UsageError
-from reviewgate.target.diff import FileChange
-from reviewgate.target.freeze import FrozenTarget
+from reviewgate.freeze.diff import FileChange
+from reviewgate.freeze.freeze import FrozenTarget
 
 # The shard that does the whole-change work, 1-based.
 WHOLE_CHANGE_SHARD = 1

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from reviewgate.context import ReviewRequest
 from reviewgate.escaping import one_line
+from reviewgate.freeze.freeze import FrozenTarget
 from reviewgate.own_directories import symlink_on_the_way
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
 from reviewgate.sharding.plan import WHOLE_CHANGE_SHARD, ShardSpec
 from reviewgate.sharding.shard_report import write_failed_shard_report
-from reviewgate.target.freeze import FrozenTarget
 from reviewgate.text import printable, short_sha
 
 

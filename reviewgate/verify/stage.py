@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from reviewgate.ci.context import CiContext
 from reviewgate.config import CONFIG_FILE, Config
 from reviewgate.errors import ConfigError
-from reviewgate.target.git import TreeReader
+from reviewgate.freeze.git import TreeReader
 from reviewgate.tomlfile import parse_toml
 from reviewgate.verify.outcome import VerifyOutcome, VerifyStatus
 

@@ -4,7 +4,7 @@ installation. Run as another uid the verify cannot write them; run as the gate's
 the gate fingerprints them before and compares after. A change blocks, and the review does not run
 on a store the branch rewrote (its config could run code in the gate's next git call).
 
-Blob contents are checked on every read instead (target/git.py hashes what `cat-file` returns
+Blob contents are checked on every read instead (freeze/git.py hashes what `cat-file` returns
 against the object id): a loose object rewritten with new bytes under its old name is refused.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.target.git import run_git
-from reviewgate.target.git_control import control_digests, path_digest
+from reviewgate.freeze.git import run_git
+from reviewgate.freeze.git_control import control_digests, path_digest
 
 
 @dataclass(frozen=True)

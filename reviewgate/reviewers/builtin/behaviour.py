@@ -17,6 +17,9 @@ from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
+from reviewgate.freeze.diff import ChangeStatus, FileChange
+from reviewgate.freeze.freeze import base_reader_for
+from reviewgate.freeze.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.common import (
     BEHAVIOUR_LANGUAGES,
     SUPPORT_DIRECTORIES,
@@ -36,9 +39,6 @@ from reviewgate.reviewers.builtin.common import (
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, Remade, Shapes, base_side, settle
 from reviewgate.reviewers.builtin.product_code import GENERATED, non_product_reason
-from reviewgate.target.diff import ChangeStatus, FileChange
-from reviewgate.target.freeze import base_reader_for
-from reviewgate.target.git import TreeReader, prefetch_sides
 
 _NOT_BEHAVIOUR_DIRECTORIES = frozenset({"docs", "doc", "migrations"}) | SUPPORT_DIRECTORIES
 # A new function of this many statements is substantial whether public or not.

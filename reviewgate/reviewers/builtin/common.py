@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
+from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.text import UNPARSABLE
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def adds_inline_tests(change: FileChange) -> bool:
 
 def is_test_input(request: ReviewRequest, path: str) -> bool:
     """A file outside the usual test places that the repository's own tooling, at the target side,
-    runs or type-checks as a test (target/tooling.py: pytest's testpaths, a type checker's extra
+    runs or type-checks as a test (freeze/tooling.py: pytest's testpaths, a type checker's extra
     directories, the test script's TypeScript project): a test, not product code."""
     patterns = request.target.test_inputs
     if not patterns:
@@ -196,7 +196,7 @@ def is_test_input(request: ReviewRequest, path: str) -> bool:
     plain = _plain_paths(patterns)
     if plain is not None:  # the usual case, asked of every file in the tree: no pattern engine
         return path.startswith(plain[0]) or path in plain[1]
-    from reviewgate.target.exclusions import matches  # gitignore semantics, loaded only with globs
+    from reviewgate.freeze.exclusions import matches  # gitignore semantics, loaded only with globs
 
     return matches(patterns, path)
 

@@ -27,10 +27,10 @@ from reviewgate import progress
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
+from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.reviewers.builtin.behaviour import head_shapes_of, is_behaviour_file
 from reviewgate.reviewers.builtin.common import forget_parsed_trees, record_given_up, take_given_up
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
-from reviewgate.target.diff import ChangeStatus, FileChange
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from reviewgate.freeze.git import run_git
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.target.git import run_git
 
 # "fix", "fixes", "fixed", "bug", "bugfix", "hotfix", then a separator or the end: `fix/login`,
 # `bugfix-123`, `fix: handle None`, `Fix(api): ...`. "fixture" or "buggy" are not fixes.

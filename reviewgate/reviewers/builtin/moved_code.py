@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, MOVED, Finding, Severity
+from reviewgate.freeze.diff import LineKind
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
-from reviewgate.target.diff import LineKind
 from reviewgate.text import lines_at
 
 # Rule families whose findings judge the code as written at its place. A committed secret stays a

@@ -26,9 +26,8 @@ from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, Severity
-from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
-from reviewgate.target.diff import ChangeStatus
-from reviewgate.target.exclusions import (
+from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.freeze.exclusions import (
     GENERATED_DIRECTORIES,
     GENERATED_HEADER,
     GENERATED_NAME,
@@ -36,8 +35,9 @@ from reviewgate.target.exclusions import (
     matches,
     vendored_copies,
 )
-from reviewgate.target.freeze import FrozenTarget, base_reader_for
-from reviewgate.target.tooling import GITATTRIBUTES, linguist_patterns
+from reviewgate.freeze.freeze import FrozenTarget, base_reader_for
+from reviewgate.freeze.tooling import GITATTRIBUTES, linguist_patterns
+from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
 
 VENDORED = "vendored code"
 GENERATED = "generated code"

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.diff import FileChange
 from reviewgate.reviewers.builtin.common import (
     Language,
     language_of,
@@ -23,7 +24,6 @@ from reviewgate.reviewers.builtin.common import (
     parse_python_touched,
     reviewable_changes,
 )
-from reviewgate.target.diff import FileChange
 
 # Enough findings read, and enough of them holding, for a rule to block.
 MIN_FINDINGS_READ = 5

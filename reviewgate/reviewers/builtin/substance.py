@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.freeze.diff import FileChange, LineKind
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
-from reviewgate.target.diff import FileChange, LineKind
 
 _WHITESPACE = LazyPattern(r"\s+")
 

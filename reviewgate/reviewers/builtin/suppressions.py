@@ -14,9 +14,9 @@ from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
-from reviewgate.target.diff import FileChange
 from reviewgate.text import lines_at
 
 RULE_MISSING_REASON = "suppression/missing-reason"

@@ -21,8 +21,8 @@ from reviewgate.chunk_store import ChunkStore, Place
 from reviewgate.context import Rejection
 from reviewgate.findings import Finding, normalize_text
 from reviewgate.forge.conversation import parse_moment, rejection_covers
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.model.placement import code_at
-from reviewgate.target.git import TreeReader
 
 Fingerprint = tuple[str, str, str]  # path, rule, normalized code line
 

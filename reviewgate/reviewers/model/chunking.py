@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 
+from reviewgate.freeze.diff import DiffLine, FileChange, Hunk, LineKind
 from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import RenderedFile, render_hunks
-from reviewgate.target.diff import DiffLine, FileChange, Hunk, LineKind
 from reviewgate.text import printable
 
 

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
+from reviewgate.freeze.diff import FileChange
+from reviewgate.freeze.exclusions import LOCK_FILES
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.model.redaction import Redaction, redact_line
 from reviewgate.reviewers.model.symbols import Site, UseReader, symbol_sites, touched_symbols
 from reviewgate.reviewers.model.withheld import withheld_reason
-from reviewgate.target.diff import FileChange
-from reviewgate.target.exclusions import LOCK_FILES
-from reviewgate.target.git import TreeReader
 from reviewgate.text import printable
 
 __all__ = ["CollectedContext", "ContextItem", "collect_context", "merged_context", "symbol_sites"]

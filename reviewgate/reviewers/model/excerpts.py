@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
+from reviewgate.freeze.diff import FileChange
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.model.redaction import Redaction, redact_line
 from reviewgate.reviewers.model.symbols import UseReader, enclosing_symbol
 from reviewgate.reviewers.model.withheld import withheld_reason
-from reviewgate.target.diff import FileChange
-from reviewgate.target.git import TreeReader
 from reviewgate.text import UNPARSABLE, printable
 
 MAX_CALLERS = 12  # call sites shown beside the cited code; the rest are named

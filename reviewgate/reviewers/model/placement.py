@@ -20,9 +20,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
-from reviewgate.target.diff import FileChange, LineKind
-from reviewgate.target.freeze import FrozenTarget
-from reviewgate.target.git import TreeReader
+from reviewgate.freeze.diff import FileChange, LineKind
+from reviewgate.freeze.freeze import FrozenTarget
+from reviewgate.freeze.git import TreeReader
 
 NEARBY_LINES = 3  # "within a few lines": a model's off-by-a-few on the same hunk, nothing further
 REUSE_CATEGORIES = frozenset({"reuse", "dry", "duplicate", "duplication"})

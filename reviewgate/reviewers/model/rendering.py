@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reviewgate.freeze.diff import ChangeStatus, FileChange, Hunk, LineKind
 from reviewgate.reviewers.model.redaction import Redaction, redact_line
-from reviewgate.target.diff import ChangeStatus, FileChange, Hunk, LineKind
 from reviewgate.text import printable
 
 # The usual rule of thumb for English and code with BPE tokenizers: about four characters a

@@ -23,9 +23,9 @@ import unicodedata
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+from reviewgate.freeze.git import read_blobs, run_git
+from reviewgate.freeze.git_control import control_digests
 from reviewgate.reviewers.model.withheld import withheld_reason
-from reviewgate.target.git import read_blobs, run_git
-from reviewgate.target.git_control import control_digests
 
 _READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 _READ_ONLY_DIRECTORY = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH

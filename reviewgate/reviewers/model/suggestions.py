@@ -14,9 +14,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from reviewgate.findings import Finding
+from reviewgate.freeze.freeze import FrozenTarget
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.model.placement import NEARBY_LINES
-from reviewgate.target.freeze import FrozenTarget
-from reviewgate.target.git import TreeReader
 
 MAX_SUGGESTION_LINES = 50  # a one-click change is a few lines; a rewrite belongs in the finding's text
 _ALLOWED_CONTROLS = frozenset("\t\n")

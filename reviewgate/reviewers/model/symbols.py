@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.target.diff import FileChange, LineKind
-from reviewgate.target.git import TreeReader, run_git
+from reviewgate.freeze.diff import FileChange, LineKind
+from reviewgate.freeze.git import TreeReader, run_git
 
 MAX_SYMBOLS = 20  # symbols looked up per chunk: the most-touched first, the rest are noise
 MAX_GREP_HITS = 200  # read per symbol before choosing the sites worth showing

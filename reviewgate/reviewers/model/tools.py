@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewgate.context import ReviewRequest
+from reviewgate.freeze.git import TreeReader
 from reviewgate.review_cache import text_digest
 from reviewgate.reviewers.model.placement import InvalidPath, clean_path
 from reviewgate.reviewers.model.prompt import ToolCall, ToolSpec
@@ -28,7 +29,6 @@ from reviewgate.reviewers.model.redaction import redact_line
 from reviewgate.reviewers.model.snapshot import AGENT_SETTINGS_NAMES, is_agent_settings
 from reviewgate.reviewers.model.symbols import Site, UseReader, grep_tree
 from reviewgate.reviewers.model.withheld import withheld_reason
-from reviewgate.target.git import TreeReader
 from reviewgate.text import printable
 
 MAX_ARGUMENT_CHARS = 500  # of a call's recorded name and argument values

@@ -28,6 +28,7 @@ from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.git import TreeReader
 from reviewgate.review_cache import cache_key, text_digest
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
@@ -46,7 +47,6 @@ from reviewgate.reviewers.model.prompt import (
 )
 from reviewgate.reviewers.model.redaction import Redaction, redact_text
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
-from reviewgate.target.git import TreeReader
 from reviewgate.text import printable, truncate
 
 if TYPE_CHECKING:

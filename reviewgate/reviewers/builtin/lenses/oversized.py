@@ -25,12 +25,12 @@ from dataclasses import replace
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.freeze.diff import FileChange
 from reviewgate.reviewers.builtin.common import C_LIKE, language_of
 from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.reviewers.builtin.lenses.security.lens import LINE_RULES_NEED, MAX_TEMPLATE_LINES, SecurityLens
 from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
-from reviewgate.target.diff import FileChange
 
 WHOLE_FILE_LIMIT = 1_000_000
 PIECE_BYTES = 256 * 1024

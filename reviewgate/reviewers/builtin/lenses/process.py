@@ -8,6 +8,9 @@ from pathlib import Path
 from reviewgate.config import Config
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.freeze.freeze import base_reader_for
+from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin.common import lens_finding
 from reviewgate.reviewers.builtin.settings import (
     OPT_IN_DIRECTORY,
@@ -18,9 +21,6 @@ from reviewgate.reviewers.builtin.settings import (
     parse_lens_settings,
     reproduction_rules_apply,
 )
-from reviewgate.target.diff import ChangeStatus
-from reviewgate.target.freeze import base_reader_for
-from reviewgate.target.git import TreeReader
 from reviewgate.verify.outcome import ReproductionStatus
 
 REPRODUCTION_DIRECTORIES = ("repro", ".repro")

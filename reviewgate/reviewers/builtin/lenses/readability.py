@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.comment_intent import explains_why
 from reviewgate.reviewers.builtin.common import (
@@ -25,7 +26,6 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
-from reviewgate.target.diff import FileChange
 from reviewgate.text import UNPARSABLE
 
 RULE_NARRATION = "readability/narrating-comment"

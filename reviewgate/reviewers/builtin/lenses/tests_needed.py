@@ -12,10 +12,10 @@ from collections.abc import Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import adds_inline_tests, is_test_file, is_test_input, lens_finding
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
-from reviewgate.target.diff import ChangeStatus
 
 RULE_MISSING_TESTS = "tests/missing-tests"
 RULE_FIX_WITHOUT_TEST = "tests/fix-without-test"

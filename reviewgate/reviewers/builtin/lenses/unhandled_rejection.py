@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import SUPPORT_CODE, Finding, FindingClass, Severity
+from reviewgate.freeze.diff import ChangeStatus, FileChange
+from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import (
     Language,
@@ -29,8 +31,6 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.moved_code import as_moved
-from reviewgate.target.diff import ChangeStatus, FileChange
-from reviewgate.target.freeze import base_reader_for
 
 if TYPE_CHECKING:  # imported where a JavaScript or TypeScript file is read: a Python-only run never loads it
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource

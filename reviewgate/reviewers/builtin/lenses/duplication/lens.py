@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import ADVISORY, Finding, Severity
-from reviewgate.target.diff import ChangeStatus
+from reviewgate.freeze.diff import ChangeStatus
 
 RULE_DUPLICATE = "reuse/duplicate-code"
 RULE_NEAR_COPY = "reuse/near-copy-file"

@@ -8,9 +8,9 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
+from reviewgate.freeze.diff import ChangeStatus, DiffLine, FileChange, LineKind
 from reviewgate.reviewers.builtin.common import Language
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import IDENTIFIER_MARK, KEYWORDS, Normalized
-from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, LineKind
 
 # A definition starts its line; each language has its own keywords (Go's `func` is not Python's
 # `for func in`). The name is the pattern's first non-empty group.

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
+from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.reviewers.builtin.common import (
     CODE_LANGUAGES,
     SUPPORT_DIRECTORIES,
@@ -58,7 +59,6 @@ from reviewgate.reviewers.builtin.lenses.duplication.rules import (
     starts_a_definition,
     weak_evidence,
 )
-from reviewgate.target.diff import ChangeStatus, FileChange
 from reviewgate.text import decode_text
 
 if TYPE_CHECKING:  # imported only when the added code may repeat code

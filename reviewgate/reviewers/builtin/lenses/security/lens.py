@@ -16,6 +16,7 @@ from typing import Any
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import (
     C_LIKE,
@@ -31,7 +32,6 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
-from reviewgate.target.diff import FileChange
 
 RULE_SHELL = "security/shell-injection"
 RULE_SQL = "security/sql-injection"

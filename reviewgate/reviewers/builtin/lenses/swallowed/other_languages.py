@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
+from reviewgate.freeze.diff import ChangeStatus, FileChange
+from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
 from reviewgate.reviewers.builtin.common import (
@@ -32,8 +34,6 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
-from reviewgate.target.diff import ChangeStatus, FileChange
-from reviewgate.target.freeze import base_reader_for
 
 if TYPE_CHECKING:  # imported where an empty catch is read: a Python-only run never loads it
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource

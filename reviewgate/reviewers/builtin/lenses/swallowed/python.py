@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.common import nodes_of, parse_python_touched
-from reviewgate.target.diff import ChangeStatus
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reviewgate.errors import UsageError
-from reviewgate.target.binary import BINARY_SNIFF_BYTES
-from reviewgate.target.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind, line_text
-from reviewgate.target.exclusions import ExcludedFile, ExclusionRules
-from reviewgate.target.freeze import DocumentIdentity, FrozenTarget
-from reviewgate.target.git import GitFailure, repository_root
+from reviewgate.freeze.binary import BINARY_SNIFF_BYTES
+from reviewgate.freeze.diff import ChangeStatus, DiffLine, FileChange, Hunk, LineKind, line_text
+from reviewgate.freeze.exclusions import ExcludedFile, ExclusionRules
+from reviewgate.freeze.freeze import DocumentIdentity, FrozenTarget
+from reviewgate.freeze.git import GitFailure, repository_root
 
 
 def workspace_root(start: Path, bundle: bool) -> Path:

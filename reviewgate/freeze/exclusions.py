@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
+from reviewgate.freeze.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.own_directories import USER_FILES
-from reviewgate.target.diff import OPENING_WINDOW_BYTES, ChangeStatus, FileChange
 
 if TYPE_CHECKING:
     import pathspec  # gitignore-style patterns: imported only when some are configured
@@ -116,7 +116,7 @@ class ExclusionRules(NamedTuple):
     # reviewgate's own directories in the repository (output, cache): never reviewed, and left
     # out of the uncommitted changes --include-dirty reviews.
     own_directories: tuple[str, ...] = ()
-    # Patterns the target side's .gitattributes marks linguist-generated (target/tooling.py); never
+    # Patterns the target side's .gitattributes marks linguist-generated (freeze/tooling.py); never
     # the branch's, which could mark its own code generated.
     generated: tuple[str, ...] = ()
 

@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.target.binary import binary_by_attributes, text_paths, with_text_diffs
-from reviewgate.target.diff import OPENING_LINES, ChangeStatus, FileChange, iter_diff_stream
-from reviewgate.target.exclusions import (
+from reviewgate.freeze.binary import binary_by_attributes, text_paths, with_text_diffs
+from reviewgate.freeze.diff import OPENING_LINES, ChangeStatus, FileChange, iter_diff_stream
+from reviewgate.freeze.exclusions import (
     ExcludedFile,
     ExclusionRules,
     is_oversized_text,
@@ -22,7 +22,7 @@ from reviewgate.target.exclusions import (
     read_for_secrets,
     split_files,
 )
-from reviewgate.target.git import (
+from reviewgate.freeze.git import (
     SnapshotReader,
     TreeReader,
     read_file_heads,
@@ -31,7 +31,7 @@ from reviewgate.target.git import (
     stream_git,
     working_tree,
 )
-from reviewgate.target.shallow import (
+from reviewgate.freeze.shallow import (
     FetchLog,
     RemoteUnreachable,
     ensure_commit,
@@ -89,7 +89,7 @@ class FrozenTarget:
     # `excluded`): only the secrets lens reads them (exclusions.read_for_secrets).
     left_out: tuple[FileChange, ...] = field(default_factory=tuple, compare=False, repr=False)
     # Gitignore-style patterns of test input outside the usual test places, from the target side's
-    # tooling files (target/tooling.py): read by the lenses as tests, not as product code.
+    # tooling files (freeze/tooling.py): read by the lenses as tests, not as product code.
     test_inputs: tuple[str, ...] = field(default_factory=tuple, compare=False, repr=False)
     # The files the target side's package.json `bin` installs: a top-level `bin/` file it does not
     # name is the repository's own tooling (reviewers/builtin/repository_tooling.py).
@@ -225,7 +225,7 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
 def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...] = ()) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway. `as_text`: only these paths, with `--text`
-    (target/binary.py)."""
+    (freeze/binary.py)."""
     files: list[FileChange] = []
     chunks = stream_git(
         repo,

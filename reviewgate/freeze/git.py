@@ -20,7 +20,7 @@ from reviewgate.trusted_programs import TrustedProgram, resolve
 from reviewgate.workspace_owner import owner_to_inherit
 
 if TYPE_CHECKING:
-    from reviewgate.target.checkout import CheckoutReader
+    from reviewgate.freeze.checkout import CheckoutReader
 
 # Settings that make git's output the same whatever the user's or the runner's config says.
 # safe.directory: container actions mount a workspace owned by another user; this applies
@@ -404,7 +404,7 @@ class TreeReader:
         """The contents of the blobs `blob_ids` named, by path: from the checkout where its file
         holds exactly the blob (checkout.py checks), from git for the rest."""
         if self._checkout is None:
-            from reviewgate.target.checkout import CheckoutReader  # it hashes with `blob_id`, here
+            from reviewgate.freeze.checkout import CheckoutReader  # it hashes with `blob_id`, here
 
             self._checkout = CheckoutReader(self.repo)
         sized = {path: (blob, self._blob_sizes[blob]) for path, blob in blobs.items() if blob in self._blob_sizes}

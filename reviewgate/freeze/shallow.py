@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from reviewgate.errors import BlockedError, UsageError
-from reviewgate.target.git import git_text, run_git
+from reviewgate.freeze.git import git_text, run_git
 from reviewgate.text import did_you_mean
 from reviewgate.workspace_owner import give_tree_to_owner, owner_to_inherit
 

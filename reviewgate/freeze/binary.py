@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reviewgate.target.diff import ChangeStatus, FileChange
-from reviewgate.target.git import git_text, read_object_starts
+from reviewgate.freeze.diff import ChangeStatus, FileChange
+from reviewgate.freeze.git import git_text, read_object_starts
 
 # Git's own heuristic for "binary": a NUL byte in the first 8000 bytes (xdiff-interface.c,
 # buffer_is_binary with FIRST_FEW_BYTES).

@@ -9,7 +9,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from reviewgate.target.git import GitFailure, run_git
+from reviewgate.freeze.git import GitFailure, run_git
 
 CONTROL_FILES = ("config", "config.worktree", "commondir", "info", "hooks", "objects/info/alternates",
                  "shallow")
