@@ -20,15 +20,117 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, is_test_file
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_DISCARDED_GO_ERROR,
-    bug_finding,
-    changed_sources,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+DISCARDED_ERROR_USED = Rule(
+    id="correctness/discarded-error-used",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Error discarded, its value used",
+    full=(
+        "Go: `v, _ := f()` throws away the error of a call that can fail, and `v` is used afterwards: "
+        "on failure it is the zero value, read as if it were real. JavaScript/TypeScript: a "
+        "Node-style callback never reads its error (`(err, data) => JSON.parse(data)`), and uses the "
+        "value, undefined on failure. Check the error."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires=(
+        Example(
+            file=File("config/port.go", "go", """\
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
 )
+
+func Address() string {
+	port, _ := strconv.Atoi(os.Getenv("PORT"))
+	return fmt.Sprintf(":%d", port)
+}
+"""),
+        ),
+        Example(
+            file=File("src/config.js", "javascript", """\
+const fs = require('fs');
+
+function loadConfig(path, done) {
+  fs.readFile(path, 'utf8', (err, data) => {
+    done(JSON.parse(data));
+  });
+}
+module.exports = { loadConfig };
+"""),
+            caption=(
+                "In JavaScript and TypeScript the same bug is the Node-style callback that never "
+                "reads its error: when `readFile` fails, `data` is undefined and `JSON.parse` throws "
+                "where nothing catches it."
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("config/port.go", "go", """\
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+func Address() string {
+	port, err := strconv.Atoi(os.Getenv("PORT"))
+	if err != nil {
+		port = 8080
+	}
+	return fmt.Sprintf(":%d", port)
+}
+"""),
+        ),
+        Example(
+            file=File("src/config.js", "javascript", """\
+const fs = require('fs');
+
+function loadConfig(path, done) {
+  fs.readFile(path, 'utf8', (err, data) => {
+    if (err) return done(err);
+    done(null, JSON.parse(data));
+  });
+}
+
+function warm(path, cache) {
+  fs.readFile(path, 'utf8', (_err, data) => cache.load(data || ''));
+}
+module.exports = { loadConfig, warm };
+"""),
+            caption=(
+                "The error read (returned, thrown or passed on), or named `_err` to say it is ignored "
+                "on purpose."
+            ),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=1,
+        holding=1,
+        where=(
+            "**holds**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` then "
+            "`return val, nil`: a malformed cookie reads as an empty one with no error. 1 before that "
+            "did not: `if isUTC, _ := strconv.ParseBool(tag); isUTC {` (false on failure is the "
+            "default): a bool an `if` tests is no longer a use"
+        ),
+    ),
+)
+
+RULES = (DISCARDED_ERROR_USED,)
+RULE_DISCARDED_GO_ERROR = DISCARDED_ERROR_USED.id
+
 
 _LANGUAGES = frozenset({Language.GO})
 _NEEDLES = (", _ :=", ", _ =", ",_ :=", ",_=")
@@ -170,3 +272,6 @@ def _first_use(masked: str, names: list[str], start: int, end: int) -> tuple[str
                 return None  # a bool used as the condition: false on failure is the default
             return name, offset
     return None
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (DiscardedErrorLens(),)

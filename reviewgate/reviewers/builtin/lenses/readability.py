@@ -26,11 +26,113 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.text import UNPARSABLE
 
-RULE_NARRATION = "readability/narrating-comment"
-RULE_TICKET = "readability/ticket-reference"
-RULE_COMMENTED_CODE = "readability/commented-out-code"
+NARRATING_COMMENT = Rule(
+    id="readability/narrating-comment",
+    finding_class=FindingClass.READABILITY,
+    severity=Severity.MAJOR,
+    short="Comment tells the story of the edit",
+    full=(
+        "An added comment narrates the change (\"changed\", \"fixed the bug\", \"no longer needed\", \"per "
+        "review\") instead of explaining the code. That history belongs in the commit message; the "
+        "comment should say why."
+    ),
+    tags=("maintainability", "readability"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("app/retry.py", "python", """\
+def retry_delay(attempt):
+    # Changed the delay to grow with each attempt
+    return min(2 ** attempt, 60)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/retry.py", "python", """\
+def retry_delay(attempt):
+    # Grow the delay with each attempt so a struggling server gets room to recover
+    return min(2 ** attempt, 60)
+"""),
+        ),
+    ),
+)
+
+TICKET_REFERENCE = Rule(
+    id="readability/ticket-reference",
+    finding_class=FindingClass.READABILITY,
+    severity=Severity.MAJOR,
+    short="Comment cites a ticket without a reason",
+    full=(
+        "An added comment names a ticket or issue (PAY-4821, GH-1234) and gives no reason. The reader "
+        "needs the reason in the code; the ticket may move or close."
+    ),
+    tags=("maintainability", "readability"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("app/refunds.py", "python", """\
+def refund_amount(order):
+    # PAY-4821
+    return order.total
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/refunds.py", "python", """\
+def refund_amount(order):
+    # The order total, not the amount paid, because coupons are refunded apart (PAY-4821)
+    return order.total
+"""),
+        ),
+    ),
+)
+
+COMMENTED_OUT_CODE = Rule(
+    id="readability/commented-out-code",
+    finding_class=FindingClass.READABILITY,
+    severity=Severity.MINOR,
+    short="Code left commented out",
+    full=(
+        "Three or more added comment lines that parse as code. Version control keeps old code; "
+        "commented-out code goes stale and misleads."
+    ),
+    tags=("maintainability", "readability"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("app/cart.py", "python", """\
+def cart_total(items):
+    # for item in items:
+    #     print(item.price)
+    # total = sum(item.price for item in items)
+    return sum(item.price for item in items)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/cart.py", "python", """\
+def cart_total(items):
+    # Prices are in cents, so the sum is exact; convert to a decimal
+    # amount only where it is shown, never before adding, or the
+    # rounding of each item adds up.
+    return sum(item.price for item in items)
+"""),
+        ),
+    ),
+)
+
+RULES = (NARRATING_COMMENT, TICKET_REFERENCE, COMMENTED_OUT_CODE)
+
+
+RULE_NARRATION = NARRATING_COMMENT.id
+RULE_TICKET = TICKET_REFERENCE.id
+RULE_COMMENTED_CODE = COMMENTED_OUT_CODE.id
 
 _NARRATION = LazyPattern(
     r"^(?:(?:note|nb)\s*:\s*)?(?:(?:i|we)\s+(?:have\s+)?)?"
@@ -251,3 +353,6 @@ class ReadabilityLens:
                 end_line=block[-1].line,
                 code=texts[0],
             )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (ReadabilityLens(),)

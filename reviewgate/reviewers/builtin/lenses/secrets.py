@@ -31,9 +31,43 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.secret_formats import TOKEN_PATTERNS
 
-RULE_SECRET = "security/committed-secret"
+COMMITTED_SECRET = Rule(
+    id="security/committed-secret",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.BLOCKER,
+    short="Credential committed to the repository",
+    full=(
+        "A private key, an access token in a known provider format, or a high-entropy value assigned "
+        "to a secret-named variable is in the change. Anyone with read access can use it: revoke it "
+        "and read it from the environment or a secret store."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-798"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("app/payments.py", "python", """\
+api_key \x3d "q8Zr3vLm9Tx2Wp7KdF4hN6"
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/payments.py", "python", """\
+import os
+
+api_key = os.environ["PAYMENTS_API_KEY"]
+"""),
+        ),
+    ),
+)
+
+RULES = (COMMITTED_SECRET,)
+
+
+RULE_SECRET = COMMITTED_SECRET.id
 
 _SECRET_WORD = (
     r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
@@ -253,3 +287,6 @@ class SecretsLens:
                     f"(≥ {MIN_ENTROPY_BITS}) assigned to `{name}`",
                 )
         return None
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (SecretsLens(),)

@@ -16,9 +16,139 @@ from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import adds_inline_tests, is_test_file, is_test_input, lens_finding
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
-RULE_MISSING_TESTS = "tests/missing-tests"
-RULE_FIX_WITHOUT_TEST = "tests/fix-without-test"
+MISSING_TESTS = Rule(
+    id="tests/missing-tests",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="New behaviour without a test",
+    full=(
+        "A source file gains a function or branches absent at the merge base, and the change adds or "
+        "changes no test file. Behaviour without a test can break unnoticed."
+    ),
+    tags=("correctness", "testing"),
+    precision="medium",
+    fires=(
+        Example(
+            file=File("app/prices.py", "python", """\
+RATE = 2
+
+
+def discounted(price, percent):
+    if percent > 100:
+        raise ValueError(percent)
+    return price * (100 - percent) / 100
+"""),
+            caption="A new public function with a branch, and no test changed.",
+            base=(
+                File("app/prices.py", "python", """\
+RATE = 2
+"""),
+                File("tests/test_prices.py", "python", """\
+def test_rate():
+    assert True
+"""),
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/prices.py", "python", """\
+RATE = 2
+
+
+def discounted(price, percent):
+    if percent > 100:
+        raise ValueError(percent)
+    return price * (100 - percent) / 100
+"""),
+            caption="The change tests it.",
+            base=(
+                File("app/prices.py", "python", """\
+RATE = 2
+"""),
+                File("tests/test_prices.py", "python", """\
+def test_rate():
+    assert True
+"""),
+            ),
+            branch=(
+                File("tests/test_prices.py", "python", """\
+from app.prices import discounted
+
+
+def test_rate():
+    assert True
+
+
+def test_discounted():
+    assert discounted(100, 10) == 90
+"""),
+            ),
+        ),
+    ),
+)
+
+FIX_WITHOUT_TEST = Rule(
+    id="tests/fix-without-test",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Fix without a test",
+    full=(
+        "The change is marked as a fix, alters what source code does, and changes no test file. A fix "
+        "without a test that fails before it can regress unnoticed."
+    ),
+    tags=("correctness", "testing"),
+    precision="medium",
+    fires=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption="The change alters what `total` does and changes no test.",
+            base=(
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption="The fix comes with its test.",
+            base=(
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch=(
+                File("tests/test_prices.py", "python", """\
+from app.prices import total
+
+
+def test_total_rounds_to_cents():
+    assert total(0.1, 0.2) == 0.3
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+)
+
+RULES = (MISSING_TESTS, FIX_WITHOUT_TEST)
+
+
+RULE_MISSING_TESTS = MISSING_TESTS.id
+RULE_FIX_WITHOUT_TEST = FIX_WITHOUT_TEST.id
 # Evidence lines shown in one finding's body; the rest are counted.
 SHOWN_EVIDENCE = 6
 
@@ -118,3 +248,6 @@ class TestsLens:
                 by_path.setdefault(item.path, []).append(item)
         for path, items in by_path.items():
             yield _missing_tests(request, path, items)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (TestsLens(),)

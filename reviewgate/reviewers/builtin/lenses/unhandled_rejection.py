@@ -31,11 +31,56 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.moved_code import as_moved
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+UNHANDLED_REJECTION = Rule(
+    id="correctness/unhandled-rejection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Promise rejection not handled",
+    full=(
+        "A promise is discarded (`void p`, or an async call that is not awaited) with no rejection "
+        "handler: a failure is lost, or ends the process as an unhandled rejection."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires=(
+        Example(
+            file=File("src/items.js", "javascript", """\
+async function refresh() {
+  const response = await fetch("/api/items");
+  return response.json();
+}
+
+export function start() {
+  void refresh();
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/items.js", "javascript", """\
+async function refresh() {
+  const response = await fetch("/api/items");
+  return response.json();
+}
+
+export async function start() {
+  await refresh();
+}
+"""),
+        ),
+    ),
+)
+
+RULES = (UNHANDLED_REJECTION,)
+
 
 if TYPE_CHECKING:  # imported where a JavaScript or TypeScript file is read: a Python-only run never loads it
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
-RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
+RULE_UNHANDLED_REJECTION = UNHANDLED_REJECTION.id
 
 _JS_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
 _VOID = LazyPattern(r"(?<![\w$.])void\s+(?=[\w$#(])")
@@ -304,3 +349,6 @@ class _FileCheck:
             line=line,
             code=code,
         )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (UnhandledRejectionLens(),)

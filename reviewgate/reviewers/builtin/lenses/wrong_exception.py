@@ -19,15 +19,129 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_WRONG_EXCEPTION,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+WRONG_EXCEPTION = Rule(
+    id="correctness/wrong-exception",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Handler catches an exception the guarded call never raises",
+    full=(
+        "Every handler of the try names exceptions the one call it guards does not raise, in Python "
+        "(base64 decoding raises `binascii.Error`, not `UnicodeError`), Java and Kotlin "
+        "(`Integer.parseInt` and `toInt()` raise `NumberFormatException`, not `NullPointerException`) "
+        "and C# (`Convert.FromBase64String` raises `FormatException`, not `ArgumentException`): the "
+        "failure it was written for escapes it."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires=(
+        Example(
+            file=File("app/auth.py", "python", """\
+import base64
+
+
+def credentials(header):
+    try:
+        decoded = base64.b64decode(header).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    user, _, password = decoded.partition(":")
+    return user, password
+"""),
+        ),
+        Example(
+            file=File("src/main/java/app/BasicAuth.java", "java", """\
+package app;
+
+import java.io.UnsupportedEncodingException;
+import java.util.Base64;
+
+public final class BasicAuth {
+    public static String credentials(String header) {
+        try {
+            return new String(Base64.getDecoder().decode(header), "UTF-8");
+        } catch (UnsupportedEncodingException e) {
+            return null;
+        }
+    }
+}
+"""),
+            caption=(
+                "In Java (and Kotlin, which shares the JDK's calls and exceptions) the same table "
+                "holds JDK calls: a bad base64 header raises `IllegalArgumentException`, which the "
+                "handler written for the charset lets through. C# reads the same way with .NET's "
+                "calls and exceptions (`Convert.FromBase64String` raises `FormatException`, which "
+                "`catch (ArgumentException)` lets through)."
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/auth.py", "python", """\
+import base64
+import binascii
+
+
+def credentials(header):
+    try:
+        decoded = base64.b64decode(header).decode("utf-8")
+    except (UnicodeDecodeError, binascii.Error):
+        return None
+    user, _, password = decoded.partition(":")
+    return user, password
+"""),
+        ),
+        Example(
+            file=File("src/main/java/app/BasicAuth.java", "java", """\
+package app;
+
+import java.io.UnsupportedEncodingException;
+import java.util.Base64;
+
+public final class BasicAuth {
+    public static String credentials(String header) {
+        try {
+            return new String(Base64.getDecoder().decode(header), "UTF-8");
+        } catch (UnsupportedEncodingException | IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    public static int port(String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (IllegalArgumentException e) {
+            return 8080;
+        }
+    }
+}
+"""),
+            caption=(
+                "The exception itself, a supertype of it (`IllegalArgumentException` for "
+                "`Integer.parseInt`), or a multi-catch naming it."
+            ),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where=(
+            "2 before, both wrong: starlette's `except json.decoder.JSONDecodeError` (another name of "
+            "`json.JSONDecodeError`: aliases are now known) and `os.stat` under `except "
+            "(FileNotFoundError, NotADirectoryError)` (subclasses of what it raises, the rest let "
+            "through on purpose: a handler of a subclass now counts)"
+        ),
+    ),
 )
+
+RULES = (WRONG_EXCEPTION,)
+RULE_WRONG_EXCEPTION = WRONG_EXCEPTION.id
+
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.KOTLIN, Language.CSHARP})
 _NEEDLES = ("except", "catch")
@@ -241,3 +355,6 @@ def wrong_exception_finding(
 
 
 WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _tree)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (WRONG_EXCEPTION_LENS,)

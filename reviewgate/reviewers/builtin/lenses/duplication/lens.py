@@ -10,11 +10,181 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import ADVISORY, Finding, Severity
+from reviewgate.findings import ADVISORY, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
-RULE_DUPLICATE = "reuse/duplicate-code"
-RULE_NEAR_COPY = "reuse/near-copy-file"
+DUPLICATE_CODE = Rule(
+    id="reuse/duplicate-code",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MAJOR,
+    short="Added code repeats code that already exists",
+    full=(
+        "Added code has the same normalized tokens as code elsewhere in the repository, under one "
+        "consistent renaming of identifiers and changed literals. Two copies are two places to fix "
+        "the next bug: call or extend the existing code instead."
+    ),
+    tags=("maintainability", "duplication"),
+    precision="medium",
+    fires=(
+        Example(
+            file=File("app/jobs.py", "python", """\
+import json
+
+
+def run():
+    return 1
+
+
+def read_job_config(filename, fallback):
+    with open(filename, encoding="utf-8") as stream:
+        payload = json.load(stream)
+    result = dict(fallback)
+    for name, item in payload.items():
+        if name in result and item is not None:
+            result[name] = item
+    return result
+"""),
+            caption="The change writes the same code again under new names.",
+            base=(
+                File("app/settings.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""),
+                File("app/jobs.py", "python", """\
+def run():
+    return 1
+"""),
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/jobs.py", "python", """\
+from app.settings import load_settings
+
+
+def run():
+    return 1
+
+
+def read_job_config(filename, fallback):
+    return load_settings(filename, fallback)
+"""),
+            caption="It calls the code that exists (same merge base).",
+            base=(
+                File("app/settings.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""),
+                File("app/jobs.py", "python", """\
+def run():
+    return 1
+"""),
+            ),
+        ),
+    ),
+)
+
+NEAR_COPY_FILE = Rule(
+    id="reuse/near-copy-file",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MAJOR,
+    short="New file is a near copy of an existing file",
+    full=(
+        "A new file's text is mostly covered by one file that existed before (a fork of a module). "
+        "Extend or parameterize the original instead of keeping two versions."
+    ),
+    tags=("maintainability", "duplication"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("billing/shared_copy.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+
+
+def save_settings(path, settings):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=4, sort_keys=False)
+    return path
+"""),
+            caption="A new file that forks it.",
+            base=(
+                File("lib/shared.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+
+
+def save_settings(path, settings):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=2, sort_keys=True)
+    return path
+"""),
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("billing/settings.py", "python", """\
+from lib.shared import load_settings, save_settings
+
+DEFAULTS = {"currency": "EUR", "rounding": 2}
+
+
+def load_billing_settings(path):
+    return load_settings(path, DEFAULTS)
+
+
+def save_billing_settings(path, settings):
+    return save_settings(path, settings)
+"""),
+            caption="A new file that uses it.",
+        ),
+    ),
+)
+
+RULES = (DUPLICATE_CODE, NEAR_COPY_FILE)
+
+
+RULE_DUPLICATE = DUPLICATE_CODE.id
+RULE_NEAR_COPY = NEAR_COPY_FILE.id
 # A duplicate worth a finding spans at least this many non-empty added lines.
 MIN_LINES = 5
 # Why a major duplicate does not block by default: on projects its rules were not tuned on, none
@@ -59,3 +229,6 @@ def advisory_duplicates(findings: Iterable[Finding], block: bool) -> list[Findin
         else finding
         for finding in findings
     ]
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (DuplicationLens(),)

@@ -34,13 +34,140 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+EMPTY_CATCH = Rule(
+    id="correctness/empty-catch",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Empty catch block",
+    full=(
+        "A catch block or promise `.catch` handler that is empty or holds only comments drops the "
+        "error. Handle, log or rethrow it, or say in a comment why it can be ignored."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("src/config.js", "javascript", """\
+export function readConfig(text) {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+  }
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/config.js", "javascript", """\
+export function readConfig(text) {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    console.error("config is not JSON", error);
+    throw error;
+  }
+}
+"""),
+        ),
+    ),
+)
+
+DROPPED_ERROR = Rule(
+    id="correctness/dropped-error",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Go error dropped",
+    full=(
+        "An `if err != nil` block returns nil or nothing, or the error is assigned to `_`: the caller "
+        "never learns of the failure. Return or wrap the error."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("store/load.go", "go", """\
+package store
+
+import "os"
+
+func Load(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil
+	}
+	return data, nil
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("store/load.go", "go", """\
+package store
+
+import (
+	"fmt"
+	"os"
+)
+
+func Load(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return data, nil
+}
+"""),
+        ),
+    ),
+)
+
+IGNORED_EXIT_STATUS = Rule(
+    id="correctness/ignored-exit-status",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Shell command's failure ignored",
+    full=(
+        "`|| true`, `|| :` or `set +e` in a script or CI file lets a failing command pass silently. "
+        "Handle the failure, or let it stop the script."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires=(
+        Example(
+            file=File("scripts/deploy.sh", "sh", """\
+#!/bin/sh
+set -e
+make test || true
+make deploy
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("scripts/deploy.sh", "sh", """\
+#!/bin/sh
+set -e
+# no `|| true` after the tests: a failing test must stop the deploy
+make test
+make deploy
+"""),
+        ),
+    ),
+)
+
+RULES = (EMPTY_CATCH, DROPPED_ERROR, IGNORED_EXIT_STATUS)
+
 
 if TYPE_CHECKING:  # imported where an empty catch is read: a Python-only run never loads it
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
-RULE_EMPTY_CATCH = "correctness/empty-catch"
-RULE_DROPPED_ERROR = "correctness/dropped-error"
-RULE_IGNORED_EXIT = "correctness/ignored-exit-status"
+RULE_EMPTY_CATCH = EMPTY_CATCH.id
+RULE_DROPPED_ERROR = DROPPED_ERROR.id
+RULE_IGNORED_EXIT = IGNORED_EXIT_STATUS.id
 
 # Whitespace and comments only: the block does nothing. Each comment matches one way only: a
 # line comment runs to the end of its line, a block comment stops at its own `*/`. (With
@@ -356,3 +483,6 @@ _WORDING = {
         "broke. Check for the specific condition you expect instead.",
     ),
 }
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (OtherLanguagesSwallowedFailureLens(),)
