@@ -1,5 +1,5 @@
-"""docs/lenses.md as the tests read it: its sections, the rule ids of its table, the anchors GitHub
-gives its headings, and tools/rule_docs.py (a script, not a package) that writes its rule pages."""
+"""docs/lenses.md and docs/rules.md as the tests read them: sections, the rule ids of the table,
+the anchors GitHub gives headings, and tools/rule_docs.py (a script, not a package) that writes them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "lenses.md"
-TABLE_RULE = re.compile(r"^\| `(?P<rule>[a-z]+/[a-z0-9-]+)` \|", re.MULTILINE)
+RULE_PAGES = ROOT / "docs" / "rules.md"
+TABLE_RULE = re.compile(r"^\| \[?`(?P<rule>[a-z]+/[a-z0-9-]+)`(?:\]\([^)]*\))? \|", re.MULTILINE)
 
 
 def section(text: str, heading: str) -> str:

@@ -1,7 +1,7 @@
 """Every builtin rule is declared once, in its lens module (reviewers/builtin/rule.py), with an
 example that fires it and one that does not, and the examples are true: each is reviewed by the
-builtin reviewer in a real repository. docs/lenses.md's rule pages and record table are what
-tools/rule_docs.py writes from the declarations."""
+builtin reviewer in a real repository. docs/rules.md, and docs/lenses.md's rule table and record
+table, are what tools/rule_docs.py writes from the declarations."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from reviewgate.reviewers.builtin.rule import Example
 from reviewgate.reviewers.builtin.rules import BUILTIN_RULES, RULES, RULES_BY_ID
-from testing.lens_docs import DOCS, ROOT, TABLE_RULE, rule_docs_tool, section
+from testing.lens_docs import DOCS, ROOT, RULE_PAGES, TABLE_RULE, rule_docs_tool, section
 from testing.lenses import review_change
 
 EXAMPLES = [
@@ -46,8 +46,8 @@ def test_the_example_does_what_its_rule_says(rule: str, verdict: str, example: E
 
 
 def test_the_docs_are_written_from_the_declarations() -> None:
-    text = DOCS.read_text(encoding="utf-8")
-    assert rule_docs_tool().render(text) == text, "docs/lenses.md is stale: run python tools/rule_docs.py"
+    for path, text in rule_docs_tool().written().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run python tools/rule_docs.py"
     checked = subprocess.run([sys.executable, "tools/rule_docs.py", "--check"], cwd=ROOT, capture_output=True,
                              text=True, timeout=60, check=False)
     assert checked.returncode == 0, checked.stderr
@@ -56,9 +56,11 @@ def test_the_docs_are_written_from_the_declarations() -> None:
 def test_a_changed_declaration_leaves_the_committed_docs_stale() -> None:
     tool, text = rule_docs_tool(), DOCS.read_text(encoding="utf-8")
     first, *rest = RULES
-    changed = tool.render(text, (first._replace(short="Another short description"), *rest))
-    assert changed != text and "**Another short description**" in changed
+    changed = tool.written((first._replace(short="Another short description"), *rest))
+    assert "| Another short description |" in changed[DOCS] and "**Another short description**" in changed[RULE_PAGES]
+    example = first.fires[0]._replace(caption="Another caption.")
+    assert "Another caption." in tool.written((first._replace(fires=(example,)), *rest))[RULE_PAGES]
     measured = [rule._replace(record=None) if rule.by_record else rule for rule in RULES]
     assert "| unmeasured | unmeasured | minor | not measured yet |" in tool.render(text, tuple(measured))
-    with pytest.raises(SystemExit, match="no generated region rule-pages"):
-        tool.render(text.replace("<!-- generated: rule-pages", "<!-- gone: rule-pages"))
+    with pytest.raises(SystemExit, match="no generated region rule-table"):
+        tool.render(text.replace("<!-- generated: rule-table", "<!-- gone: rule-table"))

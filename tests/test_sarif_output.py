@@ -105,7 +105,7 @@ def test_rules_come_from_the_registry_never_from_a_finding(tmp_path: Path) -> No
     duplicate = _descriptor(sarif, "reuse/duplicate-code")
     assert duplicate["shortDescription"]["text"] == RULES_BY_ID["reuse/duplicate-code"].short
     assert "helper_" not in json.dumps(duplicate) and "mod_00" not in json.dumps(duplicate)
-    assert duplicate["helpUri"].endswith("/docs/lenses.md#reuseduplicate-code")
+    assert duplicate["helpUri"].endswith("/docs/rules.md#reuseduplicate-code")
     assert "def read_job_config(filename, fallback):" in duplicate["help"]["text"]  # the docs' example that fires it
     assert "```python\n" in duplicate["help"]["markdown"]
     assert "security-severity" not in duplicate["properties"]
@@ -120,9 +120,9 @@ def test_rules_come_from_the_registry_never_from_a_finding(tmp_path: Path) -> No
 def test_every_builtin_rule_has_a_descriptor_with_examples_and_a_docs_anchor_that_exists() -> None:
     from reviewgate.report.sarif_rules import docs_anchor, rule_descriptor
     from reviewgate.reviewers.builtin.rules import RULES
-    from testing.lens_docs import DOCS, github_anchors
+    from testing.lens_docs import RULE_PAGES, github_anchors
 
-    anchors = github_anchors(DOCS.read_text(encoding="utf-8"))
+    anchors = github_anchors(RULE_PAGES.read_text(encoding="utf-8"))
     for rule in RULES:
         rule_id = rule.id
         assert docs_anchor(rule_id) in anchors, rule_id

@@ -25,14 +25,14 @@ from reviewgate.reviewers.builtin.rules import RULES_BY_ID
 from reviewgate.text import truncate
 
 MAX_DESCRIPTION_CHARS = 1024  # GitHub: shortDescription and fullDescription
-DOCS_ADDRESS = "https://github.com/reviewgate/reviewgate/blob/v{version}/docs/lenses.md"
+DOCS_ADDRESS = "https://github.com/reviewgate/reviewgate/blob/v{version}/docs/rules.md"
 # security-severity by the severity a security rule usually reports at (its findings' own
 # severity decides each result's level): a blocker is critical, a major high, a minor medium.
 SECURITY_SEVERITY = {Severity.BLOCKER: "9.0", Severity.MAJOR: "7.0", Severity.MINOR: "4.0", Severity.NIT: "1.0"}
 
 
 def docs_anchor(rule_id: str) -> str:
-    """The anchor GitHub gives docs/lenses.md's heading "### `reuse/duplicate-code`": the text in
+    """The anchor GitHub gives docs/rules.md's heading "## `reuse/duplicate-code`": the text in
     lower case without its punctuation but `-` (tests/test_sarif_output.py checks each exists)."""
     return "".join(char for char in rule_id.lower() if char.isalnum() or char in "-_")
 
@@ -58,7 +58,7 @@ def _help(rule_id: str, doc: Rule) -> dict[str, str]:
         text += ["", heading, "", code]
         markdown += ["", f"**{heading}**", "", f"{fence}{example.language}", code, fence]
     text += ["", f"More, with what the rule does not fire on: {help_address(rule_id)}"]
-    markdown += ["", f"[More in docs/lenses.md]({help_address(rule_id)}), with what the rule does not fire on."]
+    markdown += ["", f"[More in docs/rules.md]({help_address(rule_id)}), with what the rule does not fire on."]
     return {"text": "\n".join(text), "markdown": "\n".join(markdown)}
 
 

@@ -59,8 +59,11 @@ class Rule(NamedTuple):
     full: str  # what fires it and why it matters (Markdown)
     tags: tuple[str, ...]  # code scanning filters on them; `security` marks a security rule
     precision: str  # very-high | high | medium | low (SARIF `properties.precision`)
+    fires_on: str  # what it reports, in full (Markdown)
+    not_on: str  # what it leaves alone, in full (Markdown; may be empty)
     fires: tuple[Example, ...]  # the first is SARIF's example
     does_not_fire: tuple[Example, ...]
+    severity_note: str = ""  # when it reports at another severity: " (minor with a reason)"
     by_record: bool = False
     record: Record | None = None  # None: not measured yet
 

@@ -31,6 +31,8 @@ MISSING_REASON = Rule(
     ),
     tags=("maintainability", "suppression"),
     precision="very-high",
+    fires_on="an added `reviewgate: ignore[...]` with no reason",
+    not_on="",
     fires=(
         Example(
             file=File("app/calc.py", "python", """\
@@ -62,6 +64,16 @@ UNKNOWN_RULE = Rule(
     ),
     tags=("maintainability", "suppression"),
     precision="very-high",
+    fires_on=(
+        "an added `reviewgate: ignore[...]` naming neither a rule id of this table nor a family "
+        "(`ignore[correctness/swallowed-failure]`): the title names the closest id (`did you mean "
+        "correctness/swallowed-exception?`)"
+    ),
+    not_on=(
+        "known ids and families; placeholders that are not shaped like an id (`ignore[...]`, "
+        "`ignore[<rule id>]` in a help text); test data and documentation files (a marker there is an "
+        "example)"
+    ),
     fires=(
         Example(
             file=File("app/cache.py", "python", """\

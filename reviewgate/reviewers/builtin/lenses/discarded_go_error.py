@@ -38,6 +38,24 @@ DISCARDED_ERROR_USED = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="medium",
+    fires_on=(
+        "Go: `v, _ := f(…)` where the `_` is the error of a call known to return one (a table of "
+        "standard-library calls: `strconv.Atoi`, `url.Parse`, `json.Marshal`, `os.ReadFile` …, or a "
+        "function or method of the file declared with `error` last) and `v` is read later in the "
+        "function. JS/TS: a Node-style callback passed to a call, `(err, data) => …` or `function "
+        "(err, rows) { … }` of 2 or 3 parameters, whose first (`err`, `error`, `er`, `e`) is never "
+        "read and a later one is: `fs.readFile(p, (err, data) => JSON.parse(data))`"
+    ),
+    not_on=(
+        "a checked `err`; `v` never read, or only `_ = v`; `v` first compared with its zero value "
+        "(`if port == 0 { … }`: the failure handled as a default), or a bool an `if` tests (`if ok, _ "
+        ":= strconv.ParseBool(tag); ok {`); map lookups, type assertions, channel receives; test "
+        "files; JS/TS: the error read at all (`if (err) return cb(err)`, `if (err) throw err`, "
+        "`next(err)`), or `arguments` read; an error named `_` or `_err` (ignored on purpose, by the "
+        "`no-unused-vars` convention: not reported); a promise's `.then((data) => …)`; an array "
+        "method's or event handler's callback (`map((e, i) => …)`, `Array.from(…, (e, i) => …)`, "
+        "`.on('click', (e, data) => …)`); a request handler (`(err, req, res, next)`); test files"
+    ),
     fires=(
         Example(
             file=File("config/port.go", "go", """\
@@ -121,9 +139,9 @@ module.exports = { loadConfig, warm };
         holding=1,
         where=(
             "**holds**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` then "
-            "`return val, nil`: a malformed cookie reads as an empty one with no error. 1 before that "
-            "did not: `if isUTC, _ := strconv.ParseBool(tag); isUTC {` (false on failure is the "
-            "default): a bool an `if` tests is no longer a use"
+            "`return val, nil`: a malformed cookie reads as an empty one with no error. Not a use by "
+            "design: `if isUTC, _ := strconv.ParseBool(tag); isUTC {` (a bool an `if` tests: false on "
+            "failure is the default)"
         ),
     ),
 )

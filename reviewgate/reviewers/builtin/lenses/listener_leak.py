@@ -35,6 +35,16 @@ LISTENER_LEAK = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="medium",
+    fires_on=(
+        "JS/TS: inside a request handler (parameters `(req, res …)`, or an `http.createServer` "
+        "callback), `emitter.on(…)`/`addListener`/`addEventListener` on an object that outlives the "
+        "request (`process`, a module-level emitter)"
+    ),
+    not_on=(
+        "`req`/`res`/a parameter or local of the handler/an object a call there returns "
+        "(`fs.createReadStream(p).on(…)`); `.once(…)`, `{ once: true }`, a `signal` option, or "
+        "`removeListener`/`off`/`removeEventListener` in the same handler"
+    ),
     fires=(
         Example(
             file=File("src/events.js", "javascript", """\
@@ -67,7 +77,7 @@ app.get('/events', (req, res) => {
     record=Record(
         findings=0,
         holding=0,
-        where="none",
+        where="no finding",
     ),
 )
 

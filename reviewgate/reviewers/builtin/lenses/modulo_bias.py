@@ -34,6 +34,18 @@ MODULO_BIAS = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-330"),
     precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: a random byte or integer (`os.urandom`, `secrets.token_bytes`, "
+        "`secrets.randbits`, `random.getrandbits`, `crypto.randomBytes`, `crypto.getRandomValues`, "
+        "`rand.Read`) reduced `% n` where `n` is a literal or the length of an alphabet the file "
+        "spells out (`len(ALPHABET)`, `chars.length`, `string.ascii_letters + string.digits`) and not "
+        "a power of two"
+    ),
+    not_on=(
+        "`secrets.choice`, `secrets.randbelow`, `crypto.randomInt`; rejection sampling (the function "
+        "compares the random value with a limit); `n` a power of two; an alphabet whose length the "
+        "file does not show"
+    ),
     fires=(
         Example(
             file=File("app/tokens.py", "python", """\
@@ -66,7 +78,7 @@ def token(length=20):
     record=Record(
         findings=0,
         holding=0,
-        where="none",
+        where="no finding",
     ),
 )
 

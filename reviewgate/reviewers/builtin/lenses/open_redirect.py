@@ -39,6 +39,26 @@ OPEN_REDIRECT = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-601"),
     precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: a value from the request's query, form, body or headers (`request.args`, "
+        "`request.GET`, `request.query_params`, `req.query`/`req.params`/`req.body`/`req.get(…)`, "
+        "`r.URL.Query().Get`, `r.FormValue`) reaches `redirect(…)`, `RedirectResponse(…)`, "
+        "`HttpResponseRedirect(…)`, `res.redirect(…)`, `http.Redirect(w, r, x, …)` or a `Location` "
+        "header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
+        "within one function through assignments, `or`/`||` defaults and wrapper calls; in JS/TS and "
+        "Go the request's own path counts too (`res.redirect(req.originalUrl + '/')`, "
+        "`http.Redirect(w, r, r.URL.Path+\"/\", …)`: a path of `//evil.example` goes there); the "
+        "finding names the source with its line. A check of only "
+        "`startswith('/')`/`startsWith('/')`/`strings.HasPrefix(x, \"/\")` is not a guard "
+        "(`//evil.example` passes) and the finding says so"
+    ),
+    not_on=(
+        "`url_has_allowed_host_and_scheme` or another safe-URL helper (`isSafeRedirect` …), an "
+        "allowlist membership test, a parsed URL's netloc/host looked at, a `//` check beside the `/` "
+        "one; `url_for(…)`/`reverse(…)`; input after fixed text (`\"/search?q=\" + term`, `` "
+        "`/items/${id}` ``, `'/login?next=' + encodeURIComponent(req.originalUrl)`); the `Referer` "
+        "header (back to the linking page)"
+    ),
     fires=(
         Example(
             file=File("app/views.py", "python", """\
@@ -74,9 +94,9 @@ def login(request):
         findings=0,
         holding=0,
         where=(
-            "4 before: `res.redirect(req.get('Referrer') || '/')` in express's examples, a redirect "
-            "back to the linking page, which that page could make itself: the `Referer` is no longer "
-            "a source"
+            "no finding; not one by design: `res.redirect(req.get('Referrer') || '/')` in express's "
+            "examples (a redirect back to the linking page, which that page could make itself: the "
+            "`Referer` is not a source)"
         ),
     ),
 )

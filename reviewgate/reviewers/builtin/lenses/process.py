@@ -35,6 +35,8 @@ REPRO_IN_DIFF = Rule(
     ),
     tags=("process",),
     precision="very-high",
+    fires_on="any file under `repro/` or `.repro/` in the diff",
+    not_on="deletions",
     fires=(
         Example(
             file=File("repro/case.py", "python", """\
@@ -64,6 +66,15 @@ MISSING_REPRODUCTION = Rule(
     ),
     tags=("process",),
     precision="very-high",
+    fires_on=(
+        "**only in repositories that opt in** (below): the policy requires a reproduction and there "
+        "is none: not from the forge's issue (`ReviewRequest.reproduction`), nor in `REPRODUCTION.md` "
+        "/ `.reviewgate/reproduction.md` at head"
+    ),
+    not_on=(
+        "repositories that did not opt in; policy `never`; policy `fixes` on a change not marked as a "
+        "fix"
+    ),
     fires=(
         Example(
             file=File("app/prices.py", "python", """\
@@ -113,6 +124,11 @@ REPRODUCTION_NOT_RERUN = Rule(
     full="A reproduction exists, but the verify's `reproduce` step did not pass against this change.",
     tags=("process", "correctness"),
     precision="very-high",
+    fires_on=(
+        "**only in repositories that opt in**: a reproduction exists but the verify's `reproduce` "
+        "step did not pass against this change (absent or failed)"
+    ),
+    not_on="repositories that did not opt in; `verify.reproduction = passed`",
     fires=(
         Example(
             file=File("app/prices.py", "python", """\

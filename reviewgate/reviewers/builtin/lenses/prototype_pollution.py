@@ -40,6 +40,19 @@ PROTOTYPE_POLLUTION = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-1321"),
     precision="medium",
+    fires_on=(
+        "JS/TS: `obj[key] = …` (or `obj[a][b] = …`) where `obj` is an object literal `{}` (or a "
+        "`.reduce(…, {})` accumulator) and `key` comes from `JSON.parse`, the request's "
+        "query/body/params/headers/cookies/URL, a parsed query string or `document.cookie` (through "
+        "`for … of/in`, `Object.keys/entries`, `.split(…)`, destructuring); a deep merge that "
+        "recurses into itself (`merge(target[key], source[key])` over every key of another parameter)"
+    ),
+    not_on=(
+        "`Object.create(null)`, a `Map`, a `hasOwnProperty`/`Object.hasOwn` check or a "
+        "`__proto__`/`constructor`/`prototype` filter in the function; keys that are not input "
+        "(`counts[word]` over a function's own words); a one-level copy (`for (const key in source) "
+        "target[key] = source[key]`)"
+    ),
     fires=(
         Example(
             file=File("src/cookies.js", "javascript", """\
@@ -74,7 +87,7 @@ module.exports = { parseCookies };
     record=Record(
         findings=0,
         holding=0,
-        where="none",
+        where="no finding",
     ),
 )
 

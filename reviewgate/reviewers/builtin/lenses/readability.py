@@ -41,6 +41,22 @@ NARRATING_COMMENT = Rule(
     ),
     tags=("maintainability", "readability"),
     precision="high",
+    fires_on=(
+        "an added comment that tells the edit's story: starts with an editing verb (changed, renamed, "
+        "moved, replaced, removed, refactored, reverted …), \"added this/the/a …\", \"fixed the bug …\", "
+        "\"this fixes …\", \"no longer needed\", \"previously …\", \"used to …\", \"the old code …\", \"as "
+        "requested/discussed\", \"per review\", \"after/from/addressing review feedback or comments\" — "
+        "e.g. `# Fixed the bug from #412`"
+    ),
+    not_on=(
+        "comments that explain why; words like \"change\" elsewhere in a sentence (\"Change the limit "
+        "only together with …\"); \"Fixed-width …\"; tool pragmas (`noqa`, `type:`, `eslint`, `pylint`, "
+        "`nolint`, `@ts-`); comments that already existed; review and PR comments as things code "
+        "handles (\"GitHub calls them review comments\", \"one answer per review request\"); a comment "
+        "that cites an issue (`#412`, `issue N`, `PAY-12`) and gives a reason in the same comment "
+        "block (because, so that, `, so`, otherwise, to avoid, unless, when, if …): `# Fixed the bug "
+        "in #412 because the proxy drops idle connections`"
+    ),
     fires=(
         Example(
             file=File("app/retry.py", "python", """\
@@ -72,6 +88,19 @@ TICKET_REFERENCE = Rule(
     ),
     tags=("maintainability", "readability"),
     precision="high",
+    fires_on=(
+        "a ticket key (`PAY-4821`, `JIRA-123`) or an issue, ticket, bug or PR number (\"issue #N\", "
+        "\"ticket N\", \"bug #N\", \"PR N\") in an added comment that gives no reason: `# Fixes PAY-4821`, "
+        "`// PAY-4821`"
+    ),
+    not_on=(
+        "standard names shaped like keys (`UTF-8`, `SHA-256`, `ISO-8601`, `RFC-7231`, `CVE-…`, "
+        "`TLS-…` …); anything inside a URL (`http://www.apache.org/licenses/LICENSE-2.0`, "
+        "`…/browse/PAY-12`); a key followed by `.digit` (a version); licence and copyright lines "
+        "(`Licensed under …`, `SPDX-License-Identifier`); a comment that explains why and cites the "
+        "ticket for more (`# The proxy drops idle connections (PAY-412), so keep-alive stays "
+        "shorter`)"
+    ),
     fires=(
         Example(
             file=File("app/refunds.py", "python", """\
@@ -103,6 +132,11 @@ COMMENTED_OUT_CODE = Rule(
     ),
     tags=("maintainability", "readability"),
     precision="high",
+    fires_on=(
+        "≥ 3 consecutive added whole-line comments that parse as Python (with `ast`) or look like "
+        "C-like statements in ≥ 2/3 of the lines"
+    ),
+    not_on="prose; one- or two-line examples",
     fires=(
         Example(
             file=File("app/cart.py", "python", """\

@@ -34,6 +34,16 @@ REGEX_INJECTION = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-1333"),
     precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: request input (query, body, headers) reaching "
+        "`re.compile/search/match/…`, `new RegExp(…)`, `regexp.MustCompile/Compile/MatchString`, or "
+        "argv/environment joined into a larger pattern (`f\"^{prefix}-\\d+$\"`)"
+    ),
+    not_on=(
+        "`re.escape`, `escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(…, '\\\\$&')` "
+        "escape, `regexp.QuoteMeta`; a whole pattern from argv or the environment (a `--filter` "
+        "option: the user's own regex)"
+    ),
     fires=(
         Example(
             file=File("src/search.js", "javascript", """\
@@ -60,7 +70,7 @@ app.get('/search', (req, res) => {
     record=Record(
         findings=0,
         holding=0,
-        where="none",
+        where="no finding",
     ),
 )
 

@@ -46,6 +46,29 @@ COMMITTED_SECRET = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-798"),
     precision="high",
+    fires_on=(
+        "any text file: private key blocks; AWS (`AKIA`/`ASIA`), GitHub (`ghp_`, `gho_`, `ghu_`, "
+        "`ghs_`, `ghr_`, `github_pat_`), GitLab (`glpat-` …), Slack (`xox?-`), Google (`AIza`), "
+        "Stripe live, Anthropic (`sk-ant-`), OpenAI and npm tokens by their documented prefixes — a "
+        "blocker wherever it is, docs and tests included (`export GITHUB_TOKEN=ghp_…` in "
+        "`README.md`); a quoted value of ≥ 12 characters with ≥ 3.5 bits/char entropy assigned to a "
+        "name containing password/secret/token/api_key/access_key/private_key/client_secret — a "
+        "blocker in code that runs, **minor** in documentation (`docs/`, `doc/`, `*.md`, `*.rst`, "
+        "`*.txt`, `*.adoc`, code blocks in them included), in a whole-line comment, or in a test file "
+        "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page). The finding says what matched (format "
+        "and length, or length and entropy), never the value"
+    ),
+    not_on=(
+        "AWS's documented `…EXAMPLE` keys; placeholders (`${…}`, `{{…}}`, `<your-key>`, `changeme`, "
+        "URLs, paths); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
+        "`*_path`, `*_id` …); values read from the environment; alphabets, charsets and tables (a "
+        "value of distinct characters in runs of consecutive code points averaging ≥ 3, such as "
+        "`A-Za-z0-9-_`, base32's `A-Z2-7`, hex digits, base58's; or ≥ 40 distinct characters, a "
+        "shuffled table): every character once carries no secret; files under `fixtures/`, "
+        "`testdata/`, `__fixtures__/`, and lines in test files that say "
+        "fake/dummy/example/sample/test/mock"
+    ),
+    severity_note="(minor for example values)",
     fires=(
         Example(
             file=File("app/payments.py", "python", """\

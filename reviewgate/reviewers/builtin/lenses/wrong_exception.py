@@ -38,6 +38,39 @@ WRONG_EXCEPTION = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="medium",
+    fires_on=(
+        "Python: a `try` of up to 3 statements whose handlers all name known exceptions and none "
+        "catches what a guarded call raises on bad input (a table: "
+        "`base64.b64decode`/`binascii.a2b_*` → `binascii.Error`, `int`/`float`/`uuid.UUID`/`strptime` "
+        "→ `ValueError`, `json.loads` → `JSONDecodeError`, `open`/`os.*` → `OSError`, `.decode()` → "
+        "`UnicodeDecodeError` …): `b64decode(x).decode()` under `except UnicodeDecodeError`, `int(x)` "
+        "under `except TypeError`, `json.loads` under `except KeyError`. Java: the same for a `try` "
+        "(not a try-with-resources) and its `catch` clauses (multi-catch too), with a table of JDK "
+        "calls (`Integer.parseInt`/`Long.parseLong`/`new BigDecimal` → `NumberFormatException`, "
+        "`UUID.fromString`/`Base64.getDecoder().decode`/`URI.create` → `IllegalArgumentException`, "
+        "`LocalDate.parse`/`Instant.parse`/`Duration.parse` → `DateTimeParseException`, "
+        "`Pattern.compile` → `PatternSyntaxException` …) and their hierarchy (`NumberFormatException` "
+        "< `IllegalArgumentException` < `RuntimeException`): `Integer.parseInt(s)` under `catch "
+        "(NullPointerException e)`, `new String(Base64.getDecoder().decode(h), \"UTF-8\")` under `catch "
+        "(UnsupportedEncodingException e)`. Kotlin: the same JDK table and hierarchy for a `try` "
+        "expression, and Kotlin's conversions of a string (`toInt()`, `toLong()`, `toBigDecimal()` … "
+        "→ `NumberFormatException`): `value.toInt()` under `catch (e: IllegalStateException)`. C#: "
+        "the same with .NET's calls and hierarchy (`int.Parse`/`Convert.ToInt32` → `FormatException`, "
+        "`OverflowException`; `Convert.FromBase64String`/`Guid.Parse`/`DateTime.Parse` → "
+        "`FormatException`; `new Uri` → `UriFormatException`; `JsonSerializer.Deserialize` → "
+        "`JsonException` …): `Convert.FromBase64String(h)` under `catch (ArgumentException)`, "
+        "`int.Parse(s)` under `catch (ArgumentNullException)`"
+    ),
+    not_on=(
+        "the right exception or its base class (`ValueError` for `binascii.Error`); broad or unknown "
+        "handlers; a body with any other call (it may be what the handler is for); a handler for a "
+        "lookup in the body (`int(d[\"port\"])` under `except KeyError`); Java, Kotlin and C#: the "
+        "exception, a supertype (`IllegalArgumentException` for `parseInt`), a multi-catch naming it, "
+        "`Exception`/`RuntimeException`/`Throwable` (C#: `Exception`, `SystemException`, a bare "
+        "`catch`, a clause with a `when` filter); a handler for another step of the body (an array "
+        "index, a cast, a division, a method of a null receiver: `parseInt(s.trim())` under "
+        "`NullPointerException`); any other call or constructor in the body"
+    ),
     fires=(
         Example(
             file=File("app/auth.py", "python", """\
@@ -131,10 +164,9 @@ public final class BasicAuth {
         findings=0,
         holding=0,
         where=(
-            "2 before, both wrong: starlette's `except json.decoder.JSONDecodeError` (another name of "
-            "`json.JSONDecodeError`: aliases are now known) and `os.stat` under `except "
-            "(FileNotFoundError, NotADirectoryError)` (subclasses of what it raises, the rest let "
-            "through on purpose: a handler of a subclass now counts)"
+            "no finding; not one by design: starlette's `except json.decoder.JSONDecodeError` "
+            "(another name of `json.JSONDecodeError`) and `os.stat` under `except (FileNotFoundError, "
+            "NotADirectoryError)` (subclasses of what it raises: the rest is let through on purpose)"
         ),
     ),
 )

@@ -26,6 +26,49 @@ DUPLICATE_CODE = Rule(
     ),
     tags=("maintainability", "duplication"),
     precision="medium",
+    fires_on=(
+        "added code (≥ 5 non-empty lines, ≥ 4 distinct) with the same normalized tokens as code "
+        "elsewhere in the repository at head, under renamed identifiers and changed literals, where "
+        "the aligned names follow one consistent renaming (≥ 85 % of them: `total → amount` "
+        "everywhere; a name kept as it is, such as the attribute in `self.total = amount`, always "
+        "agrees); blocks under 12 lines must also share a quarter of their names (called functions, "
+        "attributes). Each pair is reported once: repetition inside the branch at the second copy, a "
+        "pair found from both sides at the later place, a copy broken by one small edit as one "
+        "finding. The title names a real definition of the existing code, found by its own language's "
+        "syntax: ``use `load_settings` at app/settings.py:4``; the body quotes the existing code with "
+        "both places and the number of lines. Fewer than 5 substantive lines (two names or more, not "
+        "an argument line) is weak evidence: minor, which does not block. Also minor (sizes in lines "
+        "of code: docstring, comment and blank lines are not counted): a copy of existing code under "
+        "20 lines that is a fragment (it does not copy a whole definition on both sides); repetition "
+        "inside the change under 25 lines (parallel variants written side by side); runs in two "
+        "subclasses of the same base class (two implementations of one interface, such as "
+        "`ZshComplete` and `PowerShellComplete`); under 20 lines, runs that both open a class, under "
+        "different names with the same bases or none (a new sink or handler beside the others: the "
+        "same attribute and method headers by design); two files of the same name in directories that "
+        "mirror each other (at head they hold at least 3 other files of the same names, and those are "
+        "at least half of the smaller one: `v4/classic/` and `v4/mini/`, `_async/` and `_sync/`), "
+        "variants of one module kept side by side; one module for two module systems beside each "
+        "other (`index.d.ts` and `index.d.cts`, `lib.mjs` and `lib.cjs`)."
+    ),
+    not_on=(
+        "test files (helpers are meant to look alike); examples and benchmarks (`examples/`, "
+        "`bench/`, `benchmarks/`: standalone by design); translations (`locales/`, `locale/`, "
+        "`i18n/`, `l10n/`, `translations/`: one file per language by design); vendored dirs "
+        "(`node_modules`, `vendor`, `third_party`, `dist`, `build`); files over 1 MB or `.min.` "
+        "files; imports; hunks that only re-wrap or re-indent (their added lines equal their removed "
+        "lines once whitespace, line breaks, quote style and trailing commas are folded: a "
+        "formatter's pass); code the change moves (the old place is gone at head), including a new "
+        "file split out of a file the change shrank (compared with that file at head, not as a fork); "
+        "tables (regions whose operands are mostly strings and numbers) that differ in their literals "
+        "(the same strings and numbers in the same order under new names are a copy); a shape "
+        "repeated inside one run (`self.a = a` ×6); two calls of one helper with keyword arguments "
+        "(argument lines do not count as distinct); code that only shares a shape, with names that do "
+        "not map one-to-one."
+    ),
+    severity_note=(
+        ", advisory: reported, not blocking unless `[lenses] block_on_duplicates = true` (minor on "
+        "weak evidence)"
+    ),
     fires=(
         Example(
             file=File("app/jobs.py", "python", """\
@@ -115,6 +158,15 @@ NEAR_COPY_FILE = Rule(
     ),
     tags=("maintainability", "duplication"),
     precision="high",
+    fires_on=(
+        "a new file whose normalized text is ≥ 80 % covered by one file that existed before (a fork), "
+        "or a file git reports as a copy"
+    ),
+    not_on=(
+        "two new look-alike files (that is in-branch repetition, above); a copy of a file the same "
+        "change shrank by ≥ 5 lines (code split out of it)"
+    ),
+    severity_note="(minor for a configuration file such as a second `*.config.ts`)",
     fires=(
         Example(
             file=File("billing/shared_copy.py", "python", """\

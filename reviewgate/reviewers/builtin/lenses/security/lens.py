@@ -45,6 +45,13 @@ SHELL_INJECTION = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-078"),
     precision="high",
+    fires_on=(
+        "Python (by `ast`): `subprocess.*(…, shell=True)` or `os.system`/`os.popen` of an f-string, "
+        "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
+        "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
+        "`Runtime.getRuntime().exec(\"…\" + x)`"
+    ),
+    not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
     fires=(
         Example(
             file=File("app/archive.py", "python", """\
@@ -80,6 +87,19 @@ SQL_INJECTION = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-089"),
     precision="high",
+    fires_on=(
+        "SQL built by formatting and passed to `execute`/`executemany`/`raw`/… (Python, also through "
+        "a variable), JS `.query(\\`…${…}\\`)` (a template may span lines), Go `Query(fmt.Sprintf(…))`, "
+        "Java `executeQuery(\"…\" + x)` — only when the formatted text is a statement: SELECT … FROM, "
+        "INSERT INTO, UPDATE … SET, DELETE FROM, SELECT/UPDATE/DELETE … WHERE, "
+        "CREATE/DROP/ALTER/TRUNCATE TABLE/INDEX/VIEW/… (`db.query(\\`SELECT * FROM users WHERE id = "
+        "${id}\\`)`)"
+    ),
+    not_on=(
+        "placeholders and parameters; a method or variable named `query` with a URL or search string "
+        "(`http.query(\\`${base}/search?q=${term}\\`)`); text with SQL-ish words but no statement "
+        "(`select the best ${term}`)"
+    ),
     fires=(
         Example(
             file=File("app/users.py", "python", """\
@@ -108,6 +128,8 @@ EVAL = Rule(
     full="`eval`, `exec` or `new Function` of a non-literal runs whatever the value holds.",
     tags=("security", "correctness", "external/cwe/cwe-095"),
     precision="medium",
+    fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
+    not_on="literal arguments",
     fires=(
         Example(
             file=File("app/calc.py", "python", """\
@@ -140,6 +162,8 @@ UNSAFE_YAML = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-502"),
     precision="high",
+    fires_on="`yaml.load`/`load_all` without `SafeLoader`/`CSafeLoader`/`BaseLoader`; `yaml.unsafe_load`",
+    not_on="`yaml.safe_load`, `Loader=yaml.SafeLoader`",
     fires=(
         Example(
             file=File("app/config.py", "python", """\
@@ -175,6 +199,8 @@ UNSAFE_DESERIALIZATION = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-502"),
     precision="medium",
+    fires_on="`pickle`/`dill`/`marshal` `.loads`/`.load` of an expression mentioning `request`",
+    not_on="",
     fires=(
         Example(
             file=File("app/views.py", "python", """\
@@ -211,6 +237,11 @@ TLS_VERIFICATION_OFF = Rule(
     ),
     tags=("security", "correctness", "external/cwe/cwe-295"),
     precision="high",
+    fires_on=(
+        "`verify=False`, `ssl._create_unverified_context()`, `rejectUnauthorized: false`, "
+        "`NODE_TLS_REJECT_UNAUTHORIZED=0`, `InsecureSkipVerify: true`, `NoopHostnameVerifier`"
+    ),
+    not_on="test files (a test of the TLS-off path)",
     fires=(
         Example(
             file=File("app/client.py", "python", """\

@@ -47,6 +47,30 @@ EMPTY_CATCH = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="high",
+    fires_on=(
+        "JS/TS/Java/C#/Kotlin: `catch { }` / `catch (e) { }` whose body is empty or comments only; "
+        "promise `.catch(() => {})`, `.catch(() => null)`, `.catch(function () {})` — e.g. `catch { "
+        "// ignore }` or `catch (e) { /* TODO */ }`. With a comment that says why — in the handler (a "
+        "reason word or ≥ 4 words of prose: `// Use default message if accessing properties throws`), "
+        "or right above it / above its `try` (past at most two lines that set the fallback value) and "
+        "about the failure (`// Ignore cancellation failures from already-locked streams`) — it is a "
+        "deliberate fallback: **minor**, quoting the comment. Also minor in test and support code "
+        "(test files, `scripts/`, `bench/`, `benchmarks/`, `examples/`): a test's assertions are its "
+        "check, and a script ships to no user; and, since no JS/TS catch can name one kind of error, "
+        "for three shapes that drop a failure by design: a promise `.catch` on a clean-up call "
+        "(`reader.cancel().catch(() => undefined)`: cancel, close, abort, destroy, dispose, unlink, "
+        "unsubscribe …), on the copy a `.finally()` makes (`void work.finally(cleanup).catch(() => "
+        "{})`: the rejection is handled where `work` is awaited), and an empty `catch {}` after a "
+        "`try` block that returns (`try { return new TextDecoder(label); } catch {}`: a failure falls "
+        "through to the default after it)"
+    ),
+    not_on=(
+        "catches that log, rethrow, wrap or return an error; commented-out code; catches the merge "
+        "base already had (as many matches in the file at the merge base as at head: a formatter's "
+        "pass, a test wrapped in `describe`). \"ignore\", \"ignored\", a to-do (`TODO`, `FIXME`, \"for "
+        "now\") or a lint pragma is not a reason and stays major"
+    ),
+    severity_note="(minor with a reason)",
     fires=(
         Example(
             file=File("src/config.js", "javascript", """\
@@ -86,6 +110,12 @@ DROPPED_ERROR = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="high",
+    fires_on="Go: `if err != nil { return nil }` (or `return nil, nil`, or an empty block), and `_ = err`",
+    not_on=(
+        "`return nil, fmt.Errorf(…%w…, err)`; `if errors.Is(err, os.ErrNotExist) { return nil }`; "
+        "`return nil` in a function with no `error` result (`func Find(id string) *User`, "
+        "`[]string`): its nil value is the answer there"
+    ),
     fires=(
         Example(
             file=File("store/load.go", "go", """\
@@ -136,6 +166,16 @@ IGNORED_EXIT_STATUS = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="high",
+    fires_on=(
+        "`|| true`, `|| :`, `set +e`, `set +o errexit` on an added line of a shell script, "
+        "`.github/workflows/`, `.gitlab-ci.yml`, `.ci/`, `ci/`, `scripts/`, `.circleci/`, `Makefile`, "
+        "`Dockerfile`, `Jenkinsfile`, `justfile`"
+    ),
+    not_on=(
+        "comments; the same text in docs or other files; a script's clean-up on exit: a `trap '… || "
+        "true' EXIT` line and the body of a function an EXIT trap runs (`cleanup() { rm -rf \"$tmp\" || "
+        "true; }`), where a failed clean-up step must not replace the script's own exit status"
+    ),
     fires=(
         Example(
             file=File("scripts/deploy.sh", "sh", """\

@@ -23,6 +23,23 @@ SWALLOWED_EXCEPTION = Rule(
     ),
     tags=("correctness", "reliability", "error-handling"),
     precision="high",
+    fires_on=(
+        "Python: a broad handler (`except:`, `Exception`, `BaseException`, alone or in a tuple) whose "
+        "whole body is `pass`, `...`, `continue`, `return`/`return None`, or returns a literal or "
+        "empty container (`except: return False`). JavaScript/TypeScript (every catch is broad): a "
+        "catch whose whole body returns a default (`false`, `true`, `null`, `undefined`, `0`, `''`, "
+        "`[]`, `{}`, a `*default*`/`*fallback*` name, or nothing) when the try block calls a security "
+        "check by name — the called method's words include auth/authenticate/authorize, permission, "
+        "verify, signature, csrf/xsrf, jwt, hmac, password, credential, or token with "
+        "validate/check/decode (`try { await verifyToken(t); return true } catch (e) { return false "
+        "}`, `jwt.verify`, `hasPermission(u).catch(() => false)`)"
+    ),
+    not_on=(
+        "narrow Python handlers (`except KeyError: return 8080` — naming the exception is the "
+        "decision); handlers that log and re-raise, or do anything else; a JS default around code "
+        "that checks nothing (`catch { return [] }` around `JSON.parse(nextToken(text))`); "
+        "`jwt.split('.')` (the method called must be the check)"
+    ),
     fires=(
         Example(
             file=File("app/cache.py", "python", """\
