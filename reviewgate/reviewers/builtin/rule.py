@@ -30,7 +30,11 @@ class Record(NamedTuple):
 
 
 class File(NamedTuple):
-    """One file of an example: where it is, its language (the Markdown fence's) and its text."""
+    """One file of an example: where it is, its language (the Markdown fence's) and its text.
+
+    The text is a string in a lens module, read line by line when reviewgate reviews its own
+    source: where a line holds what a lens looks for (a `#` comment, a suppression's `:`, a key's
+    `=`), that character is written as an escape (`\\x23`, `\\x3a`, `\\x3d`), the same text to Python."""
 
     path: str
     language: str

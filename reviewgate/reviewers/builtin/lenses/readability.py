@@ -61,7 +61,7 @@ NARRATING_COMMENT = Rule(
         Example(
             file=File("app/retry.py", "python", """\
 def retry_delay(attempt):
-    # Changed the delay to grow with each attempt
+    \x23 Changed the delay to grow with each attempt
     return min(2 ** attempt, 60)
 """),
         ),
@@ -70,7 +70,7 @@ def retry_delay(attempt):
         Example(
             file=File("app/retry.py", "python", """\
 def retry_delay(attempt):
-    # Grow the delay with each attempt so a struggling server gets room to recover
+    \x23 Grow the delay with each attempt so a struggling server gets room to recover
     return min(2 ** attempt, 60)
 """),
         ),
@@ -105,7 +105,7 @@ TICKET_REFERENCE = Rule(
         Example(
             file=File("app/refunds.py", "python", """\
 def refund_amount(order):
-    # PAY-4821
+    \x23 PAY-4821
     return order.total
 """),
         ),
@@ -114,7 +114,7 @@ def refund_amount(order):
         Example(
             file=File("app/refunds.py", "python", """\
 def refund_amount(order):
-    # The order total, not the amount paid, because coupons are refunded apart (PAY-4821)
+    \x23 The order total, not the amount paid, because coupons are refunded apart (PAY-4821)
     return order.total
 """),
         ),
@@ -141,9 +141,9 @@ COMMENTED_OUT_CODE = Rule(
         Example(
             file=File("app/cart.py", "python", """\
 def cart_total(items):
-    # for item in items:
-    #     print(item.price)
-    # total = sum(item.price for item in items)
+    \x23 for item in items:
+    \x23     print(item.price)
+    \x23 total = sum(item.price for item in items)
     return sum(item.price for item in items)
 """),
         ),
@@ -152,9 +152,9 @@ def cart_total(items):
         Example(
             file=File("app/cart.py", "python", """\
 def cart_total(items):
-    # Prices are in cents, so the sum is exact; convert to a decimal
-    # amount only where it is shown, never before adding, or the
-    # rounding of each item adds up.
+    \x23 Prices are in cents, so the sum is exact; convert to a decimal
+    \x23 amount only where it is shown, never before adding, or the
+    \x23 rounding of each item adds up.
     return sum(item.price for item in items)
 """),
         ),
