@@ -2,7 +2,7 @@
 declare them (each a `RULES` tuple of reviewers/builtin/rule.py's `Rule`, and the `LENSES` that
 check them), one line per module, in the order the lenses run. Rule ids are the names
 `reviewgate: ignore[...]` and `[lenses] disable` take; docs/lenses.md is written from the
-declarations (`python -m tools.rule_docs`)."""
+declarations (`python tools/rule_docs.py`)."""
 
 from __future__ import annotations
 
