@@ -1,72 +1,23 @@
-"""docs/lenses.md's examples, read the way tests/test_lens_docs.py reviews them and
-tests/test_sarif_output.py checks the SARIF help against them; and the anchors GitHub gives its headings."""
+"""docs/lenses.md and docs/rules.md as the tests read them: sections, the rule ids of the table,
+the anchors GitHub gives headings, and tools/rule_docs.py (a script, not a package) that writes them."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "lenses.md"
-SECTION = "## Every rule, by example"
-_FENCE = re.compile(r"^(?P<fence>`{3,})(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
-TABLE_RULE = re.compile(r"^\| `(?P<rule>[a-z]+/[a-z0-9-]+)` \|", re.MULTILINE)
-VERDICTS = ("fires", "does-not-fire")
-
-
-@dataclass
-class Example:
-    """One change: the files at the merge base, the files the change writes, and what it shows."""
-
-    verdict: str = ""
-    rule: str = ""
-    base: dict[str, str] = field(default_factory=dict)
-    branch: dict[str, str] = field(default_factory=dict)
-    branch_name: str = "feature"
-    # The block that ends the example: the file it is about and that file's language.
-    path: str = ""
-    language: str = ""
-
-    @property
-    def name(self) -> str:
-        return f"{self.verdict}:{self.rule}"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "lenses.md"
+RULE_PAGES = ROOT / "docs" / "rules.md"
+TABLE_RULE = re.compile(r"^\| \[?`(?P<rule>[a-z]+/[a-z0-9-]+)`(?:\]\([^)]*\))? \|", re.MULTILINE)
 
 
 def section(text: str, heading: str) -> str:
     start = text.index(heading + "\n")
     following = text.find("\n## ", start + len(heading))
     return text[start:following if following != -1 else len(text)]
-
-
-def parse_examples(text: str) -> list[Example]:
-    """Every fenced block of the section, in order: `base` and `branch` blocks gather files, and a
-    `fires=` or `does-not-fire=` block (a file the change writes) ends the example. A block with
-    no part, or without `path=`, is an error: no example may be skipped silently."""
-    examples: list[Example] = []
-    current = Example()
-    for match in _FENCE.finditer(section(text, SECTION)):
-        words = match.group("info").split()
-        attributes = dict(word.split("=", 1) for word in words[1:] if "=" in word)
-        flags = {word for word in words[1:] if "=" not in word}
-        path = attributes.get("path")
-        assert path, f"a block with info {match.group('info')!r} names no path="
-        body = match.group("body")
-        if "base" in flags:
-            current.base[path] = body
-        elif "branch" in flags:
-            current.branch[path] = body
-        else:
-            verdicts = [key for key in VERDICTS if key in attributes]
-            assert len(verdicts) == 1, f"block {path} ({match.group('info')!r}) is neither base, branch nor a verdict"
-            current.verdict, current.rule = verdicts[0], attributes[verdicts[0]]
-            current.branch[path] = body
-            current.branch_name = attributes.get("branch-name", "feature")
-            current.path, current.language = path, words[0] if words else ""
-            examples.append(current)
-            current = Example()
-    assert not current.base and not current.branch, "files after the last example belong to no example"
-    return examples
-
 
 
 _HEADING = re.compile(r"^#{1,6} +(?P<text>.+?) *$", re.MULTILINE)
@@ -85,12 +36,10 @@ def github_anchors(text: str) -> set[str]:
     return anchors
 
 
-def rule_examples(text: str) -> dict[str, dict[str, dict[str, str]]]:
-    """What reviewgate/reviewers/builtin/rule_examples.json holds: each rule's first example that
-    fires it and first that does not, as the file the change writes (the SARIF rule's help)."""
-    examples: dict[str, dict[str, dict[str, str]]] = {}
-    for example in parse_examples(text):
-        shown = examples.setdefault(example.rule, {})
-        shown.setdefault(example.verdict, {"path": example.path, "language": example.language,
-                                           "code": example.branch[example.path]})
-    return dict(sorted(examples.items()))
+def rule_docs_tool() -> ModuleType:
+    """tools/rule_docs.py, loaded from its path."""
+    spec = importlib.util.spec_from_file_location("rule_docs_tool", ROOT / "tools" / "rule_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -13,18 +13,13 @@ import pytest
 
 from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
-from reviewgate.reviewers.builtin import rule_records
+from reviewgate.reviewers.builtin import rules as registry
+from reviewgate.reviewers.builtin.lenses.discarded_go_error import RULE_DISCARDED_GO_ERROR
 from reviewgate.reviewers.builtin.lenses.literal_typo import slip
-from reviewgate.reviewers.builtin.rule_records import (
-    RECORDS,
-    RULE_DISCARDED_GO_ERROR,
-    RULE_OPEN_REDIRECT,
-    RULE_WRONG_EXCEPTION,
-    RuleRecord,
-    earned_severity,
-    record_note,
-)
-from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
+from reviewgate.reviewers.builtin.lenses.open_redirect import OPEN_REDIRECT, RULE_OPEN_REDIRECT
+from reviewgate.reviewers.builtin.lenses.wrong_exception import RULE_WRONG_EXCEPTION
+from reviewgate.reviewers.builtin.rule import Record
+from reviewgate.reviewers.builtin.rules import RULES, RULES_BY_ID
 from testing.lenses import review_change
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "lenses.md"
@@ -44,21 +39,27 @@ FLASK_REDIRECT = {
 @pytest.mark.parametrize(
     ("record", "earned"),
     [
-        (RuleRecord(), False),
-        (RuleRecord(findings=5, holding=4, where="dev set"), True),
-        (RuleRecord(findings=10, holding=7, where="dev set"), False),
-        (RuleRecord(findings=4, holding=4, where="dev set"), False),
-        (RuleRecord(findings=0, holding=0, where="dev set"), False),
+        (None, False),
+        (Record(findings=5, holding=4, where="dev set"), True),
+        (Record(findings=10, holding=7, where="dev set"), False),
+        (Record(findings=4, holding=4, where="dev set"), False),
+        (Record(findings=0, holding=0, where="dev set"), False),
     ],
 )
-def test_a_rule_earns_blocking_with_four_in_five_on_five_findings(record: RuleRecord, earned: bool) -> None:
-    assert record.earned is earned
+def test_a_rule_earns_blocking_with_four_in_five_on_five_findings(record: Record | None, earned: bool) -> None:
+    rule = OPEN_REDIRECT._replace(record=record)
+    assert rule.earned is earned
+    assert rule.reported_severity is (Severity.MAJOR if earned else Severity.MINOR)
+    # A rule that reports by its record from the start needs none.
+    assert rule._replace(by_record=False).reported_severity is Severity.MAJOR
 
 
-def test_every_bug_rule_is_registered_and_minor_until_measured() -> None:
-    assert set(RECORDS) <= set(BUILTIN_RULES)
-    for rule, record in RECORDS.items():
-        assert earned_severity(rule) is (Severity.MAJOR if record.earned else Severity.MINOR)
+def test_every_bug_rule_is_minor_until_its_record_earns_more() -> None:
+    bug_rules = [rule for rule in RULES if rule.by_record]
+    assert len(bug_rules) == 8
+    for rule in bug_rules:
+        earned = rule.record is not None and rule.record.earned
+        assert rule.reported_severity is (Severity.MAJOR if earned else Severity.MINOR)
 
 
 def test_the_finding_names_source_sink_and_the_weak_guard_and_does_not_block(tmp_path: Path) -> None:
@@ -68,12 +69,12 @@ def test_the_finding_names_source_sink_and_the_weak_guard_and_does_not_block(tmp
     assert "return redirect(target)" in body  # the sink
     assert "`target`, from `request.args.get('next', '/')` at line 5" in body  # the source
     assert "the only check is that it starts with `/`, which is not a guard: `//evil.example`" in body
-    assert body.endswith(record_note(RULE_OPEN_REDIRECT)) and "Reported as minor" in body
+    assert body.endswith(RULES_BY_ID[RULE_OPEN_REDIRECT].record_note()) and "Reported as minor" in body
     assert not blocks(findings[0])
 
 
 def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(rule_records.RECORDS, RULE_OPEN_REDIRECT, RuleRecord())
+    monkeypatch.setitem(registry.RULES_BY_ID, RULE_OPEN_REDIRECT, OPEN_REDIRECT._replace(record=None))
     findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
     assert [item.severity for item in findings] == [Severity.MINOR]
     assert findings[0].body.endswith("Reported as minor: this rule has no measured record yet.")
@@ -86,18 +87,20 @@ def test_the_docs_record_table_is_the_registry() -> None:
                       section, re.MULTILINE)
     documented = {rule: (findings, holding, severity) for rule, findings, holding, severity in rows}
     expected = {
-        rule: (
-            "unmeasured" if record.findings is None else str(record.findings),
-            "unmeasured" if record.holding is None else str(record.holding),
-            earned_severity(rule).value,
+        rule.id: (
+            "unmeasured" if rule.record is None else str(rule.record.findings),
+            "unmeasured" if rule.record is None else str(rule.record.holding),
+            rule.reported_severity.value,
         )
-        for rule, record in RECORDS.items()
+        for rule in RULES
+        if rule.by_record
     }
     assert documented == expected
 
 
 def test_a_rule_whose_record_earns_it_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(rule_records.RECORDS, RULE_OPEN_REDIRECT, RuleRecord(findings=6, holding=5, where="test"))
+    monkeypatch.setitem(registry.RULES_BY_ID, RULE_OPEN_REDIRECT,
+                        OPEN_REDIRECT._replace(record=Record(findings=6, holding=5, where="test")))
     findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
     assert [item.severity for item in findings] == [Severity.MAJOR]
     assert "Reported as minor" not in findings[0].body
@@ -205,7 +208,7 @@ def test_the_java_finding_names_the_call_what_it_raises_and_what_is_caught(tmp_p
     assert "the `try` at line 5 guards `Integer.parseInt(...)` (line 6)" in body
     assert "raises `NumberFormatException` (an `IllegalArgumentException`) on bad input" in body
     assert "the handler names `NullPointerException`, none of which catches it" in body
-    assert body.endswith(record_note(RULE_WRONG_EXCEPTION))
+    assert body.endswith(RULES_BY_ID[RULE_WRONG_EXCEPTION].record_note())
 
 
 def test_the_callback_finding_names_the_call_the_unread_error_and_the_use(tmp_path: Path) -> None:

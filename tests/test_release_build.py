@@ -93,8 +93,7 @@ def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_pa
     _run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)], cwd=tmp_path)
     with tarfile.open(sdist) as archive:
         shipped = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
-    assert {"LICENSE", "README.md", "pyproject.toml", "reviewgate/schemas/report.schema.json",
-            "reviewgate/reviewers/builtin/rule_examples.json"} <= shipped  # the SARIF rules' help
+    assert {"LICENSE", "README.md", "pyproject.toml", "reviewgate/schemas/report.schema.json"} <= shipped
     assert not any(name.startswith("tests/") for name in shipped), "the tests need the repository, not half of it"
     metadata = zipfile.ZipFile(wheel).read(f"reviewgate_ci-{VERSION}.dist-info/METADATA").decode()
     assert "Name: reviewgate-ci\n" in metadata

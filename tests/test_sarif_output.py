@@ -92,7 +92,7 @@ def _descriptor(sarif: dict, rule_id: str) -> dict:
 
 
 def test_rules_come_from_the_registry_never_from_a_finding(tmp_path: Path) -> None:
-    from reviewgate.reviewers.builtin.rule_docs import RULE_DOCS
+    from reviewgate.reviewers.builtin.rules import RULES_BY_ID
 
     copies = tuple(sample_finding(path=f"pkg/mod_{index:02}.py", line=7, rule="reuse/duplicate-code", category="reuse",
                                   finding_class=FindingClass.SYSTEMATIC,
@@ -103,9 +103,9 @@ def test_rules_come_from_the_registry_never_from_a_finding(tmp_path: Path) -> No
     sarif = build_sarif(sample_result(tmp_path, findings=(*copies, secret)))
     assert_github_accepts(sarif)
     duplicate = _descriptor(sarif, "reuse/duplicate-code")
-    assert duplicate["shortDescription"]["text"] == RULE_DOCS["reuse/duplicate-code"].short
+    assert duplicate["shortDescription"]["text"] == RULES_BY_ID["reuse/duplicate-code"].short
     assert "helper_" not in json.dumps(duplicate) and "mod_00" not in json.dumps(duplicate)
-    assert duplicate["helpUri"].endswith("/docs/lenses.md#reuseduplicate-code")
+    assert duplicate["helpUri"].endswith("/docs/rules.md#reuseduplicate-code")
     assert "def read_job_config(filename, fallback):" in duplicate["help"]["text"]  # the docs' example that fires it
     assert "```python\n" in duplicate["help"]["markdown"]
     assert "security-severity" not in duplicate["properties"]
@@ -119,31 +119,17 @@ def test_rules_come_from_the_registry_never_from_a_finding(tmp_path: Path) -> No
 
 def test_every_builtin_rule_has_a_descriptor_with_examples_and_a_docs_anchor_that_exists() -> None:
     from reviewgate.report.sarif_rules import docs_anchor, rule_descriptor
-    from reviewgate.reviewers.builtin.rule_docs import RULE_DOCS, rule_examples
-    from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
-    from testing.lens_docs import DOCS, github_anchors
+    from reviewgate.reviewers.builtin.rules import RULES
+    from testing.lens_docs import RULE_PAGES, github_anchors
 
-    assert set(RULE_DOCS) == set(BUILTIN_RULES)
-    anchors = github_anchors(DOCS.read_text(encoding="utf-8"))
-    for rule_id in BUILTIN_RULES:
+    anchors = github_anchors(RULE_PAGES.read_text(encoding="utf-8"))
+    for rule in RULES:
+        rule_id = rule.id
         assert docs_anchor(rule_id) in anchors, rule_id
-        assert set(rule_examples()[rule_id]) == {"fires", "does-not-fire"}, rule_id
         descriptor = rule_descriptor(rule_id, sample_finding(rule=rule_id))
-        assert rule_examples()[rule_id]["fires"]["code"].strip() in descriptor["help"]["text"]
+        assert rule.fires[0].file.code.strip() in descriptor["help"]["text"]
+        assert rule.does_not_fire[0].file.code.strip() in descriptor["help"]["text"]
         assert ("security-severity" in descriptor["properties"]) == rule_id.startswith("security/"), rule_id
-
-
-def test_the_shipped_examples_are_the_docs_examples() -> None:
-    """rule_examples.json is docs/lenses.md's examples; regenerate it with REVIEWGATE_UPDATE_GOLDEN=1."""
-    import os
-
-    from reviewgate.reviewers.builtin.rule_docs import EXAMPLES_FILE
-    from testing.lens_docs import DOCS, rule_examples
-
-    expected = json.dumps(rule_examples(DOCS.read_text(encoding="utf-8")), indent=2, ensure_ascii=False) + "\n"
-    if os.environ.get("REVIEWGATE_UPDATE_GOLDEN"):
-        EXAMPLES_FILE.write_text(expected, encoding="utf-8")
-    assert EXAMPLES_FILE.read_text(encoding="utf-8") == expected, "docs/lenses.md's examples changed"
 
 
 def test_model_and_imported_rules_get_fixed_words_for_their_kind(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """SARIF rule descriptors (`reportingDescriptor`) for code scanning, in fixed words: a builtin rule's
-from its registry entry (reviewers/builtin/rule_docs.py) with its docs/lenses.md examples as help;
+from its declaration (reviewers/builtin/rules.py, the registry) with its first examples as help;
 any other rule (a model reviewer's, an imported analyzer's, the verify's, the policy's) a generic
 one for its kind. Never a finding's text: code scanning shows a rule's descriptions beside every
 result of it.
@@ -20,19 +20,19 @@ from typing import Any
 from reviewgate import __version__
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.report.plain_text import markdown_to_plain
-from reviewgate.reviewers.builtin.rule_docs import RULE_DOCS, RuleDoc, rule_examples
+from reviewgate.reviewers.builtin.rule import Rule
+from reviewgate.reviewers.builtin.rules import RULES_BY_ID
 from reviewgate.text import truncate
 
 MAX_DESCRIPTION_CHARS = 1024  # GitHub: shortDescription and fullDescription
-DOCS_ADDRESS = "https://github.com/reviewgate/reviewgate/blob/v{version}/docs/lenses.md"
+DOCS_ADDRESS = "https://github.com/reviewgate/reviewgate/blob/v{version}/docs/rules.md"
 # security-severity by the severity a security rule usually reports at (its findings' own
 # severity decides each result's level): a blocker is critical, a major high, a minor medium.
 SECURITY_SEVERITY = {Severity.BLOCKER: "9.0", Severity.MAJOR: "7.0", Severity.MINOR: "4.0", Severity.NIT: "1.0"}
-_EXAMPLE_HEADINGS = {"fires": "Reported", "does-not-fire": "Not reported"}
 
 
 def docs_anchor(rule_id: str) -> str:
-    """The anchor GitHub gives docs/lenses.md's heading "### `reuse/duplicate-code`": the text in
+    """The anchor GitHub gives docs/rules.md's heading "## `reuse/duplicate-code`": the text in
     lower case without its punctuation but `-` (tests/test_sarif_output.py checks each exists)."""
     return "".join(char for char in rule_id.lower() if char.isalnum() or char in "-_")
 
@@ -46,25 +46,27 @@ def _fence(code: str) -> str:
     return "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
 
 
-def _help(rule_id: str, doc: RuleDoc) -> dict[str, str]:
-    """The full description, then the docs' examples: as text, and as Markdown with fenced code."""
+def _help(rule_id: str, doc: Rule) -> dict[str, str]:
+    """The full description, then the first example that fires the rule and the first that does
+    not: as text, and as Markdown with fenced code."""
     text, markdown = [markdown_to_plain(doc.full)], [doc.full]
-    for verdict, example in rule_examples().get(rule_id, {}).items():
-        heading = f"{_EXAMPLE_HEADINGS.get(verdict, verdict)} ({example['path']}):"
-        code = str(example["code"]).rstrip("\n")
+    for heading_word, examples in (("Reported", doc.fires), ("Not reported", doc.does_not_fire)):
+        example = examples[0].file
+        heading = f"{heading_word} ({example.path}):"
+        code = example.code.rstrip("\n")
         fence = _fence(code)
         text += ["", heading, "", code]
-        markdown += ["", f"**{heading}**", "", f"{fence}{example['language']}", code, fence]
+        markdown += ["", f"**{heading}**", "", f"{fence}{example.language}", code, fence]
     text += ["", f"More, with what the rule does not fire on: {help_address(rule_id)}"]
-    markdown += ["", f"[More in docs/lenses.md]({help_address(rule_id)}), with what the rule does not fire on."]
+    markdown += ["", f"[More in docs/rules.md]({help_address(rule_id)}), with what the rule does not fire on."]
     return {"text": "\n".join(text), "markdown": "\n".join(markdown)}
 
 
-def _builtin_descriptor(rule_id: str, doc: RuleDoc, finding_class: str) -> dict[str, Any]:
+def _builtin_descriptor(rule_id: str, doc: Rule, finding_class: str) -> dict[str, Any]:
     properties: dict[str, Any] = {"tags": list(dict.fromkeys((*doc.tags, finding_class))),
                                   "precision": doc.precision}
     if "security" in doc.tags:
-        properties["security-severity"] = SECURITY_SEVERITY[doc.severity]
+        properties["security-severity"] = SECURITY_SEVERITY[doc.reported_severity]
     return {
         "id": rule_id,
         "name": rule_id,
@@ -101,7 +103,7 @@ def _generic(rule_id: str, short: str, full: str, tags: tuple[str, ...], precisi
 def rule_descriptor(rule_id: str, finding: Finding) -> dict[str, Any]:
     """The descriptor of `rule_id`, the rule of `finding` (the first result of it): the registry's
     words for a builtin rule, else the words for the kind of reviewer that reported it."""
-    doc = RULE_DOCS.get(rule_id)
+    doc = RULES_BY_ID.get(rule_id)
     if doc is not None:
         return _builtin_descriptor(rule_id, doc, finding.finding_class.value)
     kind = finding.finding_class.value

@@ -11,28 +11,14 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes, take_given_up
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
-from reviewgate.reviewers.builtin.lenses.discarded_go_error import DiscardedErrorLens
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens, advisory_duplicates
-from reviewgate.reviewers.builtin.lenses.listener_leak import ListenerLeakLens
-from reviewgate.reviewers.builtin.lenses.literal_typo import LITERAL_TYPO_LENS
-from reviewgate.reviewers.builtin.lenses.modulo_bias import MODULO_BIAS_LENS
-from reviewgate.reviewers.builtin.lenses.open_redirect import OPEN_REDIRECT_LENS
 from reviewgate.reviewers.builtin.lenses.oversized import left_out_findings, oversized_findings
 from reviewgate.reviewers.builtin.lenses.process import ReproductionFilesLens, ReproductionPolicyLens
-from reviewgate.reviewers.builtin.lenses.prototype_pollution import PrototypePollutionLens
-from reviewgate.reviewers.builtin.lenses.readability import ReadabilityLens
-from reviewgate.reviewers.builtin.lenses.regex_injection import REGEX_INJECTION_LENS
-from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens
-from reviewgate.reviewers.builtin.lenses.security.fallback import SecurityFallbackLens
-from reviewgate.reviewers.builtin.lenses.security.lens import SecurityLens
-from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens
-from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
 from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
-from reviewgate.reviewers.builtin.lenses.unhandled_rejection import UnhandledRejectionLens
-from reviewgate.reviewers.builtin.lenses.wrong_exception import WRONG_EXCEPTION_LENS
 from reviewgate.reviewers.builtin.moved_code import mark_moved
 from reviewgate.reviewers.builtin.product_code import mark_non_product
 from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
+from reviewgate.reviewers.builtin.rules import LENSES
 from reviewgate.reviewers.builtin.settings import SECTION, parse_lens_settings
 from reviewgate.reviewers.builtin.suppression_names import unknown_rule_names
 from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missing_reasons
@@ -40,36 +26,13 @@ from reviewgate.reviewers.builtin.suppressions import apply_suppressions, missin
 SOURCE = "builtin"
 
 
+# Every lens, in the order of weight of findings (the registry, rules.py).
+lenses: tuple[Lens, ...] = LENSES
 # The lenses that compare files with each other: run once over the whole change, after the others
 # have gone through it file by file (engine.py); in a shard, only in the shard that does the
 # whole-change work.
-_duplication, _tests = DuplicationLens(), TestsLens()
-_reproduction_files, _reproduction_policy = ReproductionFilesLens(), ReproductionPolicyLens()
-whole_change_lenses: tuple[Lens, ...] = (_duplication, _tests, _reproduction_files, _reproduction_policy)
-
-# In the order of weight of findings: reuse, readability, tests, swallowed failures, security, process.
-lenses: tuple[Lens, ...] = (
-    _duplication,
-    ReadabilityLens(),
-    _tests,
-    PythonSwallowedFailureLens(),
-    OtherLanguagesSwallowedFailureLens(),
-    UnhandledRejectionLens(),
-    SecurityFallbackLens(),
-    SecretsLens(),
-    SecurityLens(),
-    # The bug rules: minor until their measured record earns more (rule_records.py).
-    OPEN_REDIRECT_LENS,
-    REGEX_INJECTION_LENS,
-    PrototypePollutionLens(),
-    DiscardedErrorLens(),
-    WRONG_EXCEPTION_LENS,
-    LITERAL_TYPO_LENS,
-    MODULO_BIAS_LENS,
-    ListenerLeakLens(),
-    _reproduction_files,
-    _reproduction_policy,
-)
+_WHOLE_CHANGE = (DuplicationLens, TestsLens, ReproductionFilesLens, ReproductionPolicyLens)
+whole_change_lenses: tuple[Lens, ...] = tuple(lens for lens in lenses if isinstance(lens, _WHOLE_CHANGE))
 
 
 class BuiltinReviewer:

@@ -1,68 +1,54 @@
-"""Every rule id the builtin reviewer reports, gathered from the lenses that define them: the names
-`reviewgate: ignore[...]` and `[lenses] disable` may use (docs/lenses.md lists each with examples)."""
+"""The registry of the builtin reviewer: every rule and every lens, gathered from the modules that
+declare them (each a `RULES` tuple of reviewers/builtin/rule.py's `Rule`, and the `LENSES` that
+check them), one line per module, in the order the lenses run. Rule ids are the names
+`reviewgate: ignore[...]` and `[lenses] disable` take; docs/lenses.md is written from the
+declarations (`python tools/rule_docs.py`)."""
 
 from __future__ import annotations
 
-from reviewgate.reviewers.builtin.lenses.duplication.lens import RULE_DUPLICATE, RULE_NEAR_COPY
-from reviewgate.reviewers.builtin.lenses.process import (
-    RULE_MISSING_REPRODUCTION,
-    RULE_REPRODUCTION_NOT_RERUN,
-    ReproductionFilesLens,
-)
-from reviewgate.reviewers.builtin.lenses.readability import RULE_COMMENTED_CODE, RULE_NARRATION, RULE_TICKET
-from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
-from reviewgate.reviewers.builtin.lenses.security.lens import (
-    RULE_EVAL,
-    RULE_PICKLE,
-    RULE_SHELL,
-    RULE_SQL,
-    RULE_TLS,
-    RULE_YAML,
-)
-from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import (
-    RULE_DROPPED_ERROR,
-    RULE_EMPTY_CATCH,
-    RULE_IGNORED_EXIT,
-)
-from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
-from reviewgate.reviewers.builtin.lenses.tests_needed import RULE_FIX_WITHOUT_TEST, RULE_MISSING_TESTS
-from reviewgate.reviewers.builtin.lenses.unhandled_rejection import RULE_UNHANDLED_REJECTION
-from reviewgate.reviewers.builtin.rule_records import RECORDS
-from reviewgate.reviewers.builtin.suppressions import RULE_MISSING_REASON, RULE_UNKNOWN_RULE
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-BUILTIN_RULES: tuple[str, ...] = (
-    RULE_DUPLICATE,
-    RULE_NEAR_COPY,
-    RULE_NARRATION,
-    RULE_TICKET,
-    RULE_COMMENTED_CODE,
-    RULE_MISSING_TESTS,
-    RULE_FIX_WITHOUT_TEST,
-    PythonSwallowedFailureLens.rule,
-    RULE_EMPTY_CATCH,
-    RULE_UNHANDLED_REJECTION,
-    RULE_DROPPED_ERROR,
-    RULE_IGNORED_EXIT,
-    RULE_SECRET,
-    RULE_SHELL,
-    RULE_SQL,
-    RULE_EVAL,
-    RULE_YAML,
-    RULE_PICKLE,
-    RULE_TLS,
-    *RECORDS,  # the bug rules, each with its measured record (rule_records.py)
-    ReproductionFilesLens.rule,
-    RULE_MISSING_REPRODUCTION,
-    RULE_REPRODUCTION_NOT_RERUN,
-    RULE_MISSING_REASON,
-    RULE_UNKNOWN_RULE,
+from reviewgate.reviewers.builtin.rule import Rule
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.engine import Lens
+
+# In the order of weight of findings: reuse, readability, tests, swallowed failures, security,
+# the bug rules (minor until their measured record earns more), process, suppressions.
+_MODULES = (
+    "lenses.duplication.lens",
+    "lenses.readability",
+    "lenses.tests_needed",
+    "lenses.swallowed.python",
+    "lenses.swallowed.other_languages",
+    "lenses.unhandled_rejection",
+    "lenses.security.fallback",
+    "lenses.secrets",
+    "lenses.security.lens",
+    "lenses.open_redirect",
+    "lenses.regex_injection",
+    "lenses.prototype_pollution",
+    "lenses.discarded_go_error",
+    "lenses.wrong_exception",
+    "lenses.literal_typo",
+    "lenses.modulo_bias",
+    "lenses.listener_leak",
+    "lenses.process",
+    "suppressions",
 )
+_DECLARING = tuple(import_module(f"reviewgate.reviewers.builtin.{name}") for name in _MODULES)
+
+RULES: tuple[Rule, ...] = tuple(rule for module in _DECLARING for rule in module.RULES)
+LENSES: tuple[Lens, ...] = tuple(lens for module in _DECLARING for lens in module.LENSES)
+RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
+BUILTIN_RULES: tuple[str, ...] = tuple(RULES_BY_ID)
 # A family (the part before the slash) names all its rules at once: `ignore[security]`.
 RULE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(rule.split("/", 1)[0] for rule in BUILTIN_RULES))
 
 
 def is_known_rule(name: str) -> bool:
-    return name in BUILTIN_RULES or name in RULE_FAMILIES
+    return name in RULES_BY_ID or name in RULE_FAMILIES
 
 
 def closest_rule(name: str) -> str | None:

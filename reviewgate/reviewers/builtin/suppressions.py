@@ -17,10 +17,100 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.text import lines_at
 
-RULE_MISSING_REASON = "suppression/missing-reason"
-RULE_UNKNOWN_RULE = "suppression/unknown-rule"
+MISSING_REASON = Rule(
+    id="suppression/missing-reason",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MINOR,
+    short="Suppression without a reason",
+    full=(
+        "An added `reviewgate: ignore[...]` gives no reason: the next reader cannot tell whether it "
+        "still holds."
+    ),
+    tags=("maintainability", "suppression"),
+    precision="very-high",
+    fires_on="an added `reviewgate: ignore[...]` with no reason",
+    not_on="",
+    fires=(
+        Example(
+            file=File("app/calc.py", "python", """\
+def calculate(expression):
+    # reviewgate\x3a ignore[security/eval]
+    return eval(expression)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/calc.py", "python", """\
+def calculate(expression):
+    # reviewgate\x3a ignore[security/eval] expressions come from our own config file
+    return eval(expression)
+"""),
+        ),
+    ),
+)
+
+UNKNOWN_RULE = Rule(
+    id="suppression/unknown-rule",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MINOR,
+    short="Suppression names no known rule",
+    full=(
+        "An added `reviewgate: ignore[...]` names neither a rule id nor a family, so it suppresses "
+        "nothing; the finding's title names the closest id."
+    ),
+    tags=("maintainability", "suppression"),
+    precision="very-high",
+    fires_on=(
+        "an added `reviewgate: ignore[...]` naming neither a rule id of this table nor a family "
+        "(`ignore[correctness/swallowed-failure]`): the title names the closest id (`did you mean "
+        "correctness/swallowed-exception?`)"
+    ),
+    not_on=(
+        "known ids and families; placeholders that are not shaped like an id (`ignore[...]`, "
+        "`ignore[<rule id>]` in a help text); test data and documentation files (a marker there is an "
+        "example)"
+    ),
+    fires=(
+        Example(
+            file=File("app/cache.py", "python", """\
+import json
+
+
+def load(text):
+    try:
+        return json.loads(text)
+    # reviewgate\x3a ignore[correctness/swallowed-failure] the cache is optional
+    except Exception:
+        return {}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/cache.py", "python", """\
+import json
+
+
+def load(text):
+    try:
+        return json.loads(text)
+    # reviewgate\x3a ignore[correctness/swallowed-exception] the cache is optional
+    except Exception:
+        return {}
+"""),
+        ),
+    ),
+)
+
+RULES = (MISSING_REASON, UNKNOWN_RULE)
+
+
+RULE_MISSING_REASON = MISSING_REASON.id
+RULE_UNKNOWN_RULE = UNKNOWN_RULE.id
 
 # What every suppression holds, looked for in a file's diff before its added lines are read.
 _MARKER = b"reviewgate:"
@@ -115,3 +205,6 @@ def missing_reasons(request: ReviewRequest) -> Iterator[Finding]:
                 line=number,
                 code=text,
             )
+
+# No lens: the builtin reviewer calls missing_reasons itself, and suppression_names.py the check of names.
+LENSES: tuple[()] = ()

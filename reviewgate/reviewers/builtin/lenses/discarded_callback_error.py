@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse
-from reviewgate.reviewers.builtin.rule_records import RULE_DISCARDED_GO_ERROR, bug_finding, code_line, matched
+from reviewgate.reviewers.builtin.lenses.discarded_go_error import RULE_DISCARDED_GO_ERROR
 
 if TYPE_CHECKING:
     import tree_sitter

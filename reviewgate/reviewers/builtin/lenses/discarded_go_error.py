@@ -20,15 +20,135 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, is_test_file
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_DISCARDED_GO_ERROR,
-    bug_finding,
-    changed_sources,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+DISCARDED_ERROR_USED = Rule(
+    id="correctness/discarded-error-used",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Error discarded, its value used",
+    full=(
+        "Go: `v, _ := f()` throws away the error of a call that can fail, and `v` is used afterwards: "
+        "on failure it is the zero value, read as if it were real. JavaScript/TypeScript: a "
+        "Node-style callback never reads its error (`(err, data) => JSON.parse(data)`), and uses the "
+        "value, undefined on failure. Check the error."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires_on=(
+        "Go: `v, _ := f(…)` where the `_` is the error of a call known to return one (a table of "
+        "standard-library calls: `strconv.Atoi`, `url.Parse`, `json.Marshal`, `os.ReadFile` …, or a "
+        "function or method of the file declared with `error` last) and `v` is read later in the "
+        "function. JS/TS: a Node-style callback passed to a call, `(err, data) => …` or `function "
+        "(err, rows) { … }` of 2 or 3 parameters, whose first (`err`, `error`, `er`, `e`) is never "
+        "read and a later one is: `fs.readFile(p, (err, data) => JSON.parse(data))`"
+    ),
+    not_on=(
+        "a checked `err`; `v` never read, or only `_ = v`; `v` first compared with its zero value "
+        "(`if port == 0 { … }`: the failure handled as a default), or a bool an `if` tests (`if ok, _ "
+        ":= strconv.ParseBool(tag); ok {`); map lookups, type assertions, channel receives; test "
+        "files; JS/TS: the error read at all (`if (err) return cb(err)`, `if (err) throw err`, "
+        "`next(err)`), or `arguments` read; an error named `_` or `_err` (ignored on purpose, by the "
+        "`no-unused-vars` convention: not reported); a promise's `.then((data) => …)`; an array "
+        "method's or event handler's callback (`map((e, i) => …)`, `Array.from(…, (e, i) => …)`, "
+        "`.on('click', (e, data) => …)`); a request handler (`(err, req, res, next)`); test files"
+    ),
+    fires=(
+        Example(
+            file=File("config/port.go", "go", """\
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
 )
+
+func Address() string {
+	port, _ := strconv.Atoi(os.Getenv("PORT"))
+	return fmt.Sprintf(":%d", port)
+}
+"""),
+        ),
+        Example(
+            file=File("src/config.js", "javascript", """\
+const fs = require('fs');
+
+function loadConfig(path, done) {
+  fs.readFile(path, 'utf8', (err, data) => {
+    done(JSON.parse(data));
+  });
+}
+module.exports = { loadConfig };
+"""),
+            caption=(
+                "In JavaScript and TypeScript the same bug is the Node-style callback that never "
+                "reads its error: when `readFile` fails, `data` is undefined and `JSON.parse` throws "
+                "where nothing catches it."
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("config/port.go", "go", """\
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+func Address() string {
+	port, err := strconv.Atoi(os.Getenv("PORT"))
+	if err != nil {
+		port = 8080
+	}
+	return fmt.Sprintf(":%d", port)
+}
+"""),
+        ),
+        Example(
+            file=File("src/config.js", "javascript", """\
+const fs = require('fs');
+
+function loadConfig(path, done) {
+  fs.readFile(path, 'utf8', (err, data) => {
+    if (err) return done(err);
+    done(null, JSON.parse(data));
+  });
+}
+
+function warm(path, cache) {
+  fs.readFile(path, 'utf8', (_err, data) => cache.load(data || ''));
+}
+module.exports = { loadConfig, warm };
+"""),
+            caption=(
+                "The error read (returned, thrown or passed on), or named `_err` to say it is ignored "
+                "on purpose."
+            ),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=1,
+        holding=1,
+        where=(
+            "**holds**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` then "
+            "`return val, nil`: a malformed cookie reads as an empty one with no error. Not a use by "
+            "design: `if isUTC, _ := strconv.ParseBool(tag); isUTC {` (a bool an `if` tests: false on "
+            "failure is the default)"
+        ),
+    ),
+)
+
+RULES = (DISCARDED_ERROR_USED,)
+RULE_DISCARDED_GO_ERROR = DISCARDED_ERROR_USED.id
+
 
 _LANGUAGES = frozenset({Language.GO})
 _NEEDLES = (", _ :=", ", _ =", ",_ :=", ",_=")
@@ -170,3 +290,6 @@ def _first_use(masked: str, names: list[str], start: int, end: int) -> tuple[str
                 return None  # a bool used as the condition: false on failure is the default
             return name, offset
     return None
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (DiscardedErrorLens(),)

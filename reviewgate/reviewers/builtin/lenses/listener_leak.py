@@ -18,15 +18,72 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_LISTENER_LEAK,
-    bug_finding,
-    changed_sources,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+LISTENER_LEAK = Rule(
+    id="correctness/listener-leak",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Event listener added per request and never removed",
+    full=(
+        "A request handler adds a listener to a long-lived object and never removes it: every request "
+        "adds another, until the process runs out of memory or warns of a leak. Use `once`, `{ once: "
+        "true }`, or remove it in the same handler."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires_on=(
+        "JS/TS: inside a request handler (parameters `(req, res …)`, or an `http.createServer` "
+        "callback), `emitter.on(…)`/`addListener`/`addEventListener` on an object that outlives the "
+        "request (`process`, a module-level emitter)"
+    ),
+    not_on=(
+        "`req`/`res`/a parameter or local of the handler/an object a call there returns "
+        "(`fs.createReadStream(p).on(…)`); `.once(…)`, `{ once: true }`, a `signal` option, or "
+        "`removeListener`/`off`/`removeEventListener` in the same handler"
+    ),
+    fires=(
+        Example(
+            file=File("src/events.js", "javascript", """\
+const { EventEmitter } = require('events');
+
+const bus = new EventEmitter();
+
+app.get('/events', (req, res) => {
+  bus.on('message', (message) => res.write(`data: ${JSON.stringify(message)}\\n\\n`));
+});
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/events.js", "javascript", """\
+const { EventEmitter } = require('events');
+
+const bus = new EventEmitter();
+
+app.get('/events', (req, res) => {
+  const send = (message) => res.write(`data: ${JSON.stringify(message)}\\n\\n`);
+  bus.on('message', send);
+  req.on('close', () => bus.off('message', send));
+});
+"""),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where="no finding",
+    ),
 )
+
+RULES = (LISTENER_LEAK,)
+RULE_LISTENER_LEAK = LISTENER_LEAK.id
+
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.text_flow import Function
@@ -125,3 +182,6 @@ def _locals(masked: str, bodies: Sequence[Function], start: int, end: int) -> se
         if start <= function.header_start < end:
             names.update(patterns["words"].findall(masked[function.header_start : function.body_open]))
     return names - {"const", "let", "var", "async", "function"}
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (ListenerLeakLens(),)

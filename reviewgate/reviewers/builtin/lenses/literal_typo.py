@@ -22,15 +22,83 @@ import functools
 import re
 from collections.abc import Iterator
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import AddedSpans, Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_LITERAL_TYPO,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+LITERAL_TYPO = Rule(
+    id="correctness/literal-typo",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="String literal one letter away from its siblings",
+    full=(
+        "In a comparison chain, a switch or a membership list, one literal is a swapped, dropped or "
+        "doubled letter away from another (`'defalte'` beside `'deflate'`): the branch it guards "
+        "never matches."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: a string literal one slip from a sibling in the same set of comparisons — "
+        "two adjacent letters swapped (`defalte`/`deflate`) or a letter left out or doubled inside "
+        "the word (`identiy`, `adress`), both at least 5 characters — in `==`/`!=` chains under "
+        "`or`/`and`, `if`/`elif` chains on one subject, `in` of a literal tuple/list/set, `match` "
+        "cases; JS/TS/Go comparisons of one subject in a function, the `case` labels of one `switch`, "
+        "and a literal list tested for membership (`['gzip', 'deflate', 'defalte'].includes(x)`, `new "
+        "Set([...])`, `slices.Contains([]string{...}, x)`)"
+    ),
+    not_on=(
+        "a different letter (`lower`/`upper`, `content`/`context`), a plural or suffix "
+        "(`item`/`items`), case, digits or punctuation only (`int32`/`int64`, `utf-8`/`utf8`), "
+        "spelling variants (`colour`/`color`, `cancelled`/`canceled`)"
+    ),
+    fires=(
+        Example(
+            file=File("enc/enc.go", "go", """\
+package enc
+
+func Decoder(encoding string) string {
+	switch encoding {
+	case "gzip", "deflate":
+		return "zlib"
+	case "defalte":
+		return "zlib"
+	}
+	return ""
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("enc/enc.go", "go", """\
+package enc
+
+func Decoder(encoding string) string {
+	switch encoding {
+	case "gzip", "x-gzip", "deflate":
+		return "zlib"
+	}
+	return ""
+}
+"""),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where=(
+            "no finding; not one by design: express's `case 'referer': case 'referrer':` (both "
+            "spellings of the header: a known pair)"
+        ),
+    ),
 )
+
+RULES = (LITERAL_TYPO,)
+RULE_LITERAL_TYPO = LITERAL_TYPO.id
+
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("==", " in ", "case ", "includes(", "indexOf(", "Set(", "Contains(")
@@ -285,3 +353,6 @@ def _text_sets(text: str, go: bool) -> list[list[Literal]]:
 LITERAL_TYPO_LENS = TwoReaderLens(RULE_LITERAL_TYPO, _LANGUAGES, _NEEDLES,
                                   lambda tree, text, path, added: _findings(_python_sets(tree, added), text, path, added),
                                   lambda text, path, added, language: _findings(_text_sets(text, language is Language.GO), text, path, added))
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (LITERAL_TYPO_LENS,)

@@ -18,15 +18,73 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_MODULO_BIAS,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+MODULO_BIAS = Rule(
+    id="security/modulo-bias",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Random bytes reduced modulo a size that is not a power of two",
+    full=(
+        "A random byte taken `% n` for a token, where n is not a power of two, makes some characters "
+        "likelier than others. Use `secrets.choice`, `crypto.randomInt` or rejection sampling."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-330"),
+    precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: a random byte or integer (`os.urandom`, `secrets.token_bytes`, "
+        "`secrets.randbits`, `random.getrandbits`, `crypto.randomBytes`, `crypto.getRandomValues`, "
+        "`rand.Read`) reduced `% n` where `n` is a literal or the length of an alphabet the file "
+        "spells out (`len(ALPHABET)`, `chars.length`, `string.ascii_letters + string.digits`) and not "
+        "a power of two"
+    ),
+    not_on=(
+        "`secrets.choice`, `secrets.randbelow`, `crypto.randomInt`; rejection sampling (the function "
+        "compares the random value with a limit); `n` a power of two; an alphabet whose length the "
+        "file does not show"
+    ),
+    fires=(
+        Example(
+            file=File("app/tokens.py", "python", """\
+import os
+import string
+
+ALPHABET = string.ascii_letters + string.digits
+
+
+def token(length=20):
+    return "".join(ALPHABET[byte % len(ALPHABET)] for byte in os.urandom(length))
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/tokens.py", "python", """\
+import secrets
+import string
+
+ALPHABET = string.ascii_letters + string.digits
+
+
+def token(length=20):
+    return "".join(secrets.choice(ALPHABET) for _ in range(length))
+"""),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where="no finding",
+    ),
 )
+
+RULES = (MODULO_BIAS,)
+RULE_MODULO_BIAS = MODULO_BIAS.id
+
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow
@@ -216,3 +274,6 @@ MODULO_BIAS_LENS = TwoReaderLens(RULE_MODULO_BIAS, _LANGUAGES, _NEEDLES,
                                  _python,
                                  lambda text, path, added, language: _text(text, path, added, language is Language.GO),
                                  lambda tree, added: bool(_reductions(tree, added)))
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (MODULO_BIAS_LENS,)

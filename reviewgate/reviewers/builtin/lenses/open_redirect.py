@@ -21,15 +21,89 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_OPEN_REDIRECT,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+OPEN_REDIRECT = Rule(
+    id="security/open-redirect",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Redirect to a URL taken from the request",
+    full=(
+        "A value from the request (query, form, header, path) starts the URL a redirect or `Location` "
+        "header sends the browser to, with no check of its host: a link to this site can send users "
+        "anywhere. A check that it starts with `/` is not one (`//evil.example` passes it). Check the "
+        "parsed host against an allowlist."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-601"),
+    precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: a value from the request's query, form, body or headers (`request.args`, "
+        "`request.GET`, `request.query_params`, `req.query`/`req.params`/`req.body`/`req.get(…)`, "
+        "`r.URL.Query().Get`, `r.FormValue`) reaches `redirect(…)`, `RedirectResponse(…)`, "
+        "`HttpResponseRedirect(…)`, `res.redirect(…)`, `http.Redirect(w, r, x, …)` or a `Location` "
+        "header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
+        "within one function through assignments, `or`/`||` defaults and wrapper calls; in JS/TS and "
+        "Go the request's own path counts too (`res.redirect(req.originalUrl + '/')`, "
+        "`http.Redirect(w, r, r.URL.Path+\"/\", …)`: a path of `//evil.example` goes there); the "
+        "finding names the source with its line. A check of only "
+        "`startswith('/')`/`startsWith('/')`/`strings.HasPrefix(x, \"/\")` is not a guard "
+        "(`//evil.example` passes) and the finding says so"
+    ),
+    not_on=(
+        "`url_has_allowed_host_and_scheme` or another safe-URL helper (`isSafeRedirect` …), an "
+        "allowlist membership test, a parsed URL's netloc/host looked at, a `//` check beside the `/` "
+        "one; `url_for(…)`/`reverse(…)`; input after fixed text (`\"/search?q=\" + term`, `` "
+        "`/items/${id}` ``, `'/login?next=' + encodeURIComponent(req.originalUrl)`); the `Referer` "
+        "header (back to the linking page)"
+    ),
+    fires=(
+        Example(
+            file=File("app/views.py", "python", """\
+from flask import redirect, request
+
+
+def login():
+    target = request.args.get("next", "/")
+    if not target.startswith("/"):
+        target = "/"
+    return redirect(target)
+"""),
+            caption="A check that the target starts with `/` is not a guard, and the finding says so.",
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/views.py", "python", """\
+from django.shortcuts import redirect
+from django.utils.http import url_has_allowed_host_and_scheme
+
+
+def login(request):
+    target = request.GET.get("next", "/")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "/"
+    return redirect(target)
+"""),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where=(
+            "no finding; not one by design: `res.redirect(req.get('Referrer') || '/')` in express's "
+            "examples (a redirect back to the linking page, which that page could make itself: the "
+            "`Referer` is not a source)"
+        ),
+    ),
 )
+
+RULES = (OPEN_REDIRECT,)
+RULE_OPEN_REDIRECT = OPEN_REDIRECT.id
+
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
@@ -310,3 +384,6 @@ OPEN_REDIRECT_LENS = TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,
                                    _python,
                                    _text,
                                    lambda tree, added: bool(_added_sinks(tree, added)))
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (OPEN_REDIRECT_LENS,)

@@ -12,6 +12,7 @@ from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin.common import lens_finding
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.reviewers.builtin.settings import (
     OPT_IN_DIRECTORY,
     SECTION,
@@ -22,6 +23,165 @@ from reviewgate.reviewers.builtin.settings import (
     reproduction_rules_apply,
 )
 from reviewgate.verify.outcome import ReproductionStatus
+
+REPRO_IN_DIFF = Rule(
+    id="process/repro-in-diff",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MAJOR,
+    short="Reproduction files are part of the change",
+    full=(
+        "Files under `repro/` or `.repro/` are meant to reproduce a problem during review, not to be "
+        "merged."
+    ),
+    tags=("process",),
+    precision="very-high",
+    fires_on="any file under `repro/` or `.repro/` in the diff",
+    not_on="deletions",
+    fires=(
+        Example(
+            file=File("repro/case.py", "python", """\
+print(0.1 + 0.2)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("tests/repro/test_rounding.py", "python", """\
+def test_adding_cents_is_exact():
+    assert round(0.1 + 0.2, 2) == 0.3
+"""),
+            caption="The reproduction turned into a regression test.",
+        ),
+    ),
+)
+
+MISSING_REPRODUCTION = Rule(
+    id="process/missing-reproduction",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MAJOR,
+    short="Required reproduction is missing",
+    full=(
+        "The repository's policy requires a reproduction for this change and none was found (from the "
+        "issue, `REPRODUCTION.md` or `.reviewgate/reproduction.md`)."
+    ),
+    tags=("process",),
+    precision="very-high",
+    fires_on=(
+        "**only in repositories that opt in** (below): the policy requires a reproduction and there "
+        "is none: not from the forge's issue (`ReviewRequest.reproduction`), nor in `REPRODUCTION.md` "
+        "/ `.reviewgate/reproduction.md` at head"
+    ),
+    not_on=(
+        "repositories that did not opt in; policy `never`; policy `fixes` on a change not marked as a "
+        "fix"
+    ),
+    fires=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption=(
+                "A fix with no reproduction anywhere, in a repository that opted in (it has a "
+                "`.prepcook/` directory)."
+            ),
+            base=(
+                File(".prepcook/scripts.toml", "toml", """\
+[test]
+run = "true"
+"""),
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption="The same fix in a repository that did not opt in.",
+            base=(
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+)
+
+REPRODUCTION_NOT_RERUN = Rule(
+    id="process/reproduction-not-rerun",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Reproduction did not pass against the change",
+    full="A reproduction exists, but the verify's `reproduce` step did not pass against this change.",
+    tags=("process", "correctness"),
+    precision="very-high",
+    fires_on=(
+        "**only in repositories that opt in**: a reproduction exists but the verify's `reproduce` "
+        "step did not pass against this change (absent or failed)"
+    ),
+    not_on="repositories that did not opt in; `verify.reproduction = passed`",
+    fires=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption=(
+                "In a repository that opted in, the change brings a reproduction that no verify step "
+                "re-ran."
+            ),
+            base=(
+                File(".prepcook/scripts.toml", "toml", """\
+[test]
+run = "true"
+"""),
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch=(
+                File("REPRODUCTION.md", "markdown", """\
+total(0.1, 0.2): expected 0.3, observed 0.30000000000000004
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption="The same change in a repository that did not opt in.",
+            base=(
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch=(
+                File("REPRODUCTION.md", "markdown", """\
+total(0.1, 0.2): expected 0.3, observed 0.30000000000000004
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+)
+
+RULES = (REPRO_IN_DIFF, MISSING_REPRODUCTION, REPRODUCTION_NOT_RERUN)
+
 
 REPRODUCTION_DIRECTORIES = ("repro", ".repro")
 
@@ -34,7 +194,7 @@ class ReproductionFilesLens:
     """Anything under repro/ or .repro/ in the diff is a systematic major too:
     A reproduction harness belongs on the card or in the tests, not in the shipped tree."""
 
-    rule = "process/repro-in-diff"
+    rule = REPRO_IN_DIFF.id
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in request.target.files:
@@ -58,8 +218,8 @@ class ReproductionFilesLens:
             )
 
 
-RULE_MISSING_REPRODUCTION = "process/missing-reproduction"
-RULE_REPRODUCTION_NOT_RERUN = "process/reproduction-not-rerun"
+RULE_MISSING_REPRODUCTION = MISSING_REPRODUCTION.id
+RULE_REPRODUCTION_NOT_RERUN = REPRODUCTION_NOT_RERUN.id
 # A reproduction kept in the repository instead of on the forge's issue (docs/lenses.md).
 REPRODUCTION_FILES = ("REPRODUCTION.md", ".reviewgate/reproduction.md")
 
@@ -143,3 +303,6 @@ class ReproductionPolicyLens:
             ),
             path=None,
         )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (ReproductionFilesLens(), ReproductionPolicyLens())

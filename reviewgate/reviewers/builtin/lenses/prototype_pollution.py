@@ -23,15 +23,77 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_PROTOTYPE_POLLUTION,
-    bug_finding,
-    changed_sources,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+PROTOTYPE_POLLUTION = Rule(
+    id="security/prototype-pollution",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Object literal keyed by parsed input",
+    full=(
+        "An object literal used as a dictionary takes its keys from parsed input (`__proto__`, "
+        "`constructor` included): a crafted key changes every object's prototype. Use "
+        "`Object.create(null)` or a `Map`, or refuse those keys."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-1321"),
+    precision="medium",
+    fires_on=(
+        "JS/TS: `obj[key] = …` (or `obj[a][b] = …`) where `obj` is an object literal `{}` (or a "
+        "`.reduce(…, {})` accumulator) and `key` comes from `JSON.parse`, the request's "
+        "query/body/params/headers/cookies/URL, a parsed query string or `document.cookie` (through "
+        "`for … of/in`, `Object.keys/entries`, `.split(…)`, destructuring); a deep merge that "
+        "recurses into itself (`merge(target[key], source[key])` over every key of another parameter)"
+    ),
+    not_on=(
+        "`Object.create(null)`, a `Map`, a `hasOwnProperty`/`Object.hasOwn` check or a "
+        "`__proto__`/`constructor`/`prototype` filter in the function; keys that are not input "
+        "(`counts[word]` over a function's own words); a one-level copy (`for (const key in source) "
+        "target[key] = source[key]`)"
+    ),
+    fires=(
+        Example(
+            file=File("src/cookies.js", "javascript", """\
+function parseCookies(req) {
+  const cookies = {};
+  for (const part of req.headers.cookie.split(';')) {
+    const [name, value] = part.split('=');
+    cookies[name.trim()] = decodeURIComponent(value);
+  }
+  return cookies;
+}
+module.exports = { parseCookies };
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/cookies.js", "javascript", """\
+function parseCookies(req) {
+  const cookies = Object.create(null);
+  for (const part of req.headers.cookie.split(';')) {
+    const [name, value] = part.split('=');
+    cookies[name.trim()] = decodeURIComponent(value);
+  }
+  return cookies;
+}
+module.exports = { parseCookies };
+"""),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where="no finding",
+    ),
 )
+
+RULES = (PROTOTYPE_POLLUTION,)
+RULE_PROTOTYPE_POLLUTION = PROTOTYPE_POLLUTION.id
+
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
@@ -220,3 +282,6 @@ def _is_empty_literal(source: JsSource, name: str, start: int, before: int) -> b
         if first is not None and first.group("name") == name and arguments[0][0] <= before <= arguments[0][1]:
             return True
     return False
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (PrototypePollutionLens(),)

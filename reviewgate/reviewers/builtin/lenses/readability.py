@@ -26,11 +26,147 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.text import UNPARSABLE
 
-RULE_NARRATION = "readability/narrating-comment"
-RULE_TICKET = "readability/ticket-reference"
-RULE_COMMENTED_CODE = "readability/commented-out-code"
+NARRATING_COMMENT = Rule(
+    id="readability/narrating-comment",
+    finding_class=FindingClass.READABILITY,
+    severity=Severity.MAJOR,
+    short="Comment tells the story of the edit",
+    full=(
+        "An added comment narrates the change (\"changed\", \"fixed the bug\", \"no longer needed\", \"per "
+        "review\") instead of explaining the code. That history belongs in the commit message; the "
+        "comment should say why."
+    ),
+    tags=("maintainability", "readability"),
+    precision="high",
+    fires_on=(
+        "an added comment that tells the edit's story: starts with an editing verb (changed, renamed, "
+        "moved, replaced, removed, refactored, reverted …), \"added this/the/a …\", \"fixed the bug …\", "
+        "\"this fixes …\", \"no longer needed\", \"previously …\", \"used to …\", \"the old code …\", \"as "
+        "requested/discussed\", \"per review\", \"after/from/addressing review feedback or comments\" — "
+        "e.g. `# Fixed the bug from #412`"
+    ),
+    not_on=(
+        "comments that explain why; words like \"change\" elsewhere in a sentence (\"Change the limit "
+        "only together with …\"); \"Fixed-width …\"; tool pragmas (`noqa`, `type:`, `eslint`, `pylint`, "
+        "`nolint`, `@ts-`); comments that already existed; review and PR comments as things code "
+        "handles (\"GitHub calls them review comments\", \"one answer per review request\"); a comment "
+        "that cites an issue (`#412`, `issue N`, `PAY-12`) and gives a reason in the same comment "
+        "block (because, so that, `, so`, otherwise, to avoid, unless, when, if …): `# Fixed the bug "
+        "in #412 because the proxy drops idle connections`"
+    ),
+    fires=(
+        Example(
+            file=File("app/retry.py", "python", """\
+def retry_delay(attempt):
+    \x23 Changed the delay to grow with each attempt
+    return min(2 ** attempt, 60)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/retry.py", "python", """\
+def retry_delay(attempt):
+    \x23 Grow the delay with each attempt so a struggling server gets room to recover
+    return min(2 ** attempt, 60)
+"""),
+        ),
+    ),
+)
+
+TICKET_REFERENCE = Rule(
+    id="readability/ticket-reference",
+    finding_class=FindingClass.READABILITY,
+    severity=Severity.MAJOR,
+    short="Comment cites a ticket without a reason",
+    full=(
+        "An added comment names a ticket or issue (PAY-4821, GH-1234) and gives no reason. The reader "
+        "needs the reason in the code; the ticket may move or close."
+    ),
+    tags=("maintainability", "readability"),
+    precision="high",
+    fires_on=(
+        "a ticket key (`PAY-4821`, `JIRA-123`) or an issue, ticket, bug or PR number (\"issue #N\", "
+        "\"ticket N\", \"bug #N\", \"PR N\") in an added comment that gives no reason: `# Fixes PAY-4821`, "
+        "`// PAY-4821`"
+    ),
+    not_on=(
+        "standard names shaped like keys (`UTF-8`, `SHA-256`, `ISO-8601`, `RFC-7231`, `CVE-…`, "
+        "`TLS-…` …); anything inside a URL (`http://www.apache.org/licenses/LICENSE-2.0`, "
+        "`…/browse/PAY-12`); a key followed by `.digit` (a version); licence and copyright lines "
+        "(`Licensed under …`, `SPDX-License-Identifier`); a comment that explains why and cites the "
+        "ticket for more (`# The proxy drops idle connections (PAY-412), so keep-alive stays "
+        "shorter`)"
+    ),
+    fires=(
+        Example(
+            file=File("app/refunds.py", "python", """\
+def refund_amount(order):
+    \x23 PAY-4821
+    return order.total
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/refunds.py", "python", """\
+def refund_amount(order):
+    \x23 The order total, not the amount paid, because coupons are refunded apart (PAY-4821)
+    return order.total
+"""),
+        ),
+    ),
+)
+
+COMMENTED_OUT_CODE = Rule(
+    id="readability/commented-out-code",
+    finding_class=FindingClass.READABILITY,
+    severity=Severity.MINOR,
+    short="Code left commented out",
+    full=(
+        "Three or more added comment lines that parse as code. Version control keeps old code; "
+        "commented-out code goes stale and misleads."
+    ),
+    tags=("maintainability", "readability"),
+    precision="high",
+    fires_on=(
+        "≥ 3 consecutive added whole-line comments that parse as Python (with `ast`) or look like "
+        "C-like statements in ≥ 2/3 of the lines"
+    ),
+    not_on="prose; one- or two-line examples",
+    fires=(
+        Example(
+            file=File("app/cart.py", "python", """\
+def cart_total(items):
+    \x23 for item in items:
+    \x23     print(item.price)
+    \x23 total = sum(item.price for item in items)
+    return sum(item.price for item in items)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/cart.py", "python", """\
+def cart_total(items):
+    \x23 Prices are in cents, so the sum is exact; convert to a decimal
+    \x23 amount only where it is shown, never before adding, or the
+    \x23 rounding of each item adds up.
+    return sum(item.price for item in items)
+"""),
+        ),
+    ),
+)
+
+RULES = (NARRATING_COMMENT, TICKET_REFERENCE, COMMENTED_OUT_CODE)
+
+
+RULE_NARRATION = NARRATING_COMMENT.id
+RULE_TICKET = TICKET_REFERENCE.id
+RULE_COMMENTED_CODE = COMMENTED_OUT_CODE.id
 
 _NARRATION = LazyPattern(
     r"^(?:(?:note|nb)\s*:\s*)?(?:(?:i|we)\s+(?:have\s+)?)?"
@@ -251,3 +387,6 @@ class ReadabilityLens:
                 end_line=block[-1].line,
                 code=texts[0],
             )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (ReadabilityLens(),)

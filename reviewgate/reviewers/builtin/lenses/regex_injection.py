@@ -17,15 +17,66 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_REGEX_INJECTION,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+REGEX_INJECTION = Rule(
+    id="security/regex-injection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Regular expression built from unescaped input",
+    full=(
+        "Request input, argv or the environment reaches a regular expression constructor unescaped: "
+        "its metacharacters change what matches, and a crafted pattern can take exponential time. "
+        "Escape it (`re.escape`, `regexp.QuoteMeta`, an escapeRegExp helper)."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-1333"),
+    precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: request input (query, body, headers) reaching "
+        "`re.compile/search/match/…`, `new RegExp(…)`, `regexp.MustCompile/Compile/MatchString`, or "
+        "argv/environment joined into a larger pattern (`f\"^{prefix}-\\d+$\"`)"
+    ),
+    not_on=(
+        "`re.escape`, `escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(…, '\\\\$&')` "
+        "escape, `regexp.QuoteMeta`; a whole pattern from argv or the environment (a `--filter` "
+        "option: the user's own regex)"
+    ),
+    fires=(
+        Example(
+            file=File("src/search.js", "javascript", """\
+app.get('/search', (req, res) => {
+  const pattern = new RegExp(req.query.q, 'i');
+  res.json(items.filter((item) => pattern.test(item.name)));
+});
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/search.js", "javascript", """\
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&');
+
+app.get('/search', (req, res) => {
+  const pattern = new RegExp(escapeRegExp(req.query.q), 'i');
+  res.json(items.filter((item) => pattern.test(item.name)));
+});
+"""),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where="no finding",
+    ),
 )
+
+RULES = (REGEX_INJECTION,)
+RULE_REGEX_INJECTION = REGEX_INJECTION.id
+
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow
@@ -186,3 +237,6 @@ REGEX_INJECTION_LENS = TwoReaderLens(RULE_REGEX_INJECTION, _LANGUAGES, _NEEDLES,
                                      _python,
                                      _text,
                                      lambda tree, added: bool(_python_sinks(tree, added)))
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (REGEX_INJECTION_LENS,)

@@ -31,9 +31,66 @@ from reviewgate.reviewers.builtin.common import (
     lens_finding,
     reviewable_changes,
 )
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.secret_formats import TOKEN_PATTERNS
 
-RULE_SECRET = "security/committed-secret"
+COMMITTED_SECRET = Rule(
+    id="security/committed-secret",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.BLOCKER,
+    short="Credential committed to the repository",
+    full=(
+        "A private key, an access token in a known provider format, or a high-entropy value assigned "
+        "to a secret-named variable is in the change. Anyone with read access can use it: revoke it "
+        "and read it from the environment or a secret store."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-798"),
+    precision="high",
+    fires_on=(
+        "any text file: private key blocks; AWS (`AKIA`/`ASIA`), GitHub (`ghp_`, `gho_`, `ghu_`, "
+        "`ghs_`, `ghr_`, `github_pat_`), GitLab (`glpat-` …), Slack (`xox?-`), Google (`AIza`), "
+        "Stripe live, Anthropic (`sk-ant-`), OpenAI and npm tokens by their documented prefixes — a "
+        "blocker wherever it is, docs and tests included (`export GITHUB_TOKEN=ghp_…` in "
+        "`README.md`); a quoted value of ≥ 12 characters with ≥ 3.5 bits/char entropy assigned to a "
+        "name containing password/secret/token/api_key/access_key/private_key/client_secret — a "
+        "blocker in code that runs, **minor** in documentation (`docs/`, `doc/`, `*.md`, `*.rst`, "
+        "`*.txt`, `*.adoc`, code blocks in them included), in a whole-line comment, or in a test file "
+        "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page). The finding says what matched (format "
+        "and length, or length and entropy), never the value"
+    ),
+    not_on=(
+        "AWS's documented `…EXAMPLE` keys; placeholders (`${…}`, `{{…}}`, `<your-key>`, `changeme`, "
+        "URLs, paths); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
+        "`*_path`, `*_id` …); values read from the environment; alphabets, charsets and tables (a "
+        "value of distinct characters in runs of consecutive code points averaging ≥ 3, such as "
+        "`A-Za-z0-9-_`, base32's `A-Z2-7`, hex digits, base58's; or ≥ 40 distinct characters, a "
+        "shuffled table): every character once carries no secret; files under `fixtures/`, "
+        "`testdata/`, `__fixtures__/`, and lines in test files that say "
+        "fake/dummy/example/sample/test/mock"
+    ),
+    severity_note="(minor for example values)",
+    fires=(
+        Example(
+            file=File("app/payments.py", "python", """\
+api_key \x3d "q8Zr3vLm9Tx2Wp7KdF4hN6"
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/payments.py", "python", """\
+import os
+
+api_key = os.environ["PAYMENTS_API_KEY"]
+"""),
+        ),
+    ),
+)
+
+RULES = (COMMITTED_SECRET,)
+
+
+RULE_SECRET = COMMITTED_SECRET.id
 
 _SECRET_WORD = (
     r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
@@ -253,3 +310,6 @@ class SecretsLens:
                     f"(≥ {MIN_ENTROPY_BITS}) assigned to `{name}`",
                 )
         return None
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (SecretsLens(),)

@@ -16,9 +16,183 @@ from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.common import adds_inline_tests, is_test_file, is_test_input, lens_finding
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
-RULE_MISSING_TESTS = "tests/missing-tests"
-RULE_FIX_WITHOUT_TEST = "tests/fix-without-test"
+MISSING_TESTS = Rule(
+    id="tests/missing-tests",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="New behaviour without a test",
+    full=(
+        "A source file gains a function or branches absent at the merge base, and the change adds or "
+        "changes no test file. Behaviour without a test can break unnoticed."
+    ),
+    tags=("correctness", "testing"),
+    precision="medium",
+    fires_on=(
+        "compared with the merge base, a source file (Python, JS/TS, Go, Java, C#, Kotlin, Rust, "
+        "Ruby, PHP) gains a function absent there (``connect` is absent at the merge base``) or an "
+        "existing function gains branches (`branches: 3 → 5 in `connect``), and the change adds or "
+        "changes no test file; one finding per file, listing the evidence with `path:line`. **Major** "
+        "when the evidence is strong: a new public function (not a stub — `...`, `pass`, `raise "
+        "NotImplementedError`, an `@overload` — nor a bare accessor like `return self._name`), any "
+        "new function of ≥ 5 statements, or ≥ 2 new branches in one function; otherwise (a small "
+        "private helper, a stub, one more branch, a changed default of a public function) minor. Also "
+        "minor when the file holds no more branches overall than at the merge base and the new "
+        "functions rearrange decisions the file already made, or hold statements other functions of "
+        "the file lost while the file's statements grow by at most one (a call) per new function (a "
+        "refactor into helpers), and for code that only announces a removal: new branches each "
+        "leading to a deprecation warning within 8 lines (`warnings.warn(..., DeprecationWarning)`, "
+        "depd's `deprecate(...)`), or a new function of at most 8 statements whose branches all do "
+        "(an alias that warns and forwards, a module `__getattr__` for a removed attribute)"
+    ),
+    not_on=(
+        "moved or renamed functions (same normalised body as one at the base side of the changed "
+        "files, including files the change only removes lines from or deletes); extracted helpers (≥ "
+        "60 % of their distinct body lines, at least 3, already at the base side of the changed "
+        "files); translations (files under `locales/`, `locale/`, `i18n/`, `l10n/`, `translations/`); "
+        "comments, docstrings, annotations and signature-only typing, formatting, string texts, "
+        "renamed local variables; `if TYPE_CHECKING:` and `if __name__ == \"__main__\":` blocks; code "
+        "inside string literals (a shell `if` in a Go raw string); a file that does not parse at one "
+        "side; config and wiring files (`setup.py`, `conftest.py`, `*.config.js`, `*.d.ts`), `docs/`, "
+        "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
+        "diff"
+    ),
+    severity_note="or minor",
+    fires=(
+        Example(
+            file=File("app/prices.py", "python", """\
+RATE = 2
+
+
+def discounted(price, percent):
+    if percent > 100:
+        raise ValueError(percent)
+    return price * (100 - percent) / 100
+"""),
+            caption="A new public function with a branch, and no test changed.",
+            base=(
+                File("app/prices.py", "python", """\
+RATE = 2
+"""),
+                File("tests/test_prices.py", "python", """\
+def test_rate():
+    assert True
+"""),
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/prices.py", "python", """\
+RATE = 2
+
+
+def discounted(price, percent):
+    if percent > 100:
+        raise ValueError(percent)
+    return price * (100 - percent) / 100
+"""),
+            caption="The change tests it.",
+            base=(
+                File("app/prices.py", "python", """\
+RATE = 2
+"""),
+                File("tests/test_prices.py", "python", """\
+def test_rate():
+    assert True
+"""),
+            ),
+            branch=(
+                File("tests/test_prices.py", "python", """\
+from app.prices import discounted
+
+
+def test_rate():
+    assert True
+
+
+def test_discounted():
+    assert discounted(100, 10) == 90
+"""),
+            ),
+        ),
+    ),
+)
+
+FIX_WITHOUT_TEST = Rule(
+    id="tests/fix-without-test",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Fix without a test",
+    full=(
+        "The change is marked as a fix, alters what source code does, and changes no test file. A fix "
+        "without a test that fails before it can regress unnoticed."
+    ),
+    tags=("correctness", "testing"),
+    precision="medium",
+    fires_on=(
+        "the change is marked as a fix, changes no test file, and alters what source code does: any "
+        "of the evidence above, or an existing function whose normalised body or default values "
+        "changed (change-level finding; the body names each function). **Major** when the fix brings "
+        "a strong piece of evidence (a substantial new function, ≥ 2 new branches in one function) or "
+        "changes a public default; a fix that only edits a few lines of existing functions is minor "
+        "(on real merged fixes these were typing, runtime-compatibility and platform fixes taken "
+        "untested)"
+    ),
+    not_on=(
+        "fixes touching only docs, changelogs, CI files, dependency pins or packaging; comment, "
+        "docstring, typing, formatting, string-text or local-rename edits; fixes that ship a test"
+    ),
+    severity_note="or minor",
+    fires=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption="The change alters what `total` does and changes no test.",
+            base=(
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/prices.py", "python", """\
+def total(a, b):
+    return round(a + b, 2)
+"""),
+            caption="The fix comes with its test.",
+            base=(
+                File("app/prices.py", "python", """\
+def total(a, b):
+    return a + b
+"""),
+            ),
+            branch=(
+                File("tests/test_prices.py", "python", """\
+from app.prices import total
+
+
+def test_total_rounds_to_cents():
+    assert total(0.1, 0.2) == 0.3
+"""),
+            ),
+            branch_name="fix/rounding",
+        ),
+    ),
+)
+
+RULES = (MISSING_TESTS, FIX_WITHOUT_TEST)
+
+
+RULE_MISSING_TESTS = MISSING_TESTS.id
+RULE_FIX_WITHOUT_TEST = FIX_WITHOUT_TEST.id
 # Evidence lines shown in one finding's body; the rest are counted.
 SHOWN_EVIDENCE = 6
 
@@ -118,3 +292,6 @@ class TestsLens:
                 by_path.setdefault(item.path, []).append(item)
         for path, items in by_path.items():
             yield _missing_tests(request, path, items)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (TestsLens(),)

@@ -31,11 +31,76 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.moved_code import as_moved
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+UNHANDLED_REJECTION = Rule(
+    id="correctness/unhandled-rejection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Promise rejection not handled",
+    full=(
+        "A promise is discarded (`void p`, or an async call that is not awaited) with no rejection "
+        "handler: a failure is lost, or ends the process as an unhandled rejection."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires_on=(
+        "JS/TS, on an added line inside a function or block: `void p` where `p` is a call with no "
+        "`.catch(…)` and no `.then(ok, onRejected)`, and the file shows it is a promise — the callee "
+        "is declared `async` in the same file (`void this.refresh()`), is awaited elsewhere in the "
+        "file, is `fetch`/`import()`/`Promise.all…`/`.then(…)`, or is an async arrow called in place "
+        "(`void (async () => {…})()`); a statement that only calls a function the file declares "
+        "`async` (`pushChanges(queue);`), not awaited, returned, assigned or caught. A callee whose "
+        "only evidence is an `…Async` name: minor; a `void` in test or support code (`void` marks the "
+        "discard as deliberate there, and the test runner reports an unhandled rejection): minor"
+    ),
+    not_on=(
+        "`void body.cancel().catch(() => undefined)`; `void Promise.allSettled([...])` (it never "
+        "rejects); `void schema.safeParse(x)` and `void (x satisfies never)` (nothing says it is a "
+        "promise); an async function whose whole body is a try/catch that does not rethrow (it cannot "
+        "reject); calls at a module's top level (`main();`: an unhandled rejection there ends the "
+        "process with the error printed). Minor, with a note: a call the merge base already makes, "
+        "unhandled, from the function of the same name in the file (`start` calling `refresh`, moved "
+        "into a class by a rewrite)"
+    ),
+    severity_note="(minor on weak evidence)",
+    fires=(
+        Example(
+            file=File("src/items.js", "javascript", """\
+async function refresh() {
+  const response = await fetch("/api/items");
+  return response.json();
+}
+
+export function start() {
+  void refresh();
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/items.js", "javascript", """\
+async function refresh() {
+  const response = await fetch("/api/items");
+  return response.json();
+}
+
+export async function start() {
+  await refresh();
+}
+"""),
+        ),
+    ),
+)
+
+RULES = (UNHANDLED_REJECTION,)
+
 
 if TYPE_CHECKING:  # imported where a JavaScript or TypeScript file is read: a Python-only run never loads it
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
-RULE_UNHANDLED_REJECTION = "correctness/unhandled-rejection"
+RULE_UNHANDLED_REJECTION = UNHANDLED_REJECTION.id
 
 _JS_LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
 _VOID = LazyPattern(r"(?<![\w$.])void\s+(?=[\w$#(])")
@@ -304,3 +369,6 @@ class _FileCheck:
             line=line,
             code=code,
         )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (UnhandledRejectionLens(),)

@@ -19,15 +19,161 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_WRONG_EXCEPTION,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
+
+WRONG_EXCEPTION = Rule(
+    id="correctness/wrong-exception",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Handler catches an exception the guarded call never raises",
+    full=(
+        "Every handler of the try names exceptions the one call it guards does not raise, in Python "
+        "(base64 decoding raises `binascii.Error`, not `UnicodeError`), Java and Kotlin "
+        "(`Integer.parseInt` and `toInt()` raise `NumberFormatException`, not `NullPointerException`) "
+        "and C# (`Convert.FromBase64String` raises `FormatException`, not `ArgumentException`): the "
+        "failure it was written for escapes it."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires_on=(
+        "Python: a `try` of up to 3 statements whose handlers all name known exceptions and none "
+        "catches what a guarded call raises on bad input (a table: "
+        "`base64.b64decode`/`binascii.a2b_*` → `binascii.Error`, `int`/`float`/`uuid.UUID`/`strptime` "
+        "→ `ValueError`, `json.loads` → `JSONDecodeError`, `open`/`os.*` → `OSError`, `.decode()` → "
+        "`UnicodeDecodeError` …): `b64decode(x).decode()` under `except UnicodeDecodeError`, `int(x)` "
+        "under `except TypeError`, `json.loads` under `except KeyError`. Java: the same for a `try` "
+        "(not a try-with-resources) and its `catch` clauses (multi-catch too), with a table of JDK "
+        "calls (`Integer.parseInt`/`Long.parseLong`/`new BigDecimal` → `NumberFormatException`, "
+        "`UUID.fromString`/`Base64.getDecoder().decode`/`URI.create` → `IllegalArgumentException`, "
+        "`LocalDate.parse`/`Instant.parse`/`Duration.parse` → `DateTimeParseException`, "
+        "`Pattern.compile` → `PatternSyntaxException` …) and their hierarchy (`NumberFormatException` "
+        "< `IllegalArgumentException` < `RuntimeException`): `Integer.parseInt(s)` under `catch "
+        "(NullPointerException e)`, `new String(Base64.getDecoder().decode(h), \"UTF-8\")` under `catch "
+        "(UnsupportedEncodingException e)`. Kotlin: the same JDK table and hierarchy for a `try` "
+        "expression, and Kotlin's conversions of a string (`toInt()`, `toLong()`, `toBigDecimal()` … "
+        "→ `NumberFormatException`): `value.toInt()` under `catch (e: IllegalStateException)`. C#: "
+        "the same with .NET's calls and hierarchy (`int.Parse`/`Convert.ToInt32` → `FormatException`, "
+        "`OverflowException`; `Convert.FromBase64String`/`Guid.Parse`/`DateTime.Parse` → "
+        "`FormatException`; `new Uri` → `UriFormatException`; `JsonSerializer.Deserialize` → "
+        "`JsonException` …): `Convert.FromBase64String(h)` under `catch (ArgumentException)`, "
+        "`int.Parse(s)` under `catch (ArgumentNullException)`"
+    ),
+    not_on=(
+        "the right exception or its base class (`ValueError` for `binascii.Error`); broad or unknown "
+        "handlers; a body with any other call (it may be what the handler is for); a handler for a "
+        "lookup in the body (`int(d[\"port\"])` under `except KeyError`); Java, Kotlin and C#: the "
+        "exception, a supertype (`IllegalArgumentException` for `parseInt`), a multi-catch naming it, "
+        "`Exception`/`RuntimeException`/`Throwable` (C#: `Exception`, `SystemException`, a bare "
+        "`catch`, a clause with a `when` filter); a handler for another step of the body (an array "
+        "index, a cast, a division, a method of a null receiver: `parseInt(s.trim())` under "
+        "`NullPointerException`); any other call or constructor in the body"
+    ),
+    fires=(
+        Example(
+            file=File("app/auth.py", "python", """\
+import base64
+
+
+def credentials(header):
+    try:
+        decoded = base64.b64decode(header).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    user, _, password = decoded.partition(":")
+    return user, password
+"""),
+        ),
+        Example(
+            file=File("src/main/java/app/BasicAuth.java", "java", """\
+package app;
+
+import java.io.UnsupportedEncodingException;
+import java.util.Base64;
+
+public final class BasicAuth {
+    public static String credentials(String header) {
+        try {
+            return new String(Base64.getDecoder().decode(header), "UTF-8");
+        } catch (UnsupportedEncodingException e) {
+            return null;
+        }
+    }
+}
+"""),
+            caption=(
+                "In Java (and Kotlin, which shares the JDK's calls and exceptions) the same table "
+                "holds JDK calls: a bad base64 header raises `IllegalArgumentException`, which the "
+                "handler written for the charset lets through. C# reads the same way with .NET's "
+                "calls and exceptions (`Convert.FromBase64String` raises `FormatException`, which "
+                "`catch (ArgumentException)` lets through)."
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/auth.py", "python", """\
+import base64
+import binascii
+
+
+def credentials(header):
+    try:
+        decoded = base64.b64decode(header).decode("utf-8")
+    except (UnicodeDecodeError, binascii.Error):
+        return None
+    user, _, password = decoded.partition(":")
+    return user, password
+"""),
+        ),
+        Example(
+            file=File("src/main/java/app/BasicAuth.java", "java", """\
+package app;
+
+import java.io.UnsupportedEncodingException;
+import java.util.Base64;
+
+public final class BasicAuth {
+    public static String credentials(String header) {
+        try {
+            return new String(Base64.getDecoder().decode(header), "UTF-8");
+        } catch (UnsupportedEncodingException | IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    public static int port(String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (IllegalArgumentException e) {
+            return 8080;
+        }
+    }
+}
+"""),
+            caption=(
+                "The exception itself, a supertype of it (`IllegalArgumentException` for "
+                "`Integer.parseInt`), or a multi-catch naming it."
+            ),
+        ),
+    ),
+    by_record=True,
+    record=Record(
+        findings=0,
+        holding=0,
+        where=(
+            "no finding; not one by design: starlette's `except json.decoder.JSONDecodeError` "
+            "(another name of `json.JSONDecodeError`) and `os.stat` under `except (FileNotFoundError, "
+            "NotADirectoryError)` (subclasses of what it raises: the rest is let through on purpose)"
+        ),
+    ),
 )
+
+RULES = (WRONG_EXCEPTION,)
+RULE_WRONG_EXCEPTION = WRONG_EXCEPTION.id
+
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.KOTLIN, Language.CSHARP})
 _NEEDLES = ("except", "catch")
@@ -241,3 +387,6 @@ def wrong_exception_finding(
 
 
 WRONG_EXCEPTION_LENS = TwoReaderLens(RULE_WRONG_EXCEPTION, _LANGUAGES, _NEEDLES, _python, _tree)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (WRONG_EXCEPTION_LENS,)

@@ -10,11 +10,233 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import ADVISORY, Finding, Severity
+from reviewgate.findings import ADVISORY, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
-RULE_DUPLICATE = "reuse/duplicate-code"
-RULE_NEAR_COPY = "reuse/near-copy-file"
+DUPLICATE_CODE = Rule(
+    id="reuse/duplicate-code",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MAJOR,
+    short="Added code repeats code that already exists",
+    full=(
+        "Added code has the same normalized tokens as code elsewhere in the repository, under one "
+        "consistent renaming of identifiers and changed literals. Two copies are two places to fix "
+        "the next bug: call or extend the existing code instead."
+    ),
+    tags=("maintainability", "duplication"),
+    precision="medium",
+    fires_on=(
+        "added code (≥ 5 non-empty lines, ≥ 4 distinct) with the same normalized tokens as code "
+        "elsewhere in the repository at head, under renamed identifiers and changed literals, where "
+        "the aligned names follow one consistent renaming (≥ 85 % of them: `total → amount` "
+        "everywhere; a name kept as it is, such as the attribute in `self.total = amount`, always "
+        "agrees); blocks under 12 lines must also share a quarter of their names (called functions, "
+        "attributes). Each pair is reported once: repetition inside the branch at the second copy, a "
+        "pair found from both sides at the later place, a copy broken by one small edit as one "
+        "finding. The title names a real definition of the existing code, found by its own language's "
+        "syntax: ``use `load_settings` at app/settings.py:4``; the body quotes the existing code with "
+        "both places and the number of lines. Fewer than 5 substantive lines (two names or more, not "
+        "an argument line) is weak evidence: minor, which does not block. Also minor (sizes in lines "
+        "of code: docstring, comment and blank lines are not counted): a copy of existing code under "
+        "20 lines that is a fragment (it does not copy a whole definition on both sides); repetition "
+        "inside the change under 25 lines (parallel variants written side by side); runs in two "
+        "subclasses of the same base class (two implementations of one interface, such as "
+        "`ZshComplete` and `PowerShellComplete`); under 20 lines, runs that both open a class, under "
+        "different names with the same bases or none (a new sink or handler beside the others: the "
+        "same attribute and method headers by design); two files of the same name in directories that "
+        "mirror each other (at head they hold at least 3 other files of the same names, and those are "
+        "at least half of the smaller one: `v4/classic/` and `v4/mini/`, `_async/` and `_sync/`), "
+        "variants of one module kept side by side; one module for two module systems beside each "
+        "other (`index.d.ts` and `index.d.cts`, `lib.mjs` and `lib.cjs`)."
+    ),
+    not_on=(
+        "test files (helpers are meant to look alike); examples and benchmarks (`examples/`, "
+        "`bench/`, `benchmarks/`: standalone by design); translations (`locales/`, `locale/`, "
+        "`i18n/`, `l10n/`, `translations/`: one file per language by design); vendored dirs "
+        "(`node_modules`, `vendor`, `third_party`, `dist`, `build`); files over 1 MB or `.min.` "
+        "files; imports; hunks that only re-wrap or re-indent (their added lines equal their removed "
+        "lines once whitespace, line breaks, quote style and trailing commas are folded: a "
+        "formatter's pass); code the change moves (the old place is gone at head), including a new "
+        "file split out of a file the change shrank (compared with that file at head, not as a fork); "
+        "tables (regions whose operands are mostly strings and numbers) that differ in their literals "
+        "(the same strings and numbers in the same order under new names are a copy); a shape "
+        "repeated inside one run (`self.a = a` ×6); two calls of one helper with keyword arguments "
+        "(argument lines do not count as distinct); code that only shares a shape, with names that do "
+        "not map one-to-one."
+    ),
+    severity_note=(
+        ", advisory: reported, not blocking unless `[lenses] block_on_duplicates = true` (minor on "
+        "weak evidence)"
+    ),
+    fires=(
+        Example(
+            file=File("app/jobs.py", "python", """\
+import json
+
+
+def run():
+    return 1
+
+
+def read_job_config(filename, fallback):
+    with open(filename, encoding="utf-8") as stream:
+        payload = json.load(stream)
+    result = dict(fallback)
+    for name, item in payload.items():
+        if name in result and item is not None:
+            result[name] = item
+    return result
+"""),
+            caption="The change writes the same code again under new names.",
+            base=(
+                File("app/settings.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""),
+                File("app/jobs.py", "python", """\
+def run():
+    return 1
+"""),
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/jobs.py", "python", """\
+from app.settings import load_settings
+
+
+def run():
+    return 1
+
+
+def read_job_config(filename, fallback):
+    return load_settings(filename, fallback)
+"""),
+            caption="It calls the code that exists (same merge base).",
+            base=(
+                File("app/settings.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+"""),
+                File("app/jobs.py", "python", """\
+def run():
+    return 1
+"""),
+            ),
+        ),
+    ),
+)
+
+NEAR_COPY_FILE = Rule(
+    id="reuse/near-copy-file",
+    finding_class=FindingClass.SYSTEMATIC,
+    severity=Severity.MAJOR,
+    short="New file is a near copy of an existing file",
+    full=(
+        "A new file's text is mostly covered by one file that existed before (a fork of a module). "
+        "Extend or parameterize the original instead of keeping two versions."
+    ),
+    tags=("maintainability", "duplication"),
+    precision="high",
+    fires_on=(
+        "a new file whose normalized text is ≥ 80 % covered by one file that existed before (a fork), "
+        "or a file git reports as a copy"
+    ),
+    not_on=(
+        "two new look-alike files (that is in-branch repetition, above); a copy of a file the same "
+        "change shrank by ≥ 5 lines (code split out of it)"
+    ),
+    severity_note="(minor for a configuration file such as a second `*.config.ts`)",
+    fires=(
+        Example(
+            file=File("billing/shared_copy.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+
+
+def save_settings(path, settings):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=4, sort_keys=False)
+    return path
+"""),
+            caption="A new file that forks it.",
+            base=(
+                File("lib/shared.py", "python", """\
+import json
+
+
+def load_settings(path, defaults):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    merged = dict(defaults)
+    for key, value in data.items():
+        if key in merged and value is not None:
+            merged[key] = value
+    return merged
+
+
+def save_settings(path, settings):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=2, sort_keys=True)
+    return path
+"""),
+            ),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("billing/settings.py", "python", """\
+from lib.shared import load_settings, save_settings
+
+DEFAULTS = {"currency": "EUR", "rounding": 2}
+
+
+def load_billing_settings(path):
+    return load_settings(path, DEFAULTS)
+
+
+def save_billing_settings(path, settings):
+    return save_settings(path, settings)
+"""),
+            caption="A new file that uses it.",
+        ),
+    ),
+)
+
+RULES = (DUPLICATE_CODE, NEAR_COPY_FILE)
+
+
+RULE_DUPLICATE = DUPLICATE_CODE.id
+RULE_NEAR_COPY = NEAR_COPY_FILE.id
 # A duplicate worth a finding spans at least this many non-empty added lines.
 MIN_LINES = 5
 # Why a major duplicate does not block by default: on projects its rules were not tuned on, none
@@ -59,3 +281,6 @@ def advisory_duplicates(findings: Iterable[Finding], block: bool) -> list[Findin
         else finding
         for finding in findings
     ]
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (DuplicationLens(),)

@@ -32,13 +32,250 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
-RULE_SHELL = "security/shell-injection"
-RULE_SQL = "security/sql-injection"
-RULE_EVAL = "security/eval"
-RULE_YAML = "security/unsafe-yaml"
-RULE_PICKLE = "security/unsafe-deserialization"
-RULE_TLS = "security/tls-verification-off"
+SHELL_INJECTION = Rule(
+    id="security/shell-injection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Shell command built from values",
+    full=(
+        "A command run through a shell is built by formatting or concatenation: a value with shell "
+        "syntax runs its own commands. Pass an argument list without a shell."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-078"),
+    precision="high",
+    fires_on=(
+        "Python (by `ast`): `subprocess.*(…, shell=True)` or `os.system`/`os.popen` of an f-string, "
+        "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
+        "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
+        "`Runtime.getRuntime().exec(\"…\" + x)`"
+    ),
+    not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
+    fires=(
+        Example(
+            file=File("app/archive.py", "python", """\
+import subprocess
+
+
+def archive(name, folder):
+    subprocess.run(f"tar czf {name}.tgz {folder}", shell=True, check=True)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/archive.py", "python", """\
+import subprocess
+
+
+def archive(name, folder):
+    subprocess.run(["tar", "czf", f"{name}.tgz", folder], check=True)
+"""),
+        ),
+    ),
+)
+
+SQL_INJECTION = Rule(
+    id="security/sql-injection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="SQL statement built from values",
+    full=(
+        "An SQL statement is built by formatting and executed: a value with SQL syntax changes the "
+        "query. Use placeholders and parameters."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-089"),
+    precision="high",
+    fires_on=(
+        "SQL built by formatting and passed to `execute`/`executemany`/`raw`/… (Python, also through "
+        "a variable), JS `.query(\\`…${…}\\`)` (a template may span lines), Go `Query(fmt.Sprintf(…))`, "
+        "Java `executeQuery(\"…\" + x)` — only when the formatted text is a statement: SELECT … FROM, "
+        "INSERT INTO, UPDATE … SET, DELETE FROM, SELECT/UPDATE/DELETE … WHERE, "
+        "CREATE/DROP/ALTER/TRUNCATE TABLE/INDEX/VIEW/… (`db.query(\\`SELECT * FROM users WHERE id = "
+        "${id}\\`)`)"
+    ),
+    not_on=(
+        "placeholders and parameters; a method or variable named `query` with a URL or search string "
+        "(`http.query(\\`${base}/search?q=${term}\\`)`); text with SQL-ish words but no statement "
+        "(`select the best ${term}`)"
+    ),
+    fires=(
+        Example(
+            file=File("app/users.py", "python", """\
+def find_user(cursor, name):
+    cursor.execute(f"SELECT * FROM users WHERE name = '{name}'")
+    return cursor.fetchone()
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/users.py", "python", """\
+def find_user(cursor, name):
+    cursor.execute("SELECT * FROM users WHERE name = %s", (name,))
+    return cursor.fetchone()
+"""),
+        ),
+    ),
+)
+
+EVAL = Rule(
+    id="security/eval",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Code evaluated from a value",
+    full="`eval`, `exec` or `new Function` of a non-literal runs whatever the value holds.",
+    tags=("security", "correctness", "external/cwe/cwe-095"),
+    precision="medium",
+    fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
+    not_on="literal arguments",
+    fires=(
+        Example(
+            file=File("app/calc.py", "python", """\
+def calculate(expression):
+    return eval(expression)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/calc.py", "python", """\
+import ast
+
+
+def calculate(expression):
+    return ast.literal_eval(expression)
+"""),
+        ),
+    ),
+)
+
+UNSAFE_YAML = Rule(
+    id="security/unsafe-yaml",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="YAML loaded with an unsafe loader",
+    full=(
+        "`yaml.load` without a safe loader can construct arbitrary objects from the document. Use "
+        "`yaml.safe_load` or `Loader=yaml.SafeLoader`."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-502"),
+    precision="high",
+    fires_on="`yaml.load`/`load_all` without `SafeLoader`/`CSafeLoader`/`BaseLoader`; `yaml.unsafe_load`",
+    not_on="`yaml.safe_load`, `Loader=yaml.SafeLoader`",
+    fires=(
+        Example(
+            file=File("app/config.py", "python", """\
+import yaml
+
+
+def read_config(text):
+    return yaml.load(text)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/config.py", "python", """\
+import yaml
+
+
+def read_config(text):
+    return yaml.safe_load(text)
+"""),
+        ),
+    ),
+)
+
+UNSAFE_DESERIALIZATION = Rule(
+    id="security/unsafe-deserialization",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Request data deserialized with pickle",
+    full=(
+        "`pickle`, `dill` or `marshal` loads data taken from a request: unpickling runs code the "
+        "sender chooses."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-502"),
+    precision="medium",
+    fires_on="`pickle`/`dill`/`marshal` `.loads`/`.load` of an expression mentioning `request`",
+    not_on="",
+    fires=(
+        Example(
+            file=File("app/views.py", "python", """\
+import pickle
+
+
+def restore(request):
+    return pickle.loads(request.body)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/views.py", "python", """\
+import json
+
+
+def restore(request):
+    return json.loads(request.body)
+"""),
+        ),
+    ),
+)
+
+TLS_VERIFICATION_OFF = Rule(
+    id="security/tls-verification-off",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="TLS certificate verification turned off",
+    full=(
+        "Certificate or host-name verification is disabled (`verify=False`, `rejectUnauthorized: "
+        "false`, `InsecureSkipVerify: true`): anyone on the network path can read and change the "
+        "traffic."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-295"),
+    precision="high",
+    fires_on=(
+        "`verify=False`, `ssl._create_unverified_context()`, `rejectUnauthorized: false`, "
+        "`NODE_TLS_REJECT_UNAUTHORIZED=0`, `InsecureSkipVerify: true`, `NoopHostnameVerifier`"
+    ),
+    not_on="test files (a test of the TLS-off path)",
+    fires=(
+        Example(
+            file=File("app/client.py", "python", """\
+import requests
+
+
+def fetch(url):
+    return requests.get(url, verify=False, timeout=10)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("tests/test_client.py", "python", """\
+import requests
+
+
+def test_fetch_without_verification(server):
+    assert requests.get(server.url, verify=False, timeout=10).ok
+"""),
+            caption="In a test file (a test of the TLS-off path).",
+        ),
+    ),
+)
+
+RULES = (SHELL_INJECTION, SQL_INJECTION, EVAL, UNSAFE_YAML, UNSAFE_DESERIALIZATION, TLS_VERIFICATION_OFF)
+
+
+RULE_SHELL = SHELL_INJECTION.id
+RULE_SQL = SQL_INJECTION.id
+RULE_EVAL = EVAL.id
+RULE_YAML = UNSAFE_YAML.id
+RULE_PICKLE = UNSAFE_DESERIALIZATION.id
+RULE_TLS = TLS_VERIFICATION_OFF.id
 
 _SUBPROCESS_CALLS = frozenset(
     {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
@@ -420,3 +657,6 @@ def _finding(rule: str, what: str, evidence: str, path: str, line: int, code: st
         line=line,
         code=code,
     )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (SecurityLens(),)

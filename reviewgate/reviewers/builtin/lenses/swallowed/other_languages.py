@@ -34,13 +34,180 @@ from reviewgate.reviewers.builtin.common import (
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+EMPTY_CATCH = Rule(
+    id="correctness/empty-catch",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Empty catch block",
+    full=(
+        "A catch block or promise `.catch` handler that is empty or holds only comments drops the "
+        "error. Handle, log or rethrow it, or say in a comment why it can be ignored."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires_on=(
+        "JS/TS/Java/C#/Kotlin: `catch { }` / `catch (e) { }` whose body is empty or comments only; "
+        "promise `.catch(() => {})`, `.catch(() => null)`, `.catch(function () {})` — e.g. `catch { "
+        "// ignore }` or `catch (e) { /* TODO */ }`. With a comment that says why — in the handler (a "
+        "reason word or ≥ 4 words of prose: `// Use default message if accessing properties throws`), "
+        "or right above it / above its `try` (past at most two lines that set the fallback value) and "
+        "about the failure (`// Ignore cancellation failures from already-locked streams`) — it is a "
+        "deliberate fallback: **minor**, quoting the comment. Also minor in test and support code "
+        "(test files, `scripts/`, `bench/`, `benchmarks/`, `examples/`): a test's assertions are its "
+        "check, and a script ships to no user; and, since no JS/TS catch can name one kind of error, "
+        "for three shapes that drop a failure by design: a promise `.catch` on a clean-up call "
+        "(`reader.cancel().catch(() => undefined)`: cancel, close, abort, destroy, dispose, unlink, "
+        "unsubscribe …), on the copy a `.finally()` makes (`void work.finally(cleanup).catch(() => "
+        "{})`: the rejection is handled where `work` is awaited), and an empty `catch {}` after a "
+        "`try` block that returns (`try { return new TextDecoder(label); } catch {}`: a failure falls "
+        "through to the default after it)"
+    ),
+    not_on=(
+        "catches that log, rethrow, wrap or return an error; commented-out code; catches the merge "
+        "base already had (as many matches in the file at the merge base as at head: a formatter's "
+        "pass, a test wrapped in `describe`). \"ignore\", \"ignored\", a to-do (`TODO`, `FIXME`, \"for "
+        "now\") or a lint pragma is not a reason and stays major"
+    ),
+    severity_note="(minor with a reason)",
+    fires=(
+        Example(
+            file=File("src/config.js", "javascript", """\
+export function readConfig(text) {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+  }
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("src/config.js", "javascript", """\
+export function readConfig(text) {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    console.error("config is not JSON", error);
+    throw error;
+  }
+}
+"""),
+        ),
+    ),
+)
+
+DROPPED_ERROR = Rule(
+    id="correctness/dropped-error",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Go error dropped",
+    full=(
+        "An `if err != nil` block returns nil or nothing, or the error is assigned to `_`: the caller "
+        "never learns of the failure. Return or wrap the error."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires_on="Go: `if err != nil { return nil }` (or `return nil, nil`, or an empty block), and `_ = err`",
+    not_on=(
+        "`return nil, fmt.Errorf(…%w…, err)`; `if errors.Is(err, os.ErrNotExist) { return nil }`; "
+        "`return nil` in a function with no `error` result (`func Find(id string) *User`, "
+        "`[]string`): its nil value is the answer there"
+    ),
+    fires=(
+        Example(
+            file=File("store/load.go", "go", """\
+package store
+
+import "os"
+
+func Load(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil
+	}
+	return data, nil
+}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("store/load.go", "go", """\
+package store
+
+import (
+	"fmt"
+	"os"
+)
+
+func Load(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return data, nil
+}
+"""),
+        ),
+    ),
+)
+
+IGNORED_EXIT_STATUS = Rule(
+    id="correctness/ignored-exit-status",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Shell command's failure ignored",
+    full=(
+        "`|| true`, `|| :` or `set +e` in a script or CI file lets a failing command pass silently. "
+        "Handle the failure, or let it stop the script."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires_on=(
+        "`|| true`, `|| :`, `set +e`, `set +o errexit` on an added line of a shell script, "
+        "`.github/workflows/`, `.gitlab-ci.yml`, `.ci/`, `ci/`, `scripts/`, `.circleci/`, `Makefile`, "
+        "`Dockerfile`, `Jenkinsfile`, `justfile`"
+    ),
+    not_on=(
+        "comments; the same text in docs or other files; a script's clean-up on exit: a `trap '… || "
+        "true' EXIT` line and the body of a function an EXIT trap runs (`cleanup() { rm -rf \"$tmp\" || "
+        "true; }`), where a failed clean-up step must not replace the script's own exit status"
+    ),
+    fires=(
+        Example(
+            file=File("scripts/deploy.sh", "sh", """\
+#!/bin/sh
+set -e
+make test || true
+make deploy
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("scripts/deploy.sh", "sh", """\
+#!/bin/sh
+set -e
+# no `|| true` after the tests: a failing test must stop the deploy
+make test
+make deploy
+"""),
+        ),
+    ),
+)
+
+RULES = (EMPTY_CATCH, DROPPED_ERROR, IGNORED_EXIT_STATUS)
+
 
 if TYPE_CHECKING:  # imported where an empty catch is read: a Python-only run never loads it
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
-RULE_EMPTY_CATCH = "correctness/empty-catch"
-RULE_DROPPED_ERROR = "correctness/dropped-error"
-RULE_IGNORED_EXIT = "correctness/ignored-exit-status"
+RULE_EMPTY_CATCH = EMPTY_CATCH.id
+RULE_DROPPED_ERROR = DROPPED_ERROR.id
+RULE_IGNORED_EXIT = IGNORED_EXIT_STATUS.id
 
 # Whitespace and comments only: the block does nothing. Each comment matches one way only: a
 # line comment runs to the end of its line, a block comment stops at its own `*/`. (With
@@ -356,3 +523,6 @@ _WORDING = {
         "broke. Check for the specific condition you expect instead.",
     ),
 }
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (OtherLanguagesSwallowedFailureLens(),)

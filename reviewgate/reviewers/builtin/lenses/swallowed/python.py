@@ -9,6 +9,69 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.common import nodes_of, parse_python_touched
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+SWALLOWED_EXCEPTION = Rule(
+    id="correctness/swallowed-exception",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Broad exception handler hides the failure",
+    full=(
+        "A broad handler (Python `except Exception`, or a JavaScript catch around a security check) "
+        "does nothing or returns a default, so a real failure looks like success. Catch the specific "
+        "error, or handle and report it."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="high",
+    fires_on=(
+        "Python: a broad handler (`except:`, `Exception`, `BaseException`, alone or in a tuple) whose "
+        "whole body is `pass`, `...`, `continue`, `return`/`return None`, or returns a literal or "
+        "empty container (`except: return False`). JavaScript/TypeScript (every catch is broad): a "
+        "catch whose whole body returns a default (`false`, `true`, `null`, `undefined`, `0`, `''`, "
+        "`[]`, `{}`, a `*default*`/`*fallback*` name, or nothing) when the try block calls a security "
+        "check by name — the called method's words include auth/authenticate/authorize, permission, "
+        "verify, signature, csrf/xsrf, jwt, hmac, password, credential, or token with "
+        "validate/check/decode (`try { await verifyToken(t); return true } catch (e) { return false "
+        "}`, `jwt.verify`, `hasPermission(u).catch(() => false)`)"
+    ),
+    not_on=(
+        "narrow Python handlers (`except KeyError: return 8080` — naming the exception is the "
+        "decision); handlers that log and re-raise, or do anything else; a JS default around code "
+        "that checks nothing (`catch { return [] }` around `JSON.parse(nextToken(text))`); "
+        "`jwt.split('.')` (the method called must be the check)"
+    ),
+    fires=(
+        Example(
+            file=File("app/cache.py", "python", """\
+import json
+
+
+def load(text):
+    try:
+        return json.loads(text)
+    except Exception:
+        return {}
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/cache.py", "python", """\
+import json
+
+
+def load(text):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+"""),
+        ),
+    ),
+)
+
+RULES = (SWALLOWED_EXCEPTION,)
+
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 
@@ -65,7 +128,7 @@ def _is_default_value(node: ast.expr | None) -> bool:
 
 
 class PythonSwallowedFailureLens:
-    rule = "correctness/swallowed-exception"
+    rule = SWALLOWED_EXCEPTION.id
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change in request.target.files:
@@ -108,3 +171,6 @@ class PythonSwallowedFailureLens:
             line=handler.lineno,
             end_line=handler.end_lineno,
         )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (PythonSwallowedFailureLens(),)
