@@ -9,7 +9,12 @@ from pathlib import Path
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
-from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS, NOT_SHOWN, ContextItem
+from reviewgate.reviewers.model.context_collector import (
+    DEFINITION_LINES_WITH_TOOLS,
+    INLINE_SITES_WITH_TOOLS,
+    NOT_SHOWN,
+    ContextItem,
+)
 from testing.model_repo import review_request
 from testing.model_server import ModelServer, Recorded, Reply, review_document
 from testing.repo import make_repo
@@ -105,9 +110,9 @@ def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to
 
 
 def test_with_tools_a_name_the_change_calls_brings_its_definition_and_none_of_its_uses(tmp_path: Path) -> None:
-    """`definition` and `callers` answer the rest when the model asks: the uses of a called helper
-    are sent only with the tools off."""
-    helper = "def scale(value):\n    return value * 2\n"
+    """`definition` and `callers` answer the rest when the model asks: the uses of a called helper,
+    and its body past DEFINITION_LINES_WITH_TOOLS lines, are sent only with the tools off."""
+    helper = "def scale(value):\n" + "".join(f"    step_{index} = value\n" for index in range(8)) + "    return value * 2\n"
     uses = {f"app/use_{index}.py": f"from lib.shapes import scale\n\nRESULT_{index} = scale({index})\n"
             for index in range(3)}
     repo = make_repo(tmp_path, {"lib/shapes.py": helper, **uses},
@@ -124,6 +129,9 @@ def test_with_tools_a_name_the_change_calls_brings_its_definition_and_none_of_it
         assert "=== CONTEXT lib/shapes.py (definition of scale) ===" in context
     assert "RESULT_" not in contexts[True]
     assert "RESULT_" in contexts[False]
+    assert f"step_{DEFINITION_LINES_WITH_TOOLS - 2} =" in contexts[True]
+    assert f"step_{DEFINITION_LINES_WITH_TOOLS - 1} =" not in contexts[True]
+    assert "step_7 =" in contexts[False]
 
 
 def test_the_not_shown_entry_is_keyed_without_the_line_numbers_it_names() -> None:

@@ -11,8 +11,10 @@ its callers. The rest follows the size of the diff (`budget_characters`, governi
 half of it). The call sites that do not fit are named, so the reviewer knows what it was not
 shown. When the reviewer has the read-only tools (`inline_sites`), only the first few sites of
 each symbol are shown and the rest are named by file, with the instruction to ask `callers` for
-them, and of a name the change only calls, only its definition: most of a request was call
-sites and uses the model may never need, and a tool call costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
+them; of a name the change only calls, only its definition; each definition's first
+DEFINITION_LINES_WITH_TOOLS lines; and the docs, definitions and listings take half the room:
+most of a request was call sites, uses and bodies the model may never need, and a tool call
+costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
 lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
 never exceeds `cap`.
 
@@ -48,6 +50,7 @@ MAX_SITES_PER_CALLED_WITH_TOOLS = 1
 MAX_CALL_SITES = 60  # of one touched symbol: past this the reviewer is told the rest by name
 SITE_LINES = 2  # lines either side of a call site
 DEFINITION_LINES = 12  # a definition: its signature and the start of its body
+DEFINITION_LINES_WITH_TOOLS = 6  # the model asks `definition` or `read` for more of it
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
 MAX_NAMED_SITES = 30  # sites named, not shown, per symbol
@@ -164,8 +167,10 @@ def _redacted(path: str, lines: list[str], first: int) -> tuple[tuple[str, ...],
 class _Excerpts:
     """The excerpts around one chunk's symbols, each line of a file shown once."""
 
-    def __init__(self, request: ReviewRequest, chunk: list[FileChange]) -> None:
+    def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES
+                 ) -> None:
         self.request = request
+        self.definition_lines = definition_lines
         self.files_of_chunk = {change.path for change in chunk}
         self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
         # Lines the diff shows (all of the file's hunks, when the chunk holds some of them): an
@@ -209,7 +214,8 @@ class _Excerpts:
         lines = self.lines_of(path)
         if lines is None or line > len(lines):
             return []
-        first, last = (line, line + DEFINITION_LINES - 1) if definition else (line - SITE_LINES, line + SITE_LINES)
+        first, last = ((line, line + self.definition_lines - 1) if definition
+                       else (line - SITE_LINES, line + SITE_LINES))
         first, last = max(1, first), min(len(lines), last)
         shown = self.shown.setdefault(path, set())
         why = f"{'definition' if definition else 'a use'} of {symbol}"
@@ -320,7 +326,9 @@ def collect_context(
     chunk = list(files)
     total = max(budget_characters, cap or 0)
     budget = _Budget(total)
-    small = _Room(budget, budget_characters)  # docs, the called names' definitions, listings
+    # Docs, the called names' definitions, listings; with the tools, half of that room: the model
+    # asks `definition` for a name whose definition did not fit.
+    small = _Room(budget, budget_characters if inline_sites is None else budget_characters // 2)
 
     def allowed(path: str) -> bool:
         return withheld_reason(path, branch_paths) is None and PurePosixPath(path).name not in LOCK_FILES
@@ -337,7 +345,7 @@ def collect_context(
         small.left -= before - budget.remaining
         if not whole:
             break
-    excerpts = _Excerpts(request, chunk)
+    excerpts = _Excerpts(request, chunk, DEFINITION_LINES if inline_sites is None else DEFINITION_LINES_WITH_TOOLS)
     uses = UseReader(request.head)
     touched = touched_symbols(request, chunk)
     # The call sites may take all but what the rest's room still holds, and the line naming
