@@ -15,7 +15,8 @@ The call sites of a chunk are the uses at the head of every symbol it touches (s
 names its changed lines define or remove, and the functions whose bodies it edits), imports,
 definitions and documents left out, the first 200 per symbol. One is *shown* when the
 request's diff shows its line (a line of a hunk of the change) or the chunk's context holds
-it; *named* when shown, or when the context's `not shown` entry names its place; *reachable*
+it; *named* when shown, or when the context's `not shown` entry names its place (with the tools:
+its file); *reachable*
 when shown, or when the `callers` tool of the read-only tool loop (tools.py) returns or names it.
 It prints, per project and in all, the sites and the shares shown, shown or named, and shown or
 reachable.
@@ -54,6 +55,7 @@ DIFF_BUDGET_TOKENS = 90_000  # about what max_input_tokens' default leaves a chu
 _SQUASHED = re.compile(r"\(#(\d+)\)\s*$")
 _MERGED = re.compile(r"^Merge pull request #(\d+)")
 _HEADING = re.compile(r"^=== (\S+) lines (\d+)-(\d+) ")
+_NAMED_FILE = re.compile(r" \(\d+\)$")  # a named file's count of sites
 
 
 @dataclass
@@ -129,9 +131,11 @@ def _callers_output(tools: ReadTools, symbol: str) -> set[tuple[str, int]]:
     return places
 
 
-def _named_places(items: tuple[ContextItem, ...]) -> set[tuple[str, int]]:
-    """The (path, line) sites the context's `not shown` entry names."""
+def _named_places(items: tuple[ContextItem, ...]) -> tuple[set[tuple[str, int]], set[str]]:
+    """The (path, line) sites the context's `not shown` entry names, and the files it names
+    without their lines (with the tools: `N call site(s) of S in: a.py (3), b.py`)."""
     places: set[tuple[str, int]] = set()
+    files: set[str] = set()
     for item in items:
         if item.path != NOT_SHOWN:
             continue
@@ -139,7 +143,9 @@ def _named_places(items: tuple[ContextItem, ...]) -> set[tuple[str, int]]:
             path, _, numbers = line.strip().partition(": ")
             if line.startswith("  ") and numbers:
                 places.update((path, int(number)) for number in numbers.split(", ") if number.isdigit())
-    return places
+            elif " in: " in line:
+                files.update(_NAMED_FILE.sub("", name) for name in line.split(" in: ", 1)[1].split(", "))
+    return places, files
 
 
 def measure_pr(repo: Path, base: str, head: str, context_chars: int, tools: bool = False) -> Count:
@@ -155,7 +161,7 @@ def measure_pr(repo: Path, base: str, head: str, context_chars: int, tools: bool
     for chunk in plan_chunks(shown_files, DIFF_BUDGET_TOKENS).chunks:
         context = collect_context(request, chunk.files, context_budget_for(chunk, context_chars), branch_paths,
                                   context_chars, INLINE_SITES_WITH_TOOLS if tools else None)
-        named = _named_places(context.items)
+        named, named_files = _named_places(context.items)
         in_context = {(item.path, item.first_line + index) for item in context.items if item.first_line is not None
                       for index in range(len(item.lines))}
         for symbol in touched_symbols(request, chunk.files).changed:
@@ -167,7 +173,7 @@ def measure_pr(repo: Path, base: str, head: str, context_chars: int, tools: bool
             reachable = shown | (sites & _callers_output(reader, symbol))
             count.sites += len(sites)
             count.shown += len(shown)
-            count.named += len(shown | (sites & named))
+            count.named += len(shown | (sites & named) | {site for site in sites if site[0] in named_files})
             count.reachable += len(reachable)
     return count
 

@@ -22,7 +22,8 @@ def _module(name: str, functions: int) -> str:
     return "".join(f"def {name}_{index}(value):\n    return value * {index}\n\n\n" for index in range(functions))
 
 
-def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path) -> None:
+def _replayed(tmp_path: Path, *flags: str) -> tuple[str, str]:
+    """A merged PR of three pushes replayed: its merge commit and the replay's output."""
     repo = make_repo(tmp_path, {"README.md": "base\n"}, {"api/orders.py": _module("orders", 40),
                                                           "web/pages.py": _module("pages", 40)})
     commit(repo.path, {"web/pages.py": _module("pages", 41)}, "second push")
@@ -31,11 +32,21 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     git(repo.path, "merge", "-q", "--no-ff", "-m", "Merge the feature (#7)", "feature")
     merge = git(repo.path, "rev-parse", "HEAD")
     completed = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "benchmarks" / "pr_replay.py"), "--repo", str(repo.path), "--merge", merge],
-        cwd=tmp_path, env=clean_environment(), capture_output=True, text=True, timeout=300, check=False)
+        [sys.executable, str(REPO_ROOT / "benchmarks" / "pr_replay.py"), "--repo", str(repo.path), "--merge", merge,
+         *flags], cwd=tmp_path, env=clean_environment(), capture_output=True, text=True, timeout=300, check=False)
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    output = completed.stdout
-    print(output)
+    print(completed.stdout)
+    return merge, completed.stdout
+
+
+def _bills(output: str) -> dict[str, list[str]]:
+    """Each pricing's row: within the lifetime, further apart, no caching."""
+    return {parts[0].strip(): parts[1:] for line in output.splitlines()
+            if line.startswith(("  openai", "  anthropic")) for parts in [line.rsplit(None, 3)]}
+
+
+def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path) -> None:
+    merge, output = _replayed(tmp_path)
     assert f"PR {merge[:10]} Merge the feature (#7): 3 push(es)" in output
     rows = [line.split() for line in output.splitlines() if re.match(r"  [0-9a-f]{10} ", line)]
     # push, lines, requests, characters, tokens per line, and the same without the cache, saved
@@ -49,8 +60,7 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     # One request a push: the gate sends Anthropic no breakpoint, so its 5-minute bill is the
     # uncached one; OpenAI's automatic cache reads the prefix of the later pushes.
     assert "anthropic: 0 of 3 requests sent a cache breakpoint" in output
-    bills = {parts[0].strip(): parts[1:] for line in output.splitlines()
-             if line.startswith(("  openai", "  anthropic")) for parts in [line.rsplit(None, 3)]}
+    bills = _bills(output)
     assert len(bills) == 3
     within, apart, whole = (float(value) for value in bills["openai, cached input 0.5x"])
     assert within < apart == whole
@@ -62,6 +72,17 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
                       r"the diff ([\d.]+), the context ([\d.]+), the rest ([\d.]+)", output)
     assert parts is not None and float(parts.group(2)) > 0
     assert sum(float(part) for part in parts.groups()) == pytest.approx(whole, abs=0.3)
+
+
+def test_with_the_tools_pushes_further_apart_are_billed_no_more_than_without_caching(tmp_path: Path) -> None:
+    """The tools' schemas make the stable prefix pass claude-sonnet-4-6's minimum; the stand-in
+    calls no tool, so every push is one request, and none carries a breakpoint whose write
+    nothing reads."""
+    _, output = _replayed(tmp_path, "--tools")
+    assert "tools on" in output
+    assert "anthropic: 0 of 3 requests sent a cache breakpoint" in output
+    five_minutes = next(values for name, values in _bills(output).items() if "5-minute" in name)
+    assert float(five_minutes[1]) <= float(five_minutes[2])
 
 
 def test_a_commit_that_is_not_a_merge_is_a_usage_error(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -280,6 +282,52 @@ def test_second_looks_mark_their_prefix_only_when_more_than_one_reads_it(
     assert len(looks) == len(lines)
     assert ["cache_control" in post.body["system"][0] for post in looks] == [marked] * len(lines)
     assert "cache_control" not in server.review_posts()[0].body["system"][0]  # the review: one request
+
+
+def _calls_until(rounds: int) -> Callable[[Any], Reply | None]:
+    """A stand-in that asks for one `read` a round until `rounds` rounds are answered (or the
+    tools are closed), then reviews."""
+
+    def respond(request: Any) -> Reply | None:
+        answered = sum(1 for message in request["messages"] if isinstance(message["content"], list)
+                       and any(block.get("type") == "tool_result" for block in message["content"]))
+        if answered >= rounds or request["tool_choice"]["type"] == "tool":
+            return None
+        block = {"type": "tool_use", "id": f"toolu_{answered}", "name": "read", "input": {"path": "app/calc.py"}}
+        return Reply(body={"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                           "content": [block], "stop_reason": "tool_use",
+                           "usage": {"input_tokens": 500, "output_tokens": 20}})
+
+    return respond
+
+
+@pytest.mark.parametrize(("rounds", "turns", "marked"), [
+    (0, 4, [False]),  # the model answers at once: the run's only request
+    (1, 4, [False, True]),  # from the second request on, while the loop is open
+    (3, 4, [False, True, True, True]),
+    (1, 1, [False, False]),  # the second request is the answer, the tools closed: nothing reads it
+])
+def test_with_the_tools_a_breakpoint_is_sent_only_from_the_loops_second_request_on(
+        tmp_path: Path, key: None, rounds: int, turns: int, marked: list[bool]) -> None:
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(review=review_document())], responder=_calls_until(rounds)) as server:
+        outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", tools=True, tool_turns=turns)).review(
+            review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    posts = server.posts()
+    assert all(post.body["tools"][0]["name"] == "read" for post in posts)  # the tools are on in each
+    assert ["cache_control" in post.body["system"][0] for post in posts] == marked
+
+
+def test_with_the_tools_a_run_of_several_requests_marks_each(tmp_path: Path, key: None) -> None:
+    repo = _modules_repo(tmp_path, "compute")
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", max_input_tokens=3500, context_chars=0,
+                                            tools=True)).review(review_request(repo))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    posts = server.posts()
+    assert len(posts) >= 2
+    assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral"} for post in posts)
 
 
 def test_a_cache_ttl_anthropic_does_not_have_is_a_config_error(tmp_path: Path) -> None:

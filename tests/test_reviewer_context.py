@@ -9,7 +9,12 @@ from pathlib import Path
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
-from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS, NOT_SHOWN, ContextItem
+from reviewgate.reviewers.model.context_collector import (
+    DEFINITION_LINES_WITH_TOOLS,
+    INLINE_SITES_WITH_TOOLS,
+    NOT_SHOWN,
+    ContextItem,
+)
 from testing.model_repo import review_request
 from testing.model_server import ModelServer, Recorded, Reply, review_document
 from testing.repo import make_repo
@@ -88,19 +93,45 @@ def test_context_chars_caps_the_call_sites_and_names_those_left_out(tmp_path: Pa
 
 def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to_ask(tmp_path: Path) -> None:
     """The same twelve callers with the tool loop on: only INLINE_SITES_WITH_TOOLS are shown, the
-    others are named by place, and the context tells the model to ask `callers` or `read` for
-    them; with the tools off every caller is still shown and nothing is asked for."""
+    others are named by file (`callers` gives their lines), and the context tells the model to
+    ask `callers` for them; with the tools off every caller is still shown and nothing is asked for."""
     context, _ = _review(tmp_path / "on", 12, tools=True)
     shown = _calls_shown(context, 12)
     assert len(shown) == INLINE_SITES_WITH_TOOLS
-    named = re.search(r"(\d+) call site\(s\) of parse_number:\n((?:  .*\n?)+)", context)
+    named = re.search(r"(\d+) call site\(s\) of parse_number in: (.*)", context)
     assert named is not None and int(named.group(1)) == 12 - INLINE_SITES_WITH_TOOLS
-    listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py: \d+", named.group(2))}
+    listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py", named.group(2))}
     assert listed == set(range(12)) - shown
-    assert "`callers`" in context and "`read`" in context
+    assert not re.search(r"module_\d+\.py: \d", context)  # no line numbers: `callers` returns them
+    assert "`callers`" in context
     off, _ = _review(tmp_path / "off", 12, tools=False)
     assert _calls_shown(off, 12) == set(range(12))
     assert "call site(s) of parse_number" not in off and "`callers`" not in off
+
+
+def test_with_tools_a_name_the_change_calls_brings_its_definition_and_none_of_its_uses(tmp_path: Path) -> None:
+    """`definition` and `callers` answer the rest when the model asks: the uses of a called helper,
+    and its body past DEFINITION_LINES_WITH_TOOLS lines, are sent only with the tools off."""
+    helper = "def scale(value):\n" + "".join(f"    step_{index} = value\n" for index in range(8)) + "    return value * 2\n"
+    uses = {f"app/use_{index}.py": f"from lib.shapes import scale\n\nRESULT_{index} = scale({index})\n"
+            for index in range(3)}
+    repo = make_repo(tmp_path, {"lib/shapes.py": helper, **uses},
+                     {"app/new.py": "from lib.shapes import scale\n\n\ndef doubled(items):\n"
+                                    "    return [scale(item) for item in items]\n"})
+    contexts = {}
+    for tools in (True, False):
+        with ModelServer([Reply(review=review_document())]) as server:
+            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
+            [post] = server.posts()
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        contexts[tools] = _context(post)
+    for context in contexts.values():
+        assert "=== CONTEXT lib/shapes.py (definition of scale) ===" in context
+    assert "RESULT_" not in contexts[True]
+    assert "RESULT_" in contexts[False]
+    assert f"step_{DEFINITION_LINES_WITH_TOOLS - 2} =" in contexts[True]
+    assert f"step_{DEFINITION_LINES_WITH_TOOLS - 1} =" not in contexts[True]
+    assert "step_7 =" in contexts[False]
 
 
 def test_the_not_shown_entry_is_keyed_without_the_line_numbers_it_names() -> None:

@@ -5,7 +5,8 @@ contract (the second look forces `record_verification` the same way) (Anthropic 
 input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`). The tools and the system block come first and are the same bytes in every
 request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`)
-only where it pays: when other requests of the run read it (prompt_cache.py), or with
+only where it pays: when other requests of the run read it (several requests, or the tool loop
+from its second round on), or with
 `cache_ttl = "1h"` (`"ttl": "1h"`), which keeps it between the pushes of an hour; never when the
 prefix is below the model's documented minimum, where the write would cache nothing.
 """
@@ -71,16 +72,23 @@ def stable_prefix_tokens(conversation: Conversation) -> int:
 def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
                    ) -> dict[str, str] | None:
     """The system block's `cache_control`, or None where it cannot pay: a prefix below the
-    model's minimum caches nothing; a 5-minute breakpoint on a run's only request is a write
-    (1.25 × input) nothing reads. Other requests of the run (the push's other chunks, the other
-    findings' second looks, the tool loop's rounds) read it at 0.1 ×; the 1-hour TTL keeps it for
-    the next pushes too."""
+    model's minimum caches nothing; a 5-minute breakpoint on a request no later one reads is a
+    write (1.25 × input) that costs more than sending the prefix plainly. Other requests of the
+    run (the push's other chunks, the other findings' second looks) read it at 0.1 ×; the 1-hour
+    TTL keeps it for the next pushes too."""
     minimum = anthropic_minimum(settings.model)
     if minimum is not None and stable_prefix_tokens(conversation) < minimum:
         return None
-    if options.cache_ttl == "1h" or conversation.prefix_shared or conversation.tools:
+    if options.cache_ttl == "1h" or conversation.prefix_shared or later_rounds_read(conversation):
         return cache_control(options)
     return None
+
+
+def later_rounds_read(conversation: Conversation) -> bool:
+    """Whether the tool loop's requests share this one's prefix: not its first request, which may
+    be the answer (most reviews call no tool), nor a second that is the last (the tools are
+    closed); from a second request that leaves the loop open, each is read by the next."""
+    return bool(conversation.turns) and (conversation.tools_open or len(conversation.turns) > 1)
 
 
 def prefix_note(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation) -> str | None:

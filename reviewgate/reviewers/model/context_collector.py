@@ -10,8 +10,10 @@ what a change touches sets their room, so a one-line change to a helper with twe
 its callers. The rest follows the size of the diff (`budget_characters`, governing docs at most
 half of it). The call sites that do not fit are named, so the reviewer knows what it was not
 shown. When the reviewer has the read-only tools (`inline_sites`), only the first few sites of
-each symbol are shown and the rest are named by place, with the instruction to ask `callers` or
-`read` for them: most of a request was call sites the model may never need, and a tool call
+each symbol are shown and the rest are named by file, with the instruction to ask `callers` for
+them; of a name the change only calls, only its definition; each definition's first
+DEFINITION_LINES_WITH_TOOLS lines; and the docs, definitions and listings take half the room:
+most of a request was call sites, uses and bodies the model may never need, and a tool call
 costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
 lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
 never exceeds `cap`.
@@ -23,6 +25,7 @@ push that only shifts a cited function down does not make the chunk citing it mi
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -42,12 +45,16 @@ __all__ = ["CollectedContext", "ContextItem", "collect_context", "merged_context
 GOVERNING_NAMES = frozenset({"AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", "DESIGN.md", "ARCHITECTURE.md"})
 DESIGN_DIRECTORIES = ("docs/design/", "docs/architecture/", "docs/adr/", "docs/decisions/")
 MAX_SITES_PER_CALLED = 6  # a name the change only calls: its definition, and a few uses
+# With the tools, only its definition: `definition` and `callers` return the rest when asked.
+MAX_SITES_PER_CALLED_WITH_TOOLS = 1
 MAX_CALL_SITES = 60  # of one touched symbol: past this the reviewer is told the rest by name
 SITE_LINES = 2  # lines either side of a call site
 DEFINITION_LINES = 12  # a definition: its signature and the start of its body
+DEFINITION_LINES_WITH_TOOLS = 6  # the model asks `definition` or `read` for more of it
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
 MAX_NAMED_SITES = 30  # sites named, not shown, per symbol
+MAX_NAMED_FILES = 12  # with the tools: the files holding them, per symbol
 INLINE_SITES_WITH_TOOLS = 2  # sites of a touched symbol shown when the reviewer can ask for the rest
 NOT_SHOWN_ROOM = 600  # kept back from the call sites for the line naming those left out
 # Why a directory's listing is shown: merged_context knows a listing by it.
@@ -55,7 +62,7 @@ NEIGHBOURS = "the names of the files beside the changed ones"
 NOT_SHOWN = "not shown"  # the path of the item naming the sites left out
 LEFT_FOR_ROOM = "call sites left out for room: the context is partial"
 LEFT_FOR_TOOLS = "call sites not shown inline: the context is partial"
-ASK_FOR_THEM = "Read the ones that matter before you judge: `callers` with the symbol, or `read` with the path and lines."
+ASK_WITH_TOOLS = "Ask `callers` for the ones that matter before you judge."
 _NAMED_LINES = re.compile(r"(?<=: )[0-9, ]+$")  # the line numbers of a `not shown` entry's `  path: 3, 9`
 _MORE = "… and "  # the start of a listing's last line when it names only MAX_NEIGHBOUR_NAMES
 _CUT = " …"
@@ -160,8 +167,10 @@ def _redacted(path: str, lines: list[str], first: int) -> tuple[tuple[str, ...],
 class _Excerpts:
     """The excerpts around one chunk's symbols, each line of a file shown once."""
 
-    def __init__(self, request: ReviewRequest, chunk: list[FileChange]) -> None:
+    def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES
+                 ) -> None:
         self.request = request
+        self.definition_lines = definition_lines
         self.files_of_chunk = {change.path for change in chunk}
         self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
         # Lines the diff shows (all of the file's hunks, when the chunk holds some of them): an
@@ -205,7 +214,8 @@ class _Excerpts:
         lines = self.lines_of(path)
         if lines is None or line > len(lines):
             return []
-        first, last = (line, line + DEFINITION_LINES - 1) if definition else (line - SITE_LINES, line + SITE_LINES)
+        first, last = ((line, line + self.definition_lines - 1) if definition
+                       else (line - SITE_LINES, line + SITE_LINES))
         first, last = max(1, first), min(len(lines), last)
         shown = self.shown.setdefault(path, set())
         why = f"{'definition' if definition else 'a use'} of {symbol}"
@@ -281,11 +291,18 @@ def _call_sites(
 
 def _not_shown(left_out: dict[str, list[Site]], tools: bool = False) -> ContextItem | None:
     """The item naming the call sites left out, so the reviewer knows what it did not read; with
-    `tools`, it tells the reviewer to ask for them."""
+    `tools`, it tells the reviewer to ask for them, and names only their files (`callers` returns
+    each site with its lines: the line numbers cost more than the files' names)."""
     if not left_out:
         return None
-    lines = [ASK_FOR_THEM] if tools else []
+    lines = [ASK_WITH_TOOLS] if tools else []
     for symbol, sites in left_out.items():
+        if tools:
+            files = Counter(site.path for site in sites)
+            named = [f"{path} ({count})" if count > 1 else path for path, count in files.most_common(MAX_NAMED_FILES)]
+            more = f", … {len(files) - MAX_NAMED_FILES} more files" if len(files) > MAX_NAMED_FILES else ""
+            lines.append(f"{len(sites)} call site(s) of {symbol} in: {', '.join(named)}{more}")
+            continue
         lines.append(f"{len(sites)} call site(s) of {symbol}:")
         by_file: dict[str, list[str]] = {}
         for site in sites[:MAX_NAMED_SITES]:
@@ -309,7 +326,9 @@ def collect_context(
     chunk = list(files)
     total = max(budget_characters, cap or 0)
     budget = _Budget(total)
-    small = _Room(budget, budget_characters)  # docs, the called names' definitions, listings
+    # Docs, the called names' definitions, listings; with the tools, half of that room: the model
+    # asks `definition` for a name whose definition did not fit.
+    small = _Room(budget, budget_characters if inline_sites is None else budget_characters // 2)
 
     def allowed(path: str) -> bool:
         return withheld_reason(path, branch_paths) is None and PurePosixPath(path).name not in LOCK_FILES
@@ -326,7 +345,7 @@ def collect_context(
         small.left -= before - budget.remaining
         if not whole:
             break
-    excerpts = _Excerpts(request, chunk)
+    excerpts = _Excerpts(request, chunk, DEFINITION_LINES if inline_sites is None else DEFINITION_LINES_WITH_TOOLS)
     uses = UseReader(request.head)
     touched = touched_symbols(request, chunk)
     # The call sites may take all but what the rest's room still holds, and the line naming
@@ -341,7 +360,10 @@ def collect_context(
     full = False
     for symbol in touched.called:
         sites = [site for site in uses.sites(request, symbol) if allowed(site.path)]
-        for site in excerpts.rank(symbol, sites)[:MAX_SITES_PER_CALLED]:
+        ranked = excerpts.rank(symbol, sites)
+        if inline_sites is not None:
+            ranked = [site for site in ranked if site.defines(symbol)][:MAX_SITES_PER_CALLED_WITH_TOOLS]
+        for site in ranked[:MAX_SITES_PER_CALLED]:
             for item, found in excerpts.excerpts(symbol, site):
                 if not small.add(item, found):
                     full = True
