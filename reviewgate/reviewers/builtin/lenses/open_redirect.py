@@ -110,7 +110,10 @@ if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow, Origin
     from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
-_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
+_LANGUAGES = frozenset({
+    Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO,
+    Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP,
+})
 _NEEDLES = ("edirect", "ocation")
 _PYTHON_SINKS = frozenset({"redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect"})
 _PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
@@ -144,7 +147,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "js_sanitizers": re.compile(r"\b(?:encodeURIComponent|encodeURI|escape|querystring\.stringify)\s*\("),
         "go_sanitizers": re.compile(r"\burl\.(?:QueryEscape|PathEscape)\("),
         "js_redirect": re.compile(
-            r"(?<![\w$])(?:res|response|reply|ctx|h|resp)\s*\.\s*redirect\s*\(|(?<![\w$.])redirect\s*\("
+            r"(?<![\w$])(?:res|response|reply|ctx|h|resp|NextResponse|Response)\s*\.\s*redirect\s*\("
+            r"|(?<![\w$.])redirect\s*\("
             r"|\blocation\s*\.\s*(?:assign|replace)\s*\("
         ),
         "js_location_set": re.compile(r"(?<![\w$])(?:window\.|document\.)?location(?:\.href)?\s*=(?![=>])"),
@@ -166,6 +170,19 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 _ADVICE = {
+    Language.JAVA: (
+        "Check it first: parse it (`URI.create`) and require no scheme and no host and no leading `//`, or "
+        "look it up in an allowlist; or redirect to a path this application builds."
+    ),
+    Language.CSHARP: "Check it first with `Url.IsLocalUrl(target)`, or redirect with `LocalRedirect(target)`.",
+    Language.RUBY: (
+        "Check it first: `url_from(target)` (nil for another host), or leave Rails's `allow_other_host` off "
+        "and redirect to a path this application builds."
+    ),
+    Language.PHP: (
+        "Check it first: `parse_url` it and require no scheme and no host and no leading `//`, or look it up "
+        "in an allowlist; Laravel's `redirect()->intended()` and named routes stay on this site."
+    ),
     Language.PYTHON: (
         "Check it first: Django's `url_has_allowed_host_and_scheme`, or `urlsplit` it and require an "
         "empty scheme and netloc and no leading `//` or `\\`; or redirect to a URL this site builds (`url_for`)."
@@ -209,7 +226,7 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
     sinks = _added_sinks(tree, added)
     if not sinks:
         return
-    flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True))
+    flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True, route_parameters=True))
     for node, target in sinks:
         flow = flows.of(node)
         origin = flow.origin(target)
@@ -286,6 +303,11 @@ def _python_guard(flow: Flow, origin: Origin) -> str:
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.server_input import SERVER_LANGUAGES
+
+    if language in SERVER_LANGUAGES:
+        yield from _server(text, path, added, language)
+        return
     from reviewgate.reviewers.builtin.languages.text_flow import (
         TextFlow,
         describe,
@@ -345,6 +367,8 @@ def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, in
             index = 2 if match.group(0).startswith("http") else 1
             if len(arguments) > index:
                 yield match.start(), arguments[index]
+            elif index == 1 and arguments:  # Fiber's `c.Redirect(location, status...)`: the target first
+                yield match.start(), arguments[0]
         else:
             yield match.start(), arguments[-1]  # Express's `res.redirect(301, url)`
     header = patterns["go_header" if go else "js_header"]
@@ -378,6 +402,84 @@ def _text_guard(body: str, name: str) -> str:
     if name and re.search(rf"\.(?:includes|has|indexOf)\(\s*{re.escape(name)}\b|\[{re.escape(name)}\]", body):
         return "strong"  # an allowlist: `ALLOWED.includes(next)`, `allowed[target]`
     return "weak" if patterns["weak_js"].search(body) else ""
+
+
+# Java, C#, Ruby, PHP ----------------------------------------------------------------------------
+
+# Each redirect sink: the pattern that finds it (on the text; a match inside a string or comment is
+# dropped), and how its target is read: the nth argument of the call the match ends in (`(`), or
+# what follows the match to the end of the statement (`rest`), or a Ruby call without parentheses.
+_SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
+    Language.JAVA: (
+        (r"\.\s*sendRedirect\s*\(", "0"), (r"\bnew\s+RedirectView\s*\(", "0"),
+        (r"\.\s*location\s*\(\s*URI\s*\.\s*create\s*\(", "0"), (r"\bsetHeader\s*\(\s*\"Location\"\s*,", "rest"),
+        (r"\"redirect:\"\s*\+", "rest"),
+    ),
+    Language.CSHARP: (
+        (r"(?<![\w.])Redirect(?:Permanent|PreserveMethod|PermanentPreserveMethod)?\s*\(", "0"),
+        (r"\b(?:Response|Results)\s*\.\s*Redirect\s*\(", "0"),
+        (r"\bHeaders\s*\[\s*\"Location\"\s*\]\s*=(?!=)", "rest"),
+    ),
+    Language.RUBY: (
+        (r"\bredirect_to\b\s*", "line"), (r"^\s*redirect\b\s*", "line"),
+        (r"\bheaders\s*\[\s*['\"]Location['\"]\s*\]\s*=(?!=)", "line"),
+    ),
+    Language.PHP: (
+        (r"(?<![\w>$:])redirect\s*\((?!\s*\))", "0"), (r"\bredirect\s*\(\s*\)\s*->\s*(?:to|away)\s*\(", "0"),
+        (r"\bRedirect::(?:to|away)\s*\(", "0"), (r"\bnew\s+RedirectResponse\s*\(", "0"),
+        (r"->\s*withHeader\s*\(\s*['\"]Location['\"]\s*,", "rest"),
+        (r"\bheader\s*\(\s*['\"]Location:\s*['\"]\s*\.", "rest"),
+    ),
+}
+# Checks that the target stays on this site, in these frameworks' words.
+_SERVER_GUARDS = re.compile(
+    r"\bIsLocalUrl\b|\burl_from\b|\bLocalRedirect\b|\bisLocalUrl\b|\ballowed_hosts?\b|\bin_array\s*\(|\.includes?\?\s*\("
+    r"|\bUriComponentsBuilder\b|\.getHost\s*\(|\bparse_url\s*\("
+)
+
+
+def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[int, int] | None:
+    from reviewgate.reviewers.builtin.languages.server_input import line_argument, sink_arguments
+    from reviewgate.reviewers.builtin.languages.text_flow import statement_end
+
+    if how == "rest":
+        return match.end(), statement_end(source, match.end(), len(source.masked))
+    if how == "line":
+        start = source.skip_space(match.end())
+        if start < len(source.masked) and source.masked[start] == "(" and start in source.pairs:
+            arguments = sink_arguments(source, start)
+            return arguments[0] if arguments else None
+        return line_argument(source, start)
+    arguments = sink_arguments(source, match.end() - 1)
+    index = int(how)
+    return arguments[index] if len(arguments) > index else None
+
+
+def _server(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.server_input import origin_of
+
+    source = read_js(text)
+    guard_call = _patterns()["guard_call"]
+    for pattern, how in _SERVER_SINKS[language]:
+        for match in re.finditer(pattern, text, re.MULTILINE):
+            start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+            line = source.line_of(start)
+            if line not in added or source.masked[start] != text[start]:
+                continue
+            span = _server_target(source, match, how)
+            if span is None:
+                continue
+            first = source.skip_space(span[0])
+            if first < span[1] and text[first] in "\"'" and text[first + 1 : first + 3].strip("\"'") not in ("", "/"):
+                continue  # starts with fixed text: the host is this site's
+            origin = origin_of(source, language, span[0], span[1], None)
+            if origin is None or _referrer(origin.source):
+                continue
+            window = text[source.line_starts[max(0, line - 30)] : span[1]]
+            if guard_call.search(window) or _SERVER_GUARDS.search(window):
+                continue
+            yield _finding(path, text, line, origin.describe(), False, language)
 
 
 OPEN_REDIRECT_LENS = TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,

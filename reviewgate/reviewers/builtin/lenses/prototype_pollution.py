@@ -97,9 +97,10 @@ RULE_PROTOTYPE_POLLUTION = PROTOTYPE_POLLUTION.id
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
 _LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
-_NEEDLES = ("] =", "]=")
+_NEEDLES = ("] =", "]=", "Object.assign")
 # Besides the request: text parsed into keys (JSON, a query string, the page's URL and cookies).
 _PARSED_INPUT = (
     r"JSON\s*\.\s*parse\s*\(|(?:req|request)\.(?:url|originalUrl)\b|(?:querystring|qs)\s*\.\s*parse\s*\("
@@ -114,6 +115,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "name_before": re.compile(r"(?P<object>[A-Za-z_$][\w$]*)\s*$"),
         "empty_literal": re.compile(r"(?<![\w$.])(?P<object>[\w$]+)\s*(?::[^=;\n]{1,80})?=\s*\{\s*\}"),
         "reduce": re.compile(r"\.\s*reduce\s*\("),
+        "assign": re.compile(r"(?<![\w$.])Object\s*\.\s*assign\s*\("),
         "words": re.compile(r"[A-Za-z_$][\w$]*"),
         "first_parameter": re.compile(r"\s*(?:async\s*)?\(?\s*(?P<name>[\w$]+)"),
         "guard": re.compile(
@@ -155,9 +157,11 @@ def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
         indexed = patterns["name_before"].search(masked, max(0, opener - 80), opener)
         if indexed is not None and (indexed.start() == 0 or masked[indexed.start() - 1] not in ".$"):
             stores.append((indexed, opener, closer))
-    if not stores:
+    assigns = [match for match in patterns["assign"].finditer(masked) if source.line_of(match.start()) in added]
+    if not stores and not assigns:
         return
     yield from _recursive_merges(source, path, stores)
+    yield from _path_walks(source, path, stores)
     sources = request_sources(False, _PARSED_INPUT)
     if find_source(sources, text) is None:
         return  # no parsed input anywhere in the file: nothing to follow
@@ -168,19 +172,23 @@ def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
             continue
         name = match.group("object")
         outermost = next(item for item in flow.functions if item.holds(match.start()))
-        if not _is_empty_literal(source, name, outermost.header_start, match.start()):
+        # `obj[a][b] = v` writes into whatever `obj[a]` is: with `a` of `__proto__`, Object.prototype.
+        nested = masked[source.skip_space(closer + 1)] == "["
+        if not nested and not _is_empty_literal(source, name, outermost.header_start, match.start()) and not (
+            _is_empty_literal(source, name, 0, flow.functions[0].header_start if flow.functions else 0)
+        ):
             continue
         if patterns["guard"].search(text, function.header_start, function.body_close):
             continue
         origin = flow.origin(opener + 1, closer)
         if origin is None:
             continue
-        yield _finding(
-            path,
-            text,
-            source.line_of(match.start()),
-            f"`{name}` is an object literal (`{{}}`) and its key is {describe(origin)}, which the sender chooses",
-        )
+        what = (f"`{name}[...][...]` is written with its first key {describe(origin)}, which the sender chooses"
+                if nested else
+                f"`{name}` is an object literal (`{{}}`) and its key is {describe(origin)}, which the sender chooses")
+        yield _finding(path, text, source.line_of(match.start()), what)
+    for match in assigns:
+        yield from _parsed_assign(source, flow, path, match)
 
 
 def _finding(path: str, text: str, line: int, what: str) -> Finding:
@@ -244,6 +252,58 @@ def _recursive_merges(source: JsSource, path: str, stores: list[tuple[re.Match[s
             text,
             source.line_of(match.start()),
             f"`{name}` merges every key of `{over}` into `{target}` and recurses into `{target}[{key}]`",
+        )
+
+
+def _parsed_assign(source: JsSource, flow: TextFlow, path: str, match: re.Match[str]) -> Iterator[Finding]:
+    """`Object.assign(target, JSON.parse(body))`: the parsed object's own `__proto__` key is set on
+    the target with `=`, which replaces the target's prototype (a spread `{...parsed}` defines it instead)."""
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, describe, innermost
+
+    arguments = call_arguments(source, match.end() - 1)
+    if len(arguments) < 2 or "Object.create(null)" in source.masked[slice(*arguments[0])].replace(" ", ""):
+        return
+    function = innermost(flow.functions, match.start())
+    start, end = (function.header_start, function.body_close) if function else (0, len(source.text))
+    if _patterns()["guard"].search(source.text, start, end):
+        return
+    for argument in arguments[1:]:
+        origin = flow.origin(*argument)
+        if origin is not None:
+            yield _finding(
+                path, source.text, source.line_of(match.start()),
+                f"`Object.assign` copies every own key of {describe(origin)} onto its target, `__proto__` included, "
+                "with `=`",
+            )
+            return
+
+
+def _path_walks(source: JsSource, path: str, stores: list[tuple[re.Match[str], int, int]]) -> Iterator[Finding]:
+    """A setter that walks a path of keys down an object (`current = current[key]` in a loop) and
+    writes at the end: a path of `__proto__.polluted` writes into `Object.prototype`, whoever calls it."""
+    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost
+
+    masked, text, patterns = source.masked, source.text, _patterns()
+    bodies = functions(source, go=False)
+    last: dict[int, tuple[re.Match[str], str]] = {}
+    for match, _opener, _closer in stores:
+        function = innermost(bodies, match.start())
+        if function is None:
+            continue
+        name = match.group("object")
+        body = masked[function.body_open : function.body_close]
+        if not re.search(rf"(?<![\w$.]){re.escape(name)}\s*=\s*{re.escape(name)}\s*\[", body):
+            continue
+        if not re.search(r"\bfor\s*\(|\.\s*(?:forEach|reduce)\s*\(|\bwhile\s*\(", body):
+            continue
+        if patterns["guard"].search(text, function.header_start, function.body_close):
+            continue
+        last[function.body_open] = (match, name)
+    for match, name in last.values():
+        yield _finding(
+            path, text, source.line_of(match.start()),
+            f"`{name}` walks down a path of keys (`{name} = {name}[key]`) and is written at the end; a path through "
+            "`__proto__` reaches `Object.prototype`",
         )
 
 
