@@ -51,7 +51,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"|\.\s*split\s*\(\s*{quote}:{quote}\s*\)\s*\[\s*0\s*\]\s*(?:===?|!==?)\s*{quote}{_SCHEMES}{quote}"
         ),
         # A regular expression literal anchored on a scheme: its flags after the closing slash.
-        "js_regex": re.compile(rf"(?<![\w$)\]])/\^\(?(?:\?:)?{_SCHEMES}[^/\n]*?(?:\\/)*[^/\n]*/(?P<flags>[a-z]*)"),
+        "js_regex": re.compile(rf"(?<![\w$)\]])/\^\(?(?:\?:)?{_SCHEMES}(?:\\.|[^/\\\n])*/(?P<flags>[a-z]*)"),
         "go_prefix": re.compile(rf"\bstrings\.HasPrefix\(\s*(?P<value>[^,()]+(?:\([^()]*\))?)\s*,\s*\"{_SCHEMES}:[^\"]*\"\s*\)"),
         "go_cut": re.compile(
             rf"\[\s*:\s*\d+\s*\]\s*[!=]=\s*\"{_SCHEMES}:?[/]*\""
