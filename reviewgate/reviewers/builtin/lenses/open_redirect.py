@@ -330,6 +330,7 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         go,
     )
     for offset, (start, end) in sinks:
+        start, end = _url_input(source, start, end)
         origin = _leading_origin(flow, start, end)
         if origin is None or _referrer(origin[0]):
             continue
@@ -338,6 +339,19 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         guard = _text_guard(body, origin[2])
         if guard != "strong":
             yield _finding(path, text, source.line_of(offset), describe(origin), guard == "weak", language)
+
+
+def _url_input(source: JsSource, start: int, end: int) -> tuple[int, int]:
+    """`new URL(input, request.url)`: the input decides the host (the base is this site's own
+    address, used only for a relative input), so only it is followed."""
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+
+    first = source.skip_space(start)
+    match = re.compile(r"new\s+URL\s*\(").match(source.masked, first, end)
+    if match is None:
+        return start, end
+    arguments = call_arguments(source, match.end() - 1)
+    return arguments[0] if arguments else (start, end)
 
 
 def _referrer(source: str) -> bool:
