@@ -49,7 +49,7 @@ _JS_REQUEST = (
 )
 _GO_REQUEST = (
     r"URL\.Query\(\)|URL\.RawQuery\b|\.(?:FormValue|PostFormValue|Referer)\(|\.(?:Form|PostForm|Header)\.Get\("
-    r"|(?:c|ctx)\.(?:Query|DefaultQuery|Param|PostForm|GetHeader|QueryParam|FormValue)\(|chi\.URLParam\(|mux\.Vars\("
+    r"|(?:c|ctx)\.(?:Query|DefaultQuery|Param|Params|PostForm|GetHeader|QueryParam|FormValue|Cookies)\(|chi\.URLParam\(|mux\.Vars\("
 )
 
 

@@ -114,8 +114,12 @@ _LANGUAGES = frozenset({
     Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO,
     Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP,
 })
-_NEEDLES = ("edirect", "ocation")
-_PYTHON_SINKS = frozenset({"redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect"})
+_NEEDLES = ("edirect", "ocation", "HTTPFound", "HTTPSeeOther", "HTTPMoved")
+_PYTHON_SINKS = frozenset({
+    "redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect",
+    # aiohttp's and Pyramid's redirects are exceptions raised (or returned) with the target.
+    "HTTPFound", "HTTPSeeOther", "HTTPTemporaryRedirect", "HTTPPermanentRedirect", "HTTPMovedPermanently",
+})
 _PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
 # Calls whose result is a URL this site made, or text quoted into one.
 _SANITIZERS = frozenset({"url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for"})
@@ -147,7 +151,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "js_sanitizers": re.compile(r"\b(?:encodeURIComponent|encodeURI|escape|querystring\.stringify)\s*\("),
         "go_sanitizers": re.compile(r"\burl\.(?:QueryEscape|PathEscape)\("),
         "js_redirect": re.compile(
-            r"(?<![\w$])(?:res|response|reply|ctx|h|resp|NextResponse|Response)\s*\.\s*redirect\s*\("
+            r"(?<![\w$])(?:res|response|reply|ctx|c|h|resp|NextResponse|Response)\s*\.\s*redirect\s*\("
             r"|(?<![\w$.])redirect\s*\("
             r"|\blocation\s*\.\s*(?:assign|replace)\s*\("
         ),

@@ -292,9 +292,15 @@ def _path_walks(source: JsSource, path: str, stores: list[tuple[re.Match[str], i
             continue
         name = match.group("object")
         body = masked[function.body_open : function.body_close]
-        if not re.search(rf"(?<![\w$.]){re.escape(name)}\s*=\s*{re.escape(name)}\s*\[", body):
-            continue
-        if not re.search(r"\bfor\s*\(|\.\s*(?:forEach|reduce)\s*\(|\bwhile\s*\(", body):
+        escaped = re.escape(name)
+        walks = re.search(rf"(?<![\w$.]){escaped}\s*=\s*{escaped}\s*\[", body) is not None and re.search(
+            r"\bfor\s*\(|\.\s*(?:forEach|reduce)\s*\(|\bwhile\s*\(", body) is not None
+        # `keys.reduce((node, key) => (node[key] = node[key] || {}), target)`: the accumulator walks down.
+        reduces = re.search(
+            rf"\.\s*reduce\s*\(\s*\(\s*{escaped}\s*,\s*(?P<key>[\w$]+)\s*\)\s*=>\s*\(?\s*{escaped}\s*\[\s*(?P=key)\s*\]\s*=",
+            body,
+        ) is not None
+        if not walks and not reduces:
             continue
         if patterns["guard"].search(text, function.header_start, function.body_close):
             continue
@@ -302,8 +308,8 @@ def _path_walks(source: JsSource, path: str, stores: list[tuple[re.Match[str], i
     for match, name in last.values():
         yield _finding(
             path, text, source.line_of(match.start()),
-            f"`{name}` walks down a path of keys (`{name} = {name}[key]`) and is written at the end; a path through "
-            "`__proto__` reaches `Object.prototype`",
+            f"`{name}` walks down a path of keys (`{name} = {name}[key]`, or a `reduce` that hands on `{name}[key]`) "
+            "and is written on the way; a path through `__proto__` reaches `Object.prototype`",
         )
 
 

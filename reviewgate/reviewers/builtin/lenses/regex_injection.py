@@ -131,7 +131,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "go_sanitizers": re.compile(r"\bregexp\.QuoteMeta\("),
         # A literal first: the scan for it is fast; what precedes it is checked after.
         "js_sink": re.compile(r"RegExp\s*\(|\.\s*match(?:All)?\s*\("),
-        "go_sink": re.compile(r"\bregexp\.(?:MustCompile|Compile|MatchString|MustCompilePOSIX|CompilePOSIX)\s*\("),
+        "go_sink": re.compile(r"\bregexp\.(?:MustCompile|Compile|MatchString|Match|MatchReader|MustCompilePOSIX|CompilePOSIX)\s*\("),
         "composed": re.compile(r"(?<!\+)\+(?![+=])|\$\{|\bSprintf\(|\.join\(|\bconcat\("),
     }
 
