@@ -111,7 +111,7 @@ def _go(source: JsSource, path: str, added: dict[int, str]) -> Iterator[Finding]
         for span in arguments[1:]:
             argument = text[slice(*span)].strip()
             name = argument.removesuffix(".Error()")
-            if patterns["go_error_name"].match(name):
+            if patterns["go_error_name"].match(name) and not _not_an_error(source, name, match.start()):
                 yield _finding(path, text, line, f"`fmt.Errorf` formats `{argument}` with a verb other than `%w`",
                                Language.GO)
                 break
@@ -124,6 +124,19 @@ def _go(source: JsSource, path: str, added: dict[int, str]) -> Iterator[Finding]
         found = re.search(r"\b(\w+)\.Error\(\)|\bfmt\.Sprint[f]?\([^()]*\b(err|\w+Err)\s*\)", argument)
         if found:
             yield _finding(path, text, line, f"`errors.New` makes a new error from `{found.group(0)}`", Language.GO)
+
+
+def _not_an_error(source: JsSource, name: str, offset: int) -> bool:
+    """A value named like an error that is not one: `recover()`'s (`err := recover()`), a parameter
+    of type `any` or `interface{}`, or one the function asserts to `error` (`e, ok := err.(error)`):
+    `%w` needs an error, so `%v` is what formats it."""
+    line = source.line_of(offset)
+    before = source.masked[source.line_starts[max(0, line - 40)] : offset]
+    escaped = re.escape(name)
+    return re.search(
+        rf"\b{escaped}\s*:?=\s*recover\s*\(\s*\)|\b{escaped}\s+(?:any|interface\s*\{{\s*\}})\s*[,)]|\b{escaped}\s*\.\s*\(\s*error\s*\)",
+        before,
+    ) is not None
 
 
 def _caught(source: JsSource, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
@@ -146,11 +159,18 @@ def _caught(source: JsSource, path: str, added: dict[int, str], language: Langua
             arguments = call_arguments(source, throw.end() - 1)
             carried = " ".join(text[slice(*span)] for span in arguments)
             escaped = re.escape(name)
-            if not re.search(rf"(?<![\w$.]){escaped}\b", carried):
-                continue  # a new error of its own: nothing of the caught one in it
+            # Its text: `e.getMessage()`, `error.message`, `${error}`, `"..." + e`, `String(e)`.
+            if not re.search(
+                rf"(?<![\w$.]){escaped}\s*\.\s*(?:getMessage|getLocalizedMessage|toString|message)\b"
+                rf"|\+\s*{escaped}\b(?!\s*\.)|(?<![\w$.]){escaped}\s*\+|\$\{{\s*{escaped}\s*\}}"
+                rf"|\b(?:String|String\.valueOf)\s*\(\s*{escaped}\s*\)",
+                carried,
+            ):
+                continue  # a new error of its own, or one handed a throwable (`e.getCause()`)
             whole = [text[slice(*span)].strip() for span in arguments]
-            if name in whole or re.search(rf"\bcause\s*:\s*{escaped}\b|\bcause\b(?=\s*[,}}])", carried):
-                continue  # the caught error itself is passed on
+            if any(item == name or item.startswith((f"{name}.getCause(", f"{name}.getTargetException(", f"{name}.cause"))
+                   for item in whole) or re.search(rf"\bcause\s*:\s*{escaped}\b|\bcause\b(?=\s*[,}}])", carried):
+                continue  # the caught error (or the one it wraps) is passed on
             shown = f"`new {throw.group('class')}(...)` in the `catch` of `{name}`"
             what = f"{shown} takes `{name}`'s message" if java else f"{shown} takes `{name}`'s text and no `{{ cause: {name} }}`"
             yield _finding(path, text, line, what, language)

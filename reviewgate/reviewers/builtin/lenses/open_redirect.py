@@ -456,6 +456,10 @@ _SERVER_GUARDS = re.compile(
 )
 
 
+# Rails's and Laravel's route helpers: a path or URL the application builds.
+_ROUTE_HELPER = re.compile(r"(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]")
+
+
 def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[int, int] | None:
     from reviewgate.reviewers.builtin.languages.server_input import line_argument, sink_arguments
     from reviewgate.reviewers.builtin.languages.text_flow import statement_end
@@ -491,6 +495,8 @@ def _server(text: str, path: str, added: dict[int, str], language: Language) -> 
             first = source.skip_space(span[0])
             if first < span[1] and text[first] in "\"'" and text[first + 1 : first + 3].strip("\"'") not in ("", "/"):
                 continue  # starts with fixed text: the host is this site's
+            if _ROUTE_HELPER.match(text, first, span[1]):
+                continue  # a path this application builds from its routes (`after_sign_in_path_for(user)`)
             origin = origin_of(source, language, span[0], span[1], None)
             if origin is None or _referrer(origin.source):
                 continue

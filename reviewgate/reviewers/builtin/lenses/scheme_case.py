@@ -51,13 +51,21 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"|\.\s*split\s*\(\s*{quote}:{quote}\s*\)\s*\[\s*0\s*\]\s*(?:===?|!==?)\s*{quote}{_SCHEMES}{quote}"
         ),
         # A regular expression literal anchored on a scheme: its flags after the closing slash.
-        "js_regex": re.compile(rf"(?<![\w$)\]])/\^\(?(?:\?:)?{_SCHEMES}(?:\\.|[^/\\\n])*/(?P<flags>[a-z]*)"),
+        # A regular expression literal anchored on a scheme and its colon (a whole URL, not a parsed
+        # protocol: `/^https?$/` matches what a parser lower-cased), used as a test: its flags.
+        "js_regex": re.compile(
+            rf"(?<![\w$)\]])/\^\(?(?:\?:)?{_SCHEMES}\)?\??:(?:\\.|[^/\\\n])*/(?P<flags>[a-z]*)"
+            r"(?=\s*\.\s*(?:test|exec)\s*\()"
+        ),
         "go_prefix": re.compile(rf"\bstrings\.HasPrefix\(\s*(?P<value>[^,()]+(?:\([^()]*\))?)\s*,\s*\"{_SCHEMES}:[^\"]*\"\s*\)"),
         "go_cut": re.compile(
             rf"\[\s*:\s*\d+\s*\]\s*[!=]=\s*\"{_SCHEMES}:?[/]*\""
             rf"|\bstrings\.Split(?:N)?\([^()]*\)\s*\[\s*0\s*\]\s*[!=]=\s*\"{_SCHEMES}\""
         ),
-        "js_lowered": re.compile(r"\.\s*(?:toLowerCase|toLocaleLowerCase)\s*\(\s*\)\s*$|\.\s*(?:protocol|scheme)\s*$"),
+        # Lower-cased, or serialized by a URL parser (`new URL(...).href`, a response's `responseURL`).
+        "js_lowered": re.compile(
+            r"\.\s*(?:toLowerCase|toLocaleLowerCase)\s*\(\s*\)\s*$|\.\s*(?:protocol|scheme|href|responseURL|origin)\s*$"
+        ),
         "go_lowered": re.compile(r"^\s*strings\.ToLower\(|\.Scheme\s*$"),
         "receiver": re.compile(r"(?:[\w$]+(?:\s*\.\s*[\w$]+|\s*\([^()]*\))*)\s*$"),
     }
@@ -170,12 +178,15 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
         for target in node.targets
         if isinstance(target, ast.Name)
     }
+    reported: set[int] = set()
     for node, value, what in _python_checks(tree, added):
-        if _lowered(value, lowered):
+        line = getattr(node, "lineno", 1)
+        if line in reported or _lowered(value, lowered):
             continue
         if isinstance(node, ast.Compare) and not _split_off(value, assigned):
             continue  # a scheme from elsewhere (a parsed URL, a setting): nothing says it is raw input
-        yield _finding(path, text, getattr(node, "lineno", 1), what, Language.PYTHON)
+        reported.add(line)
+        yield _finding(path, text, line, what, Language.PYTHON)
 
 
 # JavaScript, TypeScript, Go -----------------------------------------------------------------------

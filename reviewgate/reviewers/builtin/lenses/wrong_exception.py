@@ -189,7 +189,7 @@ _PARENT: dict[str, str] = {
     "UnicodeError": "ValueError", "UnicodeDecodeError": "UnicodeError", "UnicodeEncodeError": "UnicodeError",
     "binascii.Error": "ValueError", "json.JSONDecodeError": "ValueError", "JSONDecodeError": "ValueError",
     "json.decoder.JSONDecodeError": "ValueError", "tomllib.TOMLDecodeError": "ValueError",
-    "decimal.InvalidOperation": "ArithmeticError", "InvalidOperation": "ArithmeticError",
+    "decimal.InvalidOperation": "decimal.DecimalException", "InvalidOperation": "decimal.DecimalException",
     "decimal.DecimalException": "ArithmeticError", "ZeroDivisionError": "ArithmeticError",
     "OverflowError": "ArithmeticError",
     "FileNotFoundError": "OSError", "PermissionError": "OSError", "IsADirectoryError": "OSError",
@@ -198,7 +198,7 @@ _PARENT: dict[str, str] = {
     "select.error": "OSError", "simplejson.JSONDecodeError": "ValueError", "TOMLDecodeError": "ValueError",
     "ModuleNotFoundError": "ImportError", "NotImplementedError": "RuntimeError", "RecursionError": "RuntimeError",
     "struct.error": "Exception", "zlib.error": "Exception", "yaml.YAMLError": "Exception",
-    "zoneinfo.ZoneInfoNotFoundError": "KeyError", "ZoneInfoNotFoundError": "KeyError",
+    "zoneinfo.ZoneInfoNotFoundError": "KeyError", "ZoneInfoNotFoundError": "KeyError", "YAMLError": "Exception",
 }  # fmt: skip
 # What each call raises on bad input (the exceptions a handler around it is for).
 _RAISES: dict[str, tuple[str, ...]] = {
@@ -225,7 +225,7 @@ _RAISES: dict[str, tuple[str, ...]] = {
     ".encode(idna)": ("UnicodeError",),
     ".decode(idna)": ("UnicodeError",),
     **dict.fromkeys(("yaml.safe_load", "yaml.load", "yaml.safe_load_all", "yaml.full_load"), ("yaml.YAMLError",)),
-    **dict.fromkeys(("zoneinfo.ZoneInfo", "ZoneInfo"), ("zoneinfo.ZoneInfoNotFoundError",)),
+    **dict.fromkeys(("zoneinfo.ZoneInfo", "ZoneInfo"), ("zoneinfo.ZoneInfoNotFoundError", "ValueError")),
     **dict.fromkeys(("json.loads", "json.load"), ("json.JSONDecodeError",)),
     **dict.fromkeys(("tomllib.loads", "tomllib.load"), ("tomllib.TOMLDecodeError",)),
     **dict.fromkeys(("decimal.Decimal", "Decimal"), ("decimal.InvalidOperation",)),
@@ -260,7 +260,9 @@ _ALIASES = {
     "json.decoder.JSONDecodeError": "json.JSONDecodeError", "JSONDecodeError": "json.JSONDecodeError",
     "simplejson.JSONDecodeError": "json.JSONDecodeError", "IOError": "OSError", "EnvironmentError": "OSError",
     "socket.error": "OSError", "select.error": "OSError", "InvalidOperation": "decimal.InvalidOperation",
-    "TOMLDecodeError": "tomllib.TOMLDecodeError",
+    "TOMLDecodeError": "tomllib.TOMLDecodeError", "DecimalException": "decimal.DecimalException",
+    "ZoneInfoNotFoundError": "zoneinfo.ZoneInfoNotFoundError",
+    "YAMLError": "yaml.YAMLError",
 }  # fmt: skip
 
 
