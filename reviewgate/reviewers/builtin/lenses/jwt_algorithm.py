@@ -71,7 +71,7 @@ def _finding(path: str, text: str, line: int, sink: str, token: str, problem: st
 # Python ------------------------------------------------------------------------------------------
 
 
-def _python_problem(call: ast.Call) -> str | None:
+def _python_problem(call: ast.Call, scope: ast.AST | None = None) -> str | None:
     """What is wrong with a decode call, or None when it pins a list without `none`."""
     keywords = {keyword.arg: keyword.value for keyword in call.keywords}
     if None in keywords:
@@ -86,12 +86,33 @@ def _python_problem(call: ast.Call) -> str | None:
     if isinstance(verify, ast.Constant) and verify.value is False:
         return "skips the signature check (`verify=False`)"
     algorithms = keywords.get("algorithms")
-    if algorithms is None:
+    if algorithms is None or (isinstance(algorithms, ast.Constant) and algorithms.value is None):
         return "is given no `algorithms`: the token's own `alg` header decides"
+    if _from_the_token(algorithms, scope):
+        return "is given the algorithm the token's own header names (`get_unverified_header(...)[\"alg\"]`): the sender chooses it"
     if any(isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value.lower() == "none"
            for item in ast.walk(algorithms)):
         return "allows the `none` algorithm (no signature at all)"
     return None
+
+
+def _from_the_token(node: ast.expr, scope: ast.AST | None) -> bool:
+    """The algorithms read from the token being checked: `get_unverified_header(token)["alg"]`,
+    directly or through a name assigned from it in the same function."""
+    names = {item.id for item in ast.walk(node) if isinstance(item, ast.Name)}
+    values: list[ast.AST] = [node]
+    if scope is not None:
+        values += [
+            assignment.value
+            for assignment in _own_nodes(scope)
+            if isinstance(assignment, ast.Assign)
+            and any(isinstance(target, ast.Name) and target.id in names for target in assignment.targets)
+        ]
+    return any(
+        isinstance(item, ast.Attribute) and item.attr in {"get_unverified_header", "get_unverified_headers"}
+        for value in values
+        for item in ast.walk(value)
+    )
 
 
 def _python_decoders(tree: ast.Module) -> tuple[set[str], bool]:
@@ -116,10 +137,10 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
         return
     for scope in (tree, *nodes_of(tree, ast.FunctionDef), *nodes_of(tree, ast.AsyncFunctionDef)):
         calls = [node for node in _own_nodes(scope) if isinstance(node, ast.Call) and call_name(node) in names]
-        pinned_later = any(_python_problem(call) is None and "algorithms" in {k.arg for k in call.keywords}
+        pinned_later = any(_python_problem(call, scope) is None and "algorithms" in {k.arg for k in call.keywords}
                            for call in calls)
         for call in calls:
-            problem = _python_problem(call)
+            problem = _python_problem(call, scope)
             if problem is None or call.lineno not in added:
                 continue
             if "signature check" in problem and pinned_later:
@@ -195,6 +216,8 @@ def _js(source: JsSource, path: str, added: dict[int, str], language: Language) 
                 problem = "is given options without `algorithms`: the token's own `alg` header decides"
             elif _NONE.search(options):
                 problem = "allows the `none` algorithm (no signature at all)"
+            elif re.search(r"\balgorithms\s*:\s*\[[^\]]*\bheader\s*\.\s*alg\b", options):
+                problem = "is given the algorithm the token's own header names (`header.alg`): the sender chooses it"
         if problem is not None:
             token = f"the token `{_argument(source, arguments[0])}`"
             yield _finding(path, text, line, "jwt.verify", token, problem, language)
