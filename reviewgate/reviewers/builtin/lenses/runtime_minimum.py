@@ -21,7 +21,13 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.common import Language, parse_python
-from reviewgate.reviewers.builtin.lenses.target_manifest import Version, node_minimum, python_minimum, shown
+from reviewgate.reviewers.builtin.lenses.target_manifest import (
+    Version,
+    go_minimum,
+    node_minimum,
+    python_minimum,
+    shown,
+)
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_API_NEWER_THAN_RUNTIME,
     bug_finding,
@@ -30,7 +36,7 @@ from reviewgate.reviewers.builtin.rule_records import (
     matched,
 )
 
-_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT})
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 
 # Node: (what, the pattern that finds a use in code, the release that brought it).
 _NODE_APIS: tuple[tuple[str, str, Version], ...] = (
@@ -53,6 +59,26 @@ _NODE_APIS: tuple[tuple[str, str, Version], ...] = (
     ("`process.loadEnvFile`", r"\bprocess\s*\.\s*loadEnvFile\s*\(", (20, 12, 0)),
     ("the `node:test` runner", r"""(?:from\s*|require\s*\(\s*)['"]node:test['"]""", (18, 0, 0)),
 )
+# Go: packages imported and calls of the standard library, with the release that brought them (the
+# builtins `min`, `max` and `clear` are left out: a module may define its own of those names).
+_GO_PACKAGES: dict[str, Version] = {
+    "slices": (1, 21, 0), "maps": (1, 21, 0), "cmp": (1, 21, 0), "log/slog": (1, 21, 0), "iter": (1, 23, 0),
+    "unique": (1, 23, 0), "math/rand/v2": (1, 22, 0), "crypto/ecdh": (1, 20, 0), "net/netip": (1, 18, 0),
+}  # fmt: skip
+_GO_CALLS: tuple[tuple[str, str, Version], ...] = (
+    ("`errors.Join`", r"\berrors\.Join\(", (1, 20, 0)),
+    ("`strings.CutPrefix`/`CutSuffix`", r"\b(?:strings|bytes)\.Cut(?:Prefix|Suffix)\(", (1, 20, 0)),
+    ("`strings.Cut`", r"\b(?:strings|bytes)\.Cut\(", (1, 18, 0)),
+    ("`context.WithoutCancel`", r"\bcontext\.WithoutCancel\(", (1, 21, 0)),
+    ("`context.AfterFunc`", r"\bcontext\.AfterFunc\(", (1, 21, 0)),
+    ("`context.WithCancelCause`", r"\bcontext\.With(?:Cancel|Deadline|Timeout)Cause\(", (1, 20, 0)),
+    ("`sync.OnceFunc`", r"\bsync\.Once(?:Func|Value|Values)\b", (1, 21, 0)),
+    ("`http.NewResponseController`", r"\bhttp\.NewResponseController\(", (1, 20, 0)),
+    ("`atomic.Int64` and the other atomic types", r"\batomic\.(?:Int32|Int64|Uint32|Uint64|Uintptr|Bool|Pointer)\b", (1, 19, 0)),
+    ("`time.DateOnly`/`time.DateTime`", r"\btime\.(?:DateOnly|DateTime|TimeOnly)\b", (1, 20, 0)),
+)
+_GO_IMPORT = re.compile(r'"(?P<package>[a-z0-9/]+)"')
+
 # Python: dotted names (a module attribute, or a name imported from it) and the release that brought them.
 _PYTHON_NAMES: dict[str, Version] = {
     "tomllib": (3, 11, 0), "datetime.UTC": (3, 11, 0), "itertools.batched": (3, 12, 0),
@@ -74,6 +100,9 @@ _PYTHON_METHODS: dict[str, tuple[str, Version]] = {
 _PYTHON_KEYWORDS: dict[tuple[str, str], Version] = {
     ("zip", "strict"): (3, 10, 0), ("dataclass", "slots"): (3, 10, 0), ("dataclass", "kw_only"): (3, 10, 0),
 }  # fmt: skip
+_GO_NEEDLES = ('"slices"', '"maps"', '"cmp"', '"log/slog"', '"iter"', '"unique"', '"math/rand/v2"', '"crypto/ecdh"',
+               '"net/netip"', "errors.Join", ".Cut", "context.", "sync.Once", "NewResponseController", "atomic.",
+               "time.Date", "time.TimeOnly")
 _NODE_NEEDLES = ("fetch", "structuredClone", "AbortSignal", "hasOwn", ".at(", "findLast", "toSorted", "toReversed",
                  "toSpliced", "groupBy", "withResolvers", "fromAsync", "replaceAll", "Promise.any", "??=", "||=",
                  "&&=", "randomUUID", "import.meta", "loadEnvFile", "node:test")
@@ -118,10 +147,14 @@ class RuntimeMinimumLens:
     rule = RULE_API_NEWER_THAN_RUNTIME
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES)
+        needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
         for change, language, text in changed_sources(request, _LANGUAGES, needles):
             added = change.added_lines()
-            if language is Language.PYTHON:
+            if language is Language.GO:
+                found = go_minimum(request, change.path)
+                if found is not None:
+                    yield from _go(text, change.path, added, *found)
+            elif language is Language.PYTHON:
                 declared = python_minimum(request, change.path)
                 if declared is not None:
                     yield from _python(text, change.path, added, *declared)
@@ -149,6 +182,38 @@ def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: 
                 reported.add(line)
                 yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Node",
                                "a `TypeError` or `ReferenceError`, or a syntax error")
+
+
+def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
+        lowest: Version) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
+    source = read_js(text)
+    masked = source.masked
+    reported: set[int] = set()
+    uses: list[tuple[int, str, Version]] = []
+    for match in _GO_IMPORT.finditer(text):
+        version = _GO_PACKAGES.get(match.group("package"))
+        if version is not None and _in_imports(masked, match.start()):
+            uses.append((match.start(), f"the `{match.group('package')}` package", version))
+    for what, pattern, version in _GO_CALLS:
+        uses += [(match.start(), what, version) for match in re.finditer(pattern, masked)]
+    for offset, what, arrived in sorted(uses):
+        line = source.line_of(offset)
+        if lowest >= arrived or line not in added or line in reported:
+            continue
+        reported.add(line)
+        yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Go",
+                       "the build fails with an undefined name or a missing package")
+
+
+def _in_imports(masked: str, offset: int) -> bool:
+    """A string at `offset` in the file's `import` declaration(s), not any string that looks like a package."""
+    before = masked[:offset]
+    last = before.rfind("import")
+    return last >= 0 and (
+        "\n" not in before[last:].strip() or (before[last:].count("(") > before[last:].count(")"))
+    )
 
 
 # Python ------------------------------------------------------------------------------------------

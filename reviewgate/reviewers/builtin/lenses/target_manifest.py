@@ -4,7 +4,8 @@ same change as the code that needs it changes the policy that judges it, and the
 merges into still supports what the target branch declared.
 
 The nearest manifest above the changed file: `package.json`'s `engines.node`, `pyproject.toml`'s
-`requires-python` (or Poetry's `python` dependency), `go.mod`'s `go` line. The answer is the
+`requires-python` (or Poetry's `python` dependency), `go.mod`'s `go` line (the oldest Go the
+module says it builds with). The answer is the
 oldest version the declaration allows, or None when there is no manifest or no lower bound.
 """
 
@@ -108,10 +109,18 @@ def python_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version
     return None if lowest is None else (found[0], declared, lowest)
 
 
-def go_version(request: ReviewRequest, path: str) -> Version | None:
-    """The `go` line of the nearest go.mod above `path`, at the target side."""
+def go_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version] | None:
+    """(go.mod, its `go` line, that version) of the nearest go.mod above `path`, at the target side."""
     found = _nearest(request, path, "go.mod")
     if found is None:
         return None
     match = _GO_LINE.search(found[1])
-    return None if match is None else parse_version(match.group("version"))
+    if match is None:
+        return None
+    return found[0], f"go {match.group('version')}", parse_version(match.group("version"))
+
+
+def go_version(request: ReviewRequest, path: str) -> Version | None:
+    """The `go` line of the nearest go.mod above `path`, at the target side."""
+    found = go_minimum(request, path)
+    return None if found is None else found[2]
