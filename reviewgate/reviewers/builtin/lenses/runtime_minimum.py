@@ -1,8 +1,9 @@
 """An API newer than the oldest runtime the project declares (Node from `package.json`'s
-`engines.node`, Python from `pyproject.toml`'s `requires-python`), read on the target side
-(target_manifest.py): global `fetch` under `"node": ">=16"`, `str.removeprefix` under
-`requires-python = ">=3.8"`. On that oldest runtime the line fails (a `ReferenceError`, an
-`ImportError`, an `AttributeError`) where the tests, run on a newer one, passed.
+`engines.node`, Python from `pyproject.toml`'s `requires-python`, Go from `go.mod`'s `go` line),
+read on the target side (target_manifest.py): global `fetch` under `"node": ">=16"`,
+`str.removeprefix` under `requires-python = ">=3.8"`, the `slices` package under `go 1.19`. On that
+oldest runtime the line fails (a `ReferenceError`, an `ImportError`, an `AttributeError`, a build
+error) where the tests, run on a newer one, passed.
 
 A small table of well-known APIs with the release that brought them, per language. Not reported:
 a use guarded by a version check (`if sys.version_info >= ...`) or an import fallback (`try:
