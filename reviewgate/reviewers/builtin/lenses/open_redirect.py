@@ -1,5 +1,16 @@
-"""Open redirect (Python, JavaScript/TypeScript, Go): a value the sender chooses (query, form,
-body, header) decides where a redirect goes, and nothing checks it stays on this site.
+"""Open redirect (Python, JavaScript/TypeScript, Go, Java, C#, Ruby, PHP): a value the sender
+chooses (query, form, body, header, a route's parameter) decides where a redirect goes, and nothing
+checks it stays on this site.
+
+The sinks of each framework: Flask's and Django's `redirect`, Starlette's and FastAPI's
+`RedirectResponse`, aiohttp's and Pyramid's `HTTPFound`; Express's, Koa's, Fastify's, Hono's and
+Hapi's `.redirect(...)`, Next's `redirect(...)` and `NextResponse.redirect(new URL(input, base))`;
+net/http's `http.Redirect`, gin's, echo's and Fiber's `c.Redirect`; a servlet's `sendRedirect`,
+Spring's `"redirect:" + x` and `RedirectView`; ASP.NET's `Redirect(...)`; Rails's `redirect_to`
+and Sinatra's `redirect`; Laravel's `redirect(...)`/`redirect()->to(...)`, Slim's `withHeader
+('Location', ...)`, PHP's `header('Location: ' . x)`; and a `Location` header anywhere. A FastAPI
+or Flask route's `str` or path parameter is input, as are Spring's `@RequestParam` and an ASP.NET
+action's `string` parameters (languages/server_input.py reads Java, C#, Ruby and PHP).
 
 Followed within one function from the request to `redirect(...)`, `RedirectResponse(...)`,
 `res.redirect(...)`, `http.Redirect(w, r, x, ...)` or a `Location` header, through assignments,
@@ -9,7 +20,8 @@ the request's own path counts too (`res.redirect(req.originalUrl + '/')`: a path
 `//evil.example` sends the user there). A check of only `startswith('/')` is not a guard
 (`//evil.example` passes it) and the finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
 `isSafeRedirect`...), an allowlist membership test, a parsed URL's host or netloc checked, a
-`//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input, nor
+`//` check beside the `/` one, `Url.IsLocalUrl`/`LocalRedirect`, Rails's `url_from`; a target built
+by `url_for(...)`/`reverse(...)` or a route helper (`after_sign_in_path_for(user)`) is not input, nor
 is the `Referer` header (a redirect back to the linking page, which that page could make itself).
 """
 

@@ -8,6 +8,11 @@ another parameter, with a call of the function on `target[key]` (whatever it is 
 body or a JSON file, a `__proto__` key walks the merge into `Object.prototype`); a one-level copy
 is not reported.
 
+And, whatever the object: a nested write `obj[a][b] = v` whose first key is input (`obj[a]` of
+`__proto__` is `Object.prototype`); a setter that walks a path of keys (`current = current[key]`
+in a loop, or a `reduce` that hands on `node[key]`) and writes at the end; `Object.assign(target,
+parsed)` with parsed input (its own `__proto__` key is set with `=`: a spread defines it instead).
+
 A key of `__proto__` sets the dictionary's prototype (every lookup then sees the sender's
 properties: `obj.isAdmin`), and `obj[a][b] = v` with `a = "__proto__"` writes to
 `Object.prototype` for the whole process. Safe: `Object.create(null)`, a `Map`, a

@@ -1,11 +1,14 @@
-"""A regular expression built from input without escaping (Python, JavaScript/TypeScript, Go):
-request input (query, body, headers), or argv and environment joined into a larger pattern,
-reaching `re.compile/search/match/...`, `new RegExp(...)`, `regexp.MustCompile/Compile`.
+"""A regular expression built from input without escaping (Python, JavaScript/TypeScript, Go,
+Java, C#, Ruby, PHP): request input (query, body, headers, a route's parameter), or argv and
+environment joined into a larger pattern, reaching `re.compile/search/match/...`, `new RegExp(...)`
+or a string's `.match(...)` (which makes a pattern of a string), `regexp.MustCompile/Compile/Match`,
+Java's `Pattern.compile` and a string's `matches`/`replaceAll`/`replaceFirst`, C#'s `new Regex` and
+`Regex.IsMatch/Match/Replace/Split`, Ruby's `Regexp.new` and `/#{...}/`, PHP's `preg_*`.
 
 A pattern character in the input changes what matches (`.` matches anything, `(a+)+$` takes
 exponential time: a request can stall the process). Escaped input is fine: `re.escape`,
 `escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(..., '\\$&')` escape,
-`regexp.QuoteMeta`. A whole pattern from argv or the environment is the user's own regex by
+`regexp.QuoteMeta`, `Pattern.quote`, `Regex.Escape`, `Regexp.escape`, `preg_quote`. A whole pattern from argv or the environment is the user's own regex by
 design (a `--filter` option): only one joined with other pattern text counts.
 """
 

@@ -2,7 +2,9 @@
 Kotlin in wrong_exception_jvm.py, C# in wrong_exception_csharp.py: the same rules and message): `try:
 base64.b64decode(x)` under `except UnicodeDecodeError` only (it raises `binascii.Error`, a
 `ValueError`), `int(x)` under `except TypeError` only (a string that is not a number raises
-`ValueError`), `json.loads(x)` under `except KeyError` only.
+`ValueError`), `json.loads(x)` under `except KeyError` only, `host.encode("idna")` under `except
+UnicodeEncodeError` (the IDNA codec raises `UnicodeError` itself, which a handler of its subclass
+does not catch), `names.index(x)` under `except IndexError` (it raises `ValueError`).
 
 A small table of well-known calls and what they raise on bad input, and the standard exception
 hierarchy: a finding only when every handler of the `try` names a known exception and none of
