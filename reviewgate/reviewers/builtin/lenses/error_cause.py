@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.lenses.target_manifest import go_version, node_minimum
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_ERROR_CAUSE_DROPPED,
     bug_finding,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 _LANGUAGES = frozenset({Language.GO, Language.JAVA, Language.JAVASCRIPT, Language.TYPESCRIPT})
 _NEEDLES = ("Errorf", "errors.New", "catch")
 # An error class meant for a client: its message is the point, its cause may be kept from it on purpose.
-_BOUNDARY = re.compile(r"(?i)http|response|client|user|public|badrequest|notfound|forbidden|unauthori[sz]ed|validation|api|graphql|trpc|status")
+_BOUNDARY = LazyPattern(r"(?i)http|response|client|user|public|badrequest|notfound|forbidden|unauthori[sz]ed|validation|api|graphql|trpc|status")
 
 
 @functools.cache
@@ -79,11 +79,13 @@ class ErrorCauseLens:
     rule = RULE_ERROR_CAUSE_DROPPED
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-
         for change, language, text in changed_sources(request, _LANGUAGES, _NEEDLES):
+            from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
             added = change.added_lines()
             source = read_js(text)
+            from reviewgate.reviewers.builtin.lenses.target_manifest import go_version, node_minimum
+
             if language is Language.GO:
                 version = go_version(request, change.path)
                 if version is None or version >= (1, 13, 0):

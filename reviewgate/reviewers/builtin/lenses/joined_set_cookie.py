@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.findings import Finding
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_JOINED_SET_COOKIE,
@@ -29,11 +30,11 @@ from reviewgate.reviewers.builtin.rule_records import (
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("Set-Cookie", "set-cookie", "SET-COOKIE", "Set-cookie")
-_HEADER = re.compile(r"""(?i)(?P<quote>['"`])set-cookie(?P=quote)""")
+_HEADER = LazyPattern(r"""(?i)(?P<quote>['"`])set-cookie(?P=quote)""")
 # A join whose separator holds a comma: JS's `.join(', ')`, Go's `strings.Join(x, ",")`.
-_TEXT_JOIN = re.compile(r"""\.\s*join\s*\(\s*(['"`])[^'"`\n]*,[^'"`\n]*\1\s*\)|\bstrings\.Join\([^;\n]*,\s*"[^"\n]*,[^"\n]*"\s*\)""")
-_TEXT_VALUE = re.compile(r"""\s*[,:]\s*(?P<value>[^;\n]{1,300})""")
-_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_TEXT_JOIN = LazyPattern(r"""\.\s*join\s*\(\s*(['"`])[^'"`\n]*,[^'"`\n]*\1\s*\)|\bstrings\.Join\([^;\n]*,\s*"[^"\n]*,[^"\n]*"\s*\)""")
+_TEXT_VALUE = LazyPattern(r"""\s*[,:]\s*(?P<value>[^;\n]{1,300})""")
+_IDENTIFIER = LazyPattern(r"[A-Za-z_$][\w$]*")
 
 
 def _finding(path: str, text: str, line: int, value: str) -> Finding:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_JWT_ALGORITHM_UNPINNED,
@@ -36,14 +37,14 @@ if TYPE_CHECKING:
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("jwt", "jose", "jsonwebtoken")
 _PYTHON_DECODERS = frozenset({"jwt.decode", "jose.jwt.decode"})
-_JS_LIBRARY = re.compile(r"""(?:require\s*\(\s*|from\s+)['"]jsonwebtoken['"]""")
-_JS_VERIFY = re.compile(r"(?<![\w$.])(?:(?P<module>jwt|jsonwebtoken|JWT)\s*\.\s*)?verify\s*\(")
+_JS_LIBRARY = LazyPattern(r"""(?:require\s*\(\s*|from\s+)['"]jsonwebtoken['"]""")
+_JS_VERIFY = LazyPattern(r"(?<![\w$.])(?:(?P<module>jwt|jsonwebtoken|JWT)\s*\.\s*)?verify\s*\(")
 # `verify` taken out of the module by name: `import { verify } from 'jsonwebtoken'`.
-_JS_NAMED_VERIFY = re.compile(r"""\{[^{}]*\bverify\b[^{}]*\}\s*(?:from\s*|=\s*require\s*\(\s*)['"]jsonwebtoken['"]""")
-_GO_LIBRARY = re.compile(r'"github\.com/(?:golang-jwt/jwt|dgrijalva/jwt-go|form3tech-oss/jwt-go)')
-_GO_PARSE = re.compile(r"\bjwt\.(?P<call>Parse|ParseWithClaims)\s*\(")
-_GO_METHOD_CHECK = re.compile(r"\.Method\b|SigningMethod|Header\[\s*\"alg\"\s*\]|WithValidMethods\(")
-_NONE = re.compile(r"""(?i)['"]none['"]""")
+_JS_NAMED_VERIFY = LazyPattern(r"""\{[^{}]*\bverify\b[^{}]*\}\s*(?:from\s*|=\s*require\s*\(\s*)['"]jsonwebtoken['"]""")
+_GO_LIBRARY = LazyPattern(r'"github\.com/(?:golang-jwt/jwt|dgrijalva/jwt-go|form3tech-oss/jwt-go)')
+_GO_PARSE = LazyPattern(r"\bjwt\.(?P<call>Parse|ParseWithClaims)\s*\(")
+_GO_METHOD_CHECK = LazyPattern(r"\.Method\b|SigningMethod|Header\[\s*\"alg\"\s*\]|WithValidMethods\(")
+_NONE = LazyPattern(r"""(?i)['"]none['"]""")
 
 
 def _finding(path: str, text: str, line: int, sink: str, token: str, problem: str, language: Language) -> Finding:

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
@@ -462,14 +463,14 @@ _SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
     ),
 }
 # Checks that the target stays on this site, in these frameworks' words.
-_SERVER_GUARDS = re.compile(
+_SERVER_GUARDS = LazyPattern(
     r"\bIsLocalUrl\b|\burl_from\b|\bLocalRedirect\b|\bisLocalUrl\b|\ballowed_hosts?\b|\bin_array\s*\(|\.includes?\?\s*\("
     r"|\bUriComponentsBuilder\b|\.getHost\s*\(|\bparse_url\s*\("
 )
 
 
 # Rails's and Laravel's route helpers: a path or URL the application builds.
-_ROUTE_HELPER = re.compile(r"(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]")
+_ROUTE_HELPER = LazyPattern(r"(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]")
 
 
 def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[int, int] | None:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
@@ -116,10 +117,10 @@ _SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
     Language.PHP: ((r"\bpreg_(?:match|match_all|replace|replace_callback|split|grep|filter)\s*\(", "0"),),
 }
 _SERVER_ESCAPES = {
-    Language.JAVA: re.compile(r"\bPattern\s*\.\s*quote\s*\(|\\\\Q"),
-    Language.CSHARP: re.compile(r"\bRegex\s*\.\s*Escape\s*\("),
-    Language.RUBY: re.compile(r"\bRegexp\s*\.\s*(?:escape|quote)\s*\("),
-    Language.PHP: re.compile(r"\bpreg_quote\s*\("),
+    Language.JAVA: LazyPattern(r"\bPattern\s*\.\s*quote\s*\(|\\\\Q"),
+    Language.CSHARP: LazyPattern(r"\bRegex\s*\.\s*Escape\s*\("),
+    Language.RUBY: LazyPattern(r"\bRegexp\s*\.\s*(?:escape|quote)\s*\("),
+    Language.PHP: LazyPattern(r"\bpreg_quote\s*\("),
 }
 
 
@@ -271,7 +272,7 @@ def _server(text: str, path: str, added: dict[int, str], language: Language) -> 
     from reviewgate.reviewers.builtin.languages.server_input import origin_of, sink_arguments
 
     source = read_js(text)
-    escapes = _SERVER_ESCAPES[language]
+    escapes = _SERVER_ESCAPES[language].compiled()
     for pattern, how in _SERVER_SINKS[language]:
         for match in re.finditer(pattern, text):
             line = source.line_of(match.start())

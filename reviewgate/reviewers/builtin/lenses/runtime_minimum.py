@@ -18,17 +18,12 @@ import ast
 import functools
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import Language, parse_python
-from reviewgate.reviewers.builtin.lenses.target_manifest import (
-    Version,
-    go_minimum,
-    node_minimum,
-    python_minimum,
-    shown,
-)
 from reviewgate.reviewers.builtin.rule_records import (
     RULE_API_NEWER_THAN_RUNTIME,
     bug_finding,
@@ -36,6 +31,9 @@ from reviewgate.reviewers.builtin.rule_records import (
     code_line,
     matched,
 )
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.lenses.target_manifest import Version
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 
@@ -78,7 +76,7 @@ _GO_CALLS: tuple[tuple[str, str, Version], ...] = (
     ("`atomic.Int64` and the other atomic types", r"\batomic\.(?:Int32|Int64|Uint32|Uint64|Uintptr|Bool|Pointer)\b", (1, 19, 0)),
     ("`time.DateOnly`/`time.DateTime`", r"\btime\.(?:DateOnly|DateTime|TimeOnly)\b", (1, 20, 0)),
 )
-_GO_IMPORT = re.compile(r'"(?P<package>[a-z0-9/]+)"')
+_GO_IMPORT = LazyPattern(r'"(?P<package>[a-z0-9/]+)"')
 
 # Python: dotted names (a module attribute, or a name imported from it) and the release that brought them.
 _PYTHON_NAMES: dict[str, Version] = {
@@ -113,11 +111,11 @@ _PYTHON_NEEDLES = ("tomllib", "UTC", "batched", "pairwise", "zoneinfo", "graphli
                    "aiter", "removeprefix", "removesuffix", "bit_count", "is_relative_to", "strict", "slots",
                    "kw_only", "match ", "except*")  # fmt: skip
 # Imports that bring their own `fetch`, and code that runs in a browser.
-_FETCH_IMPORTED = re.compile(
+_FETCH_IMPORTED = LazyPattern(
     r"""['"](?:node-fetch|undici|cross-fetch|isomorphic-fetch|whatwg-fetch|make-fetch-happen)['"]"""
     r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*=|import\s*\{[^}]*\bfetch\b"
 )
-_BROWSER = re.compile(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s*\.|['\"]use client['\"]")
+_BROWSER = LazyPattern(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s*\.|['\"]use client['\"]")
 
 
 @functools.cache
@@ -127,6 +125,8 @@ def _node_patterns() -> tuple[tuple[str, re.Pattern[str], Version], ...]:
 
 def _finding(path: str, text: str, line: int, what: str, arrived: str, manifest: str, declared: str,
              lowest: Version, runtime: str, failure: str) -> Finding:
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
+
     code = code_line(text, line)
     return bug_finding(
         rule=RULE_API_NEWER_THAN_RUNTIME,
@@ -150,6 +150,8 @@ class RuntimeMinimumLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
         for change, language, text in changed_sources(request, _LANGUAGES, needles):
+            from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum, python_minimum
+
             added = change.added_lines()
             if language is Language.GO:
                 found = go_minimum(request, change.path)
@@ -168,6 +170,7 @@ class RuntimeMinimumLens:
 def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
           lowest: Version) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
 
     source = read_js(text)
     masked = source.masked
@@ -188,6 +191,7 @@ def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: 
 def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
         lowest: Version) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
 
     source = read_js(text)
     masked = source.masked
@@ -222,6 +226,8 @@ def _in_imports(masked: str, offset: int) -> bool:
 
 def _python(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
             lowest: Version) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
+
     tree = parse_python(text, path)
     if tree is None:
         return

@@ -14,15 +14,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-from reviewgate.context import ReviewRequest
-from reviewgate.freeze.freeze import base_reader_for
+from reviewgate.lazy_patterns import LazyPattern
+
+if TYPE_CHECKING:
+    from reviewgate.context import ReviewRequest
 
 Version = tuple[int, int, int]
 
-_NUMBER = re.compile(r"v?(?P<major>\d+)(?:\.(?P<minor>\d+|[xX*]))?(?:\.(?P<patch>\d+|[xX*]))?")
-_COMPARATOR = re.compile(r"(?P<operator>>=|<=|~=|==|!=|\^|~|>|<|=)?\s*(?P<version>v?\d+(?:\.(?:\d+|[xX*])){0,2})")
-_GO_LINE = re.compile(r"^go\s+(?P<version>\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
+_NUMBER = LazyPattern(r"v?(?P<major>\d+)(?:\.(?P<minor>\d+|[xX*]))?(?:\.(?P<patch>\d+|[xX*]))?")
+_COMPARATOR = LazyPattern(r"(?P<operator>>=|<=|~=|==|!=|\^|~|>|<|=)?\s*(?P<version>v?\d+(?:\.(?:\d+|[xX*])){0,2})")
+_GO_LINE = LazyPattern(r"^go\s+(?P<version>\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 
 
 def parse_version(text: str) -> Version:
@@ -57,6 +60,8 @@ def lowest_allowed(specification: str) -> Version | None:
 
 def _nearest(request: ReviewRequest, path: str, name: str) -> tuple[str, str] | None:
     """(manifest path, its text at the target side) of the nearest `name` above `path`."""
+    from reviewgate.freeze.freeze import base_reader_for
+
     base = base_reader_for(request.target)
     if base is None:
         return None
