@@ -13,18 +13,15 @@ import pytest
 
 from reviewgate.findings import Finding, Severity
 from reviewgate.gate import blocks
+from reviewgate.reviewers.builtin.lenses.error_cause import RULE_ERROR_CAUSE_DROPPED
+from reviewgate.reviewers.builtin.lenses.joined_set_cookie import RULE_JOINED_SET_COOKIE
+from reviewgate.reviewers.builtin.lenses.jwt_algorithm import RULE_JWT_ALGORITHM_UNPINNED
+from reviewgate.reviewers.builtin.lenses.open_redirect import RULE_OPEN_REDIRECT
+from reviewgate.reviewers.builtin.lenses.runtime_minimum import RULE_API_NEWER_THAN_RUNTIME
+from reviewgate.reviewers.builtin.lenses.scheme_case import RULE_CASE_SENSITIVE_SCHEME
 from reviewgate.reviewers.builtin.lenses.target_manifest import lowest_allowed
-from reviewgate.reviewers.builtin.rule_records import (
-    RECORDS,
-    RULE_API_NEWER_THAN_RUNTIME,
-    RULE_CASE_SENSITIVE_SCHEME,
-    RULE_ERROR_CAUSE_DROPPED,
-    RULE_JOINED_SET_COOKIE,
-    RULE_JWT_ALGORITHM_UNPINNED,
-    RULE_OPEN_REDIRECT,
-    RULE_WRONG_EXCEPTION,
-)
-from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
+from reviewgate.reviewers.builtin.lenses.wrong_exception import RULE_WRONG_EXCEPTION
+from reviewgate.reviewers.builtin.rules import BUILTIN_RULES, RULES_BY_ID
 from testing.lenses import review_change
 
 NEW_RULES = (RULE_CASE_SENSITIVE_SCHEME, RULE_API_NEWER_THAN_RUNTIME, RULE_JOINED_SET_COOKIE,
@@ -56,7 +53,7 @@ def test_the_oldest_release_a_declared_range_allows(declared: str, lowest: tuple
 
 def test_the_new_rules_are_registered_unmeasured_and_minor(tmp_path: Path) -> None:
     for rule in NEW_RULES:
-        assert rule in BUILTIN_RULES and RECORDS[rule].findings is None
+        assert rule in BUILTIN_RULES and RULES_BY_ID[rule].by_record and RULES_BY_ID[rule].record is None
     findings = _of(review_change(tmp_path, {"package.json": '{"engines": {"node": ">=16"}}\n'}, FETCH),
                    RULE_API_NEWER_THAN_RUNTIME)
     assert [(item.path, item.line, item.severity) for item in findings] == [("src/client.js", 2, Severity.MINOR)]

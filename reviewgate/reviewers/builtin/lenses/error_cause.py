@@ -20,16 +20,85 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.common import Language
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_ERROR_CAUSE_DROPPED,
-    bug_finding,
-    changed_sources,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+ERROR_CAUSE_DROPPED = Rule(
+    id="correctness/error-cause-dropped",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Error wrapped without its cause",
+    full=(
+        "A new error takes the caught error's message but not the error: `errors.Is`/`errors.As`, "
+        "`instanceof` on the cause and the stack trace's \"Caused by\" no longer find what failed. Wrap it: "
+        "`%w` in Go, the cause argument in Java, `{ cause: error }` in JavaScript."
+    ),
+    tags=("correctness", "reliability", "error-handling"),
+    precision="medium",
+    fires_on=(
+        "Go: `fmt.Errorf` with an error argument (`err`, `…Err`, `err.Error()`) and no `%w`, "
+        "`errors.New(\"…\" + err.Error())`/`errors.New(fmt.Sprintf(…, err))`; Java: in `catch (X e)`, "
+        "`throw new Y(… e.getMessage() …)` or `(\"…\" + e)` without `e` as an argument or `initCause`; "
+        "JS/TS: in `catch (error)` or `.catch((error) => {…})`, `throw new Error(`… ${error.message}`)` "
+        "without `{ cause: error }`"
+    ),
+    not_on=(
+        "`%w` anywhere in the format (`fmt.Errorf(\"%w: %v\", ErrInvalid, err)`); a new error that carries "
+        "nothing of the caught one; an error class meant for a client at an API boundary (named for HTTP, a "
+        "response, a user, validation, status); `http.Error(w, err.Error(), …)` and logging; Go before 1.13 "
+        "(the target branch's go.mod: no `%w` yet); Node before 16.9 (the target branch's `engines.node`: "
+        "no `cause` yet)"
+    ),
+    fires=(
+        Example(
+            file=File("store/load.go", "go", """\
+package store
+
+import (
+\t"fmt"
+\t"os"
 )
+
+func Load(path string) ([]byte, error) {
+\tdata, err := os.ReadFile(path)
+\tif err != nil {
+\t\treturn nil, fmt.Errorf("load %s: %v", path, err)
+\t}
+\treturn data, nil
+}
+"""),
+            base=(File("go.mod", "text", "module example.com/shop\n\ngo 1.21\n"),),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("store/load.go", "go", """\
+package store
+
+import (
+\t"fmt"
+\t"os"
+)
+
+func Load(path string) ([]byte, error) {
+\tdata, err := os.ReadFile(path)
+\tif err != nil {
+\t\treturn nil, fmt.Errorf("load %s: %w", path, err)
+\t}
+\treturn data, nil
+}
+"""),
+            base=(File("go.mod", "text", "module example.com/shop\n\ngo 1.21\n"),),
+        ),
+    ),
+    by_record=True,
+)
+
+RULES = (ERROR_CAUSE_DROPPED,)
+RULE_ERROR_CAUSE_DROPPED = ERROR_CAUSE_DROPPED.id
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
@@ -176,3 +245,6 @@ def _caught(source: JsSource, path: str, added: dict[int, str], language: Langua
             shown = f"`new {throw.group('class')}(...)` in the `catch` of `{name}`"
             what = f"{shown} takes `{name}`'s message" if java else f"{shown} takes `{name}`'s text and no `{{ cause: {name} }}`"
             yield _finding(path, text, line, what, language)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (ErrorCauseLens(),)

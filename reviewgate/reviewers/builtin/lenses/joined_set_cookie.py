@@ -17,16 +17,56 @@ import ast
 import re
 from collections.abc import Iterator
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_JOINED_SET_COOKIE,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+JOINED_SET_COOKIE = Rule(
+    id="correctness/joined-set-cookie",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Several cookies joined into one Set-Cookie header",
+    full=(
+        "`Set-Cookie` cannot be folded into a comma-separated list (RFC 6265): a cookie's `Expires` date "
+        "holds a comma, so the browser reads one cookie and garbles or drops the rest. Send each cookie in "
+        "a header of its own."
+    ),
+    tags=("correctness", "reliability"),
+    precision="high",
+    fires_on=(
+        "Python, JS/TS, Go: a `Set-Cookie` header (any capitals) given a value joined with a separator "
+        "holding a comma: `res.setHeader('Set-Cookie', cookies.join(', '))`, `headers.set(…)`, "
+        "`headers[\"Set-Cookie\"] = \", \".join(…)`, `{\"Set-Cookie\": value}` with `value` so joined, "
+        "`w.Header().Set/Add(\"Set-Cookie\", strings.Join(cookies, \", \"))`"
+    ),
+    not_on=(
+        "an array of values (`res.setHeader('Set-Cookie', [a, b])`), `append` or `http.SetCookie` or "
+        "`set_cookie` per cookie; one cookie's attributes joined with `; `; other headers joined with commas "
+        "(`Vary`, `Cache-Control`)"
+    ),
+    fires=(
+        Example(file=File("src/session.js", "javascript", """\
+export function send(res, cookies) {
+  res.setHeader('Set-Cookie', cookies.join(', '));
+  res.end();
+}
+""")),
+    ),
+    does_not_fire=(
+        Example(file=File("src/session.js", "javascript", """\
+export function send(res, cookies) {
+  res.setHeader('Set-Cookie', cookies);
+  res.end();
+}
+""")),
+    ),
+    by_record=True,
 )
+
+RULES = (JOINED_SET_COOKIE,)
+RULE_JOINED_SET_COOKIE = JOINED_SET_COOKIE.id
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _NEEDLES = ("Set-Cookie", "set-cookie", "SET-COOKIE", "Set-cookie")
@@ -135,3 +175,6 @@ JOINED_SET_COOKIE_LENS = TwoReaderLens(
     RULE_JOINED_SET_COOKIE, _LANGUAGES, _NEEDLES, _python, _text,
     lambda tree, added: any(line in added for line, _value in _python_values(tree)),
 )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (JOINED_SET_COOKIE_LENS,)

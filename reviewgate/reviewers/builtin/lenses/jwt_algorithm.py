@@ -20,16 +20,63 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_JWT_ALGORITHM_UNPINNED,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+JWT_ALGORITHM_UNPINNED = Rule(
+    id="security/jwt-algorithm-unpinned",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="JWT accepted without pinning its algorithm",
+    full=(
+        "A JSON Web Token decoded without a fixed list of algorithms, with `none` in the list, or with the "
+        "signature check off: the token names its own algorithm, so its sender can choose `none` or HS256 "
+        "keyed with the public key and sign their own claims. Pass the algorithms the issuer uses."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-347"),
+    precision="high",
+    fires_on=(
+        "Python: PyJWT's or python-jose's `jwt.decode(token, key)` without `algorithms=`, with `\"none\"` in "
+        "it, with `options={\"verify_signature\": False}` or `verify=False`; JS/TS (a file that imports "
+        "`jsonwebtoken`): `jwt.verify(token, key)` or with a callback or an options object without "
+        "`algorithms`, or with `'none'` in it; Go (golang-jwt, jwt-go): `jwt.Parse`/`jwt.ParseWithClaims` "
+        "whose key function never looks at `token.Method` and with no `jwt.WithValidMethods`. The finding "
+        "names the token and where it came from (`request.headers[…]` at line 5) and the decode it reaches"
+    ),
+    not_on=(
+        "a pinned list (`algorithms=[\"RS256\"]`, a constant, `{ algorithms: ['RS256'] }`); an unverified "
+        "decode that only reads the claims to pick a key, when the same function then decodes with "
+        "`algorithms`; options passed as a variable or `**kwargs` (cannot tell); authlib's `jwt` (its "
+        "algorithms are fixed where it is made); `jwt.sign`"
+    ),
+    fires=(
+        Example(file=File("app/auth.py", "python", """\
+import jwt
+
+
+def user_of(request, key):
+    token = request.headers["Authorization"].removeprefix("Bearer ")
+    return jwt.decode(token, key)["sub"]
+""")),
+    ),
+    does_not_fire=(
+        Example(file=File("app/auth.py", "python", """\
+import jwt
+
+
+def user_of(request, key):
+    token = request.headers["Authorization"].removeprefix("Bearer ")
+    return jwt.decode(token, key, algorithms=["RS256"], audience="shop")["sub"]
+""")),
+    ),
+    by_record=True,
 )
+
+RULES = (JWT_ALGORITHM_UNPINNED,)
+RULE_JWT_ALGORITHM_UNPINNED = JWT_ALGORITHM_UNPINNED.id
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
@@ -259,3 +306,6 @@ JWT_ALGORITHM_LENS = TwoReaderLens(
         for node in nodes_of(tree, ast.Call)
     ),
 )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (JWT_ALGORITHM_LENS,)

@@ -53,11 +53,18 @@ OPEN_REDIRECT = Rule(
     tags=("security", "correctness", "external/cwe/cwe-601"),
     precision="medium",
     fires_on=(
-        "Python, JS/TS, Go: a value from the request's query, form, body or headers (`request.args`, "
-        "`request.GET`, `request.query_params`, `req.query`/`req.params`/`req.body`/`req.get(…)`, "
-        "`r.URL.Query().Get`, `r.FormValue`) reaches `redirect(…)`, `RedirectResponse(…)`, "
-        "`HttpResponseRedirect(…)`, `res.redirect(…)`, `http.Redirect(w, r, x, …)` or a `Location` "
-        "header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
+        "Python, JS/TS, Go, Java, C#, Ruby, PHP: a value from the request's query, form, body or headers "
+        "(`request.args`, `request.GET`, `request.query_params`, a FastAPI or Flask route's `str` or path "
+        "parameter, `req.query`/`req.params`/`req.body`/`req.get(…)`, `ctx.query`, `c.req.query(…)`, "
+        "`searchParams.get(…)`, `r.URL.Query().Get`, `r.FormValue`, gin's/echo's/Fiber's `c.Query`, "
+        "`request.getParameter`, Spring's `@RequestParam`, `Request.Query[…]` and an ASP.NET action's "
+        "`string` parameters, Rails's `params[…]`, `$request->input(…)`, `$_GET[…]`, "
+        "`getQueryParams()`) reaches `redirect(…)`, `RedirectResponse(…)`, `HttpResponseRedirect(…)`, "
+        "aiohttp's/Pyramid's `HTTPFound(…)`, `res.redirect(…)`/`ctx.redirect`/`reply.redirect`/"
+        "`c.redirect`, `NextResponse.redirect(new URL(x, base))`, `http.Redirect(w, r, x, …)`, "
+        "`c.Redirect(…)`, `sendRedirect(…)`, `\"redirect:\" + x`, `new RedirectView(…)`, ASP.NET's "
+        "`Redirect(…)`, `redirect_to …`, Sinatra's `redirect …`, Laravel's `redirect(…)`/"
+        "`redirect()->to(…)`, `header('Location: ' . x)` or a `Location` header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
         "within one function through assignments, `or`/`||` defaults and wrapper calls; in JS/TS and "
         "Go the request's own path counts too (`res.redirect(req.originalUrl + '/')`, "
         "`http.Redirect(w, r, r.URL.Path+\"/\", …)`: a path of `//evil.example` goes there); the "
@@ -68,7 +75,8 @@ OPEN_REDIRECT = Rule(
     not_on=(
         "`url_has_allowed_host_and_scheme` or another safe-URL helper (`isSafeRedirect` …), an "
         "allowlist membership test, a parsed URL's netloc/host looked at, a `//` check beside the `/` "
-        "one; `url_for(…)`/`reverse(…)`; input after fixed text (`\"/search?q=\" + term`, `` "
+        "one; `Url.IsLocalUrl`/`LocalRedirect`, Rails's `url_from`; `url_for(…)`/`reverse(…)`, a route "
+        "helper (`after_sign_in_path_for(user)`, `route('home')`); input after fixed text (`\"/search?q=\" + term`, `` "
         "`/items/${id}` ``, `'/login?next=' + encodeURIComponent(req.originalUrl)`); the `Referer` "
         "header (back to the linking page)"
     ),

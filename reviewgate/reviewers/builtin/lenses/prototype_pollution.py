@@ -50,12 +50,17 @@ PROTOTYPE_POLLUTION = Rule(
         "`.reduce(…, {})` accumulator) and `key` comes from `JSON.parse`, the request's "
         "query/body/params/headers/cookies/URL, a parsed query string or `document.cookie` (through "
         "`for … of/in`, `Object.keys/entries`, `.split(…)`, destructuring); a deep merge that "
-        "recurses into itself (`merge(target[key], source[key])` over every key of another parameter)"
+        "recurses into itself (`merge(target[key], source[key])` over every key of another parameter); "
+        "whatever the object, a nested write `obj[a][b] = …` whose first key is such input; a setter "
+        "that walks a path of keys (`current = current[key]` in a loop, or `keys.reduce((node, key) => "
+        "(node[key] = node[key] || {}), target)`) and writes at the end; `Object.assign(target, "
+        "parsed)` with parsed input (its own `__proto__` key is set with `=`)"
     ),
     not_on=(
         "`Object.create(null)`, a `Map`, a `hasOwnProperty`/`Object.hasOwn` check or a "
         "`__proto__`/`constructor`/`prototype` filter in the function; keys that are not input "
-        "(`counts[word]` over a function's own words); a one-level copy (`for (const key in source) "
+        "(`counts[word]` over a function's own words); a spread `{...parsed}` (it defines keys, it does "
+        "not set them); a one-level copy (`for (const key in source) "
         "target[key] = source[key]`)"
     ),
     fires=(

@@ -39,13 +39,17 @@ REGEX_INJECTION = Rule(
     tags=("security", "correctness", "external/cwe/cwe-1333"),
     precision="medium",
     fires_on=(
-        "Python, JS/TS, Go: request input (query, body, headers) reaching "
-        "`re.compile/search/match/…`, `new RegExp(…)`, `regexp.MustCompile/Compile/MatchString`, or "
-        "argv/environment joined into a larger pattern (`f\"^{prefix}-\\d+$\"`)"
+        "Python, JS/TS, Go, Java, C#, Ruby, PHP: request input (query, body, headers, a route's "
+        "parameter) reaching `re.compile/search/match/…`, `new RegExp(…)` or a string's `.match(…)` (a "
+        "string becomes a pattern there), `regexp.MustCompile/Compile/MatchString/Match`, "
+        "`Pattern.compile`/`matches`/`replaceAll`/`replaceFirst`, `new Regex(…)`/`Regex.IsMatch(…)`, "
+        "`Regexp.new(…)`/`/#{…}/`, `preg_match(…)` and the other `preg_*`; or argv/environment joined "
+        "into a larger pattern (`f\"^{prefix}-\\d+$\"`)"
     ),
     not_on=(
         "`re.escape`, `escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(…, '\\\\$&')` "
-        "escape, `regexp.QuoteMeta`; a whole pattern from argv or the environment (a `--filter` "
+        "escape, `regexp.QuoteMeta`, `Pattern.quote`, `Regex.Escape`, `Regexp.escape`, `preg_quote`; a "
+        "whole pattern from argv or the environment (a `--filter` "
         "option: the user's own regex)"
     ),
     fires=(

@@ -21,16 +21,73 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, parse_python
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_API_NEWER_THAN_RUNTIME,
-    bug_finding,
-    changed_sources,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+API_NEWER_THAN_RUNTIME = Rule(
+    id="correctness/api-newer-than-runtime",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="API newer than the oldest runtime the project declares",
+    full=(
+        "An API that arrived in a later release than the oldest one the project declares it supports "
+        "(`engines.node` in package.json, `requires-python` in pyproject.toml, read on the target branch): "
+        "on that release the line fails while tests on a newer one pass. Raise the declared minimum in its "
+        "own change, guard the use, or use what the oldest release has."
+    ),
+    tags=("correctness", "reliability", "compatibility"),
+    precision="medium",
+    fires_on=(
+        "JS/TS (not `.jsx`/`.tsx` or code that reads `window`/`document`): the global `fetch` (18), "
+        "`structuredClone` (17), `AbortSignal.timeout` (17.3), `AbortSignal.any` (20.3), `Object.hasOwn` "
+        "(16.9), `.at(-n)` (16.6), `findLast` (18), `toSorted`/`toReversed`/`toSpliced` (20), "
+        "`Object.groupBy` (21), `Promise.withResolvers` and `Array.fromAsync` (22), `replaceAll` and "
+        "`Promise.any` and logical assignment (15), `crypto.randomUUID` (14.17), `import.meta.dirname` "
+        "(20.11), `process.loadEnvFile` (20.12), `node:test` (18), under an older `engines.node` of the "
+        "nearest package.json; Python: `tomllib`, `datetime.UTC`, `asyncio.TaskGroup`/`timeout`, "
+        "`enum.StrEnum`, `typing.Self`, `ExceptionGroup`, `except*` (3.11), `itertools.batched`, "
+        "`typing.override` (3.12), `itertools.pairwise`, `zip(strict=)`, `dataclass(slots=)`, `match` "
+        "(3.10), `str.removeprefix`, `functools.cache`, `zoneinfo`, `graphlib` (3.9) … under an older "
+        "`requires-python` (or Poetry's `python`) of the nearest pyproject.toml. Both read at the merge "
+        "base: the branch's own manifest is not trusted"
+    ),
+    not_on=(
+        "no manifest or no lower bound on the target side; a use inside `if sys.version_info >= …` or a "
+        "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
+        "(`node-fetch`, `undici` …) or defines; browser code"
+    ),
+    fires=(
+        Example(
+            file=File("src/client.js", "javascript", """\
+export async function load(url) {
+  const response = await fetch(url);
+  return response.json();
+}
+"""),
+            caption="The target branch's package.json declares Node 16, which has no global `fetch`.",
+            base=(File("package.json", "json", '{"engines": {"node": ">=16.0.0"}}\n'),),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/settings.py", "python", """\
+try:
+    import tomllib
+except ImportError:
+    import tomli as tomllib
+"""),
+            caption="An import fallback: Python 3.8 takes the second branch.",
+            base=(File("pyproject.toml", "toml", '[project]\nname = "shop"\nrequires-python = ">=3.8"\n'),),
+        ),
+    ),
+    by_record=True,
 )
+
+RULES = (API_NEWER_THAN_RUNTIME,)
+RULE_API_NEWER_THAN_RUNTIME = API_NEWER_THAN_RUNTIME.id
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.lenses.target_manifest import Version
@@ -305,3 +362,6 @@ def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
                 yield node, f"`{leaf}({keyword.arg}=...)`", _PYTHON_KEYWORDS[(leaf, keyword.arg or "")]
     elif type(node).__name__ == "Match":
         yield node, "the `match` statement", (3, 10, 0)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (RuntimeMinimumLens(),)

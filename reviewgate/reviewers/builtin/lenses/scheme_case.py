@@ -18,15 +18,58 @@ import functools
 import re
 from collections.abc import Iterator
 
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
-from reviewgate.reviewers.builtin.rule_records import (
-    RULE_CASE_SENSITIVE_SCHEME,
-    TwoReaderLens,
-    bug_finding,
-    code_line,
-    matched,
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+CASE_SENSITIVE_SCHEME = Rule(
+    id="correctness/case-sensitive-scheme",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="URL scheme checked case-sensitively",
+    full=(
+        "A URL's scheme is case-insensitive: `HTTPS://` and `JavaScript:` are the same schemes to a browser "
+        "or an HTTP client. A check that knows only the lower-case spelling refuses a secure URL or lets a "
+        "blocked scheme through in other capitals. Lower-case the input first, or compare a parsed URL's "
+        "scheme (which the parser lower-cases)."
+    ),
+    tags=("correctness", "reliability"),
+    precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: on an added line, `url.startswith(\"https://\")` (a tuple of such prefixes too), "
+        "`url.startsWith('https:')`/`url.indexOf('javascript:') === 0`, a regular expression literal "
+        "anchored on a scheme without the `i` flag (`/^https?:\\/\\//.test(href)`), "
+        "`strings.HasPrefix(target, \"https://\")`, and a scheme cut out of the raw text and compared as "
+        "written (`url.split(\":\")[0] == \"javascript\"`, `url[:5] == \"https\"`, `strings.Split(u, \":\")[0]`)"
+    ),
+    not_on=(
+        "the value lower-cased first (`.lower()`, `.casefold()`, `.toLowerCase()`, `strings.ToLower`, or a "
+        "name assigned from one); a parsed URL's scheme (`urlparse(…).scheme`, `new URL(…).protocol`, Go's "
+        "`url.Parse(…).Scheme`: each lower-cases it); a regular expression with the `i` flag; "
+        "`strings.EqualFold`"
+    ),
+    fires=(
+        Example(file=File("src/links.js", "javascript", """\
+export function isSecure(url) {
+  return url.startsWith('https:');
+}
+""")),
+    ),
+    does_not_fire=(
+        Example(file=File("app/links.py", "python", """\
+from urllib.parse import urlparse
+
+
+def is_secure(url):
+    return urlparse(url).scheme == "https"
+""")),
+    ),
+    by_record=True,
 )
+
+RULES = (CASE_SENSITIVE_SCHEME,)
+RULE_CASE_SENSITIVE_SCHEME = CASE_SENSITIVE_SCHEME.id
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 _SCHEMES = r"(?:https?|ftps?|wss?|javascript|vbscript|data|file|mailto|tel)"
@@ -247,3 +290,6 @@ def _lowered_text_names(masked: str, go: bool) -> set[str]:
 CASE_SENSITIVE_SCHEME_LENS = TwoReaderLens(
     RULE_CASE_SENSITIVE_SCHEME, _LANGUAGES, _NEEDLES, _python, _text, _python_candidates
 )
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (CASE_SENSITIVE_SCHEME_LENS,)
