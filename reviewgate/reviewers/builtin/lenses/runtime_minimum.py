@@ -289,9 +289,20 @@ def _python(text: str, path: str, added: dict[int, str], manifest: str, declared
     if tree is None:
         return
     reported: set[int] = set()
+    # A built-in name the module binds itself is its backport (`from exceptiongroup import
+    # BaseExceptionGroup` under a version check), not the built-in.
+    bound = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    } | {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+         for target in node.targets if isinstance(target, ast.Name)}
     for node, what, arrived in _python_uses(tree):
         line = getattr(node, "lineno", 0)
         if lowest >= arrived or line not in added or line in reported:
+            continue
+        if isinstance(node, ast.Name) and node.id in bound:
             continue
         reported.add(line)
         yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Python",
