@@ -289,6 +289,8 @@ def _python(text: str, path: str, added: dict[int, str], manifest: str, declared
     if tree is None:
         return
     reported: set[int] = set()
+    from reviewgate.reviewers.builtin.languages.python_flow import dotted
+
     # A built-in name the module binds itself is its backport (`from exceptiongroup import
     # BaseExceptionGroup` under a version check), not the built-in.
     bound = {
@@ -296,14 +298,14 @@ def _python(text: str, path: str, added: dict[int, str], manifest: str, declared
         for node in ast.walk(tree)
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
-    } | {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
-         for target in node.targets if isinstance(target, ast.Name)}
+    } | {dotted(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+         for target in node.targets if isinstance(target, (ast.Name, ast.Attribute))}
     for node, what, arrived in _python_uses(tree):
         line = getattr(node, "lineno", 0)
         if lowest >= arrived or line not in added or line in reported:
             continue
-        if isinstance(node, ast.Name) and node.id in bound:
-            continue
+        if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) in bound:
+            continue  # or one it sets itself: `enum.StrEnum = enum.Enum` under a version check
         reported.add(line)
         yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Python",
                        "an `ImportError`, `AttributeError`, `TypeError` or `SyntaxError`")
