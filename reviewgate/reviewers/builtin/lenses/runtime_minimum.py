@@ -90,6 +90,7 @@ RULES = (API_NEWER_THAN_RUNTIME,)
 RULE_API_NEWER_THAN_RUNTIME = API_NEWER_THAN_RUNTIME.id
 
 if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
     from reviewgate.reviewers.builtin.lenses.target_manifest import Version
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
@@ -227,32 +228,26 @@ class RuntimeMinimumLens:
 def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
           lowest: Version) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
 
     source = read_js(text)
     masked = source.masked
-    reported: set[int] = set()
+    uses: list[tuple[int, str, Version]] = []
     for what, pattern, arrived in _node_patterns():
-        if lowest >= arrived:
-            continue
         if "fetch" in what and _FETCH_IMPORTED.search(text):
             continue
-        for match in pattern.finditer(masked if "node:test" not in what else text):
-            line = source.line_of(match.start())
-            if line in added and line not in reported and masked[match.start()] == text[match.start()]:
-                reported.add(line)
-                yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Node",
-                               "a `TypeError` or `ReferenceError`, or a syntax error")
+        uses += [(match.start(), what, arrived)
+                 for match in pattern.finditer(masked if "node:test" not in what else text)
+                 if masked[match.start()] == text[match.start()]]
+    yield from _report(source, path, added, uses, (manifest, declared, lowest), "Node",
+                       "a `TypeError` or `ReferenceError`, or a syntax error")
 
 
 def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
         lowest: Version) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
 
     source = read_js(text)
     masked = source.masked
-    reported: set[int] = set()
     uses: list[tuple[int, str, Version]] = []
     for match in _GO_IMPORT.finditer(text):
         version = _GO_PACKAGES.get(match.group("package"))
@@ -260,13 +255,23 @@ def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: st
             uses.append((match.start(), f"the `{match.group('package')}` package", version))
     for what, pattern, version in _GO_CALLS:
         uses += [(match.start(), what, version) for match in re.finditer(pattern, masked)]
+    yield from _report(source, path, added, uses, (manifest, declared, lowest), "Go",
+                       "the build fails with an undefined name or a missing package")
+
+
+def _report(source: JsSource, path: str, added: dict[int, str], uses: list[tuple[int, str, Version]],
+            declared: tuple[str, str, Version], runtime: str, failure: str) -> Iterator[Finding]:
+    """A finding for the first use on each added line of an API newer than the declared oldest release."""
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
+
+    manifest, declared_range, lowest = declared
+    reported: set[int] = set()
     for offset, what, arrived in sorted(uses):
         line = source.line_of(offset)
         if lowest >= arrived or line not in added or line in reported:
             continue
         reported.add(line)
-        yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Go",
-                       "the build fails with an undefined name or a missing package")
+        yield _finding(path, source.text, line, what, shown(arrived), manifest, declared_range, lowest, runtime, failure)
 
 
 def _in_imports(masked: str, offset: int) -> bool:

@@ -83,11 +83,7 @@ def node_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version] 
     except ValueError:
         return None
     engines = manifest.get("engines") if isinstance(manifest, dict) else None
-    declared = engines.get("node") if isinstance(engines, dict) else None
-    if not isinstance(declared, str):
-        return None
-    lowest = lowest_allowed(declared)
-    return None if lowest is None else (found[0], declared, lowest)
+    return _oldest(found[0], engines.get("node") if isinstance(engines, dict) else None)
 
 
 def python_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version] | None:
@@ -104,14 +100,20 @@ def python_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version
         return None
     project = data.get("project", {})
     declared = project.get("requires-python") if isinstance(project, dict) else None
-    if declared is None:
+    if declared is None:  # Poetry's `[tool.poetry.dependencies] python = "^3.9"`
         tool = data.get("tool")
-        poetry = tool.get("poetry", {}).get("dependencies", {}) if isinstance(tool, dict) else None
-        declared = poetry.get("python") if isinstance(poetry, dict) else None
+        poetry = tool.get("poetry") if isinstance(tool, dict) else None
+        dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
+        declared = dependencies.get("python") if isinstance(dependencies, dict) else None
+    return _oldest(found[0], declared)
+
+
+def _oldest(manifest: str, declared: object) -> tuple[str, str, Version] | None:
+    """(manifest, the declared range, its oldest version), or None for no range or no lower bound."""
     if not isinstance(declared, str):
         return None
     lowest = lowest_allowed(declared.replace(",", " "))
-    return None if lowest is None else (found[0], declared, lowest)
+    return None if lowest is None else (manifest, declared, lowest)
 
 
 def go_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version] | None:
