@@ -91,12 +91,44 @@ def test_not_secrets(line: str) -> None:
         'secret_charset = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"',  # base32
         'apiKeyAlphabet := "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"',  # base58
         'private_key_table = "zyxwvutsrqponmlkjihgfedcba"',
+        'secret_value = "0123456789abcdef0123456789ABCDEF"',  # hex digits of both cases: runs, with repeats
+        'api_key_value = "[A-Za-z0-9_-]{32}"',  # a regular expression's character class
+        "token_value = 'A-Za-z0-9+/='",  # ranges
         # A shuffled table: 64 distinct characters, no runs; a random key that long repeats some.
         'secretTable = "Xq7Lm2Zp9Rt4Wv8Ks1Nb6Hc3Jd5Fg0Ya-Ue_QiOoPrEfTuIwSxAyBzCnDkGlMhVj"',
     ],
 )
 def test_alphabets_charsets_and_tables_are_not_secrets(line: str) -> None:
     assert SecretsLens()._secret_in(line) is None
+
+
+_BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# The same alphabets and tables as each language declares them: a constant, a struct field, a
+# byte string, a character array, a regular expression's class, hex digits of both cases.
+_ALPHABET_FILES = {
+    "token/alphabet.go": f'package token\n\nconst tokenAlphabet = "{_BASE64URL}"\n\nvar secretChars = `{_BASE64URL}`\n'
+    'var SecretHexTable = "0123456789abcdef0123456789ABCDEF"\n',
+    "app/tokens.py": f'TOKEN_ALPHABET = "{_BASE64URL}"\nSECRET_CHARSET = "[A-Za-z0-9_-]{{32}}"\n'
+    'token_digits = "0123456789abcdef0123456789ABCDEF"\n',
+    "src/tokens.js": f'export const TOKEN_ALPHABET = "{_BASE64URL}";\nexport const config = {{ secretCharset: "A-Za-z0-9_-" }};\n',
+    "src/main/java/app/Tokens.java": "package app;\n\nclass Tokens {\n"
+    f'    private static final char[] TOKEN_CHARS = "{_BASE64URL}".toCharArray();\n'
+    '    private static final String SECRET_PATTERN_CLASS = "[a-zA-Z0-9]{40}";\n}\n',
+    "src/tokens.rs": f'pub const TOKEN_ALPHABET: &str = "{_BASE64URL}";\nstatic SECRET_TABLE: &[u8; 64] = b"{_BASE64URL}";\n'
+    'pub const TOKEN_HEX: &str = "0123456789abcdef0123456789ABCDEF";\n',
+}
+
+
+def test_alphabets_in_every_language_are_not_committed_secrets(tmp_path: Path) -> None:
+    findings = review_change(tmp_path, {"README.md": "x\n"}, _ALPHABET_FILES)
+    assert [item for item in findings if item.rule == "security/committed-secret"] == []
+
+
+def test_a_random_key_beside_the_alphabets_still_blocks(tmp_path: Path) -> None:
+    key = "q8Zr2LpX9vKm4TwY7nBd3HsJ6fGc1RxQ"  # fake, made up for the test: random, repeats Q/x
+    branch = {**_ALPHABET_FILES, "token/key.go": f'package token\n\nconst apiKey = "{key}"\n'}
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert _found(findings) == [("security/committed-secret", "token/key.go", 3, "blocker")]
 
 
 @pytest.mark.parametrize(

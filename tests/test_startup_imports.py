@@ -120,8 +120,10 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # 107 with `progress` (the stages' one call each; it defines no dataclass and imports only threading and time);
 # 108 with git found and sealed before the verify (`trusted_programs`); 109 with the builtin reviewer
 # telling the product's own code by the repository's tooling (`product_code`); 110 with each rule
-# declared in its lens module (`rule`: four named tuples, no dataclass).
-LOCAL_RUN_MODULES = 110
+# declared in its lens module (`rule`: four named tuples, no dataclass); 115 with five more bug
+# rules, each a lens module of its own (a case-sensitive scheme check, an API newer than the
+# declared runtime, joined Set-Cookie values, an unpinned JWT algorithm, an error's cause dropped).
+LOCAL_RUN_MODULES = 115
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:

@@ -34,6 +34,11 @@ _MODULES = (
     "lenses.literal_typo",
     "lenses.modulo_bias",
     "lenses.listener_leak",
+    "lenses.scheme_case",
+    "lenses.runtime_minimum",
+    "lenses.joined_set_cookie",
+    "lenses.jwt_algorithm",
+    "lenses.error_cause",
     "lenses.process",
     "suppressions",
 )

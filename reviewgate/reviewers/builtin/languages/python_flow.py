@@ -10,6 +10,7 @@ sanitizer call (named by the lens) stops the taint.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -141,12 +142,15 @@ class Flow:
         sanitizers: frozenset[str],
         *,
         leading: bool = False,
+        route_parameters: bool = False,
     ) -> None:
         self.is_source = is_source
         self.sanitizers = sanitizers
         self.leading = leading
         self.tainted: dict[str, Origin] = {}
         self.values: dict[str, ast.expr] = {}  # the value each tainted name was first assigned
+        if route_parameters and isinstance(scope, _FUNCTIONS):
+            self.tainted.update(route_input(scope))
         self.nodes = scope_nodes(scope)
         for node in self.nodes:
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
@@ -221,6 +225,37 @@ class Flow:
             if found is not None:
                 return found
         return None
+
+
+# A decorator that makes a function a route: `@app.get("/x")`, `@router.post("/x")`, `@app.route("/x")`.
+_ROUTE_METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options", "route", "api_route", "websocket"})
+
+
+def route_input(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Origin]:
+    """The parameters of a route function that the framework fills from the request's text:
+    FastAPI's `str` query and path parameters (`async def login(next: str = "/")`), and a
+    Flask or FastAPI path parameter named in the route (`/go/<path:target>`, `/go/{target}`)."""
+    paths = [
+        decorator.args[0].value
+        for decorator in function.decorator_list
+        if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)
+        and decorator.func.attr in _ROUTE_METHODS and decorator.args
+        and isinstance(decorator.args[0], ast.Constant) and isinstance(decorator.args[0].value, str)
+        and decorator.args[0].value.startswith("/")
+    ]
+    if not paths:
+        return {}
+    found: dict[str, Origin] = {}
+    arguments = function.args
+    for parameter in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        annotation = ast.unparse(parameter.annotation) if parameter.annotation is not None else ""
+        textual = annotation in {"str", "str | None", "Optional[str]", "typing.Optional[str]"}
+        in_path = any(f"{{{parameter.arg}}}" in path or re.search(rf"<(?:\w+:)?{parameter.arg}>", path) for path in paths)
+        if textual or (in_path and not annotation):
+            where = "path" if in_path else "query"
+            found[parameter.arg] = Origin(f"the {where} parameter `{parameter.arg}` of the route `{paths[0]}`",
+                                          function.lineno, parameter.arg)
+    return found
 
 
 def _is_slash(node: ast.AST) -> bool:

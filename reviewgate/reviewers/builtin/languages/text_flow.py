@@ -49,7 +49,7 @@ _JS_REQUEST = (
 )
 _GO_REQUEST = (
     r"URL\.Query\(\)|URL\.RawQuery\b|\.(?:FormValue|PostFormValue|Referer)\(|\.(?:Form|PostForm|Header)\.Get\("
-    r"|(?:c|ctx)\.(?:Query|DefaultQuery|Param|PostForm|GetHeader|QueryParam|FormValue)\(|chi\.URLParam\(|mux\.Vars\("
+    r"|(?:c|ctx)\.(?:Query|DefaultQuery|Param|Params|PostForm|GetHeader|QueryParam|FormValue|Cookies)\(|chi\.URLParam\(|mux\.Vars\("
 )
 
 
@@ -318,7 +318,7 @@ class TextFlow:
             return text
         for match in self.sanitizers.finditer(code, start, end):
             opener = match.end() - 1
-            closer = self.source.pairs.get(opener, opener) if code[opener] == "(" else match.end()
+            closer = (self.source.pairs.get(opener) or _closing(code, opener, end)) if code[opener] == "(" else match.end()
             span_end = min(end, closer + 1)
             text = text[: match.start() - start] + " " * (span_end - match.start()) + text[span_end - start :]
         return text
@@ -363,6 +363,17 @@ class TextFlow:
         end = match.end() if match else statement_end(self.source, where, min(len(self.code), where + 60))
         text = " ".join(self.source.text[where:end].split())
         return text if len(text) <= 70 else text[:69] + "…"
+
+
+def _closing(code: str, opener: int, end: int) -> int:
+    """The `)` of the `(` at `opener` where the brackets were not paired (inside a template
+    literal's `${...}`, blanked when they were paired); `opener` when there is none before `end`."""
+    depth = 0
+    for index in range(opener, end):
+        depth += {"(": 1, ")": -1}.get(code[index], 0)
+        if depth == 0:
+            return index
+    return opener
 
 
 def describe(origin: tuple[str, int, str]) -> str:

@@ -1,5 +1,16 @@
-"""Open redirect (Python, JavaScript/TypeScript, Go): a value the sender chooses (query, form,
-body, header) decides where a redirect goes, and nothing checks it stays on this site.
+"""Open redirect (Python, JavaScript/TypeScript, Go, Java, C#, Ruby, PHP): a value the sender
+chooses (query, form, body, header, a route's parameter) decides where a redirect goes, and nothing
+checks it stays on this site.
+
+The sinks of each framework: Flask's and Django's `redirect`, Starlette's and FastAPI's
+`RedirectResponse`, aiohttp's and Pyramid's `HTTPFound`; Express's, Koa's, Fastify's, Hono's and
+Hapi's `.redirect(...)`, Next's `redirect(...)` and `NextResponse.redirect(new URL(input, base))`;
+net/http's `http.Redirect`, gin's, echo's and Fiber's `c.Redirect`; a servlet's `sendRedirect`,
+Spring's `"redirect:" + x` and `RedirectView`; ASP.NET's `Redirect(...)`; Rails's `redirect_to`
+and Sinatra's `redirect`; Laravel's `redirect(...)`/`redirect()->to(...)`, Slim's `withHeader
+('Location', ...)`, PHP's `header('Location: ' . x)`; and a `Location` header anywhere. A FastAPI
+or Flask route's `str` or path parameter is input, as are Spring's `@RequestParam` and an ASP.NET
+action's `string` parameters (languages/server_input.py reads Java, C#, Ruby and PHP).
 
 Followed within one function from the request to `redirect(...)`, `RedirectResponse(...)`,
 `res.redirect(...)`, `http.Redirect(w, r, x, ...)` or a `Location` header, through assignments,
@@ -9,7 +20,8 @@ the request's own path counts too (`res.redirect(req.originalUrl + '/')`: a path
 `//evil.example` sends the user there). A check of only `startswith('/')` is not a guard
 (`//evil.example` passes it) and the finding says so. Guards that clear it: a safe-URL helper (`url_has_allowed_host_and_scheme`,
 `isSafeRedirect`...), an allowlist membership test, a parsed URL's host or netloc checked, a
-`//` check beside the `/` one; a target built by `url_for(...)`/`reverse(...)` is not input, nor
+`//` check beside the `/` one, `Url.IsLocalUrl`/`LocalRedirect`, Rails's `url_from`; a target built
+by `url_for(...)`/`reverse(...)` or a route helper (`after_sign_in_path_for(user)`) is not input, nor
 is the `Referer` header (a redirect back to the linking page, which that page could make itself).
 """
 
@@ -22,6 +34,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
@@ -40,11 +53,18 @@ OPEN_REDIRECT = Rule(
     tags=("security", "correctness", "external/cwe/cwe-601"),
     precision="medium",
     fires_on=(
-        "Python, JS/TS, Go: a value from the request's query, form, body or headers (`request.args`, "
-        "`request.GET`, `request.query_params`, `req.query`/`req.params`/`req.body`/`req.get(…)`, "
-        "`r.URL.Query().Get`, `r.FormValue`) reaches `redirect(…)`, `RedirectResponse(…)`, "
-        "`HttpResponseRedirect(…)`, `res.redirect(…)`, `http.Redirect(w, r, x, …)` or a `Location` "
-        "header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
+        "Python, JS/TS, Go, Java, C#, Ruby, PHP: a value from the request's query, form, body or headers "
+        "(`request.args`, `request.GET`, `request.query_params`, a FastAPI or Flask route's `str` or path "
+        "parameter, `req.query`/`req.params`/`req.body`/`req.get(…)`, `ctx.query`, `c.req.query(…)`, "
+        "`searchParams.get(…)`, `r.URL.Query().Get`, `r.FormValue`, gin's/echo's/Fiber's `c.Query`, "
+        "`request.getParameter`, Spring's `@RequestParam`, `Request.Query[…]` and an ASP.NET action's "
+        "`string` parameters, Rails's `params[…]`, `$request->input(…)`, `$_GET[…]`, "
+        "`getQueryParams()`) reaches `redirect(…)`, `RedirectResponse(…)`, `HttpResponseRedirect(…)`, "
+        "aiohttp's/Pyramid's `HTTPFound(…)`, `res.redirect(…)`/`ctx.redirect`/`reply.redirect`/"
+        "`c.redirect`, `NextResponse.redirect(new URL(x, base))`, `http.Redirect(w, r, x, …)`, "
+        "`c.Redirect(…)`, `sendRedirect(…)`, `\"redirect:\" + x`, `new RedirectView(…)`, ASP.NET's "
+        "`Redirect(…)`, `redirect_to …`, Sinatra's `redirect …`, Laravel's `redirect(…)`/"
+        "`redirect()->to(…)`, `header('Location: ' . x)` or a `Location` header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
         "within one function through assignments, `or`/`||` defaults and wrapper calls; in JS/TS and "
         "Go the request's own path counts too (`res.redirect(req.originalUrl + '/')`, "
         "`http.Redirect(w, r, r.URL.Path+\"/\", …)`: a path of `//evil.example` goes there); the "
@@ -55,7 +75,8 @@ OPEN_REDIRECT = Rule(
     not_on=(
         "`url_has_allowed_host_and_scheme` or another safe-URL helper (`isSafeRedirect` …), an "
         "allowlist membership test, a parsed URL's netloc/host looked at, a `//` check beside the `/` "
-        "one; `url_for(…)`/`reverse(…)`; input after fixed text (`\"/search?q=\" + term`, `` "
+        "one; `Url.IsLocalUrl`/`LocalRedirect`, Rails's `url_from`; `url_for(…)`/`reverse(…)`, a route "
+        "helper (`after_sign_in_path_for(user)`, `route('home')`); input after fixed text (`\"/search?q=\" + term`, `` "
         "`/items/${id}` ``, `'/login?next=' + encodeURIComponent(req.originalUrl)`); the `Referer` "
         "header (back to the linking page)"
     ),
@@ -110,9 +131,16 @@ if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow, Origin
     from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
-_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
-_NEEDLES = ("edirect", "ocation")
-_PYTHON_SINKS = frozenset({"redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect"})
+_LANGUAGES = frozenset({
+    Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO,
+    Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP,
+})
+_NEEDLES = ("edirect", "ocation", "HTTPFound", "HTTPSeeOther", "HTTPMoved")
+_PYTHON_SINKS = frozenset({
+    "redirect", "RedirectResponse", "HttpResponseRedirect", "HttpResponsePermanentRedirect",
+    # aiohttp's and Pyramid's redirects are exceptions raised (or returned) with the target.
+    "HTTPFound", "HTTPSeeOther", "HTTPTemporaryRedirect", "HTTPPermanentRedirect", "HTTPMovedPermanently",
+})
 _PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
 # Calls whose result is a URL this site made, or text quoted into one.
 _SANITIZERS = frozenset({"url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for"})
@@ -144,7 +172,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "js_sanitizers": re.compile(r"\b(?:encodeURIComponent|encodeURI|escape|querystring\.stringify)\s*\("),
         "go_sanitizers": re.compile(r"\burl\.(?:QueryEscape|PathEscape)\("),
         "js_redirect": re.compile(
-            r"(?<![\w$])(?:res|response|reply|ctx|h|resp)\s*\.\s*redirect\s*\(|(?<![\w$.])redirect\s*\("
+            r"(?<![\w$])(?:res|response|reply|ctx|c|h|resp|NextResponse|Response)\s*\.\s*redirect\s*\("
+            r"|(?<![\w$.])redirect\s*\("
             r"|\blocation\s*\.\s*(?:assign|replace)\s*\("
         ),
         "js_location_set": re.compile(r"(?<![\w$])(?:window\.|document\.)?location(?:\.href)?\s*=(?![=>])"),
@@ -166,6 +195,19 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 _ADVICE = {
+    Language.JAVA: (
+        "Check it first: parse it (`URI.create`) and require no scheme and no host and no leading `//`, or "
+        "look it up in an allowlist; or redirect to a path this application builds."
+    ),
+    Language.CSHARP: "Check it first with `Url.IsLocalUrl(target)`, or redirect with `LocalRedirect(target)`.",
+    Language.RUBY: (
+        "Check it first: `url_from(target)` (nil for another host), or leave Rails's `allow_other_host` off "
+        "and redirect to a path this application builds."
+    ),
+    Language.PHP: (
+        "Check it first: `parse_url` it and require no scheme and no host and no leading `//`, or look it up "
+        "in an allowlist; Laravel's `redirect()->intended()` and named routes stay on this site."
+    ),
     Language.PYTHON: (
         "Check it first: Django's `url_has_allowed_host_and_scheme`, or `urlsplit` it and require an "
         "empty scheme and netloc and no leading `//` or `\\`; or redirect to a URL this site builds (`url_for`)."
@@ -209,7 +251,7 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
     sinks = _added_sinks(tree, added)
     if not sinks:
         return
-    flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True))
+    flows = Flows(tree, lambda scope: Flow(scope, request_input, _SANITIZERS, leading=True, route_parameters=True))
     for node, target in sinks:
         flow = flows.of(node)
         origin = flow.origin(target)
@@ -286,6 +328,11 @@ def _python_guard(flow: Flow, origin: Origin) -> str:
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.server_input import SERVER_LANGUAGES
+
+    if language in SERVER_LANGUAGES:
+        yield from _server(text, path, added, language)
+        return
     from reviewgate.reviewers.builtin.languages.text_flow import (
         TextFlow,
         describe,
@@ -308,6 +355,7 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         go,
     )
     for offset, (start, end) in sinks:
+        start, end = _url_input(source, start, end)
         origin = _leading_origin(flow, start, end)
         if origin is None or _referrer(origin[0]):
             continue
@@ -316,6 +364,19 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         guard = _text_guard(body, origin[2])
         if guard != "strong":
             yield _finding(path, text, source.line_of(offset), describe(origin), guard == "weak", language)
+
+
+def _url_input(source: JsSource, start: int, end: int) -> tuple[int, int]:
+    """`new URL(input, request.url)`: the input decides the host (the base is this site's own
+    address, used only for a relative input), so only it is followed."""
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+
+    first = source.skip_space(start)
+    match = re.compile(r"new\s+URL\s*\(").match(source.masked, first, end)
+    if match is None:
+        return start, end
+    arguments = call_arguments(source, match.end() - 1)
+    return arguments[0] if arguments else (start, end)
 
 
 def _referrer(source: str) -> bool:
@@ -345,6 +406,8 @@ def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, in
             index = 2 if match.group(0).startswith("http") else 1
             if len(arguments) > index:
                 yield match.start(), arguments[index]
+            elif index == 1 and arguments:  # Fiber's `c.Redirect(location, status...)`: the target first
+                yield match.start(), arguments[0]
         else:
             yield match.start(), arguments[-1]  # Express's `res.redirect(301, url)`
     header = patterns["go_header" if go else "js_header"]
@@ -378,6 +441,90 @@ def _text_guard(body: str, name: str) -> str:
     if name and re.search(rf"\.(?:includes|has|indexOf)\(\s*{re.escape(name)}\b|\[{re.escape(name)}\]", body):
         return "strong"  # an allowlist: `ALLOWED.includes(next)`, `allowed[target]`
     return "weak" if patterns["weak_js"].search(body) else ""
+
+
+# Java, C#, Ruby, PHP ----------------------------------------------------------------------------
+
+# Each redirect sink: the pattern that finds it (on the text; a match inside a string or comment is
+# dropped), and how its target is read: the nth argument of the call the match ends in (`(`), or
+# what follows the match to the end of the statement (`rest`), or a Ruby call without parentheses.
+_SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
+    Language.JAVA: (
+        (r"\.\s*sendRedirect\s*\(", "0"), (r"\bnew\s+RedirectView\s*\(", "0"),
+        (r"\.\s*location\s*\(\s*URI\s*\.\s*create\s*\(", "0"), (r"\bsetHeader\s*\(\s*\"Location\"\s*,", "rest"),
+        (r"\"redirect:\"\s*\+", "rest"),
+    ),
+    Language.CSHARP: (
+        (r"(?<![\w.])Redirect(?:Permanent|PreserveMethod|PermanentPreserveMethod)?\s*\(", "0"),
+        (r"\b(?:Response|Results)\s*\.\s*Redirect\s*\(", "0"),
+        (r"\bHeaders\s*\[\s*\"Location\"\s*\]\s*=(?!=)", "rest"),
+    ),
+    Language.RUBY: (
+        (r"\bredirect_to\b\s*", "line"), (r"^\s*redirect\b\s*", "line"),
+        (r"\bheaders\s*\[\s*['\"]Location['\"]\s*\]\s*=(?!=)", "line"),
+    ),
+    Language.PHP: (
+        (r"(?<![\w>$:])redirect\s*\((?!\s*\))", "0"), (r"\bredirect\s*\(\s*\)\s*->\s*(?:to|away)\s*\(", "0"),
+        (r"\bRedirect::(?:to|away)\s*\(", "0"), (r"\bnew\s+RedirectResponse\s*\(", "0"),
+        (r"->\s*withHeader\s*\(\s*['\"]Location['\"]\s*,", "rest"),
+        (r"\bheader\s*\(\s*['\"]Location:\s*['\"]\s*\.", "rest"),
+    ),
+}
+# Checks that the target stays on this site, in these frameworks' words.
+_SERVER_GUARDS = LazyPattern(
+    r"\bIsLocalUrl\b|\burl_from\b|\bLocalRedirect\b|\bisLocalUrl\b|\ballowed_hosts?\b|\bin_array\s*\(|\.includes?\?\s*\("
+    r"|\bUriComponentsBuilder\b|\.getHost\s*\(|\bparse_url\s*\("
+)
+
+
+# Rails's and Laravel's route helpers: a path or URL the application builds.
+_ROUTE_HELPER = LazyPattern(r"(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]")
+
+
+def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[int, int] | None:
+    from reviewgate.reviewers.builtin.languages.server_input import line_argument, sink_arguments
+    from reviewgate.reviewers.builtin.languages.text_flow import statement_end
+
+    if how == "rest":
+        return match.end(), statement_end(source, match.end(), len(source.masked))
+    if how == "line":
+        start = source.skip_space(match.end())
+        if start < len(source.masked) and source.masked[start] == "(" and start in source.pairs:
+            arguments = sink_arguments(source, start)
+            return arguments[0] if arguments else None
+        return line_argument(source, start)
+    arguments = sink_arguments(source, match.end() - 1)
+    index = int(how)
+    return arguments[index] if len(arguments) > index else None
+
+
+def _server(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.server_input import origin_of
+
+    source = read_js(text)
+    guard_call = _patterns()["guard_call"]
+    for pattern, how in _SERVER_SINKS[language]:
+        for match in re.finditer(pattern, text, re.MULTILINE):
+            start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+            line = source.line_of(start)
+            if line not in added or source.masked[start] != text[start]:
+                continue
+            span = _server_target(source, match, how)
+            if span is None:
+                continue
+            first = source.skip_space(span[0])
+            if first < span[1] and text[first] in "\"'" and text[first + 1 : first + 3].strip("\"'") not in ("", "/"):
+                continue  # starts with fixed text: the host is this site's
+            if _ROUTE_HELPER.match(text, first, span[1]):
+                continue  # a path this application builds from its routes (`after_sign_in_path_for(user)`)
+            origin = origin_of(source, language, span[0], span[1], None)
+            if origin is None or _referrer(origin.source):
+                continue
+            window = text[source.line_starts[max(0, line - 30)] : span[1]]
+            if guard_call.search(window) or _SERVER_GUARDS.search(window):
+                continue
+            yield _finding(path, text, line, origin.describe(), False, language)
 
 
 OPEN_REDIRECT_LENS = TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,

@@ -8,6 +8,11 @@ another parameter, with a call of the function on `target[key]` (whatever it is 
 body or a JSON file, a `__proto__` key walks the merge into `Object.prototype`); a one-level copy
 is not reported.
 
+And, whatever the object: a nested write `obj[a][b] = v` whose first key is input (`obj[a]` of
+`__proto__` is `Object.prototype`); a setter that walks a path of keys (`current = current[key]`
+in a loop, or a `reduce` that hands on `node[key]`) and writes at the end; `Object.assign(target,
+parsed)` with parsed input (its own `__proto__` key is set with `=`: a spread defines it instead).
+
 A key of `__proto__` sets the dictionary's prototype (every lookup then sees the sender's
 properties: `obj.isAdmin`), and `obj[a][b] = v` with `a = "__proto__"` writes to
 `Object.prototype` for the whole process. Safe: `Object.create(null)`, a `Map`, a
@@ -45,12 +50,17 @@ PROTOTYPE_POLLUTION = Rule(
         "`.reduce(…, {})` accumulator) and `key` comes from `JSON.parse`, the request's "
         "query/body/params/headers/cookies/URL, a parsed query string or `document.cookie` (through "
         "`for … of/in`, `Object.keys/entries`, `.split(…)`, destructuring); a deep merge that "
-        "recurses into itself (`merge(target[key], source[key])` over every key of another parameter)"
+        "recurses into itself (`merge(target[key], source[key])` over every key of another parameter); "
+        "whatever the object, a nested write `obj[a][b] = …` whose first key is such input; a setter "
+        "that walks a path of keys (`current = current[key]` in a loop, or `keys.reduce((node, key) => "
+        "(node[key] = node[key] || {}), target)`) and writes at the end; `Object.assign(target, "
+        "parsed)` with parsed input (its own `__proto__` key is set with `=`)"
     ),
     not_on=(
         "`Object.create(null)`, a `Map`, a `hasOwnProperty`/`Object.hasOwn` check or a "
         "`__proto__`/`constructor`/`prototype` filter in the function; keys that are not input "
-        "(`counts[word]` over a function's own words); a one-level copy (`for (const key in source) "
+        "(`counts[word]` over a function's own words); a spread `{...parsed}` (it defines keys, it does "
+        "not set them); a one-level copy (`for (const key in source) "
         "target[key] = source[key]`)"
     ),
     fires=(
@@ -97,9 +107,10 @@ RULE_PROTOTYPE_POLLUTION = PROTOTYPE_POLLUTION.id
 
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
 _LANGUAGES = frozenset({Language.JAVASCRIPT, Language.TYPESCRIPT})
-_NEEDLES = ("] =", "]=")
+_NEEDLES = ("] =", "]=", "Object.assign")
 # Besides the request: text parsed into keys (JSON, a query string, the page's URL and cookies).
 _PARSED_INPUT = (
     r"JSON\s*\.\s*parse\s*\(|(?:req|request)\.(?:url|originalUrl)\b|(?:querystring|qs)\s*\.\s*parse\s*\("
@@ -114,6 +125,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "name_before": re.compile(r"(?P<object>[A-Za-z_$][\w$]*)\s*$"),
         "empty_literal": re.compile(r"(?<![\w$.])(?P<object>[\w$]+)\s*(?::[^=;\n]{1,80})?=\s*\{\s*\}"),
         "reduce": re.compile(r"\.\s*reduce\s*\("),
+        "assign": re.compile(r"(?<![\w$.])Object\s*\.\s*assign\s*\("),
         "words": re.compile(r"[A-Za-z_$][\w$]*"),
         "first_parameter": re.compile(r"\s*(?:async\s*)?\(?\s*(?P<name>[\w$]+)"),
         "guard": re.compile(
@@ -155,9 +167,11 @@ def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
         indexed = patterns["name_before"].search(masked, max(0, opener - 80), opener)
         if indexed is not None and (indexed.start() == 0 or masked[indexed.start() - 1] not in ".$"):
             stores.append((indexed, opener, closer))
-    if not stores:
+    assigns = [match for match in patterns["assign"].finditer(masked) if source.line_of(match.start()) in added]
+    if not stores and not assigns:
         return
     yield from _recursive_merges(source, path, stores)
+    yield from _path_walks(source, path, stores)
     sources = request_sources(False, _PARSED_INPUT)
     if find_source(sources, text) is None:
         return  # no parsed input anywhere in the file: nothing to follow
@@ -168,19 +182,23 @@ def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
             continue
         name = match.group("object")
         outermost = next(item for item in flow.functions if item.holds(match.start()))
-        if not _is_empty_literal(source, name, outermost.header_start, match.start()):
+        # `obj[a][b] = v` writes into whatever `obj[a]` is: with `a` of `__proto__`, Object.prototype.
+        nested = masked[source.skip_space(closer + 1)] == "["
+        if not nested and not _is_empty_literal(source, name, outermost.header_start, match.start()) and not (
+            _is_empty_literal(source, name, 0, flow.functions[0].header_start if flow.functions else 0)
+        ):
             continue
         if patterns["guard"].search(text, function.header_start, function.body_close):
             continue
         origin = flow.origin(opener + 1, closer)
         if origin is None:
             continue
-        yield _finding(
-            path,
-            text,
-            source.line_of(match.start()),
-            f"`{name}` is an object literal (`{{}}`) and its key is {describe(origin)}, which the sender chooses",
-        )
+        what = (f"`{name}[...][...]` is written with its first key {describe(origin)}, which the sender chooses"
+                if nested else
+                f"`{name}` is an object literal (`{{}}`) and its key is {describe(origin)}, which the sender chooses")
+        yield _finding(path, text, source.line_of(match.start()), what)
+    for match in assigns:
+        yield from _parsed_assign(source, flow, path, match)
 
 
 def _finding(path: str, text: str, line: int, what: str) -> Finding:
@@ -244,6 +262,64 @@ def _recursive_merges(source: JsSource, path: str, stores: list[tuple[re.Match[s
             text,
             source.line_of(match.start()),
             f"`{name}` merges every key of `{over}` into `{target}` and recurses into `{target}[{key}]`",
+        )
+
+
+def _parsed_assign(source: JsSource, flow: TextFlow, path: str, match: re.Match[str]) -> Iterator[Finding]:
+    """`Object.assign(target, JSON.parse(body))`: the parsed object's own `__proto__` key is set on
+    the target with `=`, which replaces the target's prototype (a spread `{...parsed}` defines it instead)."""
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, describe, innermost
+
+    arguments = call_arguments(source, match.end() - 1)
+    if len(arguments) < 2 or "Object.create(null)" in source.masked[slice(*arguments[0])].replace(" ", ""):
+        return
+    function = innermost(flow.functions, match.start())
+    start, end = (function.header_start, function.body_close) if function else (0, len(source.text))
+    if _patterns()["guard"].search(source.text, start, end):
+        return
+    for argument in arguments[1:]:
+        origin = flow.origin(*argument)
+        if origin is not None:
+            yield _finding(
+                path, source.text, source.line_of(match.start()),
+                f"`Object.assign` copies every own key of {describe(origin)} onto its target, `__proto__` included, "
+                "with `=`",
+            )
+            return
+
+
+def _path_walks(source: JsSource, path: str, stores: list[tuple[re.Match[str], int, int]]) -> Iterator[Finding]:
+    """A setter that walks a path of keys down an object (`current = current[key]` in a loop) and
+    writes at the end: a path of `__proto__.polluted` writes into `Object.prototype`, whoever calls it."""
+    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost
+
+    masked, text, patterns = source.masked, source.text, _patterns()
+    bodies = functions(source, go=False)
+    last: dict[int, tuple[re.Match[str], str]] = {}
+    for match, _opener, _closer in stores:
+        function = innermost(bodies, match.start())
+        if function is None:
+            continue
+        name = match.group("object")
+        body = masked[function.body_open : function.body_close]
+        escaped = re.escape(name)
+        walks = re.search(rf"(?<![\w$.]){escaped}\s*=\s*{escaped}\s*\[", body) is not None and re.search(
+            r"\bfor\s*\(|\.\s*(?:forEach|reduce)\s*\(|\bwhile\s*\(", body) is not None
+        # `keys.reduce((node, key) => (node[key] = node[key] || {}), target)`: the accumulator walks down.
+        reduces = re.search(
+            rf"\.\s*reduce\s*\(\s*\(\s*{escaped}\s*,\s*(?P<key>[\w$]+)\s*\)\s*=>\s*\(?\s*{escaped}\s*\[\s*(?P=key)\s*\]\s*=",
+            body,
+        ) is not None
+        if not walks and not reduces:
+            continue
+        if patterns["guard"].search(text, function.header_start, function.body_close):
+            continue
+        last[function.body_open] = (match, name)
+    for match, name in last.values():
+        yield _finding(
+            path, text, source.line_of(match.start()),
+            f"`{name}` walks down a path of keys (`{name} = {name}[key]`, or a `reduce` that hands on `{name}[key]`) "
+            "and is written on the way; a path through `__proto__` reaches `Object.prototype`",
         )
 
 

@@ -1,11 +1,14 @@
-"""A regular expression built from input without escaping (Python, JavaScript/TypeScript, Go):
-request input (query, body, headers), or argv and environment joined into a larger pattern,
-reaching `re.compile/search/match/...`, `new RegExp(...)`, `regexp.MustCompile/Compile`.
+"""A regular expression built from input without escaping (Python, JavaScript/TypeScript, Go,
+Java, C#, Ruby, PHP): request input (query, body, headers, a route's parameter), or argv and
+environment joined into a larger pattern, reaching `re.compile/search/match/...`, `new RegExp(...)`
+or a string's `.match(...)` (which makes a pattern of a string), `regexp.MustCompile/Compile/Match`,
+Java's `Pattern.compile` and a string's `matches`/`replaceAll`/`replaceFirst`, C#'s `new Regex` and
+`Regex.IsMatch/Match/Replace/Split`, Ruby's `Regexp.new` and `/#{...}/`, PHP's `preg_*`.
 
 A pattern character in the input changes what matches (`.` matches anything, `(a+)+$` takes
 exponential time: a request can stall the process). Escaped input is fine: `re.escape`,
 `escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(..., '\\$&')` escape,
-`regexp.QuoteMeta`. A whole pattern from argv or the environment is the user's own regex by
+`regexp.QuoteMeta`, `Pattern.quote`, `Regex.Escape`, `Regexp.escape`, `preg_quote`. A whole pattern from argv or the environment is the user's own regex by
 design (a `--filter` option): only one joined with other pattern text counts.
 """
 
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.common import Language, nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
@@ -35,13 +39,17 @@ REGEX_INJECTION = Rule(
     tags=("security", "correctness", "external/cwe/cwe-1333"),
     precision="medium",
     fires_on=(
-        "Python, JS/TS, Go: request input (query, body, headers) reaching "
-        "`re.compile/search/match/…`, `new RegExp(…)`, `regexp.MustCompile/Compile/MatchString`, or "
-        "argv/environment joined into a larger pattern (`f\"^{prefix}-\\d+$\"`)"
+        "Python, JS/TS, Go, Java, C#, Ruby, PHP: request input (query, body, headers, a route's "
+        "parameter) reaching `re.compile/search/match/…`, `new RegExp(…)` or a string's `.match(…)` (a "
+        "string becomes a pattern there), `regexp.MustCompile/Compile/MatchString/Match`, "
+        "`Pattern.compile`/`matches`/`replaceAll`/`replaceFirst`, `new Regex(…)`/`Regex.IsMatch(…)`, "
+        "`Regexp.new(…)`/`/#{…}/`, `preg_match(…)` and the other `preg_*`; or argv/environment joined "
+        "into a larger pattern (`f\"^{prefix}-\\d+$\"`)"
     ),
     not_on=(
         "`re.escape`, `escapeRegExp`/`_.escapeRegExp`/`escape-string-regexp`, a `.replace(…, '\\\\$&')` "
-        "escape, `regexp.QuoteMeta`; a whole pattern from argv or the environment (a `--filter` "
+        "escape, `regexp.QuoteMeta`, `Pattern.quote`, `Regex.Escape`, `Regexp.escape`, `preg_quote`; a "
+        "whole pattern from argv or the environment (a `--filter` "
         "option: the user's own regex)"
     ),
     fires=(
@@ -81,8 +89,12 @@ RULE_REGEX_INJECTION = REGEX_INJECTION.id
 if TYPE_CHECKING:
     from reviewgate.reviewers.builtin.languages.python_flow import Flow
 
-_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
-_NEEDLES = ("re.", "regex.", "RegExp", "regexp.")
+_LANGUAGES = frozenset({
+    Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO,
+    Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP,
+})
+_NEEDLES = ("re.", "regex.", "RegExp", "regexp.", ".match(", ".matchAll(", "Pattern.", ".matches(", "replaceAll(",
+            "replaceFirst(", "Regex", "Regexp", "preg_", "#{")
 _PYTHON_SINKS = frozenset(
     {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
 )
@@ -92,6 +104,27 @@ _ADVICE = {
     Language.JAVASCRIPT: "Escape it first (`escapeRegExp`, lodash's `_.escapeRegExp`, `escape-string-regexp`, "
     "or `.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')`)",
     Language.GO: "Escape it with `regexp.QuoteMeta(...)` before it goes into the pattern",
+    Language.JAVA: "Quote it with `Pattern.quote(...)` before it goes into the pattern",
+    Language.CSHARP: "Escape it with `Regex.Escape(...)` before it goes into the pattern",
+    Language.RUBY: "Escape it with `Regexp.escape(...)` before it goes into the pattern",
+    Language.PHP: "Escape it with `preg_quote(..., '/')` before it goes into the pattern",
+}
+# Java, C#, Ruby, PHP: each call that compiles a pattern (the argument index of the pattern; `-` for
+# the `#{...}` of a Ruby regular expression literal), and the escape that makes input literal text.
+_SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
+    Language.JAVA: ((r"\bPattern\s*\.\s*(?:compile|matches)\s*\(", "0"),
+                    (r"\.\s*(?:matches|replaceAll|replaceFirst)\s*\(", "0")),
+    Language.CSHARP: ((r"\bnew\s+Regex\s*\(", "0"),
+                      (r"\bRegex\s*\.\s*(?:IsMatch|Match|Matches|Replace|Split)\s*\(", "1")),
+    Language.RUBY: ((r"\bRegexp\s*\.\s*(?:new|compile|union)\s*\(", "0"),
+                    (r"(?<![\w)\]])(?:/|%r\{)[^/\n]*?#\{", "-")),
+    Language.PHP: ((r"\bpreg_(?:match|match_all|replace|replace_callback|split|grep|filter)\s*\(", "0"),),
+}
+_SERVER_ESCAPES = {
+    Language.JAVA: LazyPattern(r"\bPattern\s*\.\s*quote\s*\(|\\\\Q"),
+    Language.CSHARP: LazyPattern(r"\bRegex\s*\.\s*Escape\s*\("),
+    Language.RUBY: LazyPattern(r"\bRegexp\s*\.\s*(?:escape|quote)\s*\("),
+    Language.PHP: LazyPattern(r"\bpreg_quote\s*\("),
 }
 
 
@@ -105,8 +138,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "go_sanitizers": re.compile(r"\bregexp\.QuoteMeta\("),
         # A literal first: the scan for it is fast; what precedes it is checked after.
-        "js_sink": re.compile(r"RegExp\s*\("),
-        "go_sink": re.compile(r"\bregexp\.(?:MustCompile|Compile|MatchString|MustCompilePOSIX|CompilePOSIX)\s*\("),
+        "js_sink": re.compile(r"RegExp\s*\(|\.\s*match(?:All)?\s*\("),
+        "go_sink": re.compile(r"\bregexp\.(?:MustCompile|Compile|MatchString|Match|MatchReader|MustCompilePOSIX|CompilePOSIX)\s*\("),
         "composed": re.compile(r"(?<!\+)\+(?![+=])|\$\{|\bSprintf\(|\.join\(|\bconcat\("),
     }
 
@@ -159,7 +192,7 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
     sinks = _python_sinks(tree, added)
     if not sinks:
         return
-    flows = Flows(tree, lambda scope: Flow(scope, _python_source, _PYTHON_SANITIZERS))
+    flows = Flows(tree, lambda scope: Flow(scope, _python_source, _PYTHON_SANITIZERS, route_parameters=True))
     for node in sorted(sinks, key=lambda item: (item.lineno, item.col_offset)):
         flow = flows.of(node)
         pattern = node.args[0]
@@ -191,6 +224,7 @@ def _composed(flow: Flow, node: ast.expr, depth: int) -> bool:
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.server_input import SERVER_LANGUAGES
     from reviewgate.reviewers.builtin.languages.text_flow import (
         TextFlow,
         call_arguments,
@@ -199,6 +233,9 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         request_sources,
     )
 
+    if language in SERVER_LANGUAGES:
+        yield from _server(text, path, added, language)
+        return
     go = language is Language.GO
     prefix = "go" if go else "js"
     patterns = _patterns()
@@ -207,7 +244,8 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
     sinks = [
         match
         for match in patterns[f"{prefix}_sink"].finditer(masked)
-        if (go or match.start() == 0 or not (masked[match.start() - 1].isalnum() or masked[match.start() - 1] in "_$."))
+        if (go or match.group(0).startswith(".") or match.start() == 0
+            or not (masked[match.start() - 1].isalnum() or masked[match.start() - 1] in "_$."))
         and source.line_of(match.start()) in added
     ]
     process = patterns[f"{prefix}_process"]
@@ -231,6 +269,31 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
             if not any(patterns["composed"].search(flow.code[slice(*span)]) for span in spans):
                 continue  # a whole pattern from argv or the environment: the user's own regex
         yield _finding(path, text, source.line_of(match.start()), describe(origin), language)
+
+
+def _server(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+    from reviewgate.reviewers.builtin.languages.server_input import origin_of, sink_arguments
+
+    source = read_js(text)
+    escapes = _SERVER_ESCAPES[language].compiled()
+    for pattern, how in _SERVER_SINKS[language]:
+        for match in re.finditer(pattern, text):
+            line = source.line_of(match.start())
+            if line not in added or source.masked[match.start()] != text[match.start()]:
+                continue  # in a string (a path `"/users/#{id}"`) or a comment
+            if how == "-":  # `/...#{input}.../`: the interpolation's own braces
+                opener = match.end() - 1
+                span: tuple[int, int] | None = (opener + 1, text.find("}", opener))
+            else:
+                arguments = sink_arguments(source, match.end() - 1)
+                index = int(how)
+                span = arguments[index] if len(arguments) > index else None
+            if span is None or span[1] <= span[0]:
+                continue
+            origin = origin_of(source, language, span[0], span[1], escapes)
+            if origin is not None:
+                yield _finding(path, text, line, origin.describe(), language)
 
 
 REGEX_INJECTION_LENS = TwoReaderLens(RULE_REGEX_INJECTION, _LANGUAGES, _NEEDLES,

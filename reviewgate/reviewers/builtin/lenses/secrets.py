@@ -4,8 +4,9 @@ A secret that reached the repository is leaked whatever happens to the branch, s
 an issuer's documented format (reviewgate.secret_formats) is a blocker wherever it is. A generic
 high-entropy value assigned to a secret-like name is weaker evidence: it blocks in code, and is
 minor where example values live (documentation, comments, test files). Look-alikes that must not
-fire: documented example keys, placeholders, alphabets and tables (distinct characters in runs of
-consecutive code points, or too many to repeat none by chance), and key-shaped strings in test
+fire: documented example keys, placeholders, alphabets, charsets and tables (characters in runs of
+consecutive code points, too many distinct ones to repeat none by chance, a character class; or a
+name that says so: `tokenAlphabet`, `SECRET_CHARSET`), and key-shaped strings in test
 fixtures named as such (a fixture directory, a data file among the tests, or a line in a test
 saying fake/dummy/example/test). A provider-format key in test code without such a name still blocks:
 suppress it with a reason if it is a test of the detector itself.
@@ -61,10 +62,12 @@ COMMITTED_SECRET = Rule(
     not_on=(
         "AWS's documented `…EXAMPLE` keys; placeholders (`${…}`, `{{…}}`, `<your-key>`, `changeme`, "
         "URLs, paths); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
-        "`*_path`, `*_id` …); values read from the environment; alphabets, charsets and tables (a "
-        "value of distinct characters in runs of consecutive code points averaging ≥ 3, such as "
-        "`A-Za-z0-9-_`, base32's `A-Z2-7`, hex digits, base58's; or ≥ 40 distinct characters, a "
-        "shuffled table): every character once carries no secret; files under `fixtures/`, "
+        "`*_path`, `*_id`, `*_alphabet`, `*_charset`, `*_chars`, `*_table` …); values read from the "
+        "environment; alphabets, charsets and tables in any language (a value whose characters run in "
+        "consecutive code points averaging ≥ 3, such as `A-Za-z0-9-_`, base32's `A-Z2-7`, base58's, hex "
+        "digits of both cases `0123456789abcdef0123456789ABCDEF`; ≥ 40 distinct characters, a shuffled "
+        "table; a character class or list of ranges, `[A-Za-z0-9_-]{32}`): they carry no secret; files "
+        "under `fixtures/`, "
         "`testdata/`, `__fixtures__/`, and lines in test files that say "
         "fake/dummy/example/sample/test/mock"
     ),
@@ -122,7 +125,8 @@ _NOT_A_SECRET_NAME = LazyPattern(
 )
 # Names that hold where a secret lives or what it is called, not the secret itself.
 _DESCRIBES_A_SECRET = LazyPattern(
-    r"[_.-]?(?:env|var|name|url|uri|path|file|header|field|type|prefix|length|id|kind|format|pattern|regex)$",
+    r"[_.-]?(?:env|var|name|url|uri|path|file|header|field|type|prefix|length|id|kind|format|pattern|regex"
+    r"|alphabet|charset|chars|characters|symbols|letters|digits|table)$",
     re.IGNORECASE,
 )
 _PLACEHOLDER = LazyPattern(
@@ -146,16 +150,25 @@ MIN_ALPHABET_RUN = 3.0
 MIN_TABLE_LENGTH = 40
 
 
+# A regular expression's character class (`[A-Za-z0-9_-]{32}`) or a bare list of ranges
+# (`A-Za-z0-9`): what a token may hold, not a token.
+_CHARACTER_CLASS = LazyPattern(r"\^?\[\^?(?:[^\]\\]|\\.)+\](?:\{\d+(?:,\d*)?\}|[+*?])?\$?|(?:\w-\w|[_+/=.~-])+")
+_RANGE = LazyPattern(r"(\w)-(\w)")
+
+
 def is_alphabet(value: str) -> bool:
-    """A charset, an alphabet or a table rather than a secret: no character twice, and either in
-    runs of consecutive code points (ascending or descending) or long enough that only a table
-    would hold no repeat. It carries no secret however high its entropy: every character once."""
-    if len(set(value)) != len(value):
-        return False
-    if len(value) >= MIN_TABLE_LENGTH:
-        return True
+    """A charset, an alphabet or a table rather than a secret: characters in runs of consecutive
+    code points (ascending or descending: `0123456789abcdef0123456789ABCDEF` too), or no character
+    twice in a value long enough that only a table would hold no repeat, or a character class.
+    It carries no secret however high its entropy."""
     runs = 1 + sum(1 for left, right in zip(value, value[1:], strict=False) if abs(ord(right) - ord(left)) != 1)
-    return len(value) / runs >= MIN_ALPHABET_RUN
+    if len(value) / runs >= MIN_ALPHABET_RUN:
+        return True
+    if len(set(value)) == len(value) and len(value) >= MIN_TABLE_LENGTH:
+        return True
+    return _CHARACTER_CLASS.fullmatch(value) is not None and any(
+        ord(low) < ord(high) for low, high in _RANGE.findall(value)
+    )
 
 
 # Where example values are written for people to read, not run.

@@ -2,7 +2,9 @@
 Kotlin in wrong_exception_jvm.py, C# in wrong_exception_csharp.py: the same rules and message): `try:
 base64.b64decode(x)` under `except UnicodeDecodeError` only (it raises `binascii.Error`, a
 `ValueError`), `int(x)` under `except TypeError` only (a string that is not a number raises
-`ValueError`), `json.loads(x)` under `except KeyError` only.
+`ValueError`), `json.loads(x)` under `except KeyError` only, `host.encode("idna")` under `except
+UnicodeEncodeError` (the IDNA codec raises `UnicodeError` itself, which a handler of its subclass
+does not catch), `names.index(x)` under `except IndexError` (it raises `ValueError`).
 
 A small table of well-known calls and what they raise on bad input, and the standard exception
 hierarchy: a finding only when every handler of the `try` names a known exception and none of
@@ -43,11 +45,16 @@ WRONG_EXCEPTION = Rule(
         "catches what a guarded call raises on bad input (a table: "
         "`base64.b64decode`/`binascii.a2b_*` → `binascii.Error`, `int`/`float`/`uuid.UUID`/`strptime` "
         "→ `ValueError`, `json.loads` → `JSONDecodeError`, `open`/`os.*` → `OSError`, `.decode()` → "
-        "`UnicodeDecodeError` …): `b64decode(x).decode()` under `except UnicodeDecodeError`, `int(x)` "
-        "under `except TypeError`, `json.loads` under `except KeyError`. Java: the same for a `try` "
+        "`UnicodeDecodeError`, `.encode(\"idna\")` → `UnicodeError` itself (a handler of its subclass "
+        "`UnicodeEncodeError` does not catch it), `urlsplit`/`urlparse`/`.index()`/`.relative_to()` → "
+        "`ValueError`, `yaml.safe_load` → `yaml.YAMLError`, `ZoneInfo` → `ZoneInfoNotFoundError` …): "
+        "`b64decode(x).decode()` under `except UnicodeDecodeError`, `int(x)` under `except TypeError`, "
+        "`json.loads` under `except KeyError`, `host.encode(\"idna\")` under `except UnicodeEncodeError`. Java: the same for a `try` "
         "(not a try-with-resources) and its `catch` clauses (multi-catch too), with a table of JDK "
-        "calls (`Integer.parseInt`/`Long.parseLong`/`new BigDecimal` → `NumberFormatException`, "
-        "`UUID.fromString`/`Base64.getDecoder().decode`/`URI.create` → `IllegalArgumentException`, "
+        "calls (`Integer.parseInt`/`Integer.valueOf`/`Long.parseLong`/`new BigDecimal` → "
+        "`NumberFormatException`, `UUID.fromString`/`Base64.getDecoder().decode`/`URI.create`/"
+        "`IDN.toASCII` → `IllegalArgumentException`, `new URL` → `MalformedURLException`, "
+        "`InetAddress.getByName` → `UnknownHostException`, "
         "`LocalDate.parse`/`Instant.parse`/`Duration.parse` → `DateTimeParseException`, "
         "`Pattern.compile` → `PatternSyntaxException` …) and their hierarchy (`NumberFormatException` "
         "< `IllegalArgumentException` < `RuntimeException`): `Integer.parseInt(s)` under `catch "
@@ -189,7 +196,7 @@ _PARENT: dict[str, str] = {
     "UnicodeError": "ValueError", "UnicodeDecodeError": "UnicodeError", "UnicodeEncodeError": "UnicodeError",
     "binascii.Error": "ValueError", "json.JSONDecodeError": "ValueError", "JSONDecodeError": "ValueError",
     "json.decoder.JSONDecodeError": "ValueError", "tomllib.TOMLDecodeError": "ValueError",
-    "decimal.InvalidOperation": "ArithmeticError", "InvalidOperation": "ArithmeticError",
+    "decimal.InvalidOperation": "decimal.DecimalException", "InvalidOperation": "decimal.DecimalException",
     "decimal.DecimalException": "ArithmeticError", "ZeroDivisionError": "ArithmeticError",
     "OverflowError": "ArithmeticError",
     "FileNotFoundError": "OSError", "PermissionError": "OSError", "IsADirectoryError": "OSError",
@@ -197,7 +204,8 @@ _PARENT: dict[str, str] = {
     "ConnectionError": "OSError", "IOError": "OSError", "EnvironmentError": "OSError", "socket.error": "OSError",
     "select.error": "OSError", "simplejson.JSONDecodeError": "ValueError", "TOMLDecodeError": "ValueError",
     "ModuleNotFoundError": "ImportError", "NotImplementedError": "RuntimeError", "RecursionError": "RuntimeError",
-    "struct.error": "Exception", "zlib.error": "Exception",
+    "struct.error": "Exception", "zlib.error": "Exception", "yaml.YAMLError": "Exception",
+    "zoneinfo.ZoneInfoNotFoundError": "KeyError", "ZoneInfoNotFoundError": "KeyError", "YAMLError": "Exception",
 }  # fmt: skip
 # What each call raises on bad input (the exceptions a handler around it is for).
 _RAISES: dict[str, tuple[str, ...]] = {
@@ -212,9 +220,19 @@ _RAISES: dict[str, tuple[str, ...]] = {
          "ipaddress.ip_network", "ipaddress.ip_interface", "ip_address", "ip_network", "datetime.strptime",
          "datetime.datetime.strptime", "datetime.fromisoformat", "datetime.datetime.fromisoformat",
          "date.fromisoformat", "datetime.date.fromisoformat", "time.strptime", "shlex.split",
-         "base64.b85decode", "base64.a85decode"),
+         "base64.b85decode", "base64.a85decode", "urlsplit", "urlparse", "urllib.parse.urlsplit",
+         "urllib.parse.urlparse", "parse.urlsplit", "parse.urlparse", "ipaddress.IPv4Address", "ipaddress.IPv6Address",
+         "ipaddress.ip_address", "fractions.Fraction", "Fraction", "email.utils.parsedate_to_datetime",
+         "parsedate_to_datetime", "hashlib.new", ".index", ".relative_to", "date.fromtimestamp",
+         "datetime.fromtimestamp", "datetime.datetime.fromtimestamp"),
         ("ValueError",),
     ),
+    # The IDNA codec raises `UnicodeError` itself (a label empty or over 63 characters), which a
+    # handler of `UnicodeEncodeError` or `UnicodeDecodeError`, its subclasses, does not catch.
+    ".encode(idna)": ("UnicodeError",),
+    ".decode(idna)": ("UnicodeError",),
+    **dict.fromkeys(("yaml.safe_load", "yaml.load", "yaml.safe_load_all", "yaml.full_load"), ("yaml.YAMLError",)),
+    **dict.fromkeys(("zoneinfo.ZoneInfo", "ZoneInfo"), ("zoneinfo.ZoneInfoNotFoundError", "ValueError")),
     **dict.fromkeys(("json.loads", "json.load"), ("json.JSONDecodeError",)),
     **dict.fromkeys(("tomllib.loads", "tomllib.load"), ("tomllib.TOMLDecodeError",)),
     **dict.fromkeys(("decimal.Decimal", "Decimal"), ("decimal.InvalidOperation",)),
@@ -238,6 +256,10 @@ _QUIET = frozenset(
      ".keys", ".values", ".append", ".isdigit", ".isnumeric"}
 )  # fmt: skip
 _SUBSCRIPT_RAISES = ("KeyError", "IndexError", "TypeError")
+# Calls whose exception is the class itself: a handler of a subclass of it does not catch it.
+_EXACT = frozenset({".encode(idna)", ".decode(idna)"})
+# Methods of the table known by their name alone (`text.index(x)`, `path.relative_to(root)`).
+_METHODS = frozenset({".decode", ".encode", ".index", ".relative_to"})
 
 
 # Other names of the same class.
@@ -245,7 +267,9 @@ _ALIASES = {
     "json.decoder.JSONDecodeError": "json.JSONDecodeError", "JSONDecodeError": "json.JSONDecodeError",
     "simplejson.JSONDecodeError": "json.JSONDecodeError", "IOError": "OSError", "EnvironmentError": "OSError",
     "socket.error": "OSError", "select.error": "OSError", "InvalidOperation": "decimal.InvalidOperation",
-    "TOMLDecodeError": "tomllib.TOMLDecodeError",
+    "TOMLDecodeError": "tomllib.TOMLDecodeError", "DecimalException": "decimal.DecimalException",
+    "ZoneInfoNotFoundError": "zoneinfo.ZoneInfoNotFoundError",
+    "YAMLError": "yaml.YAMLError",
 }  # fmt: skip
 
 
@@ -260,7 +284,10 @@ def _key(call: ast.Call) -> str:
     from reviewgate.reviewers.builtin.languages.python_flow import call_name
 
     name = call_name(call)
-    if isinstance(call.func, ast.Attribute) and f".{call.func.attr}" in {".decode", ".encode", *_QUIET}:
+    if isinstance(call.func, ast.Attribute) and f".{call.func.attr}" in {*_METHODS, *_QUIET}:
+        codec = call.args[0] if call.args else next((item.value for item in call.keywords if item.arg == "encoding"), None)
+        if call.func.attr in {"encode", "decode"} and isinstance(codec, ast.Constant) and codec.value == "idna":
+            return f".{call.func.attr}(idna)"
         if name not in _RAISES:
             return f".{call.func.attr}"
     return name
@@ -331,11 +358,12 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
     raisers = _raisers(node)
     if not raisers:
         return
-    def caught(raises: tuple[str, ...]) -> bool:
+    def caught(raises: tuple[str, ...], exact: bool = False) -> bool:
         """A handler of the exception, of a base of it, or of a subclass (`FileNotFoundError`
-        around `os.stat`: the other `OSError`s are let through on purpose)."""
+        around `os.stat`: the other `OSError`s are let through on purpose), unless the call raises
+        the class itself (`exact`: the IDNA codec's `UnicodeError`)."""
         return any(
-            _lineage(handled)[0] in _lineage(raised) or _lineage(raised)[0] in _lineage(handled)
+            _lineage(handled)[0] in _lineage(raised) or (not exact and _lineage(raised)[0] in _lineage(handled))
             for raised in raises
             for handled in names
         )
@@ -343,11 +371,11 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
     # What the handlers are for: nothing the body raises, or only a codec step (`.decode()`)
     # beside the call whose failure escapes. A handler that catches a lookup or another call's
     # error is about that one; the call it lets through may fail loudly by design.
-    explained = {key for _call, key, raises in raisers if caught(raises)}
+    explained = {key for _call, key, raises in raisers if caught(raises, key in _EXACT)}
     if not explained <= {".decode", ".encode"}:
         return
-    for call, key, raises in raisers:
-        if key == "[...]" or caught(raises):
+    for call, key, raises in sorted(raisers, key=lambda item: item[1] not in _EXACT):
+        if key == "[...]" or caught(raises, key in _EXACT):
             continue
         handler = next(item for item in node.handlers if item.type is not None)
         lines = {handler.lineno, getattr(call, "lineno", 0)}
@@ -356,7 +384,8 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
         base = _lineage(raises[0])[1]
         yield wrong_exception_finding(
             path=path, text=text, line=handler.lineno, try_line=node.lineno, call_line=getattr(call, "lineno", node.lineno),
-            shown=key.lstrip(".") + "()" if key.startswith(".") else f"{key}(...)", raises=raises,
+            shown=(f'{key[1:].split("(")[0]}("idna")' if key in _EXACT
+                   else key.lstrip(".") + "()" if key.startswith(".") else f"{key}(...)"), raises=raises,
             base=base if base != "Exception" else None, handlers=names,
         )
 

@@ -46,6 +46,7 @@ _PARENT: dict[str, str] = {
     "Exception": "Throwable", "Error": "Throwable", "RuntimeException": "Exception", "IOException": "Exception",
     "URISyntaxException": "Exception", "ParseException": "Exception",
     "UnsupportedEncodingException": "IOException", "FileNotFoundException": "IOException",
+    "MalformedURLException": "IOException", "UnknownHostException": "IOException",
     "IllegalArgumentException": "RuntimeException", "IllegalStateException": "RuntimeException",
     "NullPointerException": "RuntimeException", "ArithmeticException": "RuntimeException",
     "IndexOutOfBoundsException": "RuntimeException", "ClassCastException": "RuntimeException",
@@ -65,12 +66,13 @@ _RAISES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
         ("Integer.parseInt", "Integer.parseUnsignedInt", "Integer.decode", "Long.parseLong", "Long.parseUnsignedLong",
          "Long.decode", "Short.parseShort", "Byte.parseByte", "Double.parseDouble", "Float.parseFloat",
-         "new BigDecimal", "new BigInteger"),
+         "new BigDecimal", "new BigInteger", "Integer.valueOf", "Long.valueOf", "Short.valueOf", "Byte.valueOf",
+         "Double.valueOf", "Float.valueOf"),
         ("NumberFormatException",),
     ),
     **dict.fromkeys(
         ("UUID.fromString", "Base64.getDecoder().decode", "Base64.getUrlDecoder().decode",
-         "Base64.getMimeDecoder().decode", "URI.create", "HexFormat.of().parseHex"),
+         "Base64.getMimeDecoder().decode", "URI.create", "HexFormat.of().parseHex", "IDN.toASCII"),
         ("IllegalArgumentException",),
     ),
     **dict.fromkeys(
@@ -80,6 +82,9 @@ _RAISES: dict[str, tuple[str, ...]] = {
         ("DateTimeParseException",),
     ),
     "ZoneId.of": ("DateTimeException",),
+    "new URL": ("MalformedURLException",),
+    "new URI": ("URISyntaxException",),
+    **dict.fromkeys(("InetAddress.getByName", "InetAddress.getAllByName"), ("UnknownHostException",)),
     "Pattern.compile": ("PatternSyntaxException",),
     "Charset.forName": ("UnsupportedCharsetException", "IllegalCharsetNameException"),
     # A charset given by name: the step a handler of `UnsupportedEncodingException` is for.

@@ -1,0 +1,148 @@
+"""Request input in Java (servlets, Spring), C# (ASP.NET), Ruby (Rails, Sinatra) and PHP
+(Laravel, Slim, plain PHP), and the calls a bug rule looks for it in, read from text with strings
+and comments blanked (javascript_source.read_js: the same quotes and `//` comments).
+
+A scanner, not a parser: a name is input when the lines before its use assign it from a source
+(`String next = request.getParameter("next");`, `$next = $request->input('next');`), or when it is
+a parameter that the framework fills from the request (Spring's `@RequestParam String next`, an
+ASP.NET controller action's `string returnUrl`). What a rule's guard or escape looks like is the
+rule's own (`Input.clean`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
+
+SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP})
+# How far back from a use the scan looks for the assignment or the parameter that makes a name input.
+_LOOK_BACK_LINES = 40
+
+_SOURCES = {
+    Language.JAVA: (
+        r"\b\w+\s*\.\s*(?:getParameter|getParameterValues|getHeader|getQueryString|getCookies|getRequestURI)\s*\("
+    ),
+    Language.CSHARP: (
+        r"\bRequest\s*\.\s*(?:Query|Form|Headers|Cookies|QueryString|RouteValues)\b"
+    ),
+    Language.RUBY: r"(?<![\w.@:])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body)\b",
+    Language.PHP: (
+        r"\$_(?:GET|POST|REQUEST|COOKIE)\b|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("
+        r"|->\s*(?:getQueryParams|getParsedBody|getQueryParam|getParam|getHeaderLine)\s*\(|\brequest\s*\(\s*\)\s*->"
+        r"|\brequest\s*\(\s*['\"]"
+    ),
+}
+_ASSIGNMENT = {
+    Language.JAVA: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]+);",
+    Language.CSHARP: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]+);",
+    Language.RUBY: r"(?P<name>[a-z_]\w*)\s*=(?![=~])\s*(?P<value>[^\n]+)",
+    Language.PHP: r"(?P<name>\$\w+)\s*=(?![=>])\s*(?P<value>[^;]+);",
+}
+# Parameters the framework fills from the request: Spring's annotations, an ASP.NET action's strings.
+_SPRING_PARAMETER = r"@(?:RequestParam|PathVariable|RequestHeader|CookieValue|RequestBody)\b(?:\([^)]*\))?\s*(?:final\s+)?[\w.<>\[\]]+\s+(?P<name>\w+)"
+_CSHARP_ACTION = (
+    r"\bpublic\s+(?:async\s+)?(?:virtual\s+)?(?:Task\s*<\s*)?(?:IActionResult|ActionResult|IResult|RedirectResult)\b"
+    r"[^(]*\((?P<parameters>[^)]*)\)"
+)
+_CSHARP_STRING_PARAMETER = r"(?:\[From\w+[^\]]*\]\s*)?string\??\s+(?P<name>\w+)"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a use's value came from: the source as written, its line, the name it went through ("" for a source used directly)."""
+
+    source: str
+    line: int
+    name: str = ""
+
+    def describe(self) -> str:
+        if self.name:
+            return f"`{self.name}`, from `{self.source}` at line {self.line}"
+        return f"`{self.source}` (line {self.line})"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _shorten(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 70 else flat[:69] + "…"
+
+
+def origin_of(source: JsSource, language: Language, start: int, end: int, escapes: re.Pattern[str] | None) -> Origin | None:
+    """The input that the expression `text[start:end]` holds, directly or through a name assigned
+    from it (or a request parameter) in the lines before; None when none does, or an escape wraps it."""
+    text = source.text
+    expression = text[start:end]
+    if escapes is not None and escapes.search(expression):
+        return None
+    sources = _compiled(_SOURCES[language])
+    direct = sources.search(source.masked, start, end)
+    if direct is not None:
+        return Origin(_shorten(text[direct.start() : end]), source.line_of(start))
+    line = source.line_of(start)
+    window_start = source.line_starts[max(0, line - 1 - _LOOK_BACK_LINES)]
+    names = set(re.findall(r"\$?[A-Za-z_]\w*", source.masked[start:end]))
+    for parameter in _request_parameters(source, language, window_start, start):
+        if parameter[0] in names:
+            return Origin(parameter[1], source.line_of(parameter[2]), parameter[0])
+    found: Origin | None = None
+    for assignment in _compiled(_ASSIGNMENT[language]).finditer(source.masked, window_start, start):
+        name = assignment.group("name")
+        if name not in names:
+            continue
+        value_start, value_end = assignment.span("value")
+        value = sources.search(source.masked, value_start, value_end)
+        if value is None or (escapes is not None and escapes.search(text, value_start, value_end)):
+            found = None if found is not None and found.name == name else found  # reassigned from something else
+            continue
+        found = Origin(_shorten(text[value_start:value_end]), source.line_of(assignment.start()), name)
+    return found
+
+
+def _request_parameters(source: JsSource, language: Language, start: int, end: int) -> Iterator[tuple[str, str, int]]:
+    """(name, how it is declared, offset) of each parameter filled from the request declared in `text[start:end]`."""
+    text = source.text
+    if language is Language.JAVA:
+        for match in _compiled(_SPRING_PARAMETER).finditer(text, start, end):
+            yield match.group("name"), _shorten(match.group(0)), match.start()
+    elif language is Language.CSHARP and re.search(r":\s*(?:Controller|ControllerBase)\b|\[Http(?:Get|Post)", text):
+        actions = list(_compiled(_CSHARP_ACTION).finditer(text, start, end))
+        if actions:
+            action = actions[-1]  # the method the use is in
+            for parameter in _compiled(_CSHARP_STRING_PARAMETER).finditer(action.group("parameters")):
+                yield parameter.group("name"), f"the action parameter `{parameter.group(0).strip()}`", action.start()
+
+
+def sink_arguments(source: JsSource, opener: int) -> list[tuple[int, int]]:
+    """The arguments of the call whose `(` is at `opener` (text_flow's reading of a call)."""
+    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+
+    return call_arguments(source, opener)
+
+
+def line_argument(source: JsSource, start: int) -> tuple[int, int]:
+    """A call without parentheses (Ruby's `redirect_to params[:next], allow_other_host: true`):
+    its first argument, to the first top-level comma or the end of the line."""
+    masked = source.masked
+    end = masked.find("\n", start)
+    end = len(masked) if end < 0 else end
+    depth = 0
+    for index in range(start, end):
+        char = masked[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return start, index
+            depth -= 1
+        elif char == "," and depth == 0:
+            return start, index
+    return start, end

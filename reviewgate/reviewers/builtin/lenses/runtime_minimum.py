@@ -1,0 +1,385 @@
+"""An API newer than the oldest runtime the project declares (Node from `package.json`'s
+`engines.node`, Python from `pyproject.toml`'s `requires-python`, Go from `go.mod`'s `go` line),
+read on the target side (target_manifest.py): global `fetch` under `"node": ">=16"`,
+`str.removeprefix` under `requires-python = ">=3.8"`, the `slices` package under `go 1.19`. On that
+oldest runtime the line fails (a `ReferenceError`, an `ImportError`, an `AttributeError`, a build
+error) where the tests, run on a newer one, passed.
+
+A small table of well-known APIs with the release that brought them, per language. Not reported:
+a use guarded by a version check (`if sys.version_info >= ...`) or an import fallback (`try:
+import tomllib` / `except ImportError`), a `fetch` the file imports (`node-fetch`, `undici`) or
+defines, browser code (a `.jsx`/`.tsx` file, or one that reads `window` or `document`), where
+`engines.node` does not say what runs it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from reviewgate.context import ReviewRequest
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
+from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+API_NEWER_THAN_RUNTIME = Rule(
+    id="correctness/api-newer-than-runtime",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="API newer than the oldest runtime the project declares",
+    full=(
+        "An API that arrived in a later release than the oldest one the project declares it supports "
+        "(`engines.node` in package.json, `requires-python` in pyproject.toml, read on the target branch): "
+        "on that release the line fails while tests on a newer one pass. Raise the declared minimum in its "
+        "own change, guard the use, or use what the oldest release has."
+    ),
+    tags=("correctness", "reliability", "compatibility"),
+    precision="medium",
+    fires_on=(
+        "JS/TS (not `.jsx`/`.tsx` or code that reads `window`/`document`): the global `fetch` (18), "
+        "`structuredClone` (17), `AbortSignal.timeout` (17.3), `AbortSignal.any` (20.3), `Object.hasOwn` "
+        "(16.9), `.at(-n)` (16.6), `findLast` (18), `toSorted`/`toReversed`/`toSpliced` (20), "
+        "`Object.groupBy` (21), `Promise.withResolvers` and `Array.fromAsync` (22), `replaceAll` and "
+        "`Promise.any` and logical assignment (15), `crypto.randomUUID` (14.17), `import.meta.dirname` "
+        "(20.11), `process.loadEnvFile` (20.12), `node:test` (18), under an older `engines.node` of the "
+        "nearest package.json; Python: `tomllib`, `datetime.UTC`, `asyncio.TaskGroup`/`timeout`, "
+        "`enum.StrEnum`, `typing.Self`, `ExceptionGroup`, `except*` (3.11), `itertools.batched`, "
+        "`typing.override` (3.12), `itertools.pairwise`, `zip(strict=)`, `dataclass(slots=)`, `match` "
+        "(3.10), `str.removeprefix`, `functools.cache`, `zoneinfo`, `graphlib` (3.9) … under an older "
+        "`requires-python` (or Poetry's `python`) of the nearest pyproject.toml. Both read at the merge "
+        "base: the branch's own manifest is not trusted"
+    ),
+    not_on=(
+        "no manifest or no lower bound on the target side; a use inside `if sys.version_info >= …` or a "
+        "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
+        "(`node-fetch`, `undici` …) or defines; browser code"
+    ),
+    fires=(
+        Example(
+            file=File("src/client.js", "javascript", """\
+export async function load(url) {
+  const response = await fetch(url);
+  return response.json();
+}
+"""),
+            caption="The target branch's package.json declares Node 16, which has no global `fetch`.",
+            base=(File("package.json", "json", '{"engines": {"node": ">=16.0.0"}}\n'),),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/settings.py", "python", """\
+try:
+    import tomllib
+except ImportError:
+    import tomli as tomllib
+"""),
+            caption="An import fallback: Python 3.8 takes the second branch.",
+            base=(File("pyproject.toml", "toml", '[project]\nname = "shop"\nrequires-python = ">=3.8"\n'),),
+        ),
+    ),
+    by_record=True,
+)
+
+RULES = (API_NEWER_THAN_RUNTIME,)
+RULE_API_NEWER_THAN_RUNTIME = API_NEWER_THAN_RUNTIME.id
+
+if TYPE_CHECKING:
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
+    from reviewgate.reviewers.builtin.lenses.target_manifest import Version
+
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
+
+# Node: (what, the pattern that finds a use in code, the release that brought it).
+_NODE_APIS: tuple[tuple[str, str, Version], ...] = (
+    ("the global `fetch`", r"(?<![\w$.])fetch\s*\(", (18, 0, 0)),
+    ("`structuredClone`", r"(?<![\w$.])structuredClone\s*\(", (17, 0, 0)),
+    ("`AbortSignal.timeout`", r"\bAbortSignal\s*\.\s*timeout\s*\(", (17, 3, 0)),
+    ("`AbortSignal.any`", r"\bAbortSignal\s*\.\s*any\s*\(", (20, 3, 0)),
+    ("`Object.hasOwn`", r"\bObject\s*\.\s*hasOwn\s*\(", (16, 9, 0)),
+    ("`Array.prototype.at`", r"\.\s*at\s*\(\s*-\s*\d+\s*\)", (16, 6, 0)),
+    ("`Array.prototype.findLast`", r"\.\s*findLast(?:Index)?\s*\(", (18, 0, 0)),
+    ("`Array.prototype.toSorted`", r"\.\s*(?:toSorted|toReversed|toSpliced)\s*\(", (20, 0, 0)),
+    ("`Object.groupBy`", r"\b(?:Object|Map)\s*\.\s*groupBy\s*\(", (21, 0, 0)),
+    ("`Promise.withResolvers`", r"\bPromise\s*\.\s*withResolvers\s*\(", (22, 0, 0)),
+    ("`Array.fromAsync`", r"\bArray\s*\.\s*fromAsync\s*\(", (22, 0, 0)),
+    ("`String.prototype.replaceAll`", r"\.\s*replaceAll\s*\(", (15, 0, 0)),
+    ("`Promise.any`", r"\bPromise\s*\.\s*any\s*\(", (15, 0, 0)),
+    ("logical assignment (`??=`, `||=`, `&&=`)", r"\?\?=|\|\|=|&&=", (15, 0, 0)),
+    ("`crypto.randomUUID`", r"\bcrypto\s*\.\s*randomUUID\s*\(", (14, 17, 0)),
+    ("`import.meta.dirname`", r"\bimport\s*\.\s*meta\s*\.\s*(?:dirname|filename)\b", (20, 11, 0)),
+    ("`process.loadEnvFile`", r"\bprocess\s*\.\s*loadEnvFile\s*\(", (20, 12, 0)),
+    ("the `node:test` runner", r"""(?:from\s*|require\s*\(\s*)['"]node:test['"]""", (18, 0, 0)),
+)
+# Go: packages imported and calls of the standard library, with the release that brought them (the
+# builtins `min`, `max` and `clear` are left out: a module may define its own of those names).
+_GO_PACKAGES: dict[str, Version] = {
+    "slices": (1, 21, 0), "maps": (1, 21, 0), "cmp": (1, 21, 0), "log/slog": (1, 21, 0), "iter": (1, 23, 0),
+    "unique": (1, 23, 0), "math/rand/v2": (1, 22, 0), "crypto/ecdh": (1, 20, 0), "net/netip": (1, 18, 0),
+}  # fmt: skip
+_GO_CALLS: tuple[tuple[str, str, Version], ...] = (
+    ("`errors.Join`", r"\berrors\.Join\(", (1, 20, 0)),
+    ("`strings.CutPrefix`/`CutSuffix`", r"\b(?:strings|bytes)\.Cut(?:Prefix|Suffix)\(", (1, 20, 0)),
+    ("`strings.Cut`", r"\b(?:strings|bytes)\.Cut\(", (1, 18, 0)),
+    ("`context.WithoutCancel`", r"\bcontext\.WithoutCancel\(", (1, 21, 0)),
+    ("`context.AfterFunc`", r"\bcontext\.AfterFunc\(", (1, 21, 0)),
+    ("`context.WithCancelCause`", r"\bcontext\.With(?:Cancel|Deadline|Timeout)Cause\(", (1, 20, 0)),
+    ("`sync.OnceFunc`", r"\bsync\.Once(?:Func|Value|Values)\b", (1, 21, 0)),
+    ("`http.NewResponseController`", r"\bhttp\.NewResponseController\(", (1, 20, 0)),
+    ("`atomic.Int64` and the other atomic types", r"\batomic\.(?:Int32|Int64|Uint32|Uint64|Uintptr|Bool|Pointer)\b", (1, 19, 0)),
+    ("`time.DateOnly`/`time.DateTime`", r"\btime\.(?:DateOnly|DateTime|TimeOnly)\b", (1, 20, 0)),
+)
+_GO_IMPORT = LazyPattern(r'"(?P<package>[a-z0-9/]+)"')
+
+# Python: dotted names (a module attribute, or a name imported from it) and the release that brought them.
+_PYTHON_NAMES: dict[str, Version] = {
+    "tomllib": (3, 11, 0), "datetime.UTC": (3, 11, 0), "itertools.batched": (3, 12, 0),
+    "itertools.pairwise": (3, 10, 0), "zoneinfo": (3, 9, 0), "graphlib": (3, 9, 0), "functools.cache": (3, 9, 0),
+    "math.lcm": (3, 9, 0), "asyncio.to_thread": (3, 9, 0), "random.randbytes": (3, 9, 0),
+    "asyncio.TaskGroup": (3, 11, 0), "asyncio.timeout": (3, 11, 0), "enum.StrEnum": (3, 11, 0),
+    "typing.Self": (3, 11, 0), "typing.override": (3, 12, 0), "typing.TypeAlias": (3, 10, 0),
+    "typing.ParamSpec": (3, 10, 0), "contextlib.chdir": (3, 11, 0), "hashlib.file_digest": (3, 11, 0),
+    "typing.assert_never": (3, 11, 0), "typing.LiteralString": (3, 11, 0), "operator.call": (3, 11, 0),
+    "ExceptionGroup": (3, 11, 0), "BaseExceptionGroup": (3, 11, 0), "anext": (3, 10, 0), "aiter": (3, 10, 0),
+}  # fmt: skip
+_PYTHON_BUILTINS = frozenset({"ExceptionGroup", "BaseExceptionGroup", "anext", "aiter"})
+# Methods of built-in types: the method name, and the release that brought it.
+_PYTHON_METHODS: dict[str, tuple[str, Version]] = {
+    "removeprefix": ("str.removeprefix", (3, 9, 0)), "removesuffix": ("str.removesuffix", (3, 9, 0)),
+    "bit_count": ("int.bit_count", (3, 10, 0)), "is_relative_to": ("PurePath.is_relative_to", (3, 9, 0)),
+}  # fmt: skip
+# Keyword arguments of built-ins that arrived later.
+_PYTHON_KEYWORDS: dict[tuple[str, str], Version] = {
+    ("zip", "strict"): (3, 10, 0), ("dataclass", "slots"): (3, 10, 0), ("dataclass", "kw_only"): (3, 10, 0),
+}  # fmt: skip
+_GO_NEEDLES = ('"slices"', '"maps"', '"cmp"', '"log/slog"', '"iter"', '"unique"', '"math/rand/v2"', '"crypto/ecdh"',
+               '"net/netip"', "errors.Join", ".Cut", "context.", "sync.Once", "NewResponseController", "atomic.",
+               "time.Date", "time.TimeOnly")
+_NODE_NEEDLES = ("fetch", "structuredClone", "AbortSignal", "hasOwn", ".at(", "findLast", "toSorted", "toReversed",
+                 "toSpliced", "groupBy", "withResolvers", "fromAsync", "replaceAll", "Promise.any", "??=", "||=",
+                 "&&=", "randomUUID", "import.meta", "loadEnvFile", "node:test")
+_PYTHON_NEEDLES = ("tomllib", "UTC", "batched", "pairwise", "zoneinfo", "graphlib", "cache", "lcm", "to_thread",
+                   "randbytes", "TaskGroup", "timeout", "StrEnum", "Self", "override", "TypeAlias", "ParamSpec",
+                   "chdir", "file_digest", "assert_never", "LiteralString", "operator", "ExceptionGroup", "anext",
+                   "aiter", "removeprefix", "removesuffix", "bit_count", "is_relative_to", "strict", "slots",
+                   "kw_only", "match ", "except*")  # fmt: skip
+# Imports that bring their own `fetch`, and code that runs in a browser.
+_FETCH_IMPORTED = LazyPattern(
+    r"""['"](?:node-fetch|undici|cross-fetch|isomorphic-fetch|whatwg-fetch|make-fetch-happen)['"]"""
+    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*=|import\s*\{[^}]*\bfetch\b"
+)
+_BROWSER = LazyPattern(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s*\.|['\"]use client['\"]")
+
+
+@functools.cache
+def _node_patterns() -> tuple[tuple[str, re.Pattern[str], Version], ...]:
+    return tuple((what, re.compile(pattern), version) for what, pattern, version in _NODE_APIS)
+
+
+def _finding(path: str, text: str, line: int, what: str, arrived: str, manifest: str, declared: str,
+             lowest: Version, runtime: str, failure: str) -> Finding:
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
+
+    code = code_line(text, line)
+    return bug_finding(
+        rule=RULE_API_NEWER_THAN_RUNTIME,
+        category="compatibility",
+        title=f"{what[0].upper()}{what[1:]} needs {runtime} {arrived}, newer than the declared minimum",
+        body=(
+            f"{matched(code)}: {what} arrived in {runtime} {arrived}, but `{manifest}` on the target branch declares "
+            f"`{declared}`, which allows {runtime} {shown(lowest)}: there this line fails ({failure}), while tests "
+            f"run on a newer {runtime} pass. Raise the declared minimum in its own change, guard the use with a "
+            "version check or a fallback, or use what the oldest supported release has."
+        ),
+        path=path,
+        line=line,
+        code=code,
+    )
+
+
+class RuntimeMinimumLens:
+    rule = RULE_API_NEWER_THAN_RUNTIME
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
+        for change, language, text in changed_sources(request, _LANGUAGES, needles):
+            from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum, python_minimum
+
+            added = change.added_lines()
+            if language is Language.GO:
+                found = go_minimum(request, change.path)
+                if found is not None:
+                    yield from _go(text, change.path, added, *found)
+            elif language is Language.PYTHON:
+                declared = python_minimum(request, change.path)
+                if declared is not None:
+                    yield from _python(text, change.path, added, *declared)
+            elif not change.path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
+                declared = node_minimum(request, change.path)
+                if declared is not None:
+                    yield from _node(text, change.path, added, *declared)
+
+
+def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
+          lowest: Version) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
+    source = read_js(text)
+    masked = source.masked
+    uses: list[tuple[int, str, Version]] = []
+    for what, pattern, arrived in _node_patterns():
+        if "fetch" in what and _FETCH_IMPORTED.search(text):
+            continue
+        uses += [(match.start(), what, arrived)
+                 for match in pattern.finditer(masked if "node:test" not in what else text)
+                 if masked[match.start()] == text[match.start()]]
+    yield from _report(source, path, added, uses, (manifest, declared, lowest), "Node",
+                       "a `TypeError` or `ReferenceError`, or a syntax error")
+
+
+def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
+        lowest: Version) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
+    source = read_js(text)
+    masked = source.masked
+    uses: list[tuple[int, str, Version]] = []
+    for match in _GO_IMPORT.finditer(text):
+        version = _GO_PACKAGES.get(match.group("package"))
+        if version is not None and _in_imports(masked, match.start()):
+            uses.append((match.start(), f"the `{match.group('package')}` package", version))
+    for what, pattern, version in _GO_CALLS:
+        uses += [(match.start(), what, version) for match in re.finditer(pattern, masked)]
+    yield from _report(source, path, added, uses, (manifest, declared, lowest), "Go",
+                       "the build fails with an undefined name or a missing package")
+
+
+def _report(source: JsSource, path: str, added: dict[int, str], uses: list[tuple[int, str, Version]],
+            declared: tuple[str, str, Version], runtime: str, failure: str) -> Iterator[Finding]:
+    """A finding for the first use on each added line of an API newer than the declared oldest release."""
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
+
+    manifest, declared_range, lowest = declared
+    reported: set[int] = set()
+    for offset, what, arrived in sorted(uses):
+        line = source.line_of(offset)
+        if lowest >= arrived or line not in added or line in reported:
+            continue
+        reported.add(line)
+        yield _finding(path, source.text, line, what, shown(arrived), manifest, declared_range, lowest, runtime, failure)
+
+
+def _in_imports(masked: str, offset: int) -> bool:
+    """A string at `offset` in the file's `import` declaration(s), not any string that looks like a package."""
+    before = masked[:offset]
+    last = before.rfind("import")
+    return last >= 0 and (
+        "\n" not in before[last:].strip() or (before[last:].count("(") > before[last:].count(")"))
+    )
+
+
+# Python ------------------------------------------------------------------------------------------
+
+
+def _python(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
+            lowest: Version) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.lenses.target_manifest import shown
+
+    tree = parse_python(text, path)
+    if tree is None:
+        return
+    reported: set[int] = set()
+    from reviewgate.reviewers.builtin.languages.python_flow import dotted
+
+    # A built-in name the module binds itself is its backport (`from exceptiongroup import
+    # BaseExceptionGroup` under a version check), not the built-in.
+    bound = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    } | {dotted(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+         for target in node.targets if isinstance(target, (ast.Name, ast.Attribute))}
+    for node, what, arrived in _python_uses(tree):
+        line = getattr(node, "lineno", 0)
+        if lowest >= arrived or line not in added or line in reported:
+            continue
+        if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) in bound:
+            continue  # or one it sets itself: `enum.StrEnum = enum.Enum` under a version check
+        reported.add(line)
+        yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Python",
+                       "an `ImportError`, `AttributeError`, `TypeError` or `SyntaxError`")
+
+
+def _guards_version(test: ast.expr) -> bool:
+    return any(
+        (isinstance(node, ast.Attribute) and node.attr in {"version_info", "hexversion"})
+        or (isinstance(node, ast.Name) and (node.id in {"TYPE_CHECKING", "version_info"} or node.id.startswith("PY3")))
+        for node in ast.walk(test)
+    )
+
+
+# `try` and, from Python 3.11, `try ... except*` (its own node type).
+_TRY_NODES: tuple[type[ast.Try], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
+    """(node, what, release) of each use of a table entry, outside a version guard or an import fallback."""
+    if isinstance(node, ast.If) and _guards_version(node.test):
+        return  # both branches: the other one is the fallback
+    if isinstance(node, _TRY_NODES):
+        handled = {
+            name.id if isinstance(name, ast.Name) else getattr(name, "attr", "")
+            for handler in node.handlers
+            if handler.type is not None
+            for name in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])
+        }
+        if handled & {"ImportError", "ModuleNotFoundError", "AttributeError", "NameError", "TypeError"}:
+            for item in (*node.handlers, *node.orelse, *node.finalbody):
+                yield from _python_uses(item)
+            return
+        if type(node).__name__ == "TryStar":
+            yield node, "`except*`", (3, 11, 0)
+    yield from _python_use(node)
+    for child in ast.iter_child_nodes(node):
+        yield from _python_uses(child)
+
+
+def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
+    from reviewgate.reviewers.builtin.languages.python_flow import dotted, leaf_name
+
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name in _PYTHON_NAMES:
+                yield node, f"the `{alias.name}` module", _PYTHON_NAMES[alias.name]
+    elif isinstance(node, ast.ImportFrom) and node.module:
+        for alias in node.names:
+            name = f"{node.module}.{alias.name}"
+            if name in _PYTHON_NAMES:
+                yield node, f"`{name}`", _PYTHON_NAMES[name]
+            elif node.module in _PYTHON_NAMES and node.level == 0:
+                yield node, f"the `{node.module}` module", _PYTHON_NAMES[node.module]
+    elif isinstance(node, ast.Attribute):
+        name = dotted(node)
+        if "." in name and name in _PYTHON_NAMES:
+            yield node, f"`{name}`", _PYTHON_NAMES[name]
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _PYTHON_BUILTINS:
+        yield node, f"`{node.id}`", _PYTHON_NAMES[node.id]
+    elif isinstance(node, ast.Call):
+        leaf = leaf_name(node)
+        if isinstance(node.func, ast.Attribute) and leaf in _PYTHON_METHODS:
+            what, version = _PYTHON_METHODS[leaf]
+            yield node, f"`{what}`", version
+        for keyword in node.keywords:
+            if (leaf, keyword.arg or "") in _PYTHON_KEYWORDS:
+                yield node, f"`{leaf}({keyword.arg}=...)`", _PYTHON_KEYWORDS[(leaf, keyword.arg or "")]
+    elif type(node).__name__ == "Match":
+        yield node, "the `match` statement", (3, 10, 0)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (RuntimeMinimumLens(),)

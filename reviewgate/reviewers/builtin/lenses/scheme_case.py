@@ -1,0 +1,295 @@
+"""A URL's scheme checked case-sensitively (Python, JavaScript/TypeScript, Go): `url.startswith(
+"https://")`, `scheme == "javascript"` on a scheme split off by hand, `url.startsWith('https:')`,
+`/^https?:\\/\\//.test(href)` without the `i` flag, `strings.HasPrefix(target, "https://")`.
+
+A scheme is case-insensitive (RFC 3986, 3.1): browsers and HTTP clients follow `HTTPS://host`
+and run `JavaScript:alert(1)`, so a check that only knows the lower-case spelling lets the
+other spellings through (an "is it https" test that says no to a secure URL, a block list of
+`javascript:` that lets `JAVASCRIPT:` pass). Safe: the value lower-cased first (`.lower()`,
+`.casefold()`, `.toLowerCase()`, `strings.ToLower`), a parsed URL's scheme (`urlparse(...).scheme`,
+WHATWG `new URL(...).protocol`, Go's `url.Parse(...).Scheme`: each lower-cases it), a regular
+expression with the `i` flag, `strings.EqualFold`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+
+from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
+from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+CASE_SENSITIVE_SCHEME = Rule(
+    id="correctness/case-sensitive-scheme",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="URL scheme checked case-sensitively",
+    full=(
+        "A URL's scheme is case-insensitive: `HTTPS://` and `JavaScript:` are the same schemes to a browser "
+        "or an HTTP client. A check that knows only the lower-case spelling refuses a secure URL or lets a "
+        "blocked scheme through in other capitals. Lower-case the input first, or compare a parsed URL's "
+        "scheme (which the parser lower-cases)."
+    ),
+    tags=("correctness", "reliability"),
+    precision="medium",
+    fires_on=(
+        "Python, JS/TS, Go: on an added line, `url.startswith(\"https://\")` (a tuple of such prefixes too), "
+        "`url.startsWith('https:')`/`url.indexOf('javascript:') === 0`, a regular expression literal "
+        "anchored on a scheme without the `i` flag (`/^https?:\\/\\//.test(href)`), "
+        "`strings.HasPrefix(target, \"https://\")`, and a scheme cut out of the raw text and compared as "
+        "written (`url.split(\":\")[0] == \"javascript\"`, `url[:5] == \"https\"`, `strings.Split(u, \":\")[0]`)"
+    ),
+    not_on=(
+        "the value lower-cased first (`.lower()`, `.casefold()`, `.toLowerCase()`, `strings.ToLower`, or a "
+        "name assigned from one); a parsed URL's scheme (`urlparse(…).scheme`, `new URL(…).protocol`, Go's "
+        "`url.Parse(…).Scheme`: each lower-cases it); a regular expression with the `i` flag; "
+        "`strings.EqualFold`"
+    ),
+    fires=(
+        Example(file=File("src/links.js", "javascript", """\
+export function isSecure(url) {
+  return url.startsWith('https:');
+}
+""")),
+    ),
+    does_not_fire=(
+        Example(file=File("app/links.py", "python", """\
+from urllib.parse import urlparse
+
+
+def is_secure(url):
+    return urlparse(url).scheme == "https"
+""")),
+    ),
+    by_record=True,
+)
+
+RULES = (CASE_SENSITIVE_SCHEME,)
+RULE_CASE_SENSITIVE_SCHEME = CASE_SENSITIVE_SCHEME.id
+
+_LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
+_SCHEMES = r"(?:https?|ftps?|wss?|javascript|vbscript|data|file|mailto|tel)"
+_NEEDLES = ("http", "javascript", "vbscript", "ftp", "ws:", "wss:", "data:", "file:", "mailto:", "tel:")
+# Calls whose result is lower-case (or a parsed URL, whose scheme is).
+_PYTHON_LOWERING = frozenset({"lower", "casefold", "urlparse", "urlsplit"})
+
+
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    quote = r"""['"`]"""
+    return {
+        # A literal that starts with a scheme and its colon, or is a bare scheme name.
+        "prefix_literal": re.compile(rf"^{_SCHEMES}:"),
+        "scheme_literal": re.compile(rf"^{_SCHEMES}:?$"),
+        "js_prefix": re.compile(
+            rf"\.\s*(?:startsWith|indexOf|lastIndexOf)\s*\(\s*{quote}(?P<literal>{_SCHEMES}:[^'\"`]*){quote}\s*"
+            rf"(?:\)\s*(?:===?|!==?)\s*0\b|\))"
+        ),
+        "js_cut": re.compile(
+            rf"\.\s*(?:slice|substring|substr)\s*\(\s*0\s*,\s*\d+\s*\)\s*(?:===?|!==?)\s*{quote}{_SCHEMES}:?[/]*{quote}"
+            rf"|\.\s*split\s*\(\s*{quote}:{quote}\s*\)\s*\[\s*0\s*\]\s*(?:===?|!==?)\s*{quote}{_SCHEMES}{quote}"
+        ),
+        # A regular expression literal anchored on a scheme: its flags after the closing slash.
+        # A regular expression literal anchored on a scheme and its colon (a whole URL, not a parsed
+        # protocol: `/^https?$/` matches what a parser lower-cased), used as a test: its flags.
+        "js_regex": re.compile(
+            rf"(?<![\w$)\]])/\^\(?(?:\?:)?{_SCHEMES}\)?\??:(?:\\.|[^/\\\n])*/(?P<flags>[a-z]*)"
+            r"(?=\s*\.\s*(?:test|exec)\s*\()"
+        ),
+        "go_prefix": re.compile(rf"\bstrings\.HasPrefix\(\s*(?P<value>[^,()]+(?:\([^()]*\))?)\s*,\s*\"{_SCHEMES}:[^\"]*\"\s*\)"),
+        "go_cut": re.compile(
+            rf"\[\s*:\s*\d+\s*\]\s*[!=]=\s*\"{_SCHEMES}:?[/]*\""
+            rf"|\bstrings\.Split(?:N)?\([^()]*\)\s*\[\s*0\s*\]\s*[!=]=\s*\"{_SCHEMES}\""
+        ),
+        # Lower-cased, or serialized by a URL parser (`new URL(...).href`, a response's `responseURL`).
+        "js_lowered": re.compile(
+            r"\.\s*(?:toLowerCase|toLocaleLowerCase)\s*\(\s*\)\s*$|\.\s*(?:protocol|scheme|href|responseURL|origin)\s*$"
+        ),
+        "go_lowered": re.compile(r"^\s*strings\.ToLower\(|\.Scheme\s*$"),
+        "receiver": re.compile(r"(?:[\w$]+(?:\s*\.\s*[\w$]+|\s*\([^()]*\))*)\s*$"),
+    }
+
+
+def _finding(path: str, text: str, line: int, what: str, language: Language) -> Finding:
+    code = code_line(text, line)
+    lowered = {
+        Language.PYTHON: "`.lower()` it first, or compare `urlparse(url).scheme` (which is lower-cased)",
+        Language.GO: "lower-case it first (`strings.ToLower`), compare `url.Parse(...).Scheme`, or use `strings.EqualFold`",
+    }.get(language, "lower-case it first (`.toLowerCase()`), compare `new URL(url).protocol`, or give the regular "
+          "expression the `i` flag")
+    return bug_finding(
+        rule=RULE_CASE_SENSITIVE_SCHEME,
+        category="security",
+        title="URL scheme checked case-sensitively",
+        body=(
+            f"{matched(code)}: {what}, but a URL's scheme is case-insensitive: `HTTPS://`, `Https://` and "
+            "`JavaScript:` are the same schemes to a browser or an HTTP client, and this check tells them apart "
+            f"(a secure URL refused, or a blocked scheme let through in other capitals). Normalise the input: {lowered}."
+        ),
+        path=path,
+        line=line,
+        code=code,
+    )
+
+
+# Python ------------------------------------------------------------------------------------------
+
+
+def _string(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _lowered_names(tree: ast.Module) -> set[str]:
+    """Names assigned anywhere in the module from a lower-casing call or a parsed URL."""
+    found: set[str] = set()
+    for node in nodes_of(tree, ast.Assign):
+        if _lowered(node.value, set()):
+            found.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    return found
+
+
+def _lowered(node: ast.AST, names: set[str]) -> bool:
+    from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
+
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute):
+        return node.attr == "scheme" or _lowered(node.value, names)
+    if isinstance(node, ast.Subscript):
+        return _lowered(node.value, names)
+    if isinstance(node, ast.Call):
+        return leaf_name(node) in _PYTHON_LOWERING or (
+            isinstance(node.func, ast.Attribute) and _lowered(node.func.value, names)
+        )
+    return False
+
+
+def _split_off(node: ast.AST, names: dict[str, ast.expr]) -> bool:
+    """A scheme cut out of the raw text: `url.split(":")[0]`, `url.partition(":")[0]`, `url[:5]`."""
+    if isinstance(node, ast.Name) and node.id in names:
+        return _split_off(names[node.id], {})
+    if not isinstance(node, ast.Subscript):
+        return False
+    if isinstance(node.slice, ast.Slice):
+        return True
+    inner = node.value
+    return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in {
+        "split", "partition", "rsplit"
+    }
+
+
+def _python_checks(tree: ast.Module, added: dict[int, str]) -> Iterator[tuple[ast.AST, ast.expr, str]]:
+    """(node, the value checked, what the check is) for each case-sensitive scheme check on an added line."""
+    prefix, scheme = _patterns()["prefix_literal"], _patterns()["scheme_literal"]
+    for call in nodes_of(tree, ast.Call):
+        if call.lineno not in added or not isinstance(call.func, ast.Attribute) or call.func.attr != "startswith":
+            continue
+        if not call.args:
+            continue
+        argument = call.args[0]
+        literals = [_string(item) for item in (argument.elts if isinstance(argument, ast.Tuple) else [argument])]
+        hits = [item for item in literals if item is not None and prefix.match(item)]
+        if hits:
+            yield call, call.func.value, f"`startswith({hits[0]!r})` compares the scheme letter for letter"
+    for compare in nodes_of(tree, ast.Compare):
+        if compare.lineno not in added or not all(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in compare.ops):
+            continue
+        literals = [
+            literal
+            for item in compare.comparators
+            for literal in ([_string(item)] if not isinstance(item, (ast.Tuple, ast.List, ast.Set))
+                            else [_string(element) for element in item.elts])
+        ]
+        hit = next((item for item in literals if item is not None and scheme.match(item)), None)
+        if hit is not None:
+            yield compare, compare.left, f"the scheme is compared with {hit!r} as written"
+
+
+def _python_candidates(tree: ast.Module, added: dict[int, str]) -> bool:
+    return any(True for _ in _python_checks(tree, added))
+
+
+def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    lowered = _lowered_names(tree)
+    assigned = {
+        target.id: node.value
+        for node in nodes_of(tree, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    reported: set[int] = set()
+    for node, value, what in _python_checks(tree, added):
+        line = getattr(node, "lineno", 1)
+        if line in reported or _lowered(value, lowered):
+            continue
+        if isinstance(node, ast.Compare) and not _split_off(value, assigned):
+            continue  # a scheme from elsewhere (a parsed URL, a setting): nothing says it is raw input
+        reported.add(line)
+        yield _finding(path, text, line, what, Language.PYTHON)
+
+
+# JavaScript, TypeScript, Go -----------------------------------------------------------------------
+
+
+def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
+    source = read_js(text)
+    masked, patterns = source.masked, _patterns()
+    go = language is Language.GO
+    lowered_names = _lowered_text_names(masked, go)
+
+    def code(offset: int) -> bool:
+        return masked[offset] == text[offset] and source.line_of(offset) in added
+
+    found: dict[int, str] = {}
+    if go:
+        for match in patterns["go_prefix"].finditer(text):
+            value = match.group("value").strip()
+            if code(match.start()) and not patterns["go_lowered"].search(value) and value not in lowered_names:
+                found.setdefault(source.line_of(match.start()), "`strings.HasPrefix` compares the scheme letter for letter")
+        for match in patterns["go_cut"].finditer(text):
+            if code(match.start()):
+                found.setdefault(source.line_of(match.start()), "the scheme is cut out of the text and compared as written")
+    else:
+        for match in patterns["js_prefix"].finditer(text):
+            receiver = patterns["receiver"].search(masked, max(0, match.start() - 120), match.start())
+            name = receiver.group(0).strip() if receiver else ""
+            if not code(match.start()) or patterns["js_lowered"].search(name) or name in lowered_names:
+                continue
+            found.setdefault(
+                source.line_of(match.start()),
+                f"`{match.group(0).split('(')[0].strip(' .')}({match.group('literal')!r})` compares the scheme letter for letter",
+            )
+        for match in patterns["js_cut"].finditer(text):
+            if code(match.start()):
+                found.setdefault(source.line_of(match.start()), "the scheme is cut out of the text and compared as written")
+        for match in patterns["js_regex"].finditer(text):
+            if code(match.start()) and "i" not in match.group("flags"):
+                found.setdefault(
+                    source.line_of(match.start()),
+                    f"the regular expression `{match.group(0)[:40]}` has no `i` flag, so it matches the scheme in lower case only",
+                )
+    for line, what in sorted(found.items()):
+        yield _finding(path, text, line, what, language)
+
+
+def _lowered_text_names(masked: str, go: bool) -> set[str]:
+    """Names assigned from a lower-casing call: `const lowered = url.toLowerCase()`, `l := strings.ToLower(u)`."""
+    pattern = (
+        r"(?P<name>[\w]+)\s*:?=\s*strings\.ToLower\(" if go
+        else r"(?P<name>[\w$]+)\s*=\s*[^;\n=]*\.\s*(?:toLowerCase|toLocaleLowerCase)\s*\(\s*\)\s*(?:;|\n)"
+    )
+    return {match.group("name") for match in re.finditer(pattern, masked)}
+
+
+CASE_SENSITIVE_SCHEME_LENS = TwoReaderLens(
+    RULE_CASE_SENSITIVE_SCHEME, _LANGUAGES, _NEEDLES, _python, _text, _python_candidates
+)
+
+# What the registry (reviewers/builtin/rules.py) runs of this module.
+LENSES = (CASE_SENSITIVE_SCHEME_LENS,)
