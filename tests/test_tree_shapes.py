@@ -348,7 +348,7 @@ impl fmt::Display for Stack {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "stack") }
 }
 
-trait Sized { fn size(&self) -> usize; fn twice(&self) -> usize { self.size() * 2 } }
+pub trait Sized { fn size(&self) -> usize; fn twice(&self) -> usize { self.size() * 2 } }
 
 pub(crate) fn total(v: Vec<i32>) -> i32 { let c = |z| if z > 0 { z } else { 0 }; v.iter().map(c).sum() }
 
@@ -370,10 +370,63 @@ def test_rust_functions_impls_traits_and_tests_left_out() -> None:
     assert sorted(shapes) == ["Sized.twice", "Stack.fmt", "Stack.full", "Stack.len", "Stack.push", "later", "total"]
     assert _summary(shapes["Stack.push"]) == (4, 2, 3, True, False)  # `if`, one match arm; `&&` is none
     assert not shapes["Stack.full"].public and shapes["Stack.len"].trivial
-    # A trait impl's methods and a trait's default methods are public whatever their visibility.
+    # A public type's trait impl methods and a public trait's default methods are public unmarked.
     assert shapes["Stack.fmt"].public and shapes["Sized.twice"].public
-    assert _summary(shapes["total"])[1:4] == (1, 4, True)  # the closure's `if` is total's
+    assert _summary(shapes["total"])[1:4] == (1, 4, False)  # the closure's `if` is total's; pub(crate)
     assert shapes["later"].trivial
+
+
+RUST_PRIVATE_TYPES = """struct Hidden;
+
+impl Hidden {
+    pub fn name(&self) -> u8 { 1 }
+}
+
+impl ToTokens for Hidden {
+    fn to_tokens(&self, tokens: &mut TokenStream) { tokens.append(self.name()); }
+}
+
+pub(crate) struct Crate;
+
+impl Display for Crate {
+    fn fmt(&self, f: &mut Formatter) -> Result { write!(f, "crate") }
+}
+
+trait Private { fn twice(&self) -> u8 { 2 } }
+
+pub struct Open;
+
+impl Open {
+    pub fn size(&self) -> u8 { 3 }
+    #[doc(hidden)]
+    pub fn __macro_only(&self) -> u8 { 4 }
+}
+
+impl Display for Open {
+    fn fmt(&self, f: &mut Formatter) -> Result { write!(f, "open") }
+}
+
+impl Display for Vec<Open> {
+    fn fmt(&self, f: &mut Formatter) -> Result { write!(f, "many") }
+}
+
+mod inner {
+    pub struct Kept;
+    impl Kept { pub fn run(&self) {} }
+    pub struct Shown;
+    impl Shown { pub fn run(&self) {} }
+}
+
+pub use self::inner::Shown;
+"""
+
+
+def test_rust_a_method_is_as_public_as_its_type() -> None:
+    shapes = _shapes("src/private.rs", RUST_PRIVATE_TYPES)
+    public = sorted(name for name, shape in shapes.items() if shape.public)
+    # A private or crate-private type's methods and trait impls are no public API, nor is a
+    # private trait's default method, a `#[doc(hidden)]` one, or a private module's unexported type's.
+    assert public == ["Open.fmt", "Open.size", "Vec.fmt", "inner.Shown.run"]
 
 
 RUBY = """module Billing
