@@ -45,3 +45,33 @@ def test_rust_methods_of_a_private_type_are_no_public_api(tmp_path: Path) -> Non
         assert _blocking(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "derive/src/lib.rs", 8)
         ], name
+
+
+_CHAIN = (
+    "pub fn visible(fields: &[Field]) -> Vec<Stream> {{\n{body}\n}}\n"
+)
+
+
+def test_an_iterator_chain_written_out_as_a_loop_makes_the_same_decisions(tmp_path: Path) -> None:
+    chain = "    fields\n        .iter()\n        .filter(|field| !field.skipped())\n        .map(|field| field.tokens())\n        .collect()"
+    loop = (
+        "    let mut out = Vec::new();\n    for field in fields {\n        if field.skipped() {\n            continue;\n"
+        "        }\n        out.push(field.tokens());\n    }\n    out"
+    )
+    base = {"derive/src/ser.rs": _CHAIN.format(body=chain)}
+    assert _blocking(review_change(tmp_path / "rust", base, {"derive/src/ser.rs": _CHAIN.format(body=loop)})) == []
+    script = {"src/fields.js": "export function visible(fields) {\n  return fields.filter((f) => !f.skipped).map((f) => f.tokens);\n}\n"}
+    written_out = {"src/fields.js": (
+        "export function visible(fields) {\n  const out = [];\n  for (const f of fields) {\n    if (f.skipped) {\n"
+        "      continue;\n    }\n    out.push(f.tokens);\n  }\n  return out;\n}\n"
+    )}
+    assert _blocking(review_change(tmp_path / "js", script, written_out)) == []
+    # A loop that decides more than the chain did (two conditions the chain never made) is new behaviour.
+    stricter = (
+        "    let mut out = Vec::new();\n    for field in fields {\n        if field.skipped() {\n            continue;\n"
+        "        }\n        if field.flattened() {\n            out.extend(field.inner());\n        }\n"
+        "        if field.renamed() {\n            out.push(field.alias());\n        }\n        out.push(field.tokens());\n    }\n    out"
+    )
+    assert _blocking(review_change(tmp_path / "stricter", base, {"derive/src/ser.rs": _CHAIN.format(body=stricter)})) == [
+        ("tests/missing-tests", "derive/src/ser.rs", 2)
+    ]

@@ -171,6 +171,7 @@ FAMILY = Family(
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
     macros="(macro_invocation) @macro",
     macro_decisions=_select_decisions,
+    combinators="(call_expression function: (field_expression field: (field_identifier) @combinator) arguments: (arguments (_)))",
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),
     interpolations=frozenset(),

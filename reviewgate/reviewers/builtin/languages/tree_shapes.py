@@ -117,6 +117,11 @@ class Family:
     # (`matches!`) makes none.
     macros: str = ""
     macro_decisions: Callable[[Node], list[Node]] = _no_nodes
+    # A query capturing as `@combinator` the method name of a call with arguments: one named in
+    # COMBINATORS (`.filter(..)`, `.map(..)`, `.any(..)`) is a decision, the one a loop or an `if`
+    # makes when the code is written out (`for x in xs { if keep(x) { .. } }`), so rewriting one
+    # as the other keeps the count.
+    combinators: str = ""
     # Nodes whose named children are statements (a block), none of them a statement itself.
     blocks: frozenset[str]
     strings: frozenset[str]  # literals whose text is not code; their interpolations are
@@ -213,6 +218,7 @@ class _Reader:
         branches = [node for node in captured.get("branch", []) if _decides(node)]
         counted = [(node, 0) for node in branches]
         counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
+        counted += [(node, 0) for node in _combinator_decisions(captured.get("combinator", []))]
         statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
         counted += [(node, 1) for node in statements.values()]
         counted.sort(key=lambda item: item[0].start_byte)
@@ -400,6 +406,19 @@ def _default_of(parameter: Node) -> Node | None:
     return None
 
 
+# Methods that run their argument per element or only on some condition: iterator adaptors and
+# consumers (Rust's, JavaScript's arrays) and an option's `map`.
+COMBINATORS = frozenset({
+    "filter", "filter_map", "map", "flat_map", "flatMap", "for_each", "forEach", "find", "find_map", "findIndex",
+    "any", "all", "some", "every", "position", "take_while", "skip_while", "map_while", "retain", "partition",
+    "reduce", "fold", "try_fold", "try_for_each",
+})
+
+
+def _combinator_decisions(names: list[Node]) -> list[Node]:
+    return [name for name in names if text_of(name) in COMBINATORS]
+
+
 _QUERIES: dict[str, Query] = {}
 _COUNT_QUERIES: dict[str, Query] = {}
 
@@ -435,6 +454,8 @@ def _count_queries(grammar: str, family: Family) -> Query:
     patterns = [f"({kind}) @branch" for kind in sorted(family.branches & named_kinds)]
     if family.macros:
         patterns.append(family.macros)
+    if family.combinators:
+        patterns.append(family.combinators)
     patterns += [f"({kind} (_) @statement)" for kind in sorted(family.blocks & named_kinds)]
     patterns += [
         f"({kind}) @statement" for kind in sorted(named_kinds) if kind.endswith("_statement") and kind not in family.blocks
