@@ -75,3 +75,36 @@ def test_an_iterator_chain_written_out_as_a_loop_makes_the_same_decisions(tmp_pa
     assert _blocking(review_change(tmp_path / "stricter", base, {"derive/src/ser.rs": _CHAIN.format(body=stricter)})) == [
         ("tests/missing-tests", "derive/src/ser.rs", 2)
     ]
+
+
+_CONTEXT = (
+    "import os\n\n\ndef create_context(verify=True, cert=None):\n    if verify is True:\n"
+    "{marked}"
+    "        context = default_context()\n    else:\n        context = verify\n"
+    "{cert}"
+    "    return context\n"
+)
+_FROM_ENVIRONMENT = (
+    "        if os.environ.get('SSL_CERT_FILE'):{pragma}\n            context = default_context(os.environ['SSL_CERT_FILE'])\n"
+    "            return context\n"
+    "        elif os.environ.get('SSL_CERT_DIR'):{pragma}\n            context = default_context(os.environ['SSL_CERT_DIR'])\n"
+    "            return context\n"
+)
+_CERT = (
+    "    if cert:{pragma}\n        if isinstance(cert, str):\n            context.load_cert_chain(cert)\n"
+    "        else:\n            context.load_cert_chain(*cert)\n"
+)
+
+
+def test_branches_marked_no_cover_are_declared_untested(tmp_path: Path) -> None:
+    base = {"pkg/config.py": _CONTEXT.format(marked="", cert="")}
+
+    def branch(pragma: str) -> dict[str, str]:
+        return {"pkg/config.py": _CONTEXT.format(
+            marked=_FROM_ENVIRONMENT.format(pragma=pragma), cert=_CERT.format(pragma=pragma)
+        )}
+
+    for name, pragma in [("spaced", "  # pragma: no cover"), ("joined", "  # pragma: nocover")]:
+        assert _blocking(review_change(tmp_path / name, base, branch(pragma))) == [], name
+    # The same branches unmarked are new decisions a test must pin down.
+    assert _blocking(review_change(tmp_path / "unmarked", base, branch(""))) == [("tests/missing-tests", "pkg/config.py", 6)]
