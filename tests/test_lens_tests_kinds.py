@@ -108,3 +108,42 @@ def test_branches_marked_no_cover_are_declared_untested(tmp_path: Path) -> None:
         assert _blocking(review_change(tmp_path / name, base, branch(pragma))) == [], name
     # The same branches unmarked are new decisions a test must pin down.
     assert _blocking(review_change(tmp_path / "unmarked", base, branch(""))) == [("tests/missing-tests", "pkg/config.py", 6)]
+
+
+_MANAGER = "namespace Acme.Resources;\n\npublic class LanguageManager {\n  public string Culture() => \"en\";\n}\n"
+_LANGUAGE = (
+    "namespace Acme.Resources;\n\n{visibility}class KazakhLanguage {{\n  public const string Culture = \"kk\";\n\n"
+    "  public static string GetTranslation(string key) => key switch {{\n{rows}    _ => null,\n  }};\n}}\n"
+)
+_ROWS = "".join(f'    "{name}Validator" => "\'{{PropertyName}}\' {name} text.",\n' for name in
+                ("Email", "Length", "NotNull", "NotEmpty", "Equal", "Regex"))
+
+
+def test_a_translation_class_of_constant_rows_is_data(tmp_path: Path) -> None:
+    base = {"src/Acme/Resources/LanguageManager.cs": _MANAGER}
+    for visibility in ("internal ", "public "):
+        branch = {**base, "src/Acme/Resources/Languages/KazakhLanguage.cs": _LANGUAGE.format(visibility=visibility, rows=_ROWS)}
+        assert _blocking(review_change(tmp_path / visibility.strip(), base, branch)) == [], visibility
+    # Rows that call or format decide: the same class is new behaviour.
+    deciding = _ROWS.replace("=> \"'{PropertyName}' Email text.\"", "=> Format(key, \"Email\")").replace(
+        "=> \"'{PropertyName}' Length text.\"", "=> Lengths.Describe(key)")
+    branch = {**base, "src/Acme/Resources/Languages/KazakhLanguage.cs": _LANGUAGE.format(visibility="public ", rows=deciding)}
+    assert _blocking(review_change(tmp_path / "deciding", base, branch)) == [
+        ("tests/missing-tests", "src/Acme/Resources/Languages/KazakhLanguage.cs", 6)
+    ]
+
+
+def test_csharp_internal_is_no_public_api(tmp_path: Path) -> None:
+    method = (
+        "\n  {visibility} bool TryGetPropertyValue(object instance, out object value) {{\n"
+        "    value = Read(instance);\n    return value != null;\n  }}\n"
+    )
+    base = {"src/Acme/Rule.cs": "namespace Acme;\n\n{kind}class Rule {{\n  public string Name => \"rule\";\n}}\n"}
+    for name, kind, visibility in [("internal-type", "internal ", "public"), ("internal-method", "public ", "internal")]:
+        before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind=kind)}
+        after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace(
+            "\"rule\";\n", "\"rule\";\n" + method.format(visibility=visibility))}
+        assert _blocking(review_change(tmp_path / name, before, after)) == [], name
+    before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind="public ")}
+    after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace("\"rule\";\n", "\"rule\";\n" + method.format(visibility="public"))}
+    assert _blocking(review_change(tmp_path / "public", before, after)) == [("tests/missing-tests", "src/Acme/Rule.cs", 6)]

@@ -127,7 +127,7 @@ func (u User) Name() string { return u.name }
 func Half(v int) int {
 	switch v {
 	case 0:
-		return 0
+		return v
 	default:
 		return v / 2
 	}
@@ -202,7 +202,7 @@ interface Named {
 object Registry {
     fun find(key: String?): Int {
         when (key) {
-            "a" -> return 1
+            "a" -> return size
             else -> return key?.length ?: 0
         }
     }
@@ -326,7 +326,7 @@ CSHARP_NESTED = """namespace Shop {
 def test_csharp_a_nested_type_without_an_access_modifier_is_private() -> None:
     shapes = _shapes("Shop/Cart.cs", CSHARP_NESTED)
     assert {name: shape.public for name, shape in shapes.items()} == {
-        "Internal.Load": True,  # a top-level type without a modifier is internal
+        "Internal.Load": False,  # a top-level type without a modifier is internal: the assembly's own
         "Cart.Helper.Assist": False, "Cart.Line.Add": True, "Cart.Secret.Keep": False,
     }
 
@@ -436,7 +436,7 @@ RUBY = """module Billing
       sum = items.sum && rate || 0
       return 0 if sum.zero?
       case sum
-      when 1 then "one"
+      when 1 then name
       end
     rescue ArgumentError => error
       nil
@@ -510,7 +510,7 @@ class Cart extends Base {
     function plain() { return array_map(fn($i) => $i > 0 ? $i : 0, $this->items); }
 }
 interface Shape { public function area(); }
-trait Named { function label() { switch ($this->kind) { case 1: return 'a'; default: return 'b'; } } }
+trait Named { function label() { switch ($this->kind) { case 1: return $this->a; default: return 'b'; } } }
 """
 
 
@@ -543,3 +543,26 @@ def test_a_file_that_does_not_parse_gives_no_shapes(path: str, text: str) -> Non
 def test_no_family_for_other_files() -> None:
     assert shapes_of_file("x = 1\n", "a.py") is None
     assert shapes_of_file("int main() {}\n", "a.c") is None
+
+
+@pytest.mark.parametrize(("path", "table", "decides"), [
+    ("src/Kazakh.cs",
+     'public class Kazakh {\n  public static string Get(string key) => key switch {\n    "Email" => "e {Name}",\n'
+     '    "Length" => "l",\n    _ => null,\n  };\n}\n',
+     'public class Kazakh {\n  public static string Get(string key) => key switch {\n    "Email" => Email(key),\n'
+     '    "Length" => "l",\n    _ => null,\n  };\n}\n'),
+    ("src/names.js",
+     'export function name(k) {\n  switch (k) {\n    case "a": return "b";\n    case 1: return "one";\n'
+     '    default: return null;\n  }\n}\n',
+     'export function name(k) {\n  switch (k) {\n    case "a": return "b";\n    case 1: return one;\n'
+     '    default: return null;\n  }\n}\n'),
+    ("src/names.rs",
+     'pub fn name(k: &str) -> &str {\n    match k {\n        "a" => "b",\n        "c" => "d",\n        _ => "",\n    }\n}\n',
+     'pub fn name(k: &str) -> &str {\n    match k {\n        "a" => "b",\n        "c" => k.trim(),\n        _ => "",\n    }\n}\n'),
+])
+def test_a_switch_of_constants_is_a_lookup_table(path: str, table: str, decides: str) -> None:
+    (name, shape), = _shapes(path, table).items()
+    # Rows mapping a constant to a constant decide nothing: the function is a lookup, trivial.
+    assert (shape.branches, shape.trivial) == (0, True), name
+    (name, shape), = _shapes(path, decides).items()
+    assert (shape.branches, shape.trivial) == (1, False), name  # an arm that calls or reads a name decides

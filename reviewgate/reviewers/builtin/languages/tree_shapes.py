@@ -215,7 +215,9 @@ class _Reader:
         )
         table = [[0, 0] for _ in self.found]
         captured = QueryCursor(queries).captures(self.root)
-        branches = [node for node in captured.get("branch", []) if _decides(node)]
+        branches = [
+            node for node in captured.get("branch", []) if _decides(node) and not is_table_row(node, family.strings)
+        ]
         counted = [(node, 0) for node in branches]
         counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
         counted += [(node, 0) for node in _combinator_decisions(captured.get("combinator", []))]
@@ -303,7 +305,8 @@ class _Reader:
 
     def trivial(self, found: _Found) -> bool:
         """Empty, or one `return` of a name, member or literal: no call, operator or second
-        statement; or a body that only throws a not-implemented error."""
+        statement; or a body that only throws a not-implemented error, or only looks a name up
+        in a table written as a switch."""
         if found.body is None:
             return True
         family = self.family
@@ -318,8 +321,28 @@ class _Reader:
             texts.append(node.type)
             in_string = node.parent is not None and node.parent.type in family.strings
             if not (node.is_named or in_string or node.type in family.trivial_words):
-                return self._not_implemented(found.body)
-        return texts.count("return") <= 1
+                return self._not_implemented(found.body) or self._lookup_table(found.body)
+        return texts.count("return") <= 1 or self._lookup_table(found.body)
+
+    def _lookup_table(self, body: Node) -> bool:
+        """A body that is one switch whose arms are all table rows (is_table_row) over a name: a
+        translation table's lookup, data rather than code, as trivial as returning a constant."""
+        family, rows, stack = self.family, 0, [body]
+        while stack:
+            node = stack.pop()
+            if node.id in self.function_ids:
+                return False
+            if node.type in family.comments:
+                continue
+            if is_table_row(node, family.strings):
+                rows += 1
+            elif node.children:
+                if node.is_named and node is not body and not any(word in node.type for word in _TABLE_HOLDERS):
+                    return False  # a call, an operator: code around the table
+                stack.extend(node.children)
+            elif node.is_named and not (node.type in family.identifiers or _is_constant(node)):
+                return False
+        return rows >= 2
 
     def _not_implemented(self, body: Node) -> bool:
         """One statement that throws the language's not-implemented error (Java's unsupported-operation
@@ -427,6 +450,47 @@ def _decides(branch: Node) -> bool:
     """A `default:` label or an `else ->` entry decides nothing."""
     first = branch.children[0] if branch.children else None
     return first is None or first.type not in ("default", "else")
+
+
+# Words in the node types that may hold a lookup table's switch: the switch itself, its body,
+# the statement or clause returning it, its parenthesised subject.
+_TABLE_HOLDERS = ("switch", "match", "when", "case", "block", "body", "return", "statement", "clause",
+                  "parenthesized", "subject")
+# Named leaves that are a constant (besides the `*_literal` types and the family's strings).
+_CONSTANT_LEAVES = frozenset(
+    {"number", "integer", "float", "true", "false", "null", "nil", "none", "discard", "boolean", "escape_sequence"}
+)
+
+
+# Words in the node types of a switch's arms and cases across the grammars (`switch_case`,
+# `switch_expression_arm`, `match_arm`, `when_entry`, `switch_section`, `switch_rule`).
+_ARM_WORDS = ("case", "arm", "when", "switch_section", "switch_rule", "switch_block")
+
+
+def is_table_row(branch: Node, strings: frozenset[str]) -> bool:
+    """A switch arm or case that maps a constant to a constant (`"EmailValidator" => "..."`, `case 1:
+    return "one";`): a row of a lookup table written as a switch. It is data, the same decision
+    as a dictionary's lookup; a translation class's hundred rows are no hundred branches. An arm
+    that names anything (a variable, a call) decides, and so does any other branch (`while (true)`)."""
+    if not branch.named_children or not any(word in branch.type for word in _ARM_WORDS):
+        return False  # a keyword token (`case`) is no arm
+    stack = list(branch.children)
+    while stack:
+        node = stack.pop()
+        if node.type in strings:
+            if any(child.type not in ('"', "'", "`", "string_literal_content", "string_fragment", "string_content",
+                                      "escape_sequence") for child in node.named_children):
+                return False  # an interpolation reads a name
+            continue
+        if node.children:
+            stack.extend(node.children)
+        elif node.is_named and not _is_constant(node):
+            return False
+    return True
+
+
+def _is_constant(leaf: Node) -> bool:
+    return leaf.type.endswith("literal") or leaf.type in _CONSTANT_LEAVES
 
 
 def leaves_of_kinds(body: Node, kinds: frozenset[str]) -> list[Node]:
