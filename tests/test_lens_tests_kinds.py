@@ -147,3 +147,19 @@ def test_csharp_internal_is_no_public_api(tmp_path: Path) -> None:
     before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind="public ")}
     after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace("\"rule\";\n", "\"rule\";\n" + method.format(visibility="public"))}
     assert _blocking(review_change(tmp_path / "public", before, after)) == [("tests/missing-tests", "src/Acme/Rule.cs", 6)]
+
+
+_MANIFEST = "[package]\nname = \"derive\"\nversion = \"1.0.0\"\n{lib}\n[dependencies]\nsyn = \"2\"\n"
+_NAME = "\npub struct Name {\n    pub value: String,\n}\n"
+_ORDER = (
+    "\nimpl Ord for Name {\n    fn cmp(&self, other: &Self) -> Ordering {\n        Ord::cmp(&self.value, &other.value)\n"
+    "    }\n}\n\nimpl Name {\n    pub fn spanned(&self) -> Span {\n        self.span.resolved_at(Span::call_site())\n    }\n}\n"
+)
+
+
+def test_a_proc_macro_crate_exports_only_its_macros(tmp_path: Path) -> None:
+    for name, lib, blocks in [("proc-macro", "[lib]\nproc-macro = true\n", False), ("library", "", True)]:
+        base = {"derive/Cargo.toml": _MANIFEST.format(lib=lib), "derive/src/internals/name.rs": _NAME}
+        branch = {**base, "derive/src/internals/name.rs": _NAME + _ORDER}
+        found = _blocking(review_change(tmp_path / name, base, branch))
+        assert found == ([("tests/missing-tests", "derive/src/internals/name.rs", 7)] if blocks else []), name
