@@ -163,3 +163,36 @@ def test_a_proc_macro_crate_exports_only_its_macros(tmp_path: Path) -> None:
         branch = {**base, "derive/src/internals/name.rs": _NAME + _ORDER}
         found = _blocking(review_change(tmp_path / name, base, branch))
         assert found == ([("tests/missing-tests", "derive/src/internals/name.rs", 7)] if blocks else []), name
+
+
+_WORKSPACE = '[workspace]\nmembers = [\n    "core",\n    "precompiled/bin",\n]\n'
+_CRATE = "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n{publish}"
+_BUILD_STEP = (
+    "\npub fn build(args: &[String]) -> u8 {\n    let mut code = 0;\n    for arg in args {\n"
+    "        if arg.is_empty() {\n            code = 2;\n        } else if arg.starts_with('-') {\n            code = 1;\n"
+    "        }\n    }\n    code\n}\n"
+)
+
+
+def test_an_unpublished_crate_beside_published_ones_is_build_tooling(tmp_path: Path) -> None:
+    def repository(core_publish: str) -> dict[str, str]:
+        return {
+            "Cargo.toml": _WORKSPACE,
+            "core/Cargo.toml": _CRATE.format(name="core", publish=core_publish),
+            "core/src/lib.rs": "pub fn version() -> u8 {\n    1\n}\n",
+            "precompiled/bin/Cargo.toml": _CRATE.format(name="precompile", publish="publish = false\n"),
+            "precompiled/bin/main.rs": "fn main() {}\n",
+        }
+
+    base = repository("")
+    tooling = {**base, "precompiled/bin/main.rs": base["precompiled/bin/main.rs"] + _BUILD_STEP}
+    assert _blocking(review_change(tmp_path / "tooling", base, tooling)) == []
+    # The same code in the published crate is product code.
+    product = {**base, "core/src/lib.rs": base["core/src/lib.rs"] + _BUILD_STEP}
+    assert _blocking(review_change(tmp_path / "product", base, product)) == [("tests/missing-tests", "core/src/lib.rs", 5)]
+    # In a workspace that publishes nothing (an application), `publish = false` says nothing.
+    application = repository("publish = false\n")
+    branch = {**application, "precompiled/bin/main.rs": application["precompiled/bin/main.rs"] + _BUILD_STEP}
+    assert _blocking(review_change(tmp_path / "application", application, branch)) == [
+        ("tests/missing-tests", "precompiled/bin/main.rs", 3)
+    ]
