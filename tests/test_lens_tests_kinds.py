@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reviewgate.findings import Severity
 from testing.lenses import review_change
 
@@ -195,4 +197,41 @@ def test_an_unpublished_crate_beside_published_ones_is_build_tooling(tmp_path: P
     branch = {**application, "precompiled/bin/main.rs": application["precompiled/bin/main.rs"] + _BUILD_STEP}
     assert _blocking(review_change(tmp_path / "application", application, branch)) == [
         ("tests/missing-tests", "precompiled/bin/main.rs", 3)
+    ]
+
+
+_FACTORY = (
+    "package app;\n\npublic final class OptionalFactory {{\n  OptionalFactory() {{}}\n\n"
+    "  public String name() {{\n    return \"optional\";\n  }}\n{added}}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "added", "blocks"), [
+    ("factory", "\n  public static OptionalFactory create() {\n    return new OptionalFactory();\n  }\n", False),
+    ("setter", "\n  public OptionalFactory label(String label) {\n    this.label = label;\n    return this;\n  }\n", False),
+    ("delegate", "\n  public Call send(Request request) {\n    return client.send(request);\n  }\n", False),
+    # A setter that validates, a delegate that prepares what it passes on, a method that decides.
+    ("validating", "\n  public OptionalFactory label(String label) {\n"
+     "    this.label = Objects.requireNonNull(label, \"label\");\n    return this;\n  }\n", True),
+    ("preparing", "\n  public Call send(Request request) {\n    return client.send(prepare(request));\n  }\n", True),
+    ("deciding", "\n  public Call send(Request request) {\n    if (request == null) {\n      return null;\n    }\n"
+     "    return retries > 0 ? client.retry(request) : client.send(request);\n  }\n", True),
+])
+def test_a_setter_a_delegate_or_a_factory_passes_through(tmp_path: Path, name: str, added: str, blocks: bool) -> None:
+    path = "src/main/java/app/OptionalFactory.java"
+    base = {path: _FACTORY.format(added="")}
+    found = _blocking(review_change(tmp_path, base, {path: _FACTORY.format(added=added)}))
+    assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name
+
+
+def test_a_python_setter_or_delegate_passes_through(tmp_path: Path) -> None:
+    base = {"pkg/client.py": "class Client:\n    def __init__(self, inner):\n        self._inner = inner\n"}
+    passing = (
+        "\n    def with_timeout(self, timeout):\n        self._timeout = timeout\n        return self\n"
+        "\n    def send(self, request, *, stream=False):\n        return self._inner.send(request, stream=stream)\n"
+    )
+    assert _blocking(review_change(tmp_path / "passing", base, {"pkg/client.py": base["pkg/client.py"] + passing})) == []
+    validating = "\n    def with_timeout(self, timeout):\n        self._timeout = float(timeout)\n        return self\n"
+    assert _blocking(review_change(tmp_path / "validating", base, {"pkg/client.py": base["pkg/client.py"] + validating})) == [
+        ("tests/missing-tests", "pkg/client.py", 5)
     ]

@@ -295,16 +295,46 @@ def _is_stub_statement(statement: ast.stmt) -> bool:
     return False
 
 
+def _is_plain(value: ast.expr | None) -> bool:
+    """A name, a constant or an attribute of one (`self.inner.client`): no call, no operator."""
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return value is None or isinstance(value, (ast.Name, ast.Constant))
+
+
+def _forwards(value: ast.expr | None) -> bool:
+    """One call of a plain callee with plain arguments (`self._inner.send(request, timeout=t)`)."""
+    if isinstance(value, ast.Await):
+        value = value.value
+    return (
+        isinstance(value, ast.Call)
+        and _is_plain(value.func)
+        and all(_is_plain(item.value if isinstance(item, ast.Starred) else item) for item in value.args)
+        and all(_is_plain(keyword.value) for keyword in value.keywords)
+    )
+
+
 def _is_trivial(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A stub, or one `return` of a name, attribute or constant."""
+    """A stub, or one `return` of a name, attribute or constant; or a body that passes through:
+    a setter storing plain values and returning (`self.name = name; return self`), or a delegate
+    whose one statement forwards one call (`return self._inner.send(request)`)."""
     body = function.body
     if all(_is_stub_statement(statement) for statement in body):
         return True
     rest = body[1:] if _has_docstring(body) else body
+    if not rest:
+        return False
+    *stores, last = rest
+    if not stores and isinstance(last, (ast.Return, ast.Expr)) and _forwards(last.value):
+        return True
     return (
-        len(rest) == 1
-        and isinstance(rest[0], ast.Return)
-        and (rest[0].value is None or isinstance(rest[0].value, (ast.Name, ast.Attribute, ast.Constant)))
+        isinstance(last, ast.Return)
+        and _is_plain(last.value)
+        and all(
+            isinstance(store, ast.Assign) and len(store.targets) == 1 and _is_plain(store.targets[0])
+            and _is_plain(store.value)
+            for store in stores
+        )
     )
 
 

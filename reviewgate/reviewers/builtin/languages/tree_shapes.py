@@ -78,6 +78,11 @@ TRIVIAL_WORDS = frozenset(
 )
 
 
+# Tokens a setter or a delegate holds besides a bare accessor's: an assignment, one call's
+# parentheses and commas, statement ends, `new` and `await` before the call.
+_PASSING_TOKENS = frozenset({"=", ",", "(", ")", ";", "{", "}", "new", "await"})
+
+
 def name_field(node: Node) -> str | None:
     return field_text(node, "name")
 
@@ -321,8 +326,32 @@ class _Reader:
             texts.append(node.type)
             in_string = node.parent is not None and node.parent.type in family.strings
             if not (node.is_named or in_string or node.type in family.trivial_words):
-                return self._not_implemented(found.body) or self._lookup_table(found.body)
-        return texts.count("return") <= 1 or self._lookup_table(found.body)
+                return (
+                    self._not_implemented(found.body) or self._lookup_table(found.body) or self._passes_through(found)
+                )
+        return texts.count("return") <= 1 or self._lookup_table(found.body) or self._passes_through(found)
+
+    def _passes_through(self, found: _Found) -> bool:
+        """A body that decides nothing and at most forwards one call: a builder's setter
+        (`this.name = name; return this;`), a delegate (`return inner.send(request);`). What it
+        stores and passes on are names, members and literals: no operator, no second call, and
+        no call whose result is stored (`this.name = requireNonNull(name)` validates)."""
+        assert found.body is not None
+        family = self.family
+        if self.counts(self.found.index(found))[0]:
+            return False
+        calls = stores = 0
+        for node in self.own(found.body):
+            if node.id in self.function_ids:
+                return False
+            if node.children or node.type in family.comments:
+                continue
+            in_string = node.parent is not None and node.parent.type in family.strings
+            if not (node.is_named or in_string or node.type in family.trivial_words or node.type in _PASSING_TOKENS):
+                return False
+            calls += node.type == "("
+            stores += node.type == "=" and node.parent != found.body  # not an expression body's `=`
+        return calls == 0 or (calls == 1 and stores == 0)
 
     def _lookup_table(self, body: Node) -> bool:
         """A body that is one switch whose arms are all table rows (is_table_row) over a name: a
