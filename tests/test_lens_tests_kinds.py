@@ -235,3 +235,24 @@ def test_a_python_setter_or_delegate_passes_through(tmp_path: Path) -> None:
     assert _blocking(review_change(tmp_path / "validating", base, {"pkg/client.py": base["pkg/client.py"] + validating})) == [
         ("tests/missing-tests", "pkg/client.py", 5)
     ]
+
+
+_SCRIPT = (
+    "function show(type) {\n  var count = 0;\n  for (var key in methods) {\n    var row = document.getElementById(key);\n"
+    "    if ((methods[key] & type) != 0) {\n      row.style.display = '';\n      count++;\n    } else {\n"
+    "      row.style.display = 'none';\n    }\n  }\n  updateTabs(type);\n}\n"
+)
+
+
+def test_a_script_javadoc_writes_beside_its_indexes_is_generated(tmp_path: Path) -> None:
+    base = {"lib/src/main/java/app/Api.java": "package app;\n\npublic final class Api {}\n"}
+    site = {
+        **base,
+        "website/1.x/lib/allclasses-frame.html": "<html></html>\n",
+        "website/1.x/lib/package-list": "app\n",
+        "website/1.x/lib/script.js": _SCRIPT,
+    }
+    assert _blocking(review_change(tmp_path / "javadoc", base, site)) == []
+    # The same script in a site's own code is code the site runs.
+    own = {**base, "website/app/script.js": _SCRIPT}
+    assert _blocking(review_change(tmp_path / "site", base, own)) == [("tests/missing-tests", "website/app/script.js", 1)]

@@ -84,6 +84,14 @@ def _attributes(request: ReviewRequest) -> _Attributes:
 class _ChangeFacts(NamedTuple):
     copies: frozenset[str]  # directories the change copies a third-party project into
     present: frozenset[str]  # paths the change leaves at head (a header to read)
+    api_documentation: frozenset[str]  # directories the change writes javadoc's output into
+
+
+# Files only javadoc writes (its class and element indexes): their directory is its output, the
+# scripts beside them (`script.js`) included, wherever a site keeps it (`website/1.x/retrofit/`).
+_JAVADOC_INDEXES = frozenset({
+    "allclasses-frame.html", "allclasses-noframe.html", "allclasses-index.html", "element-list", "overview-tree.html",
+})
 
 
 # Per change, asked of every file: the target it was made for, and what it holds.
@@ -95,7 +103,10 @@ def _change_facts(target: FrozenTarget) -> _ChangeFacts:
     if held is None or held[0] is not target:
         _facts.clear()
         present = frozenset(change.path for change in target.files if change.status is not ChangeStatus.DELETED)
-        held = _facts[id(target)] = (target, _ChangeFacts(vendored_copies(list(target.files)), present))
+        javadoc = frozenset(
+            directory for path in present for directory, _, name in [path.rpartition("/")] if name in _JAVADOC_INDEXES
+        )
+        held = _facts[id(target)] = (target, _ChangeFacts(vendored_copies(list(target.files)), present, javadoc))
     return held[1]
 
 
@@ -195,6 +206,8 @@ def non_product_reason(request: ReviewRequest, path: str, *, read_header: bool =
     facts = _change_facts(request.target)
     if any(path.startswith(f"{directory}/") for directory in facts.copies):
         return VENDORED
+    if any(path.startswith(f"{directory}/") for directory in facts.api_documentation):
+        return GENERATED
     if not read_header or path not in facts.present:
         return None  # deleted at head (or not changed): no header to read, one git process spared
     text = request.head.read_text(path)
