@@ -256,3 +256,33 @@ def test_a_script_javadoc_writes_beside_its_indexes_is_generated(tmp_path: Path)
     # The same script in a site's own code is code the site runs.
     own = {**base, "website/app/script.js": _SCRIPT}
     assert _blocking(review_change(tmp_path / "site", base, own)) == [("tests/missing-tests", "website/app/script.js", 1)]
+
+
+_FORMS = (
+    "pub fn deserialize(params: &Params, form: {kind}) -> Stream {{\n{body}\n}}\n"
+)
+
+
+def test_an_if_chain_rewritten_as_a_match_makes_the_same_decisions(tmp_path: Path) -> None:
+    chains = (
+        "    let path = if let Some(variant) = variant {\n        quote!(#variant)\n    } else if tagged {\n"
+        "        quote!(tagged)\n    } else {\n        quote!(plain)\n    };\n"
+        "    let expecting = if let Some(variant) = variant {\n        format!(\"variant {}\", variant)\n"
+        "    } else if tagged {\n        format!(\"tagged\")\n    } else {\n        format!(\"plain\")\n    };\n"
+        "    quote!(#path #expecting)"
+    )
+    matches = (
+        "    let path = match form {\n        Form::Variant(variant) => quote!(#variant),\n        Form::Tagged => quote!(tagged),\n"
+        "        Form::Plain => quote!(plain),\n    };\n    let expecting = match form {\n"
+        "        Form::Variant(variant) => format!(\"variant {}\", variant),\n        Form::Tagged => format!(\"tagged\"),\n"
+        "        _ => format!(\"plain\"),\n    };\n    quote!(#path #expecting)"
+    )
+    base = {"derive/src/de.rs": _FORMS.format(kind="Option<&Ident>", body=chains)}
+    branch = {"derive/src/de.rs": _FORMS.format(kind="Form", body=matches)}
+    assert _blocking(review_change(tmp_path / "match", base, branch)) == []
+    # A match that decides more than the chain did is new behaviour.
+    more = matches.replace("        Form::Plain => quote!(plain),\n", "        Form::Plain => quote!(plain),\n"
+                           "        Form::Flat => quote!(flat),\n        Form::Seq => quote!(seq),\n")
+    assert _blocking(review_change(tmp_path / "more", base, {"derive/src/de.rs": _FORMS.format(kind="Form", body=more)})) == [
+        ("tests/missing-tests", "derive/src/de.rs", 1)
+    ]

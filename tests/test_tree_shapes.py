@@ -368,7 +368,8 @@ fn loose_test() {}
 def test_rust_functions_impls_traits_and_tests_left_out() -> None:
     shapes = _shapes("src/stack.rs", RUST)
     assert sorted(shapes) == ["Sized.twice", "Stack.fmt", "Stack.full", "Stack.len", "Stack.push", "later", "total"]
-    assert _summary(shapes["Stack.push"]) == (4, 2, 3, True, False)  # `if`, one match arm; `&&` is none
+    # The `if`; the match's one arm is its else (no decision); `&&` is none.
+    assert _summary(shapes["Stack.push"]) == (4, 1, 3, True, False)
     assert not shapes["Stack.full"].public and shapes["Stack.len"].trivial
     # A public type's trait impl methods and a public trait's default methods are public unmarked.
     assert shapes["Stack.fmt"].public and shapes["Sized.twice"].public
@@ -566,3 +567,14 @@ def test_a_switch_of_constants_is_a_lookup_table(path: str, table: str, decides:
     assert (shape.branches, shape.trivial) == (0, True), name
     (name, shape), = _shapes(path, decides).items()
     assert (shape.branches, shape.trivial) == (1, False), name  # an arm that calls or reads a name decides
+
+
+def test_rust_a_matchs_last_arm_is_its_else() -> None:
+    shapes = _shapes("src/pick.rs", (
+        "pub fn chain(x: u8) -> u8 {\n    if x == 1 {\n        1\n    } else if x == 2 {\n        2\n    } else {\n        3\n    }\n}\n"
+        "pub fn arms(x: Form) -> u8 {\n    match x {\n        Form::One => 1,\n        Form::Two => 2,\n        _ => 3,\n    }\n}\n"
+        "pub fn exhaustive(x: Form) -> u8 {\n    match x {\n        Form::One => 1,\n        Form::Two => 2,\n"
+        "        Form::Three(n) => n,\n    }\n}\n"
+    ))
+    # Three paths are two decisions, written as an if chain or as a match, with or without `_`.
+    assert [shapes[name].branches for name in ("chain", "arms", "exhaustive")] == [2, 2, 2]

@@ -162,6 +162,17 @@ def _select_decisions(node: Node) -> list[Node]:
             for leaf in leaves_of_kinds(child, _DECISION_TOKENS)]
 
 
+def _last_arm(node: Node) -> bool:
+    """A `match`'s last arm: the match is exhaustive, so n arms make n - 1 decisions, as an `if`,
+    `else if`, `else` chain of n paths does (`_ => ..` is the usual last arm)."""
+    if node.type != "match_arm":
+        return False
+    following = node.next_named_sibling
+    while following is not None and following.type != "match_arm":
+        following = following.next_named_sibling
+    return following is None
+
+
 FAMILY = Family(
     grammars=("rust",),
     functions=frozenset({"function_item"}),
@@ -171,6 +182,7 @@ FAMILY = Family(
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
     macros="(macro_invocation) @macro",
     macro_decisions=_select_decisions,
+    fallthrough=_last_arm,
     combinators="(call_expression function: (field_expression field: (field_identifier) @combinator) arguments: (arguments (_)))",
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),

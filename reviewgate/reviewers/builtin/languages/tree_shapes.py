@@ -136,6 +136,9 @@ class Family:
     # Node type -> fields holding the names it declares (parameters, locals): numbered in the body.
     declarations: Mapping[str, tuple[str, ...]]
     parameters: frozenset[str]  # parameter node types, for their defaults
+    # A branch node that is its construct's fall-through (Rust's last `match` arm: a match is
+    # exhaustive, so its last arm is the `else` of the decisions above it).
+    fallthrough: Callable[[Node], bool] = _never
     # A node whose functions are no product code: a Rust `#[cfg(test)]` module, a `#[test]` function.
     skipped: Callable[[Node], bool] = _never
     # Names local wherever they appear (PHP's `$variables`), beside the declared ones.
@@ -221,7 +224,8 @@ class _Reader:
         table = [[0, 0] for _ in self.found]
         captured = QueryCursor(queries).captures(self.root)
         branches = [
-            node for node in captured.get("branch", []) if _decides(node) and not is_table_row(node, family.strings)
+            node for node in captured.get("branch", [])
+            if _decides(node) and not family.fallthrough(node) and not is_table_row(node, family.strings)
         ]
         counted = [(node, 0) for node in branches]
         counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
