@@ -286,3 +286,31 @@ def test_an_if_chain_rewritten_as_a_match_makes_the_same_decisions(tmp_path: Pat
     assert _blocking(review_change(tmp_path / "more", base, {"derive/src/de.rs": _FORMS.format(kind="Form", body=more)})) == [
         ("tests/missing-tests", "derive/src/de.rs", 1)
     ]
+
+
+_GEMSPEC = (
+    "Gem::Specification.new do |s|\n  s.name = \"site\"\n  all_files = `git ls-files`.split($INPUT_RECORD_SEPARATOR)\n"
+    "  s.files = {files}\n  s.bindir = \"exe\"\n  s.require_paths = [\"lib\"]\nend\n"
+)
+_FORMATTER = (
+    "module Site\n  class ConfigFormatter\n    def initialize(path)\n      @path = path\n      @lines = File.readlines(path)\n"
+    "      @cops = {}\n      @order = []\n      @dirty = false\n    end\n\n    def format\n      @lines.each do |line|\n"
+    "        next if line.start_with?(\"#\")\n        @order << line.strip unless line.empty?\n      end\n      @order.sort\n"
+    "    end\n  end\nend\n"
+)
+
+
+def test_ruby_code_the_gemspec_does_not_package_reaches_no_user(tmp_path: Path) -> None:
+    def repository(files: str) -> dict[str, str]:
+        return {"site.gemspec": _GEMSPEC.format(files=files), "lib/site.rb": "module Site\nend\n"}
+
+    packaged = repository("all_files.grep(%r!^(exe|lib)/!)")
+    assert _blocking(review_change(tmp_path / "rake", packaged, {**packaged, "rake/config_formatter.rb": _FORMATTER})) == []
+    # The same class in a packaged directory, or in a gem that packages every file, is product code.
+    assert _blocking(review_change(tmp_path / "lib", packaged, {**packaged, "lib/site/config_formatter.rb": _FORMATTER})) == [
+        ("tests/missing-tests", "lib/site/config_formatter.rb", 3)
+    ]
+    everything = repository("all_files")
+    assert _blocking(review_change(tmp_path / "all", everything, {**everything, "rake/config_formatter.rb": _FORMATTER})) == [
+        ("tests/missing-tests", "rake/config_formatter.rb", 3)
+    ]
