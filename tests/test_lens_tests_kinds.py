@@ -314,3 +314,31 @@ def test_ruby_code_the_gemspec_does_not_package_reaches_no_user(tmp_path: Path) 
     assert _blocking(review_change(tmp_path / "all", everything, {**everything, "rake/config_formatter.rb": _FORMATTER})) == [
         ("tests/missing-tests", "rake/config_formatter.rb", 3)
     ]
+
+
+_CONVERT = (
+    "def convert_type(ty=None, default=None):\n{guess}"
+    "    if isinstance(ty, tuple):\n        return Tuple(ty)\n    if ty is int:\n        return INT\n    return STRING\n"
+)
+_NESTED = (
+    "    if ty is None and default is not None:\n        if isinstance(default, (tuple, list)):\n            if default:\n"
+    "                item = default[0]\n                if isinstance(item, (tuple, list)):\n"
+    "                    ty = tuple(map(type, item))\n                else:\n                    ty = type(item)\n"
+    "        else:\n            ty = type(default)\n"
+)
+_GUESS = (
+    "def _guess_type(ty, default):\n    if ty is not None:\n        return ty\n    if default is None:\n        return None\n"
+    "    if not isinstance(default, (tuple, list)):\n        return type(default)\n    if not default:\n        return None\n"
+    "    item = default[0]\n    if isinstance(item, (tuple, list)):\n        return tuple(map(type, item))\n    return type(item)\n\n\n"
+)
+
+
+def test_decisions_extracted_into_a_helper_as_guard_clauses_are_not_new(tmp_path: Path) -> None:
+    base = {"src/pkg/types.py": _CONVERT.format(guess=_NESTED)}
+    extracted = {"src/pkg/types.py": _GUESS + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
+    assert _blocking(review_change(tmp_path / "extracted", base, extracted)) == []
+    # A helper deciding more than the decisions it took out is new behaviour.
+    more = _GUESS.replace("    item = default[0]\n", "    if len(default) > 8:\n        return list\n    if default[0] is None:\n"
+                          "        return None\n    item = default[0]\n")
+    grown = {"src/pkg/types.py": more + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
+    assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "src/pkg/types.py", 1)]

@@ -329,16 +329,27 @@ def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) ->
     return False
 
 
+# How many branches a refactor may add when it takes at least RESTATED_MIN_LOST out of the file's
+# existing functions: a moved decision restated as guard clauses.
+RESTATED_BRANCHES = 1
+RESTATED_MIN_LOST = 3
+
+
 def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
     """New functions that hold what the file's other functions lost are the same code rearranged
     (a refactor that splits a long function into helpers), not new code: when the file holds no
-    more branches than at the merge base, and either the new functions carry decisions the file
+    more branches than at the merge base (one more when other functions lost at least
+    RESTATED_MIN_LOST: decisions restated as guard clauses), and either the new functions carry decisions the file
     had already, or other functions of the file lost statements and the file's statements grew by
     no more than one (a call) per new function, the evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
         return found
     before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
-    if after > before:
+    lost_branches = sum(max(0, shape.branches - head[name].branches) if name in head else shape.branches
+                        for name, shape in base.items())
+    # Decisions moved into a helper are often restated as guard clauses, one more than the nested
+    # condition they replace (`if ty is not None: return ty` for `if ty is None and default ...`).
+    if after > before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0):
         return found
     # Decisions can be rearranged; a new function without branches (a public one-liner) is new
     # behaviour unless the statements it holds left another function of the file.
