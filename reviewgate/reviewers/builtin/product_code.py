@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Generic, NamedTuple, TypeVar
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, Severity
@@ -178,6 +178,7 @@ class _Crates:
         return self._publishes
 
 
+_Made = TypeVar("_Made")
 _GEM_FILES = re.compile(r"\.files\s*=(.*)")
 _GEM_PATHS = re.compile(r"\.(?:require_paths|bindir)\s*=(.*)")
 # Directory names in a `files` expression: a regex's `^(exe|lib)/` or `^lib/`, a glob's
@@ -222,27 +223,22 @@ class _Gem:
         return self.packaged is not None and bool(slash) and top not in self.packaged
 
 
-# Per change, the manifests read so far (a change's Rust files share them).
-_crates: dict[int, tuple[FrozenTarget, _Crates]] = {}
+class _PerChange(Generic[_Made]):
+    """One object per change (the target it was made for), made on first use: every file of a
+    change asks, and they share what it read."""
+
+    def __init__(self, make: Callable[[ReviewRequest], _Made]) -> None:
+        self.make = make
+        self.held: tuple[FrozenTarget, _Made] | None = None
+
+    def of(self, request: ReviewRequest) -> _Made:
+        if self.held is None or self.held[0] is not request.target:
+            self.held = (request.target, self.make(request))
+        return self.held[1]
 
 
-def _crates_of(request: ReviewRequest) -> _Crates:
-    held = _crates.get(id(request.target))
-    if held is None or held[0] is not request.target:
-        _crates.clear()
-        held = _crates[id(request.target)] = (request.target, _Crates(request))
-    return held[1]
-
-
-_gems: dict[int, tuple[FrozenTarget, _Gem]] = {}
-
-
-def _gem_of(request: ReviewRequest) -> _Gem:
-    held = _gems.get(id(request.target))
-    if held is None or held[0] is not request.target:
-        _gems.clear()
-        held = _gems[id(request.target)] = (request.target, _Gem(request))
-    return held[1]
+_crates = _PerChange(_Crates)
+_gems = _PerChange(_Gem)
 
 
 def non_product_reason(request: ReviewRequest, path: str, *, read_header: bool = True) -> str | None:
@@ -258,9 +254,9 @@ def non_product_reason(request: ReviewRequest, path: str, *, read_header: bool =
     reason = _by_path(path)
     if reason is not None:
         return reason
-    if _crates_of(request).unpublished(path):
+    if _crates.of(request).unpublished(path):
         return UNPUBLISHED
-    if path.endswith((".rb", ".rake")) and _gem_of(request).unpackaged(path):
+    if path.endswith((".rb", ".rake")) and _gems.of(request).unpackaged(path):
         return UNPACKAGED
     facts = _change_facts(request.target)
     if any(path.startswith(f"{directory}/") for directory in facts.copies):
