@@ -105,8 +105,11 @@ def _change_facts(target: FrozenTarget) -> _ChangeFacts:
     if held is None or held[0] is not target:
         _facts.clear()
         present = frozenset(change.path for change in target.files if change.status is not ChangeStatus.DELETED)
+        # javadoc's HTML carries its generator's banner, so the review leaves it out: its indexes
+        # are among the excluded files, the scripts beside them among the reviewed.
+        written = present | {excluded.path for excluded in target.excluded}
         javadoc = frozenset(
-            directory for path in present for directory, _, name in [path.rpartition("/")] if name in _JAVADOC_INDEXES
+            directory for path in written for directory, _, name in [path.rpartition("/")] if name in _JAVADOC_INDEXES
         )
         held = _facts[id(target)] = (target, _ChangeFacts(vendored_copies(list(target.files)), present, javadoc))
     return held[1]
