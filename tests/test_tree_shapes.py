@@ -127,7 +127,7 @@ func (u User) Name() string { return u.name }
 func Half(v int) int {
 	switch v {
 	case 0:
-		return 0
+		return v
 	default:
 		return v / 2
 	}
@@ -202,7 +202,7 @@ interface Named {
 object Registry {
     fun find(key: String?): Int {
         when (key) {
-            "a" -> return 1
+            "a" -> return size
             else -> return key?.length ?: 0
         }
     }
@@ -326,7 +326,7 @@ CSHARP_NESTED = """namespace Shop {
 def test_csharp_a_nested_type_without_an_access_modifier_is_private() -> None:
     shapes = _shapes("Shop/Cart.cs", CSHARP_NESTED)
     assert {name: shape.public for name, shape in shapes.items()} == {
-        "Internal.Load": True,  # a top-level type without a modifier is internal
+        "Internal.Load": False,  # a top-level type without a modifier is internal: the assembly's own
         "Cart.Helper.Assist": False, "Cart.Line.Add": True, "Cart.Secret.Keep": False,
     }
 
@@ -348,7 +348,7 @@ impl fmt::Display for Stack {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "stack") }
 }
 
-trait Sized { fn size(&self) -> usize; fn twice(&self) -> usize { self.size() * 2 } }
+pub trait Sized { fn size(&self) -> usize; fn twice(&self) -> usize { self.size() * 2 } }
 
 pub(crate) fn total(v: Vec<i32>) -> i32 { let c = |z| if z > 0 { z } else { 0 }; v.iter().map(c).sum() }
 
@@ -368,12 +368,67 @@ fn loose_test() {}
 def test_rust_functions_impls_traits_and_tests_left_out() -> None:
     shapes = _shapes("src/stack.rs", RUST)
     assert sorted(shapes) == ["Sized.twice", "Stack.fmt", "Stack.full", "Stack.len", "Stack.push", "later", "total"]
-    assert _summary(shapes["Stack.push"]) == (4, 2, 3, True, False)  # `if`, one match arm; `&&` is none
+    # The `if`; the match's one arm is its else (no decision); `&&` is none.
+    assert _summary(shapes["Stack.push"]) == (4, 1, 3, True, False)
     assert not shapes["Stack.full"].public and shapes["Stack.len"].trivial
-    # A trait impl's methods and a trait's default methods are public whatever their visibility.
+    # A public type's trait impl methods and a public trait's default methods are public unmarked.
     assert shapes["Stack.fmt"].public and shapes["Sized.twice"].public
-    assert _summary(shapes["total"])[1:4] == (1, 4, True)  # the closure's `if` is total's
+    # The closure's `if` is total's, `.map(c)` one more (a loop written as a call); pub(crate) is private.
+    assert _summary(shapes["total"])[1:4] == (2, 4, False)
     assert shapes["later"].trivial
+
+
+RUST_PRIVATE_TYPES = """struct Hidden;
+
+impl Hidden {
+    pub fn name(&self) -> u8 { 1 }
+}
+
+impl ToTokens for Hidden {
+    fn to_tokens(&self, tokens: &mut TokenStream) { tokens.append(self.name()); }
+}
+
+pub(crate) struct Crate;
+
+impl Display for Crate {
+    fn fmt(&self, f: &mut Formatter) -> Result { write!(f, "crate") }
+}
+
+trait Private { fn twice(&self) -> u8 { 2 } }
+
+pub struct Open;
+
+impl Open {
+    pub fn size(&self) -> u8 { 3 }
+    #[doc(hidden)]
+    pub fn __macro_only(&self) -> u8 { 4 }
+}
+
+impl Display for Open {
+    fn fmt(&self, f: &mut Formatter) -> Result { write!(f, "open") }
+}
+
+impl Display for Vec<Open> {
+    fn fmt(&self, f: &mut Formatter) -> Result { write!(f, "many") }
+}
+
+mod inner {
+    pub struct Kept;
+    impl Kept { pub fn run(&self) {} }
+    pub struct Shown;
+    impl Shown { pub fn run(&self) {} }
+}
+
+pub use self::inner::Shown;
+"""
+
+
+def test_rust_a_method_is_as_public_as_its_type() -> None:
+    shapes = _shapes("src/private.rs", RUST_PRIVATE_TYPES)
+    public = sorted(name for name, shape in shapes.items() if shape.public)
+    # A private or crate-private type's methods and trait impls are no public API, nor is a
+    # private trait's default method, a `#[doc(hidden)]` one, or a private module's unexported type's.
+    assert public == ["Open.fmt", "Open.size", "Vec.fmt", "inner.Shown.run"]
 
 
 RUBY = """module Billing
@@ -382,7 +437,7 @@ RUBY = """module Billing
       sum = items.sum && rate || 0
       return 0 if sum.zero?
       case sum
-      when 1 then "one"
+      when 1 then name
       end
     rescue ArgumentError => error
       nil
@@ -456,7 +511,7 @@ class Cart extends Base {
     function plain() { return array_map(fn($i) => $i > 0 ? $i : 0, $this->items); }
 }
 interface Shape { public function area(); }
-trait Named { function label() { switch ($this->kind) { case 1: return 'a'; default: return 'b'; } } }
+trait Named { function label() { switch ($this->kind) { case 1: return $this->a; default: return 'b'; } } }
 """
 
 
@@ -489,3 +544,37 @@ def test_a_file_that_does_not_parse_gives_no_shapes(path: str, text: str) -> Non
 def test_no_family_for_other_files() -> None:
     assert shapes_of_file("x = 1\n", "a.py") is None
     assert shapes_of_file("int main() {}\n", "a.c") is None
+
+
+@pytest.mark.parametrize(("path", "table", "decides"), [
+    ("src/Kazakh.cs",
+     'public class Kazakh {\n  public static string Get(string key) => key switch {\n    "Email" => "e {Name}",\n'
+     '    "Length" => "l",\n    _ => null,\n  };\n}\n',
+     'public class Kazakh {\n  public static string Get(string key) => key switch {\n    "Email" => Email(key),\n'
+     '    "Length" => "l",\n    _ => null,\n  };\n}\n'),
+    ("src/names.js",
+     'export function name(k) {\n  switch (k) {\n    case "a": return "b";\n    case 1: return "one";\n'
+     '    default: return null;\n  }\n}\n',
+     'export function name(k) {\n  switch (k) {\n    case "a": return "b";\n    case 1: return one;\n'
+     '    default: return null;\n  }\n}\n'),
+    ("src/names.rs",
+     'pub fn name(k: &str) -> &str {\n    match k {\n        "a" => "b",\n        "c" => "d",\n        _ => "",\n    }\n}\n',
+     'pub fn name(k: &str) -> &str {\n    match k {\n        "a" => "b",\n        "c" => k.trim(),\n        _ => "",\n    }\n}\n'),
+])
+def test_a_switch_of_constants_is_a_lookup_table(path: str, table: str, decides: str) -> None:
+    (name, shape), = _shapes(path, table).items()
+    # Rows mapping a constant to a constant decide nothing: the function is a lookup, trivial.
+    assert (shape.branches, shape.trivial) == (0, True), name
+    (name, shape), = _shapes(path, decides).items()
+    assert (shape.branches, shape.trivial) == (1, False), name  # an arm that calls or reads a name decides
+
+
+def test_rust_a_matchs_last_arm_is_its_else() -> None:
+    shapes = _shapes("src/pick.rs", (
+        "pub fn chain(x: u8) -> u8 {\n    if x == 1 {\n        1\n    } else if x == 2 {\n        2\n    } else {\n        3\n    }\n}\n"
+        "pub fn arms(x: Form) -> u8 {\n    match x {\n        Form::One => 1,\n        Form::Two => 2,\n        _ => 3,\n    }\n}\n"
+        "pub fn exhaustive(x: Form) -> u8 {\n    match x {\n        Form::One => 1,\n        Form::Two => 2,\n"
+        "        Form::Three(n) => n,\n    }\n}\n"
+    ))
+    # Three paths are two decisions, written as an if chain or as a match, with or without `_`.
+    assert [shapes[name].branches for name in ("chain", "arms", "exhaustive")] == [2, 2, 2]

@@ -10,6 +10,7 @@ behaviour. A file that does not parse at one side gives no evidence.
 
 from __future__ import annotations
 
+import copy
 import enum
 import re
 from collections.abc import Callable, Mapping
@@ -328,16 +329,27 @@ def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) ->
     return False
 
 
+# How many branches a refactor may add when it takes at least RESTATED_MIN_LOST out of the file's
+# existing functions: a moved decision restated as guard clauses.
+RESTATED_BRANCHES = 1
+RESTATED_MIN_LOST = 3
+
+
 def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
     """New functions that hold what the file's other functions lost are the same code rearranged
     (a refactor that splits a long function into helpers), not new code: when the file holds no
-    more branches than at the merge base, and either the new functions carry decisions the file
+    more branches than at the merge base (one more when other functions lost at least
+    RESTATED_MIN_LOST: decisions restated as guard clauses), and either the new functions carry decisions the file
     had already, or other functions of the file lost statements and the file's statements grew by
     no more than one (a call) per new function, the evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
         return found
     before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
-    if after > before:
+    lost_branches = sum(max(0, shape.branches - head[name].branches) if name in head else shape.branches
+                        for name, shape in base.items())
+    # Decisions moved into a helper are often restated as guard clauses, one more than the nested
+    # condition they replace (`if ty is not None: return ty` for `if ty is None and default ...`).
+    if after > before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0):
         return found
     # Decisions can be rearranged; a new function without branches (a public one-liner) is new
     # behaviour unless the statements it holds left another function of the file.
@@ -424,6 +436,50 @@ def _base_shapes(text: str, path: str) -> Shapes | None:
     return shapes
 
 
+# What a Cargo manifest says of a proc-macro crate (`[lib] proc-macro = true`).
+_PROC_MACRO = re.compile(r"^\s*proc[-_]macro\s*=\s*true\b", re.MULTILINE)
+
+
+class _ProcMacroCrates:
+    """Which Rust files lie in a proc-macro crate, by the nearest `Cargo.toml` above each at the
+    merge base (the branch cannot make its own crate one): such a crate exports its macros and
+    nothing else, so its other functions, `pub` or not, are no public API."""
+
+    def __init__(self, base: TreeReader | None) -> None:
+        self.base = base
+        self.by_directory: dict[str, bool] = {}
+
+    def holds(self, path: str) -> bool:
+        if self.base is None:
+            return False
+        directory = path.rpartition("/")[0]
+        seen = []
+        while directory not in self.by_directory:
+            seen.append(directory)
+            manifest = self.base.read_text(f"{directory}/Cargo.toml" if directory else "Cargo.toml")
+            if manifest is not None:
+                self.by_directory[directory] = bool(_PROC_MACRO.search(manifest))
+                break
+            if not directory:
+                self.by_directory[directory] = False
+                break
+            directory = directory.rpartition("/")[0]
+        found = self.by_directory[directory]
+        self.by_directory.update(dict.fromkeys(seen, found))
+        return found
+
+
+def _crate_private(shapes: Shapes) -> Shapes:
+    """A proc-macro crate's functions with only its macros (`#[proc_macro...]`) public."""
+    made: Shapes = {}
+    for name, shape in shapes.items():
+        if shape.public and "#[proc_macro" not in shape.text:
+            shape = copy.copy(shape)
+            shape.public = False
+        made[name] = shape
+    return made
+
+
 def analyse(
     request: ReviewRequest, *, changed_bodies: bool = True, head_shapes: Mapping[str, Shapes | None] | None = None
 ) -> list[Evidence]:
@@ -455,9 +511,12 @@ def analyse(
         if base is not None and head is not None:
             removed += [shape for name, shape in base.items() if name not in head]
     moved = MovedCode(removed, tuple(base_texts.values()))
+    crates = _ProcMacroCrates(base_reader_for(request.target))
     evidence: list[Evidence] = []
     for change in changes:
         base_path, head = _base_path(change), head_shapes[change.path]
+        if head is not None and language_of(change.path) is Language.RUST and crates.holds(change.path):
+            head = _crate_private(head)
         base = None if base_path is None else base_shapes.get(base_path)
         if head is None or (base_path is not None and base is None):
             continue  # unreadable or unparsable at one side: no evidence rather than a guess

@@ -1,6 +1,6 @@
 """Findings on the repository's own tooling: scripts under a top-level `tools/`, `scripts/` or
-`.github/`, and a top-level `bin/` file that package.json's `bin` does not install. They release,
-regenerate or run CI for the project; no user runs them, and their inputs are the maintainers'
+`.github/`, a top-level `bin/` file that package.json's `bin` does not install, and Gradle build
+scripts. They build, release, regenerate or run CI for the project; no user runs them, and their inputs are the maintainers'
 own (a path the script computes, a version tag). Measured on the development set, every block on
 such a file was wrong: `subprocess.run(f"black {path}", shell=True)` in a table generator,
 `exec(`echo "tag=${tag}" >> $GITHUB_OUTPUT`)` in a release script, a CI script's new functions
@@ -18,7 +18,16 @@ _TOOLING_DIRECTORIES = frozenset({"tools", "scripts", ".github"})
 _BLOCKING = frozenset({Severity.BLOCKER, Severity.MAJOR})
 
 
+def is_build_script(path: str) -> bool:
+    """A Gradle build script (`build.gradle.kts`, `settings.gradle`, a convention plugin's
+    `*.gradle.kts`): Gradle runs it on the maintainers' machines and CI to build the project; no
+    user runs it, and one module's script is like its siblings' by design."""
+    return path.endswith((".gradle", ".gradle.kts"))
+
+
 def is_repository_tooling(request: ReviewRequest, path: str) -> bool:
+    if is_build_script(path):
+        return True
     top, slash, _ = path.partition("/")
     if not slash:
         return False
@@ -33,7 +42,8 @@ def mark_repository_tooling(request: ReviewRequest, findings: list[Finding]) -> 
         finding.with_changes(
             severity=Severity.MINOR,
             body=finding.body + f"\n\nReported at minor: `{finding.path}` is the repository's own tooling "
-            "(a top-level tools/, scripts/, .github/ or uninstalled bin/ file), not code its users run.",
+            "(a Gradle build script, a top-level tools/, scripts/, .github/ or uninstalled bin/ file), "
+            "not code its users run.",
             extra={**finding.extra, DEMOTED: REPOSITORY_TOOLING},
         )
         if finding.severity in _BLOCKING

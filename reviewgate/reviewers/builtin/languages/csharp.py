@@ -1,9 +1,9 @@
 """C# functions for the tests lens, from tree-sitter (tree_shapes): methods, constructors,
 operators and local functions as `Class.Method`, block or expression bodied (`=> x`). Property
-accessors are not functions; an abstract or interface method without a body is none. Public as
-C# says: `public`, `protected` or `internal`, or a member of an interface (a member without an
-access modifier is private), in a type an outside caller can name (a nested type without an
-access modifier is private too)."""
+accessors are not functions; an abstract or interface method without a body is none. Public:
+reachable from outside the assembly: `public` or `protected`, or a member of an interface (a
+member without an access modifier is private), in types an outside caller can name (not
+`private` or `internal`; without an access modifier a type is internal, nested private)."""
 
 from __future__ import annotations
 
@@ -33,19 +33,21 @@ def _holder(node: Node) -> Node | None:
 
 
 def _hidden_type(node: Node) -> bool:
-    """A type declared `private`, or nested without an access modifier (private by default)."""
-    if has_child(node, "private"):
-        return True
-    return _holder(node) is not None and not has_child(node, "public", "protected", "internal")
+    """A type outside the assembly cannot name: `private` or `internal` (alone: `protected internal`
+    is open to subclasses), or without an access modifier (internal at a namespace's level, private
+    nested), unless `partial` (another part may say `public`)."""
+    if has_child(node, "public", "protected"):
+        return False
+    return has_child(node, "private", "internal") or not has_child(node, "partial")
 
 
 def _public(node: Node, _name: str) -> bool:
+    """Public API: `public` or `protected`, or an interface's member, in types outside callers can
+    name. `internal` is the assembly's own, as its tests' InternalsVisibleTo says: no public API."""
     if node.type == "local_function_statement":
         return False
     holder = _holder(node)
-    declared = has_child(node, "public", "protected", "internal") or (
-        holder is not None and holder.type == "interface_declaration"
-    )
+    declared = has_child(node, "public", "protected") or (holder is not None and holder.type == "interface_declaration")
     return declared and not enclosing_hidden(node, _SCOPES, frozenset(), _hidden_type)
 
 

@@ -64,6 +64,10 @@ FAMILY = Family(
         {"if_statement", "for_statement", "for_in_statement", "while_statement", "do_statement", "switch_case",
          "catch_clause", "ternary_expression"}
     ),
+    combinators=(
+        "(call_expression function: (member_expression property: (property_identifier) @combinator)"
+        " arguments: (arguments (_)))"
+    ),
     blocks=frozenset({"statement_block"}),
     strings=frozenset({"string", "template_string", "regex"}),
     interpolations=frozenset({"template_substitution"}),

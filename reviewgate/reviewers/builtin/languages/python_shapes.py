@@ -14,6 +14,7 @@ import operator
 from collections import Counter
 from collections.abc import Mapping
 
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.common import AddedSpans, Walk, nodes_of, walk_of
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
 from reviewgate.text import UNPARSABLE
@@ -171,15 +172,46 @@ def _branch_lines(walk: Walk) -> tuple[list[int], list[tuple[int, int]]]:
     return single, weighted
 
 
+# coverage.py's own default exclusion (`# pragma: no cover`, `#pragma nocover`): a line so marked,
+# and the block it opens, are left out of the coverage measured, on purpose.
+NO_COVER = LazyPattern(r"#\s*(?:pragma|PRAGMA)[:\s]?\s*(?:no|NO)\s*(?:cover|COVER)")
+# Nodes whose header line can be marked, and the last line of the block that line opens.
+_MARKABLE = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Try, ast.With, ast.AsyncWith)
+
+
+def _uncovered_spans(walk: Walk, lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) lines of each block whose opening line is marked `# pragma: no cover`: the
+    project declares it left untested by design, so its decisions are none a test must pin down.
+    An `if`'s block is its body alone (an `else:` opens its own)."""
+    spans = []
+    for kind in _MARKABLE:
+        for node in walk.of(kind):
+            line: int = getattr(node, "lineno", 0)
+            if 0 < line <= len(lines) and NO_COVER.search(lines[line - 1]):
+                body: list[ast.stmt] = getattr(node, "body", None) or []
+                spans.append((line, (body[-1].end_lineno if body else None) or line))
+    for node in walk.of(ast.match_case):
+        line = node.pattern.lineno
+        if line <= len(lines) and NO_COVER.search(lines[line - 1]):
+            spans.append((line, node.body[-1].end_lineno or line))
+    return spans
+
+
 class _Counts:
     """(branches, statements) of every function of one tree, each node counted on the innermost
     function whose lines hold it, from the grouped walk the lenses already made of the tree (kept
     here: the tests lens asks long after the lenses that walked it are done with the file).
     Computed on first use: a side whose functions are all untouched needs none."""
 
-    def __init__(self, walk: Walk, functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]) -> None:
+    def __init__(
+        self,
+        walk: Walk,
+        functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]],
+        uncovered: list[tuple[int, int]] | None = None,
+    ) -> None:
         self.walk = walk
         self.functions = functions
+        self.uncovered = uncovered or []  # blocks marked `# pragma: no cover`: their decisions are none
         self._table: list[tuple[int, int]] | None = None
 
     def of(self, index: int) -> tuple[int, int]:
@@ -196,6 +228,10 @@ class _Counts:
         held = len(owner).__gt__  # a line past the last function's is no function's
         # Counted in C: how many branches and statements each function's lines hold.
         single, weighted = _branch_lines(self.walk)
+        if self.uncovered:
+            marked = set().union(*(range(first, last + 1) for first, last in self.uncovered))
+            single = [line for line in single if line not in marked]
+            weighted = [(line, count) for line, count in weighted if line not in marked]
         branches = Counter(map(owner.__getitem__, filter(held, single)))
         for line, count in weighted:
             if held(line):
@@ -259,16 +295,46 @@ def _is_stub_statement(statement: ast.stmt) -> bool:
     return False
 
 
+def _is_plain(value: ast.expr | None) -> bool:
+    """A name, a constant or an attribute of one (`self.inner.client`): no call, no operator."""
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return value is None or isinstance(value, (ast.Name, ast.Constant))
+
+
+def _forwards(value: ast.expr | None) -> bool:
+    """One call of a plain callee with plain arguments (`self._inner.send(request, timeout=t)`)."""
+    if isinstance(value, ast.Await):
+        value = value.value
+    return (
+        isinstance(value, ast.Call)
+        and _is_plain(value.func)
+        and all(_is_plain(item.value if isinstance(item, ast.Starred) else item) for item in value.args)
+        and all(_is_plain(keyword.value) for keyword in value.keywords)
+    )
+
+
 def _is_trivial(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A stub, or one `return` of a name, attribute or constant."""
+    """A stub, or one `return` of a name, attribute or constant; or a body that passes through:
+    a setter storing plain values and returning (`self.name = name; return self`), or a delegate
+    whose one statement forwards one call (`return self._inner.send(request)`)."""
     body = function.body
     if all(_is_stub_statement(statement) for statement in body):
         return True
     rest = body[1:] if _has_docstring(body) else body
+    if not rest:
+        return False
+    *stores, last = rest
+    if not stores and isinstance(last, (ast.Return, ast.Expr)) and _forwards(last.value):
+        return True
     return (
-        len(rest) == 1
-        and isinstance(rest[0], ast.Return)
-        and (rest[0].value is None or isinstance(rest[0].value, (ast.Name, ast.Attribute, ast.Constant)))
+        isinstance(last, ast.Return)
+        and _is_plain(last.value)
+        and all(
+            isinstance(store, ast.Assign) and len(store.targets) == 1 and _is_plain(store.targets[0])
+            and _is_plain(store.value)
+            for store in stores
+        )
     )
 
 
@@ -276,7 +342,8 @@ def python_shapes(tree: ast.Module, source: str) -> Shapes:
     """Every function and method, nested ones under their enclosing names."""
     lines = source.splitlines()
     functions = _functions(tree)
-    counts = _Counts(walk_of(tree), functions)
+    walk = walk_of(tree)
+    counts = _Counts(walk, functions, _uncovered_spans(walk, lines) if "pragma" in source.lower() else None)
     shapes: Shapes = {}
     for index, (function, qualified) in enumerate(functions):
         first = first_line(function)

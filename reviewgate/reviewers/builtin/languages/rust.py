@@ -2,12 +2,17 @@
 `Type.method` (`impl<T> Foo<T>` and `impl Display for Foo` both qualify by `Foo`), trait default
 methods as `Trait.method`. A closure is part of the function around it; a trait method without a
 body is none; `#[test]` functions and `#[cfg(test)]` modules are tests, not product code. Public:
-`pub` (any `pub(...)`), or a method of a trait or a trait impl."""
+reachable from outside the crate (`_public`): plain `pub` in `pub` modules (or re-exported by a
+`pub use`), not `#[doc(hidden)]`; a method of a trait or a trait impl, or a `pub` method, of a
+type that is itself public."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tree_sitter import Query, QueryCursor
+
+from reviewgate.reviewers.builtin.languages.syntax_tree import parser
 from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, leaves_of_kinds, text_of
 
 if TYPE_CHECKING:
@@ -46,13 +51,100 @@ def _scope_name(node: Node) -> str | None:
     return _impl_type(node) if node.type == "impl_item" else field_text(node, "name")
 
 
-def _public(node: Node, _name: str) -> bool:
-    if any(child.type == "visibility_modifier" for child in node.children):
+def _exported(item: Node) -> bool:
+    """Plain `pub` and not `#[doc(hidden)]`: `pub(crate)`, `pub(super)` and `pub(in ...)` keep an
+    item inside the crate, and a hidden item is public only for the crate's own macros."""
+    visibility = next((child for child in item.children if child.type == "visibility_modifier"), None)
+    return visibility is not None and text_of(visibility) == "pub" and "#[doc(hidden)]" not in _attributes(item)
+
+
+def _reexported(root: Node, name: str) -> bool:
+    """Whether a `pub use` of the file names `name` or brings in a module's every item (`::*`)."""
+    for node in QueryCursor(_uses_query()).captures(root).get("use", []):
+        if not any(child.type == "visibility_modifier" and text_of(child) == "pub" for child in node.children):
+            continue
+        if text_of(node).rstrip(" ;").endswith("*") or name in {text_of(leaf) for leaf in leaves_of_kinds(node, _NAMES)}:
+            return True
+    return False
+
+
+_NAMES = frozenset({"identifier", "type_identifier"})
+_USES: list[Query] = []
+
+
+def _uses_query() -> Query:
+    if not _USES:
+        language = parser("rust").language
+        assert language is not None
+        _USES.append(Query(language, "(use_declaration) @use"))
+    return _USES[0]
+
+
+def _reachable(item: Node, name: str) -> bool:
+    """Whether an item outside callers may name: itself exported, inside exported modules only, or
+    re-exported by name (`pub use self::inner::Item`)."""
+    if not _exported(item):
+        return False
+    parent = item.parent
+    while parent is not None:
+        if parent.type == "mod_item" and not _exported(parent):
+            root = parent
+            while root.parent is not None:
+                root = root.parent
+            return _reexported(root, name)
+        parent = parent.parent
+    return True
+
+
+_TYPE_ITEMS = frozenset({"struct_item", "enum_item", "union_item", "type_item", "trait_item"})
+# The last file's root and its type declarations by name: every method of a file asks.
+_declared: list[tuple[Node, dict[str, Node]]] = []
+
+
+def _type_declarations(root: Node) -> dict[str, Node]:
+    if _declared and _declared[0][0] == root:
+        return _declared[0][1]
+    found: dict[str, Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _TYPE_ITEMS:
+            name = field_text(node, "name")
+            if name:
+                found.setdefault(name, node)
+        if node.type in ("source_file", "mod_item", "declaration_list"):
+            stack.extend(node.named_children)
+    _declared[:] = [(root, found)]  # the root held: its tree, and so its nodes' identity, stays
+    return found
+
+
+def _type_public(holder: Node) -> bool:
+    """Whether the type an `impl` or a trait is for is reachable from outside the crate. A type the
+    file does not declare (`impl Display for Vec<Local>`, a type of another module) is taken as
+    public: this file alone cannot tell."""
+    if holder.type == "trait_item":
+        return _reachable(holder, field_text(holder, "name") or "")
+    name = _impl_type(holder)
+    if not name:
         return True
+    root = holder
+    while root.parent is not None:
+        root = root.parent
+    declaration = _type_declarations(root).get(name)
+    return declaration is None or _reachable(declaration, name)
+
+
+def _public(node: Node, name: str) -> bool:
+    """Public API: a function outside callers can reach. A method is as visible as its type: a
+    `pub fn` or a trait impl of a private or crate-private struct is no more public than the
+    struct; a trait impl's or a trait's methods are public when their type is."""
     holder = node.parent.parent if node.parent is not None else None  # declaration_list -> impl or trait
-    return holder is not None and (
-        holder.type == "trait_item" or (holder.type == "impl_item" and holder.child_by_field_name("trait") is not None)
-    )
+    if holder is not None and holder.type in ("impl_item", "trait_item"):
+        if "#[doc(hidden)]" in _attributes(node):
+            return False
+        own = holder.type == "trait_item" or holder.child_by_field_name("trait") is not None or _exported(node)
+        return own and _type_public(holder)
+    return _reachable(node, name)
 
 
 # Macros that run their body here as control flow: tokio's and futures' `select!`, whose arms
@@ -70,6 +162,17 @@ def _select_decisions(node: Node) -> list[Node]:
             for leaf in leaves_of_kinds(child, _DECISION_TOKENS)]
 
 
+def _last_arm(node: Node) -> bool:
+    """A `match`'s last arm: the match is exhaustive, so n arms make n - 1 decisions, as an `if`,
+    `else if`, `else` chain of n paths does (`_ => ..` is the usual last arm)."""
+    if node.type != "match_arm":
+        return False
+    following = node.next_named_sibling
+    while following is not None and following.type != "match_arm":
+        following = following.next_named_sibling
+    return following is None
+
+
 FAMILY = Family(
     grammars=("rust",),
     functions=frozenset({"function_item"}),
@@ -79,6 +182,8 @@ FAMILY = Family(
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
     macros="(macro_invocation) @macro",
     macro_decisions=_select_decisions,
+    fallthrough=_last_arm,
+    combinators="(call_expression function: (field_expression field: (field_identifier) @combinator) arguments: (arguments (_)))",
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),
     interpolations=frozenset(),

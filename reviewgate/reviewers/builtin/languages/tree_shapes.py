@@ -78,6 +78,11 @@ TRIVIAL_WORDS = frozenset(
 )
 
 
+# Tokens a setter or a delegate holds besides a bare accessor's: an assignment, one call's
+# parentheses and commas, statement ends, `new` and `await` before the call.
+_PASSING_TOKENS = frozenset({"=", ",", "(", ")", ";", "{", "}", "new", "await"})
+
+
 def name_field(node: Node) -> str | None:
     return field_text(node, "name")
 
@@ -117,6 +122,11 @@ class Family:
     # (`matches!`) makes none.
     macros: str = ""
     macro_decisions: Callable[[Node], list[Node]] = _no_nodes
+    # A query capturing as `@combinator` the method name of a call with arguments: one named in
+    # COMBINATORS (`.filter(..)`, `.map(..)`, `.any(..)`) is a decision, the one a loop or an `if`
+    # makes when the code is written out (`for x in xs { if keep(x) { .. } }`), so rewriting one
+    # as the other keeps the count.
+    combinators: str = ""
     # Nodes whose named children are statements (a block), none of them a statement itself.
     blocks: frozenset[str]
     strings: frozenset[str]  # literals whose text is not code; their interpolations are
@@ -126,6 +136,9 @@ class Family:
     # Node type -> fields holding the names it declares (parameters, locals): numbered in the body.
     declarations: Mapping[str, tuple[str, ...]]
     parameters: frozenset[str]  # parameter node types, for their defaults
+    # A branch node that is its construct's fall-through (Rust's last `match` arm: a match is
+    # exhaustive, so its last arm is the `else` of the decisions above it).
+    fallthrough: Callable[[Node], bool] = _never
     # A node whose functions are no product code: a Rust `#[cfg(test)]` module, a `#[test]` function.
     skipped: Callable[[Node], bool] = _never
     # Names local wherever they appear (PHP's `$variables`), beside the declared ones.
@@ -210,9 +223,13 @@ class _Reader:
         )
         table = [[0, 0] for _ in self.found]
         captured = QueryCursor(queries).captures(self.root)
-        branches = [node for node in captured.get("branch", []) if _decides(node)]
+        branches = [
+            node for node in captured.get("branch", [])
+            if _decides(node) and not family.fallthrough(node) and not is_table_row(node, family.strings)
+        ]
         counted = [(node, 0) for node in branches]
         counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
+        counted += [(node, 0) for node in _combinator_decisions(captured.get("combinator", []))]
         statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
         counted += [(node, 1) for node in statements.values()]
         counted.sort(key=lambda item: item[0].start_byte)
@@ -297,7 +314,8 @@ class _Reader:
 
     def trivial(self, found: _Found) -> bool:
         """Empty, or one `return` of a name, member or literal: no call, operator or second
-        statement; or a body that only throws a not-implemented error."""
+        statement; or a body that only throws a not-implemented error, or only looks a name up
+        in a table written as a switch."""
         if found.body is None:
             return True
         family = self.family
@@ -312,8 +330,52 @@ class _Reader:
             texts.append(node.type)
             in_string = node.parent is not None and node.parent.type in family.strings
             if not (node.is_named or in_string or node.type in family.trivial_words):
-                return self._not_implemented(found.body)
-        return texts.count("return") <= 1
+                return (
+                    self._not_implemented(found.body) or self._lookup_table(found.body) or self._passes_through(found)
+                )
+        return texts.count("return") <= 1 or self._lookup_table(found.body) or self._passes_through(found)
+
+    def _passes_through(self, found: _Found) -> bool:
+        """A body that decides nothing and at most forwards one call: a builder's setter
+        (`this.name = name; return this;`), a delegate (`return inner.send(request);`). What it
+        stores and passes on are names, members and literals: no operator, no second call, and
+        no call whose result is stored (`this.name = requireNonNull(name)` validates)."""
+        assert found.body is not None
+        family = self.family
+        if self.counts(self.found.index(found))[0]:
+            return False
+        calls = stores = 0
+        for node in self.own(found.body):
+            if node.id in self.function_ids:
+                return False
+            if node.children or node.type in family.comments:
+                continue
+            in_string = node.parent is not None and node.parent.type in family.strings
+            if not (node.is_named or in_string or node.type in family.trivial_words or node.type in _PASSING_TOKENS):
+                return False
+            calls += node.type == "("
+            stores += node.type == "=" and node.parent != found.body  # not an expression body's `=`
+        return calls == 0 or (calls == 1 and stores == 0)
+
+    def _lookup_table(self, body: Node) -> bool:
+        """A body that is one switch whose arms are all table rows (is_table_row) over a name: a
+        translation table's lookup, data rather than code, as trivial as returning a constant."""
+        family, rows, stack = self.family, 0, [body]
+        while stack:
+            node = stack.pop()
+            if node.id in self.function_ids:
+                return False
+            if node.type in family.comments:
+                continue
+            if is_table_row(node, family.strings):
+                rows += 1
+            elif node.children:
+                if node.is_named and node is not body and not any(word in node.type for word in _TABLE_HOLDERS):
+                    return False  # a call, an operator: code around the table
+                stack.extend(node.children)
+            elif node.is_named and not (node.type in family.identifiers or _is_constant(node)):
+                return False
+        return rows >= 2
 
     def _not_implemented(self, body: Node) -> bool:
         """One statement that throws the language's not-implemented error (Java's unsupported-operation
@@ -400,6 +462,19 @@ def _default_of(parameter: Node) -> Node | None:
     return None
 
 
+# Methods that run their argument per element or only on some condition: iterator adaptors and
+# consumers (Rust's, JavaScript's arrays) and an option's `map`.
+COMBINATORS = frozenset({
+    "filter", "filter_map", "map", "flat_map", "flatMap", "for_each", "forEach", "find", "find_map", "findIndex",
+    "any", "all", "some", "every", "position", "take_while", "skip_while", "map_while", "retain", "partition",
+    "reduce", "fold", "try_fold", "try_for_each",
+})
+
+
+def _combinator_decisions(names: list[Node]) -> list[Node]:
+    return [name for name in names if text_of(name) in COMBINATORS]
+
+
 _QUERIES: dict[str, Query] = {}
 _COUNT_QUERIES: dict[str, Query] = {}
 
@@ -408,6 +483,47 @@ def _decides(branch: Node) -> bool:
     """A `default:` label or an `else ->` entry decides nothing."""
     first = branch.children[0] if branch.children else None
     return first is None or first.type not in ("default", "else")
+
+
+# Words in the node types that may hold a lookup table's switch: the switch itself, its body,
+# the statement or clause returning it, its parenthesised subject.
+_TABLE_HOLDERS = ("switch", "match", "when", "case", "block", "body", "return", "statement", "clause",
+                  "parenthesized", "subject")
+# Named leaves that are a constant (besides the `*_literal` types and the family's strings).
+_CONSTANT_LEAVES = frozenset(
+    {"number", "integer", "float", "true", "false", "null", "nil", "none", "discard", "boolean", "escape_sequence"}
+)
+
+
+# Words in the node types of a switch's arms and cases across the grammars (`switch_case`,
+# `switch_expression_arm`, `match_arm`, `when_entry`, `switch_section`, `switch_rule`).
+_ARM_WORDS = ("case", "arm", "when", "switch_section", "switch_rule", "switch_block")
+
+
+def is_table_row(branch: Node, strings: frozenset[str]) -> bool:
+    """A switch arm or case that maps a constant to a constant (`"EmailValidator" => "..."`, `case 1:
+    return "one";`): a row of a lookup table written as a switch. It is data, the same decision
+    as a dictionary's lookup; a translation class's hundred rows are no hundred branches. An arm
+    that names anything (a variable, a call) decides, and so does any other branch (`while (true)`)."""
+    if not branch.named_children or not any(word in branch.type for word in _ARM_WORDS):
+        return False  # a keyword token (`case`) is no arm
+    stack = list(branch.children)
+    while stack:
+        node = stack.pop()
+        if node.type in strings:
+            if any(child.type not in ('"', "'", "`", "string_literal_content", "string_fragment", "string_content",
+                                      "escape_sequence") for child in node.named_children):
+                return False  # an interpolation reads a name
+            continue
+        if node.children:
+            stack.extend(node.children)
+        elif node.is_named and not _is_constant(node):
+            return False
+    return True
+
+
+def _is_constant(leaf: Node) -> bool:
+    return leaf.type.endswith("literal") or leaf.type in _CONSTANT_LEAVES
 
 
 def leaves_of_kinds(body: Node, kinds: frozenset[str]) -> list[Node]:
@@ -435,6 +551,8 @@ def _count_queries(grammar: str, family: Family) -> Query:
     patterns = [f"({kind}) @branch" for kind in sorted(family.branches & named_kinds)]
     if family.macros:
         patterns.append(family.macros)
+    if family.combinators:
+        patterns.append(family.combinators)
     patterns += [f"({kind} (_) @statement)" for kind in sorted(family.blocks & named_kinds)]
     patterns += [
         f"({kind}) @statement" for kind in sorted(named_kinds) if kind.endswith("_statement") and kind not in family.blocks

@@ -1,0 +1,345 @@
+"""Kinds of change that read as new behaviour without being any, and their look-alikes that are:
+each judged on a real repository, blocking findings only (major or worse)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.findings import Severity
+from testing.lenses import review_change
+
+_BLOCKING = (Severity.BLOCKER, Severity.MAJOR)
+
+
+def _blocking(findings: list) -> list[tuple[str, str, int]]:  # type: ignore[type-arg]
+    return sorted(
+        (item.rule, item.path or "", item.line or 0)
+        for item in findings  # type: ignore[misc]
+        if item.rule.startswith("tests/") and item.severity in _BLOCKING
+    )
+
+
+_LIB = "pub fn derive(input: u8) -> u8 {\n    input\n}\n"
+_IMPL = (
+    "\nimpl{trait} {kind} {{\n    {visibility}fn to_tokens(&self, tokens: &mut Stream) {{\n"
+    "        tokens.append(self.ident());\n    }}\n}}\n"
+)
+
+
+def _rust_type(visibility: str, trait: str = " ToTokens for", method: str = "") -> str:
+    return _LIB + f"\n{visibility}struct Marker;\n" + _IMPL.format(trait=trait, kind="Marker", visibility=method)
+
+
+def test_rust_methods_of_a_private_type_are_no_public_api(tmp_path: Path) -> None:
+    base = {"derive/src/lib.rs": _LIB}
+    for name, visibility, trait, method in [
+        ("trait-impl", "", " ToTokens for", ""),
+        ("pub-method", "", "", "pub "),
+        ("crate-type", "pub(crate) ", "", "pub "),
+    ]:
+        branch = {"derive/src/lib.rs": _rust_type(visibility, trait, method)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # The same impls of a public type are public API: new, untested, they block.
+    for name, trait, method in [("public-trait-impl", " ToTokens for", ""), ("public-method", "", "pub ")]:
+        branch = {"derive/src/lib.rs": _rust_type("pub ", trait, method)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "derive/src/lib.rs", 8)
+        ], name
+
+
+_CHAIN = (
+    "pub fn visible(fields: &[Field]) -> Vec<Stream> {{\n{body}\n}}\n"
+)
+
+
+def test_an_iterator_chain_written_out_as_a_loop_makes_the_same_decisions(tmp_path: Path) -> None:
+    chain = "    fields\n        .iter()\n        .filter(|field| !field.skipped())\n        .map(|field| field.tokens())\n        .collect()"
+    loop = (
+        "    let mut out = Vec::new();\n    for field in fields {\n        if field.skipped() {\n            continue;\n"
+        "        }\n        out.push(field.tokens());\n    }\n    out"
+    )
+    base = {"derive/src/ser.rs": _CHAIN.format(body=chain)}
+    assert _blocking(review_change(tmp_path / "rust", base, {"derive/src/ser.rs": _CHAIN.format(body=loop)})) == []
+    script = {"src/fields.js": "export function visible(fields) {\n  return fields.filter((f) => !f.skipped).map((f) => f.tokens);\n}\n"}
+    written_out = {"src/fields.js": (
+        "export function visible(fields) {\n  const out = [];\n  for (const f of fields) {\n    if (f.skipped) {\n"
+        "      continue;\n    }\n    out.push(f.tokens);\n  }\n  return out;\n}\n"
+    )}
+    assert _blocking(review_change(tmp_path / "js", script, written_out)) == []
+    # A loop that decides more than the chain did (two conditions the chain never made) is new behaviour.
+    stricter = (
+        "    let mut out = Vec::new();\n    for field in fields {\n        if field.skipped() {\n            continue;\n"
+        "        }\n        if field.flattened() {\n            out.extend(field.inner());\n        }\n"
+        "        if field.renamed() {\n            out.push(field.alias());\n        }\n        out.push(field.tokens());\n    }\n    out"
+    )
+    assert _blocking(review_change(tmp_path / "stricter", base, {"derive/src/ser.rs": _CHAIN.format(body=stricter)})) == [
+        ("tests/missing-tests", "derive/src/ser.rs", 2)
+    ]
+
+
+_CONTEXT = (
+    "import os\n\n\ndef create_context(verify=True, cert=None):\n    if verify is True:\n"
+    "{marked}"
+    "        context = default_context()\n    else:\n        context = verify\n"
+    "{cert}"
+    "    return context\n"
+)
+_FROM_ENVIRONMENT = (
+    "        if os.environ.get('SSL_CERT_FILE'):{pragma}\n            context = default_context(os.environ['SSL_CERT_FILE'])\n"
+    "            return context\n"
+    "        elif os.environ.get('SSL_CERT_DIR'):{pragma}\n            context = default_context(os.environ['SSL_CERT_DIR'])\n"
+    "            return context\n"
+)
+_CERT = (
+    "    if cert:{pragma}\n        if isinstance(cert, str):\n            context.load_cert_chain(cert)\n"
+    "        else:\n            context.load_cert_chain(*cert)\n"
+)
+
+
+def test_branches_marked_no_cover_are_declared_untested(tmp_path: Path) -> None:
+    base = {"pkg/config.py": _CONTEXT.format(marked="", cert="")}
+
+    def branch(pragma: str) -> dict[str, str]:
+        return {"pkg/config.py": _CONTEXT.format(
+            marked=_FROM_ENVIRONMENT.format(pragma=pragma), cert=_CERT.format(pragma=pragma)
+        )}
+
+    for name, pragma in [("spaced", "  # pragma: no cover"), ("joined", "  # pragma: nocover")]:
+        assert _blocking(review_change(tmp_path / name, base, branch(pragma))) == [], name
+    # The same branches unmarked are new decisions a test must pin down.
+    assert _blocking(review_change(tmp_path / "unmarked", base, branch(""))) == [("tests/missing-tests", "pkg/config.py", 6)]
+
+
+_MANAGER = "namespace Acme.Resources;\n\npublic class LanguageManager {\n  public string Culture() => \"en\";\n}\n"
+_LANGUAGE = (
+    "namespace Acme.Resources;\n\n{visibility}class KazakhLanguage {{\n  public const string Culture = \"kk\";\n\n"
+    "  public static string GetTranslation(string key) => key switch {{\n{rows}    _ => null,\n  }};\n}}\n"
+)
+_ROWS = "".join(f'    "{name}Validator" => "\'{{PropertyName}}\' {name} text.",\n' for name in
+                ("Email", "Length", "NotNull", "NotEmpty", "Equal", "Regex"))
+
+
+def test_a_translation_class_of_constant_rows_is_data(tmp_path: Path) -> None:
+    base = {"src/Acme/Resources/LanguageManager.cs": _MANAGER}
+    for visibility in ("internal ", "public "):
+        branch = {**base, "src/Acme/Resources/Languages/KazakhLanguage.cs": _LANGUAGE.format(visibility=visibility, rows=_ROWS)}
+        assert _blocking(review_change(tmp_path / visibility.strip(), base, branch)) == [], visibility
+    # Rows that call or format decide: the same class is new behaviour.
+    deciding = _ROWS.replace("=> \"'{PropertyName}' Email text.\"", "=> Format(key, \"Email\")").replace(
+        "=> \"'{PropertyName}' Length text.\"", "=> Lengths.Describe(key)")
+    branch = {**base, "src/Acme/Resources/Languages/KazakhLanguage.cs": _LANGUAGE.format(visibility="public ", rows=deciding)}
+    assert _blocking(review_change(tmp_path / "deciding", base, branch)) == [
+        ("tests/missing-tests", "src/Acme/Resources/Languages/KazakhLanguage.cs", 6)
+    ]
+
+
+def test_csharp_internal_is_no_public_api(tmp_path: Path) -> None:
+    method = (
+        "\n  {visibility} bool TryGetPropertyValue(object instance, out object value) {{\n"
+        "    value = Read(instance);\n    return value != null;\n  }}\n"
+    )
+    base = {"src/Acme/Rule.cs": "namespace Acme;\n\n{kind}class Rule {{\n  public string Name => \"rule\";\n}}\n"}
+    for name, kind, visibility in [("internal-type", "internal ", "public"), ("internal-method", "public ", "internal")]:
+        before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind=kind)}
+        after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace(
+            "\"rule\";\n", "\"rule\";\n" + method.format(visibility=visibility))}
+        assert _blocking(review_change(tmp_path / name, before, after)) == [], name
+    before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind="public ")}
+    after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace("\"rule\";\n", "\"rule\";\n" + method.format(visibility="public"))}
+    assert _blocking(review_change(tmp_path / "public", before, after)) == [("tests/missing-tests", "src/Acme/Rule.cs", 6)]
+
+
+_MANIFEST = "[package]\nname = \"derive\"\nversion = \"1.0.0\"\n{lib}\n[dependencies]\nsyn = \"2\"\n"
+_NAME = "\npub struct Name {\n    pub value: String,\n}\n"
+_ORDER = (
+    "\nimpl Ord for Name {\n    fn cmp(&self, other: &Self) -> Ordering {\n        Ord::cmp(&self.value, &other.value)\n"
+    "    }\n}\n\nimpl Name {\n    pub fn spanned(&self) -> Span {\n        self.span.resolved_at(Span::call_site())\n    }\n}\n"
+)
+
+
+def test_a_proc_macro_crate_exports_only_its_macros(tmp_path: Path) -> None:
+    for name, lib, blocks in [("proc-macro", "[lib]\nproc-macro = true\n", False), ("library", "", True)]:
+        base = {"derive/Cargo.toml": _MANIFEST.format(lib=lib), "derive/src/internals/name.rs": _NAME}
+        branch = {**base, "derive/src/internals/name.rs": _NAME + _ORDER}
+        found = _blocking(review_change(tmp_path / name, base, branch))
+        assert found == ([("tests/missing-tests", "derive/src/internals/name.rs", 7)] if blocks else []), name
+
+
+_WORKSPACE = '[workspace]\nmembers = [\n    "core",\n    "precompiled/bin",\n]\n'
+_CRATE = "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n{publish}"
+_BUILD_STEP = (
+    "\npub fn build(args: &[String]) -> u8 {\n    let mut code = 0;\n    for arg in args {\n"
+    "        if arg.is_empty() {\n            code = 2;\n        } else if arg.starts_with('-') {\n            code = 1;\n"
+    "        }\n    }\n    code\n}\n"
+)
+
+
+def test_an_unpublished_crate_beside_published_ones_is_build_tooling(tmp_path: Path) -> None:
+    def repository(core_publish: str) -> dict[str, str]:
+        return {
+            "Cargo.toml": _WORKSPACE,
+            "core/Cargo.toml": _CRATE.format(name="core", publish=core_publish),
+            "core/src/lib.rs": "pub fn version() -> u8 {\n    1\n}\n",
+            "precompiled/bin/Cargo.toml": _CRATE.format(name="precompile", publish="publish = false\n"),
+            "precompiled/bin/main.rs": "fn main() {}\n",
+        }
+
+    base = repository("")
+    tooling = {**base, "precompiled/bin/main.rs": base["precompiled/bin/main.rs"] + _BUILD_STEP}
+    assert _blocking(review_change(tmp_path / "tooling", base, tooling)) == []
+    # The same code in the published crate is product code.
+    product = {**base, "core/src/lib.rs": base["core/src/lib.rs"] + _BUILD_STEP}
+    assert _blocking(review_change(tmp_path / "product", base, product)) == [("tests/missing-tests", "core/src/lib.rs", 5)]
+    # In a workspace that publishes nothing (an application), `publish = false` says nothing.
+    application = repository("publish = false\n")
+    branch = {**application, "precompiled/bin/main.rs": application["precompiled/bin/main.rs"] + _BUILD_STEP}
+    assert _blocking(review_change(tmp_path / "application", application, branch)) == [
+        ("tests/missing-tests", "precompiled/bin/main.rs", 3)
+    ]
+
+
+_FACTORY = (
+    "package app;\n\npublic final class OptionalFactory {{\n  OptionalFactory() {{}}\n\n"
+    "  public String name() {{\n    return \"optional\";\n  }}\n{added}}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "added", "blocks"), [
+    ("factory", "\n  public static OptionalFactory create() {\n    return new OptionalFactory();\n  }\n", False),
+    ("setter", "\n  public OptionalFactory label(String label) {\n    this.label = label;\n    return this;\n  }\n", False),
+    ("delegate", "\n  public Call send(Request request) {\n    return client.send(request);\n  }\n", False),
+    # A setter that validates, a delegate that prepares what it passes on, a method that decides.
+    ("validating", "\n  public OptionalFactory label(String label) {\n"
+     "    this.label = Objects.requireNonNull(label, \"label\");\n    return this;\n  }\n", True),
+    ("preparing", "\n  public Call send(Request request) {\n    return client.send(prepare(request));\n  }\n", True),
+    ("deciding", "\n  public Call send(Request request) {\n    if (request == null) {\n      return null;\n    }\n"
+     "    return retries > 0 ? client.retry(request) : client.send(request);\n  }\n", True),
+])
+def test_a_setter_a_delegate_or_a_factory_passes_through(tmp_path: Path, name: str, added: str, blocks: bool) -> None:
+    path = "src/main/java/app/OptionalFactory.java"
+    base = {path: _FACTORY.format(added="")}
+    found = _blocking(review_change(tmp_path, base, {path: _FACTORY.format(added=added)}))
+    assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name
+
+
+def test_a_python_setter_or_delegate_passes_through(tmp_path: Path) -> None:
+    base = {"pkg/client.py": "class Client:\n    def __init__(self, inner):\n        self._inner = inner\n"}
+    passing = (
+        "\n    def with_timeout(self, timeout):\n        self._timeout = timeout\n        return self\n"
+        "\n    def send(self, request, *, stream=False):\n        return self._inner.send(request, stream=stream)\n"
+    )
+    assert _blocking(review_change(tmp_path / "passing", base, {"pkg/client.py": base["pkg/client.py"] + passing})) == []
+    validating = "\n    def with_timeout(self, timeout):\n        self._timeout = float(timeout)\n        return self\n"
+    assert _blocking(review_change(tmp_path / "validating", base, {"pkg/client.py": base["pkg/client.py"] + validating})) == [
+        ("tests/missing-tests", "pkg/client.py", 5)
+    ]
+
+
+_SCRIPT = (
+    "function show(type) {\n  var count = 0;\n  for (var key in methods) {\n    var row = document.getElementById(key);\n"
+    "    if ((methods[key] & type) != 0) {\n      row.style.display = '';\n      count++;\n    } else {\n"
+    "      row.style.display = 'none';\n    }\n  }\n  updateTabs(type);\n}\n"
+)
+
+
+def test_a_script_javadoc_writes_beside_its_indexes_is_generated(tmp_path: Path) -> None:
+    base = {"lib/src/main/java/app/Api.java": "package app;\n\npublic final class Api {}\n"}
+    site = {
+        **base,
+        # javadoc's banner: the review leaves its pages out as generated, and still sees the directory.
+        "website/1.x/lib/allclasses-frame.html": "<!DOCTYPE HTML>\n<!-- Generated by javadoc (1.8.0) -->\n<html></html>\n",
+        "website/1.x/lib/package-list": "app\n",
+        "website/1.x/lib/script.js": _SCRIPT,
+    }
+    assert _blocking(review_change(tmp_path / "javadoc", base, site)) == []
+    # The same script in a site's own code is code the site runs.
+    own = {**base, "website/app/script.js": _SCRIPT}
+    assert _blocking(review_change(tmp_path / "site", base, own)) == [("tests/missing-tests", "website/app/script.js", 1)]
+
+
+_FORMS = (
+    "pub fn deserialize(params: &Params, form: {kind}) -> Stream {{\n{body}\n}}\n"
+)
+
+
+def test_an_if_chain_rewritten_as_a_match_makes_the_same_decisions(tmp_path: Path) -> None:
+    chains = (
+        "    let path = if let Some(variant) = variant {\n        quote!(#variant)\n    } else if tagged {\n"
+        "        quote!(tagged)\n    } else {\n        quote!(plain)\n    };\n"
+        "    let expecting = if let Some(variant) = variant {\n        format!(\"variant {}\", variant)\n"
+        "    } else if tagged {\n        format!(\"tagged\")\n    } else {\n        format!(\"plain\")\n    };\n"
+        "    quote!(#path #expecting)"
+    )
+    matches = (
+        "    let path = match form {\n        Form::Variant(variant) => quote!(#variant),\n        Form::Tagged => quote!(tagged),\n"
+        "        Form::Plain => quote!(plain),\n    };\n    let expecting = match form {\n"
+        "        Form::Variant(variant) => format!(\"variant {}\", variant),\n        Form::Tagged => format!(\"tagged\"),\n"
+        "        _ => format!(\"plain\"),\n    };\n    quote!(#path #expecting)"
+    )
+    base = {"derive/src/de.rs": _FORMS.format(kind="Option<&Ident>", body=chains)}
+    branch = {"derive/src/de.rs": _FORMS.format(kind="Form", body=matches)}
+    assert _blocking(review_change(tmp_path / "match", base, branch)) == []
+    # A match that decides more than the chain did is new behaviour.
+    more = matches.replace("        Form::Plain => quote!(plain),\n", "        Form::Plain => quote!(plain),\n"
+                           "        Form::Flat => quote!(flat),\n        Form::Seq => quote!(seq),\n")
+    assert _blocking(review_change(tmp_path / "more", base, {"derive/src/de.rs": _FORMS.format(kind="Form", body=more)})) == [
+        ("tests/missing-tests", "derive/src/de.rs", 1)
+    ]
+
+
+_GEMSPEC = (
+    "Gem::Specification.new do |s|\n  s.name = \"site\"\n  all_files = `git ls-files`.split($INPUT_RECORD_SEPARATOR)\n"
+    "  s.files = {files}\n  s.bindir = \"exe\"\n  s.require_paths = [\"lib\"]\nend\n"
+)
+_FORMATTER = (
+    "module Site\n  class ConfigFormatter\n    def initialize(path)\n      @path = path\n      @lines = File.readlines(path)\n"
+    "      @cops = {}\n      @order = []\n      @dirty = false\n    end\n\n    def format\n      @lines.each do |line|\n"
+    "        next if line.start_with?(\"#\")\n        @order << line.strip unless line.empty?\n      end\n      @order.sort\n"
+    "    end\n  end\nend\n"
+)
+
+
+def test_ruby_code_the_gemspec_does_not_package_reaches_no_user(tmp_path: Path) -> None:
+    def repository(files: str) -> dict[str, str]:
+        return {"site.gemspec": _GEMSPEC.format(files=files), "lib/site.rb": "module Site\nend\n"}
+
+    packaged = repository("all_files.grep(%r!^(exe|lib)/!)")
+    assert _blocking(review_change(tmp_path / "rake", packaged, {**packaged, "rake/config_formatter.rb": _FORMATTER})) == []
+    # The same class in a packaged directory, or in a gem that packages every file, is product code.
+    assert _blocking(review_change(tmp_path / "lib", packaged, {**packaged, "lib/site/config_formatter.rb": _FORMATTER})) == [
+        ("tests/missing-tests", "lib/site/config_formatter.rb", 3)
+    ]
+    everything = repository("all_files")
+    assert _blocking(review_change(tmp_path / "all", everything, {**everything, "rake/config_formatter.rb": _FORMATTER})) == [
+        ("tests/missing-tests", "rake/config_formatter.rb", 3)
+    ]
+
+
+_CONVERT = (
+    "def convert_type(ty=None, default=None):\n{guess}"
+    "    if isinstance(ty, tuple):\n        return Tuple(ty)\n    if ty is int:\n        return INT\n    return STRING\n"
+)
+_NESTED = (
+    "    if ty is None and default is not None:\n        if isinstance(default, (tuple, list)):\n            if default:\n"
+    "                item = default[0]\n                if isinstance(item, (tuple, list)):\n"
+    "                    ty = tuple(map(type, item))\n                else:\n                    ty = type(item)\n"
+    "        else:\n            ty = type(default)\n"
+)
+_GUESS = (
+    "def _guess_type(ty, default):\n    if ty is not None:\n        return ty\n    if default is None:\n        return None\n"
+    "    if not isinstance(default, (tuple, list)):\n        return type(default)\n    if not default:\n        return None\n"
+    "    item = default[0]\n    if isinstance(item, (tuple, list)):\n        return tuple(map(type, item))\n    return type(item)\n\n\n"
+)
+
+
+def test_decisions_extracted_into_a_helper_as_guard_clauses_are_not_new(tmp_path: Path) -> None:
+    base = {"src/pkg/types.py": _CONVERT.format(guess=_NESTED)}
+    extracted = {"src/pkg/types.py": _GUESS + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
+    assert _blocking(review_change(tmp_path / "extracted", base, extracted)) == []
+    # A helper deciding more than the decisions it took out is new behaviour.
+    more = _GUESS.replace("    item = default[0]\n", "    if len(default) > 8:\n        return list\n    if default[0] is None:\n"
+                          "        return None\n    item = default[0]\n")
+    grown = {"src/pkg/types.py": more + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
+    assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "src/pkg/types.py", 1)]
