@@ -150,6 +150,17 @@ def test_a_major_duplicate_is_advisory_unless_the_config_asks_it_to_block(tmp_pa
     assert blocking.severity is Severity.MAJOR and blocks(blocking)
 
 
+def test_a_near_copy_file_is_advisory_unless_the_config_asks_it_to_block(tmp_path: Path) -> None:
+    base, branch = {"lib/settings.py": EXISTING}, {"billing/settings.py": EXISTING}
+    [advisory] = [item for item in review_change(tmp_path / "default", base, branch)
+                  if item.rule == "reuse/near-copy-file"]
+    assert advisory.severity is Severity.MAJOR and not blocks(advisory)
+    assert "block_on_duplicates = true" in advisory.body
+    asked = review_change(tmp_path / "asked", base, branch, sections={"lenses": {"block_on_duplicates": True}})
+    [blocking] = [item for item in asked if item.rule == "reuse/near-copy-file"]
+    assert blocking.severity is Severity.MAJOR and blocks(blocking)
+
+
 def test_a_short_run_of_mostly_boilerplate_reports_at_minor(tmp_path: Path) -> None:
     existing = """def close_all(items, log):
     count = 0

@@ -33,7 +33,8 @@ class LensSettings(NamedTuple):
     # Whether the config sets require_reproduction itself; the default applies only to
     # repositories that opted in with a .prepcook/ directory.
     require_reproduction_set: bool = False
-    # Whether a major `reuse/duplicate-code` finding blocks; by default it is advisory (docs/lenses.md).
+    # Whether a major `reuse/duplicate-code` or `reuse/near-copy-file` finding blocks; by default they
+    # are advisory (docs/lenses.md).
     block_on_duplicates: bool = False
 
     def enabled(self, rule: str) -> bool:

@@ -166,7 +166,10 @@ NEAR_COPY_FILE = Rule(
         "two new look-alike files (that is in-branch repetition, above); a copy of a file the same "
         "change shrank by ≥ 5 lines (code split out of it)"
     ),
-    severity_note="(minor for a configuration file such as a second `*.config.ts`)",
+    severity_note=(
+        ", advisory: reported, not blocking unless `[lenses] block_on_duplicates = true` (minor for a "
+        "configuration file such as a second `*.config.ts`)"
+    ),
     fires=(
         Example(
             file=File("billing/shared_copy.py", "python", """\
@@ -239,12 +242,13 @@ RULE_DUPLICATE = DUPLICATE_CODE.id
 RULE_NEAR_COPY = NEAR_COPY_FILE.id
 # A duplicate worth a finding spans at least this many non-empty added lines.
 MIN_LINES = 5
-# Why a major duplicate does not block by default: on projects its rules were not tuned on, none
-# of its blocks held (docs/lenses.md, "Duplicate code is advisory").
+# Why a major duplicate or near-copy file does not block by default: on projects their rules were
+# not tuned on, their blocks did not hold (docs/lenses.md, "Duplicate code is advisory").
 ADVISORY_REASON = (
     "duplicate code is advisory: on projects its rules were not tuned on, its blocks did not hold "
     "(set [lenses] block_on_duplicates = true to block on it)"
 )
+ADVISORY_RULES = (RULE_DUPLICATE, RULE_NEAR_COPY)
 
 
 def could_repeat(request: ReviewRequest) -> bool:
@@ -269,15 +273,16 @@ class DuplicationLens:
 
 
 def advisory_duplicates(findings: Iterable[Finding], block: bool) -> list[Finding]:
-    """The findings, a major `reuse/duplicate-code` one marked advisory (reported at major, not
-    blocking) unless `block` ([lenses] block_on_duplicates) asks for it to block."""
+    """The findings, a major `reuse/duplicate-code` or `reuse/near-copy-file` one marked advisory
+    (reported at major, not blocking) unless `block` ([lenses] block_on_duplicates) asks for it to
+    block."""
     if block:
         return list(findings)
     return [
         finding.with_changes(
             body=finding.body + f"\n\nAdvisory: {ADVISORY_REASON}.", extra={**finding.extra, ADVISORY: ADVISORY_REASON}
         )
-        if finding.rule == RULE_DUPLICATE and finding.severity in (Severity.BLOCKER, Severity.MAJOR)
+        if finding.rule in ADVISORY_RULES and finding.severity in (Severity.BLOCKER, Severity.MAJOR)
         else finding
         for finding in findings
     ]
