@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from testing.compiled import COMPILED_PARTS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +62,7 @@ def _copied_into(context: Path) -> Path:
     return context
 
 
+@pytest.mark.interpreter_independent  # the image's Python is its own (python:3.12-slim), whatever runs this
 def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
     # Built from exactly what the image copies, as its `pip install .` does: a file the build needs
     # (the license, say) and the Dockerfile forgot fails here, not in the release.

@@ -79,6 +79,7 @@ def _master_repository(root: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.interpreter_independent  # the 3.10 build of the compiled parts: CI's 3.10 install, checked there
 @pytest.mark.timeout(600)  # a build and an install from the index: seconds alone, more on a busy machine
 def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_path: Path) -> None:
     source = _copy_of_the_repository(tmp_path / "source")
