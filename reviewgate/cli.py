@@ -204,7 +204,6 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
         output_dir=arguments.output_dir,
         bundle=tuple(arguments.bundle or ()),
         include_dirty=arguments.include_dirty,
-        shard=shard,
         allow_verify_without_isolation=arguments.allow_verify_without_isolation,
         overrides=Overrides(
             reviewers=tuple(arguments.reviewers) if arguments.reviewers else None,
@@ -217,6 +216,11 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
             sarif_filter=arguments.sarif_filter,
         ),
     )
+    if shard is not None:
+        from reviewgate.sharding.shard_run import run_shard  # the shard modules: only with --shard
+
+        _start_progress(arguments.progress)
+        return run_shard(options, shard, stdout)
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
     _start_progress(arguments.progress)

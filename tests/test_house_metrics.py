@@ -144,6 +144,16 @@ def test_the_parts_held_to_the_targets_meet_them() -> None:
     assert [circle for circle in metrics.circles_in_design if any(_held(name) for name in circle)] == []
 
 
+def test_the_shards_merge_does_not_import_the_run() -> None:
+    """The merge and the run share the decision and the publishing below them both (a shard wraps
+    the run's stages, the merge only publishes)."""
+    edges = import_edges(PACKAGE)
+    assert {edge.target for edge in edges if edge.source == "reviewgate.sharding.merge"} >= {
+        "reviewgate.verdict_stage"}
+    assert "reviewgate.run" not in {edge.target for edge in edges if edge.source == "reviewgate.sharding.merge"}
+    assert not [edge for edge in edges if edge.source == "reviewgate.run" and "sharding" in edge.target]
+
+
 def test_the_command_prints_the_figures_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     package = _write_package(tmp_path, {"__init__.py": "", "long.py": "x = 1\n" * (MAX_MODULE_LINES + 1)})
     assert main(["--package", str(package)]) == 0
