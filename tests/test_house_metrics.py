@@ -33,6 +33,11 @@ HELD_TO_TARGETS = (
     "reviewgate.result",
     "reviewgate.review_stage",
     "reviewgate.sharding",
+    "reviewgate.verdict_stage",
+    "reviewgate.freeze.git",
+    "reviewgate.freeze.git_environment",
+    "reviewgate.freeze.git_objects",
+    "reviewgate.freeze.checkout",
 )
 
 

@@ -121,8 +121,10 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # 107 with `progress` (the stages' one call each; it defines no dataclass and imports only threading and time);
 # 108 with git found and sealed before the verify (`trusted_programs`); 109 with the builtin reviewer
 # telling the product's own code by the repository's tooling (`product_code`); 110 with the
-# decision and publishing in a module of their own (`verdict_stage`), shared with the shards' merge.
-LOCAL_RUN_MODULES = 110
+# decision and publishing in a module of their own (`verdict_stage`), shared with the shards' merge;
+# 112 with git's environment and its object names apart from the git wrapper (`freeze.git_environment`,
+# `freeze.git_objects`: constants and three functions, no dataclass).
+LOCAL_RUN_MODULES = 112
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
