@@ -38,6 +38,8 @@ HELD_TO_TARGETS = (
     "reviewgate.freeze.git_environment",
     "reviewgate.freeze.git_objects",
     "reviewgate.freeze.checkout",
+    "reviewgate.freeze.diff",
+    "reviewgate.freeze.diff_files",
 )
 
 
