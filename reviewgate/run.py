@@ -79,7 +79,7 @@ def run_reviewer(reviewer: Reviewer, request: ReviewRequest) -> ReviewerOutcome:
 
 def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None = None) -> int:
     """SIGTERM/SIGINT at any stage end the gate `blocked` (exit 3) with a complete report for
-    this head: the verify tears down (verify/runner.py), the review stops (review_stage.py)."""
+    this head: the verify tears down (verify/stand_up.py), the review stops (review_stage.py)."""
     stopping.reset()
     with Cancellation().handling_signals() as cancellation:
         frame = open_run(options, stdout, environ, cancellation)

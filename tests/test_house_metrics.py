@@ -40,6 +40,8 @@ HELD_TO_TARGETS = (
     "reviewgate.freeze.checkout",
     "reviewgate.freeze.diff",
     "reviewgate.freeze.diff_files",
+    "reviewgate.verify.runner",
+    "reviewgate.verify.stand_up",
 )
 
 
