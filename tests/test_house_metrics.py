@@ -41,7 +41,12 @@ HELD_TO_TARGETS = (
     "reviewgate.freeze.diff",
     "reviewgate.freeze.diff_files",
     "reviewgate.verify.runner",
-    "reviewgate.verify.stand_up",
+    "reviewgate.verify",
+    "reviewgate.doctor",
+    "reviewgate.doctor_report",
+    "reviewgate.doctor_reviewers",
+    "reviewgate.cli",
+    "reviewgate.cli_arguments",
 )
 
 
