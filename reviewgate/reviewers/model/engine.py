@@ -20,12 +20,12 @@ from dataclasses import astuple, dataclass, field, replace
 from itertools import accumulate
 from typing import Any, Protocol
 
+from reviewgate.cache_keys import cache_key, now_text, text_digest
 from reviewgate.chunk_store import ChunkStore
 from reviewgate.config import Config, ReviewerSettings
 from reviewgate.context import Rejection, ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.policy.instructions import PathInstruction, instructions_for
-from reviewgate.review_cache import cache_key, now_text, text_digest
 from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.answered import (
     answered_fingerprints,
