@@ -50,7 +50,8 @@ from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_
 from reviewgate.text import printable, truncate
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.model.engine import ModelReviewer, Reply, Transport
+    from reviewgate.reviewers.model.engine import ModelReviewer
+    from reviewgate.reviewers.model.reply import Reply, Transport
 
 SCHEMA_RESOURCE = "verification-contract.schema.json"
 CHECKED_SEVERITIES = frozenset({Severity.BLOCKER, Severity.MAJOR})
