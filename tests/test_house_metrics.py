@@ -47,6 +47,13 @@ HELD_TO_TARGETS = (
     "reviewgate.doctor_reviewers",
     "reviewgate.cli",
     "reviewgate.cli_arguments",
+    "reviewgate.cache_keys",
+    "reviewgate.chunk_store",
+    "reviewgate.review_cache",
+    "reviewgate.reviewers.model.context_collector",
+    "reviewgate.reviewers.model.context_items",
+    "reviewgate.reviewers.model.chunk_work",
+    "reviewgate.reviewers.model.reply",
 )
 
 
