@@ -54,6 +54,8 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.model.context_items",
     "reviewgate.reviewers.model.chunk_work",
     "reviewgate.reviewers.model.reply",
+    "reviewgate.file_writing",
+    "reviewgate.report.files",
 )
 
 
@@ -173,6 +175,30 @@ def test_the_shards_merge_does_not_import_the_run() -> None:
         "reviewgate.verdict_stage"}
     assert "reviewgate.run" not in {edge.target for edge in edges if edge.source == "reviewgate.sharding.merge"}
     assert not [edge for edge in edges if edge.source == "reviewgate.run" and "sharding" in edge.target]
+
+
+# At the ground: every stage may use them, so they reach nothing above them, even by deferred imports.
+GROUND = ("reviewgate.file_writing", "reviewgate.cache_keys", "reviewgate.freeze.git",
+          "reviewgate.freeze.git_environment", "reviewgate.freeze.git_objects")
+ABOVE_THE_GROUND = ("reviewgate.config", "reviewgate.ci", "reviewgate.report", "reviewgate.run", "reviewgate.reviewers",
+                    "reviewgate.forge", "reviewgate.policy", "reviewgate.sharding", "reviewgate.verdict_stage",
+                    "reviewgate.own_directories", "reviewgate.freeze.freeze")
+
+
+def test_the_git_wrapper_and_the_file_writing_import_nothing_above_them() -> None:
+    imports: dict[str, set[str]] = {}
+    for edge in import_edges(PACKAGE):
+        imports.setdefault(edge.source, set()).add(edge.target)
+    for module in GROUND:
+        reached, pending = set(), [module]
+        while pending:
+            for target in imports.get(pending.pop(), ()):
+                if target not in reached:
+                    reached.add(target)
+                    pending.append(target)
+        above = sorted(name for name in reached
+                       if any(name == high or name.startswith(f"{high}.") for high in ABOVE_THE_GROUND))
+        assert above == [], f"{module} reaches {above}"
 
 
 def test_the_command_prints_the_figures_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

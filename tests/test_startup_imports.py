@@ -125,8 +125,9 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # 112 with git's environment and its object names apart from the git wrapper (`freeze.git_environment`,
 # `freeze.git_objects`: constants and three functions, no dataclass); 113 with the patch split into
 # files apart from the records it makes (`freeze.diff_files`, no dataclass); 114 with the command
-# line's grammar apart from the commands (`cli_arguments`, no dataclass).
-LOCAL_RUN_MODULES = 114
+# line's grammar apart from the commands (`cli_arguments`, no dataclass); 115 with the file writing at
+# the ground, apart from the output directory's handling (`file_writing`, no dataclass).
+LOCAL_RUN_MODULES = 115
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
