@@ -56,8 +56,9 @@ from reviewgate.policy.confidence import apply_min_confidence  # noqa: E402
 from reviewgate.reviewers import build_reviewers  # noqa: E402
 from reviewgate.reviewers.base import ReviewerStatus, Usage  # noqa: E402
 from reviewgate.reviewers.model.asking import usage_of  # noqa: E402
-from reviewgate.reviewers.model.engine import ModelReviewer, Reply, Transport  # noqa: E402
+from reviewgate.reviewers.model.engine import ModelReviewer  # noqa: E402
 from reviewgate.reviewers.model.prompt import Conversation  # noqa: E402
+from reviewgate.reviewers.model.reply import Reply, Transport  # noqa: E402
 from reviewgate.tomlfile import read_toml  # noqa: E402
 from testing.repo import make_repo  # noqa: E402
 

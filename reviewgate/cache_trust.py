@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from reviewgate.file_writing import write_atomic
 from reviewgate.own_directories import symlink_below, symlink_on_the_way, symlink_phrase, tracked_paths
 from reviewgate.workspace_owner import give_to, owner_to_inherit
 
@@ -78,7 +79,7 @@ class ReviewCache(NamedTuple):
     def write(self, kind: str, path: Path, data: bytes) -> None:
         """Seal `data` and write it whole at `path`, never through a symlink; the directory is
         made on first write with its own `.gitignore`. OSError when the disk (or a link) refuses."""
-        from reviewgate.report.files import create_own_directory, write_atomic  # the report package imports the gate
+        from reviewgate.report.files import create_own_directory  # the report package imports the gate
 
         assert self.directory is not None, "a cache that is off stores nothing"
         create_own_directory(self.directory)

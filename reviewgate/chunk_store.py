@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewgate.cache_keys import now_text, text_digest
 from reviewgate.cache_trust import ReviewCache
-from reviewgate.review_cache import now_text, text_digest
 from reviewgate.reviewers.base import Usage
 
 # Bump when the stored layout or an entry's meaning changes: older entries then simply miss.

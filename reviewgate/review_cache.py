@@ -21,12 +21,9 @@ Every entry is sealed with this run's cache key and read only when its seal chec
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.config import CONFIG_FILE, Config, TableReader
@@ -47,20 +44,6 @@ def open_review_cache(config: Config, repo: Path, environ: Mapping[str, str]) ->
     reader = TableReader(config.source or CONFIG_FILE, "cache.", config.sections.get("cache", {}))
     reader.warn_unknown(("dir", "enabled"))
     return open_cache(cache_directory(config, repo), repo, environ)
-
-
-def cache_key(material: dict[str, Any]) -> str:
-    text = json.dumps(material, sort_keys=True, ensure_ascii=True, default=str)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def now_text() -> str:
-    """The time in UTC, to the microsecond: two runs in one second are still two rounds."""
-    return datetime.now(timezone.utc).isoformat()
 
 
 class IncrementalReviewer(Protocol):

@@ -6,7 +6,7 @@ counts start-up)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from reviewgate.ci.context import CiContext
 from reviewgate.config import Config, Overrides, apply_overrides, load_config
@@ -27,9 +27,6 @@ from reviewgate.policy.source import (
     uncommitted_config,
 )
 
-if TYPE_CHECKING:
-    from reviewgate.sharding.plan import ShardSpec
-
 
 class RunOptions(NamedTuple):
     """What the command line asked of one run, before the config is read."""
@@ -42,7 +39,6 @@ class RunOptions(NamedTuple):
     overrides: Overrides = Overrides()
     bundle: tuple[Path, ...] = ()  # --bundle: review these documents instead of a diff
     include_dirty: bool = False  # --include-dirty: review uncommitted changes too (local runs)
-    shard: ShardSpec | None = None  # --shard I/N: review one part, write a shard report, publish nothing
     # The branch whose policy judges the change, when it is not the base (a pre-push review of a
     # branch against its own remote tip is judged by the default branch's policy): the config is
     # read at the merge base of this commit and the head.

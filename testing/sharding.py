@@ -13,9 +13,9 @@ from reviewgate.freeze.freeze import FrozenTarget, freeze, reader_for
 from reviewgate.reviewers.base import ReviewerOutcome
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
-from reviewgate.run import merge_findings
 from reviewgate.sharding.combine import combine_outcomes
 from reviewgate.sharding.plan import ShardSpec, plan_shards
+from reviewgate.verdict_stage import merge_findings
 from reviewgate.verify.outcome import ABSENT
 
 # Two new files share a 10-line function (DRY across files, in shard 1's whole-change work),

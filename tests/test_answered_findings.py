@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reviewgate.cache_keys import now_text
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
 from reviewgate.forge.conversation import Comment, change_authors, read_conversation
-from reviewgate.review_cache import now_text
 from reviewgate.reviewers import openai
 from testing.model_repo import BRANCH_CALC, calc_repo, chunk_store, review_request
 from testing.model_server import ModelServer, Reply, finding, review_document

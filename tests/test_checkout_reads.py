@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from reviewgate.freeze.checkout import TRIES_BEFORE_JUDGING, CheckoutReader
-from reviewgate.freeze.git import TreeReader, blob_id
+from reviewgate.freeze.git import TreeReader
+from reviewgate.freeze.git_objects import blob_id
 from testing.repo import commit, git, make_repo
 
 FILES = {

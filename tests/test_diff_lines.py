@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from reviewgate.freeze.diff import LONG_LINE_CHARS, FileChange, parse_diff
+from reviewgate.freeze.diff import LONG_LINE_CHARS, FileChange
+from reviewgate.freeze.diff_files import parse_diff
 from reviewgate.freeze.freeze import canonical_patch_hash
 
 

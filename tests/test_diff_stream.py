@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewgate.freeze.diff import FileChange, iter_diff_stream, parse_diff
+from reviewgate.freeze.diff import FileChange
+from reviewgate.freeze.diff_files import iter_diff_stream, parse_diff
 from reviewgate.freeze.git import GitFailure, run_git, stream_git
 from testing.repo import make_repo
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.freeze.diff import parse_diff
+from reviewgate.freeze.diff_files import parse_diff
 from reviewgate.freeze.exclusions import ExclusionRules, split_files
 from reviewgate.freeze.freeze import freeze
 from testing.cli import run_cli

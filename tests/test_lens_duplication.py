@@ -193,7 +193,7 @@ def stop_all(workers, journal):
 
 
 def test_a_rewrapped_hunk_is_not_added_code() -> None:
-    from reviewgate.freeze.diff import parse_diff
+    from reviewgate.freeze.diff_files import parse_diff
 
     patch = (
         b"diff --git a/app/x.py b/app/x.py\n--- a/app/x.py\n+++ b/app/x.py\n@@ -1,4 +1,2 @@\n"

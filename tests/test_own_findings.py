@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from reviewgate.cache_keys import now_text
 from reviewgate.config import ReviewerSettings
 from reviewgate.context import Rejection
 from reviewgate.forge.conversation import changed_after_creation
 from reviewgate.forge.own_text import own_lines
-from reviewgate.review_cache import now_text
 from reviewgate.reviewers import openai
 from testing.changes import SWALLOWING_CHANGE
 from testing.cli import run_cli

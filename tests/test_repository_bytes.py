@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.freeze.bundle import document_change
-from reviewgate.freeze.diff import parse_diff
+from reviewgate.freeze.diff_files import parse_diff
 from reviewgate.reviewers.model.context_collector import symbol_sites
 from reviewgate.reviewers.model.snapshot import checkout_fingerprint, export_snapshot, remove_snapshot
 from testing.agent_clis import shared_with_the_agent

@@ -122,8 +122,15 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # telling the product's own code by the repository's tooling (`product_code`); 110 with each rule
 # declared in its lens module (`rule`: four named tuples, no dataclass); 115 with five more bug
 # rules, each a lens module of its own (a case-sensitive scheme check, an API newer than the
-# declared runtime, joined Set-Cookie values, an unpinned JWT algorithm, an error's cause dropped).
-LOCAL_RUN_MODULES = 115
+# declared runtime, joined Set-Cookie values, an unpinned JWT algorithm, an error's cause dropped);
+# 116 with the decision and publishing in a module of their own (`verdict_stage`), shared with the
+# shards' merge; 118 with git's environment and its object names apart from the git wrapper
+# (`freeze.git_environment`, `freeze.git_objects`: constants and three functions, no dataclass);
+# 119 with the patch split into files apart from the records it makes (`freeze.diff_files`, no
+# dataclass); 120 with the command line's grammar apart from the commands (`cli_arguments`, no
+# dataclass); 121 with the file writing at the ground, apart from the output directory's handling
+# (`file_writing`, no dataclass).
+LOCAL_RUN_MODULES = 121
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.freeze import git as git_module
+from reviewgate.freeze import git_environment as git_module
 from reviewgate.trusted_programs import UntrustedProgram, interpreter, resolve, resolve_with_interpreter
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.freeze.git import StoreTampered, TreeReader, read_blobs
+from reviewgate.freeze.git import TreeReader, read_blobs
+from reviewgate.freeze.git_objects import StoreTampered
 from reviewgate.verify.tamper import take_fingerprint
 from testing.cli import run_cli
 from testing.repo import git, make_repo

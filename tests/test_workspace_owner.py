@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.report.files import write_atomic
+from reviewgate.file_writing import write_atomic
 from testing.cli import clean_environment
 from testing.repo import GIT_IDENTITY, commit, git
 

@@ -29,7 +29,7 @@ import os
 import stat
 from pathlib import Path
 
-from reviewgate.freeze.git import blob_id
+from reviewgate.freeze.git_objects import blob_id
 
 # Tries before the share that matched decides whether the checkout is worth reading at all.
 TRIES_BEFORE_JUDGING = 64

@@ -13,7 +13,8 @@ from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.freeze.binary import binary_by_attributes, text_paths, with_text_diffs
-from reviewgate.freeze.diff import OPENING_LINES, ChangeStatus, FileChange, iter_diff_stream
+from reviewgate.freeze.diff import OPENING_LINES, ChangeStatus, FileChange
+from reviewgate.freeze.diff_files import iter_diff_stream
 from reviewgate.freeze.exclusions import (
     ExcludedFile,
     ExclusionRules,

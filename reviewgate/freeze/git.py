@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import os
 import shutil
 import subprocess
@@ -14,120 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reviewgate.errors import BlockedError, UsageError
+from reviewgate.errors import UsageError
+from reviewgate.freeze.git_environment import FIXED_CONFIG, NO_ATTRIBUTES_CONFIG, git_environment, git_program
+from reviewgate.freeze.git_objects import blob_id, checked_blob
 from reviewgate.text import decode_text
-from reviewgate.trusted_programs import TrustedProgram, resolve
 from reviewgate.workspace_owner import owner_to_inherit
 
 if TYPE_CHECKING:
     from reviewgate.freeze.checkout import CheckoutReader
-
-# Settings that make git's output the same whatever the user's or the runner's config says.
-# safe.directory: container actions mount a workspace owned by another user; this applies
-# to our own calls only (command-line scope) and never touches anyone's config file.
-# The diff settings also keep the canonical patch hash stable across user configs: the
-# algorithm and inter-hunk context decide where hunks split (git-config(1), "diff.*").
-_FIXED_CONFIG = (
-    "core.quotepath=off",
-    "color.ui=false",
-    "diff.noprefix=false",
-    "diff.mnemonicPrefix=false",
-    "diff.relative=false",
-    "diff.algorithm=myers",
-    "diff.indentHeuristic=true",
-    "diff.interHunkContext=0",
-    "diff.suppressBlankEmpty=false",
-    "diff.ignoreSubmodules=none",
-    "core.pager=cat",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.fsmonitor=false",
-    "log.showSignature=false",
-    "safe.directory=*",
-    # Nothing in the repository's own config runs code in our calls: no hook (post-index-change
-    # on the temporary index, reference-transaction on a fetch), no ext:: transport.
-    # diff.external cannot be cleared with `-c` (an empty value is run as a command):
-    # every diff passes --no-ext-diff instead.
-    "core.hooksPath=/dev/null",
-    "protocol.ext.allow=never",
-)
-
-# What a tree-only command (run_git(..., tree_only=True)) adds: no attributes from anywhere.
-# attr.tree is the setting (git 2.43 on) for where in-tree attributes come from (older git
-# ignores the key; a value that names no tree reads as the empty tree); the empty work tree and
-# index do the same on every git version (_prepared).
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_NO_ATTRIBUTES_CONFIG = (
-    "core.attributesFile=/dev/null",
-    f"attr.tree={EMPTY_TREE}",
-    # Files over this size are binary to git's diff whatever their bytes: git's default, so the
-    # repository's config cannot lower it.
-    "core.bigFileThreshold=512m",
-)
-
-
-# Variables that would point git at another repository, index or diff driver than the
-# one being reviewed (git(1), ENVIRONMENT). GIT_CONFIG_COUNT/GIT_CONFIG_PARAMETERS stay:
-# runners pass fetch credentials that way, and the fixed `-c` settings still win over them.
-_UNSET_VARIABLES = (
-    "GIT_EXTERNAL_DIFF",
-    "GIT_DIFF_OPTS",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_COMMON_DIR",
-    "GIT_DIFF_PATH_COUNTER",
-    "GIT_DIFF_PATH_TOTAL",
-    "GIT_GRAFT_FILE",
-    "GIT_SHALLOW_FILE",
-    "GIT_ATTR_SOURCE",
-)
-
-
-def git_environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "LC_ALL": "C",
-            "LANG": "C",
-            "GIT_PAGER": "cat",
-            "PAGER": "cat",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_OPTIONAL_LOCKS": "0",
-            # Replace refs would silently swap the commits being reviewed.
-            "GIT_NO_REPLACE_OBJECTS": "1",
-        }
-    )
-    for name in _UNSET_VARIABLES:
-        env.pop(name, None)
-    return env
-
-
-# Exit 3, not 2: nothing the user typed is wrong; the runner lacks a tool, so the review could
-# not be done, and a missing tool must never read as an approval or a usage mistake.
-GIT_NOT_FOUND = ("git is needed and was not found on PATH: install git or add its directory to PATH "
-                 "(exit 3: the review could not be done; this says nothing about the code)")
-
-
-@functools.cache
-def _sealed_git() -> TrustedProgram:
-    if shutil.which("git") is None:
-        raise BlockedError(GIT_NOT_FOUND)  # not cached: raised again at the next call
-    # By its status: hashing a few MB of git would cost every run, a one-line push among them,
-    # and no write to it can put its change time back.
-    return resolve("git", content=False)
-
-
-def git_program() -> str:
-    """git's full path, found and sealed once, at the gate's first git call (the freeze, before
-    the verify): a `git` the branch's code puts earlier on PATH afterwards is never the one run,
-    and a change to the one found blocks (trusted_programs.py)."""
-    git = _sealed_git()
-    git.check(content=False)
-    return str(git.path)
 
 
 @dataclass  # not frozen: raising sets __traceback__ on it, which a frozen dataclass refuses
@@ -175,12 +67,12 @@ def _prepared(repo: Path, args: tuple[str, ...], tree_only: bool) -> Iterator[tu
     system's attributes and config. git then tells a binary file by its bytes alone (a NUL in
     the first 8000) and has no driver to run."""
     if not tree_only:
-        yield [git_program(), *_config_options(_FIXED_CONFIG), *args], repo, git_environment()
+        yield [git_program(), *_config_options(FIXED_CONFIG), *args], repo, git_environment()
         return
     git_directory = _git_directory(repo)
     with tempfile.TemporaryDirectory(prefix="reviewgate-no-tree-") as empty:
         command = [git_program(), f"--git-dir={git_directory}", f"--work-tree={empty}",
-                   *_config_options((*_FIXED_CONFIG, *_NO_ATTRIBUTES_CONFIG)), *args]
+                   *_config_options((*FIXED_CONFIG, *NO_ATTRIBUTES_CONFIG)), *args]
         environment = {
             **git_environment(),
             "GIT_INDEX_FILE": str(Path(empty) / "index"),  # never written: tree-only commands
@@ -303,27 +195,6 @@ def _is_object_name(text: str) -> bool:
     return len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text)
 
 
-class StoreTampered(Exception):
-    """A blob whose bytes do not hash to its name: the object store was rewritten after the freeze."""
-
-
-def blob_id(data: bytes, id_length: int = 40) -> str:
-    """git's id of a blob of these bytes, in the repository's hash (SHA-1: 40 hex digits, SHA-256: 64)."""
-    hashed = (hashlib.sha256 if id_length == 64 else hashlib.sha1)(b"blob %d\0" % len(data), usedforsecurity=False)
-    hashed.update(data)  # not joined to the header: a copy of a large file less
-    return hashed.hexdigest()
-
-
-def checked_blob(object_id: bytes, data: bytes) -> bytes:
-    """`data` as git returned it for `object_id`, after checking that it hashes to that id: git
-    trusts its loose objects, so one rewritten in place (same name, new bytes: the verify runs
-    the branch's code beside the store) would otherwise be reviewed in the original's place."""
-    if blob_id(data, len(object_id)).encode() != object_id:
-        raise StoreTampered(f"git object {object_id.decode('ascii', 'replace')} does not hold the bytes it names: "
-                            "the repository's object store was changed after the freeze")
-    return data
-
-
 class TreeReader:
     """Reads files as they are in one commit, whatever is checked out; cached per path."""
 
@@ -404,7 +275,7 @@ class TreeReader:
         """The contents of the blobs `blob_ids` named, by path: from the checkout where its file
         holds exactly the blob (checkout.py checks), from git for the rest."""
         if self._checkout is None:
-            from reviewgate.freeze.checkout import CheckoutReader  # it hashes with `blob_id`, here
+            from reviewgate.freeze.checkout import CheckoutReader  # only a read of whole files loads it
 
             self._checkout = CheckoutReader(self.repo)
         sized = {path: (blob, self._blob_sizes[blob]) for path, blob in blobs.items() if blob in self._blob_sizes}

@@ -7,8 +7,8 @@ from pathlib import Path
 from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.errors import EXIT_USAGE
 from reviewgate.escaping import markdown_text, one_line
+from reviewgate.file_writing import append_text
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import append_text
 from reviewgate.report.json_report import FILE_NAME as REPORT_FILE
 from reviewgate.report.sarif import FILE_NAME as SARIF_FILE
 from reviewgate.report.summary import artifact_place, render_summary, size_budget

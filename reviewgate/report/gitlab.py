@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from reviewgate.file_writing import write_json
 from reviewgate.findings import Finding, FindingClass, Severity, sort_key
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_json
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from reviewgate import __version__
+from reviewgate.file_writing import write_text
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import FileChange
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 

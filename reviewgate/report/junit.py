@@ -13,11 +13,11 @@ title`), and codequality.json links each finding to its line in the merge reques
 from __future__ import annotations
 
 from reviewgate.escaping import NOT_XML_CHARACTERS, one_line, xml_text
+from reviewgate.file_writing import write_text
 from reviewgate.findings import Finding
 from reviewgate.gate import Decision
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_text
 from reviewgate.result import GateResult
 from reviewgate.text import printable
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from reviewgate import __version__
 from reviewgate.escaping import uri_reference
+from reviewgate.file_writing import write_json
 from reviewgate.findings import Finding, Severity, sort_key
 from reviewgate.report.base import SinkContext
-from reviewgate.report.files import write_json
 from reviewgate.report.plain_text import markdown_to_plain
 from reviewgate.result import GateResult
 from reviewgate.text import printable

@@ -22,10 +22,10 @@ from reviewgate.escaping import (
     mask,
     one_line,
 )
+from reviewgate.file_writing import write_text
 from reviewgate.findings import Finding, FindingClass, Severity, sort_key
 from reviewgate.gate import Decision
 from reviewgate.report.base import SUPPRESSED, SinkContext, finding_groups
-from reviewgate.report.files import write_text
 from reviewgate.report.instructions_section import render_instructions_section
 from reviewgate.report.locations import location_markdown
 from reviewgate.report.sections import Budget, Section, render_sections

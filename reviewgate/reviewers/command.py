@@ -31,11 +31,12 @@ from reviewgate.reviewers.agent_principal import AgentPrincipal, agent_environme
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.model.agent_output import quoted, read_agent_output
 from reviewgate.reviewers.model.deadline import DeadlinePassed, bounded
-from reviewgate.reviewers.model.engine import ModelReviewer, Reply
+from reviewgate.reviewers.model.engine import ModelReviewer
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation
 from reviewgate.reviewers.model.rendering import estimate_tokens
+from reviewgate.reviewers.model.reply import Reply
 from reviewgate.reviewers.model.snapshot import (
     checkout_fingerprint,
     export_snapshot,

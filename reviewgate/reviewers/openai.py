@@ -16,11 +16,12 @@ from typing import Any
 from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers.model.api_transport import ApiTransport, WireFormat
 from reviewgate.reviewers.model.contract import wire_schema
-from reviewgate.reviewers.model.engine import ModelReviewer, Reply
+from reviewgate.reviewers.model.engine import ModelReviewer
 from reviewgate.reviewers.model.http import TransportBlocked
 from reviewgate.reviewers.model.options import SCHEMA_FORMS, STRUCTURED_FORMS, ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation, ToolCall
 from reviewgate.reviewers.model.prompt_cache import OPENAI_MINIMUM_TOKENS, below_minimum_note, prefix_tokens
+from reviewgate.reviewers.model.reply import Reply
 from reviewgate.reviewers.model.usage_fields import token_count
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -18,14 +18,14 @@ from typing import TextIO
 
 from reviewgate import ci
 from reviewgate.forge.session import open_forge
-from reviewgate.forge.steps import abandon_check_run, builtin_sources
+from reviewgate.forge.steps import builtin_sources
 from reviewgate.freeze.bundle import workspace_root
 from reviewgate.gate import unread_files
 from reviewgate.report.files import claim_existing_output_dir, prepare_output_dir
-from reviewgate.run import publish_result, run_notes
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
 from reviewgate.sharding.combine import combine
 from reviewgate.sharding.shard_report import load_shard_reports
+from reviewgate.verdict_stage import GateRun, Reviewed, check_run_abandoned_on_error, publish_result, run_notes
 
 
 @dataclass(frozen=True)
@@ -59,22 +59,20 @@ def run_merge(options: MergeOptions, stdout: TextIO, environ: Mapping[str, str] 
         problems.append(f"the policy's reviewer(s) {', '.join(unrun)} ran in no shard: give the shards and the "
                         "merge the same --reviewer flags and config")
     forge = open_forge(context, config, target, os.environ if environ is None else environ)
-    try:
+    with check_run_abandoned_on_error(forge):
         notes = run_notes(config, forge, policy_review)
         if combined.plan is not None:
             notes.append(f"Merged from {combined.plan.total} shard(s) of plan {combined.plan.sha256[:12]}; "
                          "the verify and the whole-change lenses ran in shard 1.")
         if target.is_empty:
             notes.append("Base and head have the same content: there is nothing to review.")
-        return publish_result(
-            target=target, config=config, context=context, verify=combined.verify, outcomes=combined.outcomes,
-            output_dir=output_dir, started_at=started_at, timings={**timings, **combined.timings},
-            notes=tuple(notes), stdout=stdout, forge=forge,
-            rejections=forge.conversation.rejections if forge is not None else (), policy=policy_review,
+        gate = GateRun(target=target, config=config, context=context, output_dir=output_dir, started_at=started_at,
+                       forge=forge, policy=policy_review)
+        reviewed = Reviewed(
+            verify=combined.verify, outcomes=combined.outcomes, timings={**timings, **combined.timings},
+            notes=tuple(notes), rejections=forge.conversation.rejections if forge is not None else (),
             unread=unread_files([change.path for change in target.oversized], combined.outcomes,
                                 builtin_sources(config)),
             incomplete=tuple(f"merge: {item}" for item in problems),
         )
-    except BaseException as error:
-        abandon_check_run(forge, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
-        raise
+        return publish_result(gate, reviewed, stdout)

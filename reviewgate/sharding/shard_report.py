@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from reviewgate import __version__
+from reviewgate.file_writing import write_json
 from reviewgate.freeze.freeze import FrozenTarget
-from reviewgate.report.files import write_json
 from reviewgate.reviewers.base import ReviewerOutcome
 from reviewgate.sharding.plan import ShardPlan, ShardSpec
 from reviewgate.verify.outcome import VerifyOutcome

@@ -4,7 +4,7 @@ installation. Run as another uid the verify cannot write them; run as the gate's
 the gate fingerprints them before and compares after. A change blocks, and the review does not run
 on a store the branch rewrote (its config could run code in the gate's next git call).
 
-Blob contents are checked on every read instead (freeze/git.py hashes what `cat-file` returns
+Blob contents are checked on every read instead (freeze/git_objects.py hashes what `cat-file` returns
 against the object id): a loose object rewritten with new bytes under its old name is refused.
 """
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewgate.config import ReviewerSettings
-from reviewgate.reviewers.model.engine import Reply
 from reviewgate.reviewers.model.http import RetryPolicy, StructuredFormRejected, post_json
 from reviewgate.reviewers.model.options import ModelOptions
 from reviewgate.reviewers.model.prompt import Conversation
+from reviewgate.reviewers.model.reply import Reply
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from reviewgate.reviewers.model.options import ModelOptions
 from reviewgate.reviewers.model.prompt import Conversation
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.model.engine import Reply, Transport
+    from reviewgate.reviewers.model.reply import Reply, Transport
 
 Parsed = TypeVar("Parsed")
 # The most a retry after a cut answer asks for: twice the cap, no more than this (a review is a

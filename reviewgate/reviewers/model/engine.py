@@ -16,16 +16,15 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import astuple, dataclass, field, replace
-from itertools import accumulate
-from typing import Any, Protocol
+from dataclasses import astuple, replace
+from typing import Any
 
+from reviewgate.cache_keys import cache_key, now_text, text_digest
 from reviewgate.chunk_store import ChunkStore
 from reviewgate.config import Config, ReviewerSettings
-from reviewgate.context import Rejection, ReviewRequest
+from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, sort_key
 from reviewgate.policy.instructions import PathInstruction, instructions_for
-from reviewgate.review_cache import cache_key, now_text, text_digest
 from reviewgate.reviewers.base import ChunkReuse, ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.answered import (
     answered_fingerprints,
@@ -34,10 +33,16 @@ from reviewgate.reviewers.model.answered import (
     record_places,
 )
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
+from reviewgate.reviewers.model.chunk_work import (
+    ChunkResult,
+    Prepared,
+    chunk_material,
+    context_budget_for,
+    request_shares,
+)
 from reviewgate.reviewers.model.chunking import Chunk, plan_chunks, request_diff
 from reviewgate.reviewers.model.context_collector import (
     INLINE_SITES_WITH_TOOLS,
-    CollectedContext,
     collect_context,
     merged_context,
 )
@@ -48,15 +53,14 @@ from reviewgate.reviewers.model.packing import pack, split_answer
 from reviewgate.reviewers.model.placement import place_all
 from reviewgate.reviewers.model.prompt import (
     Conversation,
-    ToolCall,
     build_conversation,
     prompt_version,
     render_rules,
     review_system,
 )
 from reviewgate.reviewers.model.rebasing import rebase_findings
-from reviewgate.reviewers.model.redaction import Redaction
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_tokens
+from reviewgate.reviewers.model.reply import Reply, Transport
 from reviewgate.reviewers.model.suggestions import check_suggestions
 from reviewgate.reviewers.model.tool_loop import ToolBounds, ToolingTransport
 from reviewgate.reviewers.model.tools import ReadTools, replayed, transcript_text
@@ -66,109 +70,6 @@ from reviewgate.text import printable
 
 PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
-# A chunk's governing docs, the definitions of the names it only calls and its neighbours'
-# names take at most as much as its diff is long, and at least this (up to context_chars): a
-# 3-line fix is not sent 8,000 characters of them. A chunk is one block of a hunk
-# (chunking.py), so a request of many blocks gets this many times over: about one definition
-# each (2,000 here cost 17% more on the PR replay). The call sites of what the chunk defines or
-# edits are not held to it: they take what they need, up to context_chars
-# (context_collector.py).
-CONTEXT_FLOOR_CHARS = 500
-
-
-def context_budget_for(chunk: Chunk, cap: int) -> int:
-    return min(cap, max(CONTEXT_FLOOR_CHARS, len(chunk.text)))
-
-
-@dataclass(frozen=True)
-class Reply:
-    text: str
-    input_tokens: int = 0  # every input token, cached ones included
-    output_tokens: int = 0
-    requests: int = 1
-    cache_read_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
-    cache_write_tokens: int = 0  # of input_tokens: written to it (Anthropic prices these higher)
-    cut_at: int | None = None  # the answer stopped at this token limit (finish_reason "length")
-    tool_calls: tuple[ToolCall, ...] = ()  # the model asked for these instead of answering (tool_loop.py)
-
-
-class Transport(Protocol):
-    def complete(self, conversation: Conversation, key: str | None, max_output_tokens: int | None = None) -> Reply:
-        """One answer; `max_output_tokens` overrides the configured cap (a retry after a cut)."""
-        ...
-
-    def run_notes(self) -> list[str]:
-        """What the run learned about the server, for the reviewer's notes."""
-        ...
-
-
-@dataclass
-class ChunkResult:
-    findings: list[Finding] = field(default_factory=list)
-    summary: str = ""
-    verdict: str = ""
-    product_questions: list[str] = field(default_factory=list)
-    blocked: str | None = None
-    usage: list[Reply] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    moved: int = 0
-    redactions: list[Redaction] = field(default_factory=list)
-    reused: Reply | None = None  # answered from the cache: what the stored answer cost
-    request: int = -1  # which of the run's requests asked it (-1: none)
-    notes: list[str] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # the tool loop's calls for its answer
-
-
-@dataclass
-class Prepared:
-    """A chunk ready to be asked: its context, the rejections on its files, its cache key's
-    material, and its answer once known (stored, or split from the request that asked it)."""
-
-    chunk: Chunk
-    context: CollectedContext
-    rejections: tuple[Rejection, ...]
-    instructions: tuple[PathInstruction, ...]  # the repository's rules for its files
-    material: dict[str, Any]
-    result: ChunkResult
-    stored: ParsedReview | None = None
-
-    def tokens(self) -> int:
-        """What it adds to a request: its diff and its context (shared excerpts counted twice)."""
-        return self.chunk.tokens + estimate_tokens(self.context.render())
-
-
-def _shares(usage: Usage, sizes: list[int]) -> list[Usage]:
-    """A request's cost split over the chunks it answered, by their size (what reusing one of
-    them saves; the shares add up to the whole); the request itself is counted on the first."""
-    total = sum(sizes) or 1
-    ends = list(accumulate(sizes))
-    starts = [0, *ends[:-1]]
-
-    def part(tokens: int, index: int) -> int:
-        return tokens * ends[index] // total - tokens * starts[index] // total
-
-    return [Usage(1 if index == 0 else 0, part(usage.input_tokens, index), part(usage.output_tokens, index))
-            for index in range(len(sizes))]
-
-
-def chunk_material(
-    identity: dict[str, Any], diff: str, context_keys: list[str], system: str, asked: list[str]
-) -> dict[str, Any]:
-    """What a chunk's answer depends on, as the chunk cache's key material (digests: the stored
-    key must not spell out settings such as extra_headers): the reviewer and prompt version, the
-    system message, the chunk's diff and the context excerpts it was given, both without their
-    line numbers (a push that only shifts these hunks or a cited function leaves the key alone:
-    the stored answer's lines are rebased, rebasing.py), and the rules, REPRODUCTION and
-    REVIEW-REJECTED answers it was asked with."""
-    return {
-        "reviewer": text_digest(json.dumps(identity, sort_keys=True, default=str)),
-        "system": text_digest(system),
-        "chunk": text_digest(diff),
-        "context": text_digest("\0\0".join(context_keys)),
-        "asked": text_digest("\0\0".join(asked)),
-    }
-
-
 def missing_key_message(name: str, variable: str) -> str:
     return (
         f"the API key variable ${variable} is not set, so reviewer {name!r} cannot run. In a pull request "
@@ -330,7 +231,7 @@ class ModelReviewer:
                 piece.result.blocked = first.blocked
             return
         answers = split_answer(asked[1], [piece.chunk.spans for piece in pieces])
-        shares = _shares(self._usage(first.usage), [piece.tokens() for piece in pieces])
+        shares = request_shares(self._usage(first.usage), [piece.tokens() for piece in pieces])
         for piece, answer, share in zip(pieces, answers, shares, strict=True):
             if store is not None:  # only answers that passed the contract are stored
                 problem = self._save(store, piece.material, answer, share, piece.chunk.spans,

@@ -16,7 +16,7 @@ from reviewgate.reviewers.model.prompt import Conversation, ToolTurn
 from reviewgate.reviewers.model.tools import SPECS, ReadTools
 
 if TYPE_CHECKING:  # the engine imports this module
-    from reviewgate.reviewers.model.engine import Reply, Transport
+    from reviewgate.reviewers.model.reply import Reply, Transport
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewgate.cache_keys import text_digest
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.git import TreeReader
-from reviewgate.review_cache import text_digest
 from reviewgate.reviewers.model.placement import InvalidPath, clean_path
 from reviewgate.reviewers.model.prompt import ToolCall, ToolSpec
 from reviewgate.reviewers.model.redaction import redact_line

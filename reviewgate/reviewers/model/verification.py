@@ -23,13 +23,13 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from reviewgate.cache_keys import cache_key, text_digest
 from reviewgate.chunk_store import ChunkStore
 from reviewgate.config import DEFAULT_MIN_CONFIDENCE, Config, ReviewerSettings
 from reviewgate.context import ReviewRequest
 from reviewgate.errors import ConfigError
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.git import TreeReader
-from reviewgate.review_cache import cache_key, text_digest
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus, Usage
 from reviewgate.reviewers.model.asking import AskFailed, ask_with_repair, usage_of
 from reviewgate.reviewers.model.contract import ContractError, check_schema, extract_json, packaged_schema, wire_form
@@ -50,7 +50,8 @@ from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_
 from reviewgate.text import printable, truncate
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.model.engine import ModelReviewer, Reply, Transport
+    from reviewgate.reviewers.model.engine import ModelReviewer
+    from reviewgate.reviewers.model.reply import Reply, Transport
 
 SCHEMA_RESOURCE = "verification-contract.schema.json"
 CHECKED_SEVERITIES = frozenset({Severity.BLOCKER, Severity.MAJOR})
