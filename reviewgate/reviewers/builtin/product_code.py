@@ -40,6 +40,7 @@ from reviewgate.freeze.exclusions import (
 )
 from reviewgate.freeze.freeze import FrozenTarget, base_reader_for
 from reviewgate.freeze.tooling import GITATTRIBUTES, linguist_patterns
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
 
 VENDORED = "vendored code"
@@ -134,9 +135,9 @@ def _by_path(path: str) -> str | None:
     return None
 
 
-_UNPUBLISHED = re.compile(r"^\s*publish\s*=\s*false\b", re.MULTILINE)
-_MEMBERS = re.compile(r"^\s*members\s*=\s*\[([^\]]*)\]", re.MULTILINE)
-_QUOTED = re.compile(r"\"([^\"*?\[]+)\"")
+_UNPUBLISHED = LazyPattern(r"^\s*publish\s*=\s*false\b", re.MULTILINE)
+_MEMBERS = LazyPattern(r"^\s*members\s*=\s*\[([^\]]*)\]", re.MULTILINE)
+_QUOTED = LazyPattern(r"\"([^\"*?\[]+)\"")
 
 
 class _Crates:
@@ -182,13 +183,13 @@ class _Crates:
 
 
 _Made = TypeVar("_Made")
-_GEM_FILES = re.compile(r"\.files\s*=(.*)")
-_GEM_PATHS = re.compile(r"\.(?:require_paths|bindir)\s*=(.*)")
+_GEM_FILES = LazyPattern(r"\.files\s*=(.*)")
+_GEM_PATHS = LazyPattern(r"\.(?:require_paths|bindir)\s*=(.*)")
 # Directory names in a `files` expression: a regex's `^(exe|lib)/` or `^lib/`, a glob's
 # `{app,config,lib}/**` or `lib/**`.
-_REGEX_DIRECTORIES = re.compile(r"\^\(?([\w|-]+)\)?/")
-_GLOB_DIRECTORIES = re.compile(r"\{([\w,-]+)\}/|[\"'\[,\s]([\w-]+)/\*")
-_WORDS = re.compile(r"[\w-]+")
+_REGEX_DIRECTORIES = LazyPattern(r"\^\(?([\w|-]+)\)?/")
+_GLOB_DIRECTORIES = LazyPattern(r"\{([\w,-]+)\}/|[\"'\[,\s]([\w-]+)/\*")
+_WORDS = LazyPattern(r"[\w-]+")
 
 
 def gem_directories(gemspec: str) -> frozenset[str] | None:
