@@ -236,7 +236,7 @@ class Store{0}:
 def test_function_shapes_made_in_a_worker_are_the_ones_this_process_makes(tmp_path: Path, appended: bool) -> None:
     """What a per-file worker sends back for the tests lens: every field of every function, those
     the worker computed and those asked of the text again here (the normalised body)."""
-    base = {"README.md": "app\n", **({"app/store.py": _FUNCTIONS.format(1)} if appended else {})}
+    base: dict[str, FileContent] = {"README.md": "app\n", **({"app/store.py": _FUNCTIONS.format(1)} if appended else {})}
     request = _request(tmp_path, base, {"app/store.py": _FUNCTIONS.format(1) + ("\n\n" + _FUNCTIONS.format(2)) * appended})
     change = request.target.files[0]
     made = head_shapes_of(request, change)
@@ -284,7 +284,7 @@ def test_once_the_whole_change_worker_is_done_a_worker_shares_the_per_file_stage
     record = tmp_path / "reviewed-in"
     record.mkdir()
     quick, tests = _Quick(), TestsLens()
-    lenses = [quick, _SlowHere(record), tests]
+    lenses: list[engine.Lens] = [quick, _SlowHere(record), tests]
 
     def found() -> list[tuple[str, str | None, int | None, str, str]]:
         return [(item.rule, item.path, item.line, item.title, item.body)
