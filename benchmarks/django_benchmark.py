@@ -36,9 +36,11 @@ finds only copies token for token), and a second table gives the warm gate again
 run's findings (report.json) are
 compared with the first gate's first cold run of the same change: a speedup must not change them,
 and a difference is printed and makes the command exit 1. Targets: the one-line change warm at most
-0.1x jscpd, at most 4x the floor and at most 0.18 s; +20k at most 0.5x jscpd; +100k (both shapes)
-at most 1x jscpd; +300k at most 1.5x jscpd; peak memory at most 400 MB (the jscpd targets are
-against its default mode).
+0.1x jscpd, at most 4x the floor and at most 0.18 s of CPU; +20k at most 0.5x jscpd; +100k (both
+shapes) at most 1x jscpd; +300k at most 1.5x jscpd; peak memory at most 400 MB. The jscpd targets
+are in wall time (medians of the warm gate and of jscpd, each free to use every core; the CPU
+ratio is printed beside each verdict) and against jscpd's default mode. On a shared machine run
+it under `nice` and print `uptime` before and after: wall ratios move with the load.
 """
 
 from __future__ import annotations
@@ -86,8 +88,8 @@ CHANGES = {
 }
 APPENDED_PREFIX = "appended-"
 APPENDED_MODULES = 450
-# Target ratios against jscpd (warm gate, CPU time), by change; the one-line change against the
-# floor and in seconds.
+# Target ratios against jscpd (warm gate, wall time: what a CI job waits, both using the runner's
+# cores), by change; the one-line change against the floor and in seconds (CPU).
 JSCPD_TARGETS = {"one-line": 0.1, "lines-20k": 0.5, "lines-100k": 1.0, "appended-100k": 1.0, "appended-300k": 1.5}
 FLOOR_TARGET = 4.0
 ONE_LINE_TARGET_SECONDS = 0.18
@@ -321,8 +323,8 @@ def report(results: dict[str, dict[str, Samples]], sizes: dict[str, int], gates:
         print(f"gate {number}: {gate}")
     print(
         f"\n{'change':<13} {'added':>7} {'gate':>4} {'floor':>7} {'cold':>7} {'warm':>7} {'jscpd':>7} "
-        f"{'cold/warm':>9} {'warm/jscpd':>10} {'warm/floor':>10} {'warm wall':>9} {'gate MB':>8} {'jscpd MB':>8} "
-        f"{'warm sys':>8} {'jscpd sys':>9}"
+        f"{'cold/warm':>9} {'warm/jscpd':>10} {'warm/floor':>10} {'warm wall':>9} {'jscpd wall':>10} {'wall/jscpd':>10} "
+        f"{'gate MB':>8} {'jscpd MB':>8} {'warm sys':>8} {'jscpd sys':>9}"
     )
     verdicts = []
     for branch, samples in results.items():
@@ -334,13 +336,14 @@ def report(results: dict[str, dict[str, Samples]], sizes: dict[str, int], gates:
             print(
                 f"{branch:<13} {sizes[branch]:>7} {number:>4} {floor:6.3f}s {cold.median:6.2f}s {warm.median:6.2f}s "
                 f"{jscpd.median:6.2f}s {ratio(cold.median, warm.median):>9} {ratio(warm.median, jscpd.median):>10} "
-                f"{ratio(warm.median, floor):>10} {warm.wall_median:8.2f}s {peak:8.0f} {jscpd.peak:8.0f} "
+                f"{ratio(warm.median, floor):>10} {warm.wall_median:8.2f}s {jscpd.wall_median:9.2f}s "
+                f"{ratio(warm.wall_median, jscpd.wall_median):>10} {peak:8.0f} {jscpd.peak:8.0f} "
                 f"{warm.system_median:7.2f}s {jscpd.system_median:8.2f}s"
             )
             if branch in JSCPD_TARGETS and jscpd.seconds:
-                met = warm.median / jscpd.median <= JSCPD_TARGETS[branch]
-                verdicts.append(f"gate {number} {branch}: warm/jscpd <= {JSCPD_TARGETS[branch]:g}x "
-                                f"{'met' if met else 'NOT met'}")
+                met = warm.wall_median / jscpd.wall_median <= JSCPD_TARGETS[branch]
+                verdicts.append(f"gate {number} {branch}: warm wall/jscpd wall <= {JSCPD_TARGETS[branch]:g}x "
+                                f"{'met' if met else 'NOT met'} (CPU {warm.median / jscpd.median:.2f}x)")
             if branch == "one-line":
                 met = warm.median / floor <= FLOOR_TARGET
                 verdicts.append(f"gate {number} {branch}: warm/floor <= {FLOOR_TARGET:g}x {'met' if met else 'NOT met'}")

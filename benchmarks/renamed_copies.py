@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import ast
 import io
+import keyword
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -125,24 +127,121 @@ def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names - declared_elsewhere - {"self", "cls"}
 
 
-def _renamed(source_lines: list[str], definition: Definition, rng: random.Random) -> str:
-    """The definition's text with every name it binds replaced by a new one, dedented."""
+def _domain_words(bound: list[str], rng: random.Random) -> dict[str, str]:
+    """The first generator's names: a plain domain word and a number each (`total_3`)."""
+    words = rng.sample(IDENTIFIER_WORDS, len(IDENTIFIER_WORDS))
+    return {name: f"{words[index % len(words)]}_{index}" for index, name in enumerate(bound)}
+
+
+# The second generator's habits: how another developer names what they copy.
+ABBREVIATIONS = {
+    "request": "req", "response": "resp", "value": "val", "values": "vals", "number": "num", "index": "idx",
+    "message": "msg", "config": "cfg", "settings": "cfg", "connection": "conn", "result": "res",
+    "object": "obj", "field": "fld", "model": "mdl", "string": "str_", "count": "cnt", "kwargs": "kw",
+    "args": "argv", "name": "nm", "path": "pth", "error": "err", "exception": "exc", "template": "tpl",
+    "context": "ctx", "instance": "inst", "query": "qry", "params": "prms", "data": "dat", "url": "uri",
+}
+HABITS = ("camel", "prefix", "abbreviated")
+PREFIXES = ("my_", "new_", "the_", "local_")
+
+
+def _words_of(name: str) -> list[str]:
+    """`total_price`, `totalPrice` and `_total_price` all as ["total", "price"]."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [word.lower() for word in spaced.split("_") if word]
+
+
+def _habit_names(bound: list[str], rng: random.Random) -> dict[str, str]:
+    """The second generator's names: one habit per copy. camelCase for snake_case (and back),
+    a prefix on every name, or the words abbreviated (`request` -> `req`, else without their
+    inner vowels). A name the habit leaves as it was gets a suffix, so every bound name changes."""
+    habit = rng.choice(HABITS)
+    prefix = rng.choice(PREFIXES)
+    renaming: dict[str, str] = {}
+    for name in bound:
+        words = _words_of(name) or [name]
+        if habit == "camel":
+            new = "_".join(words) if any(char.isupper() for char in name) else (
+                words[0] + "".join(word.capitalize() for word in words[1:]) if len(words) > 1 else words[0] + "Val")
+        elif habit == "prefix":
+            new = prefix + "_".join(words)
+        else:
+            new = "_".join(ABBREVIATIONS.get(word) or (word[0] + re.sub("[aeiou]", "", word[1:]) or word) for word in words)
+        if new == name or not new.isidentifier() or keyword.iskeyword(new) or new in renaming.values():
+            new = f"{new}_{len(renaming)}"
+        renaming[name] = new
+    return renaming
+
+
+def _swapped_statements(text: str, rng: random.Random) -> str:
+    """The text with one pair of adjacent one-line statements swapped where neither reads what the
+    other binds (independent, so the copy still works): another order of the same steps."""
+    function = ast.parse(text).body[0]
+    pairs = []
+    for node in ast.walk(function):
+        for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+            if not isinstance(body, list):
+                continue
+            for first, second in zip(body, body[1:], strict=False):
+                # Assignments to plain names only: an attribute or an item stored may be what the
+                # other statement reads.
+                if not all(isinstance(item, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                           and item.lineno == item.end_lineno
+                           and all(isinstance(target, ast.Name) for target in _targets(item))
+                           for item in (first, second)):
+                    continue
+                stored = [{n.id for n in ast.walk(item) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+                          for item in (first, second)]
+                loaded = [{n.id for n in ast.walk(item) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+                          for item in (first, second)]
+                if not (stored[0] & (loaded[1] | stored[1]) or stored[1] & loaded[0]):
+                    pairs.append((first.lineno, second.lineno))
+    if not pairs:
+        return text
+    first, second = rng.choice(pairs)
+    lines = text.splitlines(keepends=True)
+    lines[first - 1], lines[second - 1] = lines[second - 1], lines[first - 1]
+    return "".join(lines)
+
+
+def _targets(statement: ast.Assign | ast.AugAssign | ast.AnnAssign) -> list[ast.expr]:
+    return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+
+
+def _changed_literal(token: tokenize.TokenInfo) -> str | None:
+    """Another value for a literal a developer tunes in a copy: a number over 1 doubled, a message
+    (a plain string of several words) reworded. None: left as it is."""
+    if token.type == tokenize.NUMBER and token.string.isdigit() and int(token.string) > 1:
+        return str(int(token.string) * 2)
+    if token.type == tokenize.STRING and token.string[:1] in "\"'" and token.string[:3] not in ('"""', "'''"):
+        quote, body = token.string[0], token.string[1:-1]
+        if " " in body and "{" not in body and "%" not in body:
+            return f"{quote}Note: {body}{quote}"
+    return None
+
+
+def _renamed(source_lines: list[str], definition: Definition, rng: random.Random, generator: str = "words") -> str:
+    """The definition's text with every name it binds replaced by a new one, dedented. The `habits`
+    generator also swaps a pair of independent statements and changes numbers and messages."""
     text = textwrap.dedent("".join(source_lines[definition.first - 1 : definition.last]))
+    if generator == "habits":
+        text = _swapped_statements(text, rng)
     function = ast.parse(text).body[0]
     assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
     bound = sorted(_bound_names(function))
-    words = rng.sample(IDENTIFIER_WORDS, len(IDENTIFIER_WORDS))
-    renaming = {name: f"{words[index % len(words)]}_{index}" for index, name in enumerate(bound)}
+    renaming = _habit_names(bound, rng) if generator == "habits" else _domain_words(bound, rng)
     # Keyword arguments name the callee's parameters, not this definition's names: they stay.
     keywords = {(node.lineno, node.col_offset) for node in ast.walk(function)
                 if isinstance(node, ast.keyword) and node.arg is not None}
     replacements: dict[int, list[tuple[int, int, str]]] = {}
     previous = ""
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        (row, column), (_, end) = token.start, token.end
         if (token.type == tokenize.NAME and token.string in renaming and previous != "."
                 and token.start not in keywords):
-            (row, column), (_, end) = token.start, token.end
             replacements.setdefault(row, []).append((column, end, renaming[token.string]))
+        elif generator == "habits" and token.start[0] == token.end[0] and (literal := _changed_literal(token)):
+            replacements.setdefault(row, []).append((column, end, literal))
         if token.type not in (tokenize.NL, tokenize.COMMENT):
             previous = token.string
     lines = text.splitlines(keepends=True)
@@ -151,7 +250,9 @@ def _renamed(source_lines: list[str], definition: Definition, rng: random.Random
         for column, end, name in sorted(spans, reverse=True):  # right to left: columns stay true
             line = line[:column] + name + line[end:]
         lines[row - 1] = line
-    return "".join(lines)
+    renamed = "".join(lines)
+    ast.parse(renamed)  # still Python
+    return renamed
 
 
 def _review(repo: Path, base: str, head: str) -> list[Finding]:
@@ -177,6 +278,10 @@ def main() -> int:
     parser.add_argument("repository", nargs="?", type=Path, help="a directory of Python code (default: Django 5.2)")
     parser.add_argument("--count", type=int, default=30, help="definitions to copy (default 30)")
     parser.add_argument("--seed", type=int, default=13, help="seed of the choice and the new names (default 13)")
+    parser.add_argument("--generator", choices=("words", "habits"), default="words",
+                        help="how the copies are renamed: `words` (a domain word and a number per name, the default) "
+                             "or `habits` (camelCase for snake_case and back, a prefix, or abbreviations; a pair of "
+                             "independent statements swapped; numbers and messages changed)")
     parser.add_argument("--keep", type=Path, help="build the repository here and keep it (to look at the copies)")
     options = parser.parse_args()
     source = options.repository or _django_source()
@@ -222,7 +327,7 @@ def main() -> int:
         line = 1
         for definition in planted:
             source_lines = (repo / definition.path).read_text(encoding="utf-8").splitlines(keepends=True)
-            block = _renamed(source_lines, definition, rng)
+            block = _renamed(source_lines, definition, rng, options.generator)
             count = block.count("\n")
             spans.append((line, line + count - 1))
             blocks.append(block + "\n\n")
@@ -253,7 +358,7 @@ def main() -> int:
         shutil.rmtree(repo / ".reviewgate-cache", ignore_errors=True)
         cold = _time_lens(repo, main_sha, copies_head)
         warm = _time_lens(repo, main_sha, copies_head)
-        print(f"renamed copies found: {found}/{len(planted)} ({source})")
+        print(f"renamed copies found: {found}/{len(planted)} ({source}, generator {options.generator})")
         print(f"DRY findings on the clean change (+{sum(d.last - d.first + 1 for d in removed)} real lines): "
               f"{len(clean)}; outside the planted copies: {len(stray)}")
         print(f"DRY lens on the copies branch: {cold:.2f} s with an empty index cache, {warm:.2f} s warm")

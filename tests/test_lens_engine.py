@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import pickle
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,14 +18,16 @@ from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.freeze.freeze import freeze
 from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin import BuiltinReviewer, engine
-from reviewgate.reviewers.builtin.common import is_test_file
+from reviewgate.reviewers.builtin.behaviour import head_shapes_of, head_shapes_unpacked
+from reviewgate.reviewers.builtin.common import forget_parsed_trees, is_test_file
 from reviewgate.reviewers.builtin.engine import (
     PARALLEL_MIN_ADDED_LINES,
     PARALLEL_MIN_CORES,
-    SPREAD_MIN_WORKERS,
     WORKERS_VARIABLE,
     worker_count,
 )
+from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, packed
+from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
 from testing.cli import run_cli
 from testing.repo import FileContent, make_repo
 from tests.test_corpus import load_cases
@@ -59,7 +62,7 @@ def _review(request: ReviewRequest) -> list[tuple[str, str, str | None, int | No
     return [(item.id, item.rule, item.path, item.line) for item in BuiltinReviewer().review(fresh).findings]
 
 
-@pytest.mark.parametrize("workers", [2, SPREAD_MIN_WORKERS])  # the DRY lens beside this process; and the per-file stage spread
+@pytest.mark.parametrize("workers", [2, 3])  # the DRY lens beside this process; and a per-file worker from the start
 def test_several_processes_give_the_findings_one_process_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
@@ -198,3 +201,99 @@ def test_a_worker_that_ends_without_an_answer_blocks_the_run_naming_its_exit_cod
     lens = _EndsItsProcess()
     with pytest.raises(BlockedError, match="exit code 7"):
         engine.run_lenses(request, [lens], [lens])
+
+
+_FUNCTIONS = '''\
+import os
+
+
+def load_{0}(path, mode="r", retries=3):
+    """Read the file."""
+    for attempt in range(retries):
+        if os.path.exists(path):
+            return open(path, mode).read()
+        if attempt > 1 and mode == "rb":
+            break
+    return None
+
+
+def _helper_{0}(value):
+    return value
+
+
+class Store{0}:
+    def name(self):
+        return self._name
+
+    def save(self, item, *, flush=False):
+        if flush and item:
+            os.sync()
+        return item
+'''
+
+
+@pytest.mark.parametrize("appended", [False, True])  # a new file; functions appended (HeadShapes)
+def test_function_shapes_made_in_a_worker_are_the_ones_this_process_makes(tmp_path: Path, appended: bool) -> None:
+    """What a per-file worker sends back for the tests lens: every field of every function, those
+    the worker computed and those asked of the text again here (the normalised body)."""
+    base: dict[str, FileContent] = {"README.md": "app\n", **({"app/store.py": _FUNCTIONS.format(1)} if appended else {})}
+    request = _request(tmp_path, base, {"app/store.py": _FUNCTIONS.format(1) + ("\n\n" + _FUNCTIONS.format(2)) * appended})
+    change = request.target.files[0]
+    made = head_shapes_of(request, change)
+    forget_parsed_trees()
+    again = head_shapes_of(request, change)
+    assert made is not None and again is not None and isinstance(made, HeadShapes) is appended
+    received = head_shapes_unpacked(request, change, pickle.loads(pickle.dumps(packed(made))))
+    assert type(received) is type(again) and list(received) == list(again) and len(received) >= 4
+
+    def fields(shape: FunctionShape) -> tuple[object, ...]:
+        return (shape.name, shape.line, shape.end_line, shape.text, shape.public, shape.branches,
+                shape.statements, shape.defaults, shape.trivial, shape.body)
+
+    assert [fields(shape) for shape in received.values()] == [fields(shape) for shape in again.values()]
+
+
+class _SlowHere:
+    """A per-file lens that records which process reviewed each file, and in this process takes
+    0.2 s a file: a worker free to share the stage takes most of the files."""
+
+    def __init__(self, record: Path) -> None:
+        self.record = record
+        self.parent = os.getpid()
+
+    def check(self, request: ReviewRequest) -> list[Any]:
+        path = request.target.files[0].path
+        (self.record / path.replace("/", "_")).write_text(str(os.getpid()))
+        if os.getpid() == self.parent:
+            time.sleep(0.2)
+        return []
+
+
+class _Quick:
+    def check(self, request: ReviewRequest) -> list[Any]:
+        return []
+
+
+def test_once_the_whole_change_worker_is_done_a_worker_shares_the_per_file_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On 2 cores the DRY lens's worker ended long before this process's per-file stage, and that
+    core then stood idle. The tests lens, run here, gets the function shapes the worker made."""
+    branch: dict[str, FileContent] = {f"app/module_{number}.py": _FUNCTIONS.format(number) for number in range(12)}
+    request = _request(tmp_path, {"README.md": "app\n"}, branch)
+    record = tmp_path / "reviewed-in"
+    record.mkdir()
+    quick, tests = _Quick(), TestsLens()
+    lenses: list[engine.Lens] = [quick, _SlowHere(record), tests]
+
+    def found() -> list[tuple[str, str | None, int | None, str, str]]:
+        return [(item.rule, item.path, item.line, item.title, item.body)
+                for item in engine.run_lenses(request, lenses, [quick, tests])]
+
+    monkeypatch.setenv(WORKERS_VARIABLE, "1")
+    serial = found()
+    monkeypatch.setenv(WORKERS_VARIABLE, "2")
+    shared = found()
+    assert shared == serial and any(rule.startswith("tests/") for rule, *_rest in serial)
+    processes = Counter(path.read_text() for path in record.iterdir())
+    assert len(processes) == 2 and processes[str(os.getpid())] < len(branch) // 2, processes

@@ -38,7 +38,16 @@ from reviewgate.reviewers.builtin.common import (
     touched_python,
 )
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
-from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, Remade, Shapes, base_side, settle
+from reviewgate.reviewers.builtin.languages.shapes import (
+    FunctionShape,
+    HeadShapes,
+    PackedShapes,
+    Remade,
+    Shapes,
+    base_side,
+    settle,
+    unpacked,
+)
 from reviewgate.reviewers.builtin.product_code import GENERATED, non_product_reason
 
 _NOT_BEHAVIOUR_DIRECTORIES = frozenset({"docs", "doc", "migrations"}) | SUPPORT_DIRECTORIES
@@ -115,6 +124,13 @@ def _head_shapes(request: ReviewRequest, change: FileChange, language: Language)
     # module's of the same names (`_touched_shapes`), but parsing it all again is what they spared.
     with_base = isinstance(made, HeadShapes)
     return _settled(made, lambda: _head_tree_shapes(request, change, language, with_base=with_base))
+
+
+def head_shapes_unpacked(request: ReviewRequest, change: FileChange, shapes: PackedShapes) -> Shapes:
+    """A changed file's head shapes another process made (head_shapes_of, then `packed`), remade
+    here from the same tree when asked for what they did not keep, as `_head_shapes` remakes them."""
+    language = language_of(change.path)
+    return unpacked(shapes, Remade(lambda: _head_tree_shapes(request, change, language, with_base=shapes.head_shapes)))
 
 
 def _head_tree_shapes(

@@ -9,9 +9,11 @@ give each running over every file in turn: a run gives the same findings in the 
 whichever way it was computed.
 
 A large change uses the machine's cores (worker processes forked from this one, so they share
-the texts read already): the DRY lens and the other whole-change lenses that need no function
-shapes run in a worker while this process runs the per-file stage and then the tests lens with the
-shapes it made; with more than two processes the per-file stage is spread over the other workers.
+the texts read already): a worker runs the DRY lens and the other whole-change lenses that need no
+function shapes, while this process and any other workers share the per-file stage, each taking
+the next file when it is free; once the DRY worker is done, a new worker takes its core in the
+per-file stage. The head side's function shapes a worker made come back with its findings for the
+tests lens, which runs here once every file is done.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, runtime_checkable
 
@@ -28,9 +30,9 @@ from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import ChangeStatus, FileChange
-from reviewgate.reviewers.builtin.behaviour import head_shapes_of, is_behaviour_file
+from reviewgate.reviewers.builtin.behaviour import head_shapes_of, head_shapes_unpacked, is_behaviour_file
 from reviewgate.reviewers.builtin.common import forget_parsed_trees, record_given_up, take_given_up
-from reviewgate.reviewers.builtin.languages.shapes import Shapes
+from reviewgate.reviewers.builtin.languages.shapes import PackedShapes, Shapes, packed
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -38,20 +40,11 @@ if TYPE_CHECKING:
 # The variable that sets how many processes the per-file stage may use: 1 runs it here, serially
 # (for debugging, or a runner whose core count misleads); unset or 0, the machine's core count.
 WORKERS_VARIABLE = "REVIEWGATE_WORKERS"
-# Below this the pool costs more than it saves. The per-file stage is about 15 us an added line
-# (1.5 s for 100,000 on the Django benchmark) and the DRY lens about as much; forking a worker a
-# few tens of milliseconds. On 2 cores the two side by side took a 5,900-line change from 0.72 s
-# to 0.60 s, 20,000 lines from 1.05-1.3 s to 0.8-1.0 s, 100,000 from 3.6-3.75 s to 2.3-2.5 s.
-# Spreading the per-file stage too costs a second parse of the head side for the tests lens
-# (function shapes ask this process's reads for what they compute late): that pays only where a
-# third core takes a share.
+# Below this the workers cost more than they save. The per-file stage is about 15 us an added
+# line (1.5 s for 100,000 on the Django benchmark) and the DRY lens about as much; forking a worker a
+# few tens of milliseconds.
 PARALLEL_MIN_ADDED_LINES = 5_000
 PARALLEL_MIN_CORES = 2
-# From this many processes on, the per-file stage is spread over the workers too.
-SPREAD_MIN_WORKERS = 3
-# Files per task handed to a worker: small enough to balance, large enough that a task is not
-# mostly its own overhead.
-CHUNK_FILES = 8
 
 
 class Lens(Protocol):
@@ -151,7 +144,7 @@ def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Col
     workers = worker_count(request)
     shaped = [lens for lens in whole if _shapes_lens(lens) is not None]
     unshaped = [lens for lens in whole if lens not in shaped]
-    if workers == 1 or (workers < SPREAD_MIN_WORKERS and not unshaped):  # a shard's per-file part: nothing to split
+    if workers == 1:
         # The lenses that need no shapes first: the function shapes hold their files' trees, and
         # the DRY index is the largest allocation of a review; one after the other, not together.
         whole_findings = {id(lens): list(lens.check(request)) for lens in unshaped}
@@ -172,18 +165,29 @@ def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Col
     return found
 
 
+def _wants_shapes(request: ReviewRequest, shaped: Sequence[Lens]) -> bool:
+    return any(shapes_lens.wants_shapes(request) for lens in shaped if (shapes_lens := _shapes_lens(lens)))
+
+
 def _per_file_here(
     request: ReviewRequest, per_file: Sequence[Lens], shaped: Sequence[Lens]
 ) -> tuple[list[FileOutcome], dict[int, list[Finding]]]:
     """The per-file stage in this process, keeping the head side's function shapes for the
     tests lens, then the tests lens with them: each file parsed once."""
+    with_shapes = _wants_shapes(request, shaped)
+    outcomes = [_counted(review_file(request, change, per_file, with_shapes)) for change in request.target.files]
+    return outcomes, _shaped_findings(request, shaped, outcomes, with_shapes)
+
+
+def _shaped_findings(
+    request: ReviewRequest, shaped: Sequence[Lens], outcomes: Sequence[FileOutcome], with_shapes: bool
+) -> dict[int, list[Finding]]:
+    """The tests lens's findings, given the head side's function shapes the per-file stage made."""
     files = request.target.files
-    with_shapes = any(shapes_lens.wants_shapes(request) for lens in shaped if (shapes_lens := _shapes_lens(lens)))
-    outcomes = [_counted(review_file(request, change, per_file, with_shapes)) for change in files]
     head_shapes = (
         {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)} if with_shapes else None
     )
-    return outcomes, {id(lens): list(_whole_change_findings(lens, request, head_shapes)) for lens in shaped}
+    return {id(lens): list(_whole_change_findings(lens, request, head_shapes)) for lens in shaped}
 
 
 def _counted(outcome: FileOutcome) -> FileOutcome:
@@ -206,62 +210,121 @@ def _whole_change_findings(
         yield from lens.check(request)
 
 
-# What a forked worker reviews: set in the parent just before the workers fork, read by them.
-_shared: tuple[ReviewRequest, Sequence[Lens], Sequence[Lens]] | None = None
+class _Claims:
+    """The changed files' numbers, handed out one at a time to this process and the workers forked
+    from it (counters in memory they share): each process reviews the next file when it is free,
+    so the files are shared by what each costs, not by their count."""
+
+    def __init__(self, total: int) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self.total = total
+        self._next = context.Value("q", 0)
+        self._done_elsewhere = context.Value("q", 0, lock=False)  # read only for the progress line
+        self._done_lock = context.Lock()
+
+    def take(self) -> int | None:
+        """The next file's number, or None when every file is taken."""
+        with self._next.get_lock():
+            number = int(self._next.value)
+            if number >= self.total:
+                return None
+            self._next.value = number + 1
+        return number
+
+    def left(self) -> bool:
+        return int(self._next.value) < self.total
+
+    def done_in_a_worker(self) -> None:
+        with self._done_lock:
+            self._done_elsewhere.value += 1
+
+    def done_elsewhere(self) -> int:
+        return int(self._done_elsewhere.value)
+
+
+class _Work(NamedTuple):
+    """What a forked worker reviews: set in the parent just before the workers fork, read by them."""
+
+    request: ReviewRequest
+    per_file: Sequence[Lens]
+    unshaped: Sequence[Lens]
+    with_shapes: bool
+    claims: _Claims
+
+
+_shared: _Work | None = None
+
+
+class _Reviewed(NamedTuple):
+    """A file a worker reviewed (FileOutcome), its function shapes packed to cross the pipe."""
+
+    number: int
+    findings: tuple[tuple[Finding, ...], ...]
+    shapes: PackedShapes | None
+    given_up: tuple[str, ...]
 
 
 def _worker_signals() -> None:
     """A worker leaves cancellation to the gate: the gate's SIGTERM/SIGINT handlers (which only
-    record the signal) would keep a worker alive through the pool's own SIGTERM at the end."""
+    record the signal) would keep a worker alive through the gate's own SIGTERM at the end."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _review_chunk(indices: range) -> list[FileOutcome]:
+def _review_taken() -> tuple[list[_Reviewed], list[str]]:
+    """A per-file worker: the files it takes until none is left."""
     assert _shared is not None, "the per-file stage ran in a process not forked by run_lenses"
-    request, per_file, _unshaped = _shared
-    return [review_file(request, request.target.files[index], per_file, False) for index in indices]
+    request, per_file, _unshaped, with_shapes, claims = _shared
+    reviewed: list[_Reviewed] = []
+    while (number := claims.take()) is not None:
+        findings, shapes, given_up = review_file(request, request.target.files[number], per_file, with_shapes)
+        reviewed.append(_Reviewed(number, findings, None if shapes is None else packed(shapes), given_up))
+        claims.done_in_a_worker()
+    return reviewed, []
 
 
 def _review_unshaped() -> tuple[list[list[Finding]], list[str]]:
     """The whole-change lenses' findings, and the files whose parse they gave up."""
     assert _shared is not None, "the whole-change lenses ran in a process not forked by run_lenses"
-    request, _per_file, unshaped = _shared
-    return [list(lens.check(request)) for lens in unshaped], take_given_up()
+    return [list(lens.check(_shared.request)) for lens in _shared.unshaped], take_given_up()
 
 
-def _unshaped_process(sending: Connection) -> None:
-    """The whole-change lenses' worker: it sends their findings (or what they raised) and ends.
-    A pool's worker stayed alive until the pool closed, holding what the DRY index had left in
-    its heap (250 MB at +300k lines) while this process still ran the per-file stage."""
+def _answer(work: Callable[[], tuple[object, list[str]]], sending: Connection) -> None:
+    """A worker's run: it sends what `work` returned (or what it raised) and ends."""
     _worker_signals()
     try:
-        outcome: tuple[bool, object] = (True, _review_unshaped())
+        outcome: tuple[bool, object] = (True, work())
     except BaseException as error:  # noqa: BLE001 - raised again in the parent, as a pool would
         outcome = (False, error)
     sending.send(outcome)
     sending.close()
 
 
-class _UnshapedWorker:
-    """The forked process running the whole-change lenses that need no shapes, its findings
-    received by a thread as soon as they are sent, so it never waits on this process to end."""
+class _Worker:
+    """A forked process running one piece of work, its answer received by a thread as soon as it
+    is sent, so it never waits on this process to end: a pool's worker stayed alive until the pool
+    closed, holding what the DRY index had left in its heap (250 MB at +300k lines) while this
+    process still ran the per-file stage."""
 
-    def __init__(self) -> None:
+    def __init__(self, work: Callable[[], tuple[object, list[str]]]) -> None:
         import multiprocessing
         import threading
 
+        gc.freeze()  # the worker's collector leaves what it inherits alone (and its pages shared)
         context = multiprocessing.get_context("fork")
         receiving, sending = context.Pipe(duplex=False)
-        self._process = context.Process(target=_unshaped_process, args=(sending,), daemon=True)
+        self._process = context.Process(target=_answer, args=(work, sending), daemon=True)
         self._process.start()
         sending.close()  # this process's end of it: the worker's ending is then an end of file here
         self._received: list[tuple[bool, object]] = []
+        self._ended = threading.Event()
         self._receiver = threading.Thread(target=self._receive, args=(receiving,), daemon=True)
 
     def listen(self) -> None:
-        """Receive from now on: after any other fork (a process forked with a thread running may
-        inherit a lock held), before this process's own long work."""
+        """Receive from now on: after the forks made together with this one (a process forked with
+        a thread running may inherit a lock held), before this process's own long work."""
         self._receiver.start()
 
     def _receive(self, receiving: Connection) -> None:
@@ -269,22 +332,28 @@ class _UnshapedWorker:
             try:
                 self._received.append(receiving.recv())
             except EOFError:
-                pass  # ended without sending: told by `findings`
+                pass  # ended without sending: told by `answer`
+            finally:
+                self._ended.set()
 
-    def findings(self) -> list[list[Finding]]:
+    def answered(self) -> bool:
+        """Whether the worker is done (its answer received, or it ended without one)."""
+        return self._ended.is_set()
+
+    def answer(self) -> object:
         self._receiver.join()
         self._process.join()
         if not self._received:
             raise BlockedError(
-                f"the whole-change lenses' worker process ended without an answer (exit code {self._process.exitcode})"
+                f"the builtin reviewer's worker process ended without an answer (exit code {self._process.exitcode})"
             )
         ok, value = self._received[0]
         if not ok:
             assert isinstance(value, BaseException)
             raise value
-        findings, given_up = cast(tuple[list[list[Finding]], list[str]], value)  # what _review_unshaped returned
+        answer, given_up = cast(tuple[object, list[str]], value)
         record_given_up(given_up)
-        return findings
+        return answer
 
     def stop(self) -> None:
         if self._process.is_alive():
@@ -299,34 +368,48 @@ def _in_parallel(
     per_file: Sequence[Lens],
     workers: int,
 ) -> tuple[list[FileOutcome], dict[int, list[Finding]], list[list[Finding]]]:
-    """`workers` processes in all, this one included. A worker runs the whole-change lenses that
-    need no shapes (the DRY lens: as long as the per-file stage) and ends when they are done. With
-    two processes this one runs the per-file stage and the tests lens with the shapes it made; with
-    more, the per-file stage goes to a pool of the others and the tests lens parses the head side
-    again here."""
+    """`workers` processes in all, this one included. One worker runs the whole-change lenses that
+    need no shapes (the DRY lens) and ends when they are done; this process and the others share
+    the per-file stage a file at a time, and once the DRY worker has ended, a new worker takes its
+    core there (forked then, from this process: the DRY worker's heap stays what the index left).
+    The tests lens runs here last, with the function shapes every process made."""
     global _shared
-    _shared = (request, per_file, unshaped)
     files = request.target.files
-    gc.freeze()  # the workers' collectors leave what they inherit alone (and its pages shared)
-    worker: _UnshapedWorker | None = None
+    with_shapes = _wants_shapes(request, shaped)
+    claims = _Claims(len(files))
+    _shared = _Work(request, per_file, unshaped, with_shapes, claims)
+    whole: _Worker | None = None
+    helpers: list[_Worker] = []
     try:
-        worker = _UnshapedWorker()
-        if workers >= SPREAD_MIN_WORKERS:
-            import multiprocessing
-
-            with multiprocessing.get_context("fork").Pool(workers - 2, initializer=_worker_signals) as pool:
-                worker.listen()
-                chunks = [range(start, min(start + CHUNK_FILES, len(files))) for start in range(0, len(files), CHUNK_FILES)]
-                pending = pool.imap(_review_chunk, chunks)
-                shaped_findings = {id(lens): list(_whole_change_findings(lens, request, None)) for lens in shaped}
-                outcomes = [_counted(outcome) for chunk in pending for outcome in chunk]
-        else:
+        whole = _Worker(_review_unshaped) if unshaped else None
+        helpers += [_Worker(_review_taken) for _ in range(workers - 1 - (whole is not None))]
+        for worker in [*([whole] if whole else []), *helpers]:
             worker.listen()
-            outcomes, shaped_findings = _per_file_here(request, per_file, shaped)
-        unshaped_findings = worker.findings()
+        outcomes: dict[int, FileOutcome] = {}
+        replaced = whole is None
+        counted = 0  # files reported done on the progress line
+        while (number := claims.take()) is not None:
+            outcomes[number] = review_file(request, files[number], per_file, with_shapes)
+            done = len(outcomes) + claims.done_elsewhere()
+            progress.files_done(done - counted)
+            counted = done
+            if not replaced and whole is not None and whole.answered() and claims.left():
+                replaced = True
+                helper = _Worker(_review_taken)
+                helper.listen()
+                helpers.append(helper)
+        for helper in helpers:
+            for reviewed in cast(list[_Reviewed], helper.answer()):
+                change = files[reviewed.number]
+                shapes = None if reviewed.shapes is None else head_shapes_unpacked(request, change, reviewed.shapes)
+                outcomes[reviewed.number] = FileOutcome(reviewed.findings, shapes, reviewed.given_up)
+        progress.files_done(len(files) - counted)
+        ordered = [outcomes[number] for number in range(len(files))]
+        shaped_findings = _shaped_findings(request, shaped, ordered, with_shapes)
+        unshaped_findings = cast(list[list[Finding]], whole.answer()) if whole is not None else []
     finally:
-        if worker is not None:
+        for worker in [*([whole] if whole else []), *helpers]:
             worker.stop()
         gc.unfreeze()
         _shared = None
-    return outcomes, shaped_findings, unshaped_findings
+    return ordered, shaped_findings, unshaped_findings

@@ -8,6 +8,7 @@ import copy
 import functools
 from collections.abc import Callable, Set
 from functools import cached_property
+from typing import NamedTuple
 
 
 def _no_defaults() -> tuple[tuple[str, str], ...]:
@@ -156,3 +157,58 @@ def _defaults_of(remade: Remade, name: str) -> tuple[tuple[str, str], ...]:
 
 def _trivial_of(remade: Remade, name: str) -> bool:
     return remade.shape(name).trivial
+
+
+
+# What a settled shape (`settle`) computed already, kept when it is packed.
+_COMPUTED = ("_counted", "defaults", "trivial", "body")
+
+
+class PackedFunction(NamedTuple):
+    name: str
+    line: int
+    end_line: int
+    text: str
+    public: bool
+    trivial: bool | None  # None: asked of the text again when wanted
+    computed: dict[str, object]  # of _COMPUTED, what was computed
+
+
+class PackedShapes(NamedTuple):
+    """Settled shapes as plain values (`packed`), to send from the worker process that made them
+    to the one that compares them: a settled shape remakes itself from the review's request,
+    which does not cross a pipe."""
+
+    head_shapes: bool  # HeadShapes
+    functions: tuple[PackedFunction, ...]
+
+
+def packed(shapes: Shapes) -> PackedShapes:
+    return PackedShapes(
+        isinstance(shapes, HeadShapes),
+        tuple(
+            PackedFunction(
+                name, shape.line, shape.end_line, shape.text, shape.public,
+                shape._trivial if isinstance(shape._trivial, bool) else None,
+                {key: shape.__dict__[key] for key in _COMPUTED if key in shape.__dict__},
+            )
+            for name, shape in shapes.items()
+        ),
+    )
+
+
+def unpacked(shapes: PackedShapes, remade: Remade) -> Shapes:
+    """The settled shapes `packed` took apart, what they had not computed asked of `remade`."""
+    made: Shapes = HeadShapes() if shapes.head_shapes else {}
+    for function in shapes.functions:
+        name = function.name
+        shape = FunctionShape(
+            name=name, line=function.line, end_line=function.end_line, text=function.text, public=function.public,
+            counts=_settled_counts,
+            body=functools.partial(_body_of, remade, name),
+            defaults=functools.partial(_defaults_of, remade, name),
+            trivial=function.trivial if function.trivial is not None else functools.partial(_trivial_of, remade, name),
+        )
+        shape.__dict__.update(function.computed)
+        made[name] = shape
+    return made
