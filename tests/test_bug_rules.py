@@ -73,6 +73,31 @@ def test_the_finding_names_source_sink_and_the_weak_guard_and_does_not_block(tmp
     assert not blocks(findings[0])
 
 
+JS_HEADER_REDIRECT = (
+    "export function move(req, reply) {\n"
+    "  const destination = req.headers.destination;\n"
+    "  reply.code(201).header('location', destination).send();\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("tests/test_client/views.py", FLASK_REDIRECT["app/views.py"]),
+        ("test/http-methods/move.test.js", JS_HEADER_REDIRECT),
+    ],
+)
+def test_a_redirect_in_a_test_file_is_a_fixture_not_an_open_redirect(tmp_path: Path, path: str, code: str) -> None:
+    # A web framework's tests build the handlers they test: such a server is never deployed.
+    in_test = review_change(tmp_path / "test", BASE, {path: code})
+    assert [item for item in in_test if item.rule == RULE_OPEN_REDIRECT] == []
+    # The same handler in product code is still reported.
+    product = "app/views.py" if path.endswith(".py") else "app/move.js"
+    in_product = review_change(tmp_path / "product", BASE, {product: code})
+    assert [item.path for item in in_product if item.rule == RULE_OPEN_REDIRECT] == [product]
+
+
 def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.RULES_BY_ID, RULE_OPEN_REDIRECT, OPEN_REDIRECT._replace(record=None))
     findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
