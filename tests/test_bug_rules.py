@@ -98,6 +98,24 @@ def test_a_redirect_in_a_test_file_is_a_fixture_not_an_open_redirect(tmp_path: P
     assert [item.path for item in in_product if item.rule == RULE_OPEN_REDIRECT] == [product]
 
 
+def test_json_loads_under_unicode_decode_error_is_the_decoding_it_does_not_a_wrong_exception(tmp_path: Path) -> None:
+    # json.loads of bytes decodes them first: a UnicodeDecodeError is one of what it raises.
+    decoding = (
+        "import json\n\n\n"
+        "def parse(body, text):\n"
+        "    try:\n"
+        "        return json.loads(body)\n"
+        "    except UnicodeDecodeError:\n"
+        "        return json.loads(text)\n"
+    )
+    findings = review_change(tmp_path / "decoding", BASE, {"app/response.py": decoding})
+    assert [item for item in findings if item.rule == RULE_WRONG_EXCEPTION] == []
+    # A handler of neither (a lookup error) still lets the bad JSON through.
+    lookup = decoding.replace("except UnicodeDecodeError", "except KeyError")
+    findings = review_change(tmp_path / "lookup", BASE, {"app/response.py": lookup})
+    assert [item.line for item in findings if item.rule == RULE_WRONG_EXCEPTION] == [7]
+
+
 def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.RULES_BY_ID, RULE_OPEN_REDIRECT, OPEN_REDIRECT._replace(record=None))
     findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]

@@ -44,7 +44,8 @@ WRONG_EXCEPTION = Rule(
         "Python: a `try` of up to 3 statements whose handlers all name known exceptions and none "
         "catches what a guarded call raises on bad input (a table: "
         "`base64.b64decode`/`binascii.a2b_*` → `binascii.Error`, `int`/`float`/`uuid.UUID`/`strptime` "
-        "→ `ValueError`, `json.loads` → `JSONDecodeError`, `open`/`os.*` → `OSError`, `.decode()` → "
+        "→ `ValueError`, `json.loads` → `JSONDecodeError` (and `UnicodeDecodeError` for bytes it "
+        "decodes), `open`/`os.*` → `OSError`, `.decode()` → "
         "`UnicodeDecodeError`, `.encode(\"idna\")` → `UnicodeError` itself (a handler of its subclass "
         "`UnicodeEncodeError` does not catch it), `urlsplit`/`urlparse`/`.index()`/`.relative_to()` → "
         "`ValueError`, `yaml.safe_load` → `yaml.YAMLError`, `ZoneInfo` → `ZoneInfoNotFoundError` …): "
@@ -233,7 +234,8 @@ _RAISES: dict[str, tuple[str, ...]] = {
     ".decode(idna)": ("UnicodeError",),
     **dict.fromkeys(("yaml.safe_load", "yaml.load", "yaml.safe_load_all", "yaml.full_load"), ("yaml.YAMLError",)),
     **dict.fromkeys(("zoneinfo.ZoneInfo", "ZoneInfo"), ("zoneinfo.ZoneInfoNotFoundError", "ValueError")),
-    **dict.fromkeys(("json.loads", "json.load"), ("json.JSONDecodeError",)),
+    # Of bytes (or a binary file) they decode first: a bad encoding raises UnicodeDecodeError.
+    **dict.fromkeys(("json.loads", "json.load"), ("json.JSONDecodeError", "UnicodeDecodeError")),
     **dict.fromkeys(("tomllib.loads", "tomllib.load"), ("tomllib.TOMLDecodeError",)),
     **dict.fromkeys(("decimal.Decimal", "Decimal"), ("decimal.InvalidOperation",)),
     ".decode": ("UnicodeDecodeError",),
