@@ -116,6 +116,24 @@ def test_json_loads_under_unicode_decode_error_is_the_decoding_it_does_not_a_wro
     assert [item.line for item in findings if item.rule == RULE_WRONG_EXCEPTION] == [7]
 
 
+def test_attribute_error_around_a_method_call_is_duck_typing_not_a_wrong_exception(tmp_path: Path) -> None:
+    # The handler is for a receiver without the method (bytes have no `.encode()`), not for what it raises.
+    duck = (
+        "def body_bytes(text):\n"
+        "    try:\n"
+        "        data = text.encode()\n"
+        "    except AttributeError:\n"
+        "        data = text\n"
+        "    return data\n"
+    )
+    findings = review_change(tmp_path / "duck", BASE, {"app/response.py": duck})
+    assert [item for item in findings if item.rule == RULE_WRONG_EXCEPTION] == []
+    # Around a function of the table, AttributeError explains nothing: the bad value still escapes.
+    parse = duck.replace("text.encode()", "int(text)")
+    findings = review_change(tmp_path / "parse", BASE, {"app/response.py": parse})
+    assert [item.line for item in findings if item.rule == RULE_WRONG_EXCEPTION] == [4]
+
+
 def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.RULES_BY_ID, RULE_OPEN_REDIRECT, OPEN_REDIRECT._replace(record=None))
     findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]

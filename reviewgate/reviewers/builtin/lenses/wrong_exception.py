@@ -14,6 +14,7 @@ raise (`str`, `len`, `.strip()`...); anything else might be what the handler is 
 handlers must be for nothing else in the body (a handler of `KeyError` around `int(d["port"])` is
 about the lookup; the `ValueError` may be meant to fail loudly), or only for a codec step:
 `b64decode(x).decode()` under `except UnicodeDecodeError` lets the `binascii.Error` through.
+A handler of `AttributeError` around a method call is for a receiver without that method.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ WRONG_EXCEPTION = Rule(
     not_on=(
         "the right exception or its base class (`ValueError` for `binascii.Error`); broad or unknown "
         "handlers; a body with any other call (it may be what the handler is for); a handler for a "
-        "lookup in the body (`int(d[\"port\"])` under `except KeyError`); Java, Kotlin and C#: the "
+        "lookup in the body (`int(d[\"port\"])` under `except KeyError`); `AttributeError` around a "
+        "method call (`text.encode()` where `text` may be bytes: duck typing); Java, Kotlin and C#: the "
         "exception, a supertype (`IllegalArgumentException` for `parseInt`), a multi-catch naming it, "
         "`Exception`/`RuntimeException`/`Throwable` (C#: `Exception`, `SystemException`, a bare "
         "`catch`, a clause with a `when` filter); a handler for another step of the body (an array "
@@ -375,6 +377,10 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
     # error is about that one; the call it lets through may fail loudly by design.
     explained = {key for _call, key, raises in raisers if caught(raises, key in _EXACT)}
     if not explained <= {".decode", ".encode"}:
+        return
+    # `AttributeError` around a method call is for a receiver without the method (duck typing:
+    # `text.encode()` where text may be bytes already), not for what the method raises.
+    if "AttributeError" in names and any(key.startswith(".") for _call, key, _raises in raisers):
         return
     for call, key, raises in sorted(raisers, key=lambda item: item[1] not in _EXACT):
         if key == "[...]" or caught(raises, key in _EXACT):
