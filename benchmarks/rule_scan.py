@@ -35,18 +35,19 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.history_gate import gate_environment_for_local_run, rule_of, run_bounded  # noqa: E402
 from benchmarks.history_prs import git_output  # noqa: E402
-from reviewgate.reviewers.builtin.rule_records import RECORDS  # noqa: E402
+from reviewgate.reviewers.builtin.rules import RULES  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
 BASE_BRANCH = "scan-base"
 HEAD_BRANCH = "scan-head"
 SOURCE_LINE_LIMIT = 300
-# Besides the bug rules (those with a record), every security rule: committed secrets included.
+# Besides the bug rules (those that block by their record), every security rule: committed secrets included.
 KEPT_PREFIXES = ("security/",)
+BUG_RULES = frozenset(rule.id for rule in RULES if rule.by_record)
 
 
 def kept_rule(rule: str, every_rule: bool) -> bool:
-    return every_rule or rule in RECORDS or rule.startswith(KEPT_PREFIXES)
+    return every_rule or rule in BUG_RULES or rule.startswith(KEPT_PREFIXES)
 
 
 def _git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
