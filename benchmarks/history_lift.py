@@ -90,6 +90,8 @@ def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list
     share = f"{100.0 * on_fixed / len(fixed):.1f}%" if fixed else "n/a"
     lines.append(f"  later-fixed PRs with a finding (any severity) on a line the fix changed: "
                  f"{on_fixed} of {len(fixed)} ({share})")
+    lines += [f"    #{row['pr']}: {', '.join(row.get('on_fixed_findings') or [])}"
+              for row in fixed if row.get("on_fixed_line")]
     return lines
 
 

@@ -236,7 +236,10 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         row["located_blocking"] = len(located)
         # Records written before every located finding was kept hold only the blocking ones.
         every = record.get("located", located)
-        row["on_fixed_line"] = sum(1 for item in every if _on_fixed_line(fixed.get(str(item.get("path")), set()), item))
+        on_fixed = [item for item in every if _on_fixed_line(fixed.get(str(item.get("path")), set()), item)]
+        row["on_fixed_line"] = len(on_fixed)
+        row["on_fixed_findings"] = [f"{item.get('rule')} {item.get('severity') or ''} {item['path']}:{item['line']}"
+                                    for item in on_fixed]
     return row
 
 
