@@ -86,6 +86,8 @@ def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list
     lines.append(f"  code-reading blocks (not tests/, process/): later-fixed {_rate(fixed, 'code_blocked')} "
                  f"vs not fixed {_rate(unfixed, 'code_blocked')}; risk ratio raw "
                  f"{_ratio({'all': list(rows)}, 'code_blocked')}, size-adjusted {_ratio(strata, 'code_blocked')}")
+    lines.append(f"  a finding at any severity: later-fixed {_rate(fixed, 'found')} vs not fixed "
+                 f"{_rate(unfixed, 'found')}; size-adjusted risk ratio {_ratio(strata, 'found')}")
     on_fixed = sum(1 for row in fixed if row.get("on_fixed_line"))
     share = f"{100.0 * on_fixed / len(fixed):.1f}%" if fixed else "n/a"
     lines.append(f"  later-fixed PRs with a finding (any severity) on a line the fix changed: "

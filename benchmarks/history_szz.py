@@ -7,8 +7,9 @@ back to the PRs that brought them. The block rate of later-fixed PRs is compared
 raw and adjusted for size (Mantel-Haenszel risk ratio over quartiles of added lines), for every
 block and for code-reading blocks (a rule that read the code, not one of the tests/ and process/
 rules, which say what a PR lacks). Blocking findings near a later-fixed line are counted against
-what chance would place there, and later-fixed PRs with a finding of any severity whose lines
-(line to end_line) hold a line the fix changed are counted.
+what chance would place there; the rate of a finding at any severity is compared the same way,
+and later-fixed PRs with a finding of any severity whose lines (line to end_line) hold a line the
+fix changed are counted.
 """
 
 from __future__ import annotations
@@ -220,6 +221,7 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "blocked": blocked,
         "code_blocked": blocked and any(is_code_reading(str(item.get("rule") or ""))
                                         for item in record.get("blocking") or []),
+        "found": bool(record.get("located") or record.get("blocking")),  # any finding with a place, any severity
         "error": error,
         "added": sum(len(lines) for lines in added.values()),
         "near": 0,

@@ -143,6 +143,7 @@ def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path
     printed = capsys.readouterr().out
     assert "later-fixed PRs with a finding (any severity) on a line the fix changed: 1 of 1 (100.0%)" in printed
     assert "    #1: correctness/r minor app.py:4\n" in printed
+    assert "a finding at any severity: later-fixed 1/1 (100.0%) vs not fixed 0/2 (0.0%)" in printed
     assert "code-reading blocks (not tests/, process/): later-fixed 0/1 (0.0%)" in printed
 
 
