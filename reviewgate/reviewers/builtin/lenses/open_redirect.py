@@ -113,10 +113,11 @@ def login(request):
     ),
     by_record=True,
     record=Record(
-        findings=3,
+        findings=7,
         holding=0,
         where=(
-            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 3, none holds: chi `middleware/strip.go:62`, a target rebuilt as "
+            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 7, none holds: pyramid's docs tutorial, `HTTPSeeOther(location=request.resource_url(page))` "
+            "4 (`resource_url` builds a URL of this site); chi `middleware/strip.go:62`, a target rebuilt as "
             "`\"/\" + strings.Trim(path, \"/\")` (leading slashes collapsed: not seen as a guard); chi "
             "`middleware/profiler.go:27, 30`, `r.RequestURI + \"/pprof/\"` in routes that match only the "
             "mount path. Not one since: handlers in test files (django, fastify). Not one by design: "
