@@ -38,17 +38,25 @@ def shared_clone(repo: Path, into: Path) -> Path:
     return clone
 
 
-def gate_environment(event_path: Path, request: PullRequest, gate_path: Path) -> dict[str, str]:
+def gate_environment_for_local_run(gate_path: Path) -> dict[str, str]:
+    """This machine's variables without those that would change what the gate does, running `gate_path`."""
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(_DROPPED_PREFIXES) and name not in _DROPPED_NAMES}
+    env.update({
+        "PYTHONPATH": str(gate_path),
+        "PYTHONFAULTHANDLER": "1",  # a run killed at the timeout leaves its stack in stderr
+    })
+    return env
+
+
+def gate_environment(event_path: Path, request: PullRequest, gate_path: Path) -> dict[str, str]:
+    env = gate_environment_for_local_run(gate_path)
     env.update({
         "GITHUB_ACTIONS": "true",
         "GITHUB_EVENT_NAME": "pull_request",
         "GITHUB_EVENT_PATH": str(event_path),
         "GITHUB_SHA": request.head,
         "GITHUB_HEAD_REF": request.head_ref or "",
-        "PYTHONPATH": str(gate_path),
-        "PYTHONFAULTHANDLER": "1",  # a run killed at the timeout leaves its stack in stderr
     })
     return env
 
@@ -72,6 +80,7 @@ def _finding_record(finding: Mapping[str, Any]) -> dict[str, Any]:
         "rule": rule_of(finding),
         "path": finding.get("path"),
         "line": finding.get("line"),
+        "end_line": finding.get("end_line"),
         "title": finding.get("title"),
         "body": str(finding.get("body") or "")[:BODY_LIMIT],
         "severity": finding.get("severity"),
@@ -121,7 +130,7 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
     """One JSON record: the PR, the exit code and verdict, seconds, blocking findings, counts per rule."""
     record: dict[str, Any] = {"repo": repo_name, "pr": request.number, **asdict(request)}
     record.pop("number")
-    record.update(blocking=[], rule_counts={})  # filled from report.json when the run produced one
+    record.update(blocking=[], located=[], rule_counts={})  # filled from report.json when the run produced one
     work = Path(tempfile.mkdtemp(prefix=f"history-{request.number}-"))
     # Its own name: git keys a worktree's admin directory by the checkout's base name, and two
     # runs adding `checkout` at once raced for `.git/worktrees/checkout`.
@@ -149,6 +158,8 @@ def review_pull_request(clone: Path, repo_name: str, request: PullRequest, gate_
             findings = data.get("findings") or []
             record["verdict"] = data.get("verdict")
             record["blocking"] = [_finding_record(item) for item in findings if item.get("blocking")]
+            # Every finding with a place, at any severity: the SZZ reads which ones sit on a line a later fix changed.
+            record["located"] = [_finding_record(item) for item in findings if item.get("path") and item.get("line")]
             record["rule_counts"] = dict(Counter(rule_of(item) for item in findings))
             record["added_lines"] = sum(int(item.get("added_lines") or 0)
                                         for item in data.get("target", {}).get("files", []))

@@ -1,5 +1,6 @@
 """The numbers of the SZZ lift: block rates of later-fixed and not-fixed PRs, the Mantel-Haenszel
-risk ratio over size strata, and blocking findings near fixed lines against chance."""
+risk ratio over size strata (for every block, and for code-reading blocks alone), blocking findings
+near fixed lines against chance, and the later-fixed PRs with a finding on a line the fix changed."""
 
 from __future__ import annotations
 
@@ -22,31 +23,32 @@ def size_strata(rows: Sequence[dict[str, Any]], prefix: str) -> dict[str, list[d
     return strata
 
 
-def _tables(strata: dict[str, list[dict[str, Any]]]) -> list[tuple[int, int, int, int]]:
-    """Per stratum: (blocked fixed, fixed, blocked not fixed, not fixed)."""
+def _tables(strata: dict[str, list[dict[str, Any]]], outcome: str) -> list[tuple[int, int, int, int]]:
+    """Per stratum: (fixed with the outcome, fixed, not fixed with the outcome, not fixed)."""
     tables = []
     for rows in strata.values():
         fixed = [row for row in rows if row["fixed"]]
         unfixed = [row for row in rows if not row["fixed"]]
-        tables.append((sum(row["blocked"] for row in fixed), len(fixed),
-                       sum(row["blocked"] for row in unfixed), len(unfixed)))
+        tables.append((sum(bool(row.get(outcome)) for row in fixed), len(fixed),
+                       sum(bool(row.get(outcome)) for row in unfixed), len(unfixed)))
     return tables
 
 
-def mantel_haenszel(strata: dict[str, list[dict[str, Any]]]) -> float | None:
-    """Risk ratio of a block, later-fixed vs not fixed, adjusted for the strata; None when undefined."""
-    tables = _tables(strata)
+def mantel_haenszel(strata: dict[str, list[dict[str, Any]]], outcome: str = "blocked") -> float | None:
+    """Risk ratio of the outcome (a block), later-fixed vs not fixed, adjusted for the strata; None when undefined."""
+    tables = _tables(strata, outcome)
     numerator = sum(a * n0 / (n1 + n0) for a, n1, c, n0 in tables if n1 + n0)
     denominator = sum(c * n1 / (n1 + n0) for a, n1, c, n0 in tables if n1 + n0)
     return numerator / denominator if numerator and denominator else None
 
 
-def mantel_haenszel_interval(strata: dict[str, list[dict[str, Any]]]) -> tuple[float, float] | None:
+def mantel_haenszel_interval(strata: dict[str, list[dict[str, Any]]], outcome: str = "blocked"
+                             ) -> tuple[float, float] | None:
     """The 95% confidence interval of the Mantel-Haenszel risk ratio (Greenland-Robins variance)."""
-    ratio = mantel_haenszel(strata)
+    ratio = mantel_haenszel(strata, outcome)
     if ratio is None:
         return None
-    tables = [table for table in _tables(strata) if table[1] + table[3]]
+    tables = [table for table in _tables(strata, outcome) if table[1] + table[3]]
     numerator = sum(a * n0 / (n1 + n0) for a, n1, c, n0 in tables)
     denominator = sum(c * n1 / (n1 + n0) for a, n1, c, n0 in tables)
     spread = sum((n1 * n0 * (a + c) - a * c * (n1 + n0)) / (n1 + n0) ** 2 for a, n1, c, n0 in tables)
@@ -54,13 +56,13 @@ def mantel_haenszel_interval(strata: dict[str, list[dict[str, Any]]]) -> tuple[f
     return ratio * math.exp(-half_width), ratio * math.exp(half_width)
 
 
-def _rate(rows: Sequence[dict[str, Any]]) -> str:
-    blocked = sum(row["blocked"] for row in rows)
-    return f"{blocked}/{len(rows)} ({100.0 * blocked / len(rows):.1f}%)" if rows else "0/0"
+def _rate(rows: Sequence[dict[str, Any]], outcome: str = "blocked") -> str:
+    count = sum(bool(row.get(outcome)) for row in rows)
+    return f"{count}/{len(rows)} ({100.0 * count / len(rows):.1f}%)" if rows else "0/0"
 
 
-def _ratio(strata: dict[str, list[dict[str, Any]]]) -> str:
-    value, interval = mantel_haenszel(strata), mantel_haenszel_interval(strata)
+def _ratio(strata: dict[str, list[dict[str, Any]]], outcome: str = "blocked") -> str:
+    value, interval = mantel_haenszel(strata, outcome), mantel_haenszel_interval(strata, outcome)
     if value is None or interval is None:
         return "undefined (no block among later-fixed or among not-fixed PRs)"
     return f"{value:.2f} (95% CI {interval[0]:.2f}-{interval[1]:.2f})"
@@ -81,6 +83,17 @@ def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list
     chance = sum(row["chance"] for row in fixed)
     lines.append(f"  blocking findings on later-fixed PRs within +-10 lines of a fixed line: {near} of {located}"
                  f" (chance {chance:.1f})")
+    lines.append(f"  code-reading blocks (not tests/, process/): later-fixed {_rate(fixed, 'code_blocked')} "
+                 f"vs not fixed {_rate(unfixed, 'code_blocked')}; risk ratio raw "
+                 f"{_ratio({'all': list(rows)}, 'code_blocked')}, size-adjusted {_ratio(strata, 'code_blocked')}")
+    lines.append(f"  a finding at any severity: later-fixed {_rate(fixed, 'found')} vs not fixed "
+                 f"{_rate(unfixed, 'found')}; size-adjusted risk ratio {_ratio(strata, 'found')}")
+    on_fixed = sum(1 for row in fixed if row.get("on_fixed_line"))
+    share = f"{100.0 * on_fixed / len(fixed):.1f}%" if fixed else "n/a"
+    lines.append(f"  later-fixed PRs with a finding (any severity) on a line the fix changed: "
+                 f"{on_fixed} of {len(fixed)} ({share})")
+    lines += [f"    #{row['pr']}: {', '.join(row.get('on_fixed_findings') or [])}"
+              for row in fixed if row.get("on_fixed_line")]
     return lines
 
 

@@ -4,8 +4,12 @@ Later fixes are first-parent commits after the PR whose subject or branch says f
 regression or revert (dependency bumps, branch syncs, text fixes and docs/test/tooling commits excluded). Each fix's deleted or modified lines in code
 files are blamed at the fix's first parent (`git blame -w`), and the blamed commits are mapped
 back to the PRs that brought them. The block rate of later-fixed PRs is compared with the rest,
-raw and adjusted for size (Mantel-Haenszel risk ratio over quartiles of added lines), and blocking
-findings near a later-fixed line are counted against what chance would place there.
+raw and adjusted for size (Mantel-Haenszel risk ratio over quartiles of added lines), for every
+block and for code-reading blocks (a rule that read the code, not one of the tests/ and process/
+rules, which say what a PR lacks). Blocking findings near a later-fixed line are counted against
+what chance would place there; the rate of a finding at any severity is compared the same way,
+and later-fixed PRs with a finding of any severity whose lines (line to end_line) hold a line the
+fix changed are counted.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from typing import Any
 from benchmarks.history_prs import PullRequest, git_output, pull_request_commits, pull_request_from
 
 NEAR_LINES = 10
+# Rules that say what a PR lacks (a test, a reproduction) rather than what its code does.
+NOT_CODE_READING_PREFIXES = ("tests/", "process/")
 _FIX_TEXT = re.compile(r"(?:^|[^a-z])(?:fix(?:es|ed)?|bug(?:fix)?|hotfix|regression|revert)(?:$|[^a-z])",
                        re.IGNORECASE)
 # Not fixes of code: dependency bumps, formatter runs, branch syncs, text fixes ("changelog and doc
@@ -208,14 +214,19 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
     error = record.get("exit_code") not in (0, 1)
     # A run that errored (a checkout that failed on a blob the clone lacks) has no diff to read either.
     added = added_lines_at_head(repo, request) if request and not error else {}
+    blocked = record.get("verdict") == "request_changes"
     row: dict[str, Any] = {
         "pr": record["pr"],
         "fixed": record["pr"] in fixed_lines,
-        "blocked": record.get("verdict") == "request_changes",
+        "blocked": blocked,
+        "code_blocked": blocked and any(is_code_reading(str(item.get("rule") or ""))
+                                        for item in record.get("blocking") or []),
+        "found": bool(record.get("located") or record.get("blocking")),  # any finding with a place, any severity
         "error": error,
         "added": sum(len(lines) for lines in added.values()),
         "near": 0,
         "chance": 0.0,
+        "on_fixed_line": 0,
     }
     if fixed:
         near_added = sum(1 for path, lines in added.items() for line in lines
@@ -225,7 +236,25 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         row["near"] = sum(1 for item in located if _near(fixed.get(item["path"], set()), int(item["line"])))
         row["chance"] = fraction * len(located)
         row["located_blocking"] = len(located)
+        # Records written before every located finding was kept hold only the blocking ones.
+        every = record.get("located", located)
+        on_fixed = [item for item in every if _on_fixed_line(fixed.get(str(item.get("path")), set()), item)]
+        row["on_fixed_line"] = len(on_fixed)
+        row["on_fixed_findings"] = [f"{item.get('rule')} {item.get('severity') or ''} {item['path']}:{item['line']}"
+                                    for item in on_fixed]
     return row
+
+
+def is_code_reading(rule: str) -> bool:
+    return bool(rule) and not rule.startswith(NOT_CODE_READING_PREFIXES)
+
+
+def _on_fixed_line(lines: set[int], finding: dict[str, Any]) -> bool:
+    if not finding.get("line"):
+        return False
+    first = int(finding["line"])
+    last = max(first, int(finding.get("end_line") or first))
+    return any(first <= line <= last for line in lines)
 
 
 def _near(lines: set[int], line: int) -> bool:

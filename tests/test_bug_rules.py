@@ -73,6 +73,67 @@ def test_the_finding_names_source_sink_and_the_weak_guard_and_does_not_block(tmp
     assert not blocks(findings[0])
 
 
+JS_HEADER_REDIRECT = (
+    "export function move(req, reply) {\n"
+    "  const destination = req.headers.destination;\n"
+    "  reply.code(201).header('location', destination).send();\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("tests/test_client/views.py", FLASK_REDIRECT["app/views.py"]),
+        ("test/http-methods/move.test.js", JS_HEADER_REDIRECT),
+    ],
+)
+def test_a_redirect_in_a_test_file_is_a_fixture_not_an_open_redirect(tmp_path: Path, path: str, code: str) -> None:
+    # A web framework's tests build the handlers they test: such a server is never deployed.
+    in_test = review_change(tmp_path / "test", BASE, {path: code})
+    assert [item for item in in_test if item.rule == RULE_OPEN_REDIRECT] == []
+    # The same handler in product code is still reported.
+    product = "app/views.py" if path.endswith(".py") else "app/move.js"
+    in_product = review_change(tmp_path / "product", BASE, {product: code})
+    assert [item.path for item in in_product if item.rule == RULE_OPEN_REDIRECT] == [product]
+
+
+def test_json_loads_under_unicode_decode_error_is_the_decoding_it_does_not_a_wrong_exception(tmp_path: Path) -> None:
+    # json.loads of bytes decodes them first: a UnicodeDecodeError is one of what it raises.
+    decoding = (
+        "import json\n\n\n"
+        "def parse(body, text):\n"
+        "    try:\n"
+        "        return json.loads(body)\n"
+        "    except UnicodeDecodeError:\n"
+        "        return json.loads(text)\n"
+    )
+    findings = review_change(tmp_path / "decoding", BASE, {"app/response.py": decoding})
+    assert [item for item in findings if item.rule == RULE_WRONG_EXCEPTION] == []
+    # A handler of neither (a lookup error) still lets the bad JSON through.
+    lookup = decoding.replace("except UnicodeDecodeError", "except KeyError")
+    findings = review_change(tmp_path / "lookup", BASE, {"app/response.py": lookup})
+    assert [item.line for item in findings if item.rule == RULE_WRONG_EXCEPTION] == [7]
+
+
+def test_attribute_error_around_a_method_call_is_duck_typing_not_a_wrong_exception(tmp_path: Path) -> None:
+    # The handler is for a receiver without the method (bytes have no `.encode()`), not for what it raises.
+    duck = (
+        "def body_bytes(text):\n"
+        "    try:\n"
+        "        data = text.encode()\n"
+        "    except AttributeError:\n"
+        "        data = text\n"
+        "    return data\n"
+    )
+    findings = review_change(tmp_path / "duck", BASE, {"app/response.py": duck})
+    assert [item for item in findings if item.rule == RULE_WRONG_EXCEPTION] == []
+    # Around a function of the table, AttributeError explains nothing: the bad value still escapes.
+    parse = duck.replace("text.encode()", "int(text)")
+    findings = review_change(tmp_path / "parse", BASE, {"app/response.py": parse})
+    assert [item.line for item in findings if item.rule == RULE_WRONG_EXCEPTION] == [4]
+
+
 def test_an_unmeasured_rule_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.RULES_BY_ID, RULE_OPEN_REDIRECT, OPEN_REDIRECT._replace(record=None))
     findings = [item for item in review_change(tmp_path, BASE, FLASK_REDIRECT) if item.rule == RULE_OPEN_REDIRECT]
@@ -202,7 +263,8 @@ def _rule(findings: list[Finding], rule: str) -> list[Finding]:
 def test_the_java_finding_names_the_call_what_it_raises_and_what_is_caught(tmp_path: Path) -> None:
     changed = {"src/main/java/app/Limits.java": JAVA_LIMITS}
     findings = _rule(review_change(tmp_path, BASE, changed), RULE_WRONG_EXCEPTION)
-    assert [(item.line, item.severity) for item in findings] == [(7, Severity.MINOR)]
+    # At the severity its record allows (major since 4 of its 5 whole-tree findings held).
+    assert [(item.line, item.severity) for item in findings] == [(7, RULES_BY_ID[RULE_WRONG_EXCEPTION].reported_severity)]
     assert findings[0].title == "The handler does not catch what `Integer.parseInt(...)` raises"
     body = findings[0].body
     assert "the `try` at line 5 guards `Integer.parseInt(...)` (line 6)" in body

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.history_benchmark import error_summary
 from benchmarks.history_gate import review_pull_request, run_bounded, shared_clone
-from benchmarks.history_lift import mantel_haenszel, mantel_haenszel_interval
+from benchmarks.history_lift import mantel_haenszel, mantel_haenszel_interval, print_szz
 from benchmarks.history_prs import list_pull_requests
 from benchmarks.history_szz import SzzLimits, szz_lift
 from testing.repo import commit, git, make_repo
@@ -58,7 +58,8 @@ def test_gate_sees_the_head_branch_as_ci_would(tmp_path: Path) -> None:
     assert git(clone, "worktree", "list").count("\n") == 0  # the run's checkout is gone
 
 
-def test_szz_finds_the_pull_request_a_later_fix_changed(tmp_path: Path) -> None:
+def _later_fixed_history(tmp_path: Path) -> Path:
+    """PR #1 adds `total` (line 6 returns len), #2 touches another file, #3 fixes line 6 of #1."""
     made = make_repo(tmp_path, {"app.py": "def keep():\n    return 0\n"}, None)
     repo = made.path
     git(repo, "checkout", "-q", "main")
@@ -67,12 +68,29 @@ def test_szz_finds_the_pull_request_a_later_fix_changed(tmp_path: Path) -> None:
     commit(repo, {"other.py": "X = 1\n"}, "Add other (#2)")
     commit(repo, {"app.py": "def keep():\n    return 0\n\n\ndef total(items):\n    return sum(items)\n"},
            "fix: total sums the items (#3)")
-    records = [{"pr": item.number, "kind": item.kind, "base": item.base, "head": item.head,
-                "head_ref": item.head_ref, "subject": item.subject, "merged_commit": item.merged_commit,
-                "exit_code": 1 if item.number == 1 else 0,
-                "verdict": "request_changes" if item.number == 1 else "approve",
-                "blocking": [{"rule": "r", "path": "app.py", "line": 5}] if item.number == 1 else []}
-               for item in list_pull_requests(repo, 10)]
+    return repo
+
+
+def _records(repo: Path, blocking: list[dict[str, object]], located: list[dict[str, object]] | None = None
+             ) -> list[dict[str, object]]:
+    """Gate records of every PR: PR #1 blocked by `blocking` (and `located` kept when given), the rest approved."""
+    records = []
+    for item in list_pull_requests(repo, 10):
+        first = item.number == 1
+        record: dict[str, object] = {
+            "pr": item.number, "kind": item.kind, "base": item.base, "head": item.head,
+            "head_ref": item.head_ref, "subject": item.subject, "merged_commit": item.merged_commit,
+            "exit_code": 1 if first else 0, "verdict": "request_changes" if first else "approve",
+            "blocking": blocking if first else []}
+        if located is not None:
+            record["located"] = located if first else []
+        records.append(record)
+    return records
+
+
+def test_szz_finds_the_pull_request_a_later_fix_changed(tmp_path: Path) -> None:
+    repo = _later_fixed_history(tmp_path)
+    records = _records(repo, [{"rule": "r", "path": "app.py", "line": 5}])
     result = szz_lift(repo, records, SzzLimits(window=10, budget_seconds=60))
     assert (result.fixes_found, result.fixes_scanned) == (1, 1)
     assert result.fixed_lines == {1: {"app.py": {6}}}
@@ -109,3 +127,29 @@ def test_a_run_past_its_timeout_is_stopped_and_leaves_its_stack(tmp_path: Path) 
     assert 'File "<string>", line 2' in stderr.read_text()
     summary = error_summary("timed out after 1s: " + stderr.read_text())
     assert summary.startswith("timed out after 1s") and 'File "<string>", line 2' in summary
+
+
+def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                                       ) -> None:
+    repo = _later_fixed_history(tmp_path)
+    blocking = [{"rule": "tests/missing-tests", "path": "app.py", "line": 5}]
+    # Line 5 is next to the fixed line 6, not on it: only the minor finding spanning 4..6 is on it.
+    located = [*blocking, {"rule": "correctness/r", "severity": "minor", "path": "app.py", "line": 4, "end_line": 6}]
+    rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, blocking, located), SzzLimits(10, 60)).rows}
+    assert (rows[1]["on_fixed_line"], rows[1]["blocked"], rows[1]["code_blocked"]) == (1, True, False)
+    near_only = {row["pr"]: row for row in szz_lift(repo, _records(repo, blocking, blocking), SzzLimits(10, 60)).rows}
+    assert near_only[1]["on_fixed_line"] == 0
+    print_szz([szz_lift(repo, _records(repo, blocking, located), SzzLimits(10, 60))])
+    printed = capsys.readouterr().out
+    assert "later-fixed PRs with a finding (any severity) on a line the fix changed: 1 of 1 (100.0%)" in printed
+    assert "    #1: correctness/r minor app.py:4\n" in printed
+    assert "a finding at any severity: later-fixed 1/1 (100.0%) vs not fixed 0/2 (0.0%)" in printed
+    assert "code-reading blocks (not tests/, process/): later-fixed 0/1 (0.0%)" in printed
+
+
+def test_a_block_by_a_rule_that_reads_code_is_a_code_reading_block(tmp_path: Path) -> None:
+    repo = _later_fixed_history(tmp_path)
+    blocking = [{"rule": "tests/missing-tests", "path": "app.py", "line": 5},
+                {"rule": "correctness/swallowed-exception", "path": "app.py", "line": 6}]
+    rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, blocking), SzzLimits(10, 60)).rows}
+    assert (rows[1]["code_blocked"], rows[1]["on_fixed_line"], rows[2]["code_blocked"]) == (True, 1, False)

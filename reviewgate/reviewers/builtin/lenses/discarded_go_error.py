@@ -135,13 +135,15 @@ module.exports = { loadConfig, warm };
     ),
     by_record=True,
     record=Record(
-        findings=1,
-        holding=1,
+        findings=5,
+        holding=2,
         where=(
-            "**holds**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` then "
-            "`return val, nil`: a malformed cookie reads as an empty one with no error. Not a use by "
-            "design: `if isUTC, _ := strconv.ParseBool(tag); isUTC {` (a bool an `if` tests: false on "
-            "failure is the default)"
+            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 5. **Hold**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` "
+            "then `return val, nil` (a malformed cookie reads as an empty one with no error); webpack "
+            "`NormalModuleFactory.js:827`, a failing `createModule` hook's `err` never read. Do not: chi's "
+            "`_examples/fileserver` (`os.Getwd`'s `\"\"` joins to the same relative directory), webpack's "
+            "`IgnoreErrorModuleFactory` (ignoring is its purpose), restify `cpuUsageThrottle.js` (`if (!stat) "
+            "return` handles the failure). Not a use by design: `if isUTC, _ := strconv.ParseBool(tag); isUTC {`"
         ),
     ),
 )

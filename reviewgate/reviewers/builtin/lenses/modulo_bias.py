@@ -78,7 +78,7 @@ def token(length=20):
     record=Record(
         findings=0,
         holding=0,
-        where="no finding",
+        where="no finding in the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06)",
     ),
 )
 

@@ -95,9 +95,16 @@ module.exports = { parseCookies };
     ),
     by_record=True,
     record=Record(
-        findings=0,
+        findings=22,
         holding=0,
-        where="no finding",
+        where=(
+            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 22, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
+            "definitions); fastify's `proto-poisoning.test.js` 3 (tests of its own guard); hapi "
+            "`methods.js` (server method names), restify `audit.js` (plugin options), lodash "
+            "`fp/_baseConvert.js` (the caller's own path, set through `baseSet`); keys from the query of a database or Redis connection URL, "
+            "the application's own configuration (knex `parse-connection.js` 3, ioredis `utils/index.js` "
+            "2); a vendored Sphinx asset (sqlalchemy `doc/_static/`)"
+        ),
     ),
 )
 
