@@ -1,4 +1,4 @@
-"""What the verify's own copy of the tree costs (verify/principal.py): copy, hand over to the
+"""What the verify's own copy of the tree costs (verify/tree_copy.py): copy, hand over to the
 verify's uid (as root), remove; against `cp -a` and `rm -rf` of the same tree in the same run.
 
 Run: python benchmarks/verify_copy.py DIR [--rounds N]
@@ -19,16 +19,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reviewgate.verify.principal import VERIFY_UID_FIRST, _copy_tree, _hand_over, _remove  # noqa: E402
+from reviewgate.verify.principal import VERIFY_UID_FIRST  # noqa: E402
+from reviewgate.verify.tree_copy import copy_tree, hand_over, remove_tree  # noqa: E402
 
 
 def _ours(tree: Path) -> float:
     root = Path(tempfile.mkdtemp(prefix="reviewgate-copy-bench-"))
     started = time.perf_counter()
-    _copy_tree(tree, root / "tree", ())
+    copy_tree(tree, root / "tree", ())
     if os.geteuid() == 0:
-        _hand_over(root, VERIFY_UID_FIRST)
-    _remove(root)
+        hand_over(root, VERIFY_UID_FIRST)
+    remove_tree(root)
     return time.perf_counter() - started
 
 

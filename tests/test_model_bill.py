@@ -15,9 +15,9 @@ import pytest
 from reviewgate.config import ConfigWarning, ReviewerSettings
 from reviewgate.reviewers import anthropic, openai
 from reviewgate.reviewers.base import ReviewerStatus
+from reviewgate.reviewers.model.chunk_work import CONTEXT_FLOOR_CHARS
 from reviewgate.reviewers.model.chunking import SOME_NOTE, plan_chunks
 from reviewgate.reviewers.model.contract import schema_shape, wire_schema
-from reviewgate.reviewers.model.engine import CONTEXT_FLOOR_CHARS
 from reviewgate.reviewers.model.options import parse_options
 from reviewgate.reviewers.model.prompt import Conversation, Message, build_conversation
 from testing.cli import run_cli
