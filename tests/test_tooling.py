@@ -32,6 +32,8 @@ def test_linguist_generated_takes_set_and_true_and_leaves_unset_and_false_out() 
       "pyproject.toml": '[project]\nname = "mypkg"\n'},
      ("/tests", "/docs_src", "/checks/mypy")),
     ({"pyrightconfig.json": '{"include": ["lib", "type_checks/pyright"]}'}, ("/type_checks/pyright",)),
+    # A project without a pyproject name, typing its modules one by one: those modules ship.
+    ({"setup.cfg": "[mypy]\nfiles = celery/schedules.py, celery/app/base.py, t/typecheck\n"}, ("/t/typecheck",)),
     ({"package.json": '{"scripts": {"test": "vitest run && tsc -p type-tests/tsconfig.json --noEmit"}}'},
      ("/type-tests",)),
     ({"package.json": '{"scripts": {"test": "tsd --files \'checks/*.ts\'"}, "tsd": {"directory": "test-types"}}'},

@@ -212,6 +212,9 @@ def tooling_at(read: Callable[[str], bytes | None]) -> Tooling:
     more_tested, more_checked = _python_entries(pyproject, {}, {})
     tested, checked = [*more_tested, *tested], [*more_checked, *checked]
     packages = _package_names(pyproject)
+    # A type checker's single module (`celery/schedules.py` in mypy's `files`) is product code being
+    # typed file by file; its example files live in directories of their own.
+    checked = [entry for entry in checked if not entry.strip().endswith(".py")]
     entries = [entry for entry in (*tested, *checked) if not _is_source(entry, packages)]
     package = _json(read(PACKAGE_JSON))
     entries += [entry for entry in _script_entries(package) if not _is_source(entry, set())]
