@@ -129,7 +129,12 @@ EVAL = Rule(
     tags=("security", "correctness", "external/cwe/cwe-095"),
     precision="medium",
     fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
-    not_on="literal arguments",
+    not_on=(
+        "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
+        "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
+        "emits as text); a module that imports Python's interactive interpreter (`import code`, "
+        "`from code import interact`): a shell, whose purpose is running its user's code"
+    ),
     fires=(
         Example(
             file=File("app/calc.py", "python", """\
@@ -291,6 +296,9 @@ _SQL_STATEMENT = LazyPattern(
 )
 _SHELL_FUNCTIONS = frozenset({"os.system", "os.popen"})
 _EVALUATORS = frozenset({"eval", "exec"})
+# Python's own interactive interpreter: a module that imports it is a shell or a console, whose
+# purpose is running the code its user types or names (a startup file, `-c`).
+_INTERPRETER_MODULES = frozenset({"code", "codeop"})
 _YAML_LOADS = frozenset({"yaml.load", "yaml.load_all"})
 _YAML_UNSAFE_LOADS = frozenset({"yaml.unsafe_load", "yaml.unsafe_load_all"})
 _PICKLE_LOADS = frozenset({"loads", "load"})
@@ -331,6 +339,13 @@ def _is_formatted(node: ast.expr) -> bool:
     return False
 
 
+def _is_literal_code(node: ast.expr) -> bool:
+    """A string literal, or one compiled first: `exec(compile("1/0", "<string>", "exec"))`."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "compile" and node.args:
+        node = node.args[0]
+    return isinstance(node, ast.Constant)
+
+
 def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -364,6 +379,17 @@ class _PythonChecker:
                     if isinstance(target, ast.Name):
                         found[target.id] = node.value
         return found
+
+    @functools.cached_property
+    def runs_an_interpreter(self) -> bool:
+        """Whether the module imports Python's interactive interpreter (`import code`, `from code
+        import interact`): a shell, whose eval of its user's input is its purpose."""
+        tree = self._module()
+        if tree is None:
+            return False
+        imported = {alias.name.split(".")[0] for node in nodes_of(tree, ast.Import) for alias in node.names}
+        imported |= {(node.module or "").split(".")[0] for node in nodes_of(tree, ast.ImportFrom) if node.level == 0}
+        return not imported.isdisjoint(_INTERPRETER_MODULES)
 
     def _formatted(self, node: ast.expr) -> ast.expr | None:
         if _is_formatted(node):
@@ -411,7 +437,12 @@ class _PythonChecker:
                     f"the formatted text is a statement (`{_excerpt(statement.group(0))}`) and the values "
                     "are formatted into it rather than passed as parameters",
                 )
-        if name in _EVALUATORS and first is not None and not isinstance(first, ast.Constant):
+        if (
+            name in _EVALUATORS
+            and first is not None
+            and not _is_literal_code(first)
+            and not self.runs_an_interpreter
+        ):
             return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
         if name in _YAML_LOADS:
             loader = _keyword(call, "Loader") or (call.args[1] if len(call.args) > 1 else None)
@@ -556,6 +587,8 @@ class SecurityLens:
                 if match is None:
                     continue
                 evidence = _LINE_EVIDENCE.get(rule, "")
+                if rule == RULE_EVAL and _inside_string(code, match.start()):
+                    continue  # `\`eval(${source})\``: text of the code a tool emits, not a call
                 if rule == RULE_SHELL and _only_constant_interpolations(text, match.start()):
                     continue  # `${ok ? 'true' : 'false'}`: the command is one of a few fixed texts
                 if rule == RULE_SQL:
@@ -569,6 +602,24 @@ class SecurityLens:
                 finding = _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, number, line)
                 yield _with_fix(finding, line_fix(number, line) if rule == RULE_TLS else None)
                 break
+
+
+def _inside_string(code: str, position: int) -> bool:
+    """Whether `position` of the line lies inside a string or template literal opened on it
+    (quotes and backslash escapes followed from the line's start)."""
+    quote = ""
+    index = 0
+    while index < position:
+        char = code[index]
+        if quote and char == "\\":
+            index += 2
+            continue
+        if quote == "`" and code.startswith("${", index):
+            return False  # an interpolation is code again (`${eval(x)}`)
+        if char in "'\"`" and (not quote or char == quote):
+            quote = "" if quote else char
+        index += 1
+    return bool(quote)
 
 
 # A template literal's `${…}` whose value is fixed text: a string literal, a number, or a choice

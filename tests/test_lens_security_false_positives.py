@@ -1,0 +1,48 @@
+"""security/ look-alikes that whole-tree scans of released projects found, each beside the
+exposure it resembles, which must still be reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.lenses import review_change
+
+
+def _found(findings: list, rule: str) -> list[tuple[str, int | None]]:  # type: ignore[type-arg]
+    return sorted((item.path, item.line) for item in findings if item.rule == rule)
+
+
+def test_eval_inside_a_string_or_template_literal_is_text_not_a_call(tmp_path: Path) -> None:
+    emitter = (
+        "export function emit(source, RawSource) {\n"
+        "  const wrapped = new RawSource(`eval(${JSON.stringify(source)})`);\n"
+        "  const global = \"return this || new Function('return this')();\";\n"
+        "  return [wrapped, global];\n"
+        "}\n"
+    )
+    runner = "export function run(userInput) {\n  return eval(userInput);\n}\n"
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/emit.js": emitter, "src/run.js": runner})
+    assert _found(findings, "security/eval") == [("src/run.js", 2)]
+
+
+def test_exec_of_a_compiled_literal_and_a_shell_running_its_user_code_are_not_reported(tmp_path: Path) -> None:
+    literal = 'def fail():\n    exec(compile("1/0", "<string>", "exec"))\n'
+    shell = (
+        "import code\nimport os\n\n\ndef shell(namespace):\n"
+        '    startup = os.environ.get("PYTHONSTARTUP")\n'
+        "    with open(startup) as f:\n"
+        '        eval(compile(f.read(), startup, "exec"), namespace)\n'
+        "    code.interact(local=namespace)\n"
+    )
+    handler = (
+        "def calculate(request):\n"
+        '    user_input = request.args["expression"]\n'
+        "    exec(compile(user_input, \"<input>\", \"exec\"))\n"
+        "    return eval(user_input)\n"
+    )
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {"app/fail.py": literal, "app/shell.py": shell, "app/handler.py": handler},
+    )
+    assert _found(findings, "security/eval") == [("app/handler.py", 3), ("app/handler.py", 4)]
