@@ -46,3 +46,32 @@ def test_exec_of_a_compiled_literal_and_a_shell_running_its_user_code_are_not_re
         {"app/fail.py": literal, "app/shell.py": shell, "app/handler.py": handler},
     )
     assert _found(findings, "security/eval") == [("app/handler.py", 3), ("app/handler.py", 4)]
+
+
+def test_sql_with_parameters_apart_or_quoted_identifiers_is_not_reported(tmp_path: Path) -> None:
+    source = '''def drop(cursor, connection, table):
+    query = "DROP TABLE %s" % table
+    cursor.execute(query)
+
+
+def find(cursor, name):
+    query = "SELECT * FROM author WHERE first_name = %s"
+    return cursor.execute(query, [name])
+
+
+def drop_quoted(cursor, connection, table):
+    cursor.execute("DROP TABLE %s" % connection.ops.quote_name(table))
+    quoted = connection.ops.quote_name(table)
+    cursor.execute(f"DROP TABLE IF EXISTS {quoted}")
+
+
+def search(cursor, request):
+    cursor.execute(f"SELECT * FROM users WHERE name = '{request.args['name']}'")
+    cursor.execute("SELECT * FROM %s WHERE id = %s" % (quote_name(request.args["t"]), request.args["id"]))
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/queries.py": source})
+    assert _found(findings, "security/sql-injection") == [
+        ("app/queries.py", 3),
+        ("app/queries.py", 18),
+        ("app/queries.py", 19),
+    ]

@@ -98,7 +98,11 @@ SQL_INJECTION = Rule(
     not_on=(
         "placeholders and parameters; a method or variable named `query` with a URL or search string "
         "(`http.query(\\`${base}/search?q=${term}\\`)`); text with SQL-ish words but no statement "
-        "(`select the best ${term}`)"
+        "(`select the best ${term}`); a literal query held in a variable and run with its parameters "
+        "apart (`query = \"… = %s\"; cursor.execute(query, [name])`: the variable's nearest assignment "
+        "above the call is read, not another function's of the same name); Python SQL whose every "
+        "formatted value is an identifier quoted by a quoting helper (`quote_name(table)`, "
+        "`quote_ident(column)`, directly or through a variable assigned one)"
     ),
     fires=(
         Example(
@@ -339,6 +343,30 @@ def _is_formatted(node: ast.expr) -> bool:
     return False
 
 
+# A helper that quotes an SQL identifier (`connection.ops.quote_name`, psycopg's `quote_ident`,
+# `quote_identifier`, `quote_table`).
+_QUOTING_HELPER = LazyPattern(r"^_?quote_?(?:name|ident|identifier|table|column|schema)s?$|^qn$", re.IGNORECASE)
+
+
+def _substituted_values(node: ast.expr) -> list[ast.expr]:
+    """The values a formatted string takes in: an f-string's fields, the right of `%`, the
+    arguments of `.format`, the non-literal sides of `+`."""
+    if isinstance(node, ast.JoinedStr):
+        return [value.value for value in node.values if isinstance(value, ast.FormattedValue)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return list(node.right.elts) if isinstance(node.right, ast.Tuple) else [node.right]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [
+            value
+            for side in (node.left, node.right)
+            if not isinstance(side, ast.Constant)
+            for value in (_substituted_values(side) if isinstance(side, (ast.JoinedStr, ast.BinOp)) else [side])
+        ]
+    if isinstance(node, ast.Call):
+        return [*node.args, *(keyword.value for keyword in node.keywords)]
+    return []
+
+
 def _is_literal_code(node: ast.expr) -> bool:
     """A string literal, or one compiled first: `exec(compile("1/0", "<string>", "exec"))`."""
     if isinstance(node, ast.Call) and _dotted(node.func) == "compile" and node.args:
@@ -368,17 +396,24 @@ class _PythonChecker:
         self._module = module  # the whole module's tree: the calls may come from the touched statements'
 
     @functools.cached_property
-    def formatted_names(self) -> dict[str, ast.expr]:
-        """Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
+    def assigned_names(self) -> dict[str, list[tuple[int, ast.expr]]]:
+        """Every plain assignment of each name in the module, by line: `sql = f"..."; cur.execute(sql)`.
         Found when a call first asks (a shell or SQL call with a name for its text): most files have none."""
-        found: dict[str, ast.expr] = {}
+        found: dict[str, list[tuple[int, ast.expr]]] = {}
         tree = self._module()
         for node in nodes_of(tree, ast.Assign) if tree is not None else ():
-            if _is_formatted(node.value):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        found[target.id] = node.value
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append((node.lineno, node.value))
+        for assignments in found.values():
+            assignments.sort(key=lambda item: item[0])
         return found
+
+    def value_of(self, name: ast.Name) -> ast.expr | None:
+        """What `name` was last assigned above its use (the nearest assignment, not one of another
+        function's that shares the name: `query = "... = %s"` here, `query = "..." % x` elsewhere)."""
+        before = [value for line, value in self.assigned_names.get(name.id, ()) if line < name.lineno]
+        return before[-1] if before else None
 
     @functools.cached_property
     def runs_an_interpreter(self) -> bool:
@@ -395,8 +430,22 @@ class _PythonChecker:
         if _is_formatted(node):
             return node
         if isinstance(node, ast.Name):
-            return self.formatted_names.get(node.id)
+            value = self.value_of(node)
+            return value if value is not None and _is_formatted(value) else None
         return None
+
+    def only_quoted_identifiers(self, formatted: ast.expr) -> bool:
+        """Whether every value formatted into the text is an identifier quoted by a quoting helper
+        (`quote_name(table)`, `quote_ident(column)`), directly or through a name assigned one:
+        a table or column name, which no driver parameter can carry, made safe to write in."""
+        values = _substituted_values(formatted)
+        return bool(values) and all(self._is_quoted_identifier(value) for value in values)
+
+    def _is_quoted_identifier(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            assigned = self.value_of(node)
+            node = assigned if assigned is not None else node
+        return isinstance(node, ast.Call) and bool(_QUOTING_HELPER.search(_dotted(node.func).rsplit(".", 1)[-1]))
 
     def check(self, call: ast.Call) -> tuple[str, str, str] | None:
         """(rule, what, evidence): what the call does, and why it is not one of the exceptions."""
@@ -430,7 +479,7 @@ class _PythonChecker:
         if leaf in _SQL_METHODS and isinstance(call.func, ast.Attribute) and first is not None:
             formatted = self._formatted(first)
             statement = _SQL_STATEMENT.search(_literal_text(formatted)) if formatted is not None else None
-            if statement is not None:
+            if statement is not None and formatted is not None and not self.only_quoted_identifiers(formatted):
                 return (
                     RULE_SQL,
                     f"SQL built by string formatting is passed to `{leaf}`",
