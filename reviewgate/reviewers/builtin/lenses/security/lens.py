@@ -101,8 +101,9 @@ SQL_INJECTION = Rule(
         "(`select the best ${term}`); a literal query held in a variable and run with its parameters "
         "apart (`query = \"… = %s\"; cursor.execute(query, [name])`: the variable's nearest assignment "
         "above the call is read, not another function's of the same name); Python SQL whose every "
-        "formatted value is an identifier quoted by a quoting helper (`quote_name(table)`, "
-        "`quote_ident(column)`, directly or through a variable assigned one)"
+        "formatted value is a literal or an identifier quoted by a quoting helper (`quote_name(table)`, "
+        "`quote_ident(column)`, directly, through a variable assigned one, or through text formatted "
+        "of them, `master = f\"{quoted}.sqlite_master\"`)"
     ),
     fires=(
         Example(
@@ -348,6 +349,11 @@ def _is_formatted(node: ast.expr) -> bool:
 _QUOTING_HELPER = LazyPattern(r"^_?quote_?(?:name|ident|identifier|table|column|schema)s?$|^qn$", re.IGNORECASE)
 
 
+# How many names deep a quoted identifier is followed through formatted text (`a = quote(x)`,
+# `b = f"{a}.t"`, `execute(f"... {b}")`): enough for a qualified name, bounded for cycles.
+_MAX_QUOTED_DEPTH = 3
+
+
 def _substituted_values(node: ast.expr) -> list[ast.expr]:
     """The values a formatted string takes in: an f-string's fields, the right of `%`, the
     arguments of `.format`, the non-literal sides of `+`."""
@@ -434,17 +440,24 @@ class _PythonChecker:
             return value if value is not None and _is_formatted(value) else None
         return None
 
-    def only_quoted_identifiers(self, formatted: ast.expr) -> bool:
-        """Whether every value formatted into the text is an identifier quoted by a quoting helper
-        (`quote_name(table)`, `quote_ident(column)`), directly or through a name assigned one:
+    def only_quoted_identifiers(self, formatted: ast.expr, depth: int = 0) -> bool:
+        """Whether every value formatted into the text is a literal or an identifier quoted by a
+        quoting helper (`quote_name(table)`, `quote_ident(column)`), directly or through a name
+        assigned one or assigned text formatted of such values (`master = f"{quoted}.sqlite_master"`):
         a table or column name, which no driver parameter can carry, made safe to write in."""
         values = _substituted_values(formatted)
-        return bool(values) and all(self._is_quoted_identifier(value) for value in values)
+        return bool(values) and all(self._is_quoted_identifier(value, depth) for value in values)
 
-    def _is_quoted_identifier(self, node: ast.expr) -> bool:
+    def _is_quoted_identifier(self, node: ast.expr, depth: int) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
         if isinstance(node, ast.Name):
             assigned = self.value_of(node)
-            node = assigned if assigned is not None else node
+            if assigned is None:
+                return False
+            if _is_formatted(assigned):
+                return depth < _MAX_QUOTED_DEPTH and self.only_quoted_identifiers(assigned, depth + 1)
+            node = assigned
         return isinstance(node, ast.Call) and bool(_QUOTING_HELPER.search(_dotted(node.func).rsplit(".", 1)[-1]))
 
     def check(self, call: ast.Call) -> tuple[str, str, str] | None:
