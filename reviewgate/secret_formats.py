@@ -10,8 +10,10 @@ import re
 
 from reviewgate.lazy_patterns import LazyPattern
 
+PRIVATE_KEY_HEADER = LazyPattern(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----")
+
 TOKEN_PATTERNS: tuple[tuple[str, LazyPattern], ...] = (
-    ("private key block", LazyPattern(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----")),
+    ("private key block", PRIVATE_KEY_HEADER),
     # AWS access key ids: docs.aws.amazon.com IAM "Understanding unique ID prefixes" (AKIA, ASIA).
     ("AWS access key id", LazyPattern(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     # GitHub: "Behind GitHub's new authentication token formats" (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_).

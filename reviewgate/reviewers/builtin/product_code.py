@@ -135,6 +135,12 @@ def _by_path(path: str) -> str | None:
     return None
 
 
+def is_example_code(path: str) -> bool:
+    """Code under an examples directory (`examples/`, `samples/`, `typing-examples/`) that no
+    vendored or generated directory holds: it shows how to use the product, and is never deployed."""
+    return _by_path(path) == EXAMPLES
+
+
 _UNPUBLISHED = LazyPattern(r"^\s*publish\s*=\s*false\b", re.MULTILINE)
 _MEMBERS = LazyPattern(r"^\s*members\s*=\s*\[([^\]]*)\]", re.MULTILINE)
 _QUOTED = LazyPattern(r"\"([^\"*?\[]+)\"")

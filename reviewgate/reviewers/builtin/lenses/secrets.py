@@ -3,7 +3,8 @@
 A secret that reached the repository is leaked whatever happens to the branch, so a credential in
 an issuer's documented format (reviewgate.secret_formats) is a blocker wherever it is. A generic
 high-entropy value assigned to a secret-like name is weaker evidence: it blocks in code, and is
-minor where example values live (documentation, comments, test files). Look-alikes that must not
+minor where example values live (documentation, comments, test files, example code); so is a
+private key generated for a test or an example server. Look-alikes that must not
 fire: documented example keys, placeholders, alphabets, charsets and tables (characters in runs of
 consecutive code points, too many distinct ones to repeat none by chance, a character class; or a
 name that says so: `tokenAlphabet`, `SECRET_CHARSET`), and key-shaped strings in test
@@ -28,12 +29,13 @@ from reviewgate.reviewers.builtin.common import (
     comment_on,
     is_test_data,
     is_test_file,
+    is_test_input,
     language_of,
     lens_finding,
     reviewable_changes,
 )
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
-from reviewgate.secret_formats import TOKEN_PATTERNS
+from reviewgate.secret_formats import PRIVATE_KEY_HEADER, TOKEN_PATTERNS
 
 COMMITTED_SECRET = Rule(
     id="security/committed-secret",
@@ -56,12 +58,17 @@ COMMITTED_SECRET = Rule(
         "name containing password/secret/token/api_key/access_key/private_key/client_secret — a "
         "blocker in code that runs, **minor** in documentation (`docs/`, `doc/`, `*.md`, `*.rst`, "
         "`*.txt`, `*.adoc`, code blocks in them included), in a whole-line comment, or in a test file "
-        "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page). The finding says what matched (format "
+        "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page) or example code; a private key block is "
+        "minor in a test file, a test directory the repository's test runner names (pytest's "
+        "`testpaths`) or example code (`examples/`, `samples/`). The finding says what matched (format "
         "and length, or length and entropy), never the value"
     ),
     not_on=(
         "AWS's documented `…EXAMPLE` keys; placeholders (`${…}`, `{{…}}`, `<your-key>`, `changeme`, "
-        "URLs, paths); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
+        "`demo_…`, `fake…`, `dummy…`, URLs, paths, a provider's prefix followed by X's or zeros, "
+        "`xoxp-XXXXXXXXXX-…`); values spelt as identifiers, words of one case joined by underscores "
+        "(`__name__ = \"requires_csrf_token\"`); a private key header with no base64 body after it "
+        "(`append(\"-----BEGIN PRIVATE KEY-----\\n\")` in an encoder); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
         "`*_path`, `*_id`, `*_alphabet`, `*_charset`, `*_chars`, `*_table` …); values read from the "
         "environment; alphabets, charsets and tables in any language (a value whose characters run in "
         "consecutive code points averaging ≥ 3, such as `A-Za-z0-9-_`, base32's `A-Z2-7`, base58's, hex "
@@ -130,8 +137,26 @@ _DESCRIBES_A_SECRET = LazyPattern(
     re.IGNORECASE,
 )
 _PLACEHOLDER = LazyPattern(
-    r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example", re.IGNORECASE
+    r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example"
+    r"|demo[_-]|fake|dummy|placeholder",
+    re.IGNORECASE,
 )
+# A value spelt like an identifier, words of letters in one case joined by underscores
+# (`requires_csrf_token` as a function's `__name__`, a `__WEBPACK_MODULE_REFERENCE__` marker): a
+# name the code refers to, not a key, which would mix cases or digits.
+_IDENTIFIER = LazyPattern(r"_*(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*")
+# A provider's prefix followed by nothing but X's or zeros (`xoxp-XXXXXXXXXX-…`, `AKIA0000…`):
+# the format's placeholder in a sample, no key.
+_PLACEHOLDER_CHARACTERS = frozenset("Xx0*-_")
+# A private key block's body: base64 lines after its header (on the same line after a `\n`
+# escape, or on the lines that follow, past an encrypted key's `Proc-Type:`/`DEK-Info:` lines).
+# A header with no body is the text an encoder writes (`append("-----BEGIN PRIVATE KEY-----\n")`).
+_KEY_BODY = LazyPattern(r"[A-Za-z0-9+/]{40,}")
+_LINES_BEFORE_KEY_BODY = 4
+# What may stand between a header and its body: an encrypted key's fields, a blank line, and the
+# quotes, comment stars or margin bars a key in source code is written with.
+_KEY_PREAMBLE = LazyPattern(r"""[\s"'`*|+]*(?:(?:Proc-Type|DEK-Info):.*)?$""")
+_PRIVATE_KEY_BLOCK = "private key block"
 # Shannon entropy per character above which a quoted value looks random rather than a word
 # (English text sits near 3-4 bits; base64 and hex keys of this length above 4).
 MIN_ENTROPY_BITS = 3.5
@@ -219,17 +244,58 @@ def is_documentation(path: str) -> bool:
     )
 
 
-def _example_context(path: str, number: int, line: str) -> str | None:
+def _example_or_test_code(request: ReviewRequest, path: str) -> str | None:
+    """A test file, a test directory the repository's own test runner names (pytest's `testpaths`:
+    celery's `t/unit/`), or example code (product_code: `examples/`, `samples/`): what it holds
+    is never deployed."""
+    # Imported here: product_code imports this module for the rule's id.
+    from reviewgate.reviewers.builtin.product_code import is_example_code
+
+    if is_test_file(path) or is_test_input(request, path):
+        return "a test file"
+    if is_example_code(path):
+        return "example code"
+    return None
+
+
+def _example_context(request: ReviewRequest, path: str, number: int, line: str) -> str | None:
     """Where a generic key-shaped value is most likely an example: documentation, a comment,
-    a test file. None in code that runs."""
+    a test file, example code. None in code that runs."""
     if is_documentation(path):
         return "a documentation file"
-    if is_test_file(path):
-        return "a test file"
+    place = _example_or_test_code(request, path)
+    if place is not None:
+        return place
     comment = comment_on(number, line, language_of(path))
     if comment is not None and comment.whole_line:
         return "a comment"
     return None
+
+
+def _has_key_body(added: list[tuple[int, str]], index: int) -> bool:
+    """Whether the private key header on `added[index]` is followed by a key's base64 body, on its
+    own line after the header or on one of the next added lines. True when a line it would need is
+    not among the added ones (a change that adds the header alone, the filtered scan of an
+    oversized file): only lines that are there and hold no body tell a header from a key."""
+    number, line = added[index]
+    header = PRIVATE_KEY_HEADER.search(line)
+    if header is not None and _KEY_BODY.search(line, header.end()):
+        return True
+    following = added[index + 1 : index + 1 + _LINES_BEFORE_KEY_BODY]
+    for offset in range(_LINES_BEFORE_KEY_BODY):
+        if offset >= len(following) or following[offset][0] != number + 1 + offset:
+            return True
+        text = following[offset][1]
+        if _KEY_BODY.search(text):
+            return True
+        if not _KEY_PREAMBLE.match(text):
+            return False  # the line after the header is code, not the key's
+    return False
+
+
+def _is_placeholder_token(token: str) -> bool:
+    """A provider's four-character prefix and then only X's or zeros (`xoxp-XXXXXXXXXX-XXXXXXXXXX`)."""
+    return set(token[4:]) <= _PLACEHOLDER_CHARACTERS
 
 
 class SecretsLens:
@@ -243,7 +309,16 @@ class SecretsLens:
                 found = self._secret_in(line)
                 if found is None or _named_as_fixture(change.path, line):
                     continue
-                context = None if found.provider else _example_context(change.path, number, line)
+                if found.kind == _PRIVATE_KEY_BLOCK and not _has_key_body(added, index):
+                    continue
+                if not found.provider:
+                    context = _example_context(request, change.path, number, line)
+                elif found.kind == _PRIVATE_KEY_BLOCK:
+                    # A key generated for a test or an example server signs nothing anyone trusts;
+                    # a token in an issuer's format may be live wherever it is, so it still blocks.
+                    context = _example_or_test_code(request, change.path)
+                else:
+                    context = None
                 yield self._finding(change.path, number, line, found, context)
 
     def _finding(self, path: str, number: int, line: str, found: SecretMatch, context: str | None) -> Finding:
@@ -291,6 +366,8 @@ class SecretsLens:
         for kind, pattern in TOKEN_PATTERNS:
             match = pattern.search(line)
             if match and "EXAMPLE" not in match.group(0):  # AWS's documented example keys end in EXAMPLE
+                if kind != _PRIVATE_KEY_BLOCK and _is_placeholder_token(match.group(0)):
+                    continue
                 # The issuer's prefix and the length are the evidence; the rest is the secret.
                 return SecretMatch(
                     kind, True, f"the {kind} format (`{match.group(0)[:4]}…`, {len(match.group(0))} characters)"
@@ -311,6 +388,7 @@ class SecretsLens:
                 _NOT_A_SECRET_NAME.search(name)
                 or _DESCRIBES_A_SECRET.search(name)
                 or _PLACEHOLDER.search(value)
+                or _IDENTIFIER.fullmatch(value)
                 or is_alphabet(value)
             ):
                 continue

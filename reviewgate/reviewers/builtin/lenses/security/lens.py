@@ -98,7 +98,12 @@ SQL_INJECTION = Rule(
     not_on=(
         "placeholders and parameters; a method or variable named `query` with a URL or search string "
         "(`http.query(\\`${base}/search?q=${term}\\`)`); text with SQL-ish words but no statement "
-        "(`select the best ${term}`)"
+        "(`select the best ${term}`); a literal query held in a variable and run with its parameters "
+        "apart (`query = \"… = %s\"; cursor.execute(query, [name])`: the variable's nearest assignment "
+        "above the call is read, not another function's of the same name); Python SQL whose every "
+        "formatted value is a literal or an identifier quoted by a quoting helper (`quote_name(table)`, "
+        "`quote_ident(column)`, directly, through a variable assigned one, or through text formatted "
+        "of them, `master = f\"{quoted}.sqlite_master\"`)"
     ),
     fires=(
         Example(
@@ -129,7 +134,12 @@ EVAL = Rule(
     tags=("security", "correctness", "external/cwe/cwe-095"),
     precision="medium",
     fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
-    not_on="literal arguments",
+    not_on=(
+        "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
+        "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
+        "emits as text); a module that imports Python's interactive interpreter (`import code`, "
+        "`from code import interact`): a shell, whose purpose is running its user's code"
+    ),
     fires=(
         Example(
             file=File("app/calc.py", "python", """\
@@ -291,6 +301,9 @@ _SQL_STATEMENT = LazyPattern(
 )
 _SHELL_FUNCTIONS = frozenset({"os.system", "os.popen"})
 _EVALUATORS = frozenset({"eval", "exec"})
+# Python's own interactive interpreter: a module that imports it is a shell or a console, whose
+# purpose is running the code its user types or names (a startup file, `-c`).
+_INTERPRETER_MODULES = frozenset({"code", "codeop"})
 _YAML_LOADS = frozenset({"yaml.load", "yaml.load_all"})
 _YAML_UNSAFE_LOADS = frozenset({"yaml.unsafe_load", "yaml.unsafe_load_all"})
 _PICKLE_LOADS = frozenset({"loads", "load"})
@@ -331,6 +344,42 @@ def _is_formatted(node: ast.expr) -> bool:
     return False
 
 
+# A helper that quotes an SQL identifier (`connection.ops.quote_name`, psycopg's `quote_ident`,
+# `quote_identifier`, `quote_table`).
+_QUOTING_HELPER = LazyPattern(r"^_?quote_?(?:name|ident|identifier|table|column|schema)s?$|^qn$", re.IGNORECASE)
+
+
+# How many names deep a quoted identifier is followed through formatted text (`a = quote(x)`,
+# `b = f"{a}.t"`, `execute(f"... {b}")`): enough for a qualified name, bounded for cycles.
+_MAX_QUOTED_DEPTH = 3
+
+
+def _substituted_values(node: ast.expr) -> list[ast.expr]:
+    """The values a formatted string takes in: an f-string's fields, the right of `%`, the
+    arguments of `.format`, the non-literal sides of `+`."""
+    if isinstance(node, ast.JoinedStr):
+        return [value.value for value in node.values if isinstance(value, ast.FormattedValue)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return list(node.right.elts) if isinstance(node.right, ast.Tuple) else [node.right]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [
+            value
+            for side in (node.left, node.right)
+            if not isinstance(side, ast.Constant)
+            for value in (_substituted_values(side) if isinstance(side, (ast.JoinedStr, ast.BinOp)) else [side])
+        ]
+    if isinstance(node, ast.Call):
+        return [*node.args, *(keyword.value for keyword in node.keywords)]
+    return []
+
+
+def _is_literal_code(node: ast.expr) -> bool:
+    """A string literal, or one compiled first: `exec(compile("1/0", "<string>", "exec"))`."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "compile" and node.args:
+        node = node.args[0]
+    return isinstance(node, ast.Constant)
+
+
 def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -353,24 +402,63 @@ class _PythonChecker:
         self._module = module  # the whole module's tree: the calls may come from the touched statements'
 
     @functools.cached_property
-    def formatted_names(self) -> dict[str, ast.expr]:
-        """Names assigned a formatted string anywhere in the module: `sql = f"..."; cur.execute(sql)`.
+    def assigned_names(self) -> dict[str, list[tuple[int, ast.expr]]]:
+        """Every plain assignment of each name in the module, by line: `sql = f"..."; cur.execute(sql)`.
         Found when a call first asks (a shell or SQL call with a name for its text): most files have none."""
-        found: dict[str, ast.expr] = {}
+        found: dict[str, list[tuple[int, ast.expr]]] = {}
         tree = self._module()
         for node in nodes_of(tree, ast.Assign) if tree is not None else ():
-            if _is_formatted(node.value):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        found[target.id] = node.value
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append((node.lineno, node.value))
+        for assignments in found.values():
+            assignments.sort(key=lambda item: item[0])
         return found
+
+    def value_of(self, name: ast.Name) -> ast.expr | None:
+        """What `name` was last assigned above its use (the nearest assignment, not one of another
+        function's that shares the name: `query = "... = %s"` here, `query = "..." % x` elsewhere)."""
+        before = [value for line, value in self.assigned_names.get(name.id, ()) if line < name.lineno]
+        return before[-1] if before else None
+
+    @functools.cached_property
+    def runs_an_interpreter(self) -> bool:
+        """Whether the module imports Python's interactive interpreter (`import code`, `from code
+        import interact`): a shell, whose eval of its user's input is its purpose."""
+        tree = self._module()
+        if tree is None:
+            return False
+        imported = {alias.name.split(".")[0] for node in nodes_of(tree, ast.Import) for alias in node.names}
+        imported |= {(node.module or "").split(".")[0] for node in nodes_of(tree, ast.ImportFrom) if node.level == 0}
+        return not imported.isdisjoint(_INTERPRETER_MODULES)
 
     def _formatted(self, node: ast.expr) -> ast.expr | None:
         if _is_formatted(node):
             return node
         if isinstance(node, ast.Name):
-            return self.formatted_names.get(node.id)
+            value = self.value_of(node)
+            return value if value is not None and _is_formatted(value) else None
         return None
+
+    def only_quoted_identifiers(self, formatted: ast.expr, depth: int = 0) -> bool:
+        """Whether every value formatted into the text is a literal or an identifier quoted by a
+        quoting helper (`quote_name(table)`, `quote_ident(column)`), directly or through a name
+        assigned one or assigned text formatted of such values (`master = f"{quoted}.sqlite_master"`):
+        a table or column name, which no driver parameter can carry, made safe to write in."""
+        values = _substituted_values(formatted)
+        return bool(values) and all(self._is_quoted_identifier(value, depth) for value in values)
+
+    def _is_quoted_identifier(self, node: ast.expr, depth: int) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            assigned = self.value_of(node)
+            if assigned is None:
+                return False
+            if _is_formatted(assigned):
+                return depth < _MAX_QUOTED_DEPTH and self.only_quoted_identifiers(assigned, depth + 1)
+            node = assigned
+        return isinstance(node, ast.Call) and bool(_QUOTING_HELPER.search(_dotted(node.func).rsplit(".", 1)[-1]))
 
     def check(self, call: ast.Call) -> tuple[str, str, str] | None:
         """(rule, what, evidence): what the call does, and why it is not one of the exceptions."""
@@ -404,14 +492,19 @@ class _PythonChecker:
         if leaf in _SQL_METHODS and isinstance(call.func, ast.Attribute) and first is not None:
             formatted = self._formatted(first)
             statement = _SQL_STATEMENT.search(_literal_text(formatted)) if formatted is not None else None
-            if statement is not None:
+            if statement is not None and formatted is not None and not self.only_quoted_identifiers(formatted):
                 return (
                     RULE_SQL,
                     f"SQL built by string formatting is passed to `{leaf}`",
                     f"the formatted text is a statement (`{_excerpt(statement.group(0))}`) and the values "
                     "are formatted into it rather than passed as parameters",
                 )
-        if name in _EVALUATORS and first is not None and not isinstance(first, ast.Constant):
+        if (
+            name in _EVALUATORS
+            and first is not None
+            and not _is_literal_code(first)
+            and not self.runs_an_interpreter
+        ):
             return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
         if name in _YAML_LOADS:
             loader = _keyword(call, "Loader") or (call.args[1] if len(call.args) > 1 else None)
@@ -556,6 +649,8 @@ class SecurityLens:
                 if match is None:
                     continue
                 evidence = _LINE_EVIDENCE.get(rule, "")
+                if rule == RULE_EVAL and _inside_string(code, match.start()):
+                    continue  # `\`eval(${source})\``: text of the code a tool emits, not a call
                 if rule == RULE_SHELL and _only_constant_interpolations(text, match.start()):
                     continue  # `${ok ? 'true' : 'false'}`: the command is one of a few fixed texts
                 if rule == RULE_SQL:
@@ -569,6 +664,24 @@ class SecurityLens:
                 finding = _finding(rule, what, f"{_matched(line)}; {evidence}", change.path, number, line)
                 yield _with_fix(finding, line_fix(number, line) if rule == RULE_TLS else None)
                 break
+
+
+def _inside_string(code: str, position: int) -> bool:
+    """Whether `position` of the line lies inside a string or template literal opened on it
+    (quotes and backslash escapes followed from the line's start)."""
+    quote = ""
+    index = 0
+    while index < position:
+        char = code[index]
+        if quote and char == "\\":
+            index += 2
+            continue
+        if quote == "`" and code.startswith("${", index):
+            return False  # an interpolation is code again (`${eval(x)}`)
+        if char in "'\"`" and (not quote or char == quote):
+            quote = "" if quote else char
+        index += 1
+    return bool(quote)
 
 
 # A template literal's `${…}` whose value is fixed text: a string literal, a number, or a choice

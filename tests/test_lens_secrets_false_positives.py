@@ -1,0 +1,93 @@
+"""Committed-secret look-alikes that whole-tree scans of released projects found, each beside a
+real-looking key that must still be reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens
+from testing.lenses import review_change
+
+# A made-up key body, assembled so no scanner takes this file for a leak.
+_BODY = "MIIEow" + "IBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+_HEADER = "-----BEGIN RSA " + "PRIVATE KEY-----"
+_FOOTER = "-----END RSA " + "PRIVATE KEY-----"
+_PEM = f"{_HEADER}\n{_BODY}\n{_BODY[:40]}\n{_FOOTER}\n"
+
+
+def _secrets(findings: list) -> list[tuple[str, int | None, str]]:  # type: ignore[type-arg]
+    return sorted(
+        (item.path, item.line, item.severity.value) for item in findings if item.rule == "security/committed-secret"
+    )
+
+
+def test_a_private_key_header_without_a_body_is_the_encoder_not_a_key(tmp_path: Path) -> None:
+    encoder = (
+        "package tls\n\nfun StringBuilder.pem(encoded: String) {\n"
+        f'    append("{_HEADER}\\n")\n    append(encoded)\n    append("{_FOOTER}\\n")\n}}\n'
+    )
+    inline = f'KEY = "{_HEADER}\\n{_BODY}\\n{_FOOTER}"\n'
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {"src/main/kotlin/tls/Pem.kt": encoder, "app/deploy.pem": _PEM, "app/keys.py": inline},
+    )
+    assert _secrets(findings) == [("app/deploy.pem", 1, "blocker"), ("app/keys.py", 1, "blocker")]
+
+
+def test_a_private_key_in_test_or_example_code_is_minor_and_in_product_code_blocks(tmp_path: Path) -> None:
+    base = {"README.md": "x\n", "pyproject.toml": '[project]\nname = "app"\n[tool.pytest.ini_options]\ntestpaths = ["t/unit"]\n'}
+    findings = review_change(
+        tmp_path,
+        base,
+        {
+            "examples/ssl/server.key": _PEM,
+            "t/unit/security/__init__.py": f'KEY1 = """{_PEM}"""\n',
+            "app/server.key": _PEM,
+            "app/settings.py": 'GITHUB_TOKEN = "gh' + 'p_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ"\n',
+            "examples/client.py": 'GITHUB_TOKEN = "gh' + 'p_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ"\n',
+        },
+    )
+    assert _secrets(findings) == [
+        ("app/server.key", 1, "blocker"),
+        ("app/settings.py", 1, "blocker"),
+        ("examples/client.py", 1, "blocker"),  # a token in an issuer's format may be live anywhere
+        ("examples/ssl/server.key", 1, "minor"),
+        ("t/unit/security/__init__.py", 1, "minor"),
+    ]
+
+
+def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
+    line = 'token = "ER34gsSGGS34XCBKd7u"\n'  # made up for the test
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"examples/fake_server.py": line, "app/client.py": line})
+    assert _secrets(findings) == [("app/client.py", 1, "blocker"), ("examples/fake_server.py", 1, "minor")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'requires_csrf_token.__name__ = "requires_csrf_token"',
+        'const MODULE_REFERENCE_TOKEN = "__WEBPACK_MODULE_REFERENCE__";',
+        '"xox' + 'p-XXXXXXXXXX-XXXXXXXXXX-XXXXXXXXXXX-XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",',
+        'aws_key = "AKIA' + '0' * 16 + '"',
+        'refresh_token="demo_refresh_token_12345",',
+        'api_key = "fake-Zq8VxT2mLk5NwR7y"',
+    ],
+)
+def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
+    assert SecretsLens()._secret_in(line) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'csrf_token = "requires_Csrf_token9"',  # made up: mixed case and a digit, not an identifier
+        '"xox' + 'p-1234567890-abcdefghijkl",',  # made up for the test
+        'aws_key = "AKIA' + 'Q7XZ2M4N6P8R3T5V' + '"',  # made up for the test
+        'refresh_token = "Zq8VxT2mLk5NwR7yBc3H"',  # made up for the test
+    ],
+)
+def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:
+    assert SecretsLens()._secret_in(line) is not None

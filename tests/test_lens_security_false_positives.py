@@ -1,0 +1,80 @@
+"""security/ look-alikes that whole-tree scans of released projects found, each beside the
+exposure it resembles, which must still be reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.lenses import review_change
+
+
+def _found(findings: list, rule: str) -> list[tuple[str, int | None]]:  # type: ignore[type-arg]
+    return sorted((item.path, item.line) for item in findings if item.rule == rule)
+
+
+def test_eval_inside_a_string_or_template_literal_is_text_not_a_call(tmp_path: Path) -> None:
+    emitter = (
+        "export function emit(source, RawSource) {\n"
+        "  const wrapped = new RawSource(`eval(${JSON.stringify(source)})`);\n"
+        "  const global = \"return this || new Function('return this')();\";\n"
+        "  return [wrapped, global];\n"
+        "}\n"
+    )
+    runner = "export function run(userInput) {\n  return eval(userInput);\n}\n"
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/emit.js": emitter, "src/run.js": runner})
+    assert _found(findings, "security/eval") == [("src/run.js", 2)]
+
+
+def test_exec_of_a_compiled_literal_and_a_shell_running_its_user_code_are_not_reported(tmp_path: Path) -> None:
+    literal = 'def fail():\n    exec(compile("1/0", "<string>", "exec"))\n'
+    shell = (
+        "import code\nimport os\n\n\ndef shell(namespace):\n"
+        '    startup = os.environ.get("PYTHONSTARTUP")\n'
+        "    with open(startup) as f:\n"
+        '        eval(compile(f.read(), startup, "exec"), namespace)\n'
+        "    code.interact(local=namespace)\n"
+    )
+    handler = (
+        "def calculate(request):\n"
+        '    user_input = request.args["expression"]\n'
+        "    exec(compile(user_input, \"<input>\", \"exec\"))\n"
+        "    return eval(user_input)\n"
+    )
+    findings = review_change(
+        tmp_path,
+        {"README.md": "x\n"},
+        {"app/fail.py": literal, "app/shell.py": shell, "app/handler.py": handler},
+    )
+    assert _found(findings, "security/eval") == [("app/handler.py", 3), ("app/handler.py", 4)]
+
+
+def test_sql_with_parameters_apart_or_quoted_identifiers_is_not_reported(tmp_path: Path) -> None:
+    source = '''def drop(cursor, connection, table):
+    query = "DROP TABLE %s" % table
+    cursor.execute(query)
+
+
+def find(cursor, name):
+    query = "SELECT * FROM author WHERE first_name = %s"
+    return cursor.execute(query, [name])
+
+
+def drop_quoted(cursor, connection, table):
+    cursor.execute("DROP TABLE %s" % connection.ops.quote_name(table))
+    quoted = connection.ops.quote_name(table)
+    cursor.execute(f"DROP TABLE IF EXISTS {quoted}")
+    master = f"{quoted}.sqlite_master"
+    query = "SELECT sql FROM %s WHERE name = ? AND type='view'" % (master,)
+    cursor.execute(query, [table])
+
+
+def search(cursor, request):
+    cursor.execute(f"SELECT * FROM users WHERE name = '{request.args['name']}'")
+    cursor.execute("SELECT * FROM %s WHERE id = %s" % (quote_name(request.args["t"]), request.args["id"]))
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/queries.py": source})
+    assert _found(findings, "security/sql-injection") == [
+        ("app/queries.py", 3),
+        ("app/queries.py", 21),
+        ("app/queries.py", 22),
+    ]
