@@ -392,10 +392,10 @@ def compiled_walk() -> Callable[..., dict[type[ast.AST], tuple[ast.AST, ...]] | 
     appended's trees), where a C compiler built it; loaded by the first walk (a change with no
     Python file never needs it)."""
     try:
-        from reviewgate.reviewers.builtin import _walk
+        from reviewgate.reviewers.builtin._walk import grouped_nodes
     except ImportError:
         return None
-    return _walk.grouped_nodes
+    return grouped_nodes
 
 
 @functools.cache
