@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.freeze import diff_between
-from reviewgate.reviewers.builtin.common import only_inserts
+from reviewgate.reviewers.builtin.changed_lines import only_inserts
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, base_side
 from reviewgate.text import decode_text

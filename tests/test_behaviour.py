@@ -14,7 +14,7 @@ from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.git import SnapshotReader, TreeReader, prefetch_sides
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.behaviour import EvidenceKind, MovedCode, compare, shapes_of
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from testing.lenses import review_change
@@ -333,7 +333,7 @@ def test_shapes_let_go_of_their_syntax_tree_and_still_answer_everything() -> Non
     import gc
     import weakref
 
-    from reviewgate.reviewers.builtin.common import forget_parsed_trees, parse_python
+    from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees, parse_python
 
     text = (
         "def load(path, mode='r', *, retries=3):\n    if not path:\n        return None\n    return open(path, mode)\n\n"

@@ -13,7 +13,7 @@ from benchmarks.base_side_check import differences
 from reviewgate.freeze.diff import FileChange
 from reviewgate.freeze.freeze import diff_between
 from reviewgate.reviewers.builtin import behaviour
-from reviewgate.reviewers.builtin.common import only_inserts
+from reviewgate.reviewers.builtin.changed_lines import only_inserts
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import base_side
 from testing.lenses import review_change

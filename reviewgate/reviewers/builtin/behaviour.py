@@ -21,22 +21,16 @@ from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.freeze.git import TreeReader, prefetch_sides
-from reviewgate.reviewers.builtin.common import (
-    BEHAVIOUR_LANGUAGES,
+from reviewgate.reviewers.builtin.changed_lines import only_inserts, reviewable_changes
+from reviewgate.reviewers.builtin.file_kinds import (
     SUPPORT_DIRECTORIES,
-    Language,
-    forget_parsed_trees,
     is_configuration_file,
     is_stub_file,
     is_test_file,
     is_test_input,
     is_translation_file,
-    language_of,
-    only_inserts,
-    parse_python,
-    reviewable_changes,
-    touched_python,
 )
+from reviewgate.reviewers.builtin.language_table import BEHAVIOUR_LANGUAGES, Language, language_of
 from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import (
     FunctionShape,
@@ -49,6 +43,7 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     unpacked,
 )
 from reviewgate.reviewers.builtin.product_code import GENERATED, non_product_reason
+from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees, parse_python, touched_python
 
 _NOT_BEHAVIOUR_DIRECTORIES = frozenset({"docs", "doc", "migrations"}) | SUPPORT_DIRECTORIES
 # A new function of this many statements is substantial whether public or not.
@@ -155,7 +150,7 @@ def _head_tree_shapes(
 
 
 def _touched_shapes(change: FileChange, source: str) -> HeadShapes | None:
-    """HeadShapes of only the statements the change adds whole (common.touched_python): the others'
+    """HeadShapes of only the statements the change adds whole (python_parsing.touched_python): the others'
     functions are the same at both sides, which compare equal and give no evidence. So when no
     name they define is one the added statements define too (`name#2` numbers a name's functions
     in file order), and the base side is the head's less the added statements (inserts_only, which

@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Mapping
 
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import AddedSpans, Walk, nodes_of, walk_of
+from reviewgate.reviewers.builtin.changed_lines import AddedSpans
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
+from reviewgate.reviewers.builtin.python_walk import Walk, nodes_of, walk_of
 from reviewgate.text import UNPARSABLE
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -257,7 +258,7 @@ def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
 def _functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]:
     """Every function and method with its qualified name, in line order, outside `if
     TYPE_CHECKING:` and `if __name__ == "__main__":` blocks (imports for type checkers; a
-    script's entry point), `@overload` stubs left out. Found in the grouped walk the lenses share (common.nodes_of); the
+    script's entry point), `@overload` stubs left out. Found in the grouped walk the lenses share (python_walk.nodes_of); the
     enclosing classes and functions are the ones whose lines hold the definition."""
     hidden = [
         (node.lineno, node.end_lineno or node.lineno)

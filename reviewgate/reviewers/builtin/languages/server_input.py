@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
 SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP})

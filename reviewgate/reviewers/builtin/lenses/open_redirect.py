@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 OPEN_REDIRECT = Rule(

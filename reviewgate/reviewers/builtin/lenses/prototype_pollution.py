@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 PROTOTYPE_POLLUTION = Rule(

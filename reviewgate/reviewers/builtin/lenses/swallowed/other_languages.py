@@ -21,18 +21,12 @@ from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, 
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
-from reviewgate.reviewers.builtin.common import (
-    C_LIKE,
-    Language,
-    comment_on,
-    defused_comment_openers,
-    is_ci_or_script,
-    is_support_code,
-    language_of,
-    lens_finding,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.comments import comment_on, defused_comment_openers
+from reviewgate.reviewers.builtin.file_kinds import is_ci_or_script, is_support_code
+from reviewgate.reviewers.builtin.language_table import C_LIKE, Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
