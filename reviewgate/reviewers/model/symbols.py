@@ -97,8 +97,8 @@ def _function_spans(text: str, path: str) -> tuple[tuple[int, int, int, str], ..
     """(size, first, last, qualified name) of every function of one side of a file, smallest
     first, by the lenses' shared parse; each of a file's chunks asks, so it is parsed once."""
     # Imported here: the lenses' parsers load only for a review that reads a body.
-    from reviewgate.reviewers.builtin.behaviour import shapes_of
     from reviewgate.reviewers.builtin.language_table import language_of
+    from reviewgate.reviewers.builtin.side_shapes import shapes_of
 
     shapes = shapes_of(text, path, language_of(path)) or {}
     return tuple(sorted((shape.end_line - shape.line, shape.line, shape.end_line, name)

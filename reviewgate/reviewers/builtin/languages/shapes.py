@@ -1,5 +1,5 @@
 """What one side of a file says about its functions, in every language the tests lens reads: the
-shape the behaviour comparison (behaviour.py) holds the merge base and head against."""
+shape the behaviour comparison (function_comparison.py) holds the merge base and head against."""
 
 from __future__ import annotations
 
