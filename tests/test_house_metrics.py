@@ -67,6 +67,9 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.builtin.python_parsing",
     "reviewgate.reviewers.builtin.python_walk",
     "reviewgate.reviewers.builtin.side_shapes",
+    "reviewgate.reviewers.builtin.lenses.discarded_callback_error",
+    "reviewgate.reviewers.builtin.lenses.discarded_go_error",
+    "reviewgate.reviewers.builtin.lenses.wrong_exception",
 )
 
 

@@ -210,7 +210,7 @@ class DiscardedErrorLens:
             if not is_test_file(change.path):
                 from reviewgate.reviewers.builtin.lenses.discarded_callback_error import callback_findings
 
-                yield from callback_findings(text, change.path, change.added_lines())
+                yield from callback_findings(self.rule, text, change.path, change.added_lines())
 
 
 def _declared(masked: str) -> dict[str, int]:
