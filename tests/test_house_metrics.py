@@ -70,6 +70,8 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.builtin.lenses.discarded_callback_error",
     "reviewgate.reviewers.builtin.lenses.discarded_go_error",
     "reviewgate.reviewers.builtin.lenses.wrong_exception",
+    "reviewgate.reviewers.builtin.languages.tree_family",
+    "reviewgate.reviewers.builtin.languages.tree_shapes",
 )
 
 
