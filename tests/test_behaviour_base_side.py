@@ -1,4 +1,4 @@
-"""The base side's functions told from the head side (python_shapes.inserts_only, shapes.base_side):
+"""The base side's functions told from the head side (python_insertions.inserts_only, shapes.base_side):
 exactly what parsing the base side gives where a change only inserts whole statements, and a
 parse of the base side wherever it might not be."""
 
@@ -14,7 +14,8 @@ from reviewgate.freeze.diff import FileChange
 from reviewgate.freeze.freeze import diff_between
 from reviewgate.reviewers.builtin import behaviour, side_shapes
 from reviewgate.reviewers.builtin.changed_lines import only_inserts
-from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
+from reviewgate.reviewers.builtin.languages.python_insertions import inserts_only
+from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import base_side
 from testing.lenses import review_change
 from testing.repo import make_repo

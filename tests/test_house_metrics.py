@@ -72,6 +72,8 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.builtin.lenses.wrong_exception",
     "reviewgate.reviewers.builtin.languages.tree_family",
     "reviewgate.reviewers.builtin.languages.tree_shapes",
+    "reviewgate.reviewers.builtin.languages.python_shapes",
+    "reviewgate.reviewers.builtin.languages.python_insertions",
 )
 
 

@@ -9,7 +9,8 @@ from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange
 from reviewgate.reviewers.builtin.changed_lines import only_inserts
 from reviewgate.reviewers.builtin.language_table import Language, language_of
-from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
+from reviewgate.reviewers.builtin.languages.python_insertions import inserts_only
+from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import (
     HeadShapes,
     PackedShapes,
@@ -65,7 +66,7 @@ def head_shapes_unpacked(request: ReviewRequest, change: FileChange, shapes: Pac
 def _head_tree_shapes(
     request: ReviewRequest, change: FileChange, language: Language, *, with_base: bool = False
 ) -> Shapes | None:
-    """`with_base`: HeadShapes when they tell the base side's functions too (python_shapes.inserts_only)."""
+    """`with_base`: HeadShapes when they tell the base side's functions too (python_insertions.inserts_only)."""
     if language is Language.PYTHON:
         source = request.head.read_text(change.path)
         if source is None:
