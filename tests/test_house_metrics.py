@@ -74,6 +74,8 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.builtin.languages.tree_shapes",
     "reviewgate.reviewers.builtin.languages.python_shapes",
     "reviewgate.reviewers.builtin.languages.python_insertions",
+    "reviewgate.reviewers.builtin.languages.text_flow",
+    "reviewgate.reviewers.builtin.languages.expression_spans",
 )
 
 

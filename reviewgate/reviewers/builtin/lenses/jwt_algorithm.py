@@ -245,7 +245,7 @@ def _argument(source: JsSource, span: tuple[int, int]) -> str:
 
 
 def _js(source: JsSource, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     text, masked = source.text, source.masked
     named = _JS_NAMED_VERIFY.search(text) is not None
@@ -273,7 +273,7 @@ def _js(source: JsSource, path: str, added: dict[int, str], language: Language) 
 
 
 def _go(source: JsSource, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     text = source.text
     for match in _GO_PARSE.finditer(source.masked):

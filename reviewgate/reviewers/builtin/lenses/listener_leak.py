@@ -122,8 +122,9 @@ class ListenerLeakLens:
 
 
 def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, functions
+    from reviewgate.reviewers.builtin.languages.text_flow import functions
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

@@ -291,8 +291,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _text_sets(text: str, go: bool) -> list[list[Literal]]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import operand_before
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost, operand_before
+    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

@@ -228,8 +228,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _text(text: str, path: str, added: dict[int, str], go: bool) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import operand_before
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, innermost, operand_before
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, innermost
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

@@ -224,15 +224,10 @@ def _composed(flow: Flow, node: ast.expr, depth: int) -> bool:
 
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
     from reviewgate.reviewers.builtin.languages.server_input import SERVER_LANGUAGES
-    from reviewgate.reviewers.builtin.languages.text_flow import (
-        TextFlow,
-        call_arguments,
-        describe,
-        find_source,
-        request_sources,
-    )
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, find_source, request_sources
 
     if language in SERVER_LANGUAGES:
         yield from _server(text, path, added, language)
