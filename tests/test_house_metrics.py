@@ -76,6 +76,7 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.builtin.languages.python_insertions",
     "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.builtin.languages.expression_spans",
+    "reviewgate.reviewers.builtin.lenses.swallowed",
 )
 
 

@@ -134,8 +134,10 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # `python_walk`, `comments`, `lens_findings`, `given_up_parses`: the same code, no dataclass); 130
 # with the behaviour analysis's shape reading and function comparison apart from it (`side_shapes`,
 # `function_comparison`: the same code, no dataclass); 131 with the Python insertions' check apart
-# from the Python shapes (`python_insertions`: the same code, no dataclass).
-LOCAL_RUN_MODULES = 131
+# from the Python shapes (`python_insertions`: the same code, no dataclass); 134 with the swallowed
+# failures' handler comments, shell exit traps and Go results apart from their lens
+# (`handler_comments`, `exit_traps`, `go_results`: the same code, no dataclass).
+LOCAL_RUN_MODULES = 134
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
