@@ -1,5 +1,5 @@
 """Checks, on real history, that the base side's functions the tests lens tells from the head side
-(python_shapes.inserts_only, shapes.base_side) are exactly those a parse of the base side gives.
+(python_insertions.inserts_only, shapes.base_side) are exactly those a parse of the base side gives.
 
 For every merge (or, with --commits, every commit) of each repository, the diff of its first
 parent against it, as the gate makes it (freeze.diff_between): each Python file changed there is
@@ -21,8 +21,9 @@ from pathlib import Path
 
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.freeze import diff_between
-from reviewgate.reviewers.builtin.common import only_inserts
-from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
+from reviewgate.reviewers.builtin.changed_lines import only_inserts
+from reviewgate.reviewers.builtin.languages.python_insertions import inserts_only
+from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, base_side
 from reviewgate.text import decode_text
 

@@ -46,7 +46,7 @@ from benchmarks.django_benchmark import (  # noqa: E402
     standard_library_modules,
 )
 from benchmarks.measure import CACHE, CommandFailed, findings_of, python_environment, run_timed  # noqa: E402
-from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of  # noqa: E402
+from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of  # noqa: E402
 
 # (name, version) of each distribution, in the order a rung takes them. Pinned: the same bytes on
 # every machine, so rungs compare across runs.

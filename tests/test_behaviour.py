@@ -13,10 +13,11 @@ from reviewgate.findings import Finding, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.git import SnapshotReader, TreeReader, prefetch_sides
 from reviewgate.gate import blocks
-from reviewgate.reviewers.builtin.behaviour import EvidenceKind, MovedCode, compare, shapes_of
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.function_comparison import EvidenceKind, MovedCode, compare
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
+from reviewgate.reviewers.builtin.side_shapes import shapes_of
 from testing.lenses import review_change
 from testing.repo import make_repo
 from tests.test_corpus import _in_scope, load_cases
@@ -333,7 +334,7 @@ def test_shapes_let_go_of_their_syntax_tree_and_still_answer_everything() -> Non
     import gc
     import weakref
 
-    from reviewgate.reviewers.builtin.common import forget_parsed_trees, parse_python
+    from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees, parse_python
 
     text = (
         "def load(path, mode='r', *, retries=3):\n    if not path:\n        return None\n    return open(path, mode)\n\n"

@@ -1,4 +1,4 @@
-"""The base side's functions told from the head side (python_shapes.inserts_only, shapes.base_side):
+"""The base side's functions told from the head side (python_insertions.inserts_only, shapes.base_side):
 exactly what parsing the base side gives where a change only inserts whole statements, and a
 parse of the base side wherever it might not be."""
 
@@ -12,9 +12,10 @@ import pytest
 from benchmarks.base_side_check import differences
 from reviewgate.freeze.diff import FileChange
 from reviewgate.freeze.freeze import diff_between
-from reviewgate.reviewers.builtin import behaviour
-from reviewgate.reviewers.builtin.common import only_inserts
-from reviewgate.reviewers.builtin.languages.python_shapes import inserts_only, python_shapes
+from reviewgate.reviewers.builtin import behaviour, side_shapes
+from reviewgate.reviewers.builtin.changed_lines import only_inserts
+from reviewgate.reviewers.builtin.languages.python_insertions import inserts_only
+from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import base_side
 from testing.lenses import review_change
 from testing.repo import make_repo
@@ -196,7 +197,7 @@ def test_the_base_side_is_not_parsed_where_the_head_side_tells_it(tmp_path: Path
     monkeypatch.setattr(behaviour, "_base_shapes", recording)
     told = review_change(tmp_path / "told", base, branch)
     assert parsed == ["app/other.py"]  # the edited function's file only
-    monkeypatch.setattr(behaviour, "inserts_only", lambda *_arguments: False)
+    monkeypatch.setattr(side_shapes, "inserts_only", lambda *_arguments: False)
     assert review_change(tmp_path / "parsed", base, branch) == told
     assert parsed == ["app/other.py", "app/other.py", "app/store.py"]
     assert any(finding.rule == "tests/missing-tests" and finding.path == "app/store.py" for finding in told)

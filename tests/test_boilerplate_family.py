@@ -7,7 +7,7 @@ import random
 import sysconfig
 from pathlib import Path
 
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication import rules
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
 from reviewgate.reviewers.builtin.lenses.duplication.rules import Families, overload_stub_lines, sized_lines

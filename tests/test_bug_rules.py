@@ -224,8 +224,8 @@ def test_a_request_source_starts_a_name(text: str, go: bool, found: str | None) 
     ],
 )
 def test_the_leading_part_of_a_url_decides_its_host(expression: str, leading: str | None) -> None:
+    from reviewgate.reviewers.builtin.languages.expression_spans import leading_span
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import leading_span
 
     text = f"res.redirect({expression});\n"
     source = read_js(text)

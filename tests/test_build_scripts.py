@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.findings import FindingClass, Severity
-from reviewgate.reviewers.builtin.common import lens_finding
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
 from testing.lenses import review_request
 from testing.repo import make_repo

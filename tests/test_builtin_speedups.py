@@ -23,15 +23,9 @@ from reviewgate.freeze.diff import (
     parse_hunks,
 )
 from reviewgate.freeze.git import TreeReader
-from reviewgate.reviewers.builtin import common as common_module
-from reviewgate.reviewers.builtin.common import (
-    Comment,
-    Language,
-    _outside_strings,
-    added_comments,
-    comment_on,
-    nodes_of,
-)
+from reviewgate.reviewers.builtin import comments as comments_module
+from reviewgate.reviewers.builtin.comments import Comment, _outside_strings, added_comments, comment_on
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses import secrets as secrets_module
 from reviewgate.reviewers.builtin.lenses.duplication import fingerprints as fingerprints_module
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
@@ -51,6 +45,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
 from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
 from reviewgate.reviewers.builtin.lenses.literal_typo import _python_sets
 from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens, _candidate_lines
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from testing.repo import make_repo
 from tests.test_dry_runs import plain_window_hash
 
@@ -335,14 +330,14 @@ def test_a_line_without_its_comment_marker_blanks_no_strings(monkeypatch: pytest
         for marker in ("#", "//", "--"):
             assert _outside_strings(line, marker) == plain_outside_strings(line, marker), (line, marker)
     blanked: list[str] = []
-    real = common_module._QUOTES
+    real = comments_module._QUOTES
 
     class Counted:
         def sub(self, replacement: Any, line: str) -> str:
             blanked.append(line)
             return real.sub(replacement, line)
 
-    monkeypatch.setattr(common_module, "_QUOTES", Counted())
+    monkeypatch.setattr(comments_module, "_QUOTES", Counted())
     assert comment_on(1, 'x = "a # b"', Language.PYTHON) is None
     assert comment_on(2, "total = price(rate, 3)", Language.PYTHON) is None
     assert comment_on(3, 'go("http://x")  // next', Language.JAVASCRIPT) == Comment(3, "next", False)
@@ -426,13 +421,13 @@ def test_added_comments_reads_only_the_lines_holding_the_marker(monkeypatch: pyt
                      if (comment := comment_on(number, text, language)) is not None and comment.text]
             assert added_comments(change) == every
     read: list[str] = []
-    real = common_module.comment_on
+    real = comments_module.comment_on
 
     def counted(number: int, text: str, language: Language) -> Comment | None:
         read.append(text)
         return real(number, text, language)
 
-    monkeypatch.setattr(common_module, "comment_on", counted)
+    monkeypatch.setattr(comments_module, "comment_on", counted)
     change = FileChange("a.py", "a.py", ChangeStatus.MODIFIED)
     change.__dict__["_added_lines"] = {1: "x = 1", 2: "y = 2  # why", 3: "#!/bin/sh", 4: "z = 3"}
     assert added_comments(change) == [Comment(2, "why", False)]

@@ -1,4 +1,4 @@
-"""common.Walk's grouping compiled (_walk.c) against its Python path: the same nodes, in the same
+"""python_walk.Walk's grouping compiled (_walk.c) against its Python path: the same nodes, in the same
 order, grouped under the same classes, on real modules; and on trees ast.parse never makes, either
 the same or left to the Python path (None), never another answer."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.reviewers.builtin import common
+from reviewgate.reviewers.builtin import python_walk as walk_module
 
 compiled = pytest.importorskip("reviewgate.reviewers.builtin._walk")
 
@@ -21,12 +21,12 @@ Grouped = dict[type[ast.AST], tuple[ast.AST, ...]]
 
 def python_walk(tree: ast.AST, monkeypatch: pytest.MonkeyPatch) -> Grouped:
     with monkeypatch.context() as patched:
-        patched.setattr(common, "compiled_walk", lambda: None)
-        return common.Walk(tree)._grouped
+        patched.setattr(walk_module, "compiled_walk", lambda: None)
+        return walk_module.Walk(tree)._grouped
 
 
 def compiled_walk(tree: ast.AST) -> Grouped | None:
-    return compiled.grouped_nodes(tree, common.compiled_walk_plans())
+    return compiled.grouped_nodes(tree, walk_module.compiled_walk_plans())
 
 
 def assert_same(left: Grouped, right: Grouped) -> None:
@@ -36,8 +36,8 @@ def assert_same(left: Grouped, right: Grouped) -> None:
 
 
 def test_the_compiled_walk_is_the_one_used() -> None:
-    assert common.compiled_walk() is compiled.grouped_nodes
-    assert ast.Name in common.compiled_walk_plans() and ast.Num not in common.compiled_walk_plans()  # `Num.n`: a property
+    assert walk_module.compiled_walk() is compiled.grouped_nodes
+    assert ast.Name in walk_module.compiled_walk_plans() and ast.Num not in walk_module.compiled_walk_plans()  # `Num.n`: a property
 
 
 def test_the_same_groups_as_the_python_path_on_the_standard_library(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,17 +121,17 @@ def test_trees_ast_parse_never_makes_are_the_python_paths(monkeypatch: pytest.Mo
         except (AttributeError, TypeError) as error:  # a value the Python path cannot walk either
             expected = type(error)
         if isinstance(expected, dict):
-            assert_same(common.Walk(tree)._grouped, expected)
+            assert_same(walk_module.Walk(tree)._grouped, expected)
         else:
             with pytest.raises(expected):
-                common.Walk(tree)
+                walk_module.Walk(tree)
     shadowed = odd_trees()[1]
-    assert FROM_THE_PROPERTY in common.Walk(shadowed)._grouped[ast.Constant]
+    assert FROM_THE_PROPERTY in walk_module.Walk(shadowed)._grouped[ast.Constant]
 
 
 def test_a_plan_of_another_shape_leaves_the_tree_to_the_python_path() -> None:
     tree = ast.parse("x = 1\n")
-    plans = dict(common.compiled_walk_plans())
+    plans = dict(walk_module.compiled_walk_plans())
     for bad in ([("body", 1)], (("body",),), (("body", 7),), ((b"body", 1),), None):
         plans[ast.Module] = bad  # type: ignore[assignment]
         assert compiled.grouped_nodes(tree, plans) is None, bad

@@ -13,7 +13,7 @@ from reviewgate.cache_trust import KEY_BYTES, ReviewCache
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.freeze import freeze
 from reviewgate.freeze.git import TreeReader
-from reviewgate.reviewers.builtin.common import Language, language_of
+from reviewgate.reviewers.builtin.language_table import Language, language_of
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     FINGERPRINT_FORMAT,
     WINDOW,

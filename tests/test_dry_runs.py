@@ -11,7 +11,7 @@ from itertools import compress
 
 import pytest
 
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication import fingerprints, runs
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import BASE, WINDOW, Normalized
 from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE, Hashes, window_hashes

@@ -8,7 +8,7 @@ from pathlib import Path
 from reviewgate.findings import Severity
 from reviewgate.freeze.git import TreeReader
 from reviewgate.gate import blocks
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import consistent_renaming
 from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, rewrapped_lines
 from testing.changes import DRY_COPY as COPY

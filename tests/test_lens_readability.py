@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.reviewers.builtin.common import Language, comment_on
+from reviewgate.reviewers.builtin.comments import comment_on
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.readability import ticket_reference
 from testing.lenses import review_change
 

@@ -179,7 +179,7 @@ def test_defused_openers_leave_every_match_where_it_was() -> None:
     comment marks, quotes and the characters that may stand in for a `*`."""
     import random
 
-    from reviewgate.reviewers.builtin.common import defused_comment_openers
+    from reviewgate.reviewers.builtin.comments import defused_comment_openers
     from reviewgate.reviewers.builtin.languages import javascript_source
     from reviewgate.reviewers.builtin.lenses.swallowed import other_languages
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.reviewers.builtin.common import is_test_file
+from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from testing.lenses import review_change
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin import common
+from reviewgate.reviewers.builtin import python_parsing
 from reviewgate.reviewers.builtin.languages.python_shapes import first_line
 from reviewgate.reviewers.builtin.languages.python_statements import top_level_statements, touched_module
 from testing.lenses import review_change
@@ -194,16 +194,16 @@ def test_the_touched_statements_give_the_findings_of_the_whole_module(
     branch: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     touched: list[bool] = []
-    real = common.touched_python
+    real = python_parsing.touched_python
 
     def recording(change: object, source: str) -> object:
         module = real(change, source)  # type: ignore[arg-type]
         touched.append(module is not None)
         return module
 
-    monkeypatch.setattr(common, "touched_python", recording)
+    monkeypatch.setattr(python_parsing, "touched_python", recording)
     read_apart = _review(tmp_path / "apart", branch)
-    monkeypatch.setattr(common, "touched_python", lambda _change, _source: None)
+    monkeypatch.setattr(python_parsing, "touched_python", lambda _change, _source: None)
     assert _review(tmp_path / "whole", branch) == read_apart
     assert any(touched) is ("def save" not in branch)
     rules = {finding.rule for finding in read_apart}

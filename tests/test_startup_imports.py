@@ -129,8 +129,15 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # 119 with the patch split into files apart from the records it makes (`freeze.diff_files`, no
 # dataclass); 120 with the command line's grammar apart from the commands (`cli_arguments`, no
 # dataclass); 121 with the file writing at the ground, apart from the output directory's handling
-# (`file_writing`, no dataclass).
-LOCAL_RUN_MODULES = 121
+# (`file_writing`, no dataclass); 128 with what every builtin lens shares split by what it is, from
+# one module into eight (`language_table`, `file_kinds`, `changed_lines`, `python_parsing`,
+# `python_walk`, `comments`, `lens_findings`, `given_up_parses`: the same code, no dataclass); 130
+# with the behaviour analysis's shape reading and function comparison apart from it (`side_shapes`,
+# `function_comparison`: the same code, no dataclass); 131 with the Python insertions' check apart
+# from the Python shapes (`python_insertions`: the same code, no dataclass); 134 with the swallowed
+# failures' handler comments, shell exit traps and Go results apart from their lens
+# (`handler_comments`, `exit_traps`, `go_results`: the same code, no dataclass).
+LOCAL_RUN_MODULES = 134
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
@@ -282,6 +289,7 @@ _COMPILING_AT_IMPORT = {
     "reviewgate.freeze.diff",
     "reviewgate.reviewers.builtin.lenses.oversized",
     "reviewgate.reviewers.builtin.behaviour",
+    "reviewgate.reviewers.builtin.function_comparison",
     # The literals a huge file's lines must hold (secrets.MAY_HOLD_A_SECRET,
     # security.LINE_RULES_NEED): oversized.py hands them to re's own searches as patterns.
     "reviewgate.reviewers.builtin.lenses.secrets",

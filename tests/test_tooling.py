@@ -57,7 +57,7 @@ def test_test_input_patterns_match_as_gitignore_would() -> None:
     from types import SimpleNamespace
 
     from reviewgate.freeze.exclusions import matches
-    from reviewgate.reviewers.builtin.common import is_test_input
+    from reviewgate.reviewers.builtin.file_kinds import is_test_input
 
     paths = ["typing_examples/a.py", "typing_examples", "typing_examples_old/a.py", "src/typing_examples/a.py",
              "checks/types.py", "checks/types.py.bak", "checks/other.py", "x/checks/types.py"]

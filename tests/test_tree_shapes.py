@@ -9,7 +9,8 @@ import pytest
 
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes
 from reviewgate.reviewers.builtin.languages.syntax_tree import parser
-from reviewgate.reviewers.builtin.languages.tree_shapes import FAMILY_MODULES, Family, shapes_of_file
+from reviewgate.reviewers.builtin.languages.tree_family import Family
+from reviewgate.reviewers.builtin.languages.tree_shapes import FAMILY_MODULES, shapes_of_file
 
 
 def _shapes(path: str, text: str) -> Shapes:

@@ -41,9 +41,9 @@ def run_cases(seed: int, seconds: float) -> None:
     from array import array
     from itertools import accumulate
 
-    from reviewgate.reviewers.builtin import _walk, common
-    compiled_walk = common.compiled_walk
-    from reviewgate.reviewers.builtin.common import Language
+    from reviewgate.reviewers.builtin import _walk, python_walk
+    compiled_walk = python_walk.compiled_walk
+    from reviewgate.reviewers.builtin.language_table import Language
     from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints, hashes
     from reviewgate.text import decode_text
 
@@ -108,11 +108,11 @@ def run_cases(seed: int, seconds: float) -> None:
         odd = rng.random() < 0.1
         if odd:  # fields unset or holding what ast.parse never puts there
             tree.body += [ast.Return(), ast.Expr(value=ast.Dict(keys=[None, ast.Name(id="y")], values=(ast.Name(id="x"), None)))]
-        grouped = _walk.grouped_nodes(tree, common.compiled_walk_plans())
+        grouped = _walk.grouped_nodes(tree, python_walk.compiled_walk_plans())
         assert grouped is not None or odd, source  # what ast.parse makes, the compiled walk reads
-        common.compiled_walk = lambda: None  # type: ignore[assignment]  # the Python path, as the definition
-        assert grouped is None or list(common.Walk(tree)._grouped.items()) == list(grouped.items()), source
-        common.compiled_walk = compiled_walk
+        python_walk.compiled_walk = lambda: None  # type: ignore[assignment]  # the Python path, as the definition
+        assert grouped is None or list(python_walk.Walk(tree)._grouped.items()) == list(grouped.items()), source
+        python_walk.compiled_walk = compiled_walk
         files = rng.randint(1, 6)
         codes = bytes(rng.randrange(4) for _ in range(rng.randint(0, 400)))
         starts = array("q", sorted(rng.randrange(max(1, len(codes))) for _ in range(files)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from reviewgate.findings import DEMOTED, Finding, Severity
-from reviewgate.reviewers.builtin.common import SOURCE as BUILTIN_SOURCE
+from reviewgate.reviewers.builtin.lens_findings import SOURCE as BUILTIN_SOURCE
 
 # Rule families whose minor findings say what is wrong at the line and why: a specific failure path,
 # a security mechanism, a copy with its source quoted.

@@ -9,8 +9,10 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import one_per_place, sort_key
 from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
-from reviewgate.reviewers.builtin.common import CODE_LANGUAGES, language_of, reviewable_changes, take_given_up
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.engine import Lens, configured_workers, run_lenses
+from reviewgate.reviewers.builtin.given_up_parses import take_given_up
+from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens, advisory_duplicates
 from reviewgate.reviewers.builtin.lenses.oversized import left_out_findings, oversized_findings
 from reviewgate.reviewers.builtin.lenses.process import ReproductionFilesLens, ReproductionPolicyLens

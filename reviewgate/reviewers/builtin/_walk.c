@@ -1,6 +1,6 @@
-/* A Python syntax tree's nodes grouped by their exact class (common.Walk) as one loop in C.
+/* A Python syntax tree's nodes grouped by their exact class (python_walk.Walk) as one loop in C.
 
-   common.py holds the definition and the Python path: a breadth-first walk from the tree, each node
+   python_walk.py holds the definition and the Python path: a breadth-first walk from the tree, each node
    appended to the list of its class, the fields each class's plan names read in order. This walks
    only what ast.parse makes: nodes of the classes in `known` (the `ast` module's own, whose fields
    are read as `object` reads them, each with its plan: a tuple of (field name, reading) pairs),
@@ -20,7 +20,7 @@ enum { WALKED = 0, FAILED = -1, NOT_MINE = -2 }; /* NOT_MINE: the Python path wa
 
 /* node.<name> (new reference), read from the node's own dictionary (held while it is read), or
    NULL with no error set when the node lacks it (the Python path reads None then: the classes
-   walked here have no class attribute of a field's name that reads otherwise, see common.py). */
+   walked here have no class attribute of a field's name that reads otherwise, see python_walk.py). */
 static PyObject *field_of(PyObject *node, PyObject *name)
 {
     PyObject **dictionary = _PyObject_GetDictPtr(node);
@@ -198,7 +198,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_definition = {
-    PyModuleDef_HEAD_INIT, "_walk", "A Python syntax tree's nodes grouped by class, compiled (common.Walk).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_walk", "A Python syntax tree's nodes grouped by class, compiled (python_walk.Walk).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -1,4 +1,4 @@
-# common.Walk's grouping compiled (_walk.c); common.Walk says what it returns.
+# python_walk.Walk's grouping compiled (_walk.c); python_walk.Walk says what it returns.
 import ast
 
 def grouped_nodes(

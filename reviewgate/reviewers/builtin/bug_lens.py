@@ -11,14 +11,10 @@ from typing import NamedTuple
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass
 from reviewgate.freeze.diff import FileChange
-from reviewgate.reviewers.builtin.common import (
-    Language,
-    language_of,
-    lens_finding,
-    parse_python,
-    parse_python_touched,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
+from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
+from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 
 
 def bug_finding(
@@ -68,7 +64,7 @@ class TwoReaderLens(NamedTuple):
     files of its languages that mention what it looks for, each to the reader of its language.
 
     A rule reports only what spans an added line, so its Python reader gets the tree of the
-    statements the change touches (common.parse_python_touched). One that reads the rest of the
+    statements the change touches (python_parsing.parse_python_touched). One that reads the rest of the
     module too (where a value flows from, a module's constants) says what it looks for on an added
     line in `python_candidates`, asked of those statements: found, its reader gets the whole
     module."""

@@ -30,9 +30,11 @@ from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import ChangeStatus, FileChange
-from reviewgate.reviewers.builtin.behaviour import head_shapes_of, head_shapes_unpacked, is_behaviour_file
-from reviewgate.reviewers.builtin.common import forget_parsed_trees, record_given_up, take_given_up
+from reviewgate.reviewers.builtin.behaviour import is_behaviour_file
+from reviewgate.reviewers.builtin.given_up_parses import record_given_up, take_given_up
 from reviewgate.reviewers.builtin.languages.shapes import PackedShapes, Shapes, packed
+from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
+from reviewgate.reviewers.builtin.side_shapes import head_shapes_of, head_shapes_unpacked
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection

@@ -16,7 +16,9 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import is_test_data, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
+from reviewgate.reviewers.builtin.file_kinds import is_test_data
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.text import lines_at
 

@@ -97,8 +97,8 @@ def _function_spans(text: str, path: str) -> tuple[tuple[int, int, int, str], ..
     """(size, first, last, qualified name) of every function of one side of a file, smallest
     first, by the lenses' shared parse; each of a file's chunks asks, so it is parsed once."""
     # Imported here: the lenses' parsers load only for a review that reads a body.
-    from reviewgate.reviewers.builtin.behaviour import shapes_of
-    from reviewgate.reviewers.builtin.common import language_of
+    from reviewgate.reviewers.builtin.language_table import language_of
+    from reviewgate.reviewers.builtin.side_shapes import shapes_of
 
     shapes = shapes_of(text, path, language_of(path)) or {}
     return tuple(sorted((shape.end_line - shape.line, shape.line, shape.end_line, name)
@@ -235,7 +235,7 @@ def _python_import_lines(text: str, path: str) -> frozenset[int]:
     """Every line an import statement spans (a parenthesised `from x import (\\n a,\\n b)`)."""
     import ast
 
-    from reviewgate.reviewers.builtin.common import parse_python
+    from reviewgate.reviewers.builtin.python_parsing import parse_python
 
     tree = parse_python(text, path)
     if tree is None:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import defused_comment_openers
+from reviewgate.reviewers.builtin.comments import defused_comment_openers
 
 _PARTS = LazyPattern(
     r"/(?:/[^\n]*|\*[\s\S]*?\*/)|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_shapes import Family, enclosing_hidden, has_child
+from reviewgate.reviewers.builtin.languages.tree_family import Family, enclosing_hidden, has_child
 
 if TYPE_CHECKING:
     from tree_sitter import Node

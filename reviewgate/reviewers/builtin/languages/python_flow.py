@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from reviewgate.reviewers.builtin.common import nodes_of
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Request attributes that hold what the sender chose: query, form, body, headers, cookies.

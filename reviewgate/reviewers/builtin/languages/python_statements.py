@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection
 from typing import NamedTuple
 
-from reviewgate.reviewers.builtin.common import AddedSpans
+from reviewgate.reviewers.builtin.changed_lines import AddedSpans
 from reviewgate.reviewers.builtin.languages.python_shapes import first_line
 from reviewgate.text import UNPARSABLE
 

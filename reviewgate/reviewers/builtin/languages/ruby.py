@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, text_of
+from reviewgate.reviewers.builtin.languages.tree_family import Family, field_text, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Query, QueryCursor
 
 from reviewgate.reviewers.builtin.languages.syntax_tree import parser
-from reviewgate.reviewers.builtin.languages.tree_shapes import Family, field_text, leaves_of_kinds, text_of
+from reviewgate.reviewers.builtin.languages.tree_family import Family, field_text, leaves_of_kinds, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node

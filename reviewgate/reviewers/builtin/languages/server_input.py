@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
 
 SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.RUBY, Language.PHP})
@@ -123,7 +123,7 @@ def _request_parameters(source: JsSource, language: Language, start: int, end: i
 
 def sink_arguments(source: JsSource, opener: int) -> list[tuple[int, int]]:
     """The arguments of the call whose `(` is at `opener` (text_flow's reading of a call)."""
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     return call_arguments(source, opener)
 

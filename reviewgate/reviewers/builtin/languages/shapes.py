@@ -1,5 +1,5 @@
 """What one side of a file says about its functions, in every language the tests lens reads: the
-shape the behaviour comparison (behaviour.py) holds the merge base and head against."""
+shape the behaviour comparison (function_comparison.py) holds the merge base and head against."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def add_shape(shapes: Shapes, shape: FunctionShape) -> None:
 
 class HeadShapes(dict[str, FunctionShape]):
     """A file's functions at head when its change only inserts whole statements between the base
-    side's (python_shapes.inserts_only): the base side's functions are these less the added ones
+    side's (python_insertions.inserts_only): the base side's functions are these less the added ones
     (`base_side`), and the base side need not be parsed."""
 
 

@@ -11,7 +11,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.common import note_given_up
+from reviewgate.reviewers.builtin.given_up_parses import note_given_up
 from reviewgate.reviewers.builtin.languages.parse_child import parses_in_time
 from reviewgate.text import printable
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from reviewgate.reviewers.builtin.languages.expression_spans import closing_parenthesis
 from reviewgate.reviewers.builtin.languages.javascript_source import JsSource, read_js
 
 
@@ -47,6 +48,8 @@ _JS_REQUEST = (
     r"|(?:ctx|context)\.(?:query|params|request\.(?:query|body))\b"
     r"|searchParams\s*\.\s*get\s*\(|new\s+URLSearchParams\s*\(|location\s*\.\s*(?:search|hash)\b"
 )
+
+
 _GO_REQUEST = (
     r"URL\.Query\(\)|URL\.RawQuery\b|\.(?:FormValue|PostFormValue|Referer)\(|\.(?:Form|PostForm|Header)\.Get\("
     r"|(?:c|ctx)\.(?:Query|DefaultQuery|Param|Params|PostForm|GetHeader|QueryParam|FormValue|Cookies)\(|chi\.URLParam\(|mux\.Vars\("
@@ -97,6 +100,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 _CONTROL = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "typeof", "await", "function"})
+
+
 _DECLARATION_WORDS = frozenset({"const", "let", "var", "of", "in", "async", "await", "new", "typeof"})
 
 
@@ -318,7 +323,7 @@ class TextFlow:
             return text
         for match in self.sanitizers.finditer(code, start, end):
             opener = match.end() - 1
-            closer = (self.source.pairs.get(opener) or _closing(code, opener, end)) if code[opener] == "(" else match.end()
+            closer = (self.source.pairs.get(opener) or closing_parenthesis(code, opener, end)) if code[opener] == "(" else match.end()
             span_end = min(end, closer + 1)
             text = text[: match.start() - start] + " " * (span_end - match.start()) + text[span_end - start :]
         return text
@@ -365,97 +370,8 @@ class TextFlow:
         return text if len(text) <= 70 else text[:69] + "…"
 
 
-def _closing(code: str, opener: int, end: int) -> int:
-    """The `)` of the `(` at `opener` where the brackets were not paired (inside a template
-    literal's `${...}`, blanked when they were paired); `opener` when there is none before `end`."""
-    depth = 0
-    for index in range(opener, end):
-        depth += {"(": 1, ")": -1}.get(code[index], 0)
-        if depth == 0:
-            return index
-    return opener
-
-
 def describe(origin: tuple[str, int, str]) -> str:
     source, line, name = origin
     if name:
         return f"`{name}`, from `{source}` at line {line}"
     return f"`{source}` (line {line})"
-
-
-def call_arguments(source: JsSource, opener: int) -> list[tuple[int, int]]:
-    """The (start, end) span of each argument of the call whose `(` is at `opener`."""
-    closer = source.pairs.get(opener)
-    if closer is None or closer < opener:
-        return []
-    masked = source.masked
-    spans: list[tuple[int, int]] = []
-    start = index = opener + 1
-    while index < closer:
-        char = masked[index]
-        if char in "([{" and index in source.pairs:
-            index = source.pairs[index] + 1
-            continue
-        if char == ",":
-            spans.append((start, index))
-            start = index + 1
-        index += 1
-    if masked[start:closer].strip():
-        spans.append((start, closer))
-    return spans
-
-
-def operand_before(source: JsSource, index: int) -> int:
-    """Where the operand that ends just before `index` starts: a name, member chain, index or
-    call (`bytes[i]`, `buf.readUInt32BE(0)`, `int(b[i])`)."""
-    masked = source.masked
-    position = source.skip_space_back(index - 1)
-    start = position + 1
-    while position >= 0:
-        char = masked[position]
-        if char in ")]" and position in source.pairs:
-            position = source.pairs[position] - 1
-        elif char.isalnum() or char in "_$.":
-            position -= 1
-        else:
-            break
-        start = position + 1
-    return start
-
-
-def leading_span(source: JsSource, start: int, end: int) -> tuple[int, int] | None:
-    """The part of an expression that decides where a URL goes: the first operand of a `+`
-    concatenation, or the first `${...}` of a template literal that starts with one; None when it
-    starts with literal text (`'/items/' + id`, `` `/a?next=${x}` ``). A lone `/` before the
-    input is no fixed text: `'/' + path` with a path of `/evil.example` is `//evil.example`."""
-    masked, text = source.masked, source.text
-    first = source.skip_space(start)
-    if first >= end:
-        return None
-    if text[first] in "\"'":
-        closing = masked.find(text[first], first + 1)  # the content is blanked: no quote inside
-        after = source.skip_space(closing + 1) if closing > 0 else end
-        if text[first + 1 : closing] in ("", "/") and after < end and masked[after] == "+":
-            return leading_span(source, after + 1, end)
-        return None
-    if text[first] == "`":
-        opener = first + 2 if text.startswith("/${", first + 1) else first + 1
-        if text.startswith("${", opener):
-            depth, index = 0, opener
-            while index < end:
-                depth += text[index] == "{"
-                depth -= text[index] == "}"
-                if depth == 0 and text[index] == "}":
-                    return opener + 2, index
-                index += 1
-        return None
-    index = first
-    while index < end:
-        char = masked[index]
-        if char in "([{" and index in source.pairs and source.pairs[index] > index:
-            index = source.pairs[index] + 1
-            continue
-        if char == "+" and masked[index + 1 : index + 2] != "+":
-            return first, index
-        index += 1
-    return first, end

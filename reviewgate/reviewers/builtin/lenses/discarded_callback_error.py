@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse
-from reviewgate.reviewers.builtin.lenses.discarded_go_error import RULE_DISCARDED_GO_ERROR
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -41,7 +40,8 @@ _REQUEST_NAMES = frozenset({"req", "res", "request", "response", "ctx", "next"})
 _READS = frozenset({"identifier", "shorthand_property_identifier"})
 
 
-def callback_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+def callback_findings(rule: str, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    """The findings of `rule` (the discarded error's, declared with its Go form) in a JS/TS file."""
     grammar = grammar_of(path)
     if grammar not in {"javascript", "typescript", "tsx"}:
         return
@@ -55,7 +55,7 @@ def callback_findings(text: str, path: str, added: dict[int, str]) -> Iterator[F
         arguments = node.child_by_field_name("arguments")
         for argument in arguments.named_children if arguments is not None else []:
             if argument.type in _FUNCTIONS:
-                finding = _callback(node, argument, text, path, added)
+                finding = _callback(rule, node, argument, text, path, added)
                 if finding is not None:
                     yield finding
 
@@ -102,7 +102,7 @@ def _reads(body: tree_sitter.Node) -> Iterator[tuple[str, tree_sitter.Node]]:
 
 
 def _callback(
-    call: tree_sitter.Node, function: tree_sitter.Node, text: str, path: str, added: dict[int, str]
+    rule: str, call: tree_sitter.Node, function: tree_sitter.Node, text: str, path: str, added: dict[int, str]
 ) -> Finding | None:
     parameters = function.child_by_field_name("parameters")
     body = function.child_by_field_name("body")
@@ -134,7 +134,7 @@ def _callback(
     callee = callee if len(callee) <= 60 else callee[:59] + "…"
     code = code_line(text, line)
     return bug_finding(
-        rule=RULE_DISCARDED_GO_ERROR,
+        rule=rule,
         category="swallowed-failure",
         title=f"Error of `{callee}` never read, and `{name}` used",
         body=(

@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, is_test_file
+from reviewgate.reviewers.builtin.file_kinds import is_test_file
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 DISCARDED_ERROR_USED = Rule(
@@ -211,7 +212,7 @@ class DiscardedErrorLens:
             if not is_test_file(change.path):
                 from reviewgate.reviewers.builtin.lenses.discarded_callback_error import callback_findings
 
-                yield from callback_findings(text, change.path, change.added_lines())
+                yield from callback_findings(self.rule, text, change.path, change.added_lines())
 
 
 def _declared(masked: str) -> dict[str, int]:

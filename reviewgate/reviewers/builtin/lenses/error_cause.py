@@ -23,7 +23,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 ERROR_CAUSE_DROPPED = Rule(
@@ -168,7 +168,7 @@ class ErrorCauseLens:
 
 
 def _go(source: JsSource, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     text, masked, patterns = source.text, source.masked, _patterns()
     for match in patterns["go_errorf"].finditer(masked):
@@ -212,7 +212,7 @@ def _not_an_error(source: JsSource, name: str, offset: int) -> bool:
 
 def _caught(source: JsSource, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     """A `throw new X(...)` in a catch block that carries the caught error's text but not the error."""
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     text, masked, patterns = source.text, source.masked, _patterns()
     java = language is Language.JAVA

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 JWT_ALGORITHM_UNPINNED = Rule(
@@ -244,7 +245,7 @@ def _argument(source: JsSource, span: tuple[int, int]) -> str:
 
 
 def _js(source: JsSource, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     text, masked = source.text, source.masked
     named = _JS_NAMED_VERIFY.search(text) is not None
@@ -272,7 +273,7 @@ def _js(source: JsSource, path: str, added: dict[int, str], language: Language) 
 
 
 def _go(source: JsSource, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     text = source.text
     for match in _GO_PARSE.finditer(source.masked):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 LISTENER_LEAK = Rule(
@@ -122,8 +122,9 @@ class ListenerLeakLens:
 
 
 def _file(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, functions
+    from reviewgate.reviewers.builtin.languages.text_flow import functions
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

@@ -24,7 +24,9 @@ from collections.abc import Iterator
 
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import AddedSpans, Language, nodes_of
+from reviewgate.reviewers.builtin.changed_lines import AddedSpans
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 LITERAL_TYPO = Rule(
@@ -291,8 +293,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _text_sets(text: str, go: bool) -> list[list[Literal]]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import operand_before
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost, operand_before
+    from reviewgate.reviewers.builtin.languages.text_flow import functions, innermost
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 MODULO_BIAS = Rule(
@@ -227,8 +228,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _text(text: str, path: str, added: dict[int, str], go: bool) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import operand_before
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
-    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, innermost, operand_before
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, innermost
 
     source = read_js(text)
     masked, patterns = source.masked, _patterns()

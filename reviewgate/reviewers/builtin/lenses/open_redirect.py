@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, is_test_file, nodes_of
+from reviewgate.reviewers.builtin.file_kinds import is_test_file
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 OPEN_REDIRECT = Rule(
@@ -375,7 +377,7 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
 def _url_input(source: JsSource, start: int, end: int) -> tuple[int, int]:
     """`new URL(input, request.url)`: the input decides the host (the base is this site's own
     address, used only for a relative input), so only it is followed."""
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     first = source.skip_space(start)
     match = re.compile(r"new\s+URL\s*\(").match(source.masked, first, end)
@@ -392,7 +394,7 @@ def _referrer(source: str) -> bool:
 
 
 def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str] | None:
-    from reviewgate.reviewers.builtin.languages.text_flow import leading_span
+    from reviewgate.reviewers.builtin.languages.expression_spans import leading_span
 
     span = leading_span(flow.source, start, end)
     return None if span is None else flow.origin(*span)
@@ -400,7 +402,8 @@ def _leading_origin(flow: TextFlow, start: int, end: int) -> tuple[str, int, str
 
 def _text_sinks(source: JsSource, go: bool) -> Iterator[tuple[int, tuple[int, int]]]:
     """(offset of the sink, span of the target expression) of every redirect sink in the file."""
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, statement_end
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
+    from reviewgate.reviewers.builtin.languages.text_flow import statement_end
 
     masked, text, patterns = source.masked, source.text, _patterns()
     redirect = patterns["go_redirect" if go else "js_redirect"]

@@ -26,7 +26,7 @@ from dataclasses import replace
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import FileChange
-from reviewgate.reviewers.builtin.common import C_LIKE, language_of
+from reviewgate.reviewers.builtin.language_table import C_LIKE, language_of
 from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.reviewers.builtin.lenses.security.lens import LINE_RULES_NEED, MAX_TEMPLATE_LINES, SecurityLens
 from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens

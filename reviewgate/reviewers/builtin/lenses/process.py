@@ -11,7 +11,7 @@ from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.freeze.git import TreeReader
-from reviewgate.reviewers.builtin.common import lens_finding
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.reviewers.builtin.settings import (
     OPT_IN_DIRECTORY,

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 PROTOTYPE_POLLUTION = Rule(
@@ -275,7 +275,8 @@ def _recursive_merges(source: JsSource, path: str, stores: list[tuple[re.Match[s
 def _parsed_assign(source: JsSource, flow: TextFlow, path: str, match: re.Match[str]) -> Iterator[Finding]:
     """`Object.assign(target, JSON.parse(body))`: the parsed object's own `__proto__` key is set on
     the target with `=`, which replaces the target's prototype (a spread `{...parsed}` defines it instead)."""
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments, describe, innermost
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
+    from reviewgate.reviewers.builtin.languages.text_flow import describe, innermost
 
     arguments = call_arguments(source, match.end() - 1)
     if len(arguments) < 2 or "Object.create(null)" in source.masked[slice(*arguments[0])].replace(" ", ""):
@@ -351,7 +352,7 @@ def _function_name(source: JsSource, header_start: int) -> str:
 def _is_empty_literal(source: JsSource, name: str, start: int, before: int) -> bool:
     """`name` is set to `{}` in the (outermost enclosing) function before the write, or is the
     accumulator of a `.reduce(..., {})`."""
-    from reviewgate.reviewers.builtin.languages.text_flow import call_arguments
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
 
     masked, patterns = source.masked, _patterns()
     for match in patterns["empty_literal"].finditer(masked, start, before):

@@ -16,16 +16,12 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.comment_intent import explains_why
-from reviewgate.reviewers.builtin.common import (
-    Comment,
-    Language,
-    added_comments,
-    is_test_data,
-    language_of,
-    lens_finding,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.comments import Comment, added_comments
+from reviewgate.reviewers.builtin.file_kinds import is_test_data
+from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.text import UNPARSABLE
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 REGEX_INJECTION = Rule(
@@ -226,15 +227,10 @@ def _composed(flow: Flow, node: ast.expr, depth: int) -> bool:
 
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
+    from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
     from reviewgate.reviewers.builtin.languages.server_input import SERVER_LANGUAGES
-    from reviewgate.reviewers.builtin.languages.text_flow import (
-        TextFlow,
-        call_arguments,
-        describe,
-        find_source,
-        request_sources,
-    )
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, describe, find_source, request_sources
 
     if language in SERVER_LANGUAGES:
         yield from _server(text, path, added, language)

@@ -24,7 +24,8 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, parse_python
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_parsing import parse_python
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 API_NEWER_THAN_RUNTIME = Rule(

@@ -25,15 +25,11 @@ from typing import NamedTuple
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import (
-    comment_on,
-    is_test_data,
-    is_test_file,
-    is_test_input,
-    language_of,
-    lens_finding,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
+from reviewgate.reviewers.builtin.comments import comment_on
+from reviewgate.reviewers.builtin.file_kinds import is_test_data, is_test_file, is_test_input
+from reviewgate.reviewers.builtin.language_table import language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.secret_formats import PRIVATE_KEY_HEADER, TOKEN_PATTERNS
 

@@ -13,9 +13,11 @@ from collections.abc import Iterator, Mapping
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus
-from reviewgate.reviewers.builtin.behaviour import Evidence, EvidenceKind, analyse, is_behaviour_file
-from reviewgate.reviewers.builtin.common import adds_inline_tests, is_test_file, is_test_input, lens_finding
+from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
+from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
+from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 MISSING_TESTS = Rule(

@@ -23,13 +23,10 @@ from reviewgate.findings import SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import (
-    Language,
-    is_support_code,
-    language_of,
-    lens_finding,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
+from reviewgate.reviewers.builtin.file_kinds import is_support_code
+from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.moved_code import as_moved
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
-from reviewgate.reviewers.builtin.common import Language, nodes_of
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 WRONG_EXCEPTION = Rule(
@@ -310,12 +311,14 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
 def _tree(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     # Their own modules, imported for a file of their languages only: they load the grammars.
     if language is Language.CSHARP:
-        from reviewgate.reviewers.builtin.lenses.wrong_exception_csharp import csharp_findings
+        from reviewgate.reviewers.builtin.lenses.wrong_exception_csharp import csharp_uncaught_calls
 
-        return csharp_findings(text, path, added)
-    from reviewgate.reviewers.builtin.lenses.wrong_exception_jvm import java_findings, kotlin_findings
+        uncaught = csharp_uncaught_calls(text, path, added)
+    else:
+        from reviewgate.reviewers.builtin.lenses.wrong_exception_jvm import java_uncaught_calls, kotlin_uncaught_calls
 
-    return (kotlin_findings if language is Language.KOTLIN else java_findings)(text, path, added)
+        uncaught = (kotlin_uncaught_calls if language is Language.KOTLIN else java_uncaught_calls)(text, path, added)
+    return (wrong_exception_finding(path=path, text=text, **call._asdict()) for call in uncaught)
 
 
 def _handler_names(node: ast.Try) -> list[str] | None:

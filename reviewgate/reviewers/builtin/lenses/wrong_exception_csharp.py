@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.languages.syntax_tree import parse
 from reviewgate.reviewers.builtin.lenses.wrong_exception_tree import (
     OPAQUE,
@@ -27,10 +26,11 @@ from reviewgate.reviewers.builtin.lenses.wrong_exception_tree import (
     Grammar,
     Hierarchy,
     Step,
+    UncaughtCall,
     arithmetic,
     children,
     node_text,
-    tree_findings,
+    uncaught_calls,
 )
 
 if TYPE_CHECKING:
@@ -89,8 +89,8 @@ _OPAQUE_NODES = frozenset(
 )  # fmt: skip
 
 
-def csharp_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from tree_findings(_CSHARP, parse("csharp", text, path), text, path, added)
+def csharp_uncaught_calls(text: str, path: str, added: dict[int, str]) -> Iterator[UncaughtCall]:
+    yield from uncaught_calls(_CSHARP, parse("csharp", text, path), added)
 
 
 def _catches(node: tree_sitter.Node) -> Catches | None:

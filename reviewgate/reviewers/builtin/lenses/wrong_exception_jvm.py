@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.languages.syntax_tree import parse
 from reviewgate.reviewers.builtin.lenses.wrong_exception_tree import (
     OPAQUE,
@@ -32,10 +31,11 @@ from reviewgate.reviewers.builtin.lenses.wrong_exception_tree import (
     Grammar,
     Hierarchy,
     Step,
+    UncaughtCall,
     arithmetic,
     children,
     node_text,
-    tree_findings,
+    uncaught_calls,
 )
 
 if TYPE_CHECKING:
@@ -124,12 +124,12 @@ _JAVA_OPAQUE = frozenset(
 
 
 
-def java_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from tree_findings(_JAVA, parse("java", text, path), text, path, added)
+def java_uncaught_calls(text: str, path: str, added: dict[int, str]) -> Iterator[UncaughtCall]:
+    yield from uncaught_calls(_JAVA, parse("java", text, path), added)
 
 
-def kotlin_findings(text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
-    yield from tree_findings(_KOTLIN, parse("kotlin", text, path), text, path, added)
+def kotlin_uncaught_calls(text: str, path: str, added: dict[int, str]) -> Iterator[UncaughtCall]:
+    yield from uncaught_calls(_KOTLIN, parse("kotlin", text, path), added)
 
 
 # Java ---------------------------------------------------------------------------------------

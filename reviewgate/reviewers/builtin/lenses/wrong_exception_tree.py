@@ -4,7 +4,7 @@ wrong_exception_jvm.py, C# in wrong_exception_csharp.py): the rules of the Pytho
 known, narrow exceptions; a body holding nothing but calls of the language's table, calls known
 to raise nothing, and steps that raise on their own (an index, a cast, a division); handlers
 that are for none of those (or only for a codec step beside the call whose failure escapes); and
-a finding for each table call whose exception none of them catches.
+each table call whose exception none of them catches (the lens, wrong_exception.py, reports it).
 
 Each language gives its exception hierarchy and a `Grammar`: which node is a `try`, its body and
 what its clauses name, and what each node of the body is (its `Step`).
@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
-
-from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.lenses.wrong_exception import wrong_exception_finding
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -108,12 +105,25 @@ def arithmetic(node: tree_sitter.Node) -> Step:
     return (STEP_KEY, ("ArithmeticException",)) if shown in {"/", "%"} else None
 
 
-def tree_findings(grammar: Grammar, tree: tree_sitter.Tree, source: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+class UncaughtCall(NamedTuple):
+    """A call in a `try` that raises what none of its handlers catches: what the lens reports
+    (wrong_exception.py makes the finding)."""
+
+    line: int
+    try_line: int
+    call_line: int
+    shown: str
+    raises: tuple[str, ...]
+    base: str | None
+    handlers: list[str]
+
+
+def uncaught_calls(grammar: Grammar, tree: tree_sitter.Tree, added: dict[int, str]) -> Iterator[UncaughtCall]:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
         if node.type == grammar.try_type:
-            yield from _try(grammar, node, source, path, added)
+            yield from _try(grammar, node, added)
         stack.extend(node.named_children)
 
 
@@ -133,7 +143,7 @@ def _raisers(grammar: Grammar, body: tree_sitter.Node) -> list[Raiser] | None:
     return found
 
 
-def _try(grammar: Grammar, node: tree_sitter.Node, source: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
+def _try(grammar: Grammar, node: tree_sitter.Node, added: dict[int, str]) -> Iterator[UncaughtCall]:
     catches = grammar.catches(node)
     if catches is None:
         return
@@ -161,8 +171,8 @@ def _try(grammar: Grammar, node: tree_sitter.Node, source: str, path: str, added
         if not {line, call_line} & set(added):
             continue
         base = grammar.hierarchy.parent.get(raises[0], "")
-        yield wrong_exception_finding(
-            path=path, text=source, line=line, try_line=node.start_point[0] + 1, call_line=call_line,
+        yield UncaughtCall(
+            line=line, try_line=node.start_point[0] + 1, call_line=call_line,
             shown=f"{key.lstrip('.')}()" if key.startswith(".") else f"{key}(...)", raises=raises,
             base=None if not base or base in grammar.hierarchy.broad else base, handlers=names,
         )

@@ -23,7 +23,8 @@ from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.common import C_LIKE, HASH_COMMENT, Language, defused_comment_openers
+from reviewgate.reviewers.builtin.comments import defused_comment_openers
+from reviewgate.reviewers.builtin.language_table import C_LIKE, HASH_COMMENT, Language
 from reviewgate.text import decode_text
 
 if TYPE_CHECKING:

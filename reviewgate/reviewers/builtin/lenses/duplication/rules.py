@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import ChangeStatus, DiffLine, FileChange, LineKind
-from reviewgate.reviewers.builtin.common import Language
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import IDENTIFIER_MARK, KEYWORDS, Normalized
 
 # A definition starts its line; each language has its own keywords (Go's `func` is not Python's

@@ -22,17 +22,16 @@ from typing import TYPE_CHECKING
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange
-from reviewgate.reviewers.builtin.common import (
-    CODE_LANGUAGES,
+from reviewgate.reviewers.builtin.file_kinds import (
     SUPPORT_DIRECTORIES,
     is_configuration_file,
     is_stub_file,
     is_test_file,
     is_test_input,
     is_translation_file,
-    language_of,
-    lens_finding,
 )
+from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
     Normalized,

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import Language, language_of, lens_finding, reviewable_changes
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
+from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
 
 if TYPE_CHECKING:  # imported where a JavaScript or TypeScript file is read: a Python-only run never loads it

@@ -18,20 +18,14 @@ from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.common import (
-    C_LIKE,
-    AddedSpans,
-    Language,
-    comment_on,
-    is_test_file,
-    language_of,
-    lens_finding,
-    nodes_of,
-    parse_python,
-    parse_python_touched,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.changed_lines import AddedSpans, reviewable_changes
+from reviewgate.reviewers.builtin.comments import comment_on
+from reviewgate.reviewers.builtin.file_kinds import is_test_file
+from reviewgate.reviewers.builtin.language_table import C_LIKE, Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
+from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 SHELL_INJECTION = Rule(

@@ -14,26 +14,22 @@ import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, SUPPORT_CODE, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
-from reviewgate.reviewers.builtin.common import (
-    C_LIKE,
-    Language,
-    comment_on,
-    defused_comment_openers,
-    is_ci_or_script,
-    is_support_code,
-    language_of,
-    lens_finding,
-    reviewable_changes,
-)
+from reviewgate.reviewers.builtin.comments import comment_on, defused_comment_openers
+from reviewgate.reviewers.builtin.file_kinds import is_ci_or_script, is_support_code
+from reviewgate.reviewers.builtin.language_table import C_LIKE, Language, language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
+from reviewgate.reviewers.builtin.lenses.swallowed.exit_traps import exit_trap_lines
+from reviewgate.reviewers.builtin.lenses.swallowed.go_results import returns_no_error
+from reviewgate.reviewers.builtin.lenses.swallowed.handler_comments import nearby_comments
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 EMPTY_CATCH = Rule(
@@ -99,6 +95,7 @@ export function readConfig(text) {
     ),
 )
 
+
 DROPPED_ERROR = Rule(
     id="correctness/dropped-error",
     finding_class=FindingClass.CORRECTNESS,
@@ -155,6 +152,7 @@ func Load(path string) ([]byte, error) {
     ),
 )
 
+
 IGNORED_EXIT_STATUS = Rule(
     id="correctness/ignored-exit-status",
     finding_class=FindingClass.CORRECTNESS,
@@ -199,21 +197,26 @@ make deploy
     ),
 )
 
+
 RULES = (EMPTY_CATCH, DROPPED_ERROR, IGNORED_EXIT_STATUS)
 
 
-if TYPE_CHECKING:  # imported where an empty catch is read: a Python-only run never loads it
-    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
-
 RULE_EMPTY_CATCH = EMPTY_CATCH.id
+
+
 RULE_DROPPED_ERROR = DROPPED_ERROR.id
+
+
 RULE_IGNORED_EXIT = IGNORED_EXIT_STATUS.id
+
 
 # Whitespace and comments only: the block does nothing. Each comment matches one way only: a
 # line comment runs to the end of its line, a block comment stops at its own `*/`. (With
 # `//[^\n]*` free to stop early, a `////////` banner line splits into exponentially many
 # comments when no `}` follows: a 1,300-line file held the gate for minutes.)
 _NOTHING = r"(?:\s|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*"
+
+
 _EMPTY_CATCH = LazyPattern(r"\bcatch\b\s*(?:\([^(){}]*\))?\s*\{" + _NOTHING + r"\}", re.DOTALL)
 _PROMISE_CATCH = LazyPattern(
     r"\.catch\(\s*(?:async\s+)?(?:\(\s*[\w$]*\s*(?::\s*[\w$]+)?\s*\)|[\w$]+)\s*=>\s*"
@@ -221,40 +224,18 @@ _PROMISE_CATCH = LazyPattern(
     r"|\.catch\(\s*function\s*[\w$]*\s*\([^)]*\)\s*\{" + _NOTHING + r"\}\s*\)",
     re.DOTALL,
 )
+
+
 _GO_DROPPED = LazyPattern(
     r"\bif\s+(?:[^{};\n]+;\s*)?(?P<name>[\w.]*[eE]rr\w*)\s*!=\s*nil\s*\{\s*(?:return\s+nil(?:\s*,\s*nil)*\s*)?\}"
 )
-# A Go function's signature up to its body's brace: the results are what follows the parameters.
-_GO_FUNC = LazyPattern(
-    r"\bfunc\s*(?:\([^()]*\)\s*)?(?:[\w]+\s*)?(?:\[[^\]]*\]\s*)?\((?:[^()]|\([^()]*\))*\)"
-    r"(?P<results>[^{}\n]*)\{"
-)
-_GO_ERROR_RESULT = LazyPattern(r"\berror\b")
+
+
 _GO_BLANK = LazyPattern(r"^\s*_\s*=\s*(?P<name>err\w*|\w*Err)\s*$")
-_INLINE_COMMENT = LazyPattern(r"//[^\n]*|/\*[\s\S]*?\*/")
-_COMMENT_MARKERS = LazyPattern(r"^\s*(?://+|/\*+|\*+/?)|\*+/\s*$")
 _SHELL_TRUE = LazyPattern(r"\|\|\s*(?:true|:)\s*(?:$|[;&)#'\"])")
+
+
 _SHELL_SET_E = LazyPattern(r"(?:^|[\s;'\"])set\s+(?:\+e|\+o\s+errexit)\b")
-
-
-def go_results_of(text: str, offset: int) -> str | None:
-    """The result types of the innermost Go function (or function literal) whose body holds
-    `offset`, as written (`(*Config, error)`, `[]string`); None when none is found."""
-    found = None
-    for match in _GO_FUNC.finditer(text, 0, offset):
-        body = match.end() - 1
-        if text.count("{", body, offset) > text.count("}", body, offset):
-            found = match.group("results").strip()
-    return found
-
-
-def _returns_no_error(text: str, match: re.Match[str]) -> bool:
-    """`if err != nil { return nil }` in a function with no `error` result returns its nil value
-    (`*T`, `[]T`, a map) on failure by design: the error is not the caller's to get."""
-    if "return" not in match.group(0):
-        return False  # an empty block drops the error whatever the function returns
-    results = go_results_of(text, match.start())
-    return results is not None and results != "" and not _GO_ERROR_RESULT.search(results)
 
 
 def _line_starts(text: str) -> list[int]:
@@ -315,7 +296,7 @@ class OtherLanguagesSwallowedFailureLens:
                 if rule == RULE_EMPTY_CATCH:
                     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
 
-                    inside, above = _nearby_comments(read_js(text), match, lines, language)
+                    inside, above = nearby_comments(read_js(text), match, lines, language)
                     reason = "\n".join(part for part in (inside, above) if part)
                     if states_a_reason(inside) or explains_a_fallback(above):
                         yield self._deliberate(change.path, first, last, lines[first - 1], reason)
@@ -404,39 +385,6 @@ class OtherLanguagesSwallowedFailureLens:
         )
 
 
-# `trap 'rm -rf "$tmp" || true' EXIT` / `trap cleanup EXIT INT`: the command and the signals.
-_TRAP = LazyPattern(r"""^\s*trap\s+(?P<command>'[^']*'|"[^"]*"|[\w-]+)\s+(?P<signals>[\w\s]+?)\s*(?:[;#].*)?$""")
-_SHELL_FUNCTION = LazyPattern(r"^(?P<indent>\s*)(?:function\s+)?(?P<name>[\w-]+)\s*(?:\(\s*\))?\s*\{\s*$"
-                             r"|^(?P<indent2>\s*)(?P<name2>[\w-]+)\s*\(\s*\)\s*$")
-
-
-def exit_trap_lines(text: str) -> set[int]:
-    """Lines of a script's clean-up on exit: `trap '...' EXIT` lines, and the bodies of functions
-    an EXIT trap runs. A clean-up step that may fail (`rm ... || true`) must not turn the
-    script's own exit status into its failure: `|| true` there ignores nothing that matters."""
-    lines = text.split("\n")
-    found: set[int] = set()
-    handlers: set[str] = set()
-    for number, line in enumerate(lines, 1):
-        match = _TRAP.match(line)
-        if match and {"EXIT", "0"} & set(match.group("signals").split()):
-            found.add(number)
-            handlers.update(re.findall(r"[\w-]+", match.group("command").strip("'\"")))
-    if not handlers:
-        return found
-    for number, line in enumerate(lines, 1):
-        match = _SHELL_FUNCTION.match(line)
-        name = match and (match.group("name") or match.group("name2"))
-        if not match or name not in handlers:
-            continue
-        indent = match.group("indent") if match.group("name") else match.group("indent2")
-        for index in range(number, len(lines)):
-            found.add(index + 1)
-            if lines[index].rstrip() == f"{indent}}}":
-                break
-    return found
-
-
 def _base_text(request: ReviewRequest, change: FileChange) -> str | None:
     """The file as the merge base has it (its old name for a rename); None when it is new."""
     base = base_reader_for(request.target)
@@ -447,62 +395,12 @@ def _base_text(request: ReviewRequest, change: FileChange) -> str | None:
 
 def _idiom(pattern: re.Pattern[str] | LazyPattern, text: str, match: re.Match[str]) -> bool:
     """A match that is the language's idiom where it stands, not a swallowed failure."""
-    return pattern is _GO_DROPPED and _returns_no_error(text, match)
+    return pattern is _GO_DROPPED and returns_no_error(text, match)
 
 
 def _count(pattern: re.Pattern[str] | LazyPattern, text: str) -> int:
     searched = defused_comment_openers(text)[0]  # as `_blocks` searches
     return sum(1 for match in pattern.finditer(searched) if not _idiom(pattern, text, match))
-
-
-def _comment_text(raw: str) -> str:
-    return " ".join(_COMMENT_MARKERS.sub("", part).strip() for part in raw.splitlines()).strip()
-
-
-# A `try` often follows the line that sets the fallback value (`let recursive = true;`), with the
-# comment explaining the fallback above that: look past this many code lines for it.
-MAX_LINES_BEFORE_TRY = 2
-
-
-def _comments_above(line: int, lines: list[str], language: Language, reach: int = 0) -> list[str]:
-    """The whole-line comments right above a line (or above up to `reach` code lines above it),
-    nearest last."""
-    found: list[str] = []
-    number = line - 1
-    while reach > 0 and number >= 1 and comment_on(number, lines[number - 1], language) is None:
-        if not lines[number - 1].strip():
-            break
-        number -= 1
-        reach -= 1
-    while number >= 1:
-        comment = comment_on(number, lines[number - 1], language)
-        if comment is None or not comment.whole_line:
-            break
-        found.insert(0, comment.text)
-        number -= 1
-    return found
-
-
-def _nearby_comments(
-    source: JsSource, match: re.Match[str], lines: list[str], language: Language
-) -> tuple[str, str]:
-    """The comments in the handler and on its lines; and those right above it or above its `try`."""
-    first = source.line_of(match.start())
-    last = source.line_of(match.end() - 1)
-    inside = [_comment_text(item) for item in _INLINE_COMMENT.findall(source.text[match.start() : match.end()])]
-    for number in {first, last}:
-        comment = comment_on(number, lines[number - 1], language)
-        if comment is not None:
-            inside.append(comment.text)
-    above = _comments_above(first, lines, language)
-    closing = source.skip_space_back(match.start() - 1)
-    opener = source.pairs.get(closing, -1) if closing >= 0 and source.masked[closing] == "}" else -1
-    if opener > 0 and source.masked[:opener].rstrip().endswith("try"):
-        above += _comments_above(source.line_of(opener), lines, language, MAX_LINES_BEFORE_TRY)
-    return (
-        "\n".join(dict.fromkeys(text for text in inside if text)),
-        "\n".join(dict.fromkeys(text for text in above if text)),
-    )
 
 
 _WORDING = {
@@ -523,6 +421,7 @@ _WORDING = {
         "broke. Check for the specific condition you expect instead.",
     ),
 }
+
 
 # What the registry (reviewers/builtin/rules.py) runs of this module.
 LENSES = (OtherLanguagesSwallowedFailureLens(),)

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
 from reviewgate.freeze.diff import ChangeStatus
-from reviewgate.reviewers.builtin.common import nodes_of, parse_python_touched
+from reviewgate.reviewers.builtin.python_parsing import parse_python_touched
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 SWALLOWED_EXCEPTION = Rule(

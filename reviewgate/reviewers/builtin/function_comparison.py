@@ -1,0 +1,262 @@
+"""How a file's functions changed between the merge base and head: the evidence of new or altered
+behaviour, with moved, extracted, deprecated and restructured code told apart."""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import NamedTuple
+
+from reviewgate.freeze.diff import FileChange
+from reviewgate.reviewers.builtin.languages.shapes import (
+    FunctionShape,
+    Shapes,
+)
+
+# A new function of this many statements is substantial whether public or not.
+SUBSTANTIAL_STATEMENTS = 5
+
+
+# Branches an existing function must gain for the evidence to be strong.
+STRONG_BRANCH_GROWTH = 2
+
+
+class EvidenceKind(str, enum.Enum):
+    NEW_FUNCTION = "new-function"
+    MORE_BRANCHES = "more-branches"
+    CHANGED_DEFAULT = "changed-default"
+    CHANGED_BODY = "changed-body"  # counts for a fix only: it alters behaviour, adds none
+
+
+class Evidence(NamedTuple):
+    """One sign that a change adds or alters behaviour (a new function, more branches), and where."""
+
+    kind: EvidenceKind
+    path: str
+    line: int
+    name: str
+    detail: str  # what a person reads: "`connect` is absent at the merge base"
+    strong: bool
+
+    @property
+    def adds_behaviour(self) -> bool:
+        return self.kind is not EvidenceKind.CHANGED_BODY
+
+
+def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
+    added = change.added_lines()
+    return next((line for line in range(shape.line, shape.end_line + 1) if line in added), shape.line)
+
+
+# A new function most of whose lines the merge base already has, in the files the change touches,
+# was extracted from existing code (a helper pulled out of a longer function), not written: at
+# least this share of its distinct body lines, and at least this many of them. (The diff alone
+# cannot tell: git often keeps the extracted lines as context and adds the call around them.)
+EXTRACTED_SHARE = 0.6
+
+
+EXTRACTED_MIN_LINES = 3
+
+
+EXTRACTED_WHOLE_LINES = 2
+
+
+# Lines too generic to say where code came from (`return x`, `}`, `else:`, `pass`).
+_GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|continue)\b\W*\w{0,12}\W*)$")
+
+
+def _body_lines(text: str) -> set[str]:
+    """A function's distinct body lines (signature line left out), stripped, generic ones dropped."""
+    generic = _GENERIC_LINE.match
+    return {line for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
+
+
+class MovedCode:
+    """The functions the change removes (their name is gone from their file at head, or their
+    file is deleted): a function "new" at head with the same text or normalised body was moved
+    or renamed, not written. So is one whose lines the change removes elsewhere (extracted)."""
+
+    def __init__(self, removed: list[FunctionShape], base_texts: tuple[str, ...] = ()) -> None:
+        self.removed = removed
+        self.base_texts = base_texts
+        self._base_lines: frozenset[str] | None = None  # split when first asked
+        self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
+        self._bodies: set[str] | None = None
+        self._counts: set[tuple[int, int]] | None = None
+
+    def extracted(self, shape: FunctionShape) -> bool:
+        if not self.base_texts:
+            return False
+        if self._base_lines is None:
+            self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
+        lines = _body_lines(shape.text)
+        found = len(lines & self._base_lines)
+        # A short one counts when all its lines were there: a constructor moved into a delegate.
+        whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
+        return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))
+
+    def holds(self, shape: FunctionShape) -> bool:
+        if self.extracted(shape):
+            return True
+        if not self.removed:
+            return False
+        if shape.text.split("\n", 1)[-1] in self.texts:  # the same lines under another signature line
+            return True
+        if self._counts is None:
+            self._counts = {(item.branches, item.statements) for item in self.removed}
+        if (shape.branches, shape.statements) not in self._counts:
+            return False  # cheap to tell apart: no body to normalise
+        if self._bodies is None:
+            self._bodies = {item.body for item in self.removed}
+        return shape.body in self._bodies
+
+
+def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
+    # A new public function is what a library's users get: strong unless it is a stub or a bare
+    # accessor. A private helper is strong only when substantial.
+    strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (shape.public and not shape.trivial)
+    size = f"{shape.statements} statement(s), {shape.branches} branch(es)"
+    return Evidence(
+        EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name,
+        f"`{shape.name}` is absent at the merge base ({size})", strong,
+    )
+
+
+def is_decisionless_one_liner(shape: FunctionShape) -> bool:
+    """A function written on one line that decides nothing (`export const f = () => Object.create(null)`,
+    `def name(self): return self._name`): it names an expression; there is no behaviour of its own
+    for a test to pin down."""
+    return shape.line == shape.end_line and shape.branches == 0 and shape.statements <= 1
+
+
+def _changed_defaults(old: FunctionShape, shape: FunctionShape) -> list[tuple[str, str, str]]:
+    before = dict(old.defaults)
+    return [
+        (parameter, before[parameter], value)
+        for parameter, value in shape.defaults
+        if parameter in before and before[parameter] != value
+    ]
+
+
+def compare(
+    change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
+) -> list[Evidence]:
+    """Evidence for one file: `base` None when the file is new. `changed_bodies` also reports
+    functions that do something different without gaining behaviour (what a fix does)."""
+    found: list[Evidence] = []
+    for name, shape in head.items():
+        old = None if base is None else base.get(name)
+        if old is None:
+            if not is_decisionless_one_liner(shape) and not moved.holds(shape):
+                found.append(_new_function(change, shape))
+            continue
+        if shape.text == old.text:
+            continue  # untouched, whatever else moved around it
+        if shape.branches > old.branches:
+            grew = shape.branches - old.branches
+            found.append(Evidence(
+                EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
+                f"branches: {old.branches} → {shape.branches} in `{name}`", grew >= STRONG_BRANCH_GROWTH,
+            ))
+        defaults = _changed_defaults(old, shape) if shape.public else []
+        if defaults:
+            parameter, before, after = defaults[0]
+            found.append(Evidence(
+                EvidenceKind.CHANGED_DEFAULT, change.path, _first_added_line(change, shape), name,
+                f"default of `{parameter}` in `{name}`: `{before}` → `{after}`", False,
+            ))
+        elif changed_bodies and shape.branches <= old.branches and shape.body != old.body:
+            found.append(Evidence(
+                EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
+                f"`{name}` does something different than at the merge base", False,
+            ))
+    return _restructured(_deprecations(found, change, head), base, head)
+
+
+# A line that says something is deprecated: Python's DeprecationWarning, depd's `deprecate(...)`,
+# a `@deprecated` marker, a "... is deprecated" message.
+_DEPRECATION = re.compile(r"deprecat", re.IGNORECASE)
+
+
+# A line that opens a branch, in any language the lens reads.
+_BRANCH_HEADER = re.compile(r"^\s*(?:\}\s*)?(?:if|elif|else\s+if|else|switch|case|catch|except|for|while)\b")
+
+
+# How far below its header a branch's deprecation warning may be (a multi-line `warnings.warn(`).
+DEPRECATION_REACH = 8
+
+
+# A new function this small whose code warns of a deprecation is a shim (an alias that warns, a
+# module `__getattr__` for a removed attribute), not behaviour.
+DEPRECATION_SHIM_STATEMENTS = 8
+
+
+def _only_deprecates(change: FileChange, shape: FunctionShape, *, opens_branches: bool) -> bool:
+    """Whether the lines the change adds to the function warn of a deprecation and every branch
+    among them leads to such a warning within DEPRECATION_REACH lines; with `opens_branches`,
+    also whether they open a branch at all."""
+    added = change.added_lines()
+    lines = [(number, added[number]) for number in range(shape.line, shape.end_line + 1) if number in added]
+    warnings = [number for number, text in lines if _DEPRECATION.search(text)]
+    headers = [number for number, text in lines if _BRANCH_HEADER.match(text)]
+    return bool(warnings) and (bool(headers) or not opens_branches) and all(
+        any(header < warning <= header + DEPRECATION_REACH for warning in warnings) for header in headers
+    )
+
+
+def _deprecations(found: list[Evidence], change: FileChange, head: Shapes) -> list[Evidence]:
+    """Branches or a small function added only to warn that something is deprecated announce a
+    removal; they add no behaviour a test must pin down: weak evidence (minor)."""
+    kept = []
+    for item in found:
+        shape = head.get(item.name)
+        if item.strong and shape is not None and _is_deprecation(item, change, shape):
+            item = item._replace(strong=False, detail=item.detail + " (its new code only warns of a deprecation)")
+        kept.append(item)
+    return kept
+
+
+def _is_deprecation(item: Evidence, change: FileChange, shape: FunctionShape) -> bool:
+    if item.kind is EvidenceKind.NEW_FUNCTION:
+        return shape.statements <= DEPRECATION_SHIM_STATEMENTS and _only_deprecates(change, shape, opens_branches=False)
+    if item.kind is EvidenceKind.MORE_BRANCHES:
+        # The growth must come from branches that warn, not from conditions grown beside them.
+        return _only_deprecates(change, shape, opens_branches=True)
+    return False
+
+
+# How many branches a refactor may add when it takes at least RESTATED_MIN_LOST out of the file's
+# existing functions: a moved decision restated as guard clauses.
+RESTATED_BRANCHES = 1
+
+
+RESTATED_MIN_LOST = 3
+
+
+def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> list[Evidence]:
+    """New functions that hold what the file's other functions lost are the same code rearranged
+    (a refactor that splits a long function into helpers), not new code: when the file holds no
+    more branches than at the merge base (one more when other functions lost at least
+    RESTATED_MIN_LOST: decisions restated as guard clauses), and either the new functions carry decisions the file
+    had already, or other functions of the file lost statements and the file's statements grew by
+    no more than one (a call) per new function, the evidence is weak (minor)."""
+    if base is None or not any(item.strong for item in found):
+        return found
+    before, after = sum(shape.branches for shape in base.values()), sum(shape.branches for shape in head.values())
+    lost_branches = sum(max(0, shape.branches - head[name].branches) if name in head else shape.branches
+                        for name, shape in base.items())
+    # Decisions moved into a helper are often restated as guard clauses, one more than the nested
+    # condition they replace (`if ty is not None: return ty` for `if ty is None and default ...`).
+    if after > before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0):
+        return found
+    # Decisions can be rearranged; a new function without branches (a public one-liner) is new
+    # behaviour unless the statements it holds left another function of the file.
+    rearranged = any(item.strong and item.name in head and head[item.name].branches for item in found)
+    new = sum(1 for name in head if name not in base)  # moved ones too: each is called from somewhere
+    written = sum(shape.statements for shape in head.values()) - sum(shape.statements for shape in base.values())
+    lost = sum(max(0, shape.statements - head[name].statements if name in head else shape.statements)
+               for name, shape in base.items())
+    if not rearranged and not (new and lost and written <= new):
+        return found
+    note = f" (the file's branches overall: {before} → {after}, statements {written:+d}: rearranged rather than added)"
+    return [item._replace(strong=False, detail=item.detail + note) if item.strong else item for item in found]
