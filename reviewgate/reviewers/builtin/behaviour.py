@@ -38,7 +38,8 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     Shapes,
     base_side,
 )
-from reviewgate.reviewers.builtin.product_code import GENERATED, non_product_reason
+from reviewgate.reviewers.builtin.path_kinds import GENERATED
+from reviewgate.reviewers.builtin.product_code import non_product_reason
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
 from reviewgate.reviewers.builtin.side_shapes import head_shapes_of, shapes_of
 

@@ -30,35 +30,24 @@ from typing import Generic, NamedTuple, TypeVar
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, Severity
 from reviewgate.freeze.diff import ChangeStatus
-from reviewgate.freeze.exclusions import (
-    GENERATED_DIRECTORIES,
-    GENERATED_HEADER,
-    GENERATED_NAME,
-    VENDORED_DIRECTORIES,
-    matches,
-    vendored_copies,
-)
+from reviewgate.freeze.exclusions import GENERATED_HEADER, matches, vendored_copies
 from reviewgate.freeze.freeze import FrozenTarget, base_reader_for
 from reviewgate.freeze.tooling import GITATTRIBUTES, linguist_patterns
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.path_kinds import (
+    DOCUMENTATION,
+    GENERATED,
+    VENDORED,
+    by_path,
+)
 
-VENDORED = "vendored code"
-GENERATED = "generated code"
-DOCUMENTATION = "documentation"
-EXAMPLES = "example code"
 UNPUBLISHED = "a crate the repository does not publish (`publish = false`)"
 UNPACKAGED = "Ruby code the gemspec does not package (its `files`)"
 # Reasons whose findings are left out altogether: the repository's tooling at the target side says
 # so (or the path lies in a vendored tree), not the branch.
 LEFT_OUT = frozenset({VENDORED, f"{GENERATED} (.gitattributes)"})
 
-_DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation", "_docs"})
-_EXAMPLE_DIRECTORIES = frozenset({"examples", "example", "samples", "sample", "demo", "demos", "docs_src"})
-# A directory named for examples of something (`typing-examples/`, `code_samples/`).
-_EXAMPLE_SUFFIXES = ("-examples", "_examples", "-samples", "_samples")
-# Where javadoc and similar tools write their HTML, scripts and style sheets.
-_API_DOCUMENTATION_OUTPUT = frozenset({"javadoc", "javadocs", "apidocs", "api-docs"})
 # How many characters of a file's start hold a generator's header.
 _HEADER_CHARACTERS = 2000
 _BLOCKING = frozenset({Severity.BLOCKER, Severity.MAJOR})
@@ -114,31 +103,6 @@ def _change_facts(target: FrozenTarget) -> _ChangeFacts:
         )
         held = _facts[id(target)] = (target, _ChangeFacts(vendored_copies(list(target.files)), present, javadoc))
     return held[1]
-
-
-def _directories(path: str) -> list[str]:
-    return [part.lower() for part in path.split("/")[:-1]]
-
-
-def _by_path(path: str) -> str | None:
-    directories = _directories(path)
-    if any(part in VENDORED_DIRECTORIES for part in directories):
-        return VENDORED
-    if any(part in GENERATED_DIRECTORIES or part in _API_DOCUMENTATION_OUTPUT for part in directories):
-        return GENERATED
-    if GENERATED_NAME.search(path.rpartition("/")[2]):
-        return GENERATED
-    if any(part in _EXAMPLE_DIRECTORIES or part.endswith(_EXAMPLE_SUFFIXES) for part in directories):
-        return EXAMPLES
-    if any(part in _DOCUMENTATION_DIRECTORIES for part in directories):
-        return DOCUMENTATION
-    return None
-
-
-def is_example_code(path: str) -> bool:
-    """Code under an examples directory (`examples/`, `samples/`, `typing-examples/`) that no
-    vendored or generated directory holds: it shows how to use the product, and is never deployed."""
-    return _by_path(path) == EXAMPLES
 
 
 _UNPUBLISHED = LazyPattern(r"^\s*publish\s*=\s*false\b", re.MULTILINE)
@@ -198,7 +162,7 @@ _GLOB_DIRECTORIES = LazyPattern(r"\{([\w,-]+)\}/|[\"'\[,\s]([\w-]+)/\*")
 _WORDS = LazyPattern(r"[\w-]+")
 
 
-def gem_directories(gemspec: str) -> frozenset[str] | None:
+def gemdirectories_of(gemspec: str) -> frozenset[str] | None:
     """The top directories a gemspec packages, read from its `files` (regex or glob), its
     `require_paths` and its `bindir`; None when `files` names none it can read (`git ls-files`
     unfiltered: everything ships)."""
@@ -226,7 +190,7 @@ class _Gem:
             return
         specs = [name for name in base.list_files() if "/" not in name and name.endswith(".gemspec")]
         if len(specs) == 1 and (text := base.read_text(specs[0])) is not None:
-            self.packaged = gem_directories(text)
+            self.packaged = gemdirectories_of(text)
 
     def unpackaged(self, path: str) -> bool:
         top, slash, _ = path.partition("/")
@@ -261,7 +225,7 @@ def non_product_reason(request: ReviewRequest, path: str, *, read_header: bool =
         return f"{GENERATED} (.gitattributes)"
     if attributes.documentation and matches(attributes.documentation, path):
         return DOCUMENTATION
-    reason = _by_path(path)
+    reason = by_path(path)
     if reason is not None:
         return reason
     if _crates.of(request).unpublished(path):

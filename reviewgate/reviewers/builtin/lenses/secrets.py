@@ -30,6 +30,7 @@ from reviewgate.reviewers.builtin.comments import comment_on
 from reviewgate.reviewers.builtin.file_kinds import is_test_data, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.language_table import language_of
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
+from reviewgate.reviewers.builtin.path_kinds import is_example_code
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.secret_formats import PRIVATE_KEY_HEADER, TOKEN_PATTERNS
 
@@ -242,11 +243,8 @@ def is_documentation(path: str) -> bool:
 
 def _example_or_test_code(request: ReviewRequest, path: str) -> str | None:
     """A test file, a test directory the repository's own test runner names (pytest's `testpaths`:
-    celery's `t/unit/`), or example code (product_code: `examples/`, `samples/`): what it holds
+    celery's `t/unit/`), or example code (path_kinds: `examples/`, `samples/`): what it holds
     is never deployed."""
-    # Imported here: product_code imports this module for the rule's id.
-    from reviewgate.reviewers.builtin.product_code import is_example_code
-
     if is_test_file(path) or is_test_input(request, path):
         return "a test file"
     if is_example_code(path):
