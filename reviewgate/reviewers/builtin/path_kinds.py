@@ -19,12 +19,12 @@ _EXAMPLE_SUFFIXES = ("-examples", "_examples", "-samples", "_samples")
 _API_DOCUMENTATION_OUTPUT = frozenset({"javadoc", "javadocs", "apidocs", "api-docs"})
 
 
-def directories_of(path: str) -> list[str]:
+def _directories(path: str) -> list[str]:
     return [part.lower() for part in path.split("/")[:-1]]
 
 
 def by_path(path: str) -> str | None:
-    directories = directories_of(path)
+    directories = _directories(path)
     if any(part in VENDORED_DIRECTORIES for part in directories):
         return VENDORED
     if any(part in GENERATED_DIRECTORIES or part in _API_DOCUMENTATION_OUTPUT for part in directories):

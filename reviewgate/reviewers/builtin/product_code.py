@@ -162,7 +162,7 @@ _GLOB_DIRECTORIES = LazyPattern(r"\{([\w,-]+)\}/|[\"'\[,\s]([\w-]+)/\*")
 _WORDS = LazyPattern(r"[\w-]+")
 
 
-def gemdirectories_of(gemspec: str) -> frozenset[str] | None:
+def gem_directories(gemspec: str) -> frozenset[str] | None:
     """The top directories a gemspec packages, read from its `files` (regex or glob), its
     `require_paths` and its `bindir`; None when `files` names none it can read (`git ls-files`
     unfiltered: everything ships)."""
@@ -190,7 +190,7 @@ class _Gem:
             return
         specs = [name for name in base.list_files() if "/" not in name and name.endswith(".gemspec")]
         if len(specs) == 1 and (text := base.read_text(specs[0])) is not None:
-            self.packaged = gemdirectories_of(text)
+            self.packaged = gem_directories(text)
 
     def unpackaged(self, path: str) -> bool:
         top, slash, _ = path.partition("/")
