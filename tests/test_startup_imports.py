@@ -66,6 +66,10 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.languages.python_flow",
     "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.builtin.lenses.discarded_callback_error",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.guards",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.javascript_go",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.python",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.server_languages",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_csharp",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_jvm",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_tree",
@@ -147,7 +151,9 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # - `security.code_evaluation`: `security/eval`'s declaration and checks
 # - `security.unsafe_loading`: `security/unsafe-yaml` and `security/unsafe-deserialization`
 # - `security.tls_verification`: `security/tls-verification-off`'s declaration and checks
-LOCAL_RUN_MODULES = 142
+# 143 with the open-redirect lens a package (`open_redirect`, its `__init__`), whose readers per
+# family of languages are imported where a file mentions a redirect (DEFERRED above)
+LOCAL_RUN_MODULES = 143
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
