@@ -16,7 +16,7 @@ from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.lenses.error_cause import RULE_ERROR_CAUSE_DROPPED
 from reviewgate.reviewers.builtin.lenses.joined_set_cookie import RULE_JOINED_SET_COOKIE
 from reviewgate.reviewers.builtin.lenses.jwt_algorithm import RULE_JWT_ALGORITHM_UNPINNED
-from reviewgate.reviewers.builtin.lenses.open_redirect import RULE_OPEN_REDIRECT
+from reviewgate.reviewers.builtin.lenses.open_redirect.lens import RULE_OPEN_REDIRECT
 from reviewgate.reviewers.builtin.lenses.runtime_minimum import RULE_API_NEWER_THAN_RUNTIME
 from reviewgate.reviewers.builtin.lenses.scheme_case import RULE_CASE_SENSITIVE_SCHEME
 from reviewgate.reviewers.builtin.lenses.target_manifest import lowest_allowed

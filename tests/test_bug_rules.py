@@ -16,7 +16,7 @@ from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin import rules as registry
 from reviewgate.reviewers.builtin.lenses.discarded_go_error import RULE_DISCARDED_GO_ERROR
 from reviewgate.reviewers.builtin.lenses.literal_typo import slip
-from reviewgate.reviewers.builtin.lenses.open_redirect import OPEN_REDIRECT, RULE_OPEN_REDIRECT
+from reviewgate.reviewers.builtin.lenses.open_redirect.lens import OPEN_REDIRECT, RULE_OPEN_REDIRECT
 from reviewgate.reviewers.builtin.lenses.wrong_exception import RULE_WRONG_EXCEPTION
 from reviewgate.reviewers.builtin.rule import Record
 from reviewgate.reviewers.builtin.rules import RULES, RULES_BY_ID

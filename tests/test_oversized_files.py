@@ -21,6 +21,7 @@ from reviewgate.freeze.exclusions import MAX_FILE_DIFF_BYTES
 from reviewgate.reviewers.builtin.lenses.oversized import WHOLE_FILE_LIMIT, matching_pieces, pieces_of
 from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.reviewers.builtin.lenses.security import lens as security
+from reviewgate.reviewers.builtin.lenses.security.line_rules import MAX_TEMPLATE_LINES
 from reviewgate.text import lines_at
 from testing.cli import run_cli
 from testing.model_server import review_document
@@ -151,7 +152,7 @@ def test_a_line_with_undecodable_bytes_keeps_its_bytes_and_its_number() -> None:
     assert piece == b"@@ -0,0 +2,1 @@\n+\xff\xfe token = 2\n"
 
 
-@pytest.mark.parametrize("rule", range(len(security._LINE_RULES)))
+@pytest.mark.parametrize("rule", range(len(security.LINE_RULES)))
 def test_every_security_line_rule_needs_what_the_oversized_scan_looks_for(rule: int) -> None:
     """The scan of a file over the size cap reads only lines LINE_RULES_NEED finds something in:
     a line a rule matches that the filter missed would go unread."""
@@ -162,7 +163,7 @@ def test_every_security_line_rule_needs_what_the_oversized_scan_looks_for(rule: 
         "new Function(body)", "rejectUnauthorized: false", "NODE_TLS_REJECT_UNAUTHORIZED = '0'",
         "InsecureSkipVerify: true", "new NoopHostnameVerifier()", "ALLOW_ALL_HOSTNAME_VERIFIER",
     ]
-    _, pattern, _, _ = security._LINE_RULES[rule]
+    pattern = security.LINE_RULES[rule].pattern
     matched = [line for line in examples if pattern.search(line)]
     assert matched, "an example for every rule"
     assert [line for line in matched if not security.LINE_RULES_NEED.search(line)] == []
@@ -229,7 +230,7 @@ def test_the_oversized_scan_finds_what_the_lenses_find_reading_every_line(seed: 
     security_lens = security.SecurityLens()
     security_whole = found(security_lens.check(request_for(change)))
     security_pieces = found(item for piece in pieces_of(change, ((security.LINE_RULES_NEED,),),
-                                                        following=security.MAX_TEMPLATE_LINES)
+                                                        following=MAX_TEMPLATE_LINES)
                             for item in security_lens.check(request_for(piece)))
     assert {rule for rule, _, _ in security_whole} >= {"security/sql-injection", "security/eval", "security/tls-verification-off"}
     assert security_pieces == security_whole

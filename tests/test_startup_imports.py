@@ -66,6 +66,10 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.languages.python_flow",
     "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.builtin.lenses.discarded_callback_error",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.guards",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.javascript_go",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.python",
+    "reviewgate.reviewers.builtin.lenses.open_redirect.server_languages",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_csharp",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_jvm",
     "reviewgate.reviewers.builtin.lenses.wrong_exception_tree",
@@ -137,8 +141,19 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # from the Python shapes (`python_insertions`: the same code, no dataclass); 134 with the swallowed
 # failures' handler comments, shell exit traps and Go results apart from their lens
 # (`handler_comments`, `exit_traps`, `go_results`: the same code, no dataclass); 135 with what a
-# path alone says of a file apart from product_code, so the secrets lens can ask it (`path_kinds`).
-LOCAL_RUN_MODULES = 135
+# path alone says of a file apart from product_code, so the secrets lens can ask it (`path_kinds`);
+# 142 with the security lens's rules each beside its checks, one module per family, and what they
+# share apart (the same code, no dataclass):
+# - `security.python_calls`: a Python call's dotted name and keywords, formatted strings, a name's assignment
+# - `security.line_rules`: the C-like languages' line rule record and a template literal read to its end
+# - `security.shell_injection`: `security/shell-injection`'s declaration and checks
+# - `security.sql_injection`: `security/sql-injection`'s declaration and checks
+# - `security.code_evaluation`: `security/eval`'s declaration and checks
+# - `security.unsafe_loading`: `security/unsafe-yaml` and `security/unsafe-deserialization`
+# - `security.tls_verification`: `security/tls-verification-off`'s declaration and checks
+# 143 with the open-redirect lens a package (`open_redirect`, its `__init__`), whose readers per
+# family of languages are imported where a file mentions a redirect (DEFERRED above)
+LOCAL_RUN_MODULES = 143
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ _MODULES = (
     "lenses.security.fallback",
     "lenses.secrets",
     "lenses.security.lens",
-    "lenses.open_redirect",
+    "lenses.open_redirect.lens",
     "lenses.regex_injection",
     "lenses.prototype_pollution",
     "lenses.discarded_go_error",

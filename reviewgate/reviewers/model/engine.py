@@ -102,7 +102,7 @@ class ModelReviewer:
     def attach_review_policy(self, config: Config) -> None:
         """What the reviewer needs from the whole config: `[review] min_confidence` and the
         reviewer `verifier` names (another configured model)."""
-        self.second_look = SecondLookPolicy.from_config(self, config)
+        self.second_look = SecondLookPolicy.from_config(self, config, _model_reviewer)
 
     def cache_identity(self) -> dict[str, Any]:
         return {
@@ -412,3 +412,14 @@ class ModelReviewer:
             chunks=counts,
             tool_calls=tuple(call for result in results for call in result.tool_calls),
         )
+
+
+def _model_reviewer(settings: ReviewerSettings) -> ModelReviewer:
+    """The reviewer a `verifier = NAME` names, built from its `[reviewer.NAME]` settings (an API
+    model: verification.verifier_settings checked its provider). The registry is imported here:
+    it imports the providers' modules, which import this one, on use."""
+    from reviewgate.reviewers import providers
+
+    other = providers[settings.provider](settings)
+    assert isinstance(other, ModelReviewer), f"{settings.provider} builds a model reviewer"
+    return other

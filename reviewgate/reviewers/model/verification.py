@@ -18,10 +18,11 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reviewgate.cache_keys import cache_key, text_digest
 from reviewgate.chunk_store import ChunkStore
@@ -50,7 +51,6 @@ from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN, estimate_
 from reviewgate.text import printable, truncate
 
 if TYPE_CHECKING:
-    from reviewgate.reviewers.model.engine import ModelReviewer
     from reviewgate.reviewers.model.reply import Reply, Transport
 
 SCHEMA_RESOURCE = "verification-contract.schema.json"
@@ -71,7 +71,19 @@ class Verifier:
     identity: dict[str, Any]
 
 
-def _verifier_of(reviewer: ModelReviewer) -> Verifier:
+class ReviewingModel(Protocol):
+    """What the second look needs of a model reviewer (engine.py's ModelReviewer): who it is, how
+    it asks, and its second-look policy. The engine hands itself over; this module never imports it."""
+
+    name: str
+    settings: ReviewerSettings
+    options: ModelOptions
+    transport: Transport
+    key_variable: str | None
+    second_look: SecondLookPolicy
+
+
+def _verifier_of(reviewer: ReviewingModel) -> Verifier:
     return Verifier(reviewer.name, reviewer.transport, reviewer.options, reviewer.key_variable,
                     {"reviewer": reviewer.name, **settings_identity(reviewer.settings)})
 
@@ -83,25 +95,22 @@ class SecondLookPolicy:
     own: bool = True
 
     @classmethod
-    def own_model(cls, reviewer: ModelReviewer) -> SecondLookPolicy:
+    def own_model(cls, reviewer: ReviewingModel) -> SecondLookPolicy:
         """The default before the config is attached: the reviewer's own model checks."""
         return cls(_verifier_of(reviewer) if reviewer.options.verify_findings else None)
 
     @classmethod
-    def from_config(cls, reviewer: ModelReviewer, config: Config) -> SecondLookPolicy:
+    def from_config(cls, reviewer: ReviewingModel, config: Config,
+                    other_model: Callable[[ReviewerSettings], ReviewingModel]) -> SecondLookPolicy:
+        """The policy `[review] min_confidence` and the reviewer's `verifier` make; `other_model`
+        builds the reviewer `verifier = NAME` names, from its settings."""
         minimum = config.review.min_confidence
         name = reviewer.options.verifier
         if not reviewer.options.verify_findings:
             return cls(None, minimum)
         if name is None or name == reviewer.name:
             return cls(_verifier_of(reviewer), minimum)
-        settings = verifier_settings(config, reviewer.settings, name)
-        # Imported here: the registry and the engine import this module.
-        from reviewgate.reviewers import providers
-        from reviewgate.reviewers.model.engine import ModelReviewer
-
-        other = providers[settings.provider](settings)
-        assert isinstance(other, ModelReviewer), f"{settings.provider} builds a model reviewer"
+        other = other_model(verifier_settings(config, reviewer.settings, name))
         return cls(_verifier_of(other), minimum, own=False)
 
     def identity(self) -> dict[str, Any]:
@@ -304,7 +313,7 @@ def _describe_usage(usage: Usage) -> str:
 
 
 def take_second_look(
-    reviewer: ModelReviewer, request: ReviewRequest, outcome: ReviewerOutcome, key: str | None, started: float,
+    reviewer: ReviewingModel, request: ReviewRequest, outcome: ReviewerOutcome, key: str | None, started: float,
     store: ChunkStore | None = None,
 ) -> ReviewerOutcome:
     """The outcome with every finding that could block checked: refuted ones dismissed, lowered

@@ -28,7 +28,8 @@ from reviewgate.findings import Finding
 from reviewgate.freeze.diff import FileChange
 from reviewgate.reviewers.builtin.language_table import C_LIKE, language_of
 from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
-from reviewgate.reviewers.builtin.lenses.security.lens import LINE_RULES_NEED, MAX_TEMPLATE_LINES, SecurityLens
+from reviewgate.reviewers.builtin.lenses.security.lens import LINE_RULES_NEED, SecurityLens
+from reviewgate.reviewers.builtin.lenses.security.line_rules import MAX_TEMPLATE_LINES
 from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
 

@@ -1,0 +1,107 @@
+"""`security/eval`: code evaluated from a value. Python's `eval`/`exec` of a non-literal (not in
+a module that imports the interactive interpreter: a shell runs its user's code by design);
+JavaScript's `eval(x)` and `new Function(` on an added line, not inside a string the line opens."""
+
+from __future__ import annotations
+
+import ast
+
+from reviewgate.findings import FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule
+from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, dotted
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+EVAL = Rule(
+    id="security/eval",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Code evaluated from a value",
+    full="`eval`, `exec` or `new Function` of a non-literal runs whatever the value holds.",
+    tags=("security", "correctness", "external/cwe/cwe-095"),
+    precision="medium",
+    fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
+    not_on=(
+        "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
+        "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
+        "emits as text); a module that imports Python's interactive interpreter (`import code`, "
+        "`from code import interact`): a shell, whose purpose is running its user's code"
+    ),
+    fires=(
+        Example(
+            file=File("app/calc.py", "python", """\
+def calculate(expression):
+    return eval(expression)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/calc.py", "python", """\
+import ast
+
+
+def calculate(expression):
+    return ast.literal_eval(expression)
+"""),
+        ),
+    ),
+)
+RULE_EVAL = EVAL.id
+
+_EVALUATORS = frozenset({"eval", "exec"})
+# The last part of every name check_call looks for.
+CALL_LEAVES = _EVALUATORS
+
+
+def _is_literal_code(node: ast.expr) -> bool:
+    """A string literal, or one compiled first: `exec(compile("1/0", "<string>", "exec"))`."""
+    if isinstance(node, ast.Call) and dotted(node.func) == "compile" and node.args:
+        node = node.args[0]
+    return isinstance(node, ast.Constant)
+
+
+def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first: ast.expr | None) -> tuple[str, str, str] | None:
+    """(rule, what, evidence) when the call evaluates code that is not a literal."""
+    if (
+        name in _EVALUATORS
+        and first is not None
+        and not _is_literal_code(first)
+        and not module.runs_an_interpreter
+    ):
+        return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
+    return None
+
+
+def _inside_string(code: str, position: int) -> bool:
+    """Whether `position` of the line lies inside a string or template literal opened on it
+    (quotes and backslash escapes followed from the line's start)."""
+    quote = ""
+    index = 0
+    while index < position:
+        char = code[index]
+        if quote and char == "\\":
+            index += 2
+            continue
+        if quote == "`" and code.startswith("${", index):
+            return False  # an interpolation is code again (`${eval(x)}`)
+        if char in "'\"`" and (not quote or char == quote):
+            quote = "" if quote else char
+        index += 1
+    return bool(quote)
+
+
+def _line_evidence(code: str, start: int) -> str | None:
+    if _inside_string(code, start):
+        return None  # `\`eval(${source})\``: text of the code a tool emits, not a call
+    return "the argument is not a string literal"
+
+
+LINE_RULES = (
+    LineRule(
+        RULE_EVAL,
+        LazyPattern(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
+        "code is evaluated from a value",
+        _line_evidence,
+    ),
+)

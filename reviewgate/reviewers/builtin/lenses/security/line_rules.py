@@ -1,0 +1,43 @@
+"""What a security rule looks for in the C-like languages (JavaScript, TypeScript, Go, Java, C#,
+Kotlin): a pattern over one added line at a time, comments skipped, and the check of a match
+that tells it from the exceptions; a template literal opened on the line is read to its end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from reviewgate.lazy_patterns import LazyPattern
+
+
+class LineRule(NamedTuple):
+    """One pattern of a rule. The first rule of the lens's order that matches a line reports it."""
+
+    rule: str
+    pattern: LazyPattern
+    what: str  # what the matched code does, the finding's title
+    # (the text searched, where the match starts): the finding's evidence, or None when the match
+    # is one of the exceptions.
+    evidence: Callable[[str, int], str | None]
+    skip_in_tests: bool = False  # a test of that path (TLS turned off) does not fire
+    spans_lines: bool = False  # the text searched runs to the end of a template literal the line opens
+
+
+# A template literal opened on a line and closed this many added lines later at most is read whole.
+MAX_TEMPLATE_LINES = 30
+
+
+def statement_text(code: str, number: int, added: dict[int, str]) -> str:
+    """The line, and when it opens a template literal it does not close, the added lines up to
+    the closing backtick: a query written over several lines is one piece of evidence."""
+    if code.count("`") % 2 == 0:
+        return code
+    parts = [code]
+    for following in range(number + 1, number + 1 + MAX_TEMPLATE_LINES):
+        line = added.get(following)
+        if line is None:
+            break
+        parts.append(line)
+        if "`" in line:
+            break
+    return "\n".join(parts)

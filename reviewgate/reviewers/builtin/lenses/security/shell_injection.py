@@ -1,0 +1,143 @@
+"""`security/shell-injection`: a command run through a shell, built by formatting or
+concatenation. In Python a `subprocess` call with `shell=True` or `os.system`/`os.popen` of a
+formatted string (also through a variable assigned one); in JavaScript, Go and Java a shell
+command of a template or a concatenation on an added line."""
+
+from __future__ import annotations
+
+import ast
+
+from reviewgate.findings import FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule
+from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, is_constant, keyword
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+SHELL_INJECTION = Rule(
+    id="security/shell-injection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="Shell command built from values",
+    full=(
+        "A command run through a shell is built by formatting or concatenation: a value with shell "
+        "syntax runs its own commands. Pass an argument list without a shell."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-078"),
+    precision="high",
+    fires_on=(
+        "Python (by `ast`): `subprocess.*(…, shell=True)` or `os.system`/`os.popen` of an f-string, "
+        "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
+        "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
+        "`Runtime.getRuntime().exec(\"…\" + x)`"
+    ),
+    not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
+    fires=(
+        Example(
+            file=File("app/archive.py", "python", """\
+import subprocess
+
+
+def archive(name, folder):
+    subprocess.run(f"tar czf {name}.tgz {folder}", shell=True, check=True)
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/archive.py", "python", """\
+import subprocess
+
+
+def archive(name, folder):
+    subprocess.run(["tar", "czf", f"{name}.tgz", folder], check=True)
+"""),
+        ),
+    ),
+)
+RULE_SHELL = SHELL_INJECTION.id
+
+_SUBPROCESS_CALLS = frozenset(
+    {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"}
+)
+_SHELL_FUNCTIONS = frozenset({"os.system", "os.popen"})
+# The last part of every name check_call looks for.
+CALL_LEAVES = _SUBPROCESS_CALLS | {name.rsplit(".", 1)[-1] for name in _SHELL_FUNCTIONS}
+
+
+def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first: ast.expr | None) -> tuple[str, str, str] | None:
+    """(rule, what, evidence) when the call runs a command built by formatting through a shell."""
+    if leaf in _SUBPROCESS_CALLS and name.startswith(("subprocess.", "commands.")) or leaf in {"Popen"}:
+        if (
+            is_constant(keyword(call, "shell"), True)
+            and first is not None
+            and module.formatted(first) is not None
+        ):
+            return (
+                RULE_SHELL,
+                f"`{name}(..., shell=True)` runs a command built by string formatting",
+                "the command is one formatted string run by a shell, not an argument list",
+            )
+    if name in _SHELL_FUNCTIONS and first is not None and module.formatted(first) is not None:
+        return (
+            RULE_SHELL,
+            f"`{name}` runs a command built by string formatting",
+            "the command is a formatted string, not a literal",
+        )
+    return None
+
+
+# A template literal's `${…}` whose value is fixed text: a string literal, a number, or a choice
+# between two of them (`${ok ? 'true' : 'false'}`).
+_CONSTANT_LITERAL = r"""(?:'[^'\\`$]*'|"[^"\\`$]*"|\d+)"""
+_CONSTANT_INTERPOLATION = LazyPattern(
+    rf"\$\{{\s*(?:{_CONSTANT_LITERAL}|[\w$.!]+\s*\?\s*{_CONSTANT_LITERAL}\s*:\s*{_CONSTANT_LITERAL})\s*\}}"
+)
+
+
+def _only_constant_interpolations(text: str, start: int) -> bool:
+    """Whether the template literal the match starts has interpolations, all of fixed text."""
+    opening = text.find("`", start)
+    closing = text.find("`", opening + 1)
+    if opening < 0 or closing < 0:
+        return False
+    template = text[opening + 1 : closing]
+    rest = _CONSTANT_INTERPOLATION.sub("", template)
+    return "${" in template and "${" not in rest
+
+
+def _line_evidence(text: str, start: int) -> str | None:
+    if _only_constant_interpolations(text, start):
+        return None  # `${ok ? 'true' : 'false'}`: the command is one of a few fixed texts
+    return (
+        "the command is one formatted string run by a shell, not an argument list "
+        "(`execFile`, `exec.Command(name, args...)`)"
+    )
+
+
+_WHAT = "a shell command is built from a formatted string"
+LINE_RULES = (
+    LineRule(
+        RULE_SHELL,
+        LazyPattern(
+            r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*(?:`[^`]*\$\{"
+            r"|[\"'][^\"']*[\"']\s*\+)"
+        ),
+        _WHAT,
+        _line_evidence,
+    ),
+    LineRule(
+        RULE_SHELL,
+        LazyPattern(
+            r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
+            r"(?:fmt\.Sprintf\(|[^)]*\+)"
+        ),
+        _WHAT,
+        _line_evidence,
+    ),
+    LineRule(
+        RULE_SHELL,
+        LazyPattern(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
+        _WHAT,
+        _line_evidence,
+    ),
+)

@@ -1,0 +1,158 @@
+"""`security/sql-injection`: an SQL statement built by formatting and executed. Python's
+`execute`/`executemany`/`raw`/… of a formatted statement (also through a variable), unless every
+value formatted in is a literal or an identifier quoted by a quoting helper; in the C-like
+languages a query method given a template or a concatenation, a template read to its end."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from reviewgate.findings import FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule
+from reviewgate.reviewers.builtin.lenses.security.python_calls import (
+    PythonModule,
+    dotted,
+    is_formatted,
+    literal_text,
+    substituted_values,
+)
+from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+SQL_INJECTION = Rule(
+    id="security/sql-injection",
+    finding_class=FindingClass.CORRECTNESS,
+    severity=Severity.MAJOR,
+    short="SQL statement built from values",
+    full=(
+        "An SQL statement is built by formatting and executed: a value with SQL syntax changes the "
+        "query. Use placeholders and parameters."
+    ),
+    tags=("security", "correctness", "external/cwe/cwe-089"),
+    precision="high",
+    fires_on=(
+        "SQL built by formatting and passed to `execute`/`executemany`/`raw`/… (Python, also through "
+        "a variable), JS `.query(\\`…${…}\\`)` (a template may span lines), Go `Query(fmt.Sprintf(…))`, "
+        "Java `executeQuery(\"…\" + x)` — only when the formatted text is a statement: SELECT … FROM, "
+        "INSERT INTO, UPDATE … SET, DELETE FROM, SELECT/UPDATE/DELETE … WHERE, "
+        "CREATE/DROP/ALTER/TRUNCATE TABLE/INDEX/VIEW/… (`db.query(\\`SELECT * FROM users WHERE id = "
+        "${id}\\`)`)"
+    ),
+    not_on=(
+        "placeholders and parameters; a method or variable named `query` with a URL or search string "
+        "(`http.query(\\`${base}/search?q=${term}\\`)`); text with SQL-ish words but no statement "
+        "(`select the best ${term}`); a literal query held in a variable and run with its parameters "
+        "apart (`query = \"… = %s\"; cursor.execute(query, [name])`: the variable's nearest assignment "
+        "above the call is read, not another function's of the same name); Python SQL whose every "
+        "formatted value is a literal or an identifier quoted by a quoting helper (`quote_name(table)`, "
+        "`quote_ident(column)`, directly, through a variable assigned one, or through text formatted "
+        "of them, `master = f\"{quoted}.sqlite_master\"`)"
+    ),
+    fires=(
+        Example(
+            file=File("app/users.py", "python", """\
+def find_user(cursor, name):
+    cursor.execute(f"SELECT * FROM users WHERE name = '{name}'")
+    return cursor.fetchone()
+"""),
+        ),
+    ),
+    does_not_fire=(
+        Example(
+            file=File("app/users.py", "python", """\
+def find_user(cursor, name):
+    cursor.execute("SELECT * FROM users WHERE name = %s", (name,))
+    return cursor.fetchone()
+"""),
+        ),
+    ),
+)
+RULE_SQL = SQL_INJECTION.id
+
+_SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"})
+# The last part of every name check_call looks for.
+CALL_LEAVES = _SQL_METHODS
+# The evidence that formatted text is SQL: a statement's verb with its clause (a method or a
+# variable named `query` is not evidence; URLs and search strings are called queries too).
+_SQL_STATEMENT = LazyPattern(
+    r"\bselect\b[\s\S]*?\bfrom\b|\binsert\s+(?:or\s+\w+\s+)?into\b|\bupdate\b[\s\S]*?\bset\b"
+    r"|\bdelete\s+from\b|\b(?:select|update|delete)\b[\s\S]*?\bwhere\b"
+    r"|\b(?:create|drop|alter|truncate)\s+(?:table|index|view|database|schema)\b",
+    re.IGNORECASE,
+)
+
+# A helper that quotes an SQL identifier (`connection.ops.quote_name`, psycopg's `quote_ident`,
+# `quote_identifier`, `quote_table`).
+_QUOTING_HELPER = LazyPattern(r"^_?quote_?(?:name|ident|identifier|table|column|schema)s?$|^qn$", re.IGNORECASE)
+
+
+# How many names deep a quoted identifier is followed through formatted text (`a = quote(x)`,
+# `b = f"{a}.t"`, `execute(f"... {b}")`): enough for a qualified name, bounded for cycles.
+_MAX_QUOTED_DEPTH = 3
+
+
+def _only_quoted_identifiers(module: PythonModule, formatted: ast.expr, depth: int = 0) -> bool:
+    """Whether every value formatted into the text is a literal or an identifier quoted by a
+    quoting helper (`quote_name(table)`, `quote_ident(column)`), directly or through a name
+    assigned one or assigned text formatted of such values (`master = f"{quoted}.sqlite_master"`):
+    a table or column name, which no driver parameter can carry, made safe to write in."""
+    values = substituted_values(formatted)
+    return bool(values) and all(_is_quoted_identifier(module, value, depth) for value in values)
+
+
+def _is_quoted_identifier(module: PythonModule, node: ast.expr, depth: int) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        assigned = module.value_of(node)
+        if assigned is None:
+            return False
+        if is_formatted(assigned):
+            return depth < _MAX_QUOTED_DEPTH and _only_quoted_identifiers(module, assigned, depth + 1)
+        node = assigned
+    return isinstance(node, ast.Call) and bool(_QUOTING_HELPER.search(dotted(node.func).rsplit(".", 1)[-1]))
+
+
+def excerpt(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split()).replace("`", "'")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _statement_evidence(statement: re.Match[str]) -> str:
+    return (
+        f"the formatted text is a statement (`{excerpt(statement.group(0))}`) and the values "
+        "are formatted into it rather than passed as parameters"
+    )
+
+
+def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first: ast.expr | None) -> tuple[str, str, str] | None:
+    """(rule, what, evidence) when the call executes a statement built by formatting."""
+    if leaf in _SQL_METHODS and isinstance(call.func, ast.Attribute) and first is not None:
+        formatted = module.formatted(first)
+        statement = _SQL_STATEMENT.search(literal_text(formatted)) if formatted is not None else None
+        if statement is not None and formatted is not None and not _only_quoted_identifiers(module, formatted):
+            return RULE_SQL, f"SQL built by string formatting is passed to `{leaf}`", _statement_evidence(statement)
+    return None
+
+
+def _line_evidence(text: str, start: int) -> str | None:
+    statement = _SQL_STATEMENT.search(text, start)
+    if statement is None:
+        return None  # a method named `query` with a formatted URL or search string
+    return _statement_evidence(statement)
+
+
+LINE_RULES = (
+    LineRule(
+        RULE_SQL,
+        LazyPattern(
+            r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
+            r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|"
+            r"String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"
+        ),
+        "SQL built by string formatting is passed to the database",
+        _line_evidence,
+        spans_lines=True,
+    ),
+)
