@@ -77,6 +77,10 @@ HELD_TO_TARGETS = (
     "reviewgate.reviewers.builtin.languages.text_flow",
     "reviewgate.reviewers.builtin.languages.expression_spans",
     "reviewgate.reviewers.builtin.lenses.swallowed",
+    "reviewgate.reviewers.builtin.lenses.security",
+    "reviewgate.reviewers.builtin.lenses.open_redirect",
+    "reviewgate.reviewers.model.engine",
+    "reviewgate.reviewers.model.verification",
 )
 
 
