@@ -48,6 +48,26 @@ def test_exec_of_a_compiled_literal_and_a_shell_running_its_user_code_are_not_re
     assert _found(findings, "security/eval") == [("app/handler.py", 3), ("app/handler.py", 4)]
 
 
+def test_importing_the_interpreter_exempts_only_the_shell_not_the_rest_of_the_module(tmp_path: Path) -> None:
+    console = (
+        "import code\n\n\n"
+        "class Console(code.InteractiveInterpreter):\n"
+        "    def run(self, line):\n"
+        "        exec(line, self.locals)\n\n\n"
+        "def shell(namespace, command):\n"
+        "    if command:\n"
+        "        exec(command, namespace)\n"
+        "    code.interact(local=namespace)\n\n\n"
+        "def calculate(request):\n"
+        '    return eval(request.args["expression"])\n'
+    )
+    local = "def handler(request):\n    from code import interact\n    return eval(request.body)\n"
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/console.py": console, "app/local.py": local})
+    # The shell (a class built on the interpreter, a function calling it) is exempt; a request
+    # handler beside it is not, nor one that imports the interpreter and never uses it.
+    assert _found(findings, "security/eval") == [("app/console.py", 16), ("app/local.py", 3)]
+
+
 def test_sql_with_parameters_apart_or_quoted_identifiers_is_not_reported(tmp_path: Path) -> None:
     source = '''def drop(cursor, connection, table):
     query = "DROP TABLE %s" % table

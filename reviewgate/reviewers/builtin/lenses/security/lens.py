@@ -24,6 +24,7 @@ from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import C_LIKE, Language, language_of
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
+from reviewgate.reviewers.builtin.lenses.security.interpreter_shells import shell_spans
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -131,8 +132,9 @@ EVAL = Rule(
     not_on=(
         "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
         "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
-        "emits as text); a module that imports Python's interactive interpreter (`import code`, "
-        "`from code import interact`): a shell, whose purpose is running its user's code"
+        "emits as text); a top-level function or class that uses Python's interactive interpreter "
+        "(`code.interact`, a subclass of `code.InteractiveInterpreter`, `from code import interact`): a "
+        "shell, whose purpose is running its user's code (an `eval` elsewhere in the same module is reported)"
     ),
     fires=(
         Example(
@@ -295,9 +297,6 @@ _SQL_STATEMENT = LazyPattern(
 )
 _SHELL_FUNCTIONS = frozenset({"os.system", "os.popen"})
 _EVALUATORS = frozenset({"eval", "exec"})
-# Python's own interactive interpreter: a module that imports it is a shell or a console, whose
-# purpose is running the code its user types or names (a startup file, `-c`).
-_INTERPRETER_MODULES = frozenset({"code", "codeop"})
 _YAML_LOADS = frozenset({"yaml.load", "yaml.load_all"})
 _YAML_UNSAFE_LOADS = frozenset({"yaml.unsafe_load", "yaml.unsafe_load_all"})
 _PICKLE_LOADS = frozenset({"loads", "load"})
@@ -416,15 +415,14 @@ class _PythonChecker:
         return before[-1] if before else None
 
     @functools.cached_property
-    def runs_an_interpreter(self) -> bool:
-        """Whether the module imports Python's interactive interpreter (`import code`, `from code
-        import interact`): a shell, whose eval of its user's input is its purpose."""
+    def shell_spans(self) -> list[tuple[int, int]]:
+        """The top-level functions and classes that use Python's interactive interpreter: a shell,
+        whose eval of its user's input is its purpose (interpreter_shells.py)."""
         tree = self._module()
-        if tree is None:
-            return False
-        imported = {alias.name.split(".")[0] for node in nodes_of(tree, ast.Import) for alias in node.names}
-        imported |= {(node.module or "").split(".")[0] for node in nodes_of(tree, ast.ImportFrom) if node.level == 0}
-        return not imported.isdisjoint(_INTERPRETER_MODULES)
+        return shell_spans(tree) if tree is not None else []
+
+    def in_a_shell(self, call: ast.Call) -> bool:
+        return any(first <= call.lineno <= last for first, last in self.shell_spans)
 
     def _formatted(self, node: ast.expr) -> ast.expr | None:
         if _is_formatted(node):
@@ -497,7 +495,7 @@ class _PythonChecker:
             name in _EVALUATORS
             and first is not None
             and not _is_literal_code(first)
-            and not self.runs_an_interpreter
+            and not self.in_a_shell(call)
         ):
             return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
         if name in _YAML_LOADS:
