@@ -44,3 +44,44 @@ def test_a_cause_dropped_after_its_trace_was_logged_is_not_reported(tmp_path: Pa
         tmp_path, BASE, {"src/logged.js": logged, "src/dropped.js": dropped, "src/main/java/shop/Drivers.java": java}
     )
     assert _found(findings, "correctness/error-cause-dropped") == [("src/dropped.js", 6)]
+
+
+def test_a_scheme_check_that_routes_a_url_is_not_reported_one_that_judges_it_is(tmp_path: Path) -> None:
+    python = (
+        "def route(url, path, value):\n"
+        '    if url.startswith("file://"):\n'
+        "        return 1\n"
+        '    if value.startswith(("http://", "https://", "/")):\n'
+        "        return 2\n"
+        '    if path.startswith("http:") or path.startswith("https:"):\n'
+        "        return 3\n"
+        '    if url.startswith("https://"):\n'
+        "        return 4\n"
+        '    if url.split(":")[0] in ("javascript", "data"):\n'
+        "        return 5\n"
+        '    return url.split("://", 1)[0] in {"http", "https", "file"}\n'
+    )
+    javascript = (
+        "export function route(url) {\n"
+        '  if (url.startsWith("data:")) return 1;\n'
+        '  if (url.startsWith("http:") || url.startsWith("https:")) return 2;\n'
+        "  if (/^https?:\\/\\//.test(url)) return 3;\n"
+        "  if (/^javascript:/.test(url)) return 4;\n"
+        '  if (url.startsWith("https:")) return 5;\n'
+        "  return /^data:[^,]+,/.exec(url);\n"
+        "}\n"
+    )
+    go = (
+        'package web\n\nimport "strings"\n\nfunc route(u string) int {\n'
+        '\tif strings.HasPrefix(u, "file://") {\n\t\treturn 1\n\t}\n'
+        '\tif strings.HasPrefix(u, "https://") {\n\t\treturn 2\n\t}\n\treturn 0\n}\n'
+    )
+    test = 'def test_url(url):\n    assert url.startswith("https://")\n'
+    findings = review_change(
+        tmp_path, BASE, {"app/route.py": python, "src/route.js": javascript, "web/route.go": go, "tests/test_url.py": test}
+    )
+    # Judged: `https` alone, a block list naming `javascript`. Routed: a file or data URL, a web URL
+    # (`http` and `https` both), an absolute one (beside "/"); a test's assertion.
+    assert _found(findings, "correctness/case-sensitive-scheme") == [
+        ("app/route.py", 8), ("app/route.py", 10), ("src/route.js", 5), ("src/route.js", 6), ("web/route.go", 9)
+    ]
