@@ -80,8 +80,9 @@ def test_a_scheme_check_that_routes_a_url_is_not_reported_one_that_judges_it_is(
     findings = review_change(
         tmp_path, BASE, {"app/route.py": python, "src/route.js": javascript, "web/route.go": go, "tests/test_url.py": test}
     )
-    # Judged: `https` alone, a block list naming `javascript`. Routed: a file or data URL, a web URL
-    # (`http` and `https` both), an absolute one (beside "/"); a test's assertion.
+    # Judged: a web scheme (is it secure, is it external), a block list naming `javascript`. Routed:
+    # a file or data URL, an absolute URL or path (web schemes beside "/"); a test's assertion.
     assert _found(findings, "correctness/case-sensitive-scheme") == [
-        ("app/route.py", 8), ("app/route.py", 10), ("src/route.js", 5), ("src/route.js", 6), ("web/route.go", 9)
+        ("app/route.py", 6), ("app/route.py", 8), ("app/route.py", 10), ("app/route.py", 12),
+        ("src/route.js", 3), ("src/route.js", 4), ("src/route.js", 5), ("src/route.js", 6), ("web/route.go", 9),
     ]

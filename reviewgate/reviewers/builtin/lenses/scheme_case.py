@@ -9,8 +9,8 @@ other spellings through (an "is it https" test that says no to a secure URL, a b
 `.casefold()`, `.toLowerCase()`, `strings.ToLower`), a parsed URL's scheme (`urlparse(...).scheme`,
 WHATWG `new URL(...).protocol`, Go's `url.Parse(...).Scheme`: each lower-cases it), a regular
 expression with the `i` flag, `strings.EqualFold`. Not reported: checks that route a URL rather
-than judge it (a `file:` URL turned into a path, a `data:` URL read in place, "is it a web URL" with
-`http` and `https` both, "is it absolute" with a path prefix beside the schemes), and test files.
+than judge it (a `file:` URL turned into a path, a `data:` URL read in place, "is it absolute" with
+a path prefix beside the schemes), and test files.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ CASE_SENSITIVE_SCHEME = Rule(
     precision="medium",
     fires_on=(
         "Python, JS/TS, Go: on an added line outside test files, a check that decides on the scheme's "
-        "spelling: a block list naming `javascript:` or `vbscript:`, or a test of `https` (or `http`) alone: "
+        "spelling: a block list naming `javascript:` or `vbscript:`, or a test of `https`/`http` (is it secure, "
+        "is it external): "
         "`url.startswith(\"https://\")`, `url.startsWith('https:')`/`url.indexOf('javascript:') === 0`, a "
         "regular expression literal anchored on such a scheme without the `i` flag (`/^javascript:/.test(href)`), "
         "`strings.HasPrefix(target, \"https://\")`, and a scheme cut out of the raw text and compared as "
@@ -53,10 +54,9 @@ CASE_SENSITIVE_SCHEME = Rule(
         "name assigned from one); a parsed URL's scheme (`urlparse(…).scheme`, `new URL(…).protocol`, Go's "
         "`url.Parse(…).Scheme`: each lower-cases it); a regular expression with the `i` flag; "
         "`strings.EqualFold`; checks that route a URL rather than judge it: routing schemes alone "
-        "(`file:` to a path, `data:` read in place, `ftp://`, `mailto:`), `http` and `https` both (a tuple, "
-        "`a || b` on one line, `/^https?:/`: is it a web URL), a scheme beside a path prefix "
-        "(`startswith((\"http://\", \"https://\", \"/\"))`: is it absolute); test files (assertions on the "
-        "code's own output)"
+        "(`file:` to a path, `data:` read in place, `ftp://`, `mailto:`), web schemes beside a path prefix "
+        "(`startswith((\"http://\", \"https://\", \"/\"))`: is it absolute, where `HTTP://…` is prefixed like a "
+        "relative path, not trusted); test files (assertions on the code's own output)"
     ),
     fires=(
         Example(file=File("src/links.js", "javascript", """\
@@ -112,7 +112,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         # A regular expression literal anchored on a scheme and its colon (a whole URL, not a parsed
         # protocol: `/^https?$/` matches what a parser lower-cased), used as a test: its flags.
         "js_regex": re.compile(
-            rf"(?<![\w$)\]])/\^\(?(?:\?:)?(?P<scheme>{_SCHEMES})\)?(?P<optional>\??):(?:\\.|[^/\\\n])*/(?P<flags>[a-z]*)"
+            rf"(?<![\w$)\]])/\^\(?(?:\?:)?(?P<scheme>{_SCHEMES})\)?\??:(?:\\.|[^/\\\n])*/(?P<flags>[a-z]*)"
             r"(?=\s*\.\s*(?:test|exec)\s*\()"
         ),
         "go_prefix": re.compile(rf"\bstrings\.HasPrefix\(\s*(?P<value>[^,()]+(?:\([^()]*\))?)\s*,\s*\"{_SCHEMES}:[^\"]*\"\s*\)"),
@@ -132,15 +132,15 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 def _decides(literals: list[str]) -> bool:
     """Whether a check of these literals (the prefixes of one `startswith`, the names a scheme is
     compared with, the scheme checks of one line) makes a decision a scheme's case can spoil: a
-    block list naming `javascript:`/`vbscript:`, or a test of `https` or `http` alone. Not: only
-    routing schemes (`file:`, `data:`); `http` and `https` both, or a scheme beside a path prefix
-    (`"/"`, `"//"`): that asks whether a value is a web URL or an absolute one, not whether it is
-    secure (django's `startswith(("http://", "https://", "/"))` for a static path)."""
+    block list naming `javascript:`/`vbscript:`, or a test of `https`/`http` (is it secure, is it
+    external). Not: only routing schemes (`file:`, `data:`), or web schemes beside a path prefix
+    (`"/"`, `"//"`): that asks whether a value is absolute, and `HTTP://…` takes the branch of a
+    relative path, prefixed rather than trusted (django's `startswith(("http://", "https://", "/"))`
+    for a static path)."""
     if any(_BLOCKED.match(item) for item in literals):
         return True
-    web = {match.group("scheme") for item in literals if (match := _WEB.match(item))}
-    paths = any(item.startswith("/") for item in literals)
-    return len(web) == 1 and not paths
+    web = any(_WEB.match(item) for item in literals)
+    return web and not any(item.startswith("/") for item in literals)
 
 
 def _finding(path: str, text: str, line: int, what: str, language: Language) -> Finding:
@@ -318,13 +318,10 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
                 note(match, "the scheme is cut out of the text and compared as written", _quoted(match))
         for match in patterns["js_regex"].finditer(text):
             if code(match.start()) and "i" not in match.group("flags"):
-                scheme = match.group("scheme")
-                # `https?` matches both web schemes: a test of "is it a web URL", as a tuple of both is.
-                written = ["http:", "https:"] if scheme == "https" and match.group("optional") else [f"{scheme}:"]
                 note(
                     match,
                     f"the regular expression `{match.group(0)[:40]}` has no `i` flag, so it matches the scheme in lower case only",
-                    written,
+                    [f"{match.group('scheme')}:"],
                 )
     for line, what in sorted(found.items()):
         if _decides(literals[line]):
