@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 
 from reviewgate.findings import Finding, FindingClass, Severity
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import Language
@@ -85,8 +86,8 @@ _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIP
 # whether a URL is taken as secure. The others (`file:`, `data:`, `ftp://`, `ws:`, `mailto:`)
 # route a URL to the code that handles it (a file URL to a path, a data URL read in place): their
 # case spoils no security decision, so a check of them alone is not reported.
-_BLOCKED = re.compile(r"^(?:javascript|vbscript):?")
-_WEB = re.compile(r"^(?P<scheme>https?)(?::|$)")
+_BLOCKED = LazyPattern(r"^(?:javascript|vbscript):?")
+_WEB = LazyPattern(r"^https?(?::|$)")
 _SCHEMES = r"(?:https?|ftps?|wss?|javascript|vbscript|data|file|mailto|tel)"
 _NEEDLES = ("http", "javascript", "vbscript", "ftp", "ws:", "wss:", "data:", "file:", "mailto:", "tel:")
 # Calls whose result is lower-case (or a parsed URL, whose scheme is).

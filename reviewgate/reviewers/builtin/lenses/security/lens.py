@@ -24,7 +24,6 @@ from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import C_LIKE, Language, language_of
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
-from reviewgate.reviewers.builtin.lenses.security.interpreter_shells import shell_spans
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -418,6 +417,8 @@ class _PythonChecker:
     def shell_spans(self) -> list[tuple[int, int]]:
         """The top-level functions and classes that use Python's interactive interpreter: a shell,
         whose eval of its user's input is its purpose (interpreter_shells.py)."""
+        from reviewgate.reviewers.builtin.lenses.security.interpreter_shells import shell_spans
+
         tree = self._module()
         return shell_spans(tree) if tree is not None else []
 
