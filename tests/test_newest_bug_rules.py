@@ -86,3 +86,37 @@ def test_a_scheme_check_that_routes_a_url_is_not_reported_one_that_judges_it_is(
         ("app/route.py", 6), ("app/route.py", 8), ("app/route.py", 10), ("app/route.py", 12),
         ("src/route.js", 3), ("src/route.js", 4), ("src/route.js", 5), ("src/route.js", 6), ("web/route.go", 9),
     ]
+
+
+def test_a_value_as_a_format_with_nothing_to_format_is_reported_in_go_java_and_csharp(tmp_path: Path) -> None:
+    go = (
+        'package chi\n\nimport (\n\t"fmt"\n\t"testing"\n)\n\nconst greeting = "hi %s"\n\n'
+        "func TestGet(t *testing.T) {\n"
+        "\tbody := get()\n"
+        "\tt.Fatalf(body)\n"  # 12
+        '\tt.Fatalf("got %s", body)\n'
+        "\tt.Fatal(body)\n"
+        "\tt.Logf(greeting)\n"
+        "\tfmt.Fprintf(w, body)\n"  # 16
+        "\tt.Errorf(fmt.Sprintf(\"%d\", 1))\n"  # 17
+        "}\n"
+    )
+    java = (
+        "package a;\n\nimport java.util.Locale;\n\nclass A {\n"
+        '    static final String TEMPLATE = "x %s";\n'
+        "    String f(String message) {\n"
+        "        String a = String.format(Locale.ROOT, message);\n"  # 8
+        '        String b = String.format("%s", message);\n'
+        "        String c = String.format(TEMPLATE);\n"
+        "        return message.formatted();\n"  # 11
+        "    }\n}\n"
+    )
+    csharp = 'class A {\n    string F(string text) {\n        var b = string.Format("{0}", text);\n        return string.Format(text);\n    }\n}\n'
+    findings = review_change(
+        tmp_path, BASE, {"get_test.go": go, "src/main/java/a/A.java": java, "src/A.cs": csharp}
+    )
+    assert _found(findings, "correctness/non-constant-format") == [
+        ("get_test.go", 12), ("get_test.go", 16), ("get_test.go", 17),
+        ("src/A.cs", 4), ("src/main/java/a/A.java", 8), ("src/main/java/a/A.java", 11),
+    ]
+    assert all(item.severity.value == "minor" for item in findings if item.rule == "correctness/non-constant-format")

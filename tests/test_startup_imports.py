@@ -137,8 +137,9 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # from the Python shapes (`python_insertions`: the same code, no dataclass); 134 with the swallowed
 # failures' handler comments, shell exit traps and Go results apart from their lens
 # (`handler_comments`, `exit_traps`, `go_results`: the same code, no dataclass); 135 with what a
-# path alone says of a file apart from product_code, so the secrets lens can ask it (`path_kinds`).
-LOCAL_RUN_MODULES = 135
+# path alone says of a file apart from product_code, so the secrets lens can ask it (`path_kinds`);
+# 136 with a bug rule for a value passed as a printf-style format (`format_string`, no dataclass).
+LOCAL_RUN_MODULES = 136
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
