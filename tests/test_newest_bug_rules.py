@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from testing.lenses import review_change
+from testing.lenses import found_at, review_change
 
 BASE = {"README.md": "project\n"}
 
-
-def _found(findings: list, rule: str) -> list[tuple[str, int | None]]:  # type: ignore[type-arg]
-    return sorted((item.path, item.line) for item in findings if item.rule == rule)
 
 
 def test_a_cause_dropped_after_its_trace_was_logged_is_not_reported(tmp_path: Path) -> None:
@@ -43,7 +40,7 @@ def test_a_cause_dropped_after_its_trace_was_logged_is_not_reported(tmp_path: Pa
     findings = review_change(
         tmp_path, BASE, {"src/logged.js": logged, "src/dropped.js": dropped, "src/main/java/shop/Drivers.java": java}
     )
-    assert _found(findings, "correctness/error-cause-dropped") == [("src/dropped.js", 6)]
+    assert found_at(findings, "correctness/error-cause-dropped") == [("src/dropped.js", 6)]
 
 
 def test_a_scheme_check_that_routes_a_url_is_not_reported_one_that_judges_it_is(tmp_path: Path) -> None:
@@ -82,7 +79,7 @@ def test_a_scheme_check_that_routes_a_url_is_not_reported_one_that_judges_it_is(
     )
     # Judged: a web scheme (is it secure, is it external), a block list naming `javascript`. Routed:
     # a file or data URL, an absolute URL or path (web schemes beside "/"); a test's assertion.
-    assert _found(findings, "correctness/case-sensitive-scheme") == [
+    assert found_at(findings, "correctness/case-sensitive-scheme") == [
         ("app/route.py", 6), ("app/route.py", 8), ("app/route.py", 10), ("app/route.py", 12),
         ("src/route.js", 3), ("src/route.js", 4), ("src/route.js", 5), ("src/route.js", 6), ("web/route.go", 9),
     ]
@@ -115,7 +112,7 @@ def test_a_value_as_a_format_with_nothing_to_format_is_reported_in_go_java_and_c
     findings = review_change(
         tmp_path, BASE, {"get_test.go": go, "src/main/java/a/A.java": java, "src/A.cs": csharp}
     )
-    assert _found(findings, "correctness/non-constant-format") == [
+    assert found_at(findings, "correctness/non-constant-format") == [
         ("get_test.go", 12), ("get_test.go", 16), ("get_test.go", 17),
         ("src/A.cs", 4), ("src/main/java/a/A.java", 8), ("src/main/java/a/A.java", 11),
     ]
