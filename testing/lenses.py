@@ -72,3 +72,8 @@ def gate_cache(repo: Path, sections: Mapping[str, Mapping[str, Any]] | None = No
     """The review cache `[cache]` in `sections` names (by default `.reviewgate-cache/`), opened as
     the gate opens it: with its key, from the key file a gate run there made or will make."""
     return open_cache(cache_directory_of((sections or {}).get("cache", {}), repo), repo, {})
+
+
+def found_at(findings: list[Finding], rule: str) -> list[tuple[str | None, int | None]]:
+    """The (path, line) of each finding of one rule, sorted: what a lens test compares."""
+    return sorted((item.path, item.line) for item in findings if item.rule == rule)

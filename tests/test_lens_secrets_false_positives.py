@@ -74,6 +74,8 @@ def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
         'aws_key = "AKIA' + '0' * 16 + '"',
         'refresh_token="demo_refresh_token_12345",',
         'api_key = "fake-Zq8VxT2mLk5NwR7y"',
+        'secret_key.__name__ = "secret_key_setting"',  # the value names the object, not a secret
+        'password_reset_view = "password_reset_confirm"',  # a view's name, words of its variable's
     ],
 )
 def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
@@ -87,6 +89,8 @@ def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
         '"xox' + 'p-1234567890-abcdefghijkl",',  # made up for the test
         'aws_key = "AKIA' + 'Q7XZ2M4N6P8R3T5V' + '"',  # made up for the test
         'refresh_token = "Zq8VxT2mLk5NwR7yBc3H"',  # made up for the test
+        'SMTP_PASSWORD = "tangerine_elephant_violin_cactus"',  # made up: a passphrase of words
+        'passphrase = "purple_monkey_dishwasher"',  # made up for the test
     ],
 )
 def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:

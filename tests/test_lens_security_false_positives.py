@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from testing.lenses import review_change
-
-
-def _found(findings: list, rule: str) -> list[tuple[str, int | None]]:  # type: ignore[type-arg]
-    return sorted((item.path, item.line) for item in findings if item.rule == rule)
+from testing.lenses import found_at, review_change
 
 
 def test_eval_inside_a_string_or_template_literal_is_text_not_a_call(tmp_path: Path) -> None:
@@ -22,7 +18,7 @@ def test_eval_inside_a_string_or_template_literal_is_text_not_a_call(tmp_path: P
     )
     runner = "export function run(userInput) {\n  return eval(userInput);\n}\n"
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/emit.js": emitter, "src/run.js": runner})
-    assert _found(findings, "security/eval") == [("src/run.js", 2)]
+    assert found_at(findings, "security/eval") == [("src/run.js", 2)]
 
 
 def test_exec_of_a_compiled_literal_and_a_shell_running_its_user_code_are_not_reported(tmp_path: Path) -> None:
@@ -45,7 +41,27 @@ def test_exec_of_a_compiled_literal_and_a_shell_running_its_user_code_are_not_re
         {"README.md": "x\n"},
         {"app/fail.py": literal, "app/shell.py": shell, "app/handler.py": handler},
     )
-    assert _found(findings, "security/eval") == [("app/handler.py", 3), ("app/handler.py", 4)]
+    assert found_at(findings, "security/eval") == [("app/handler.py", 3), ("app/handler.py", 4)]
+
+
+def test_importing_the_interpreter_exempts_only_the_shell_not_the_rest_of_the_module(tmp_path: Path) -> None:
+    console = (
+        "import code\n\n\n"
+        "class Console(code.InteractiveInterpreter):\n"
+        "    def run(self, line):\n"
+        "        exec(line, self.locals)\n\n\n"
+        "def shell(namespace, command):\n"
+        "    if command:\n"
+        "        exec(command, namespace)\n"
+        "    code.interact(local=namespace)\n\n\n"
+        "def calculate(request):\n"
+        '    return eval(request.args["expression"])\n'
+    )
+    local = "def handler(request):\n    from code import interact\n    return eval(request.body)\n"
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/console.py": console, "app/local.py": local})
+    # The shell (a class built on the interpreter, a function calling it) is exempt; a request
+    # handler beside it is not, nor one that imports the interpreter and never uses it.
+    assert found_at(findings, "security/eval") == [("app/console.py", 16), ("app/local.py", 3)]
 
 
 def test_sql_with_parameters_apart_or_quoted_identifiers_is_not_reported(tmp_path: Path) -> None:
@@ -73,7 +89,7 @@ def search(cursor, request):
     cursor.execute("SELECT * FROM %s WHERE id = %s" % (quote_name(request.args["t"]), request.args["id"]))
 '''
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/queries.py": source})
-    assert _found(findings, "security/sql-injection") == [
+    assert found_at(findings, "security/sql-injection") == [
         ("app/queries.py", 3),
         ("app/queries.py", 21),
         ("app/queries.py", 22),

@@ -39,6 +39,7 @@ _MODULES = (
     "lenses.joined_set_cookie",
     "lenses.jwt_algorithm",
     "lenses.error_cause",
+    "lenses.format_string",
     "lenses.process",
     "suppressions",
 )

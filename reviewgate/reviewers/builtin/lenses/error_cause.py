@@ -24,7 +24,7 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
 from reviewgate.reviewers.builtin.language_table import Language
-from reviewgate.reviewers.builtin.rule import Example, File, Rule
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 ERROR_CAUSE_DROPPED = Rule(
     id="correctness/error-cause-dropped",
@@ -48,7 +48,9 @@ ERROR_CAUSE_DROPPED = Rule(
     not_on=(
         "`%w` anywhere in the format (`fmt.Errorf(\"%w: %v\", ErrInvalid, err)`); a new error that carries "
         "nothing of the caught one; an error class meant for a client at an API boundary (named for HTTP, a "
-        "response, a user, validation, status); `http.Error(w, err.Error(), …)` and logging; Go before 1.13 "
+        "response, a user, validation, status); `http.Error(w, err.Error(), …)` and logging; a catch block "
+        "that logs the caught error's trace before it throws (`logger.error(`…${e.stack}`)`, "
+        "`e.printStackTrace()`, `log.error(\"…\", e)`); Go before 1.13 "
         "(the target branch's go.mod: no `%w` yet); Node before 16.9 (the target branch's `engines.node`: "
         "no `cause` yet)"
     ),
@@ -95,6 +97,19 @@ func Load(path string) ([]byte, error) {
         ),
     ),
     by_record=True,
+    record=Record(
+        findings=4,
+        holding=3,
+        where=(
+            "the whole trees of the tuning half's 16 projects and of 15 PyPI and npm packages (2026-12-06): 4, 3 "
+            "**hold**: knex `Migrator.js:473`, `throw new LockError(err.message)` in the lock's `.catch` (the "
+            "database's error and its code are gone); webpack `NormalModule.js:1633`, `Failed to parse source map. "
+            "${err.message}`; fastify `route.js:446`, the serializer build's error reduced to its message. Does "
+            "not: restify `authorization.js:72`, `InvalidHeaderError`, a 400 response's error (the message is for "
+            "the client). Not one since: the driver-loading errors of knex `client.js:225` and "
+            "`dialects/mysql2/index.js:33`, whose trace is logged (`${e.stack}`) on the line before the throw"
+        ),
+    ),
 )
 
 RULES = (ERROR_CAUSE_DROPPED,)
@@ -210,6 +225,18 @@ def _not_an_error(source: JsSource, name: str, offset: int) -> bool:
     ) is not None
 
 
+def _trace_logged(name: str, before: str) -> bool:
+    """Whether the catch block writes the caught error's trace before it throws the new one
+    (`logger.error(`${message}\\n${e.stack}`)`, `e.printStackTrace()`, `log.error("...", e)`): where it
+    failed is kept in the log, and the new error carries its message for the caller."""
+    escaped = re.escape(name)
+    return re.search(
+        rf"(?<![\w$.]){escaped}\s*\.\s*(?:stack\b|printStackTrace\s*\()"
+        rf"|\b(?:log|logger|LOG|LOGGER|console)\s*\.\s*\w+\s*\([^;]*?(?<![\w$.]){escaped}\s*\)",
+        before,
+    ) is not None
+
+
 def _caught(source: JsSource, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     """A `throw new X(...)` in a catch block that carries the caught error's text but not the error."""
     from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
@@ -226,6 +253,8 @@ def _caught(source: JsSource, path: str, added: dict[int, str], language: Langua
         for throw in patterns["throw"].finditer(masked, opener, closer):
             line = source.line_of(throw.start())
             if line not in added or _BOUNDARY.search(throw.group("class")):
+                continue
+            if _trace_logged(name, text[opener : throw.start()]):
                 continue
             arguments = call_arguments(source, throw.end() - 1)
             carried = " ".join(text[slice(*span)] for span in arguments)

@@ -52,7 +52,9 @@ COMMITTED_SECRET = Rule(
         "Stripe live, Anthropic (`sk-ant-`), OpenAI and npm tokens by their documented prefixes — a "
         "blocker wherever it is, docs and tests included (`export GITHUB_TOKEN=ghp_…` in "
         "`README.md`); a quoted value of ≥ 12 characters with ≥ 3.5 bits/char entropy assigned to a "
-        "name containing password/secret/token/api_key/access_key/private_key/client_secret — a "
+        "name containing password/passphrase/secret/token/api_key/access_key/private_key/client_secret, "
+        "or a passphrase of ≥ 3 lower-case words joined by underscores assigned to a password's or "
+        "secret's name (`SMTP_PASSWORD = \"tangerine_elephant_violin_cactus\"`) — a "
         "blocker in code that runs, **minor** in documentation (`docs/`, `doc/`, `*.md`, `*.rst`, "
         "`*.txt`, `*.adoc`, code blocks in them included), in a whole-line comment, or in a test file "
         "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page) or example code; a private key block is "
@@ -64,7 +66,8 @@ COMMITTED_SECRET = Rule(
         "AWS's documented `…EXAMPLE` keys; placeholders (`${…}`, `{{…}}`, `<your-key>`, `changeme`, "
         "`demo_…`, `fake…`, `dummy…`, URLs, paths, a provider's prefix followed by X's or zeros, "
         "`xoxp-XXXXXXXXXX-…`); values spelt as identifiers, words of one case joined by underscores "
-        "(`__name__ = \"requires_csrf_token\"`); a private key header with no base64 body after it "
+        "(`__name__ = \"requires_csrf_token\"`; under a password's or secret's name only when the line "
+        "names the same identifier or the value shares a word with the name); a private key header with no base64 body after it "
         "(`append(\"-----BEGIN PRIVATE KEY-----\\n\")` in an encoder); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
         "`*_path`, `*_id`, `*_alphabet`, `*_charset`, `*_chars`, `*_table` …); values read from the "
         "environment; alphabets, charsets and tables in any language (a value whose characters run in "
@@ -100,7 +103,7 @@ RULES = (COMMITTED_SECRET,)
 RULE_SECRET = COMMITTED_SECRET.id
 
 _SECRET_WORD = (
-    r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
+    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
 )
 _ASSIGNED_VALUE = r"""["']?\s*(?::=|=|:)\s*[bru]?(?P<quote>["'])(?P<value>[^"'\s]{12,})(?P=quote)"""
 _SECRET_ASSIGNMENT = LazyPattern(rf"(?P<name>[\w.-]*{_SECRET_WORD}[\w.-]*){_ASSIGNED_VALUE}", re.IGNORECASE)
@@ -115,7 +118,7 @@ _SECRET_WORD_ASSIGNED = LazyPattern(rf"{_SECRET_WORD}[\w.-]*{_ASSIGNED_VALUE}", 
 _MAY_HOLD_A_TOKEN = re.compile(
     r"PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt)-|xox[abposr]-|AIza|k_live_|sk-|npm_"
 )
-_MAY_NAME_A_SECRET = re.compile(r"passw|pwd|secret|token|key", re.IGNORECASE)
+_MAY_NAME_A_SECRET = re.compile(r"passw|passphrase|pwd|secret|token|key", re.IGNORECASE)
 # The quoted value `_SECRET_ASSIGNMENT` needs: far cheaper to look for than the whole pattern,
 # and most lines that name a key (`key`, `token`) quote no 12-character value.
 _QUOTED_VALUE = re.compile(r"""["'][^"'\s]{12,}["']""")
@@ -142,6 +145,12 @@ _PLACEHOLDER = LazyPattern(
 # (`requires_csrf_token` as a function's `__name__`, a `__WEBPACK_MODULE_REFERENCE__` marker): a
 # name the code refers to, not a key, which would mix cases or digits.
 _IDENTIFIER = LazyPattern(r"_*(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*")
+# A password's or a secret's name: what it holds is meant to be typed or remembered, so lower-case
+# words joined by underscores there are a passphrase (`"correct_horse_battery_staple"`) unless the
+# line names the same identifier (`requires_csrf_token.__name__ = "requires_csrf_token"`).
+_PASSWORD_NAME = LazyPattern(r"passw|passphrase|pwd|secret", re.IGNORECASE)
+# Words enough for a passphrase whatever its entropy per character (words of a few letters repeat them).
+MIN_PASSPHRASE_WORDS = 3
 # A provider's prefix followed by nothing but X's or zeros (`xoxp-XXXXXXXXXX-…`, `AKIA0000…`):
 # the format's placeholder in a sample, no key.
 _PLACEHOLDER_CHARACTERS = frozenset("Xx0*-_")
@@ -287,6 +296,18 @@ def _has_key_body(added: list[tuple[int, str]], index: int) -> bool:
     return False
 
 
+def _is_passphrase(name: str, value: str, line: str) -> bool:
+    """Lower-case words joined by underscores, assigned to a password's or secret's name, that the
+    line does not also use as a name (outside the quotes, or as a dunder attribute's value) and that
+    shares no word with the name (`password_reset_view = "password_reset_confirm"`: a view's name)."""
+    if not value.islower() or _PASSWORD_NAME.search(name) is None or name.endswith("__"):
+        return False
+    if set(re.findall(r"[a-z]{3,}", name.lower())) & set(value.split("_")):
+        return False
+    named = re.search(rf"(?<![\w\"'`]){re.escape(value)}(?![\w\"'`])", line)
+    return named is None
+
+
 def _is_placeholder_token(token: str) -> bool:
     """A provider's four-character prefix and then only X's or zeros (`xoxp-XXXXXXXXXX-XXXXXXXXXX`)."""
     return set(token[4:]) <= _PLACEHOLDER_CHARACTERS
@@ -382,10 +403,19 @@ class SecretsLens:
                 _NOT_A_SECRET_NAME.search(name)
                 or _DESCRIBES_A_SECRET.search(name)
                 or _PLACEHOLDER.search(value)
-                or _IDENTIFIER.fullmatch(value)
                 or is_alphabet(value)
             ):
                 continue
+            if _IDENTIFIER.fullmatch(value):
+                if not _is_passphrase(name, value, line):
+                    continue
+                words = len(value.strip("_").split("_"))
+                if words >= MIN_PASSPHRASE_WORDS:
+                    return SecretMatch(
+                        f"passphrase assigned to `{name}`",
+                        False,
+                        f"{words} lower-case words ({len(value)} characters) assigned to `{name}`, a password's or secret's name",
+                    )
             bits = entropy(value)
             if bits >= MIN_ENTROPY_BITS:
                 return SecretMatch(

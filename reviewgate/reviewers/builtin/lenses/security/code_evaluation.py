@@ -1,5 +1,6 @@
 """`security/eval`: code evaluated from a value. Python's `eval`/`exec` of a non-literal (not in
-a module that imports the interactive interpreter: a shell runs its user's code by design);
+a top-level function or class that uses the interactive interpreter: a shell runs its user's code
+by design);
 JavaScript's `eval(x)` and `new Function(` on an added line, not inside a string the line opens."""
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ EVAL = Rule(
     not_on=(
         "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
         "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
-        "emits as text); a module that imports Python's interactive interpreter (`import code`, "
-        "`from code import interact`): a shell, whose purpose is running its user's code"
+        "emits as text); a top-level function or class that uses Python's interactive interpreter "
+        "(`code.interact`, a subclass of `code.InteractiveInterpreter`, `from code import interact`): a "
+        "shell, whose purpose is running its user's code (an `eval` elsewhere in the same module is reported)"
     ),
     fires=(
         Example(
@@ -67,7 +69,7 @@ def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first
         name in _EVALUATORS
         and first is not None
         and not _is_literal_code(first)
-        and not module.runs_an_interpreter
+        and not module.in_a_shell(call)
     ):
         return RULE_EVAL, f"`{name}` of a value that is not a literal", "the argument is not a literal"
     return None

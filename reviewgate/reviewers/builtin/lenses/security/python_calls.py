@@ -10,10 +10,6 @@ from collections.abc import Callable
 
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 
-# Python's own interactive interpreter: a module that imports it is a shell or a console, whose
-# purpose is running the code its user types or names (a startup file, `-c`).
-_INTERPRETER_MODULES = frozenset({"code", "codeop"})
-
 
 def literal_text(node: ast.expr) -> str:
     """The constant string parts of a formatted expression (to tell SQL from other text)."""
@@ -104,15 +100,16 @@ class PythonModule:
         return before[-1] if before else None
 
     @functools.cached_property
-    def runs_an_interpreter(self) -> bool:
-        """Whether the module imports Python's interactive interpreter (`import code`, `from code
-        import interact`): a shell, whose eval of its user's input is its purpose."""
+    def shell_spans(self) -> list[tuple[int, int]]:
+        """The top-level functions and classes that use Python's interactive interpreter: a shell,
+        whose eval of its user's input is its purpose (interpreter_shells.py)."""
+        from reviewgate.reviewers.builtin.lenses.security.interpreter_shells import shell_spans
+
         tree = self._module()
-        if tree is None:
-            return False
-        imported = {alias.name.split(".")[0] for node in nodes_of(tree, ast.Import) for alias in node.names}
-        imported |= {(node.module or "").split(".")[0] for node in nodes_of(tree, ast.ImportFrom) if node.level == 0}
-        return not imported.isdisjoint(_INTERPRETER_MODULES)
+        return shell_spans(tree) if tree is not None else []
+
+    def in_a_shell(self, call: ast.Call) -> bool:
+        return any(first <= call.lineno <= last for first, last in self.shell_spans)
 
     def formatted(self, node: ast.expr) -> ast.expr | None:
         """The formatted string `node` is, or the one the name it is was last assigned."""
