@@ -343,3 +343,53 @@ def test_decisions_extracted_into_a_helper_as_guard_clauses_are_not_new(tmp_path
                           "        return None\n    item = default[0]\n")
     grown = {"src/pkg/types.py": more + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
     assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "src/pkg/types.py", 1)]
+
+
+_MOVED_FROM = (
+    "pub struct Visitor;\n\nimpl Visitor {\n"
+    "    pub fn visit_map(self, access: &mut Access) -> Vec<Entry> {\n"
+    "        let mut entries = Vec::with_capacity(cautious(access.size_hint()));\n"
+    "        while let Some(entry) = access.next_entry() {\n"
+    "            entries.push(entry);\n"
+    "        }\n"
+    "        entries\n"
+    "    }\n}\n"
+)
+
+
+def _moved_into(loop: str) -> str:
+    return (
+        "pub fn read() -> u8 {\n    0\n}\n\npub mod content {\n    pub struct Visitor;\n\n    impl Visitor {\n"
+        "        pub fn visit_map(self, access: &mut Access) -> Vec<Entry> {\n"
+        "            let mut entries =\n                Vec::with_capacity(\n"
+        "                    cautious(access.size_hint()),\n                );\n"
+        f"{loop}"
+        "            entries\n        }\n    }\n}\n"
+    )
+
+
+def test_a_function_moved_to_another_file_and_edited_on_the_way_is_compared_with_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    base = {"core/src/content.rs": _MOVED_FROM, "core/src/lib.rs": "pub mod content;\n",
+            "serde/src/de.rs": "pub fn read() -> u8 {\n    0\n}\n"}
+    edited = (
+        "            while let Some(entry) =\n                access.next_entry_seed(Visitor::new(), Visitor::new())\n"
+        "            {\n                entries.push(entry);\n            }\n"
+    )
+    moved = {"core/src/content.rs": None, "core/src/lib.rs": "\n", "serde/src/de.rs": _moved_into(edited)}
+    assert _blocking(review_change(tmp_path / "moved", base, moved)) == []
+    # Moved and given decisions of its own on the way: new behaviour, as if edited in place.
+    decides = (
+        "            while let Some(entry) = access.next_entry() {\n                if entry.is_empty() {\n"
+        "                    continue;\n                }\n                if entry.is_hidden() {\n"
+        "                    break;\n                }\n                entries.push(entry);\n            }\n"
+    )
+    grown = {"core/src/content.rs": None, "core/src/lib.rs": "\n", "serde/src/de.rs": _moved_into(decides)}
+    assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "serde/src/de.rs", 9)]
+    # A new function beside the removed one's name is still new.
+    renamed = {"core/src/content.rs": None, "core/src/lib.rs": "\n",
+               "serde/src/de.rs": _moved_into(edited).replace("visit_map", "visit_entries")}
+    assert _blocking(review_change(tmp_path / "renamed", base, renamed)) == [
+        ("tests/missing-tests", "serde/src/de.rs", 9)
+    ]

@@ -74,7 +74,8 @@ def _body_lines(text: str) -> set[str]:
 class MovedCode:
     """The functions the change removes (their name is gone from their file at head, or their
     file is deleted): a function "new" at head with the same text or normalised body was moved
-    or renamed, not written. So is one whose lines the change removes elsewhere (extracted)."""
+    or renamed, not written. So is one whose lines the change removes elsewhere (extracted). One
+    of the same name as a removed function was moved and edited: compared with it (`origin`)."""
 
     def __init__(self, removed: list[FunctionShape], base_texts: tuple[str, ...] = ()) -> None:
         self.removed = removed
@@ -83,6 +84,7 @@ class MovedCode:
         self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
         self._bodies: set[str] | None = None
         self._counts: set[tuple[int, int]] | None = None
+        self._by_name: dict[str, list[FunctionShape]] | None = None
 
     def extracted(self, shape: FunctionShape) -> bool:
         if not self.base_texts:
@@ -109,6 +111,31 @@ class MovedCode:
         if self._bodies is None:
             self._bodies = {item.body for item in self.removed}
         return shape.body in self._bodies
+
+    def origin(self, shape: FunctionShape) -> FunctionShape | None:
+        """The one function the change removes under the same name, its enclosing names aside
+        (`ContentVisitor.visit_map` for `content.ContentVisitor.visit_map`): `shape` is that
+        function moved (to another file, into a module) and edited on the way, to be compared
+        with it rather than read as new. None when no removed function, or more than one, has
+        the name."""
+        if self._by_name is None:
+            self._by_name = {}
+            for item in self.removed:
+                self._by_name.setdefault(_unnumbered(item.name).rsplit(".", 1)[-1], []).append(item)
+        parts = _unnumbered(shape.name).split(".")
+        found = [
+            item for item in self._by_name.get(parts[-1], [])
+            if _ends_with(parts, (other := _unnumbered(item.name).split("."))) or _ends_with(other, parts)
+        ]
+        return found[0] if len(found) == 1 else None
+
+
+def _unnumbered(name: str) -> str:
+    return name.partition("#")[0]
+
+
+def _ends_with(parts: list[str], tail: list[str]) -> bool:
+    return len(parts) >= len(tail) and parts[len(parts) - len(tail):] == tail
 
 
 def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
@@ -147,9 +174,12 @@ def compare(
     for name, shape in head.items():
         old = None if base is None else base.get(name)
         if old is None:
-            if not is_decisionless_one_liner(shape) and not moved.holds(shape):
+            if is_decisionless_one_liner(shape) or moved.holds(shape):
+                continue
+            old = moved.origin(shape)
+            if old is None:
                 found.append(_new_function(change, shape))
-            continue
+                continue
         if shape.text == old.text:
             continue  # untouched, whatever else moved around it
         if shape.branches > old.branches:
