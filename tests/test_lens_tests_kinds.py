@@ -393,3 +393,55 @@ def test_a_function_moved_to_another_file_and_edited_on_the_way_is_compared_with
     assert _blocking(review_change(tmp_path / "renamed", base, renamed)) == [
         ("tests/missing-tests", "serde/src/de.rs", 9)
     ]
+
+
+_LISTENER = "package acme\n\nopen class Listener {\n  open fun started(name: String) {}\n}\n"
+_RECORDING = (
+    "package acme\n\nclass RecordingListener : Listener() {\n  val events = mutableListOf<String>()\n\n"
+    "  override fun started(name: String) {\n    events += \"started $name\"\n  }\n{more}}\n"
+)
+_QUEUED = (
+    "\n  override fun queued(name: String, size: Int) {\n    if (size > 0) {\n      events += \"queued $name\"\n"
+    "    }\n    events += \"size $size\"\n  }\n"
+)
+_LISTENER_QUEUED = (
+    "package acme\n\nopen class Listener {\n  open fun started(name: String) {}\n\n"
+    "  open fun queued(name: String, size: Int) {\n    if (size < 0) {\n      throw IllegalArgumentException(name)\n"
+    "    }\n    println(name)\n  }\n}\n"
+)
+
+
+def _gradle_build(support_script: str, library_dependencies: str) -> dict[str, str]:
+    return {
+        "settings.gradle.kts": 'include(":library")\ninclude(":testing-support")\n',
+        "library/build.gradle.kts": f'plugins {{\n  kotlin("multiplatform")\n}}\n\n{library_dependencies}',
+        "testing-support/build.gradle.kts": support_script,
+        "library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER,
+        "testing-support/src/main/kotlin/acme/RecordingListener.kt": _RECORDING.replace("{more}", ""),
+    }
+
+
+def test_a_gradle_project_the_build_uses_only_for_tests_is_test_support(tmp_path: Path) -> None:
+    support = 'plugins {\n  kotlin("jvm")\n}\n\ndependencies {\n  api(projects.library)\n}\n'
+    change = {
+        "library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER_QUEUED,
+        "testing-support/src/main/kotlin/acme/RecordingListener.kt": _RECORDING.replace("{more}", _QUEUED),
+    }
+    for name, dependencies in [
+        ("test-configuration", "dependencies {\n  testImplementation(projects.testingSupport)\n}\n"),
+        ("test-source-set", "kotlin {\n  sourceSets {\n    commonTest {\n      dependencies {\n"
+                            "        implementation(project(\":testing-support\"))\n      }\n    }\n  }\n}\n"),
+    ]:
+        base = _gradle_build(support, dependencies)
+        assert _blocking(review_change(tmp_path / name, base, change)) == [], name
+    # A project the library itself depends on, or one the build publishes, is product code.
+    for name, script, dependencies in [
+        ("main-dependency", support, "dependencies {\n  implementation(projects.testingSupport)\n}\n"),
+        ("published", support.replace('kotlin("jvm")', 'kotlin("jvm")\n  id("com.vanniktech.maven.publish")'),
+         "dependencies {\n  testImplementation(projects.testingSupport)\n}\n"),
+    ]:
+        base = _gradle_build(script, dependencies)
+        assert _blocking(review_change(tmp_path / name, base, change)) == [
+            ("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6),
+            ("tests/missing-tests", "testing-support/src/main/kotlin/acme/RecordingListener.kt", 10),
+        ], name

@@ -32,6 +32,7 @@ from reviewgate.reviewers.builtin.file_kinds import (
     is_translation_file,
 )
 from reviewgate.reviewers.builtin.function_comparison import Evidence, MovedCode, compare
+from reviewgate.reviewers.builtin.gradle_test_support import is_gradle_test_support
 from reviewgate.reviewers.builtin.language_table import BEHAVIOUR_LANGUAGES, Language, language_of
 from reviewgate.reviewers.builtin.languages.shapes import (
     HeadShapes,
@@ -80,6 +81,7 @@ def is_product_file(request: ReviewRequest, path: str) -> bool:
     return (
         is_behaviour_file(path)
         and not is_test_input(request, path)
+        and not is_gradle_test_support(request, path)
         and non_product_reason(request, path, read_header=False) in (None, GENERATED)
     )
 

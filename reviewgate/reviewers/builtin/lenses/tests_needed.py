@@ -16,6 +16,7 @@ from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
+from reviewgate.reviewers.builtin.gradle_test_support import is_gradle_test_support
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -60,7 +61,9 @@ MISSING_TESTS = Rule(
         "inside string literals (a shell `if` in a Go raw string); a file that does not parse at one "
         "side; config and wiring files (`setup.py`, `conftest.py`, `*.config.js`, `*.d.ts`), `docs/`, "
         "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
-        "diff"
+        "diff, a Gradle project's code the build depends on only for tests counted as one (a "
+        "`testImplementation(projects.testingSupport)` or test source set's dependency, the project "
+        "not published)"
     ),
     severity_note="or minor",
     fires=(
@@ -205,7 +208,8 @@ __all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "changes_
 
 def changes_tests(request: ReviewRequest) -> bool:
     return any(
-        (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change))
+        (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
+         or is_gradle_test_support(request, change.path))
         and change.status is not ChangeStatus.DELETED
         for change in request.target.files
     )
