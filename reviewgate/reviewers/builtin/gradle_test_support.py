@@ -106,11 +106,11 @@ class _Build:
             blocks = _test_blocks(text)
             for match in _DEPENDENCY.finditer(text):
                 accessor, project = match.group("accessor"), match.group("path")
-                directory = accessors.get(accessor) if accessor else paths.get(project or "")
-                if directory is not None:
+                depended = accessors.get(accessor) if accessor else paths.get(project or "")
+                if depended is not None:
                     inside_test = any(start < match.start() < end for start, end in blocks)
                     configuration = "test" if inside_test else match.group("configuration").strip("\"'")
-                    self.configurations.setdefault(directory, set()).add(configuration)
+                    self.configurations.setdefault(depended, set()).add(configuration)
 
     def project_of(self, path: str) -> str | None:
         directory = path.rpartition("/")[0]
