@@ -171,6 +171,9 @@ def compare(
     """Evidence for one file: `base` None when the file is new. `changed_bodies` also reports
     functions that do something different without gaining behaviour (what a fix does)."""
     found: list[Evidence] = []
+    # Moved and edited functions whose reading as new would be weak: compared with where they came
+    # from, they are no stronger evidence than that.
+    weak_moves: set[str] = set()
     for name, shape in head.items():
         old = None if base is None else base.get(name)
         if old is None:
@@ -180,6 +183,8 @@ def compare(
             if old is None:
                 found.append(_new_function(change, shape))
                 continue
+            if not _new_function(change, shape).strong:
+                weak_moves.add(name)
         if shape.text == old.text:
             continue  # untouched, whatever else moved around it
         if shape.branches > old.branches:
@@ -200,6 +205,7 @@ def compare(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,
             ))
+    found = [item._replace(strong=False) if item.name in weak_moves else item for item in found]
     return _restructured(_deprecations(found, change, head), base, head)
 
 
