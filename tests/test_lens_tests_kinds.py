@@ -445,3 +445,31 @@ def test_a_gradle_project_the_build_uses_only_for_tests_is_test_support(tmp_path
             ("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6),
             ("tests/missing-tests", "testing-support/src/main/kotlin/acme/RecordingListener.kt", 10),
         ], name
+
+
+_CHECKS = (
+    "package acme\n\nimport kotlin.test.assertEquals\n\nclass ListenerChecks {\n"
+    "  @kotlin.test.Test\n  fun started() {\n    assertEquals(1, 1)\n  }\n{more}}\n"
+)
+_QUEUED_CHECK = "\n  @kotlin.test.Test\n  fun queued() {\n    Listener().queued(\"a\", 1)\n  }\n"
+
+
+def test_a_file_in_a_gradle_test_source_set_is_a_test_and_a_comment_on_one_tests_nothing(tmp_path: Path) -> None:
+    base = {
+        "settings.gradle.kts": 'include(":library")\n',
+        "library/build.gradle.kts": 'plugins {\n  kotlin("multiplatform")\n}\n',
+        "library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER,
+        "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", ""),
+    }
+    product = {"library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER_QUEUED}
+    tested = {**product, "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", _QUEUED_CHECK)}
+    assert _blocking(review_change(tmp_path / "tested", base, tested)) == []
+    untested = [("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6)]
+    # The test file's doc comment alone, or the same checks written into the main source set, test nothing.
+    commented = {**product, "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace(
+        "class ListenerChecks", "/**\n * Checks of the listener.\n */\nclass ListenerChecks").replace("{more}", "")}
+    assert _blocking(review_change(tmp_path / "commented", base, commented)) == untested
+    in_main = {**product, "library/src/commonMain/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", _QUEUED_CHECK)}
+    assert _blocking(review_change(tmp_path / "in-main", base, in_main)) == untested + [
+        ("tests/missing-tests", "library/src/commonMain/kotlin/acme/ListenerChecks.kt", 11)
+    ]

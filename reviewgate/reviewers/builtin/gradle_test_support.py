@@ -9,6 +9,11 @@ plugin) is a library its users get (a mock web server), whatever the build uses 
 its code is test support, like a test source set: its fakes and recording
 listeners reach no user, and changing them changes the tests.
 
+So is a file in a project's test source set, `<project>/src/<set>/` with a test set's name: the
+Kotlin Multiplatform and Android plugins name a test compilation's sources `<target>Test`
+(`commonTest`, `jvmTest`, `androidUnitTest`) or `test<Variant>`, and the test files there need
+not be named `*Test.kt` (`ClosedScopeAPI.kt`, `RecordingExecutor.kt`).
+
 Read at the merge base, like the policy: a branch cannot make its own new code test support.
 """
 
@@ -72,6 +77,7 @@ class _Build:
         self.projects: frozenset[str] = frozenset()
         self.configurations: dict[str, set[str]] = {}  # project directory -> configuration names
         self.test_support: dict[str, bool] = {}
+        self.built: frozenset[str] = frozenset()
         if base is None:
             return
         files = base.list_files()
@@ -86,6 +92,7 @@ class _Build:
         self.projects = frozenset(
             directory for path in scripts if (directory := path.rpartition("/")[0]) and directory not in roots
         )
+        self.built = frozenset(path.rpartition("/")[0] for path in scripts)  # roots with a build script too
         self.published = frozenset(
             path.rpartition("/")[0] for path in scripts if "/" in path and _PUBLISHES.search(base.read_text(path) or "")
         )
@@ -120,7 +127,17 @@ class _Build:
             directory = directory.rpartition("/")[0]
         return None
 
+    def in_test_source_set(self, path: str) -> bool:
+        parts = path.split("/")[:-1]
+        return any(
+            part == "src" and index + 1 < len(parts) and _TEST_NAME.fullmatch(parts[index + 1]) is not None
+            and "/".join(parts[:index]) in self.built
+            for index, part in enumerate(parts)
+        )
+
     def is_test_support(self, path: str) -> bool:
+        if self.in_test_source_set(path):
+            return True
         project = self.project_of(path)
         if project is None or project in self.published:
             return False
@@ -135,7 +152,8 @@ _held: list[tuple[FrozenTarget, _Build]] = []
 
 
 def is_gradle_test_support(request: ReviewRequest, path: str) -> bool:
-    """Whether `path` (Java or Kotlin) lies in a Gradle project the build uses only for tests."""
+    """Whether `path` (Java or Kotlin) lies in a Gradle project's test source set, or in a project
+    the build uses only for tests."""
     if language_of(path) not in _JVM:
         return False
     if not _held or _held[0][0] is not request.target:

@@ -12,11 +12,12 @@ from collections.abc import Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
 from reviewgate.reviewers.builtin.gradle_test_support import is_gradle_test_support
+from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, language_of
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -61,9 +62,10 @@ MISSING_TESTS = Rule(
         "inside string literals (a shell `if` in a Go raw string); a file that does not parse at one "
         "side; config and wiring files (`setup.py`, `conftest.py`, `*.config.js`, `*.d.ts`), `docs/`, "
         "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
-        "diff, a Gradle project's code the build depends on only for tests counted as one (a "
+        "diff (a file in a Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
+        "the code of a project the build depends on only for tests, a "
         "`testImplementation(projects.testingSupport)` or test source set's dependency, the project "
-        "not published)"
+        "not published, count as ones; an edit of a test file's comments alone does not)"
     ),
     severity_note="or minor",
     fires=(
@@ -207,12 +209,26 @@ __all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "changes_
 
 
 def changes_tests(request: ReviewRequest) -> bool:
+    """Whether the change adds or changes test code: a test file, test support, or a Rust file's
+    inline tests. An edit of a test file's comments alone (a doc comment on a fake) tests nothing."""
     return any(
         (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
          or is_gradle_test_support(request, change.path))
         and change.status is not ChangeStatus.DELETED
+        and not _only_comments(change)
         for change in request.target.files
     )
+
+
+def _only_comments(change: FileChange) -> bool:
+    """Whether every line the change adds to or removes from a code file is blank or a comment."""
+    language = language_of(change.path)
+    markers = ("#",) if language in HASH_COMMENT else ("//", "/*", "*") if language in SLASH_COMMENT else None
+    if markers is None:
+        return False
+    lines = [line.text.strip() for hunk in change.hunks for line in hunk.lines
+             if line.kind is LineKind.ADDED or line.kind is LineKind.REMOVED]
+    return bool(lines) and all(not text or text.startswith(markers) for text in lines)
 
 
 def _listing(evidence: list[Evidence]) -> str:
