@@ -473,3 +473,29 @@ def test_a_file_in_a_gradle_test_source_set_is_a_test_and_a_comment_on_one_tests
     assert _blocking(review_change(tmp_path / "in-main", base, in_main)) == untested + [
         ("tests/missing-tests", "library/src/commonMain/kotlin/acme/ListenerChecks.kt", 11)
     ]
+
+
+_BUILD_RS = (
+    "use std::env;\nuse std::process::Command;\n\nfn main() {\n    let minor = match rustc_minor_version() {\n"
+    "        Some(minor) => minor,\n        None => return,\n    };\n    if minor >= 46 {\n"
+    "        println!(\"cargo:rustc-cfg=has_track_caller\");\n    }\n}\n\n"
+    "fn rustc_minor_version() -> Option<u32> {\n    let rustc = env::var_os(\"RUSTC\")?;\n"
+    "    let output = Command::new(rustc).arg(\"--version\").output().ok()?;\n"
+    "    let version = std::str::from_utf8(&output.stdout).ok()?;\n    let mut pieces = version.split('.');\n"
+    "    if pieces.next() != Some(\"rustc 1\") {\n        return None;\n    }\n    pieces.next()?.parse().ok()\n}\n"
+)
+
+
+def test_a_rust_packages_build_script_is_no_product_code(tmp_path: Path) -> None:
+    base = {"macros/Cargo.toml": '[package]\nname = "macros"\n', "macros/src/lib.rs": _LIB}
+    assert _blocking(review_change(tmp_path / "default", base, {"macros/build.rs": _BUILD_RS})) == []
+    named = {**base, "macros/Cargo.toml": '[package]\nname = "macros"\nbuild = "tools/probe.rs"\n'}
+    assert _blocking(review_change(tmp_path / "named", named, {"macros/tools/probe.rs": _BUILD_RS})) == []
+    # The same code where the manifest names no build script (`build = false`), or in the crate's sources.
+    off = {**base, "macros/Cargo.toml": '[package]\nname = "macros"\nbuild = false\n'}
+    assert _blocking(review_change(tmp_path / "off", off, {"macros/build.rs": _BUILD_RS})) == [
+        ("tests/missing-tests", "macros/build.rs", 14)
+    ]
+    assert _blocking(review_change(tmp_path / "source", base, {"macros/src/probe.rs": _BUILD_RS})) == [
+        ("tests/missing-tests", "macros/src/probe.rs", 14)
+    ]
