@@ -499,3 +499,32 @@ def test_a_rust_packages_build_script_is_no_product_code(tmp_path: Path) -> None
     assert _blocking(review_change(tmp_path / "source", base, {"macros/src/probe.rs": _BUILD_RS})) == [
         ("tests/missing-tests", "macros/src/probe.rs", 14)
     ]
+
+
+_LANGUAGE_BASE = (
+    "namespace Acme.Resources {\n\tpublic abstract class Language {\n"
+    "\t\tprotected void Translate<T>(string message) {\n\t\t\tMessages[typeof(T).Name] = message;\n\t\t}\n\t}\n}\n"
+)
+_REGISTERED = ("EmailValidator", "GreaterThanValidator", "LengthValidator", "NotEmptyValidator", "NotNullValidator",
+         "RegexValidator")
+
+
+def _language_class(row: str) -> str:
+    rows = "".join("\t\t\t" + row.format(validator=validator) + "\n" for validator in _REGISTERED)
+    return (
+        "namespace Acme.Resources {\n\tusing Validators;\n\n\tinternal class BengaliLanguage : Language {\n"
+        f"\t\tpublic BengaliLanguage() {{\n{rows}\t\t}}\n\t}}\n}}\n"
+    )
+
+
+def test_a_constructor_that_only_registers_constant_rows_is_a_table(tmp_path: Path) -> None:
+    base = {"src/Acme/Resources/Language.cs": _LANGUAGE_BASE}
+    rows = _language_class('Translate<{validator}>("\'{{PropertyName}}\' is not valid.");')
+    assert _blocking(review_change(tmp_path / "rows", base, {"src/Acme/Resources/Languages/BengaliLanguage.cs": rows})) == []
+    # Rows that compute their message (a call in the argument, an interpolation) are code.
+    for name, row in [("computed", 'Translate<{validator}>(Format("{validator}"));'),
+                      ("interpolated", 'Translate<{validator}>($"{{Culture}} {validator}");')]:
+        branch = {"src/Acme/Resources/Languages/BengaliLanguage.cs": _language_class(row)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "src/Acme/Resources/Languages/BengaliLanguage.cs", 5)
+        ], name

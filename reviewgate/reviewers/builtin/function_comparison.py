@@ -141,7 +141,8 @@ def _ends_with(parts: list[str], tail: list[str]) -> bool:
 def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     # A new public function is what a library's users get: strong unless it is a stub or a bare
     # accessor. A private helper is strong only when substantial.
-    strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (shape.public and not shape.trivial)
+    # A trivial body (a stub, an accessor, a table of rows) is no behaviour however long.
+    strong = not shape.trivial and (shape.statements >= SUBSTANTIAL_STATEMENTS or shape.public)
     size = f"{shape.statements} statement(s), {shape.branches} branch(es)"
     return Evidence(
         EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name,
