@@ -528,3 +528,33 @@ def test_a_constructor_that_only_registers_constant_rows_is_a_table(tmp_path: Pa
         assert _blocking(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "src/Acme/Resources/Languages/BengaliLanguage.cs", 5)
         ], name
+
+
+_ROUTING = (
+    "<?php\n\nnamespace Acme;\n\nclass Routing\n{{\n    public function perform($request)\n    {{\n"
+    "{call}"
+    "        $status = $results->getStatus();\n        return $request->withAttribute('results', $results);\n    }}\n"
+    "{helper}}}\n"
+)
+_INLINE_CALL = (
+    "        $results = $this->resolver->compute(\n            $request->getUri()->getPath(),\n"
+    "            $request->getMethod()\n        );\n"
+)
+
+
+def _helper(returned: str) -> str:
+    return (
+        "\n    protected function resolveFromRequest($request)\n    {\n"
+        f"        return $this->resolver->{returned}(\n            $request->getUri()->getPath(),\n"
+        "            $request->getMethod()\n        );\n    }\n"
+    )
+
+
+def test_an_expression_extracted_into_a_helper_that_returns_it_is_moved_code(tmp_path: Path) -> None:
+    base = {"src/Routing.php": _ROUTING.format(call=_INLINE_CALL, helper="")}
+    called = "        $results = $this->resolveFromRequest($request);\n"
+    extracted = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("compute"))}
+    assert _blocking(review_change(tmp_path / "extracted", base, extracted)) == []
+    # A helper that calls something else is new code, whatever it shares with the old lines.
+    other = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("computeCached"))}
+    assert _blocking(review_change(tmp_path / "other", base, other)) == [("tests/missing-tests", "src/Routing.php", 14)]

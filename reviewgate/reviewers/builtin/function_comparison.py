@@ -65,10 +65,15 @@ EXTRACTED_WHOLE_LINES = 2
 _GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|continue)\b\W*\w{0,12}\W*)$")
 
 
+# What may lead an expression's first line and not come with it into a helper that returns it: the
+# `return`, or the assignment it was the value of (`$routingResults = `, `const found = `).
+_VALUE_LEAD = re.compile(r"^(?:return\s+|(?:(?:let|const|var|val)\s+)?[\w$.>\-]+\s*=(?![=>])\s*)")
+
+
 def _body_lines(text: str) -> set[str]:
     """A function's distinct body lines (signature line left out), stripped, generic ones dropped."""
     generic = _GENERIC_LINE.match
-    return {line for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
+    return {_VALUE_LEAD.sub("", line) for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
 
 
 class MovedCode:
@@ -90,7 +95,9 @@ class MovedCode:
         if not self.base_texts:
             return False
         if self._base_lines is None:
-            self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
+            self._base_lines = frozenset(
+                _VALUE_LEAD.sub("", line.strip()) for text in self.base_texts for line in text.split("\n")
+            )
         lines = _body_lines(shape.text)
         found = len(lines & self._base_lines)
         # A short one counts when all its lines were there: a constructor moved into a delegate.
