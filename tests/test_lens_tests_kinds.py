@@ -558,3 +558,28 @@ def test_an_expression_extracted_into_a_helper_that_returns_it_is_moved_code(tmp
     # A helper that calls something else is new code, whatever it shares with the old lines.
     other = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("computeCached"))}
     assert _blocking(review_change(tmp_path / "other", base, other)) == [("tests/missing-tests", "src/Routing.php", 14)]
+
+
+_BUILD_ACTION = (
+    "package acme\n\nclass BundleAction {\n  fun execute(jars: List<String>): List<String> {\n"
+    "    val out = mutableListOf<String>()\n    for (jar in jars) {\n      if (jar.endsWith(\".zip\")) {\n"
+    "        continue\n      }\n      if (jar.isEmpty()) {\n        break\n      }\n      out.add(jar)\n    }\n"
+    "    println(out)\n    return out\n  }\n}\n"
+)
+
+
+def test_gradle_build_logic_is_no_product_code(tmp_path: Path) -> None:
+    base = {
+        "settings.gradle.kts": 'pluginManagement {\n  includeBuild("build-logic")\n}\ninclude(":library")\n',
+        "build-logic/settings.gradle.kts": 'rootProject.name = "build-logic"\n',
+        "build-logic/build.gradle.kts": 'plugins {\n  `kotlin-dsl`\n}\n',
+        "library/build.gradle.kts": 'plugins {\n  kotlin("jvm")\n}\n',
+        "library/src/main/kotlin/acme/Listener.kt": _LISTENER.replace("package demo", "package acme"),
+    }
+    for name, path in [("included", "build-logic/src/main/kotlin/BundleAction.kt"),
+                       ("build-src", "buildSrc/src/main/kotlin/BundleAction.kt")]:
+        assert _blocking(review_change(tmp_path / name, base, {path: _BUILD_ACTION})) == [], name
+    # The same code in a project of the build is product code.
+    assert _blocking(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
+        ("tests/missing-tests", "library/src/main/kotlin/acme/BundleAction.kt", 4)
+    ]

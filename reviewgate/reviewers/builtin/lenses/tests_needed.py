@@ -16,7 +16,7 @@ from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
-from reviewgate.reviewers.builtin.gradle_test_support import is_gradle_test_support
+from reviewgate.reviewers.builtin.gradle_build import is_gradle_test_support
 from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, language_of
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
@@ -63,7 +63,8 @@ MISSING_TESTS = Rule(
         "renamed local variables; `if TYPE_CHECKING:` and `if __name__ == \"__main__\":` blocks; code "
         "inside string literals (a shell `if` in a Go raw string); a file that does not parse at one "
         "side; config and wiring files (`setup.py`, `conftest.py`, `*.config.js`, `*.d.ts`), a Rust "
-        "package's build script (`build.rs` beside its Cargo.toml, or the manifest's `build = ...`), `docs/`, "
+        "package's build script (`build.rs` beside its Cargo.toml, or the manifest's `build = ...`), "
+        "Gradle's build logic (an included build, `includeBuild(\"build-logic\")`, or `buildSrc/`), `docs/`, "
         "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
         "diff (a file in a Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
         "the code of a project the build depends on only for tests, a "

@@ -1,4 +1,6 @@
-"""Gradle projects a repository builds only for its own tests: a project (a directory with its own
+"""What the merge base's Gradle build says of a Java or Kotlin file: test support, or build logic.
+
+Gradle projects a repository builds only for its own tests: a project (a directory with its own
 `build.gradle` or `build.gradle.kts`) that the merge base's build scripts depend on, and only for
 tests: from a test configuration (`testImplementation(projects.okhttpTestingSupport)`,
 `androidTestImplementation(project(":testing"))`) or inside a test source set's block (Kotlin
@@ -13,6 +15,10 @@ So is a file in a project's test source set, `<project>/src/<set>/` with a test 
 Kotlin Multiplatform and Android plugins name a test compilation's sources `<target>Test`
 (`commonTest`, `jvmTest`, `androidUnitTest`) or `test<Variant>`, and the test files there need
 not be named `*Test.kt` (`ClosedScopeAPI.kt`, `RecordingExecutor.kt`).
+
+Build logic is the code of a build Gradle runs to build the others: an included build
+(`includeBuild("build-logic")` in a settings script) or a build's `buildSrc/`. Its plugins and
+build actions run on the maintainers' machines and CI; no user gets them (like a build script).
 
 Read at the merge base, like the policy: a branch cannot make its own new code test support.
 """
@@ -39,6 +45,7 @@ _DEPENDENCY = LazyPattern(
     r"|project\s*\(\s*(?:path\s*[:=]\s*)?[\"'](?P<path>:[^\"']+)[\"'])"
 )
 _PUBLISHES = LazyPattern(r"publish", re.IGNORECASE)
+_INCLUDED_BUILD = LazyPattern(r"includeBuild\s*\(?\s*[\"']([^\"']+)[\"']")
 _TEST_CONFIGURATION = LazyPattern(r"test", re.IGNORECASE)
 # A name in a block's opening line (`commonTest {`, `val jvmTest by getting {`,
 # `getByName("androidUnitTest") {`), not part of a dashed name (`"okhttp-testing-support"`).
@@ -78,6 +85,7 @@ class _Build:
         self.configurations: dict[str, set[str]] = {}  # project directory -> configuration names
         self.test_support: dict[str, bool] = {}
         self.built: frozenset[str] = frozenset()
+        self.build_logic: frozenset[str] = frozenset()
         if base is None:
             return
         files = base.list_files()
@@ -87,6 +95,14 @@ class _Build:
                        key=len, reverse=True)
         if not roots:
             return
+        base.prefetch([path for path in files if path.rpartition("/")[2] in _SETTINGS])
+        included = {
+            _joined(root, match.group(1))
+            for root in roots
+            for name in _SETTINGS
+            for match in _INCLUDED_BUILD.finditer(base.read_text(f"{root}/{name}" if root else name) or "")
+        }
+        self.build_logic = frozenset(included | {_joined(root, "buildSrc") for root in roots})
         scripts = [path for path in files if path.rpartition("/")[2] in _BUILD_SCRIPTS]
         base.prefetch(scripts)
         self.projects = frozenset(
@@ -127,6 +143,9 @@ class _Build:
             directory = directory.rpartition("/")[0]
         return None
 
+    def is_build_logic(self, path: str) -> bool:
+        return any(path.startswith(f"{directory}/") for directory in self.build_logic)
+
     def in_test_source_set(self, path: str) -> bool:
         parts = path.split("/")[:-1]
         return any(
@@ -147,15 +166,33 @@ class _Build:
         return self.test_support[project]
 
 
+def _joined(root: str, relative: str) -> str:
+    """`relative` (a settings script's `includeBuild("../x")`) from the build root `root`."""
+    parts = root.split("/") if root else []
+    for part in relative.strip("/").split("/"):
+        if part == "..":
+            parts = parts[:-1]
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
 # Per change: the target it was made for, and its build as read at the merge base.
 _held: list[tuple[FrozenTarget, _Build]] = []
+
+
+def _build(request: ReviewRequest) -> _Build:
+    if not _held or _held[0][0] is not request.target:
+        _held[:] = [(request.target, _Build(base_reader_for(request.target)))]
+    return _held[0][1]
 
 
 def is_gradle_test_support(request: ReviewRequest, path: str) -> bool:
     """Whether `path` (Java or Kotlin) lies in a Gradle project's test source set, or in a project
     the build uses only for tests."""
-    if language_of(path) not in _JVM:
-        return False
-    if not _held or _held[0][0] is not request.target:
-        _held[:] = [(request.target, _Build(base_reader_for(request.target)))]
-    return _held[0][1].is_test_support(path)
+    return language_of(path) in _JVM and _build(request).is_test_support(path)
+
+
+def is_gradle_build_logic(request: ReviewRequest, path: str) -> bool:
+    """Whether `path` (Java or Kotlin) lies in an included build or a `buildSrc/`."""
+    return language_of(path) in _JVM and _build(request).is_build_logic(path)
