@@ -8,8 +8,8 @@ Multiplatform's `commonTest { dependencies { implementation(...) } }`, `val jvmT
 The build scripts of example and documentation projects (path_kinds.py) do not count: they ship
 nothing either. A project whose build script publishes it (`maven-publish`, a `...publish...`
 plugin) is a library its users get (a mock web server), whatever the build uses it for. Otherwise
-its code is test support, like a test source set: its fakes and recording
-listeners reach no user, and changing them changes the tests.
+its code is test support, like a test source set: its fakes and recording listeners reach no
+user, and changing them changes the tests.
 
 So is a file in a project's test source set, `<project>/src/<set>/` with a test set's name: the
 Kotlin Multiplatform and Android plugins name a test compilation's sources `<target>Test`
