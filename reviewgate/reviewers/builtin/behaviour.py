@@ -40,7 +40,7 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     base_side,
 )
 from reviewgate.reviewers.builtin.path_kinds import GENERATED
-from reviewgate.reviewers.builtin.product_code import non_product_reason
+from reviewgate.reviewers.builtin.product_code import nearest_cargo_manifest, non_product_reason
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
 from reviewgate.reviewers.builtin.repository_tooling import is_cargo_build_script
 from reviewgate.reviewers.builtin.side_shapes import head_shapes_of, shapes_of
@@ -155,26 +155,10 @@ class _ProcMacroCrates:
 
     def __init__(self, base: TreeReader | None) -> None:
         self.base = base
-        self.by_directory: dict[str, bool] = {}
 
     def holds(self, path: str) -> bool:
-        if self.base is None:
-            return False
-        directory = path.rpartition("/")[0]
-        seen = []
-        while directory not in self.by_directory:
-            seen.append(directory)
-            manifest = self.base.read_text(f"{directory}/Cargo.toml" if directory else "Cargo.toml")
-            if manifest is not None:
-                self.by_directory[directory] = bool(_PROC_MACRO.search(manifest))
-                break
-            if not directory:
-                self.by_directory[directory] = False
-                break
-            directory = directory.rpartition("/")[0]
-        found = self.by_directory[directory]
-        self.by_directory.update(dict.fromkeys(seen, found))
-        return found
+        found = None if self.base is None else nearest_cargo_manifest(self.base, path)
+        return found is not None and bool(_PROC_MACRO.search(found[1]))
 
 
 def _crate_private(shapes: Shapes) -> Shapes:

@@ -19,6 +19,7 @@ from reviewgate.findings import DEMOTED, Finding, Severity
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.product_code import nearest_cargo_manifest
 
 REPOSITORY_TOOLING = "repository tooling"
 _TOOLING_DIRECTORIES = frozenset({"tools", "scripts", ".github"})
@@ -45,14 +46,10 @@ def is_cargo_build_script(request: ReviewRequest, path: str) -> bool:
     base = base_reader_for(request.target)
     if base is None:
         return False
-    directory = path.rpartition("/")[0]
-    while True:
-        manifest = base.read_text(f"{directory}/Cargo.toml" if directory else "Cargo.toml")
-        if manifest is not None:
-            break
-        if not directory:
-            return False
-        directory = directory.rpartition("/")[0]
+    found = nearest_cargo_manifest(base, path)
+    if found is None:
+        return False
+    directory, manifest = found
     named = _CARGO_BUILD.search(manifest)
     script = "build.rs" if named is None else named.group("path")
     if script is None:
