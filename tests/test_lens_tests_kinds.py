@@ -343,3 +343,243 @@ def test_decisions_extracted_into_a_helper_as_guard_clauses_are_not_new(tmp_path
                           "        return None\n    item = default[0]\n")
     grown = {"src/pkg/types.py": more + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
     assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "src/pkg/types.py", 1)]
+
+
+_MOVED_FROM = (
+    "pub struct Visitor;\n\nimpl Visitor {\n"
+    "    pub fn visit_map(self, access: &mut Access) -> Vec<Entry> {\n"
+    "        let mut entries = Vec::with_capacity(cautious(access.size_hint()));\n"
+    "        while let Some(entry) = access.next_entry() {\n"
+    "            entries.push(entry);\n"
+    "        }\n"
+    "        entries\n"
+    "    }\n}\n"
+)
+
+
+def _moved_into(loop: str) -> str:
+    return (
+        "pub fn read() -> u8 {\n    0\n}\n\npub mod content {\n    pub struct Visitor;\n\n    impl Visitor {\n"
+        "        pub fn visit_map(self, access: &mut Access) -> Vec<Entry> {\n"
+        "            let mut entries =\n                Vec::with_capacity(\n"
+        "                    cautious(access.size_hint()),\n                );\n"
+        f"{loop}"
+        "            entries\n        }\n    }\n}\n"
+    )
+
+
+def test_a_function_moved_to_another_file_and_edited_on_the_way_is_compared_with_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    base = {"core/src/content.rs": _MOVED_FROM, "core/src/lib.rs": "pub mod content;\n",
+            "serde/src/de.rs": "pub fn read() -> u8 {\n    0\n}\n"}
+    edited = (
+        "            while let Some(entry) =\n                access.next_entry_seed(Visitor::new(), Visitor::new())\n"
+        "            {\n                entries.push(entry);\n            }\n"
+    )
+    moved = {"core/src/content.rs": None, "core/src/lib.rs": "\n", "serde/src/de.rs": _moved_into(edited)}
+    assert _blocking(review_change(tmp_path / "moved", base, moved)) == []
+    # Moved and given decisions of its own on the way: new behaviour, as if edited in place.
+    decides = (
+        "            while let Some(entry) = access.next_entry() {\n                if entry.is_empty() {\n"
+        "                    continue;\n                }\n                if entry.is_hidden() {\n"
+        "                    break;\n                }\n                entries.push(entry);\n            }\n"
+    )
+    grown = {"core/src/content.rs": None, "core/src/lib.rs": "\n", "serde/src/de.rs": _moved_into(decides)}
+    assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "serde/src/de.rs", 9)]
+    # A new function beside the removed one's name is still new.
+    renamed = {"core/src/content.rs": None, "core/src/lib.rs": "\n",
+               "serde/src/de.rs": _moved_into(edited).replace("visit_map", "visit_entries")}
+    assert _blocking(review_change(tmp_path / "renamed", base, renamed)) == [
+        ("tests/missing-tests", "serde/src/de.rs", 9)
+    ]
+
+
+_LISTENER = "package acme\n\nopen class Listener {\n  open fun started(name: String) {}\n}\n"
+_RECORDING = (
+    "package acme\n\nclass RecordingListener : Listener() {\n  val events = mutableListOf<String>()\n\n"
+    "  override fun started(name: String) {\n    events += \"started $name\"\n  }\n{more}}\n"
+)
+_QUEUED = (
+    "\n  override fun queued(name: String, size: Int) {\n    if (size > 0) {\n      events += \"queued $name\"\n"
+    "    }\n    events += \"size $size\"\n  }\n"
+)
+_LISTENER_QUEUED = (
+    "package acme\n\nopen class Listener {\n  open fun started(name: String) {}\n\n"
+    "  open fun queued(name: String, size: Int) {\n    if (size < 0) {\n      throw IllegalArgumentException(name)\n"
+    "    }\n    println(name)\n  }\n}\n"
+)
+
+
+def _gradle_build(support_script: str, library_dependencies: str) -> dict[str, str]:
+    return {
+        "settings.gradle.kts": 'include(":library")\ninclude(":testing-support")\n',
+        "library/build.gradle.kts": f'plugins {{\n  kotlin("multiplatform")\n}}\n\n{library_dependencies}',
+        "testing-support/build.gradle.kts": support_script,
+        "library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER,
+        "testing-support/src/main/kotlin/acme/RecordingListener.kt": _RECORDING.replace("{more}", ""),
+    }
+
+
+def test_a_gradle_project_the_build_uses_only_for_tests_is_test_support(tmp_path: Path) -> None:
+    support = 'plugins {\n  kotlin("jvm")\n}\n\ndependencies {\n  api(projects.library)\n}\n'
+    change = {
+        "library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER_QUEUED,
+        "testing-support/src/main/kotlin/acme/RecordingListener.kt": _RECORDING.replace("{more}", _QUEUED),
+    }
+    for name, dependencies in [
+        ("test-configuration", "dependencies {\n  testImplementation(projects.testingSupport)\n}\n"),
+        ("test-source-set", "kotlin {\n  sourceSets {\n    commonTest {\n      dependencies {\n"
+                            "        implementation(project(\":testing-support\"))\n      }\n    }\n  }\n}\n"),
+    ]:
+        base = _gradle_build(support, dependencies)
+        assert _blocking(review_change(tmp_path / name, base, change)) == [], name
+    # A project the library itself depends on, or one the build publishes, is product code.
+    for name, script, dependencies in [
+        ("main-dependency", support, "dependencies {\n  implementation(projects.testingSupport)\n}\n"),
+        ("published", support.replace('kotlin("jvm")', 'kotlin("jvm")\n  id("com.vanniktech.maven.publish")'),
+         "dependencies {\n  testImplementation(projects.testingSupport)\n}\n"),
+    ]:
+        base = _gradle_build(script, dependencies)
+        assert _blocking(review_change(tmp_path / name, base, change)) == [
+            ("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6),
+            ("tests/missing-tests", "testing-support/src/main/kotlin/acme/RecordingListener.kt", 10),
+        ], name
+
+
+_CHECKS = (
+    "package acme\n\nimport kotlin.test.assertEquals\n\nclass ListenerChecks {\n"
+    "  @kotlin.test.Test\n  fun started() {\n    assertEquals(1, 1)\n  }\n{more}}\n"
+)
+_QUEUED_CHECK = "\n  @kotlin.test.Test\n  fun queued() {\n    Listener().queued(\"a\", 1)\n  }\n"
+
+
+def test_a_file_in_a_gradle_test_source_set_is_a_test_and_a_comment_on_one_tests_nothing(tmp_path: Path) -> None:
+    base = {
+        "settings.gradle.kts": 'include(":library")\n',
+        "library/build.gradle.kts": 'plugins {\n  kotlin("multiplatform")\n}\n',
+        "library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER,
+        "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", ""),
+    }
+    product = {"library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER_QUEUED}
+    tested = {**product, "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", _QUEUED_CHECK)}
+    assert _blocking(review_change(tmp_path / "tested", base, tested)) == []
+    untested = [("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6)]
+    # The test file's doc comment alone, or the same checks written into the main source set, test nothing.
+    commented = {**product, "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace(
+        "class ListenerChecks", "/**\n * Checks of the listener.\n */\nclass ListenerChecks").replace("{more}", "")}
+    assert _blocking(review_change(tmp_path / "commented", base, commented)) == untested
+    in_main = {**product, "library/src/commonMain/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", _QUEUED_CHECK)}
+    assert _blocking(review_change(tmp_path / "in-main", base, in_main)) == untested + [
+        ("tests/missing-tests", "library/src/commonMain/kotlin/acme/ListenerChecks.kt", 11)
+    ]
+
+
+_BUILD_RS = (
+    "use std::env;\nuse std::process::Command;\n\nfn main() {\n    let minor = match rustc_minor_version() {\n"
+    "        Some(minor) => minor,\n        None => return,\n    };\n    if minor >= 46 {\n"
+    "        println!(\"cargo:rustc-cfg=has_track_caller\");\n    }\n}\n\n"
+    "fn rustc_minor_version() -> Option<u32> {\n    let rustc = env::var_os(\"RUSTC\")?;\n"
+    "    let output = Command::new(rustc).arg(\"--version\").output().ok()?;\n"
+    "    let version = std::str::from_utf8(&output.stdout).ok()?;\n    let mut pieces = version.split('.');\n"
+    "    if pieces.next() != Some(\"rustc 1\") {\n        return None;\n    }\n    pieces.next()?.parse().ok()\n}\n"
+)
+
+
+def test_a_rust_packages_build_script_is_no_product_code(tmp_path: Path) -> None:
+    base = {"macros/Cargo.toml": '[package]\nname = "macros"\n', "macros/src/lib.rs": _LIB}
+    assert _blocking(review_change(tmp_path / "default", base, {"macros/build.rs": _BUILD_RS})) == []
+    named = {**base, "macros/Cargo.toml": '[package]\nname = "macros"\nbuild = "tools/probe.rs"\n'}
+    assert _blocking(review_change(tmp_path / "named", named, {"macros/tools/probe.rs": _BUILD_RS})) == []
+    # The same code where the manifest names no build script (`build = false`), or in the crate's sources.
+    off = {**base, "macros/Cargo.toml": '[package]\nname = "macros"\nbuild = false\n'}
+    assert _blocking(review_change(tmp_path / "off", off, {"macros/build.rs": _BUILD_RS})) == [
+        ("tests/missing-tests", "macros/build.rs", 14)
+    ]
+    assert _blocking(review_change(tmp_path / "source", base, {"macros/src/probe.rs": _BUILD_RS})) == [
+        ("tests/missing-tests", "macros/src/probe.rs", 14)
+    ]
+
+
+_LANGUAGE_BASE = (
+    "namespace Acme.Resources {\n\tpublic abstract class Language {\n"
+    "\t\tprotected void Translate<T>(string message) {\n\t\t\tMessages[typeof(T).Name] = message;\n\t\t}\n\t}\n}\n"
+)
+_REGISTERED = ("EmailValidator", "GreaterThanValidator", "LengthValidator", "NotEmptyValidator", "NotNullValidator",
+         "RegexValidator")
+
+
+def _language_class(row: str) -> str:
+    rows = "".join("\t\t\t" + row.format(validator=validator) + "\n" for validator in _REGISTERED)
+    return (
+        "namespace Acme.Resources {\n\tusing Validators;\n\n\tinternal class BengaliLanguage : Language {\n"
+        f"\t\tpublic BengaliLanguage() {{\n{rows}\t\t}}\n\t}}\n}}\n"
+    )
+
+
+def test_a_constructor_that_only_registers_constant_rows_is_a_table(tmp_path: Path) -> None:
+    base = {"src/Acme/Resources/Language.cs": _LANGUAGE_BASE}
+    rows = _language_class('Translate<{validator}>("\'{{PropertyName}}\' is not valid.");')
+    assert _blocking(review_change(tmp_path / "rows", base, {"src/Acme/Resources/Languages/BengaliLanguage.cs": rows})) == []
+    # Rows that compute their message (a call in the argument, an interpolation) are code.
+    for name, row in [("computed", 'Translate<{validator}>(Format("{validator}"));'),
+                      ("interpolated", 'Translate<{validator}>($"{{Culture}} {validator}");')]:
+        branch = {"src/Acme/Resources/Languages/BengaliLanguage.cs": _language_class(row)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "src/Acme/Resources/Languages/BengaliLanguage.cs", 5)
+        ], name
+
+
+_ROUTING = (
+    "<?php\n\nnamespace Acme;\n\nclass Routing\n{{\n    public function perform($request)\n    {{\n"
+    "{call}"
+    "        $status = $results->getStatus();\n        return $request->withAttribute('results', $results);\n    }}\n"
+    "{helper}}}\n"
+)
+_INLINE_CALL = (
+    "        $results = $this->resolver->compute(\n            $request->getUri()->getPath(),\n"
+    "            $request->getMethod()\n        );\n"
+)
+
+
+def _helper(returned: str) -> str:
+    return (
+        "\n    protected function resolveFromRequest($request)\n    {\n"
+        f"        return $this->resolver->{returned}(\n            $request->getUri()->getPath(),\n"
+        "            $request->getMethod()\n        );\n    }\n"
+    )
+
+
+def test_an_expression_extracted_into_a_helper_that_returns_it_is_moved_code(tmp_path: Path) -> None:
+    base = {"src/Routing.php": _ROUTING.format(call=_INLINE_CALL, helper="")}
+    called = "        $results = $this->resolveFromRequest($request);\n"
+    extracted = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("compute"))}
+    assert _blocking(review_change(tmp_path / "extracted", base, extracted)) == []
+    # A helper that calls something else is new code, whatever it shares with the old lines.
+    other = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("computeCached"))}
+    assert _blocking(review_change(tmp_path / "other", base, other)) == [("tests/missing-tests", "src/Routing.php", 14)]
+
+
+_BUILD_ACTION = (
+    "package acme\n\nclass BundleAction {\n  fun execute(jars: List<String>): List<String> {\n"
+    "    val out = mutableListOf<String>()\n    for (jar in jars) {\n      if (jar.endsWith(\".zip\")) {\n"
+    "        continue\n      }\n      if (jar.isEmpty()) {\n        break\n      }\n      out.add(jar)\n    }\n"
+    "    println(out)\n    return out\n  }\n}\n"
+)
+
+
+def test_gradle_build_logic_is_no_product_code(tmp_path: Path) -> None:
+    base = {
+        "settings.gradle.kts": 'pluginManagement {\n  includeBuild("build-logic")\n}\ninclude(":library")\n',
+        "build-logic/settings.gradle.kts": 'rootProject.name = "build-logic"\n',
+        "build-logic/build.gradle.kts": 'plugins {\n  `kotlin-dsl`\n}\n',
+        "library/build.gradle.kts": 'plugins {\n  kotlin("jvm")\n}\n',
+        "library/src/main/kotlin/acme/Listener.kt": _LISTENER.replace("package demo", "package acme"),
+    }
+    for name, path in [("included", "build-logic/src/main/kotlin/BundleAction.kt"),
+                       ("build-src", "buildSrc/src/main/kotlin/BundleAction.kt")]:
+        assert _blocking(review_change(tmp_path / name, base, {path: _BUILD_ACTION})) == [], name
+    # The same code in a project of the build is product code.
+    assert _blocking(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
+        ("tests/missing-tests", "library/src/main/kotlin/acme/BundleAction.kt", 4)
+    ]

@@ -65,16 +65,22 @@ EXTRACTED_WHOLE_LINES = 2
 _GENERIC_LINE = re.compile(r"^(?:[\W_]*|(?:return|pass|else|try|finally|break|continue)\b\W*\w{0,12}\W*)$")
 
 
+# What may lead an expression's first line and not come with it into a helper that returns it: the
+# `return`, or the assignment it was the value of (`$routingResults = `, `const found = `).
+_VALUE_LEAD = re.compile(r"^(?:return\s+|(?:(?:let|const|var|val)\s+)?[\w$.>\-]+\s*=(?![=>])\s*)")
+
+
 def _body_lines(text: str) -> set[str]:
     """A function's distinct body lines (signature line left out), stripped, generic ones dropped."""
     generic = _GENERIC_LINE.match
-    return {line for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
+    return {_VALUE_LEAD.sub("", line) for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
 
 
 class MovedCode:
     """The functions the change removes (their name is gone from their file at head, or their
     file is deleted): a function "new" at head with the same text or normalised body was moved
-    or renamed, not written. So is one whose lines the change removes elsewhere (extracted)."""
+    or renamed, not written. So is one whose lines the change removes elsewhere (extracted). One
+    of the same name as a removed function was moved and edited: compared with it (`origin`)."""
 
     def __init__(self, removed: list[FunctionShape], base_texts: tuple[str, ...] = ()) -> None:
         self.removed = removed
@@ -83,12 +89,15 @@ class MovedCode:
         self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
         self._bodies: set[str] | None = None
         self._counts: set[tuple[int, int]] | None = None
+        self._by_name: dict[str, list[FunctionShape]] | None = None
 
     def extracted(self, shape: FunctionShape) -> bool:
         if not self.base_texts:
             return False
         if self._base_lines is None:
-            self._base_lines = frozenset(line.strip() for text in self.base_texts for line in text.split("\n"))
+            self._base_lines = frozenset(
+                _VALUE_LEAD.sub("", line.strip()) for text in self.base_texts for line in text.split("\n")
+            )
         lines = _body_lines(shape.text)
         found = len(lines & self._base_lines)
         # A short one counts when all its lines were there: a constructor moved into a delegate.
@@ -110,11 +119,37 @@ class MovedCode:
             self._bodies = {item.body for item in self.removed}
         return shape.body in self._bodies
 
+    def origin(self, shape: FunctionShape) -> FunctionShape | None:
+        """The one function the change removes under the same name, its enclosing names aside
+        (`ContentVisitor.visit_map` for `content.ContentVisitor.visit_map`): `shape` is that
+        function moved (to another file, into a module) and edited on the way, to be compared
+        with it rather than read as new. None when no removed function, or more than one, has
+        the name."""
+        if self._by_name is None:
+            self._by_name = {}
+            for item in self.removed:
+                self._by_name.setdefault(_unnumbered(item.name).rsplit(".", 1)[-1], []).append(item)
+        parts = _unnumbered(shape.name).split(".")
+        found = [
+            item for item in self._by_name.get(parts[-1], [])
+            if _ends_with(parts, (other := _unnumbered(item.name).split("."))) or _ends_with(other, parts)
+        ]
+        return found[0] if len(found) == 1 else None
+
+
+def _unnumbered(name: str) -> str:
+    return name.partition("#")[0]
+
+
+def _ends_with(parts: list[str], tail: list[str]) -> bool:
+    return len(parts) >= len(tail) and parts[len(parts) - len(tail):] == tail
+
 
 def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     # A new public function is what a library's users get: strong unless it is a stub or a bare
     # accessor. A private helper is strong only when substantial.
-    strong = shape.statements >= SUBSTANTIAL_STATEMENTS or (shape.public and not shape.trivial)
+    # A trivial body (a stub, an accessor, a table of rows) is no behaviour however long.
+    strong = not shape.trivial and (shape.statements >= SUBSTANTIAL_STATEMENTS or shape.public)
     size = f"{shape.statements} statement(s), {shape.branches} branch(es)"
     return Evidence(
         EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name,
@@ -144,12 +179,20 @@ def compare(
     """Evidence for one file: `base` None when the file is new. `changed_bodies` also reports
     functions that do something different without gaining behaviour (what a fix does)."""
     found: list[Evidence] = []
+    # Moved and edited functions whose reading as new would be weak: compared with where they came
+    # from, they are no stronger evidence than that.
+    weak_moves: set[str] = set()
     for name, shape in head.items():
         old = None if base is None else base.get(name)
         if old is None:
-            if not is_decisionless_one_liner(shape) and not moved.holds(shape):
+            if is_decisionless_one_liner(shape) or moved.holds(shape):
+                continue
+            old = moved.origin(shape)
+            if old is None:
                 found.append(_new_function(change, shape))
-            continue
+                continue
+            if not _new_function(change, shape).strong:
+                weak_moves.add(name)
         if shape.text == old.text:
             continue  # untouched, whatever else moved around it
         if shape.branches > old.branches:
@@ -170,6 +213,7 @@ def compare(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,
             ))
+    found = [item._replace(strong=False) if item.name in weak_moves else item for item in found]
     return _restructured(_deprecations(found, change, head), base, head)
 
 

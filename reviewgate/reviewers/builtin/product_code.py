@@ -32,6 +32,7 @@ from reviewgate.findings import DEMOTED, Finding, Severity
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.freeze.exclusions import GENERATED_HEADER, matches, vendored_copies
 from reviewgate.freeze.freeze import FrozenTarget, base_reader_for
+from reviewgate.freeze.git import TreeReader
 from reviewgate.freeze.tooling import GITATTRIBUTES, linguist_patterns
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
@@ -110,6 +111,16 @@ _MEMBERS = LazyPattern(r"^\s*members\s*=\s*\[([^\]]*)\]", re.MULTILINE)
 _QUOTED = LazyPattern(r"\"([^\"*?\[]+)\"")
 
 
+def nearest_cargo_manifest(base: TreeReader, path: str) -> tuple[str, str] | None:
+    """The directory and text of the Cargo manifest nearest above `path` (its crate's), or None."""
+    directory = path.rpartition("/")[0]
+    while (manifest := base.read_text(f"{directory}/Cargo.toml" if directory else "Cargo.toml")) is None:
+        if not directory:
+            return None
+        directory = directory.rpartition("/")[0]
+    return directory, manifest
+
+
 class _Crates:
     """The merge base's Cargo manifests, asked for by Rust files: the nearest above a file names
     its crate. A crate marked `publish = false` in a repository that publishes another (its root
@@ -131,11 +142,10 @@ class _Crates:
     def unpublished(self, path: str) -> bool:
         if self.base is None or not path.endswith(".rs"):
             return False
-        directory = path.rpartition("/")[0]
-        while (manifest := self._manifest(directory)) is None:
-            if not directory:
-                return False
-            directory = directory.rpartition("/")[0]
+        found = nearest_cargo_manifest(self.base, path)
+        if found is None:
+            return False
+        directory, manifest = found
         return bool(directory) and bool(_UNPUBLISHED.search(manifest)) and self.publishes()
 
     def publishes(self) -> bool:

@@ -5,13 +5,21 @@ own (a path the script computes, a version tag). Measured on the development set
 such a file was wrong: `subprocess.run(f"black {path}", shell=True)` in a table generator,
 `exec(`echo "tag=${tag}" >> $GITHUB_OUTPUT`)` in a release script, a CI script's new functions
 without tests. They are kept at minor, with a note; a committed secret still blocks anywhere.
+
+A Rust package's build script (`build.rs`) is told here too: the tests lens reads it as no product
+code (behaviour.py), as it reads no other tooling's code for new behaviour.
 """
 
 from __future__ import annotations
 
+import re
+
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import DEMOTED, Finding, Severity
+from reviewgate.freeze.freeze import base_reader_for
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.product_code import nearest_cargo_manifest
 
 REPOSITORY_TOOLING = "repository tooling"
 _TOOLING_DIRECTORIES = frozenset({"tools", "scripts", ".github"})
@@ -23,6 +31,30 @@ def is_build_script(path: str) -> bool:
     `*.gradle.kts`): Gradle runs it on the maintainers' machines and CI to build the project; no
     user runs it, and one module's script is like its siblings' by design."""
     return path.endswith((".gradle", ".gradle.kts"))
+
+
+_CARGO_BUILD = LazyPattern(r"^\s*build\s*=\s*(?:\"(?P<path>[^\"]+)\"|(?P<off>false))", re.MULTILINE)
+
+
+def is_cargo_build_script(request: ReviewRequest, path: str) -> bool:
+    """A Rust package's build script, by its Cargo.toml at the merge base: the manifest's `build =
+    "..."`, or `build.rs` beside it (Cargo's default, unless `build = false`). Cargo runs it to
+    configure the compilation (`cargo:rustc-cfg=...` from the compiler's version); a mistake there
+    fails the build on the CI matrix, where such scripts are checked, not a unit test."""
+    if not path.endswith(".rs"):
+        return False
+    base = base_reader_for(request.target)
+    if base is None:
+        return False
+    found = nearest_cargo_manifest(base, path)
+    if found is None:
+        return False
+    directory, manifest = found
+    named = _CARGO_BUILD.search(manifest)
+    script = "build.rs" if named is None else named.group("path")
+    if script is None:
+        return False  # `build = false`
+    return path == (f"{directory}/{script.removeprefix('./')}" if directory else script.removeprefix("./"))
 
 
 def is_repository_tooling(request: ReviewRequest, path: str) -> bool:

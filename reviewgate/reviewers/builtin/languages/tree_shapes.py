@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # Tokens a setter or a delegate holds besides a bare accessor's: an assignment, one call's
 # parentheses and commas, statement ends, `new` and `await` before the call.
 _PASSING_TOKENS = frozenset({"=", ",", "(", ")", ";", "{", "}", "new", "await"})
+# The punctuation of a registration table's row: a call, its generic arguments, its string quotes.
+_ROW_TOKENS = frozenset({"(", ")", ",", ";", "<", ">", ".", "::", '"', "'"})
 
 
 @dataclass
@@ -215,8 +217,44 @@ class _Reader:
             if not (node.is_named or in_string or node.type in family.trivial_words):
                 return (
                     self._not_implemented(found.body) or self._lookup_table(found.body) or self._passes_through(found)
+                    or self._registration_table(found.body)
                 )
-        return texts.count("return") <= 1 or self._lookup_table(found.body) or self._passes_through(found)
+        return (texts.count("return") <= 1 or self._lookup_table(found.body) or self._passes_through(found)
+                or self._registration_table(found.body))
+
+    def _registration_table(self, body: Node) -> bool:
+        """A body of at least two statements that are each one call of a name with constant
+        arguments (`Translate<EmailValidator>("'{PropertyName}' is not a valid email address.");`):
+        a table of rows handed to a registry one by one, data rather than code, as a translation
+        class's constructor fills its table. A row that names anything (a variable, a second call,
+        an interpolation) is code."""
+        family = self.family
+        rows = 0
+        for statement in body.named_children:
+            if statement.type in family.comments:
+                continue
+            calls, stack = 0, [statement]
+            while stack:
+                node = stack.pop()
+                if node.id in self.function_ids:
+                    return False
+                if node.type in family.strings:
+                    if any(child.type in family.interpolations for child in node.named_children):
+                        return False
+                    continue
+                if node.children:
+                    stack.extend(node.children)
+                    continue
+                calls += node.type == "("
+                if not (node.is_named or node.type in _ROW_TOKENS) or (
+                    node.is_named and node.type not in family.identifiers and not is_constant(node)
+                    and "type" not in node.type
+                ):
+                    return False
+            if calls != 1:
+                return False
+            rows += 1
+        return rows >= 2
 
     def _passes_through(self, found: _Found) -> bool:
         """A body that decides nothing and at most forwards one call: a builder's setter

@@ -12,10 +12,12 @@ from collections.abc import Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
-from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
+from reviewgate.reviewers.builtin.gradle_build import is_gradle_test_support
+from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, language_of
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -38,7 +40,8 @@ MISSING_TESTS = Rule(
         "changes no test file; one finding per file, listing the evidence with `path:line`. **Major** "
         "when the evidence is strong: a new public function (not a stub — `...`, `pass`, `raise "
         "NotImplementedError`, an `@overload` — nor a bare accessor like `return self._name`), any "
-        "new function of ≥ 5 statements, or ≥ 2 new branches in one function; otherwise (a small "
+        "other new function of ≥ 5 statements (not one whose statements each register a constant "
+        "row: `Translate<EmailValidator>(\"...\");`), or ≥ 2 new branches in one function; otherwise (a small "
         "private helper, a stub, one more branch, a changed default of a public function) minor. Also "
         "minor when the file holds no more branches overall than at the merge base and the new "
         "functions rearrange decisions the file already made, or hold statements other functions of "
@@ -52,13 +55,21 @@ MISSING_TESTS = Rule(
         "moved or renamed functions (same normalised body as one at the base side of the changed "
         "files, including files the change only removes lines from or deletes); extracted helpers (≥ "
         "60 % of their distinct body lines, at least 3, already at the base side of the changed "
-        "files); translations (files under `locales/`, `locale/`, `i18n/`, `l10n/`, `translations/`); "
+        "files, each line read without a leading `return` or assignment: an expression extracted into "
+        "a helper that returns it); a function moved under the same name and edited on the way (the change removes "
+        "the one function of that name, enclosing modules aside, from another place): compared with "
+        "where it came from, as if edited in place; translations (files under `locales/`, `locale/`, `i18n/`, `l10n/`, `translations/`); "
         "comments, docstrings, annotations and signature-only typing, formatting, string texts, "
         "renamed local variables; `if TYPE_CHECKING:` and `if __name__ == \"__main__\":` blocks; code "
         "inside string literals (a shell `if` in a Go raw string); a file that does not parse at one "
-        "side; config and wiring files (`setup.py`, `conftest.py`, `*.config.js`, `*.d.ts`), `docs/`, "
+        "side; config and wiring files (`setup.py`, `conftest.py`, `*.config.js`, `*.d.ts`), a Rust "
+        "package's build script (`build.rs` beside its Cargo.toml, or the manifest's `build = ...`), "
+        "Gradle's build logic (an included build, `includeBuild(\"build-logic\")`, or `buildSrc/`), `docs/`, "
         "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
-        "diff"
+        "diff (a file in a Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
+        "the code of a project the build depends on only for tests, a "
+        "`testImplementation(projects.testingSupport)` or test source set's dependency, the project "
+        "not published, count as ones; an edit of a test file's comments alone does not)"
     ),
     severity_note="or minor",
     fires=(
@@ -202,11 +213,26 @@ __all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "changes_
 
 
 def changes_tests(request: ReviewRequest) -> bool:
+    """Whether the change adds or changes test code: a test file, test support, or a Rust file's
+    inline tests. An edit of a test file's comments alone (a doc comment on a fake) tests nothing."""
     return any(
-        (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change))
+        (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
+         or is_gradle_test_support(request, change.path))
         and change.status is not ChangeStatus.DELETED
+        and not _only_comments(change)
         for change in request.target.files
     )
+
+
+def _only_comments(change: FileChange) -> bool:
+    """Whether every line the change adds to or removes from a code file is blank or a comment."""
+    language = language_of(change.path)
+    markers = ("#",) if language in HASH_COMMENT else ("//", "/*", "*") if language in SLASH_COMMENT else None
+    if markers is None:
+        return False
+    lines = [line.text.strip() for hunk in change.hunks for line in hunk.lines
+             if line.kind is LineKind.ADDED or line.kind is LineKind.REMOVED]
+    return bool(lines) and all(not text or text.startswith(markers) for text in lines)
 
 
 def _listing(evidence: list[Evidence]) -> str:

@@ -4,7 +4,8 @@ nor caught. Node ends the process on an unhandled rejection by default; browsers
 on with the work half done.
 
 Not at a module's top level: there an unhandled rejection ends the process with the error
-printed, which is what a script's `main()` wants.
+printed, which is what a script's `main()` wants. Minor in test or support code: the test runner
+reports an unhandled rejection, and no user's process ends on it.
 
 Only evidence that the value is a promise counts, so `void schema.parse(x)` (discarding a plain
 value) stays quiet: the callee is declared `async` in the same file, is awaited elsewhere in it, is a
@@ -48,8 +49,9 @@ UNHANDLED_REJECTION = Rule(
         "file, is `fetch`/`import()`/`Promise.all…`/`.then(…)`, or is an async arrow called in place "
         "(`void (async () => {…})()`); a statement that only calls a function the file declares "
         "`async` (`pushChanges(queue);`), not awaited, returned, assigned or caught. A callee whose "
-        "only evidence is an `…Async` name: minor; a `void` in test or support code (`void` marks the "
-        "discard as deliberate there, and the test runner reports an unhandled rejection): minor"
+        "only evidence is an `…Async` name: minor; either kind in test or support code (the test "
+        "runner reports an unhandled rejection, and a `void` there marks the discard as "
+        "deliberate): minor"
     ),
     not_on=(
         "`void body.cancel().catch(() => undefined)`; `void Promise.allSettled([...])` (it never "
@@ -339,12 +341,15 @@ class _FileCheck:
         if self._handled(chain_start, end):
             return None
         declared = f" at line {source.line_of(body)}" if body >= 0 else ""
-        return self._finding(
-            line,
-            Severity.MAJOR,
-            f"the call is not awaited, returned or caught, and `{match.group('name')}` is declared `async`"
-            f"{declared} in this file",
-        )
+        evidence = (f"the call is not awaited, returned or caught, and `{match.group('name')}` is declared `async`"
+                    f"{declared} in this file")
+        if is_support_code(self.change.path):
+            # A test runner hears what the call rejects with (it reports the unhandled rejection as
+            # a failure of the run): no user's process ends, no work stops half done.
+            return self._finding(line, Severity.MINOR, evidence,
+                                 " Reported as minor: in test or support code, the test runner reports an "
+                                 "unhandled rejection.", SUPPORT_CODE)
+        return self._finding(line, Severity.MAJOR, evidence)
 
     def _finding(self, line: int, severity: Severity, evidence: str, note: str = "",
                  demoted: str | None = None) -> Finding:
