@@ -154,7 +154,8 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # 143 with the open-redirect lens a package (`open_redirect`, its `__init__`), whose readers per
 # family of languages are imported where a file mentions a redirect (DEFERRED above)
 # 144 with a bug rule for a value passed as a printf-style format (`format_string`, no dataclass).
-LOCAL_RUN_MODULES = 144
+# 145 with what a Gradle build declares as build logic or test support (`gradle_build`, no dataclass).
+LOCAL_RUN_MODULES = 145
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
