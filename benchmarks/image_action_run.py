@@ -49,15 +49,17 @@ class Case:
     change: dict[str, str]
     inputs: dict[str, str]
     expected_exit: int
+    config: str = ""  # .reviewgate.toml on the target branch, where the gate reads it
 
 
 CASES = (
-    Case("clean change", {"app.py": BASE_FILES["app.py"] + "\n\ndef mean(items):\n    return total(items) / len(items)\n"},
+    Case("clean change", {"app.py": BASE_FILES["app.py"] + "\n\ndef mean(items):\n    return total(items) / len(items)\n",
+                          "tests/test_app.py": "from app import mean\n\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n"},
          {}, 0),
     Case("swallowed error", {"app.py": "def total(items):\n    try:\n        return sum(items)\n    except:\n        pass\n"},
          {}, 1),
     Case("model reviewer without its key", {"app.py": BASE_FILES["app.py"] + "\n\ndef first(items):\n    return items[0]\n"},
-         {"reviewers": "anthropic"}, 3),
+         {"reviewers": "anthropic"}, 3, '[reviewer.anthropic]\nmodel = "claude-sonnet-4-5"\n'),
 )
 
 
@@ -66,15 +68,15 @@ def action_defaults() -> dict[str, str]:
     return {name: str(spec.get("default", "")) for name, spec in inputs.items()}
 
 
-def pull_request_checkout(root: Path, change: dict[str, str]) -> tuple[Path, dict[str, str]]:
+def pull_request_checkout(root: Path, case: Case) -> tuple[Path, dict[str, str]]:
     """A clone on the pull request's merge commit, as actions/checkout leaves it (fetch-depth 0),
     and the SHAs of base, head and merge."""
     upstream = root / "upstream"
     upstream.mkdir()
     git(upstream, "init", "-q", "-b", "main")
-    commit(upstream, BASE_FILES, "base")
+    commit(upstream, {**BASE_FILES, **({".reviewgate.toml": case.config} if case.config else {})}, "base")
     git(upstream, "checkout", "-q", "-b", "feature")
-    head = commit(upstream, change, "the change")
+    head = commit(upstream, case.change, "the change")
     git(upstream, "checkout", "-q", "main")
     commit(upstream, {"README.md": "Hello\n"}, "main moves on")
     git(upstream, "merge", "-q", "--no-ff", "-m", "Merge feature into main", "feature")
@@ -127,7 +129,7 @@ def entrypoint(image: str) -> list[str]:
 
 def run_case(image: str, case: Case, root: Path) -> tuple[int, str]:
     """Runs one case; returns its exit code and what it printed, outputs and the stand-in's posts."""
-    workspace, shas = pull_request_checkout(root, case.change)
+    workspace, shas = pull_request_checkout(root, case)
     directories = runner_directories(root, load_payload("github_pull_request.json", **shas))
     run(["chown", "-R", f"{RUNNER_USER}:{RUNNER_USER}", str(workspace)])
     with ForgeServer() as server:
