@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         build_base(arguments.python_prefix.expanduser(), arguments.work_dir, arguments.mirror, arguments.tag)
     except BaseError as error:
         print(f"image_base: {error}", file=sys.stderr)
-        return 2
+        return 1
     return 0
 
 
