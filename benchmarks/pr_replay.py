@@ -9,18 +9,23 @@ server (testing/model_server.py: a real HTTP server on 127.0.0.1 answering every
 an empty review; `--tools` turns the read-only tool loop on, as it is for a hosted API: the
 tools' schemas are sent and the context holds fewer call sites inline; the stand-in calls no
 tool, so what the model's calls would add is not counted). Twice with the `openai` provider: with one chunk cache kept across the PR's
-pushes, and with a new empty cache for each push; once more with the `anthropic` provider and
-its own kept chunk cache. It prints per push and per PR the requests and characters sent (the
+pushes, and with a new empty cache for each push; twice more with the `anthropic` provider, each
+with its own kept chunk cache: as the pushes come (seconds apart, so each push after the first
+finds the previous one recent in the gate's store and marks its prefix for the prompt cache),
+and with the store's record of when the prefix was last sent removed before each push (as the
+gate finds it when the previous push is older than the cache's lifetime: no breakpoint on a
+run's only request). It prints per push and per PR the requests and characters sent (the
 whole JSON body of each request: system message, user message, the answer's schema) and tokens
 per changed line (characters / 4), and what the chunk cache saved.
 
 Then, over all PRs, what the providers bill for the kept-cache runs in input-token equivalents
 per changed line (prompt_bill.py): OpenAI's automatic prompt cache at 0.5 × for a read,
-Anthropic's breakpoints as the gate sent them (1.25 × a write, 0.1 × a read), and as it sends
-them with `cache_ttl = "1h"` (on every request, 2 × a write); for pushes within the cache's
-lifetime (a prefix written on one push is read on the next) and for pushes further apart (only
-the requests of one push share it); each beside the same requests billed without any provider
-caching.
+Anthropic's breakpoints as the gate sent them (1.25 × a write, 0.1 × a read): within the cache's
+lifetime the first run's requests (a prefix written on one push is read on the next, whichever
+PR sent it: the replay's pushes follow one another), further apart the second run's (only the
+requests of one push share it); and as the gate sends them with `cache_ttl = "1h"` (on every
+request whatever the cadence, 2 × a write). Each beside the first run's requests billed without
+any provider caching.
 
 A push's changed lines are those `git diff --numstat` counts between the previous push and
 this one (the first push: from the merge base), lock files left out; over the PR, their sum.
@@ -53,6 +58,7 @@ from benchmarks.prompt_bill import (  # noqa: E402
     billed,
     openai_asked,
 )
+from reviewgate.chunk_store import PREFIX_SENT_FILE  # noqa: E402
 from reviewgate.freeze.exclusions import LOCK_FILES  # noqa: E402
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN  # noqa: E402
 from testing.cli import clean_environment  # noqa: E402
@@ -85,7 +91,8 @@ class Push:
     openai_bill: list[Asked] = field(default_factory=list)
     diff_characters: int = 0  # of the openai kept-cache run's requests
     context_characters: int = 0
-    anthropic_bodies: list[dict[str, object]] = field(default_factory=list)
+    anthropic_bodies: list[dict[str, object]] = field(default_factory=list)  # as the pushes come
+    anthropic_apart_bodies: list[dict[str, object]] = field(default_factory=list)  # each push long after the last
 
 
 _DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
@@ -191,6 +198,12 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
         start = len(server.posts())
         review(gate, clone, base, commit, anthropic_config, scratch / f"cache-anthropic-{merge[:10]}", scratch / "out")
         push.anthropic_bodies = [post.body for post in server.posts()[start:]]
+        apart_cache = scratch / f"cache-anthropic-apart-{merge[:10]}"
+        # The previous push as the gate sees it once the cache's lifetime has passed: unknown.
+        (apart_cache / "llm" / PREFIX_SENT_FILE).unlink(missing_ok=True)
+        start = len(server.posts())
+        review(gate, clone, base, commit, anthropic_config, apart_cache, scratch / "out")
+        push.anthropic_apart_bodies = [post.body for post in server.posts()[start:]]
         start = len(server.posts())
         uncached_exit = review(gate, clone, base, commit, config, scratch / f"fresh-{merge[:10]}-{index}",
                                scratch / "out")
@@ -240,23 +253,28 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
     """Billed input-token equivalents per changed line, per provider pricing, with the provider's
     prompt cache and without it, for pushes within its lifetime and further apart."""
     anthropic = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.anthropic_bodies]
+    anthropic_apart = [anthropic_asked(number, body)
+                       for number, push in enumerate(pushes) for body in push.anthropic_apart_bodies]
     every_marked = [anthropic_asked(number, body, every_request_marked=True)
                     for number, push in enumerate(pushes) for body in push.anthropic_bodies]
-    rows: list[tuple[Pricing, list[Asked]]] = [
-        (OPENAI, [asked for push in pushes for asked in push.openai_bill]),
-        (ANTHROPIC_5M, anthropic), (ANTHROPIC_1H, every_marked)]
-    marked = sum(asked.marked for asked in anthropic)
-    prefixes = sorted({round(asked.prefix_tokens) for _, requests in rows for asked in requests})
+    openai = [asked for push in pushes for asked in push.openai_bill]
+    # Each pricing: the requests sent with pushes within the cache's lifetime, and further apart.
+    rows: list[tuple[Pricing, list[Asked], list[Asked]]] = [
+        (OPENAI, openai, openai), (ANTHROPIC_5M, anthropic, anthropic_apart),
+        (ANTHROPIC_1H, every_marked, every_marked)]
+    prefixes = sorted({round(asked.prefix_tokens) for _, requests, _ in rows for asked in requests})
     lines = [f"billed input-token equivalents per changed line ({changed} changed lines; the stable prefix "
-             f"{', '.join(f'{tokens:,}' for tokens in prefixes)} tokens; anthropic: {marked} of {len(anthropic)} "
-             "requests sent a cache breakpoint):",
+             f"{', '.join(f'{tokens:,}' for tokens in prefixes)} tokens; anthropic: "
+             f"{sum(asked.marked for asked in anthropic)} of {len(anthropic)} requests sent a cache breakpoint "
+             f"within the lifetime, {sum(asked.marked for asked in anthropic_apart)} of {len(anthropic_apart)} "
+             "further apart):",
              f"  {'pricing':<70} {'within the lifetime':>19} {'further apart':>13} {'no caching':>10}"]
-    for pricing, requests in rows:
-        within, apart = billed(requests, pricing, across_pushes=True), billed(requests, pricing, across_pushes=False)
+    for pricing, requests, apart_requests in rows:
+        within, apart = (billed(requests, pricing, across_pushes=True),
+                         billed(apart_requests, pricing, across_pushes=False))
         whole = sum(asked.tokens for asked in requests)
         lines.append(f"  {pricing.name:<70} {_per_changed_line(within, changed):>19} "
                      f"{_per_changed_line(apart, changed):>13} {_per_changed_line(whole, changed):>10}")
-    openai = rows[0][1]
     prefix, whole = sum(asked.prefix_tokens for asked in openai), sum(asked.tokens for asked in openai)
     diff = sum(push.diff_characters for push in pushes) / CHARACTERS_PER_TOKEN
     context = sum(push.context_characters for push in pushes) / CHARACTERS_PER_TOKEN

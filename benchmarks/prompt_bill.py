@@ -12,7 +12,10 @@ The rules, from the providers' prompt-caching documentation:
   (2 × with the 1-hour TTL), a read 0.1 ×.
 
 `across_pushes` says whether a prefix written on one push is still there on the next (pushes
-within the cache's lifetime), or only within the push that wrote it (pushes further apart).
+within the cache's lifetime), or only within the push that wrote it (pushes further apart). The
+requests are billed as sent: the gate's Anthropic breakpoints depend on the push cadence (a run's
+only request is marked when the previous push is recent), so each case bills the requests the
+gate sent in that case (pr_replay.py runs it both ways).
 Tokens are characters / 4, as the replay counts them.
 """
 
@@ -92,7 +95,7 @@ def openai_asked(push: int, body: dict[str, Any]) -> Asked:
 
 def anthropic_asked(push: int, body: dict[str, Any], every_request_marked: bool = False) -> Asked:
     """`every_request_marked`: as the gate sends with `cache_ttl = "1h"` (a breakpoint on every
-    request whose prefix reaches the model's minimum)."""
+    request whose prefix reaches the model's minimum, whatever the cadence)."""
     system = body.get("system") or []
     prefix = json.dumps([body.get("tools"), [block.get("text") for block in system]], ensure_ascii=False)
     marked = every_request_marked or any("cache_control" in block for block in system)

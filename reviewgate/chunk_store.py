@@ -1,13 +1,16 @@
 """A model reviewer's stored chunk answers and where its findings stood (review_cache.py says
 what a chunk's key holds and when an answer is reused): one JSON file per chunk under
-`<dir>/<reviewer>/chunks/<key>.json`, and `<dir>/<reviewer>/places/` per file. Only a model
-reviewer opens a store, so a builtin-only run does not import this module."""
+`<dir>/<reviewer>/chunks/<key>.json`, `<dir>/<reviewer>/places/` per file, and
+`<dir>/<reviewer>/prefix-sent.json`: when the reviewer last sent its requests' stable prefix (the
+push cadence, prompt_cache.py). Only a model reviewer opens a store, so a builtin-only run does
+not import this module."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from reviewgate.reviewers.base import Usage
 # 5: an entry is one block of a hunk, its answer its part of a request that asked several.
 CACHE_FORMAT = 5
 MAX_PLACES_PER_PATH = 2000  # where findings stood, per file: the newest are kept
+PREFIX_SENT_FILE = "prefix-sent.json"
 
 
 @dataclass(frozen=True)
@@ -126,4 +130,27 @@ class ChunkStore:
             self.cache.write("places", target, (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as error:
             return f"could not store where findings stood in the cache ({target.parent}): {error.strerror or error}"
+        return None
+
+    def prefix_sent_at(self, prefix: str) -> datetime | None:
+        """When this gate last recorded sending the stable prefix whose digest is `prefix`; None
+        when it recorded another prefix, nothing, or an entry it cannot prove it wrote."""
+        try:
+            stored = self._read("prefix sent", self.directory / PREFIX_SENT_FILE)
+            if stored is None or stored.get("format") != CACHE_FORMAT or stored.get("prefix") != prefix:
+                return None
+            sent_at = datetime.fromisoformat(str(stored["sent_at"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return sent_at if sent_at.tzinfo is not None else None
+
+    def record_prefix_sent(self, prefix: str, sent_at: datetime) -> str | None:
+        """Record that a request starting with the prefix `prefix` was sent at `sent_at` (the
+        gate's clock, in UTC); a note saying why not when the disk refuses."""
+        document = {"format": CACHE_FORMAT, "prefix": prefix, "sent_at": sent_at.isoformat()}
+        target = self.directory / PREFIX_SENT_FILE
+        try:
+            self.cache.write("prefix sent", target, (json.dumps(document) + "\n").encode("utf-8"))
+        except OSError as error:
+            return f"could not record when the prompt's prefix was sent ({target.parent}): {error.strerror or error}"
         return None

@@ -6,9 +6,11 @@ input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`). The tools and the system block come first and are the same bytes in every
 request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`)
 only where it pays: when other requests of the run read it (several requests, or the tool loop
-from its second round on), or with
-`cache_ttl = "1h"` (`"ttl": "1h"`), which keeps it between the pushes of an hour; never when the
-prefix is below the model's documented minimum, where the write would cache nothing.
+from its second round on), when the gate's store says the reviewer sent the same prefix within
+the cache's lifetime (the push cadence, prompt_cache.py: a push soon after another reads it, or
+writes it for the next), or with `cache_ttl = "1h"` (`"ttl": "1h"`), which keeps it between the
+pushes of an hour; never when the prefix is below the model's documented minimum, where the
+write would cache nothing.
 """
 
 from __future__ import annotations
@@ -75,12 +77,14 @@ def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversati
     """The system block's `cache_control`, or None where it cannot pay: a prefix below the
     model's minimum caches nothing; a 5-minute breakpoint on a request no later one reads is a
     write (1.25 × input) that costs more than sending the prefix plainly. Other requests of the
-    run (the push's other chunks, the other findings' second looks) read it at 0.1 ×; the 1-hour
-    TTL keeps it for the next pushes too."""
+    run (the push's other chunks, the other findings' second looks) read it at 0.1 ×; so does a
+    push that follows a recent one (the previous push's write, or its own for the next push);
+    the 1-hour TTL keeps it for the next pushes whatever their cadence."""
     minimum = anthropic_minimum(settings.model)
     if minimum is not None and stable_prefix_tokens(conversation) < minimum:
         return None
-    if options.cache_ttl == "1h" or conversation.prefix_shared or later_rounds_read(conversation):
+    if (options.cache_ttl == "1h" or conversation.prefix_shared or conversation.prefix_recent
+            or later_rounds_read(conversation)):
         return cache_control(options)
     return None
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from reviewgate.config import ConfigWarning, ReviewerSettings, TableReader
 from reviewgate.errors import ConfigError
 from reviewgate.reviewers.model.http import DEFAULT_MAX_ANSWER_BYTES
+from reviewgate.reviewers.model.prompt_cache import CACHE_TTL_SECONDS
 
 ON_MISSING_KEY = ("blocked", "skip")
 ON_UNREVIEWED = ("blocked", "report")
@@ -63,7 +64,7 @@ TOKEN_CAP_FIELDS = ("max_completion_tokens", "max_tokens")
 # sends neither: a longer lifetime keeps the prompt's cache on the provider's side for longer,
 # which a team chooses (see docs/reviewers.md).
 PROMPT_CACHE_RETENTIONS = ("in_memory", "24h")
-CACHE_TTLS = ("5m", "1h")
+CACHE_TTLS = tuple(CACHE_TTL_SECONDS)  # "5m", "1h"
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 OPENAI_HOST = "api.openai.com"
 # Anthropic prices a prompt-cache read at 0.1x the input price and a 5-minute cache write at

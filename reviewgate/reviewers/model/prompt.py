@@ -116,6 +116,9 @@ class Conversation:
     # breakpoint on it is written once and read by them (anthropic.py). A single request's
     # breakpoint would pay the cache write and nothing reads it.
     prefix_shared: bool = False
+    # The gate's store says this prefix was sent within the cache's lifetime (the push cadence,
+    # prompt_cache.py): a breakpoint reads it, or writes it for the next push to read.
+    prefix_recent: bool = False
 
     def system_for(self, schema_sent: bool) -> str:
         """The system message of a request that sends the answer's schema apart, or not: one

@@ -6,11 +6,18 @@ request is then processed and billed whole), and a marked prefix above it pays a
 (1.25 × the input price, 2 × with the 1-hour TTL) that only a later request reading it earns
 back. OpenAI caches by itself from 1,024 tokens, writes cost nothing extra ("Prompt caching"
 guide).
+
+The push cadence: a run's only request is marked when the same prefix was sent within the
+cache's lifetime, by the time the gate recorded in its own store (chunk_store.py) when it last
+sent it: the provider may still hold it (a read), and a push that follows another closely is
+likely followed by a third (the write is read). Older or unknown: not marked, so pushes further
+apart cost what they cost without the cache.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from reviewgate.reviewers.model.rendering import estimate_tokens
 
@@ -34,6 +41,12 @@ ANTHROPIC_MINIMUM_TOKENS: tuple[tuple[str, int], ...] = (
     ("claude-3-haiku", 2048),
 )
 OPENAI_MINIMUM_TOKENS = 1024
+# How long Anthropic keeps a marked prefix after its last use, by `cache_ttl` ("Prompt caching":
+# 5 minutes, refreshed at no cost each time it is read, or an hour).
+CACHE_TTL_SECONDS = {"5m": 300, "1h": 3600}
+# The recorded time is when the previous run began sending, the decision is taken before this
+# run sends: room for the seconds in between and for two CI runners' clocks disagreeing.
+CADENCE_MARGIN_SECONDS = 30
 _SNAPSHOT = r"(?:-0)?(?:-\d{8}|-latest)?"
 
 
@@ -56,3 +69,13 @@ def below_minimum_note(model: str | None, tokens: int, minimum: int, breakpoint_
             f"the {minimum:,} tokens {model} caches at the least, so every request pays it whole"
             + ("; no cache breakpoint is sent, which would pay a cache write that caches nothing"
                if breakpoint_dropped else ""))
+
+
+def still_cached(sent_at: datetime | None, now: datetime, cache_ttl: str) -> bool:
+    """Whether a prefix last sent at `sent_at` (None: never, as far as the store knows) is likely
+    still in the provider's cache at `now`. A time ahead of `now` by more than the margin is a
+    clock that cannot be trusted: not cached."""
+    if sent_at is None:
+        return False
+    elapsed = (now - sent_at).total_seconds()
+    return -CADENCE_MARGIN_SECONDS <= elapsed <= CACHE_TTL_SECONDS[cache_ttl] - CADENCE_MARGIN_SECONDS
