@@ -1,6 +1,6 @@
 """The shipped CI examples run warm and keep their outputs: each gate job restores
-`.reviewgate-cache` with a fallback that reaches the default branch's cache, and the outputs are
-kept as an artifact whatever the verdict. The GitLab examples say the MR note needs GITLAB_TOKEN."""
+`.reviewgate-cache` with a fallback that reaches the default branch's cache and saves it whatever
+the verdict, and the outputs are kept as an artifact whatever the verdict. The GitLab examples say the MR note needs GITLAB_TOKEN."""
 
 from __future__ import annotations
 
@@ -36,11 +36,19 @@ def test_github_examples_restore_the_cache_before_the_gate_and_upload_the_output
         if not gates:
             continue
         gate_jobs += 1
-        caches = [index for index, step in enumerate(steps) if _uses(step, "actions/cache")]
-        assert caches and caches[0] < gates[0], f"{name}: the cache is restored before the gate"
-        cache = steps[caches[0]]["with"]
-        assert cache["path"] == ".reviewgate-cache" and "github.sha" in cache["key"]
-        assert cache["restore-keys"] == "reviewgate-", "any branch's newest: the base branch's seeds a PR"
+        restores = [index for index, step in enumerate(steps) if _uses(step, "actions/cache/restore")]
+        assert restores and restores[0] < gates[0], f"{name}: the cache is restored before the gate"
+        restore = steps[restores[0]]["with"]
+        assert restore["path"] == ".reviewgate-cache" and "github.sha" in restore["key"]
+        assert restore["restore-keys"] == "reviewgate-", "any branch's newest: the base branch's seeds a PR"
+        # actions/cache's combined step saves only when the job succeeds: a blocked push would
+        # leave the next one an older cache (and the prompt cache's push-cadence record).
+        assert not any(_uses(step, "actions/cache") for step in steps), f"{name}: restore and save apart"
+        saves = [index for index, step in enumerate(steps) if _uses(step, "actions/cache/save")]
+        assert saves and saves[0] > gates[0], f"{name}: the cache is saved after the gate"
+        save = steps[saves[0]]
+        assert save.get("if") == "always()", f"{name}: saved whatever the verdict"
+        assert save["with"] == {"path": restore["path"], "key": restore["key"]}
     assert gate_jobs, name
     uploads = [step for job in document["jobs"].values() for step in job.get("steps", [])
                if _uses(step, "actions/upload-artifact") and step["with"]["path"] == ".reviewgate/"]
