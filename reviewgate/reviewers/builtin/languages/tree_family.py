@@ -1,9 +1,10 @@
 """How a language family describes its tree-sitter grammar to the shape reader (`Family`), and
-the node helpers the family tables (javascript.py, go.py, jvm.py, ...) are written with."""
+the node helpers the family tables (javascript.py, go.py, jvm.py, ...) and the shape reader
+(tree_shapes.py) are written with."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -185,3 +186,60 @@ def leaves_of_kinds(body: Node, kinds: frozenset[str]) -> list[Node]:
         else:
             stack.extend(node.children)
     return found
+
+
+def leaves(node: Node, *, skip_types: bool = False) -> Iterator[Node]:
+    """The leaves under `node`; with `skip_types`, none inside a type (`user_type`, a type
+    annotation): a declaration's names, not the types it mentions."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if skip_types and "type" in item.type:
+            continue
+        if item.children:
+            stack.extend(reversed(item.children))
+        else:
+            yield item
+
+
+def inside(node: Node, kinds: frozenset[str]) -> list[Node]:
+    """The nodes of `kinds` under a string, in order: its interpolations, the code inside it."""
+    found, stack = [], list(reversed(node.children))
+    while stack:
+        item = stack.pop()
+        if item.type in kinds:
+            found.append(item)
+        else:
+            stack.extend(reversed(item.children))
+    return found
+
+
+def descendants_of_types(node: Node, kinds: frozenset[str]) -> Iterator[Node]:
+    if node.type in kinds:
+        yield node
+        return
+    for child in node.named_children:
+        yield from descendants_of_types(child, kinds)
+
+
+def default_of(parameter: Node) -> Node | None:
+    """The value after a parameter's `=` (inside it, or right after it in Kotlin's list), or
+    after a Ruby keyword parameter's `:`."""
+    children = parameter.children
+    for index, child in enumerate(children[:-1]):
+        if child.type == "=" or (child.type == ":" and parameter.type == "keyword_parameter"):
+            return children[index + 1]
+    after = parameter.next_sibling
+    if after is not None and after.type == "=" and after.next_sibling is not None:
+        return after.next_sibling
+    return None
+
+
+def combinator_decisions(names: list[Node]) -> list[Node]:
+    return [name for name in names if text_of(name) in COMBINATORS]
+
+
+def decides(branch: Node) -> bool:
+    """A `default:` label or an `else ->` entry decides nothing."""
+    first = branch.children[0] if branch.children else None
+    return first is None or first.type not in ("default", "else")

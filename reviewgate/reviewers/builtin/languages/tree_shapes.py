@@ -22,7 +22,18 @@ from tree_sitter import Query, QueryCursor
 
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes, add_shape
 from reviewgate.reviewers.builtin.languages.syntax_tree import grammar_of, parse, parser
-from reviewgate.reviewers.builtin.languages.tree_family import COMBINATORS, Family, is_constant, is_table_row, text_of
+from reviewgate.reviewers.builtin.languages.tree_family import (
+    Family,
+    combinator_decisions,
+    decides,
+    default_of,
+    descendants_of_types,
+    inside,
+    is_constant,
+    is_table_row,
+    leaves,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -110,11 +121,11 @@ class _Reader:
         captured = QueryCursor(queries).captures(self.root)
         branches = [
             node for node in captured.get("branch", [])
-            if _decides(node) and not family.fallthrough(node) and not is_table_row(node, family.strings)
+            if decides(node) and not family.fallthrough(node) and not is_table_row(node, family.strings)
         ]
         counted = [(node, 0) for node in branches]
         counted += [(node, 0) for macro in captured.get("macro", []) for node in family.macro_decisions(macro)]
-        counted += [(node, 0) for node in _combinator_decisions(captured.get("combinator", []))]
+        counted += [(node, 0) for node in combinator_decisions(captured.get("combinator", []))]
         statements = {node.id: node for node in captured.get("statement", []) if node.type not in family.comments}
         counted += [(node, 1) for node in statements.values()]
         counted.sort(key=lambda item: item[0].start_byte)
@@ -141,7 +152,7 @@ class _Reader:
             names |= family.implicit_locals(node)
             for field_name in family.declarations.get(node.type, ()):
                 for child in node.children_by_field_name(field_name) if field_name else node.named_children:
-                    names |= {text_of(leaf) for leaf in _leaves(child, skip_types=True) if leaf.type in family.identifiers}
+                    names |= {text_of(leaf) for leaf in leaves(child, skip_types=True) if leaf.type in family.identifiers}
         return names
 
     def tokens(self, node: Node, local_names: set[str]) -> list[str]:
@@ -158,7 +169,7 @@ class _Reader:
                 continue
             if kind in family.strings:
                 parts.append('"')
-                stack.extend(reversed(_inside(item, family.interpolations)))
+                stack.extend(reversed(inside(item, family.interpolations)))
                 continue
             if item.children:
                 stack.extend(reversed(item.children))
@@ -182,20 +193,20 @@ class _Reader:
         for node in found.node.named_children:
             if node is found.body:
                 continue
-            for parameter in _descendants_of_types(node, self.family.parameters):
-                value = _default_of(parameter)
+            for parameter in descendants_of_types(node, self.family.parameters):
+                value = default_of(parameter)
                 if value is None:
                     continue
                 named = next(
                     (child for key in ("name", "pattern", "left") if (child := parameter.child_by_field_name(key))),
                     parameter,
                 )
-                name = next((text_of(leaf) for leaf in _leaves(named) if leaf.type in self.family.identifiers), "")
+                name = next((text_of(leaf) for leaf in leaves(named) if leaf.type in self.family.identifiers), "")
                 pairs.append((name, " ".join(self.tokens_of_value(value))))
         return tuple(pairs)
 
     def tokens_of_value(self, value: Node) -> list[str]:
-        return [text_of(leaf) for leaf in _leaves(value) if leaf.type not in self.family.comments] or [text_of(value)]
+        return [text_of(leaf) for leaf in leaves(value) if leaf.type not in self.family.comments] or [text_of(value)]
 
     def trivial(self, found: _Found) -> bool:
         """Empty, or one `return` of a name, member or literal: no call, operator or second
@@ -336,67 +347,10 @@ class _Reader:
 _NOT_IMPLEMENTED = ("notimplemented", "unsupportedoperation", "todo!", "unimplemented!", "todo(", "not implemented")
 
 
-def _leaves(node: Node, *, skip_types: bool = False) -> Iterator[Node]:
-    """The leaves under `node`; with `skip_types`, none inside a type (`user_type`, a type
-    annotation): a declaration's names, not the types it mentions."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if skip_types and "type" in item.type:
-            continue
-        if item.children:
-            stack.extend(reversed(item.children))
-        else:
-            yield item
-
-
-def _inside(node: Node, kinds: frozenset[str]) -> list[Node]:
-    """The nodes of `kinds` under a string, in order: its interpolations, the code inside it."""
-    found, stack = [], list(reversed(node.children))
-    while stack:
-        item = stack.pop()
-        if item.type in kinds:
-            found.append(item)
-        else:
-            stack.extend(reversed(item.children))
-    return found
-
-
-def _descendants_of_types(node: Node, kinds: frozenset[str]) -> Iterator[Node]:
-    if node.type in kinds:
-        yield node
-        return
-    for child in node.named_children:
-        yield from _descendants_of_types(child, kinds)
-
-
-def _default_of(parameter: Node) -> Node | None:
-    """The value after a parameter's `=` (inside it, or right after it in Kotlin's list), or
-    after a Ruby keyword parameter's `:`."""
-    children = parameter.children
-    for index, child in enumerate(children[:-1]):
-        if child.type == "=" or (child.type == ":" and parameter.type == "keyword_parameter"):
-            return children[index + 1]
-    after = parameter.next_sibling
-    if after is not None and after.type == "=" and after.next_sibling is not None:
-        return after.next_sibling
-    return None
-
-
-def _combinator_decisions(names: list[Node]) -> list[Node]:
-    return [name for name in names if text_of(name) in COMBINATORS]
-
-
 _QUERIES: dict[str, Query] = {}
 
 
 _COUNT_QUERIES: dict[str, Query] = {}
-
-
-def _decides(branch: Node) -> bool:
-    """A `default:` label or an `else ->` entry decides nothing."""
-    first = branch.children[0] if branch.children else None
-    return first is None or first.type not in ("default", "else")
 
 
 # Words in the node types that may hold a lookup table's switch: the switch itself, its body,
