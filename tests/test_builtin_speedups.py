@@ -45,7 +45,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
 )
 from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
 from reviewgate.reviewers.builtin.lenses.literal_typo import _python_sets
-from reviewgate.reviewers.builtin.lenses.runtime_minimum import _python, _python_candidates
+from reviewgate.reviewers.builtin.lenses.runtime_minimum import _newest_python_use, _python
 from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens, _candidate_lines
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
 from reviewgate.reviewers.builtin.python_walk import nodes_of
@@ -511,10 +511,10 @@ _RUNTIME_STATEMENTS = [
 
 @pytest.mark.parametrize("lowest", [(3, 8, 0), (3, 9, 0), (3, 10, 0), (3, 11, 0), (3, 12, 0)])
 def test_the_runtime_lens_parses_a_whole_module_only_when_a_use_may_be_reported(lowest: tuple[int, int, int]) -> None:
-    """The runtime lens asks the statements a change touches whether a use newer than the declared
-    minimum stands on an added line before it parses and walks the whole module: the findings are
-    those of always walking the whole module, for appended statements (their own tree) and for
-    lines added anywhere (the whole module's)."""
+    """The runtime lens asks the statements a change touches for the newest use on an added line,
+    and parses and walks the whole module only when that use is newer than the declared minimum:
+    the findings are those of always walking the whole module, for appended statements (their own
+    tree) and for lines added anywhere (the whole module's)."""
     rng = random.Random(lowest[1])
     for case in range(200):
         statements = rng.sample(_RUNTIME_STATEMENTS, rng.randint(2, 9))
@@ -532,7 +532,8 @@ def test_the_runtime_lens_parses_a_whole_module_only_when_a_use_may_be_reported(
         change.__dict__["_added_lines"] = added
         change.__dict__["stats"] = DiffStats(len(added), 0, 0 if appended else 1)
         plain = list(_python(text, "app/a.py", added, "pyproject.toml", ">=3.x", lowest))
-        shortcut = _python_candidates(change, text, added, lowest)
+        newest = _newest_python_use(change, text, added)
+        shortcut = newest is not None and lowest < newest
         assert shortcut or not plain, text
         if shortcut:
             assert list(_python(text, "app/a.py", added, "pyproject.toml", ">=3.x", lowest)) == plain

@@ -305,9 +305,9 @@ def test_functions_appended_to_existing_modules_are_parsed_without_the_rest_of_e
 ) -> None:
     """Under a declared Python minimum (the runtime lens reads each file), a change appending
     functions to existing modules has only the appended statements parsed: the runtime lens asks
-    them first whether a use newer than the minimum stands on an added line, and parses the whole
-    module only when one does (here, `tomllib` in one module). Each module says `timeout`, a word
-    the lens looks for before it reads a file."""
+    them first for the newest use on an added line, and parses the whole module only when it is
+    newer than the minimum (here, `tomllib` in one module). Each module says `timeout`, a word the
+    lens requires of a file it reports in."""
     old = "import os\n\n\ndef existing_{0}(path, timeout=3):\n    return os.path.join(path, str(timeout))\n"
     appended = "\n\ndef added_{0}(values):\n    return sorted(set(values))\n"
     base: dict[str, FileContent] = {"pyproject.toml": '[project]\nname = "app"\nrequires-python = ">=3.8"\n'}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched, mentions
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
@@ -215,18 +215,26 @@ class RuntimeMinimumLens:
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
-        for change, language, text in changed_sources(request, _LANGUAGES, needles):
+        # A Python file is asked first for the newest use on an added line (its touched statements,
+        # whose grouped walk the other lenses share): most have none, and searching their text for
+        # each needle they lack cost more.
+        for change, language, text in changed_sources(request, _LANGUAGES, None):
             from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum, python_minimum
 
             added = change.added_lines()
-            if language is Language.GO:
+            if language is Language.PYTHON:
+                newest = _newest_python_use(change, text, added)
+                if newest is None or not mentions(text, needles):
+                    continue
+                declared = python_minimum(request, change.path)
+                if declared is not None and declared[2] < newest:
+                    yield from _python(text, change.path, added, *declared)
+            elif not mentions(text, needles):
+                continue
+            elif language is Language.GO:
                 found = go_minimum(request, change.path)
                 if found is not None:
                     yield from _go(text, change.path, added, *found)
-            elif language is Language.PYTHON:
-                declared = python_minimum(request, change.path)
-                if declared is not None and _python_candidates(change, text, added, declared[2]):
-                    yield from _python(text, change.path, added, *declared)
             elif not change.path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
                 declared = node_minimum(request, change.path)
                 if declared is not None:
@@ -294,29 +302,34 @@ def _in_imports(masked: str, offset: int) -> bool:
 # Python ------------------------------------------------------------------------------------------
 
 
-def _python_candidates(change: FileChange, text: str, added: dict[int, str], lowest: Version) -> bool:
-    """Whether a use newer than `lowest` may stand on an added line, asked of the statements the
-    change touches (python_parsing.parse_python_touched), which hold every use on an added line:
-    only then is the whole module parsed and walked for what it binds and what guards each use.
-    The nodes are taken by kind from the tree's grouped walk, which the other lenses share, where
-    walking it node by node was two fifths of a large change's per-file stage."""
+def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> Version | None:
+    """The newest release a use on an added line needs, guards aside (None: no use there), asked
+    of the statements the change touches (python_parsing.parse_python_touched), which hold every
+    use on an added line: the lens parses and walks the whole module, for what it binds and what
+    guards each use, only when that release is newer than the declared minimum. The nodes are
+    taken by kind from the tree's grouped walk, which the other lenses share, where walking the
+    whole module node by node was two fifths of a large change's per-file stage."""
     tree = parse_python_touched(change, text)
     if tree is None:
-        return False
+        return None
     from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
 
     possible = chain(
         nodes_of(tree, ast.Import),
         nodes_of(tree, ast.ImportFrom),
-        (node for node in nodes_of(tree, ast.Attribute) if node.attr in _ATTRIBUTE_LEAVES),
-        (node for node in nodes_of(tree, ast.Name) if node.id in _PYTHON_BUILTINS),
-        (node for node in nodes_of(tree, ast.Call) if leaf_name(node) in _CALL_LEAVES),
+        [node for node in nodes_of(tree, ast.Attribute) if node.attr in _ATTRIBUTE_LEAVES],
+        [node for node in nodes_of(tree, ast.Name) if node.id in _PYTHON_BUILTINS],
+        [node for node in nodes_of(tree, ast.Call) if leaf_name(node) in _CALL_LEAVES],
         *(nodes_of(tree, kind) for kind in _MATCH_AND_TRY_STAR),
     )
-    return any(
-        lowest < arrived and getattr(node, "lineno", 0) in added
-        for node in possible
-        for _node, _what, arrived in _python_use_or_try_star(node)
+    return max(
+        (
+            arrived
+            for node in possible
+            if getattr(node, "lineno", 0) in added
+            for _node, _what, arrived in _python_use_or_try_star(node)
+        ),
+        default=None,
     )
 
 
