@@ -217,28 +217,35 @@ class RuntimeMinimumLens:
         needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
         # A Python file is asked first for the newest use on an added line (its touched statements,
         # whose grouped walk the other lenses share): most have none, and searching their text for
-        # each needle they lack cost more.
+        # each needle they lack cost more. The manifest reader loads for a file that gets that far.
         for change, language, text in changed_sources(request, _LANGUAGES, None):
-            from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum, python_minimum
-
             added = change.added_lines()
             if language is Language.PYTHON:
                 newest = _newest_python_use(change, text, added)
-                if newest is None or not mentions(text, needles):
-                    continue
-                declared = python_minimum(request, change.path)
-                if declared is not None and declared[2] < newest:
-                    yield from _python(text, change.path, added, *declared)
-            elif not mentions(text, needles):
-                continue
-            elif language is Language.GO:
-                found = go_minimum(request, change.path)
-                if found is not None:
-                    yield from _go(text, change.path, added, *found)
-            elif not change.path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
-                declared = node_minimum(request, change.path)
-                if declared is not None:
-                    yield from _node(text, change.path, added, *declared)
+                if newest is not None and mentions(text, needles):
+                    from reviewgate.reviewers.builtin.lenses.target_manifest import python_minimum
+
+                    declared = python_minimum(request, change.path)
+                    if declared is not None and declared[2] < newest:
+                        yield from _python(text, change.path, added, *declared)
+            elif mentions(text, needles):
+                yield from _other_language(request, change.path, language, text, added)
+
+
+def _other_language(
+    request: ReviewRequest, path: str, language: Language, text: str, added: dict[int, str]
+) -> Iterator[Finding]:
+    """Go against its `go.mod`, JavaScript and TypeScript (not browser code) against `engines.node`."""
+    from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum
+
+    if language is Language.GO:
+        found = go_minimum(request, path)
+        if found is not None:
+            yield from _go(text, path, added, *found)
+    elif not path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
+        declared = node_minimum(request, path)
+        if declared is not None:
+            yield from _node(text, path, added, *declared)
 
 
 def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
@@ -312,14 +319,17 @@ def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> 
     tree = parse_python_touched(change, text)
     if tree is None:
         return None
-    from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
+    calls = nodes_of(tree, ast.Call)
+    if calls:  # the data-flow module loads for a tree that has a call to look at
+        from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
 
+        calls = tuple(node for node in calls if leaf_name(node) in _CALL_LEAVES)
     possible = chain(
         nodes_of(tree, ast.Import),
         nodes_of(tree, ast.ImportFrom),
         [node for node in nodes_of(tree, ast.Attribute) if node.attr in _ATTRIBUTE_LEAVES],
         [node for node in nodes_of(tree, ast.Name) if node.id in _PYTHON_BUILTINS],
-        [node for node in nodes_of(tree, ast.Call) if leaf_name(node) in _CALL_LEAVES],
+        calls,
         *(nodes_of(tree, kind) for kind in _MATCH_AND_TRY_STAR),
     )
     return max(
@@ -407,8 +417,6 @@ def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
 
 
 def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
-    from reviewgate.reviewers.builtin.languages.python_flow import dotted, leaf_name
-
     if isinstance(node, ast.Import):
         for alias in node.names:
             if alias.name in _PYTHON_NAMES:
@@ -421,12 +429,16 @@ def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
             elif node.module in _PYTHON_NAMES and node.level == 0:
                 yield node, f"the `{node.module}` module", _PYTHON_NAMES[node.module]
     elif isinstance(node, ast.Attribute):
+        from reviewgate.reviewers.builtin.languages.python_flow import dotted
+
         name = dotted(node)
         if "." in name and name in _PYTHON_NAMES:
             yield node, f"`{name}`", _PYTHON_NAMES[name]
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _PYTHON_BUILTINS:
         yield node, f"`{node.id}`", _PYTHON_NAMES[node.id]
     elif isinstance(node, ast.Call):
+        from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
+
         leaf = leaf_name(node)
         if isinstance(node.func, ast.Attribute) and leaf in _PYTHON_METHODS:
             what, version = _PYTHON_METHODS[leaf]
