@@ -17,6 +17,7 @@ import pytest
 from reviewgate.freeze.diff import (
     LONG_LINE_CHARS,
     ChangeStatus,
+    DiffStats,
     FileChange,
     LineKind,
     added_lines_of,
@@ -44,7 +45,9 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
 )
 from reviewgate.reviewers.builtin.lenses.literal_typo import _findings as _literal_findings
 from reviewgate.reviewers.builtin.lenses.literal_typo import _python_sets
+from reviewgate.reviewers.builtin.lenses.runtime_minimum import _newest_python_use, _python
 from reviewgate.reviewers.builtin.lenses.secrets import SecretsLens, _candidate_lines
+from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from testing.repo import make_repo
 from tests.test_dry_runs import plain_window_hash
@@ -487,3 +490,51 @@ def test_a_secret_word_assigned_a_quoted_value_is_looked_for_before_the_whole_pa
         assert (found and found.kind) == (plain and f"high-entropy value assigned to `{plain}`"), line
         picked += found is not None
     assert picked > 50
+
+
+# Top-level statements using what the runtime lens's tables hold, guarded or not, bound or not.
+_RUNTIME_STATEMENTS = [
+    "import tomllib", "from datetime import UTC", "import datetime\nstamp = datetime.datetime.now(datetime.UTC)",
+    "import enum\nclass Color(enum.StrEnum):\n    RED = 'red'", "enum.StrEnum = enum.Enum",
+    "if sys.version_info >= (3, 11):\n    import tomllib\nelse:\n    import tomli as tomllib",
+    "try:\n    import tomllib\nexcept ImportError:\n    tomllib = None\nelse:\n    found = tomllib.loads('')",
+    "def pairs(a, b):\n    return list(zip(a, b, strict=True))", "def strip(s):\n    return s.removeprefix('x')",
+    "def kind(x):\n    match x:\n        case 1:\n            return 'one'\n    return 'other'",
+    "def run(f):\n    try:\n        f()\n    except* ValueError:\n        pass",
+    "def group():\n    raise ExceptionGroup('x', [ValueError()])", "from exceptiongroup import ExceptionGroup",
+    "@functools.cache\ndef cached(x):\n    return x", "from itertools import batched",
+    "def chunks(xs):\n    return itertools.batched(\n        xs, 2)", "value = 1", "def plain(x, timeout=1):\n    return x",
+    "@dataclass(slots=True)\nclass Point:\n    x: int", "from typing import Self, override",
+    "count = number.bit_count(); total = 2", "async def later(stream):\n    return await anext(aiter(stream))",
+]
+
+
+@pytest.mark.parametrize("lowest", [(3, 8, 0), (3, 9, 0), (3, 10, 0), (3, 11, 0), (3, 12, 0)])
+def test_the_runtime_lens_parses_a_whole_module_only_when_a_use_may_be_reported(lowest: tuple[int, int, int]) -> None:
+    """The runtime lens asks the statements a change touches for the newest use on an added line,
+    and parses and walks the whole module only when that use is newer than the declared minimum:
+    the findings are those of always walking the whole module, for appended statements (their own
+    tree) and for lines added anywhere (the whole module's)."""
+    rng = random.Random(lowest[1])
+    for case in range(200):
+        statements = rng.sample(_RUNTIME_STATEMENTS, rng.randint(2, 9))
+        kept = rng.randint(1, len(statements) - 1)
+        old = "\n\n".join(statements[:kept]) + "\n"
+        text = old + "\n" + "\n\n".join(statements[kept:]) + "\n"
+        count = text.count("\n")
+        lines = text.split("\n")
+        appended = case % 2 == 0
+        numbers = range(old.count("\n") + 1, count + 1) if appended else [
+            number for number in range(1, count + 1) if rng.random() < 0.3
+        ]
+        added = {number: lines[number - 1] for number in numbers}
+        change = FileChange("app/a.py", "app/a.py", ChangeStatus.MODIFIED)
+        change.__dict__["_added_lines"] = added
+        change.__dict__["stats"] = DiffStats(len(added), 0, 0 if appended else 1)
+        plain = list(_python(text, "app/a.py", added, "pyproject.toml", ">=3.x", lowest))
+        newest = _newest_python_use(change, text, added)
+        shortcut = newest is not None and lowest < newest
+        assert shortcut or not plain, text
+        if shortcut:
+            assert list(_python(text, "app/a.py", added, "pyproject.toml", ">=3.x", lowest)) == plain
+        forget_parsed_trees()

@@ -298,3 +298,38 @@ def test_once_the_whole_change_worker_is_done_a_worker_shares_the_per_file_stage
     assert shared == serial and any(rule.startswith("tests/") for rule, *_rest in serial)
     processes = Counter(path.read_text() for path in record.iterdir())
     assert len(processes) == 2 and processes[str(os.getpid())] < len(branch) // 2, processes
+
+
+def test_functions_appended_to_existing_modules_are_parsed_without_the_rest_of_each_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a declared Python minimum (the runtime lens reads each file), a change appending
+    functions to existing modules has only the appended statements parsed: the runtime lens asks
+    them first for the newest use on an added line, and parses the whole module only when it is
+    newer than the minimum (here, `tomllib` in one module). Each module says `timeout`, a word the
+    lens requires of a file it reports in."""
+    old = "import os\n\n\ndef existing_{0}(path, timeout=3):\n    return os.path.join(path, str(timeout))\n"
+    appended = "\n\ndef added_{0}(values):\n    return sorted(set(values))\n"
+    base: dict[str, FileContent] = {"pyproject.toml": '[project]\nname = "app"\nrequires-python = ">=3.8"\n'}
+    base |= {f"app/module_{number}.py": old.format(number) for number in range(6)}
+    branch: dict[str, FileContent] = {
+        f"app/module_{number}.py": old.format(number) + appended.format(number) for number in range(6)
+    }
+    branch["app/module_0.py"] = str(branch["app/module_0.py"]) + "\n\ndef settings(raw):\n    import tomllib\n    return tomllib.loads(raw)\n"
+    request = _request(tmp_path, base, branch)
+    parsed: Counter[tuple[str, bool]] = Counter()  # (file, whole module)
+    real_parse = ast.parse
+
+    def counting_parse(text: str, filename: str = "<unknown>", *args: Any, **kwargs: Any) -> Any:
+        parsed[(filename, text.lstrip("\n").startswith("import os"))] += 1
+        return real_parse(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    monkeypatch.setenv(WORKERS_VARIABLE, "1")
+    findings = _review(request)
+    assert [(rule, path) for _id, rule, path, _line in findings if rule == "correctness/api-newer-than-runtime"] == [
+        ("correctness/api-newer-than-runtime", "app/module_0.py")
+    ]
+    whole = {path for (path, is_whole), count in parsed.items() if is_whole}
+    assert whole == {"app/module_0.py"}, parsed
+    assert all(parsed[(path, False)] == 1 for path in branch), parsed

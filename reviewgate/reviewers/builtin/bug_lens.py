@@ -39,17 +39,23 @@ def bug_finding(
 
 
 def changed_sources(
-    request: ReviewRequest, languages: Collection[Language], needles: tuple[str, ...]
+    request: ReviewRequest, languages: Collection[Language], needles: tuple[str, ...] | None
 ) -> Iterator[tuple[FileChange, Language, str]]:
     """Each changed file of the rule's languages whose text at head holds one of `needles` (a
-    cheap test before any parse: a rule about redirects reads no file that never says so)."""
+    cheap test before any parse: a rule about redirects reads no file that never says so); every
+    one of them when `needles` is None (the lens asks `mentions` itself, when it has a cheaper test)."""
     for change in reviewable_changes(request):
         language = language_of(change.path)
         if language not in languages:
             continue
         text = request.head.read_text(change.path)
-        if text is not None and any(needle in text for needle in needles):
+        if text is not None and (needles is None or mentions(text, needles)):
             yield change, language, text
+
+
+def mentions(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether `text` holds one of `needles`: a search of the whole text for each needle it lacks."""
+    return any(needle in text for needle in needles)
 
 
 # What a bug rule reads a file with: `ast` for Python, the blanked text for the C-like ones.

@@ -18,14 +18,16 @@ import ast
 import functools
 import re
 from collections.abc import Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched
+from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched, mentions
 from reviewgate.reviewers.builtin.language_table import Language
-from reviewgate.reviewers.builtin.python_parsing import parse_python
+from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
+from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 API_NEWER_THAN_RUNTIME = Rule(
@@ -91,6 +93,7 @@ RULES = (API_NEWER_THAN_RUNTIME,)
 RULE_API_NEWER_THAN_RUNTIME = API_NEWER_THAN_RUNTIME.id
 
 if TYPE_CHECKING:
+    from reviewgate.freeze.diff import FileChange
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
     from reviewgate.reviewers.builtin.lenses.target_manifest import Version
 
@@ -158,6 +161,10 @@ _PYTHON_METHODS: dict[str, tuple[str, Version]] = {
 _PYTHON_KEYWORDS: dict[tuple[str, str], Version] = {
     ("zip", "strict"): (3, 10, 0), ("dataclass", "slots"): (3, 10, 0), ("dataclass", "kw_only"): (3, 10, 0),
 }  # fmt: skip
+# The last name of each dotted table entry, and the called names a use may have: which nodes may be
+# a use, before the table is asked.
+_ATTRIBUTE_LEAVES = frozenset(name.rpartition(".")[2] for name in _PYTHON_NAMES if "." in name)
+_CALL_LEAVES = frozenset({*_PYTHON_METHODS, *(called for called, _keyword in _PYTHON_KEYWORDS)})
 _GO_NEEDLES = ('"slices"', '"maps"', '"cmp"', '"log/slog"', '"iter"', '"unique"', '"math/rand/v2"', '"crypto/ecdh"',
                '"net/netip"', "errors.Join", ".Cut", "context.", "sync.Once", "NewResponseController", "atomic.",
                "time.Date", "time.TimeOnly")
@@ -208,22 +215,37 @@ class RuntimeMinimumLens:
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
-        for change, language, text in changed_sources(request, _LANGUAGES, needles):
-            from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum, python_minimum
-
+        # A Python file is asked first for the newest use on an added line (its touched statements,
+        # whose grouped walk the other lenses share): most have none, and searching their text for
+        # each needle they lack cost more. The manifest reader loads for a file that gets that far.
+        for change, language, text in changed_sources(request, _LANGUAGES, None):
             added = change.added_lines()
-            if language is Language.GO:
-                found = go_minimum(request, change.path)
-                if found is not None:
-                    yield from _go(text, change.path, added, *found)
-            elif language is Language.PYTHON:
-                declared = python_minimum(request, change.path)
-                if declared is not None:
-                    yield from _python(text, change.path, added, *declared)
-            elif not change.path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
-                declared = node_minimum(request, change.path)
-                if declared is not None:
-                    yield from _node(text, change.path, added, *declared)
+            if language is Language.PYTHON:
+                newest = _newest_python_use(change, text, added)
+                if newest is not None and mentions(text, needles):
+                    from reviewgate.reviewers.builtin.lenses.target_manifest import python_minimum
+
+                    declared = python_minimum(request, change.path)
+                    if declared is not None and declared[2] < newest:
+                        yield from _python(text, change.path, added, *declared)
+            elif mentions(text, needles):
+                yield from _other_language(request, change.path, language, text, added)
+
+
+def _other_language(
+    request: ReviewRequest, path: str, language: Language, text: str, added: dict[int, str]
+) -> Iterator[Finding]:
+    """Go against its `go.mod`, JavaScript and TypeScript (not browser code) against `engines.node`."""
+    from reviewgate.reviewers.builtin.lenses.target_manifest import go_minimum, node_minimum
+
+    if language is Language.GO:
+        found = go_minimum(request, path)
+        if found is not None:
+            yield from _go(text, path, added, *found)
+    elif not path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
+        declared = node_minimum(request, path)
+        if declared is not None:
+            yield from _node(text, path, added, *declared)
 
 
 def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
@@ -287,6 +309,47 @@ def _in_imports(masked: str, offset: int) -> bool:
 # Python ------------------------------------------------------------------------------------------
 
 
+def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> Version | None:
+    """The newest release a use on an added line needs, guards aside (None: no use there), asked
+    of the statements the change touches (python_parsing.parse_python_touched), which hold every
+    use on an added line: the lens parses and walks the whole module, for what it binds and what
+    guards each use, only when that release is newer than the declared minimum. The nodes are
+    taken by kind from the tree's grouped walk, which the other lenses share, where walking the
+    whole module node by node was two fifths of a large change's per-file stage."""
+    tree = parse_python_touched(change, text)
+    if tree is None:
+        return None
+    calls = nodes_of(tree, ast.Call)
+    if calls:  # the data-flow module loads for a tree that has a call to look at
+        from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
+
+        calls = tuple(node for node in calls if leaf_name(node) in _CALL_LEAVES)
+    possible = chain(
+        nodes_of(tree, ast.Import),
+        nodes_of(tree, ast.ImportFrom),
+        [node for node in nodes_of(tree, ast.Attribute) if node.attr in _ATTRIBUTE_LEAVES],
+        [node for node in nodes_of(tree, ast.Name) if node.id in _PYTHON_BUILTINS],
+        calls,
+        *(nodes_of(tree, kind) for kind in _MATCH_AND_TRY_STAR),
+    )
+    return max(
+        (
+            arrived
+            for node in possible
+            if getattr(node, "lineno", 0) in added
+            for _node, _what, arrived in _python_use_or_try_star(node)
+        ),
+        default=None,
+    )
+
+
+def _python_use_or_try_star(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
+    """What `_python_uses` says of `node` itself, guards aside."""
+    if type(node).__name__ == "TryStar":
+        yield node, "`except*`", (3, 11, 0)
+    yield from _python_use(node)
+
+
 def _python(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
             lowest: Version) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.lenses.target_manifest import shown
@@ -327,6 +390,10 @@ def _guards_version(test: ast.expr) -> bool:
 
 # `try` and, from Python 3.11, `try ... except*` (its own node type).
 _TRY_NODES: tuple[type[ast.Try], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+# The statements that are a use themselves, those this Python has.
+_MATCH_AND_TRY_STAR: tuple[type[ast.AST], ...] = tuple(
+    getattr(ast, name) for name in ("Match", "TryStar") if hasattr(ast, name)
+)
 
 
 def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
@@ -344,16 +411,12 @@ def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
             for item in (*node.handlers, *node.orelse, *node.finalbody):
                 yield from _python_uses(item)
             return
-        if type(node).__name__ == "TryStar":
-            yield node, "`except*`", (3, 11, 0)
-    yield from _python_use(node)
+    yield from _python_use_or_try_star(node)
     for child in ast.iter_child_nodes(node):
         yield from _python_uses(child)
 
 
 def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
-    from reviewgate.reviewers.builtin.languages.python_flow import dotted, leaf_name
-
     if isinstance(node, ast.Import):
         for alias in node.names:
             if alias.name in _PYTHON_NAMES:
@@ -366,12 +429,16 @@ def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
             elif node.module in _PYTHON_NAMES and node.level == 0:
                 yield node, f"the `{node.module}` module", _PYTHON_NAMES[node.module]
     elif isinstance(node, ast.Attribute):
+        from reviewgate.reviewers.builtin.languages.python_flow import dotted
+
         name = dotted(node)
         if "." in name and name in _PYTHON_NAMES:
             yield node, f"`{name}`", _PYTHON_NAMES[name]
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _PYTHON_BUILTINS:
         yield node, f"`{node.id}`", _PYTHON_NAMES[node.id]
     elif isinstance(node, ast.Call):
+        from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
+
         leaf = leaf_name(node)
         if isinstance(node.func, ast.Attribute) and leaf in _PYTHON_METHODS:
             what, version = _PYTHON_METHODS[leaf]
