@@ -21,6 +21,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.hashes import (
     Hashes,
     window_hashes,
 )
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import MIN_CHARACTERS
 
 MODULUS = 1 << 64
 
@@ -303,10 +304,8 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
 @needs_compiled
 @pytest.mark.parametrize("seed", range(4))
 def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """search._longest_disjoint compiled and as the loop: runs side by side, overlapping at a seam,
+    """runs.longest_disjoint compiled and as the loop: runs side by side, overlapping at a seam,
     inside one another, repeated from many places, and free stretches of equal length."""
-    from reviewgate.reviewers.builtin.lenses.duplication import search
-
     rng = random.Random(seed)
     paths = ["a.py", "b.py", "c.py"]
     for _ in range(100):
@@ -314,15 +313,15 @@ def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypa
                   rng.randrange(0, 1000), rng.randrange(len(paths))) for _ in range(rng.randint(0, 40))]
         found += found[: rng.randint(0, len(found))]  # the same span found from other places
         found.sort(key=lambda run: run[0], reverse=True)
-        compiled = search._longest_disjoint(found, paths)
+        compiled = runs.longest_disjoint(found, paths, MIN_CHARACTERS)
         monkeypatch.setattr(runs, "compiled_longest_disjoint", None)
-        assert compiled == search._longest_disjoint(found, paths), found
+        assert compiled == runs.longest_disjoint(found, paths, MIN_CHARACTERS), found
         monkeypatch.undo()
     # Two free stretches of the longest length: the first is taken.
     tied = [(100, 100, 0, 0), (100, 300, 0, 1), (400, 0, 7, 2)]
-    assert search._longest_disjoint(tied, paths)[-1] == search.Region("c.py", 0, 100, 7)
+    assert runs.longest_disjoint(tied, paths, MIN_CHARACTERS)[-1] == runs.Region("c.py", 0, 100, 7)
     monkeypatch.setattr(runs, "compiled_longest_disjoint", None)
-    assert search._longest_disjoint(tied, paths)[-1] == search.Region("c.py", 0, 100, 7)
+    assert runs.longest_disjoint(tied, paths, MIN_CHARACTERS)[-1] == runs.Region("c.py", 0, 100, 7)
     monkeypatch.undo()
     with pytest.raises(TypeError, match="a run is a"):
         runs.compiled_longest_disjoint([[50, 0, 0, 0]], 50)  # type: ignore[list-item]

@@ -60,6 +60,11 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.languages.php",
     "reviewgate.reviewers.builtin.lenses.duplication.index",
     "reviewgate.reviewers.builtin.lenses.duplication.search",
+    "reviewgate.reviewers.builtin.lenses.duplication.candidate_files",
+    "reviewgate.reviewers.builtin.lenses.duplication.added_code",
+    "reviewgate.reviewers.builtin.lenses.duplication.tree_places",
+    "reviewgate.reviewers.builtin.lenses.duplication.duplicates",
+    "reviewgate.reviewers.builtin.lenses.duplication.demotions",
     "reviewgate.reviewers.builtin.lenses.duplication.fingerprints",
     "reviewgate.reviewers.builtin.lenses.duplication.hashes",
     "reviewgate.reviewers.builtin.lenses.duplication.runs",
@@ -137,8 +142,10 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # from the Python shapes (`python_insertions`: the same code, no dataclass); 134 with the swallowed
 # failures' handler comments, shell exit traps and Go results apart from their lens
 # (`handler_comments`, `exit_traps`, `go_results`: the same code, no dataclass); 135 with what a
-# path alone says of a file apart from product_code, so the secrets lens can ask it (`path_kinds`).
-LOCAL_RUN_MODULES = 135
+# path alone says of a file apart from product_code, so the secrets lens can ask it (`path_kinds`);
+# 136 with the DRY lens's sizes apart from its search, so the search imports no lens module back
+# (`lenses.duplication.sizes`: constants only).
+LOCAL_RUN_MODULES = 136
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:

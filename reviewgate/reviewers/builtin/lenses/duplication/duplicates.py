@@ -1,0 +1,212 @@
+"""Which shared regions of the added code are duplicates worth a finding (the same tokens or
+the same shape under one consistent renaming, large and distinct enough), which new file forks an
+existing one, and each pair of places once."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+
+from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.reviewers.builtin.language_table import language_of
+from reviewgate.reviewers.builtin.lenses.duplication import runs
+from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    IDENTIFIER_MARK,
+    Normalized,
+    literals,
+    renaming_share,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.rules import CONTINUATION, Side, mostly_literals, same_text
+from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
+    LARGE_BLOCK_LINES,
+    MIN_CHARACTERS,
+    MIN_DISTINCT_LINES,
+    MIN_LINES,
+    NEAR_COPY_SHARE,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.tree_places import Places
+
+# Below LARGE_BLOCK_LINES a match must also share this part of its names (called functions,
+# attributes, keys), which a renamed copy keeps and an unrelated block of a common shape does not.
+MIN_SHARED_NAMES = 0.25
+# A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
+# Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
+MIN_CONSISTENT_RENAMING = 0.85
+# A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
+# keeps matching linear in the added code (clone detectors drop such "stop" fingerprints likewise).
+MAX_FINGERPRINT_PLACES = 50
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A duplicate worth reporting, before each pair is reduced to one finding."""
+
+    query: Query
+    region: Region
+    mine: Side
+    theirs: Side
+    in_branch: bool
+
+
+def joined(candidates: list[Candidate]) -> list[Candidate]:
+    """One copy broken by a small edit (`and isinstance` for `and not isinstance`) is found as two
+    runs of whole lines with at most the edited line between them, on both sides: it is one finding,
+    over both."""
+    merged: list[Candidate] = []
+    for candidate in sorted(candidates, key=lambda item: (item.theirs.path, item.mine.first)):
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and previous.theirs.path == candidate.theirs.path
+            and candidate.mine.first <= previous.mine.last + 2
+            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 2
+        ):
+            merged[-1] = replace(
+                previous,
+                mine=replace(previous.mine, last=max(previous.mine.last, candidate.mine.last)),
+                theirs=replace(previous.theirs, last=max(previous.theirs.last, candidate.theirs.last)),
+            )
+        else:
+            merged.append(candidate)
+    return merged
+
+
+def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
+    """A pair found from both sides is reported once, at the later place (path, then line)."""
+    kept = []
+    for candidate in candidates:
+        mirrored = any(
+            other.mine.overlaps(candidate.theirs) and other.theirs.overlaps(candidate.mine)
+            for other in candidates
+            if other is not candidate
+        )
+        if not mirrored or (candidate.mine.path, candidate.mine.first) > (candidate.theirs.path, candidate.theirs.first):
+            kept.append(candidate)
+    return kept
+
+
+def regions_of(path: str, query: Query, places: Places) -> list[Region]:
+    """Maximal shared runs between the added code and the tree, the longest first, not
+    overlapping (runs.py finds them, for all the places of the file's windows at once)."""
+    found = runs.regions_found(
+        places.numbers[path],
+        query.normalized,
+        query.hashes,
+        query.offsets,
+        places.table,
+        places.texts,
+        shortest=MIN_CHARACTERS,
+        most_places=MAX_FINGERPRINT_PLACES,
+    )
+    return runs.longest_disjoint(found, places.paths, MIN_CHARACTERS)
+
+
+def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
+    normalized = query.normalized
+    first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
+    lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
+    added = [number for number in lines if number in query.added]
+    if not (region.end - region.start >= MIN_CHARACTERS and len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+        return False
+    # Most regions of a common shape fail here, about half way through their names: read a
+    # line at a time and given up on as soon as the renaming cannot agree enough (before the
+    # distinct lines, a pattern's search a line, which few regions fail).
+    their_range = (region.other_start, region.other_start + region.end - region.start)
+    if renaming_share(
+        normalized,
+        (region.start, region.end),
+        other,
+        their_range,
+        below=MIN_CONSISTENT_RENAMING,
+        at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
+    ) < MIN_CONSISTENT_RENAMING:
+        return False
+    distinct = {
+        normalized.lines[number - 1]
+        for number in lines
+        if not CONTINUATION.search(normalized.lines[number - 1])
+    }
+    if len(distinct) < MIN_DISTINCT_LINES:
+        return False
+    mine, theirs = normalized.names_between(region.start, region.end), other.names_between(*their_range)
+    if mostly_literals(normalized.text[region.start : region.end]):
+        # Two tables of one shape differ in their data; only the same table twice is a copy,
+        # under new names or not (the names already follow one renaming).
+        other_first = other.line_at(region.other_start)
+        other_last = other.line_at(region.other_start + region.end - region.start - 1)
+        own = query.source.split("\n")[first - 1 : last]
+        theirs_text = other_source.split("\n")[other_first - 1 : other_last]
+        language = language_of(query.change.path)
+        return same_text(own, theirs_text) or literals("\n".join(own), language) == literals(
+            "\n".join(theirs_text), language_of(region.other))
+    if len(lines) >= LARGE_BLOCK_LINES:
+        return True
+    smaller = min(len(set(mine)), len(set(theirs)))
+    return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
+
+
+def file_copies(
+    path: str,
+    query: Query,
+    regions: list[Region],
+    normalized: dict[str, Normalized],
+    sources: dict[str, str],
+    changed_added: dict[str, Collection[int]],
+) -> tuple[str | None, list[Candidate]]:
+    """The file a new file forks (then no duplicates), or the file's duplicates, one pair of
+    places each (they are reported once per pair across the change: `one_per_pair`)."""
+    # A copy inside the change is reported once, at its second occurrence: a region whose other
+    # side is that occurrence is left before it is judged (judging is most of this stage's
+    # time, and such a region counts neither for a finding here nor for a fork, which is of
+    # existing code).
+    reportable = [
+        region
+        for region in regions
+        if not reported_at_the_other(path, query, region, normalized[region.other], changed_added)
+        and worth_reporting(query, region, normalized[region.other], sources[region.other])
+    ]
+    if query.change.status is ChangeStatus.ADDED:
+        # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
+        existing = [region for region in reportable if region.other not in changed_added]
+        fork = forked_from(query, existing)
+        if fork is not None:
+            return fork, []
+    found: list[Candidate] = []
+    for region in reportable:
+        other = normalized[region.other]
+        mine = Side(path, query.normalized.line_at(region.start), query.normalized.line_at(region.end - 1))
+        theirs = Side(
+            region.other,
+            other.line_at(region.other_start),
+            other.line_at(region.other_start + region.end - region.start - 1),
+        )
+        in_branch = theirs.first in changed_added.get(region.other, ())
+        found.append(Candidate(query, region, mine, theirs, in_branch))
+    return None, joined(found)
+
+
+def reported_at_the_other(
+    path: str, query: Query, region: Region, other: Normalized, changed_added: dict[str, Collection[int]]
+) -> bool:
+    """Whether the region's other side is added by the change too and comes later (by path,
+    then line): the pair is then reported there."""
+    theirs_first = other.line_at(region.other_start)
+    return theirs_first in changed_added.get(region.other, ()) and (region.other, theirs_first) > (
+        path,
+        query.normalized.line_at(region.start),
+    )
+
+
+def forked_from(query: Query, regions: list[Region]) -> str | None:
+    code_lines = sum(1 for line in query.normalized.lines if line)
+    shares: dict[str, int] = defaultdict(int)
+    for region in regions:
+        shares[region.other] += region.end - region.start
+    total = len(query.normalized.text)
+    for other, size in shares.items():
+        if code_lines >= MIN_LINES and total and size >= NEAR_COPY_SHARE * total:
+            return other
+    return None
