@@ -64,6 +64,7 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.lenses.duplication.added_code",
     "reviewgate.reviewers.builtin.lenses.duplication.tree_places",
     "reviewgate.reviewers.builtin.lenses.duplication.duplicates",
+    "reviewgate.reviewers.builtin.lenses.duplication.reordering",
     "reviewgate.reviewers.builtin.lenses.duplication.demotions",
     "reviewgate.reviewers.builtin.lenses.duplication.fingerprints",
     "reviewgate.reviewers.builtin.lenses.duplication.hashes",
