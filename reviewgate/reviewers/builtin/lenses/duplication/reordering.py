@@ -36,6 +36,21 @@ def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | Non
     return kept
 
 
+def _end_lines(normalized: Normalized, start: int, end: int) -> tuple[int, int] | None:
+    """The first and last line holding normalized text in `text[start:end]` (0-based), or None when
+    the span does not start and end at line boundaries (`_kept_lines` without the lines between)."""
+    starts, lines = normalized.line_starts, normalized.lines
+    first = bisect.bisect_left(starts, start)
+    if first == len(starts) or starts[first] != start or start >= end:
+        return None
+    while not lines[first]:
+        first += 1  # a line start at `start` < `end`: a line holding text follows before `end`
+    last = bisect.bisect_left(starts, end) - 1
+    while not lines[last]:
+        last -= 1
+    return (first, last) if starts[last] + len(lines[last]) == end else None
+
+
 def _next_kept(normalized: Normalized, index: int, step: int) -> int:
     """The line holding normalized text after (`step` 1) or before (-1) line `index`, or -1."""
     index += step
@@ -64,10 +79,13 @@ def _grown(mine: Normalized, theirs: Normalized, mine_line: int, their_line: int
         if reordered and mine.lines[mine_line] == theirs.lines[their_line]:
             size = 1
         else:
-            for size in range(2, MAX_REORDERED_LINES + 1):
-                mine_block = [mine.lines[index] for index in _block(mine, mine_line, step, size)]
-                their_block = [theirs.lines[index] for index in _block(theirs, their_line, step, size)]
-                if len(mine_block) == size and mine_block != their_block and sorted(mine_block) == sorted(their_block):
+            # Most regions have no block beside them: my next line is none of their next few.
+            their_block = [theirs.lines[index] for index in _block(theirs, their_line, step, MAX_REORDERED_LINES)]
+            if mine.lines[mine_line] not in their_block[1:]:
+                break
+            mine_block = [mine.lines[index] for index in _block(mine, mine_line, step, MAX_REORDERED_LINES)]
+            for size in range(2, min(len(mine_block), len(their_block)) + 1):
+                if mine_block[:size] != their_block[:size] and sorted(mine_block[:size]) == sorted(their_block[:size]):
                     break
             else:
                 break
@@ -81,13 +99,12 @@ def _grown(mine: Normalized, theirs: Normalized, mine_line: int, their_line: int
 def across_reordered_lines(region: Region, mine: Normalized, theirs: Normalized) -> Region:
     """`region` grown over blocks of lines in another order just before and just after it (the
     same region where there is none)."""
-    length = region.end - region.start
-    mine_lines = _kept_lines(mine, region.start, region.end)
-    their_lines = _kept_lines(theirs, region.other_start, region.other_start + length)
-    if not mine_lines or not their_lines:
+    mine_ends = _end_lines(mine, region.start, region.end)
+    their_ends = _end_lines(theirs, region.other_start, region.other_start + region.end - region.start)
+    if mine_ends is None or their_ends is None:
         return region
-    before = _grown(mine, theirs, _next_kept(mine, mine_lines[0], -1), _next_kept(theirs, their_lines[0], -1), -1)
-    after = _grown(mine, theirs, _next_kept(mine, mine_lines[-1], 1), _next_kept(theirs, their_lines[-1], 1), 1)
+    before = _grown(mine, theirs, _next_kept(mine, mine_ends[0], -1), _next_kept(theirs, their_ends[0], -1), -1)
+    after = _grown(mine, theirs, _next_kept(mine, mine_ends[1], 1), _next_kept(theirs, their_ends[1], 1), 1)
     if not before and not after:
         return region
     return replace(region, start=region.start - before, end=region.end + after, other_start=region.other_start - before)
@@ -117,13 +134,6 @@ def _agreeing(mine: list[str], theirs: list[str], forward: dict[str, str], backw
     return agreeing
 
 
-def _nearest_first(line: int, count: int) -> list[int]:
-    """The lines at most PAIRING_REACH from `line` (of `count`), the nearest first, `line` itself
-    first of all and the earlier of two as near."""
-    return sorted(range(max(0, line - PAIRING_REACH), min(count, line + PAIRING_REACH + 1)),
-                  key=lambda other: (abs(other - line), other))
-
-
 def _line_names(normalized: Normalized, index: int) -> list[str]:
     start = normalized.line_starts[index]
     return normalized.names_between(start, start + len(normalized.lines[index]))
@@ -142,9 +152,14 @@ def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs:
         return None
     mine_texts = [mine.lines[index] for index in mine_lines]
     their_texts = [theirs.lines[index] for index in their_lines]
-    count = len(mine_texts)
-    nearby = [[other for other in _nearest_first(line, count) if their_texts[other] == mine_texts[line]]
-              for line in range(count)]
+    places: dict[str, list[int]] = {}
+    for line, text in enumerate(their_texts):
+        places.setdefault(text, []).append(line)
+    # Each line's partners: their lines of its text at most PAIRING_REACH away, the nearest first
+    # (the line at its place first of all, the earlier of two as near).
+    nearby = [sorted((other for other in places.get(text, ()) if abs(other - line) <= PAIRING_REACH),
+                     key=lambda other: (abs(other - line), other))  # noqa: B023 (sorted at once)
+              for line, text in enumerate(mine_texts)]
     if all(partners == [line] for line, partners in enumerate(nearby)):
         return None
     names_total = mine.text.count(IDENTIFIER_MARK, *mine_range)
