@@ -53,8 +53,8 @@ from reviewgate.findings import Finding  # noqa: E402
 from reviewgate.freeze.freeze import freeze  # noqa: E402
 from reviewgate.freeze.git import TreeReader  # noqa: E402
 from reviewgate.reviewers.builtin import BuiltinReviewer  # noqa: E402
+from reviewgate.reviewers.builtin.lenses.duplication.candidate_files import is_candidate  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens  # noqa: E402
-from reviewgate.reviewers.builtin.lenses.duplication.search import is_candidate  # noqa: E402
 from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 

@@ -14,6 +14,8 @@ from reviewgate.context import ReviewRequest
 from reviewgate.freeze.freeze import freeze
 from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.lenses.duplication.added_code import queries as changed_queries
+from reviewgate.reviewers.builtin.lenses.duplication.candidate_files import MAX_FILE_BYTES, is_product_candidate
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     FINGERPRINT_FORMAT,
     WINDOW,
@@ -23,11 +25,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
 from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE
 from reviewgate.reviewers.builtin.lenses.duplication.index import BlobIndex
 from reviewgate.reviewers.builtin.lenses.duplication.rules import rewrapped_lines, split_out_copies
-from reviewgate.reviewers.builtin.lenses.duplication.search import (
-    MAX_FILE_BYTES,
-    DuplicationSearch,
-    is_product_candidate,
-)
+from reviewgate.reviewers.builtin.lenses.duplication.tree_places import places_of
 from reviewgate.text import decode_text
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING
@@ -271,12 +269,11 @@ def test_cold_and_warm_indexes_hold_every_place_the_plain_computation_finds(tmp_
         target = freeze(repo.path, base="main")
         request = ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha),
                                 cache=gate_cache(repo.path, {"cache": {"dir": str(cache)}}))
-        search = DuplicationSearch()
-        queries = search._queries(request, split_out_copies(request))
+        queries = changed_queries(request, split_out_copies(request))
         for query in queries.values():
             query.hash_windows()
         wanted = {digest for query in queries.values() for digest in query.hashes.tolist()}
-        places, _, _ = search._index(request, queries)
+        places, _, _ = places_of(request, queries)
         table = places.table
         index = {
             digest: sorted(
@@ -300,9 +297,9 @@ def test_a_cold_index_reads_the_repository_a_batch_at_a_time_with_the_same_findi
 ) -> None:
     """Memory: a cold run reads every file of the repository, never all of their bytes at once."""
     whole = _duplicates(tmp_path / "whole", {"app/jobs.py": JOBS + COPY})
-    from reviewgate.reviewers.builtin.lenses.duplication import search
+    from reviewgate.reviewers.builtin.lenses.duplication import tree_places
 
-    monkeypatch.setattr(search, "READ_BATCH_FILES", 1)
+    monkeypatch.setattr(tree_places, "READ_BATCH_FILES", 1)
     asked: list[int] = []
     real = TreeReader.read_blob_ids
 
@@ -334,7 +331,7 @@ def test_the_index_holds_the_commit_whatever_the_checkout_holds(tmp_path: Path) 
 
 def test_a_changed_file_is_decoded_once_for_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory: the index takes a changed file's text from its query, not a second copy of it."""
-    from reviewgate.reviewers.builtin.lenses.duplication import search
+    from reviewgate.reviewers.builtin.lenses.duplication import tree_places
 
     decoded: list[str] = []
 
@@ -342,7 +339,7 @@ def test_a_changed_file_is_decoded_once_for_the_search(tmp_path: Path, monkeypat
         decoded.append(decode_text(data, starts_file=starts_file))
         return decoded[-1]
 
-    monkeypatch.setattr(search, "decode_text", recorded)
+    monkeypatch.setattr(tree_places, "decode_text", recorded)
     assert [(path, line) for path, line, _, _ in _duplicates(tmp_path, {"app/jobs.py": JOBS + COPY})] == [
         ("app/jobs.py", 8)
     ]
@@ -380,7 +377,7 @@ def test_the_added_lines_of_an_appended_file_are_held_as_one_range(tmp_path: Pat
                      {"app/jobs.py": JOBS + COPY, "app/other.py": "# head\n" + OTHER + "\n" + COPY})
     target = freeze(repo.path, base="main")
     request = ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))
-    queries = DuplicationSearch()._queries(request, set())
+    queries = changed_queries(request, set())
     appended, edited = queries["app/jobs.py"], queries["app/other.py"]
     assert isinstance(appended.added, range) and set(appended.added) == set(appended.change.added_lines())
     assert not isinstance(edited.added, range) and set(edited.added) == set(edited.change.added_lines())

@@ -13,8 +13,15 @@ import pytest
 
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication import fingerprints, runs
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import BASE, WINDOW, Normalized
-from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE, Hashes, window_hashes
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import WINDOW, Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import (
+    BASE,
+    HASH_TYPECODE,
+    CompiledWindowHashes,
+    Hashes,
+    window_hashes,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import MIN_CHARACTERS
 
 MODULUS = 1 << 64
 
@@ -29,25 +36,26 @@ needs_compiled = pytest.mark.skipif(runs._compiled_regions_found is None, reason
 
 
 @pytest.fixture(params=["compiled", "python"])
-def hashing_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """`hashes.window_hashes` compiled (`_normalize.window_hashes`) and by prefix sums."""
-    if request.param == "python":
-        monkeypatch.setattr(fingerprints, "compiled_window_hashes", None)
-    elif fingerprints.compiled_window_hashes is None:
+def hashing_path(request: pytest.FixtureRequest) -> CompiledWindowHashes | None:
+    """What `hashes.window_hashes` hashes by: compiled (`_normalize.window_hashes`), or the prefix
+    sums (None)."""
+    if request.param == "compiled" and fingerprints.compiled_window_hashes is None:
         pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
-    return str(request.param)
+    return fingerprints.compiled_window_hashes if request.param == "compiled" else None
 
 
-def test_window_hashes_are_the_polynomial_of_each_window_on_its_own(hashing_path: str) -> None:
+def test_window_hashes_are_the_polynomial_of_each_window_on_its_own(hashing_path: CompiledWindowHashes | None) -> None:
     rng = random.Random(3)
     for size in (WINDOW, WINDOW + 1, 97, 1000, 5000):
         data = bytes(rng.randrange(256) for _ in range(size))
         offsets = sorted(rng.sample(range(size - WINDOW + 1), min(60, size - WINDOW + 1)))
-        assert window_hashes(data, offsets).tolist() == [plain_window_hash(data[offset : offset + WINDOW]) for offset in offsets]
+        assert window_hashes(data, offsets, WINDOW, hashing_path).tolist() == [
+            plain_window_hash(data[offset : offset + WINDOW]) for offset in offsets]
     # Longer files than any before grow the tables of powers, and shorter ones still read them.
     long_data = bytes(rng.randrange(256) for _ in range(70_000))
-    assert window_hashes(long_data, [69_000])[0] == plain_window_hash(long_data[69_000 : 69_000 + WINDOW])
-    assert len(window_hashes(b"", [])) == 0
+    assert window_hashes(long_data, [69_000], WINDOW, hashing_path)[0] == plain_window_hash(
+        long_data[69_000 : 69_000 + WINDOW])
+    assert len(window_hashes(b"", [], WINDOW, hashing_path)) == 0
 
 
 @needs_compiled
@@ -296,10 +304,8 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
 @needs_compiled
 @pytest.mark.parametrize("seed", range(4))
 def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """search._longest_disjoint compiled and as the loop: runs side by side, overlapping at a seam,
+    """runs.longest_disjoint compiled and as the loop: runs side by side, overlapping at a seam,
     inside one another, repeated from many places, and free stretches of equal length."""
-    from reviewgate.reviewers.builtin.lenses.duplication import search
-
     rng = random.Random(seed)
     paths = ["a.py", "b.py", "c.py"]
     for _ in range(100):
@@ -307,15 +313,15 @@ def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypa
                   rng.randrange(0, 1000), rng.randrange(len(paths))) for _ in range(rng.randint(0, 40))]
         found += found[: rng.randint(0, len(found))]  # the same span found from other places
         found.sort(key=lambda run: run[0], reverse=True)
-        compiled = search._longest_disjoint(found, paths)
+        compiled = runs.longest_disjoint(found, paths, MIN_CHARACTERS)
         monkeypatch.setattr(runs, "compiled_longest_disjoint", None)
-        assert compiled == search._longest_disjoint(found, paths), found
+        assert compiled == runs.longest_disjoint(found, paths, MIN_CHARACTERS), found
         monkeypatch.undo()
     # Two free stretches of the longest length: the first is taken.
     tied = [(100, 100, 0, 0), (100, 300, 0, 1), (400, 0, 7, 2)]
-    assert search._longest_disjoint(tied, paths)[-1] == search.Region("c.py", 0, 100, 7)
+    assert runs.longest_disjoint(tied, paths, MIN_CHARACTERS)[-1] == runs.Region("c.py", 0, 100, 7)
     monkeypatch.setattr(runs, "compiled_longest_disjoint", None)
-    assert search._longest_disjoint(tied, paths)[-1] == search.Region("c.py", 0, 100, 7)
+    assert runs.longest_disjoint(tied, paths, MIN_CHARACTERS)[-1] == runs.Region("c.py", 0, 100, 7)
     monkeypatch.undo()
     with pytest.raises(TypeError, match="a run is a"):
         runs.compiled_longest_disjoint([[50, 0, 0, 0]], 50)  # type: ignore[list-item]

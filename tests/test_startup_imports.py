@@ -60,6 +60,12 @@ DEFERRED = (
     "reviewgate.reviewers.builtin.languages.php",
     "reviewgate.reviewers.builtin.lenses.duplication.index",
     "reviewgate.reviewers.builtin.lenses.duplication.search",
+    "reviewgate.reviewers.builtin.lenses.duplication.candidate_files",
+    "reviewgate.reviewers.builtin.lenses.duplication.added_code",
+    "reviewgate.reviewers.builtin.lenses.duplication.tree_places",
+    "reviewgate.reviewers.builtin.lenses.duplication.duplicates",
+    "reviewgate.reviewers.builtin.lenses.duplication.reordering",
+    "reviewgate.reviewers.builtin.lenses.duplication.demotions",
     "reviewgate.reviewers.builtin.lenses.duplication.fingerprints",
     "reviewgate.reviewers.builtin.lenses.duplication.hashes",
     "reviewgate.reviewers.builtin.lenses.duplication.runs",
@@ -155,7 +161,9 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # family of languages are imported where a file mentions a redirect (DEFERRED above)
 # 144 with a bug rule for a value passed as a printf-style format (`format_string`, no dataclass).
 # 145 with what a Gradle build declares as build logic or test support (`gradle_build`, no dataclass).
-LOCAL_RUN_MODULES = 145
+# 146 with the DRY lens's sizes apart from its search, so the search imports no lens module back
+# (`lenses.duplication.sizes`: constants only).
+LOCAL_RUN_MODULES = 146
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ enum { FAMILY_NONE = 0, FAMILY_HASH = 1, FAMILY_C = 2 };
 #define MAX_LINE_LENGTH 400 /* fingerprints.MAX_LINE_LENGTH */
 #define IDENTIFIER_MARK 1   /* fingerprints.IDENTIFIER_MARK */
 #define MAX_KEYWORD 16
-static const uint64_t BASE = 0x100000001B3ULL; /* fingerprints.BASE */
+static const uint64_t BASE = 0x100000001B3ULL; /* hashes.BASE */
 
 /* The keywords by length, set once from fingerprints.KEYWORDS (the one list of them), each packed
    into two 8-byte numbers (zeros after its end): a word is one of them when both numbers match. */

@@ -325,7 +325,7 @@ done:
     return result;
 }
 
-/* The (start, length) spans settled (search._longest_disjoint's `settled`), open addressing. */
+/* The (start, length) spans settled (runs.longest_disjoint's `settled`), open addressing. */
 typedef struct {
     Py_ssize_t start, length;
     int used;
@@ -359,7 +359,7 @@ static Py_ssize_t bisect(const Py_ssize_t *values, Py_ssize_t count, Py_ssize_t 
     return low;
 }
 
-/* longest_disjoint(runs, minimum) -> [(other, start, end, other start)]: search._longest_disjoint
+/* longest_disjoint(runs, minimum) -> [(other, start, end, other start)]: runs.longest_disjoint
    over runs as regions_found gives them (length, start, other start, other), in the same order. */
 static PyObject *longest_disjoint(PyObject *module, PyObject *arguments)
 {
@@ -446,7 +446,7 @@ failed:
 
 static PyMethodDef methods[] = {
     {"longest_disjoint", longest_disjoint, METH_VARARGS,
-     "Each run in turn less what runs already taken cover, when still `minimum` long (search._longest_disjoint)."},
+     "Each run in turn less what runs already taken cover, when still `minimum` long (runs.longest_disjoint)."},
     {"regions_found", regions_found, METH_VARARGS,
      "The maximal shared runs of a changed file's windows, longest first (runs.regions_found)."},
     {NULL, NULL, 0, NULL},

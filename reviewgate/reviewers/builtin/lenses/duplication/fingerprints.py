@@ -21,21 +21,21 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import itemgetter, mul
-from typing import TYPE_CHECKING
 
 from reviewgate.reviewers.builtin.comments import defused_comment_openers
 from reviewgate.reviewers.builtin.language_table import C_LIKE, HASH_COMMENT, Language
+from reviewgate.reviewers.builtin.lenses.duplication.hashes import (
+    BASE,
+    HASH_TYPECODE,
+    CompiledWindowHashes,
+    Hashes,
+    window_hashes,
+)
 from reviewgate.text import decode_text
-
-if TYPE_CHECKING:
-    from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes
 
 # Window length in normalized characters (about one token each): long enough that common idioms
 # (`for a in a:`, `if a is None: return`) do not match on their own.
 WINDOW = 40
-# The base of the polynomial a window's hash is (hashes.py): odd (FNV's 64-bit prime), so it has an
-# inverse modulo 2**64.
-BASE = 0x100000001B3
 # The version of what a file's fingerprints are (normalization, window, hash): part of the key of
 # every stored index entry, so entries made by another version are never read. Bump it with any
 # change to how a file's fingerprints come out of its bytes.
@@ -127,7 +127,7 @@ _DROPPED_LINE = re.compile(rf"\n(?:{_IMPORT_START}[^\n]*|[^\n]{{{MAX_LINE_LENGTH
 # the same lines as the patterns here, which stay its definition and the path where it is missing.
 _compiled_normalize: Callable[[str, int], tuple[str, list[str] | None] | None] | None = None
 _compiled_anchor_hashes: Callable[[bytes, int], bytes | None] | None = None
-compiled_window_hashes: Callable[[bytes, array[int]], bytes] | None = None  # hashes.window_hashes
+compiled_window_hashes: CompiledWindowHashes | None = None  # hashes.window_hashes for WINDOW
 _compiled_renaming_share: Callable[..., float | None] | None = None
 
 
@@ -292,6 +292,10 @@ class Normalized:
         starts.extend(accumulate(map((1).__add__, map(len, self.blanked.split("\n")))))  # each line and its LF
         return starts
 
+    def blanked_line(self, index: int) -> str:
+        """Source line `index` (0-based) with its comments and strings blanked, its indentation kept."""
+        return self.blanked[self._blanked_starts[index] : self._blanked_starts[index + 1] - 1]
+
     def marks_before(self, offset: int) -> int:
         """How many identifiers the normalized text holds before `offset`."""
         return self.text.count(IDENTIFIER_MARK, 0, offset)
@@ -357,31 +361,25 @@ class Normalized:
 
     def anchor_hashes(self, offsets: list[int]) -> Hashes:
         """The hash of the window at each of `offsets` (`anchor_offsets`)."""
-        from reviewgate.reviewers.builtin.lenses.duplication.hashes import window_hashes  # not at start
-
-        return window_hashes(self._bytes, offsets)
+        return window_hashes(self._bytes, offsets, WINDOW, compiled_window_hashes)
 
     def windows_in(self, line_numbers: Collection[int]) -> tuple[Hashes, Hashes]:
         """The hashes and the offsets (two arrays, side by side) of every window starting inside
         the given source lines. The normalized lines follow each other with nothing between them,
         so the windows of a stretch of adjacent lines are one stretch of offsets (an appended
         file's added lines are one stretch)."""
-        from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE, window_hashes  # not at start
-
         lines, line_starts = self.lines, self.line_starts
         last = len(self.text) - WINDOW + 1
         offsets = array(HASH_TYPECODE)
         for first, final in _stretches(line_numbers, len(lines)):
             offsets.extend(range(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last)))
-        return window_hashes(self._bytes, offsets), offsets
+        return window_hashes(self._bytes, offsets, WINDOW, compiled_window_hashes), offsets
 
 
 def anchor_hashes_of(data: bytes, language: Language) -> Hashes:
     """The hashes of a file's line-start windows from its bytes, as `Normalized.of(decode_text(data),
     language)` gives them: compiled without making the file's text (a cold run's index of every
     file of the tree, in a tenth of the time), else through `Normalized`."""
-    from reviewgate.reviewers.builtin.lenses.duplication.hashes import HASH_TYPECODE  # not at start
-
     compiled = None if _compiled_anchor_hashes is None else _compiled_anchor_hashes(data, _family(language))
     if compiled is not None:
         hashes = array(HASH_TYPECODE)

@@ -2,17 +2,27 @@
 that the change adds twice). The search (search.py: normalization, fingerprints, the
 stored index) is imported only for a change that could repeat anything: a finding needs
 MIN_LINES added lines of code in one file, or a file git itself saw copied. A change smaller
-than that (most pushes of a review) loads none of it.
+than that (most pushes of a review) loads none of it. What the search finds becomes findings here,
+beside the rules' declarations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import ADVISORY, Finding, FindingClass, Severity
+from reviewgate.findings import ADVISORY, BY_DESIGN, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.reviewers.builtin.file_kinds import is_configuration_file
+from reviewgate.reviewers.builtin.language_table import language_of
+from reviewgate.reviewers.builtin.lens_findings import lens_finding
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import MIN_LINES
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+if TYPE_CHECKING:  # the search's, imported only for a change that could repeat anything
+    from reviewgate.reviewers.builtin.lenses.duplication.duplicates import Candidate
+    from reviewgate.reviewers.builtin.lenses.duplication.rules import Families
 
 DUPLICATE_CODE = Rule(
     id="reuse/duplicate-code",
@@ -32,7 +42,10 @@ DUPLICATE_CODE = Rule(
         "the aligned names follow one consistent renaming (≥ 85 % of them: `total → amount` "
         "everywhere; a name kept as it is, such as the attribute in `self.total = amount`, always "
         "agrees); blocks under 12 lines must also share a quarter of their names (called functions, "
-        "attributes). Each pair is reported once: repetition inside the branch at the second copy, a "
+        "attributes). A copy whose independent statements were put in another order is still one (a "
+        "block of up to 4 lines in another order, its lines paired by shape and names); a whole "
+        "definition is a copy from 32 normalized characters, a fragment from 50; a function around the "
+        "same table (the same strings and numbers in order) is one. Each pair is reported once: repetition inside the branch at the second copy, a "
         "pair found from both sides at the later place, a copy broken by one small edit as one "
         "finding. The title names a real definition of the existing code, found by its own language's "
         "syntax: ``use `load_settings` at app/settings.py:4``; the body quotes the existing code with "
@@ -60,7 +73,8 @@ DUPLICATE_CODE = Rule(
         "formatter's pass); code the change moves (the old place is gone at head), including a new "
         "file split out of a file the change shrank (compared with that file at head, not as a fork); "
         "tables (regions whose operands are mostly strings and numbers) that differ in their literals "
-        "(the same strings and numbers in the same order under new names are a copy); a shape "
+        "(the same strings and numbers in the same order under new names are a copy), or a table "
+        "alone; a shape "
         "repeated inside one run (`self.a = a` ×6); two calls of one helper with keyword arguments "
         "(argument lines do not count as distinct); code that only shares a shape, with names that do "
         "not map one-to-one."
@@ -240,8 +254,6 @@ RULES = (DUPLICATE_CODE, NEAR_COPY_FILE)
 
 RULE_DUPLICATE = DUPLICATE_CODE.id
 RULE_NEAR_COPY = NEAR_COPY_FILE.id
-# A duplicate worth a finding spans at least this many non-empty added lines.
-MIN_LINES = 5
 # Why a major duplicate or near-copy file does not block by default: on projects their rules were
 # not tuned on, their blocks did not hold (docs/lenses.md, "Duplicate code is advisory").
 ADVISORY_REASON = (
@@ -267,9 +279,88 @@ class DuplicationLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         if not could_repeat(request):
             return
-        from reviewgate.reviewers.builtin.lenses.duplication.search import DuplicationSearch  # see the docstring
+        from reviewgate.reviewers.builtin.lenses.duplication.rules import mirrored_directories  # see the docstring
+        from reviewgate.reviewers.builtin.lenses.duplication.search import copies_in
 
-        yield from DuplicationSearch().check(request)
+        found = copies_in(request)
+        for path, original in found.forks:
+            yield near_copy_finding(path, original)
+        files = request.head.list_files() if found.duplicates else []
+        families: dict[str, Families] = {}  # by changed file: found once for all its copies
+        for candidate in found.duplicates:
+            mirrored = mirrored_directories(files, candidate.mine.path, candidate.theirs.path)
+            yield duplicate_finding(candidate, found.sources[candidate.theirs.path], mirrored, families)
+
+
+def duplicate_finding(
+    candidate: Candidate, other_source: str, mirrored: tuple[str, str, int] | None, families: dict[str, Families]
+) -> Finding:
+    """The `reuse/duplicate-code` finding of one pair of places: `mirrored` is the pair of
+    directories mirroring each other the two files are in, if any (rules.py)."""
+    from reviewgate.reviewers.builtin.lenses.duplication.demotions import demotion  # imported by the search
+    from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, evidence
+
+    query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
+    other_lines = other_source.split("\n")
+    name = definition_name(other_lines, theirs.first, theirs.last, language_of(theirs.path))
+    what = f"`{name}`" if name else "the code"
+    count = mine.last - mine.first + 1
+    quoted = evidence(other_lines, theirs)
+    repeated = (
+        f"Lines {mine.first}-{mine.last} of {mine.path} ({count} lines) repeat {what} at "
+        f"{theirs.path}:{theirs.first}-{theirs.last}"
+    )
+    if candidate.in_branch:
+        title = f"Repeats code this change adds at {theirs}"
+        body = (
+            f"{repeated}, which this change also adds:\n\n{quoted}\n\nRepetition inside the "
+            "branch counts; keep one and call it from both places."
+        )
+    else:
+        title = f"Duplicates existing code: use {what} at {theirs}"
+        body = (
+            f"{repeated} (same tokens, up to names and literals):\n\n{quoted}\n\nA working "
+            f"duplicate is still a finding, two places to fix the next bug. Use {what} at {theirs}, "
+            "extending it if it needs a parameter."
+        )
+    minor = demotion(candidate, query.source.split("\n"), other_lines, mirrored, families)
+    if minor is not None:
+        body += "\n\n" + minor.reason
+    return lens_finding(
+        rule=RULE_DUPLICATE,
+        category="reuse",
+        finding_class=FindingClass.SYSTEMATIC,
+        severity=Severity.MINOR if minor is not None else Severity.MAJOR,
+        title=title,
+        body=body,
+        path=mine.path,
+        line=mine.first,
+        end_line=mine.last,
+        code=query.normalized.lines[mine.first - 1] + theirs.path + (name or ""),
+        stable_title="duplicate",
+        demoted=BY_DESIGN if minor is not None and minor.by_design else None,
+    )
+
+
+def near_copy_finding(path: str, other: str) -> Finding:
+    """The `reuse/near-copy-file` finding of a new file that forks `other`."""
+    # A second configuration file (`vitest.compile.config.ts` beside `vitest.config.ts`) is a
+    # variant by design: worth a look, not a block.
+    configuration = is_configuration_file(path)
+    return lens_finding(
+        rule=RULE_NEAR_COPY,
+        category="reuse",
+        finding_class=FindingClass.SYSTEMATIC,
+        severity=Severity.MINOR if configuration else Severity.MAJOR,
+        title=f"New file is a near copy of {other}",
+        body=(
+            f"`{path}` repeats most of `{other}`. A fork of a shared module instead of an "
+            f"extension is two places to fix the next bug; extend or parameterize `{other}` instead."
+            + ("\n\nReported at minor: it is a configuration file." if configuration else "")
+        ),
+        path=path,
+        code=other,
+    )
 
 
 def advisory_duplicates(findings: Iterable[Finding], block: bool) -> list[Finding]:

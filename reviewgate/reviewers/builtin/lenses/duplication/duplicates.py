@@ -1,0 +1,320 @@
+"""Which shared regions of the added code are duplicates worth a finding (the same tokens or
+the same shape under one consistent renaming, large and distinct enough), which new file forks an
+existing one, and each pair of places once."""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+
+from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.lenses.duplication import runs
+from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    IDENTIFIER_MARK,
+    Normalized,
+    literals,
+    renaming_share,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.reordering import across_reordered_lines, paired_renaming_share
+from reviewgate.reviewers.builtin.lenses.duplication.rules import (
+    CONTINUATION,
+    Side,
+    mostly_literals,
+    same_text,
+    starts_a_definition,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
+    LARGE_BLOCK_LINES,
+    MIN_CHARACTERS,
+    MIN_DEFINITION_CHARACTERS,
+    MIN_DISTINCT_LINES,
+    MIN_LINES,
+    NEAR_COPY_SHARE,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.tree_places import Places
+
+# Below LARGE_BLOCK_LINES a match must also share this part of its names (called functions,
+# attributes, keys), which a renamed copy keeps and an unrelated block of a common shape does not.
+MIN_SHARED_NAMES = 0.25
+# A copy renames consistently (`total -> amount` everywhere); blocks that only share a shape do not.
+# Below this share of aligned names agreeing with one renaming, the match is a coincidence of shape.
+MIN_CONSISTENT_RENAMING = 0.85
+# A fingerprint found in more places than this is an idiom of the language, not a copy; skipping it
+# keeps matching linear in the added code (clone detectors drop such "stop" fingerprints likewise).
+MAX_FINGERPRINT_PLACES = 50
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A duplicate worth reporting, before each pair is reduced to one finding."""
+
+    query: Query
+    region: Region
+    mine: Side
+    theirs: Side
+    in_branch: bool
+
+
+def joined(candidates: list[Candidate]) -> list[Candidate]:
+    """One copy broken by a small edit (`and isinstance` for `and not isinstance`) is found as two
+    runs of whole lines with at most the edited line between them, on both sides: it is one finding,
+    over both."""
+    merged: list[Candidate] = []
+    for candidate in sorted(candidates, key=lambda item: (item.theirs.path, item.mine.first)):
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and previous.theirs.path == candidate.theirs.path
+            and candidate.mine.first <= previous.mine.last + 2
+            and previous.theirs.first <= candidate.theirs.first <= previous.theirs.last + 2
+        ):
+            merged[-1] = replace(
+                previous,
+                mine=replace(previous.mine, last=max(previous.mine.last, candidate.mine.last)),
+                theirs=replace(previous.theirs, last=max(previous.theirs.last, candidate.theirs.last)),
+            )
+        else:
+            merged.append(candidate)
+    return merged
+
+
+def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
+    """A pair found from both sides is reported once, at the later place (path, then line)."""
+    kept = []
+    for candidate in candidates:
+        mirrored = any(
+            other.mine.overlaps(candidate.theirs) and other.theirs.overlaps(candidate.mine)
+            for other in candidates
+            if other is not candidate
+        )
+        if not mirrored or (candidate.mine.path, candidate.mine.first) > (candidate.theirs.path, candidate.theirs.first):
+            kept.append(candidate)
+    return kept
+
+
+def regions_of(path: str, query: Query, places: Places) -> list[Region]:
+    """Maximal shared runs between the added code and the tree, the longest first, not
+    overlapping (runs.py finds them, for all the places of the file's windows at once): those of
+    MIN_CHARACTERS taken first, as if no shorter run existed (a shorter one taken would keep part
+    of a longer one out), then shorter ones, which only a whole definition makes a copy, where
+    those leave room."""
+    found = runs.regions_found(
+        places.numbers[path],
+        query.normalized,
+        query.hashes,
+        query.offsets,
+        places.table,
+        places.texts,
+        shortest=MIN_DEFINITION_CHARACTERS,
+        most_places=MAX_FINGERPRINT_PLACES,
+    )
+    longer = bisect.bisect_right(found, -MIN_CHARACTERS, key=lambda run: -run[0])  # the longest first
+    taken = runs.longest_disjoint(found[:longer], places.paths, MIN_CHARACTERS)
+    if longer == len(found):
+        return taken
+    spans = sorted((region.start, region.end) for region in taken)
+    return taken + [
+        region for region in runs.longest_disjoint(found, places.paths, MIN_DEFINITION_CHARACTERS)
+        if region.end - region.start < MIN_CHARACTERS and not _overlaps(spans, region.start, region.end)
+    ]
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether `start`..`end` overlaps any of `spans` (sorted, not overlapping each other)."""
+    index = bisect.bisect_left(spans, (end,))
+    return index > 0 and spans[index - 1][1] > start
+
+
+def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
+    normalized = query.normalized
+    first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
+    lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
+    added = [number for number in lines if number in query.added]
+    if not (len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+        return False
+    if region.end - region.start < MIN_CHARACTERS and not (
+        region.end - region.start >= MIN_DEFINITION_CHARACTERS
+        and whole_definition(normalized, first, last, language_of(query.change.path))
+        and whole_definition(other, other.line_at(region.other_start),
+                             other.line_at(region.other_start + region.end - region.start - 1), language_of(region.other))
+    ):
+        return False
+    # Most regions of a common shape fail here, about half way through their names: read a
+    # line at a time and given up on as soon as the renaming cannot agree enough (before the
+    # distinct lines, a pattern's search a line, which few regions fail).
+    their_range = (region.other_start, region.other_start + region.end - region.start)
+    if renaming_share(
+        normalized,
+        (region.start, region.end),
+        other,
+        their_range,
+        below=MIN_CONSISTENT_RENAMING,
+        at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
+    ) < MIN_CONSISTENT_RENAMING:
+        # Names in order align a statement with the one it changed places with: compared line by
+        # line, paired with a line of the same shape near each (reordering.py).
+        paired = paired_renaming_share(normalized, (region.start, region.end), other, their_range,
+                                       below=MIN_CONSISTENT_RENAMING)
+        if paired is None or paired < MIN_CONSISTENT_RENAMING:
+            return False
+    distinct = {
+        normalized.lines[number - 1]
+        for number in lines
+        if not CONTINUATION.search(normalized.lines[number - 1])
+    }
+    table = mostly_literals(normalized.text[region.start : region.end])
+    # The rows of a table are argument lines, not distinct ones; the same table copied counts as
+    # one distinct line more (its data), a table alone (`__all__ = [...]`) as none.
+    rows = table and len(distinct) + 1 == MIN_DISTINCT_LINES and any(
+        CONTINUATION.search(normalized.lines[number - 1]) for number in lines)
+    if len(distinct) < MIN_DISTINCT_LINES and not rows:
+        return False
+    mine, theirs = normalized.names_between(region.start, region.end), other.names_between(*their_range)
+    if table:
+        # Two tables of one shape differ in their data; only the same table twice is a copy,
+        # under new names or not (the names already follow one renaming).
+        other_first = other.line_at(region.other_start)
+        other_last = other.line_at(region.other_start + region.end - region.start - 1)
+        own = query.source.split("\n")[first - 1 : last]
+        theirs_text = other_source.split("\n")[other_first - 1 : other_last]
+        language = language_of(query.change.path)
+        return same_text(own, theirs_text) or literals("\n".join(own), language) == literals(
+            "\n".join(theirs_text), language_of(region.other))
+    if len(lines) >= LARGE_BLOCK_LINES:
+        return True
+    smaller = min(len(set(mine)), len(set(theirs)))
+    return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
+
+
+def whole_definition(normalized: Normalized, first: int, last: int, language: Language) -> bool:
+    """Whether source lines `first`..`last` hold one whole definition: they start one (a decorator
+    before it allowed) and end where it ends (`_definition_end`)."""
+    if not starts_a_definition([normalized.blanked_line(index) for index in range(first - 1, min(first + 1, len(normalized.lines)))],
+                               1, language):
+        return False
+    return not any(normalized.blanked_line(index).strip() for index in range(last, _definition_end(normalized, first)))
+
+
+def _definition_end(normalized: Normalized, first: int) -> int:
+    """The 0-based index of the first line after the definition that starts at source line `first`:
+    the next line of code indented no deeper than it, less a closing bracket (`):` ending its
+    parameters, the `}` ending its body), or the end of the file."""
+    indent = _indentation(normalized.blanked_line(first - 1))
+    for index in range(first, len(normalized.lines)):
+        line = normalized.blanked_line(index)
+        text = line.lstrip()
+        if text and len(line) - len(text) <= indent and text[0] not in ")]}":
+            return index
+    return len(normalized.lines)
+
+
+def _cut_to_definition(mine: Normalized, region: Region, language: Language) -> Region:
+    """A region under MIN_CHARACTERS cut where the definition it starts ends (a run grown on past a
+    short definition takes the header of the next one); unchanged where it starts none."""
+    first = mine.line_at(region.start)
+    if region.end - region.start >= MIN_CHARACTERS or not starts_a_definition(
+            [mine.blanked_line(index) for index in range(first - 1, min(first + 1, len(mine.lines)))], 1, language):
+        return region
+    end = _definition_end(mine, first)
+    cut = mine.line_starts[end] if end < len(mine.lines) else len(mine.text)
+    return replace(region, end=cut) if region.start < cut < region.end else region
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def file_copies(
+    path: str,
+    query: Query,
+    regions: list[Region],
+    normalized: dict[str, Normalized],
+    sources: dict[str, str],
+    changed_added: dict[str, Collection[int]],
+) -> tuple[str | None, list[Candidate]]:
+    """The file a new file forks (then no duplicates), or the file's duplicates, one pair of
+    places each (they are reported once per pair across the change: `one_per_pair`)."""
+    # A copy inside the change is reported once, at its second occurrence: a region whose other
+    # side is that occurrence is left before it is judged (judging is most of this stage's
+    # time, and such a region counts neither for a finding here nor for a fork, which is of
+    # existing code).
+    language = language_of(path)
+    regions = [_cut_to_definition(query.normalized, region, language)
+               for region in _across_reordered_lines(query.normalized, regions, normalized)]
+    reportable = [
+        region
+        for region in regions
+        if not reported_at_the_other(path, query, region, normalized[region.other], changed_added)
+        and worth_reporting(query, region, normalized[region.other], sources[region.other])
+    ]
+    if query.change.status is ChangeStatus.ADDED:
+        # A fork is of a file that existed before; two new look-alike files are in-branch repetition.
+        existing = [region for region in reportable if region.other not in changed_added]
+        fork = forked_from(query, existing)
+        if fork is not None:
+            return fork, []
+    found: list[Candidate] = []
+    for region in reportable:
+        other = normalized[region.other]
+        mine = Side(path, query.normalized.line_at(region.start), query.normalized.line_at(region.end - 1))
+        theirs = Side(
+            region.other,
+            other.line_at(region.other_start),
+            other.line_at(region.other_start + region.end - region.start - 1),
+        )
+        in_branch = theirs.first in changed_added.get(region.other, ())
+        found.append(Candidate(query, region, mine, theirs, in_branch))
+    return None, joined(found)
+
+
+def _across_reordered_lines(mine: Normalized, regions: list[Region], normalized: dict[str, Normalized]) -> list[Region]:
+    """The regions grown over lines in another order beside them (reordering.py), less those that
+    then lie inside another on both sides (the parts of one copy either side of the reordered
+    lines, both grown over them: kept once)."""
+    grown = [across_reordered_lines(region, mine, normalized[region.other]) for region in regions]
+    changed = [after for before, after in zip(regions, grown, strict=True) if after is not before]
+    if not changed:
+        return regions
+    # Only a grown region can hold another: the regions taken from the runs do not overlap.
+    kept: list[Region] = []
+    for region in sorted(changed, key=lambda region: region.start - region.end):  # stable: the longest first
+        if not any(_inside(region, other) for other in kept):
+            kept.append(region)
+    kept_ids = {id(region) for region in kept}
+    return [region for before, region in zip(regions, grown, strict=True)
+            if id(region) in kept_ids or (region is before and not any(_inside(region, other) for other in kept))]
+
+
+def _inside(region: Region, other: Region) -> bool:
+    """Whether `region` lies inside `other` on both sides, at the same alignment."""
+    return (other.other == region.other and other.start <= region.start and region.end <= other.end
+            and other.start - other.other_start == region.start - region.other_start)
+
+
+def reported_at_the_other(
+    path: str, query: Query, region: Region, other: Normalized, changed_added: dict[str, Collection[int]]
+) -> bool:
+    """Whether the region's other side is added by the change too and comes later (by path,
+    then line): the pair is then reported there."""
+    theirs_first = other.line_at(region.other_start)
+    return theirs_first in changed_added.get(region.other, ()) and (region.other, theirs_first) > (
+        path,
+        query.normalized.line_at(region.start),
+    )
+
+
+def forked_from(query: Query, regions: list[Region]) -> str | None:
+    code_lines = sum(1 for line in query.normalized.lines if line)
+    shares: dict[str, int] = defaultdict(int)
+    for region in regions:
+        shares[region.other] += region.end - region.start
+    total = len(query.normalized.text)
+    for other, size in shares.items():
+        if code_lines >= MIN_LINES and total and size >= NEAR_COPY_SHARE * total:
+            return other
+    return None

@@ -1,0 +1,204 @@
+"""The DRY lens on copies its plain matching missed: statements put in another order, a whole
+definition under 50 normalized characters, and a function around a table of the same data. And
+what it still leaves alone: a reordered block whose names follow no renaming, a short fragment,
+a table alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewgate.findings import Finding
+from testing.changes import DRY_JOBS as JOBS
+from testing.lenses import review_change
+
+_ROWS = '''\
+
+
+def merge_rows(self, rows, columns):
+    engine = self.engine
+    columns = sorted(columns.items())
+    for row in rows:
+        for index, (name, cast) in columns:
+            value = row.get(name)
+            if value is not None:
+                value = cast(value, engine)
+            row[index] = value
+        yield row
+'''
+# Two independent steps swapped, every bound name renamed.
+_ROWS_REORDERED = '''\
+
+
+def combine_records(self, records, fields):
+    fields = sorted(fields.items())
+    backend = self.engine
+    for record in records:
+        for position, (label, convert) in fields:
+            item = record.get(label)
+            if item is not None:
+                item = convert(item, backend)
+            record[position] = item
+        yield record
+'''
+# The same steps swapped, the names following no one renaming.
+_ROWS_SHUFFLED = '''\
+
+
+def combine_records(self, records, fields):
+    fields = sorted(records.items())
+    backend = self.engine
+    for record in fields:
+        for position, (label, convert) in records:
+            item = backend.get(position)
+            if label is not None:
+                item = record(convert, fields)
+            convert[item] = label
+        yield backend
+'''
+
+_SAVE = '''\
+
+
+def save_related(self):
+    """Save the related objects the form edited."""
+    data = self.cleaned_data
+    fields = self.meta.fields
+    exclude = self.meta.exclude
+    options = self.instance.options
+    for field in chain(options.many, options.private):
+        if not hasattr(field, "save_form_data"):
+            continue
+        if fields and field.name not in fields:
+            continue
+        if exclude and field.name in exclude:
+            continue
+        if field.name in data:
+            field.save_form_data(self.instance, data[field.name])
+'''
+# Two lines of one shape swapped: in order, `flds` would stand for `exclude`.
+_SAVE_REORDERED = '''\
+
+
+def store_links(self):
+    """Save the related objects the form edited."""
+    clean = self.cleaned_data
+    excld = self.meta.exclude
+    flds = self.meta.fields
+    opts = self.instance.options
+    for item in chain(opts.many, opts.private):
+        if not hasattr(item, "save_form_data"):
+            continue
+        if flds and item.name not in flds:
+            continue
+        if excld and item.name in excld:
+            continue
+        if item.name in clean:
+            item.save_form_data(self.instance, clean[item.name])
+'''
+
+# Each followed by a definition, as most are: the lens's windows are 40 normalized characters,
+# and this one is 38.
+_SLASHES = '''\
+
+
+def escape_slashes(url):
+    """
+    A second leading slash would make a browser read the path as a host.
+    """
+    if url.startswith("//"):
+        url = "/%2F{}".format(url.removeprefix("//"))
+    return url
+
+
+def other(count):
+    return count + 1
+'''
+_SLASHES_COPY = '''\
+
+
+def quote_path(link):
+    """
+    A second leading slash would make a browser read the path as a host.
+    """
+    if link.startswith("//"):
+        link = "/%2F{}".format(link.removeprefix("//"))
+    return link
+
+
+def more(number):
+    return number * 2
+'''
+# The same lines inside a longer function: a fragment of 38 characters is an idiom.
+_SLASHES_FRAGMENT = '''\
+
+
+def handle(request, link):
+    request.seen = True
+    if link.startswith("//"):
+        link = "/%2F{}".format(link.removeprefix("//"))
+    return link
+
+
+def more(number):
+    return number * 2
+'''
+
+_ENTRIES = "".join(f'        "{letter}": "{2 + index // 3}",\n' for index, letter in enumerate("abcdefghijkl"))
+_KEYPAD = f'''\
+
+
+def to_digits(phone):
+    """Turn the letters of a phone number into its digits."""
+    keypad = {{
+{_ENTRIES}    }}
+    return "".join(keypad.get(char, char) for char in phone.lower())
+'''
+_KEYPAD_COPY = f'''\
+
+
+def dial_code(text):
+    """Turn the letters of a phone number into its digits."""
+    table = {{
+{_ENTRIES}    }}
+    return "".join(table.get(entry, entry) for entry in text.lower())
+'''
+# The table alone under a new name: its rows are data, and nothing else repeats.
+_KEYPAD_ALONE = f'''\
+
+
+LETTERS = {{
+{_ENTRIES.replace("        ", "    ")}}}
+'''
+
+
+def _duplicates(tmp_path: Path, existing: str, added: str) -> list[Finding]:
+    findings = review_change(tmp_path, {"app/existing.py": existing, "app/jobs.py": JOBS},
+                             {"app/jobs.py": JOBS + added})
+    return [item for item in findings if item.rule.startswith("reuse/")]
+
+
+def _found(findings: list[Finding]) -> list[tuple[str, int | None, int | None]]:
+    return [(item.path, item.line, item.end_line) for item in findings if "app/existing.py" in item.title]
+
+
+def test_a_copy_with_two_independent_statements_swapped_is_one_finding_over_the_whole_copy(tmp_path: Path) -> None:
+    # Lines 8-17 of app/jobs.py: the definition, from its `def`.
+    assert _found(_duplicates(tmp_path, _ROWS, _ROWS_REORDERED)) == [("app/jobs.py", 8, 17)]
+
+
+def test_a_reordered_block_whose_names_follow_no_renaming_is_not_a_copy(tmp_path: Path) -> None:
+    assert _duplicates(tmp_path, _ROWS, _ROWS_SHUFFLED) == []
+
+
+def test_two_lines_of_one_shape_swapped_are_paired_by_their_names(tmp_path: Path) -> None:
+    assert _found(_duplicates(tmp_path, _SAVE, _SAVE_REORDERED)) == [("app/jobs.py", 8, 22)]
+
+
+def test_a_whole_definition_under_fifty_characters_is_a_copy_and_a_fragment_of_it_is_not(tmp_path: Path) -> None:
+    assert _found(_duplicates(tmp_path / "whole", _SLASHES, _SLASHES_COPY)) == [("app/jobs.py", 8, 14)]
+    assert _duplicates(tmp_path / "fragment", _SLASHES, _SLASHES_FRAGMENT) == []
+
+
+def test_a_function_around_the_same_table_is_a_copy_and_the_table_alone_is_not(tmp_path: Path) -> None:
+    assert _found(_duplicates(tmp_path / "function", _KEYPAD, _KEYPAD_COPY)) == [("app/jobs.py", 8, 24)]
+    assert _duplicates(tmp_path / "alone", _KEYPAD, _KEYPAD_ALONE) == []
