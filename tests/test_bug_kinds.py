@@ -51,9 +51,11 @@ def test_the_oldest_release_a_declared_range_allows(declared: str, lowest: tuple
     assert lowest_allowed(declared) == lowest
 
 
-def test_the_new_rules_are_registered_unmeasured_and_minor(tmp_path: Path) -> None:
+def test_the_new_rules_are_registered_and_minor_until_earned(tmp_path: Path) -> None:
     for rule in NEW_RULES:
-        assert rule in BUILTIN_RULES and RULES_BY_ID[rule].by_record and RULES_BY_ID[rule].record is None
+        declared = RULES_BY_ID[rule]
+        assert rule in BUILTIN_RULES and declared.by_record and not declared.earned
+        assert declared.reported_severity is Severity.MINOR
     findings = _of(review_change(tmp_path, {"package.json": '{"engines": {"node": ">=16"}}\n'}, FETCH),
                    RULE_API_NEWER_THAN_RUNTIME)
     assert [(item.path, item.line, item.severity) for item in findings] == [("src/client.js", 2, Severity.MINOR)]
