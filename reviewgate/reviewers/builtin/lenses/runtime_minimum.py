@@ -26,6 +26,20 @@ from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import bug_finding, changed_sources, code_line, matched, mentions
 from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.runtime_apis import (
+    ATTRIBUTE_LEAVES,
+    CALL_LEAVES,
+    GO_CALLS,
+    GO_NEEDLES,
+    GO_PACKAGES,
+    NODE_APIS,
+    NODE_NEEDLES,
+    PYTHON_BUILTINS,
+    PYTHON_KEYWORDS,
+    PYTHON_METHODS,
+    PYTHON_NAMES,
+    PYTHON_NEEDLES,
+)
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -99,83 +113,7 @@ if TYPE_CHECKING:
 
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 
-# Node: (what, the pattern that finds a use in code, the release that brought it).
-_NODE_APIS: tuple[tuple[str, str, Version], ...] = (
-    ("the global `fetch`", r"(?<![\w$.])fetch\s*\(", (18, 0, 0)),
-    ("`structuredClone`", r"(?<![\w$.])structuredClone\s*\(", (17, 0, 0)),
-    ("`AbortSignal.timeout`", r"\bAbortSignal\s*\.\s*timeout\s*\(", (17, 3, 0)),
-    ("`AbortSignal.any`", r"\bAbortSignal\s*\.\s*any\s*\(", (20, 3, 0)),
-    ("`Object.hasOwn`", r"\bObject\s*\.\s*hasOwn\s*\(", (16, 9, 0)),
-    ("`Array.prototype.at`", r"\.\s*at\s*\(\s*-\s*\d+\s*\)", (16, 6, 0)),
-    ("`Array.prototype.findLast`", r"\.\s*findLast(?:Index)?\s*\(", (18, 0, 0)),
-    ("`Array.prototype.toSorted`", r"\.\s*(?:toSorted|toReversed|toSpliced)\s*\(", (20, 0, 0)),
-    ("`Object.groupBy`", r"\b(?:Object|Map)\s*\.\s*groupBy\s*\(", (21, 0, 0)),
-    ("`Promise.withResolvers`", r"\bPromise\s*\.\s*withResolvers\s*\(", (22, 0, 0)),
-    ("`Array.fromAsync`", r"\bArray\s*\.\s*fromAsync\s*\(", (22, 0, 0)),
-    ("`String.prototype.replaceAll`", r"\.\s*replaceAll\s*\(", (15, 0, 0)),
-    ("`Promise.any`", r"\bPromise\s*\.\s*any\s*\(", (15, 0, 0)),
-    ("logical assignment (`??=`, `||=`, `&&=`)", r"\?\?=|\|\|=|&&=", (15, 0, 0)),
-    ("`crypto.randomUUID`", r"\bcrypto\s*\.\s*randomUUID\s*\(", (14, 17, 0)),
-    ("`import.meta.dirname`", r"\bimport\s*\.\s*meta\s*\.\s*(?:dirname|filename)\b", (20, 11, 0)),
-    ("`process.loadEnvFile`", r"\bprocess\s*\.\s*loadEnvFile\s*\(", (20, 12, 0)),
-    ("the `node:test` runner", r"""(?:from\s*|require\s*\(\s*)['"]node:test['"]""", (18, 0, 0)),
-)
-# Go: packages imported and calls of the standard library, with the release that brought them (the
-# builtins `min`, `max` and `clear` are left out: a module may define its own of those names).
-_GO_PACKAGES: dict[str, Version] = {
-    "slices": (1, 21, 0), "maps": (1, 21, 0), "cmp": (1, 21, 0), "log/slog": (1, 21, 0), "iter": (1, 23, 0),
-    "unique": (1, 23, 0), "math/rand/v2": (1, 22, 0), "crypto/ecdh": (1, 20, 0), "net/netip": (1, 18, 0),
-}  # fmt: skip
-_GO_CALLS: tuple[tuple[str, str, Version], ...] = (
-    ("`errors.Join`", r"\berrors\.Join\(", (1, 20, 0)),
-    ("`strings.CutPrefix`/`CutSuffix`", r"\b(?:strings|bytes)\.Cut(?:Prefix|Suffix)\(", (1, 20, 0)),
-    ("`strings.Cut`", r"\b(?:strings|bytes)\.Cut\(", (1, 18, 0)),
-    ("`context.WithoutCancel`", r"\bcontext\.WithoutCancel\(", (1, 21, 0)),
-    ("`context.AfterFunc`", r"\bcontext\.AfterFunc\(", (1, 21, 0)),
-    ("`context.WithCancelCause`", r"\bcontext\.With(?:Cancel|Deadline|Timeout)Cause\(", (1, 20, 0)),
-    ("`sync.OnceFunc`", r"\bsync\.Once(?:Func|Value|Values)\b", (1, 21, 0)),
-    ("`http.NewResponseController`", r"\bhttp\.NewResponseController\(", (1, 20, 0)),
-    ("`atomic.Int64` and the other atomic types", r"\batomic\.(?:Int32|Int64|Uint32|Uint64|Uintptr|Bool|Pointer)\b", (1, 19, 0)),
-    ("`time.DateOnly`/`time.DateTime`", r"\btime\.(?:DateOnly|DateTime|TimeOnly)\b", (1, 20, 0)),
-)
 _GO_IMPORT = LazyPattern(r'"(?P<package>[a-z0-9/]+)"')
-
-# Python: dotted names (a module attribute, or a name imported from it) and the release that brought them.
-_PYTHON_NAMES: dict[str, Version] = {
-    "tomllib": (3, 11, 0), "datetime.UTC": (3, 11, 0), "itertools.batched": (3, 12, 0),
-    "itertools.pairwise": (3, 10, 0), "zoneinfo": (3, 9, 0), "graphlib": (3, 9, 0), "functools.cache": (3, 9, 0),
-    "math.lcm": (3, 9, 0), "asyncio.to_thread": (3, 9, 0), "random.randbytes": (3, 9, 0),
-    "asyncio.TaskGroup": (3, 11, 0), "asyncio.timeout": (3, 11, 0), "enum.StrEnum": (3, 11, 0),
-    "typing.Self": (3, 11, 0), "typing.override": (3, 12, 0), "typing.TypeAlias": (3, 10, 0),
-    "typing.ParamSpec": (3, 10, 0), "contextlib.chdir": (3, 11, 0), "hashlib.file_digest": (3, 11, 0),
-    "typing.assert_never": (3, 11, 0), "typing.LiteralString": (3, 11, 0), "operator.call": (3, 11, 0),
-    "ExceptionGroup": (3, 11, 0), "BaseExceptionGroup": (3, 11, 0), "anext": (3, 10, 0), "aiter": (3, 10, 0),
-}  # fmt: skip
-_PYTHON_BUILTINS = frozenset({"ExceptionGroup", "BaseExceptionGroup", "anext", "aiter"})
-# Methods of built-in types: the method name, and the release that brought it.
-_PYTHON_METHODS: dict[str, tuple[str, Version]] = {
-    "removeprefix": ("str.removeprefix", (3, 9, 0)), "removesuffix": ("str.removesuffix", (3, 9, 0)),
-    "bit_count": ("int.bit_count", (3, 10, 0)), "is_relative_to": ("PurePath.is_relative_to", (3, 9, 0)),
-}  # fmt: skip
-# Keyword arguments of built-ins that arrived later.
-_PYTHON_KEYWORDS: dict[tuple[str, str], Version] = {
-    ("zip", "strict"): (3, 10, 0), ("dataclass", "slots"): (3, 10, 0), ("dataclass", "kw_only"): (3, 10, 0),
-}  # fmt: skip
-# The last name of each dotted table entry, and the called names a use may have: which nodes may be
-# a use, before the table is asked.
-_ATTRIBUTE_LEAVES = frozenset(name.rpartition(".")[2] for name in _PYTHON_NAMES if "." in name)
-_CALL_LEAVES = frozenset({*_PYTHON_METHODS, *(called for called, _keyword in _PYTHON_KEYWORDS)})
-_GO_NEEDLES = ('"slices"', '"maps"', '"cmp"', '"log/slog"', '"iter"', '"unique"', '"math/rand/v2"', '"crypto/ecdh"',
-               '"net/netip"', "errors.Join", ".Cut", "context.", "sync.Once", "NewResponseController", "atomic.",
-               "time.Date", "time.TimeOnly")
-_NODE_NEEDLES = ("fetch", "structuredClone", "AbortSignal", "hasOwn", ".at(", "findLast", "toSorted", "toReversed",
-                 "toSpliced", "groupBy", "withResolvers", "fromAsync", "replaceAll", "Promise.any", "??=", "||=",
-                 "&&=", "randomUUID", "import.meta", "loadEnvFile", "node:test")
-_PYTHON_NEEDLES = ("tomllib", "UTC", "batched", "pairwise", "zoneinfo", "graphlib", "cache", "lcm", "to_thread",
-                   "randbytes", "TaskGroup", "timeout", "StrEnum", "Self", "override", "TypeAlias", "ParamSpec",
-                   "chdir", "file_digest", "assert_never", "LiteralString", "operator", "ExceptionGroup", "anext",
-                   "aiter", "removeprefix", "removesuffix", "bit_count", "is_relative_to", "strict", "slots",
-                   "kw_only", "match ", "except*")  # fmt: skip
 # Imports that bring their own `fetch`, and code that runs in a browser.
 _FETCH_IMPORTED = LazyPattern(
     r"""['"](?:node-fetch|undici|cross-fetch|isomorphic-fetch|whatwg-fetch|make-fetch-happen)['"]"""
@@ -186,7 +124,7 @@ _BROWSER = LazyPattern(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s
 
 @functools.cache
 def _node_patterns() -> tuple[tuple[str, re.Pattern[str], Version], ...]:
-    return tuple((what, re.compile(pattern), version) for what, pattern, version in _NODE_APIS)
+    return tuple((what, re.compile(pattern), version) for what, pattern, version in NODE_APIS)
 
 
 def _finding(path: str, text: str, line: int, what: str, arrived: str, manifest: str, declared: str,
@@ -214,7 +152,7 @@ class RuntimeMinimumLens:
     rule = RULE_API_NEWER_THAN_RUNTIME
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        needles = (*_NODE_NEEDLES, *_PYTHON_NEEDLES, *_GO_NEEDLES)
+        needles = (*NODE_NEEDLES, *PYTHON_NEEDLES, *GO_NEEDLES)
         # A Python file is asked first for the newest use on an added line (its touched statements,
         # whose grouped walk the other lenses share): most have none, and searching their text for
         # each needle they lack cost more. The manifest reader loads for a file that gets that far.
@@ -273,10 +211,10 @@ def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: st
     masked = source.masked
     uses: list[tuple[int, str, Version]] = []
     for match in _GO_IMPORT.finditer(text):
-        version = _GO_PACKAGES.get(match.group("package"))
+        version = GO_PACKAGES.get(match.group("package"))
         if version is not None and _in_imports(masked, match.start()):
             uses.append((match.start(), f"the `{match.group('package')}` package", version))
-    for what, pattern, version in _GO_CALLS:
+    for what, pattern, version in GO_CALLS:
         uses += [(match.start(), what, version) for match in re.finditer(pattern, masked)]
     yield from _report(source, path, added, uses, (manifest, declared, lowest), "Go",
                        "the build fails with an undefined name or a missing package")
@@ -323,12 +261,12 @@ def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> 
     if calls:  # the data-flow module loads for a tree that has a call to look at
         from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
 
-        calls = tuple(node for node in calls if leaf_name(node) in _CALL_LEAVES)
+        calls = tuple(node for node in calls if leaf_name(node) in CALL_LEAVES)
     possible = chain(
         nodes_of(tree, ast.Import),
         nodes_of(tree, ast.ImportFrom),
-        [node for node in nodes_of(tree, ast.Attribute) if node.attr in _ATTRIBUTE_LEAVES],
-        [node for node in nodes_of(tree, ast.Name) if node.id in _PYTHON_BUILTINS],
+        [node for node in nodes_of(tree, ast.Attribute) if node.attr in ATTRIBUTE_LEAVES],
+        [node for node in nodes_of(tree, ast.Name) if node.id in PYTHON_BUILTINS],
         calls,
         *(nodes_of(tree, kind) for kind in _MATCH_AND_TRY_STAR),
     )
@@ -419,33 +357,33 @@ def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
 def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
     if isinstance(node, ast.Import):
         for alias in node.names:
-            if alias.name in _PYTHON_NAMES:
-                yield node, f"the `{alias.name}` module", _PYTHON_NAMES[alias.name]
+            if alias.name in PYTHON_NAMES:
+                yield node, f"the `{alias.name}` module", PYTHON_NAMES[alias.name]
     elif isinstance(node, ast.ImportFrom) and node.module:
         for alias in node.names:
             name = f"{node.module}.{alias.name}"
-            if name in _PYTHON_NAMES:
-                yield node, f"`{name}`", _PYTHON_NAMES[name]
-            elif node.module in _PYTHON_NAMES and node.level == 0:
-                yield node, f"the `{node.module}` module", _PYTHON_NAMES[node.module]
+            if name in PYTHON_NAMES:
+                yield node, f"`{name}`", PYTHON_NAMES[name]
+            elif node.module in PYTHON_NAMES and node.level == 0:
+                yield node, f"the `{node.module}` module", PYTHON_NAMES[node.module]
     elif isinstance(node, ast.Attribute):
         from reviewgate.reviewers.builtin.languages.python_flow import dotted
 
         name = dotted(node)
-        if "." in name and name in _PYTHON_NAMES:
-            yield node, f"`{name}`", _PYTHON_NAMES[name]
-    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _PYTHON_BUILTINS:
-        yield node, f"`{node.id}`", _PYTHON_NAMES[node.id]
+        if "." in name and name in PYTHON_NAMES:
+            yield node, f"`{name}`", PYTHON_NAMES[name]
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in PYTHON_BUILTINS:
+        yield node, f"`{node.id}`", PYTHON_NAMES[node.id]
     elif isinstance(node, ast.Call):
         from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
 
         leaf = leaf_name(node)
-        if isinstance(node.func, ast.Attribute) and leaf in _PYTHON_METHODS:
-            what, version = _PYTHON_METHODS[leaf]
+        if isinstance(node.func, ast.Attribute) and leaf in PYTHON_METHODS:
+            what, version = PYTHON_METHODS[leaf]
             yield node, f"`{what}`", version
         for keyword in node.keywords:
-            if (leaf, keyword.arg or "") in _PYTHON_KEYWORDS:
-                yield node, f"`{leaf}({keyword.arg}=...)`", _PYTHON_KEYWORDS[(leaf, keyword.arg or "")]
+            if (leaf, keyword.arg or "") in PYTHON_KEYWORDS:
+                yield node, f"`{leaf}({keyword.arg}=...)`", PYTHON_KEYWORDS[(leaf, keyword.arg or "")]
     elif type(node).__name__ == "Match":
         yield node, "the `match` statement", (3, 10, 0)
 
