@@ -2,18 +2,20 @@
 
 Wall time says little on a shared machine; CPU time (user + system of the test process and of
 every child it waited for, setup to teardown) is what a test costs whatever else runs. Each test
-adds one line `seconds<TAB>node id` to the file REVIEWGATE_TEST_CPU names (one write a line, so
+adds one line `seconds<TAB>node id<TAB>Python version` to the file REVIEWGATE_TEST_CPU names (one write a line, so
 pytest-xdist's workers can share it); the end of the run prints the slowest when run alone."""
 
 from __future__ import annotations
 
 import os
 import resource
+import sys
 from collections.abc import Generator
 
 import pytest
 
 OUTPUT_VARIABLE = "REVIEWGATE_TEST_CPU"
+_PYTHON = "{}.{}".format(*sys.version_info[:2])
 
 
 def _cpu_seconds() -> float:
@@ -35,7 +37,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if path:
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(descriptor, f"{seconds:.3f}\t{item.nodeid}\n".encode())
+            os.write(descriptor, f"{seconds:.3f}\t{item.nodeid}\t{_PYTHON}\n".encode())
         finally:
             os.close(descriptor)
 
