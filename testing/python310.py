@@ -21,6 +21,7 @@ Python 3. `python -m testing.python310` prints the selection, one path a line.""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -72,8 +73,13 @@ def version_differences(root: Path = ROOT) -> dict[str, list[str]]:
     return found
 
 
-def imported_names(path: Path) -> set[str]:
+def imported_names(path: Path) -> frozenset[str]:
     """Every module (and `module.name`) a file's import statements name."""
+    return _imported_names(path, path.stat().st_mtime_ns)
+
+
+@functools.cache  # each helper is read once per test module that reaches it: parse it once
+def _imported_names(path: Path, modified: int) -> frozenset[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -81,13 +87,13 @@ def imported_names(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 def reached_modules(test: Path, root: Path = ROOT) -> set[str]:
     """What a test module imports, itself or through the testing helpers it imports."""
     helpers = {module_name(path, root): path for path in (root / "testing").glob("*.py")}
-    names = imported_names(test)
+    names = set(imported_names(test))
     pending = [name for name in names if name in helpers]
     seen: set[str] = set()
     while pending:
