@@ -4,6 +4,7 @@ its complexity against ruff's, and the package kept at its targets where it has 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 import subprocess
@@ -17,6 +18,8 @@ from tools.house_metrics import (
     MAX_COMPLEXITY,
     MAX_MODULE_LINES,
     ROOT,
+    HouseMetrics,
+    ImportEdge,
     function_complexities,
     import_edges,
     main,
@@ -25,6 +28,18 @@ from tools.house_metrics import (
 )
 
 PACKAGE = ROOT / "reviewgate"
+
+
+# The package's figures, read once a test process: each reading parses every module (2-3 s of CPU)
+# and the tests below only read them.
+@functools.cache
+def package_metrics() -> HouseMetrics:
+    return measure(PACKAGE)
+
+
+@functools.cache
+def package_import_edges() -> tuple[ImportEdge, ...]:
+    return import_edges(PACKAGE)
 
 # The parts of the package held to the targets (dotted prefixes); widened as parts reach them.
 HELD_TO_TARGETS = (
@@ -170,7 +185,7 @@ def test_complexity_agrees_with_ruff_over_the_package() -> None:
                 for path, line, value in re.findall(r"^(.+?):(\d+):\d+: C901 .* \((\d+) > \d+\)$",
                                                     completed.stdout, re.MULTILINE)}
     assert reported, completed.stdout + completed.stderr
-    metrics = measure(PACKAGE)
+    metrics = package_metrics()
     modules = module_files(PACKAGE)
     measured = {(modules[item.module].resolve(), item.line, item.complexity)
                 for item in metrics.complexities if item.complexity > threshold}
@@ -182,11 +197,11 @@ def _held(module: str) -> bool:
 
 
 def test_the_package_loads_without_an_import_circle() -> None:
-    assert measure(PACKAGE).circles_at_load == ()
+    assert package_metrics().circles_at_load == ()
 
 
 def test_the_parts_held_to_the_targets_meet_them() -> None:
-    metrics = measure(PACKAGE)
+    metrics = package_metrics()
     assert {name: lines for name, lines in metrics.long_modules().items() if _held(name)} == {}
     assert [item for item in metrics.complex_functions() if _held(item.module)] == []
     assert [circle for circle in metrics.circles_in_design if any(_held(name) for name in circle)] == []
@@ -198,13 +213,13 @@ def test_the_builtin_registry_and_what_the_lenses_share_are_in_no_import_circle(
     package)."""
     builtin = "reviewgate.reviewers.builtin"
     above = {builtin, f"{builtin}.rules", f"{builtin}.engine", f"{builtin}.settings"}
-    assert [circle for circle in measure(PACKAGE).circles_in_design if above & set(circle)] == []
+    assert [circle for circle in package_metrics().circles_in_design if above & set(circle)] == []
 
 
 def test_the_shards_merge_does_not_import_the_run() -> None:
     """The merge and the run share the decision and the publishing below them both (a shard wraps
     the run's stages, the merge only publishes)."""
-    edges = import_edges(PACKAGE)
+    edges = package_import_edges()
     assert {edge.target for edge in edges if edge.source == "reviewgate.sharding.merge"} >= {
         "reviewgate.verdict_stage"}
     assert "reviewgate.run" not in {edge.target for edge in edges if edge.source == "reviewgate.sharding.merge"}
@@ -221,7 +236,7 @@ ABOVE_THE_GROUND = ("reviewgate.config", "reviewgate.ci", "reviewgate.report", "
 
 def test_the_git_wrapper_and_the_file_writing_import_nothing_above_them() -> None:
     imports: dict[str, set[str]] = {}
-    for edge in import_edges(PACKAGE):
+    for edge in package_import_edges():
         imports.setdefault(edge.source, set()).add(edge.target)
     for module in GROUND:
         reached, pending = set(), [module]

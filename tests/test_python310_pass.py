@@ -1,0 +1,87 @@
+"""CI's second pass, on Python 3.10, runs what can tell 3.10 from 3.11 (testing/python310.py), and
+on 3.10 this module checks what exists there: every module imports, every pattern compiles."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import reviewgate
+from reviewgate.lazy_patterns import LazyPattern
+from testing.python310 import ALWAYS, ENTRIES, ROOT, imported_names, reached_modules, selection, version_differences
+
+
+def _package_modules() -> list[str]:
+    return sorted(info.name for info in pkgutil.walk_packages(reviewgate.__path__, "reviewgate.")
+                  if not info.name.endswith(".__main__"))  # __main__ runs the command
+
+
+def test_every_module_imports_and_every_lazily_compiled_pattern_compiles() -> None:
+    patterns = 0
+    for name in _package_modules():
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            items = value if isinstance(value, (tuple, list)) else [value]
+            for item in items:
+                for candidate in item if isinstance(item, tuple) else [item]:
+                    if isinstance(candidate, LazyPattern):
+                        candidate.compiled()  # re.error where this Python lacks the syntax
+                        patterns += 1
+    assert patterns > 100, f"found {patterns} lazily compiled patterns; the lenses hold well over a hundred"
+
+
+def test_every_module_importing_ast_tomllib_or_a_compiled_part_is_found() -> None:
+    """An import-statement reading of each module, apart from the source patterns selection uses."""
+    found = version_differences()
+    for path in sorted((ROOT / "reviewgate").rglob("*.py")):
+        names = imported_names(path)
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        expected = set()
+        if "ast" in names:
+            expected.add("ast")
+        if names & {"tomllib", "tomli"}:
+            expected.add("toml")
+        if any(name.rsplit(".", 1)[-1] in {"_walk", "_normalize", "_runs"} for name in names):
+            expected.add("compiled")
+        assert expected <= set(found.get(module, [])), f"{module} uses {sorted(expected)}; found {found.get(module)}"
+    kinds = {kind for kinds in found.values() for kind in kinds}
+    assert kinds == {"ast", "toml", "compiled", "isoformat", "enum text"}, kinds
+
+
+def test_each_module_with_a_difference_is_exercised_by_a_test_the_pass_runs() -> None:
+    reached: set[str] = set()
+    for test in selection():
+        reached |= reached_modules(ROOT / test)
+    unexercised = [
+        module for module in version_differences()
+        if module not in reached
+        and not any(entry in reached and module.startswith(runs) for entry, (_, runs) in ENTRIES.items())
+    ]
+    assert not unexercised, f"no test the 3.10 pass runs imports {unexercised}: add one, or an entry that runs them"
+
+
+def test_a_test_module_touching_a_difference_itself_or_through_a_helper_is_selected(tmp_path: Path) -> None:
+    (tmp_path / "reviewgate").mkdir()
+    (tmp_path / "reviewgate" / "parsing.py").write_text("import ast\n")
+    (tmp_path / "reviewgate" / "dates.py").write_text("when = datetime.fromisoformat(text)\n")
+    (tmp_path / "reviewgate" / "plain.py").write_text("import json\n")
+    (tmp_path / "testing").mkdir()
+    (tmp_path / "testing" / "helper.py").write_text("from reviewgate.dates import when\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_parsing.py").write_text("from reviewgate import parsing\n")
+    (tmp_path / "tests" / "test_through_helper.py").write_text("from testing.helper import when\n")
+    (tmp_path / "tests" / "test_plain.py").write_text("import reviewgate.plain\n")
+    (tmp_path / "tests" / "test_toml_message.py").write_text("assert 'not valid TOML' in errors\n")
+    assert selection(tmp_path) == {
+        "tests/test_parsing.py": ["ast"],
+        "tests/test_through_helper.py": ["isoformat"],
+        "tests/test_toml_message.py": ["toml"],
+    }
+
+
+def test_ci_runs_the_selection_on_python_310() -> None:
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "-m testing.python310" in script
+    assert set(ALWAYS) <= set(selection())
