@@ -133,14 +133,16 @@ LINKED = CiContext(provider="github", server_url="https://github.com", repositor
 @example(title="_0_@octocat", path="::")
 @example(title="`x`@octocat", path="a.py")
 @example(title="@@octocat é@octocat", path="a.py")
+# A body line that opens a fence (a model may quote code): its block, with a language, is code too.
+@example(title="```::error::x\n", path="::")
 def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -> None:
     result = hostile_result(Path("/nonexistent"), f"{title} <script>alert(1)</script> @octocat", path)
     # Rendered as GitHub renders Markdown: no element but ours, no live mention (inside a code
-    # span nothing is HTML or a mention), and a link goes nowhere but to the file at the head.
+    # span or block nothing is HTML or a mention), and a link goes nowhere but to the file at the head.
     for text in (render_summary(result, []), render_comment(result, []), render_comment(replace(result, ci=LINKED), [])):
         html = render_gfm(text)
         assert "<script" not in html and "\x1b" not in text
-        assert not MENTION.search(re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL))
+        assert not MENTION.search(re.sub(r"<code[^>]*>.*?</code>", "", html, flags=re.DOTALL))
         assert all(address.startswith(f"https://github.com/octo/app/blob/{'c' * 40}/")
                    for address in re.findall(r'<a href="([^"]*)"', html))
         assert GITHUB_TOKEN not in text
