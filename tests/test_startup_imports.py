@@ -91,6 +91,8 @@ DEFERRED = (
     "reviewgate.verify.runner",
     # For a block of commented-out lines only (the readability lens): its patterns compile at import.
     "textwrap",
+    # For a forge's timestamps and the model reviewers' caches: the run's start is written with time.
+    "datetime",
     # The grammars of the languages the change does not touch.
     "tree_sitter_javascript",
     "tree_sitter_typescript",
