@@ -288,6 +288,30 @@ def test_a_local_run_asks_git_once_for_what_one_process_can_answer(tmp_path: Pat
     assert len(calls) <= 10
 
 
+# A run in a fresh interpreter whose Python change checks a URL's scheme as written: which of the
+# scheme-case lens's JavaScript and Go patterns it compiled (`_patterns`, compiled together on first use).
+_RUN_AND_COUNT_SCHEME_PATTERNS = """
+import io, sys
+from reviewgate.cli import main
+code = main(sys.argv[1:], stdout=io.StringIO())
+from reviewgate.reviewers.builtin.lenses import scheme_case
+print(code, scheme_case._patterns.cache_info().currsize)
+"""
+
+
+def test_a_python_change_compiles_none_of_the_text_languages_scheme_patterns(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"},
+                     {"app.py": "def secure(url):\n    return url.startswith('https:')\n"})
+    completed = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_COUNT_SCHEME_PATTERNS, "run", "--reviewer", "builtin", "--base", "main",
+         "--output-dir", str(tmp_path / "out")],
+        cwd=repo.path, env=clean_environment(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.stdout.split() == ["0", "0"], completed.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert "correctness/case-sensitive-scheme" in json.dumps(report)  # the lens did read the Python check
+
+
 def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:
     # A rename must not leave the guard above checking for modules that no longer exist.
     assert [name for name in DEFERRED if importlib.util.find_spec(name) is None] == []
