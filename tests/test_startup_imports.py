@@ -284,8 +284,29 @@ def test_a_local_run_asks_git_once_for_what_one_process_can_answer(tmp_path: Pat
     asked = [call for call in calls if " rev-parse " in call and ("--show-toplevel" in call or "--absolute-git-dir" in call)]
     assert len(asked) == 1 and "--show-toplevel --absolute-git-dir" in asked[0]
     assert [call for call in calls if " rev-parse --verify " in call] == []
-    # The tenth: the merge base's `.gitattributes`, which tells vendored and generated code from the product's.
-    assert len(calls) <= 10
+    # The branch a fix may be named by is read from the HEAD file of the git directory the first call gave.
+    assert [call for call in calls if " symbolic-ref " in call] == []
+    # The ninth: the merge base's `.gitattributes`, which tells vendored and generated code from the product's.
+    assert len(calls) <= 9
+
+
+def test_the_branch_read_from_the_head_file_is_the_one_git_names(tmp_path: Path) -> None:
+    from reviewgate.freeze.git import checked_out_branch, repository_root
+    from testing.repo import git
+
+    def by_git(path: Path) -> str | None:
+        completed = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=path,
+                                   capture_output=True, text=True, check=False)
+        return completed.stdout.strip() or None
+
+    repo = make_repo(tmp_path / "main", {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}, branch_name="fix/overflow")
+    root = repository_root(repo.path)
+    assert checked_out_branch(root) == by_git(root) == "fix/overflow"
+    linked = tmp_path / "linked"
+    git(repo.path, "worktree", "add", "-q", "-b", "hotfix/totals", str(linked), "main")
+    assert checked_out_branch(repository_root(linked)) == by_git(linked) == "hotfix/totals"
+    git(repo.path, "checkout", "-q", "--detach", "main")
+    assert checked_out_branch(root) is None and by_git(root) is None
 
 
 # A run in a fresh interpreter whose Python change checks a URL's scheme as written: which of the

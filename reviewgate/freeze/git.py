@@ -165,6 +165,27 @@ def repository_root(start: Path) -> Path:
     return root
 
 
+def checked_out_branch(repo: Path) -> str | None:
+    """The branch HEAD names, None when it is detached: `git symbolic-ref --short HEAD`, read from
+    the HEAD file of the git directory repository_root learned (a git process fewer). The name is
+    the branch's own, never git's `heads/` form for a name a tag shares. A HEAD file of another
+    form (a reftable repository's placeholder) or an unknown git directory asks git."""
+    git_directory = _GIT_DIRECTORIES.get(repo)
+    if git_directory is not None:
+        try:
+            content = (Path(git_directory) / "HEAD").read_bytes()
+        except OSError:
+            content = b""
+        if content.startswith(b"ref: refs/heads/") and content.endswith(b"\n") and content.count(b"\n") == 1:
+            name = content.removeprefix(b"ref: refs/heads/").removesuffix(b"\n")
+            if name and name != b".invalid":
+                return name.decode("utf-8", "surrogateescape")
+        elif len(content) in (41, 65) and content.endswith(b"\n") and not content[:-1].strip(b"0123456789abcdef"):
+            return None  # a commit's name, SHA-1 or SHA-256: detached
+    completed = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return completed.stdout.decode("utf-8", "surrogateescape").strip() or None
+
+
 def resolve_commit(repo: Path, ref: str) -> str | None:
     """The commit SHA a ref names, or None when it names no commit."""
     completed = run_git(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reviewgate.freeze.git import run_git
+from reviewgate.freeze.git import checked_out_branch, run_git
 from reviewgate.lazy_patterns import LazyPattern
 
 # "fix", "fixes", "fixed", "bug", "bugfix", "hotfix", then a separator or the end: `fix/login`,
@@ -31,8 +31,7 @@ def branch_name(repo: Path, head: str) -> str | None:
                 name = full.removeprefix(prefix)
                 return name.split("/", 1)[1] if prefix == "refs/remotes/" and "/" in name else name
         return None
-    completed = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    return completed.stdout.decode("utf-8", "surrogateescape").strip() or None
+    return checked_out_branch(repo)
 
 
 def head_subject(repo: Path, head_sha: str) -> str:
