@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from reviewgate.freeze.git import (
     read_file_heads,
     resolve_commit,
     resolve_commits,
+    shared_tree_reader,
     stream_git,
     working_tree,
 )
@@ -142,13 +142,7 @@ def base_reader_for(target: FrozenTarget) -> TreeReader | None:
     bundle, which has no base side."""
     if target.mode == "bundle" or not target.merge_base:
         return None
-    return _tree_reader(target.repo_root, target.merge_base)
-
-
-@functools.lru_cache(maxsize=4)
-def _tree_reader(repo_root: str, commit: str) -> TreeReader:
-    """One reader (and its cache) per commit for the lenses of one review."""
-    return TreeReader(Path(repo_root), commit)
+    return shared_tree_reader(target.repo_root, target.merge_base)
 
 
 def _named(ref: str, sha: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -340,6 +341,13 @@ class SnapshotReader(TreeReader):
 
 MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024
 
+
+
+@functools.lru_cache(maxsize=4)
+def shared_tree_reader(repo_root: str, commit: str) -> TreeReader:
+    """One reader (and its cache) per commit for one run: the policy's read of the merge base
+    (its config and tooling files, `.gitattributes` among them) is the lenses' read too."""
+    return TreeReader(Path(repo_root), commit)
 
 def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict[str, str]:
     """The first `limit` bytes of each path in `tree`, decoded (text.decode_text). Paths git
