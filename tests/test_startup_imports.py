@@ -284,11 +284,29 @@ def test_a_local_run_asks_git_once_for_what_one_process_can_answer(tmp_path: Pat
     asked = [call for call in calls if " rev-parse " in call and ("--show-toplevel" in call or "--absolute-git-dir" in call)]
     assert len(asked) == 1 and "--show-toplevel --absolute-git-dir" in asked[0]
     assert [call for call in calls if " rev-parse --verify " in call] == []
-    # The branch a fix may be named by is read from the HEAD file of the git directory the first call gave.
-    assert [call for call in calls if " symbolic-ref " in call] == []
+    # The branch a fix may be named by is read from the HEAD file of the git directory the first call gave,
+    # and the head's subject from the commit the refs' resolution printed.
+    assert [call for call in calls if " symbolic-ref " in call or " log " in call] == []
     # The merge base's `.gitattributes`, which tells vendored and generated code from the product's, is
     # read with the policy by the reader the lenses share (`shared_tree_reader`), not by a process of its own.
-    assert len(calls) <= 8, calls
+    assert len(calls) <= 7, calls
+
+
+def test_the_subject_kept_from_the_refs_resolution_is_the_one_git_log_prints(tmp_path: Path) -> None:
+    from reviewgate.freeze import git as git_module
+    from testing.repo import git
+
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}).path
+    messages = ["Fix: overflow", "fix\nthe rest of the subject  \n\nbody", "\n\n  bugfix-12 \t\nmore\n",
+                "fixture cleanup", "", "héllo wörld\r\nnext"]
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    for message in messages:
+        commit = subprocess.run(["git", "commit-tree", tree, "-p", "HEAD"], cwd=repo, input=message.encode(),
+                                capture_output=True, check=True).stdout.decode().strip()
+        logged = subprocess.run(["git", "log", "-1", "--format=%s", commit], cwd=repo, capture_output=True,
+                                check=True).stdout.decode("utf-8", "replace").strip()
+        assert git_module.resolve_commits(repo, [commit, "main"])[0] == commit
+        assert commit in git_module._SUBJECTS and git_module.commit_subject(repo, commit).strip() == logged, message
 
 
 def test_the_branch_read_from_the_head_file_is_the_one_git_names(tmp_path: Path) -> None:

@@ -199,18 +199,74 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
 
 def resolve_commits(repo: Path, refs: list[str]) -> list[str | None]:
     """The commit SHA each ref names, or None where it names none, as `resolve_commit` answers,
-    from one git process for all of them (each call is a process). `cat-file --batch-check`
-    resolves a name as `rev-parse --verify` does and answers `<name> missing` for one that names
-    nothing; a ref holding a newline cannot be a batch line and is asked alone."""
+    from one git process for all of them (each call is a process). `cat-file --batch` resolves a
+    name as `rev-parse --verify` does and answers `<name> missing` for one that names nothing; the
+    commits it prints are small, and their subjects are kept for `commit_subject`. A ref holding a
+    newline cannot be a batch line and is asked alone."""
     batched = [ref for ref in refs if "\n" not in ref]
     found: dict[str, str | None] = {}
     if batched:
         request = "".join(f"{ref}^{{commit}}\n" for ref in batched).encode("utf-8", "surrogateescape")
-        checked = run_git(repo, "cat-file", "--batch-check=%(objectname)", input_bytes=request, check=False)
-        lines = checked.stdout.decode("utf-8", "replace").splitlines()
-        if checked.returncode == 0 and len(lines) == len(batched):
-            found = {ref: line if _is_object_name(line) else None for ref, line in zip(batched, lines, strict=True)}
+        checked = run_git(repo, "cat-file", "--batch=%(objectname) %(objectsize)", input_bytes=request, check=False)
+        if checked.returncode == 0:
+            found = _batch_commits(batched, checked.stdout)
     return [found[ref] if ref in found else resolve_commit(repo, ref) for ref in refs]
+
+
+def _batch_commits(refs: list[str], output: bytes) -> dict[str, str | None]:
+    """Each ref's commit from `cat-file --batch=%(objectname) %(objectsize)`'s answer, its subject
+    kept; empty when the answer cannot be read line for line (each ref is then asked alone)."""
+    found: dict[str, str | None] = {}
+    offset = 0
+    for ref in refs:
+        header_end = output.find(b"\n", offset)
+        if header_end < 0:
+            return {}
+        fields = output[offset:header_end].decode("ascii", "replace").split(" ")
+        offset = header_end + 1
+        if len(fields) == 2 and _is_object_name(fields[0]) and fields[1].isdigit():
+            body = output[offset : offset + int(fields[1])]
+            offset += int(fields[1]) + 1  # the batch format ends every object with a newline
+            if offset > len(output):
+                return {}
+            found[ref] = fields[0]
+            _remember_subject(fields[0], body)
+        else:
+            found[ref] = None  # `<name> missing`, `ambiguous`: no content follows
+    return found if offset == len(output) else {}
+
+
+# The subjects of the commits resolve_commits printed, the newest last: the fix marker asks for
+# the head's, which would otherwise be a `git log` process of its own.
+_SUBJECTS: dict[str, str] = {}
+
+
+def _remember_subject(commit: str, body: bytes) -> None:
+    _SUBJECTS.pop(commit, None)
+    _SUBJECTS[commit] = _subject(body.partition(b"\n\n")[2])
+    while len(_SUBJECTS) > _GIT_DIRECTORIES_KEPT:
+        del _SUBJECTS[next(iter(_SUBJECTS))]
+
+
+def _subject(message: bytes) -> str:
+    """What `git log --format=%s` prints of a commit message: its first paragraph, past any blank
+    lines, each line without its trailing blanks, joined by spaces (read as UTF-8, where git would
+    convert a message that declares another encoding)."""
+    lines = message.decode("utf-8", "replace").split("\n")
+    start = next((number for number, line in enumerate(lines) if line.strip()), len(lines))
+    paragraph: list[str] = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        paragraph.append(line.rstrip())
+    return " ".join(paragraph)
+
+
+def commit_subject(repo: Path, commit: str) -> str:
+    """A commit's subject (`git log -1 --format=%s`), from resolve_commits when it printed the commit."""
+    if commit in _SUBJECTS:
+        return _SUBJECTS[commit]
+    return run_git(repo, "log", "-1", "--format=%s", commit).stdout.decode("utf-8", "replace").strip()
 
 
 def _is_object_name(text: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reviewgate.freeze.git import checked_out_branch, run_git
+from reviewgate.freeze.git import checked_out_branch, commit_subject, run_git
 from reviewgate.lazy_patterns import LazyPattern
 
 # "fix", "fixes", "fixed", "bug", "bugfix", "hotfix", then a separator or the end: `fix/login`,
@@ -35,7 +35,7 @@ def branch_name(repo: Path, head: str) -> str | None:
 
 
 def head_subject(repo: Path, head_sha: str) -> str:
-    return run_git(repo, "log", "-1", "--format=%s", head_sha).stdout.decode("utf-8", "replace").strip()
+    return commit_subject(repo, head_sha).strip()
 
 
 def is_marked_as_fix(repo: Path, head_sha: str, head: str = "HEAD", branch: str | None = None) -> bool:
