@@ -239,12 +239,13 @@ def _batch_commits(refs: list[str], output: bytes) -> dict[str, str | None]:
 # The subjects of the commits resolve_commits printed, the newest last: the fix marker asks for
 # the head's, which would otherwise be a `git log` process of its own.
 _SUBJECTS: dict[str, str] = {}
+_SUBJECTS_KEPT = 16
 
 
 def _remember_subject(commit: str, body: bytes) -> None:
     _SUBJECTS.pop(commit, None)
     _SUBJECTS[commit] = _subject(body.partition(b"\n\n")[2])
-    while len(_SUBJECTS) > _GIT_DIRECTORIES_KEPT:
+    while len(_SUBJECTS) > _SUBJECTS_KEPT:
         del _SUBJECTS[next(iter(_SUBJECTS))]
 
 
