@@ -12,6 +12,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.freeze.binary import binary_by_attributes, text_paths, with_text_diffs
+from reviewgate.freeze.commit_names import resolve_commits
 from reviewgate.freeze.diff import OPENING_LINES, ChangeStatus, FileChange
 from reviewgate.freeze.diff_files import iter_diff_stream
 from reviewgate.freeze.exclusions import (
@@ -27,7 +28,6 @@ from reviewgate.freeze.git import (
     TreeReader,
     read_file_heads,
     resolve_commit,
-    resolve_commits,
     shared_tree_reader,
     stream_git,
     working_tree,

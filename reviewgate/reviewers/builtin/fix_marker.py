@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reviewgate.freeze.git import checked_out_branch, commit_subject, run_git
+from reviewgate.freeze.commit_names import checked_out_branch, commit_subject
+from reviewgate.freeze.git import run_git
 from reviewgate.lazy_patterns import LazyPattern
 
 # "fix", "fixes", "fixed", "bug", "bugfix", "hotfix", then a separator or the end: `fix/login`,
