@@ -9,7 +9,6 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
@@ -91,12 +90,18 @@ def run_gate(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
             return publish_result(frame.gate, reviewed, stdout)
 
 
+def started_now() -> str:
+    """The time in UTC to the second, as `datetime.now(timezone.utc).isoformat(timespec="seconds")`
+    writes it, without loading datetime (a module a one-line change's run has no other use for)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+
+
 def open_run(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | None, cancellation: Cancellation,
              *, read_only: bool = False, claimed: Callable[[Path], None] | None = None) -> RunFrame:
     """The freeze stage: the output dir claimed (`claimed` is then called with it, before anything
     can fail on the config), the policy read at the target side, the reviewers built, the change
     frozen, and the forge opened (`read_only`: it reads the conversation, posts nothing)."""
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started_at = started_now()
     clock = time.monotonic()
     progress.stage("freeze")
     repo = workspace_root(options.start, bool(options.bundle))
@@ -229,7 +234,7 @@ def run_verify_only(options: RunOptions, stdout: TextIO, environ: Mapping[str, s
     """`reviewgate verify`: the verify alone, with the gate's outputs and exit codes. The
     result is bound to HEAD (nothing is diffed); the verify runs even when the config
     disables it for `run`, since it was asked for by name."""
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started_at = started_now()
     repo = repository_root(options.start)
     requested_output_dir = in_repository(repo, options.output_dir)
     claim_existing_output_dir(requested_output_dir, repo)

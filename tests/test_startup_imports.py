@@ -91,6 +91,8 @@ DEFERRED = (
     "reviewgate.verify.runner",
     # For a block of commented-out lines only (the readability lens): its patterns compile at import.
     "textwrap",
+    # For a forge's timestamps and the model reviewers' caches: the run's start is written with time.
+    "datetime",
     # The grammars of the languages the change does not touch.
     "tree_sitter_javascript",
     "tree_sitter_typescript",
@@ -165,7 +167,10 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # (`lenses.duplication.sizes`: constants only).
 # 147 with the API-newer-than-runtime rule's tables of releases apart from its checks (`runtime_apis`:
 # data only), as the lens had grown past the 450-line bound.
-LOCAL_RUN_MODULES = 147
+# 148 with what HEAD and the refs name apart from the git wrapper (`freeze.commit_names`: the branch
+# read from the HEAD file, the refs resolved with their subjects kept, two git processes fewer; no
+# dataclass), as git.py had grown past the 450-line bound.
+LOCAL_RUN_MODULES = 148
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
@@ -282,8 +287,73 @@ def test_a_local_run_asks_git_once_for_what_one_process_can_answer(tmp_path: Pat
     asked = [call for call in calls if " rev-parse " in call and ("--show-toplevel" in call or "--absolute-git-dir" in call)]
     assert len(asked) == 1 and "--show-toplevel --absolute-git-dir" in asked[0]
     assert [call for call in calls if " rev-parse --verify " in call] == []
-    # The tenth: the merge base's `.gitattributes`, which tells vendored and generated code from the product's.
-    assert len(calls) <= 10
+    # The branch a fix may be named by is read from the HEAD file of the git directory the first call gave,
+    # and the head's subject from the commit the refs' resolution printed.
+    assert [call for call in calls if " symbolic-ref " in call or " log " in call] == []
+    # The merge base's `.gitattributes`, which tells vendored and generated code from the product's, is
+    # read with the policy by the reader the lenses share (`shared_tree_reader`), not by a process of its own.
+    assert len(calls) <= 7, calls
+
+
+def test_the_subject_kept_from_the_refs_resolution_is_the_one_git_log_prints(tmp_path: Path) -> None:
+    from reviewgate.freeze import commit_names
+    from testing.repo import git
+
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}).path
+    messages = ["Fix: overflow", "fix\nthe rest of the subject  \n\nbody", "\n\n  bugfix-12 \t\nmore\n",
+                "fixture cleanup", "", "héllo wörld\r\nnext"]
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    for message in messages:
+        commit = subprocess.run(["git", "commit-tree", tree, "-p", "HEAD"], cwd=repo, input=message.encode(),
+                                capture_output=True, check=True).stdout.decode().strip()
+        logged = subprocess.run(["git", "log", "-1", "--format=%s", commit], cwd=repo, capture_output=True,
+                                check=True).stdout.decode("utf-8", "replace").strip()
+        assert commit_names.resolve_commits(repo, [commit, "main"])[0] == commit
+        assert commit in commit_names._SUBJECTS and commit_names.commit_subject(repo, commit).strip() == logged, message
+
+
+def test_the_branch_read_from_the_head_file_is_the_one_git_names(tmp_path: Path) -> None:
+    from reviewgate.freeze.commit_names import checked_out_branch
+    from reviewgate.freeze.git import repository_root
+    from testing.repo import git
+
+    def by_git(path: Path) -> str | None:
+        completed = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=path,
+                                   capture_output=True, text=True, check=False)
+        return completed.stdout.strip() or None
+
+    repo = make_repo(tmp_path / "main", {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"}, branch_name="fix/overflow")
+    root = repository_root(repo.path)
+    assert checked_out_branch(root) == by_git(root) == "fix/overflow"
+    linked = tmp_path / "linked"
+    git(repo.path, "worktree", "add", "-q", "-b", "hotfix/totals", str(linked), "main")
+    assert checked_out_branch(repository_root(linked)) == by_git(linked) == "hotfix/totals"
+    git(repo.path, "checkout", "-q", "--detach", "main")
+    assert checked_out_branch(root) is None and by_git(root) is None
+
+
+# A run in a fresh interpreter whose Python change checks a URL's scheme as written: which of the
+# scheme-case lens's JavaScript and Go patterns it compiled (`_patterns`, compiled together on first use).
+_RUN_AND_COUNT_SCHEME_PATTERNS = """
+import io, sys
+from reviewgate.cli import main
+code = main(sys.argv[1:], stdout=io.StringIO())
+from reviewgate.reviewers.builtin.lenses import scheme_case
+print(code, scheme_case._patterns.cache_info().currsize)
+"""
+
+
+def test_a_python_change_compiles_none_of_the_text_languages_scheme_patterns(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"},
+                     {"app.py": "def secure(url):\n    return url.startswith('https:')\n"})
+    completed = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_COUNT_SCHEME_PATTERNS, "run", "--reviewer", "builtin", "--base", "main",
+         "--output-dir", str(tmp_path / "out")],
+        cwd=repo.path, env=clean_environment(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.stdout.split() == ["0", "0"], completed.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert "correctness/case-sensitive-scheme" in json.dumps(report)  # the lens did read the Python check
 
 
 def test_the_deferred_modules_exist_and_a_shard_run_loads_its_own(tmp_path: Path) -> None:

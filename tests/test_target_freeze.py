@@ -194,7 +194,8 @@ def test_a_workspace_owned_by_another_user_is_reviewed_without_touching_global_c
 def test_refs_resolved_in_one_process_name_what_each_names_alone(tmp_path: Path) -> None:
     # resolve_refs asks for HEAD and a named base with one `cat-file --batch-check`: each answer
     # must be the one `rev-parse --verify` gives for that ref alone, a missing or odd one included.
-    from reviewgate.freeze.git import resolve_commit, resolve_commits
+    from reviewgate.freeze.commit_names import resolve_commits
+    from reviewgate.freeze.git import resolve_commit
 
     built = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
     git(built.path, "tag", "-a", "-m", "annotated", "v1", "main")

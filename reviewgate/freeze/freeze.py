@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from reviewgate.ci.context import CiContext
 from reviewgate.ci.local import check_repository, default_base
 from reviewgate.errors import BlockedError, UsageError
 from reviewgate.freeze.binary import binary_by_attributes, text_paths, with_text_diffs
+from reviewgate.freeze.commit_names import resolve_commits
 from reviewgate.freeze.diff import OPENING_LINES, ChangeStatus, FileChange
 from reviewgate.freeze.diff_files import iter_diff_stream
 from reviewgate.freeze.exclusions import (
@@ -28,7 +28,7 @@ from reviewgate.freeze.git import (
     TreeReader,
     read_file_heads,
     resolve_commit,
-    resolve_commits,
+    shared_tree_reader,
     stream_git,
     working_tree,
 )
@@ -142,13 +142,7 @@ def base_reader_for(target: FrozenTarget) -> TreeReader | None:
     bundle, which has no base side."""
     if target.mode == "bundle" or not target.merge_base:
         return None
-    return _tree_reader(target.repo_root, target.merge_base)
-
-
-@functools.lru_cache(maxsize=4)
-def _tree_reader(repo_root: str, commit: str) -> TreeReader:
-    """One reader (and its cache) per commit for the lenses of one review."""
-    return TreeReader(Path(repo_root), commit)
+    return shared_tree_reader(target.repo_root, target.merge_base)
 
 
 def _named(ref: str, sha: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -48,6 +49,11 @@ def _remember_git_directory(repo: Path, git_directory: str) -> None:
     _GIT_DIRECTORIES[repo] = git_directory
     while len(_GIT_DIRECTORIES) > _GIT_DIRECTORIES_KEPT:
         del _GIT_DIRECTORIES[next(iter(_GIT_DIRECTORIES))]
+
+
+def known_git_directory(repo: Path) -> str | None:
+    """The git directory of the work tree at `repo` when repository_root learned it, else None."""
+    return _GIT_DIRECTORIES.get(repo)
 
 
 def _git_directory(repo: Path) -> str:
@@ -175,26 +181,6 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
     return completed.stdout.decode("ascii").strip()
 
 
-def resolve_commits(repo: Path, refs: list[str]) -> list[str | None]:
-    """The commit SHA each ref names, or None where it names none, as `resolve_commit` answers,
-    from one git process for all of them (each call is a process). `cat-file --batch-check`
-    resolves a name as `rev-parse --verify` does and answers `<name> missing` for one that names
-    nothing; a ref holding a newline cannot be a batch line and is asked alone."""
-    batched = [ref for ref in refs if "\n" not in ref]
-    found: dict[str, str | None] = {}
-    if batched:
-        request = "".join(f"{ref}^{{commit}}\n" for ref in batched).encode("utf-8", "surrogateescape")
-        checked = run_git(repo, "cat-file", "--batch-check=%(objectname)", input_bytes=request, check=False)
-        lines = checked.stdout.decode("utf-8", "replace").splitlines()
-        if checked.returncode == 0 and len(lines) == len(batched):
-            found = {ref: line if _is_object_name(line) else None for ref, line in zip(batched, lines, strict=True)}
-    return [found[ref] if ref in found else resolve_commit(repo, ref) for ref in refs]
-
-
-def _is_object_name(text: str) -> bool:
-    return len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text)
-
-
 class TreeReader:
     """Reads files as they are in one commit, whatever is checked out; cached per path."""
 
@@ -319,6 +305,13 @@ class SnapshotReader(TreeReader):
 
 MAX_HEAD_BLOB_BYTES = 8 * 1024 * 1024
 
+
+
+@functools.lru_cache(maxsize=4)
+def shared_tree_reader(repo_root: str, commit: str) -> TreeReader:
+    """One reader (and its cache) per commit for one run: the policy's read of the merge base
+    (its config and tooling files, `.gitattributes` among them) is the lenses' read too."""
+    return TreeReader(Path(repo_root), commit)
 
 def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict[str, str]:
     """The first `limit` bytes of each path in `tree`, decoded (text.decode_text). Paths git

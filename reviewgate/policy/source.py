@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from reviewgate.config import CONFIG_FILE, PYPROJECT_FILE, Config, config_from_document, load_config
 from reviewgate.errors import ConfigError
-from reviewgate.freeze.git import TreeReader, prefetch_sides
+from reviewgate.freeze.git import TreeReader, prefetch_sides, shared_tree_reader
 from reviewgate.freeze.tooling import TOOLING_FILES
 from reviewgate.text import printable, short_sha
 from reviewgate.tomlfile import may_name_key, parse_toml
@@ -46,7 +46,7 @@ class Side(NamedTuple):
 
 
 def commit_side(repo: Path, commit: str, role: str) -> Side:
-    reader = TreeReader(repo, commit)
+    reader = shared_tree_reader(str(repo), commit)
     return Side(f"{role} {short_sha(commit)}", reader.read_bytes, commit, reader)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from reviewgate.freeze.commit_names import checked_out_branch, commit_subject
 from reviewgate.freeze.git import run_git
 from reviewgate.lazy_patterns import LazyPattern
 
@@ -31,12 +32,11 @@ def branch_name(repo: Path, head: str) -> str | None:
                 name = full.removeprefix(prefix)
                 return name.split("/", 1)[1] if prefix == "refs/remotes/" and "/" in name else name
         return None
-    completed = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    return completed.stdout.decode("utf-8", "surrogateescape").strip() or None
+    return checked_out_branch(repo)
 
 
 def head_subject(repo: Path, head_sha: str) -> str:
-    return run_git(repo, "log", "-1", "--format=%s", head_sha).stdout.decode("utf-8", "replace").strip()
+    return commit_subject(repo, head_sha).strip()
 
 
 def is_marked_as_fix(repo: Path, head_sha: str, head: str = "HEAD", branch: str | None = None) -> bool:

@@ -105,15 +105,16 @@ _SCHEMES = r"(?:https?|ftps?|wss?|javascript|vbscript|data|file|mailto|tel)"
 _NEEDLES = ("http", "javascript", "vbscript", "ftp", "ws:", "wss:", "data:", "file:", "mailto:", "tel:")
 # Calls whose result is lower-case (or a parsed URL, whose scheme is).
 _PYTHON_LOWERING = frozenset({"lower", "casefold", "urlparse", "urlsplit"})
+# A literal that starts with a scheme and its colon, or is a bare scheme name: all a Python file
+# needs, so a Python change compiles none of the JavaScript and Go patterns below.
+_PREFIX_LITERAL = LazyPattern(rf"^{_SCHEMES}:")
+_SCHEME_LITERAL = LazyPattern(rf"^{_SCHEMES}:?$")
 
 
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     quote = r"""['"`]"""
     return {
-        # A literal that starts with a scheme and its colon, or is a bare scheme name.
-        "prefix_literal": re.compile(rf"^{_SCHEMES}:"),
-        "scheme_literal": re.compile(rf"^{_SCHEMES}:?$"),
         "js_prefix": re.compile(
             rf"\.\s*(?:startsWith|indexOf|lastIndexOf)\s*\(\s*{quote}(?P<literal>{_SCHEMES}:[^'\"`]*){quote}\s*"
             rf"(?:\)\s*(?:===?|!==?)\s*0\b|\))"
@@ -228,7 +229,7 @@ def _split_off(node: ast.AST, names: dict[str, ast.expr]) -> bool:
 def _python_checks(tree: ast.Module, added: dict[int, str]) -> Iterator[tuple[ast.AST, ast.expr, str, list[str]]]:
     """(node, the value checked, what the check is, the literals it compares with) for each
     case-sensitive scheme check on an added line."""
-    prefix, scheme = _patterns()["prefix_literal"], _patterns()["scheme_literal"]
+    prefix, scheme = _PREFIX_LITERAL, _SCHEME_LITERAL
     for call in nodes_of(tree, ast.Call):
         if call.lineno not in added or not isinstance(call.func, ast.Attribute) or call.func.attr != "startswith":
             continue
