@@ -28,11 +28,12 @@ from __future__ import annotations
 import re
 
 from reviewgate.context import ReviewRequest
-from reviewgate.freeze.freeze import FrozenTarget, base_reader_for
+from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.freeze.git import TreeReader
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import Language, language_of
 from reviewgate.reviewers.builtin.path_kinds import by_path
+from reviewgate.reviewers.builtin.product_code import PerChange
 
 _BUILD_SCRIPTS = ("build.gradle.kts", "build.gradle")
 _SETTINGS = ("settings.gradle.kts", "settings.gradle")
@@ -177,14 +178,12 @@ def _joined(root: str, relative: str) -> str:
     return "/".join(parts)
 
 
-# Per change: the target it was made for, and its build as read at the merge base.
-_held: list[tuple[FrozenTarget, _Build]] = []
+# Per change: its build as read at the merge base.
+_builds = PerChange(lambda request: _Build(base_reader_for(request.target)))
 
 
 def _build(request: ReviewRequest) -> _Build:
-    if not _held or _held[0][0] is not request.target:
-        _held[:] = [(request.target, _Build(base_reader_for(request.target)))]
-    return _held[0][1]
+    return _builds.of(request)
 
 
 def is_gradle_test_support(request: ReviewRequest, path: str) -> bool:

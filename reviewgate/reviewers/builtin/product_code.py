@@ -207,7 +207,7 @@ class _Gem:
         return self.packaged is not None and bool(slash) and top not in self.packaged
 
 
-class _PerChange(Generic[_Made]):
+class PerChange(Generic[_Made]):
     """One object per change (the target it was made for), made on first use: every file of a
     change asks, and they share what it read."""
 
@@ -221,8 +221,8 @@ class _PerChange(Generic[_Made]):
         return self.held[1]
 
 
-_crates = _PerChange(_Crates)
-_gems = _PerChange(_Gem)
+_crates = PerChange(_Crates)
+_gems = PerChange(_Gem)
 
 
 def non_product_reason(request: ReviewRequest, path: str, *, read_header: bool = True) -> str | None:
