@@ -5,7 +5,7 @@
 
 It downloads the Django 5.2 sdist with `pip download --no-binary :all: --no-deps 'django==5.2.*'`
 (once, under benchmarks/.cache/, gitignored), unpacks it into a git repository whose `main` is the
-release, and commits six changes on branches of their own, of two shapes:
+release, and commits eight changes on branches of their own, of three shapes:
 
 - `one-line`: one docstring line of django/utils/text.py reworded;
 - `lines-200`, `lines-20k`, `lines-100k`: that many added lines of real code in new files, modules
@@ -15,7 +15,10 @@ release, and commits six changes on branches of their own, of two shapes:
 - `appended-100k`, `appended-300k`: that many lines of generated functions (the statements of
   builtin_benchmark.py, seeded by path) appended to 450 existing modules of django/ (every
   `__init__`, migration and test module left out, spread in path order): large changes to files
-  the repository already has, each file read, diffed and parsed with its old lines too.
+  the repository already has, each file read, diffed and parsed with its old lines too;
+- `new-modules-100k`, `new-modules-300k`: the same generated functions (same seeds) in 450 new
+  modules of a new package, django/generated/, named after the modules they would be appended to:
+  the other shape of a large branch, every file new.
 
 For each change it measures, alternating and in the same run: the floor (Python start-up, `git diff`
 of the change and reading every changed file, in one process), each gate (`reviewgate run
@@ -37,7 +40,7 @@ run's findings (report.json) are
 compared with the first gate's first cold run of the same change: a speedup must not change them,
 and a difference is printed and makes the command exit 1. Targets: the one-line change warm at most
 0.1x jscpd, at most 4x the floor and at most 0.18 s of CPU; +20k at most 0.5x jscpd; +100k (both
-shapes) at most 1x jscpd; +300k at most 1.5x jscpd; peak memory at most 400 MB. The jscpd targets
+shapes) at most 1x jscpd; +300k (both) at most 1.5x jscpd; peak memory at most 400 MB. The jscpd targets
 are in wall time (medians of the warm gate and of jscpd, each free to use every core; the CPU
 ratio is printed beside each verdict) and against jscpd's default mode. On a shared machine run
 it under `nice` and print `uptime` before and after: wall ratios move with the load.
@@ -85,12 +88,17 @@ IDENTITY = {
 CHANGES = {
     "one-line": 1, "lines-200": 200, "lines-20k": 20_000, "lines-100k": 100_000,
     "appended-100k": 100_000, "appended-300k": 300_000,
+    "new-modules-100k": 100_000, "new-modules-300k": 300_000,
 }
 APPENDED_PREFIX = "appended-"
+NEW_MODULES_PREFIX = "new-modules-"
 APPENDED_MODULES = 450
 # Target ratios against jscpd (warm gate, wall time: what a CI job waits, both using the runner's
 # cores), by change; the one-line change against the floor and in seconds (CPU).
-JSCPD_TARGETS = {"one-line": 0.1, "lines-20k": 0.5, "lines-100k": 1.0, "appended-100k": 1.0, "appended-300k": 1.5}
+JSCPD_TARGETS = {
+    "one-line": 0.1, "lines-20k": 0.5, "lines-100k": 1.0, "appended-100k": 1.0, "appended-300k": 1.5,
+    "new-modules-100k": 1.0, "new-modules-300k": 1.5,
+}
 FLOOR_TARGET = 4.0
 ONE_LINE_TARGET_SECONDS = 0.18
 MEMORY_TARGET_MB = 400.0
@@ -170,8 +178,9 @@ def appended_targets(repo: Path) -> list[Path]:
     return [modules[int(number * step)] for number in range(min(APPENDED_MODULES, len(modules)))]
 
 
-def append_generated(repo: Path, lines: int) -> None:
-    """About `lines` lines of generated functions appended to existing modules, seeded by path."""
+def add_generated(repo: Path, lines: int, *, new_modules: bool) -> None:
+    """About `lines` lines of generated functions, seeded by path: appended to existing modules, or
+    each module's share written to a new module of django/generated/ named after it."""
     from benchmarks.builtin_benchmark import PYTHON, source_file  # only when the branch is built
 
     targets = appended_targets(repo)
@@ -179,14 +188,19 @@ def append_generated(repo: Path, lines: int) -> None:
     for target in targets:
         relative = target.relative_to(repo).as_posix()
         generated = source_file(random.Random(f"{relative}:{lines}"), lines // len(targets), body)
-        with target.open("a", encoding="utf-8") as handle:
-            handle.write(f"\n\n# Generated helpers.\n{generated}")
+        if new_modules:
+            destination = repo / "django" / "generated" / relative.removeprefix("django/")
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_text(f"# Generated helpers.\n{generated}", encoding="utf-8")
+        else:
+            with target.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n\n# Generated helpers.\n{generated}")
 
 
 def commit_change(repo: Path, branch: str, lines: int, modules: list[tuple[str, str]]) -> None:
     git(repo, "checkout", "-q", "-B", branch, "main")
-    if branch.startswith(APPENDED_PREFIX):
-        append_generated(repo, lines)
+    if branch.startswith((APPENDED_PREFIX, NEW_MODULES_PREFIX)):
+        add_generated(repo, lines, new_modules=branch.startswith(NEW_MODULES_PREFIX))
     elif lines == 1:
         target = repo / "django" / "utils" / "text.py"
         text = target.read_text(encoding="utf-8").split("\n")
