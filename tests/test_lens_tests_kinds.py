@@ -583,3 +583,42 @@ def test_gradle_build_logic_is_no_product_code(tmp_path: Path) -> None:
     assert _blocking(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
         ("tests/missing-tests", "library/src/main/kotlin/acme/BundleAction.kt", 4)
     ]
+
+
+_COMMANDS = (
+    "pub struct Command {\n    subcommands: Vec<Command>,\n}\n\nimpl Command {\n"
+    "    pub fn new() -> Self {\n        Command { subcommands: Vec::new() }\n    }\n{added}}\n"
+)
+_MAP_SUBCOMMANDS = (
+    "    /// Changes every subcommand.\n    ///\n{fence}"
+    "    /// let cmd = Command::new().map_subcommands(|sub| sub);\n    /// assert!(cmd.subcommands.is_empty());\n"
+    "    /// ```\n    #[must_use]\n    pub fn map_subcommands<F>(mut self, f: F) -> Self\n    where\n"
+    "        F: FnMut(Command) -> Command,\n    {\n        self.subcommands = self.subcommands.into_iter().map(f).collect();\n"
+    "        self\n    }\n"
+)
+
+
+@pytest.mark.parametrize(("name", "fence", "path", "blocks"), [
+    ("doctest", "    /// ```\n", "src/lib.rs", False),
+    ("rust-doctest", "    /// ```rust,edition2021\n", "src/lib.rs", False),
+    # Under one set of features the example runs, under the others it is ignored: it is a test.
+    ("feature-doctest", '    #[cfg_attr(feature = "std", doc = "```")]\n'
+     '    #[cfg_attr(not(feature = "std"), doc = "```ignore")]\n', "src/lib.rs", False),
+    # Look-alikes rustdoc never runs: another language's block, one kept from running, a binary's.
+    ("text", "    /// ```txt\n", "src/lib.rs", True),
+    ("no-run", "    /// ```no_run\n", "src/lib.rs", True),
+    ("ignored", "    /// ```ignore\n", "src/lib.rs", True),
+    ("binary", "    /// ```\n", "src/main.rs", True),
+])
+def test_a_rust_doc_example_that_asserts_is_a_test(tmp_path: Path, name: str, fence: str, path: str, blocks: bool) -> None:
+    base = {"Cargo.toml": '[package]\nname = "commands"\nversion = "0.1.0"\n', path: _COMMANDS.replace("{added}", "")}
+    branch = {path: _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", fence))}
+    line = 16 + fence.count("\n")
+    assert _blocking(review_change(tmp_path, base, branch)) == ([("tests/missing-tests", path, line)] if blocks else [])
+
+
+def test_a_library_without_doctests_runs_no_doc_example(tmp_path: Path) -> None:
+    manifest = '[package]\nname = "commands"\nversion = "0.1.0"\n\n[lib]\ndoctest = false\n'
+    base = {"Cargo.toml": manifest, "src/lib.rs": _COMMANDS.replace("{added}", "")}
+    branch = {"src/lib.rs": _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", "    /// ```\n"))}
+    assert _blocking(review_change(tmp_path, base, branch)) == [("tests/missing-tests", "src/lib.rs", 17)]
