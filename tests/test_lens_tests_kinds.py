@@ -622,3 +622,26 @@ def test_a_library_without_doctests_runs_no_doc_example(tmp_path: Path) -> None:
     base = {"Cargo.toml": manifest, "src/lib.rs": _COMMANDS.replace("{added}", "")}
     branch = {"src/lib.rs": _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", "    /// ```\n"))}
     assert _blocking(review_change(tmp_path, base, branch)) == [("tests/missing-tests", "src/lib.rs", 17)]
+
+
+_GENERATOR = (
+    "use std::io::{Error, Write};\n\npub trait Generator {\n    fn generate(&self, buf: &mut dyn Write);\n{added}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "body", "blocks"), [
+    # A fallible twin that forwards to the infallible method and returns the unit value.
+    ("forwards", "        self.generate(buf);\n        Ok(())\n", False),
+    ("forwards-wrapped", "        Ok(self.generate(buf))\n", False),
+    # Look-alikes that do more: a second call, a value computed from what it forwarded.
+    ("flushes", "        self.generate(buf);\n        Ok(buf.flush()?)\n", True),
+    ("boxes", "        self.generate(buf);\n        Ok(Box::new(buf))\n", True),
+])
+def test_a_rust_method_that_forwards_and_returns_a_built_value_passes_through(
+    tmp_path: Path, name: str, body: str, blocks: bool
+) -> None:
+    path = "src/generator.rs"
+    added = f"\n    fn try_generate(&self, buf: &mut dyn Write) -> Result<(), Error> {{\n{body}    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "generator"\nversion = "0.1.0"\n', path: _GENERATOR.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _GENERATOR.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 6)] if blocks else []), name

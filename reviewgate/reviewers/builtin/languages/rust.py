@@ -173,6 +173,25 @@ def _last_arm(node: Node) -> bool:
     return following is None
 
 
+def _value_parenthesis(node: Node) -> bool:
+    """The unit value's `()`, or the arguments of a call that builds a value: a callee named in
+    CamelCase is a tuple struct or an enum variant (`Ok(())`, `Some(value)`, `Self(inner)`), which
+    Rust's naming lints hold every type and variant to; `Box::new(..)` is a call."""
+    holder = node.parent
+    if holder is None:
+        return False
+    if holder.type == "unit_expression":
+        return True
+    call = holder.parent
+    if holder.type != "arguments" or call is None or call.type != "call_expression":
+        return False
+    callee = call.child_by_field_name("function")
+    if callee is None or callee.type not in ("identifier", "scoped_identifier"):
+        return False
+    name = text_of(callee).rpartition("::")[2]
+    return name[:1].isupper() and not name.isupper()
+
+
 FAMILY = Family(
     grammars=("rust",),
     functions=frozenset({"function_item"}),
@@ -198,6 +217,7 @@ FAMILY = Family(
     },
     parameters=frozenset(),
     skipped=_is_test,
+    value_parenthesis=_value_parenthesis,
 )
 
 FAMILIES = {"rust": FAMILY}

@@ -127,6 +127,9 @@ class Family:
     annotations: frozenset[str] = frozenset()
     # Tokens a bare accessor may hold besides names and literals.
     trivial_words: frozenset[str] = TRIVIAL_WORDS
+    # An opening parenthesis that builds a value rather than calls code (Rust's unit `()`, a
+    # variant's or tuple struct's constructor `Ok(..)`): a delegate may return one.
+    value_parenthesis: Callable[[Node], bool] = _never
 
 
 # Methods that run their argument per element or only on some condition: iterator adaptors and
