@@ -604,6 +604,8 @@ _MAP_SUBCOMMANDS = (
     # Under one set of features the example runs, under the others it is ignored: it is a test.
     ("feature-doctest", '    #[cfg_attr(feature = "std", doc = "```")]\n'
      '    #[cfg_attr(not(feature = "std"), doc = "```ignore")]\n', "src/lib.rs", False),
+    # A block that must not compile is a test in whole: a check made at compile time.
+    ("compile-fail", "    /// ```compile_fail,E0277\n", "src/lib.rs", False),
     # Look-alikes rustdoc never runs: another language's block, one kept from running, a binary's.
     ("text", "    /// ```txt\n", "src/lib.rs", True),
     ("no-run", "    /// ```no_run\n", "src/lib.rs", True),
@@ -645,3 +647,38 @@ def test_a_rust_method_that_forwards_and_returns_a_built_value_passes_through(
     base = {"Cargo.toml": '[package]\nname = "generator"\nversion = "0.1.0"\n', path: _GENERATOR.replace("{added}", "")}
     found = _blocking(review_change(tmp_path, base, {path: _GENERATOR.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 6)] if blocks else []), name
+
+
+_LEVEL = "pub fn level(text: &str) -> u8 {{\n{body}}}\n"
+_LEVEL_TESTS = (
+    "{attribute}\nmod tests {{\n    use super::*;\n\n    #[test]\n    fn levels() {{\n        // {comment}\n"
+    "        assert_eq!(level(\"{word}\"), {level});\n    }}\n}}\n"
+)
+_ONE_LEVEL = "    if text == \"high\" {\n        return 2;\n    }\n    0\n"
+_THREE_LEVELS = (
+    "    if text == \"high\" {\n        return 2;\n    }\n    if text == \"low\" {\n        return 1;\n    }\n"
+    "    if text.is_empty() {\n        return 3;\n    }\n    0\n"
+)
+
+
+@pytest.mark.parametrize(("name", "attribute", "comment", "word", "tests_first", "blocks"), [
+    ("test-module", "#[cfg(test)]", "levels", "low", False, False),
+    ("test-module-first", "#[cfg(test)]", "levels", "low", True, False),
+    # Look-alikes: only a comment of the test module edited, the code below it or above it.
+    ("comment", "#[cfg(test)]", "levels by word", "high", False, True),
+    ("comment-first", "#[cfg(test)]", "levels by word", "high", True, True),
+    # A module a feature compiles: its `#[test]` function is a test all the same.
+    ("feature-module", "#[cfg(feature = \"testing\")]", "levels", "low", True, False),
+])
+def test_an_edit_of_a_rust_files_own_test_module_is_a_test(
+    tmp_path: Path, name: str, attribute: str, comment: str, word: str, tests_first: bool, blocks: bool
+) -> None:
+    def source(body: str, comment: str, word: str) -> str:
+        tests = _LEVEL_TESTS.format(attribute=attribute, comment=comment, word=word, level={"high": 2, "low": 1}[word])
+        level = _LEVEL.format(body=body)
+        return f"{tests}\n{level}" if tests_first else f"{level}\n{tests}"
+
+    base = {"Cargo.toml": '[package]\nname = "levels"\nversion = "0.1.0"\n', "src/lib.rs": source(_ONE_LEVEL, "levels", "high")}
+    branch = {"src/lib.rs": source(_THREE_LEVELS, comment, word)}
+    found = _blocking(review_change(tmp_path, base, branch))
+    assert found == ([("tests/missing-tests", "src/lib.rs", 16 if tests_first else 5)] if blocks else []), name

@@ -29,7 +29,8 @@ def _attributes(node: Node) -> list[str]:
     return found
 
 
-def _is_test(node: Node) -> bool:
+def is_test_item(node: Node) -> bool:
+    """A `#[cfg(test)]` module or a `#[test]` function (`#[tokio::test]` too): tests, no product code."""
     if node.type == "mod_item":
         return "#[cfg(test)]" in _attributes(node)
     if node.type == "function_item":
@@ -216,7 +217,7 @@ FAMILY = Family(
         "let_condition": ("pattern",),
     },
     parameters=frozenset(),
-    skipped=_is_test,
+    skipped=is_test_item,
     value_parenthesis=_value_parenthesis,
 )
 

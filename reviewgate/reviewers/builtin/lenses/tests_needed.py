@@ -18,7 +18,7 @@ from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_f
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
 from reviewgate.reviewers.builtin.gradle_build import is_gradle_test_support
 from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, language_of
-from reviewgate.reviewers.builtin.languages.rust_doctests import adds_asserting_doctest
+from reviewgate.reviewers.builtin.languages.rust_inline_tests import changes_inline_tests
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -67,9 +67,10 @@ MISSING_TESTS = Rule(
         "package's build script (`build.rs` beside its Cargo.toml, or the manifest's `build = ...`), "
         "Gradle's build logic (an included build, `includeBuild(\"build-logic\")`, or `buildSrc/`), `docs/`, "
         "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
-        "diff (a Rust file's new `#[test]`, and an `assert!` added to a doc example `cargo test` runs — "
-        "a fenced block in a library's doc comment, not `ignore`, `no_run`, `compile_fail` or another "
-        "language's (`txt`) —, a file in a Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
+        "diff (code a Rust file's `#[test]` function or `#[cfg(test)]` module gains, an `assert!` added "
+        "to a doc example `cargo test` runs — a fenced block in a library's doc comment, not `ignore`, "
+        "`no_run` or another language's (`txt`) — and a `compile_fail` example written, a file in a "
+        "Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
         "the code of a project the build depends on only for tests, a "
         "`testImplementation(projects.testingSupport)` or test source set's dependency, the project "
         "not published, count as ones; an edit of a test file's comments alone does not)"
@@ -225,7 +226,7 @@ def changes_tests(request: ReviewRequest) -> bool:
             (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
              or is_gradle_test_support(request, change.path))
             and not _only_comments(change)
-            or adds_asserting_doctest(request, change)
+            or changes_inline_tests(request, change)
         )
         for change in request.target.files
     )
