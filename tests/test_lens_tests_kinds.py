@@ -682,3 +682,24 @@ def test_an_edit_of_a_rust_files_own_test_module_is_a_test(
     branch = {"src/lib.rs": source(_THREE_LEVELS, comment, word)}
     found = _blocking(review_change(tmp_path, base, branch))
     assert found == ([("tests/missing-tests", "src/lib.rs", 16 if tests_first else 5)] if blocks else []), name
+
+
+_EXTENSIONS = (
+    "pub struct Arg {\n    ext: Extensions,\n}\n\nimpl Arg {\n    pub fn new() -> Self {\n"
+    "        Arg { ext: Extensions::default() }\n    }\n{added}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "body", "blocks"), [
+    # A typed map's accessor: the turbofish names a type, it computes nothing.
+    ("typed-get", "        self.ext.get::<T>()\n", False),
+    # Look-alikes that compute what they pass on: an operator, a second call.
+    ("offset", "        self.ext.get::<T>(self.ext.len() - 1)\n", True),
+    ("trimmed", "        self.ext.get::<T>(name.trim())\n", True),
+])
+def test_a_rust_delegate_with_a_type_argument_passes_through(tmp_path: Path, name: str, body: str, blocks: bool) -> None:
+    path = "src/arg.rs"
+    added = f"\n    pub fn get<T: Extension>(&self, name: &str) -> Option<&T> {{\n{body}    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "arg"\nversion = "0.1.0"\n', path: _EXTENSIONS.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _EXTENSIONS.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name

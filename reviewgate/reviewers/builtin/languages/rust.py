@@ -174,12 +174,17 @@ def _last_arm(node: Node) -> bool:
     return following is None
 
 
-def _value_parenthesis(node: Node) -> bool:
-    """The unit value's `()`, or the arguments of a call that builds a value: a callee named in
-    CamelCase is a tuple struct or an enum variant (`Ok(())`, `Some(value)`, `Self(inner)`), which
-    Rust's naming lints hold every type and variant to; `Box::new(..)` is a call."""
+def _plain_token(node: Node) -> bool:
+    """A turbofish's `<` and `>` (`get::<T>()`: a type, no computation), the unit value's `()`, or
+    the arguments of a call that builds a value: a callee named in CamelCase is a tuple struct or an
+    enum variant (`Ok(())`, `Some(value)`, `Self(inner)`), which Rust's naming lints hold every type
+    and variant to; `Box::new(..)` is a call."""
     holder = node.parent
     if holder is None:
+        return False
+    if node.type in ("<", ">"):
+        return holder.type == "type_arguments"
+    if node.type != "(":
         return False
     if holder.type == "unit_expression":
         return True
@@ -218,7 +223,7 @@ FAMILY = Family(
     },
     parameters=frozenset(),
     skipped=is_test_item,
-    value_parenthesis=_value_parenthesis,
+    plain_token=_plain_token,
 )
 
 FAMILIES = {"rust": FAMILY}
