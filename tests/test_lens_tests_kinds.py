@@ -703,3 +703,23 @@ def test_a_rust_delegate_with_a_type_argument_passes_through(tmp_path: Path, nam
     base = {"Cargo.toml": '[package]\nname = "arg"\nversion = "0.1.0"\n', path: _EXTENSIONS.replace("{added}", "")}
     found = _blocking(review_change(tmp_path, base, {path: _EXTENSIONS.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name
+
+
+_SHELLS = "pub struct Shells<'s>(pub &'s [&'s str]);\n\nimpl<'s> Shells<'s> {\n{added}}\n"
+
+
+@pytest.mark.parametrize(("name", "body", "blocks"), [
+    # An accessor: one forwarded call and argument-less adaptors of what it returns.
+    ("iterator", "        self.0.iter().copied()\n", False),
+    # Look-alikes: an adaptor given an argument is a second call; an operator computes.
+    ("skipping", "        self.0.iter().copied().skip(self.0.len())\n", True),
+    ("counting", "        self.0.iter().copied().count() + 1\n", True),
+])
+def test_a_rust_accessor_chaining_adaptors_without_arguments_passes_through(
+    tmp_path: Path, name: str, body: str, blocks: bool
+) -> None:
+    path = "src/shells.rs"
+    added = f"    pub fn iter(&self) -> impl Iterator<Item = &str> {{\n{body}    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "shells"\nversion = "0.1.0"\n', path: _SHELLS.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _SHELLS.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 4)] if blocks else []), name
