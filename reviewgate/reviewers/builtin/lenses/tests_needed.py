@@ -17,8 +17,7 @@ from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
 from reviewgate.reviewers.builtin.gradle_build import is_gradle_test_support
-from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, language_of
-from reviewgate.reviewers.builtin.languages.rust_inline_tests import changes_inline_tests
+from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, Language, language_of
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -226,10 +225,19 @@ def changes_tests(request: ReviewRequest) -> bool:
             (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
              or is_gradle_test_support(request, change.path))
             and not _only_comments(change)
-            or changes_inline_tests(request, change)
+            or _changes_rust_inline_tests(request, change)
         )
         for change in request.target.files
     )
+
+
+def _changes_rust_inline_tests(request: ReviewRequest, change: FileChange) -> bool:
+    """languages/rust_inline_tests.py, imported only for a Rust file: a run without one loads none of it."""
+    if language_of(change.path) is not Language.RUST:
+        return False
+    from reviewgate.reviewers.builtin.languages.rust_inline_tests import changes_inline_tests
+
+    return changes_inline_tests(request, change)
 
 
 def _only_comments(change: FileChange) -> bool:
