@@ -583,3 +583,143 @@ def test_gradle_build_logic_is_no_product_code(tmp_path: Path) -> None:
     assert _blocking(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
         ("tests/missing-tests", "library/src/main/kotlin/acme/BundleAction.kt", 4)
     ]
+
+
+_COMMANDS = (
+    "pub struct Command {\n    subcommands: Vec<Command>,\n}\n\nimpl Command {\n"
+    "    pub fn new() -> Self {\n        Command { subcommands: Vec::new() }\n    }\n{added}}\n"
+)
+_MAP_SUBCOMMANDS = (
+    "    /// Changes every subcommand.\n    ///\n{fence}"
+    "    /// let cmd = Command::new().map_subcommands(|sub| sub);\n    /// assert!(cmd.subcommands.is_empty());\n"
+    "    /// ```\n    #[must_use]\n    pub fn map_subcommands<F>(mut self, f: F) -> Self\n    where\n"
+    "        F: FnMut(Command) -> Command,\n    {\n        self.subcommands = self.subcommands.into_iter().map(f).collect();\n"
+    "        self\n    }\n"
+)
+
+
+@pytest.mark.parametrize(("name", "fence", "path", "blocks"), [
+    ("doctest", "    /// ```\n", "src/lib.rs", False),
+    ("rust-doctest", "    /// ```rust,edition2021\n", "src/lib.rs", False),
+    # Under one set of features the example runs, under the others it is ignored: it is a test.
+    ("feature-doctest", '    #[cfg_attr(feature = "std", doc = "```")]\n'
+     '    #[cfg_attr(not(feature = "std"), doc = "```ignore")]\n', "src/lib.rs", False),
+    # A block that must not compile is a test in whole: a check made at compile time.
+    ("compile-fail", "    /// ```compile_fail,E0277\n", "src/lib.rs", False),
+    # Look-alikes rustdoc never runs: another language's block, one kept from running, a binary's.
+    ("text", "    /// ```txt\n", "src/lib.rs", True),
+    ("no-run", "    /// ```no_run\n", "src/lib.rs", True),
+    ("ignored", "    /// ```ignore\n", "src/lib.rs", True),
+    ("binary", "    /// ```\n", "src/main.rs", True),
+])
+def test_a_rust_doc_example_that_asserts_is_a_test(tmp_path: Path, name: str, fence: str, path: str, blocks: bool) -> None:
+    base = {"Cargo.toml": '[package]\nname = "commands"\nversion = "0.1.0"\n', path: _COMMANDS.replace("{added}", "")}
+    branch = {path: _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", fence))}
+    line = 16 + fence.count("\n")
+    assert _blocking(review_change(tmp_path, base, branch)) == ([("tests/missing-tests", path, line)] if blocks else [])
+
+
+def test_a_library_without_doctests_runs_no_doc_example(tmp_path: Path) -> None:
+    manifest = '[package]\nname = "commands"\nversion = "0.1.0"\n\n[lib]\ndoctest = false\n'
+    base = {"Cargo.toml": manifest, "src/lib.rs": _COMMANDS.replace("{added}", "")}
+    branch = {"src/lib.rs": _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", "    /// ```\n"))}
+    assert _blocking(review_change(tmp_path, base, branch)) == [("tests/missing-tests", "src/lib.rs", 17)]
+
+
+_GENERATOR = (
+    "use std::io::{Error, Write};\n\npub trait Generator {\n    fn generate(&self, buf: &mut dyn Write);\n{added}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "body", "blocks"), [
+    # A fallible twin that forwards to the infallible method and returns the unit value.
+    ("forwards", "        self.generate(buf);\n        Ok(())\n", False),
+    ("forwards-wrapped", "        Ok(self.generate(buf))\n", False),
+    # Look-alikes that do more: a second call, a value computed from what it forwarded.
+    ("flushes", "        self.generate(buf);\n        Ok(buf.flush()?)\n", True),
+    ("boxes", "        self.generate(buf);\n        Ok(Box::new(buf))\n", True),
+])
+def test_a_rust_method_that_forwards_and_returns_a_built_value_passes_through(
+    tmp_path: Path, name: str, body: str, blocks: bool
+) -> None:
+    path = "src/generator.rs"
+    added = f"\n    fn try_generate(&self, buf: &mut dyn Write) -> Result<(), Error> {{\n{body}    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "generator"\nversion = "0.1.0"\n', path: _GENERATOR.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _GENERATOR.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 6)] if blocks else []), name
+
+
+_LEVEL = "pub fn level(text: &str) -> u8 {{\n{body}}}\n"
+_LEVEL_TESTS = (
+    "{attribute}\nmod tests {{\n    use super::*;\n\n    #[test]\n    fn levels() {{\n        // {comment}\n"
+    "        assert_eq!(level(\"{word}\"), {level});\n    }}\n}}\n"
+)
+_ONE_LEVEL = "    if text == \"high\" {\n        return 2;\n    }\n    0\n"
+_THREE_LEVELS = (
+    "    if text == \"high\" {\n        return 2;\n    }\n    if text == \"low\" {\n        return 1;\n    }\n"
+    "    if text.is_empty() {\n        return 3;\n    }\n    0\n"
+)
+
+
+@pytest.mark.parametrize(("name", "attribute", "comment", "word", "tests_first", "blocks"), [
+    ("test-module", "#[cfg(test)]", "levels", "low", False, False),
+    ("test-module-first", "#[cfg(test)]", "levels", "low", True, False),
+    # Look-alikes: only a comment of the test module edited, the code below it or above it.
+    ("comment", "#[cfg(test)]", "levels by word", "high", False, True),
+    ("comment-first", "#[cfg(test)]", "levels by word", "high", True, True),
+    # A module a feature compiles: its `#[test]` function is a test all the same.
+    ("feature-module", "#[cfg(feature = \"testing\")]", "levels", "low", True, False),
+])
+def test_an_edit_of_a_rust_files_own_test_module_is_a_test(
+    tmp_path: Path, name: str, attribute: str, comment: str, word: str, tests_first: bool, blocks: bool
+) -> None:
+    def source(body: str, comment: str, word: str) -> str:
+        tests = _LEVEL_TESTS.format(attribute=attribute, comment=comment, word=word, level={"high": 2, "low": 1}[word])
+        level = _LEVEL.format(body=body)
+        return f"{tests}\n{level}" if tests_first else f"{level}\n{tests}"
+
+    base = {"Cargo.toml": '[package]\nname = "levels"\nversion = "0.1.0"\n', "src/lib.rs": source(_ONE_LEVEL, "levels", "high")}
+    branch = {"src/lib.rs": source(_THREE_LEVELS, comment, word)}
+    found = _blocking(review_change(tmp_path, base, branch))
+    assert found == ([("tests/missing-tests", "src/lib.rs", 16 if tests_first else 5)] if blocks else []), name
+
+
+_EXTENSIONS = (
+    "pub struct Arg {\n    ext: Extensions,\n}\n\nimpl Arg {\n    pub fn new() -> Self {\n"
+    "        Arg { ext: Extensions::default() }\n    }\n{added}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "body", "blocks"), [
+    # A typed map's accessor: the turbofish names a type, it computes nothing.
+    ("typed-get", "        self.ext.get::<T>()\n", False),
+    # Look-alikes that compute what they pass on: an operator, a second call.
+    ("offset", "        self.ext.get::<T>(self.ext.len() - 1)\n", True),
+    ("trimmed", "        self.ext.get::<T>(name.trim())\n", True),
+])
+def test_a_rust_delegate_with_a_type_argument_passes_through(tmp_path: Path, name: str, body: str, blocks: bool) -> None:
+    path = "src/arg.rs"
+    added = f"\n    pub fn get<T: Extension>(&self, name: &str) -> Option<&T> {{\n{body}    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "arg"\nversion = "0.1.0"\n', path: _EXTENSIONS.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _EXTENSIONS.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name
+
+
+_SHELLS = "pub struct Shells<'s>(pub &'s [&'s str]);\n\nimpl<'s> Shells<'s> {\n{added}}\n"
+
+
+@pytest.mark.parametrize(("name", "body", "blocks"), [
+    # An accessor: one forwarded call and argument-less adaptors of what it returns.
+    ("iterator", "        self.0.iter().copied()\n", False),
+    # Look-alikes: an adaptor given an argument is a second call; an operator computes.
+    ("skipping", "        self.0.iter().copied().skip(self.0.len())\n", True),
+    ("counting", "        self.0.iter().copied().count() + 1\n", True),
+])
+def test_a_rust_accessor_chaining_adaptors_without_arguments_passes_through(
+    tmp_path: Path, name: str, body: str, blocks: bool
+) -> None:
+    path = "src/shells.rs"
+    added = f"    pub fn iter(&self) -> impl Iterator<Item = &str> {{\n{body}    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "shells"\nversion = "0.1.0"\n', path: _SHELLS.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _SHELLS.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 4)] if blocks else []), name

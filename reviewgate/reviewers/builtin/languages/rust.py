@@ -29,7 +29,8 @@ def _attributes(node: Node) -> list[str]:
     return found
 
 
-def _is_test(node: Node) -> bool:
+def is_test_item(node: Node) -> bool:
+    """A `#[cfg(test)]` module or a `#[test]` function (`#[tokio::test]` too): tests, no product code."""
     if node.type == "mod_item":
         return "#[cfg(test)]" in _attributes(node)
     if node.type == "function_item":
@@ -173,6 +174,41 @@ def _last_arm(node: Node) -> bool:
     return following is None
 
 
+def _chained(callee: Node | None) -> bool:
+    """Whether a method is called on what a call returned (`.copied()` in `self.0.iter().copied()`)."""
+    while callee is not None and callee.type == "generic_function":
+        callee = callee.child_by_field_name("function")
+    receiver = None if callee is None or callee.type != "field_expression" else callee.child_by_field_name("value")
+    return receiver is not None and receiver.type in ("call_expression", "try_expression")
+
+
+def _plain_token(node: Node) -> bool:
+    """A turbofish's `<` and `>` (`get::<T>()`: a type, no computation), the unit value's `()`, the
+    empty arguments of a method called on what a call returned (`self.0.iter().copied()`: one
+    forwarded call and the adaptors of its result), or the arguments of a call that builds a value:
+    a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`, `Some(value)`,
+    `Self(inner)`), which Rust's naming lints hold every type and variant to; `Box::new(..)` is a call."""
+    holder = node.parent
+    if holder is None:
+        return False
+    if node.type in ("<", ">"):
+        return holder.type == "type_arguments"
+    if node.type != "(":
+        return False
+    if holder.type == "unit_expression":
+        return True
+    call = holder.parent
+    if holder.type != "arguments" or call is None or call.type != "call_expression":
+        return False
+    callee = call.child_by_field_name("function")
+    if holder.named_child_count == 0 and _chained(callee):
+        return True
+    if callee is None or callee.type not in ("identifier", "scoped_identifier"):
+        return False
+    name = text_of(callee).rpartition("::")[2]
+    return name[:1].isupper() and not name.isupper()
+
+
 FAMILY = Family(
     grammars=("rust",),
     functions=frozenset({"function_item"}),
@@ -197,7 +233,8 @@ FAMILY = Family(
         "let_condition": ("pattern",),
     },
     parameters=frozenset(),
-    skipped=_is_test,
+    skipped=is_test_item,
+    plain_token=_plain_token,
 )
 
 FAMILIES = {"rust": FAMILY}

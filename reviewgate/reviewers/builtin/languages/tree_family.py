@@ -127,6 +127,10 @@ class Family:
     annotations: frozenset[str] = frozenset()
     # Tokens a bare accessor may hold besides names and literals.
     trivial_words: frozenset[str] = TRIVIAL_WORDS
+    # A token that neither calls nor computes: the parentheses of a value built (Rust's unit `()`,
+    # a variant's or tuple struct's constructor `Ok(..)`), a turbofish's angle brackets
+    # (`get::<T>()`). A delegate may hold them.
+    plain_token: Callable[[Node], bool] = _never
 
 
 # Methods that run their argument per element or only on some condition: iterator adaptors and

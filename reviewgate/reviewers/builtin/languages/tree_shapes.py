@@ -269,9 +269,10 @@ class _Reader:
 
     def _passes_through(self, found: _Found) -> bool:
         """A body that decides nothing and at most forwards one call: a builder's setter
-        (`this.name = name; return this;`), a delegate (`return inner.send(request);`). What it
-        stores and passes on are names, members and literals: no operator, no second call, and
-        no call whose result is stored (`this.name = requireNonNull(name)` validates)."""
+        (`this.name = name; return this;`), a delegate (`return inner.send(request);`,
+        `self.generate(cmd, buf); Ok(())`, `self.map.get::<T>()`). What it stores and passes on are
+        names, members, literals and values built of them: no operator, no second call, and no call
+        whose result is stored (`this.name = requireNonNull(name)` validates)."""
         assert found.body is not None
         family = self.family
         if self.counts(self.found.index(found))[0]:
@@ -283,9 +284,11 @@ class _Reader:
             if node.children or node.type in family.comments:
                 continue
             in_string = node.parent is not None and node.parent.type in family.strings
-            if not (node.is_named or in_string or node.type in family.trivial_words or node.type in _PASSING_TOKENS):
+            plain = family.plain_token(node)
+            if not (node.is_named or in_string or node.type in family.trivial_words or node.type in _PASSING_TOKENS
+                    or plain):
                 return False
-            calls += node.type == "("
+            calls += node.type == "(" and not plain
             stores += node.type == "=" and node.parent != found.body  # not an expression body's `=`
         return calls == 0 or (calls == 1 and stores == 0)
 

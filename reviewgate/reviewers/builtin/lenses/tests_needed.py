@@ -17,7 +17,7 @@ from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
 from reviewgate.reviewers.builtin.gradle_build import is_gradle_test_support
-from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, language_of
+from reviewgate.reviewers.builtin.language_table import HASH_COMMENT, SLASH_COMMENT, Language, language_of
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -66,7 +66,10 @@ MISSING_TESTS = Rule(
         "package's build script (`build.rs` beside its Cargo.toml, or the manifest's `build = ...`), "
         "Gradle's build logic (an included build, `includeBuild(\"build-logic\")`, or `buildSrc/`), `docs/`, "
         "`examples/`, `scripts/`, `benchmarks/`, `migrations/`; any test file changed anywhere in the "
-        "diff (a file in a Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
+        "diff (code a Rust file's `#[test]` function or `#[cfg(test)]` module gains, an `assert!` added "
+        "to a doc example `cargo test` runs — a fenced block in a library's doc comment, not `ignore`, "
+        "`no_run` or another language's (`txt`) — and a `compile_fail` example written, a file in a "
+        "Gradle project's test source set, `src/commonTest/` or `src/jvmTest/`, and "
         "the code of a project the build depends on only for tests, a "
         "`testImplementation(projects.testingSupport)` or test source set's dependency, the project "
         "not published, count as ones; an edit of a test file's comments alone does not)"
@@ -214,14 +217,27 @@ __all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "changes_
 
 def changes_tests(request: ReviewRequest) -> bool:
     """Whether the change adds or changes test code: a test file, test support, or a Rust file's
-    inline tests. An edit of a test file's comments alone (a doc comment on a fake) tests nothing."""
+    inline tests or asserting doc examples. An edit of a test file's comments alone (a doc comment
+    on a fake) tests nothing; a doc example rustdoc runs is a test written as a comment."""
     return any(
-        (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
-         or is_gradle_test_support(request, change.path))
-        and change.status is not ChangeStatus.DELETED
-        and not _only_comments(change)
+        change.status is not ChangeStatus.DELETED
+        and (
+            (is_test_file(change.path) or is_test_input(request, change.path) or adds_inline_tests(change)
+             or is_gradle_test_support(request, change.path))
+            and not _only_comments(change)
+            or _changes_rust_inline_tests(request, change)
+        )
         for change in request.target.files
     )
+
+
+def _changes_rust_inline_tests(request: ReviewRequest, change: FileChange) -> bool:
+    """languages/rust_inline_tests.py, imported only for a Rust file: a run without one loads none of it."""
+    if language_of(change.path) is not Language.RUST:
+        return False
+    from reviewgate.reviewers.builtin.languages.rust_inline_tests import changes_inline_tests
+
+    return changes_inline_tests(request, change)
 
 
 def _only_comments(change: FileChange) -> bool:
