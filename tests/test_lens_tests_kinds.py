@@ -583,3 +583,25 @@ def test_gradle_build_logic_is_no_product_code(tmp_path: Path) -> None:
     assert _blocking(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
         ("tests/missing-tests", "library/src/main/kotlin/acme/BundleAction.kt", 4)
     ]
+
+
+_REQUEST = (
+    "module Site\n  class Request\n    module Helpers\n      def ip\n        addresses = forwarded_addresses\n"
+    "        return remote_address if addresses.empty?\n        addresses.first\n      end\n    end\n\n"
+    "    include Helpers\n\n    def params\n      @params ||= super\n    end\n{method}  end\nend\n"
+)
+
+
+def test_a_ruby_method_that_memoizes_what_it_forwards_decides_nothing(tmp_path: Path) -> None:
+    base = {"lib/site/request.rb": _REQUEST.format(method="")}
+    # `@ip ||= super`: the inherited method's answer, computed once; a call forwarded the same way.
+    for name, body in [("super", "@ip ||= super"), ("forward", "@ip ||= helpers.ip(env)")]:
+        branch = {"lib/site/request.rb": _REQUEST.format(method=f"\n    def ip\n      {body}\n    end\n")}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # Memoizing what the method works out itself is new behaviour: it still blocks.
+    for name, body in [("operator", "@ip ||= forwarded_ip || remote_address"),
+                       ("two-calls", "@ip ||= pick(forwarded_addresses(env))")]:
+        branch = {"lib/site/request.rb": _REQUEST.format(method=f"\n    def ip\n      {body}\n    end\n")}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "lib/site/request.rb", 17)
+        ], name

@@ -1,13 +1,15 @@
 """Ruby functions for the tests lens, from tree-sitter (tree_shapes): `def` in classes and modules
 as `Class.method` (`def self.make` too, and those in `class << self`). A block is part of the
 method around it. Public as Ruby says: not after a bare `private`/`protected` in the same body
-(until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`."""
+(until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`. A
+method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) is as
+trivial as the read or the forward: `||=` computes the same answer once."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_family import Family, field_text, text_of
+from reviewgate.reviewers.builtin.languages.tree_family import TRIVIAL_WORDS, Family, field_text, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -75,6 +77,7 @@ FAMILY = Family(
         "exception_variable": ("",),
     },
     parameters=frozenset({"optional_parameter", "keyword_parameter"}),
+    trivial_words=TRIVIAL_WORDS | {"||="},
 )
 
 FAMILIES = {"ruby": FAMILY}
