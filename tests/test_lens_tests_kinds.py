@@ -605,3 +605,41 @@ def test_a_ruby_method_that_memoizes_what_it_forwards_decides_nothing(tmp_path: 
         assert _blocking(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "lib/site/request.rb", 17)
         ], name
+
+
+_LINT = (
+    "module Site\n  class Lint\n    class LintError < RuntimeError; end\n\n    module Assertion\n"
+    "      def assert(message)\n        unless yield\n          raise LintError, message\n        end\n      end\n"
+    "    end\n    include Assertion\n\n    def check_env(env)\n{checks}      env\n    end\n  end\nend\n"
+)
+_ASSERTED = (
+    "      assert(\"env is not a Hash\") { env.kind_of?(Hash) }\n      assert(\"env is frozen\") { !env.frozen? }\n"
+    "      assert(\"env has no method\") { env.key?(\"REQUEST_METHOD\") }\n"
+)
+_INLINE = (
+    "      raise LintError, \"env is not a Hash\" unless env.kind_of?(Hash)\n"
+    "      raise LintError, \"env is frozen\" if env.frozen?\n"
+    "      raise LintError, \"env has no method\" unless env.key?(\"REQUEST_METHOD\")\n"
+)
+_MORE = (
+    "      raise LintError, \"env has no path\" unless env.key?(\"PATH_INFO\")\n"
+    "      raise LintError, \"env has no scheme\" unless env.key?(\"rack.url_scheme\")\n"
+)
+
+
+def _blocking_rules(findings: list) -> list[str]:  # type: ignore[type-arg]
+    return [rule for rule, _path, _line in _blocking(findings)]
+
+
+def test_calls_of_a_guard_helper_written_out_as_the_checks_it_makes(tmp_path: Path) -> None:
+    base = {"lib/site/lint.rb": _LINT.format(checks=_ASSERTED)}
+    fix = {"branch_name": "fix/inefficient-assert", "message": "Fix inefficient assert pattern"}
+    # Each `assert(msg) { cond }` becomes the `raise ... unless cond` the helper ran: the same decisions.
+    inline = {"lib/site/lint.rb": _LINT.format(checks=_INLINE)}
+    assert _blocking(review_change(tmp_path / "inline", base, inline, **fix)) == []
+    # Checks the helper never made, written beside the inlined ones (or beside its calls), still block.
+    for name, checks in [("inline-and-more", _INLINE + _MORE), ("calls-and-more", _ASSERTED + _MORE)]:
+        branch = {"lib/site/lint.rb": _LINT.format(checks=checks)}
+        assert _blocking_rules(review_change(tmp_path / name, base, branch, **fix)) == [
+            "tests/fix-without-test", "tests/missing-tests"
+        ], name
