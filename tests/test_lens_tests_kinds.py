@@ -643,3 +643,25 @@ def test_calls_of_a_guard_helper_written_out_as_the_checks_it_makes(tmp_path: Pa
         assert _blocking_rules(review_change(tmp_path / name, base, branch, **fix)) == [
             "tests/fix-without-test", "tests/missing-tests"
         ], name
+
+
+_REFINEMENT = (
+    "module Site\n  module RegexpExtensions\n    refine Regexp do\n      def match?(string, pos = 0)\n"
+    "        !!match(string, pos)\n      end{condition}\n    end\n  end\nend\n"
+)
+
+
+def test_a_ruby_backport_of_what_the_runtime_has_is_its_behaviour_not_the_projects(tmp_path: Path) -> None:
+    base = {"lib/site.rb": "module Site\nend\n"}
+    # Defined only where a regex literal lacks `match?`: the runtime's method, for older rubies.
+    for name, condition in [("modifier", " unless //.respond_to?(:match?)"),
+                            ("string", " unless ''.respond_to?('match?')")]:
+        branch = {"lib/site/core_ext/regexp.rb": _REFINEMENT.format(condition=condition)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # Defined everywhere, or unless the project's own class has one (a default), it is new code.
+    for name, condition in [("always", ""), ("own-class", " unless method_defined?(:match?)"),
+                            ("other-name", " unless //.respond_to?(:match)")]:
+        branch = {"lib/site/core_ext/regexp.rb": _REFINEMENT.format(condition=condition)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "lib/site/core_ext/regexp.rb", 4)
+        ], name
