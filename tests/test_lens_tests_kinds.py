@@ -665,3 +665,22 @@ def test_a_ruby_backport_of_what_the_runtime_has_is_its_behaviour_not_the_projec
         assert _blocking(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "lib/site/core_ext/regexp.rb", 4)
         ], name
+
+
+_ADAPTER = (
+    "module Site\n  class Adapter\n    def call(env)\n      http = connection(env)\n      http.request(env)\n    end\n\n"
+    "    def connection(env)\n      Net::HTTP.new(env[:host])\n    end\n{method}  end\nend\n"
+)
+
+
+def test_a_ruby_method_that_yields_one_call_passes_it_through(tmp_path: Path) -> None:
+    base = {"lib/site/adapter.rb": _ADAPTER.format(method="")}
+    # `yield connection(env)` hands the block what one call returns, as `return` would the caller.
+    branch = {"lib/site/adapter.rb": _ADAPTER.format(method="\n    def with_connection(env)\n      yield connection(env)\n    end\n")}
+    assert _blocking(review_change(tmp_path / "yield", base, branch)) == []
+    # Yielding what the method works out (an operator, a second call) is new behaviour.
+    for name, value in [("operator", "connection(env) || fallback"), ("two-calls", "connection(prepare(env))")]:
+        method = f"\n    def with_connection(env)\n      yield {value}\n    end\n"
+        assert _blocking(review_change(tmp_path / name, base, {"lib/site/adapter.rb": _ADAPTER.format(method=method)})) == [
+            ("tests/missing-tests", "lib/site/adapter.rb", 12)
+        ], name

@@ -2,8 +2,9 @@
 as `Class.method` (`def self.make` too, and those in `class << self`). A block is part of the
 method around it. Public as Ruby says: not after a bare `private`/`protected` in the same body
 (until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`. A
-method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) is as
-trivial as the read or the forward: `||=` computes the same answer once. A backport of what the
+method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) or yields
+it to its block (`yield connection(env)`) is as trivial as the read or the forward: `||=`
+computes the same answer once, `yield` hands it on as `return` would. A backport of what the
 runtime has (a method defined only where a literal lacks it) is no function of the project's."""
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ FAMILY = Family(
         "exception_variable": ("",),
     },
     parameters=frozenset({"optional_parameter", "keyword_parameter"}),
-    trivial_words=TRIVIAL_WORDS | {"||="},
+    # `||=` memoizes; `yield` hands the block a value, as `return` hands the caller one.
+    trivial_words=TRIVIAL_WORDS | {"||=", "yield"},
     skipped=_backport,
 )
 
