@@ -684,3 +684,23 @@ def test_a_ruby_method_that_yields_one_call_passes_it_through(tmp_path: Path) ->
         assert _blocking(review_change(tmp_path / name, base, {"lib/site/adapter.rb": _ADAPTER.format(method=method)})) == [
             ("tests/missing-tests", "lib/site/adapter.rb", 12)
         ], name
+
+
+_SESSION = (
+    "module Site\n  class SessionHash\n    SESSION_KEY = \"site.session\"\n\n    def self.options(env)\n"
+    "      env[\"site.session.options\"]\n    end\n{methods}  end\nend\n"
+)
+
+
+def test_ruby_accessors_of_a_hash_entry_decide_nothing(tmp_path: Path) -> None:
+    base = {"lib/site/session.rb": _SESSION.format(methods="")}
+    # `env[KEY]` and `env[KEY] = session` read and store one entry, as `@name` and `@name = name` do.
+    accessors = ("\n    def self.find(env)\n      env[SESSION_KEY]\n    end\n\n"
+                 "    def self.set(env, session)\n      env[SESSION_KEY] = session\n    end\n")
+    assert _blocking(review_change(tmp_path / "accessors", base, {"lib/site/session.rb": _SESSION.format(methods=accessors)})) == []
+    # Storing what a call works out, or under a key it works out, is code.
+    for name, store in [("merged", "env[SESSION_KEY] = session.merge(defaults)"), ("keyed", "env[key_for(session)] = session")]:
+        methods = f"\n    def self.set(env, session)\n      {store}\n    end\n"
+        assert _blocking(review_change(tmp_path / name, base, {"lib/site/session.rb": _SESSION.format(methods=methods)})) == [
+            ("tests/missing-tests", "lib/site/session.rb", 9)
+        ], name

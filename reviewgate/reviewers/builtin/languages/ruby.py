@@ -4,7 +4,8 @@ method around it. Public as Ruby says: not after a bare `private`/`protected` in
 (until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`. A
 method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) or yields
 it to its block (`yield connection(env)`) is as trivial as the read or the forward: `||=`
-computes the same answer once, `yield` hands it on as `return` would. A backport of what the
+computes the same answer once, `yield` hands it on as `return` would; so is an accessor of a
+hash entry (`env[KEY]`, `env[KEY] = session`). A backport of what the
 runtime has (a method defined only where a literal lacks it) is no function of the project's."""
 
 from __future__ import annotations
@@ -122,8 +123,9 @@ FAMILY = Family(
         "exception_variable": ("",),
     },
     parameters=frozenset({"optional_parameter", "keyword_parameter"}),
-    # `||=` memoizes; `yield` hands the block a value, as `return` hands the caller one.
-    trivial_words=TRIVIAL_WORDS | {"||=", "yield"},
+    # `||=` memoizes; `yield` hands the block a value, as `return` hands the caller one; `env[KEY]`
+    # reads an entry as `@name` reads a variable (`[]` is a method call, as `.` is).
+    trivial_words=TRIVIAL_WORDS | {"||=", "yield", "[", "]"},
     skipped=_backport,
 )
 
