@@ -723,3 +723,124 @@ def test_a_rust_accessor_chaining_adaptors_without_arguments_passes_through(
     base = {"Cargo.toml": '[package]\nname = "shells"\nversion = "0.1.0"\n', path: _SHELLS.replace("{added}", "")}
     found = _blocking(review_change(tmp_path, base, {path: _SHELLS.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 4)] if blocks else []), name
+
+
+_REQUEST = (
+    "module Site\n  class Request\n    module Helpers\n      def ip\n        addresses = forwarded_addresses\n"
+    "        return remote_address if addresses.empty?\n        addresses.first\n      end\n    end\n\n"
+    "    include Helpers\n\n    def params\n      @params ||= super\n    end\n{method}  end\nend\n"
+)
+
+
+def test_a_ruby_method_that_memoizes_what_it_forwards_decides_nothing(tmp_path: Path) -> None:
+    base = {"lib/site/request.rb": _REQUEST.format(method="")}
+    # `@ip ||= super`: the inherited method's answer, computed once; a call forwarded the same way.
+    for name, body in [("super", "@ip ||= super"), ("forward", "@ip ||= helpers.ip(env)")]:
+        branch = {"lib/site/request.rb": _REQUEST.format(method=f"\n    def ip\n      {body}\n    end\n")}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # Memoizing what the method works out itself is new behaviour: it still blocks.
+    for name, body in [("operator", "@ip ||= forwarded_ip || remote_address"),
+                       ("two-calls", "@ip ||= pick(forwarded_addresses(env))")]:
+        branch = {"lib/site/request.rb": _REQUEST.format(method=f"\n    def ip\n      {body}\n    end\n")}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "lib/site/request.rb", 17)
+        ], name
+
+
+_LINT = (
+    "module Site\n  class Lint\n    class LintError < RuntimeError; end\n\n    module Assertion\n"
+    "      def assert(message)\n        unless yield\n          raise LintError, message\n        end\n      end\n"
+    "    end\n    include Assertion\n\n    def check_env(env)\n{checks}      env\n    end\n  end\nend\n"
+)
+_ASSERTED = (
+    "      assert(\"env is not a Hash\") { env.kind_of?(Hash) }\n      assert(\"env is frozen\") { !env.frozen? }\n"
+    "      assert(\"env has no method\") { env.key?(\"REQUEST_METHOD\") }\n"
+)
+_INLINE = (
+    "      raise LintError, \"env is not a Hash\" unless env.kind_of?(Hash)\n"
+    "      raise LintError, \"env is frozen\" if env.frozen?\n"
+    "      raise LintError, \"env has no method\" unless env.key?(\"REQUEST_METHOD\")\n"
+)
+_MORE = (
+    "      raise LintError, \"env has no path\" unless env.key?(\"PATH_INFO\")\n"
+    "      raise LintError, \"env has no scheme\" unless env.key?(\"rack.url_scheme\")\n"
+)
+
+
+def _blocking_rules(findings: list) -> list[str]:  # type: ignore[type-arg]
+    return [rule for rule, _path, _line in _blocking(findings)]
+
+
+def test_calls_of_a_guard_helper_written_out_as_the_checks_it_makes(tmp_path: Path) -> None:
+    base = {"lib/site/lint.rb": _LINT.format(checks=_ASSERTED)}
+    fix = {"branch_name": "fix/inefficient-assert", "message": "Fix inefficient assert pattern"}
+    # Each `assert(msg) { cond }` becomes the `raise ... unless cond` the helper ran: the same decisions.
+    inline = {"lib/site/lint.rb": _LINT.format(checks=_INLINE)}
+    assert _blocking(review_change(tmp_path / "inline", base, inline, **fix)) == []
+    # Checks the helper never made, written beside the inlined ones (or beside its calls), still block.
+    for name, checks in [("inline-and-more", _INLINE + _MORE), ("calls-and-more", _ASSERTED + _MORE)]:
+        branch = {"lib/site/lint.rb": _LINT.format(checks=checks)}
+        assert _blocking_rules(review_change(tmp_path / name, base, branch, **fix)) == [
+            "tests/fix-without-test", "tests/missing-tests"
+        ], name
+
+
+_REFINEMENT = (
+    "module Site\n  module RegexpExtensions\n    refine Regexp do\n      def match?(string, pos = 0)\n"
+    "        !!match(string, pos)\n      end{condition}\n    end\n  end\nend\n"
+)
+
+
+def test_a_ruby_backport_of_what_the_runtime_has_is_its_behaviour_not_the_projects(tmp_path: Path) -> None:
+    base = {"lib/site.rb": "module Site\nend\n"}
+    # Defined only where a regex literal lacks `match?`: the runtime's method, for older rubies.
+    for name, condition in [("modifier", " unless //.respond_to?(:match?)"),
+                            ("string", " unless ''.respond_to?('match?')")]:
+        branch = {"lib/site/core_ext/regexp.rb": _REFINEMENT.format(condition=condition)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # Defined everywhere, or unless the project's own class has one (a default), it is new code.
+    for name, condition in [("always", ""), ("own-class", " unless method_defined?(:match?)"),
+                            ("other-name", " unless //.respond_to?(:match)")]:
+        branch = {"lib/site/core_ext/regexp.rb": _REFINEMENT.format(condition=condition)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "lib/site/core_ext/regexp.rb", 4)
+        ], name
+
+
+_ADAPTER = (
+    "module Site\n  class Adapter\n    def call(env)\n      http = connection(env)\n      http.request(env)\n    end\n\n"
+    "    def connection(env)\n      Net::HTTP.new(env[:host])\n    end\n{method}  end\nend\n"
+)
+
+
+def test_a_ruby_method_that_yields_one_call_passes_it_through(tmp_path: Path) -> None:
+    base = {"lib/site/adapter.rb": _ADAPTER.format(method="")}
+    # `yield connection(env)` hands the block what one call returns, as `return` would the caller.
+    branch = {"lib/site/adapter.rb": _ADAPTER.format(method="\n    def with_connection(env)\n      yield connection(env)\n    end\n")}
+    assert _blocking(review_change(tmp_path / "yield", base, branch)) == []
+    # Yielding what the method works out (an operator, a second call) is new behaviour.
+    for name, value in [("operator", "connection(env) || fallback"), ("two-calls", "connection(prepare(env))")]:
+        method = f"\n    def with_connection(env)\n      yield {value}\n    end\n"
+        assert _blocking(review_change(tmp_path / name, base, {"lib/site/adapter.rb": _ADAPTER.format(method=method)})) == [
+            ("tests/missing-tests", "lib/site/adapter.rb", 12)
+        ], name
+
+
+_SESSION = (
+    "module Site\n  class SessionHash\n    SESSION_KEY = \"site.session\"\n\n    def self.options(env)\n"
+    "      env[\"site.session.options\"]\n    end\n{methods}  end\nend\n"
+)
+
+
+def test_ruby_accessors_of_a_hash_entry_decide_nothing(tmp_path: Path) -> None:
+    base = {"lib/site/session.rb": _SESSION.format(methods="")}
+    # `env[KEY]` and `env[KEY] = session` read and store one entry, as `@name` and `@name = name` do.
+    accessors = ("\n    def self.find(env)\n      env[SESSION_KEY]\n    end\n\n"
+                 "    def self.set(env, session)\n      env[SESSION_KEY] = session\n    end\n")
+    assert _blocking(review_change(tmp_path / "accessors", base, {"lib/site/session.rb": _SESSION.format(methods=accessors)})) == []
+    # Storing what a call works out, or under a key it works out, is code.
+    for name, store in [("merged", "env[SESSION_KEY] = session.merge(defaults)"), ("keyed", "env[key_for(session)] = session")]:
+        methods = f"\n    def self.set(env, session)\n      {store}\n    end\n"
+        assert _blocking(review_change(tmp_path / name, base, {"lib/site/session.rb": _SESSION.format(methods=methods)})) == [
+            ("tests/missing-tests", "lib/site/session.rb", 9)
+        ], name

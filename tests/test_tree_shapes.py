@@ -493,6 +493,7 @@ def test_ruby_methods_and_visibility_as_ruby_says() -> None:
     assert public == {"total", "build", "name", "visible", "registry"}
     assert shapes["Billing.Invoice.name"].trivial and shapes["Billing.Invoice.later"].trivial
     assert not shapes["Billing.Invoice.helper"].trivial
+    assert shapes["Billing.Invoice.registry"].trivial  # `@registry ||= {}` memoizes a literal
 
 
 PHP = """<?php

@@ -173,12 +173,47 @@ def _changed_defaults(old: FunctionShape, shape: FunctionShape) -> list[tuple[st
     ]
 
 
+# A guard helper's one decision ends in a raise (Ruby's and Python's `raise`, `throw`, `panic!`).
+_RAISES = re.compile(r"\b(?:raise|throw|panic!)")
+
+
+# A guard helper's statements: its one decision and the raise under it.
+GUARD_STATEMENTS = 2
+
+
+class _Guards:
+    """The file's guard helpers at the merge base: functions whose one decision raises (`def
+    assert(message); raise LintError, message unless yield; end`). A call of one makes that
+    decision for its caller, so calls replaced by the check written out (`raise LintError, msg
+    unless cond`) leave the caller's decisions as they were. Read only when a function's branches
+    grew."""
+
+    def __init__(self, base: Shapes | None) -> None:
+        self.base = base
+        self._calls: re.Pattern[str] | None = None
+
+    def calls(self, shape: FunctionShape) -> int:
+        """How many times `shape`'s body (its signature line aside) calls one of the guards."""
+        if self._calls is None:
+            names = sorted({
+                name.rsplit(".", 1)[-1].partition("#")[0]
+                for name, helper in (self.base or {}).items()
+                if helper.branches == 1 and helper.statements <= GUARD_STATEMENTS and _RAISES.search(helper.text)
+            })
+            # A call, not a definition, an assignment or a member of something else (`obj.assert`).
+            self._calls = re.compile(
+                rf"(?<![\w.@$:])(?:{'|'.join(map(re.escape, names))})(?![\w?!])(?!\s*(?:=[^=~]|::))" if names else r"(?!)"
+            )
+        return len(self._calls.findall(shape.text.split("\n", 1)[-1]))
+
+
 def compare(
     change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
 ) -> list[Evidence]:
     """Evidence for one file: `base` None when the file is new. `changed_bodies` also reports
     functions that do something different without gaining behaviour (what a fix does)."""
     found: list[Evidence] = []
+    guards = _Guards(base)
     # Moved and edited functions whose reading as new would be weak: compared with where they came
     # from, they are no stronger evidence than that.
     weak_moves: set[str] = set()
@@ -195,11 +230,16 @@ def compare(
                 weak_moves.add(name)
         if shape.text == old.text:
             continue  # untouched, whatever else moved around it
-        if shape.branches > old.branches:
-            grew = shape.branches - old.branches
+        grew = shape.branches - old.branches
+        # The decisions of guard calls the change replaced, now written out in the function.
+        inlined = min(grew, max(0, guards.calls(old) - guards.calls(shape))) if grew > 0 else 0
+        grew -= inlined
+        if grew > 0:
             found.append(Evidence(
                 EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
-                f"branches: {old.branches} → {shape.branches} in `{name}`", grew >= STRONG_BRANCH_GROWTH,
+                f"branches: {old.branches} → {shape.branches} in `{name}`"
+                + (f" ({inlined} of them a guard helper's, its calls written out)" if inlined else ""),
+                grew >= STRONG_BRANCH_GROWTH,
             ))
         defaults = _changed_defaults(old, shape) if shape.public else []
         if defaults:
@@ -208,7 +248,7 @@ def compare(
                 EvidenceKind.CHANGED_DEFAULT, change.path, _first_added_line(change, shape), name,
                 f"default of `{parameter}` in `{name}`: `{before}` → `{after}`", False,
             ))
-        elif changed_bodies and shape.branches <= old.branches and shape.body != old.body:
+        elif changed_bodies and grew <= 0 and shape.body != old.body:
             found.append(Evidence(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,

@@ -1,13 +1,24 @@
 """Ruby functions for the tests lens, from tree-sitter (tree_shapes): `def` in classes and modules
 as `Class.method` (`def self.make` too, and those in `class << self`). A block is part of the
 method around it. Public as Ruby says: not after a bare `private`/`protected` in the same body
-(until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`."""
+(until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`. A
+method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) or yields
+it to its block (`yield connection(env)`) is as trivial as the read or the forward: `||=`
+computes the same answer once, `yield` hands it on as `return` would; so is an accessor of a
+hash entry (`env[KEY]`, `env[KEY] = session`). A backport of what the
+runtime has (a method defined only where a literal lacks it) is no function of the project's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.languages.tree_family import Family, field_text, text_of
+from reviewgate.reviewers.builtin.languages.tree_family import (
+    TRIVIAL_WORDS,
+    Family,
+    descendants_of_types,
+    field_text,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -43,6 +54,43 @@ def _public(node: Node, name: str) -> bool:
     return public and not any(_hidden_by_call(sibling, name) for sibling in parent.named_children)
 
 
+_CONDITIONALS = frozenset({"if", "unless", "if_modifier", "unless_modifier"})
+_ASKS_FOR_METHOD = frozenset({"respond_to?", "method_defined?", "public_method_defined?"})
+# Values whose class is the runtime's own: `//`, `''`, `[]`, `{}`, `0`, `:x`.
+_LITERALS = frozenset({"regex", "string", "array", "hash", "integer", "float", "simple_symbol", "rational"})
+
+
+def _asks_a_literal_for(condition: Node, name: str | None) -> bool:
+    """Whether `condition` asks a literal whether it responds to `name` (`//.respond_to?(:match?)`)."""
+    for call in descendants_of_types(condition, frozenset({"call"})):
+        receiver, arguments = call.child_by_field_name("receiver"), call.child_by_field_name("arguments")
+        if (
+            field_text(call, "method") in _ASKS_FOR_METHOD and receiver is not None and receiver.type in _LITERALS
+            and arguments is not None
+            and any(text_of(item).lstrip(":").strip("\"'") == name for item in arguments.named_children)
+        ):
+            return True
+    return False
+
+
+def _backport(node: Node) -> bool:
+    """A method defined only where the runtime lacks it: under a condition asking a literal whether
+    it responds to the method's name (`def match?(s) !!match(s) end unless //.respond_to?(:match?)`,
+    in a refinement of Regexp for older rubies). Its behaviour is the runtime's; the tests that
+    reach its callers run it where it is defined. A method defined unless the project's own class
+    has one (`unless method_defined?(:x)`) is a default of the project's: still a function."""
+    if node.type != "method":
+        return False
+    name = field_text(node, "name")
+    enclosing = node.parent
+    while enclosing is not None and enclosing.type not in ("class", "module", "program"):
+        condition = enclosing.child_by_field_name("condition") if enclosing.type in _CONDITIONALS else None
+        if condition is not None and _asks_a_literal_for(condition, name):
+            return True
+        enclosing = enclosing.parent
+    return False
+
+
 def _scope_name(node: Node) -> str | None:
     if node.type == "singleton_class":
         return None  # `class << self`: its methods qualify by the class around it
@@ -75,6 +123,10 @@ FAMILY = Family(
         "exception_variable": ("",),
     },
     parameters=frozenset({"optional_parameter", "keyword_parameter"}),
+    # `||=` memoizes; `yield` hands the block a value, as `return` hands the caller one; `env[KEY]`
+    # reads an entry as `@name` reads a variable (`[]` is a method call, as `.` is).
+    trivial_words=TRIVIAL_WORDS | {"||=", "yield", "[", "]"},
+    skipped=_backport,
 )
 
 FAMILIES = {"ruby": FAMILY}

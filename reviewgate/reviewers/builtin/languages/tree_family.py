@@ -119,7 +119,8 @@ class Family:
     # A branch node that is its construct's fall-through (Rust's last `match` arm: a match is
     # exhaustive, so its last arm is the `else` of the decisions above it).
     fallthrough: Callable[[Node], bool] = _never
-    # A node whose functions are no product code: a Rust `#[cfg(test)]` module, a `#[test]` function.
+    # A node whose functions are no product code: a Rust `#[cfg(test)]` module, a `#[test]` function,
+    # a Ruby backport of a method the runtime has.
     skipped: Callable[[Node], bool] = _never
     # Names local wherever they appear (PHP's `$variables`), beside the declared ones.
     implicit_locals: Callable[[Node], set[str]] = _no_names
