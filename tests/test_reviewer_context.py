@@ -10,14 +10,16 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
 from reviewgate.reviewers.model.context_collector import (
+    ASK_WITH_TOOLS,
     DEFINITION_LINES_WITH_TOOLS,
     INLINE_SITES_WITH_TOOLS,
     NOT_SHOWN,
     ContextItem,
+    merged_context,
 )
-from testing.model_repo import review_request
+from testing.model_repo import chunk_store, review_request
 from testing.model_server import ModelServer, Recorded, Reply, review_document
-from testing.repo import make_repo
+from testing.repo import commit, make_repo
 
 HELPER = (
     "import re\n\n_INT = re.compile(r'^[0-9]+$')\n\n\n"
@@ -223,3 +225,67 @@ def test_call_sites_are_chosen_after_leaving_out_those_the_diff_shows(tmp_path: 
     context = _context(posts[0])
     assert "return parse_number(raw) + 6\n" in context + "\n" and "return parse_number(raw) + 7" in context
     assert "* 1" not in context  # the edited callers are in the diff, not repeated
+
+
+def _files_asked(post: Recorded) -> set[str]:
+    return set(re.findall(r"=== FILE (\S+)", str(post.body["messages"][1]["content"])))
+
+
+def test_with_tools_a_push_that_changes_only_which_files_hold_the_callers_not_shown_reuses_the_answer(
+        tmp_path: Path) -> None:
+    """The helper's edited body has six callers: two inline, four named by file for `callers`.
+    A push that changes a named caller's call (its site joins the diff, so the entry names one
+    file fewer) asks for that caller's file alone: the helper's answer is reused. A push that
+    changes a line an inline excerpt shows asks for the helper's block again, with it."""
+    base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(6)}}
+    repo = make_repo(tmp_path / "repo", base, {"lib/numbers.py": WIDENED})
+    store = chunk_store(tmp_path / "cache", "llm")
+    with ModelServer([Reply(review=review_document())]) as server:
+        reviewer = openai.build(_settings(server, tools=True))
+
+        def push(files: dict[str, str]) -> list[Recorded]:
+            if files:
+                commit(repo.path, files)
+            start = len(server.posts())
+            outcome = reviewer.review(review_request(repo.path), store)
+            assert outcome.status is ReviewerStatus.OK, outcome.reason
+            return server.posts()[start:]
+
+        [first] = push({})
+        named = push({"app/module_5.py": _caller(5).replace("parse_number(raw) + 5", "parse_number(raw) + 50")})
+        inline = push({"app/module_0.py": _caller(0).replace("\ndef read_0", "\n# read it\ndef read_0")})
+    assert _files_asked(first) == {"lib/numbers.py"}
+    assert "4 call site(s) of parse_number in: " in _context(first)
+    assert [_files_asked(post) for post in named] == [{"app/module_5.py"}]
+    assert [_files_asked(post) for post in inline] == [{"lib/numbers.py", "app/module_0.py"}]
+    assert "3 call site(s) of parse_number in: " in _context(inline[0])
+
+
+def test_the_not_shown_entry_with_the_tools_is_keyed_on_the_symbols_it_names() -> None:
+    """With the tools the entry points at what `callers` returns: its counts and files are not part
+    of the key, the symbols it names are."""
+    def entry(*lines: str) -> ContextItem:
+        return ContextItem(NOT_SHOWN, "call sites not shown inline", (ASK_WITH_TOOLS, *lines))
+
+    assert (entry("4 call site(s) of parse in: app/a.py (3), app/b.py").key_text()
+            == entry("3 call site(s) of parse in: app/a.py (3)").key_text())
+    assert (entry("4 call site(s) of parse in: app/a.py (3), app/b.py").key_text()
+            != entry("4 call site(s) of format in: app/a.py (3), app/b.py").key_text())
+    assert (entry("4 call site(s) of parse in: app/a.py (3), app/b.py").render()
+            != entry("3 call site(s) of parse in: app/a.py (3)").render())
+
+
+def test_a_request_names_each_symbol_left_out_once_under_one_request_to_ask() -> None:
+    """Two chunks asked together both name `parse`'s callers: the request says to ask `callers`
+    once and names `parse` once (the first chunk's entry), `format` once."""
+    def entry(*lines: str) -> ContextItem:
+        return ContextItem(NOT_SHOWN, "call sites not shown inline", (ASK_WITH_TOOLS, *lines))
+
+    excerpt = ContextItem("lib/a.py", "a use of parse", ("parse(1)",), 7)
+    merged = merged_context([entry("4 call site(s) of parse in: app/a.py (3), app/b.py"), excerpt,
+                             entry("3 call site(s) of parse in: app/a.py (3)",
+                                   "2 call site(s) of format in: app/c.py (2)")], {})
+    assert merged.count(ASK_WITH_TOOLS) == 1, merged
+    assert merged.count("call site(s) of parse") == 1 and "4 call site(s) of parse" in merged, merged
+    assert merged.count("call site(s) of format") == 1, merged
+    assert merged.index("call site(s) of format") < merged.index("lib/a.py"), merged
