@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.reviewers.model.redaction import Redaction
+from reviewgate.reviewers.model.rendering import numbered_line
 from reviewgate.text import printable
 
 # Why a directory's listing is shown: merged_context knows a listing by it.
@@ -33,7 +34,7 @@ class ContextItem:
         heading = f"=== CONTEXT {printable(self.path)} ({self.why}) ==="
         if self.first_line is None:
             return [heading, *self.lines]
-        return [heading, *(f"{self.first_line + index:>6}| {text}" for index, text in enumerate(self.lines))]
+        return [heading, *(numbered_line(self.first_line + index, text) for index, text in enumerate(self.lines))]
 
     def render(self) -> str:
         return "\n".join(self.rendered_lines())
