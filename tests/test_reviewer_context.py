@@ -253,7 +253,7 @@ def test_with_tools_a_push_that_changes_only_which_files_hold_the_callers_not_sh
 
         [first] = push({})
         named = push({"app/module_5.py": _caller(5).replace("parse_number(raw) + 5", "parse_number(raw) + 50")})
-        inline = push({"app/module_0.py": _caller(0).replace("\ndef read_0", "\n# read it\ndef read_0")})
+        inline = push({"app/module_0.py": _caller(0).replace("def read_0(raw):", "def read_0(raw, strict=False):")})
     assert _files_asked(first) == {"lib/numbers.py"}
     assert "4 call site(s) of parse_number in: " in _context(first)
     assert [_files_asked(post) for post in named] == [{"app/module_5.py"}]

@@ -71,6 +71,9 @@ from reviewgate.text import printable
 
 PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
+# With the tools, the unchanged lines either side of a block's changes (git's are three): `read`
+# gives the model the rest of the file, and those lines were a fifth of what a diff cost.
+DIFF_CONTEXT_LINES_WITH_TOOLS = 1
 def missing_key_message(name: str, variable: str) -> str:
     return (
         f"the API key variable ${variable} is not set, so reviewer {name!r} cannot run. In a pull request "
@@ -296,7 +299,7 @@ class ModelReviewer:
                     f"(~{context_tokens} tokens)"
                 ),
             )
-        plan = plan_chunks(shown, diff_budget)
+        plan = plan_chunks(shown, diff_budget, DIFF_CONTEXT_LINES_WITH_TOOLS if self.options.tools else None)
         key_extra = self.chunk_key_extra(request) if store is not None else {}
         with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
             pieces = list(pool.map(
