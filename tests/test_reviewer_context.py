@@ -289,3 +289,39 @@ def test_a_request_names_each_symbol_left_out_once_under_one_request_to_ask() ->
     assert merged.count("call site(s) of parse") == 1 and "4 call site(s) of parse" in merged, merged
     assert merged.count("call site(s) of format") == 1, merged
     assert merged.index("call site(s) of format") < merged.index("lib/a.py"), merged
+
+
+def test_with_tools_a_call_site_is_shown_one_line_either_side(tmp_path: Path) -> None:
+    """`callers` gives the model each site with more lines: inline, the call and a line either side."""
+    caller = ("from lib.numbers import parse_number\n\nFAR_ABOVE = 1\nJUST_ABOVE = 2\n"
+              "TOTAL = parse_number('4')\nJUST_BELOW = 3\nFAR_BELOW = 4\n")
+    repo = make_repo(tmp_path, {"lib/numbers.py": HELPER, "app/caller.py": caller}, {"lib/numbers.py": WIDENED})
+    contexts = {}
+    for tools in (True, False):
+        with ModelServer([Reply(review=review_document())]) as server:
+            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
+            [post] = server.posts()
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        contexts[tools] = _context(post)
+    assert all(name in contexts[True] for name in ("JUST_ABOVE", "TOTAL = parse_number", "JUST_BELOW")), contexts[True]
+    assert "FAR_ABOVE" not in contexts[True] and "FAR_BELOW" not in contexts[True], contexts[True]
+    assert "FAR_ABOVE" in contexts[False] and "FAR_BELOW" in contexts[False], contexts[False]
+
+
+def test_with_tools_a_called_name_defined_in_several_places_brings_no_definition(tmp_path: Path) -> None:
+    """Which of two `scale` definitions the call reaches is a guess: with the tools neither is sent
+    (`definition` lists both); a name defined once still brings its definition."""
+    helpers = {"lib/shapes.py": "def scale(value):\n    return value * 2\n\n\ndef shift(value):\n    return value + 1\n",
+               "lib/sizes.py": "def scale(size):\n    return size * 3\n"}
+    repo = make_repo(tmp_path, helpers, {"app/new.py": "from lib.shapes import scale, shift\n\n\ndef moved(items):\n"
+                                                      "    return [shift(scale(item)) for item in items]\n"})
+    contexts = {}
+    for tools in (True, False):
+        with ModelServer([Reply(review=review_document())]) as server:
+            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
+            [post] = server.posts()
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        contexts[tools] = _context(post)
+    assert "(definition of shift)" in contexts[True], contexts[True]
+    assert "(definition of scale)" not in contexts[True], contexts[True]
+    assert "(definition of scale)" in contexts[False], contexts[False]
