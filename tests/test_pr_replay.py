@@ -69,7 +69,9 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     within, apart, whole = (float(value) for value in bills["openai, cached input 0.5x"])
     assert within < apart == whole
     five_minutes = [float(value) for name, values in bills.items() if "5-minute" in name for value in values]
-    assert five_minutes[0] < five_minutes[1] == five_minutes[2]
+    # Further apart no request is marked: its bill is at most the first run's billed whole, whose
+    # marked requests also carry the breakpoint's own characters.
+    assert five_minutes[0] < five_minutes[1] <= five_minutes[2]
     hour = next(values for name, values in bills.items() if "1h" in name)
     assert float(hour[0]) < float(hour[2]) < float(hour[1])  # written each push, read only within the hour
     parts = re.search(r"where the 3 openai requests' tokens per changed line go: the stable prefix ([\d.]+), "
