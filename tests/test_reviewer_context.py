@@ -51,6 +51,18 @@ def _context(post: Recorded) -> str:
     return str(blocks[1])
 
 
+def _contexts_with_and_without_tools(repo: Path) -> dict[bool, str]:
+    """The context sent for the checked-out branch, with the tools (True) and without."""
+    contexts = {}
+    for tools in (True, False):
+        with ModelServer([Reply(review=review_document())]) as server:
+            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo))
+            [post] = server.posts()
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        contexts[tools] = _context(post)
+    return contexts
+
+
 def _review(tmp_path: Path, callers: int, **options: object) -> tuple[str, str]:
     """The context and system message sent for a change to the helper's body, with `callers` callers."""
     base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(callers)}}
@@ -120,13 +132,7 @@ def test_with_tools_a_name_the_change_calls_brings_its_definition_and_none_of_it
     repo = make_repo(tmp_path, {"lib/shapes.py": helper, **uses},
                      {"app/new.py": "from lib.shapes import scale\n\n\ndef doubled(items):\n"
                                     "    return [scale(item) for item in items]\n"})
-    contexts = {}
-    for tools in (True, False):
-        with ModelServer([Reply(review=review_document())]) as server:
-            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
-            [post] = server.posts()
-        assert outcome.status is ReviewerStatus.OK, outcome.reason
-        contexts[tools] = _context(post)
+    contexts = _contexts_with_and_without_tools(repo.path)
     for context in contexts.values():
         assert "=== CONTEXT lib/shapes.py (definition of scale) ===" in context
     assert "RESULT_" not in contexts[True]
@@ -296,13 +302,7 @@ def test_with_tools_a_call_site_is_shown_one_line_either_side(tmp_path: Path) ->
     caller = ("from lib.numbers import parse_number\n\nFAR_ABOVE = 1\nJUST_ABOVE = 2\n"
               "TOTAL = parse_number('4')\nJUST_BELOW = 3\nFAR_BELOW = 4\n")
     repo = make_repo(tmp_path, {"lib/numbers.py": HELPER, "app/caller.py": caller}, {"lib/numbers.py": WIDENED})
-    contexts = {}
-    for tools in (True, False):
-        with ModelServer([Reply(review=review_document())]) as server:
-            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
-            [post] = server.posts()
-        assert outcome.status is ReviewerStatus.OK, outcome.reason
-        contexts[tools] = _context(post)
+    contexts = _contexts_with_and_without_tools(repo.path)
     assert all(name in contexts[True] for name in ("JUST_ABOVE", "TOTAL = parse_number", "JUST_BELOW")), contexts[True]
     assert "FAR_ABOVE" not in contexts[True] and "FAR_BELOW" not in contexts[True], contexts[True]
     assert "FAR_ABOVE" in contexts[False] and "FAR_BELOW" in contexts[False], contexts[False]
@@ -315,13 +315,7 @@ def test_with_tools_a_called_name_defined_in_several_places_brings_no_definition
                "lib/sizes.py": "def scale(size):\n    return size * 3\n"}
     repo = make_repo(tmp_path, helpers, {"app/new.py": "from lib.shapes import scale, shift\n\n\ndef moved(items):\n"
                                                       "    return [shift(scale(item)) for item in items]\n"})
-    contexts = {}
-    for tools in (True, False):
-        with ModelServer([Reply(review=review_document())]) as server:
-            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
-            [post] = server.posts()
-        assert outcome.status is ReviewerStatus.OK, outcome.reason
-        contexts[tools] = _context(post)
+    contexts = _contexts_with_and_without_tools(repo.path)
     assert "(definition of shift)" in contexts[True], contexts[True]
     assert "(definition of scale)" not in contexts[True], contexts[True]
     assert "(definition of scale)" in contexts[False], contexts[False]
