@@ -319,3 +319,16 @@ def test_with_tools_a_called_name_defined_in_several_places_brings_no_definition
     assert "(definition of shift)" in contexts[True], contexts[True]
     assert "(definition of scale)" not in contexts[True], contexts[True]
     assert "(definition of scale)" in contexts[False], contexts[False]
+
+
+def test_with_tools_a_call_site_the_shorter_diff_leaves_out_is_in_the_context(tmp_path: Path) -> None:
+    """The helper's file also calls it two lines below another change: git's hunk holds that
+    call, the diff as sent with the tools (one unchanged line either side) does not, so the
+    context shows it."""
+    twice = "\n\ndef twice(text):\n    value = 1\n    check = value\n    return parse_number(text) * check\n"
+    filler = "".join(f"LIMIT_{index} = {index}\n" for index in range(20))
+    base = {"lib/numbers.py": HELPER + "\n\n" + filler + twice}
+    branch = {"lib/numbers.py": WIDENED + "\n\n" + filler + twice.replace("value = 1", "value = 2")}
+    repo = make_repo(tmp_path, base, branch)
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert "return parse_number(text) * check" in contexts[True], contexts[True]

@@ -96,6 +96,11 @@ def blocks(hunk: Hunk) -> Iterator[Hunk]:
         yield _piece(hunk, _trimmed(current))
 
 
+# With the tools, the unchanged lines either side of a block's changes (git's are three): `read`
+# gives the model the rest of the file, and those lines were a fifth of what a diff cost.
+DIFF_CONTEXT_LINES_WITH_TOOLS = 1
+
+
 def around_changes(hunk: Hunk, lines: int) -> Hunk:
     """The hunk with at most `lines` unchanged lines before its first change and after its last
     (the ones between changes stay)."""

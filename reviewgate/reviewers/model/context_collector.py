@@ -34,6 +34,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange
 from reviewgate.freeze.exclusions import LOCK_FILES
 from reviewgate.freeze.git import TreeReader
+from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, around_changes, blocks
 from reviewgate.reviewers.model.context_items import (
     LISTING_MORE,
     NEIGHBOURS,
@@ -136,17 +137,20 @@ class _Excerpts:
     """The excerpts around one chunk's symbols, each line of a file shown once."""
 
     def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES,
-                 site_lines: int = SITE_LINES) -> None:
+                 site_lines: int = SITE_LINES, diff_lines: int | None = None) -> None:
         self.request = request
         self.definition_lines = definition_lines
         self.site_lines = site_lines
         self.files_of_chunk = {change.path for change in chunk}
         self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
-        # Lines the diff shows (all of the file's hunks, when the chunk holds some of them): an
-        # excerpt never repeats them, and never shows another chunk's changed lines.
+        # Lines the diff shows (all of the file's hunks, when the chunk holds some of them; with
+        # `diff_lines`, the blocks as the chunks hold them): an excerpt never repeats them, and
+        # never shows another chunk's changed lines.
         self.shown: dict[str, set[int]] = {
             change.path: {number for hunk in (request.target.file(change.path) or change).hunks
-                          for number in range(hunk.new_start, hunk.new_end + 1)}
+                          for block in ([hunk] if diff_lines is None else
+                                        [around_changes(piece, diff_lines) for piece in blocks(hunk)])
+                          for number in range(block.new_start, block.new_end + 1)}
             for change in chunk
         }
         self.files: dict[str, list[str] | None] = {}
@@ -315,7 +319,8 @@ def collect_context(
         if not whole:
             break
     excerpts = (_Excerpts(request, chunk) if inline_sites is None
-                else _Excerpts(request, chunk, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS))
+                else _Excerpts(request, chunk, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS,
+                               DIFF_CONTEXT_LINES_WITH_TOOLS))
     uses = UseReader(request.head)
     touched = touched_symbols(request, chunk)
     # The call sites may take all but what the rest's room still holds, and the line naming

@@ -40,7 +40,7 @@ from reviewgate.reviewers.model.chunk_work import (
     context_budget_for,
     request_shares,
 )
-from reviewgate.reviewers.model.chunking import Chunk, plan_chunks, request_diff
+from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, Chunk, plan_chunks, request_diff
 from reviewgate.reviewers.model.context_collector import (
     INLINE_SITES_WITH_TOOLS,
     collect_context,
@@ -71,9 +71,6 @@ from reviewgate.text import printable
 
 PROMPT_MARGIN_TOKENS = 500  # headroom for the estimate being rough and for the repair turn
 MIN_DIFF_BUDGET = 200  # below this not even one small hunk fits: the configuration is wrong
-# With the tools, the unchanged lines either side of a block's changes (git's are three): `read`
-# gives the model the rest of the file, and those lines were a fifth of what a diff cost.
-DIFF_CONTEXT_LINES_WITH_TOOLS = 1
 def missing_key_message(name: str, variable: str) -> str:
     return (
         f"the API key variable ${variable} is not set, so reviewer {name!r} cannot run. In a pull request "
