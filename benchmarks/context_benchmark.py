@@ -39,14 +39,10 @@ sys.path.insert(0, str(BENCHMARKS.parent))
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.freeze.freeze import freeze  # noqa: E402
 from reviewgate.freeze.git import TreeReader  # noqa: E402
+from reviewgate.reviewers.model.chunk_work import context_budget_for  # noqa: E402
 from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, plan_chunks  # noqa: E402
-from reviewgate.reviewers.model.context_collector import (  # noqa: E402
-    INLINE_SITES_WITH_TOOLS,
-    NOT_SHOWN,
-    ContextItem,
-    collect_context,
-)
-from reviewgate.reviewers.model.engine import context_budget_for  # noqa: E402
+from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS, collect_context  # noqa: E402
+from reviewgate.reviewers.model.context_items import NOT_SHOWN, ContextItem  # noqa: E402
 from reviewgate.reviewers.model.prompt import ToolCall  # noqa: E402
 from reviewgate.reviewers.model.symbols import UseReader, touched_symbols  # noqa: E402
 from reviewgate.reviewers.model.tools import ReadTools  # noqa: E402
