@@ -9,12 +9,13 @@ Python code: a squash-merged PR is a commit whose subject ends in `(#N)` (base: 
 merge commit `Merge pull request #N` is the PR's second parent against the first. Each is frozen
 as the gate freezes a change, split into the model reviewer's chunks, and each chunk's context
 is collected with `context_chars` as a run would (context_collector.py); with `--tools` as a run
-with the read-only tool loop on collects it (a few sites of each symbol inline, the rest named).
+with the read-only tool loop on collects it (a few sites of each symbol inline, the rest named),
+its chunks holding one unchanged line either side of their changes.
 
 The call sites of a chunk are the uses at the head of every symbol it touches (symbols.py: the
 names its changed lines define or remove, and the functions whose bodies it edits), imports,
 definitions and documents left out, the first 200 per symbol. One is *shown* when the
-request's diff shows its line (a line of a hunk of the change) or the chunk's context holds
+request's diff shows its line (a line of a chunk's hunk, as sent) or the chunk's context holds
 it; *named* when shown, or when the context's `not shown` entry names its place (with the tools:
 its file); *reachable*
 when shown, or when the `callers` tool of the read-only tool loop (tools.py) returns or names it.
@@ -38,14 +39,10 @@ sys.path.insert(0, str(BENCHMARKS.parent))
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.freeze.freeze import freeze  # noqa: E402
 from reviewgate.freeze.git import TreeReader  # noqa: E402
-from reviewgate.reviewers.model.chunking import plan_chunks  # noqa: E402
-from reviewgate.reviewers.model.context_collector import (  # noqa: E402
-    INLINE_SITES_WITH_TOOLS,
-    NOT_SHOWN,
-    ContextItem,
-    collect_context,
-)
-from reviewgate.reviewers.model.engine import context_budget_for  # noqa: E402
+from reviewgate.reviewers.model.chunk_work import context_budget_for  # noqa: E402
+from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, plan_chunks  # noqa: E402
+from reviewgate.reviewers.model.context_collector import INLINE_SITES_WITH_TOOLS, collect_context  # noqa: E402
+from reviewgate.reviewers.model.context_items import NOT_SHOWN, ContextItem  # noqa: E402
 from reviewgate.reviewers.model.prompt import ToolCall  # noqa: E402
 from reviewgate.reviewers.model.symbols import UseReader, touched_symbols  # noqa: E402
 from reviewgate.reviewers.model.tools import ReadTools  # noqa: E402
@@ -153,12 +150,14 @@ def measure_pr(repo: Path, base: str, head: str, context_chars: int, tools: bool
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha))
     branch_paths = {change.path for change in target.files}
     shown_files = [change for change in target.files if withheld_reason(change.path, branch_paths) is None]
-    in_diff = {(change.path, line) for change in target.files for hunk in change.hunks
+    # With the tools a chunk's diff holds fewer unchanged lines: the lines its hunks show, as sent.
+    chunks = plan_chunks(shown_files, DIFF_BUDGET_TOKENS, DIFF_CONTEXT_LINES_WITH_TOOLS if tools else None).chunks
+    in_diff = {(change.path, line) for chunk in chunks for change in chunk.files for hunk in change.hunks
                for line in range(hunk.new_start, hunk.new_end + 1)}
     uses = UseReader(request.head)
     reader = ReadTools(request)
     count = Count(prs=1)
-    for chunk in plan_chunks(shown_files, DIFF_BUDGET_TOKENS).chunks:
+    for chunk in chunks:
         context = collect_context(request, chunk.files, context_budget_for(chunk, context_chars), branch_paths,
                                   context_chars, INLINE_SITES_WITH_TOOLS if tools else None)
         named, named_files = _named_places(context.items)

@@ -84,8 +84,8 @@ class Push:
     cached: Sent = field(default_factory=Sent)
     uncached: Sent = field(default_factory=Sent)
     exit_codes: tuple[int, int] = (0, 0)
-    # Of `cached`: characters of requests whose diff an earlier push had sent already (asked again
-    # because their context or rules changed).
+    # Of `cached`'s diffs: characters of the blocks (chunks) an earlier push of the PR had sent
+    # already, line numbers aside (asked again because their context or rules changed).
     diff_seen_before: int = 0
     # The kept-cache runs' requests as the providers' bills see them: openai, then anthropic.
     openai_bill: list[Asked] = field(default_factory=list)
@@ -108,6 +108,20 @@ def data_blocks(post: Recorded) -> list[str]:
 def diff_sent(post: Recorded) -> str:
     """The first data block of a request's user message: the chunk's diff."""
     return next(iter(data_blocks(post)), "")
+
+
+_NUMBER = re.compile(r"^([+ -])\d*\s*\| ", re.MULTILINE)
+
+
+def diff_blocks(post: Recorded) -> list[str]:
+    """The chunks of a request's diff, each led by its file's header, as `@@` separates them (a
+    chunk is one block of one hunk), with their line numbers left out: what the chunk cache keys."""
+    blocks: list[str] = []
+    for section in ("\n\n" + diff_sent(post)).split("\n\n=== FILE ")[1:]:
+        header, _, body = section.partition("\n@@")
+        for block in body.split("\n@@"):
+            blocks.append(_NUMBER.sub(r"\1| ", header.split(") ===")[0] + "\n@@" + block))
+    return blocks
 
 
 def git(repo: Path, *args: str) -> str:
@@ -183,15 +197,16 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
     kept_cache = scratch / f"cache-{merge[:10]}"
     pushes: list[Push] = []
     previous = merge_base
-    diffs_sent: set[str] = set()
+    blocks_sent: set[str] = set()
     for index, commit in enumerate(commits):
         push = Push(commit, changed_lines(clone, previous, commit))
         start = len(server.posts())
         cached_exit = review(gate, clone, base, commit, config, kept_cache, scratch / "out")
         push.cached = sent_since(server, start)
         posts = server.posts()[start:]
-        push.diff_seen_before = sum(_characters(post) for post in posts if diff_sent(post) in diffs_sent)
-        diffs_sent.update(diff_sent(post) for post in posts)
+        blocks = [block for post in posts for block in diff_blocks(post)]
+        push.diff_seen_before = sum(len(block) for block in blocks if block in blocks_sent)
+        blocks_sent.update(blocks)
         push.openai_bill = [openai_asked(first_push + index, post.body) for post in posts]
         push.diff_characters = sum(len(diff_sent(post)) for post in posts)
         push.context_characters = sum(len("".join(data_blocks(post)[1:2])) for post in posts)
@@ -228,7 +243,7 @@ def render(merge: str, subject: str, pushes: list[Push]) -> tuple[list[str], Sen
              f"{'uncached req':>12} {'characters':>10} {'tok/line':>8} {'saved':>6}"]
     cached, uncached, total_lines = Sent(), Sent(), 0
     seen_before = sum(push.diff_seen_before for push in pushes)
-    later = sum(push.cached.characters for push in pushes[1:])
+    later = sum(push.diff_characters for push in pushes[1:])
     for push in pushes:
         lines.append(
             f"  {push.commit[:10]:<12} {push.changed_lines:>6} {push.cached.requests:>8} {push.cached.characters:>10} "
@@ -244,8 +259,8 @@ def render(merge: str, subject: str, pushes: list[Push]) -> tuple[list[str], Sen
         f"{_per_line(cached.characters, total_lines):>8}   {uncached.requests:>12} {uncached.characters:>10} "
         f"{_per_line(uncached.characters, total_lines):>8} {_saved(cached.characters, uncached.characters):>6}")
     if later:
-        lines.append(f"  with the cache, {100 * seen_before / later:.0f}% of the later pushes' characters re-sent a diff "
-                     "already sent (its context changed)")
+        lines.append(f"  with the cache, {100 * seen_before / later:.0f}% of the later pushes' diff characters re-sent a "
+                     "block an earlier push sent (its context changed)")
     return lines, cached, uncached, total_lines
 
 

@@ -432,10 +432,10 @@ def test_the_excerpts_of_one_file_share_one_heading_in_line_order(tmp_path: Path
     assert context.count("=== CONTEXT lib/other.py") == 1, context
     heading = context.index("=== CONTEXT lib/helpers.py")
     places = [context.index(text, heading) for text in
-              ("     1| def first_helper(value):", "def second_helper(value):", "def third_helper(value):")]
+              ("1| def first_helper(value):", "def second_helper(value):", "def third_helper(value):")]
     assert places == sorted(places), context
     assert "… (definition of second_helper)" in context or "… (definition of third_helper)" in context, context
-    assert "     3| print(second_helper(4))" in context
+    assert "\n3| print(second_helper(4))" in context
 
 
 def test_a_hunk_is_marked_by_its_numbered_lines_not_a_header_repeating_them(tmp_path: Path) -> None:
@@ -451,7 +451,7 @@ def test_a_hunk_is_marked_by_its_numbered_lines_not_a_header_repeating_them(tmp_
     diff = _data_blocks(server.posts()[0])[0]
     assert "new lines" not in diff, diff
     assert diff.count("\n@@\n") == 2, diff
-    assert "+    4| value_3 = 'three'" in diff and "+   31| value_30 = 'thirty'" in diff
+    assert "+4| value_3 = 'three'" in diff and "+31| value_30 = 'thirty'" in diff
 
 
 def test_lines_two_chunks_both_quote_are_sent_once(tmp_path: Path) -> None:

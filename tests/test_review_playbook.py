@@ -63,7 +63,7 @@ def test_the_playbook_states_each_rule(rule: str) -> None:
 
 def test_the_diff_notation_lenses_in_their_order_of_weight_and_every_category() -> None:
     system = review_system()
-    assert "`+  12| x` added line 12, `   13| x` context, `-    | x` removed" in system  # as rendering.py writes
+    assert "`+12| x` added line 12, ` 13| x` context, `-| x` removed" in system  # as rendering.py writes
     places = [system.index(lens) for lens in LENSES]
     assert places == sorted(places)
     categories = system[system.index("`category`"):]

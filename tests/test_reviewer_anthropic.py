@@ -142,7 +142,7 @@ def test_governing_docs_and_call_sites_are_context(tmp_path: Path, key: None) ->
         anthropic.build(_settings(server)).review(review_request(repo.path))
     user = server.posts()[0].body["messages"][0]["content"]
     assert "AGENTS-MARKER" in user
-    assert "=== CONTEXT lib/shapes.py (definition of scale_shape) ===\n   121| def scale_shape(shape, factor):" in user
+    assert "=== CONTEXT lib/shapes.py (definition of scale_shape) ===\n121| def scale_shape(shape, factor):" in user
     assert "helper_3" not in user  # an excerpt, not the whole file
     # app/use.py's chunk lists the files beside it; asked with app/calc.py's chunk, the request
     # leaves out calc.py, whose diff it shows.
@@ -169,7 +169,7 @@ def test_secrets_in_call_sites_are_redacted_with_their_place(tmp_path: Path, key
     repo = calc_repo(tmp_path, extra_base={"lib/legacy.py": f'print(divide(1, 2), "{token}")\n'})
     with ModelServer([Reply(review=review_document())]) as server:
         outcome = anthropic.build(_settings(server)).review(review_request(repo.path))
-    assert "=== CONTEXT lib/legacy.py (a use of divide) ===\\n     1| print(divide(1, 2)" in server.posts()[0].text
+    assert "=== CONTEXT lib/legacy.py (a use of divide) ===\\n1| print(divide(1, 2)" in server.posts()[0].text
     assert token not in server.posts()[0].text
     assert any("GitHub token at lib/legacy.py:1" in note for note in outcome.notes)
 

@@ -118,3 +118,24 @@ def test_chunk_boundaries_do_not_move_when_another_file_grows(tmp_path: Path) ->
     # web/ does not fit in one chunk: each of its files is a chunk of its own.
     assert [[change.path for change in chunk.files] for chunk in before.chunks if "web/" in chunk.text] == [
         ["web/big.py"], ["web/small.py"]]
+
+
+def test_with_the_tools_a_block_holds_one_unchanged_line_either_side_of_its_changes(tmp_path: Path) -> None:
+    """Two changes five lines apart in a forty-line file: with the tools the request shows one
+    unchanged line before the first and after the last (`read` gives the model the rest), and the
+    four between them; without the tools git's three either side."""
+    lines = [f"value_{index} = {index}\n" for index in range(40)]
+    changed = list(lines)
+    changed[10], changed[16] = "value_10 = 'ten'\n", "value_16 = 'sixteen'\n"
+    repo = make_repo(tmp_path, {"app/values.py": "".join(lines)}, {"app/values.py": "".join(changed)})
+    shown: dict[bool, set[int]] = {}
+    for tools in (True, False):
+        with ModelServer([Reply(review=review_document())]) as server:
+            outcome = openai.build(_settings(server, tools=tools, max_input_tokens=100_000)).review(
+                review_request(repo.path))
+            [post] = server.posts()
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        shown[tools] = {int(number) for number in re.findall(r"^[ +](\d+)\| ", str(post.body["messages"][1]["content"]),
+                                                            flags=re.MULTILINE)}
+    assert shown[True] == set(range(10, 19)), sorted(shown[True])  # lines 10-18: 11 and 17 changed
+    assert shown[False] == set(range(8, 21)), sorted(shown[False])

@@ -10,14 +10,16 @@ from reviewgate.config import ReviewerSettings
 from reviewgate.reviewers import openai
 from reviewgate.reviewers.base import ReviewerStatus
 from reviewgate.reviewers.model.context_collector import (
+    ASK_WITH_TOOLS,
     DEFINITION_LINES_WITH_TOOLS,
     INLINE_SITES_WITH_TOOLS,
     NOT_SHOWN,
     ContextItem,
+    merged_context,
 )
-from testing.model_repo import review_request
+from testing.model_repo import chunk_store, review_request
 from testing.model_server import ModelServer, Recorded, Reply, review_document
-from testing.repo import make_repo
+from testing.repo import commit, make_repo
 
 HELPER = (
     "import re\n\n_INT = re.compile(r'^[0-9]+$')\n\n\n"
@@ -47,6 +49,18 @@ def _context(post: Recorded) -> str:
     blocks = re.findall(rf"<<<DATA {nonce.group(1)} BEGIN>>>\n(.*?)\n<<<DATA {nonce.group(1)} END>>>", user,
                         flags=re.DOTALL)
     return str(blocks[1])
+
+
+def _contexts_with_and_without_tools(repo: Path) -> dict[bool, str]:
+    """The context sent for the checked-out branch, with the tools (True) and without."""
+    contexts = {}
+    for tools in (True, False):
+        with ModelServer([Reply(review=review_document())]) as server:
+            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo))
+            [post] = server.posts()
+        assert outcome.status is ReviewerStatus.OK, outcome.reason
+        contexts[tools] = _context(post)
+    return contexts
 
 
 def _review(tmp_path: Path, callers: int, **options: object) -> tuple[str, str]:
@@ -118,13 +132,7 @@ def test_with_tools_a_name_the_change_calls_brings_its_definition_and_none_of_it
     repo = make_repo(tmp_path, {"lib/shapes.py": helper, **uses},
                      {"app/new.py": "from lib.shapes import scale\n\n\ndef doubled(items):\n"
                                     "    return [scale(item) for item in items]\n"})
-    contexts = {}
-    for tools in (True, False):
-        with ModelServer([Reply(review=review_document())]) as server:
-            outcome = openai.build(_settings(server, tools=tools)).review(review_request(repo.path))
-            [post] = server.posts()
-        assert outcome.status is ReviewerStatus.OK, outcome.reason
-        contexts[tools] = _context(post)
+    contexts = _contexts_with_and_without_tools(repo.path)
     for context in contexts.values():
         assert "=== CONTEXT lib/shapes.py (definition of scale) ===" in context
     assert "RESULT_" not in contexts[True]
@@ -223,3 +231,104 @@ def test_call_sites_are_chosen_after_leaving_out_those_the_diff_shows(tmp_path: 
     context = _context(posts[0])
     assert "return parse_number(raw) + 6\n" in context + "\n" and "return parse_number(raw) + 7" in context
     assert "* 1" not in context  # the edited callers are in the diff, not repeated
+
+
+def _files_asked(post: Recorded) -> set[str]:
+    return set(re.findall(r"=== FILE (\S+)", str(post.body["messages"][1]["content"])))
+
+
+def test_with_tools_a_push_that_changes_only_which_files_hold_the_callers_not_shown_reuses_the_answer(
+        tmp_path: Path) -> None:
+    """The helper's edited body has six callers: two inline, four named by file for `callers`.
+    A push that changes a named caller's call (its site joins the diff, so the entry names one
+    file fewer) asks for that caller's file alone: the helper's answer is reused. A push that
+    changes a line an inline excerpt shows asks for the helper's block again, with it."""
+    base = {"lib/numbers.py": HELPER, **{f"app/module_{index}.py": _caller(index) for index in range(6)}}
+    repo = make_repo(tmp_path / "repo", base, {"lib/numbers.py": WIDENED})
+    store = chunk_store(tmp_path / "cache", "llm")
+    with ModelServer([Reply(review=review_document())]) as server:
+        reviewer = openai.build(_settings(server, tools=True))
+
+        def push(files: dict[str, str]) -> list[Recorded]:
+            if files:
+                commit(repo.path, files)
+            start = len(server.posts())
+            outcome = reviewer.review(review_request(repo.path), store)
+            assert outcome.status is ReviewerStatus.OK, outcome.reason
+            return server.posts()[start:]
+
+        [first] = push({})
+        named = push({"app/module_5.py": _caller(5).replace("parse_number(raw) + 5", "parse_number(raw) + 50")})
+        inline = push({"app/module_0.py": _caller(0).replace("def read_0(raw):", "def read_0(raw, strict=False):")})
+    assert _files_asked(first) == {"lib/numbers.py"}
+    assert "4 call site(s) of parse_number in: " in _context(first)
+    assert [_files_asked(post) for post in named] == [{"app/module_5.py"}]
+    assert [_files_asked(post) for post in inline] == [{"lib/numbers.py", "app/module_0.py"}]
+    assert "3 call site(s) of parse_number in: " in _context(inline[0])
+
+
+def test_the_not_shown_entry_with_the_tools_is_keyed_on_the_symbols_it_names() -> None:
+    """With the tools the entry points at what `callers` returns: its counts and files are not part
+    of the key, the symbols it names are."""
+    def entry(*lines: str) -> ContextItem:
+        return ContextItem(NOT_SHOWN, "call sites not shown inline", (ASK_WITH_TOOLS, *lines))
+
+    assert (entry("4 call site(s) of parse in: app/a.py (3), app/b.py").key_text()
+            == entry("3 call site(s) of parse in: app/a.py (3)").key_text())
+    assert (entry("4 call site(s) of parse in: app/a.py (3), app/b.py").key_text()
+            != entry("4 call site(s) of format in: app/a.py (3), app/b.py").key_text())
+    assert (entry("4 call site(s) of parse in: app/a.py (3), app/b.py").render()
+            != entry("3 call site(s) of parse in: app/a.py (3)").render())
+
+
+def test_a_request_names_each_symbol_left_out_once_under_one_request_to_ask() -> None:
+    """Two chunks asked together both name `parse`'s callers: the request says to ask `callers`
+    once and names `parse` once (the first chunk's entry), `format` once."""
+    def entry(*lines: str) -> ContextItem:
+        return ContextItem(NOT_SHOWN, "call sites not shown inline", (ASK_WITH_TOOLS, *lines))
+
+    excerpt = ContextItem("lib/a.py", "a use of parse", ("parse(1)",), 7)
+    merged = merged_context([entry("4 call site(s) of parse in: app/a.py (3), app/b.py"), excerpt,
+                             entry("3 call site(s) of parse in: app/a.py (3)",
+                                   "2 call site(s) of format in: app/c.py (2)")], {})
+    assert merged.count(ASK_WITH_TOOLS) == 1, merged
+    assert merged.count("call site(s) of parse") == 1 and "4 call site(s) of parse" in merged, merged
+    assert merged.count("call site(s) of format") == 1, merged
+    assert merged.index("call site(s) of format") < merged.index("lib/a.py"), merged
+
+
+def test_with_tools_a_call_site_is_shown_one_line_either_side(tmp_path: Path) -> None:
+    """`callers` gives the model each site with more lines: inline, the call and a line either side."""
+    caller = ("from lib.numbers import parse_number\n\nFAR_ABOVE = 1\nJUST_ABOVE = 2\n"
+              "TOTAL = parse_number('4')\nJUST_BELOW = 3\nFAR_BELOW = 4\n")
+    repo = make_repo(tmp_path, {"lib/numbers.py": HELPER, "app/caller.py": caller}, {"lib/numbers.py": WIDENED})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert all(name in contexts[True] for name in ("JUST_ABOVE", "TOTAL = parse_number", "JUST_BELOW")), contexts[True]
+    assert "FAR_ABOVE" not in contexts[True] and "FAR_BELOW" not in contexts[True], contexts[True]
+    assert "FAR_ABOVE" in contexts[False] and "FAR_BELOW" in contexts[False], contexts[False]
+
+
+def test_with_tools_a_called_name_defined_in_several_places_brings_no_definition(tmp_path: Path) -> None:
+    """Which of two `scale` definitions the call reaches is a guess: with the tools neither is sent
+    (`definition` lists both); a name defined once still brings its definition."""
+    helpers = {"lib/shapes.py": "def scale(value):\n    return value * 2\n\n\ndef shift(value):\n    return value + 1\n",
+               "lib/sizes.py": "def scale(size):\n    return size * 3\n"}
+    repo = make_repo(tmp_path, helpers, {"app/new.py": "from lib.shapes import scale, shift\n\n\ndef moved(items):\n"
+                                                      "    return [shift(scale(item)) for item in items]\n"})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert "(definition of shift)" in contexts[True], contexts[True]
+    assert "(definition of scale)" not in contexts[True], contexts[True]
+    assert "(definition of scale)" in contexts[False], contexts[False]
+
+
+def test_with_tools_a_call_site_the_shorter_diff_leaves_out_is_in_the_context(tmp_path: Path) -> None:
+    """The helper's file also calls it two lines below another change: git's hunk holds that
+    call, the diff as sent with the tools (one unchanged line either side) does not, so the
+    context shows it."""
+    twice = "\n\ndef twice(text):\n    value = 1\n    check = value\n    return parse_number(text) * check\n"
+    filler = "".join(f"LIMIT_{index} = {index}\n" for index in range(20))
+    base = {"lib/numbers.py": HELPER + "\n\n" + filler + twice}
+    branch = {"lib/numbers.py": WIDENED + "\n\n" + filler + twice.replace("value = 1", "value = 2")}
+    repo = make_repo(tmp_path, base, branch)
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert "return parse_number(text) * check" in contexts[True], contexts[True]

@@ -44,7 +44,7 @@ def test_major_correctness_finding_on_a_changed_line_requests_changes(tmp_path: 
     assert body["model"] == "test-model"
     assert body["response_format"]["type"] == "json_schema"
     user = body["messages"][1]["content"]
-    assert "+    7|     return a / b" in user  # the numbered diff
+    assert "+7|     return a / b" in user  # the numbered diff
     assert PR_DESCRIPTION not in request.text and "PR-DESCRIPTION-MARKER" not in request.text
     assert re.search(r"::error file=app/calc.py,line=7,.*::", result.stdout)
     report = result.report()

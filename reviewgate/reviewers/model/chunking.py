@@ -96,9 +96,24 @@ def blocks(hunk: Hunk) -> Iterator[Hunk]:
         yield _piece(hunk, _trimmed(current))
 
 
-def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
+# With the tools, the unchanged lines either side of a block's changes (git's are three): `read`
+# gives the model the rest of the file, and those lines were a fifth of what a diff cost.
+DIFF_CONTEXT_LINES_WITH_TOOLS = 1
+
+
+def around_changes(hunk: Hunk, lines: int) -> Hunk:
+    """The hunk with at most `lines` unchanged lines before its first change and after its last
+    (the ones between changes stay)."""
+    changed = [index for index, line in enumerate(hunk.lines) if line.kind is not LineKind.CONTEXT]
+    if not changed:
+        return hunk
+    return _piece(hunk, list(hunk.lines[max(0, changed[0] - lines):changed[-1] + lines + 1]))
+
+
+def plan_chunks(files: Iterable[FileChange], budget: int, context_lines: int | None = None) -> ChunkPlan:
     """One chunk per block of each file's hunks (`blocks`), in path order, each within `budget`
-    estimated tokens; a block over it is listed as not reviewed."""
+    estimated tokens; a block over it is listed as not reviewed. `context_lines`: at most that
+    many unchanged lines either side of a block's changes (git's three otherwise)."""
     chunks: list[Chunk] = []
     not_reviewed: list[str] = []
     for change in sorted(files, key=lambda item: item.path):
@@ -106,7 +121,8 @@ def plan_chunks(files: Iterable[FileChange], budget: int) -> ChunkPlan:
             chunks.append(Chunk((change,), (render_hunks(change, ()),)))
             continue
         for hunk in change.hunks:
-            for block in blocks(hunk):
+            for whole in blocks(hunk):
+                block = whole if context_lines is None else around_changes(whole, context_lines)
                 rendered = render_hunks(change, (block,))
                 if rendered.tokens > budget:
                     not_reviewed.append(f"{printable(change.path)} lines {block.new_start}-{block.new_end}"

@@ -11,7 +11,8 @@ its callers. The rest follows the size of the diff (`budget_characters`, governi
 half of it). The call sites that do not fit are named, so the reviewer knows what it was not
 shown. When the reviewer has the read-only tools (`inline_sites`), only the first few sites of
 each symbol are shown and the rest are named by file, with the instruction to ask `callers` for
-them; of a name the change only calls, only its definition; each definition's first
+them, each with SITE_LINES_WITH_TOOLS lines either side; of a name the change only calls, only its
+definition, and only when the tree defines the name once; each definition's first
 DEFINITION_LINES_WITH_TOOLS lines; and the docs, definitions and listings take half the room:
 most of a request was call sites, uses and bodies the model may never need, and a tool call
 costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
@@ -33,6 +34,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange
 from reviewgate.freeze.exclusions import LOCK_FILES
 from reviewgate.freeze.git import TreeReader
+from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, around_changes, blocks
 from reviewgate.reviewers.model.context_items import (
     LISTING_MORE,
     NEIGHBOURS,
@@ -56,6 +58,7 @@ MAX_SITES_PER_CALLED = 6  # a name the change only calls: its definition, and a 
 MAX_SITES_PER_CALLED_WITH_TOOLS = 1
 MAX_CALL_SITES = 60  # of one touched symbol: past this the reviewer is told the rest by name
 SITE_LINES = 2  # lines either side of a call site
+SITE_LINES_WITH_TOOLS = 1  # `callers` returns each site with SITE_LINES, `read` the rest
 DEFINITION_LINES = 12  # a definition: its signature and the start of its body
 DEFINITION_LINES_WITH_TOOLS = 6  # the model asks `definition` or `read` for more of it
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
@@ -133,17 +136,21 @@ def _redacted(path: str, lines: list[str], first: int) -> tuple[tuple[str, ...],
 class _Excerpts:
     """The excerpts around one chunk's symbols, each line of a file shown once."""
 
-    def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES
-                 ) -> None:
+    def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES,
+                 site_lines: int = SITE_LINES, diff_lines: int | None = None) -> None:
         self.request = request
         self.definition_lines = definition_lines
+        self.site_lines = site_lines
         self.files_of_chunk = {change.path for change in chunk}
         self.chunk_directories = {str(PurePosixPath(change.path).parent) for change in chunk}
-        # Lines the diff shows (all of the file's hunks, when the chunk holds some of them): an
-        # excerpt never repeats them, and never shows another chunk's changed lines.
+        # Lines the diff shows (all of the file's hunks, when the chunk holds some of them; with
+        # `diff_lines`, the blocks as the chunks hold them): an excerpt never repeats them, and
+        # never shows another chunk's changed lines.
         self.shown: dict[str, set[int]] = {
             change.path: {number for hunk in (request.target.file(change.path) or change).hunks
-                          for number in range(hunk.new_start, hunk.new_end + 1)}
+                          for block in ([hunk] if diff_lines is None else
+                                        [around_changes(piece, diff_lines) for piece in blocks(hunk)])
+                          for number in range(block.new_start, block.new_end + 1)}
             for change in chunk
         }
         self.files: dict[str, list[str] | None] = {}
@@ -181,7 +188,7 @@ class _Excerpts:
         if lines is None or line > len(lines):
             return []
         first, last = ((line, line + self.definition_lines - 1) if definition
-                       else (line - SITE_LINES, line + SITE_LINES))
+                       else (line - self.site_lines, line + self.site_lines))
         first, last = max(1, first), min(len(lines), last)
         shown = self.shown.setdefault(path, set())
         why = f"{'definition' if definition else 'a use'} of {symbol}"
@@ -311,7 +318,9 @@ def collect_context(
         small.left -= before - budget.remaining
         if not whole:
             break
-    excerpts = _Excerpts(request, chunk, DEFINITION_LINES if inline_sites is None else DEFINITION_LINES_WITH_TOOLS)
+    excerpts = (_Excerpts(request, chunk) if inline_sites is None
+                else _Excerpts(request, chunk, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS,
+                               DIFF_CONTEXT_LINES_WITH_TOOLS))
     uses = UseReader(request.head)
     touched = touched_symbols(request, chunk)
     # The call sites may take all but what the rest's room still holds, and the line naming
@@ -328,7 +337,12 @@ def collect_context(
         sites = [site for site in uses.sites(request, symbol) if allowed(site.path)]
         ranked = excerpts.rank(symbol, sites)
         if inline_sites is not None:
-            ranked = [site for site in ranked if site.defines(symbol)][:MAX_SITES_PER_CALLED_WITH_TOOLS]
+            # Only a definition the name has alone: of a name defined in several places (`write`,
+            # `__init__`, `flush`) the first found is a guess at what the call reaches, and
+            # `definition` lists them all.
+            defining = [site for site in ranked if site.defines(symbol)]
+            alone = sum(site.defines(symbol) for site in sites) == 1
+            ranked = defining[:MAX_SITES_PER_CALLED_WITH_TOOLS] if alone else []
         for site in ranked[:MAX_SITES_PER_CALLED]:
             for item, found in excerpts.excerpts(symbol, site):
                 if not small.add(item, found):

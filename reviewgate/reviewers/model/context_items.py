@@ -9,12 +9,17 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from reviewgate.reviewers.model.redaction import Redaction
+from reviewgate.reviewers.model.rendering import numbered_line
 from reviewgate.text import printable
 
 # Why a directory's listing is shown: merged_context knows a listing by it.
 NEIGHBOURS = "the names of the files beside the changed ones"
 NOT_SHOWN = "not shown"  # the path of the item naming the sites left out
 _NAMED_LINES = re.compile(r"(?<=: )[0-9, ]+$")  # the line numbers of a `not shown` entry's `  path: 3, 9`
+# With the tools: `12 call site(s) of parse in: app/a.py (3), …`; without the count and files.
+_NAMED_FILES = re.compile(r"^\d+ (call site\(s\) of .+?) in: .*$")
+# An entry's first line, with the tools or without (`12 call site(s) of parse:`): the symbol.
+_ENTRY_SYMBOL = re.compile(r"^\d+ call site\(s\) of (.+?)(?: in: .*|:)$")
 LISTING_MORE = "… and "  # the start of a listing's last line when it names only some of the names
 
 
@@ -29,7 +34,7 @@ class ContextItem:
         heading = f"=== CONTEXT {printable(self.path)} ({self.why}) ==="
         if self.first_line is None:
             return [heading, *self.lines]
-        return [heading, *(f"{self.first_line + index:>6}| {text}" for index, text in enumerate(self.lines))]
+        return [heading, *(numbered_line(self.first_line + index, text) for index, text in enumerate(self.lines))]
 
     def render(self) -> str:
         return "\n".join(self.rendered_lines())
@@ -37,8 +42,14 @@ class ContextItem:
     def key_text(self) -> str:
         """What the answer depends on: the path, why it is shown and its text, not where it stands
         (nor where the sites a `not shown` entry names stand: with the tools on it names most of
-        them, and a push that shifts a caller's lines would make every chunk citing it miss)."""
-        lines = self.lines if self.path != NOT_SHOWN else tuple(_NAMED_LINES.sub("", line) for line in self.lines)
+        them, and a push that shifts a caller's lines would make every chunk citing it miss).
+        With the tools, the entry's counts and files are left out too: they only point at what
+        `callers` returns, and an answer made with `callers`' output is keyed on that output
+        (engine.py); a push that changes a caller elsewhere (its site joins the diff, which
+        reviews it) would otherwise make every chunk naming the symbol miss."""
+        if self.path != NOT_SHOWN:
+            return "\n".join((self.path, self.why, *self.lines))
+        lines = (_NAMED_FILES.sub(r"\1", _NAMED_LINES.sub("", line)) for line in self.lines)
         return "\n".join((self.path, self.why, *lines))
 
 
@@ -79,7 +90,7 @@ def merged_context(items: Iterable[ContextItem], diff_spans: Mapping[str, tuple[
     """The context of chunks asked in one request: each excerpt once, without the lines the
     request's own diff shows (another chunk's excerpt may quote a changed line of a file whose
     block is in the same request: sent twice, it would read as a copy of itself)."""
-    items = _merged_listings(list(items), diff_spans)
+    items = _merged_not_shown(_merged_listings(list(items), diff_spans))
     kept = (part for item in items for part in _outside(item, diff_spans.get(item.path, ())))
     return _render_by_file(list({part.render(): part for part in kept}.values()))
 
@@ -146,4 +157,40 @@ def _merged_listings(items: list[ContextItem], diff_spans: Mapping[str, object])
         elif item.path in names or item.path in more:
             lines = (*names.pop(item.path, {}), *([more.pop(item.path)] if item.path in more else []))
             merged.append(ContextItem(item.path, NEIGHBOURS, lines))
+    return merged
+
+
+def _entries(lines: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """A `not shown` item's entries: a line that does not start with a space, and the indented
+    lines under it (the places it names, with the tools off)."""
+    entry: list[str] = []
+    for line in lines:
+        if entry and not line.startswith(" "):
+            yield tuple(entry)
+            entry = []
+        entry.append(line)
+    if entry:
+        yield tuple(entry)
+
+
+def _merged_not_shown(items: list[ContextItem]) -> list[ContextItem]:
+    """One `not shown` item, where the first stood: each chunk of a request names the sites its
+    context left out, so chunks touching the same symbol name it again, each under the same
+    request to ask `callers`. The merged one holds each line of advice once and each symbol's
+    entry once (the first chunk's: another's differs only by the sites its own diff shows)."""
+    entries: dict[str, tuple[str, ...]] = {}
+    why = ""
+    for item in items:
+        if item.path == NOT_SHOWN:
+            why = why or item.why
+            for entry in _entries(item.lines):
+                named = _ENTRY_SYMBOL.match(entry[0])
+                entries.setdefault(named.group(1) if named else entry[0], entry)
+    merged: list[ContextItem] = []
+    for item in items:
+        if item.path != NOT_SHOWN:
+            merged.append(item)
+        elif entries:
+            merged.append(ContextItem(NOT_SHOWN, why, tuple(line for entry in entries.values() for line in entry)))
+            entries = {}
     return merged

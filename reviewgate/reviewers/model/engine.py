@@ -40,7 +40,7 @@ from reviewgate.reviewers.model.chunk_work import (
     context_budget_for,
     request_shares,
 )
-from reviewgate.reviewers.model.chunking import Chunk, plan_chunks, request_diff
+from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, Chunk, plan_chunks, request_diff
 from reviewgate.reviewers.model.context_collector import (
     INLINE_SITES_WITH_TOOLS,
     collect_context,
@@ -296,7 +296,7 @@ class ModelReviewer:
                     f"(~{context_tokens} tokens)"
                 ),
             )
-        plan = plan_chunks(shown, diff_budget)
+        plan = plan_chunks(shown, diff_budget, DIFF_CONTEXT_LINES_WITH_TOOLS if self.options.tools else None)
         key_extra = self.chunk_key_extra(request) if store is not None else {}
         with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
             pieces = list(pool.map(

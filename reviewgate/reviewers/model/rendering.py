@@ -23,6 +23,13 @@ def estimate_tokens(text: str) -> int:
     return len(text) // CHARACTERS_PER_TOKEN + 1
 
 
+def numbered_line(number: int | None, text: str, marker: str = "") -> str:
+    """A line as the diff and the context show it: `+12| text`, ` 13| text`, `-| text` (a removed
+    line has no new-file number), `40| text` in an excerpt. Not padded to a column: a model reads
+    the number, not the alignment, and the padding was a tenth of what a request's lines cost."""
+    return f"{marker}{'' if number is None else number}| {text}"
+
+
 @dataclass(frozen=True)
 class RenderedFile:
     path: str
@@ -46,7 +53,7 @@ def _header(change: FileChange) -> str:
 
 
 def render_hunks(change: FileChange, hunks: tuple[Hunk, ...], note: str = "") -> RenderedFile:
-    """`+  12| text` for an added line, `   13| text` for context, `-    | text` for a removed one."""
+    """`+12| text` for an added line, ` 13| text` for context, `-| text` for a removed one."""
     out = [_header(change) + (f" {note}" if note else "")]
     key = list(out)
     redactions: list[Redaction] = []
@@ -62,9 +69,8 @@ def render_hunks(change: FileChange, hunks: tuple[Hunk, ...], note: str = "") ->
         for line in hunk.lines:
             text, kinds = redact_line(printable(line.text))
             redactions += [Redaction(change.path, line.new_line or line.old_line, kind) for kind in kinds]
-            number = "" if line.new_line is None else str(line.new_line)
             marker = {LineKind.ADDED: "+", LineKind.REMOVED: "-", LineKind.CONTEXT: " "}[line.kind]
-            out.append(f"{marker}{number:>5}| {text}")
+            out.append(numbered_line(line.new_line, text, marker))
             key.append(f"{marker}| {text}")
     spans = tuple((hunk.new_start, hunk.new_end) for hunk in hunks)
     return RenderedFile(change.path, "\n".join(out), tuple(redactions), "\n".join(key), spans)
