@@ -138,11 +138,14 @@ def _type_public(holder: Node) -> bool:
 def _trait_public(holder: Node) -> bool:
     """Whether the trait an `impl` implements is reachable from outside the crate: a method of a
     private trait is callable only inside the crate, whatever type it is for (a blanket
-    `impl<T> Helper for T`). A trait the file does not declare is taken as public."""
+    `impl<T> Helper for T`). A trait the file does not declare, or one named by a path
+    (`fmt::Display`: another module's, whatever this file declares), is taken as public."""
     trait = holder.child_by_field_name("trait")
     if trait is None:
         return True
-    name = text_of(trait).partition("<")[0].rpartition("::")[2].strip()
+    name = text_of(trait).partition("<")[0].strip()
+    if "::" in name:
+        return True
     root = holder
     while root.parent is not None:
         root = root.parent
