@@ -119,6 +119,14 @@ def _type_declarations(root: Node) -> dict[str, Node]:
     return found
 
 
+def _declared_in_file(node: Node, name: str) -> Node | None:
+    """The type or trait named `name` that the file holding `node` declares, if it does."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return _type_declarations(root).get(name)
+
+
 def _type_public(holder: Node) -> bool:
     """Whether the type an `impl` or a trait is for is reachable from outside the crate. A type the
     file does not declare (`impl Display for Vec<Local>`, a type of another module) is taken as
@@ -128,10 +136,7 @@ def _type_public(holder: Node) -> bool:
     name = _impl_type(holder)
     if not name:
         return True
-    root = holder
-    while root.parent is not None:
-        root = root.parent
-    declaration = _type_declarations(root).get(name)
+    declaration = _declared_in_file(holder, name)
     return declaration is None or _reachable(declaration, name)
 
 
@@ -146,10 +151,7 @@ def _trait_public(holder: Node) -> bool:
     name = text_of(trait).partition("<")[0].strip()
     if "::" in name:
         return True
-    root = holder
-    while root.parent is not None:
-        root = root.parent
-    declaration = _type_declarations(root).get(name)
+    declaration = _declared_in_file(holder, name)
     return declaration is None or declaration.type != "trait_item" or _reachable(declaration, name)
 
 
