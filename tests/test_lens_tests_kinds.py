@@ -49,6 +49,33 @@ def test_rust_methods_of_a_private_type_are_no_public_api(tmp_path: Path) -> Non
         ], name
 
 
+_BLANKET = (
+    "{visibility}trait CloneBox {{\n    fn clone_box(&self) -> Box<dyn CloneBox>;\n}}\n\n"
+    "impl<T: Clone + 'static> CloneBox for T {{\n    fn clone_box(&self) -> Box<dyn CloneBox> {{\n"
+    "        Box::new(self.clone())\n    }}\n}}\n"
+)
+
+
+@pytest.mark.parametrize(("visibility", "blocks"), [("", False), ("pub(crate) ", False), ("pub ", True)])
+def test_a_rust_impl_of_a_private_trait_is_no_public_api(tmp_path: Path, visibility: str, blocks: bool) -> None:
+    """A blanket impl's type is a type parameter, which the file cannot place: the trait decides."""
+    branch = {"derive/src/lib.rs": _LIB + "\n" + _BLANKET.format(visibility=visibility)}
+    expected = [("tests/missing-tests", "derive/src/lib.rs", 10)] if blocks else []
+    assert _blocking(review_change(tmp_path / "rust", {"derive/src/lib.rs": _LIB}, branch)) == expected
+
+
+def test_a_rust_impl_of_another_modules_trait_is_public_whatever_the_file_declares(tmp_path: Path) -> None:
+    """`impl fmt::Display` names the standard trait, not the file's private `Display`."""
+    declared = "trait Display {\n    fn show(&self);\n}\n\npub struct Marker;\n"
+    base = {"derive/src/lib.rs": _LIB + "\n" + declared}
+    shown = (
+        "\nimpl fmt::Display for Marker {\n    fn fmt(&self, out: &mut fmt::Formatter) -> fmt::Result {\n"
+        "        out.write_str(self.name())\n    }\n}\n"
+    )
+    branch = {"derive/src/lib.rs": _LIB + "\n" + declared + shown}
+    assert _blocking(review_change(tmp_path / "rust", base, branch)) == [("tests/missing-tests", "derive/src/lib.rs", 12)]
+
+
 _CHAIN = (
     "pub fn visible(fields: &[Field]) -> Vec<Stream> {{\n{body}\n}}\n"
 )

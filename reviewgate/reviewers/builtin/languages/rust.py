@@ -4,7 +4,7 @@ methods as `Trait.method`. A closure is part of the function around it; a trait 
 body is none; `#[test]` functions and `#[cfg(test)]` modules are tests, not product code. Public:
 reachable from outside the crate (`_public`): plain `pub` in `pub` modules (or re-exported by a
 `pub use`), not `#[doc(hidden)]`; a method of a trait or a trait impl, or a `pub` method, of a
-type that is itself public."""
+type that is itself public (a trait impl's only when its trait is public too)."""
 
 from __future__ import annotations
 
@@ -119,6 +119,14 @@ def _type_declarations(root: Node) -> dict[str, Node]:
     return found
 
 
+def _declared_in_file(node: Node, name: str) -> Node | None:
+    """The type or trait named `name` that the file holding `node` declares, if it does."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return _type_declarations(root).get(name)
+
+
 def _type_public(holder: Node) -> bool:
     """Whether the type an `impl` or a trait is for is reachable from outside the crate. A type the
     file does not declare (`impl Display for Vec<Local>`, a type of another module) is taken as
@@ -128,23 +136,36 @@ def _type_public(holder: Node) -> bool:
     name = _impl_type(holder)
     if not name:
         return True
-    root = holder
-    while root.parent is not None:
-        root = root.parent
-    declaration = _type_declarations(root).get(name)
+    declaration = _declared_in_file(holder, name)
     return declaration is None or _reachable(declaration, name)
+
+
+def _trait_public(holder: Node) -> bool:
+    """Whether the trait an `impl` implements is reachable from outside the crate: a method of a
+    private trait is callable only inside the crate, whatever type it is for (a blanket
+    `impl<T> Helper for T`). A trait the file does not declare, or one named by a path
+    (`fmt::Display`: another module's, whatever this file declares), is taken as public."""
+    trait = holder.child_by_field_name("trait")
+    if trait is None:
+        return True
+    name = text_of(trait).partition("<")[0].strip()
+    if "::" in name:
+        return True
+    declaration = _declared_in_file(holder, name)
+    return declaration is None or declaration.type != "trait_item" or _reachable(declaration, name)
 
 
 def _public(node: Node, name: str) -> bool:
     """Public API: a function outside callers can reach. A method is as visible as its type: a
     `pub fn` or a trait impl of a private or crate-private struct is no more public than the
-    struct; a trait impl's or a trait's methods are public when their type is."""
+    struct; a trait impl's or a trait's methods are public when their type is, and a trait impl's
+    when its trait is too."""
     holder = node.parent.parent if node.parent is not None else None  # declaration_list -> impl or trait
     if holder is not None and holder.type in ("impl_item", "trait_item"):
         if "#[doc(hidden)]" in _attributes(node):
             return False
         own = holder.type == "trait_item" or holder.child_by_field_name("trait") is not None or _exported(node)
-        return own and _type_public(holder)
+        return own and _type_public(holder) and (holder.type == "trait_item" or _trait_public(holder))
     return _reachable(node, name)
 
 
