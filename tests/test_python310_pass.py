@@ -3,6 +3,7 @@ on 3.10 this module checks what exists there: every module imports, every patter
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 from pathlib import Path
@@ -85,3 +86,33 @@ def test_ci_runs_the_selection_on_python_310() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "-m testing.python310" in script
     assert set(ALWAYS) <= set(selection())
+
+
+# What a test runs to build or install the package: the same tools and files on any Python 3.
+_PACKAGING_MODULES = frozenset({"build", "pip", "venv"})
+
+
+def _runs_a_packaging_tool(function: ast.FunctionDef) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.List):
+            words = [item.value if isinstance(item, ast.Constant) else None for item in node.elts]
+            if any(first == "-m" and second in _PACKAGING_MODULES for first, second in zip(words, words[1:], strict=False)):
+                return True
+    return False
+
+
+def _marked_interpreter_independent(function: ast.FunctionDef) -> bool:
+    return any(isinstance(decorator, ast.Attribute) and decorator.attr == "interpreter_independent"
+               for decorator in function.decorator_list)
+
+
+def test_the_tests_that_build_or_install_the_package_are_left_out_on_python_310() -> None:
+    """They build the 3.10 wheel CI's 3.10 install has built already, from the same files: on 3.10
+    they would run again for nothing, the longest tests of the suite."""
+    found = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and _runs_a_packaging_tool(node):
+                found.append(f"{path.name}::{node.name}")
+                assert _marked_interpreter_independent(node), f"{path.name}::{node.name} builds or installs the package"
+    assert len(found) >= 2, found  # the release build and the image's wheel

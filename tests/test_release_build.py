@@ -78,9 +78,6 @@ def _master_repository(root: Path) -> Path:
     return clone
 
 
-@pytest.mark.slow
-@pytest.mark.interpreter_independent  # the 3.10 build of the compiled parts: CI's 3.10 install, checked there
-@pytest.mark.timeout(600)  # a build and an install from the index: seconds alone, more on a busy machine
 def test_every_compiled_part_is_checked_in_the_release_wheels_and_in_ci() -> None:
     """Each extension is optional (an install without a compiler works), so a wheel built without
     one would pass unnoticed: the release's wheel test and the CI script import every one."""
@@ -93,6 +90,9 @@ def test_every_compiled_part_is_checked_in_the_release_wheels_and_in_ci() -> Non
         assert re.search(rf"import [\w., ]*\b{re.escape(module)}\b", ci_script), f".ci/run: {module}"
 
 
+@pytest.mark.slow
+@pytest.mark.interpreter_independent  # the 3.10 build of the compiled parts: CI's 3.10 install, checked there
+@pytest.mark.timeout(600)  # a build and an install from the index: seconds alone, more on a busy machine
 def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_path: Path) -> None:
     source = _copy_of_the_repository(tmp_path / "source")
     dist = tmp_path / "dist"
