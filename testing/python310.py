@@ -35,6 +35,11 @@ DIFFERENCES: dict[str, re.Pattern[str]] = {
                            re.MULTILINE),
     "isoformat": re.compile(r"\.fromisoformat\("),
 }
+# `fromisoformat` reads more of ISO 8601 from 3.11 on, but what `isoformat()` writes reads alike on
+# both: a module whose only such text is its own sealed cache entries, written with `isoformat()`,
+# does not differ (tests/test_python310_pass.py checks that it reads nothing else and round-trips
+# on 3.10). Reaching it through the model reviewer's helpers is then no reason to run a test there.
+READS_ONLY_ITS_OWN_ISOFORMAT = ("reviewgate.chunk_store",)
 # The report's renderers turn findings' `(str, Enum)` members into text.
 RENDERERS = "reviewgate/report/"
 # Modules that run others with a difference, the tests' way in to them: the builtin reviewer runs
@@ -62,11 +67,13 @@ def version_differences(root: Path = ROOT) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted((root / "reviewgate").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        kinds = [kind for kind, pattern in DIFFERENCES.items() if pattern.search(text)]
+        name = module_name(path, root)
+        kinds = [kind for kind, pattern in DIFFERENCES.items() if pattern.search(text)
+                 and not (kind == "isoformat" and name in READS_ONLY_ITS_OWN_ISOFORMAT)]
         if path.relative_to(root).as_posix().startswith(RENDERERS):
             kinds.append("enum text")
         if kinds:
-            found[module_name(path, root)] = kinds
+            found[name] = kinds
     for entry, (kind, _) in ENTRIES.items():
         if kind not in found.setdefault(entry, []):
             found[entry].append(kind)

@@ -20,7 +20,7 @@ from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.side_shapes import shapes_of
 from testing.lenses import review_change
 from testing.repo import make_repo
-from tests.test_corpus import _in_scope, load_cases
+from tests.test_corpus import _in_scope, load_cases, review_case
 
 
 def _python(text: str) -> Shapes:
@@ -284,14 +284,7 @@ _BLOCKING_CASES = [case for case in load_cases() if "blocks" in case]
 
 @pytest.mark.parametrize("case", _BLOCKING_CASES, ids=[case["name"] for case in _BLOCKING_CASES])
 def test_corpus_cases_block_only_where_they_should(case: dict[str, Any], tmp_path: Path) -> None:
-    findings = review_change(
-        tmp_path,
-        case.get("base", {}),
-        case.get("branch", {}),
-        branch_name=case.get("branch_name", "feature"),
-        message=case.get("message", "feature work"),
-        sections={"lenses": case["lenses"]} if "lenses" in case else None,
-    )
+    findings = review_case(case, tmp_path)
     blocking = [item.rule for item in findings if _in_scope(item.rule, case["scope"]) and blocks(item)]
     assert bool(blocking) is case["blocks"], blocking
 

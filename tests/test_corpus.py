@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from reviewgate.findings import Finding
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
 from reviewgate.tomlfile import parse_toml
@@ -40,16 +41,30 @@ def _in_scope(rule: str, scope: list[str]) -> bool:
     return not scope or rule in scope or rule.split("/", 1)[0] in scope
 
 
+# Each case's findings, by its (unique) name: a case is one review a process, whichever tests ask.
+_REVIEWED: dict[str, list[Finding]] = {}
+
+
+def review_case(case: dict[str, Any], root: Path) -> list[Finding]:
+    """Every finding the builtin reviewer reports for one case, its repository made under `root`
+    the first time this process asks; the tests judging a case by different labels (what it finds,
+    whether it blocks) read the one review of the same change."""
+    name = case["name"]
+    if name not in _REVIEWED:
+        _REVIEWED[name] = review_change(
+            root,
+            case.get("base", {}),
+            case.get("branch", {}),
+            branch_name=case.get("branch_name", "feature"),
+            message=case.get("message", "feature work"),
+            sections={"lenses": case["lenses"]} if "lenses" in case else None,
+        )
+    return _REVIEWED[name]
+
+
 def score_case(case: dict[str, Any], root: Path) -> tuple[set[Key], set[Key]]:
     """(expected, reported) keys of one case."""
-    findings = review_change(
-        root,
-        case.get("base", {}),
-        case.get("branch", {}),
-        branch_name=case.get("branch_name", "feature"),
-        message=case.get("message", "feature work"),
-        sections={"lenses": case["lenses"]} if "lenses" in case else None,
-    )
+    findings = review_case(case, root)
     for item in findings:
         # One name per rule: every builtin finding carries an id the registry (and docs/lenses.md) knows.
         assert item.rule in BUILTIN_RULES, f"{case['name']}: {item.title!r} has rule {item.rule!r}, not a builtin id"

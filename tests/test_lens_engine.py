@@ -58,25 +58,37 @@ def _request(root: Path, base: dict[str, FileContent], branch: dict[str, FileCon
     return ReviewRequest(target=target, head=TreeReader(repo.path, target.head_sha))
 
 
-def _review(request: ReviewRequest) -> list[tuple[str, str, str | None, int | None]]:
+# What a review found, as compared across processes: id, rule, path, line.
+Found = list[tuple[str, str, "str | None", "int | None"]]
+
+
+def _review(request: ReviewRequest) -> Found:
     fresh = ReviewRequest(target=request.target, head=TreeReader(Path(request.target.repo_root), request.target.head_sha))
     return [(item.id, item.rule, item.path, item.line) for item in BuiltinReviewer().review(fresh).findings]
 
 
-@pytest.mark.parametrize("workers", [2, 3])  # the DRY lens beside this process; and a per-file worker from the start
-def test_several_processes_give_the_findings_one_process_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
-) -> None:
-    request = _request(tmp_path, *_corpus_change())
-    monkeypatch.setenv(WORKERS_VARIABLE, "1")
-    assert worker_count(request) == 1
-    serial = _review(request)
-    monkeypatch.setenv(WORKERS_VARIABLE, str(workers))
-    assert worker_count(request) == workers
-    parallel = _review(request)
-    assert parallel == serial
+@pytest.fixture(scope="module")
+def corpus_in_one_process(tmp_path_factory: pytest.TempPathFactory) -> tuple[ReviewRequest, Found]:
+    """The corpus change and its findings in one process: made and reviewed once for every number
+    of workers compared with it."""
+    request = _request(tmp_path_factory.mktemp("corpus"), *_corpus_change())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(WORKERS_VARIABLE, "1")
+        assert worker_count(request) == 1
+        serial = _review(request)
     families = Counter(rule.split("/")[0] for _id, rule, _path, _line in serial)
     assert len(serial) > 60 and {"reuse", "tests", "correctness", "readability", "security"} <= set(families)
+    return request, serial
+
+
+@pytest.mark.parametrize("workers", [2, 3])  # the DRY lens beside this process; and a per-file worker from the start
+def test_several_processes_give_the_findings_one_process_gives(
+    corpus_in_one_process: tuple[ReviewRequest, Found], monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    request, serial = corpus_in_one_process
+    monkeypatch.setenv(WORKERS_VARIABLE, str(workers))
+    assert worker_count(request) == workers
+    assert _review(request) == serial
 
 
 def test_each_changed_file_is_parsed_once_however_many_files_change(

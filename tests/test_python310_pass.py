@@ -3,13 +3,25 @@ on 3.10 this module checks what exists there: every module imports, every patter
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import reviewgate
 from reviewgate.lazy_patterns import LazyPattern
-from testing.python310 import ALWAYS, ENTRIES, ROOT, imported_names, reached_modules, selection, version_differences
+from testing.model_repo import chunk_store
+from testing.python310 import (
+    ALWAYS,
+    ENTRIES,
+    READS_ONLY_ITS_OWN_ISOFORMAT,
+    ROOT,
+    imported_names,
+    reached_modules,
+    selection,
+    version_differences,
+)
 
 
 def _package_modules() -> list[str]:
@@ -85,3 +97,69 @@ def test_ci_runs_the_selection_on_python_310() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "-m testing.python310" in script
     assert set(ALWAYS) <= set(selection())
+
+
+# What a test runs to build or install the package: the same tools and files on any Python 3.
+_PACKAGING_MODULES = frozenset({"build", "pip", "venv"})
+
+
+def _runs_a_packaging_tool(function: ast.FunctionDef) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.List):
+            words = [item.value if isinstance(item, ast.Constant) else None for item in node.elts]
+            if any(first == "-m" and second in _PACKAGING_MODULES for first, second in zip(words, words[1:], strict=False)):
+                return True
+    return False
+
+
+def _marked_interpreter_independent(function: ast.FunctionDef) -> bool:
+    return any(isinstance(decorator, ast.Attribute) and decorator.attr == "interpreter_independent"
+               for decorator in function.decorator_list)
+
+
+def test_the_tests_that_build_or_install_the_package_are_left_out_on_python_310() -> None:
+    """They build the 3.10 wheel CI's 3.10 install has built already, from the same files: on 3.10
+    they would run again for nothing, the longest tests of the suite."""
+    found = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and _runs_a_packaging_tool(node):
+                found.append(f"{path.name}::{node.name}")
+                assert _marked_interpreter_independent(node), f"{path.name}::{node.name} builds or installs the package"
+    assert len(found) >= 2, found  # the release build and the image's wheel
+
+
+def _read_and_written_moments(tree: ast.Module) -> tuple[list[str | None], dict[str, list[bool]]]:
+    """The key each `fromisoformat(...)` reads (`stored["key"]`; None for any other text), and for
+    each key a dict literal writes, whether each write is an `isoformat()`."""
+    read: list[str | None] = []
+    written: dict[str, list[bool]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fromisoformat":
+            keys = [item.slice.value for argument in node.args for item in ast.walk(argument)
+                    if isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Constant)]
+            read.append(keys[0] if len(keys) == 1 and isinstance(keys[0], str) else None)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    written.setdefault(key.value, []).append(
+                        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                        and value.func.attr == "isoformat")
+    return read, written
+
+
+def test_a_module_left_out_for_reading_its_own_isoformat_reads_nothing_else(tmp_path: Path) -> None:
+    """3.11's `fromisoformat` reads forms 3.10's refuses, but none that `isoformat()` writes: such a
+    module reads the same on both only while every text it parses is one it wrote that way."""
+    for name in READS_ONLY_ITS_OWN_ISOFORMAT:
+        path = ROOT / (name.replace(".", "/") + ".py")
+        read, written = _read_and_written_moments(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        assert read, f"{name} parses no moment: leave it out of READS_ONLY_ITS_OWN_ISOFORMAT"
+        for key in read:
+            assert key is not None and written.get(key), f"{name}: a fromisoformat of text it did not write"
+            assert all(written[key]), f"{name}: {key!r} is written otherwise than with isoformat()"
+    # The round trip, on whichever Python runs this (3.10 in CI's second pass).
+    store = chunk_store(tmp_path, "openai")
+    moment = datetime(2026, 12, 6, 9, 30, 15, 123456, tzinfo=timezone.utc)
+    assert store.record_prefix_sent("prefix", moment) is None
+    assert store.prefix_sent_at("prefix") == moment
