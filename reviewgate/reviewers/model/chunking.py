@@ -110,6 +110,13 @@ def around_changes(hunk: Hunk, lines: int) -> Hunk:
     return _piece(hunk, list(hunk.lines[max(0, changed[0] - lines):changed[-1] + lines + 1]))
 
 
+def sent_blocks(hunk: Hunk, context_lines: int | None) -> Iterator[Hunk]:
+    """The blocks of a hunk as the chunks send them: with `context_lines`, at most that many
+    unchanged lines either side of each block's changes (git's three otherwise)."""
+    for block in blocks(hunk):
+        yield block if context_lines is None else around_changes(block, context_lines)
+
+
 def plan_chunks(files: Iterable[FileChange], budget: int, context_lines: int | None = None) -> ChunkPlan:
     """One chunk per block of each file's hunks (`blocks`), in path order, each within `budget`
     estimated tokens; a block over it is listed as not reviewed. `context_lines`: at most that
@@ -121,8 +128,7 @@ def plan_chunks(files: Iterable[FileChange], budget: int, context_lines: int | N
             chunks.append(Chunk((change,), (render_hunks(change, ()),)))
             continue
         for hunk in change.hunks:
-            for whole in blocks(hunk):
-                block = whole if context_lines is None else around_changes(whole, context_lines)
+            for block in sent_blocks(hunk, context_lines):
                 rendered = render_hunks(change, (block,))
                 if rendered.tokens > budget:
                     not_reviewed.append(f"{printable(change.path)} lines {block.new_start}-{block.new_end}"

@@ -34,7 +34,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange
 from reviewgate.freeze.exclusions import LOCK_FILES
 from reviewgate.freeze.git import TreeReader
-from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, around_changes, blocks
+from reviewgate.reviewers.model.chunking import DIFF_CONTEXT_LINES_WITH_TOOLS, sent_blocks
 from reviewgate.reviewers.model.context_items import (
     LISTING_MORE,
     NEIGHBOURS,
@@ -148,8 +148,7 @@ class _Excerpts:
         # never shows another chunk's changed lines.
         self.shown: dict[str, set[int]] = {
             change.path: {number for hunk in (request.target.file(change.path) or change).hunks
-                          for block in ([hunk] if diff_lines is None else
-                                        [around_changes(piece, diff_lines) for piece in blocks(hunk)])
+                          for block in ([hunk] if diff_lines is None else sent_blocks(hunk, diff_lines))
                           for number in range(block.new_start, block.new_end + 1)}
             for change in chunk
         }
