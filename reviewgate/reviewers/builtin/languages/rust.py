@@ -203,15 +203,45 @@ def _chained(callee: Node | None) -> bool:
     return receiver is not None and receiver.type in ("call_expression", "try_expression")
 
 
+def _forwarded_into_closure(call: Node) -> bool:
+    """Whether a call is the whole body of a closure that is the one argument of another call, and
+    calls a method of the closure's own parameter (`self.with_inner(|inner| inner.timeout(value))`):
+    the outer call hands its value to the closure, which forwards it one call on; one forward."""
+    closure = call.parent
+    if closure is None or closure.type != "closure_expression" or closure.child_by_field_name("body") != call:
+        return False
+    arguments = closure.parent
+    if arguments is None or arguments.type != "arguments" or arguments.named_child_count != 1:
+        return False
+    callee = call.child_by_field_name("function")
+    receiver = None if callee is None or callee.type != "field_expression" else callee.child_by_field_name("value")
+    parameters = closure.child_by_field_name("parameters")
+    return (
+        receiver is not None and receiver.type == "identifier" and parameters is not None
+        and text_of(receiver) in {text_of(name) for name in parameters.named_children if name.type == "identifier"}
+    )
+
+
+# Tokens that build or name a value, no computation: a closure's `|x|` and `move`, a field's
+# `name: value` in a struct literal, a reference's `&` (`&self.inner`, `&mut self.inner`).
+_PLAIN_BY_HOLDER = {"|": "closure_parameters", "move": "closure_expression", ":": "field_initializer",
+                    "&": "reference_expression"}
+
+
 def _plain_token(node: Node) -> bool:
     """A turbofish's `<` and `>` (`get::<T>()`: a type, no computation), the unit value's `()`, the
     empty arguments of a method called on what a call returned (`self.0.iter().copied()`: one
-    forwarded call and the adaptors of its result), or the arguments of a call that builds a value:
-    a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`, `Some(value)`,
-    `Self(inner)`), which Rust's naming lints hold every type and variant to; `Box::new(..)` is a call."""
+    forwarded call and the adaptors of its result), the tokens of a closure, a struct literal's
+    fields and a reference (`_PLAIN_BY_HOLDER`), the call a closure that is another call's one
+    argument forwards to its own parameter (`_forwarded_into_closure`), or the arguments of a call
+    that builds a value: a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`,
+    `Some(value)`, `Self(inner)`), which Rust's naming lints hold every type and variant to;
+    `Box::new(..)` is a call."""
     holder = node.parent
     if holder is None:
         return False
+    if node.type in _PLAIN_BY_HOLDER:
+        return holder.type == _PLAIN_BY_HOLDER[node.type]
     if node.type in ("<", ">"):
         return holder.type == "type_arguments"
     if node.type != "(":
@@ -222,7 +252,7 @@ def _plain_token(node: Node) -> bool:
     if holder.type != "arguments" or call is None or call.type != "call_expression":
         return False
     callee = call.child_by_field_name("function")
-    if holder.named_child_count == 0 and _chained(callee):
+    if holder.named_child_count == 0 and _chained(callee) or _forwarded_into_closure(call):
         return True
     if callee is None or callee.type not in ("identifier", "scoped_identifier"):
         return False
