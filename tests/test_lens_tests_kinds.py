@@ -923,3 +923,38 @@ def test_a_rust_struct_literal_or_reference_of_plain_values_is_trivial(
     base = {"Cargo.toml": '[package]\nname = "wrapper"\nversion = "0.1.0"\n', path: _WRAPPER.replace("{added}", "")}
     found = _blocking(review_change(tmp_path, base, {path: _WRAPPER.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 8)] if blocks else []), name
+
+
+_BALANCE = "use std::fmt;\n\n{derive}pub struct Balance<S> {{\n    inner: S,\n    count: usize,\n}}\n{impls}"
+_WRITTEN_CLONE = (
+    "\nimpl<S: Clone> Clone for Balance<S> {\n    fn clone(&self) -> Self {\n"
+    "        Self {\n            inner: self.inner.clone(),\n            count: self.count.clone(),\n        }\n    }\n}\n"
+)
+_WRITTEN_DEBUG = (
+    "\nimpl<S: fmt::Debug> fmt::Debug for Balance<S> {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+    "        f.debug_struct(\"Balance\").field(\"inner\", &self.inner).field(\"count\", &self.count).finish()\n"
+    "    }\n}\n"
+)
+_WRITTEN_EQ = (
+    "\nimpl<S: PartialEq> PartialEq for Balance<S> {\n    fn eq(&self, other: &Self) -> bool {\n"
+    "        self.inner.eq(&other.inner).then(|| true).unwrap_or(false)\n    }\n}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "before", "after", "impls", "blocks"), [
+    # The derive taken off and its impls written by hand, to drop its bound on `S`.
+    ("clone-and-debug", "#[derive(Clone, Debug)]\n", "", _WRITTEN_CLONE + _WRITTEN_DEBUG, False),
+    ("debug-kept-clone", "#[derive(Clone, Debug)]\n", "#[derive(Clone)]\n", _WRITTEN_DEBUG, False),
+    # Look-alikes: the type never derived it, it still derives it, or an equality chooses what it compares.
+    ("new-debug", "", "", _WRITTEN_DEBUG, True),
+    ("still-derived", "#[derive(Debug)]\n", "#[derive(Debug)]\n", _WRITTEN_CLONE, True),
+    ("equality", "#[derive(PartialEq)]\n", "", _WRITTEN_EQ, True),
+])
+def test_a_rust_derive_written_out_by_hand_is_no_new_behaviour(
+    tmp_path: Path, name: str, before: str, after: str, impls: str, blocks: bool
+) -> None:
+    path = "src/balance.rs"
+    base = {"Cargo.toml": '[package]\nname = "balance"\nversion = "0.1.0"\n', path: _BALANCE.format(derive=before, impls="")}
+    branch = {path: _BALANCE.format(derive=after, impls=impls)}
+    found = _blocking(review_change(tmp_path, base, branch))
+    assert (found != []) is blocks, (name, found)

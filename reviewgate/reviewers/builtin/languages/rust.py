@@ -38,7 +38,7 @@ def is_test_item(node: Node) -> bool:
     return False
 
 
-def _impl_type(node: Node) -> str | None:
+def impl_type_name(node: Node) -> str | None:
     kind = node.child_by_field_name("type")
     while kind is not None and kind.type in ("generic_type", "reference_type", "scoped_type_identifier"):
         inner = kind.child_by_field_name("type") or kind.child_by_field_name("name")
@@ -49,7 +49,7 @@ def _impl_type(node: Node) -> str | None:
 
 
 def _scope_name(node: Node) -> str | None:
-    return _impl_type(node) if node.type == "impl_item" else field_text(node, "name")
+    return impl_type_name(node) if node.type == "impl_item" else field_text(node, "name")
 
 
 def _exported(item: Node) -> bool:
@@ -133,7 +133,7 @@ def _type_public(holder: Node) -> bool:
     public: this file alone cannot tell."""
     if holder.type == "trait_item":
         return _reachable(holder, field_text(holder, "name") or "")
-    name = _impl_type(holder)
+    name = impl_type_name(holder)
     if not name:
         return True
     declaration = _declared_in_file(holder, name)
