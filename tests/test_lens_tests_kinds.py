@@ -958,3 +958,32 @@ def test_a_rust_derive_written_out_by_hand_is_no_new_behaviour(
     branch = {path: _BALANCE.format(derive=after, impls=impls)}
     found = _blocking(review_change(tmp_path, base, branch))
     assert (found != []) is blocks, (name, found)
+
+
+_SERVICE_BUILDER = (
+    "pub struct Limit {\n    max: usize,\n}\n\nimpl Limit {\n    pub fn new(max: usize) -> Self {\n"
+    "        Limit { max }\n    }\n}\n\npub struct Stack<A, B>(A, B);\n\npub struct ServiceBuilder<L> {\n    layer: L,\n}\n\n"
+    "impl<L> ServiceBuilder<L> {\n    pub fn layer<T>(self, layer: T) -> ServiceBuilder<Stack<T, L>> {\n"
+    "        ServiceBuilder { layer: Stack(layer, self.layer) }\n    }\n{added}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "returns", "body", "blocks"), [
+    # A shortcut that stacks the layer its signature names, built from its parameter.
+    ("named", "ServiceBuilder<Stack<Limit, L>>", "self.layer(Limit::new(max))", False),
+    ("named-by-path", "ServiceBuilder<Stack<crate::Limit, L>>", "self.layer(crate::Limit::new(max))", False),
+    # Look-alikes: a type the signature does not name, an argument computed, a function of a module.
+    ("unnamed", "ServiceBuilder<Stack<T, L>>", "self.layer(Limit::new(max))", True),
+    ("doubled", "ServiceBuilder<Stack<Limit, L>>", "self.layer(Limit::new(max * 2))", True),
+    ("bounded", "ServiceBuilder<Stack<Limit, L>>", "self.layer(Limit::new(max.min(10)))", True),
+    ("module-function", "ServiceBuilder<Stack<Limit, L>>", "self.layer(crate::limit(max))", True),
+])
+def test_a_rust_shortcut_forwarding_the_type_its_signature_names_passes_through(
+    tmp_path: Path, name: str, returns: str, body: str, blocks: bool
+) -> None:
+    path = "src/builder.rs"
+    generics = "<T>" if "<T," in returns else ""
+    added = f"\n    pub fn limit{generics}(self, max: usize) -> {returns} {{\n        {body}\n    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "builder"\nversion = "0.1.0"\n', path: _SERVICE_BUILDER.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _SERVICE_BUILDER.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 22)] if blocks else []), name

@@ -222,6 +222,35 @@ def _forwarded_into_closure(call: Node) -> bool:
     )
 
 
+def _builds_returned_type(call: Node) -> bool:
+    """Whether a call is the one argument of a method call and builds, from plain names, a value of
+    a type the enclosing function's return type names (`self.layer(MapFutureLayer::new(f))` in a
+    method returning `ServiceBuilder<Stack<MapFutureLayer<F>, L>>`): the signature says what the
+    forwarded value is, the type's own associated function makes it; the method picks nothing."""
+    arguments = call.parent
+    outer = None if arguments is None else arguments.parent
+    if arguments is None or arguments.type != "arguments" or arguments.named_child_count != 1 or outer is None:
+        return False
+    outer_callee = outer.child_by_field_name("function")
+    callee = call.child_by_field_name("function")
+    if outer_callee is None or outer_callee.type != "field_expression" or callee is None or callee.type != "scoped_identifier":
+        return False
+    path = callee.child_by_field_name("path")
+    kind = None if path is None else text_of(path).rpartition("::")[2]
+    given = call.child_by_field_name("arguments")
+    if not kind or not kind[:1].isupper() or given is None or any(
+        argument.type != "identifier" for argument in given.named_children
+    ):
+        return False
+    function = call.parent
+    while function is not None and function.type != "function_item":
+        function = function.parent
+    returned = None if function is None else function.child_by_field_name("return_type")
+    return returned is not None and kind in {
+        text_of(leaf) for leaf in leaves_of_kinds(returned, frozenset({"type_identifier"}))
+    }
+
+
 # Tokens that build or name a value, no computation: a closure's `|x|` and `move`, a field's
 # `name: value` in a struct literal, a reference's `&` (`&self.inner`, `&mut self.inner`).
 _PLAIN_BY_HOLDER = {"|": "closure_parameters", "move": "closure_expression", ":": "field_initializer",
@@ -233,7 +262,9 @@ def _plain_token(node: Node) -> bool:
     empty arguments of a method called on what a call returned (`self.0.iter().copied()`: one
     forwarded call and the adaptors of its result), the tokens of a closure, a struct literal's
     fields and a reference (`_PLAIN_BY_HOLDER`), the call a closure that is another call's one
-    argument forwards to its own parameter (`_forwarded_into_closure`), or the arguments of a call
+    argument forwards to its own parameter (`_forwarded_into_closure`), the constructor of a type
+    the return type names that builds the forwarded call's argument (`_builds_returned_type`), or
+    the arguments of a call
     that builds a value: a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`,
     `Some(value)`, `Self(inner)`), which Rust's naming lints hold every type and variant to;
     `Box::new(..)` is a call."""
@@ -252,7 +283,7 @@ def _plain_token(node: Node) -> bool:
     if holder.type != "arguments" or call is None or call.type != "call_expression":
         return False
     callee = call.child_by_field_name("function")
-    if holder.named_child_count == 0 and _chained(callee) or _forwarded_into_closure(call):
+    if holder.named_child_count == 0 and _chained(callee) or _forwarded_into_closure(call) or _builds_returned_type(call):
         return True
     if callee is None or callee.type not in ("identifier", "scoped_identifier"):
         return False
