@@ -182,7 +182,7 @@ _MANIFEST = "[package]\nname = \"derive\"\nversion = \"1.0.0\"\n{lib}\n[dependen
 _NAME = "\npub struct Name {\n    pub value: String,\n}\n"
 _ORDER = (
     "\nimpl Ord for Name {\n    fn cmp(&self, other: &Self) -> Ordering {\n        Ord::cmp(&self.value, &other.value)\n"
-    "    }\n}\n\nimpl Name {\n    pub fn spanned(&self) -> Span {\n        self.span.resolved_at(Span::call_site())\n    }\n}\n"
+    "    }\n}\n\nimpl Name {\n    pub fn spanned(&self) -> Span {\n        self.span.resolved_at(self.call_site())\n    }\n}\n"
 )
 
 
