@@ -987,3 +987,30 @@ def test_a_rust_shortcut_forwarding_the_type_its_signature_names_passes_through(
     base = {"Cargo.toml": '[package]\nname = "builder"\nversion = "0.1.0"\n', path: _SERVICE_BUILDER.replace("{added}", "")}
     found = _blocking(review_change(tmp_path, base, {path: _SERVICE_BUILDER.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 22)] if blocks else []), name
+
+
+_CONFIGURED = (
+    "use std::time::Duration;\n\npub struct ClientBuilder {\n    retries: Option<u32>,\n}\n\n"
+    "impl ClientBuilder {\n{added}}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "signature", "body", "blocks"), [
+    # A setter storing the conversion its parameter's declared type asks for.
+    ("bound", "pub fn retries<C>(mut self, retries: C) -> ClientBuilder\n    where\n        C: Into<Option<u32>>,\n   ",
+     "self.retries = retries.into();", False),
+    ("impl-into", "pub fn retries(mut self, retries: impl Into<Option<u32>>) -> ClientBuilder",
+     "self.retries = retries.into();", False),
+    # Look-alikes: a parameter not declared convertible, a conversion of what a call returned.
+    ("undeclared", "pub fn retries(mut self, retries: Retries) -> ClientBuilder", "self.retries = retries.into();", True),
+    ("computed", "pub fn retries(mut self, retries: impl Into<Option<u32>>) -> ClientBuilder",
+     "self.retries = retries.into().map(|count| count.min(10));", True),
+])
+def test_a_rust_setter_storing_its_parameters_declared_conversion_passes_through(
+    tmp_path: Path, name: str, signature: str, body: str, blocks: bool
+) -> None:
+    path = "src/builder.rs"
+    added = f"    {signature} {{\n        {body}\n        self\n    }}\n"
+    base = {"Cargo.toml": '[package]\nname = "builder"\nversion = "0.1.0"\n', path: _CONFIGURED.replace("{added}", "")}
+    found = _blocking(review_change(tmp_path, base, {path: _CONFIGURED.replace("{added}", added)}))
+    assert found == ([("tests/missing-tests", path, 8)] if blocks else []), name

@@ -8,6 +8,7 @@ type that is itself public (a trait impl's only when its trait is public too).""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from tree_sitter import Query, QueryCursor
@@ -222,6 +223,12 @@ def _forwarded_into_closure(call: Node) -> bool:
     )
 
 
+def _enclosing_function(node: Node) -> Node | None:
+    while node.parent is not None and node.type != "function_item":
+        node = node.parent
+    return node if node.type == "function_item" else None
+
+
 def _builds_returned_type(call: Node) -> bool:
     """Whether a call is the one argument of a method call and builds, from plain names, a value of
     a type the enclosing function's return type names (`self.layer(MapFutureLayer::new(f))` in a
@@ -242,13 +249,35 @@ def _builds_returned_type(call: Node) -> bool:
         argument.type != "identifier" for argument in given.named_children
     ):
         return False
-    function = call.parent
-    while function is not None and function.type != "function_item":
-        function = function.parent
+    function = _enclosing_function(call)
     returned = None if function is None else function.child_by_field_name("return_type")
     return returned is not None and kind in {
         text_of(leaf) for leaf in leaves_of_kinds(returned, frozenset({"type_identifier"}))
     }
+
+
+def _converts_parameter(call: Node) -> bool:
+    """Whether a call is `name.into()` of a parameter the signature declares convertible, `impl
+    Into<T>` or a type parameter bound by `Into<T>` (`C: Into<Option<u32>>`): the conversion the
+    caller's argument asks for, chosen by its type, as a cast; no computation of the function's."""
+    callee = call.child_by_field_name("function")
+    given = call.child_by_field_name("arguments")
+    value = None if callee is None or callee.type != "field_expression" else callee.child_by_field_name("value")
+    if callee is None or value is None or value.type != "identifier" or field_text(callee, "field") != "into" or given is None:
+        return False
+    function = _enclosing_function(call) if given.named_child_count == 0 else None
+    parameters = None if function is None else function.child_by_field_name("parameters")
+    declared = next((
+        parameter.child_by_field_name("type") for parameter in (parameters.named_children if parameters else [])
+        if parameter.type == "parameter" and field_text(parameter, "pattern") == text_of(value)
+    ), None)
+    if function is None or declared is None:
+        return False
+    kind = "".join(text_of(declared).split())
+    if kind.startswith("implInto<"):
+        return True
+    bounds = " ".join(text_of(child) for child in function.named_children if child.type in ("type_parameters", "where_clause"))
+    return declared.type == "type_identifier" and re.search(rf"\b{re.escape(kind)}\s*:[^,{{]*\bInto\s*<", bounds) is not None
 
 
 # Tokens that build or name a value, no computation: a closure's `|x|` and `move`, a field's
@@ -263,8 +292,9 @@ def _plain_token(node: Node) -> bool:
     forwarded call and the adaptors of its result), the tokens of a closure, a struct literal's
     fields and a reference (`_PLAIN_BY_HOLDER`), the call a closure that is another call's one
     argument forwards to its own parameter (`_forwarded_into_closure`), the constructor of a type
-    the return type names that builds the forwarded call's argument (`_builds_returned_type`), or
-    the arguments of a call
+    the return type names that builds the forwarded call's argument (`_builds_returned_type`), a
+    parameter's declared conversion (`retries.into()`, `_converts_parameter`), or the arguments of
+    a call
     that builds a value: a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`,
     `Some(value)`, `Self(inner)`), which Rust's naming lints hold every type and variant to;
     `Box::new(..)` is a call."""
@@ -283,7 +313,9 @@ def _plain_token(node: Node) -> bool:
     if holder.type != "arguments" or call is None or call.type != "call_expression":
         return False
     callee = call.child_by_field_name("function")
-    if holder.named_child_count == 0 and _chained(callee) or _forwarded_into_closure(call) or _builds_returned_type(call):
+    if holder.named_child_count == 0 and (_chained(callee) or _converts_parameter(call)):
+        return True
+    if _forwarded_into_closure(call) or _builds_returned_type(call):
         return True
     if callee is None or callee.type not in ("identifier", "scoped_identifier"):
         return False
