@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from reviewgate.context import ReviewRequest
-from reviewgate.freeze.diff import ChangeStatus, FileChange
+from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.freeze.freeze import base_reader_for
 from reviewgate.freeze.git import TreeReader, prefetch_sides
 from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
@@ -31,7 +31,7 @@ from reviewgate.reviewers.builtin.file_kinds import (
     is_test_input,
     is_translation_file,
 )
-from reviewgate.reviewers.builtin.function_comparison import Evidence, MovedCode, compare
+from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind, MovedCode, compare
 from reviewgate.reviewers.builtin.gradle_build import is_gradle_build_logic, is_gradle_test_support
 from reviewgate.reviewers.builtin.language_table import BEHAVIOUR_LANGUAGES, Language, language_of
 from reviewgate.reviewers.builtin.languages.shapes import (
@@ -212,5 +212,24 @@ def analyse(
         base = None if base_path is None else base_shapes.get(base_path)
         if head is None or (base_path is not None and base is None):
             continue  # unreadable or unparsable at one side: no evidence rather than a guess
-        evidence += compare(change, base, head, moved, changed_bodies=changed_bodies)
+        found = compare(change, base, head, moved, changed_bodies=changed_bodies)
+        if found and base_path is not None and language_of(change.path) is Language.RUST:
+            found = _without_written_out_derives(request, change, base_texts.get(base_path), found)
+        evidence += found
     return evidence
+
+
+def _without_written_out_derives(
+    request: ReviewRequest, change: FileChange, base_text: str | None, found: list[Evidence]
+) -> list[Evidence]:
+    """A Rust file's evidence less the methods of trait impls that write out a derive the change
+    removes (languages/rust_derives.py): read only when the change removes a derive line."""
+    from reviewgate.reviewers.builtin.languages.rust_derives import removes_a_derive, written_out_methods
+    from reviewgate.reviewers.builtin.languages.syntax_tree import parse
+
+    removed = [line.text for hunk in change.hunks for line in hunk.lines if line.kind is LineKind.REMOVED]
+    head_text = request.head.read_text(change.path) if base_text and removes_a_derive(removed) else None
+    if base_text is None or head_text is None:
+        return found
+    written = written_out_methods(base_text, parse("rust", head_text).root_node)
+    return [item for item in found if not (item.kind is EvidenceKind.NEW_FUNCTION and item.line in written)]

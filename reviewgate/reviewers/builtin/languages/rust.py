@@ -8,6 +8,7 @@ type that is itself public (a trait impl's only when its trait is public too).""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from tree_sitter import Query, QueryCursor
@@ -38,7 +39,7 @@ def is_test_item(node: Node) -> bool:
     return False
 
 
-def _impl_type(node: Node) -> str | None:
+def impl_type_name(node: Node) -> str | None:
     kind = node.child_by_field_name("type")
     while kind is not None and kind.type in ("generic_type", "reference_type", "scoped_type_identifier"):
         inner = kind.child_by_field_name("type") or kind.child_by_field_name("name")
@@ -49,7 +50,7 @@ def _impl_type(node: Node) -> str | None:
 
 
 def _scope_name(node: Node) -> str | None:
-    return _impl_type(node) if node.type == "impl_item" else field_text(node, "name")
+    return impl_type_name(node) if node.type == "impl_item" else field_text(node, "name")
 
 
 def _exported(item: Node) -> bool:
@@ -133,7 +134,7 @@ def _type_public(holder: Node) -> bool:
     public: this file alone cannot tell."""
     if holder.type == "trait_item":
         return _reachable(holder, field_text(holder, "name") or "")
-    name = _impl_type(holder)
+    name = impl_type_name(holder)
     if not name:
         return True
     declaration = _declared_in_file(holder, name)
@@ -203,15 +204,105 @@ def _chained(callee: Node | None) -> bool:
     return receiver is not None and receiver.type in ("call_expression", "try_expression")
 
 
+def _forwarded_into_closure(call: Node) -> bool:
+    """Whether a call is the whole body of a closure that is the one argument of another call, and
+    calls a method of the closure's own parameter (`self.with_inner(|inner| inner.timeout(value))`):
+    the outer call hands its value to the closure, which forwards it one call on; one forward."""
+    closure = call.parent
+    if closure is None or closure.type != "closure_expression" or closure.child_by_field_name("body") != call:
+        return False
+    arguments = closure.parent
+    if arguments is None or arguments.type != "arguments" or arguments.named_child_count != 1:
+        return False
+    callee = call.child_by_field_name("function")
+    receiver = None if callee is None or callee.type != "field_expression" else callee.child_by_field_name("value")
+    parameters = closure.child_by_field_name("parameters")
+    return (
+        receiver is not None and receiver.type == "identifier" and parameters is not None
+        and text_of(receiver) in {text_of(name) for name in parameters.named_children if name.type == "identifier"}
+    )
+
+
+def _enclosing_function(node: Node) -> Node | None:
+    while node.parent is not None and node.type != "function_item":
+        node = node.parent
+    return node if node.type == "function_item" else None
+
+
+def _builds_returned_type(call: Node) -> bool:
+    """Whether a call is the one argument of a method call and builds, from plain names, a value of
+    a type the enclosing function's return type names (`self.layer(MapFutureLayer::new(f))` in a
+    method returning `ServiceBuilder<Stack<MapFutureLayer<F>, L>>`): the signature says what the
+    forwarded value is, the type's own associated function makes it; the method picks nothing."""
+    arguments = call.parent
+    outer = None if arguments is None else arguments.parent
+    if arguments is None or arguments.type != "arguments" or arguments.named_child_count != 1 or outer is None:
+        return False
+    outer_callee = outer.child_by_field_name("function")
+    callee = call.child_by_field_name("function")
+    if outer_callee is None or outer_callee.type != "field_expression" or callee is None or callee.type != "scoped_identifier":
+        return False
+    path = callee.child_by_field_name("path")
+    kind = None if path is None else text_of(path).rpartition("::")[2]
+    given = call.child_by_field_name("arguments")
+    if not kind or not kind[:1].isupper() or given is None or any(
+        argument.type != "identifier" for argument in given.named_children
+    ):
+        return False
+    function = _enclosing_function(call)
+    returned = None if function is None else function.child_by_field_name("return_type")
+    return returned is not None and kind in {
+        text_of(leaf) for leaf in leaves_of_kinds(returned, frozenset({"type_identifier"}))
+    }
+
+
+def _converts_parameter(call: Node) -> bool:
+    """Whether a call is `name.into()` of a parameter the signature declares convertible, `impl
+    Into<T>` or a type parameter bound by `Into<T>` (`C: Into<Option<u32>>`): the conversion the
+    caller's argument asks for, chosen by its type, as a cast; no computation of the function's."""
+    callee = call.child_by_field_name("function")
+    given = call.child_by_field_name("arguments")
+    value = None if callee is None or callee.type != "field_expression" else callee.child_by_field_name("value")
+    if callee is None or value is None or value.type != "identifier" or field_text(callee, "field") != "into" or given is None:
+        return False
+    function = _enclosing_function(call) if given.named_child_count == 0 else None
+    parameters = None if function is None else function.child_by_field_name("parameters")
+    declared = next((
+        parameter.child_by_field_name("type") for parameter in (parameters.named_children if parameters else [])
+        if parameter.type == "parameter" and field_text(parameter, "pattern") == text_of(value)
+    ), None)
+    if function is None or declared is None:
+        return False
+    kind = "".join(text_of(declared).split())
+    if kind.startswith("implInto<"):
+        return True
+    bounds = " ".join(text_of(child) for child in function.named_children if child.type in ("type_parameters", "where_clause"))
+    return declared.type == "type_identifier" and re.search(rf"\b{re.escape(kind)}\s*:[^,{{]*\bInto\s*<", bounds) is not None
+
+
+# Tokens that build or name a value, no computation: a closure's `|x|` and `move`, a field's
+# `name: value` in a struct literal, a reference's `&` (`&self.inner`, `&mut self.inner`).
+_PLAIN_BY_HOLDER = {"|": "closure_parameters", "move": "closure_expression", ":": "field_initializer",
+                    "&": "reference_expression"}
+
+
 def _plain_token(node: Node) -> bool:
     """A turbofish's `<` and `>` (`get::<T>()`: a type, no computation), the unit value's `()`, the
     empty arguments of a method called on what a call returned (`self.0.iter().copied()`: one
-    forwarded call and the adaptors of its result), or the arguments of a call that builds a value:
-    a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`, `Some(value)`,
-    `Self(inner)`), which Rust's naming lints hold every type and variant to; `Box::new(..)` is a call."""
+    forwarded call and the adaptors of its result), the tokens of a closure, a struct literal's
+    fields and a reference (`_PLAIN_BY_HOLDER`), the call a closure that is another call's one
+    argument forwards to its own parameter (`_forwarded_into_closure`), the constructor of a type
+    the return type names that builds the forwarded call's argument (`_builds_returned_type`), a
+    parameter's declared conversion (`retries.into()`, `_converts_parameter`), or the arguments of
+    a call
+    that builds a value: a callee named in CamelCase is a tuple struct or an enum variant (`Ok(())`,
+    `Some(value)`, `Self(inner)`), which Rust's naming lints hold every type and variant to;
+    `Box::new(..)` is a call."""
     holder = node.parent
     if holder is None:
         return False
+    if node.type in _PLAIN_BY_HOLDER:
+        return holder.type == _PLAIN_BY_HOLDER[node.type]
     if node.type in ("<", ">"):
         return holder.type == "type_arguments"
     if node.type != "(":
@@ -222,7 +313,9 @@ def _plain_token(node: Node) -> bool:
     if holder.type != "arguments" or call is None or call.type != "call_expression":
         return False
     callee = call.child_by_field_name("function")
-    if holder.named_child_count == 0 and _chained(callee):
+    if holder.named_child_count == 0 and (_chained(callee) or _converts_parameter(call)):
+        return True
+    if _forwarded_into_closure(call) or _builds_returned_type(call):
         return True
     if callee is None or callee.type not in ("identifier", "scoped_identifier"):
         return False
