@@ -44,7 +44,7 @@ SOURCE_LINE_LIMIT = 300
 # Besides the bug rules (those that block by their record), every security rule: committed secrets included.
 KEPT_PREFIXES = ("security/",)
 # The manifests that declare the oldest runtime (lenses/target_manifest.py reads them at the base).
-MANIFEST_NAMES = frozenset({"package.json", "pyproject.toml", "go.mod"})
+MANIFEST_NAMES = frozenset({"package.json", "pyproject.toml", "setup.cfg", "setup.py", "go.mod"})
 BUG_RULES = frozenset(rule.id for rule in RULES if rule.by_record)
 
 
@@ -81,8 +81,8 @@ def scan_repository(project: Path, scratch: Path, manifests_in_base: bool = Fals
 
 
 def manifest_tree(repo: Path, tree: str) -> str:
-    """A tree of `tree`'s runtime manifests alone (`package.json`, `pyproject.toml`, `go.mod` at any
-    depth): the rules that read the declared runtime on the target side find them there, while
+    """A tree of `tree`'s runtime manifests alone (`package.json`, `pyproject.toml`, `setup.cfg`,
+    `setup.py`, `go.mod` at any depth): the rules that read the declared runtime on the target side find them there, while
     every other file still reads as added."""
     index = {"GIT_INDEX_FILE": str(repo / ".git" / "manifest-index")}
     _git(repo, "read-tree", "--empty", env=index)
@@ -168,7 +168,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--every-rule", action="store_true",
                         help="keep every rule's findings, not only the bug, security and secrets rules")
     parser.add_argument("--manifests-in-base", action="store_true",
-                        help="put the tree's package.json, pyproject.toml and go.mod files in the base, so the "
+                        help="put the tree's package.json, pyproject.toml, setup.cfg, setup.py and go.mod files in the base, so the "
                              "rules that read the declared runtime on the target side see it (they are then "
                              "not reviewed as added)")
     parser.add_argument("--gate-python", default=sys.executable, help="the Python that runs reviewgate")

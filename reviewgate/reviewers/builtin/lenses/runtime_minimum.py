@@ -1,5 +1,6 @@
 """An API newer than the oldest runtime the project declares (Node from `package.json`'s
-`engines.node`, Python from `pyproject.toml`'s `requires-python`, Go from `go.mod`'s `go` line),
+`engines.node`, Python from `pyproject.toml`'s `requires-python` or setup.cfg's or setup.py's
+`python_requires`, Go from `go.mod`'s `go` line),
 read on the target side (target_manifest.py): global `fetch` under `"node": ">=16"`,
 `str.removeprefix` under `requires-python = ">=3.8"`, the `slices` package under `go 1.19`. On that
 oldest runtime the line fails (a `ReferenceError`, an `ImportError`, an `AttributeError`, a build
@@ -51,7 +52,8 @@ API_NEWER_THAN_RUNTIME = Rule(
     short="API newer than the oldest runtime the project declares",
     full=(
         "An API that arrived in a later release than the oldest one the project declares it supports "
-        "(`engines.node` in package.json, `requires-python` in pyproject.toml, read on the target branch): "
+        "(`engines.node` in package.json, `requires-python` in pyproject.toml or `python_requires` in setup.cfg "
+        "or setup.py, read on the target branch): "
         "on that release the line fails while tests on a newer one pass. Raise the declared minimum in its "
         "own change, guard the use, or use what the oldest release has."
     ),
@@ -68,7 +70,8 @@ API_NEWER_THAN_RUNTIME = Rule(
         "`enum.StrEnum`, `typing.Self`, `ExceptionGroup`, `except*` (3.11), `itertools.batched`, "
         "`typing.override` (3.12), `itertools.pairwise`, `zip(strict=)`, `dataclass(slots=)`, `match` "
         "(3.10), `str.removeprefix`, `functools.cache`, `zoneinfo`, `graphlib` (3.9) … under an older "
-        "`requires-python` (or Poetry's `python`) of the nearest pyproject.toml. Both read at the merge "
+        "`requires-python` (or Poetry's `python`) of the nearest pyproject.toml, else the `python_requires` of "
+        "setup.cfg or setup.py. Both read at the merge "
         "base: the branch's own manifest is not trusted"
     ),
     not_on=(
