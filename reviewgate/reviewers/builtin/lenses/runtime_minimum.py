@@ -75,7 +75,8 @@ API_NEWER_THAN_RUNTIME = Rule(
         "base: the branch's own manifest is not trusted"
     ),
     not_on=(
-        "no manifest or no lower bound on the target side; a use inside `if sys.version_info >= …` or a "
+        "no manifest or no lower bound on the target side; a use inside `if sys.version_info >= …`, in a "
+        "function or class whose decorator tests the version (`@pytest.mark.skipif(sys.version_info < …)`) or in a "
         "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
         "(`node-fetch`, `undici` …) or defines; browser code"
     ),
@@ -341,6 +342,10 @@ def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
     """(node, what, release) of each use of a table entry, outside a version guard or an import fallback."""
     if isinstance(node, ast.If) and _guards_version(node.test):
         return  # both branches: the other one is the fallback
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+        _guards_version(decorator) for decorator in node.decorator_list
+    ):
+        return  # `@pytest.mark.skipif(sys.version_info < (3, 11), ...)`: not run where the API is missing
     if isinstance(node, _TRY_NODES):
         handled = {
             name.id if isinstance(name, ast.Name) else getattr(name, "attr", "")
