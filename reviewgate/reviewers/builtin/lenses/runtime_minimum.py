@@ -118,10 +118,11 @@ if TYPE_CHECKING:
 _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO})
 
 _GO_IMPORT = LazyPattern(r'"(?P<package>[a-z0-9/]+)"')
-# Imports that bring their own `fetch`, and code that runs in a browser.
+# Imports that bring their own `fetch`, a `fetch` the file binds itself (declared, destructured,
+# `for (const { fetch } of clients)`), and code that runs in a browser.
 _FETCH_IMPORTED = LazyPattern(
     r"""['"](?:node-fetch|undici|cross-fetch|isomorphic-fetch|whatwg-fetch|make-fetch-happen)['"]"""
-    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*=|import\s*\{[^}]*\bfetch\b"
+    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*(?:=|of\b)|import\s*\{[^}]*\bfetch\b"
 )
 _BROWSER = LazyPattern(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s*\.|['\"]use client['\"]")
 
