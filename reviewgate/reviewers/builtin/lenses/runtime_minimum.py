@@ -43,7 +43,7 @@ from reviewgate.reviewers.builtin.lenses.runtime_apis import (
 )
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
-from reviewgate.reviewers.builtin.rule import Example, File, Rule
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 API_NEWER_THAN_RUNTIME = Rule(
     id="correctness/api-newer-than-runtime",
@@ -105,6 +105,22 @@ except ImportError:
         ),
     ),
     by_record=True,
+    record=Record(
+        findings=3,
+        holding=2,
+        where=(
+            "the whole trees of the tuning half's 20 projects, of 25 PyPI and npm packages and of 30 more where JWTs "
+            "are decoded, cookies written or a runtime floor declared (2026-12-06; each tree's package.json, "
+            "pyproject.toml, setup.cfg, setup.py and go.mod at the base): 3, 2 **hold**: celery "
+            "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the example "
+            "fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` `>=16.9.0` "
+            "(verifying with a JWKS URL throws on Node 16). Does not: webpack "
+            "`ImportScriptsChunkLoadingRuntimeModule.js:240`, a `fetch` in browser code a template string generates "
+            "(a template nested in an interpolation ends the string early for the JS reader). Not one since: a use in"
+            " a test under `@pytest.mark.skipif(sys.version_info < (3, 11))` (celery), a `fetch` destructured in a "
+            "for-of (webpack `HttpUriPlugin.js:953`)"
+        ),
+    ),
 )
 
 RULES = (API_NEWER_THAN_RUNTIME,)
