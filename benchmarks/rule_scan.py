@@ -43,6 +43,8 @@ HEAD_BRANCH = "scan-head"
 SOURCE_LINE_LIMIT = 300
 # Besides the bug rules (those that block by their record), every security rule: committed secrets included.
 KEPT_PREFIXES = ("security/",)
+# The manifests that declare the oldest runtime (lenses/target_manifest.py reads them at the base).
+MANIFEST_NAMES = frozenset({"package.json", "pyproject.toml", "setup.cfg", "setup.py", "go.mod"})
 BUG_RULES = frozenset(rule.id for rule in RULES if rule.by_record)
 
 
@@ -56,9 +58,10 @@ def _git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return completed.stdout.decode("utf-8", "replace").strip()
 
 
-def scan_repository(project: Path, scratch: Path) -> Path:
-    """A scratch repository whose `scan-base` is the empty tree and `scan-head` the project's
-    whole tree on top of it (a git clone's HEAD, or a plain directory's files)."""
+def scan_repository(project: Path, scratch: Path, manifests_in_base: bool = False) -> Path:
+    """A scratch repository whose `scan-base` is the empty tree (or, with `manifests_in_base`,
+    the tree's runtime manifests alone) and `scan-head` the project's whole tree on top of it
+    (a git clone's HEAD, or a plain directory's files)."""
     repo = scratch / "repo"
     if (project / ".git").exists():
         subprocess.run(["git", "clone", "--quiet", "--shared", "--no-checkout", str(project), str(repo)],
@@ -69,12 +72,25 @@ def scan_repository(project: Path, scratch: Path) -> Path:
         work_tree = {"GIT_WORK_TREE": str(project), "GIT_DIR": str(repo / ".git")}
         _git(repo, "add", "--all", "--force", ".", env=work_tree)
         tree = _git(repo, "write-tree", env=work_tree)
-    empty_tree = _git(repo, "hash-object", "-t", "tree", "-w", "--stdin")
-    base = _git(repo, "commit-tree", empty_tree, "-m", "Empty tree")
+    base_tree = manifest_tree(repo, tree) if manifests_in_base else _git(repo, "hash-object", "-t", "tree", "-w", "--stdin")
+    base = _git(repo, "commit-tree", base_tree, "-m", "Empty tree" if not manifests_in_base else "Manifests")
     head = _git(repo, "commit-tree", tree, "-p", base, "-m", "Add the whole tree")
     _git(repo, "branch", "--force", BASE_BRANCH, base)
     _git(repo, "branch", "--force", HEAD_BRANCH, head)
     return repo
+
+
+def manifest_tree(repo: Path, tree: str) -> str:
+    """A tree of `tree`'s runtime manifests alone (`package.json`, `pyproject.toml`, `setup.cfg`,
+    `setup.py`, `go.mod` at any depth): the rules that read the declared runtime on the target side find them there, while
+    every other file still reads as added."""
+    index = {"GIT_INDEX_FILE": str(repo / ".git" / "manifest-index")}
+    _git(repo, "read-tree", "--empty", env=index)
+    rows = [row for row in _git(repo, "ls-tree", "-r", "-z", tree).split("\0")
+            if row and " blob " in row.split("\t", 1)[0] and row.rsplit("\t", 1)[-1].rsplit("/", 1)[-1] in MANIFEST_NAMES]
+    subprocess.run(["git", "-C", str(repo), "update-index", "-z", "--index-info"], input="".join(f"{row}\0" for row in rows).encode(),
+                   capture_output=True, check=True, env={**os.environ, **index})
+    return _git(repo, "write-tree", env=index)
 
 
 def source_line(repo: Path, path: str, line: int, files: dict[str, list[str]]) -> str:
@@ -108,7 +124,7 @@ def scan_project(project: Path, options: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"project": project.name, "findings": [], "all_rules": {}, "error": None}
     with tempfile.TemporaryDirectory(prefix="rule-scan-") as scratch_text:
         scratch = Path(scratch_text)
-        repo = scan_repository(project, scratch)
+        repo = scan_repository(project, scratch, options.manifests_in_base)
         file_count = len(git_output(repo, "ls-tree", "-r", "--name-only", HEAD_BRANCH).splitlines())
         result["files"] = file_count
         if file_count > options.max_files:
@@ -151,6 +167,10 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-files", type=int, default=20_000, help="skip a project whose tree has more files")
     parser.add_argument("--every-rule", action="store_true",
                         help="keep every rule's findings, not only the bug, security and secrets rules")
+    parser.add_argument("--manifests-in-base", action="store_true",
+                        help="put the tree's package.json, pyproject.toml, setup.cfg, setup.py and go.mod files in the base, so the "
+                             "rules that read the declared runtime on the target side see it (they are then "
+                             "not reviewed as added)")
     parser.add_argument("--gate-python", default=sys.executable, help="the Python that runs reviewgate")
     parser.add_argument("--gate-path", type=Path, default=REPO_ROOT,
                         help="the reviewgate checkout to run (default: this one)")

@@ -15,13 +15,16 @@ import pytest
 
 from reviewgate.findings import Finding
 from reviewgate.gate import blocks
-from reviewgate.reviewers.builtin.rules import BUILTIN_RULES
+from reviewgate.reviewers.builtin.language_table import language_of
+from reviewgate.reviewers.builtin.rules import BUILTIN_RULES, RULES
 from reviewgate.tomlfile import parse_toml
 from testing.lenses import review_change
 
 CORPUS = Path(__file__).parent / "corpus"
 MIN_PRECISION = 0.9
 MIN_RECALL = 0.8
+# Each bug rule on its own cases: it blocks by its record, and its corpus is its recall.
+MIN_BUG_RULE_SCORE = 0.9
 
 Key = tuple[str, str, "str | None", "int | None"]
 
@@ -117,3 +120,48 @@ def test_precision_and_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]
             print(f"  missed: {item}")
     assert precision >= MIN_PRECISION, f"precision {precision:.3f} below {MIN_PRECISION}"
     assert recall >= MIN_RECALL, f"recall {recall:.3f} below {MIN_RECALL}"
+
+
+BUG_RULES = tuple(rule.id for rule in RULES if rule.by_record)
+
+
+def _rule_cases(rule: str) -> list[dict[str, Any]]:
+    """The cases that name `rule` in their scope: those that must find it, and its look-alikes."""
+    return [case for case in load_cases() if rule in case.get("scope", [])]
+
+
+def _languages(case: dict[str, Any]) -> set[str]:
+    return {language_of(path).value for path, text in case["branch"].items() if text is not None} - {"other"}
+
+
+def test_every_bug_rule_has_a_kind_and_a_look_alike_in_two_languages() -> None:
+    for rule in BUG_RULES:
+        cases = _rule_cases(rule)
+        firing = set().union(*(_languages(case) for case in cases
+                               if any(item["rule"] == rule for item in case.get("expect", []))))
+        silent = set().union(*(_languages(case) for case in cases
+                               if not any(item["rule"] == rule for item in case.get("expect", []))))
+        assert len(firing & silent) >= 2, (
+            f"{rule}: a case that must fire and a look-alike that must not in {sorted(firing & silent)} only "
+            f"(fires in {sorted(firing)}, look-alikes in {sorted(silent)})")
+
+
+@pytest.mark.timeout(300)
+def test_precision_and_recall_of_each_bug_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Every case whose scope holds a bug rule by id or by family scores that rule's findings.
+    lines, below = [], []
+    cases = [case for case in load_cases() if any(_in_scope(rule, case.get("scope", [])) for rule in BUG_RULES)]
+    scored = [score_case(case, tmp_path / case["name"]) for case in cases]
+    for rule in BUG_RULES:
+        expected = {key for case_expected, _reported in scored for key in case_expected if key[1] == rule}
+        reported = {key for _expected, case_reported in scored for key in case_reported if key[1] == rule}
+        found = expected & reported
+        precision = len(found) / len(reported) if reported else 1.0
+        recall = len(found) / len(expected) if expected else 1.0
+        lines.append(f"  {rule}: precision {precision:.3f}, recall {recall:.3f} "
+                     f"({len(found)} found, {len(reported - expected)} false, {len(expected - reported)} missed)")
+        if precision < MIN_BUG_RULE_SCORE or recall < MIN_BUG_RULE_SCORE or not expected:
+            below.append(rule)
+    with capsys.disabled():
+        print("\nbug rules on the corpus:\n" + "\n".join(lines))
+    assert not below, f"below {MIN_BUG_RULE_SCORE} precision or recall (or no case): {below}"

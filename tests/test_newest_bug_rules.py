@@ -117,3 +117,38 @@ def test_a_value_as_a_format_with_nothing_to_format_is_reported_in_go_java_and_c
         ("src/A.cs", 4), ("src/main/java/a/A.java", 8), ("src/main/java/a/A.java", 11),
     ]
     assert all(item.severity.value == "minor" for item in findings if item.rule == "correctness/non-constant-format")
+
+
+def test_a_jwt_read_unverified_to_find_its_key_is_not_reported_where_the_module_verifies(tmp_path: Path) -> None:
+    # flask-jwt-extended and sanic-jwt: the claims read unverified to pick the key, the token then
+    # verified with the algorithms pinned through a helper (or in another function of the module).
+    delegated = (
+        "import jwt\n\nfrom app.tokens import decode_checked\n\n\n"
+        "def claims_of(token, keys, config):\n"
+        '    unverified = jwt.decode(token, algorithms=config.algorithms, options={"verify_signature": False})\n'
+        '    kwargs = {"algorithms": config.algorithms, "secret": keys[unverified["iss"]]}\n'
+        "    return decode_checked(token, **kwargs)\n"
+    )
+    elsewhere = (
+        "import jwt\n\n\n"
+        "def issuer_of(token):\n"
+        '    return jwt.decode(token, options={"verify_signature": False})["iss"]\n\n\n'
+        "def verified(token, key):\n"
+        '    return jwt.decode(token, key, algorithms=["RS256"])\n'
+    )
+    trusted = 'import jwt\n\n\ndef user_of(token):\n    return jwt.decode(token, options={"verify_signature": False})["sub"]\n'
+    positional = 'from jose import jwt\n\n\ndef user_of(token, key):\n    return jwt.decode(token, key, ["HS256"])["sub"]\n'
+    in_test = 'import jwt\n\n\ndef test_token(client):\n    assert jwt.decode(client.token(), options={"verify_signature": False})["sub"]\n'
+    spread = (
+        "const jwt = require('jsonwebtoken');\n\n"
+        "module.exports = (...args) => new Promise((resolve, reject) => {\n"
+        "  jwt.verify(...args, (error, decoded) => (error ? reject(error) : resolve(decoded)));\n"
+        "});\n"
+    )
+    unpinned = spread.replace("jwt.verify(...args,", "jwt.verify(args[0], args[1],")
+    findings = review_change(tmp_path, BASE, {
+        "app/delegated.py": delegated, "app/elsewhere.py": elsewhere, "app/trusted.py": trusted,
+        "app/positional.py": positional, "tests/test_token.py": in_test, "lib/spread.js": spread,
+        "lib/unpinned.js": unpinned,
+    })
+    assert found_at(findings, "security/jwt-algorithm-unpinned") == [("app/trusted.py", 5), ("lib/unpinned.js", 4)]

@@ -65,3 +65,19 @@ def test_a_project_that_is_not_a_directory_is_a_usage_error(tmp_path: Path, caps
         main([str(tmp_path / "missing")])
     assert exit_info.value.code == 2
     assert f"{tmp_path / 'missing'}: not a directory" in capsys.readouterr().err
+
+
+def test_manifests_in_base_let_the_runtime_rule_read_the_declared_floor(tmp_path: Path) -> None:
+    # The runtime rule reads `engines.node` on the target side: with an empty base it never sees it.
+    project = tmp_path / "client-1.0"
+    (project / "lib").mkdir(parents=True)
+    (project / "package.json").write_text('{"name": "client", "engines": {"node": ">=16"}}\n', encoding="utf-8")
+    (project / "lib" / "load.js").write_text(
+        "export async function load(url) {\n  const response = await fetch(url);\n  return response.json();\n}\n",
+        encoding="utf-8")
+    out = tmp_path / "findings.jsonl"
+    assert main([str(project), "--out", str(out)]) == 0
+    assert [item["rule"] for item in _lines(out)] == []
+    assert main([str(project), "--out", str(out), "--manifests-in-base"]) == 0
+    assert [(item["rule"], item["file"], item["line"]) for item in _lines(out)] == [
+        ("correctness/api-newer-than-runtime", "lib/load.js", 2)]

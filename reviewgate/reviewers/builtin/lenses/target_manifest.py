@@ -4,7 +4,8 @@ same change as the code that needs it changes the policy that judges it, and the
 merges into still supports what the target branch declared.
 
 The nearest manifest above the changed file: `package.json`'s `engines.node`, `pyproject.toml`'s
-`requires-python` (or Poetry's `python` dependency), `go.mod`'s `go` line (the oldest Go the
+`requires-python` (or Poetry's `python` dependency; without either, `python_requires` in
+`setup.cfg` or as a literal in `setup.py`), `go.mod`'s `go` line (the oldest Go the
 module says it builds with). The answer is the
 oldest version the declaration allows, or None when there is no manifest or no lower bound.
 """
@@ -25,6 +26,9 @@ Version = tuple[int, int, int]
 
 _NUMBER = LazyPattern(r"v?(?P<major>\d+)(?:\.(?P<minor>\d+|[xX*]))?(?:\.(?P<patch>\d+|[xX*]))?")
 _COMPARATOR = LazyPattern(r"(?P<operator>>=|<=|~=|==|!=|\^|~|>|<|=)?\s*(?P<version>v?\d+(?:\.(?:\d+|[xX*])){0,2})")
+# `python_requires=">=3.9"` in setup.py (a keyword or a dict entry), `python_requires = >=3.9` in setup.cfg.
+_SETUP_PY_REQUIRES = LazyPattern(r"""^[^#\n]*?\bpython_requires['"]?\s*[=:]\s*(?P<quote>['"])(?P<range>[^'"\n]+)(?P=quote)""", re.MULTILINE)
+_SETUP_CFG_REQUIRES = LazyPattern(r"^python_requires\s*=\s*(?P<range>[^\n#;]+?)\s*$", re.MULTILINE)
 _GO_LINE = LazyPattern(r"^go\s+(?P<version>\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 
 
@@ -93,7 +97,7 @@ def python_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version
 
     found = _nearest(request, path, "pyproject.toml")
     if found is None:
-        return None
+        return _setup_minimum(request, path)
     try:
         data = parse_toml(found[1].encode(), found[0])
     except ConfigError:
@@ -105,7 +109,19 @@ def python_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version
         poetry = tool.get("poetry") if isinstance(tool, dict) else None
         dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
         declared = dependencies.get("python") if isinstance(dependencies, dict) else None
+    if declared is None:
+        return _setup_minimum(request, path)
     return _oldest(found[0], declared)
+
+
+def _setup_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version] | None:
+    """`python_requires` of the nearest setup.cfg, else of the nearest setup.py (a literal only)."""
+    for name, pattern in (("setup.cfg", _SETUP_CFG_REQUIRES), ("setup.py", _SETUP_PY_REQUIRES)):
+        found = _nearest(request, path, name)
+        match = None if found is None else pattern.search(found[1])
+        if found is not None and match is not None:
+            return _oldest(found[0], match.group("range").strip())
+    return None
 
 
 def _oldest(manifest: str, declared: object) -> tuple[str, str, Version] | None:
