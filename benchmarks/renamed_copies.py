@@ -11,7 +11,11 @@ at least 8 lines are chosen with a fixed seed. Each is copied into one new modul
 every name it binds renamed consistently (its own name, parameters, locals; attribute names and the
 names it uses from elsewhere stay, as they must for the copy to still work), the way a developer
 copies a function and adapts it. The builtin reviewer then reviews the branch, and a copy counts
-as found when a reuse finding on its lines names the original's file.
+as found when a reuse finding on its lines names the original's file. It prints two figures: over
+every definition drawn, and over those within the lens's size bar (at least MIN_LINES non-empty
+lines and MIN_CHARACTERS characters once normalized, `lenses/duplication/sizes.py`), the smallest
+copy it declares it reports; a definition of 8 lines may be under it (a docstring and 3 lines of
+code).
 
 The same run also measures a clean change: the definitions that follow the chosen ones are
 removed at the base and the branch restores them (real code, copied from nowhere); every DRY
@@ -53,8 +57,11 @@ from reviewgate.findings import Finding  # noqa: E402
 from reviewgate.freeze.freeze import freeze  # noqa: E402
 from reviewgate.freeze.git import TreeReader  # noqa: E402
 from reviewgate.reviewers.builtin import BuiltinReviewer  # noqa: E402
+from reviewgate.reviewers.builtin.language_table import language_of  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.candidate_files import is_candidate  # noqa: E402
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import normalized_lines  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens  # noqa: E402
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import MIN_CHARACTERS, MIN_LINES  # noqa: E402
 from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
@@ -255,6 +262,16 @@ def _renamed(source_lines: list[str], definition: Definition, rng: random.Random
     return renamed
 
 
+def _under_the_size_bar(repo: Path, definition: Definition) -> str | None:
+    """Why `definition` is smaller than any copy the lens reports (its normalized size), or None."""
+    lines = (repo / definition.path).read_text(encoding="utf-8").split("\n")[definition.first - 1 : definition.last]
+    normalized = normalized_lines("\n".join(lines), language_of(definition.path))
+    characters, code_lines = sum(map(len, normalized)), sum(1 for line in normalized if line)
+    if characters >= MIN_CHARACTERS and code_lines >= MIN_LINES:
+        return None
+    return f"under the size bar: {code_lines} lines, {characters} characters normalized"
+
+
 def _review(repo: Path, base: str, head: str) -> list[Finding]:
     target = freeze(repo, base=base, head=head)
     request = ReviewRequest(target=target, head=TreeReader(repo, target.head_sha), cache=gate_cache(repo))
@@ -339,7 +356,7 @@ def main() -> int:
         copies_head = _git(repo, "rev-parse", "HEAD")
 
         findings = _dry(_review(repo, main_sha, copies_head))
-        found = 0
+        found = found_within = within = 0
         for definition, (first, last) in zip(planted, spans, strict=True):
             hit = any(
                 finding.path == copies_path and finding.line is not None
@@ -348,8 +365,11 @@ def main() -> int:
                 for finding in findings
             )
             found += hit
+            under = _under_the_size_bar(repo, definition)
+            within += under is None
+            found_within += hit and under is None
             print(f"  {'found ' if hit else 'MISSED'} {definition.path}:{definition.first}-{definition.last} "
-                  f"{definition.name} ({definition.last - definition.first + 1} lines)")
+                  f"{definition.name} ({definition.last - definition.first + 1} lines{'; ' + under if under else ''})")
         stray = [finding for finding in findings if not any(
             finding.line is not None and first <= finding.line <= last for first, last in spans)]
         clean = _dry(_review(repo, clean_base, main_sha))
@@ -358,7 +378,9 @@ def main() -> int:
         shutil.rmtree(repo / ".reviewgate-cache", ignore_errors=True)
         cold = _time_lens(repo, main_sha, copies_head)
         warm = _time_lens(repo, main_sha, copies_head)
-        print(f"renamed copies found: {found}/{len(planted)} ({source}, generator {options.generator})")
+        print(f"renamed copies found: {found}/{len(planted)} ({source}, generator {options.generator}); "
+              f"within the lens's size bar ({MIN_LINES} lines, {MIN_CHARACTERS} characters normalized): "
+              f"{found_within}/{within}")
         print(f"DRY findings on the clean change (+{sum(d.last - d.first + 1 for d in removed)} real lines): "
               f"{len(clean)}; outside the planted copies: {len(stray)}")
         print(f"DRY lens on the copies branch: {cold:.2f} s with an empty index cache, {warm:.2f} s warm")

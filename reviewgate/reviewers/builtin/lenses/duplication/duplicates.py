@@ -4,13 +4,12 @@ existing one, and each pair of places once."""
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from reviewgate.freeze.diff import ChangeStatus
-from reviewgate.reviewers.builtin.language_table import Language, language_of
+from reviewgate.reviewers.builtin.language_table import language_of
 from reviewgate.reviewers.builtin.lenses.duplication import runs
 from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
@@ -20,18 +19,11 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     renaming_share,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.reordering import across_reordered_lines, paired_renaming_share
-from reviewgate.reviewers.builtin.lenses.duplication.rules import (
-    CONTINUATION,
-    Side,
-    mostly_literals,
-    same_text,
-    starts_a_definition,
-)
+from reviewgate.reviewers.builtin.lenses.duplication.rules import CONTINUATION, Side, mostly_literals, same_text
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
     LARGE_BLOCK_LINES,
     MIN_CHARACTERS,
-    MIN_DEFINITION_CHARACTERS,
     MIN_DISTINCT_LINES,
     MIN_LINES,
     NEAR_COPY_SHARE,
@@ -99,10 +91,7 @@ def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
 
 def regions_of(path: str, query: Query, places: Places) -> list[Region]:
     """Maximal shared runs between the added code and the tree, the longest first, not
-    overlapping (runs.py finds them, for all the places of the file's windows at once): those of
-    MIN_CHARACTERS taken first, as if no shorter run existed (a shorter one taken would keep part
-    of a longer one out), then shorter ones, which only a whole definition makes a copy, where
-    those leave room."""
+    overlapping (runs.py finds them, for all the places of the file's windows at once)."""
     found = runs.regions_found(
         places.numbers[path],
         query.normalized,
@@ -110,24 +99,10 @@ def regions_of(path: str, query: Query, places: Places) -> list[Region]:
         query.offsets,
         places.table,
         places.texts,
-        shortest=MIN_DEFINITION_CHARACTERS,
+        shortest=MIN_CHARACTERS,
         most_places=MAX_FINGERPRINT_PLACES,
     )
-    longer = bisect.bisect_right(found, -MIN_CHARACTERS, key=lambda run: -run[0])  # the longest first
-    taken = runs.longest_disjoint(found[:longer], places.paths, MIN_CHARACTERS)
-    if longer == len(found):
-        return taken
-    spans = sorted((region.start, region.end) for region in taken)
-    return taken + [
-        region for region in runs.longest_disjoint(found, places.paths, MIN_DEFINITION_CHARACTERS)
-        if region.end - region.start < MIN_CHARACTERS and not _overlaps(spans, region.start, region.end)
-    ]
-
-
-def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    """Whether `start`..`end` overlaps any of `spans` (sorted, not overlapping each other)."""
-    index = bisect.bisect_left(spans, (end,))
-    return index > 0 and spans[index - 1][1] > start
+    return runs.longest_disjoint(found, places.paths, MIN_CHARACTERS)
 
 
 def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
@@ -135,14 +110,9 @@ def worth_reporting(query: Query, region: Region, other: Normalized, other_sourc
     first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
     lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
     added = [number for number in lines if number in query.added]
-    if not (len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
-        return False
-    if region.end - region.start < MIN_CHARACTERS and not (
-        region.end - region.start >= MIN_DEFINITION_CHARACTERS
-        and whole_definition(normalized, first, last, language_of(query.change.path))
-        and whole_definition(other, other.line_at(region.other_start),
-                             other.line_at(region.other_start + region.end - region.start - 1), language_of(region.other))
-    ):
+    # A short definition copied whole (a 3-line body) is not the body of real logic a reviewer asks
+    # to share, and a fragment that short is an idiom: every region needs MIN_CHARACTERS.
+    if not (region.end - region.start >= MIN_CHARACTERS and len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
         return False
     # Most regions of a common shape fail here, about half way through their names: read a
     # line at a time and given up on as soon as the renaming cannot agree enough (before the
@@ -191,44 +161,6 @@ def worth_reporting(query: Query, region: Region, other: Normalized, other_sourc
     return smaller > 0 and len(set(mine) & set(theirs)) >= MIN_SHARED_NAMES * smaller
 
 
-def whole_definition(normalized: Normalized, first: int, last: int, language: Language) -> bool:
-    """Whether source lines `first`..`last` hold one whole definition: they start one (a decorator
-    before it allowed) and end where it ends (`_definition_end`)."""
-    if not starts_a_definition([normalized.blanked_line(index) for index in range(first - 1, min(first + 1, len(normalized.lines)))],
-                               1, language):
-        return False
-    return not any(normalized.blanked_line(index).strip() for index in range(last, _definition_end(normalized, first)))
-
-
-def _definition_end(normalized: Normalized, first: int) -> int:
-    """The 0-based index of the first line after the definition that starts at source line `first`:
-    the next line of code indented no deeper than it, less a closing bracket (`):` ending its
-    parameters, the `}` ending its body), or the end of the file."""
-    indent = _indentation(normalized.blanked_line(first - 1))
-    for index in range(first, len(normalized.lines)):
-        line = normalized.blanked_line(index)
-        text = line.lstrip()
-        if text and len(line) - len(text) <= indent and text[0] not in ")]}":
-            return index
-    return len(normalized.lines)
-
-
-def _cut_to_definition(mine: Normalized, region: Region, language: Language) -> Region:
-    """A region under MIN_CHARACTERS cut where the definition it starts ends (a run grown on past a
-    short definition takes the header of the next one); unchanged where it starts none."""
-    first = mine.line_at(region.start)
-    if region.end - region.start >= MIN_CHARACTERS or not starts_a_definition(
-            [mine.blanked_line(index) for index in range(first - 1, min(first + 1, len(mine.lines)))], 1, language):
-        return region
-    end = _definition_end(mine, first)
-    cut = mine.line_starts[end] if end < len(mine.lines) else len(mine.text)
-    return replace(region, end=cut) if region.start < cut < region.end else region
-
-
-def _indentation(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
 def file_copies(
     path: str,
     query: Query,
@@ -243,9 +175,7 @@ def file_copies(
     # side is that occurrence is left before it is judged (judging is most of this stage's
     # time, and such a region counts neither for a finding here nor for a fork, which is of
     # existing code).
-    language = language_of(path)
-    regions = [_cut_to_definition(query.normalized, region, language)
-               for region in _across_reordered_lines(query.normalized, regions, normalized)]
+    regions = _across_reordered_lines(query.normalized, regions, normalized)
     reportable = [
         region
         for region in regions

@@ -37,14 +37,14 @@ DUPLICATE_CODE = Rule(
     tags=("maintainability", "duplication"),
     precision="medium",
     fires_on=(
-        "added code (≥ 5 non-empty lines, ≥ 4 distinct) with the same normalized tokens as code "
+        "added code (≥ 5 non-empty lines, ≥ 4 distinct, ≥ 50 characters once normalized: a short "
+        "definition copied whole is not reported) with the same normalized tokens as code "
         "elsewhere in the repository at head, under renamed identifiers and changed literals, where "
         "the aligned names follow one consistent renaming (≥ 85 % of them: `total → amount` "
         "everywhere; a name kept as it is, such as the attribute in `self.total = amount`, always "
         "agrees); blocks under 12 lines must also share a quarter of their names (called functions, "
         "attributes). A copy whose independent statements were put in another order is still one (a "
-        "block of up to 4 lines in another order, its lines paired by shape and names); a whole "
-        "definition is a copy from 32 normalized characters, a fragment from 50; a function around the "
+        "block of up to 4 lines in another order, its lines paired by shape and names); a function around the "
         "same table (the same strings and numbers in order) is one. Each pair is reported once: repetition inside the branch at the second copy, a "
         "pair found from both sides at the later place, a copy broken by one small edit as one "
         "finding. The title names a real definition of the existing code, found by its own language's "

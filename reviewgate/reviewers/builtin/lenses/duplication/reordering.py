@@ -23,17 +23,12 @@ def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | Non
     """The 0-based indexes of the lines holding normalized text in `text[start:end]`, or None when
     the span does not start and end at line boundaries."""
     starts, lines = normalized.line_starts, normalized.lines
-    index = bisect.bisect_left(starts, start)
-    if index == len(starts) or starts[index] != start:
+    first = bisect.bisect_left(starts, start)
+    if first == len(starts) or starts[first] != start:
         return None
-    kept = []
-    while index < len(lines) and starts[index] < end:
-        if lines[index]:
-            if starts[index] + len(lines[index]) > end:
-                return None
-            kept.append(index)
-        index += 1
-    return kept
+    kept = [index for index in range(first, min(bisect.bisect_left(starts, end), len(lines))) if lines[index]]
+    # Only the last line starting before `end` can reach past it.
+    return None if kept and starts[kept[-1]] + len(lines[kept[-1]]) > end else kept
 
 
 def _end_lines(normalized: Normalized, start: int, end: int) -> tuple[int, int] | None:
@@ -152,6 +147,9 @@ def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs:
         return None
     mine_texts = [mine.lines[index] for index in mine_lines]
     their_texts = [theirs.lines[index] for index in their_lines]
+    if mine_texts == their_texts and not any(any(map(str.__eq__, mine_texts, mine_texts[distance:]))
+                                             for distance in range(1, PAIRING_REACH + 1)):
+        return None  # most regions: the same lines, none with a line of its text near it to pair with
     places: dict[str, list[int]] = {}
     for line, text in enumerate(their_texts):
         places.setdefault(text, []).append(line)

@@ -8,11 +8,6 @@ too small for any finding without loading it."""
 MIN_LINES = 5
 MIN_DISTINCT_LINES = 4
 MIN_CHARACTERS = 50
-# A whole definition copied (it starts a definition on both sides and ends where each ends) is a
-# copy from this many normalized characters: a short function of five lines is as much a second
-# place to fix as a longer one, where a fragment that short is an idiom. The search's runs are cut
-# here (runs.py), not at MIN_CHARACTERS.
-MIN_DEFINITION_CHARACTERS = 32
 # Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
 # repository; below this many lines a match must also share part of its names (duplicates.py).
 LARGE_BLOCK_LINES = 12
