@@ -332,3 +332,13 @@ def test_with_tools_a_call_site_the_shorter_diff_leaves_out_is_in_the_context(tm
     repo = make_repo(tmp_path, base, branch)
     contexts = _contexts_with_and_without_tools(repo.path)
     assert "return parse_number(text) * check" in contexts[True], contexts[True]
+
+
+def test_with_tools_no_directory_is_listed_beside_the_changed_files(tmp_path: Path) -> None:
+    """The names beside the changed file are in the context without the tools; with them, `read`
+    lists a directory when the model wants it, and no request pays for the names unasked."""
+    repo = make_repo(tmp_path, {"lib/numbers.py": HELPER, "lib/strings.py": "def upper(text):\n    return text\n"},
+                     {"lib/numbers.py": WIDENED})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert "=== CONTEXT lib/ (the names of the files beside the changed ones) ===\nstrings.py" in contexts[False]
+    assert "strings.py" not in contexts[True] and "beside the changed ones" not in contexts[True], contexts[True]

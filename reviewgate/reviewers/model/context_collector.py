@@ -13,7 +13,8 @@ shown. When the reviewer has the read-only tools (`inline_sites`), only the firs
 each symbol are shown and the rest are named by file, with the instruction to ask `callers` for
 them, each with SITE_LINES_WITH_TOOLS lines either side; of a name the change only calls, only its
 definition, and only when the tree defines the name once; each definition's first
-DEFINITION_LINES_WITH_TOOLS lines; and the docs, definitions and listings take half the room:
+DEFINITION_LINES_WITH_TOOLS lines; no listing (`read` lists a directory); and the docs and
+definitions take half the room:
 most of a request was call sites, uses and bodies the model may never need, and a tool call
 costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
 lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
@@ -352,8 +353,10 @@ def collect_context(
         if full:
             break
     shown = {change.path for change in chunk}
-    directories = sorted({str(PurePosixPath(path).parent) for path in shown})
-    head_files = request.head.list_files()
+    # With the tools, `read` of a directory lists it: a listing in every request was a name list
+    # the model may never need.
+    directories = sorted({str(PurePosixPath(path).parent) for path in shown}) if inline_sites is None else []
+    head_files = request.head.list_files() if directories else []
     for directory in directories:
         if full:
             break
