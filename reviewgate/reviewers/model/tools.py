@@ -53,6 +53,7 @@ SIDES = ("head", "base")
 _PATH = {"type": "string", "description": "a repository path, as in the diff (no leading /)"}
 _SIDE = {"type": "string", "enum": list(SIDES), "description": "head: after the change (default); base: before it"}
 _SYMBOL = {"type": "string", "description": "a function, class or variable name, without its module"}
+_SIDE_AGAIN = {"type": "string", "enum": list(SIDES)}
 SPECS = (
     ToolSpec("read", "Read a file of the repository, or a range of its lines, at the head or the merge base; "
              "a directory (`.` the top): the names in it.",
@@ -60,16 +61,18 @@ SPECS = (
               "properties": {"path": _PATH, "side": _SIDE,
                              "start_line": {"type": "integer", "minimum": 1},
                              "end_line": {"type": "integer", "minimum": 1}}}),
-    ToolSpec("search", "Search the files of the repository at the head (or merge base) for a fixed string, or "
-             "an extended regular expression when regex is true; returns path:line: text lines.",
+    # The side and the symbol are described once, where first offered: the same words again in
+    # the next tool were paid on every request.
+    ToolSpec("search", "Search the files at the head (or the merge base) for a fixed string, or an extended regular "
+             "expression when regex is true; returns path:line: text lines.",
              {"type": "object", "additionalProperties": False, "required": ["pattern"],
-              "properties": {"pattern": {"type": "string"}, "regex": {"type": "boolean"}, "side": _SIDE}}),
+              "properties": {"pattern": {"type": "string"}, "regex": {"type": "boolean"}, "side": _SIDE_AGAIN}}),
     ToolSpec("definition", "Where a symbol is defined at the head, with the start of its body.",
              {"type": "object", "additionalProperties": False, "required": ["symbol"],
               "properties": {"symbol": _SYMBOL}}),
     ToolSpec("callers", "Every place at the head that uses a symbol (imports left out), a few lines around each.",
              {"type": "object", "additionalProperties": False, "required": ["symbol"],
-              "properties": {"symbol": _SYMBOL}}),
+              "properties": {"symbol": {"type": "string"}}}),
 )
 TOOL_NAMES = frozenset(spec.name for spec in SPECS)
 
