@@ -65,7 +65,9 @@ DEFINITION_LINES_WITH_TOOLS = 6  # the model asks `definition` or `read` for mor
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
 MAX_NAMED_SITES = 30  # sites named, not shown, per symbol
-MAX_NAMED_FILES = 12  # with the tools: the files holding them, per symbol
+# With the tools: the files holding the most of them, per symbol. `callers` returns them all; a
+# long list of files in every request was a sixth of the context.
+MAX_NAMED_FILES = 3
 INLINE_SITES_WITH_TOOLS = 2  # sites of a touched symbol shown when the reviewer can ask for the rest
 NOT_SHOWN_ROOM = 600  # kept back from the call sites for the line naming those left out
 LEFT_FOR_ROOM = "call sites left out for room: the context is partial"
