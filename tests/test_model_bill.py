@@ -501,7 +501,7 @@ def test_a_python_change_is_not_sent_the_uses_of_a_name_only_a_library_defines(t
 
 def test_openais_own_api_with_a_prefix_below_its_cache_minimum_is_named_in_the_notes() -> None:
     """OpenAI caches from 1,024 tokens: a system message of a few words is below it there; another
-    server (its own rules) and the review's own prefix (about 1,950 tokens) get no note."""
+    server (its own rules) and the review's own prefix (about 1,800 tokens) get no note."""
     short = Conversation("Review the diff.", (Message("user", "the diff"),))
     own = ReviewerSettings(name="llm", provider="openai", model="gpt-4.1")
     options = parse_options(own)
