@@ -1,6 +1,6 @@
-"""The reviewer's read-only tools, for the API providers' tool loop (tool_loop.py): `read` a file
-or a line range at the head or the merge base, `search` the frozen tree for a fixed string or a
-regex, the `definition` and the `callers` of a symbol.
+"""The reviewer's read-only tools, for the API providers' tool loop (tool_loop.py): `read` a file,
+a line range or a directory's names at the head or the merge base, `search` the frozen tree for a
+fixed string or a regex, the `definition` and the `callers` of a symbol.
 
 Every byte comes from the frozen git objects the review reads (TreeReader, `git grep` on the
 commit), never the working tree. A path is validated as a finding's is (placement.clean_path: no
