@@ -1,6 +1,7 @@
 """What a model reviewer is sent over a merged pull request's life: its commits replayed as pushes.
 
     python benchmarks/pr_replay.py --repo CLONE --merge SHA [--merge SHA ...] [--gate-path DIR] [--tools]
+        [--model-calls-tools]
 
 Each `--merge` is a merge commit M of `--repo`: the PR's pushes are the first-parent commits of
 M^1..M^2, oldest first, each reviewed as CI would (`reviewgate run --base M^1 --head C`, in a
@@ -8,7 +9,10 @@ subprocess running the gate at `--gate-path`, default this checkout) against the
 server (testing/model_server.py: a real HTTP server on 127.0.0.1 answering every request with
 an empty review; `--tools` turns the read-only tool loop on, as it is for a hosted API: the
 tools' schemas are sent and the context holds fewer call sites inline; the stand-in calls no
-tool, so what the model's calls would add is not counted). Twice with the `openai` provider: with one chunk cache kept across the PR's
+tool, so what the model's calls would add is not counted; with `--model-calls-tools` it calls them as a
+model that wants every call site would: `callers` of each symbol the request's `not shown` entry
+names, then `read` of each site `callers` named without showing it, then the answer; each round
+re-sends the conversation, and every request is billed). Twice with the `openai` provider: with one chunk cache kept across the PR's
 pushes, and with a new empty cache for each push; twice more with the `anthropic` provider, each
 with its own kept chunk cache: as the pushes come (seconds apart, so each push after the first
 finds the previous one recent in the gate's store and marks its prefix for the prompt cache),
@@ -42,6 +46,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BENCHMARKS = Path(__file__).resolve().parent
 REPO_ROOT = BENCHMARKS.parent
@@ -62,7 +67,7 @@ from reviewgate.chunk_store import PREFIX_SENT_FILE  # noqa: E402
 from reviewgate.freeze.exclusions import LOCK_FILES  # noqa: E402
 from reviewgate.reviewers.model.rendering import CHARACTERS_PER_TOKEN  # noqa: E402
 from testing.cli import clean_environment  # noqa: E402
-from testing.model_server import ModelServer, Recorded  # noqa: E402
+from testing.model_server import ModelServer, Recorded, Reply  # noqa: E402
 
 
 @dataclass
@@ -89,8 +94,9 @@ class Push:
     diff_seen_before: int = 0
     # The kept-cache runs' requests as the providers' bills see them: openai, then anthropic.
     openai_bill: list[Asked] = field(default_factory=list)
-    diff_characters: int = 0  # of the openai kept-cache run's requests
+    diff_characters: int = 0  # of the openai kept-cache run's requests (each round of a tool loop re-sends them)
     context_characters: int = 0
+    loop_characters: int = 0  # of those requests: the tool loop's calls and answers
     anthropic_bodies: list[dict[str, object]] = field(default_factory=list)  # as the pushes come
     anthropic_apart_bodies: list[dict[str, object]] = field(default_factory=list)  # each push long after the last
 
@@ -98,16 +104,96 @@ class Push:
 _DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
 
 
+def _messages(body: Any) -> list[Any]:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return messages if isinstance(messages, list) else []
+
+
+def _review_message(body: Any) -> int:
+    """The index of the request's user message holding the data (a tool loop's later rounds follow it)."""
+    return next((index for index, message in enumerate(_messages(body))
+                 if isinstance(message, dict) and message.get("role") == "user"
+                 and isinstance(message.get("content"), str)), -1)
+
+
 def data_blocks(post: Recorded) -> list[str]:
     """The data blocks of a request's user message: the chunk's diff, then its context."""
-    messages = post.body.get("messages") if isinstance(post.body, dict) else None
-    user = str(messages[-1].get("content", "")) if isinstance(messages, list) and messages else ""
+    index = _review_message(post.body)
+    user = str(_messages(post.body)[index].get("content", "")) if index >= 0 else ""
     return [found.group(2) for found in _DIFF_BLOCK.finditer(user)]
+
+
+def loop_characters(post: Recorded) -> int:
+    """Characters of a request's tool-loop rounds: the calls and their answers, re-sent with each round."""
+    index = _review_message(post.body)
+    return sum(len(json.dumps(message, ensure_ascii=False)) for message in _messages(post.body)[index + 1:]) \
+        if index >= 0 else 0
+
+
+def first_of_loop(post: Recorded) -> bool:
+    """The review's own request, not a later round of its tool loop."""
+    return loop_characters(post) == 0
 
 
 def diff_sent(post: Recorded) -> str:
     """The first data block of a request's user message: the chunk's diff."""
     return next(iter(data_blocks(post)), "")
+
+
+_NOT_SHOWN_SYMBOL = re.compile(r"^\d+ call site\(s\) of (\S+) in: ", re.MULTILINE)
+# `callers`' answer names the sites past its room: `not shown: 3 more use(s) of x (read them …):` then `  path: 4, 9`.
+_CALLERS_LEFT_OUT = re.compile(r"^not shown: \d+ more use\(s\) of \S+ \(read them with `read`\):\n((?:  .+\n?)+)",
+                               re.MULTILINE)
+READ_AROUND = 2  # lines either side of a left-out site the stand-in reads, as `callers` shows each
+
+
+def _rounds(body: Any) -> tuple[list[list[str]], list[str]]:
+    """The tool loop so far: each round's tool names, and every answer's text, in order (either wire format)."""
+    rounds: list[list[str]] = []
+    answers: list[str] = []
+    for message in _messages(body):
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "assistant":
+            calls = message.get("tool_calls") or [block for block in message.get("content") or []
+                                                  if isinstance(block, dict) and block.get("type") == "tool_use"]
+            if calls:
+                rounds.append([str(call.get("function", {}).get("name") if "function" in call else call.get("name"))
+                               for call in calls])
+        elif message.get("role") == "tool":
+            answers.append(str(message.get("content", "")))
+        elif isinstance(message.get("content"), list):
+            answers += [str(block.get("content", "")) for block in message["content"]
+                        if isinstance(block, dict) and block.get("type") == "tool_result"]
+    return rounds, answers
+
+
+def calls_every_site(body: Any) -> Reply | None:
+    """The stand-in model that uses the tools as one wanting every call site would: `callers` of
+    each symbol the request's `not shown` entry names; then `read` of each site those answers
+    named without showing it; then the review (None: the server's empty one). Only while the
+    request offers the tools and leaves them open."""
+    if not isinstance(body, dict) or not body.get("tools"):
+        return None
+    if body.get("tool_choice") not in ("auto", {"type": "any"}):
+        return None  # the answer is asked for with the tools closed
+    rounds, answers = _rounds(body)
+    if not rounds:
+        context = "".join(data_blocks(Recorded(0.0, "POST", "", {}, body))[1:2])
+        symbols = list(dict.fromkeys(_NOT_SHOWN_SYMBOL.findall(context)))
+        return Reply(tool_calls=tuple(("callers", {"symbol": symbol}) for symbol in symbols)) if symbols else None
+    if len(rounds) > 1 or set(rounds[0]) != {"callers"}:
+        return None
+    reads: list[tuple[str, dict[str, Any]]] = []
+    for answer in answers:
+        for found in _CALLERS_LEFT_OUT.finditer(answer):
+            for line in found.group(1).splitlines():
+                path, _, numbers = line.strip().rpartition(": ")
+                for number in numbers.split(", "):
+                    if number.isdigit():
+                        reads.append(("read", {"path": path, "start_line": max(1, int(number) - READ_AROUND),
+                                               "end_line": int(number) + READ_AROUND}))
+    return Reply(tool_calls=tuple(reads)) if reads else None
 
 
 _NUMBER = re.compile(r"^([+ -])\d*\s*\| ", re.MULTILINE)
@@ -204,12 +290,13 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
         cached_exit = review(gate, clone, base, commit, config, kept_cache, scratch / "out")
         push.cached = sent_since(server, start)
         posts = server.posts()[start:]
-        blocks = [block for post in posts for block in diff_blocks(post)]
+        blocks = [block for post in posts if first_of_loop(post) for block in diff_blocks(post)]
         push.diff_seen_before = sum(len(block) for block in blocks if block in blocks_sent)
         blocks_sent.update(blocks)
         push.openai_bill = [openai_asked(first_push + index, post.body) for post in posts]
         push.diff_characters = sum(len(diff_sent(post)) for post in posts)
         push.context_characters = sum(len("".join(data_blocks(post)[1:2])) for post in posts)
+        push.loop_characters = sum(loop_characters(post) for post in posts)
         start = len(server.posts())
         review(gate, clone, base, commit, anthropic_config, scratch / f"cache-anthropic-{merge[:10]}", scratch / "out")
         push.anthropic_bodies = [post.body for post in server.posts()[start:]]
@@ -293,9 +380,12 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
     prefix, whole = sum(asked.prefix_tokens for asked in openai), sum(asked.tokens for asked in openai)
     diff = sum(push.diff_characters for push in pushes) / CHARACTERS_PER_TOKEN
     context = sum(push.context_characters for push in pushes) / CHARACTERS_PER_TOKEN
+    loop = sum(push.loop_characters for push in pushes) / CHARACTERS_PER_TOKEN
     lines.append(f"  where the {len(openai)} openai requests' tokens per changed line go: the stable prefix "
                  f"{_per_changed_line(prefix, changed)}, the diff {_per_changed_line(diff, changed)}, the context "
-                 f"{_per_changed_line(context, changed)}, the rest {_per_changed_line(whole - prefix - diff - context, changed)}")
+                 f"{_per_changed_line(context, changed)}, the tools' calls and answers "
+                 f"{_per_changed_line(loop, changed)}, the rest "
+                 f"{_per_changed_line(whole - prefix - diff - context - loop, changed)}")
     return lines
 
 
@@ -311,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the checkout whose reviewgate package runs (default: this one)")
     parser.add_argument("--tools", action="store_true",
                         help="the reviewer has the read-only tool loop, as for a hosted API (default: off)")
+    parser.add_argument("--model-calls-tools", action="store_true",
+                        help="with --tools: the stand-in calls `callers` of every symbol a request leaves out and "
+                             "`read`s every site those answers leave out, before it answers")
     arguments = parser.parse_args(argv)
     gate = arguments.gate_path.resolve()
     if not (gate / "reviewgate" / "__init__.py").is_file():
@@ -321,10 +414,14 @@ def main(argv: list[str] | None = None) -> int:
         parents = git(arguments.repo, "rev-list", "--parents", "-n", "1", merge).split()
         if len(parents) != 3:
             parser.error(f"--merge {merge}: not a merge commit of --repo")
-    print(f"gate: {gate}; tools {'on' if arguments.tools else 'off'}")
+    if arguments.model_calls_tools and not arguments.tools:
+        parser.error("--model-calls-tools needs --tools: without them the request offers no tool to call")
+    print(f"gate: {gate}; tools {'on' if arguments.tools else 'off'}"
+          + ("; the stand-in calls callers and read for every site left out" if arguments.model_calls_tools else ""))
     every_cached, every_uncached, every_line = Sent(), Sent(), 0
     every_push: list[Push] = []
-    with ModelServer([]) as server, tempfile.TemporaryDirectory(prefix="reviewgate-pr-replay-") as scratch:
+    responder = calls_every_site if arguments.model_calls_tools else None
+    with ModelServer([], responder=responder) as server, tempfile.TemporaryDirectory(prefix="reviewgate-pr-replay-") as scratch:
         for merge in arguments.merge:
             subject = git(arguments.repo, "log", "-1", "--format=%s", merge).strip()
             pushes = replay(gate, arguments.repo.resolve(), merge, server, Path(scratch), len(every_push),

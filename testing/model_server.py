@@ -41,6 +41,9 @@ class Reply:
     oversized_bytes: int = 0  # instead of the wire format, a body of this many bytes, streamed
     finish_reason: str = "stop"  # OpenAI's; "length" says the answer was cut at the token cap
     usage: dict[str, Any] | None = None  # replaces the wire format's usage object
+    # Calls of the read-only tools (name, arguments) instead of an answer: OpenAI's `tool_calls`,
+    # Anthropic's `tool_use` blocks.
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,10 @@ class ModelServer:
         content = reply.text if reply.text is not None else json.dumps(reply.review or review_document())
         if path.endswith("/messages"):
             blocks: list[dict[str, Any]]
-            if reply.text is None:
+            if reply.tool_calls:
+                blocks = [{"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": arguments}
+                          for index, (name, arguments) in enumerate(reply.tool_calls)]
+            elif reply.text is None:
                 blocks = [
                     {
                         "type": "tool_use",
@@ -227,6 +233,12 @@ class ModelServer:
                 "stop_reason": reply.stop_reason,
                 "usage": reply.usage or {"input_tokens": 1000, "output_tokens": min(100, _cap(request))},
             }
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if reply.tool_calls:
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{index}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(arguments)}}
+                for index, (name, arguments) in enumerate(reply.tool_calls)]}
         return {
             "id": "chatcmpl-1",
             "object": "chat.completion",
@@ -234,8 +246,8 @@ class ModelServer:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": reply.finish_reason,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "finish_reason": "tool_calls" if reply.tool_calls else reply.finish_reason,
+                    "message": message,
                 }
             ],
             "usage": reply.usage or {"prompt_tokens": 1000, "completion_tokens": min(100, _cap(request)),

@@ -501,7 +501,7 @@ def test_a_python_change_is_not_sent_the_uses_of_a_name_only_a_library_defines(t
 
 def test_openais_own_api_with_a_prefix_below_its_cache_minimum_is_named_in_the_notes() -> None:
     """OpenAI caches from 1,024 tokens: a system message of a few words is below it there; another
-    server (its own rules) and the review's own prefix (about 1,950 tokens) get no note."""
+    server (its own rules) and the review's own prefix (about 1,800 tokens) get no note."""
     short = Conversation("Review the diff.", (Message("user", "the diff"),))
     own = ReviewerSettings(name="llm", provider="openai", model="gpt-4.1")
     options = parse_options(own)
@@ -512,3 +512,18 @@ def test_openais_own_api_with_a_prefix_below_its_cache_minimum_is_named_in_the_n
     elsewhere = ReviewerSettings(name="llm", provider="openai", model="llama", base_url="http://127.0.0.1:9/v1")
     assert openai.prefix_note(elsewhere, parse_options(elsewhere), short) is None
     assert openai.prefix_note(own, options, build_conversation("a diff", "")) is None
+
+
+def test_the_tools_sent_with_every_request_describe_an_argument_once(tmp_path: Path) -> None:
+    """The tools' schemas are part of the stable prefix every request pays for: an argument two
+    tools share (the side, the symbol) is described where it is first offered, not again."""
+    repo = make_repo(tmp_path, {"app/calc.py": "def add(a, b):\n    return a + b\n"},
+                     {"app/calc.py": "def add(a, b):\n    return b + a\n"})
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = openai.build(_openai(server, tools=True)).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    [post] = server.posts()
+    described = [text for tool in post.body["tools"]
+                 for schema in tool["function"]["parameters"]["properties"].values()
+                 for text in [schema.get("description")] if text]
+    assert described and len(described) == len(set(described)), described

@@ -75,8 +75,9 @@ def test_a_replayed_pr_prints_each_push_and_what_the_cache_saved(tmp_path: Path)
     hour = next(values for name, values in bills.items() if "1h" in name)
     assert float(hour[0]) < float(hour[2]) < float(hour[1])  # written each push, read only within the hour
     parts = re.search(r"where the 3 openai requests' tokens per changed line go: the stable prefix ([\d.]+), "
-                      r"the diff ([\d.]+), the context ([\d.]+), the rest ([\d.]+)", output)
-    assert parts is not None and float(parts.group(2)) > 0
+                      r"the diff ([\d.]+), the context ([\d.]+), the tools' calls and answers ([\d.]+), "
+                      r"the rest ([\d.]+)", output)
+    assert parts is not None and float(parts.group(2)) > 0 and float(parts.group(4)) == 0
     assert sum(float(part) for part in parts.groups()) == pytest.approx(whole, abs=0.3)
 
 
@@ -89,6 +90,36 @@ def test_with_the_tools_pushes_further_apart_are_billed_no_more_than_without_cac
             in output)
     five_minutes = next(values for name, values in _bills(output).items() if "5-minute" in name)
     assert float(five_minutes[0]) < float(five_minutes[1]) <= float(five_minutes[2])
+
+
+def test_a_stand_in_that_calls_the_tools_for_every_site_left_out_is_billed_for_each_round(tmp_path: Path) -> None:
+    """A helper's body changes and 45 modules call it: the request shows two sites and names the
+    rest; the stand-in asks `callers` (which shows 40 and names 3), then `read`s those 3, then
+    answers: three requests, each re-sending the conversation, all billed."""
+    callers = {f"app/module_{index}.py": f"from lib.numbers import parse\n\n\ndef use_{index}(raw):\n"
+                                         f"    return parse(raw) + {index}\n" for index in range(45)}
+    repo = make_repo(tmp_path, {"lib/numbers.py": "def parse(text):\n    return int(text)\n", **callers},
+                     {"lib/numbers.py": "def parse(text):\n    return int(text.strip())\n"})
+    git(repo.path, "checkout", "-q", "main")
+    git(repo.path, "merge", "-q", "--no-ff", "-m", "Merge the fix (#8)", "feature")
+    merge = git(repo.path, "rev-parse", "HEAD")
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "pr_replay.py"), "--repo", str(repo.path),
+               "--merge", merge, "--tools"]
+    outputs = []
+    for extra in ([], ["--model-calls-tools"]):
+        completed = subprocess.run([*command, *extra], cwd=tmp_path, env=clean_environment(), capture_output=True,
+                                   text=True, timeout=300, check=False)
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        outputs.append(completed.stdout)
+    [row] = [line.split() for line in outputs[1].splitlines() if re.match(r"  [0-9a-f]{10} ", line)]
+    assert row[2] == "3" and row[5] == "3", outputs[1]  # callers, read, the answer; with the cache and without
+    loop = re.search(r"the tools' calls and answers ([\d.]+)", outputs[1])
+    assert loop is not None and float(loop.group(1)) > 0, outputs[1]
+    without, calling = (float(_bills(output)["openai, cached input 0.5x"][2]) for output in outputs)
+    assert calling > 2 * without  # the loop's three requests each re-send the prefix and the change
+    completed = subprocess.run([*command[:-1], "--model-calls-tools"], cwd=tmp_path, env=clean_environment(),
+                               capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 2 and "--model-calls-tools needs --tools" in completed.stderr
 
 
 def test_a_commit_that_is_not_a_merge_is_a_usage_error(tmp_path: Path) -> None:

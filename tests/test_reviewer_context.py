@@ -13,6 +13,7 @@ from reviewgate.reviewers.model.context_collector import (
     ASK_WITH_TOOLS,
     DEFINITION_LINES_WITH_TOOLS,
     INLINE_SITES_WITH_TOOLS,
+    MAX_NAMED_FILES,
     NOT_SHOWN,
     ContextItem,
     merged_context,
@@ -107,15 +108,17 @@ def test_context_chars_caps_the_call_sites_and_names_those_left_out(tmp_path: Pa
 
 def test_with_tools_a_few_callers_are_inline_and_the_rest_named_for_the_model_to_ask(tmp_path: Path) -> None:
     """The same twelve callers with the tool loop on: only INLINE_SITES_WITH_TOOLS are shown, the
-    others are named by file (`callers` gives their lines), and the context tells the model to
-    ask `callers` for them; with the tools off every caller is still shown and nothing is asked for."""
+    others are counted and the first MAX_NAMED_FILES of their files named (`callers` gives them
+    all, with their lines), and the context tells the model to ask `callers` for them; with the
+    tools off every caller is still shown and nothing is asked for."""
     context, _ = _review(tmp_path / "on", 12, tools=True)
     shown = _calls_shown(context, 12)
     assert len(shown) == INLINE_SITES_WITH_TOOLS
     named = re.search(r"(\d+) call site\(s\) of parse_number in: (.*)", context)
     assert named is not None and int(named.group(1)) == 12 - INLINE_SITES_WITH_TOOLS
     listed = {int(index) for index in re.findall(r"app/module_(\d+)\.py", named.group(2))}
-    assert listed == set(range(12)) - shown
+    assert len(listed) == MAX_NAMED_FILES and listed <= set(range(12)) - shown
+    assert named.group(2).endswith(f", … {12 - INLINE_SITES_WITH_TOOLS - MAX_NAMED_FILES} more files"), named.group(2)
     assert not re.search(r"module_\d+\.py: \d", context)  # no line numbers: `callers` returns them
     assert "`callers`" in context
     off, _ = _review(tmp_path / "off", 12, tools=False)
@@ -332,3 +335,28 @@ def test_with_tools_a_call_site_the_shorter_diff_leaves_out_is_in_the_context(tm
     repo = make_repo(tmp_path, base, branch)
     contexts = _contexts_with_and_without_tools(repo.path)
     assert "return parse_number(text) * check" in contexts[True], contexts[True]
+
+
+def test_with_tools_no_directory_is_listed_beside_the_changed_files(tmp_path: Path) -> None:
+    """The names beside the changed file are in the context without the tools; with them, `read`
+    lists a directory when the model wants it, and no request pays for the names unasked."""
+    repo = make_repo(tmp_path, {"lib/numbers.py": HELPER, "lib/strings.py": "def upper(text):\n    return text\n"},
+                     {"lib/numbers.py": WIDENED})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert "=== CONTEXT lib/ (the names of the files beside the changed ones) ===\nstrings.py" in contexts[False]
+    assert "strings.py" not in contexts[True] and "beside the changed ones" not in contexts[True], contexts[True]
+
+
+def test_a_python_docstring_that_says_class_name_defines_nothing(tmp_path: Path) -> None:
+    """`the registry class scale is kept` in a docstring is prose, not a second definition of
+    `scale` (with the tools, a name defined in two places brings no definition), and `class
+    sorted` in one does not make the builtin a name of the repository whose lines are sent."""
+    helpers = {"lib/shapes.py": "def scale(value):\n    return value * 2\n",
+               "lib/notes.py": '"""How shapes grow.\n\nThe registry class scale is kept apart; the class sorted\n'
+                               'order is kept too.\n"""\n\nLIMIT = 3\n'}
+    repo = make_repo(tmp_path, helpers, {"app/new.py": "from lib.shapes import scale\n\n\ndef grown(items):\n"
+                                                      "    return sorted(scale(item) for item in items)\n"})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    assert "(definition of scale)" in contexts[True] and "return value * 2" in contexts[True], contexts[True]
+    assert "lib/notes.py" not in contexts[True], contexts[True]
+    assert all("of sorted" not in context for context in contexts.values()), contexts[False]

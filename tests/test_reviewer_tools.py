@@ -226,3 +226,26 @@ def test_a_search_with_back_references_is_refused_before_git_runs_it(tmp_path: P
     fixed = tools.run(ToolCall("call_1", "search", {"pattern": r"\1"}))  # a fixed string: nothing to backtrack
     assert not fixed.startswith("refused")
     assert [call["outcome"] for call in tools.calls] == ["refused", "answered"]
+
+
+def test_read_of_a_directory_lists_its_names_as_the_context_would_have(tmp_path: Path) -> None:
+    """With the tools the context lists no directory: `read` does, as the context listed it (a
+    trailing `/`, `.` for the top), leaving out the branch's agent files and lock files; at the
+    base it lists the merge base's names; a path that is neither file nor directory is refused."""
+    from reviewgate.reviewers.model.prompt import ToolCall
+    from reviewgate.reviewers.model.tools import ReadTools
+    from testing.model_repo import review_request
+
+    repo = make_repo(tmp_path, {"lib/numbers.py": HELPER, "lib/poetry.lock": "x\n", "lib/sub/deep.py": "A = 1\n"},
+                     {"lib/numbers.py": WIDENED, "lib/added.py": "B = 2\n", "CLAUDE.md": BRANCH_MARKER + "\n"}).path
+    tools = ReadTools(review_request(repo))
+    listed = tools.run(ToolCall("call_0", "read", {"path": "lib/"}))
+    assert listed.split("\n") == ["=== lib/ at the head: 3 name(s) ===", "added.py", "numbers.py", "sub/"]
+    assert tools.run(ToolCall("call_1", "read", {"path": "lib"})) == listed
+    assert tools.run(ToolCall("call_2", "read", {"path": "lib", "side": "base"})).split("\n")[1:] == [
+        "numbers.py", "sub/"]
+    top = tools.run(ToolCall("call_3", "read", {"path": "."})).split("\n")
+    assert "lib/" in top and "CLAUDE.md" not in top  # the branch's agent file is not named at the head
+    assert tools.run(ToolCall("call_4", "read", {"path": "nowhere/"})) == "refused: no file nowhere at the head"
+    assert tools.run(ToolCall("call_5", "read", {"path": "lib/numbers.py", "end_line": 1})).endswith(
+        "| def parse_number(text):")

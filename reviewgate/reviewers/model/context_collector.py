@@ -13,7 +13,8 @@ shown. When the reviewer has the read-only tools (`inline_sites`), only the firs
 each symbol are shown and the rest are named by file, with the instruction to ask `callers` for
 them, each with SITE_LINES_WITH_TOOLS lines either side; of a name the change only calls, only its
 definition, and only when the tree defines the name once; each definition's first
-DEFINITION_LINES_WITH_TOOLS lines; and the docs, definitions and listings take half the room:
+DEFINITION_LINES_WITH_TOOLS lines; no listing (`read` lists a directory); and the docs and
+definitions take half the room:
 most of a request was call sites, uses and bodies the model may never need, and a tool call
 costs only when it is made. Never a lock file (exclusions.LOCK_FILES: thousands of generated
 lines, once most of what a request cost) or a withheld path (withheld.py). The rendered context
@@ -64,7 +65,9 @@ DEFINITION_LINES_WITH_TOOLS = 6  # the model asks `definition` or `read` for mor
 MAX_LINE_CHARACTERS = 300  # a longer line is generated or minified: cut
 MAX_NEIGHBOUR_NAMES = 40
 MAX_NAMED_SITES = 30  # sites named, not shown, per symbol
-MAX_NAMED_FILES = 12  # with the tools: the files holding them, per symbol
+# With the tools: the files holding the most of them, per symbol. `callers` returns them all; a
+# long list of files in every request was a sixth of the context.
+MAX_NAMED_FILES = 3
 INLINE_SITES_WITH_TOOLS = 2  # sites of a touched symbol shown when the reviewer can ask for the rest
 NOT_SHOWN_ROOM = 600  # kept back from the call sites for the line naming those left out
 LEFT_FOR_ROOM = "call sites left out for room: the context is partial"
@@ -352,8 +355,10 @@ def collect_context(
         if full:
             break
     shown = {change.path for change in chunk}
-    directories = sorted({str(PurePosixPath(path).parent) for path in shown})
-    head_files = request.head.list_files()
+    # With the tools, `read` of a directory lists it: a listing in every request was a name list
+    # the model may never need.
+    directories = sorted({str(PurePosixPath(path).parent) for path in shown}) if inline_sites is None else []
+    head_files = request.head.list_files() if directories else []
     for directory in directories:
         if full:
             break

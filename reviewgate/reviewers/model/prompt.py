@@ -157,7 +157,8 @@ def _forge_block(
     if reproduction:
         text, found = redact_text(printable(reproduction), "REPRODUCTION comment")
         redactions += found
-        parts.append("\nThe REPRODUCTION from the issue (an acceptance case):\n" + _data(nonce, text))
+        parts.append("\nThe REPRODUCTION from the issue (an acceptance case: what the customer hit, expected, "
+                     "observed; a fix off the path it exercises is a blocker):\n" + _data(nonce, text))
     if rejections:
         lines = []
         for item in rejections:
@@ -165,7 +166,8 @@ def _forge_block(
             lines.append(f"REVIEW-REJECTED: {where} {printable(item.reason)}")
         text, found = redact_text("\n".join(lines), "REVIEW-REJECTED comments")
         redactions += found
-        parts.append("\nEarlier answers to findings (REVIEW-REJECTED):\n" + _data(nonce, text))
+        parts.append("\nREVIEW-REJECTED answers arguing an earlier finding does not hold (raise it again only if "
+                     "the answer is wrong, saying why):\n" + _data(nonce, text))
     return "\n".join(parts) + "\n", redactions
 
 

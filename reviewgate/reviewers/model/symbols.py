@@ -28,6 +28,7 @@ PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 DEFINITION = re.compile(
     r"\b(?:def|class|function|func|fn|interface|struct|enum|trait|type|const|let|var)\s+([A-Za-z_][A-Za-z0-9_]{2,})"
 )
+_PYTHON_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{2,})\s*\(")
 _NOT_SYMBOLS = frozenset(
     "if for while switch return print self super this new await async elif else catch with not and "
@@ -64,6 +65,10 @@ class Site:
     text: str
 
     def defines(self, symbol: str) -> bool:
+        if PurePosixPath(self.path).suffix in PYTHON_SUFFIXES:
+            # Python defines with a statement that starts its line: `class object won't` in a
+            # docstring defines nothing.
+            return symbol in _PYTHON_DEFINITION.findall(self.text)
         return symbol in DEFINITION.findall(self.text)
 
     @property
@@ -188,7 +193,7 @@ def library_names(request: ReviewRequest, files: Iterable[FileChange], symbols: 
     names = "(" + "|".join(candidates) + ")"  # the symbols are words: nothing in them is a pattern
     completed = run_git(
         request.repo_root, "grep", "-h", "-o", "-I", "-E",
-        "-e", rf"(def|class)[[:space:]]+{names}([^A-Za-z0-9_]|$)",
+        "-e", rf"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]+{names}([^A-Za-z0-9_]|$)",
         "-e", rf"^{names}[[:space:]]*(:[^=]*)?=",  # at the top level: not a local or a keyword argument
         request.target.head_sha, "--", *(f"*{suffix}" for suffix in sorted(PYTHON_SUFFIXES)),
         check=False, tree_only=True,

@@ -1,6 +1,6 @@
-"""The reviewer's read-only tools, for the API providers' tool loop (tool_loop.py): `read` a file
-or a line range at the head or the merge base, `search` the frozen tree for a fixed string or a
-regex, the `definition` and the `callers` of a symbol.
+"""The reviewer's read-only tools, for the API providers' tool loop (tool_loop.py): `read` a file,
+a line range or a directory's names at the head or the merge base, `search` the frozen tree for a
+fixed string or a regex, the `definition` and the `callers` of a symbol.
 
 Every byte comes from the frozen git objects the review reads (TreeReader, `git grep` on the
 commit), never the working tree. A path is validated as a finding's is (placement.clean_path: no
@@ -18,11 +18,13 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from reviewgate.cache_keys import text_digest
 from reviewgate.context import ReviewRequest
-from reviewgate.freeze.git import TreeReader
+from reviewgate.freeze.exclusions import LOCK_FILES
+from reviewgate.freeze.git import TreeReader, run_git
 from reviewgate.reviewers.model.placement import InvalidPath, clean_path
 from reviewgate.reviewers.model.prompt import ToolCall, ToolSpec
 from reviewgate.reviewers.model.redaction import redact_line
@@ -51,22 +53,26 @@ SIDES = ("head", "base")
 _PATH = {"type": "string", "description": "a repository path, as in the diff (no leading /)"}
 _SIDE = {"type": "string", "enum": list(SIDES), "description": "head: after the change (default); base: before it"}
 _SYMBOL = {"type": "string", "description": "a function, class or variable name, without its module"}
+_SIDE_AGAIN = {"type": "string", "enum": list(SIDES)}
 SPECS = (
-    ToolSpec("read", "Read a file of the repository, or a range of its lines, at the head or the merge base.",
+    ToolSpec("read", "Read a file of the repository, or a range of its lines, at the head or the merge base; "
+             "a directory (`.` the top): the names in it.",
              {"type": "object", "additionalProperties": False, "required": ["path"],
               "properties": {"path": _PATH, "side": _SIDE,
                              "start_line": {"type": "integer", "minimum": 1},
                              "end_line": {"type": "integer", "minimum": 1}}}),
-    ToolSpec("search", "Search the files of the repository at the head (or merge base) for a fixed string, or "
-             "an extended regular expression when regex is true; returns path:line: text lines.",
+    # The side and the symbol are described once, where first offered: the same words again in
+    # the next tool were paid on every request.
+    ToolSpec("search", "Search the files at the head (or the merge base) for a fixed string, or an extended regular "
+             "expression when regex is true; returns path:line: text lines.",
              {"type": "object", "additionalProperties": False, "required": ["pattern"],
-              "properties": {"pattern": {"type": "string"}, "regex": {"type": "boolean"}, "side": _SIDE}}),
+              "properties": {"pattern": {"type": "string"}, "regex": {"type": "boolean"}, "side": _SIDE_AGAIN}}),
     ToolSpec("definition", "Where a symbol is defined at the head, with the start of its body.",
              {"type": "object", "additionalProperties": False, "required": ["symbol"],
               "properties": {"symbol": _SYMBOL}}),
     ToolSpec("callers", "Every place at the head that uses a symbol (imports left out), a few lines around each.",
              {"type": "object", "additionalProperties": False, "required": ["symbol"],
-              "properties": {"symbol": _SYMBOL}}),
+              "properties": {"symbol": {"type": "string"}}}),
 )
 TOOL_NAMES = frozenset(spec.name for spec in SPECS)
 
@@ -149,12 +155,18 @@ class ReadTools:
         return withheld_reason(path, self.branch_paths) is None and not (side == "head" and agent_file(path))
 
     def _read(self, arguments: Mapping[str, Any]) -> str:
-        reader, _ = self._reader(arguments)
+        reader, revision = self._reader(arguments)
         side = arguments.get("side") or "head"
-        path = self._path(arguments, side)
-        data = reader.read_bytes(path)
+        raw = arguments.get("path")
+        # A directory as the context named it (`src/app/`): the same path without the slash.
+        directory_form = raw.rstrip("/") or "." if isinstance(raw, str) and raw.endswith("/") else raw
+        path = self._path({**arguments, "path": directory_form}, side)
+        data = reader.read_bytes(path) if path != "." else None
         if data is None:
-            raise Refused(f"no file {printable(path)} at the {side}")
+            listing = self._listing(revision, path, side)
+            if listing is None:
+                raise Refused(f"no file {printable(path)} at the {side}")
+            return listing
         if b"\0" in data[:8192]:
             raise Refused(f"{printable(path)} is binary")
         lines = (reader.read_text(path) or "").split("\n")
@@ -165,6 +177,26 @@ class ReadTools:
             raise Refused(f"{printable(path)} has {len(lines)} lines at the {side}")
         heading = f"=== {printable(path)} at the {side}, lines {start}-{end} of {len(lines)} ==="
         return "\n".join([heading, *(f"{number:>6}| {_line(lines[number - 1])}" for number in range(start, end + 1))])
+
+    def _listing(self, revision: str, path: str, side: str) -> str | None:
+        """The names in a directory (a subdirectory's with a `/`), withheld and agent files and lock
+        files left out as the context leaves them out; None when `path` is no directory there."""
+        prefix = "" if path == "." else path + "/"
+        completed = run_git(self.request.repo_root, "ls-tree", "-z", revision, "--", prefix or ".",
+                            check=False, tree_only=True)
+        if completed.returncode != 0:
+            return None
+        names: list[str] = []
+        for record in completed.stdout.split(b"\0"):
+            kind, _, name = record.decode("utf-8", "surrogateescape").partition("\t")
+            if not name or not name.startswith(prefix) or name == path:
+                continue
+            if self._allowed(name, side) and PurePosixPath(name).name not in LOCK_FILES:
+                names.append(name[len(prefix):] + ("/" if kind.split(" ")[1:2] == ["tree"] else ""))
+        if not names:
+            return None
+        heading = f"=== {printable(prefix or '.')} at the {side}: {len(names)} name(s) ==="
+        return "\n".join([heading, *(printable(name) for name in names[:MAX_READ_LINES])])
 
     def _search(self, arguments: Mapping[str, Any]) -> str:
         _, revision = self._reader(arguments)
