@@ -30,8 +30,8 @@ It prints the medians of CPU time (user + system of the process and the workers 
 on a loaded machine far steadier than wall time, which is printed beside it) with ratios against
 jscpd and the floor, and the peak memory (the most the process tree held at once, sampled,
 shared pages counted once; or ru_maxrss when larger), taken in the untimed first run of each: the
-sampler costs half a core while a 300 MB tree runs, which a gate using both of 2 cores pays in wall
-time and a mostly single-threaded jscpd does not, so the timed runs are not sampled. The system part of the warm gate's and
+sampler takes a third to a half of a core and slows the command it samples (jscpd, whose heap its
+reads hold up, more than the gate), so the timed runs are not sampled. The system part of the warm gate's and
 jscpd's CPU is printed too: jscpd holds over 1 GB, and on a machine booted minutes before, its page
 faults cost several times what they cost later (its CPU 6.2 s then, 4.2 s 20 minutes on, the
 gate's the same), which moves every ratio against it; jscpd gets an untimed run first, as each gate

@@ -95,10 +95,10 @@ def run_timed(
     which counts the workers it waited for) is the steadier measure on a loaded machine. Peak
     memory is the most its process tree held at once (sampled every 10 ms with psutil, shared
     pages counted once), or the child's own ru_maxrss when that is larger. Sampling costs this
-    process 6-15 ms of CPU a sample (the kernel walks every page of the tree for its PSS): about
-    half a core while a 300 MB tree runs, taken from a command that would use every core. Without
-    `sample_memory` the wall time is the command's alone and the peak is ru_maxrss only (the
-    largest single process)."""
+    process several ms of CPU a sample (the kernel walks every page of the tree for its PSS, holding
+    up the command's own changes to its memory map): a third to a half of a core on a large tree,
+    which slows the command measured. Without `sample_memory` the wall time is the command's alone
+    and the peak is ru_maxrss only (the largest single process)."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampled = 0
