@@ -29,7 +29,9 @@ Cold is what a CI run without a restored cache gets; warm is a second push of th
 It prints the medians of CPU time (user + system of the process and the workers it waited for:
 on a loaded machine far steadier than wall time, which is printed beside it) with ratios against
 jscpd and the floor, and the peak memory (the most the process tree held at once, sampled,
-shared pages counted once; or ru_maxrss when larger). The system part of the warm gate's and
+shared pages counted once; or ru_maxrss when larger), taken in the untimed first run of each: the
+sampler takes a third to a half of a core and slows the command it samples (jscpd, whose heap its
+reads hold up, more than the gate), so the timed runs are not sampled. The system part of the warm gate's and
 jscpd's CPU is printed too: jscpd holds over 1 GB, and on a machine booted minutes before, its page
 faults cost several times what they cost later (its CPU 6.2 s then, 4.2 s 20 minutes on, the
 gate's the same), which moves every ratio against it; jscpd gets an untimed run first, as each gate
@@ -295,13 +297,18 @@ def measure_change(
     samples: dict[str, Samples] = {}
     expected: str | None = None
     differing: list[str] = []
-    for number, gate in enumerate(gates):  # untimed: bytecode written, files in the page cache
-        run_timed(gate_command(scratch / "warm-up", scratch / f"warm-up-{number}"), repo, python_environment(gate))
+    # Untimed: bytecode written, files in the page cache. Peak memory is sampled in these runs
+    # alone: the sampler takes half a core from the command it samples (measure.run_timed), so
+    # the timed runs below are not sampled.
+    for number, gate in enumerate(gates):
+        samples.setdefault(f"{number}:memory", Samples()).add(
+            run_timed(gate_command(scratch / "warm-up", scratch / f"warm-up-{number}"), repo, python_environment(gate)))
     if jscpd is not None:  # untimed too, as the gates: its program and the files read once
-        for flags in modes.values():
-            run_timed(jscpd_command(jscpd, scratch / "jscpd", *flags), repo)
+        for mode, flags in modes.items():
+            samples.setdefault(f"{mode}:memory", Samples()).add(
+                run_timed(jscpd_command(jscpd, scratch / "jscpd", *flags), repo))
     for round_number in range(runs):
-        measured = run_timed([sys.executable, "-c", FLOOR_SCRIPT], repo, python_environment())
+        measured = run_timed([sys.executable, "-c", FLOOR_SCRIPT], repo, python_environment(), sample_memory=False)
         samples.setdefault("floor", Samples()).add(measured)
         for number, gate in enumerate(gates):
             env = python_environment(gate)
@@ -309,14 +316,16 @@ def measure_change(
             shutil.rmtree(cache, ignore_errors=True)
             for state in ("cold", "warm"):
                 output = scratch / f"out-{number}-{state}"
-                samples.setdefault(f"{number}:{state}", Samples()).add(run_timed(gate_command(output, cache), repo, env))
+                samples.setdefault(f"{number}:{state}", Samples()).add(
+                    run_timed(gate_command(output, cache), repo, env, sample_memory=False))
                 found = findings_of(output)
                 expected = found if expected is None else expected
                 if found != expected:
                     differing.append(f"{branch}: gate {number} {state}, run {round_number + 1}")
         if jscpd is not None:
             for mode, flags in modes.items():
-                samples.setdefault(mode, Samples()).add(run_timed(jscpd_command(jscpd, scratch / "jscpd", *flags), repo))
+                samples.setdefault(mode, Samples()).add(
+                    run_timed(jscpd_command(jscpd, scratch / "jscpd", *flags), repo, sample_memory=False))
     git(repo, "checkout", "-q", "main")
     return samples, differing
 
@@ -344,14 +353,15 @@ def report(results: dict[str, dict[str, Samples]], sizes: dict[str, int], gates:
     for branch, samples in results.items():
         floor = samples["floor"].median
         jscpd = samples.get("jscpd", Samples())
+        jscpd_peak = max(samples.get("jscpd:memory", Samples()).peak, jscpd.peak)
         for number in range(len(gates)):
             cold, warm = samples[f"{number}:cold"], samples[f"{number}:warm"]
-            peak = max(cold.peak, warm.peak)
+            peak = max(samples[f"{number}:memory"].peak, cold.peak, warm.peak)
             print(
                 f"{branch:<13} {sizes[branch]:>7} {number:>4} {floor:6.3f}s {cold.median:6.2f}s {warm.median:6.2f}s "
                 f"{jscpd.median:6.2f}s {ratio(cold.median, warm.median):>9} {ratio(warm.median, jscpd.median):>10} "
                 f"{ratio(warm.median, floor):>10} {warm.wall_median:8.2f}s {jscpd.wall_median:9.2f}s "
-                f"{ratio(warm.wall_median, jscpd.wall_median):>10} {peak:8.0f} {jscpd.peak:8.0f} "
+                f"{ratio(warm.wall_median, jscpd.wall_median):>10} {peak:8.0f} {jscpd_peak:8.0f} "
                 f"{warm.system_median:7.2f}s {jscpd.system_median:8.2f}s"
             )
             if branch in JSCPD_TARGETS and jscpd.seconds:
@@ -373,8 +383,9 @@ def report(results: dict[str, dict[str, Samples]], sizes: dict[str, int], gates:
             renamed = samples.get("renamed", Samples())
             for number in range(len(gates)):
                 warm = samples[f"{number}:warm"]
+                renamed_peak = max(samples.get("renamed:memory", Samples()).peak, renamed.peak)
                 print(f"{branch:<13} {number:>4} {warm.median:6.2f}s {renamed.median:7.2f}s "
-                      f"{ratio(warm.median, renamed.median):>12} {renamed.peak:10.0f} {renamed.system_median:10.2f}s")
+                      f"{ratio(warm.median, renamed.median):>12} {renamed_peak:10.0f} {renamed.system_median:10.2f}s")
     print()
     print("\n".join(verdicts))
 
