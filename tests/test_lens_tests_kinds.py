@@ -871,3 +871,28 @@ def test_ruby_accessors_of_a_hash_entry_decide_nothing(tmp_path: Path) -> None:
         assert _blocking(review_change(tmp_path / name, base, {"lib/site/session.rb": _SESSION.format(methods=methods)})) == [
             ("tests/missing-tests", "lib/site/session.rb", 9)
         ], name
+
+
+_VERSIONER = (
+    "module Site\n  class Versioner < Base\n{method}    def before\n      path = normalize(env[\"PATH_INFO\"])\n"
+    "      return if path == \"/\"\n\n      strip(path)\n    end\n  end\nend\n"
+)
+
+
+def test_a_ruby_constructor_is_private_as_ruby_makes_it(tmp_path: Path) -> None:
+    base = {"lib/site/versioner.rb": _VERSIONER.format(method="")}
+    # `initialize` is private wherever it is defined (callers reach it through `new`): a short one
+    # that prepares what the class computed per call is a private helper's size, no public API.
+    constructor = ("    def {name}(app, **options)\n      super\n"
+                   "      @prefixes = [mount_path, normalize(prefix)].select {{ |p| p.present? && p != \"/\" }}.freeze\n"
+                   "    end\n\n")
+    branch = {"lib/site/versioner.rb": _VERSIONER.format(method=constructor.format(name="initialize"))}
+    assert _blocking(review_change(tmp_path / "initialize", base, branch)) == []
+    # The same body under a public name, or a constructor of five statements, still blocks.
+    branch = {"lib/site/versioner.rb": _VERSIONER.format(method=constructor.format(name="setup"))}
+    assert _blocking(review_change(tmp_path / "public", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
+    long = ("    def initialize(app, **options)\n      super\n      @mount = normalize(mount_path)\n"
+            "      @prefix = normalize(prefix)\n      @prefixes = [@mount, @prefix].reject(&:empty?)\n"
+            "      @pattern = Regexp.union(@prefixes)\n    end\n\n")
+    branch = {"lib/site/versioner.rb": _VERSIONER.format(method=long)}
+    assert _blocking(review_change(tmp_path / "long", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
