@@ -896,3 +896,78 @@ def test_a_ruby_constructor_is_private_as_ruby_makes_it(tmp_path: Path) -> None:
             "      @pattern = Regexp.union(@prefixes)\n    end\n\n")
     branch = {"lib/site/versioner.rb": _VERSIONER.format(method=long)}
     assert _blocking(review_change(tmp_path / "long", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
+
+
+_FORMATTER_MIDDLEWARE = (
+    "module Site\n  class Formatter\n    def read_body?(request)\n{body}    end\n\n"
+    "    def after(response)\n      response.finish\n    end\n  end\nend\n"
+)
+_CONDITION = (
+    "      (request.post? || request.put?) && !request.form_data? && !request.parseable? &&\n"
+    "        request.content_length.to_i.positive?\n"
+)
+_GUARDS = (
+    "      return false unless request.post? || request.put?\n      return false if request.form_data?\n"
+    "      return false if request.parseable?\n\n      request.content_length.to_i.positive?\n"
+)
+
+
+def test_a_condition_split_into_guard_clauses_makes_the_same_decisions(tmp_path: Path) -> None:
+    base = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=_CONDITION)}
+    # Each `&& x` becomes `return false unless x`: the decisions the condition made, as branches.
+    guards = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=_GUARDS)}
+    assert _blocking(review_change(tmp_path / "guards", base, guards)) == []
+    # A dispatch on the value's class for `(a && b) || (c && d)` decides the same too.
+    dispatch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=(
+        "      case request\n      when Array then request.empty?\n      when Hash then request.key?(:body)\n"
+        "      else false\n      end\n"))}
+    pairs = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=(
+        "      (request.is_a?(Array) && request.empty?) ||\n        (request.is_a?(Hash) && request.key?(:body))\n"))}
+    assert _blocking(review_change(tmp_path / "dispatch", pairs, dispatch)) == []
+    # Guards written beside the condition, or checks it never made, are new decisions.
+    beside = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n"
+                             "      return false if request.empty?\n      request.content_length")
+    kept = "      return false if request.chunked?\n      return false if request.empty?\n" + _CONDITION
+    for name, body in [("new-checks", beside), ("condition-kept", kept)]:
+        branch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=body)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/formatter.rb", 4)], name
+
+
+_HANDLER = (
+    "module Site\n  class Handler\n{methods}\n    def handle(type)\n{handle}    end\n  end\nend\n"
+)
+_ATTRIBUTE = (
+    "    def attribute(params, declared, memo)\n      if declared.is_a?(Hash)\n        declared.each_pair do |parent, children|\n"
+    "          next unless @include_missing || params.key?(parent)\n\n          key = key_for(parent)\n"
+    "          nested = params[parent] || params.class.new\n          path = @path.dup\n          path << parent.to_s\n"
+    "          memo[key] = handle(nested) { recurse(nested, children, path) }\n        end\n      else\n"
+    "        memo[key_for(declared)] = params[declared]\n      end\n    end\n"
+)
+_SPLIT = (
+    "    def attribute(params, declared, memo)\n      return leaf(params, declared, memo) unless declared.is_a?(Hash)\n\n"
+    "      declared.each_pair { |parent, children| nested(params, parent, children, memo) }\n    end\n\n"
+    "    def leaf(params, declared, memo)\n      memo[key_for(declared)] = params[declared]\n    end\n\n"
+    "    def nested(params, parent, children, memo)\n      return unless @include_missing || params.key?(parent)\n\n"
+    "      memo_key = key_for(parent)\n      passed = params[parent] || params.class.new\n      nested_path = @path.dup\n"
+    "      nested_path << parent.to_s\n      memo[memo_key] = handle(passed) { recurse(passed, children, nested_path) }\n"
+    "    end\n"
+)
+_SAFE = (
+    "      if type == 'Hash'\n        {}\n      elsif type&.start_with?('[')\n        []\n"
+    "      elsif type&.start_with?('Set')\n        Set.new\n      else\n        yield\n      end\n"
+)
+_NIL_GUARD = (
+    "      return yield if type.nil?\n      return {} if type == 'Hash'\n      return [] if type.start_with?('[')\n"
+    "      return Set.new if type.start_with?('Set')\n\n      yield\n"
+)
+
+
+def test_a_refactor_that_writes_nil_safe_calls_as_a_guard_is_rearranged(tmp_path: Path) -> None:
+    # A function split into helpers, its `type&.x` calls made one `return yield if type.nil?`: the
+    # file makes the decisions it made, one of them now a branch.
+    base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE)}
+    branch = {"lib/site/handler.rb": _HANDLER.format(methods=_SPLIT, handle=_NIL_GUARD)}
+    assert _blocking(review_change(tmp_path / "split", base, branch)) == []
+    # The same split where the nil guard is a check the file never made still blocks.
+    base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE.replace("type&.", "type.to_s."))}
+    assert _blocking(review_change(tmp_path / "grown", base, branch)) == [("tests/missing-tests", "lib/site/handler.rb", 13)]

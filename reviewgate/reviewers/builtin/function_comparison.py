@@ -4,6 +4,7 @@ behaviour, with moved, extracted, deprecated and restructured code told apart.""
 from __future__ import annotations
 
 import enum
+import itertools
 import re
 from typing import NamedTuple
 
@@ -207,6 +208,27 @@ class _Guards:
         return len(self._calls.findall(shape.text.split("\n", 1)[-1]))
 
 
+# Operators that decide inside an expression: short-circuit logic and nil-safe navigation. They are
+# no branches (a guard hoisted into one condition decides as the checks did), so the reverse, one
+# condition split into guard clauses (`return false unless a` for `a && ...`), turns each into a
+# branch without a new decision. Tokens of the normalised bodies of tree-sitter's languages; a
+# method of that name (`.or(other)`) is none.
+_EXPRESSION_DECISIONS = frozenset({"&&", "||", "and", "or", "&.", "?.", "??"})
+
+
+def expression_decisions(shape: FunctionShape) -> int:
+    """How many decisions `shape` makes inside expressions (see _EXPRESSION_DECISIONS)."""
+    return sum(
+        1 for previous, token in itertools.pairwise(["", *shape.body.split()])
+        if token in _EXPRESSION_DECISIONS and previous not in (".", "&.", "?.", "::")
+    )
+
+
+def _restated(old: FunctionShape, shape: FunctionShape, grew: int) -> int:
+    """How many of `grew` new branches restate decisions the function's expressions lost."""
+    return min(grew, max(0, expression_decisions(old) - expression_decisions(shape))) if grew > 0 else 0
+
+
 def compare(
     change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
 ) -> list[Evidence]:
@@ -234,11 +256,14 @@ def compare(
         # The decisions of guard calls the change replaced, now written out in the function.
         inlined = min(grew, max(0, guards.calls(old) - guards.calls(shape))) if grew > 0 else 0
         grew -= inlined
+        restated = _restated(old, shape, grew)
+        grew -= restated
         if grew > 0:
             found.append(Evidence(
                 EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
                 f"branches: {old.branches} → {shape.branches} in `{name}`"
-                + (f" ({inlined} of them a guard helper's, its calls written out)" if inlined else ""),
+                + (f" ({inlined} of them a guard helper's, its calls written out)" if inlined else "")
+                + (f" ({restated} of them decisions its conditions made, written as branches)" if restated else ""),
                 grew >= STRONG_BRANCH_GROWTH,
             ))
         defaults = _changed_defaults(old, shape) if shape.public else []
@@ -321,7 +346,8 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
     """New functions that hold what the file's other functions lost are the same code rearranged
     (a refactor that splits a long function into helpers), not new code: when the file holds no
     more branches than at the merge base (one more when other functions lost at least
-    RESTATED_MIN_LOST: decisions restated as guard clauses), and either the new functions carry decisions the file
+    RESTATED_MIN_LOST: decisions restated as guard clauses; as many more as the decisions its changed
+functions' expressions lost, `&&`, `&.`, restated as branches), and either the new functions carry decisions the file
     had already, or other functions of the file lost statements and the file's statements grew by
     no more than one (a call) per new function, the evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
@@ -331,7 +357,8 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
                         for name, shape in base.items())
     # Decisions moved into a helper are often restated as guard clauses, one more than the nested
     # condition they replace (`if ty is not None: return ty` for `if ty is None and default ...`).
-    if after > before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0):
+    allowed = before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0)
+    if after > allowed and after - _file_restated(base, head) > allowed:
         return found
     # Decisions can be rearranged; a new function without branches (a public one-liner) is new
     # behaviour unless the statements it holds left another function of the file.
@@ -344,3 +371,12 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
         return found
     note = f" (the file's branches overall: {before} → {after}, statements {written:+d}: rearranged rather than added)"
     return [item._replace(strong=False, detail=item.detail + note) if item.strong else item for item in found]
+
+
+def _file_restated(base: Shapes, head: Shapes) -> int:
+    """How many expression decisions the file's changed functions lost overall: as many new branches
+    may restate them (`type&.start_with?` become `return yield if type.nil?`)."""
+    def decisions(shapes: Shapes, other: Shapes) -> int:
+        return sum(expression_decisions(shape) for name, shape in shapes.items()
+                   if name not in other or other[name].text != shape.text)
+    return max(0, decisions(base, head) - decisions(head, base))
