@@ -928,7 +928,9 @@ def test_a_condition_split_into_guard_clauses_makes_the_same_decisions(tmp_path:
     beside = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n"
                              "      return false if request.empty?\n      request.content_length")
     kept = "      return false if request.chunked?\n      return false if request.empty?\n" + _CONDITION
-    for name, body in [("new-checks", beside), ("condition-kept", kept)]:
+    # One check beyond those the condition made: which branch is new cannot be told, all count.
+    one_more = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n      request.content_length")
+    for name, body in [("new-checks", beside), ("condition-kept", kept), ("one-more", one_more)]:
         branch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=body)}
         assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/formatter.rb", 4)], name
 

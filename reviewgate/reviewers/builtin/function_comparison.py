@@ -225,8 +225,13 @@ def expression_decisions(shape: FunctionShape) -> int:
 
 
 def _restated(old: FunctionShape, shape: FunctionShape, grew: int) -> int:
-    """How many of `grew` new branches restate decisions the function's expressions lost."""
-    return min(grew, max(0, expression_decisions(old) - expression_decisions(shape))) if grew > 0 else 0
+    """`grew` when the function's expressions lost at least as many decisions as it gained branches
+    (the condition written as guard clauses), else 0: growth beyond what was lost is decisions
+    added (`a || b ? x : y` made `k ? (v ? x : y) : (f ? x : y)`), and which new branch restates
+    which operator cannot be told."""
+    if grew <= 0:
+        return 0
+    return grew if expression_decisions(old) - expression_decisions(shape) >= grew else 0
 
 
 def compare(

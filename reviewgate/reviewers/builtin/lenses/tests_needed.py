@@ -60,7 +60,7 @@ MISSING_TESTS = Rule(
         "the one function of that name, enclosing modules aside, from another place): compared with "
         "where it came from, as if edited in place; an existing function's new branches that replace as "
         "many calls of a guard helper of its file (a function at the merge base whose one decision "
-        "raises: `assert(msg) { cond }` written out as `raise Error, msg unless cond`), or as many of the "
+        "raises: `assert(msg) { cond }` written out as `raise Error, msg unless cond`), or no more than the "
         "boolean operators and nil-safe calls it lost (`a && b` split into `return false unless a`); a Ruby method "
         "defined only where a literal lacks it (`def match?(s) ... end unless //.respond_to?(:match?)`: "
         "the runtime's method, backported); translations (files under `locales/`, `locale/`, `i18n/`, `l10n/`, `translations/`); "
