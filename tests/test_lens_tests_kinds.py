@@ -973,3 +973,44 @@ def test_a_refactor_that_writes_nil_safe_calls_as_a_guard_is_rearranged(tmp_path
     # The same split where the nil guard is a check the file never made still blocks.
     base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE.replace("type&.", "type.to_s."))}
     assert _blocking(review_change(tmp_path / "grown", base, branch)) == [("tests/missing-tests", "lib/site/handler.rb", 13)]
+
+
+_MEDIA_TYPES = (
+    "      [].tap do |types|\n        base = \"application/vnd.#{vendor}\"\n        content_types.each_key do |extension|\n"
+    "          versions&.reverse_each do |version|\n            types << \"#{base}-#{version}+#{extension}\"\n"
+    "            types << \"#{base}-#{version}\"\n          end\n          types << \"#{base}+#{extension}\"\n"
+    "        end\n        types << base\n        types.concat(content_types.values.flatten)\n      end\n"
+)
+_MEMOIZED = (
+    "      @media_types ||= begin\n        media = []\n        base = \"application/vnd.#{vendor}\"\n"
+    "        content_types.each_key do |extension|\n          versions&.reverse_each do |version|\n"
+    "            media << \"#{base}-#{version}+#{extension}\"\n            media << \"#{base}-#{version}\"\n          end\n"
+    "          media << \"#{base}+#{extension}\"\n        end\n        media << base\n"
+    "        media.concat(content_types.values.flatten)\n        media\n      end\n"
+)
+
+
+def _versioner_files(base_method: str, header_method: str) -> dict[str, str]:
+    def file(name: str, parent: str, method: str) -> str:
+        return f"module Site\n  class {name}{parent}\n    def vendor\n      options[:vendor]\n    end\n{method}  end\nend\n"
+    return {"lib/site/base.rb": file("Base", "", base_method), "lib/site/header.rb": file("Header", " < Base", header_method)}
+
+
+def test_a_method_moved_into_another_class_and_edited_on_the_way_is_compared_with_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    base = _versioner_files("", f"\n    def media_types\n{_MEDIA_TYPES}    end\n")
+    # Moved up from the subclass into its base class and memoized, its local renamed: the same body.
+    branch = _versioner_files(f"\n    private\n\n    def media_types\n{_MEMOIZED}    end\n", "")
+    assert _blocking(review_change(tmp_path / "moved", base, branch)) == []
+    # A body that decides more than the removed one did, another body, or the body under another
+    # name (a rename is new) still blocks.
+    decided = _MEMOIZED.replace("          media << \"#{base}+#{extension}\"\n",
+                                "          media << \"#{base}+#{extension}\" if extension != :txt\n"
+                                "          media << \"#{base}\" if versions.nil?\n")
+    other = ("      @media_types ||= begin\n        found = negotiate(env)\n        found.each { |item| item.freeze }\n"
+             "        found.reject!(&:empty?)\n        record(found)\n        found.compact\n      end\n")
+    for name, method, body in [("decided", "media_types", decided), ("other", "media_types", other),
+                               ("renamed", "available_types", _MEMOIZED)]:
+        branch = _versioner_files(f"\n    private\n\n    def {method}\n{body}    end\n", "")
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/base.rb", 9)], name

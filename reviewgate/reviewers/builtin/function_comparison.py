@@ -3,6 +3,7 @@ behaviour, with moved, extracted, deprecated and restructured code told apart.""
 
 from __future__ import annotations
 
+import difflib
 import enum
 import itertools
 import re
@@ -138,6 +139,36 @@ class MovedCode:
         return found[0] if len(found) == 1 else None
 
 
+    def resembled(self, shape: FunctionShape) -> FunctionShape | None:
+        """The removed function of `shape`'s name, in another class, whose normalised body `shape`'s
+        most resembles, at least SIMILAR_BODY of their tokens alike: the same method moved and
+        edited on the way (up from a subclass into its base class and memoized). None for a short
+        function, whose tokens alike say little, and for one of another name (a rename is new)."""
+        if shape.statements < SIMILAR_MIN_STATEMENTS:
+            return None
+        name = _unnumbered(shape.name).rsplit(".", 1)[-1]
+        tokens = shape.body.split()
+        best, found = SIMILAR_BODY, None
+        for item in self.removed:
+            if _unnumbered(item.name).rsplit(".", 1)[-1] != name or not (
+                SIMILAR_MIN_STATEMENTS <= item.statements <= 2 * shape.statements <= 4 * item.statements
+            ):
+                continue
+            matcher = difflib.SequenceMatcher(None, item.body.split(), tokens, autojunk=False)
+            if matcher.real_quick_ratio() >= best and matcher.quick_ratio() >= best and (ratio := matcher.ratio()) >= best:
+                best, found = ratio, item
+        return found
+
+
+# A new method whose normalised body has at least this share of its tokens (difflib's ratio) in
+# common with the one of its name the change removes from another class, both of at least
+# SIMILAR_MIN_STATEMENTS statements, is that method moved and edited.
+SIMILAR_BODY = 0.7
+
+
+SIMILAR_MIN_STATEMENTS = 3
+
+
 def _unnumbered(name: str) -> str:
     return name.partition("#")[0]
 
@@ -250,6 +281,8 @@ def compare(
             if is_decisionless_one_liner(shape) or moved.holds(shape):
                 continue
             old = moved.origin(shape)
+            if old is None and _new_function(change, shape).strong:
+                old = moved.resembled(shape)
             if old is None:
                 found.append(_new_function(change, shape))
                 continue
