@@ -1014,3 +1014,146 @@ def test_a_rust_setter_storing_its_parameters_declared_conversion_passes_through
     base = {"Cargo.toml": '[package]\nname = "builder"\nversion = "0.1.0"\n', path: _CONFIGURED.replace("{added}", "")}
     found = _blocking(review_change(tmp_path, base, {path: _CONFIGURED.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 8)] if blocks else []), name
+
+
+_VERSIONER = (
+    "module Site\n  class Versioner < Base\n{method}    def before\n      path = normalize(env[\"PATH_INFO\"])\n"
+    "      return if path == \"/\"\n\n      strip(path)\n    end\n  end\nend\n"
+)
+
+
+def test_a_ruby_constructor_is_private_as_ruby_makes_it(tmp_path: Path) -> None:
+    base = {"lib/site/versioner.rb": _VERSIONER.format(method="")}
+    # `initialize` is private wherever it is defined (callers reach it through `new`): a short one
+    # that prepares what the class computed per call is a private helper's size, no public API.
+    constructor = ("    def {name}(app, **options)\n      super\n"
+                   "      @prefixes = [mount_path, normalize(prefix)].select {{ |p| p.present? && p != \"/\" }}.freeze\n"
+                   "    end\n\n")
+    branch = {"lib/site/versioner.rb": _VERSIONER.format(method=constructor.format(name="initialize"))}
+    assert _blocking(review_change(tmp_path / "initialize", base, branch)) == []
+    # The same body under a public name, or a constructor of five statements, still blocks.
+    branch = {"lib/site/versioner.rb": _VERSIONER.format(method=constructor.format(name="setup"))}
+    assert _blocking(review_change(tmp_path / "public", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
+    long = ("    def initialize(app, **options)\n      super\n      @mount = normalize(mount_path)\n"
+            "      @prefix = normalize(prefix)\n      @prefixes = [@mount, @prefix].reject(&:empty?)\n"
+            "      @pattern = Regexp.union(@prefixes)\n    end\n\n")
+    branch = {"lib/site/versioner.rb": _VERSIONER.format(method=long)}
+    assert _blocking(review_change(tmp_path / "long", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
+
+
+_FORMATTER_MIDDLEWARE = (
+    "module Site\n  class Formatter\n    def read_body?(request)\n{body}    end\n\n"
+    "    def after(response)\n      response.finish\n    end\n  end\nend\n"
+)
+_CONDITION = (
+    "      (request.post? || request.put?) && !request.form_data? && !request.parseable? &&\n"
+    "        request.content_length.to_i.positive?\n"
+)
+_GUARDS = (
+    "      return false unless request.post? || request.put?\n      return false if request.form_data?\n"
+    "      return false if request.parseable?\n\n      request.content_length.to_i.positive?\n"
+)
+
+
+def test_a_condition_split_into_guard_clauses_makes_the_same_decisions(tmp_path: Path) -> None:
+    base = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=_CONDITION)}
+    # Each `&& x` becomes `return false unless x`: the decisions the condition made, as branches.
+    guards = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=_GUARDS)}
+    assert _blocking(review_change(tmp_path / "guards", base, guards)) == []
+    # A dispatch on the value's class for `(a && b) || (c && d)` decides the same too.
+    dispatch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=(
+        "      case request\n      when Array then request.empty?\n      when Hash then request.key?(:body)\n"
+        "      else false\n      end\n"))}
+    pairs = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=(
+        "      (request.is_a?(Array) && request.empty?) ||\n        (request.is_a?(Hash) && request.key?(:body))\n"))}
+    assert _blocking(review_change(tmp_path / "dispatch", pairs, dispatch)) == []
+    # Guards written beside the condition, or checks it never made, are new decisions.
+    beside = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n"
+                             "      return false if request.empty?\n      request.content_length")
+    kept = "      return false if request.chunked?\n      return false if request.empty?\n" + _CONDITION
+    # One check beyond those the condition made: which branch is new cannot be told, all count.
+    one_more = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n      request.content_length")
+    for name, body in [("new-checks", beside), ("condition-kept", kept), ("one-more", one_more)]:
+        branch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=body)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/formatter.rb", 4)], name
+
+
+_HANDLER = (
+    "module Site\n  class Handler\n{methods}\n    def handle(type)\n{handle}    end\n  end\nend\n"
+)
+_ATTRIBUTE = (
+    "    def attribute(params, declared, memo)\n      if declared.is_a?(Hash)\n        declared.each_pair do |parent, children|\n"
+    "          next unless @include_missing || params.key?(parent)\n\n          key = key_for(parent)\n"
+    "          nested = params[parent] || params.class.new\n          path = @path.dup\n          path << parent.to_s\n"
+    "          memo[key] = handle(nested) { recurse(nested, children, path) }\n        end\n      else\n"
+    "        memo[key_for(declared)] = params[declared]\n      end\n    end\n"
+)
+_SPLIT = (
+    "    def attribute(params, declared, memo)\n      return leaf(params, declared, memo) unless declared.is_a?(Hash)\n\n"
+    "      declared.each_pair { |parent, children| nested(params, parent, children, memo) }\n    end\n\n"
+    "    def leaf(params, declared, memo)\n      memo[key_for(declared)] = params[declared]\n    end\n\n"
+    "    def nested(params, parent, children, memo)\n      return unless @include_missing || params.key?(parent)\n\n"
+    "      memo_key = key_for(parent)\n      passed = params[parent] || params.class.new\n      nested_path = @path.dup\n"
+    "      nested_path << parent.to_s\n      memo[memo_key] = handle(passed) { recurse(passed, children, nested_path) }\n"
+    "    end\n"
+)
+_SAFE = (
+    "      if type == 'Hash'\n        {}\n      elsif type&.start_with?('[')\n        []\n"
+    "      elsif type&.start_with?('Set')\n        Set.new\n      else\n        yield\n      end\n"
+)
+_NIL_GUARD = (
+    "      return yield if type.nil?\n      return {} if type == 'Hash'\n      return [] if type.start_with?('[')\n"
+    "      return Set.new if type.start_with?('Set')\n\n      yield\n"
+)
+
+
+def test_a_refactor_that_writes_nil_safe_calls_as_a_guard_is_rearranged(tmp_path: Path) -> None:
+    # A function split into helpers, its `type&.x` calls made one `return yield if type.nil?`: the
+    # file makes the decisions it made, one of them now a branch.
+    base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE)}
+    branch = {"lib/site/handler.rb": _HANDLER.format(methods=_SPLIT, handle=_NIL_GUARD)}
+    assert _blocking(review_change(tmp_path / "split", base, branch)) == []
+    # The same split where the nil guard is a check the file never made still blocks.
+    base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE.replace("type&.", "type.to_s."))}
+    assert _blocking(review_change(tmp_path / "grown", base, branch)) == [("tests/missing-tests", "lib/site/handler.rb", 13)]
+
+
+_MEDIA_TYPES = (
+    "      [].tap do |types|\n        base = \"application/vnd.#{vendor}\"\n        content_types.each_key do |extension|\n"
+    "          versions&.reverse_each do |version|\n            types << \"#{base}-#{version}+#{extension}\"\n"
+    "            types << \"#{base}-#{version}\"\n          end\n          types << \"#{base}+#{extension}\"\n"
+    "        end\n        types << base\n        types.concat(content_types.values.flatten)\n      end\n"
+)
+_MEMOIZED = (
+    "      @media_types ||= begin\n        media = []\n        base = \"application/vnd.#{vendor}\"\n"
+    "        content_types.each_key do |extension|\n          versions&.reverse_each do |version|\n"
+    "            media << \"#{base}-#{version}+#{extension}\"\n            media << \"#{base}-#{version}\"\n          end\n"
+    "          media << \"#{base}+#{extension}\"\n        end\n        media << base\n"
+    "        media.concat(content_types.values.flatten)\n        media\n      end\n"
+)
+
+
+def _versioner_files(base_method: str, header_method: str) -> dict[str, str]:
+    def file(name: str, parent: str, method: str) -> str:
+        return f"module Site\n  class {name}{parent}\n    def vendor\n      options[:vendor]\n    end\n{method}  end\nend\n"
+    return {"lib/site/base.rb": file("Base", "", base_method), "lib/site/header.rb": file("Header", " < Base", header_method)}
+
+
+def test_a_method_moved_into_another_class_and_edited_on_the_way_is_compared_with_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    base = _versioner_files("", f"\n    def media_types\n{_MEDIA_TYPES}    end\n")
+    # Moved up from the subclass into its base class and memoized, its local renamed: the same body.
+    branch = _versioner_files(f"\n    private\n\n    def media_types\n{_MEMOIZED}    end\n", "")
+    assert _blocking(review_change(tmp_path / "moved", base, branch)) == []
+    # A body that decides more than the removed one did, another body, or the body under another
+    # name (a rename is new) still blocks.
+    decided = _MEMOIZED.replace("          media << \"#{base}+#{extension}\"\n",
+                                "          media << \"#{base}+#{extension}\" if extension != :txt\n"
+                                "          media << \"#{base}\" if versions.nil?\n")
+    other = ("      @media_types ||= begin\n        found = negotiate(env)\n        found.each { |item| item.freeze }\n"
+             "        found.reject!(&:empty?)\n        record(found)\n        found.compact\n      end\n")
+    for name, method, body in [("decided", "media_types", decided), ("other", "media_types", other),
+                               ("renamed", "available_types", _MEMOIZED)]:
+        branch = _versioner_files(f"\n    private\n\n    def {method}\n{body}    end\n", "")
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/base.rb", 9)], name

@@ -3,7 +3,9 @@ behaviour, with moved, extracted, deprecated and restructured code told apart.""
 
 from __future__ import annotations
 
+import difflib
 import enum
+import itertools
 import re
 from typing import NamedTuple
 
@@ -137,6 +139,36 @@ class MovedCode:
         return found[0] if len(found) == 1 else None
 
 
+    def resembled(self, shape: FunctionShape) -> FunctionShape | None:
+        """The removed function of `shape`'s name, in another class, whose normalised body `shape`'s
+        most resembles, at least SIMILAR_BODY of their tokens alike: the same method moved and
+        edited on the way (up from a subclass into its base class and memoized). None for a short
+        function, whose tokens alike say little, and for one of another name (a rename is new)."""
+        if shape.statements < SIMILAR_MIN_STATEMENTS:
+            return None
+        name = _unnumbered(shape.name).rsplit(".", 1)[-1]
+        tokens = shape.body.split()
+        best, found = SIMILAR_BODY, None
+        for item in self.removed:
+            if _unnumbered(item.name).rsplit(".", 1)[-1] != name or not (
+                SIMILAR_MIN_STATEMENTS <= item.statements <= 2 * shape.statements <= 4 * item.statements
+            ):
+                continue
+            matcher = difflib.SequenceMatcher(None, item.body.split(), tokens, autojunk=False)
+            if matcher.real_quick_ratio() >= best and matcher.quick_ratio() >= best and (ratio := matcher.ratio()) >= best:
+                best, found = ratio, item
+        return found
+
+
+# A new method whose normalised body has at least this share of its tokens (difflib's ratio) in
+# common with the one of its name the change removes from another class, both of at least
+# SIMILAR_MIN_STATEMENTS statements, is that method moved and edited.
+SIMILAR_BODY = 0.7
+
+
+SIMILAR_MIN_STATEMENTS = 3
+
+
 def _unnumbered(name: str) -> str:
     return name.partition("#")[0]
 
@@ -207,6 +239,32 @@ class _Guards:
         return len(self._calls.findall(shape.text.split("\n", 1)[-1]))
 
 
+# Operators that decide inside an expression: short-circuit logic and nil-safe navigation. They are
+# no branches (a guard hoisted into one condition decides as the checks did), so the reverse, one
+# condition split into guard clauses (`return false unless a` for `a && ...`), turns each into a
+# branch without a new decision. Tokens of the normalised bodies of tree-sitter's languages; a
+# method of that name (`.or(other)`) is none.
+_EXPRESSION_DECISIONS = frozenset({"&&", "||", "and", "or", "&.", "?.", "??"})
+
+
+def expression_decisions(shape: FunctionShape) -> int:
+    """How many decisions `shape` makes inside expressions (see _EXPRESSION_DECISIONS)."""
+    return sum(
+        1 for previous, token in itertools.pairwise(["", *shape.body.split()])
+        if token in _EXPRESSION_DECISIONS and previous not in (".", "&.", "?.", "::")
+    )
+
+
+def _restated(old: FunctionShape, shape: FunctionShape, grew: int) -> int:
+    """`grew` when the function's expressions lost at least as many decisions as it gained branches
+    (the condition written as guard clauses), else 0: growth beyond what was lost is decisions
+    added (`a || b ? x : y` made `k ? (v ? x : y) : (f ? x : y)`), and which new branch restates
+    which operator cannot be told."""
+    if grew <= 0:
+        return 0
+    return grew if expression_decisions(old) - expression_decisions(shape) >= grew else 0
+
+
 def compare(
     change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
 ) -> list[Evidence]:
@@ -223,6 +281,8 @@ def compare(
             if is_decisionless_one_liner(shape) or moved.holds(shape):
                 continue
             old = moved.origin(shape)
+            if old is None and _new_function(change, shape).strong:
+                old = moved.resembled(shape)
             if old is None:
                 found.append(_new_function(change, shape))
                 continue
@@ -234,11 +294,14 @@ def compare(
         # The decisions of guard calls the change replaced, now written out in the function.
         inlined = min(grew, max(0, guards.calls(old) - guards.calls(shape))) if grew > 0 else 0
         grew -= inlined
+        restated = _restated(old, shape, grew)
+        grew -= restated
         if grew > 0:
             found.append(Evidence(
                 EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
                 f"branches: {old.branches} → {shape.branches} in `{name}`"
-                + (f" ({inlined} of them a guard helper's, its calls written out)" if inlined else ""),
+                + (f" ({inlined} of them a guard helper's, its calls written out)" if inlined else "")
+                + (f" ({restated} of them decisions its conditions made, written as branches)" if restated else ""),
                 grew >= STRONG_BRANCH_GROWTH,
             ))
         defaults = _changed_defaults(old, shape) if shape.public else []
@@ -321,7 +384,8 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
     """New functions that hold what the file's other functions lost are the same code rearranged
     (a refactor that splits a long function into helpers), not new code: when the file holds no
     more branches than at the merge base (one more when other functions lost at least
-    RESTATED_MIN_LOST: decisions restated as guard clauses), and either the new functions carry decisions the file
+    RESTATED_MIN_LOST: decisions restated as guard clauses; as many more as the decisions its changed
+functions' expressions lost, `&&`, `&.`, restated as branches), and either the new functions carry decisions the file
     had already, or other functions of the file lost statements and the file's statements grew by
     no more than one (a call) per new function, the evidence is weak (minor)."""
     if base is None or not any(item.strong for item in found):
@@ -331,7 +395,8 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
                         for name, shape in base.items())
     # Decisions moved into a helper are often restated as guard clauses, one more than the nested
     # condition they replace (`if ty is not None: return ty` for `if ty is None and default ...`).
-    if after > before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0):
+    allowed = before + (RESTATED_BRANCHES if lost_branches >= RESTATED_MIN_LOST else 0)
+    if after > allowed and after - _file_restated(base, head) > allowed:
         return found
     # Decisions can be rearranged; a new function without branches (a public one-liner) is new
     # behaviour unless the statements it holds left another function of the file.
@@ -344,3 +409,12 @@ def _restructured(found: list[Evidence], base: Shapes | None, head: Shapes) -> l
         return found
     note = f" (the file's branches overall: {before} → {after}, statements {written:+d}: rearranged rather than added)"
     return [item._replace(strong=False, detail=item.detail + note) if item.strong else item for item in found]
+
+
+def _file_restated(base: Shapes, head: Shapes) -> int:
+    """How many expression decisions the file's changed functions lost overall: as many new branches
+    may restate them (`type&.start_with?` become `return yield if type.nil?`)."""
+    def decisions(shapes: Shapes, other: Shapes) -> int:
+        return sum(expression_decisions(shape) for name, shape in shapes.items()
+                   if name not in other or other[name].text != shape.text)
+    return max(0, decisions(base, head) - decisions(head, base))

@@ -1,7 +1,8 @@
 """Ruby functions for the tests lens, from tree-sitter (tree_shapes): `def` in classes and modules
 as `Class.method` (`def self.make` too, and those in `class << self`). A block is part of the
 method around it. Public as Ruby says: not after a bare `private`/`protected` in the same body
-(until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`. A
+(until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`, not
+`initialize` (Ruby makes it private: callers reach it through `new`). A
 method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) or yields
 it to its block (`yield connection(env)`) is as trivial as the read or the forward: `||=`
 computes the same answer once, `yield` hands it on as `return` would; so is an accessor of a
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 _HIDING = frozenset({"private", "protected", "private_class_method"})
+# Methods Ruby makes private wherever they are defined: a constructor (`new` calls `initialize`,
+# no caller can) and the hooks the runtime calls.
+_ALWAYS_PRIVATE = frozenset(
+    {"initialize", "initialize_copy", "initialize_dup", "initialize_clone", "respond_to_missing?"}
+)
 
 
 def _hidden_by_call(call: Node, name: str) -> bool:
@@ -37,7 +43,7 @@ def _hidden_by_call(call: Node, name: str) -> bool:
 
 
 def _public(node: Node, name: str) -> bool:
-    if name.startswith("_"):
+    if name.startswith("_") or (name in _ALWAYS_PRIVATE and node.type == "method"):
         return False
     parent = node.parent
     if parent is not None and parent.type == "argument_list":
