@@ -317,6 +317,14 @@ def test_with_the_tools_a_breakpoint_is_sent_only_from_the_loops_second_request_
     posts = server.posts()
     assert all(post.body["tools"][0]["name"] == "read" for post in posts)  # the tools are on in each
     assert ["cache_control" in post.body["system"][0] for post in posts] == marked
+    # The same requests carry a breakpoint on the last block of their last message, so the next
+    # round reads the diff, the context and the earlier answers at 0.1 x, not only the system.
+    last_blocks = [post.body["messages"][-1]["content"] for post in posts]
+    assert [isinstance(content, list) and "cache_control" in content[-1] for content in last_blocks] == marked
+    assert sum(isinstance(content, list) and "cache_control" in block
+               for post in posts for message in post.body["messages"]
+               for content in [message["content"]] for block in (content if isinstance(content, list) else [])
+               ) == sum(marked)  # one per request: earlier rounds' breakpoints are not kept
 
 
 def test_with_the_tools_a_run_of_several_requests_marks_each(tmp_path: Path, key: None) -> None:

@@ -120,7 +120,7 @@ def request_body(
         # so the system message does not state it again.
         "system": [system],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages]
-        + tool_messages(conversation),
+        + tool_messages(conversation, marked if marked is not None and later_rounds_read(conversation) else None),
         # While the loop is open the model must call one of the tools (`any`), the answer's tool
         # being its way to finish; then the answer is forced.
         "tools": tools,
@@ -132,9 +132,12 @@ def request_body(
     return body
 
 
-def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
+def tool_messages(conversation: Conversation, marked: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The tool loop's rounds: the assistant's `tool_use` blocks, then a user message of one
-    `tool_result` block per call, by `tool_use_id`."""
+    `tool_result` block per call, by `tool_use_id`. `marked` goes on the last round's last
+    block: the next round re-sends everything up to it and reads it at 0.1 × (Anthropic caches
+    the prefix up to a breakpoint; the system block's alone leaves the diff, the context and the
+    earlier answers at the full price in every round)."""
     messages: list[dict[str, Any]] = []
     for turn in conversation.turns:
         messages.append({"role": "assistant", "content": [
@@ -143,6 +146,8 @@ def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call.id, "content": result}
             for call, result in zip(turn.calls, turn.results, strict=True)]})
+    if marked is not None and messages:
+        messages[-1]["content"][-1]["cache_control"] = marked
     return messages
 
 
