@@ -134,10 +134,10 @@ def request_body(
 
 def tool_messages(conversation: Conversation, marked: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The tool loop's rounds: the assistant's `tool_use` blocks, then a user message of one
-    `tool_result` block per call, by `tool_use_id`. `marked` goes on the last round's last
-    block: the next round re-sends everything up to it and reads it at 0.1 × (Anthropic caches
-    the prefix up to a breakpoint; the system block's alone leaves the diff, the context and the
-    earlier answers at the full price in every round)."""
+    `tool_result` block per call, by `tool_use_id`. `marked` goes on the last block of the last
+    round (and of the one before): the next round re-sends everything up to it and reads it at
+    0.1 × (Anthropic caches the prefix up to a breakpoint; the system block's alone leaves the
+    diff, the context and the earlier answers at the full price in every round)."""
     messages: list[dict[str, Any]] = []
     for turn in conversation.turns:
         messages.append({"role": "assistant", "content": [
@@ -146,8 +146,11 @@ def tool_messages(conversation: Conversation, marked: dict[str, str] | None = No
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call.id, "content": result}
             for call, result in zip(turn.calls, turn.results, strict=True)]})
-    if marked is not None and messages:
-        messages[-1]["content"][-1]["cache_control"] = marked
+    # The previous round's breakpoint is kept (three in all with the system block's, of the four
+    # allowed): the read is looked up only some 20 blocks back from a breakpoint, and a round of
+    # many calls adds more.
+    for message in messages[-1:-4:-2] if marked is not None else ():
+        message["content"][-1]["cache_control"] = marked
     return messages
 
 
