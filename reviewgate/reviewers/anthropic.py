@@ -90,10 +90,11 @@ def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversati
 
 
 def later_rounds_read(conversation: Conversation) -> bool:
-    """Whether the tool loop's requests share this one's prefix: not its first request, which may
-    be the answer (most reviews call no tool), nor a second that is the last (the tools are
-    closed); from a second request that leaves the loop open, each is read by the next."""
-    return bool(conversation.turns) and (conversation.tools_open or len(conversation.turns) > 1)
+    """Whether the tool loop's next request likely reads this one's write: not its first request,
+    which may be the answer (most reviews call no tool), nor its second (a model that made one
+    round of calls often answers then, and a write nothing reads costs 1.25 × what it marks),
+    from the third on. A request with the tools closed (the answer) only reads: tool_messages."""
+    return len(conversation.turns) > 1
 
 
 def prefix_note(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation) -> str | None:
@@ -149,7 +150,8 @@ def tool_messages(conversation: Conversation, marked: dict[str, str] | None = No
     # The previous round's breakpoint is kept (three in all with the system block's, of the four
     # allowed): the read is looked up only some 20 blocks back from a breakpoint, and a round of
     # many calls adds more.
-    for message in messages[-1:-4:-2] if marked is not None else ():
+    # With the tools closed the request is the answer: only the read, no write nothing reads.
+    for message in (messages[-1:-4:-2] if conversation.tools_open else messages[-3:-4:-1]) if marked else ():
         message["content"][-1]["cache_control"] = marked
     return messages
 
