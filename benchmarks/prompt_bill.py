@@ -64,6 +64,9 @@ class Asked:
     prefix_tokens: float
     tokens: float  # the whole request
     marked: bool  # carries a cache breakpoint (Anthropic)
+    # Anthropic's breakpoints in the messages (a tool loop's rounds): each the text up to it, and
+    # its tokens, shortest first; written and read as the stable prefix is.
+    later: tuple[tuple[str, float], ...] = ()
 
 
 def billed(requests: Iterable[Asked], pricing: Pricing, across_pushes: bool) -> float:
@@ -75,10 +78,14 @@ def billed(requests: Iterable[Asked], pricing: Pricing, across_pushes: bool) -> 
         if cached < pricing.minimum_tokens or (pricing.needs_breakpoint and not request.marked):
             total += request.tokens
             continue
-        entry = (0 if across_pushes else request.push, request.prefix)
-        rate = pricing.read if entry in written else pricing.write
-        written.add(entry)
-        total += request.tokens - cached + rate * cached
+        push = 0 if across_pushes else request.push
+        # The longest breakpoint already written is read, the rest up to the last one written.
+        points = [(request.prefix, cached), *((text, tokens) for text, tokens in request.later
+                                              if tokens >= pricing.minimum_tokens)]
+        read = max((tokens for text, tokens in points if (push, text) in written), default=0.0)
+        written.update((push, text) for text, _ in points)
+        longest = points[-1][1]
+        total += request.tokens - longest + pricing.read * read + pricing.write * (longest - read)
     return total
 
 
@@ -99,4 +106,22 @@ def anthropic_asked(push: int, body: dict[str, Any], every_request_marked: bool 
     system = body.get("system") or []
     prefix = json.dumps([body.get("tools"), [block.get("text") for block in system]], ensure_ascii=False)
     marked = every_request_marked or any("cache_control" in block for block in system)
-    return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked)
+    return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked,
+                 message_breakpoints(body, prefix))
+
+
+def message_breakpoints(body: dict[str, Any], prefix: str) -> tuple[tuple[str, float], ...]:
+    """Each breakpoint in the messages: the prefix and the messages up to its block, without the
+    `cache_control` fields (a later round re-sends the same blocks with or without one)."""
+    points: list[tuple[str, float]] = []
+    sent: list[Any] = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        for block in blocks:
+            sent.append({key: value for key, value in block.items() if key != "cache_control"}
+                        if isinstance(block, dict) else block)
+            if isinstance(block, dict) and "cache_control" in block:
+                text = prefix + json.dumps(sent, ensure_ascii=False)
+                points.append((text, _tokens(text)))
+    return tuple(points)

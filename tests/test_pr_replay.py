@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,3 +178,41 @@ def test_a_block_sent_again_is_known_whatever_its_line_numbers_and_its_place_in_
                                 "=== FILE a.py (modified) === (some of its changes)\n@@\n 13| x\n+14| y\n@@\n-| w"))
     assert len(first) == 3 and len(later) == 3
     assert [block in first for block in later] == [False, True, False]
+
+
+def test_a_tool_loops_rounds_read_what_the_round_before_wrote() -> None:
+    """Three rounds of a loop as the gate sends them (anthropic.py): the first unmarked, the
+    second marked on the system block and its round's last block, the third also on its own.
+    Round 2 writes up to its breakpoint (1.25 ×), round 3 reads that (0.1 ×) and writes the rest
+    up to its own."""
+    from benchmarks.prompt_bill import anthropic_asked
+    tools = [{"name": "read", "description": "d", "input_schema": {}}]
+    system = [{"type": "text", "text": "s" * 7900, "cache_control": {"type": "ephemeral"}}]
+    diff = {"role": "user", "content": "d" * 8000}
+
+    def rounds(count: int) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = [dict(diff)]
+        for index in range(count):
+            messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{index}"}]})
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{index}",
+                                                          "content": "r" * 4000}]})
+        for message in messages[1:][-1:-4:-2]:
+            message["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        return messages
+
+    bodies = [{"tools": tools, "system": [{"type": "text", "text": "s" * 7900}], "messages": rounds(0)},
+              {"tools": tools, "system": system, "messages": rounds(1)},
+              {"tools": tools, "system": system, "messages": rounds(2)}]
+    asked = [anthropic_asked(0, body) for body in bodies]
+    assert [len(item.later) for item in asked] == [0, 1, 2]
+    assert asked[2].later[0][0] == asked[1].later[0][0]  # the same text with or without its breakpoint
+    prefix, (first, second, third) = asked[1].prefix_tokens, (item.tokens for item in asked)
+    written_second, written_third = asked[1].later[-1][1], asked[2].later[-1][1]
+    expected = (first + (second - written_second + 1.25 * written_second)
+                + (third - written_third + 0.1 * written_second + 1.25 * (written_third - written_second)))
+    assert prefix < written_second < written_third
+    for across in (True, False):
+        assert billed(asked, ANTHROPIC_5M, across_pushes=across) == pytest.approx(expected)
+    # Without the message breakpoints only the prefix is read: each round re-sends the rest whole.
+    plain = [Asked(item.push, item.prefix, item.prefix_tokens, item.tokens, item.marked) for item in asked]
+    assert billed(plain, ANTHROPIC_5M, across_pushes=True) > billed(asked, ANTHROPIC_5M, across_pushes=True) + 1000

@@ -303,11 +303,12 @@ def _calls_until(rounds: int) -> Callable[[Any], Reply | None]:
 
 @pytest.mark.parametrize(("rounds", "turns", "marked"), [
     (0, 4, [False]),  # the model answers at once: the run's only request
-    (1, 4, [False, True]),  # from the second request on, while the loop is open
-    (3, 4, [False, True, True, True]),
+    (1, 4, [False, False]),  # the second request: a model that made one round of calls often answers
+    (3, 4, [False, False, True, True]),  # from the third on: it writes, the next reads
     (1, 1, [False, False]),  # the second request is the answer, the tools closed: nothing reads it
+    (2, 2, [False, False, True]),  # the answer (tools closed) reads the previous round, writes nothing new
 ])
-def test_with_the_tools_a_breakpoint_is_sent_only_from_the_loops_second_request_on(
+def test_with_the_tools_a_breakpoint_is_sent_only_from_the_loops_third_request_on(
         tmp_path: Path, key: None, rounds: int, turns: int, marked: list[bool]) -> None:
     repo = calc_repo(tmp_path)
     with ModelServer([Reply(review=review_document())], responder=_calls_until(rounds)) as server:
@@ -317,6 +318,16 @@ def test_with_the_tools_a_breakpoint_is_sent_only_from_the_loops_second_request_
     posts = server.posts()
     assert all(post.body["tools"][0]["name"] == "read" for post in posts)  # the tools are on in each
     assert ["cache_control" in post.body["system"][0] for post in posts] == marked
+    # The same requests carry a breakpoint on the last block of their last message, so the next
+    # round reads the diff, the context and the earlier answers at 0.1 x, not only the system.
+    last_blocks = [post.body["messages"][-1]["content"] for post in posts]
+    assert [isinstance(content, list) and "cache_control" in content[-1] for content in last_blocks] == [
+        flag and post.body["tool_choice"]["type"] == "any" for post, flag in zip(posts, marked, strict=True)]
+    assert sum(isinstance(content, list) and "cache_control" in block
+               for post in posts for message in post.body["messages"]
+               for content in [message["content"]] for block in (content if isinstance(content, list) else [])
+               ) == sum(2 if post.body["tool_choice"]["type"] == "any" else 1
+                        for post, flag in zip(posts, marked, strict=True) if flag)  # this round's and the previous
 
 
 def test_with_the_tools_a_run_of_several_requests_marks_each(tmp_path: Path, key: None) -> None:

@@ -90,10 +90,11 @@ def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversati
 
 
 def later_rounds_read(conversation: Conversation) -> bool:
-    """Whether the tool loop's requests share this one's prefix: not its first request, which may
-    be the answer (most reviews call no tool), nor a second that is the last (the tools are
-    closed); from a second request that leaves the loop open, each is read by the next."""
-    return bool(conversation.turns) and (conversation.tools_open or len(conversation.turns) > 1)
+    """Whether the tool loop's next request likely reads this one's write: not its first request,
+    which may be the answer (most reviews call no tool), nor its second (a model that made one
+    round of calls often answers then, and a write nothing reads costs 1.25 × what it marks),
+    from the third on. A request with the tools closed (the answer) only reads: tool_messages."""
+    return len(conversation.turns) > 1
 
 
 def prefix_note(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation) -> str | None:
@@ -120,7 +121,7 @@ def request_body(
         # so the system message does not state it again.
         "system": [system],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages]
-        + tool_messages(conversation),
+        + tool_messages(conversation, marked if marked is not None and later_rounds_read(conversation) else None),
         # While the loop is open the model must call one of the tools (`any`), the answer's tool
         # being its way to finish; then the answer is forced.
         "tools": tools,
@@ -132,9 +133,12 @@ def request_body(
     return body
 
 
-def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
+def tool_messages(conversation: Conversation, marked: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The tool loop's rounds: the assistant's `tool_use` blocks, then a user message of one
-    `tool_result` block per call, by `tool_use_id`."""
+    `tool_result` block per call, by `tool_use_id`. `marked` goes on the last block of the last
+    round (and of the one before): the next round re-sends everything up to it and reads it at
+    0.1 × (Anthropic caches the prefix up to a breakpoint; the system block's alone leaves the
+    diff, the context and the earlier answers at the full price in every round)."""
     messages: list[dict[str, Any]] = []
     for turn in conversation.turns:
         messages.append({"role": "assistant", "content": [
@@ -143,6 +147,12 @@ def tool_messages(conversation: Conversation) -> list[dict[str, Any]]:
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call.id, "content": result}
             for call, result in zip(turn.calls, turn.results, strict=True)]})
+    # The previous round's breakpoint is kept (three in all with the system block's, of the four
+    # allowed): the read is looked up only some 20 blocks back from a breakpoint, and a round of
+    # many calls adds more.
+    # With the tools closed the request is the answer: only the read, no write nothing reads.
+    for message in (messages[-1:-4:-2] if conversation.tools_open else messages[-3:-4:-1]) if marked else ():
+        message["content"][-1]["cache_control"] = marked
     return messages
 
 
