@@ -7,6 +7,7 @@ import difflib
 import enum
 import itertools
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from reviewgate.freeze.diff import FileChange
@@ -147,13 +148,14 @@ class MovedCode:
         if shape.statements < SIMILAR_MIN_STATEMENTS:
             return None
         name = _unnumbered(shape.name).rsplit(".", 1)[-1]
-        tokens = shape.body.split()
+        tokens: list[str] | None = None  # normalising a body is costly: only with a removed namesake
         best, found = SIMILAR_BODY, None
         for item in self.removed:
             if _unnumbered(item.name).rsplit(".", 1)[-1] != name or not (
                 SIMILAR_MIN_STATEMENTS <= item.statements <= 2 * shape.statements <= 4 * item.statements
             ):
                 continue
+            tokens = shape.body.split() if tokens is None else tokens
             matcher = difflib.SequenceMatcher(None, item.body.split(), tokens, autojunk=False)
             if matcher.real_quick_ratio() >= best and matcher.quick_ratio() >= best and (ratio := matcher.ratio()) >= best:
                 best, found = ratio, item
@@ -414,7 +416,14 @@ functions' expressions lost, `&&`, `&.`, restated as branches), and either the n
 def _file_restated(base: Shapes, head: Shapes) -> int:
     """How many expression decisions the file's changed functions lost overall: as many new branches
     may restate them (`type&.start_with?` become `return yield if type.nil?`)."""
-    def decisions(shapes: Shapes, other: Shapes) -> int:
-        return sum(expression_decisions(shape) for name, shape in shapes.items()
-                   if name not in other or other[name].text != shape.text)
-    return max(0, decisions(base, head) - decisions(head, base))
+    def changed(shapes: Shapes, other: Shapes) -> Iterator[FunctionShape]:
+        return (shape for name, shape in shapes.items() if name not in other or other[name].text != shape.text)
+
+    lost = sum(expression_decisions(shape) for shape in changed(base, head))
+    # Normalising every body a change adds is costly (a whole generated module): stop once the
+    # head side has made up what the base side lost; the answer is 0 from there.
+    for shape in changed(head, base) if lost else ():
+        lost -= expression_decisions(shape)
+        if lost <= 0:
+            return 0
+    return max(0, lost)
