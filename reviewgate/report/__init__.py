@@ -12,6 +12,7 @@ from typing import TextIO
 from reviewgate import progress
 from reviewgate.report.base import PublishLog, Sink, SinkContext
 from reviewgate.report.console import ConsoleSink
+from reviewgate.report.forked_sinks import can_fork, written_beside
 from reviewgate.report.gitlab import CodeQualitySink
 from reviewgate.report.json_report import JsonReportSink
 from reviewgate.report.junit import JunitSink
@@ -81,11 +82,12 @@ def _step_outputs() -> Sink:
     return GithubStepSink()
 
 
+json_report_sink, code_quality_sink, sarif_sink = JsonReportSink(), CodeQualitySink(), SarifSink()
 sinks: list[Sink] = [
-    JsonReportSink(),
+    json_report_sink,
     JunitSink(),
-    CodeQualitySink(),
-    SarifSink(),
+    code_quality_sink,
+    sarif_sink,
     SinkOnUse("github-check-run", _check_run, _on_a_forge),
     SinkOnUse("pr-comment", _pull_request_comment, _on_a_forge),
     SinkOnUse("inline-comments", _inline_comments, _on_a_forge),
@@ -99,7 +101,11 @@ sinks: list[Sink] = [
 def publish(result: GateResult, stdout: TextIO) -> PublishLog:
     progress.stage("publish")
     context = SinkContext(stdout=stdout)
-    for sink in sinks:
-        if sink.applies(result):
-            sink.publish(result, context)
+    # The machine-read files touch neither the console nor the log: forked when that pays.
+    forkable = (json_report_sink, code_quality_sink, sarif_sink) if can_fork(result) else ()
+    beside = [sink for sink in sinks if sink in forkable and sink.applies(result)]
+    with written_beside(beside, result, context):
+        for sink in sinks:
+            if sink not in beside and sink.applies(result):
+                sink.publish(result, context)
     return context.log
