@@ -10,9 +10,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from reviewgate import progress
-from reviewgate.report.base import PublishLog, Sink, SinkContext
+from reviewgate.report.base import FORKED_SINKS_MIN_FINDINGS, PublishLog, Sink, SinkContext
 from reviewgate.report.console import ConsoleSink
-from reviewgate.report.forked_sinks import can_fork, written_beside
 from reviewgate.report.gitlab import CodeQualitySink
 from reviewgate.report.json_report import JsonReportSink
 from reviewgate.report.junit import JunitSink
@@ -101,6 +100,13 @@ sinks: list[Sink] = [
 def publish(result: GateResult, stdout: TextIO) -> PublishLog:
     progress.stage("publish")
     context = SinkContext(stdout=stdout)
+    if len(result.findings) < FORKED_SINKS_MIN_FINDINGS:  # the usual run: no fork, nor its module loaded
+        for sink in sinks:
+            if sink.applies(result):
+                sink.publish(result, context)
+        return context.log
+    from reviewgate.report.forked_sinks import can_fork, written_beside
+
     # The machine-read files touch neither the console nor the log: forked when that pays.
     forkable = (json_report_sink, code_quality_sink, sarif_sink) if can_fork(result) else ()
     beside = [sink for sink in sinks if sink in forkable and sink.applies(result)]

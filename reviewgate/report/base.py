@@ -10,6 +10,9 @@ from reviewgate.findings import Finding, Severity
 from reviewgate.result import GateResult
 
 SUPPRESSED = "suppressed"
+# Below this many findings forking a writer for the machine-read files costs more than it saves
+# (report/forked_sinks.py).
+FORKED_SINKS_MIN_FINDINGS = 200
 
 
 def finding_groups(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:

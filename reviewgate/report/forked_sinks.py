@@ -14,11 +14,10 @@ import pickle
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from reviewgate.report.base import Sink, SinkContext
+from reviewgate.report.base import FORKED_SINKS_MIN_FINDINGS, Sink, SinkContext
 from reviewgate.result import GateResult
 
-# Below this many findings the fork costs more than the files it writes.
-MIN_FINDINGS = 200
+MIN_FINDINGS = FORKED_SINKS_MIN_FINDINGS
 
 
 def can_fork(result: GateResult) -> bool:
