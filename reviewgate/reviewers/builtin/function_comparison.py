@@ -282,13 +282,14 @@ def compare(
         if old is None:
             if is_decisionless_one_liner(shape) or moved.holds(shape):
                 continue
+            new = _new_function(change, shape)
             old = moved.origin(shape)
-            if old is None and _new_function(change, shape).strong:
+            if old is None and new.strong:
                 old = moved.resembled(shape)
             if old is None:
-                found.append(_new_function(change, shape))
+                found.append(new)
                 continue
-            if not _new_function(change, shape).strong:
+            if not new.strong:
                 weak_moves.add(name)
         if shape.text == old.text:
             continue  # untouched, whatever else moved around it
