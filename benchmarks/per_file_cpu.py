@@ -174,8 +174,6 @@ def _report(branch: str, gates: list[Path], runs: dict[int, list[dict[str, float
     print(f"\n{branch}, median of {len(runs[0])} runs, CPU seconds (share of gate 0's per-file stage)")
     print(f"{'part':<58}" + "".join(f" {f'gate {number}':>14}" for number in range(len(gates))))
     for part in parts:
-        if all(median.get(part, 0.0) < 0.005 for median in medians):
-            continue
         print(f"{part:<58}" + "".join(
             f" {median.get(part, 0.0):7.3f} s {median.get(part, 0.0) / totals[0] * 100:4.1f}%" for median in medians))
     print(f"{'per-file stage, in all':<58}" + "".join(f" {total:7.3f} s      " for total in totals))
