@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.language_table import language_of
-from reviewgate.reviewers.builtin.lenses.duplication import runs
+from reviewgate.reviewers.builtin.lenses.duplication import runs, short_definitions
 from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
@@ -24,6 +24,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
     LARGE_BLOCK_LINES,
     MIN_CHARACTERS,
+    MIN_DEFINITION_CHARACTERS,
     MIN_DISTINCT_LINES,
     MIN_LINES,
     NEAR_COPY_SHARE,
@@ -91,7 +92,9 @@ def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
 
 def regions_of(path: str, query: Query, places: Places) -> list[Region]:
     """Maximal shared runs between the added code and the tree, the longest first, not
-    overlapping (runs.py finds them, for all the places of the file's windows at once)."""
+    overlapping (runs.py finds them, for all the places of the file's windows at once): those of
+    MIN_CHARACTERS taken first, as if no shorter run existed, then shorter ones dense with logic,
+    which only a whole definition makes a copy (short_definitions.py), where those leave room."""
     found = runs.regions_found(
         places.numbers[path],
         query.normalized,
@@ -99,10 +102,15 @@ def regions_of(path: str, query: Query, places: Places) -> list[Region]:
         query.offsets,
         places.table,
         places.texts,
-        shortest=MIN_CHARACTERS,
+        shortest=MIN_DEFINITION_CHARACTERS,
         most_places=MAX_FINGERPRINT_PLACES,
     )
-    return runs.longest_disjoint(found, places.paths, MIN_CHARACTERS)
+    # Runs under MIN_CHARACTERS take nothing in the first pass; the second keeps the shorter
+    # stretches the longer runs leave too (a short definition after a longer copy it abuts).
+    taken = runs.longest_disjoint(found[: short_definitions.first_short(found)], places.paths, MIN_CHARACTERS)
+    shorter = short_definitions.dense(runs.longest_disjoint(found, places.paths, MIN_DEFINITION_CHARACTERS),
+                                      query.normalized.text)
+    return taken + short_definitions.outside(shorter, taken) if shorter else taken
 
 
 def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
@@ -110,9 +118,12 @@ def worth_reporting(query: Query, region: Region, other: Normalized, other_sourc
     first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
     lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
     added = [number for number in lines if number in query.added]
-    # A short definition copied whole (a 3-line body) is not the body of real logic a reviewer asks
-    # to share, and a fragment that short is an idiom: every region needs MIN_CHARACTERS.
-    if not (region.end - region.start >= MIN_CHARACTERS and len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+    if not (len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+        return False
+    # Under MIN_CHARACTERS only a whole definition dense with logic is a copy: a fragment that short
+    # is an idiom, a short body of plain assignments and returns no logic to share.
+    if region.end - region.start < MIN_CHARACTERS and not short_definitions.copied_whole(
+            normalized, region, other, (language_of(query.change.path), language_of(region.other))):
         return False
     # Most regions of a common shape fail here, about half way through their names: read a
     # line at a time and given up on as soon as the renaming cannot agree enough (before the
@@ -175,7 +186,9 @@ def file_copies(
     # side is that occurrence is left before it is judged (judging is most of this stage's
     # time, and such a region counts neither for a finding here nor for a fork, which is of
     # existing code).
-    regions = _across_reordered_lines(query.normalized, regions, normalized)
+    language = language_of(path)
+    regions = [short_definitions.cut_to_definition(query.normalized, region, language)
+               for region in _across_reordered_lines(query.normalized, regions, normalized)]
     reportable = [
         region
         for region in regions
