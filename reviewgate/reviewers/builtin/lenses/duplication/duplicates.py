@@ -24,7 +24,6 @@ from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
     LARGE_BLOCK_LINES,
     MIN_CHARACTERS,
-    MIN_DEFINITION_CHARACTERS,
     MIN_DISTINCT_LINES,
     MIN_LINES,
     NEAR_COPY_SHARE,
@@ -92,9 +91,9 @@ def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
 
 def regions_of(path: str, query: Query, places: Places) -> list[Region]:
     """Maximal shared runs between the added code and the tree, the longest first, not
-    overlapping (runs.py finds them, for all the places of the file's windows at once): those of
-    MIN_CHARACTERS taken first, as if no shorter run existed, then shorter ones dense with logic,
-    which only a whole definition makes a copy (short_definitions.py), where those leave room."""
+    overlapping (runs.py finds them, for all the places of the file's windows at once); then the
+    whole definitions under MIN_CHARACTERS dense with logic where those leave room
+    (short_definitions.py)."""
     found = runs.regions_found(
         places.numbers[path],
         query.normalized,
@@ -102,15 +101,11 @@ def regions_of(path: str, query: Query, places: Places) -> list[Region]:
         query.offsets,
         places.table,
         places.texts,
-        shortest=MIN_DEFINITION_CHARACTERS,
+        shortest=MIN_CHARACTERS,
         most_places=MAX_FINGERPRINT_PLACES,
     )
-    # Runs under MIN_CHARACTERS take nothing in the first pass; the second keeps the shorter
-    # stretches the longer runs leave too (a short definition after a longer copy it abuts).
-    taken = runs.longest_disjoint(found[: short_definitions.first_short(found)], places.paths, MIN_CHARACTERS)
-    shorter = short_definitions.dense(runs.longest_disjoint(found, places.paths, MIN_DEFINITION_CHARACTERS),
-                                      query.normalized.text)
-    return taken + short_definitions.outside(shorter, taken) if shorter else taken
+    taken = runs.longest_disjoint(found, places.paths, MIN_CHARACTERS)
+    return taken + short_definitions.regions(path, query, places, taken, MAX_FINGERPRINT_PLACES)
 
 
 def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
@@ -186,9 +181,7 @@ def file_copies(
     # side is that occurrence is left before it is judged (judging is most of this stage's
     # time, and such a region counts neither for a finding here nor for a fork, which is of
     # existing code).
-    language = language_of(path)
-    regions = [short_definitions.cut_to_definition(query.normalized, region, language)
-               for region in _across_reordered_lines(query.normalized, regions, normalized)]
+    regions = _across_reordered_lines(query.normalized, regions, normalized)
     reportable = [
         region
         for region in regions
