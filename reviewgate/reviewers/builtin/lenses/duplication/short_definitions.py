@@ -7,6 +7,9 @@ definitions MIN_LINES lines of which fit in MIN_CHARACTERS characters."""
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
+import operator
 import re
 from array import array
 
@@ -27,44 +30,57 @@ from reviewgate.reviewers.builtin.lenses.duplication.substance import substance
 from reviewgate.reviewers.builtin.lenses.duplication.tree_places import Places
 
 # A definition's keyword before its name and `(` in the normalized text (names are one mark, no
-# space is left): `def`, `func` (a Go method's receiver between), `function`, `fun`, `fn`, or a
-# method's modifier (`public`, `static`...) before its type and name. A test of what may be one.
-_DEFINITION_KEYWORD = re.compile(
-    r"(?:def|function|fun|fn|func(?:\([^)]*\))?)" + IDENTIFIER_MARK + r"\("
-    r"|(?:public|private|protected|static|final|override|internal|suspend)[^(=;{}]{0,40}?" + IDENTIFIER_MARK + r"\("
-)
+# space is left), by language: `def`, `func` (a Go method's receiver between), `function`, `fun`,
+# or a method's modifier (`public`, `static`...) before its type and name. The languages whose
+# definitions `rules.starts_a_definition` knows; one literal pattern for Python, searched in C.
+_MODIFIED_METHOD = r"(?:public|private|protected|static|internal|override)[^(=;{}]{0,40}?" + IDENTIFIER_MARK + r"\("
+_DEFINITION_KEYWORD: dict[Language, re.Pattern[str]] = {
+    Language.PYTHON: re.compile("def" + IDENTIFIER_MARK + r"\("),
+    Language.GO: re.compile(r"func(?:\([^)]*\))?" + IDENTIFIER_MARK + r"\("),
+    Language.JAVASCRIPT: re.compile("function" + IDENTIFIER_MARK + r"\("),
+    Language.TYPESCRIPT: re.compile("function" + IDENTIFIER_MARK + r"\("),
+    Language.KOTLIN: re.compile("fun" + IDENTIFIER_MARK + r"\(|" + _MODIFIED_METHOD),
+    Language.JAVA: re.compile(_MODIFIED_METHOD),
+    Language.CSHARP: re.compile(_MODIFIED_METHOD),
+}
+
+
+_START, _END = operator.attrgetter("start"), operator.attrgetter("end")
 
 
 def regions(path: str, query: Query, places: Places, taken: list[Region], most_places: int) -> list[Region]:
     """The short whole definitions dense with logic the added code shares with the tree, where the
     regions `taken` (the runs of MIN_CHARACTERS) leave room: one region a definition, from its
     first line to its end, at the longest run through that line."""
+    language = language_of(path)
+    keyword = _DEFINITION_KEYWORD.get(language)
+    if keyword is None:
+        return []
     normalized = query.normalized
     starts, text = normalized.line_starts, normalized.text
-    language = language_of(path)
     hashes, offsets = array(HASH_TYPECODE), array(HASH_TYPECODE)
-    spans = sorted((region.start, region.end) for region in taken)  # not overlapping: ends in order too
-    taken_starts, taken_ends = [start for start, _ in spans], [end for _, end in spans]
-    # Definitions found by their keyword in the normalized text (in C; the exact test per language
-    # after), then only the few whose first MIN_LINES lines hold under MIN_CHARACTERS characters.
+    # The regions taken do not overlap: their starts and their ends sort alike.
+    taken_starts, taken_ends = sorted(map(_START, taken)), sorted(map(_END, taken))
     added = query.added
     within = (starts[added.start - 1], len(text) if added.stop > len(starts) else starts[added.stop - 1]) if (
         isinstance(added, range) and added and added.start <= len(starts)) else (0, len(text))
-    for match in _DEFINITION_KEYWORD.finditer(text, *within):
-        number = bisect.bisect_right(starts, match.start())  # the 1-based line it is on
-        offset = starts[number - 1]
-        if (number + MIN_LINES - 1 >= len(starts) and len(text) - offset >= MIN_CHARACTERS) or (
-                number + MIN_LINES - 1 < len(starts) and starts[number + MIN_LINES - 1] - offset >= MIN_CHARACTERS):
-            continue
-        # Its first MIN_DEFINITION_CHARACTERS free of the regions taken (most definitions the
-        # generated code of a large change repeats start just before one), then its window shared.
-        if _overlaps(taken_starts, taken_ends, offset, offset + MIN_DEFINITION_CHARACTERS):
+    # Each keyword's line, where the line starts, and where the MIN_LINES lines from it end, in C
+    # (map over arrays): a large change's generated code has tens of thousands of definitions.
+    numbers = list(map(functools.partial(bisect.bisect_right, starts), map(re.Match.start, keyword.finditer(text, *within))))
+    line_offsets = list(map(starts.__getitem__, map((-1).__add__, numbers)))
+    padded = starts + array(starts.typecode, [len(text)] * MIN_LINES)
+    short = itertools.compress(zip(numbers, line_offsets, strict=True), map(
+        MIN_CHARACTERS.__gt__, map(operator.sub, map(padded.__getitem__, map((MIN_LINES - 1).__add__, numbers)), line_offsets)))
+    for number, offset in short:
+        # Its first MIN_DEFINITION_CHARACTERS free of the regions taken (most definitions of a large
+        # change's generated code start just before one), its window shared, and dense with logic.
+        following = bisect.bisect_right(taken_ends, offset)  # _overlaps, inline: the loop's most common exit
+        if following < len(taken_starts) and taken_starts[following] < offset + MIN_DEFINITION_CHARACTERS:
             continue
         index = bisect.bisect_left(query.offsets, offset)
-        if index == len(query.offsets) or query.offsets[index] != offset or number not in query.added:
+        if index == len(query.offsets) or query.offsets[index] != offset or number not in added:
             continue
-        if (substance(text[offset : offset + MIN_CHARACTERS - 1]) >= MIN_SUBSTANCE
-                and _starts_a_definition(normalized, number, language)):
+        if substance(text[offset : offset + MIN_CHARACTERS - 1]) >= MIN_SUBSTANCE:
             hashes.append(query.hashes[index])
             offsets.append(offset)
     if not offsets:
@@ -77,8 +93,8 @@ def regions(path: str, query: Query, places: Places, taken: list[Region], most_p
         if index == len(offsets) or offsets[index] in chosen or offsets[index] >= start + length:
             continue
         first = offsets[index]
-        region = _cut_to_definition(normalized, Region(places.paths[other], first, start + length,
-                                                       other_start + first - start))
+        region = _cut_before_next(normalized, Region(places.paths[other], first, start + length,
+                                                     other_start + first - start), keyword)
         if MIN_DEFINITION_CHARACTERS <= region.end - region.start < MIN_CHARACTERS:
             chosen[first] = region
     return [region for region in chosen.values()
@@ -109,12 +125,16 @@ def _starts_a_definition(normalized: Normalized, number: int, language: Language
         [normalized.blanked_line(index) for index in range(number - 1, min(number + 1, len(normalized.lines)))], 1, language)
 
 
-def _cut_to_definition(mine: Normalized, region: Region) -> Region:
-    """A region starting a definition cut where the definition ends (a run grown on past a short
-    definition takes the header of the next one)."""
-    end = _definition_end(mine, mine.line_at(region.start))
-    cut = mine.line_starts[end] if end < len(mine.lines) else len(mine.text)
-    return Region(region.other, region.start, cut, region.other_start) if region.start < cut < region.end else region
+def _cut_before_next(mine: Normalized, region: Region, keyword: re.Pattern[str]) -> Region:
+    """A region starting a definition cut before the next definition or decorator it reaches (a
+    run grown on past a short definition takes the header of the next one); `copied_whole` then
+    asks whether it is the whole definition."""
+    first, last = mine.line_at(region.start), mine.line_at(region.end - 1)
+    for number in range(first + 1, last + 1):
+        line = mine.lines[number - 1]
+        if line.startswith("@") or keyword.match(line):
+            return Region(region.other, region.start, mine.line_starts[number - 1], region.other_start)
+    return region
 
 
 def _definition_end(normalized: Normalized, first: int) -> int:
