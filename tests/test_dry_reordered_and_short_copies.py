@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import normalized_lines
+from reviewgate.reviewers.builtin.lenses.duplication.substance import substance
 from testing.changes import DRY_JOBS as JOBS
 from testing.lenses import review_change
 
@@ -240,3 +243,14 @@ def test_a_short_definition_of_plain_assignments_is_no_copy_whole(tmp_path: Path
 def test_a_function_around_the_same_table_is_a_copy_and_the_table_alone_is_not(tmp_path: Path) -> None:
     assert _found(_duplicates(tmp_path / "function", _KEYPAD, _KEYPAD_COPY)) == [("app/jobs.py", 8, 24)]
     assert _duplicates(tmp_path / "alone", _KEYPAD, _KEYPAD_ALONE) == []
+
+
+def _substance_of(source: str) -> int:
+    return substance("".join(normalized_lines(source, Language.PYTHON)))
+
+
+def test_the_substance_of_code_counts_decisions_calls_and_arithmetic_not_its_signature() -> None:
+    # `if`, `and`, `ok(`, `g(`, `*`, `+`; not the comparison, nor the definition's own name.
+    assert _substance_of("def f(a):\n    if a.ok() and a.n > 0:\n        return a.n * 2 + g(a)\n    return 0\n") == 6
+    # Star-arguments, an annotation's arrow and a negative number are no arithmetic.
+    assert _substance_of("def f(*args, **kwargs) -> int:\n    total = -1\n    return total\n") == 0
