@@ -13,9 +13,10 @@ names it uses from elsewhere stay, as they must for the copy to still work), the
 copies a function and adapts it. The builtin reviewer then reviews the branch, and a copy counts
 as found when a reuse finding on its lines names the original's file. It prints two figures: over
 every definition drawn, and over those within the lens's size bar (at least MIN_LINES non-empty
-lines and MIN_CHARACTERS characters once normalized, `lenses/duplication/sizes.py`), the smallest
-copy it declares it reports; a definition of 8 lines may be under it (a docstring and 3 lines of
-code).
+lines and MIN_CHARACTERS characters once normalized, or MIN_DEFINITION_CHARACTERS for a whole
+definition with MIN_SUBSTANCE decisions, calls and operators: `lenses/duplication/sizes.py`), the
+smallest copy it declares it reports; a definition of 8 lines may be under it (a docstring and 3
+lines of plain code).
 
 The same run also measures a clean change: the definitions that follow the chosen ones are
 removed at the base and the branch restores them (real code, copied from nowhere); every DRY
@@ -61,7 +62,13 @@ from reviewgate.reviewers.builtin.language_table import language_of  # noqa: E40
 from reviewgate.reviewers.builtin.lenses.duplication.candidate_files import is_candidate  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import normalized_lines  # noqa: E402
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens  # noqa: E402
-from reviewgate.reviewers.builtin.lenses.duplication.sizes import MIN_CHARACTERS, MIN_LINES  # noqa: E402
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import (  # noqa: E402
+    MIN_CHARACTERS,
+    MIN_DEFINITION_CHARACTERS,
+    MIN_LINES,
+    MIN_SUBSTANCE,
+)
+from reviewgate.reviewers.builtin.lenses.duplication.substance import substance  # noqa: E402
 from testing.lenses import gate_cache  # noqa: E402
 from testing.repo import GIT_IDENTITY  # noqa: E402
 
@@ -267,9 +274,13 @@ def _under_the_size_bar(repo: Path, definition: Definition) -> str | None:
     lines = (repo / definition.path).read_text(encoding="utf-8").split("\n")[definition.first - 1 : definition.last]
     normalized = normalized_lines("\n".join(lines), language_of(definition.path))
     characters, code_lines = sum(map(len, normalized)), sum(1 for line in normalized if line)
-    if characters >= MIN_CHARACTERS and code_lines >= MIN_LINES:
+    dense = substance("".join(normalized))
+    # A drawn definition is copied whole: under MIN_CHARACTERS it is within the bar when dense.
+    if code_lines >= MIN_LINES and (characters >= MIN_CHARACTERS or (
+            characters >= MIN_DEFINITION_CHARACTERS and dense >= MIN_SUBSTANCE)):
         return None
-    return f"under the size bar: {code_lines} lines, {characters} characters normalized"
+    return (f"under the size bar: {code_lines} lines, {characters} characters normalized, "
+            f"{dense} decisions, calls and operators")
 
 
 def _review(repo: Path, base: str, head: str) -> list[Finding]:
@@ -379,7 +390,8 @@ def main() -> int:
         cold = _time_lens(repo, main_sha, copies_head)
         warm = _time_lens(repo, main_sha, copies_head)
         print(f"renamed copies found: {found}/{len(planted)} ({source}, generator {options.generator}); "
-              f"within the lens's size bar ({MIN_LINES} lines, {MIN_CHARACTERS} characters normalized): "
+              f"within the lens's size bar ({MIN_LINES} lines, {MIN_CHARACTERS} characters normalized; a whole "
+              f"definition from {MIN_DEFINITION_CHARACTERS} with {MIN_SUBSTANCE} decisions, calls and operators): "
               f"{found_within}/{within}")
         print(f"DRY findings on the clean change (+{sum(d.last - d.first + 1 for d in removed)} real lines): "
               f"{len(clean)}; outside the planted copies: {len(stray)}")

@@ -1,13 +1,17 @@
-"""The DRY lens on copies its plain matching missed: statements put in another order, and a
-function around a table of the same data. And what it still leaves alone: a reordered block whose
-names follow no renaming, a short definition copied whole (a 3-line body is no body of real logic
-to share), a table alone."""
+"""The DRY lens on copies its plain matching missed: statements put in another order, a whole
+definition under 50 normalized characters dense with logic (a decision and calls), and a function
+around a table of the same data. And what it still leaves alone: a reordered block whose names
+follow no renaming, a short definition of plain assignments and returns copied whole, a short
+fragment, a table alone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from reviewgate.findings import Finding
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import normalized_lines
+from reviewgate.reviewers.builtin.lenses.duplication.substance import substance
 from testing.changes import DRY_JOBS as JOBS
 from testing.lenses import review_change
 
@@ -128,6 +132,38 @@ def quote_path(link):
 def more(number):
     return number * 2
 '''
+# A definition as short, of as many lines, with no decision, call or arithmetic: plain assignments
+# and a return (36 normalized characters).
+_PLAIN = '''\
+
+
+def describe(item):
+    """
+    The parts of an item a list shows.
+    """
+    title = item.title
+    item.summary = item.subtitle
+    return title, item.summary
+
+
+def other(count):
+    return count + 1
+'''
+_PLAIN_COPY = '''\
+
+
+def outline(entry):
+    """
+    The parts of an item a list shows.
+    """
+    heading = entry.title
+    entry.summary = entry.subtitle
+    return heading, entry.summary
+
+
+def more(number):
+    return number * 2
+'''
 # The same lines inside a longer function: a fragment that short is an idiom.
 _SLASHES_FRAGMENT = '''\
 
@@ -177,7 +213,7 @@ def _duplicates(tmp_path: Path, existing: str, added: str) -> list[Finding]:
     return [item for item in findings if item.rule.startswith("reuse/")]
 
 
-def _found(findings: list[Finding]) -> list[tuple[str, int | None, int | None]]:
+def _found(findings: list[Finding]) -> list[tuple[str | None, int | None, int | None]]:
     return [(item.path, item.line, item.end_line) for item in findings if "app/existing.py" in item.title]
 
 
@@ -194,11 +230,27 @@ def test_two_lines_of_one_shape_swapped_are_paired_by_their_names(tmp_path: Path
     assert _found(_duplicates(tmp_path, _SAVE, _SAVE_REORDERED)) == [("app/jobs.py", 8, 22)]
 
 
-def test_a_definition_under_fifty_characters_is_no_copy_whole_or_as_a_fragment(tmp_path: Path) -> None:
-    assert _duplicates(tmp_path / "whole", _SLASHES, _SLASHES_COPY) == []
+def test_a_short_definition_dense_with_logic_is_a_copy_whole_and_not_as_a_fragment(tmp_path: Path) -> None:
+    # 38 normalized characters: a decision and three calls.
+    assert _found(_duplicates(tmp_path / "whole", _SLASHES, _SLASHES_COPY)) == [("app/jobs.py", 8, 14)]
     assert _duplicates(tmp_path / "fragment", _SLASHES, _SLASHES_FRAGMENT) == []
+
+
+def test_a_short_definition_of_plain_assignments_is_no_copy_whole(tmp_path: Path) -> None:
+    assert _duplicates(tmp_path, _PLAIN, _PLAIN_COPY) == []
 
 
 def test_a_function_around_the_same_table_is_a_copy_and_the_table_alone_is_not(tmp_path: Path) -> None:
     assert _found(_duplicates(tmp_path / "function", _KEYPAD, _KEYPAD_COPY)) == [("app/jobs.py", 8, 24)]
     assert _duplicates(tmp_path / "alone", _KEYPAD, _KEYPAD_ALONE) == []
+
+
+def _substance_of(source: str) -> int:
+    return substance("".join(normalized_lines(source, Language.PYTHON)))
+
+
+def test_the_substance_of_code_counts_decisions_calls_and_arithmetic_not_its_signature() -> None:
+    # `if`, `and`, `ok(`, `g(`, `*`, `+`; not the comparison, nor the definition's own name.
+    assert _substance_of("def f(a):\n    if a.ok() and a.n > 0:\n        return a.n * 2 + g(a)\n    return 0\n") == 6
+    # Star-arguments, an annotation's arrow and a negative number are no arithmetic.
+    assert _substance_of("def f(*args, **kwargs) -> int:\n    total = -1\n    return total\n") == 0

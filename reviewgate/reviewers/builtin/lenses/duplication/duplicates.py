@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.language_table import language_of
-from reviewgate.reviewers.builtin.lenses.duplication import runs
+from reviewgate.reviewers.builtin.lenses.duplication import runs, short_definitions
 from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
@@ -91,7 +91,9 @@ def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
 
 def regions_of(path: str, query: Query, places: Places) -> list[Region]:
     """Maximal shared runs between the added code and the tree, the longest first, not
-    overlapping (runs.py finds them, for all the places of the file's windows at once)."""
+    overlapping (runs.py finds them, for all the places of the file's windows at once); then the
+    whole definitions under MIN_CHARACTERS dense with logic where those leave room
+    (short_definitions.py)."""
     found = runs.regions_found(
         places.numbers[path],
         query.normalized,
@@ -102,7 +104,8 @@ def regions_of(path: str, query: Query, places: Places) -> list[Region]:
         shortest=MIN_CHARACTERS,
         most_places=MAX_FINGERPRINT_PLACES,
     )
-    return runs.longest_disjoint(found, places.paths, MIN_CHARACTERS)
+    taken = runs.longest_disjoint(found, places.paths, MIN_CHARACTERS)
+    return taken + short_definitions.regions(path, query, places, taken, MAX_FINGERPRINT_PLACES)
 
 
 def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
@@ -110,9 +113,12 @@ def worth_reporting(query: Query, region: Region, other: Normalized, other_sourc
     first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
     lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
     added = [number for number in lines if number in query.added]
-    # A short definition copied whole (a 3-line body) is not the body of real logic a reviewer asks
-    # to share, and a fragment that short is an idiom: every region needs MIN_CHARACTERS.
-    if not (region.end - region.start >= MIN_CHARACTERS and len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+    if not (len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+        return False
+    # Under MIN_CHARACTERS only a whole definition dense with logic is a copy: a fragment that short
+    # is an idiom, a short body of plain assignments and returns no logic to share.
+    if region.end - region.start < MIN_CHARACTERS and not short_definitions.copied_whole(
+            normalized, region, other, (language_of(query.change.path), language_of(region.other))):
         return False
     # Most regions of a common shape fail here, about half way through their names: read a
     # line at a time and given up on as soon as the renaming cannot agree enough (before the

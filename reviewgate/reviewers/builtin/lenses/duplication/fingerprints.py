@@ -292,6 +292,10 @@ class Normalized:
         starts.extend(accumulate(map((1).__add__, map(len, self.blanked.split("\n")))))  # each line and its LF
         return starts
 
+    def blanked_line(self, index: int) -> str:
+        """Source line `index` (0-based) with its comments and strings blanked, its indentation kept."""
+        return self.blanked[self._blanked_starts[index] : self._blanked_starts[index + 1] - 1]
+
     def marks_before(self, offset: int) -> int:
         """How many identifiers the normalized text holds before `offset`."""
         return self.text.count(IDENTIFIER_MARK, 0, offset)

@@ -37,8 +37,9 @@ DUPLICATE_CODE = Rule(
     tags=("maintainability", "duplication"),
     precision="medium",
     fires_on=(
-        "added code (≥ 5 non-empty lines, ≥ 4 distinct, ≥ 50 characters once normalized: a short "
-        "definition copied whole is not reported) with the same normalized tokens as code "
+        "added code (≥ 5 non-empty lines, ≥ 4 distinct, ≥ 50 characters once normalized; a whole "
+        "definition from 32 when it holds 3 decisions, calls and arithmetic operators, not one of plain "
+        "assignments and returns) with the same normalized tokens as code "
         "elsewhere in the repository at head, under renamed identifiers and changed literals, where "
         "the aligned names follow one consistent renaming (≥ 85 % of them: `total → amount` "
         "everywhere; a name kept as it is, such as the attribute in `self.total = amount`, always "

@@ -8,6 +8,13 @@ too small for any finding without loading it."""
 MIN_LINES = 5
 MIN_DISTINCT_LINES = 4
 MIN_CHARACTERS = 50
+# A whole definition copied (it starts a definition on both sides and ends where each ends) is a
+# copy under MIN_CHARACTERS when it is dense with logic, this many decisions, calls and arithmetic
+# operators (substance.py): a short function with a decision and calls is as much a second place
+# to fix the next bug as a longer one, a body of plain assignments and returns is not. Only the
+# runs through such a definition's first window may be this short (short_definitions.py).
+MIN_SUBSTANCE = 3
+MIN_DEFINITION_CHARACTERS = 32
 # Small blocks of a common shape (`a = a.a(a)` / `if a is None: return`) recur in any large
 # repository; below this many lines a match must also share part of its names (duplicates.py).
 LARGE_BLOCK_LINES = 12
