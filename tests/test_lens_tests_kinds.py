@@ -1157,3 +1157,40 @@ def test_a_method_moved_into_another_class_and_edited_on_the_way_is_compared_wit
                                ("renamed", "available_types", _MEMOIZED)]:
         branch = _versioner_files(f"\n    private\n\n    def {method}\n{body}    end\n", "")
         assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/base.rb", 9)], name
+
+
+_CONCERN = (
+    "module Site\n{doc}  module VersionConcern\n    def changeset\n      object_changes\n    end\n"
+    "{method}  end\nend\n"
+)
+_DESERIALIZED = (
+    "{doc}    def object_deserialized\n      if self.class.object_col_is_json?\n        object\n"
+    "      else\n        Site.serializer.load(object)\n      end\n    end\n\n"
+)
+
+
+def test_a_ruby_method_documented_api_private_is_no_public_api(tmp_path: Path) -> None:
+    base = {"lib/site/version_concern.rb": _CONCERN.format(doc="", method="")}
+    # YARD's `@api private` on the method, or on the module around it: a helper of its size (three
+    # statements, one branch), not public API. Marked as a fix ("Fix ... offenses"), it edits no more.
+    for name, module_doc, method_doc in [
+        ("method", "", "    # Deserializes the object column.\n    #\n    # @api private\n"),
+        ("module", "  # @api private\n", ""),
+    ]:
+        branch = {"lib/site/version_concern.rb": _CONCERN.format(
+            doc=module_doc, method=_DESERIALIZED.format(doc=method_doc))}
+        found = review_change(tmp_path / name, base, branch, message="Fix Style/MultilineTernaryOperator offenses")
+        assert _blocking(found) == [], name
+    # Undocumented, `@api public` inside a private module, the tag a blank line away from the
+    # method, or a documented-private helper of five statements: each still blocks.
+    long = _DESERIALIZED.replace("        object\n", "        record(object)\n        log(object)\n"
+                                 "        object.freeze\n        object\n")
+    for name, module_doc, method in [
+        ("undocumented", "", _DESERIALIZED.format(doc="")),
+        ("public-inside", "  # @api private\n", _DESERIALIZED.format(doc="    # @api public\n")),
+        ("apart", "", _DESERIALIZED.format(doc="    # @api private\n\n")),
+        ("long", "", long.format(doc="    # @api private\n")),
+    ]:
+        branch = {"lib/site/version_concern.rb": _CONCERN.format(doc=module_doc, method=method)}
+        blocking = _blocking(review_change(tmp_path / name, base, branch))
+        assert [rule for rule, _path, _line in blocking] == ["tests/missing-tests"], name
