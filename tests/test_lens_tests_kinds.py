@@ -1194,3 +1194,29 @@ def test_a_ruby_method_documented_api_private_is_no_public_api(tmp_path: Path) -
         branch = {"lib/site/version_concern.rb": _CONCERN.format(doc=module_doc, method=method)}
         blocking = _blocking(review_change(tmp_path / name, base, branch))
         assert [rule for rule, _path, _line in blocking] == ["tests/missing-tests"], name
+
+
+_TOKEN_MODEL = (
+    "module Site\n  class AccessToken < ActiveRecord::Base\n    def self.order_method\n      :order\n    end\n"
+    "{method}  end\nend\n"
+)
+
+
+def test_a_ruby_delegate_that_names_its_arguments_passes_through(tmp_path: Path) -> None:
+    base = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method="")}
+    # One query whose arguments are named (a hash's `key: value`, `key => value`): a delegate, as
+    # `where(owner.id)` is.
+    for name, body in [("keywords", "where(resource_owner_id: resource_owner.id, revoked_at: nil)"),
+                       ("rockets", "where(table_name => { resource_owner_id: resource_owner.id })")]:
+        method = f"\n    def self.active_for(resource_owner)\n      {body}\n    end\n"
+        branch = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method=method)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # A named argument worked out by an operator, a second call, or a ternary still blocks.
+    for name, body in [("operator", "where(resource_owner_id: resource_owner.id, expires_at: now + ttl)"),
+                       ("two-calls", "where(resource_owner_id: resource_owner.id).order(created_at: :desc)"),
+                       ("ternary", "where(revoked_at: resource_owner.admin? ? nil : now)")]:
+        method = f"\n    def self.active_for(resource_owner)\n      {body}\n    end\n"
+        branch = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method=method)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "app/models/site/access_token.rb", 7)
+        ], name

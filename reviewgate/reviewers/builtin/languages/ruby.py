@@ -8,7 +8,8 @@ otherwise: the project's word that callers outside it are its own). A
 method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) or yields
 it to its block (`yield connection(env)`) is as trivial as the read or the forward: `||=`
 computes the same answer once, `yield` hands it on as `return` would; so is an accessor of a
-hash entry (`env[KEY]`, `env[KEY] = session`). A backport of what the
+hash entry (`env[KEY]`, `env[KEY] = session`), and a delegate may name its arguments
+(`where(owner_id: owner.id)`, as Kotlin's `name = value`). A backport of what the
 runtime has (a method defined only where a literal lacks it) is no function of the project's."""
 
 from __future__ import annotations
@@ -134,6 +135,12 @@ def _backport(node: Node) -> bool:
     return False
 
 
+def _named_argument(node: Node) -> bool:
+    """A hash pair's `:` or `=>` (`where(owner_id: owner.id, revoked_at: nil)`): a value passed
+    under a name, as Kotlin's `name = value` is; a delegate may hold it. A ternary's `:` is none."""
+    return node.type in (":", "=>") and node.parent is not None and node.parent.type == "pair"
+
+
 def _scope_name(node: Node) -> str | None:
     if node.type == "singleton_class":
         return None  # `class << self`: its methods qualify by the class around it
@@ -170,6 +177,7 @@ FAMILY = Family(
     # reads an entry as `@name` reads a variable (`[]` is a method call, as `.` is).
     trivial_words=TRIVIAL_WORDS | {"||=", "yield", "[", "]"},
     skipped=_backport,
+    plain_token=_named_argument,
 )
 
 FAMILIES = {"ruby": FAMILY}
