@@ -1220,3 +1220,57 @@ def test_a_ruby_delegate_that_names_its_arguments_passes_through(tmp_path: Path)
         assert _blocking(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "app/models/site/access_token.rb", 7)
         ], name
+
+
+_SERIALIZATION = (
+    "module Site\n  module AttributesSerialization\n    class AbstractSerializer\n      def initialize(klass)\n"
+    "        @klass = klass\n      end\n\n      private\n\n      def apply(method, attr, val)\n"
+    "        @klass.type_for_attribute(attr).send(method, val)\n      end\n    end\n\n"
+    "    if ::ActiveRecord::VERSION::MAJOR >= 5\n      class CastedAttributeSerializer < AbstractSerializer\n"
+    "        def serialize(attr, val)\n          apply(:serialize, attr, val)\n        end\n\n"
+    "        def deserialize(attr, val)\n          apply(:deserialize, attr, val)\n        end\n      end\n"
+    "    else\n      class CastedAttributeSerializer < AbstractSerializer\n"
+    "        def serialize(attr, val)\n          val = enums[attr][val] if enums[attr]\n"
+    "          apply(:type_cast_for_database, attr, val)\n        end\n\n"
+    "        def deserialize(attr, val)\n          apply(:type_cast_from_database, attr, val)\n        end\n"
+    "      end\n    end\n  end\nend\n"
+)
+
+
+def _cast_serializer(legacy_serialize: str, name: str = "CastAttributeSerializer") -> str:
+    return (
+        "module Site\n  module AttributeSerializers\n    if ::ActiveRecord::VERSION::MAJOR >= 5\n"
+        f"      class {name}\n        def initialize(klass)\n          @klass = klass\n        end\n\n"
+        "        def serialize(attr, val)\n          @klass.type_for_attribute(attr).serialize(val)\n        end\n\n"
+        "        def deserialize(attr, val)\n          @klass.type_for_attribute(attr).deserialize(val)\n        end\n"
+        f"      end\n    else\n      class {name}\n        def initialize(klass)\n          @klass = klass\n"
+        f"        end\n\n        def serialize(attr, val)\n{legacy_serialize}        end\n\n"
+        "        def deserialize(attr, val)\n          @klass.type_for_attribute(attr).type_cast_from_database(val)\n"
+        "        end\n      end\n    end\n  end\nend\n"
+    )
+
+
+_LEGACY_SERIALIZE = (
+    "          val = enums[attr][val] if enums[attr]\n"
+    "          @klass.type_for_attribute(attr).type_cast_for_database(val)\n"
+)
+
+
+def test_a_class_renamed_into_a_file_of_its_own_is_compared_with_where_it_came_from(tmp_path: Path) -> None:
+    base = {"lib/site/attributes_serialization.rb": _SERIALIZATION}
+    # Renamed and moved into a file of its own, its base class's helper written into each method:
+    # every method of the removed class is there under its name (the second `serialize`, the other
+    # Rails version's, paired with the second), deciding what it decided.
+    moved = "lib/site/attribute_serializers/cast_attribute_serializer.rb"
+    branch = {"lib/site/attributes_serialization.rb": None, moved: _cast_serializer(_LEGACY_SERIALIZE)}
+    assert _blocking(review_change(tmp_path / "renamed", base, branch)) == []
+    # A method that decides more than its namesake did, or a class that holds only some of the
+    # removed class's methods, still blocks.
+    decided = ("          val = enums[attr][val] if enums[attr]\n          val = val.to_s if val.is_a?(Symbol)\n"
+               "          val = nil if val.respond_to?(:empty?) && val.empty?\n"
+               "          @klass.type_for_attribute(attr).type_cast_for_database(val)\n")
+    branch = {"lib/site/attributes_serialization.rb": None, moved: _cast_serializer(decided)}
+    assert _blocking_rules(review_change(tmp_path / "decided", base, branch)) == ["tests/missing-tests"]
+    partial = _cast_serializer(_LEGACY_SERIALIZE).replace("def deserialize(", "def load(")
+    branch = {"lib/site/attributes_serialization.rb": None, moved: partial}
+    assert _blocking_rules(review_change(tmp_path / "partial", base, branch)) == ["tests/missing-tests"]
