@@ -1157,3 +1157,120 @@ def test_a_method_moved_into_another_class_and_edited_on_the_way_is_compared_wit
                                ("renamed", "available_types", _MEMOIZED)]:
         branch = _versioner_files(f"\n    private\n\n    def {method}\n{body}    end\n", "")
         assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/base.rb", 9)], name
+
+
+_CONCERN = (
+    "module Site\n{doc}  module VersionConcern\n    def changeset\n      object_changes\n    end\n"
+    "{method}  end\nend\n"
+)
+_DESERIALIZED = (
+    "{doc}    def object_deserialized\n      if self.class.object_col_is_json?\n        object\n"
+    "      else\n        Site.serializer.load(object)\n      end\n    end\n\n"
+)
+
+
+def test_a_ruby_method_documented_api_private_is_no_public_api(tmp_path: Path) -> None:
+    base = {"lib/site/version_concern.rb": _CONCERN.format(doc="", method="")}
+    # YARD's `@api private` on the method, or on the module around it: a helper of its size (three
+    # statements, one branch), not public API. Marked as a fix ("Fix ... offenses"), it edits no more.
+    for name, module_doc, method_doc in [
+        ("method", "", "    # Deserializes the object column.\n    #\n    # @api private\n"),
+        ("module", "  # @api private\n", ""),
+    ]:
+        branch = {"lib/site/version_concern.rb": _CONCERN.format(
+            doc=module_doc, method=_DESERIALIZED.format(doc=method_doc))}
+        found = review_change(tmp_path / name, base, branch, message="Fix Style/MultilineTernaryOperator offenses")
+        assert _blocking(found) == [], name
+    # Undocumented, `@api public` inside a private module, the tag a blank line away from the
+    # method, or a documented-private helper of five statements: each still blocks.
+    long = _DESERIALIZED.replace("        object\n", "        record(object)\n        log(object)\n"
+                                 "        object.freeze\n        object\n")
+    for name, module_doc, method in [
+        ("undocumented", "", _DESERIALIZED.format(doc="")),
+        ("public-inside", "  # @api private\n", _DESERIALIZED.format(doc="    # @api public\n")),
+        ("apart", "", _DESERIALIZED.format(doc="    # @api private\n\n")),
+        ("long", "", long.format(doc="    # @api private\n")),
+    ]:
+        branch = {"lib/site/version_concern.rb": _CONCERN.format(doc=module_doc, method=method)}
+        blocking = _blocking(review_change(tmp_path / name, base, branch))
+        assert [rule for rule, _path, _line in blocking] == ["tests/missing-tests"], name
+
+
+_TOKEN_MODEL = (
+    "module Site\n  class AccessToken < ActiveRecord::Base\n    def self.order_method\n      :order\n    end\n"
+    "{method}  end\nend\n"
+)
+
+
+def test_a_ruby_delegate_that_names_its_arguments_passes_through(tmp_path: Path) -> None:
+    base = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method="")}
+    # One query whose arguments are named (a hash's `key: value`, `key => value`): a delegate, as
+    # `where(owner.id)` is.
+    for name, body in [("keywords", "where(resource_owner_id: resource_owner.id, revoked_at: nil)"),
+                       ("rockets", "where(table_name => { resource_owner_id: resource_owner.id })")]:
+        method = f"\n    def self.active_for(resource_owner)\n      {body}\n    end\n"
+        branch = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method=method)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+    # A named argument worked out by an operator, a second call, or a ternary still blocks.
+    for name, body in [("operator", "where(resource_owner_id: resource_owner.id, expires_at: now + ttl)"),
+                       ("two-calls", "where(resource_owner_id: resource_owner.id).order(created_at: :desc)"),
+                       ("ternary", "where(revoked_at: resource_owner.admin? ? nil : now)")]:
+        method = f"\n    def self.active_for(resource_owner)\n      {body}\n    end\n"
+        branch = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method=method)}
+        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+            ("tests/missing-tests", "app/models/site/access_token.rb", 7)
+        ], name
+
+
+_SERIALIZATION = (
+    "module Site\n  module AttributesSerialization\n    class AbstractSerializer\n      def initialize(klass)\n"
+    "        @klass = klass\n      end\n\n      private\n\n      def apply(method, attr, val)\n"
+    "        @klass.type_for_attribute(attr).send(method, val)\n      end\n    end\n\n"
+    "    if ::ActiveRecord::VERSION::MAJOR >= 5\n      class CastedAttributeSerializer < AbstractSerializer\n"
+    "        def serialize(attr, val)\n          apply(:serialize, attr, val)\n        end\n\n"
+    "        def deserialize(attr, val)\n          apply(:deserialize, attr, val)\n        end\n      end\n"
+    "    else\n      class CastedAttributeSerializer < AbstractSerializer\n"
+    "        def serialize(attr, val)\n          val = enums[attr][val] if enums[attr]\n"
+    "          apply(:type_cast_for_database, attr, val)\n        end\n\n"
+    "        def deserialize(attr, val)\n          apply(:type_cast_from_database, attr, val)\n        end\n"
+    "      end\n    end\n  end\nend\n"
+)
+
+
+def _cast_serializer(legacy_serialize: str, name: str = "CastAttributeSerializer") -> str:
+    return (
+        "module Site\n  module AttributeSerializers\n    if ::ActiveRecord::VERSION::MAJOR >= 5\n"
+        f"      class {name}\n        def initialize(klass)\n          @klass = klass\n        end\n\n"
+        "        def serialize(attr, val)\n          @klass.type_for_attribute(attr).serialize(val)\n        end\n\n"
+        "        def deserialize(attr, val)\n          @klass.type_for_attribute(attr).deserialize(val)\n        end\n"
+        f"      end\n    else\n      class {name}\n        def initialize(klass)\n          @klass = klass\n"
+        f"        end\n\n        def serialize(attr, val)\n{legacy_serialize}        end\n\n"
+        "        def deserialize(attr, val)\n          @klass.type_for_attribute(attr).type_cast_from_database(val)\n"
+        "        end\n      end\n    end\n  end\nend\n"
+    )
+
+
+_LEGACY_SERIALIZE = (
+    "          val = enums[attr][val] if enums[attr]\n"
+    "          @klass.type_for_attribute(attr).type_cast_for_database(val)\n"
+)
+
+
+def test_a_class_renamed_into_a_file_of_its_own_is_compared_with_where_it_came_from(tmp_path: Path) -> None:
+    base = {"lib/site/attributes_serialization.rb": _SERIALIZATION}
+    # Renamed and moved into a file of its own, its base class's helper written into each method:
+    # every method of the removed class is there under its name (the second `serialize`, the other
+    # Rails version's, paired with the second), deciding what it decided.
+    moved = "lib/site/attribute_serializers/cast_attribute_serializer.rb"
+    branch = {"lib/site/attributes_serialization.rb": None, moved: _cast_serializer(_LEGACY_SERIALIZE)}
+    assert _blocking(review_change(tmp_path / "renamed", base, branch)) == []
+    # A method that decides more than its namesake did, or a class that holds only some of the
+    # removed class's methods, still blocks.
+    decided = ("          val = enums[attr][val] if enums[attr]\n          val = val.to_s if val.is_a?(Symbol)\n"
+               "          val = nil if val.respond_to?(:empty?) && val.empty?\n"
+               "          @klass.type_for_attribute(attr).type_cast_for_database(val)\n")
+    branch = {"lib/site/attributes_serialization.rb": None, moved: _cast_serializer(decided)}
+    assert _blocking_rules(review_change(tmp_path / "decided", base, branch)) == ["tests/missing-tests"]
+    partial = _cast_serializer(_LEGACY_SERIALIZE).replace("def deserialize(", "def load(")
+    branch = {"lib/site/attributes_serialization.rb": None, moved: partial}
+    assert _blocking_rules(review_change(tmp_path / "partial", base, branch)) == ["tests/missing-tests"]

@@ -93,6 +93,7 @@ class MovedCode:
         self._bodies: set[str] | None = None
         self._counts: set[tuple[int, int]] | None = None
         self._by_name: dict[str, list[FunctionShape]] | None = None
+        self._classes: dict[str, dict[str, FunctionShape]] | None = None
 
     def extracted(self, shape: FunctionShape) -> bool:
         if not self.base_texts:
@@ -139,6 +140,30 @@ class MovedCode:
         ]
         return found[0] if len(found) == 1 else None
 
+    def renamed(self, shape: FunctionShape, members: dict[str, set[str]]) -> FunctionShape | None:
+        """The removed function of `shape`'s name in the one class the change removes whose every
+        method (at least RENAMED_CLASS_METHODS of them) `shape`'s class holds under the same names
+        (`members`: the head side's method names by class): that class renamed and moved
+        (`CastedAttributeSerializer` made `CastAttributeSerializer` in a file of its own), each method
+        to be compared with its namesake. A second definition of a name (`serialize#2`, the other
+        version's) pairs with the second. None when no removed class, or more than one, fits."""
+        scope, _, member = shape.name.rpartition(".")
+        if not scope or not self.removed:
+            return None
+        if self._classes is None:
+            self._classes = {}
+            for item in self.removed:
+                removed_scope, _, removed_member = item.name.rpartition(".")
+                if removed_scope:
+                    self._classes.setdefault(removed_scope, {})[removed_member] = item
+        held = members.get(scope, set())
+        found = [
+            methods[member] for removed_scope, methods in self._classes.items()
+            if removed_scope != scope and member in methods and len(methods) >= RENAMED_CLASS_METHODS
+            and methods.keys() <= held
+        ]
+        return found[0] if len(found) == 1 else None
+
 
     def resembled(self, shape: FunctionShape) -> FunctionShape | None:
         """The removed function of `shape`'s name, in another class, whose normalised body `shape`'s
@@ -160,6 +185,11 @@ class MovedCode:
             if matcher.real_quick_ratio() >= best and matcher.quick_ratio() >= best and (ratio := matcher.ratio()) >= best:
                 best, found = ratio, item
         return found
+
+
+# A removed class of at least this many methods, every one of them under its name in one class at
+# head, is that class renamed (two, `initialize` and `call`, are names many classes share).
+RENAMED_CLASS_METHODS = 3
 
 
 # A new method whose normalised body has at least this share of its tokens (difflib's ratio) in
@@ -267,6 +297,15 @@ def _restated(old: FunctionShape, shape: FunctionShape, grew: int) -> int:
     return grew if expression_decisions(old) - expression_decisions(shape) >= grew else 0
 
 
+def _members(head: Shapes) -> dict[str, set[str]]:
+    """The head side's method names (`serialize#2` numbered) by the class that holds them."""
+    members: dict[str, set[str]] = {}
+    for name in head:
+        scope, _, member = name.rpartition(".")
+        members.setdefault(scope, set()).add(member)
+    return members
+
+
 def compare(
     change: FileChange, base: Shapes | None, head: Shapes, moved: MovedCode, *, changed_bodies: bool = True
 ) -> list[Evidence]:
@@ -277,6 +316,7 @@ def compare(
     # Moved and edited functions whose reading as new would be weak: compared with where they came
     # from, they are no stronger evidence than that.
     weak_moves: set[str] = set()
+    members: dict[str, set[str]] | None = None  # the head side's method names by class, when asked
     for name, shape in head.items():
         old = None if base is None else base.get(name)
         if old is None:
@@ -284,6 +324,9 @@ def compare(
                 continue
             new = _new_function(change, shape)
             old = moved.origin(shape)
+            if old is None:
+                members = _members(head) if members is None else members
+                old = moved.renamed(shape, members)
             if old is None and new.strong:
                 old = moved.resembled(shape)
             if old is None:

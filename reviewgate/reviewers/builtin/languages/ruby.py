@@ -2,15 +2,19 @@
 as `Class.method` (`def self.make` too, and those in `class << self`). A block is part of the
 method around it. Public as Ruby says: not after a bare `private`/`protected` in the same body
 (until `public`), not passed to `private` (`private def x`, `private :x`), not named `_x`, not
-`initialize` (Ruby makes it private: callers reach it through `new`). A
+`initialize` (Ruby makes it private: callers reach it through `new`), not documented `@api
+private` (YARD's tag, which a class or module hands to everything inside it unless one inside says
+otherwise: the project's word that callers outside it are its own). A
 method that memoizes what it reads or forwards (`@ip ||= super`, `@registry ||= {}`) or yields
 it to its block (`yield connection(env)`) is as trivial as the read or the forward: `||=`
 computes the same answer once, `yield` hands it on as `return` would; so is an accessor of a
-hash entry (`env[KEY]`, `env[KEY] = session`). A backport of what the
+hash entry (`env[KEY]`, `env[KEY] = session`), and a delegate may name its arguments
+(`where(owner_id: owner.id)`, as Kotlin's `name = value`). A backport of what the
 runtime has (a method defined only where a literal lacks it) is no function of the project's."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from reviewgate.reviewers.builtin.languages.tree_family import (
@@ -42,8 +46,42 @@ def _hidden_by_call(call: Node, name: str) -> bool:
     )
 
 
+# YARD's `@api` tag in a doc comment: `# @api private`.
+_API_TAG = re.compile(r"^#\s*@api\s+(\w+)", re.MULTILINE)
+# Where a doc comment's item sits: a class's or module's first statement has the comments above it
+# beside the body, not in it.
+_ENCLOSING = frozenset({"class", "module", "singleton_class"})
+
+
+def _doc_comment(node: Node) -> str:
+    """The comment lines right above `node` (none blank between), as YARD reads a docstring."""
+    lines: list[str] = []
+    row, current = node.start_point.row, node
+    while True:
+        previous = current.prev_named_sibling
+        if previous is None and current.parent is not None and current.parent.type == "body_statement":
+            previous = current.parent.prev_named_sibling
+        if previous is None or previous.type != "comment" or previous.end_point.row != row - 1:
+            return "\n".join(reversed(lines))
+        lines.append(text_of(previous).strip())
+        row, current = previous.start_point.row, previous
+
+
+def _documented_private(node: Node) -> bool:
+    """Whether the nearest `@api` tag on `node` or a class or module around it says `private`: YARD
+    hands a namespace's tag to everything inside it unless one inside redefines it."""
+    enclosing: Node | None = node
+    while enclosing is not None:
+        if enclosing is node or enclosing.type in _ENCLOSING:
+            tag = _API_TAG.search(_doc_comment(enclosing))
+            if tag is not None:
+                return tag.group(1) == "private"
+        enclosing = enclosing.parent
+    return False
+
+
 def _public(node: Node, name: str) -> bool:
-    if name.startswith("_") or (name in _ALWAYS_PRIVATE and node.type == "method"):
+    if name.startswith("_") or (name in _ALWAYS_PRIVATE and node.type == "method") or _documented_private(node):
         return False
     parent = node.parent
     if parent is not None and parent.type == "argument_list":
@@ -97,6 +135,12 @@ def _backport(node: Node) -> bool:
     return False
 
 
+def _named_argument(node: Node) -> bool:
+    """A hash pair's `:` or `=>` (`where(owner_id: owner.id, revoked_at: nil)`): a value passed
+    under a name, as Kotlin's `name = value` is; a delegate may hold it. A ternary's `:` is none."""
+    return node.type in (":", "=>") and node.parent is not None and node.parent.type == "pair"
+
+
 def _scope_name(node: Node) -> str | None:
     if node.type == "singleton_class":
         return None  # `class << self`: its methods qualify by the class around it
@@ -133,6 +177,7 @@ FAMILY = Family(
     # reads an entry as `@name` reads a variable (`[]` is a method call, as `.` is).
     trivial_words=TRIVIAL_WORDS | {"||=", "yield", "[", "]"},
     skipped=_backport,
+    plain_token=_named_argument,
 )
 
 FAMILIES = {"ruby": FAMILY}
