@@ -13,10 +13,11 @@ from reviewgate.findings import Finding, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.freeze.git import SnapshotReader, TreeReader, prefetch_sides
 from reviewgate.gate import blocks
-from reviewgate.reviewers.builtin.function_comparison import EvidenceKind, MovedCode, compare
+from reviewgate.reviewers.builtin.function_comparison import EvidenceKind, compare
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.python_shapes import python_shapes
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
+from reviewgate.reviewers.builtin.moved_functions import MovedCode
 from reviewgate.reviewers.builtin.side_shapes import shapes_of
 from testing.lenses import review_change
 from testing.repo import make_repo

@@ -31,7 +31,7 @@ from reviewgate.reviewers.builtin.file_kinds import (
     is_test_input,
     is_translation_file,
 )
-from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind, MovedCode, compare
+from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind, compare
 from reviewgate.reviewers.builtin.gradle_build import is_gradle_build_logic, is_gradle_test_support
 from reviewgate.reviewers.builtin.language_table import BEHAVIOUR_LANGUAGES, Language, language_of
 from reviewgate.reviewers.builtin.languages.shapes import (
@@ -39,6 +39,7 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     Shapes,
     base_side,
 )
+from reviewgate.reviewers.builtin.moved_functions import MovedCode
 from reviewgate.reviewers.builtin.path_kinds import GENERATED
 from reviewgate.reviewers.builtin.product_code import nearest_cargo_manifest, non_product_reason
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
