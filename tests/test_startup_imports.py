@@ -390,6 +390,7 @@ _COMPILING_AT_IMPORT = {
     "reviewgate.reviewers.builtin.lenses.oversized",
     "reviewgate.reviewers.builtin.behaviour",
     "reviewgate.reviewers.builtin.function_comparison",
+    "reviewgate.reviewers.builtin.moved_functions",
     # The literals a huge file's lines must hold (secrets.MAY_HOLD_A_SECRET,
     # security.LINE_RULES_NEED): oversized.py hands them to re's own searches as patterns.
     "reviewgate.reviewers.builtin.lenses.secrets",
