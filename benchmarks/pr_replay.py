@@ -27,8 +27,9 @@ per changed line (prompt_bill.py): OpenAI's automatic prompt cache at 0.5 × for
 Anthropic's breakpoints as the gate sent them (1.25 × a write, 0.1 × a read): within the cache's
 lifetime the first run's requests (a prefix written on one push is read on the next, whichever
 PR sent it: the replay's pushes follow one another), further apart the second run's (only the
-requests of one push share it); and as the gate sends them with `cache_ttl = "1h"` (on every
-request whatever the cadence, 2 × a write). Each beside the first run's requests billed without
+requests of one push share it); and the same requests as the gate sends them with `cache_ttl =
+"1h"` (its cadence decides the same breakpoints over an hour: the replay's pushes are seconds
+apart, or in the second run long after the last; each `"ttl": "1h"`, 2 × a write). Each beside the first run's requests billed without
 any provider caching.
 
 A push's changed lines are those `git diff --numstat` counts between the previous push and
@@ -62,6 +63,7 @@ from benchmarks.prompt_bill import (  # noqa: E402
     anthropic_asked,
     billed,
     openai_asked,
+    with_ttl,
 )
 from reviewgate.chunk_store import PREFIX_SENT_FILE  # noqa: E402
 from reviewgate.freeze.exclusions import LOCK_FILES  # noqa: E402
@@ -357,13 +359,15 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
     anthropic = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.anthropic_bodies]
     anthropic_apart = [anthropic_asked(number, body)
                        for number, push in enumerate(pushes) for body in push.anthropic_apart_bodies]
-    every_marked = [anthropic_asked(number, body, every_request_marked=True)
-                    for number, push in enumerate(pushes) for body in push.anthropic_bodies]
+    hour = [anthropic_asked(number, with_ttl(body, "1h")) for number, push in enumerate(pushes)
+            for body in push.anthropic_bodies]
+    hour_apart = [anthropic_asked(number, with_ttl(body, "1h")) for number, push in enumerate(pushes)
+                  for body in push.anthropic_apart_bodies]
     openai = [asked for push in pushes for asked in push.openai_bill]
     # Each pricing: the requests sent with pushes within the cache's lifetime, and further apart.
     rows: list[tuple[Pricing, list[Asked], list[Asked]]] = [
         (OPENAI, openai, openai), (ANTHROPIC_5M, anthropic, anthropic_apart),
-        (ANTHROPIC_1H, every_marked, every_marked)]
+        (ANTHROPIC_1H, hour, hour_apart)]
     prefixes = sorted({round(asked.prefix_tokens) for _, requests, _ in rows for asked in requests})
     lines = [f"billed input-token equivalents per changed line ({changed} changed lines; the stable prefix "
              f"{', '.join(f'{tokens:,}' for tokens in prefixes)} tokens; anthropic: "

@@ -100,14 +100,24 @@ def openai_asked(push: int, body: dict[str, Any]) -> Asked:
     return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked=False)
 
 
-def anthropic_asked(push: int, body: dict[str, Any], every_request_marked: bool = False) -> Asked:
-    """`every_request_marked`: as the gate sends with `cache_ttl = "1h"` (a breakpoint on every
-    request whose prefix reaches the model's minimum, whatever the cadence)."""
+def anthropic_asked(push: int, body: dict[str, Any]) -> Asked:
     system = body.get("system") or []
     prefix = json.dumps([body.get("tools"), [block.get("text") for block in system]], ensure_ascii=False)
-    marked = every_request_marked or any("cache_control" in block for block in system)
+    marked = any("cache_control" in block for block in system)
     return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked,
                  message_breakpoints(body, prefix))
+
+
+def with_ttl(value: Any, ttl: str) -> Any:
+    """A request body as the gate sends it with `cache_ttl = ttl`: the same breakpoints (its
+    cadence decides them, and the replay's pushes are seconds apart, or long after the last), each
+    `cache_control` with its `ttl`."""
+    if isinstance(value, dict):
+        return {key: ({**item, "ttl": ttl} if key == "cache_control" and isinstance(item, dict) else with_ttl(item, ttl))
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [with_ttl(item, ttl) for item in value]
+    return value
 
 
 def message_breakpoints(body: dict[str, Any], prefix: str) -> tuple[tuple[str, float], ...]:

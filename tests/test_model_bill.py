@@ -205,7 +205,7 @@ def post_nonces(posts: list[Recorded]) -> set[str]:
     return {match for post in posts for match in re.findall(r"<<<DATA (\w+) BEGIN>>>", _user(post))}
 
 
-def test_anthropic_with_the_hour_long_cache_marks_its_system_block_for_the_prompt_cache(
+def test_anthropic_with_the_hour_long_cache_marks_its_system_block_on_a_push_within_the_hour(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
     repo = make_repo(tmp_path, {"README.md": "base\n"},
@@ -216,14 +216,18 @@ def test_anthropic_with_the_hour_long_cache_marks_its_system_block_for_the_promp
                                     timeout=2.0, options={"retries": 0, "verify_findings": False, "cache_ttl": "1h",
                                                           "input_price": 3.0, "output_price": 15.0})
         reviewer = anthropic.build(settings)
-        # One request each: two pushes within the hour, the second reading what the first wrote.
-        outcomes = [reviewer.review(review_request(repo.path)) for _ in range(2)]
+        store = chunk_store(tmp_path / "cache", "claude")
+        # One request each: two pushes within the hour, the second writing what a third would read.
+        outcomes = [reviewer.review(review_request(repo.path), store)]
+        commit(repo.path, {"web/module.py": "def web():\n    return 2\n"})
+        outcomes.append(reviewer.review(review_request(repo.path), store))
     posts = server.posts()
     assert len(posts) == 2
     blocks = [post.body["system"] for post in posts]
-    assert blocks[0] == blocks[1]
-    assert [block["cache_control"] for block in blocks[0]] == [{"type": "ephemeral", "ttl": "1h"}]
-    assert blocks[0][0]["type"] == "text" and "independent code reviewer" in blocks[0][0]["text"]
+    assert [block.get("cache_control") for block in blocks[0]] == [None]  # nothing said another push follows
+    assert [block["cache_control"] for block in blocks[1]] == [{"type": "ephemeral", "ttl": "1h"}]
+    assert blocks[1][0]["type"] == "text" and "independent code reviewer" in blocks[1][0]["text"]
+    assert blocks[0][0]["text"] == blocks[1][0]["text"]
     # The forced tool carries the schema: the system block does not state its shape again.
     assert posts[0].body["tools"][0]["input_schema"] == wire_schema()
     assert schema_shape(wire_schema()) not in blocks[0][0]["text"]

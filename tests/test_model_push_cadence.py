@@ -118,6 +118,29 @@ def test_a_record_of_another_prefix_does_not_mark_this_one(tmp_path: Path) -> No
     assert _marked(posts) == [None]
 
 
+def test_the_hour_long_cache_is_written_only_on_a_push_within_the_hour_of_the_last(tmp_path: Path) -> None:
+    """`cache_ttl = "1h"` follows the cadence as the 5-minute default does, over an hour: a push
+    50 minutes after the last marks the prefix (it reads the write, or writes it for the next),
+    one 61 minutes after does not, and neither does the first. Pushes more than an hour apart are
+    then billed what they cost without the cache (2 × a write nothing reads was the rest)."""
+    from benchmarks.prompt_bill import ANTHROPIC_1H, anthropic_asked, billed
+
+    with ModelServer([Reply(review=review_document())]) as server:
+        branch = Pushes(tmp_path, server, cache_ttl="1h")
+        pushes = [branch.push()]
+        for minutes in (61, 50, 61):
+            prefix, sent_at = branch.recorded()
+            branch.store().record_prefix_sent(prefix, sent_at - timedelta(minutes=minutes))
+            pushes.append(branch.push())
+    assert [len(posts) for posts in pushes] == [1, 1, 1, 1]
+    assert [_marked(posts) for posts in pushes] == [[None], [None], [{"type": "ephemeral", "ttl": "1h"}], [None]]
+    apart = [anthropic_asked(number, posts[0].body) for number, posts in enumerate(pushes) if number != 2]
+    assert billed(apart, ANTHROPIC_1H, across_pushes=False) == sum(asked.tokens for asked in apart)
+    # The push within the hour: its prefix (whole tokens) written at 2 ×, for the push after it to read.
+    within = anthropic_asked(0, pushes[2][0].body)
+    assert billed([within], ANTHROPIC_1H, across_pushes=False) == within.tokens + within.prefix_tokens // 1
+
+
 NOW = datetime(2026, 12, 6, 9, 0, tzinfo=timezone.utc)
 
 

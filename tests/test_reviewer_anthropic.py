@@ -18,7 +18,7 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from testing.cli import run_cli
 from testing.model_repo import calc_repo, review_request, write_config
 from testing.model_server import ModelServer, Recorded, Reply, finding, review_document, verdict
-from testing.repo import make_repo
+from testing.repo import commit, make_repo
 
 # The second look is tested in test_second_look.py; here one answer per review request.
 FAST = {"retries": 2, "retry_base_delay": 0.01, "retry_max_delay": 2.0, "verify_findings": False}
@@ -191,26 +191,40 @@ def test_prompt_cache_tokens_are_counted_and_priced_as_anthropic_prices_them(tmp
 
 def test_an_hour_long_prompt_cache_is_asked_for_and_its_writes_priced_at_twice_the_input(
         tmp_path: Path, key: None) -> None:
-    repo = calc_repo(tmp_path)
+    repo = _modules_repo(tmp_path, "compute")
     usage = {"input_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 2480,
              "output_tokens": 100}
     with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
-        default = anthropic.build(_settings(server, input_price=3.0)).review(review_request(repo.path))
-        hour = anthropic.build(_settings(server, input_price=3.0, cache_ttl="1h")).review(review_request(repo.path))
+        default = anthropic.build(_small_window(server, input_price=3.0)).review(review_request(repo))
+        asked = len(server.posts())
+        hour = anthropic.build(_small_window(server, input_price=3.0, cache_ttl="1h")).review(review_request(repo))
     assert default.status is ReviewerStatus.OK and hour.status is ReviewerStatus.OK, (default.reason, hour.reason)
-    first, second = server.posts()
-    # A run of one request: a 5-minute breakpoint would be a write nothing reads, so none is sent;
-    # the hour's is kept for the next pushes.
-    assert "cache_control" not in first.body["system"][0]
-    assert second.body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
-    assert default.usage.cost == pytest.approx((1 * 3.0 + 2480 * 3.75) / 1e6)
-    assert hour.usage.cost == pytest.approx((1 * 3.0 + 2480 * 6.0) / 1e6)
+    posts = server.posts()
+    assert asked >= 2 and len(posts) == 2 * asked  # a run of several requests: the later ones read the first's
+    assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral"} for post in posts[:asked])
+    assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+               for post in posts[asked:])
+    assert default.usage.cost == pytest.approx(asked * (1 * 3.0 + 2480 * 3.75) / 1e6)
+    assert hour.usage.cost == pytest.approx(asked * (1 * 3.0 + 2480 * 6.0) / 1e6)
 
 
-def _small_window(server: ModelServer, model: str = "test-model") -> ReviewerSettings:
+def test_a_run_of_one_request_marks_no_breakpoint_whatever_the_cache_lifetime(tmp_path: Path, key: None) -> None:
+    """Nothing in the run reads it and no store says another push came within the lifetime: a
+    write at 1.25 × (2 × for the hour) that nothing reads (the push cadence: test_model_push_cadence.py)."""
+    repo = calc_repo(tmp_path)
+    with ModelServer([Reply(review=review_document())]) as server:
+        for ttl in ("5m", "1h"):
+            outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", cache_ttl=ttl)).review(
+                review_request(repo.path))
+            assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert [len(post.body["system"]) for post in server.posts()] == [1, 1]
+    assert not any("cache_control" in post.body["system"][0] for post in server.posts())
+
+
+def _small_window(server: ModelServer, model: str = "test-model", **options: object) -> ReviewerSettings:
     """About 2,400 estimated tokens of instructions and schema: 3,500 leaves room for one small
     file a request."""
-    return _settings(server, model, max_input_tokens=3500, context_chars=0)
+    return _settings(server, model, max_input_tokens=3500, context_chars=0, **options)
 
 
 def _modules_repo(root: Path, prefix: str) -> Path:
@@ -284,16 +298,16 @@ def test_second_looks_mark_their_prefix_only_when_more_than_one_reads_it(
     assert "cache_control" not in server.review_posts()[0].body["system"][0]  # the review: one request
 
 
-def _calls_until(rounds: int) -> Callable[[Any], Reply | None]:
-    """A stand-in that asks for one `read` a round until `rounds` rounds are answered (or the
-    tools are closed), then reviews."""
+def _calls_until(rounds: int, path: str) -> Callable[[Any], Reply | None]:
+    """A stand-in that asks for one `read` of `path` a round until `rounds` rounds are answered (or
+    the tools are closed), then reviews."""
 
     def respond(request: Any) -> Reply | None:
         answered = sum(1 for message in request["messages"] if isinstance(message["content"], list)
                        and any(block.get("type") == "tool_result" for block in message["content"]))
         if answered >= rounds or request["tool_choice"]["type"] == "tool":
             return None
-        block = {"type": "tool_use", "id": f"toolu_{answered}", "name": "read", "input": {"path": "app/calc.py"}}
+        block = {"type": "tool_use", "id": f"toolu_{answered}", "name": "read", "input": {"path": path}}
         return Reply(body={"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
                            "content": [block], "stop_reason": "tool_use",
                            "usage": {"input_tokens": 500, "output_tokens": 20}})
@@ -301,33 +315,45 @@ def _calls_until(rounds: int) -> Callable[[Any], Reply | None]:
     return respond
 
 
-@pytest.mark.parametrize(("rounds", "turns", "marked"), [
-    (0, 4, [False]),  # the model answers at once: the run's only request
-    (1, 4, [False, False]),  # the second request: a model that made one round of calls often answers
-    (3, 4, [False, False, True, True]),  # from the third on: it writes, the next reads
-    (1, 1, [False, False]),  # the second request is the answer, the tools closed: nothing reads it
-    (2, 2, [False, False, True]),  # the answer (tools closed) reads the previous round, writes nothing new
+def _breakpoints(post: Recorded) -> list[str]:
+    """Where a request carries cache_control: `system`, or the round (1, 2, …) whose last
+    tool_result block holds it."""
+    places = ["system"] if "cache_control" in post.body["system"][0] else []
+    results = [message["content"] for message in post.body["messages"] if isinstance(message["content"], list)
+               and message["role"] == "user"]
+    places += [f"round {index}" for index, content in enumerate(results, 1) if "cache_control" in content[-1]]
+    assert sum("cache_control" in block for content in results for block in content) == len(places) - (
+        "system" in places)  # only on a round's last block
+    return places
+
+
+LONG_FILE = "app/long.py"  # a read of it is cut at 12,000 characters: the answer asks for a narrower range
+
+
+@pytest.mark.parametrize(("rounds", "turns", "path", "marked"), [
+    (0, 4, LONG_FILE, [[]]),  # the model answers at once: the run's only request
+    # Each answer cut short asks for another call: the request after it writes its round, the
+    # next reads it there and writes its own; the answer with the tools closed writes nothing.
+    (3, 4, LONG_FILE, [[], ["system", "round 1"], ["system", "round 1", "round 2"],
+                       ["system", "round 2", "round 3"]]),
+    (2, 2, LONG_FILE, [[], ["system", "round 1"], ["system", "round 1"]]),
+    (1, 1, LONG_FILE, [[], []]),  # the second request is the answer, the tools closed: nothing reads it
+    # Whole answers ask for nothing more: a model that calls again unasked pays as without the cache.
+    (3, 4, "app/calc.py", [[], [], [], []]),
+    (2, 2, "app/calc.py", [[], [], []]),
 ])
-def test_with_the_tools_a_breakpoint_is_sent_only_from_the_loops_third_request_on(
-        tmp_path: Path, key: None, rounds: int, turns: int, marked: list[bool]) -> None:
+def test_with_the_tools_a_round_is_written_only_where_its_answers_ask_for_another_call(
+        tmp_path: Path, key: None, rounds: int, turns: int, path: str, marked: list[list[str]]) -> None:
     repo = calc_repo(tmp_path)
-    with ModelServer([Reply(review=review_document())], responder=_calls_until(rounds)) as server:
+    commit(repo.path, {LONG_FILE: "".join(f"VALUE_{index} = {index}  # a line long enough to count\n"
+                                          for index in range(600))})
+    with ModelServer([Reply(review=review_document())], responder=_calls_until(rounds, path)) as server:
         outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", tools=True, tool_turns=turns)).review(
             review_request(repo.path))
     assert outcome.status is ReviewerStatus.OK, outcome.reason
     posts = server.posts()
     assert all(post.body["tools"][0]["name"] == "read" for post in posts)  # the tools are on in each
-    assert ["cache_control" in post.body["system"][0] for post in posts] == marked
-    # The same requests carry a breakpoint on the last block of their last message, so the next
-    # round reads the diff, the context and the earlier answers at 0.1 x, not only the system.
-    last_blocks = [post.body["messages"][-1]["content"] for post in posts]
-    assert [isinstance(content, list) and "cache_control" in content[-1] for content in last_blocks] == [
-        flag and post.body["tool_choice"]["type"] == "any" for post, flag in zip(posts, marked, strict=True)]
-    assert sum(isinstance(content, list) and "cache_control" in block
-               for post in posts for message in post.body["messages"]
-               for content in [message["content"]] for block in (content if isinstance(content, list) else [])
-               ) == sum(2 if post.body["tool_choice"]["type"] == "any" else 1
-                        for post, flag in zip(posts, marked, strict=True) if flag)  # this round's and the previous
+    assert [_breakpoints(post) for post in posts] == marked
 
 
 def test_with_the_tools_a_run_of_several_requests_marks_each(tmp_path: Path, key: None) -> None:

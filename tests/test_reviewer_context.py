@@ -360,3 +360,29 @@ def test_a_python_docstring_that_says_class_name_defines_nothing(tmp_path: Path)
     assert "(definition of scale)" in contexts[True] and "return value * 2" in contexts[True], contexts[True]
     assert "lib/notes.py" not in contexts[True], contexts[True]
     assert all("of sorted" not in context for context in contexts.values()), contexts[False]
+
+
+ROUTER = "def route(path, methods):\n    return (path, tuple(methods))\n"
+# `get`'s docstring names `route` before the line that calls it: prose, then the call site.
+VIEWS = ('def get(path):\n    """A GET handler.\n\n    Options are passed on to `route` unchanged, so the wrappers of\n'
+         '    the family read the same.\n    """\n' + "\n" * 6 + '    return route(path, ["GET"])\n' + "\n" * 8
+         + '# route stays the one place methods are named\ndef head(path):\n    return route(path, ["HEAD"])\n')
+FORMS = "from lib.router import route\n\n\ndef post(path):\n    return route(path, ['POST'])\n"
+
+
+def test_a_mention_in_a_docstring_or_a_comment_is_no_call_site(tmp_path: Path) -> None:
+    """`route`'s body changes; `app/a_views.py` names it in `get`'s docstring and in a comment
+    before the lines that call it. With the tools (two sites of a symbol inline) the two calls are
+    shown and the third named, the prose neither shown nor counted; `callers` returns the three
+    calls and no prose."""
+    from reviewgate.reviewers.model.prompt import ToolCall
+    from reviewgate.reviewers.model.tools import ReadTools
+
+    repo = make_repo(tmp_path, {"lib/router.py": ROUTER, "app/a_views.py": VIEWS, "app/b_forms.py": FORMS},
+                     {"lib/router.py": ROUTER.replace("tuple(methods)", "tuple(sorted(methods))")}).path
+    context = _contexts_with_and_without_tools(repo)[True]
+    assert 'return route(path, ["GET"])' in context and 'return route(path, ["HEAD"])' in context, context
+    assert "passed on to `route`" not in context and "the one place methods" not in context, context
+    assert "1 call site(s) of route in: app/b_forms.py" in context, context
+    answer = ReadTools(review_request(repo)).run(ToolCall("1", "callers", {"symbol": "route"}))
+    assert answer.count("(a use of route)") == 3 and "passed on to" not in answer, answer

@@ -128,9 +128,9 @@ def test_an_anthropic_model_asks_for_callers_through_tool_use_and_gets_them(tmp_
     first, second = server.posts()
     assert first.body["tool_choice"] == {"type": "any"}
     assert second.body["messages"][1]["content"][0]["type"] == "tool_use"
-    # The first request may be the run's only one, and a model that made one round of calls often
-    # answers in the second: a write there is read by nothing, so neither marks a breakpoint
-    # (the loop's third request on does: tests/test_reviewer_anthropic.py).
+    # The first request may be the run's only one, and the first round's answers ask for no other
+    # call (`callers` shows every use): a write in the second is read by nothing, so neither marks
+    # a breakpoint (a round that asks for more is written: tests/test_reviewer_anthropic.py).
     assert [post.body["system"][0].get("cache_control") for post in (first, second)] == [None, None]
 
 

@@ -4,13 +4,13 @@ Structured output by forcing one tool, `record_review`, whose `input_schema` is 
 contract (the second look forces `record_verification` the same way) (Anthropic docs, "Tool use": `tool_choice: {"type": "tool", "name": ...}`); the tool
 input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`). The tools and the system block come first and are the same bytes in every
-request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`)
-only where it pays: when other requests of the run read it (several requests, or the tool loop
-from its second round on), when the gate's store says the reviewer sent the same prefix within
-the cache's lifetime (the push cadence, prompt_cache.py: a push soon after another reads it, or
-writes it for the next), or with `cache_ttl = "1h"` (`"ttl": "1h"`), which keeps it between the
-pushes of an hour; never when the prefix is below the model's documented minimum, where the
-write would cache nothing.
+request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`,
+with `cache_ttl = "1h"` `"ttl": "1h"`) only where it pays: when other requests of the run read it
+(several requests, or the tool loop's next request after a round whose answers point the model
+at another call), when the gate's store says the reviewer sent the same prefix within the
+cache's lifetime (the push cadence, prompt_cache.py: 5 minutes or an hour; a push soon after
+another reads it, or writes it for the next); never when the prefix is below the model's
+documented minimum, where the write would cache nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from reviewgate.reviewers.model.options import ModelOptions, parse_options
 from reviewgate.reviewers.model.prompt import Conversation, ToolCall
 from reviewgate.reviewers.model.prompt_cache import anthropic_minimum, below_minimum_note, prefix_tokens
 from reviewgate.reviewers.model.reply import Reply
+from reviewgate.reviewers.model.tools import asks_for_more
 from reviewgate.reviewers.model.usage_fields import anthropic_counts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -75,26 +76,30 @@ def stable_prefix_tokens(conversation: Conversation) -> int:
 def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation
                    ) -> dict[str, str] | None:
     """The system block's `cache_control`, or None where it cannot pay: a prefix below the
-    model's minimum caches nothing; a 5-minute breakpoint on a request no later one reads is a
-    write (1.25 × input) that costs more than sending the prefix plainly. Other requests of the
-    run (the push's other chunks, the other findings' second looks) read it at 0.1 ×; so does a
-    push that follows a recent one (the previous push's write, or its own for the next push);
-    the 1-hour TTL keeps it for the next pushes whatever their cadence."""
+    model's minimum caches nothing; a breakpoint on a request no later one reads is a write
+    (1.25 × input, 2 × with the 1-hour TTL) that costs more than sending the prefix plainly. Other
+    requests of the run (the push's other chunks, the other findings' second looks) read it at
+    0.1 ×; so does a push that follows a recent one within the cache's lifetime (the previous
+    push's write, or its own for the next push), and the tool loop's next request (below)."""
     minimum = anthropic_minimum(settings.model)
     if minimum is not None and stable_prefix_tokens(conversation) < minimum:
         return None
-    if (options.cache_ttl == "1h" or conversation.prefix_shared or conversation.prefix_recent
-            or later_rounds_read(conversation)):
+    if conversation.prefix_shared or conversation.prefix_recent or written_rounds(conversation):
         return cache_control(options)
     return None
 
 
-def later_rounds_read(conversation: Conversation) -> bool:
-    """Whether the tool loop's next request likely reads this one's write: not its first request,
-    which may be the answer (most reviews call no tool), nor its second (a model that made one
-    round of calls often answers then, and a write nothing reads costs 1.25 × what it marks),
-    from the third on. A request with the tools closed (the answer) only reads: tool_messages."""
-    return len(conversation.turns) > 1
+def written_rounds(conversation: Conversation) -> list[int]:
+    """The tool loop's rounds (indexes of `conversation.turns`) whose answers a request of the loop
+    writes to the cache, up to this one: a request writes its last round only while the tools are
+    open (the answer with them closed has no next request) and that round's answers point the
+    model at another call (`callers` naming uses it did not show, an answer cut short): the
+    request that follows it reads the write. A model that calls again unasked pays each round
+    whole, as without the cache; one that answers where it was pointed further leaves the write
+    unread: that is the bet."""
+    last = len(conversation.turns) - 1
+    return [index for index, turn in enumerate(conversation.turns)
+            if (index < last or conversation.tools_open) and any(asks_for_more(result) for result in turn.results)]
 
 
 def prefix_note(settings: ReviewerSettings, options: ModelOptions, conversation: Conversation) -> str | None:
@@ -121,7 +126,7 @@ def request_body(
         # so the system message does not state it again.
         "system": [system],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages]
-        + tool_messages(conversation, marked if marked is not None and later_rounds_read(conversation) else None),
+        + tool_messages(conversation, marked),
         # While the loop is open the model must call one of the tools (`any`), the answer's tool
         # being its way to finish; then the answer is forced.
         "tools": tools,
@@ -135,10 +140,11 @@ def request_body(
 
 def tool_messages(conversation: Conversation, marked: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The tool loop's rounds: the assistant's `tool_use` blocks, then a user message of one
-    `tool_result` block per call, by `tool_use_id`. `marked` goes on the last block of the last
-    round (and of the one before): the next round re-sends everything up to it and reads it at
-    0.1 × (Anthropic caches the prefix up to a breakpoint; the system block's alone leaves the
-    diff, the context and the earlier answers at the full price in every round)."""
+    `tool_result` block per call, by `tool_use_id`. `marked` goes on the last block of the round
+    this request writes (written_rounds) and of the latest an earlier request wrote: the next
+    round re-sends everything up to it and reads it at 0.1 × (Anthropic caches the prefix up to a
+    breakpoint; the system block's alone leaves the diff, the context and the earlier answers at
+    the full price in every round)."""
     messages: list[dict[str, Any]] = []
     for turn in conversation.turns:
         messages.append({"role": "assistant", "content": [
@@ -147,12 +153,16 @@ def tool_messages(conversation: Conversation, marked: dict[str, str] | None = No
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call.id, "content": result}
             for call, result in zip(turn.calls, turn.results, strict=True)]})
-    # The previous round's breakpoint is kept (three in all with the system block's, of the four
-    # allowed): the read is looked up only some 20 blocks back from a breakpoint, and a round of
-    # many calls adds more.
-    # With the tools closed the request is the answer: only the read, no write nothing reads.
-    for message in (messages[-1:-4:-2] if conversation.tools_open else messages[-3:-4:-1]) if marked else ():
-        message["content"][-1]["cache_control"] = marked
+    if marked is None:
+        return messages
+    written = written_rounds(conversation)
+    last = len(conversation.turns) - 1
+    # The latest write before this request is read where it was written (a read is looked up only
+    # some 20 blocks back from a breakpoint, and a round of many calls adds more); this request's
+    # own, when it writes: three breakpoints at most with the system block's, of the four allowed.
+    earlier = [index for index in written if index < last][-1:]
+    for index in earlier + [index for index in written if index == last]:
+        messages[2 * index + 1]["content"][-1]["cache_control"] = marked
     return messages
 
 

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange, LineKind
 from reviewgate.freeze.git import TreeReader, run_git
+from reviewgate.reviewers.model.code_names import python_code_names
 
 MAX_SYMBOLS = 20  # symbols looked up per chunk: the most-touched first, the rest are noise
 MAX_GREP_HITS = 200  # read per symbol before choosing the sites worth showing
@@ -250,11 +251,13 @@ def _python_import_lines(text: str, path: str) -> frozenset[int]:
 
 
 class UseReader:
-    """Sites of a symbol that use it: imports left out, each file's import lines read once."""
+    """Sites of a symbol that use it in code: imports left out, and in Python a mention in a
+    comment, a docstring or a string (code_names.py); each file read once for each."""
 
     def __init__(self, head: TreeReader) -> None:
         self.head = head
         self._imports: dict[str, frozenset[int]] = {}
+        self._names: dict[str, dict[str, frozenset[int]] | None] = {}
 
     def is_import(self, site: Site) -> bool:
         if _IMPORT_LINE.search(site.text):
@@ -266,7 +269,23 @@ class UseReader:
             self._imports[site.path] = _python_import_lines(text, site.path) if text else frozenset()
         return site.line in self._imports[site.path]
 
+    def in_prose(self, site: Site, symbol: str) -> bool:
+        """Whether the site's line names `symbol` only in a comment, a docstring or a string."""
+        if PurePosixPath(site.path).suffix not in PYTHON_SUFFIXES:
+            return False
+        if site.path not in self._names:
+            text = self.head.read_text(site.path)
+            self._names[site.path] = python_code_names(text) if text is not None and "\0" not in text else None
+        names = self._names[site.path]
+        return names is not None and site.line not in names.get(symbol, ())
+
     def sites(self, request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[Site]:
-        """The definitions and uses of `symbol` at the head, imports left out."""
-        found = (Site(path, line, text) for path, line, text in symbol_sites(request, symbol, limit))
-        return [site for site in found if not self.is_import(site)]
+        """The definitions and uses of `symbol` at the head, in code, imports left out; in
+        documents (a changelog) only when no code names it."""
+        found = [Site(path, line, text) for path, line, text in symbol_sites(request, symbol, limit)]
+        kept = [site for site in found if not self.is_import(site) and not self.in_prose(site, symbol)]
+        if kept or not found or any(site.is_document for site in found):
+            return kept
+        # Every line of code that named it was prose: the documents are read as when no code names it.
+        documents = [f":(glob)**/*{suffix}" for suffix in sorted(DOCUMENT_SUFFIXES)]
+        return [Site(*hit) for hit in grep_tree(request, request.target.head_sha, symbol, limit, documents)]

@@ -35,6 +35,10 @@ from reviewgate.text import printable
 
 MAX_ARGUMENT_CHARS = 500  # of a call's recorded name and argument values
 MAX_RESULT_CHARS = 12_000  # one call's answer; the loop's tool_bytes bounds them all
+# How an answer points the model at another call: it was cut, or `callers` names uses it did not show.
+CUT_NOTE = f"\n… (cut at {MAX_RESULT_CHARS:,} characters: ask for a narrower range)"
+MORE_USES = "not shown: {count} more use(s) of {symbol} (read them with `read`):\n"
+_MORE_USES_LEAD = MORE_USES.split("{", 1)[0]
 MAX_READ_LINES = 400
 MAX_SEARCH_HITS = 60
 MAX_CALLERS = 40
@@ -120,7 +124,7 @@ class ReadTools:
             text = f"refused: {refusal}"
             record.update(outcome="refused", reason=str(refusal))
         if len(text) > MAX_RESULT_CHARS:
-            text = text[:MAX_RESULT_CHARS] + f"\n… (cut at {MAX_RESULT_CHARS:,} characters: ask for a narrower range)"
+            text = text[:MAX_RESULT_CHARS] + CUT_NOTE
         record["characters"] = len(text)
         record["digest"] = text_digest(text)  # what it returned: a cached answer is reused only while it is the same
         with self._lock:
@@ -256,7 +260,7 @@ class ReadTools:
             by_file: dict[str, list[str]] = {}
             for site in rest:
                 by_file.setdefault(printable(site.path), []).append(str(site.line))
-            parts.append(f"not shown: {len(rest)} more use(s) of {symbol} (read them with `read`):\n"
+            parts.append(MORE_USES.format(count=len(rest), symbol=symbol)
                          + "\n".join(f"  {path}: {', '.join(lines)}" for path, lines in by_file.items()))
         return "\n\n".join(parts)
 
@@ -268,6 +272,12 @@ def _positive(value: Any, default: int) -> int:
 def _line(text: str) -> str:
     clipped = text if len(text) <= MAX_LINE_CHARACTERS else text[:MAX_LINE_CHARACTERS] + " …"
     return redact_line(printable(clipped))[0]
+
+
+def asks_for_more(result: str) -> bool:
+    """Whether a tool's answer ends pointing the model at another call: cut short, or a `callers`
+    answer naming uses it did not show (its last part; a read's lines are numbered, never that)."""
+    return result.endswith(CUT_NOTE) or result.rpartition("\n\n")[2].startswith(_MORE_USES_LEAD)
 
 
 def transcript_text(calls: list[dict[str, Any]]) -> str:
