@@ -356,6 +356,20 @@ def test_with_the_tools_a_round_is_written_only_where_its_answers_ask_for_anothe
     assert [_breakpoints(post) for post in posts] == marked
 
 
+def test_under_the_hour_a_tool_loop_writes_no_round(tmp_path: Path, key: None) -> None:
+    # A round is read once, seconds later: the hour's write (2 x input) and that read cost more
+    # than sending the round twice, so under `cache_ttl = "1h"` no round and, in a run of one
+    # chunk with no recent push, no system block is marked.
+    repo = calc_repo(tmp_path)
+    commit(repo.path, {LONG_FILE: "".join(f"VALUE_{index} = {index}  # a line long enough to count\n"
+                                          for index in range(600))})
+    with ModelServer([Reply(review=review_document())], responder=_calls_until(3, LONG_FILE)) as server:
+        outcome = anthropic.build(_settings(server, "claude-sonnet-4-6", tools=True, tool_turns=4,
+                                            cache_ttl="1h")).review(review_request(repo.path))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    assert [_breakpoints(post) for post in server.posts()] == [[], [], [], []]
+
+
 def test_with_the_tools_a_run_of_several_requests_marks_each(tmp_path: Path, key: None) -> None:
     repo = _modules_repo(tmp_path, "compute")
     with ModelServer([Reply(review=review_document())]) as server:

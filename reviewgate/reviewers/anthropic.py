@@ -84,9 +84,17 @@ def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversati
     minimum = anthropic_minimum(settings.model)
     if minimum is not None and stable_prefix_tokens(conversation) < minimum:
         return None
-    if conversation.prefix_shared or conversation.prefix_recent or written_rounds(conversation):
+    if conversation.prefix_shared or conversation.prefix_recent or rounds_written(options, conversation):
         return cache_control(options)
     return None
+
+
+def rounds_written(options: ModelOptions, conversation: Conversation) -> list[int]:
+    """written_rounds under the 5-minute lifetime; none under the hour's, whose write costs 2 × input:
+    a round is read once, seconds later, by the next request (2.1 × against the 2 × of sending it
+    twice), and the 5-minute breakpoint it would need beside the hour's would be billed at a price
+    the run's usage does not tell apart."""
+    return written_rounds(conversation) if options.cache_ttl == "5m" else []
 
 
 def written_rounds(conversation: Conversation) -> list[int]:
@@ -126,7 +134,7 @@ def request_body(
         # so the system message does not state it again.
         "system": [system],
         "messages": [{"role": message.role, "content": message.text} for message in conversation.messages]
-        + tool_messages(conversation, marked),
+        + tool_messages(conversation, marked if rounds_written(options, conversation) else None),
         # While the loop is open the model must call one of the tools (`any`), the answer's tool
         # being its way to finish; then the answer is forced.
         "tools": tools,
