@@ -178,10 +178,10 @@ def test_the_compiled_loop_is_the_one_taken_for_one_byte_texts(monkeypatch: pyte
     files = [Normalized.of(text, Language.PYTHON) for text in (body, body)]
     hashes, offsets = files[0].windows_in(range(1, 19))
     anchors = _anchors(files)
-    shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
+    shared = runs.shared_of([hashes], [values for _, values in anchors])
     for texts, taken in ((runs.Texts.of([file.text for file in files]), 1), (runs.Texts.of([file.text + "é" for file in files]), 0)):
         calls.clear()
-        found = runs.regions_found(0, files[0], _kept(hashes, kept[0]), _kept(offsets, kept[0]), runs.PlaceTable.of(anchors, shared), texts,
+        found = runs.regions_found(0, files[0], hashes, offsets, runs.PlaceTable.of(anchors, shared), texts,
                                    shortest=50, most_places=50)
         assert found and len(calls) == taken
 
@@ -225,17 +225,23 @@ def test_runs_are_those_of_the_plain_loop(extra: list[str], search_path: str) ->
             anchors.append((array(HASH_TYPECODE, starts), values))
             for start, value in zip(starts, values, strict=True):
                 places.setdefault(value, []).append((number, start))
-        shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
-        assert kept[0] == [value in places for value in hashes]
+        shared = runs.shared_of([hashes], [values for _, values in anchors])
+        assert shared.tolist() == sorted(places.keys() & set(hashes))
+        kept = [value in places for value in hashes]
         table = runs.PlaceTable.of(anchors, shared)
         texts = runs.Texts.of([normalized.text for normalized in files])
         windows = list(zip(hashes, offsets, strict=True))
         for shortest, most_places in ((50, 50), (42, 3), (90, 1000), (50, 2), (42, 1)):
             expected = plain_runs(mine, files, windows, places, shortest, most_places)
+            # Every window of the added code, as the gate passes them: those the tree lacks are
+            # passed over, as if only the shared ones had been given.
             found = runs.regions_found(
-                mine, files[mine], _kept(hashes, kept[0]), _kept(offsets, kept[0]), table, texts, shortest=shortest, most_places=most_places
+                mine, files[mine], hashes, offsets, table, texts, shortest=shortest, most_places=most_places
             )
             assert found == expected, (case, shortest)
+            assert runs.regions_found(
+                mine, files[mine], _kept(hashes, kept), _kept(offsets, kept), table, texts, shortest=shortest, most_places=most_places
+            ) == expected
 
 
 def test_extents_stop_at_the_bounds_of_each_file_and_at_the_first_difference() -> None:
@@ -260,16 +266,15 @@ def test_runs_are_cut_to_whole_lines_as_line_by_line() -> None:
 
 
 def test_shared_hashes_are_the_same_whichever_side_is_held() -> None:
-    """`shared_of` holds the smaller side as a set: either way the same hashes, the same windows."""
+    """`shared_of` holds the smaller side as a set: either way the same hashes."""
     rng = random.Random(4)
     tree = [array(HASH_TYPECODE, sorted({rng.randrange(1 << 32) for _ in range(rng.randint(0, 300))})) for _ in range(20)]
     common = [value for values in tree[:5] for value in values[:3]]
     for size in (10, 100_000):  # fewer windows of added code than hashes of the tree, and more
         added = [array(HASH_TYPECODE, [rng.choice(common) if rng.random() < 0.3 else rng.randrange(1 << 32) for _ in range(size)])]
         everything = {value for values in tree for value in values}
-        shared, kept = runs.shared_of(added, tree)
+        shared = runs.shared_of(added, tree)
         assert shared.tolist() == sorted(everything & set(added[0]))
-        assert kept == [[value in everything for value in added[0]]]
         assert runs.holding(tree, shared) == [number for number, values in enumerate(tree) if set(values) & set(shared)]
 
 
@@ -286,7 +291,7 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
     nothing_shared = runs.PlaceTable.of(anchors, array(HASH_TYPECODE))
     assert runs.regions_found(0, files[0], hashes, offsets, nothing_shared, texts, shortest=50, most_places=50) == []
     empty = array(HASH_TYPECODE)
-    shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
+    shared = runs.shared_of([hashes], [values for _, values in anchors])
     table = runs.PlaceTable.of(anchors, shared)
     assert runs.regions_found(0, files[0], empty, empty, table, texts, shortest=50, most_places=50) == []
     places: dict[int, list[tuple[int, int]]] = {}
@@ -294,11 +299,11 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
         for start, value in zip(starts, values, strict=True):
             places.setdefault(value, []).append((number, start))
     windows = list(zip(hashes, offsets, strict=True))
-    found = runs.regions_found(0, files[0], _kept(hashes, kept[0]), _kept(offsets, kept[0]), table, texts, shortest=50, most_places=50)
+    found = runs.regions_found(0, files[0], hashes, offsets, table, texts, shortest=50, most_places=50)
     assert found == plain_runs(0, files, windows, places, 50, 50) and found  # the twin in file 3
     assert 3 in {run[3] for run in found}
     assert len(runs.Texts.of([]).starts) == 0
-    assert len(runs.shared_of([], [])[0]) == 0
+    assert len(runs.shared_of([], [])) == 0
 
 
 @needs_compiled
