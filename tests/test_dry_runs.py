@@ -278,6 +278,51 @@ def test_shared_hashes_are_the_same_whichever_side_is_held() -> None:
         assert runs.holding(tree, shared) == [number for number, values in enumerate(tree) if set(values) & set(shared)]
 
 
+@needs_compiled
+@pytest.mark.parametrize("seed", range(3))
+def test_shared_hashes_and_the_table_of_places_compiled_are_those_of_python(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`shared_of` and `PlaceTable.of` compiled (`_runs.shared_hashes`, `_runs.place_table`) give
+    what their Python definitions give: hashes repeated within and across files, hashes of one
+    slot's low bits, files with no window, either side the smaller, nothing shared."""
+    assert runs._compiled_shared_hashes is not None and runs._compiled_place_table is not None
+    rng = random.Random(seed)
+    pool = [rng.randrange(1 << 32) for _ in range(40)] + [value << 20 for value in range(1, 30)] + [0, (1 << 32) - 1]
+    for case in range(150):
+        files = rng.randint(0, 8)
+        anchors = []
+        for _ in range(files):
+            size = 0 if rng.random() < 0.2 else rng.randint(1, 60)
+            offsets = array(HASH_TYPECODE, sorted(rng.sample(range(10_000), size)))
+            anchors.append((offsets, array(HASH_TYPECODE, [rng.choice(pool) for _ in range(size)])))
+        added = [array(HASH_TYPECODE, [rng.choice(pool) if rng.random() < 0.5 else rng.randrange(1 << 32)
+                                       for _ in range(rng.choice([0, 5, 300]))]) for _ in range(rng.randint(0, 3))]
+        indexed = [values for _, values in anchors]
+        compiled_shared = runs.shared_of(added, indexed)
+        compiled_table = runs.PlaceTable.of(anchors, compiled_shared)
+        everything = array(HASH_TYPECODE, sorted({rng.choice(pool) for _ in range(rng.randint(0, 20))}))
+        compiled_everything = runs.PlaceTable.of(anchors, everything)
+        with monkeypatch.context() as patched:
+            patched.setattr(runs, "_compiled_shared_hashes", None)
+            patched.setattr(runs, "_compiled_place_table", None)
+            shared = runs.shared_of(added, indexed)
+            assert compiled_shared == shared, case
+            assert compiled_table == runs.PlaceTable.of(anchors, shared), case
+            assert compiled_everything == runs.PlaceTable.of(anchors, everything), case
+
+
+@needs_compiled
+def test_the_compiled_table_of_places_refuses_counts_that_do_not_add_up() -> None:
+    assert runs._compiled_place_table is not None
+    hashes, offsets = array("I", [1, 2, 3]), array("I", [0, 4, 8])
+    for counts in ([2], [2, 2], [4, -1], [3, 1]):
+        with pytest.raises(ValueError, match="do not agree in length"):
+            runs._compiled_place_table(hashes, offsets, array("q", counts), array("I", [2]))
+    with pytest.raises(ValueError, match="do not agree in length"):
+        runs._compiled_place_table(hashes, offsets[:2], array("q", [3]), array("I", [2]))
+    with pytest.raises(ValueError, match="whole number of 8-byte items"):
+        runs._compiled_place_table(hashes, offsets, array("I", [3]), array("I", [2]))
+
+
 def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_path: str) -> None:
     """No shared window, no window at all, texts shorter than a window or empty beside the others,
     and a file repeating its own lines (runs between its stretches that do not overlap, and its
