@@ -25,8 +25,8 @@ from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes, disti
 # compiler built them.
 _compiled_regions_found: Callable[..., list[tuple[int, int, int, int]]] | None = None
 compiled_longest_disjoint: Callable[[list[tuple[int, int, int, int]], int], list[tuple[int, int, int, int]]] | None = None
-_compiled_shared_hashes: Callable[[bytes, bytes], bytes] | None = None
-_compiled_place_table: Callable[[bytes, bytes, bytes, bytes], tuple[bytes, bytes, bytes, bytes]] | None = None
+_compiled_shared_hashes: Callable[..., bytes] | None = None
+_compiled_place_table: Callable[..., tuple[bytes, bytes, bytes, bytes]] | None = None
 try:
     from reviewgate.reviewers.builtin.lenses.duplication import _runs
 except ImportError:
@@ -92,10 +92,10 @@ class PlaceTable:
         and a sort in C, where this loop made a tuple a place, 0.4 s at +304k appended) where built."""
         if _compiled_place_table is not None:
             counts = _integers(len(values) for _, values in anchors)
-            hashes, first, files, offsets = _compiled_place_table(
+            parts = _compiled_place_table(
                 b"".join(values for _, values in anchors), b"".join(offsets for offsets, _ in anchors), counts, shared)
             table = cls(no_hashes(), _integers(), _integers(), _integers())
-            for values, data in zip((table.hashes, table.first, table.files, table.offsets), (hashes, first, files, offsets), strict=True):
+            for values, data in zip((table.hashes, table.first, table.files, table.offsets), parts, strict=True):
                 values.frombytes(data)
             return table
         wanted = set(shared)
