@@ -227,20 +227,22 @@ def test_runs_are_those_of_the_plain_loop(extra: list[str], search_path: str) ->
                 places.setdefault(value, []).append((number, start))
         shared = runs.shared_of([hashes], [values for _, values in anchors])
         assert shared.tolist() == sorted(places.keys() & set(hashes))
+        [(kept_hashes, kept_offsets)] = runs.shared_windows([hashes], [offsets], shared)
         kept = [value in places for value in hashes]
+        assert (kept_hashes, kept_offsets) == (_kept(hashes, kept), _kept(offsets, kept))
         table = runs.PlaceTable.of(anchors, shared)
         texts = runs.Texts.of([normalized.text for normalized in files])
         windows = list(zip(hashes, offsets, strict=True))
         for shortest, most_places in ((50, 50), (42, 3), (90, 1000), (50, 2), (42, 1)):
             expected = plain_runs(mine, files, windows, places, shortest, most_places)
-            # Every window of the added code, as the gate passes them: those the tree lacks are
-            # passed over, as if only the shared ones had been given.
+            # The shared windows, as the gate passes them, and every window: those the tree lacks
+            # are passed over.
             found = runs.regions_found(
-                mine, files[mine], hashes, offsets, table, texts, shortest=shortest, most_places=most_places
+                mine, files[mine], kept_hashes, kept_offsets, table, texts, shortest=shortest, most_places=most_places
             )
             assert found == expected, (case, shortest)
             assert runs.regions_found(
-                mine, files[mine], _kept(hashes, kept), _kept(offsets, kept), table, texts, shortest=shortest, most_places=most_places
+                mine, files[mine], hashes, offsets, table, texts, shortest=shortest, most_places=most_places
             ) == expected
 
 
@@ -280,11 +282,13 @@ def test_shared_hashes_are_the_same_whichever_side_is_held() -> None:
 
 @needs_compiled
 @pytest.mark.parametrize("seed", range(3))
-def test_shared_hashes_and_the_table_of_places_compiled_are_those_of_python(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`shared_of` and `PlaceTable.of` compiled (`_runs.shared_hashes`, `_runs.place_table`) give
-    what their Python definitions give: hashes repeated within and across files, hashes of one
-    slot's low bits, files with no window, either side the smaller, nothing shared."""
+def test_shared_hashes_windows_and_places_compiled_are_those_of_python(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`shared_of`, `shared_windows` and `PlaceTable.of` compiled (`_runs.shared_hashes`,
+    `_runs.windows_kept`, `_runs.place_table`) give what their Python definitions give: hashes
+    repeated within and across files, hashes of one slot's low bits, files with no window, either
+    side the smaller, nothing shared."""
     assert runs._compiled_shared_hashes is not None and runs._compiled_place_table is not None
+    assert runs._compiled_windows_kept is not None
     rng = random.Random(seed)
     pool = [rng.randrange(1 << 32) for _ in range(40)] + [value << 20 for value in range(1, 30)] + [0, (1 << 32) - 1]
     for case in range(150):
@@ -297,30 +301,37 @@ def test_shared_hashes_and_the_table_of_places_compiled_are_those_of_python(seed
         added = [array(HASH_TYPECODE, [rng.choice(pool) if rng.random() < 0.5 else rng.randrange(1 << 32)
                                        for _ in range(rng.choice([0, 5, 300]))]) for _ in range(rng.randint(0, 3))]
         indexed = [values for _, values in anchors]
+        added_offsets = [array(HASH_TYPECODE, range(len(values))) for values in added]
         compiled_shared = runs.shared_of(added, indexed)
         compiled_table = runs.PlaceTable.of(anchors, compiled_shared)
+        compiled_windows = runs.shared_windows(added, added_offsets, compiled_shared)
         everything = array(HASH_TYPECODE, sorted({rng.choice(pool) for _ in range(rng.randint(0, 20))}))
         compiled_everything = runs.PlaceTable.of(anchors, everything)
+        compiled_all_windows = runs.shared_windows(added, added_offsets, everything)
         with monkeypatch.context() as patched:
             patched.setattr(runs, "_compiled_shared_hashes", None)
             patched.setattr(runs, "_compiled_place_table", None)
+            patched.setattr(runs, "_compiled_windows_kept", None)
             shared = runs.shared_of(added, indexed)
             assert compiled_shared == shared, case
             assert compiled_table == runs.PlaceTable.of(anchors, shared), case
+            assert compiled_windows == runs.shared_windows(added, added_offsets, shared), case
             assert compiled_everything == runs.PlaceTable.of(anchors, everything), case
+            assert compiled_all_windows == runs.shared_windows(added, added_offsets, everything), case
 
 
 @needs_compiled
-def test_the_compiled_table_of_places_refuses_counts_that_do_not_add_up() -> None:
-    assert runs._compiled_place_table is not None
+def test_the_compiled_table_and_windows_refuse_counts_that_do_not_add_up() -> None:
+    assert runs._compiled_place_table is not None and runs._compiled_windows_kept is not None
     hashes, offsets = array("I", [1, 2, 3]), array("I", [0, 4, 8])
-    for counts in ([2], [2, 2], [4, -1], [3, 1]):
+    for compiled in (runs._compiled_place_table, runs._compiled_windows_kept):
+        for counts in ([2], [2, 2], [4, -1], [3, 1]):
+            with pytest.raises(ValueError, match="do not agree in length"):
+                compiled(hashes, offsets, array("q", counts), array("I", [2]))
         with pytest.raises(ValueError, match="do not agree in length"):
-            runs._compiled_place_table(hashes, offsets, array("q", counts), array("I", [2]))
-    with pytest.raises(ValueError, match="do not agree in length"):
-        runs._compiled_place_table(hashes, offsets[:2], array("q", [3]), array("I", [2]))
-    with pytest.raises(ValueError, match="whole number of 8-byte items"):
-        runs._compiled_place_table(hashes, offsets, array("I", [3]), array("I", [2]))
+            compiled(hashes, offsets[:2], array("q", [3]), array("I", [2]))
+        with pytest.raises(ValueError, match="whole number of 8-byte items"):
+            compiled(hashes, offsets, array("I", [3]), array("I", [2]))
 
 
 def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_path: str) -> None:

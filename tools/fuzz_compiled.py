@@ -147,10 +147,11 @@ def run_cases(seed: int, seconds: float) -> None:
         counts = array("q", [end - start for start, end in zip([0, *split], [*split, len(left)], strict=True)])
         if rng.random() < 0.1:
             counts.append(rng.randint(-3, 3))
-        try:
-            _runs.place_table(left, array("I", range(len(left))), counts, array("I", sorted(set(right))))
-        except ValueError:
-            assert sum(counts) != len(left) or min(counts, default=0) < 0
+        for compiled in (_runs.place_table, _runs.windows_kept):
+            try:
+                compiled(left, array("I", range(len(left))), counts, array("I", sorted(set(right))))
+            except ValueError:
+                assert sum(counts) != len(left) or min(counts, default=0) < 0
         # The window hashes of random bytes, at offsets some of which have no whole window: the
         # compiled ones are those of the prefix sums, or refused.
         data = codes + bytes(rng.randrange(256) for _ in range(rng.randint(0, 100)))

@@ -464,11 +464,48 @@ static Py_ssize_t sorted_distinct(uint32_t *values, Py_ssize_t count)
     return kept;
 }
 
+/* An open-addressing set of sorted distinct 4-byte hashes: each slot holds an index into them plus
+   one (0: free). The hashes are well mixed already, so their low bits are the slot. */
+typedef struct {
+    const uint32_t *hashes;
+    Py_ssize_t *slots;
+    uint64_t mask;
+} HashSet;
+
+static int hash_set_made(HashSet *set, const uint32_t *hashes, Py_ssize_t count)
+{
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)count)
+        size *= 2;
+    set->hashes = hashes;
+    set->mask = size - 1;
+    set->slots = PyMem_Calloc((size_t)size, sizeof(Py_ssize_t));
+    if (set->slots == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (Py_ssize_t index = 0; index < count; index++) {
+        uint64_t slot = hashes[index] & set->mask;
+        while (set->slots[slot])
+            slot = (slot + 1) & set->mask;
+        set->slots[slot] = index + 1;
+    }
+    return 1;
+}
+
+/* Where `hash` is among the set's hashes, or -1. */
+static Py_ssize_t hash_set_find(const HashSet *set, uint32_t hash)
+{
+    for (uint64_t slot = hash & set->mask; set->slots[slot]; slot = (slot + 1) & set->mask)
+        if (set->hashes[set->slots[slot] - 1] == hash)
+            return set->slots[slot] - 1;
+    return -1;
+}
+
 /* shared_hashes(left, right) -> bytes: the 4-byte hashes both buffers hold, sorted, each once
-   (runs.shared_of over each side's hashes one after another). The smaller side is sorted and put
-   in an open-addressing table (the hashes are well mixed already: their low bits are the slot),
-   where each hash of the other side is looked for: a bisection per hash of 2.4 million took as
-   long as the Python set. */
+   (runs.shared_of over each side's hashes one after another). The smaller side is sorted and made
+   a HashSet, where each hash of the other side is looked for: a bisection per hash of 2.4 million
+   took as long as the Python set. */
 static PyObject *shared_hashes(PyObject *module, PyObject *arguments)
 {
     (void)module;
@@ -477,7 +514,7 @@ static PyObject *shared_hashes(PyObject *module, PyObject *arguments)
         return NULL;
     PyObject *result = NULL;
     uint32_t *held = NULL;
-    Py_ssize_t *slots = NULL; /* the index in `held` plus one, 0 for a free slot */
+    HashSet set = {NULL, NULL, 0};
     char *found = NULL;
     Py_ssize_t left_count = items(&left, 4, "left"), right_count = items(&right, 4, "right");
     if (left_count < 0 || right_count < 0)
@@ -493,29 +530,13 @@ static PyObject *shared_hashes(PyObject *module, PyObject *arguments)
     }
     memcpy(held, small->buf, (size_t)small->len);
     Py_ssize_t distinct = sorted_distinct(held, small_count);
-    uint64_t size = 16;
-    while (size < 2 * (uint64_t)distinct)
-        size *= 2;
-    slots = PyMem_Calloc((size_t)size, sizeof(Py_ssize_t));
-    if (slots == NULL) {
-        PyErr_NoMemory();
+    if (!hash_set_made(&set, held, distinct))
         goto done;
-    }
-    uint64_t mask = size - 1;
-    for (Py_ssize_t index = 0; index < distinct; index++) {
-        uint64_t slot = held[index] & mask;
-        while (slots[slot])
-            slot = (slot + 1) & mask;
-        slots[slot] = index + 1;
-    }
     const uint32_t *probes = large->buf;
     for (Py_ssize_t index = 0; index < large_count; index++) {
-        uint32_t hash = probes[index];
-        for (uint64_t slot = hash & mask; slots[slot]; slot = (slot + 1) & mask)
-            if (held[slots[slot] - 1] == hash) {
-                found[slots[slot] - 1] = 1;
-                break;
-            }
+        Py_ssize_t position = hash_set_find(&set, probes[index]);
+        if (position >= 0)
+            found[position] = 1;
     }
     Py_ssize_t shared = 0;
     for (Py_ssize_t index = 0; index < distinct; index++)
@@ -524,10 +545,69 @@ static PyObject *shared_hashes(PyObject *module, PyObject *arguments)
     result = PyBytes_FromStringAndSize((const char *)held, shared * 4);
 done:
     PyMem_Free(held);
-    PyMem_Free(slots);
+    PyMem_Free(set.slots);
     PyMem_Free(found);
     PyBuffer_Release(&left);
     PyBuffer_Release(&right);
+    return result;
+}
+
+/* windows_kept(hashes, offsets, counts, shared) -> (hashes, offsets, counts), each bytes: the
+   windows of files one after another (`counts` of them in each file, 8-byte counts; 4-byte
+   hashes beside 4-byte offsets) whose hash is in `shared` (sorted, each once), in order, and how
+   many each file kept (runs.shared_windows). One call for every file: one HashSet. */
+static PyObject *windows_kept(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Py_buffer buffers[4];
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(arguments, "y*y*y*y*:windows_kept", &buffers[0], &buffers[1], &buffers[2], &buffers[3]))
+        return NULL;
+    PyObject *result = NULL;
+    HashSet set = {NULL, NULL, 0};
+    uint32_t *kept = NULL;
+    int64_t *kept_counts = NULL;
+    Py_ssize_t count = items(&buffers[0], 4, "hashes"), offsets_count = items(&buffers[1], 4, "offsets");
+    Py_ssize_t files = items(&buffers[2], 8, "counts"), distinct = items(&buffers[3], 4, "shared");
+    if (PyErr_Occurred())
+        goto done;
+    const int64_t *counts = buffers[2].buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t file = 0; file < files && total >= 0; file++)
+        total = counts[file] < 0 || counts[file] > count - total ? -1 : total + counts[file];
+    if (offsets_count != count || total != count) {
+        PyErr_SetString(PyExc_ValueError, "windows_kept: the arrays do not agree in length");
+        goto done;
+    }
+    kept = PyMem_Malloc(sizeof(uint32_t) * 2 * (size_t)(count ? count : 1)); /* hashes, then offsets */
+    kept_counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(files ? files : 1));
+    if (kept == NULL || kept_counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!hash_set_made(&set, buffers[3].buf, distinct))
+        goto done;
+    const uint32_t *hashes = buffers[0].buf, *offsets = buffers[1].buf;
+    uint32_t *offsets_kept = kept + count;
+    Py_ssize_t taken = 0, position = 0;
+    for (Py_ssize_t file = 0; file < files; file++) {
+        Py_ssize_t before = taken;
+        for (int64_t index = 0; index < counts[file]; index++, position++)
+            if (hash_set_find(&set, hashes[position]) >= 0) {
+                kept[taken] = hashes[position];
+                offsets_kept[taken++] = offsets[position];
+            }
+        kept_counts[file] = taken - before;
+    }
+    result = Py_BuildValue("(y#y#y#)", (const char *)kept, taken * 4, (const char *)offsets_kept, taken * 4,
+                           (const char *)kept_counts, files * 8);
+done:
+    PyMem_Free(set.slots);
+    PyMem_Free(kept);
+    PyMem_Free(kept_counts);
+    for (int index = 0; index < 4; index++)
+        if (buffers[index].obj != NULL)
+            PyBuffer_Release(&buffers[index]);
     return result;
 }
 
@@ -557,6 +637,7 @@ static PyObject *place_table(PyObject *module, PyObject *arguments)
     if (!PyArg_ParseTuple(arguments, "y*y*y*y*:place_table", &buffers[0], &buffers[1], &buffers[2], &buffers[3]))
         return NULL;
     PyObject *result = NULL, *parts[4] = {NULL, NULL, NULL, NULL};
+    HashSet set = {NULL, NULL, 0};
     Kept *kept = NULL;
     Py_ssize_t *file_of = NULL;
     Py_ssize_t count = items(&buffers[0], 4, "hashes"), offsets_count = items(&buffers[1], 4, "offsets");
@@ -583,11 +664,13 @@ static PyObject *place_table(PyObject *module, PyObject *arguments)
         PyErr_NoMemory();
         goto done;
     }
+    if (!hash_set_made(&set, shared, distinct))
+        goto done;
     Py_ssize_t taken = 0, position = 0;
     for (Py_ssize_t file = 0; file < files; file++)
         for (int64_t index = 0; index < counts[file]; index++, position++) {
             file_of[position] = file;
-            if (find_hash(shared, distinct, hashes[position]) >= 0)
+            if (hash_set_find(&set, hashes[position]) >= 0)
                 kept[taken++] = (Kept){hashes[position], position};
         }
     qsort(kept, (size_t)taken, sizeof(Kept), by_hash_then_position);
@@ -620,6 +703,7 @@ done:
         if (buffers[index].obj != NULL)
             PyBuffer_Release(&buffers[index]);
     }
+    PyMem_Free(set.slots);
     PyMem_Free(kept);
     PyMem_Free(file_of);
     return result;
@@ -631,6 +715,7 @@ static PyMethodDef methods[] = {
     {"regions_found", regions_found, METH_VARARGS,
      "The maximal shared runs of a changed file's windows, longest first (runs.regions_found)."},
     {"shared_hashes", shared_hashes, METH_VARARGS, "The 4-byte hashes both buffers hold, sorted, each once (runs.shared_of)."},
+    {"windows_kept", windows_kept, METH_VARARGS, "The windows whose hash is shared, in order (runs.shared_windows)."},
     {"place_table", place_table, METH_VARARGS,
      "The places of the shared hashes, sorted by hash, as bytes (runs.PlaceTable.of)."},
     {NULL, NULL, 0, NULL},

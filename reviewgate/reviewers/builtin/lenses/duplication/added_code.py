@@ -24,8 +24,8 @@ class Query:
     normalized: Normalized
     added: Collection[int]  # line numbers: a range when they follow each other (an appended file)
     source: str
-    # The windows inside added lines, hashes beside offsets: hashed only when some file of the
-    # change may repeat code (search.py).
+    # The windows inside added lines, hashes beside offsets (once the tree is read, those it
+    # shares): hashed only when some file of the change may repeat code (search.py).
     hashes: Hashes = field(init=False)
     offsets: Hashes = field(init=False)
 

@@ -79,6 +79,9 @@ def places_of(request: ReviewRequest, queries: dict[str, Query]) -> tuple[Places
     known_paths = list(known)
     matching = [known_paths[number] for number in runs.holding(list(known.values()), shared)]
     del digests, known, known_paths
+    kept = runs.shared_windows([query.hashes for query in queries.values()], [query.offsets for query in queries.values()], shared)
+    for changed, (hashes, offsets) in zip(queries.values(), kept, strict=True):
+        changed.hashes, changed.offsets = hashes, offsets
     normalized: dict[str, Normalized] = {}
     sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
     matching_anchors: list[tuple[Hashes, Hashes]] = []
