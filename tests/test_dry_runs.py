@@ -386,3 +386,24 @@ def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypa
     monkeypatch.undo()
     with pytest.raises(TypeError, match="a run is a"):
         runs.compiled_longest_disjoint([[50, 0, 0, 0]], 50)  # type: ignore[list-item]
+
+
+def test_the_names_of_a_whole_line_are_those_names_between_reads() -> None:
+    """`Normalized.line_names` (one search of the blanked line) gives what `names_between` gives
+    over the line's span, for every line holding normalized text: real modules (keywords, strings
+    and comments beside names, decorators, dropped import lines) and text of wider characters."""
+    import sysconfig
+    from pathlib import Path
+
+    library = Path(sysconfig.get_paths()["stdlib"])
+    sources = [(library / name).read_text(encoding="utf-8") for name in ("argparse.py", "dataclasses.py", "textwrap.py")]
+    sources.append("def größe(ß, n):\n    # ok\n    return ß.über(n) + 'x'\nimport os\nλ = lambda: größe(1, 2)\n" * 3)
+    checked = 0
+    for source in sources:
+        normalized = Normalized.of(source, Language.PYTHON)
+        for index, line in enumerate(normalized.lines):
+            if line:
+                start = normalized.line_starts[index]
+                assert normalized.line_names(index) == normalized.names_between(start, start + len(line)), (index, line)
+                checked += 1
+    assert checked > 1000
