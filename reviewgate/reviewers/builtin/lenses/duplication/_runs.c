@@ -6,6 +6,11 @@
    backwards, cut to whole lines, the longest first. This gives the same runs in the same order, or
    runs.py's path runs where it was not built; tests/test_compiled_runs.py compares the two.
 
+   Before it, the same file compiles what feeds it: the hashes the added code and the tree share
+   (runs.shared_of), the windows of the added code holding one (runs.shared_windows) and the table
+   of the tree's places sorted by hash (runs.PlaceTable.of), through an open-addressing table of
+   hashes; tests/test_dry_runs.py compares each with its Python definition.
+
    Its arrays come from the gate (the changed file's windows, the tree's table of places, the
    normalized texts); every index read from one is checked against the array it indexes, and a
    run is never grown past its file's text. */

@@ -21,8 +21,8 @@ from operator import itemgetter
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
 from reviewgate.reviewers.builtin.lenses.duplication.hashes import Hashes, distinct, no_hashes
 
-# `regions_found`, `longest_disjoint`, `shared_of` and `PlaceTable.of` compiled (_runs.c), where a C
-# compiler built them.
+# `regions_found`, `longest_disjoint`, `shared_of`, `shared_windows` and `PlaceTable.of` compiled
+# (_runs.c), where a C compiler built them.
 _compiled_regions_found: Callable[..., list[tuple[int, int, int, int]]] | None = None
 compiled_longest_disjoint: Callable[[list[tuple[int, int, int, int]], int], list[tuple[int, int, int, int]]] | None = None
 _compiled_shared_hashes: Callable[..., bytes] | None = None
