@@ -178,10 +178,10 @@ def test_the_compiled_loop_is_the_one_taken_for_one_byte_texts(monkeypatch: pyte
     files = [Normalized.of(text, Language.PYTHON) for text in (body, body)]
     hashes, offsets = files[0].windows_in(range(1, 19))
     anchors = _anchors(files)
-    shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
+    shared = runs.shared_of([hashes], [values for _, values in anchors])
     for texts, taken in ((runs.Texts.of([file.text for file in files]), 1), (runs.Texts.of([file.text + "é" for file in files]), 0)):
         calls.clear()
-        found = runs.regions_found(0, files[0], _kept(hashes, kept[0]), _kept(offsets, kept[0]), runs.PlaceTable.of(anchors, shared), texts,
+        found = runs.regions_found(0, files[0], hashes, offsets, runs.PlaceTable.of(anchors, shared), texts,
                                    shortest=50, most_places=50)
         assert found and len(calls) == taken
 
@@ -225,17 +225,25 @@ def test_runs_are_those_of_the_plain_loop(extra: list[str], search_path: str) ->
             anchors.append((array(HASH_TYPECODE, starts), values))
             for start, value in zip(starts, values, strict=True):
                 places.setdefault(value, []).append((number, start))
-        shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
-        assert kept[0] == [value in places for value in hashes]
+        shared = runs.shared_of([hashes], [values for _, values in anchors])
+        assert shared.tolist() == sorted(places.keys() & set(hashes))
+        [(kept_hashes, kept_offsets)] = runs.shared_windows([hashes], [offsets], shared)
+        kept = [value in places for value in hashes]
+        assert (kept_hashes, kept_offsets) == (_kept(hashes, kept), _kept(offsets, kept))
         table = runs.PlaceTable.of(anchors, shared)
         texts = runs.Texts.of([normalized.text for normalized in files])
         windows = list(zip(hashes, offsets, strict=True))
         for shortest, most_places in ((50, 50), (42, 3), (90, 1000), (50, 2), (42, 1)):
             expected = plain_runs(mine, files, windows, places, shortest, most_places)
+            # The shared windows, as the gate passes them, and every window: those the tree lacks
+            # are passed over.
             found = runs.regions_found(
-                mine, files[mine], _kept(hashes, kept[0]), _kept(offsets, kept[0]), table, texts, shortest=shortest, most_places=most_places
+                mine, files[mine], kept_hashes, kept_offsets, table, texts, shortest=shortest, most_places=most_places
             )
             assert found == expected, (case, shortest)
+            assert runs.regions_found(
+                mine, files[mine], hashes, offsets, table, texts, shortest=shortest, most_places=most_places
+            ) == expected
 
 
 def test_extents_stop_at_the_bounds_of_each_file_and_at_the_first_difference() -> None:
@@ -260,17 +268,70 @@ def test_runs_are_cut_to_whole_lines_as_line_by_line() -> None:
 
 
 def test_shared_hashes_are_the_same_whichever_side_is_held() -> None:
-    """`shared_of` holds the smaller side as a set: either way the same hashes, the same windows."""
+    """`shared_of` holds the smaller side as a set: either way the same hashes."""
     rng = random.Random(4)
     tree = [array(HASH_TYPECODE, sorted({rng.randrange(1 << 32) for _ in range(rng.randint(0, 300))})) for _ in range(20)]
     common = [value for values in tree[:5] for value in values[:3]]
     for size in (10, 100_000):  # fewer windows of added code than hashes of the tree, and more
         added = [array(HASH_TYPECODE, [rng.choice(common) if rng.random() < 0.3 else rng.randrange(1 << 32) for _ in range(size)])]
         everything = {value for values in tree for value in values}
-        shared, kept = runs.shared_of(added, tree)
+        shared = runs.shared_of(added, tree)
         assert shared.tolist() == sorted(everything & set(added[0]))
-        assert kept == [[value in everything for value in added[0]]]
         assert runs.holding(tree, shared) == [number for number, values in enumerate(tree) if set(values) & set(shared)]
+
+
+@needs_compiled
+@pytest.mark.parametrize("seed", range(3))
+def test_shared_hashes_windows_and_places_compiled_are_those_of_python(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`shared_of`, `shared_windows` and `PlaceTable.of` compiled (`_runs.shared_hashes`,
+    `_runs.windows_kept`, `_runs.place_table`) give what their Python definitions give: hashes
+    repeated within and across files, hashes of one slot's low bits, files with no window, either
+    side the smaller, nothing shared."""
+    assert runs._compiled_shared_hashes is not None and runs._compiled_place_table is not None
+    assert runs._compiled_windows_kept is not None
+    rng = random.Random(seed)
+    pool = [rng.randrange(1 << 32) for _ in range(40)] + [value << 20 for value in range(1, 30)] + [0, (1 << 32) - 1]
+    for case in range(150):
+        files = rng.randint(0, 8)
+        anchors = []
+        for _ in range(files):
+            size = 0 if rng.random() < 0.2 else rng.randint(1, 60)
+            offsets = array(HASH_TYPECODE, sorted(rng.sample(range(10_000), size)))
+            anchors.append((offsets, array(HASH_TYPECODE, [rng.choice(pool) for _ in range(size)])))
+        added = [array(HASH_TYPECODE, [rng.choice(pool) if rng.random() < 0.5 else rng.randrange(1 << 32)
+                                       for _ in range(rng.choice([0, 5, 300]))]) for _ in range(rng.randint(0, 3))]
+        indexed = [values for _, values in anchors]
+        added_offsets = [array(HASH_TYPECODE, range(len(values))) for values in added]
+        compiled_shared = runs.shared_of(added, indexed)
+        compiled_table = runs.PlaceTable.of(anchors, compiled_shared)
+        compiled_windows = runs.shared_windows(added, added_offsets, compiled_shared)
+        everything = array(HASH_TYPECODE, sorted({rng.choice(pool) for _ in range(rng.randint(0, 20))}))
+        compiled_everything = runs.PlaceTable.of(anchors, everything)
+        compiled_all_windows = runs.shared_windows(added, added_offsets, everything)
+        with monkeypatch.context() as patched:
+            patched.setattr(runs, "_compiled_shared_hashes", None)
+            patched.setattr(runs, "_compiled_place_table", None)
+            patched.setattr(runs, "_compiled_windows_kept", None)
+            shared = runs.shared_of(added, indexed)
+            assert compiled_shared == shared, case
+            assert compiled_table == runs.PlaceTable.of(anchors, shared), case
+            assert compiled_windows == runs.shared_windows(added, added_offsets, shared), case
+            assert compiled_everything == runs.PlaceTable.of(anchors, everything), case
+            assert compiled_all_windows == runs.shared_windows(added, added_offsets, everything), case
+
+
+@needs_compiled
+def test_the_compiled_table_and_windows_refuse_counts_that_do_not_add_up() -> None:
+    assert runs._compiled_place_table is not None and runs._compiled_windows_kept is not None
+    hashes, offsets = array("I", [1, 2, 3]), array("I", [0, 4, 8])
+    for compiled in (runs._compiled_place_table, runs._compiled_windows_kept):
+        for counts in ([2], [2, 2], [4, -1], [3, 1]):
+            with pytest.raises(ValueError, match="do not agree in length"):
+                compiled(hashes, offsets, array("q", counts), array("I", [2]))
+        with pytest.raises(ValueError, match="do not agree in length"):
+            compiled(hashes, offsets[:2], array("q", [3]), array("I", [2]))
+        with pytest.raises(ValueError, match="whole number of 8-byte items"):
+            compiled(hashes, offsets, array("I", [3]), array("I", [2]))
 
 
 def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_path: str) -> None:
@@ -286,7 +347,7 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
     nothing_shared = runs.PlaceTable.of(anchors, array(HASH_TYPECODE))
     assert runs.regions_found(0, files[0], hashes, offsets, nothing_shared, texts, shortest=50, most_places=50) == []
     empty = array(HASH_TYPECODE)
-    shared, kept = runs.shared_of([hashes], [values for _, values in anchors])
+    shared = runs.shared_of([hashes], [values for _, values in anchors])
     table = runs.PlaceTable.of(anchors, shared)
     assert runs.regions_found(0, files[0], empty, empty, table, texts, shortest=50, most_places=50) == []
     places: dict[int, list[tuple[int, int]]] = {}
@@ -294,11 +355,11 @@ def test_runs_of_degenerate_inputs_are_none_or_those_of_the_plain_loop(search_pa
         for start, value in zip(starts, values, strict=True):
             places.setdefault(value, []).append((number, start))
     windows = list(zip(hashes, offsets, strict=True))
-    found = runs.regions_found(0, files[0], _kept(hashes, kept[0]), _kept(offsets, kept[0]), table, texts, shortest=50, most_places=50)
+    found = runs.regions_found(0, files[0], hashes, offsets, table, texts, shortest=50, most_places=50)
     assert found == plain_runs(0, files, windows, places, 50, 50) and found  # the twin in file 3
     assert 3 in {run[3] for run in found}
     assert len(runs.Texts.of([]).starts) == 0
-    assert len(runs.shared_of([], [])[0]) == 0
+    assert len(runs.shared_of([], [])) == 0
 
 
 @needs_compiled
@@ -325,3 +386,24 @@ def test_longest_disjoint_compiled_takes_what_the_loop_takes(seed: int, monkeypa
     monkeypatch.undo()
     with pytest.raises(TypeError, match="a run is a"):
         runs.compiled_longest_disjoint([[50, 0, 0, 0]], 50)  # type: ignore[list-item]
+
+
+def test_the_names_of_a_whole_line_are_those_names_between_reads() -> None:
+    """`Normalized.line_names` (one search of the blanked line) gives what `names_between` gives
+    over the line's span, for every line holding normalized text: real modules (keywords, strings
+    and comments beside names, decorators, dropped import lines) and text of wider characters."""
+    import sysconfig
+    from pathlib import Path
+
+    library = Path(sysconfig.get_paths()["stdlib"])
+    sources = [(library / name).read_text(encoding="utf-8") for name in ("argparse.py", "dataclasses.py", "textwrap.py")]
+    sources.append("def größe(ß, n):\n    # ok\n    return ß.über(n) + 'x'\nimport os\nλ = lambda: größe(1, 2)\n" * 3)
+    checked = 0
+    for source in sources:
+        normalized = Normalized.of(source, Language.PYTHON)
+        for index, line in enumerate(normalized.lines):
+            if line:
+                start = normalized.line_starts[index]
+                assert normalized.line_names(index) == normalized.names_between(start, start + len(line)), (index, line)
+                checked += 1
+    assert checked > 1000

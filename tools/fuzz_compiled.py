@@ -138,6 +138,20 @@ def run_cases(seed: int, seconds: float) -> None:
             _runs.longest_disjoint(found, rng.choice([1, 10, 50]))
         except ValueError:
             pass
+        # The hashes two sides share and the table of places: the Python definitions' (runs.py), or
+        # refused when the counts do not add up to the hashes given.
+        left = array("I", [rng.randrange(16) if rng.random() < 0.7 else rng.randrange(1 << 32) for _ in range(rng.randint(0, 60))])
+        right = array("I", [rng.randrange(16) if rng.random() < 0.7 else rng.randrange(1 << 32) for _ in range(rng.randint(0, 60))])
+        assert _runs.shared_hashes(left, right) == array("I", sorted(set(left) & set(right))).tobytes(), (left, right)
+        split = sorted(rng.randint(0, len(left)) for _ in range(rng.randint(0, 4)))
+        counts = array("q", [end - start for start, end in zip([0, *split], [*split, len(left)], strict=True)])
+        if rng.random() < 0.1:
+            counts.append(rng.randint(-3, 3))
+        for compiled in (_runs.place_table, _runs.windows_kept):
+            try:
+                compiled(left, array("I", range(len(left))), counts, array("I", sorted(set(right))))
+            except ValueError:
+                assert sum(counts) != len(left) or min(counts, default=0) < 0
         # The window hashes of random bytes, at offsets some of which have no whole window: the
         # compiled ones are those of the prefix sums, or refused.
         data = codes + bytes(rng.randrange(256) for _ in range(rng.randint(0, 100)))

@@ -6,6 +6,11 @@
    backwards, cut to whole lines, the longest first. This gives the same runs in the same order, or
    runs.py's path runs where it was not built; tests/test_compiled_runs.py compares the two.
 
+   Before it, the same file compiles what feeds it: the hashes the added code and the tree share
+   (runs.shared_of), the windows of the added code holding one (runs.shared_windows) and the table
+   of the tree's places sorted by hash (runs.PlaceTable.of), through an open-addressing table of
+   hashes; tests/test_dry_runs.py compares each with its Python definition.
+
    Its arrays come from the gate (the changed file's windows, the tree's table of places, the
    normalized texts); every index read from one is checked against the array it indexes, and a
    run is never grown past its file's text. */
@@ -444,11 +449,280 @@ failed:
     return NULL;
 }
 
+/* Sorts 4-byte hashes in place (qsort's comparator). */
+static int ascending_hash(const void *left, const void *right)
+{
+    uint32_t a = *(const uint32_t *)left, b = *(const uint32_t *)right;
+    return (a > b) - (a < b);
+}
+
+/* `count` hashes sorted, each once, in place; how many are left. */
+static Py_ssize_t sorted_distinct(uint32_t *values, Py_ssize_t count)
+{
+    if (count == 0)
+        return 0;
+    qsort(values, (size_t)count, sizeof(uint32_t), ascending_hash);
+    Py_ssize_t kept = 1;
+    for (Py_ssize_t index = 1; index < count; index++)
+        if (values[index] != values[kept - 1])
+            values[kept++] = values[index];
+    return kept;
+}
+
+/* An open-addressing set of sorted distinct 4-byte hashes: each slot holds an index into them plus
+   one (0: free). The hashes are well mixed already, so their low bits are the slot. */
+typedef struct {
+    const uint32_t *hashes;
+    Py_ssize_t *slots;
+    uint64_t mask;
+} HashSet;
+
+static int hash_set_made(HashSet *set, const uint32_t *hashes, Py_ssize_t count)
+{
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)count)
+        size *= 2;
+    set->hashes = hashes;
+    set->mask = size - 1;
+    set->slots = PyMem_Calloc((size_t)size, sizeof(Py_ssize_t));
+    if (set->slots == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (Py_ssize_t index = 0; index < count; index++) {
+        uint64_t slot = hashes[index] & set->mask;
+        while (set->slots[slot])
+            slot = (slot + 1) & set->mask;
+        set->slots[slot] = index + 1;
+    }
+    return 1;
+}
+
+/* Where `hash` is among the set's hashes, or -1. */
+static Py_ssize_t hash_set_find(const HashSet *set, uint32_t hash)
+{
+    for (uint64_t slot = hash & set->mask; set->slots[slot]; slot = (slot + 1) & set->mask)
+        if (set->hashes[set->slots[slot] - 1] == hash)
+            return set->slots[slot] - 1;
+    return -1;
+}
+
+/* shared_hashes(left, right) -> bytes: the 4-byte hashes both buffers hold, sorted, each once
+   (runs.shared_of over each side's hashes one after another). The smaller side is sorted and made
+   a HashSet, where each hash of the other side is looked for: a bisection per hash of 2.4 million
+   took as long as the Python set. */
+static PyObject *shared_hashes(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Py_buffer left, right;
+    if (!PyArg_ParseTuple(arguments, "y*y*:shared_hashes", &left, &right))
+        return NULL;
+    PyObject *result = NULL;
+    uint32_t *held = NULL;
+    HashSet set = {NULL, NULL, 0};
+    char *found = NULL;
+    Py_ssize_t left_count = items(&left, 4, "left"), right_count = items(&right, 4, "right");
+    if (left_count < 0 || right_count < 0)
+        goto done;
+    const Py_buffer *small = left_count <= right_count ? &left : &right;
+    const Py_buffer *large = left_count <= right_count ? &right : &left;
+    Py_ssize_t small_count = small->len / 4, large_count = large->len / 4;
+    held = PyMem_Malloc(small->len ? (size_t)small->len : 1);
+    found = PyMem_Calloc(small_count ? (size_t)small_count : 1, 1);
+    if (held == NULL || found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(held, small->buf, (size_t)small->len);
+    Py_ssize_t distinct = sorted_distinct(held, small_count);
+    if (!hash_set_made(&set, held, distinct))
+        goto done;
+    const uint32_t *probes = large->buf;
+    for (Py_ssize_t index = 0; index < large_count; index++) {
+        Py_ssize_t position = hash_set_find(&set, probes[index]);
+        if (position >= 0)
+            found[position] = 1;
+    }
+    Py_ssize_t shared = 0;
+    for (Py_ssize_t index = 0; index < distinct; index++)
+        if (found[index])
+            held[shared++] = held[index];
+    result = PyBytes_FromStringAndSize((const char *)held, shared * 4);
+done:
+    PyMem_Free(held);
+    PyMem_Free(set.slots);
+    PyMem_Free(found);
+    PyBuffer_Release(&left);
+    PyBuffer_Release(&right);
+    return result;
+}
+
+/* windows_kept(hashes, offsets, counts, shared) -> (hashes, offsets, counts), each bytes: the
+   windows of files one after another (`counts` of them in each file, 8-byte counts; 4-byte
+   hashes beside 4-byte offsets) whose hash is in `shared` (sorted, each once), in order, and how
+   many each file kept (runs.shared_windows). One call for every file: one HashSet. */
+static PyObject *windows_kept(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Py_buffer buffers[4];
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(arguments, "y*y*y*y*:windows_kept", &buffers[0], &buffers[1], &buffers[2], &buffers[3]))
+        return NULL;
+    PyObject *result = NULL;
+    HashSet set = {NULL, NULL, 0};
+    uint32_t *kept = NULL;
+    int64_t *kept_counts = NULL;
+    Py_ssize_t count = items(&buffers[0], 4, "hashes"), offsets_count = items(&buffers[1], 4, "offsets");
+    Py_ssize_t files = items(&buffers[2], 8, "counts"), distinct = items(&buffers[3], 4, "shared");
+    if (PyErr_Occurred())
+        goto done;
+    const int64_t *counts = buffers[2].buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t file = 0; file < files && total >= 0; file++)
+        total = counts[file] < 0 || counts[file] > count - total ? -1 : total + counts[file];
+    if (offsets_count != count || total != count) {
+        PyErr_SetString(PyExc_ValueError, "windows_kept: the arrays do not agree in length");
+        goto done;
+    }
+    kept = PyMem_Malloc(sizeof(uint32_t) * 2 * (size_t)(count ? count : 1)); /* hashes, then offsets */
+    kept_counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(files ? files : 1));
+    if (kept == NULL || kept_counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!hash_set_made(&set, buffers[3].buf, distinct))
+        goto done;
+    const uint32_t *hashes = buffers[0].buf, *offsets = buffers[1].buf;
+    uint32_t *offsets_kept = kept + count;
+    Py_ssize_t taken = 0, position = 0;
+    for (Py_ssize_t file = 0; file < files; file++) {
+        Py_ssize_t before = taken;
+        for (int64_t index = 0; index < counts[file]; index++, position++)
+            if (hash_set_find(&set, hashes[position]) >= 0) {
+                kept[taken] = hashes[position];
+                offsets_kept[taken++] = offsets[position];
+            }
+        kept_counts[file] = taken - before;
+    }
+    result = Py_BuildValue("(y#y#y#)", (const char *)kept, taken * 4, (const char *)offsets_kept, taken * 4,
+                           (const char *)kept_counts, files * 8);
+done:
+    PyMem_Free(set.slots);
+    PyMem_Free(kept);
+    PyMem_Free(kept_counts);
+    for (int index = 0; index < 4; index++)
+        if (buffers[index].obj != NULL)
+            PyBuffer_Release(&buffers[index]);
+    return result;
+}
+
+/* A place kept for the table: its hash, and its position among all places (file, then offset). */
+typedef struct {
+    uint32_t hash;
+    Py_ssize_t position;
+} Kept;
+
+static int by_hash_then_position(const void *left, const void *right)
+{
+    const Kept *a = left, *b = right;
+    if (a->hash != b->hash)
+        return a->hash < b->hash ? -1 : 1;
+    return (a->position > b->position) - (a->position < b->position);
+}
+
+/* place_table(hashes, offsets, counts, shared) -> (hashes, first, files, offsets), each bytes:
+   runs.PlaceTable.of over the files' line-start windows one file after another (`counts` of
+   them in each file, 8-byte counts), keeping those whose hash is in `shared` (sorted, each once);
+   4-byte hashes and offsets in, 4-byte hashes and 8-byte first places, files and offsets out. */
+static PyObject *place_table(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Py_buffer buffers[4];
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(arguments, "y*y*y*y*:place_table", &buffers[0], &buffers[1], &buffers[2], &buffers[3]))
+        return NULL;
+    PyObject *result = NULL, *parts[4] = {NULL, NULL, NULL, NULL};
+    HashSet set = {NULL, NULL, 0};
+    Kept *kept = NULL;
+    Py_ssize_t *file_of = NULL;
+    Py_ssize_t count = items(&buffers[0], 4, "hashes"), offsets_count = items(&buffers[1], 4, "offsets");
+    Py_ssize_t files = items(&buffers[2], 8, "counts"), distinct = items(&buffers[3], 4, "shared");
+    if (PyErr_Occurred())
+        goto done;
+    const uint32_t *hashes = buffers[0].buf, *offsets = buffers[1].buf, *shared = buffers[3].buf;
+    const int64_t *counts = buffers[2].buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t file = 0; file < files; file++) {
+        if (counts[file] < 0 || counts[file] > count - total) {
+            total = -1;
+            break;
+        }
+        total += counts[file];
+    }
+    if (offsets_count != count || total != count) {
+        PyErr_SetString(PyExc_ValueError, "place_table: the arrays do not agree in length");
+        goto done;
+    }
+    kept = PyMem_Malloc(sizeof(Kept) * (size_t)(count ? count : 1));
+    file_of = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(count ? count : 1));
+    if (kept == NULL || file_of == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!hash_set_made(&set, shared, distinct))
+        goto done;
+    Py_ssize_t taken = 0, position = 0;
+    for (Py_ssize_t file = 0; file < files; file++)
+        for (int64_t index = 0; index < counts[file]; index++, position++) {
+            file_of[position] = file;
+            if (hash_set_find(&set, hashes[position]) >= 0)
+                kept[taken++] = (Kept){hashes[position], position};
+        }
+    qsort(kept, (size_t)taken, sizeof(Kept), by_hash_then_position);
+    Py_ssize_t groups = 0;
+    for (Py_ssize_t index = 0; index < taken; index++)
+        groups += index == 0 || kept[index].hash != kept[index - 1].hash;
+    parts[0] = PyBytes_FromStringAndSize(NULL, groups * 4);
+    parts[1] = PyBytes_FromStringAndSize(NULL, (groups + 1) * 8);
+    parts[2] = PyBytes_FromStringAndSize(NULL, taken * 8);
+    parts[3] = PyBytes_FromStringAndSize(NULL, taken * 8);
+    if (parts[0] == NULL || parts[1] == NULL || parts[2] == NULL || parts[3] == NULL)
+        goto done;
+    uint32_t *table_hashes = (uint32_t *)PyBytes_AS_STRING(parts[0]);
+    int64_t *first = (int64_t *)PyBytes_AS_STRING(parts[1]), *table_files = (int64_t *)PyBytes_AS_STRING(parts[2]);
+    int64_t *table_offsets = (int64_t *)PyBytes_AS_STRING(parts[3]);
+    Py_ssize_t group = 0;
+    for (Py_ssize_t index = 0; index < taken; index++) {
+        if (index == 0 || kept[index].hash != kept[index - 1].hash) {
+            table_hashes[group] = kept[index].hash;
+            first[group++] = index;
+        }
+        table_files[index] = file_of[kept[index].position];
+        table_offsets[index] = offsets[kept[index].position];
+    }
+    first[groups] = taken;
+    result = PyTuple_Pack(4, parts[0], parts[1], parts[2], parts[3]);
+done:
+    for (int index = 0; index < 4; index++) {
+        Py_XDECREF(parts[index]);
+        if (buffers[index].obj != NULL)
+            PyBuffer_Release(&buffers[index]);
+    }
+    PyMem_Free(set.slots);
+    PyMem_Free(kept);
+    PyMem_Free(file_of);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"longest_disjoint", longest_disjoint, METH_VARARGS,
      "Each run in turn less what runs already taken cover, when still `minimum` long (runs.longest_disjoint)."},
     {"regions_found", regions_found, METH_VARARGS,
      "The maximal shared runs of a changed file's windows, longest first (runs.regions_found)."},
+    {"shared_hashes", shared_hashes, METH_VARARGS, "The 4-byte hashes both buffers hold, sorted, each once (runs.shared_of)."},
+    {"windows_kept", windows_kept, METH_VARARGS, "The windows whose hash is shared, in order (runs.shared_windows)."},
+    {"place_table", place_table, METH_VARARGS,
+     "The places of the shared hashes, sorted by hash, as bytes (runs.PlaceTable.of)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -338,6 +338,20 @@ class Normalized:
                 yield from names
             index += 1
 
+    def line_names(self, index: int) -> list[str]:
+        """`names_between` over the whole of line `index` (0-based, a line holding normalized text):
+        one search of its blanked line, without locating the line by bisection and counting its
+        marks before and inside the span first (the reordered-statement pass asks it of each line
+        of 4,000 regions at +304k appended)."""
+        marks = self.lines[index].count(IDENTIFIER_MARK)
+        if not marks:
+            return []
+        names = _IDENTIFIER.findall(self.blanked, self._blanked_starts[index], self._blanked_starts[index + 1] - 1)
+        if len(names) < marks:  # never for a line normalized here; read on as names_between does
+            start = self.line_starts[index]
+            return self.names_between(start, start + len(self.lines[index]))
+        return names[:marks]
+
     def line_at(self, offset: int) -> int:
         """The 1-based source line whose normalized text holds `offset`."""
         index = bisect.bisect_right(self.line_starts, offset) - 1

@@ -288,21 +288,32 @@ class DuplicationLens:
             yield near_copy_finding(path, original)
         files = request.head.list_files() if found.duplicates else []
         families: dict[str, Families] = {}  # by changed file: found once for all its copies
+        # By changed file, split once for all its copies (which its Families hold anyway); the
+        # other side's file is split for each copy and let go of.
+        lines: dict[str, list[str]] = {}
         for candidate in found.duplicates:
             mirrored = mirrored_directories(files, candidate.mine.path, candidate.theirs.path)
-            yield duplicate_finding(candidate, found.sources[candidate.theirs.path], mirrored, families)
+            mine_lines = lines.get(candidate.mine.path)
+            if mine_lines is None:
+                mine_lines = lines[candidate.mine.path] = candidate.query.source.split("\n")
+            other_lines = found.sources[candidate.theirs.path].split("\n")
+            yield duplicate_finding(candidate, mine_lines, other_lines, mirrored, families)
 
 
 def duplicate_finding(
-    candidate: Candidate, other_source: str, mirrored: tuple[str, str, int] | None, families: dict[str, Families]
+    candidate: Candidate,
+    mine_lines: list[str],
+    other_lines: list[str],
+    mirrored: tuple[str, str, int] | None,
+    families: dict[str, Families],
 ) -> Finding:
-    """The `reuse/duplicate-code` finding of one pair of places: `mirrored` is the pair of
-    directories mirroring each other the two files are in, if any (rules.py)."""
+    """The `reuse/duplicate-code` finding of one pair of places, given the lines of both files:
+    `mirrored` is the pair of directories mirroring each other the two files are in, if any
+    (rules.py)."""
     from reviewgate.reviewers.builtin.lenses.duplication.demotions import demotion  # imported by the search
     from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, evidence
 
     query, mine, theirs = candidate.query, candidate.mine, candidate.theirs
-    other_lines = other_source.split("\n")
     name = definition_name(other_lines, theirs.first, theirs.last, language_of(theirs.path))
     what = f"`{name}`" if name else "the code"
     count = mine.last - mine.first + 1
@@ -324,7 +335,7 @@ def duplicate_finding(
             f"duplicate is still a finding, two places to fix the next bug. Use {what} at {theirs}, "
             "extending it if it needs a parameter."
         )
-    minor = demotion(candidate, query.source.split("\n"), other_lines, mirrored, families)
+    minor = demotion(candidate, mine_lines, other_lines, mirrored, families)
     if minor is not None:
         body += "\n\n" + minor.reason
     return lens_finding(

@@ -129,11 +129,6 @@ def _agreeing(mine: list[str], theirs: list[str], forward: dict[str, str], backw
     return agreeing
 
 
-def _line_names(normalized: Normalized, index: int) -> list[str]:
-    start = normalized.line_starts[index]
-    return normalized.names_between(start, start + len(normalized.lines[index]))
-
-
 def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized,
                           their_range: tuple[int, int], *, below: float) -> float | None:
     """The share of names agreeing with one renaming when each line of `mine_range` is compared
@@ -167,13 +162,13 @@ def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs:
     used: set[int] = set()
     agreeing = disagreeing = 0
     for line, partners in enumerate(nearby):
-        names = _line_names(mine, mine_lines[line])
+        names = mine.line_names(mine_lines[line])
         best, best_agreeing = -1, -1
         for partner in partners:
             if partner in used:
                 continue
             if partner not in their_names:
-                their_names[partner] = _line_names(theirs, their_lines[partner])
+                their_names[partner] = theirs.line_names(their_lines[partner])
             agreed = _agreeing(names, their_names[partner], forward, backward, keep=False)
             if agreed > best_agreeing:
                 best, best_agreeing = partner, agreed

@@ -9,7 +9,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import compress
 
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.builtin.language_table import language_of
@@ -76,15 +75,13 @@ def places_of(request: ReviewRequest, queries: dict[str, Query]) -> tuple[Places
         digests[path] = stored.add(unseen[path], anchor_hashes_of(data, language_of(path)))
     stored.save()
     known = {path: values for path, values in digests.items() if values is not None}
-    shared, kept = runs.shared_of([query.hashes for query in queries.values()], list(known.values()))
+    shared = runs.shared_of([query.hashes for query in queries.values()], list(known.values()))
     known_paths = list(known)
     matching = [known_paths[number] for number in runs.holding(list(known.values()), shared)]
     del digests, known, known_paths
-    for changed, changed_kept in zip(queries.values(), kept, strict=True):
-        # Only a window the tree shares has places: the others (nine in ten at +300k lines,
-        # 17 MB of the two arrays) would only be looked up and passed over.
-        changed.hashes = array(changed.hashes.typecode, compress(changed.hashes, changed_kept))
-        changed.offsets = array(changed.offsets.typecode, compress(changed.offsets, changed_kept))
+    kept = runs.shared_windows([query.hashes for query in queries.values()], [query.offsets for query in queries.values()], shared)
+    for changed, (hashes, offsets) in zip(queries.values(), kept, strict=True):
+        changed.hashes, changed.offsets = hashes, offsets
     normalized: dict[str, Normalized] = {}
     sources: dict[str, str] = {}  # whole texts: split into lines only for the few findings
     matching_anchors: list[tuple[Hashes, Hashes]] = []
