@@ -3,7 +3,7 @@
     nice -n 5 python benchmarks/django_benchmark.py            # 3 alternating runs of each case
     nice -n 5 python benchmarks/django_benchmark.py --gate-path /work/main --gate-path .   # two gates side by side
 
-It downloads the Django 5.2 sdist with `pip download --no-binary :all: --no-deps 'django==5.2.*'`
+It downloads the Django 5.2 sdist with `pip download --no-binary :all: --no-deps 'django==5.2.19'`
 (once, under benchmarks/.cache/, gitignored), unpacks it into a git repository whose `main` is the
 release, and commits eight changes on branches of their own, of three shapes:
 
@@ -68,6 +68,8 @@ sys.path.insert(0, str(BENCHMARKS.parent))
 
 from benchmarks.measure import (  # noqa: E402
     CACHE,
+    DJANGO_RELEASE,
+    DJANGO_VERSION,
     JSCPD_RENAMED_FLAGS,
     CommandFailed,
     Measured,
@@ -127,16 +129,16 @@ def git(repo: Path, *args: str) -> str:
 
 def download_sdist() -> Path:
     folder = CACHE / "django-sdist"
-    found = sorted(folder.glob("django-5.2*.tar.gz"))
+    found = sorted(folder.glob(f"django-{DJANGO_VERSION}.tar.gz"))
     if not found:
         folder.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-             "django==5.2.*", "--dest", str(folder)],
+             DJANGO_RELEASE, "--dest", str(folder)],
             check=True,
             capture_output=True,
         )
-        found = sorted(folder.glob("django-5.2*.tar.gz"))
+        found = sorted(folder.glob(f"django-{DJANGO_VERSION}.tar.gz"))
     return found[-1]
 
 

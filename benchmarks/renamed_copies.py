@@ -3,8 +3,8 @@
     python benchmarks/renamed_copies.py [REPOSITORY] [--count 30] [--seed 13]
 
 REPOSITORY is a directory of Python code (a git checkout or an unpacked source distribution);
-without it, the Django 5.2 source distribution is downloaded to benchmarks/.cache/ with
-`pip download --no-binary :all: --no-deps 'django==5.2.*'` and unpacked there.
+without it, the Django 5.2.19 source distribution is downloaded to benchmarks/.cache/ with
+`pip download --no-binary :all: --no-deps 'django==5.2.19'` and unpacked there.
 
 From the files the lens indexes (code, not tests), `--count` function and method definitions of
 at least 8 lines are chosen with a fixed seed. Each is copied into one new module on a branch with
@@ -52,7 +52,7 @@ COPIES_FILE = "renamed_copies_module.py"
 
 sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.measure import IDENTIFIER_WORDS  # noqa: E402
+from benchmarks.measure import DJANGO_RELEASE, DJANGO_VERSION, IDENTIFIER_WORDS  # noqa: E402
 from reviewgate.context import ReviewRequest  # noqa: E402
 from reviewgate.findings import Finding  # noqa: E402
 from reviewgate.freeze.freeze import freeze  # noqa: E402
@@ -88,16 +88,16 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _django_source() -> Path:
-    unpacked = sorted(CACHE.glob("django-5.2*/django"))
+    unpacked = sorted(CACHE.glob(f"django-{DJANGO_VERSION}/django"))
     if unpacked:
         return unpacked[-1].parent
     CACHE.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:", "--no-deps",
-                    "django==5.2.*", "-d", str(CACHE)], check=True)
-    archive = sorted(CACHE.glob("django-5.2*.tar.gz"))[-1]
+                    DJANGO_RELEASE, "-d", str(CACHE)], check=True)
+    archive = sorted(CACHE.glob(f"django-{DJANGO_VERSION}.tar.gz"))[-1]
     with tarfile.open(archive) as handle:
         handle.extractall(CACHE, filter="data")
-    return sorted(CACHE.glob("django-5.2*/django"))[-1].parent
+    return sorted(CACHE.glob(f"django-{DJANGO_VERSION}/django"))[-1].parent
 
 
 def _definitions(root: Path, paths: list[str]) -> list[Definition]:
