@@ -6,8 +6,8 @@ input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`). The tools and the system block come first and are the same bytes in every
 request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`,
 with `cache_ttl = "1h"` `"ttl": "1h"`) only where it pays: when other requests of the run read it
-(several requests, or the tool loop's next request after a round whose answers point the model
-at another call), when the gate's store says the reviewer sent the same prefix within the
+(several requests, or, under the 5-minute lifetime, the tool loop's next request after a round
+whose answers point the model at another call), when the gate's store says the reviewer sent the same prefix within the
 cache's lifetime (the push cadence, prompt_cache.py: 5 minutes or an hour; a push soon after
 another reads it, or writes it for the next); never when the prefix is below the model's
 documented minimum, where the write would cache nothing.
@@ -80,7 +80,8 @@ def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversati
     (1.25 × input, 2 × with the 1-hour TTL) that costs more than sending the prefix plainly. Other
     requests of the run (the push's other chunks, the other findings' second looks) read it at
     0.1 ×; so does a push that follows a recent one within the cache's lifetime (the previous
-    push's write, or its own for the next push), and the tool loop's next request (below)."""
+    push's write, or its own for the next push), and, under the 5 minutes, the tool loop's next
+    request (rounds_written)."""
     minimum = anthropic_minimum(settings.model)
     if minimum is not None and stable_prefix_tokens(conversation) < minimum:
         return None
