@@ -153,14 +153,22 @@ def test_an_unchecked_search_as_a_slice_bound_is_reported_in_each_language(tmp_p
             "src/Shop/Names.cs": CSHARP,
         },
     )
+    # A search held in a name is reported at the search (the change wrote it, and the check belongs
+    # right after it), once however many slices use it; one in place at the slice.
     assert _found(findings, RULE) == [
-        ("app/names.py", 2), ("app/names.py", 4),
-        ("middleware/stack.go", 7), ("middleware/stack.go", 8), ("middleware/stack.go", 25),
+        ("app/names.py", 2), ("app/names.py", 3),
+        ("middleware/stack.go", 6), ("middleware/stack.go", 25),
         ("src/Shop/Names.cs", 7),
-        ("src/main/java/shop/Names.java", 6),
-        ("src/paths.js", 2), ("src/paths.js", 4),
+        ("src/main/java/shop/Names.java", 5),
+        ("src/paths.js", 2), ("src/paths.js", 3),
     ]
     assert all(item.severity.value == "minor" for item in findings if item.rule == RULE)
+
+
+def test_a_search_the_change_did_not_write_is_reported_at_the_slice_it_wrote(tmp_path: Path) -> None:
+    base = {"app/names.py": "def extension(name):\n    dot = name.rfind(\".\")\n    return name\n"}
+    branch = {"app/names.py": "def extension(name):\n    dot = name.rfind(\".\")\n    return name[dot:]\n"}
+    assert _found(review_change(tmp_path, base, branch), RULE) == [("app/names.py", 3)]
 
 
 def test_a_search_in_a_test_file_is_not_reported(tmp_path: Path) -> None:

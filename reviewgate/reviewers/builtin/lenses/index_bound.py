@@ -1,7 +1,8 @@
 """A substring search's "not found" result (-1) used as a slice bound with nothing that checks it
 (Go, Python, JavaScript/TypeScript, Java, Kotlin, C#): `idx := strings.Index(s, "."); s[idx:]`,
 `s[s.find(":"):]`, `s.slice(0, s.indexOf("?"))`, `s.substring(s.indexOf('.'))`,
-`s.Substring(s.IndexOf('.'))`.
+`s.Substring(s.IndexOf('.'))`. A search held in a name is reported once, at the search when the
+change wrote it (the check belongs right after it), else at the slice.
 
 When the text is not there the search returns -1, and the slice then panics (Go: "slice bounds
 out of range"), throws (Java's `StringIndexOutOfBoundsException`, C#'s
@@ -40,8 +41,9 @@ NOT_FOUND_INDEX_BOUND = Rule(
     tags=("correctness", "reliability"),
     precision="medium",
     fires_on=(
-        "outside test files, on an added line, a slice bound that is a substring search's result, called in "
-        "place or held in a name assigned from it a few lines before: Go `s[idx:]`/`s[:idx]` after "
+        "outside test files, a slice bound that is a substring search's result, called in place on an added "
+        "line, or held in a name assigned from it a few lines before, the search or the slice on an added line "
+        "(reported at the search when the change wrote it, where the check belongs; once per search): Go `s[idx:]`/`s[:idx]` after "
         "`strings.Index`/`LastIndex`/`IndexByte`/`IndexRune` (and `bytes.`), Python `s[s.find(x):]`/`s[:i]` "
         "after `find`/`rfind`, JS/TS `slice`/`substring`/`substr` after `indexOf`/`lastIndexOf`, Java and Kotlin "
         "`substring` after `indexOf`/`lastIndexOf`, C# `Substring`/`Remove` after `IndexOf`/`LastIndexOf`"
@@ -207,13 +209,24 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
                 continue
             if any(_maximum(node, bound.id) for node in nodes_of(tree, ast.Call) if call.lineno <= node.lineno <= line):
                 continue
-            what = f"`{bound.id}` holds `{ast.unparse(call)}` (line {call.lineno}), and nothing checks it before the slice"
+            what = _held(bound.id, ast.unparse(call), call.lineno, line)
         else:
             continue
         if _python_guarded(tree, call, compared):
             continue
-        reported.add(line)
-        yield _finding(path, text, line, what, Language.PYTHON)
+        # Reported at the search when the change wrote it: the check belongs right after it.
+        at = call.lineno if call.lineno in added else line
+        if at in reported:
+            continue
+        reported.update({at, line})
+        yield _finding(path, text, at, what, Language.PYTHON)
+
+
+def _held(name: str, search: str, search_line: int, use_line: int) -> str:
+    return (
+        f"`{name}` holds `{search}` (line {search_line}) and is a slice bound at line {use_line}, with nothing "
+        "that checks it between"
+    )
 
 
 def _mentions(node: ast.AST, name: str) -> bool:
@@ -329,14 +342,14 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
             through_loop = bool(re.match(r"\s*\)\s*\{", between)) or re.search(r"\bcontinue\b", between) is not None
             if _checked(between, name) or (through_loop and _loop_checks(lines[max(0, line - 1 - _REACH):line], name)):
                 break
-            if line in added and line not in reported:
-                reported.add(line)
-                search = text[match.start("search") - (0 if go else len(match.group("receiver"))):end]
-                yield _finding(
-                    path, text, line,
-                    f"`{name}` holds `{' '.join(search.split())}` (line {start_line}), and nothing checks it before the slice",
-                    language,
-                )
+            # Reported at the search when the change wrote it: the check belongs right after it.
+            at = start_line if start_line in added else line
+            if line in added or start_line in added:
+                if at not in reported:
+                    reported.add(at)
+                    search = text[match.start("search") - (0 if go else len(match.group("receiver"))):end]
+                    yield _finding(path, text, at, _held(name, " ".join(search.split()), start_line, line), language)
+                break
 
 
 def _uses(masked: str, name: str, go: bool, start: int, stop: int) -> Iterator[re.Match[str]]:
