@@ -26,7 +26,7 @@ from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, co
 from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.python_walk import nodes_of
-from reviewgate.reviewers.builtin.rule import Example, File, Rule
+from reviewgate.reviewers.builtin.rule import Example, File, Record, Rule
 
 NOT_FOUND_INDEX_BOUND = Rule(
     id="correctness/not-found-index-as-bound",
@@ -82,7 +82,24 @@ func split(pkg string) (string, string) {
 """)),
     ),
     by_record=True,
-    record=None,
+    record=Record(
+        findings=14,
+        holding=1,
+        where=(
+            "the whole trees of the tuning half's 16 projects and of 24 PyPI and npm packages (2026-12-06): 14, 1 "
+            "**holds**: okhttp `-CacheControlCommon.kt:169`, `pos = value.indexOf('\"', pos)` then "
+            "`value.substring(parameterStart, pos)`: a quoted Cache-Control parameter without its closing quote throws "
+            "`StringIndexOutOfBoundsException`. Do not: the text is there by what the code around it guarantees "
+            "(gin `tree.go:229`, a segment cut from the same path; okhttp `HttpUrl.kt:489`, a canonical URL's path; "
+            "eslint `no-regex-spaces.js:152` and `require-unicode-regexp.js:111`, a regex literal's closing slash; "
+            "webpack `Compilation.js:3805`, `syntax-printer.js:348, 2890, 2904`, `CreateRequireParserPlugin.js:188`, "
+            "`ExternalModuleFactoryPlugin.js:330`, keys and text webpack wrote itself or tested with a regular "
+            "expression a few lines up; tornado `http1connection.py:640`, a header block read up to its blank "
+            "line; ioredis `DataHandler.js:322`, a MONITOR reply; sanic `form.py:54`, a multipart part's header "
+            "lines). Written for a later fix on the tuning half: chi 188a1675b7, `idx = strings.Index(pkg, \".\")` "
+            "then `pkg[idx:]` panicking under Go 1.17 (chi #496's lines)"
+        ),
+    ),
 )
 
 RULES = (NOT_FOUND_INDEX_BOUND,)

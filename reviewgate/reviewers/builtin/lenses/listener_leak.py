@@ -110,7 +110,13 @@ export async function request(url: string, options: {signal?: AbortSignal}) {
     record=Record(
         findings=0,
         holding=0,
-        where="no finding in the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06)",
+        where=(
+            "no finding in the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06); "
+            "widened to `abort` listeners on the caller's signal, none again in the tuning half's 16 and 24 packages "
+            "(got `core/index.js:156` removes its listener, mongoose `eachAsync.js:42` passes `{ once: true }`, eslint "
+            "`eslint.js:521` listens on its own controller's signal). Written for a later fix on the tuning half: ky "
+            "e48386e701 (one listener per request on a shared signal, ky #330)"
+        ),
     ),
 )
 
