@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from testing.lenses import review_change
+from testing.lenses import found_at, review_change
 
 BASE = {"README.md": "project\n"}
 RULE = "correctness/listener-leak"
@@ -57,11 +57,7 @@ export async function combined(url, options) {
 """
 
 
-def _found(findings: list, rule: str) -> list[tuple[str, int]]:
-    return sorted((item.path, item.line) for item in findings if item.rule == rule)
-
-
 def test_an_abort_listener_on_the_callers_signal_is_reported_its_look_alikes_are_not(tmp_path: Path) -> None:
     findings = review_change(tmp_path, BASE, {"source/client.js": CLIENT, "test/client.js": CLIENT})
-    assert _found(findings, RULE) == [("source/client.js", 9), ("source/client.js", 18)]
+    assert found_at(findings, RULE) == [("source/client.js", 9), ("source/client.js", 18)]
     assert all(item.severity.value == "minor" for item in findings if item.rule == RULE)

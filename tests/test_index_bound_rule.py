@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from testing.lenses import review_change
+from testing.lenses import found_at, review_change
 
 BASE = {"README.md": "project\n"}
 RULE = "correctness/not-found-index-as-bound"
-
-
-def _found(findings: list, rule: str) -> list[tuple[str, int]]:
-    return sorted((item.path, item.line) for item in findings if item.rule == rule)
 
 
 GO = """\
@@ -155,7 +151,7 @@ def test_an_unchecked_search_as_a_slice_bound_is_reported_in_each_language(tmp_p
     )
     # A search held in a name is reported at the search (the change wrote it, and the check belongs
     # right after it), once however many slices use it; one in place at the slice.
-    assert _found(findings, RULE) == [
+    assert found_at(findings, RULE) == [
         ("app/names.py", 2), ("app/names.py", 3),
         ("middleware/stack.go", 6), ("middleware/stack.go", 25),
         ("src/Shop/Names.cs", 7),
@@ -168,9 +164,9 @@ def test_an_unchecked_search_as_a_slice_bound_is_reported_in_each_language(tmp_p
 def test_a_search_the_change_did_not_write_is_reported_at_the_slice_it_wrote(tmp_path: Path) -> None:
     base = {"app/names.py": "def extension(name):\n    dot = name.rfind(\".\")\n    return name\n"}
     branch = {"app/names.py": "def extension(name):\n    dot = name.rfind(\".\")\n    return name[dot:]\n"}
-    assert _found(review_change(tmp_path, base, branch), RULE) == [("app/names.py", 3)]
+    assert found_at(review_change(tmp_path, base, branch), RULE) == [("app/names.py", 3)]
 
 
 def test_a_search_in_a_test_file_is_not_reported(tmp_path: Path) -> None:
     findings = review_change(tmp_path, BASE, {"tests/test_names.py": PYTHON, "middleware/stack_test.go": GO})
-    assert _found(findings, RULE) == []
+    assert found_at(findings, RULE) == []

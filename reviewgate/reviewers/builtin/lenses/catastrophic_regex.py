@@ -192,7 +192,7 @@ def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> It
 # JavaScript, TypeScript, Java, Kotlin, C# ----------------------------------------------------------
 
 
-def _unquoted(written: str, language: Language) -> str | None:
+def _unquoted(written: str) -> str | None:
     """The text of a string literal as the regex engine gets it, or None if it is not one
     literal (a template with `${…}`, a concatenation)."""
     found = _patterns()["string"].match(written)
@@ -237,19 +237,19 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         # The pattern: JavaScript's first argument (a literal or a name declared with one); the first
         # literal argument elsewhere (C#'s `Regex.IsMatch(input, pattern)` takes it second).
         candidates = written[:1] if javascript else written
-        literal = next(((start, value) for start, value in candidates if _unquoted(value, language) is not None), None)
+        literal = next(((start, value) for start, value in candidates if _unquoted(value) is not None), None)
         if literal is None and javascript and written:
             literal = _declared(text, written[0][1])
         if literal is None:
             continue
-        pattern = _unquoted(literal[1], language)
+        pattern = _unquoted(literal[1])
         flags = " ".join(value for _start, value in written[1:])
         ignore_case = bool(re.search(r"""['"`][a-z]*i[a-z]*['"`]|CASE_INSENSITIVE|IgnoreCase|IGNORE_CASE""", flags))
         if pattern is not None:
             yield from report(source.skip_space(literal[0]), pattern, ignore_case)
     if language is Language.KOTLIN:
         for match in patterns["kotlin_to_regex"].finditer(text):
-            pattern = _unquoted(match.group("literal"), language)
+            pattern = _unquoted(match.group("literal"))
             if pattern is not None:
                 yield from report(match.start(), pattern, False)
 
