@@ -40,6 +40,8 @@ _MODULES = (
     "lenses.jwt_algorithm",
     "lenses.error_cause",
     "lenses.format_string",
+    "lenses.index_bound",
+    "lenses.catastrophic_regex",
     "lenses.process",
     "suppressions",
 )
