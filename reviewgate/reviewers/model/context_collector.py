@@ -139,9 +139,11 @@ def _redacted(path: str, lines: list[str], first: int) -> tuple[tuple[str, ...],
 class _Excerpts:
     """The excerpts around one chunk's symbols, each line of a file shown once."""
 
-    def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES,
-                 site_lines: int = SITE_LINES, diff_lines: int | None = None) -> None:
+    def __init__(self, request: ReviewRequest, chunk: list[FileChange], uses: UseReader,
+                 definition_lines: int = DEFINITION_LINES, site_lines: int = SITE_LINES,
+                 diff_lines: int | None = None) -> None:
         self.request = request
+        self.uses = uses
         self.definition_lines = definition_lines
         self.site_lines = site_lines
         self.files_of_chunk = {change.path for change in chunk}
@@ -189,9 +191,8 @@ class _Excerpts:
         lines = self.lines_of(path)
         if lines is None or line > len(lines):
             return []
-        first, last = ((line, line + self.definition_lines - 1) if definition
-                       else (line - self.site_lines, line + self.site_lines))
-        first, last = max(1, first), min(len(lines), last)
+        first, last = ((max(1, line), min(len(lines), line + self.definition_lines - 1)) if definition
+                       else self.uses.window(site, self.site_lines, self.site_lines, len(lines)))
         shown = self.shown.setdefault(path, set())
         why = f"{'definition' if definition else 'a use'} of {symbol}"
         found: list[tuple[ContextItem, list[Redaction]]] = []
@@ -320,10 +321,10 @@ def collect_context(
         small.left -= before - budget.remaining
         if not whole:
             break
-    excerpts = (_Excerpts(request, chunk) if inline_sites is None
-                else _Excerpts(request, chunk, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS,
-                               DIFF_CONTEXT_LINES_WITH_TOOLS))
     uses = UseReader(request.head)
+    excerpts = (_Excerpts(request, chunk, uses) if inline_sites is None
+                else _Excerpts(request, chunk, uses, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS,
+                               DIFF_CONTEXT_LINES_WITH_TOOLS))
     touched = touched_symbols(request, chunk)
     # The call sites may take all but what the rest's room still holds, and the line naming
     # the sites left out.

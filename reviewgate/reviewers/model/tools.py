@@ -229,9 +229,11 @@ class ReadTools:
     def _sites(self, symbol: str) -> list[Site]:
         return [site for site in self.uses.sites(self.request, symbol) if self._allowed(site.path)]
 
-    def _excerpt(self, site: Site, before: int, after: int, why: str) -> str:
+    def _excerpt(self, site: Site, before: int, after: int, why: str, use: bool) -> str:
         lines = (self.request.head.read_text(site.path) or "").split("\n")
-        first, last = max(1, site.line - before), min(len(lines), site.line + after)
+        # A use's window stops at the code; a definition's docstring is its own.
+        first, last = (self.uses.window(site, before, after, len(lines)) if use
+                       else (max(1, site.line - before), min(len(lines), site.line + after)))
         heading = f"=== {printable(site.path)} lines {first}-{last} ({why}) ==="
         return "\n".join([heading, *(f"{number:>6}| {_line(lines[number - 1])}" for number in range(first, last + 1))])
 
@@ -240,7 +242,7 @@ class ReadTools:
         found = [site for site in self._sites(symbol) if site.defines(symbol)][:MAX_DEFINITIONS]
         if not found:
             return f"no definition of {symbol} at the head (a library's or a builtin's name?)"
-        return "\n\n".join(self._excerpt(site, 0, DEFINITION_LINES, f"definition of {symbol}") for site in found)
+        return "\n\n".join(self._excerpt(site, 0, DEFINITION_LINES, f"definition of {symbol}", use=False) for site in found)
 
     def _callers(self, arguments: Mapping[str, Any]) -> str:
         symbol = self._symbol(arguments)
@@ -250,7 +252,7 @@ class ReadTools:
         parts: list[str] = []
         size = 0
         for site in found[:MAX_CALLERS]:
-            excerpt = self._excerpt(site, SITE_LINES, SITE_LINES, f"a use of {symbol}")
+            excerpt = self._excerpt(site, SITE_LINES, SITE_LINES, f"a use of {symbol}", use=True)
             if size + len(excerpt) > CALLER_EXCERPT_CHARS:
                 break
             parts.append(excerpt)
