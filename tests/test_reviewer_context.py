@@ -434,3 +434,22 @@ def test_the_callers_tool_and_the_second_look_show_code_around_each_call(tmp_pat
         assert re.findall(r"app/views\.py lines (\d+-\d+)", text) == ["6-8", "9-13", "14-16"], text
         assert "Options go to" not in text and "kept for the next" not in text, text
         assert "# the one place methods are named" in text, text
+
+
+# `scale`'s definition (lines 1-6, its docstring its own), then a comment on what follows it.
+SHAPES = ('def scale(value):\n    """Grow `value`.\n\n    Twice as large, never smaller.\n    """\n'
+          '    return value * 2\n\n\n# The shrinking side is kept apart from growth: a caller names\n'
+          '# the direction it wants, and the two never share a factor.\n# (See shrink.)\n\n\n'
+          'def shrink(value):\n    return value / 2\n')
+
+
+def test_a_definitions_window_keeps_its_docstring_and_leaves_out_the_prose_past_its_end(tmp_path: Path) -> None:
+    """A name the change calls brings its definition: without the tools its 12 lines would end in
+    the comment on `shrink` (lines 9-11) and the blank lines before it, which are left out; with
+    them, its first 6 lines are its signature, its docstring and its body, all shown."""
+    repo = make_repo(tmp_path, {"lib/shapes.py": SHAPES},
+                     {"app/new.py": "from lib.shapes import scale\n\n\ndef grown(item):\n    return scale(item) + 1\n"})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    for tools, context in contexts.items():
+        assert _numbered_lines(context, "lib/shapes.py") == list(range(1, 7)), (tools, context)
+        assert "Twice as large" in context and "kept apart" not in context, (tools, context)

@@ -191,7 +191,7 @@ class _Excerpts:
         lines = self.lines_of(path)
         if lines is None or line > len(lines):
             return []
-        first, last = ((max(1, line), min(len(lines), line + self.definition_lines - 1)) if definition
+        first, last = (self.uses.definition_window(site, self.definition_lines, len(lines)) if definition
                        else self.uses.window(site, self.site_lines, self.site_lines, len(lines)))
         shown = self.shown.setdefault(path, set())
         why = f"{'definition' if definition else 'a use'} of {symbol}"

@@ -237,17 +237,28 @@ def grep_tree(request: ReviewRequest, revision: str, needle: str, limit: int, pa
     return sites
 
 
-def _python_import_lines(text: str, path: str) -> frozenset[int]:
-    """Every line an import statement spans (a parenthesised `from x import (\\n a,\\n b)`)."""
+@dataclass(frozen=True)
+class _PythonTree:
+    imports: frozenset[int]  # every line an import statement spans
+    ends: dict[int, int]  # the last line of each function and class, by the line of its `def`/`class`
+
+
+def _python_tree(text: str, path: str) -> _PythonTree:
+    """The imports (a parenthesised `from x import (\\n a,\\n b)` spans lines) and the extent
+    of every definition, by `ast`."""
     import ast
 
     from reviewgate.reviewers.builtin.python_parsing import parse_python
 
     tree = parse_python(text, path)
     if tree is None:
-        return frozenset()
-    return frozenset(number for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                     for number in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        return _PythonTree(frozenset(), {})
+    nodes = list(ast.walk(tree))
+    return _PythonTree(
+        frozenset(number for node in nodes if isinstance(node, (ast.Import, ast.ImportFrom))
+                  for number in range(node.lineno, (node.end_lineno or node.lineno) + 1)),
+        {node.lineno: node.end_lineno or node.lineno for node in nodes
+         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))})
 
 
 class UseReader:
@@ -257,7 +268,7 @@ class UseReader:
 
     def __init__(self, head: TreeReader) -> None:
         self.head = head
-        self._imports: dict[str, frozenset[int]] = {}
+        self._trees: dict[str, _PythonTree] = {}
         self._readings: dict[str, PythonReading | None] = {}
 
     def is_import(self, site: Site) -> bool:
@@ -265,10 +276,13 @@ class UseReader:
             return True
         if PurePosixPath(site.path).suffix not in PYTHON_SUFFIXES:
             return False
-        if site.path not in self._imports:
-            text = self.head.read_text(site.path)
-            self._imports[site.path] = _python_import_lines(text, site.path) if text else frozenset()
-        return site.line in self._imports[site.path]
+        return site.line in self._tree(site.path).imports
+
+    def _tree(self, path: str) -> _PythonTree:
+        if path not in self._trees:
+            text = self.head.read_text(path)
+            self._trees[path] = _python_tree(text, path) if text else _PythonTree(frozenset(), {})
+        return self._trees[path]
 
     def _reading(self, path: str) -> PythonReading | None:
         """The Python file's code and prose, None for another language or what does not tokenize."""
@@ -292,6 +306,17 @@ class UseReader:
         first, last = max(1, site.line - before), min(total, site.line + after)
         reading = self._reading(site.path)
         return (first, last) if reading is None else reading.code_window(first, last, site.line)
+
+    def definition_window(self, site: Site, lines: int, total: int) -> tuple[int, int]:
+        """First and last line shown of a definition: its first `lines` within the file's `total`;
+        in Python, less the prose at the end past the definition's last line (a comment on what
+        follows it). Its own docstring is part of it."""
+        first, last = site.line, min(total, site.line + lines - 1)
+        reading = self._reading(site.path)
+        end = self._tree(site.path).ends.get(site.line) if reading is not None else None
+        if reading is None or end is None or end >= last:
+            return first, last
+        return first, reading.code_window(end, last, end)[1]
 
     def sites(self, request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[Site]:
         """The definitions and uses of `symbol` at the head, in code, imports left out; in
