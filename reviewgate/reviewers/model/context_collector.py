@@ -3,7 +3,8 @@
 In order of weight: the governing docs as they stood before the branch (AGENTS.md, CLAUDE.md,
 CONTRIBUTING.md, design docs), then the call sites of every symbol the change touches
 (symbols.py: the names it defines or removes and the functions whose bodies it edits; a few
-lines around each, never whole files, never an import, never a line the diff already shows),
+lines around each, in Python the code of them and not a docstring or a comment at the window's
+edge (UseReader.window), never whole files, never an import, never a line the diff already shows),
 then the definitions of the names it only calls (not those of a library or a builtin), then the
 names of the files beside the changed ones. The call sites may take up to `cap` (context_chars):
 what a change touches sets their room, so a one-line change to a helper with twelve callers gets
