@@ -386,3 +386,70 @@ def test_a_mention_in_a_docstring_or_a_comment_is_no_call_site(tmp_path: Path) -
     assert "1 call site(s) of route in: app/b_forms.py" in context, context
     answer = ReadTools(review_request(repo)).run(ToolCall("1", "callers", {"symbol": "route"}))
     assert answer.count("(a use of route)") == 3 and "passed on to" not in answer, answer
+
+
+# `route`'s three callers: under `get`'s docstring, under a comment, and between lines of code
+# with a comment after the function.
+WRAPPERS = ('def get(path):\n    """A GET handler.\n\n    Options go to the router unchanged.\n    """\n'
+            '    return route(path, ["GET"])\n\n\n'
+            'def head(path):\n    # the one place methods are named\n    return route(path, ["HEAD"])\n\n\n'
+            'def post(path):\n    checked = path.strip()\n    return route(checked, ["POST"])\n'
+            '    # kept for the next wrapper\n')
+
+
+def _numbered_lines(context: str, path: str) -> list[int]:
+    """The line numbers the context shows of `path` (its excerpts follow one heading)."""
+    part = context.split(f"=== CONTEXT {path} ", 1)[1].split("\n\n=== CONTEXT", 1)[0]
+    return [int(line.split("|", 1)[0]) for line in part.split("\n")[1:] if line.split("|", 1)[0].isdigit()]
+
+
+def _wrappers_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path, {"lib/router.py": ROUTER, "app/views.py": WRAPPERS},
+                     {"lib/router.py": ROUTER.replace("tuple(methods)", "tuple(sorted(methods))")}).path
+
+
+def test_a_call_sites_window_stops_at_a_docstring_or_a_comment_beside_it(tmp_path: Path) -> None:
+    """A window shows the code around a call: `get`'s docstring (lines 4-5) above its call, the
+    comment above `head`'s call (with the tools: one line either side) and the comment after
+    `post`'s are left out; a window whose neighbours are code (`post`'s lines 14-15), or that
+    holds a comment between lines of code (without the tools, line 10), is as it was."""
+    contexts = _contexts_with_and_without_tools(_wrappers_repo(tmp_path))
+    assert _numbered_lines(contexts[True], "app/views.py") == [6, 7, 11, 12], contexts[True]
+    assert _numbered_lines(contexts[False], "app/views.py") == list(range(6, 17)), contexts[False]
+    assert all("Options go to" not in context and "kept for the next" not in context
+               for context in contexts.values()), contexts
+
+
+def test_the_callers_tool_and_the_second_look_show_code_around_each_call(tmp_path: Path) -> None:
+    """`callers` and the second look's callers of `route` show the same windows: code lines, a
+    comment between two of them kept, the docstring and the trailing comment left out."""
+    from reviewgate.reviewers.model.excerpts import callers_excerpt
+    from reviewgate.reviewers.model.prompt import ToolCall
+    from reviewgate.reviewers.model.tools import ReadTools
+
+    request = review_request(_wrappers_repo(tmp_path))
+    answer = ReadTools(request).run(ToolCall("1", "callers", {"symbol": "route"}))
+    second_look = callers_excerpt(request, "lib/router.py", 2).text
+    for text in (answer, second_look):
+        assert re.findall(r"app/views\.py lines (\d+-\d+)", text) == ["6-8", "9-13", "14-16"], text
+        assert "Options go to" not in text and "kept for the next" not in text, text
+        assert "# the one place methods are named" in text, text
+
+
+# `scale`'s definition (lines 1-6, its docstring its own), then a comment on what follows it.
+SHAPES = ('def scale(value):\n    """Grow `value`.\n\n    Twice as large, never smaller.\n    """\n'
+          '    return value * 2\n\n\n# The shrinking side is kept apart from growth: a caller names\n'
+          '# the direction it wants, and the two never share a factor.\n# (See shrink.)\n\n\n'
+          'def shrink(value):\n    return value / 2\n')
+
+
+def test_a_definitions_window_keeps_its_docstring_and_leaves_out_the_prose_past_its_end(tmp_path: Path) -> None:
+    """A name the change calls brings its definition: without the tools its 12 lines would end in
+    the comment on `shrink` (lines 9-11) and the blank lines before it, which are left out; with
+    them, its first 6 lines are its signature, its docstring and its body, all shown."""
+    repo = make_repo(tmp_path, {"lib/shapes.py": SHAPES},
+                     {"app/new.py": "from lib.shapes import scale\n\n\ndef grown(item):\n    return scale(item) + 1\n"})
+    contexts = _contexts_with_and_without_tools(repo.path)
+    for tools, context in contexts.items():
+        assert _numbered_lines(context, "lib/shapes.py") == list(range(1, 7)), (tools, context)
+        assert "Twice as large" in context and "kept apart" not in context, (tools, context)

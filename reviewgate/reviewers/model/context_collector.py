@@ -3,7 +3,8 @@
 In order of weight: the governing docs as they stood before the branch (AGENTS.md, CLAUDE.md,
 CONTRIBUTING.md, design docs), then the call sites of every symbol the change touches
 (symbols.py: the names it defines or removes and the functions whose bodies it edits; a few
-lines around each, never whole files, never an import, never a line the diff already shows),
+lines around each, in Python the code of them and not a docstring or a comment at the window's
+edge (UseReader.window), never whole files, never an import, never a line the diff already shows),
 then the definitions of the names it only calls (not those of a library or a builtin), then the
 names of the files beside the changed ones. The call sites may take up to `cap` (context_chars):
 what a change touches sets their room, so a one-line change to a helper with twelve callers gets
@@ -139,9 +140,11 @@ def _redacted(path: str, lines: list[str], first: int) -> tuple[tuple[str, ...],
 class _Excerpts:
     """The excerpts around one chunk's symbols, each line of a file shown once."""
 
-    def __init__(self, request: ReviewRequest, chunk: list[FileChange], definition_lines: int = DEFINITION_LINES,
-                 site_lines: int = SITE_LINES, diff_lines: int | None = None) -> None:
+    def __init__(self, request: ReviewRequest, chunk: list[FileChange], uses: UseReader,
+                 definition_lines: int = DEFINITION_LINES, site_lines: int = SITE_LINES,
+                 diff_lines: int | None = None) -> None:
         self.request = request
+        self.uses = uses
         self.definition_lines = definition_lines
         self.site_lines = site_lines
         self.files_of_chunk = {change.path for change in chunk}
@@ -189,9 +192,8 @@ class _Excerpts:
         lines = self.lines_of(path)
         if lines is None or line > len(lines):
             return []
-        first, last = ((line, line + self.definition_lines - 1) if definition
-                       else (line - self.site_lines, line + self.site_lines))
-        first, last = max(1, first), min(len(lines), last)
+        first, last = (self.uses.definition_window(site, self.definition_lines, len(lines)) if definition
+                       else self.uses.window(site, self.site_lines, self.site_lines, len(lines)))
         shown = self.shown.setdefault(path, set())
         why = f"{'definition' if definition else 'a use'} of {symbol}"
         found: list[tuple[ContextItem, list[Redaction]]] = []
@@ -320,10 +322,10 @@ def collect_context(
         small.left -= before - budget.remaining
         if not whole:
             break
-    excerpts = (_Excerpts(request, chunk) if inline_sites is None
-                else _Excerpts(request, chunk, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS,
-                               DIFF_CONTEXT_LINES_WITH_TOOLS))
     uses = UseReader(request.head)
+    excerpts = (_Excerpts(request, chunk, uses) if inline_sites is None
+                else _Excerpts(request, chunk, uses, DEFINITION_LINES_WITH_TOOLS, SITE_LINES_WITH_TOOLS,
+                               DIFF_CONTEXT_LINES_WITH_TOOLS))
     touched = touched_symbols(request, chunk)
     # The call sites may take all but what the rest's room still holds, and the line naming
     # the sites left out.

@@ -170,7 +170,8 @@ def callers_excerpt(request: ReviewRequest, path: str, line: int | None) -> Exce
     if symbol is None:
         return Excerpt("(no function around the cited line: no callers looked up)")
     branch_paths = {change.path for change in request.target.files}
-    sites = [site for site in UseReader(request.head).sites(request, symbol)
+    uses = UseReader(request.head)
+    sites = [site for site in uses.sites(request, symbol)
              if not site.defines(symbol) and not site.is_document and withheld_reason(site.path, branch_paths) is None]
     if not sites:
         return Excerpt(f"(no call site of {printable(symbol)} in the head tree)")
@@ -181,7 +182,7 @@ def callers_excerpt(request: ReviewRequest, path: str, line: int | None) -> Exce
         lines = text.split("\n") if text is not None else []
         if site.line > len(lines):
             continue
-        first, last = max(1, site.line - CALLER_LINES), min(len(lines), site.line + CALLER_LINES)
+        first, last = uses.window(site, CALLER_LINES, CALLER_LINES, len(lines))
         excerpt = _numbered(site.path, lines, first, last,
                             f"=== {printable(site.path)} lines {first}-{last} (a call of {printable(symbol)}) ===")
         parts.append(excerpt.text)

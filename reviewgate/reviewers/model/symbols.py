@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange, LineKind
 from reviewgate.freeze.git import TreeReader, run_git
-from reviewgate.reviewers.model.code_names import python_code_names
+from reviewgate.reviewers.model.code_names import PythonReading, read_python
 
 MAX_SYMBOLS = 20  # symbols looked up per chunk: the most-touched first, the rest are noise
 MAX_GREP_HITS = 200  # read per symbol before choosing the sites worth showing
@@ -237,47 +237,86 @@ def grep_tree(request: ReviewRequest, revision: str, needle: str, limit: int, pa
     return sites
 
 
-def _python_import_lines(text: str, path: str) -> frozenset[int]:
-    """Every line an import statement spans (a parenthesised `from x import (\\n a,\\n b)`)."""
+@dataclass(frozen=True)
+class _PythonTree:
+    imports: frozenset[int]  # every line an import statement spans
+    ends: dict[int, int]  # the last line of each function and class, by the line of its `def`/`class`
+
+
+def _python_tree(text: str, path: str) -> _PythonTree:
+    """The imports (a parenthesised `from x import (\\n a,\\n b)` spans lines) and the extent
+    of every definition, by `ast`."""
     import ast
 
     from reviewgate.reviewers.builtin.python_parsing import parse_python
 
     tree = parse_python(text, path)
     if tree is None:
-        return frozenset()
-    return frozenset(number for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                     for number in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        return _PythonTree(frozenset(), {})
+    nodes = list(ast.walk(tree))
+    return _PythonTree(
+        frozenset(number for node in nodes if isinstance(node, (ast.Import, ast.ImportFrom))
+                  for number in range(node.lineno, (node.end_lineno or node.lineno) + 1)),
+        {node.lineno: node.end_lineno or node.lineno for node in nodes
+         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))})
 
 
 class UseReader:
     """Sites of a symbol that use it in code: imports left out, and in Python a mention in a
-    comment, a docstring or a string (code_names.py); each file read once for each."""
+    comment, a docstring or a string (code_names.py); each file read once for each. The window
+    shown around a site stops at the code (`window`)."""
 
     def __init__(self, head: TreeReader) -> None:
         self.head = head
-        self._imports: dict[str, frozenset[int]] = {}
-        self._names: dict[str, dict[str, frozenset[int]] | None] = {}
+        self._trees: dict[str, _PythonTree] = {}
+        self._readings: dict[str, PythonReading | None] = {}
 
     def is_import(self, site: Site) -> bool:
         if _IMPORT_LINE.search(site.text):
             return True
         if PurePosixPath(site.path).suffix not in PYTHON_SUFFIXES:
             return False
-        if site.path not in self._imports:
-            text = self.head.read_text(site.path)
-            self._imports[site.path] = _python_import_lines(text, site.path) if text else frozenset()
-        return site.line in self._imports[site.path]
+        return site.line in self._tree(site.path).imports
+
+    def _tree(self, path: str) -> _PythonTree:
+        if path not in self._trees:
+            text = self.head.read_text(path)
+            self._trees[path] = _python_tree(text, path) if text else _PythonTree(frozenset(), {})
+        return self._trees[path]
+
+    def _reading(self, path: str) -> PythonReading | None:
+        """The Python file's code and prose, None for another language or what does not tokenize."""
+        if PurePosixPath(path).suffix not in PYTHON_SUFFIXES:
+            return None
+        if path not in self._readings:
+            text = self.head.read_text(path)
+            self._readings[path] = read_python(text) if text is not None and "\0" not in text else None
+        return self._readings[path]
 
     def in_prose(self, site: Site, symbol: str) -> bool:
         """Whether the site's line names `symbol` only in a comment, a docstring or a string."""
-        if PurePosixPath(site.path).suffix not in PYTHON_SUFFIXES:
-            return False
-        if site.path not in self._names:
-            text = self.head.read_text(site.path)
-            self._names[site.path] = python_code_names(text) if text is not None and "\0" not in text else None
-        names = self._names[site.path]
-        return names is not None and site.line not in names.get(symbol, ())
+        reading = self._reading(site.path)
+        return reading is not None and site.line not in reading.names.get(symbol, ())
+
+    def window(self, site: Site, before: int, after: int, total: int) -> tuple[int, int]:
+        """First and last line shown around a use: `before` and `after` lines either side within
+        the file's `total` lines, less, in Python, a docstring's or a comment's lines at its edges
+        (prose beside a call is not its context). Other languages' windows are kept as found: the
+        collector reads their uses as text, with no parse to tell a comment."""
+        first, last = max(1, site.line - before), min(total, site.line + after)
+        reading = self._reading(site.path)
+        return (first, last) if reading is None else reading.code_window(first, last, site.line)
+
+    def definition_window(self, site: Site, lines: int, total: int) -> tuple[int, int]:
+        """First and last line shown of a definition: its first `lines` within the file's `total`;
+        in Python, less the prose at the end past the definition's last line (a comment on what
+        follows it). Its own docstring is part of it."""
+        first, last = site.line, min(total, site.line + lines - 1)
+        reading = self._reading(site.path)
+        end = self._tree(site.path).ends.get(site.line) if reading is not None else None
+        if reading is None or end is None or end >= last:
+            return first, last
+        return first, reading.code_window(end, last, end)[1]
 
     def sites(self, request: ReviewRequest, symbol: str, limit: int = MAX_GREP_HITS) -> list[Site]:
         """The definitions and uses of `symbol` at the head, in code, imports left out; in

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -229,9 +230,10 @@ class ReadTools:
     def _sites(self, symbol: str) -> list[Site]:
         return [site for site in self.uses.sites(self.request, symbol) if self._allowed(site.path)]
 
-    def _excerpt(self, site: Site, before: int, after: int, why: str) -> str:
+    def _excerpt(self, site: Site, window: Callable[[int], tuple[int, int]], why: str) -> str:
+        """The site's lines `window` picks given the file's number of lines, numbered."""
         lines = (self.request.head.read_text(site.path) or "").split("\n")
-        first, last = max(1, site.line - before), min(len(lines), site.line + after)
+        first, last = window(len(lines))
         heading = f"=== {printable(site.path)} lines {first}-{last} ({why}) ==="
         return "\n".join([heading, *(f"{number:>6}| {_line(lines[number - 1])}" for number in range(first, last + 1))])
 
@@ -240,7 +242,10 @@ class ReadTools:
         found = [site for site in self._sites(symbol) if site.defines(symbol)][:MAX_DEFINITIONS]
         if not found:
             return f"no definition of {symbol} at the head (a library's or a builtin's name?)"
-        return "\n\n".join(self._excerpt(site, 0, DEFINITION_LINES, f"definition of {symbol}") for site in found)
+        return "\n\n".join(
+            self._excerpt(site, partial(self.uses.definition_window, site, DEFINITION_LINES + 1),
+                          f"definition of {symbol}")
+            for site in found)
 
     def _callers(self, arguments: Mapping[str, Any]) -> str:
         symbol = self._symbol(arguments)
@@ -250,7 +255,7 @@ class ReadTools:
         parts: list[str] = []
         size = 0
         for site in found[:MAX_CALLERS]:
-            excerpt = self._excerpt(site, SITE_LINES, SITE_LINES, f"a use of {symbol}")
+            excerpt = self._excerpt(site, partial(self.uses.window, site, SITE_LINES, SITE_LINES), f"a use of {symbol}")
             if size + len(excerpt) > CALLER_EXCERPT_CHARS:
                 break
             parts.append(excerpt)
