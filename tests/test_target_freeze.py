@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from reviewgate.freeze.diff import ChangeStatus
-from reviewgate.freeze.freeze import freeze
+from reviewgate.freeze.exclusions import ExclusionRules
+from reviewgate.freeze.freeze import _reviewed_by_path, diff_between, freeze
 from testing.cli import run_cli
 from testing.repo import commit, git, make_repo
 
@@ -204,3 +206,19 @@ def test_refs_resolved_in_one_process_name_what_each_names_alone(tmp_path: Path)
             "-main", "HEAD~1", "main\nHEAD", "", "HEAD ", built.base_sha.upper()]
     assert resolve_commits(built.path, refs) == [resolve_commit(built.path, ref) for ref in refs]
     assert resolve_commits(built.path, ["HEAD", "main"]) == [built.head_sha, built.base_sha]
+
+
+def test_the_reviewed_files_added_lines_are_decoded_while_git_writes_the_diff(tmp_path: Path) -> None:
+    built = make_repo(
+        tmp_path,
+        {"app.py": "a = 1\n", "package-lock.json": "{}\n"},
+        {"app.py": "a = 1\nb = 2\n", "package-lock.json": '{"lockfileVersion": 3}\n'},
+    )
+    target = freeze(built.path, base="main")
+    reviewed = {change.path: change for change in target.files}
+    # Decoded in the freeze (cached on the change), not left to the review's own time after it.
+    assert reviewed["app.py"].__dict__.get("_added_lines") == {2: "b = 2"}
+    every_file = diff_between(built.path, built.base_sha, built.head_sha,
+                              read_ahead=partial(_reviewed_by_path, ExclusionRules()))
+    lock_file = next(change for change in every_file if change.path == "package-lock.json")
+    assert "_added_lines" not in lock_file.__dict__, "a file the policy leaves out is not decoded for nothing"

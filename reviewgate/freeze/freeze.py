@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -217,10 +218,16 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
     return digest.hexdigest()
 
 
-def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...] = ()) -> list[FileChange]:
+def diff_between(
+    repo: Path,
+    merge_base: str,
+    head: str,
+    as_text: tuple[str, ...] = (),
+    read_ahead: Callable[[FileChange], bool] | None = None,
+) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway. `as_text`: only these paths, with `--text`
-    (freeze/binary.py)."""
+    (freeze/binary.py). `read_ahead`: the files whose added lines are decoded as they arrive."""
     files: list[FileChange] = []
     chunks = stream_git(
         repo,
@@ -245,11 +252,20 @@ def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...
         # Hashed and sized now, while git is still writing the rest of the diff.
         change.canonical_digest  # noqa: B018 - computes and caches the property
         change.stats  # noqa: B018
+        # Every lens asks for the added lines of every file it reviews: decoded here, this process
+        # would otherwise wait for git, rather than alone after the freeze (0.15 s at +300k lines).
+        if read_ahead is not None and read_ahead(change):
+            change.added_line_count()
         files.append(change)
     misread = [] if as_text else binary_by_attributes(repo, merge_base, head, files)
     if misread:
         files = with_text_diffs(files, misread, diff_between(repo, merge_base, head, text_paths(misread)))
     return files
+
+
+def _reviewed_by_path(rules: ExclusionRules, change: FileChange) -> bool:
+    """Whether the file is reviewed as far as its diff tells (split_files decides, with its header)."""
+    return rules.unreviewable_reason(change) is None and rules.reason_for(change) is None
 
 
 def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
@@ -346,7 +362,7 @@ def freeze(
         dirty_files = diff_between(repo, head_sha, tree)
         if dirty_files:
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)
-    every_file = diff_between(repo, merge_base, head_tree or head_sha)
+    every_file = diff_between(repo, merge_base, head_tree or head_sha, read_ahead=partial(_reviewed_by_path, rules))
     reviewed, excluded = split_files(
         every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules)
     )
