@@ -47,6 +47,7 @@ STAGES = (
     ("reviewgate.reviewers.builtin", "apply_suppressions", "suppressions"),
     ("reviewgate.verdict_stage", "publish_result", "publish"),
     ("reviewgate.verdict_stage", "publish", "sinks"),
+    ("reviewgate.report.forked_sinks", "_failure_of", "forked report writer"),
 )
 # Stages whose every call is not a boundary of its own (hundreds of calls): counted, not split on.
 COUNTED = frozenset({"unpack shapes", "prefetch", "full collection"})
