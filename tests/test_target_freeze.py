@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.freeze.exclusions import ExclusionRules
-from reviewgate.freeze.freeze import _reviewed_by_path, diff_between, freeze
+from reviewgate.freeze.freeze import _reviewed_by_path, diff_between, freeze, reader_for
 from testing.cli import run_cli
 from testing.repo import commit, git, make_repo
 
@@ -222,3 +223,11 @@ def test_the_reviewed_files_added_lines_are_decoded_while_git_writes_the_diff(tm
                               read_ahead=partial(_reviewed_by_path, ExclusionRules()))
     lock_file = next(change for change in every_file if change.path == "package-lock.json")
     assert "_added_lines" not in lock_file.__dict__, "a file the policy leaves out is not decoded for nothing"
+
+
+def test_the_files_read_for_their_headers_are_not_read_again_for_the_review(tmp_path: Path) -> None:
+    base = "".join(f"value_{number} = {number}\n" for number in range(20))
+    built = make_repo(tmp_path, {"app.py": base}, {"app.py": base + "value_20 = 20\n"})
+    target = freeze(built.path, base="main")  # the diff shows no first line: the header is read at head
+    shutil.rmtree(built.path / ".git" / "objects")  # nothing can come from git any more
+    assert reader_for(target).read_bytes("app.py") == (base + "value_20 = 20\n").encode()

@@ -135,7 +135,7 @@ def reader_for(target: FrozenTarget) -> TreeReader:
     repo = Path(target.repo_root)
     if target.mode == "bundle":
         return SnapshotReader(repo, dict(target.snapshot))
-    return TreeReader(repo, target.head_tree or target.head_sha)
+    return shared_tree_reader(target.repo_root, target.head_tree or target.head_sha)
 
 
 def base_reader_for(target: FrozenTarget) -> TreeReader | None:
@@ -277,7 +277,8 @@ def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRul
         and rules.unreviewable_reason(change) is None
         and rules.reason_for(change) is None
     ]
-    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES) if wanted else {}
+    # The whole files come back from git anyway: kept for the reviewers, who read them at head next.
+    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES, shared_tree_reader(str(repo), tree)) if wanted else {}
     # The same opening the diff would show: the first lines, not every line in the bytes read.
     return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
