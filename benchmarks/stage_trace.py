@@ -86,7 +86,8 @@ def _install(events_path: str) -> None:
         module = importlib.import_module(module_name)
         owner_name, _, name = attribute.rpartition(".")
         owner = getattr(module, owner_name) if owner_name else module
-        setattr(owner, name, wrapped(getattr(owner, name), stage))
+        if hasattr(owner, name):  # an older checkout (--gate-path) may lack a stage: traced without it
+            setattr(owner, name, wrapped(getattr(owner, name), stage))
     import reviewgate.cli as cli
 
     original_exit = cli.exit_with
