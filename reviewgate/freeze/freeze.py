@@ -268,7 +268,9 @@ def _reviewed_by_path(rules: ExclusionRules, change: FileChange) -> bool:
     return rules.unreviewable_reason(change) is None and rules.reason_for(change) is None
 
 
-def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
+def _headers(
+    repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules, for_review: bool
+) -> dict[str, str]:
     """First bytes at head of the files whose generated-code header decides their fate."""
     wanted = [
         change.path
@@ -278,7 +280,8 @@ def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRul
         and rules.reason_for(change) is None
     ]
     # The whole files come back from git anyway: kept for the reviewers, who read them at head next.
-    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES, shared_tree_reader(str(repo), tree)) if wanted else {}
+    keep_in = shared_tree_reader(str(repo), tree) if for_review else None
+    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES, keep_in) if wanted else {}
     # The same opening the diff would show: the first lines, not every line in the bytes read.
     return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
@@ -347,8 +350,10 @@ def freeze(
     refs: ResolvedRefs | None = None,
     test_inputs: tuple[str, ...] = (),
     shipped_programs: tuple[str, ...] = (),
+    for_review: bool = False,
 ) -> FrozenTarget:
-    """Freeze the diff between the refs (resolved here unless `refs` already holds them)."""
+    """Freeze the diff between the refs (resolved here unless `refs` already holds them).
+    `for_review`: a review follows, so the freeze keeps what it read and decodes what it will read."""
     rules = rules or ExclusionRules()
     refs = refs or resolve_refs(repo, base=base, head=head, ci=ci)
     head_sha, merge_base = refs.head_sha, refs.merge_base
@@ -363,9 +368,11 @@ def freeze(
         dirty_files = diff_between(repo, head_sha, tree)
         if dirty_files:
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)
-    every_file = diff_between(repo, merge_base, head_tree or head_sha, read_ahead=partial(_reviewed_by_path, rules))
+    # Reviewed next (`for_review`): what every reviewer reads is made now, while git is at work.
+    read_ahead = partial(_reviewed_by_path, rules) if for_review else None
+    every_file = diff_between(repo, merge_base, head_tree or head_sha, read_ahead=read_ahead)
     reviewed, excluded = split_files(
-        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules)
+        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules, for_review)
     )
     return FrozenTarget(
         repo_root=str(repo),
