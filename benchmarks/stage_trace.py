@@ -47,6 +47,7 @@ STAGES = (
     ("reviewgate.reviewers.builtin", "apply_suppressions", "suppressions"),
     ("reviewgate.verdict_stage", "publish_result", "publish"),
     ("reviewgate.verdict_stage", "publish", "sinks"),
+    ("reviewgate.report.forked_sinks", "_failure_of", "forked report writer"),
 )
 # Stages whose every call is not a boundary of its own (hundreds of calls): counted, not split on.
 COUNTED = frozenset({"unpack shapes", "prefetch", "full collection"})
@@ -85,7 +86,8 @@ def _install(events_path: str) -> None:
         module = importlib.import_module(module_name)
         owner_name, _, name = attribute.rpartition(".")
         owner = getattr(module, owner_name) if owner_name else module
-        setattr(owner, name, wrapped(getattr(owner, name), stage))
+        if hasattr(owner, name):  # an older checkout (--gate-path) may lack a stage: traced without it
+            setattr(owner, name, wrapped(getattr(owner, name), stage))
     import reviewgate.cli as cli
 
     original_exit = cli.exit_with

@@ -124,7 +124,7 @@ def open_run(options: RunOptions, stdout: TextIO, environ: Mapping[str, str] | N
     output_dir = prepare_output_dir(requested_output_dir, repo)
     variables = os.environ if environ is None else environ
     cache = open_review_cache(config, repo, variables)
-    target = freeze_target(repo, policy, options)
+    target = freeze_target(repo, policy, options, for_review=True)
     policy_review = review_policy(policy)
     freeze_seconds = time.monotonic() - clock
     # The check run goes in_progress before the verify, which can take minutes.

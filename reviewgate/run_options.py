@@ -98,7 +98,7 @@ def review_policy(policy: Policy) -> PolicyReview:
     return review._replace(notes=(*review.notes, policy.uncommitted))
 
 
-def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarget:
+def freeze_target(repo: Path, policy: Policy, options: RunOptions, for_review: bool = False) -> FrozenTarget:
     config = policy.config
     own = [in_repository(repo, options.output_dir), cache_directory(config, repo)]
     tooling = tooling_at(policy.base_side.read) if policy.base_side is not None else Tooling()
@@ -109,4 +109,4 @@ def freeze_target(repo: Path, policy: Policy, options: RunOptions) -> FrozenTarg
         return freeze_bundle(repo, options.bundle, rules)
     return freeze(repo, base=options.base, head=options.head, rules=rules, include_dirty=options.include_dirty,
                   refs=policy.refs, test_inputs=tooling.test_inputs,
-                  shipped_programs=tooling.shipped_programs)
+                  shipped_programs=tooling.shipped_programs, for_review=for_review)

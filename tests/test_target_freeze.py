@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from reviewgate.freeze.diff import ChangeStatus
-from reviewgate.freeze.freeze import freeze
+from reviewgate.freeze.exclusions import ExclusionRules
+from reviewgate.freeze.freeze import _reviewed_by_path, diff_between, freeze, reader_for
+from reviewgate.freeze.git import GitFailure
 from testing.cli import run_cli
 from testing.repo import commit, git, make_repo
 
@@ -204,3 +208,37 @@ def test_refs_resolved_in_one_process_name_what_each_names_alone(tmp_path: Path)
             "-main", "HEAD~1", "main\nHEAD", "", "HEAD ", built.base_sha.upper()]
     assert resolve_commits(built.path, refs) == [resolve_commit(built.path, ref) for ref in refs]
     assert resolve_commits(built.path, ["HEAD", "main"]) == [built.head_sha, built.base_sha]
+
+
+def test_the_reviewed_files_added_lines_are_decoded_while_git_writes_the_diff(tmp_path: Path) -> None:
+    built = make_repo(
+        tmp_path,
+        {"app.py": "a = 1\n", "package-lock.json": "{}\n"},
+        {"app.py": "a = 1\nb = 2\n", "package-lock.json": '{"lockfileVersion": 3}\n'},
+    )
+    target = freeze(built.path, base="main", for_review=True)
+    reviewed = {change.path: change for change in target.files}
+    # Decoded in the freeze (cached on the change), not left to the review's own time after it.
+    assert reviewed["app.py"].__dict__.get("_added_lines") == {2: "b = 2"}
+    every_file = diff_between(built.path, built.base_sha, built.head_sha,
+                              read_ahead=partial(_reviewed_by_path, ExclusionRules()))
+    lock_file = next(change for change in every_file if change.path == "package-lock.json")
+    assert "_added_lines" not in lock_file.__dict__, "a file the policy leaves out is not decoded for nothing"
+
+
+def test_the_files_read_for_their_headers_are_not_read_again_for_the_review(tmp_path: Path) -> None:
+    base = "".join(f"value_{number} = {number}\n" for number in range(20))
+    built = make_repo(tmp_path, {"app.py": base}, {"app.py": base + "value_20 = 20\n"})
+    target = freeze(built.path, base="main", for_review=True)  # the diff hides line 1: its header is read
+    shutil.rmtree(built.path / ".git" / "objects")  # nothing can come from git any more
+    assert reader_for(target).read_bytes("app.py") == (base + "value_20 = 20\n").encode()
+
+
+def test_a_freeze_that_no_review_follows_neither_decodes_nor_keeps_files(tmp_path: Path) -> None:
+    base = "".join(f"value_{number} = {number}\n" for number in range(20))
+    built = make_repo(tmp_path, {"app.py": base}, {"app.py": base + "value_20 = 20\n"})
+    target = freeze(built.path, base="main")  # `reviewgate freeze`: the JSON, and nothing held for later
+    assert "_added_lines" not in target.files[0].__dict__
+    shutil.rmtree(built.path / ".git" / "objects")
+    with pytest.raises(GitFailure):
+        reader_for(target).read_bytes("app.py")

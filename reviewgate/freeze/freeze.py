@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -134,7 +135,7 @@ def reader_for(target: FrozenTarget) -> TreeReader:
     repo = Path(target.repo_root)
     if target.mode == "bundle":
         return SnapshotReader(repo, dict(target.snapshot))
-    return TreeReader(repo, target.head_tree or target.head_sha)
+    return shared_tree_reader(target.repo_root, target.head_tree or target.head_sha)
 
 
 def base_reader_for(target: FrozenTarget) -> TreeReader | None:
@@ -217,10 +218,16 @@ def canonical_patch_hash(files: list[FileChange]) -> str:
     return digest.hexdigest()
 
 
-def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...] = ()) -> list[FileChange]:
+def diff_between(
+    repo: Path,
+    merge_base: str,
+    head: str,
+    as_text: tuple[str, ...] = (),
+    read_ahead: Callable[[FileChange], bool] | None = None,
+) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway. `as_text`: only these paths, with `--text`
-    (freeze/binary.py)."""
+    (freeze/binary.py). `read_ahead`: the files whose added lines are decoded as they arrive."""
     files: list[FileChange] = []
     chunks = stream_git(
         repo,
@@ -245,6 +252,10 @@ def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...
         # Hashed and sized now, while git is still writing the rest of the diff.
         change.canonical_digest  # noqa: B018 - computes and caches the property
         change.stats  # noqa: B018
+        # Every lens asks for the added lines of every file it reviews: decoded here, this process
+        # would otherwise wait for git, rather than alone after the freeze (0.15 s at +300k lines).
+        if read_ahead is not None and read_ahead(change):
+            change.added_line_count()
         files.append(change)
     misread = [] if as_text else binary_by_attributes(repo, merge_base, head, files)
     if misread:
@@ -252,7 +263,14 @@ def diff_between(repo: Path, merge_base: str, head: str, as_text: tuple[str, ...
     return files
 
 
-def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules) -> dict[str, str]:
+def _reviewed_by_path(rules: ExclusionRules, change: FileChange) -> bool:
+    """Whether the file is reviewed as far as its diff tells (split_files decides, with its header)."""
+    return rules.unreviewable_reason(change) is None and rules.reason_for(change) is None
+
+
+def _headers(
+    repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules, for_review: bool
+) -> dict[str, str]:
     """First bytes at head of the files whose generated-code header decides their fate."""
     wanted = [
         change.path
@@ -261,7 +279,9 @@ def _headers(repo: Path, tree: str, files: list[FileChange], rules: ExclusionRul
         and rules.unreviewable_reason(change) is None
         and rules.reason_for(change) is None
     ]
-    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES) if wanted else {}
+    # The whole files come back from git anyway: kept for the reviewers, who read them at head next.
+    keep_in = shared_tree_reader(str(repo), tree) if for_review else None
+    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES, keep_in) if wanted else {}
     # The same opening the diff would show: the first lines, not every line in the bytes read.
     return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
@@ -330,8 +350,10 @@ def freeze(
     refs: ResolvedRefs | None = None,
     test_inputs: tuple[str, ...] = (),
     shipped_programs: tuple[str, ...] = (),
+    for_review: bool = False,
 ) -> FrozenTarget:
-    """Freeze the diff between the refs (resolved here unless `refs` already holds them)."""
+    """Freeze the diff between the refs (resolved here unless `refs` already holds them).
+    `for_review`: a review follows, so the freeze keeps what it read and decodes what it will read."""
     rules = rules or ExclusionRules()
     refs = refs or resolve_refs(repo, base=base, head=head, ci=ci)
     head_sha, merge_base = refs.head_sha, refs.merge_base
@@ -346,9 +368,11 @@ def freeze(
         dirty_files = diff_between(repo, head_sha, tree)
         if dirty_files:
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)
-    every_file = diff_between(repo, merge_base, head_tree or head_sha)
+    # Reviewed next (`for_review`): what every reviewer reads is made now, while git is at work.
+    read_ahead = partial(_reviewed_by_path, rules) if for_review else None
+    every_file = diff_between(repo, merge_base, head_tree or head_sha, read_ahead=read_ahead)
     reviewed, excluded = split_files(
-        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules)
+        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules, for_review)
     )
     return FrozenTarget(
         repo_root=str(repo),

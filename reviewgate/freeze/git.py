@@ -208,6 +208,10 @@ class TreeReader:
         data = self.read_bytes(path)
         return None if data is None else decode_text(data)
 
+    def keep(self, path: str, data: bytes) -> None:
+        """Cache a file read another way at this commit (its blob's bytes, checked against its id)."""
+        self._cache[path] = data
+
     def prefetch(self, paths: list[str]) -> None:
         """Cache many files at once, as `read_bytes` would one by one: one `git cat-file`
         process instead of one per file (the builtin lenses read every changed code file).
@@ -313,11 +317,18 @@ def shared_tree_reader(repo_root: str, commit: str) -> TreeReader:
     (its config and tooling files, `.gitattributes` among them) is the lenses' read too."""
     return TreeReader(Path(repo_root), commit)
 
-def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int) -> dict[str, str]:
+def read_file_heads(
+    repo: Path, tree: str, paths: list[str], limit: int, keep_in: TreeReader | None = None
+) -> dict[str, str]:
     """The first `limit` bytes of each path in `tree`, decoded (text.decode_text). Paths git
-    cannot take on a batch line (a newline in the name) and missing ones are left out."""
+    cannot take on a batch line (a newline in the name) and missing ones are left out.
+    `keep_in`: a reader of `tree` that keeps the whole files read, so it need not read them again."""
     names = {f"{tree}:{path}": path for path in paths}
-    return {names[name]: decode_text(data) for name, data in read_object_starts(repo, list(names), limit).items()}
+    whole = _read_whole_objects(repo, list(names))
+    if keep_in is not None:
+        for name, data in whole.items():
+            keep_in.keep(names[name], data)
+    return {names[name]: decode_text(data[:limit]) for name, data in whole.items()}
 
 
 def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, bytes]:
@@ -325,6 +336,11 @@ def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, by
     `git cat-file` processes for all of them (one per file would dominate a large change).
     Names git cannot take on a batch line (a newline in the path), missing ones, non-blobs and
     blobs over MAX_HEAD_BLOB_BYTES are left out."""
+    return {name: data[:limit] for name, data in _read_whole_objects(repo, names).items()}
+
+
+def _read_whole_objects(repo: Path, names: list[str]) -> dict[str, bytes]:
+    """What `read_object_starts` reads, whole (git's `--batch` answers with whole objects)."""
     names = [name for name in names if "\n" not in name]
     if not names:
         return {}
@@ -343,7 +359,7 @@ def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, by
     if not blobs:
         return {}
     contents = read_blobs(repo, list(blobs.values()))
-    return {name: data[:limit] for name, data in zip(blobs, contents, strict=True)}
+    return dict(zip(blobs, contents, strict=True))
 
 
 def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:

@@ -34,19 +34,11 @@ def written_beside(sinks: Sequence[Sink], result: GateResult, context: SinkConte
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child ends with os._exit, so coverage never sees it
         os.close(reading)
-        status = 0
-        try:
-            for sink in sinks:
-                sink.publish(result, context)
-        except BaseException as error:  # every failure goes back to the parent, as it is
-            status = 1
-            try:
-                payload = pickle.dumps(error)
-            except Exception:
-                payload = pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
+        payload = _failure_of(sinks, result, context)
+        if payload:
             with os.fdopen(writing, "wb") as handle:
                 handle.write(payload)
-        os._exit(status)
+        os._exit(1 if payload else 0)
     os.close(writing)
     try:
         yield
@@ -59,3 +51,17 @@ def written_beside(sinks: Sequence[Sink], result: GateResult, context: SinkConte
     if status != 0:
         raise RuntimeError(f"the report writer for {', '.join(type(sink).__name__ for sink in sinks)} "
                            f"ended with wait status {status}")
+
+
+def _failure_of(sinks: Sequence[Sink], result: GateResult, context: SinkContext) -> bytes:
+    """The forked writer's work: `sinks` published, and what the first one to fail raised, pickled
+    (empty when every one was written)."""
+    try:
+        for sink in sinks:
+            sink.publish(result, context)
+    except BaseException as error:  # every failure goes back to the parent, as it is
+        try:
+            return pickle.dumps(error)
+        except Exception:
+            return pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
+    return b""
