@@ -63,7 +63,6 @@ from benchmarks.prompt_bill import (  # noqa: E402
     anthropic_asked,
     billed,
     openai_asked,
-    with_ttl,
 )
 from reviewgate.chunk_store import PREFIX_SENT_FILE  # noqa: E402
 from reviewgate.freeze.exclusions import LOCK_FILES  # noqa: E402
@@ -101,6 +100,8 @@ class Push:
     loop_characters: int = 0  # of those requests: the tool loop's calls and answers
     anthropic_bodies: list[dict[str, object]] = field(default_factory=list)  # as the pushes come
     anthropic_apart_bodies: list[dict[str, object]] = field(default_factory=list)  # each push long after the last
+    hour_bodies: list[dict[str, object]] = field(default_factory=list)  # the same two with `cache_ttl = "1h"`
+    hour_apart_bodies: list[dict[str, object]] = field(default_factory=list)
 
 
 _DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
@@ -232,9 +233,10 @@ def pushes_of(repo: Path, merge: str) -> tuple[str, list[str]]:
     return base, commits
 
 
-def config_text(server_url: str, provider: str = "openai", tools: bool = False) -> str:
+def config_text(server_url: str, provider: str = "openai", tools: bool = False, cache_ttl: str = "5m") -> str:
     where = (['provider = "openai"', 'model = "stand-in"', f'base_url = "{server_url}/v1"'] if provider == "openai"
-             else ['provider = "anthropic"', f'model = "{ANTHROPIC_MODEL}"', f'base_url = "{server_url}"'])
+             else ['provider = "anthropic"', f'model = "{ANTHROPIC_MODEL}"', f'base_url = "{server_url}"',
+                   f'cache_ttl = "{cache_ttl}"'])
     return "\n".join([
         "[review]", 'reviewers = ["llm"]', "",
         "[reviewer.llm]", *where,
@@ -282,6 +284,8 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
     config.write_text(config_text(server.url, tools=tools), encoding="utf-8")
     anthropic_config = scratch / "reviewgate-anthropic.toml"
     anthropic_config.write_text(config_text(server.url, "anthropic", tools), encoding="utf-8")
+    hour_config = scratch / "reviewgate-anthropic-hour.toml"
+    hour_config.write_text(config_text(server.url, "anthropic", tools, "1h"), encoding="utf-8")
     kept_cache = scratch / f"cache-{merge[:10]}"
     pushes: list[Push] = []
     previous = merge_base
@@ -299,15 +303,18 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
         push.diff_characters = sum(len(diff_sent(post)) for post in posts)
         push.context_characters = sum(len("".join(data_blocks(post)[1:2])) for post in posts)
         push.loop_characters = sum(loop_characters(post) for post in posts)
-        start = len(server.posts())
-        review(gate, clone, base, commit, anthropic_config, scratch / f"cache-anthropic-{merge[:10]}", scratch / "out")
-        push.anthropic_bodies = [post.body for post in server.posts()[start:]]
-        apart_cache = scratch / f"cache-anthropic-apart-{merge[:10]}"
-        # The previous push as the gate sees it once the cache's lifetime has passed: unknown.
-        (apart_cache / "llm" / PREFIX_SENT_FILE).unlink(missing_ok=True)
-        start = len(server.posts())
-        review(gate, clone, base, commit, anthropic_config, apart_cache, scratch / "out")
-        push.anthropic_apart_bodies = [post.body for post in server.posts()[start:]]
+        for name, settings, within, apart in (
+                ("anthropic", anthropic_config, push.anthropic_bodies, push.anthropic_apart_bodies),
+                ("anthropic-hour", hour_config, push.hour_bodies, push.hour_apart_bodies)):
+            start = len(server.posts())
+            review(gate, clone, base, commit, settings, scratch / f"cache-{name}-{merge[:10]}", scratch / "out")
+            within += [post.body for post in server.posts()[start:]]
+            apart_cache = scratch / f"cache-{name}-apart-{merge[:10]}"
+            # The previous push as the gate sees it once the cache's lifetime has passed: unknown.
+            (apart_cache / "llm" / PREFIX_SENT_FILE).unlink(missing_ok=True)
+            start = len(server.posts())
+            review(gate, clone, base, commit, settings, apart_cache, scratch / "out")
+            apart += [post.body for post in server.posts()[start:]]
         start = len(server.posts())
         uncached_exit = review(gate, clone, base, commit, config, scratch / f"fresh-{merge[:10]}-{index}",
                                scratch / "out")
@@ -359,10 +366,8 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
     anthropic = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.anthropic_bodies]
     anthropic_apart = [anthropic_asked(number, body)
                        for number, push in enumerate(pushes) for body in push.anthropic_apart_bodies]
-    hour = [anthropic_asked(number, with_ttl(body, "1h")) for number, push in enumerate(pushes)
-            for body in push.anthropic_bodies]
-    hour_apart = [anthropic_asked(number, with_ttl(body, "1h")) for number, push in enumerate(pushes)
-                  for body in push.anthropic_apart_bodies]
+    hour = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.hour_bodies]
+    hour_apart = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.hour_apart_bodies]
     openai = [asked for push in pushes for asked in push.openai_bill]
     # Each pricing: the requests sent with pushes within the cache's lifetime, and further apart.
     rows: list[tuple[Pricing, list[Asked], list[Asked]]] = [
@@ -373,7 +378,8 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
              f"{', '.join(f'{tokens:,}' for tokens in prefixes)} tokens; anthropic: "
              f"{sum(asked.marked for asked in anthropic)} of {len(anthropic)} requests sent a cache breakpoint "
              f"within the lifetime, {sum(asked.marked for asked in anthropic_apart)} of {len(anthropic_apart)} "
-             "further apart):",
+             f"further apart; with cache_ttl = \"1h\" {sum(asked.marked for asked in hour)} of {len(hour)} within, "
+             f"{sum(asked.marked for asked in hour_apart)} of {len(hour_apart)} further apart):",
              f"  {'pricing':<70} {'within the lifetime':>19} {'further apart':>13} {'no caching':>10}"]
     for pricing, requests, apart_requests in rows:
         within, apart = (billed(requests, pricing, across_pushes=True),

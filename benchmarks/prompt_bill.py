@@ -108,25 +108,6 @@ def anthropic_asked(push: int, body: dict[str, Any]) -> Asked:
                  message_breakpoints(body, prefix))
 
 
-def with_ttl(body: dict[str, Any], ttl: str) -> dict[str, Any]:
-    """A request body as the gate sends it with `cache_ttl = ttl`, from the one it sent with the 5
-    minutes: the system block's breakpoint where the cadence put it (the replay's pushes are seconds
-    apart, or long after the last), with its `ttl`; under the hour none on a tool loop's rounds (the
-    gate leaves them to the 5-minute lifetime). The system block stays marked where the 5-minute run
-    marked it for its rounds alone (the gate under the hour does not mark it there): the replay's
-    hour bill counts that write and its reads."""
-    system = [{**block, "cache_control": {**block["cache_control"], "ttl": ttl}}
-              if isinstance(block, dict) and isinstance(block.get("cache_control"), dict) else block
-              for block in body.get("system") or []]
-    if ttl == "5m":
-        return {**body, "system": system}
-    messages = [{**message, "content": [{key: value for key, value in block.items() if key != "cache_control"}
-                                        if isinstance(block, dict) else block for block in message["content"]]}
-                if isinstance(message, dict) and isinstance(message.get("content"), list) else message
-                for message in body.get("messages") or []]
-    return {**body, "system": system, "messages": messages}
-
-
 def message_breakpoints(body: dict[str, Any], prefix: str) -> tuple[tuple[str, float], ...]:
     """Each breakpoint in the messages: the prefix and the messages up to its block, without the
     `cache_control` fields (a later round re-sends the same blocks with or without one)."""
