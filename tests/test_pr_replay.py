@@ -119,6 +119,13 @@ def test_a_stand_in_that_calls_the_tools_for_every_site_left_out_is_billed_for_e
     assert loop is not None and float(loop.group(1)) > 0, outputs[1]
     without, calling = (float(_bills(output)["openai, cached input 0.5x"][2]) for output in outputs)
     assert calling > 2 * without  # the loop's three requests each re-send the prefix and the change
+    # The 5-minute gate marks the second and third requests (the `callers` answer named more);
+    # the gate under the hour marks none of a run of one chunk with no recent push, and its bill
+    # is its own requests': what they cost without caching, not a 2 x write read once.
+    assert ('2 of 3 requests sent a cache breakpoint within the lifetime, 2 of 3 further apart; '
+            'with cache_ttl = "1h" 0 of 3 within, 0 of 3 further apart') in outputs[1], outputs[1]
+    hour = next(values for name, values in _bills(outputs[1]).items() if "1h" in name)
+    assert float(hour[0]) == float(hour[1]) == float(hour[2]), outputs[1]
     completed = subprocess.run([*command[:-1], "--model-calls-tools"], cwd=tmp_path, env=clean_environment(),
                                capture_output=True, text=True, timeout=60, check=False)
     assert completed.returncode == 2 and "--model-calls-tools needs --tools" in completed.stderr
