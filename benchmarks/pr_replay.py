@@ -18,7 +18,8 @@ with its own kept chunk cache: as the pushes come (seconds apart, so each push a
 finds the previous one recent in the gate's store and marks its prefix for the prompt cache),
 and with the store's record of when the prefix was last sent removed before each push (as the
 gate finds it when the previous push is older than the cache's lifetime: no breakpoint on a
-run's only request). It prints per push and per PR the requests and characters sent (the
+run's only request); and those two again with `cache_ttl = "1h"`, each with its own kept chunk
+cache. It prints per push and per PR the requests and characters sent (the
 whole JSON body of each request: system message, user message, the answer's schema) and tokens
 per changed line (characters / 4), and what the chunk cache saved.
 
@@ -27,10 +28,9 @@ per changed line (prompt_bill.py): OpenAI's automatic prompt cache at 0.5 × for
 Anthropic's breakpoints as the gate sent them (1.25 × a write, 0.1 × a read): within the cache's
 lifetime the first run's requests (a prefix written on one push is read on the next, whichever
 PR sent it: the replay's pushes follow one another), further apart the second run's (only the
-requests of one push share it); and the same requests as the gate sends them with `cache_ttl =
-"1h"` (its cadence decides the same breakpoints over an hour: the replay's pushes are seconds
-apart, or in the second run long after the last; each `"ttl": "1h"`, 2 × a write). Each beside the first run's requests billed without
-any provider caching.
+requests of one push share it); and the two runs with `cache_ttl = "1h"` the same way, their
+requests as the gate sent them (2 × a write). Each beside its within-the-lifetime run's requests
+billed without any provider caching.
 
 A push's changed lines are those `git diff --numstat` counts between the previous push and
 this one (the first push: from the merge base), lock files left out; over the PR, their sum.
