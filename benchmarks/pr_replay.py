@@ -18,7 +18,8 @@ with its own kept chunk cache: as the pushes come (seconds apart, so each push a
 finds the previous one recent in the gate's store and marks its prefix for the prompt cache),
 and with the store's record of when the prefix was last sent removed before each push (as the
 gate finds it when the previous push is older than the cache's lifetime: no breakpoint on a
-run's only request). It prints per push and per PR the requests and characters sent (the
+run's only request); and those two again with `cache_ttl = "1h"`, each with its own kept chunk
+cache. It prints per push and per PR the requests and characters sent (the
 whole JSON body of each request: system message, user message, the answer's schema) and tokens
 per changed line (characters / 4), and what the chunk cache saved.
 
@@ -27,10 +28,9 @@ per changed line (prompt_bill.py): OpenAI's automatic prompt cache at 0.5 × for
 Anthropic's breakpoints as the gate sent them (1.25 × a write, 0.1 × a read): within the cache's
 lifetime the first run's requests (a prefix written on one push is read on the next, whichever
 PR sent it: the replay's pushes follow one another), further apart the second run's (only the
-requests of one push share it); and the same requests as the gate sends them with `cache_ttl =
-"1h"` (its cadence decides the same breakpoints over an hour: the replay's pushes are seconds
-apart, or in the second run long after the last; each `"ttl": "1h"`, 2 × a write). Each beside the first run's requests billed without
-any provider caching.
+requests of one push share it); and the two runs with `cache_ttl = "1h"` the same way, their
+requests as the gate sent them (2 × a write). Each beside its within-the-lifetime run's requests
+billed without any provider caching.
 
 A push's changed lines are those `git diff --numstat` counts between the previous push and
 this one (the first push: from the merge base), lock files left out; over the PR, their sum.
@@ -63,7 +63,6 @@ from benchmarks.prompt_bill import (  # noqa: E402
     anthropic_asked,
     billed,
     openai_asked,
-    with_ttl,
 )
 from reviewgate.chunk_store import PREFIX_SENT_FILE  # noqa: E402
 from reviewgate.freeze.exclusions import LOCK_FILES  # noqa: E402
@@ -101,6 +100,8 @@ class Push:
     loop_characters: int = 0  # of those requests: the tool loop's calls and answers
     anthropic_bodies: list[dict[str, object]] = field(default_factory=list)  # as the pushes come
     anthropic_apart_bodies: list[dict[str, object]] = field(default_factory=list)  # each push long after the last
+    hour_bodies: list[dict[str, object]] = field(default_factory=list)  # the same two with `cache_ttl = "1h"`
+    hour_apart_bodies: list[dict[str, object]] = field(default_factory=list)
 
 
 _DIFF_BLOCK = re.compile(r"<<<DATA (\w+) BEGIN>>>\n(.*?)\n<<<DATA \1 END>>>", re.DOTALL)
@@ -232,9 +233,10 @@ def pushes_of(repo: Path, merge: str) -> tuple[str, list[str]]:
     return base, commits
 
 
-def config_text(server_url: str, provider: str = "openai", tools: bool = False) -> str:
+def config_text(server_url: str, provider: str = "openai", tools: bool = False, cache_ttl: str = "5m") -> str:
     where = (['provider = "openai"', 'model = "stand-in"', f'base_url = "{server_url}/v1"'] if provider == "openai"
-             else ['provider = "anthropic"', f'model = "{ANTHROPIC_MODEL}"', f'base_url = "{server_url}"'])
+             else ['provider = "anthropic"', f'model = "{ANTHROPIC_MODEL}"', f'base_url = "{server_url}"',
+                   f'cache_ttl = "{cache_ttl}"'])
     return "\n".join([
         "[review]", 'reviewers = ["llm"]', "",
         "[reviewer.llm]", *where,
@@ -282,6 +284,8 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
     config.write_text(config_text(server.url, tools=tools), encoding="utf-8")
     anthropic_config = scratch / "reviewgate-anthropic.toml"
     anthropic_config.write_text(config_text(server.url, "anthropic", tools), encoding="utf-8")
+    hour_config = scratch / "reviewgate-anthropic-hour.toml"
+    hour_config.write_text(config_text(server.url, "anthropic", tools, "1h"), encoding="utf-8")
     kept_cache = scratch / f"cache-{merge[:10]}"
     pushes: list[Push] = []
     previous = merge_base
@@ -299,15 +303,18 @@ def replay(gate: Path, source: Path, merge: str, server: ModelServer, scratch: P
         push.diff_characters = sum(len(diff_sent(post)) for post in posts)
         push.context_characters = sum(len("".join(data_blocks(post)[1:2])) for post in posts)
         push.loop_characters = sum(loop_characters(post) for post in posts)
-        start = len(server.posts())
-        review(gate, clone, base, commit, anthropic_config, scratch / f"cache-anthropic-{merge[:10]}", scratch / "out")
-        push.anthropic_bodies = [post.body for post in server.posts()[start:]]
-        apart_cache = scratch / f"cache-anthropic-apart-{merge[:10]}"
-        # The previous push as the gate sees it once the cache's lifetime has passed: unknown.
-        (apart_cache / "llm" / PREFIX_SENT_FILE).unlink(missing_ok=True)
-        start = len(server.posts())
-        review(gate, clone, base, commit, anthropic_config, apart_cache, scratch / "out")
-        push.anthropic_apart_bodies = [post.body for post in server.posts()[start:]]
+        for name, settings, within, apart in (
+                ("anthropic", anthropic_config, push.anthropic_bodies, push.anthropic_apart_bodies),
+                ("anthropic-hour", hour_config, push.hour_bodies, push.hour_apart_bodies)):
+            start = len(server.posts())
+            review(gate, clone, base, commit, settings, scratch / f"cache-{name}-{merge[:10]}", scratch / "out")
+            within += [post.body for post in server.posts()[start:]]
+            apart_cache = scratch / f"cache-{name}-apart-{merge[:10]}"
+            # The previous push as the gate sees it once the cache's lifetime has passed: unknown.
+            (apart_cache / "llm" / PREFIX_SENT_FILE).unlink(missing_ok=True)
+            start = len(server.posts())
+            review(gate, clone, base, commit, settings, apart_cache, scratch / "out")
+            apart += [post.body for post in server.posts()[start:]]
         start = len(server.posts())
         uncached_exit = review(gate, clone, base, commit, config, scratch / f"fresh-{merge[:10]}-{index}",
                                scratch / "out")
@@ -359,10 +366,8 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
     anthropic = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.anthropic_bodies]
     anthropic_apart = [anthropic_asked(number, body)
                        for number, push in enumerate(pushes) for body in push.anthropic_apart_bodies]
-    hour = [anthropic_asked(number, with_ttl(body, "1h")) for number, push in enumerate(pushes)
-            for body in push.anthropic_bodies]
-    hour_apart = [anthropic_asked(number, with_ttl(body, "1h")) for number, push in enumerate(pushes)
-                  for body in push.anthropic_apart_bodies]
+    hour = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.hour_bodies]
+    hour_apart = [anthropic_asked(number, body) for number, push in enumerate(pushes) for body in push.hour_apart_bodies]
     openai = [asked for push in pushes for asked in push.openai_bill]
     # Each pricing: the requests sent with pushes within the cache's lifetime, and further apart.
     rows: list[tuple[Pricing, list[Asked], list[Asked]]] = [
@@ -373,7 +378,8 @@ def bill_lines(pushes: list[Push], changed: int) -> list[str]:
              f"{', '.join(f'{tokens:,}' for tokens in prefixes)} tokens; anthropic: "
              f"{sum(asked.marked for asked in anthropic)} of {len(anthropic)} requests sent a cache breakpoint "
              f"within the lifetime, {sum(asked.marked for asked in anthropic_apart)} of {len(anthropic_apart)} "
-             "further apart):",
+             f"further apart; with cache_ttl = \"1h\" {sum(asked.marked for asked in hour)} of {len(hour)} within, "
+             f"{sum(asked.marked for asked in hour_apart)} of {len(hour_apart)} further apart):",
              f"  {'pricing':<70} {'within the lifetime':>19} {'further apart':>13} {'no caching':>10}"]
     for pricing, requests, apart_requests in rows:
         within, apart = (billed(requests, pricing, across_pushes=True),

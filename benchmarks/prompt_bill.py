@@ -15,7 +15,8 @@ The rules, from the providers' prompt-caching documentation:
 within the cache's lifetime), or only within the push that wrote it (pushes further apart). The
 requests are billed as sent: the gate's Anthropic breakpoints depend on the push cadence (a run's
 only request is marked when the previous push is recent), so each case bills the requests the
-gate sent in that case (pr_replay.py runs it both ways).
+gate sent in that case (pr_replay.py runs it both ways, for each lifetime). A request is billed
+at one lifetime's write price, so a breakpoint asking for another is an error, not a guess.
 Tokens are characters / 4, as the replay counts them.
 """
 
@@ -45,14 +46,17 @@ class Pricing:
     minimum_tokens: int
     needs_breakpoint: bool  # Anthropic: only a marked prefix is written or read
     step_tokens: int = 1  # OpenAI: the cached part is a multiple of this
+    ttl: str | None = None  # Anthropic: the lifetime whose write price this is
 
 
 OPENAI = Pricing("openai, cached input 0.5x", read=0.5, write=1.0, minimum_tokens=OPENAI_MINIMUM_TOKENS,
                  needs_breakpoint=False, step_tokens=OPENAI_STEP_TOKENS)
 ANTHROPIC_5M = Pricing(f"anthropic {ANTHROPIC_MODEL}, 5-minute cache: writes 1.25x, reads 0.1x", read=0.1,
-                       write=1.25, minimum_tokens=anthropic_minimum(ANTHROPIC_MODEL) or 0, needs_breakpoint=True)
+                       write=1.25, minimum_tokens=anthropic_minimum(ANTHROPIC_MODEL) or 0, needs_breakpoint=True,
+                       ttl="5m")
 ANTHROPIC_1H = Pricing(f"anthropic {ANTHROPIC_MODEL}, cache_ttl = \"1h\": writes 2x, reads 0.1x", read=0.1,
-                       write=2.0, minimum_tokens=anthropic_minimum(ANTHROPIC_MODEL) or 0, needs_breakpoint=True)
+                       write=2.0, minimum_tokens=anthropic_minimum(ANTHROPIC_MODEL) or 0, needs_breakpoint=True,
+                       ttl="1h")
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class Asked:
     # Anthropic's breakpoints in the messages (a tool loop's rounds): each the text up to it, and
     # its tokens, shortest first; written and read as the stable prefix is.
     later: tuple[tuple[str, float], ...] = ()
+    lifetimes: frozenset[str] = frozenset()  # the `ttl` of each breakpoint sent ("5m" where none is said)
 
 
 def billed(requests: Iterable[Asked], pricing: Pricing, across_pushes: bool) -> float:
@@ -74,6 +79,9 @@ def billed(requests: Iterable[Asked], pricing: Pricing, across_pushes: bool) -> 
     written: set[tuple[int, str]] = set()
     total = 0.0
     for request in requests:
+        if pricing.ttl is not None and request.lifetimes - {pricing.ttl}:
+            raise ValueError(f"a request of push {request.push} carries a breakpoint with ttl "
+                             f"{', '.join(sorted(request.lifetimes))}: not billed at the {pricing.ttl} write price")
         cached = request.prefix_tokens // pricing.step_tokens * pricing.step_tokens
         if cached < pricing.minimum_tokens or (pricing.needs_breakpoint and not request.marked):
             total += request.tokens
@@ -105,26 +113,16 @@ def anthropic_asked(push: int, body: dict[str, Any]) -> Asked:
     prefix = json.dumps([body.get("tools"), [block.get("text") for block in system]], ensure_ascii=False)
     marked = any("cache_control" in block for block in system)
     return Asked(push, prefix, _tokens(prefix), _tokens(json.dumps(body, ensure_ascii=False)), marked,
-                 message_breakpoints(body, prefix))
+                 message_breakpoints(body, prefix), breakpoint_lifetimes(body))
 
 
-def with_ttl(body: dict[str, Any], ttl: str) -> dict[str, Any]:
-    """A request body as the gate sends it with `cache_ttl = ttl`, from the one it sent with the 5
-    minutes: the system block's breakpoint where the cadence put it (the replay's pushes are seconds
-    apart, or long after the last), with its `ttl`; under the hour none on a tool loop's rounds (the
-    gate leaves them to the 5-minute lifetime). The system block stays marked where the 5-minute run
-    marked it for its rounds alone (the gate under the hour does not mark it there): the replay's
-    hour bill counts that write and its reads."""
-    system = [{**block, "cache_control": {**block["cache_control"], "ttl": ttl}}
-              if isinstance(block, dict) and isinstance(block.get("cache_control"), dict) else block
-              for block in body.get("system") or []]
-    if ttl == "5m":
-        return {**body, "system": system}
-    messages = [{**message, "content": [{key: value for key, value in block.items() if key != "cache_control"}
-                                        if isinstance(block, dict) else block for block in message["content"]]}
-                if isinstance(message, dict) and isinstance(message.get("content"), list) else message
-                for message in body.get("messages") or []]
-    return {**body, "system": system, "messages": messages}
+def breakpoint_lifetimes(body: dict[str, Any]) -> frozenset[str]:
+    """The lifetimes a request's breakpoints ask for, wherever they sit (the API's default is 5 minutes)."""
+    blocks = [*(body.get("system") or []), *(block for message in body.get("messages") or []
+                                              if isinstance(message.get("content"), list)
+                                              for block in message["content"])]
+    return frozenset(str(block["cache_control"].get("ttl", "5m")) for block in blocks
+                     if isinstance(block, dict) and isinstance(block.get("cache_control"), dict))
 
 
 def message_breakpoints(body: dict[str, Any], prefix: str) -> tuple[tuple[str, float], ...]:

@@ -119,6 +119,13 @@ def test_a_stand_in_that_calls_the_tools_for_every_site_left_out_is_billed_for_e
     assert loop is not None and float(loop.group(1)) > 0, outputs[1]
     without, calling = (float(_bills(output)["openai, cached input 0.5x"][2]) for output in outputs)
     assert calling > 2 * without  # the loop's three requests each re-send the prefix and the change
+    # The 5-minute gate marks the second and third requests (the `callers` answer named more);
+    # the gate under the hour marks none of a run of one chunk with no recent push, and its bill
+    # is its own requests': what they cost without caching, not a 2 x write read once.
+    assert ('2 of 3 requests sent a cache breakpoint within the lifetime, 2 of 3 further apart; '
+            'with cache_ttl = "1h" 0 of 3 within, 0 of 3 further apart') in outputs[1], outputs[1]
+    hour = next(values for name, values in _bills(outputs[1]).items() if "1h" in name)
+    assert float(hour[0]) == float(hour[1]) == float(hour[2]), outputs[1]
     completed = subprocess.run([*command[:-1], "--model-calls-tools"], cwd=tmp_path, env=clean_environment(),
                                capture_output=True, text=True, timeout=60, check=False)
     assert completed.returncode == 2 and "--model-calls-tools needs --tools" in completed.stderr
@@ -217,3 +224,22 @@ def test_a_tool_loops_rounds_read_what_the_round_before_wrote() -> None:
     # Without the message breakpoints only the prefix is read: each round re-sends the rest whole.
     plain = [Asked(item.push, item.prefix, item.prefix_tokens, item.tokens, item.marked) for item in asked]
     assert billed(plain, ANTHROPIC_5M, across_pushes=True) > billed(asked, ANTHROPIC_5M, across_pushes=True) + 1000
+
+
+def test_a_breakpoint_is_billed_only_at_its_own_lifetimes_write_price() -> None:
+    """The hour's requests are billed as the gate sent them under the hour: one that asks for
+    the 5-minute lifetime (no `ttl`) at the hour's price, or the reverse, is an error."""
+    from benchmarks.prompt_bill import anthropic_asked
+    tools = [{"name": "record_review", "description": "d", "input_schema": {}}]
+    bodies = {ttl: {"tools": tools, "messages": [{"role": "user", "content": "d" * 400}],
+                    "system": [{"type": "text", "text": "s" * 8000, "cache_control": marked}]}
+              for ttl, marked in (("5m", {"type": "ephemeral"}), ("1h", {"type": "ephemeral", "ttl": "1h"}))}
+    for ttl, pricing in (("5m", ANTHROPIC_5M), ("1h", ANTHROPIC_1H)):
+        asked = anthropic_asked(0, bodies[ttl])
+        assert asked.lifetimes == {ttl}
+        written = asked.prefix_tokens // 1  # whole tokens, as the bill counts a cached prefix
+        assert billed([asked], pricing, across_pushes=False) == pytest.approx(
+            asked.tokens - written + pricing.write * written)
+    for ttl, pricing in (("5m", ANTHROPIC_1H), ("1h", ANTHROPIC_5M)):
+        with pytest.raises(ValueError, match=f"carries a breakpoint with ttl {ttl}: not billed at the"):
+            billed([anthropic_asked(0, bodies[ttl])], pricing, across_pushes=False)

@@ -191,7 +191,7 @@ def test_prompt_cache_tokens_are_counted_and_priced_as_anthropic_prices_them(tmp
 
 def test_an_hour_long_prompt_cache_is_asked_for_and_its_writes_priced_at_twice_the_input(
         tmp_path: Path, key: None) -> None:
-    repo = _modules_repo(tmp_path, "compute")
+    repo = _modules_repo(tmp_path, "compute", folders=("api", "web", "lib"), count=1, lines=80)  # three requests
     usage = {"input_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 2480,
              "output_tokens": 100}
     with ModelServer([Reply(review=review_document(), usage=usage)]) as server:
@@ -200,7 +200,7 @@ def test_an_hour_long_prompt_cache_is_asked_for_and_its_writes_priced_at_twice_t
         hour = anthropic.build(_small_window(server, input_price=3.0, cache_ttl="1h")).review(review_request(repo))
     assert default.status is ReviewerStatus.OK and hour.status is ReviewerStatus.OK, (default.reason, hour.reason)
     posts = server.posts()
-    assert asked >= 2 and len(posts) == 2 * asked  # a run of several requests: the later ones read the first's
+    assert asked == 3 and len(posts) == 2 * asked  # a run of several requests: the later ones read the first's
     assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral"} for post in posts[:asked])
     assert all(post.body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
                for post in posts[asked:])
@@ -227,10 +227,11 @@ def _small_window(server: ModelServer, model: str = "test-model", **options: obj
     return _settings(server, model, max_input_tokens=3500, context_chars=0, **options)
 
 
-def _modules_repo(root: Path, prefix: str) -> Path:
+def _modules_repo(root: Path, prefix: str, folders: tuple[str, ...] = ("api", "web"), count: int = 3,
+                  lines: int = 25) -> Path:
     files = {f"{folder}/{prefix}_{index}.py": "".join(f"value_{index}_{line} = {prefix}({line})\n"
-                                                        for line in range(25))
-             for folder in ("api", "web") for index in range(3)}
+                                                        for line in range(lines))
+             for folder in folders for index in range(count)}
     return make_repo(root, {"README.md": "base\n"}, files).path
 
 
@@ -256,6 +257,31 @@ def test_a_run_of_several_requests_marks_its_stable_prefix_for_the_cache(tmp_pat
     assert len({_prefix(post) for post in posts}) == 1  # the same bytes, first in each request
     assert len({repr(post.body["messages"]) for post in posts}) == len(posts)
     assert not any("caches at the least" in note for note in outcome.notes)
+
+
+@pytest.mark.parametrize(("ttl", "files", "marked"), [("5m", 2, True), ("1h", 2, False), ("1h", 3, True)])
+def test_a_run_marks_its_prefix_only_when_enough_of_its_requests_read_it_to_pay_the_write(
+        tmp_path: Path, key: None, ttl: str, files: int, marked: bool) -> None:
+    """No push is recent: only the run's own requests can read the write. A write at 1.25 x and
+    one read at 0.1 x cost less than sending the prefix twice; the hour's write at 2 x needs two
+    reads (2.2 x against 3 x; with one, 2.1 x against 2 x)."""
+    from benchmarks.prompt_bill import ANTHROPIC_1H, ANTHROPIC_5M, anthropic_asked, billed
+    repo = _modules_repo(tmp_path, "compute", folders=("api", "web", "lib")[:files], count=1, lines=80)
+    with ModelServer([Reply(review=review_document())]) as server:
+        outcome = anthropic.build(_small_window(server, "claude-sonnet-4-6", cache_ttl=ttl)).review(
+            review_request(repo))
+    assert outcome.status is ReviewerStatus.OK, outcome.reason
+    posts = server.posts()
+    assert len(posts) == files  # one folder a request
+    assert ["cache_control" in post.body["system"][0] for post in posts] == [marked] * files
+    asked = [anthropic_asked(0, post.body) for post in posts]
+    bill, whole = billed(asked, ANTHROPIC_5M if ttl == "5m" else ANTHROPIC_1H, across_pushes=False), sum(
+        item.tokens for item in asked)
+    assert bill < whole if marked else bill == whole
+    if marked:  # one write, the others' reads, the rest of each request at the input price
+        write = asked[0].prefix_tokens // 1
+        pricing = ANTHROPIC_5M if ttl == "5m" else ANTHROPIC_1H
+        assert bill == pytest.approx(whole - files * write + pricing.write * write + (files - 1) * 0.1 * write)
 
 
 def test_the_stable_prefix_is_the_same_bytes_for_two_repositories(tmp_path: Path, key: None) -> None:

@@ -6,7 +6,7 @@ input is the review. Headers and version per the API reference (`x-api-key`,
 `anthropic-version`). The tools and the system block come first and are the same bytes in every
 request; the system block carries the cache breakpoint (`cache_control: {"type": "ephemeral"}`,
 with `cache_ttl = "1h"` `"ttl": "1h"`) only where it pays: when other requests of the run read it
-(several requests, or, under the 5-minute lifetime, the tool loop's next request after a round
+(several requests, three at least under the hour, or, under the 5-minute lifetime, the tool loop's next request after a round
 whose answers point the model at another call), when the gate's store says the reviewer sent the same prefix within the
 cache's lifetime (the push cadence, prompt_cache.py: 5 minutes or an hour; a push soon after
 another reads it, or writes it for the next); never when the prefix is below the model's
@@ -23,7 +23,13 @@ from reviewgate.reviewers.model.api_transport import ApiTransport, WireFormat
 from reviewgate.reviewers.model.contract import wire_schema
 from reviewgate.reviewers.model.engine import ModelReviewer
 from reviewgate.reviewers.model.http import TransportBlocked
-from reviewgate.reviewers.model.options import ModelOptions, parse_options
+from reviewgate.reviewers.model.options import (
+    CACHE_READ_SHARE,
+    CACHE_WRITE_SHARE,
+    ONE_HOUR_WRITE_SHARE,
+    ModelOptions,
+    parse_options,
+)
 from reviewgate.reviewers.model.prompt import Conversation, ToolCall
 from reviewgate.reviewers.model.prompt_cache import anthropic_minimum, below_minimum_note, prefix_tokens
 from reviewgate.reviewers.model.reply import Reply
@@ -79,15 +85,24 @@ def breakpoint_for(settings: ReviewerSettings, options: ModelOptions, conversati
     model's minimum caches nothing; a breakpoint on a request no later one reads is a write
     (1.25 × input, 2 × with the 1-hour TTL) that costs more than sending the prefix plainly. Other
     requests of the run (the push's other chunks, the other findings' second looks) read it at
-    0.1 ×; so does a push that follows a recent one within the cache's lifetime (the previous
+    0.1 × (sharing_pays: under the hour, from the run's third request); so does a push that follows a recent one within the cache's lifetime (the previous
     push's write, or its own for the next push), and, under the 5 minutes, the tool loop's next
     request (rounds_written)."""
     minimum = anthropic_minimum(settings.model)
     if minimum is not None and stable_prefix_tokens(conversation) < minimum:
         return None
-    if conversation.prefix_shared or conversation.prefix_recent or rounds_written(options, conversation):
+    if (sharing_pays(options, conversation.prefix_requests) or conversation.prefix_recent
+            or rounds_written(options, conversation)):
         return cache_control(options)
     return None
+
+
+def sharing_pays(options: ModelOptions, requests: int) -> bool:
+    """Whether one write and the run's other requests' reads cost less than sending the prefix
+    plainly to each, when no later push reads it: at 1.25 × a single read does (1.35 × against
+    2 ×); the hour's 2 × needs two (2.2 × against 3 ×; with one, 2.1 × against 2 ×)."""
+    write = ONE_HOUR_WRITE_SHARE if options.cache_ttl == "1h" else CACHE_WRITE_SHARE["anthropic"]
+    return write + CACHE_READ_SHARE["anthropic"] * (requests - 1) < requests
 
 
 def rounds_written(options: ModelOptions, conversation: Conversation) -> list[int]:

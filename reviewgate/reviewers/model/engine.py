@@ -208,7 +208,7 @@ class ModelReviewer:
         return prepared
 
     def _ask_together(self, request: ReviewRequest, pieces: list[Prepared], key: str | None,
-                      store: ChunkStore | None, blocks: Counter[str], shared: bool = False,
+                      store: ChunkStore | None, blocks: Counter[str], sharing: int = 1,
                       recent: bool = False) -> None:
         """One request for chunks the cache could not answer; its answer split back into one per
         chunk, each stored under the chunk's own key. When it fails, every one of its chunks is
@@ -222,7 +222,7 @@ class ModelReviewer:
         context = merged_context((item for piece in pieces for item in piece.context.items), spans)
         conversation = replace(build_conversation(request_diff((piece.chunk for piece in pieces), blocks), context,
                                                   request.reproduction, rejections, pieces[0].instructions),
-                               prefix_shared=shared, prefix_recent=recent)
+                               prefix_requests=sharing, prefix_recent=recent)
         first.redactions += conversation.redactions
         tools = ReadTools(request) if self.options.tools else None
         transport = ToolingTransport(self.transport, tools, ToolBounds.of(self.options)) if tools else None
@@ -320,7 +320,7 @@ class ModelReviewer:
             # With more than one request, the others read the prefix the first wrote to the provider's
             # cache; after a recent run, this one's requests read it or write it for the next.
             cadence = PrefixCadence.read(store, self.settings, self.options)
-            list(pool.map(lambda together: self._ask_together(request, together, key, store, blocks, len(asks) > 1,
+            list(pool.map(lambda together: self._ask_together(request, together, key, store, blocks, len(asks),
                                                               cadence.recent), asks))
         problem = cadence.record(store, any(not piece.result.blocked for together in asks for piece in together))
         notes += [problem] if problem else []

@@ -112,10 +112,10 @@ class Conversation:
     tools: tuple[ToolSpec, ...] = ()
     turns: tuple[ToolTurn, ...] = ()
     tools_open: bool = True
-    # Other requests of this run send the same prefix (tools, schema, system message): a cache
-    # breakpoint on it is written once and read by them (anthropic.py). A single request's
-    # breakpoint would pay the cache write and nothing reads it.
-    prefix_shared: bool = False
+    # How many requests of this run send the same prefix (tools, schema, system message), this one
+    # included: a cache breakpoint on it is written once and read by the others (anthropic.py). A
+    # single request's breakpoint would pay the cache write and nothing reads it.
+    prefix_requests: int = 1
     # The gate's store says this prefix was sent within the cache's lifetime (the push cadence,
     # prompt_cache.py): a breakpoint reads it, or writes it for the next push to read.
     prefix_recent: bool = False

@@ -257,11 +257,11 @@ class Look:
 
 
 def _look(verifier: Verifier, request: ReviewRequest, finding: Finding, key: str | None,
-          store: ChunkStore | None, identity: str, shared: bool = False) -> Look:
+          store: ChunkStore | None, identity: str, sharing: int = 1) -> Look:
     """One finding checked; from the cache when exactly this question was answered before (a
     push that leaves the finding's code alone pays for its second look once)."""
     conversation = replace(build_verification(request, finding, verifier.options.max_input_tokens),
-                           prefix_shared=shared)  # the other findings' looks read its prefix from the cache
+                           prefix_requests=sharing)  # the other findings' looks read its prefix from the cache
     look = Look(finding, redactions=conversation.redactions)
     material = {"second_look": identity,
                 "sent": text_digest("\0".join([conversation.system, *(item.text for item in conversation.messages)]))}
@@ -335,7 +335,7 @@ def take_second_look(
     with ThreadPoolExecutor(max_workers=reviewer.options.concurrency) as pool:
         identity = text_digest(json.dumps(policy.identity(), sort_keys=True, default=str))
         looks = list(pool.map(lambda finding: _look(verifier, request, finding, key, store, identity,
-                                                    len(candidates) > 1), candidates))
+                                                    len(candidates)), candidates))
     judged = {look.finding.id: _judged(look.finding, look.judgement, verifier.name)
               for look in looks if look.judgement is not None}
     findings = tuple(judged.get(finding.id, finding) for finding in outcome.findings)
