@@ -22,3 +22,13 @@ def longest_disjoint(runs: list[tuple[int, int, int, int]], minimum: int, /) -> 
 def shared_hashes(left: Buffer, right: Buffer, /) -> bytes: ...
 def place_table(hashes: Buffer, offsets: Buffer, counts: Buffer, shared: Buffer, /) -> tuple[bytes, bytes, bytes, bytes]: ...
 def windows_kept(hashes: Buffer, offsets: Buffer, counts: Buffer, shared: Buffer, /) -> tuple[bytes, bytes, bytes]: ...
+def reordered_growth(
+    mine_lines: tuple[str, ...],
+    mine_starts: Buffer,
+    their_lines: tuple[str, ...],
+    their_starts: Buffer,
+    start: int,
+    end: int,
+    other_start: int,
+    /,
+) -> tuple[int, int] | None: ...

@@ -8,6 +8,7 @@ with a line of the same shape near it, the pairing that agrees best with the ren
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import replace
 
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import IDENTIFIER_MARK, Normalized
@@ -17,6 +18,16 @@ from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 # place: a few independent statements, not a shuffled function.
 MAX_REORDERED_LINES = 4
 PAIRING_REACH = 3
+
+# The growth over reordered lines compiled (`_runs.reordered_growth`, where a C compiler built it):
+# the same walk as `_grown` here, which stays its definition and the path where it is missing.
+_compiled_growth: Callable[..., tuple[int, int] | None] | None = None
+try:
+    from reviewgate.reviewers.builtin.lenses.duplication import _runs
+except ImportError:
+    pass
+else:
+    _compiled_growth = getattr(_runs, "reordered_growth", None)  # None in a build older than it
 
 
 def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | None:
@@ -93,16 +104,25 @@ def _grown(mine: Normalized, theirs: Normalized, mine_line: int, their_line: int
 
 def across_reordered_lines(region: Region, mine: Normalized, theirs: Normalized) -> Region:
     """`region` grown over blocks of lines in another order just before and just after it (the
-    same region where there is none)."""
-    mine_ends = _end_lines(mine, region.start, region.end)
-    their_ends = _end_lines(theirs, region.other_start, region.other_start + region.end - region.start)
-    if mine_ends is None or their_ends is None:
-        return region
-    before = _grown(mine, theirs, _next_kept(mine, mine_ends[0], -1), _next_kept(theirs, their_ends[0], -1), -1)
-    after = _grown(mine, theirs, _next_kept(mine, mine_ends[1], 1), _next_kept(theirs, their_ends[1], 1), 1)
+    same region where there is none). Compiled where built: it runs for every region judged."""
+    grown = None if _compiled_growth is None else _compiled_growth(
+        mine.lines, mine.line_starts, theirs.lines, theirs.line_starts, region.start, region.end, region.other_start)
+    before, after = _growth(region, mine, theirs) if grown is None else grown
     if not before and not after:
         return region
     return replace(region, start=region.start - before, end=region.end + after, other_start=region.other_start - before)
+
+
+def _growth(region: Region, mine: Normalized, theirs: Normalized) -> tuple[int, int]:
+    """How many normalized characters `across_reordered_lines` grows the region by before and
+    after it."""
+    mine_ends = _end_lines(mine, region.start, region.end)
+    their_ends = _end_lines(theirs, region.other_start, region.other_start + region.end - region.start)
+    if mine_ends is None or their_ends is None:
+        return 0, 0
+    before = _grown(mine, theirs, _next_kept(mine, mine_ends[0], -1), _next_kept(theirs, their_ends[0], -1), -1)
+    after = _grown(mine, theirs, _next_kept(mine, mine_ends[1], 1), _next_kept(theirs, their_ends[1], 1), 1)
+    return before, after
 
 
 def _agreeing(mine: list[str], theirs: list[str], forward: dict[str, str], backward: dict[str, str], *,

@@ -1,0 +1,85 @@
+"""The DRY lens's growth of a region over statements put in another order, compiled
+(`_runs.reordered_growth`) and in Python (`reordering._growth`, its definition): the same growth
+before and after every region of random files built from a few line shapes (so that lines repeat,
+swap places and sit beside blank ones), at line boundaries and off them."""
+
+from __future__ import annotations
+
+import random
+from array import array
+from itertools import accumulate
+
+import pytest
+
+from reviewgate.reviewers.builtin.lenses.duplication import reordering
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
+
+BUILT_ONLY_WITH_A_COMPILER = "built only where a C compiler is at hand (.ci/run checks that it was)"
+needs_compiled = pytest.mark.skipif(reordering._compiled_growth is None, reason=BUILT_ONLY_WITH_A_COMPILER)
+# Normalized lines: a few shapes, empty lines (blank, comment, import), one of wider characters.
+SHAPES = ["\x01=\x01(\x01)", "\x01=\x01(\x01,\x01)", "\x01+=0", "return\x01", "if\x01:", "", "", "\x01.\x01=\x01",
+          "\x01=\"é\""]
+
+
+def _normalized(lines: list[str]) -> Normalized:
+    starts = array("I", accumulate(map(len, lines[:-1]), initial=0))
+    return Normalized("".join(lines), starts, tuple(lines), "")
+
+
+def _swapped(rng: random.Random, lines: list[str]) -> list[str]:
+    """`lines` with a few neighbouring blocks of up to four lines put in another order."""
+    lines = list(lines)
+    for _ in range(rng.randint(0, 4)):
+        at, size = rng.randrange(len(lines)), rng.randint(2, 4)
+        block = lines[at : at + size]
+        rng.shuffle(block)
+        lines[at : at + size] = block
+    return lines
+
+
+def _python_growth(region: Region, mine: Normalized, theirs: Normalized) -> tuple[int, int] | str:
+    try:
+        return reordering._growth(region, mine, theirs)
+    except IndexError:
+        return "reads past the lines"
+
+
+@needs_compiled
+def test_the_compiled_growth_over_reordered_lines_is_that_of_python() -> None:
+    assert reordering._compiled_growth is not None
+    rng = random.Random(5)
+    grown = 0
+    for _ in range(400):
+        mine_lines = [rng.choice(SHAPES) for _ in range(rng.randint(1, 40))]
+        theirs_lines = _swapped(rng, mine_lines) if rng.random() < 0.8 else [rng.choice(SHAPES) for _ in range(30)]
+        mine, theirs = _normalized(mine_lines), _normalized(theirs_lines)
+        for _ in range(30):
+            if rng.random() < 0.7:  # whole lines, as the runs are cut
+                first = rng.randrange(len(mine_lines))
+                last = rng.randrange(first, len(mine_lines))
+                start, end = mine.line_starts[first], mine.line_starts[last] + len(mine_lines[last])
+                # Mostly where a shared run would put it: the same line on the other side.
+                aligned = first < len(theirs_lines) and rng.random() < 0.8
+                other_start = theirs.line_starts[first if aligned else rng.randrange(len(theirs_lines))]
+            else:
+                start = rng.randint(0, len(mine.text))
+                end, other_start = rng.randint(start, len(mine.text) + 3), rng.randint(0, len(theirs.text) + 3)
+            region = Region(start=start, end=end, other="other.py", other_start=other_start)
+            expected = _python_growth(region, mine, theirs)
+            compiled = reordering._compiled_growth(mine.lines, mine.line_starts, theirs.lines, theirs.line_starts,
+                                                   start, end, other_start)
+            assert compiled == expected or (compiled is None and expected == "reads past the lines"), (
+                mine_lines, theirs_lines, region)
+            grown += compiled is not None and compiled != (0, 0)
+    assert grown > 300  # the cases grow regions, not only leave them
+
+
+@needs_compiled
+def test_the_compiled_growth_refuses_sides_that_do_not_add_up() -> None:
+    assert reordering._compiled_growth is not None
+    mine = _normalized(["\x01=\x01(\x01)", "return\x01"])
+    with pytest.raises(ValueError, match="line starts"):
+        reordering._compiled_growth(mine.lines, array("I", [0]), mine.lines, mine.line_starts, 0, 8, 0)
+    with pytest.raises(TypeError, match="tuple of str"):
+        reordering._compiled_growth((b"\x01=\x01(\x01)", 1), mine.line_starts, mine.lines, mine.line_starts, 0, 8, 0)
