@@ -11,6 +11,7 @@ from itertools import accumulate
 
 import pytest
 
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication import reordering
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
@@ -83,3 +84,66 @@ def test_the_compiled_growth_refuses_sides_that_do_not_add_up() -> None:
         reordering._compiled_growth(mine.lines, array("I", [0]), mine.lines, mine.line_starts, 0, 8, 0)
     with pytest.raises(TypeError, match="tuple of str"):
         reordering._compiled_growth((b"\x01=\x01(\x01)", 1), mine.line_starts, mine.lines, mine.line_starts, 0, 8, 0)
+
+
+# Statements of a few shapes over a few names, so that lines of one shape sit near each other.
+STATEMENTS = ["{0} = {1}({2})", "{0} = {1}( {2}, {0} )", "{0}.{1} = {2}", "return {0}", "if {0}:", "{0} += 1", "",
+              "# {0} {1}", "{0} = '{1}'"]
+NAMES = ["a", "b", "total", "value", "self", "_x", "$y", "é"]
+
+
+def _source(rng: random.Random, count: int, names: list[str]) -> list[str]:
+    shapes = STATEMENTS if rng.random() < 0.3 else rng.sample(STATEMENTS, 2)  # mostly two shapes: twins near
+    return [rng.choice(shapes).format(*rng.sample(names, 3)) for _ in range(count)]
+
+
+def _paired(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized, their_range: tuple[int, int],
+            below: float) -> object:
+    try:
+        return reordering.paired_renaming_share(mine, mine_range, theirs, their_range, below=below)
+    except (IndexError, ValueError) as error:
+        return type(error)
+
+
+def test_the_compiled_pairing_is_that_of_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    if reordering._compiled_pairing is None:
+        pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
+    compiled = reordering._compiled_pairing
+    answers: list[object] = []
+
+    def counted(*arguments: object) -> object:
+        answers.append(compiled(*arguments))
+        return answers[-1]
+
+    rng = random.Random(7)
+    for case in range(1500):
+        names = NAMES if case % 5 else NAMES[:-1]  # mostly text not all ASCII in one case of five
+        mine_source = _source(rng, rng.randint(1, 30), names)
+        # One renaming for the whole file, none, or one per line (the same shapes, names that disagree).
+        renamings = rng.choice(["file", "none", "line"])
+        renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
+        theirs_source = []
+        for line in mine_source:
+            if renamings == "line":
+                renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
+            theirs_source.append(" ".join(renamed.get(word, word) if renamings != "none" else word
+                                          for word in line.split(" ")))
+        theirs_source = _swapped(rng, theirs_source) if rng.random() < 0.8 else _source(rng, 30, names)
+        mine = Normalized.of("\n".join(mine_source), Language.PYTHON)
+        theirs = Normalized.of("\n".join(theirs_source), Language.PYTHON)
+        for _ in range(10):
+            first = rng.randrange(len(mine_source))
+            last = rng.randrange(first, len(mine_source))
+            start, end = mine.line_starts[first], mine.line_starts[last] + len(mine.lines[last])
+            if rng.random() < 0.2:
+                start, end = rng.randint(0, len(mine.text)), rng.randint(0, len(mine.text) + 3)
+            other = first if first < len(theirs_source) and rng.random() < 0.8 else rng.randrange(len(theirs_source))
+            their_range = (theirs.line_starts[other], theirs.line_starts[other] + end - start)
+            below = rng.choice([0.0, 0.5, 0.85, 1.0])
+            monkeypatch.setattr(reordering, "_compiled_pairing", counted)
+            answer = _paired(mine, (start, end), theirs, their_range, below)
+            monkeypatch.setattr(reordering, "_compiled_pairing", None)
+            assert answer == _paired(mine, (start, end), theirs, their_range, below), (mine_source, theirs_source,
+                                                                                      (start, end), their_range)
+    # The cases pair lines in C, not only leave them or leave them to Python.
+    assert sum(isinstance(answer, float) for answer in answers) > 250

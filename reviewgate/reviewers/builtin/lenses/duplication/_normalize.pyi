@@ -17,3 +17,10 @@ def renaming_share(
     their_blanked: str, their_starts: Buffer, their_kept: bytes, their_line: int, their_skip: int, their_left: int,
     below: float, at_most: int, /,
 ) -> float | None: ...
+def paired_renaming_share(
+    mine_lines: tuple[str, ...], mine_line_starts: Buffer, mine_blanked: str, mine_blanked_starts: Buffer,
+    mine_kept: bytes, mine_start: int, mine_end: int,
+    their_lines: tuple[str, ...], their_line_starts: Buffer, their_blanked: str, their_blanked_starts: Buffer,
+    their_kept: bytes, their_start: int, their_end: int,
+    below: float, names_total: int, /,
+) -> object: ...

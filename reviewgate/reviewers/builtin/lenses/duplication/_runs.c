@@ -881,6 +881,7 @@ static int line_side(PyObject *lines, Py_buffer *starts, LineSide *side)
    lines (reordering.py then answers, as the definition). */
 static PyObject *reordered_growth(PyObject *module, PyObject *arguments)
 {
+    (void)module;
     PyObject *mine_lines, *their_lines, *result = NULL;
     Py_buffer mine_starts = {0}, their_starts = {0};
     Py_ssize_t start, end, other_start;

@@ -322,6 +322,10 @@ class Normalized:
         reads them too."""
         return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
 
+    def pairing_side(self, start: int, end: int) -> tuple[object, ...]:
+        """`_normalize.paired_renaming_share`'s arguments for the region `text[start:end]`."""
+        return (self.lines, self.line_starts, self.blanked, self._blanked_starts, self._kept_lines, start, end)
+
     def iter_names_between(self, start: int, end: int) -> Iterator[str]:
         """`names_between`, read a line at a time as they are asked for. Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""

@@ -11,7 +11,11 @@ import bisect
 from collections.abc import Callable
 from dataclasses import replace
 
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import IDENTIFIER_MARK, Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    IDENTIFIER_MARK,
+    Normalized,
+    agrees_with_the_definition,
+)
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 
 # The most lines a block in another order holds, and how far a line's partner may be from its
@@ -19,15 +23,19 @@ from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 MAX_REORDERED_LINES = 4
 PAIRING_REACH = 3
 
-# The growth over reordered lines compiled (`_runs.reordered_growth`, where a C compiler built it):
-# the same walk as `_grown` here, which stays its definition and the path where it is missing.
+# The growth over reordered lines and the pairing compiled (`_runs.reordered_growth`,
+# `_normalize.paired_renaming_share`, where a C compiler built them): the same steps as the Python
+# here, which stays their definition and the path where they are missing.
 _compiled_growth: Callable[..., tuple[int, int] | None] | None = None
+_compiled_pairing: Callable[..., object] | None = None
 try:
-    from reviewgate.reviewers.builtin.lenses.duplication import _runs
+    from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs
 except ImportError:
     pass
 else:
     _compiled_growth = getattr(_runs, "reordered_growth", None)  # None in a build older than it
+    if agrees_with_the_definition(_normalize):
+        _compiled_pairing = getattr(_normalize, "paired_renaming_share", None)
 
 
 def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | None:
@@ -156,7 +164,13 @@ def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs:
     `their_range` (the one agreeing best with the renaming so far, the nearest of equals first).
     None when the lines do not pair so or no line has a partner but the one at its place (the
     names in order, `fingerprints.renaming_share`, already answered). Given up on, answering a
-    share under `below`, once it cannot reach it."""
+    share under `below`, once it cannot reach it. Compiled where built and both blanked texts are
+    ASCII: it runs for every region whose names in order disagree."""
+    if _compiled_pairing is not None:
+        share = _compiled_pairing(*mine.pairing_side(*mine_range), *theirs.pairing_side(*their_range), below,
+                                  mine.text.count(IDENTIFIER_MARK, *mine_range))
+        if share is not NotImplemented:
+            return share  # type: ignore[return-value]  # float | None, as here
     mine_lines, their_lines = _kept_lines(mine, *mine_range), _kept_lines(theirs, *their_range)
     if not mine_lines or their_lines is None or len(mine_lines) != len(their_lines):
         return None
