@@ -5,6 +5,7 @@ swap places and sit beside blank ones), at line boundaries and off them."""
 
 from __future__ import annotations
 
+import importlib
 import random
 from array import array
 from itertools import accumulate
@@ -147,3 +148,18 @@ def test_the_compiled_pairing_is_that_of_python(monkeypatch: pytest.MonkeyPatch)
                                                                                       (start, end), their_range)
     # The cases pair lines in C, not only leave them or leave them to Python.
     assert sum(isinstance(answer, float) for answer in answers) > 250
+
+
+def test_a_build_with_other_constants_is_left_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled_runs = pytest.importorskip("reviewgate.reviewers.builtin.lenses.duplication._runs")
+    compiled_normalize = pytest.importorskip("reviewgate.reviewers.builtin.lenses.duplication._normalize")
+    try:
+        monkeypatch.setattr(compiled_runs, "MAX_REORDERED_LINES", reordering.MAX_REORDERED_LINES + 1)
+        monkeypatch.setattr(compiled_normalize, "PAIRING_REACH", reordering.PAIRING_REACH + 1)
+        stale = importlib.reload(reordering)
+        assert (stale._compiled_growth, stale._compiled_pairing) == (None, None)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(reordering)
+    assert reordering._compiled_growth is compiled_runs.reordered_growth
+    assert reordering._compiled_pairing is compiled_normalize.paired_renaming_share

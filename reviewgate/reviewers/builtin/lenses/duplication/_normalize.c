@@ -1282,7 +1282,8 @@ PyMODINIT_FUNC PyInit__normalize(void)
         return NULL;
     if (PyModule_AddIntConstant(module, "WINDOW", WINDOW) < 0
         || PyModule_AddIntConstant(module, "MAX_LINE_LENGTH", MAX_LINE_LENGTH) < 0
-        || PyModule_AddIntConstant(module, "IDENTIFIER_MARK", IDENTIFIER_MARK) < 0) {
+        || PyModule_AddIntConstant(module, "IDENTIFIER_MARK", IDENTIFIER_MARK) < 0
+        || PyModule_AddIntConstant(module, "PAIRING_REACH", PAIRING_REACH) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -7,6 +7,7 @@ WINDOW: int
 MAX_LINE_LENGTH: int
 IDENTIFIER_MARK: int
 BASE: int
+PAIRING_REACH: int
 
 def set_keywords(words: Sequence[str], /) -> None: ...
 def normalize(source: str, family: int, /) -> tuple[str, list[str] | None] | None: ...

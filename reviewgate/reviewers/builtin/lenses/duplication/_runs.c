@@ -934,5 +934,9 @@ static struct PyModuleDef module_definition = {
 
 PyMODINIT_FUNC PyInit__runs(void)
 {
-    return PyModule_Create(&module_definition);
+    /* The block size it was built with, which reordering.py compares with its own before using it. */
+    PyObject *module = PyModule_Create(&module_definition);
+    if (module != NULL && PyModule_AddIntConstant(module, "MAX_REORDERED_LINES", REORDERED_BLOCK) < 0)
+        Py_CLEAR(module);
+    return module;
 }

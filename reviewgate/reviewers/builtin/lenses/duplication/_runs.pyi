@@ -1,6 +1,8 @@
 # The DRY search's inner loop compiled (_runs.c); runs.regions_found says what it returns.
 from typing_extensions import Buffer
 
+MAX_REORDERED_LINES: int
+
 def regions_found(
     mine: int,
     window_hashes: Buffer,

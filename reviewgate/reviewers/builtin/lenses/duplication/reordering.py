@@ -25,7 +25,8 @@ PAIRING_REACH = 3
 
 # The growth over reordered lines and the pairing compiled (`_runs.reordered_growth`,
 # `_normalize.paired_renaming_share`, where a C compiler built them): the same steps as the Python
-# here, which stays their definition and the path where they are missing.
+# here, which stays their definition and the path where they are missing (or were built with
+# other constants than these: a stale build is left out, not trusted).
 _compiled_growth: Callable[..., tuple[int, int] | None] | None = None
 _compiled_pairing: Callable[..., object] | None = None
 try:
@@ -33,9 +34,10 @@ try:
 except ImportError:
     pass
 else:
-    _compiled_growth = getattr(_runs, "reordered_growth", None)  # None in a build older than it
-    if agrees_with_the_definition(_normalize):
-        _compiled_pairing = getattr(_normalize, "paired_renaming_share", None)
+    if getattr(_runs, "MAX_REORDERED_LINES", None) == MAX_REORDERED_LINES:
+        _compiled_growth = _runs.reordered_growth
+    if agrees_with_the_definition(_normalize) and getattr(_normalize, "PAIRING_REACH", None) == PAIRING_REACH:
+        _compiled_pairing = _normalize.paired_renaming_share
 
 
 def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | None:
