@@ -133,10 +133,17 @@ def plain_windows_in(normalized: Normalized, line_numbers: Collection[int]) -> t
     return hashes, offsets
 
 
-def test_windows_of_adjacent_lines_hashed_in_one_pass_are_those_of_each_line() -> None:
+@pytest.mark.parametrize("offsets_path", ["compiled", "python"])
+def test_windows_of_adjacent_lines_hashed_in_one_pass_are_those_of_each_line(
+        offsets_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stretch of adjacent added lines is hashed as one stretch of offsets: the same windows, in
     the same order, as each line's own, for ranges (an appended file) and sets of lines with gaps,
-    blank, comment and import lines among them, lines past the end and a last window short of one."""
+    blank, comment and import lines among them, lines past the end and a last window short of one;
+    its offsets made compiled (`_normalize.consecutive_offsets`) or from a range."""
+    if offsets_path == "python":
+        monkeypatch.setattr(fingerprints_module, "_compiled_consecutive_offsets", None)
+    elif fingerprints_module._compiled_consecutive_offsets is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
     rng = random.Random(11)
     samples = [SOURCE, *(path.read_text(encoding="utf-8") for path in sorted(Path("reviewgate").rglob("*.py"))[:30])]
     for text in samples:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.duplication import reordering
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import normalized_lines
 from reviewgate.reviewers.builtin.lenses.duplication.substance import substance
 from testing.changes import DRY_JOBS as JOBS
@@ -207,6 +210,16 @@ LETTERS = {{
 '''
 
 
+@pytest.fixture(params=["compiled", "python"])
+def growth_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The growth over reordered lines compiled (`_runs.reordered_growth`) and in Python: the same
+    findings either way."""
+    if request.param == "python":
+        monkeypatch.setattr(reordering, "_compiled_growth", None)
+    elif reordering._compiled_growth is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+
+
 def _duplicates(tmp_path: Path, existing: str, added: str) -> list[Finding]:
     findings = review_change(tmp_path, {"app/existing.py": existing, "app/jobs.py": JOBS},
                              {"app/jobs.py": JOBS + added})
@@ -217,15 +230,18 @@ def _found(findings: list[Finding]) -> list[tuple[str | None, int | None, int | 
     return [(item.path, item.line, item.end_line) for item in findings if "app/existing.py" in item.title]
 
 
+@pytest.mark.usefixtures("growth_path")
 def test_a_copy_with_two_independent_statements_swapped_is_one_finding_over_the_whole_copy(tmp_path: Path) -> None:
     # Lines 8-17 of app/jobs.py: the definition, from its `def`.
     assert _found(_duplicates(tmp_path, _ROWS, _ROWS_REORDERED)) == [("app/jobs.py", 8, 17)]
 
 
+@pytest.mark.usefixtures("growth_path")
 def test_a_reordered_block_whose_names_follow_no_renaming_is_not_a_copy(tmp_path: Path) -> None:
     assert _duplicates(tmp_path, _ROWS, _ROWS_SHUFFLED) == []
 
 
+@pytest.mark.usefixtures("growth_path")
 def test_two_lines_of_one_shape_swapped_are_paired_by_their_names(tmp_path: Path) -> None:
     assert _found(_duplicates(tmp_path, _SAVE, _SAVE_REORDERED)) == [("app/jobs.py", 8, 22)]
 

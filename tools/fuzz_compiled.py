@@ -7,10 +7,12 @@ copy of the package, then feeds them, for the given time, random files (openings
 comments and strings, escapes, newlines, byte-order marks, invalid UTF-8, long lines, raw random
 bytes) in every comment family, random, often inconsistent, arrays to the places loop (files and
 offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
-grouped walk, the names of random texts, from random lines, to the renaming share, and random bytes
-and offsets (some with no whole window) to the window hashes. The normalization's, the walk's and
-the window hashes' answers are compared with their Python paths'; the places loop, the renaming
-share and the window hashes must answer or refuse with ValueError. A sanitizer report aborts the run with its
+grouped walk, the names of random texts, from random lines, to the renaming share, random bytes
+and offsets (some with no whole window) to the window hashes, and random regions of random text
+against itself with lines swapped to the growth over reordered lines and the line-by-line pairing.
+The normalization's, the walk's, the window hashes', the growth's and the pairing's answers are
+compared with their Python paths'; the places loop, the renaming share and the window hashes must
+answer or refuse with ValueError. A sanitizer report aborts the run with its
 stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
@@ -44,7 +46,14 @@ def run_cases(seed: int, seconds: float) -> None:
     from reviewgate.reviewers.builtin import _walk, python_walk
     compiled_walk = python_walk.compiled_walk
     from reviewgate.reviewers.builtin.language_table import Language
-    from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs, fingerprints, hashes
+    from reviewgate.reviewers.builtin.lenses.duplication import (
+        _normalize,
+        _runs,
+        fingerprints,
+        hashes,
+        reordering,
+        runs,
+    )
     from reviewgate.text import decode_text
 
     rng = random.Random(seed)
@@ -162,6 +171,40 @@ def run_cases(seed: int, seconds: float) -> None:
             assert any(offset > len(data) - fingerprints.WINDOW for offset in at)
         else:  # the prefix sums, as the definition
             assert digests == hashes.window_hashes(data, at, fingerprints.WINDOW, None).tobytes(), (data, at)
+        # A region's growth over reordered lines and its line-by-line pairing: the Python
+        # definitions' answers (reordering.py), on random text against itself with lines swapped.
+        reordered_lines = text.split("\n")
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randrange(len(reordered_lines))
+            swapped = reordered_lines[at : at + rng.randint(2, 4)]
+            rng.shuffle(swapped)
+            reordered_lines[at : at + len(swapped)] = swapped
+        other = fingerprints.Normalized.of("\n".join(reordered_lines), Language.PYTHON)
+        normalized = fingerprints.Normalized.of(text, Language.PYTHON)
+        start = rng.choice([*normalized.line_starts, rng.randint(0, len(normalized.text) + 2)])
+        end = rng.randint(start, len(normalized.text) + 2)
+        other_start = rng.choice([*other.line_starts, rng.randint(0, len(other.text) + 2)])
+        region = runs.Region("other", start, end, other_start)
+        try:
+            growth: object = reordering._growth(region, normalized, other)
+        except IndexError:
+            growth = None
+        assert _runs.reordered_growth(normalized.lines, normalized.line_starts, other.lines, other.line_starts, start, end,
+                                      other_start) == growth, (text, reordered_lines, region)
+        below = rng.choice([0.0, 0.85, 1.0])
+        their_range = (other_start, other_start + end - start)
+        paired = _normalize.paired_renaming_share(*normalized.pairing_side(start, end), *other.pairing_side(*their_range),
+                                                  below, normalized.text.count(fingerprints.IDENTIFIER_MARK, start, end))
+        compiled_pairing, reordering._compiled_pairing = reordering._compiled_pairing, None
+        try:
+            expected: object = reordering.paired_renaming_share(normalized, (start, end), other, their_range, below=below)
+        except (IndexError, ValueError):
+            expected = NotImplemented
+        reordering._compiled_pairing = compiled_pairing
+        assert paired is NotImplemented or paired == expected, (text, reordered_lines, region)
+        low = rng.randint(0, 300)
+        high = rng.randint(0, 300)
+        assert _normalize.consecutive_offsets(low, high) == array("I", range(low, high)).tobytes()
         cases += 1
     print(f"{cases} cases, no sanitizer report")
 

@@ -11,7 +11,11 @@
    The branch's files are untrusted input: every read is bounded by the length it was given, no
    step's output is longer than its input (a buffer of the input's length holds it), and an
    opening with no end after it is searched for once, not once per opening (a file of unclosed
-   block comments would otherwise cost the square of its length). */
+   block comments would otherwise cost the square of its length).
+
+   After it, the names of a region compared with one renaming: in order (fingerprints.renaming_share)
+   and line by line, each line paired with one of the same shape near it (reordering.py);
+   tests/test_dry_reordering_compiled.py compares the pairing with its Python definition. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -625,6 +629,29 @@ done:
     return result;
 }
 
+/* consecutive_offsets(start, stop) -> bytes: the 4-byte native offsets start, start + 1, ...,
+   stop - 1, the windows of a stretch of added lines (Normalized.windows_in): made here, where
+   array.extend(range(...)) made a Python int of each of 2.4 million windows at +304k appended. */
+static PyObject *consecutive_offsets(PyObject *module, PyObject *arguments)
+{
+    (void)module;
+    Py_ssize_t start, stop;
+    if (!PyArg_ParseTuple(arguments, "nn:consecutive_offsets", &start, &stop))
+        return NULL;
+    if (start < 0 || stop > (Py_ssize_t)UINT32_MAX + 1) {
+        PyErr_Format(PyExc_ValueError, "consecutive_offsets: %zd to %zd is not within 4-byte offsets", start, stop);
+        return NULL;
+    }
+    Py_ssize_t count = stop > start ? stop - start : 0;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(uint32_t));
+    if (result == NULL)
+        return NULL;
+    uint32_t *offsets = (uint32_t *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < count; k++)
+        offsets[k] = (uint32_t)(start + k);
+    return result;
+}
+
 /* The names behind a stretch of marks, read from a file's blanked text a line at a time as
    fingerprints.Normalized.iter_names_between reads them: the identifiers (`_IDENTIFIER`) of each
    line whose normalized line is kept, the first `skip` of them left out, `left` of them in all. */
@@ -868,6 +895,363 @@ done:
     return result;
 }
 
+/* reordering.paired_renaming_share compiled: the names of a region compared line by line, each
+   line paired with a line of the same normalized text near its place. Asked of every region whose
+   names in order disagree (14,500 at Django +304k appended: generated functions share shapes, not
+   names), where its Python loops over a few lines and names each were a sixth of the DRY worker's
+   CPU. The same steps in the same order as the Python, which stays the definition: it answers where
+   a blanked text is not all ASCII or a line's names run out (what Python would then do). */
+
+#define PAIRING_REACH 3 /* reordering.PAIRING_REACH */
+#define PARTNERS (2 * PAIRING_REACH + 1)
+
+/* str == str without a call: the same length and kind, the same bytes (unicode_eq's test). */
+static int same_line(PyObject *left, PyObject *right)
+{
+    if (left == right)
+        return 1;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(left);
+    int kind = PyUnicode_KIND(left);
+    return length == PyUnicode_GET_LENGTH(right) && kind == PyUnicode_KIND(right)
+           && memcmp(PyUnicode_DATA(left), PyUnicode_DATA(right), (size_t)length * (size_t)kind) == 0;
+}
+
+/* bisect.bisect_left over `count` sorted 4-byte offsets. */
+static Py_ssize_t search_sorted_offsets(const uint32_t *values, Py_ssize_t count, Py_ssize_t value)
+{
+    Py_ssize_t low = 0, high = count;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if ((Py_ssize_t)values[middle] < value)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+/* The value `key` maps to in `map` (1), or 0 when it maps nothing. */
+static int name_map_get(const NameMap *map, const unsigned char *key, Py_ssize_t key_length,
+                        const unsigned char **value, Py_ssize_t *value_length)
+{
+    Py_hash_t hash = _Py_HashBytes(key, key_length);
+    for (size_t at = (size_t)hash & map->mask;; at = (at + 1) & map->mask) {
+        const Slot *slot = &map->slots[at];
+        if (slot->key == NULL)
+            return 0;
+        if (slot->hash == hash && same_name(slot->key, slot->key_length, key, key_length)) {
+            *value = slot->value;
+            *value_length = slot->value_length;
+            return 1;
+        }
+    }
+}
+
+static void name_map_clear(NameMap *map)
+{
+    if (map->used) {
+        memset(map->slots, 0, (map->mask + 1) * sizeof(Slot));
+        map->used = 0;
+    }
+}
+
+/* One side of the pairing: its normalized lines and where each starts, its names (Names), the
+   lines holding text of the region (0-based), and the names of each of them as spans. */
+typedef struct {
+    PyObject *const *lines;
+    Py_ssize_t count;
+    const uint32_t *line_starts;
+    Names names;
+    Py_ssize_t *kept;      /* the region's lines holding text */
+    Py_ssize_t kept_count; /* -1: the span does not start and end at line boundaries (None in Python) */
+    const unsigned char **name;
+    Py_ssize_t *name_length, *first_name; /* a kept line's names: first_name[i] to first_name[i + 1] */
+} PairingSide;
+
+static Py_ssize_t marks_in(PyObject *line)
+{
+    Py_ssize_t marks = 0, length = PyUnicode_GET_LENGTH(line);
+    int kind = PyUnicode_KIND(line);
+    const void *data = PyUnicode_DATA(line);
+    for (Py_ssize_t at = 0; at < length; at++)
+        marks += PyUnicode_READ(kind, data, at) == IDENTIFIER_MARK;
+    return marks;
+}
+
+/* reordering._kept_lines: the region's lines holding text, kept_count -1 when it does not start and
+   end at line boundaries; 0 on an error (out of memory, a line not a str). */
+static int pairing_kept_lines(PairingSide *side, Py_ssize_t start, Py_ssize_t end)
+{
+    side->kept_count = -1;
+    Py_ssize_t first = search_sorted_offsets(side->line_starts, side->count, start);
+    if (first == side->count || (Py_ssize_t)side->line_starts[first] != start)
+        return 1;
+    Py_ssize_t stop = search_sorted_offsets(side->line_starts, side->count, end);
+    side->kept = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(stop > first ? stop - first : 1));
+    if (side->kept == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t index = first; index < stop; index++) {
+        if (!PyUnicode_Check(side->lines[index])) {
+            PyErr_SetString(PyExc_TypeError, "paired_renaming_share: a side's lines are a tuple of str");
+            return 0;
+        }
+        if (PyUnicode_GET_LENGTH(side->lines[index]) > 0)
+            side->kept[kept++] = index;
+    }
+    if (kept && (Py_ssize_t)side->line_starts[side->kept[kept - 1]] + PyUnicode_GET_LENGTH(side->lines[side->kept[kept - 1]]) > end)
+        return 1;
+    side->kept_count = kept;
+    return 1;
+}
+
+/* The names of each kept line, as Normalized.line_names reads them: 1, 0 when a line's names run
+   out before its marks (the Python path answers), -1 out of memory. */
+static int pairing_names(PairingSide *side)
+{
+    Py_ssize_t total = 0;
+    side->first_name = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(side->kept_count + 1));
+    if (side->first_name == NULL)
+        return -1;
+    for (Py_ssize_t line = 0; line < side->kept_count; line++) {
+        side->first_name[line] = total;
+        total += marks_in(side->lines[side->kept[line]]);
+    }
+    side->first_name[side->kept_count] = total;
+    side->name = PyMem_Malloc(sizeof(*side->name) * (size_t)(total ? total : 1));
+    side->name_length = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(total ? total : 1));
+    if (side->name == NULL || side->name_length == NULL)
+        return -1;
+    for (Py_ssize_t line = 0; line < side->kept_count; line++) {
+        Names reader = side->names;
+        reader.line = side->kept[line] - 1; /* entered as next_name enters every line */
+        reader.at = reader.end = 0;
+        reader.skip = 0;
+        reader.left = side->first_name[line + 1] - side->first_name[line];
+        for (Py_ssize_t at = side->first_name[line]; at < side->first_name[line + 1]; at++)
+            if (!next_name(&reader, &side->name[at], &side->name_length[at]))
+                return 0;
+    }
+    return 1;
+}
+
+/* reordering._agreeing of my line `mine` and their line `theirs`: into `forward` and `backward`
+   themselves when keeping (Python's maps updated with what the pairs add: the same lookups, as a
+   pair never changes what a name already maps to), else into `added_forward`/`added_backward`
+   looked up after them. The count, or -1 out of memory. */
+static Py_ssize_t pairing_agreeing(const PairingSide *mine_side, Py_ssize_t mine, const PairingSide *their_side,
+                                   Py_ssize_t theirs, NameMap *forward, NameMap *backward, NameMap *added_forward,
+                                   NameMap *added_backward, int keep)
+{
+    NameMap *into_forward = keep ? forward : added_forward, *into_backward = keep ? backward : added_backward;
+    if (!keep) {
+        name_map_clear(added_forward);
+        name_map_clear(added_backward);
+    }
+    Py_ssize_t agreeing = 0, right_at = their_side->first_name[theirs];
+    for (Py_ssize_t left_at = mine_side->first_name[mine]; left_at < mine_side->first_name[mine + 1]; left_at++, right_at++) {
+        const unsigned char *left = mine_side->name[left_at], *right = their_side->name[right_at];
+        Py_ssize_t left_length = mine_side->name_length[left_at], right_length = their_side->name_length[right_at];
+        if (same_name(left, left_length, right, right_length)) {
+            agreeing++;
+            continue;
+        }
+        const unsigned char *mapped, *mapped_back;
+        Py_ssize_t mapped_length, mapped_back_length;
+        int has = name_map_get(forward, left, left_length, &mapped, &mapped_length)
+                  || (!keep && name_map_get(added_forward, left, left_length, &mapped, &mapped_length));
+        int has_back = name_map_get(backward, right, right_length, &mapped_back, &mapped_back_length)
+                       || (!keep && name_map_get(added_backward, right, right_length, &mapped_back, &mapped_back_length));
+        if ((!has || same_name(mapped, mapped_length, right, right_length))
+            && (!has_back || same_name(mapped_back, mapped_back_length, left, left_length))) {
+            agreeing++;
+            if (set_default_agrees(into_forward, left, left_length, right, right_length) < 0
+                || set_default_agrees(into_backward, right, right_length, left, left_length) < 0)
+                return -1;
+        }
+    }
+    return agreeing;
+}
+
+static int pairing_side(PyObject *const *arguments, PairingSide *side, Py_buffer *line_starts, Py_buffer *blanked_starts)
+{
+    /* lines, line_starts, then names_side's (blanked, blanked starts, kept, and a line, skip and
+       left it is not asked here: 0, 0, 0), then start, end */
+    if (!PyTuple_Check(arguments[0])) {
+        PyErr_SetString(PyExc_TypeError, "paired_renaming_share: a side's lines are a tuple of str");
+        return -1;
+    }
+    side->lines = &PyTuple_GET_ITEM(arguments[0], 0);
+    side->count = PyTuple_GET_SIZE(arguments[0]);
+    if (PyObject_GetBuffer(arguments[1], line_starts, PyBUF_SIMPLE) < 0)
+        return -1;
+    side->line_starts = line_starts->buf;
+    if (line_starts->len != side->count * (Py_ssize_t)sizeof(uint32_t)) {
+        PyErr_SetString(PyExc_ValueError, "paired_renaming_share: a side's line starts are not one 4-byte offset a line");
+        return -1;
+    }
+    PyObject *names_arguments[6] = {arguments[2], arguments[3], arguments[4], NULL, NULL, NULL};
+    PyObject *zero = PyLong_FromLong(0);
+    if (zero == NULL)
+        return -1;
+    names_arguments[3] = names_arguments[4] = names_arguments[5] = zero;
+    int read = names_side(names_arguments, &side->names, blanked_starts);
+    Py_DECREF(zero);
+    if (read > 0 && side->names.lines != side->count) {
+        PyErr_SetString(PyExc_ValueError, "paired_renaming_share: a side's kept lines are not one a line");
+        return -1;
+    }
+    return read;
+}
+
+/* paired_renaming_share(mine (7), theirs (7), below, names_total) -> float | None | NotImplemented:
+   each side its normalized lines, their starts, its blanked text, its lines' starts there, which
+   lines hold text (bytes), and the region's start and end; reordering.paired_renaming_share's
+   answer, or NotImplemented where its Python path must answer. */
+static PyObject *paired_renaming_share(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
+{
+    (void)module;
+    if (count != 16) {
+        PyErr_SetString(PyExc_TypeError, "paired_renaming_share takes two sides of seven arguments, below and names_total");
+        return NULL;
+    }
+    double below = PyFloat_AsDouble(arguments[14]);
+    Py_ssize_t names_total = PyLong_AsSsize_t(arguments[15]);
+    Py_ssize_t mine_start = PyLong_AsSsize_t(arguments[5]), mine_end = PyLong_AsSsize_t(arguments[6]);
+    Py_ssize_t their_start = PyLong_AsSsize_t(arguments[12]), their_end = PyLong_AsSsize_t(arguments[13]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *result = NULL;
+    PairingSide sides[2] = {{0}, {0}};
+    Py_buffer buffers[4] = {{0}, {0}, {0}, {0}};
+    NameMap maps[4] = {{NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
+    Py_ssize_t (*partners)[PARTNERS] = NULL;
+    int *partner_count = NULL;
+    unsigned char *used = NULL;
+    int read[2];
+    for (int side = 0; side < 2; side++) {
+        read[side] = pairing_side(arguments + 7 * side, &sides[side], &buffers[2 * side], &buffers[2 * side + 1]);
+        if (read[side] < 0)
+            goto done;
+    }
+    if (!pairing_kept_lines(&sides[0], mine_start, mine_end) || !pairing_kept_lines(&sides[1], their_start, their_end))
+        goto done;
+    PairingSide *mine = &sides[0], *theirs = &sides[1];
+    Py_ssize_t lines = mine->kept_count;
+    if (lines <= 0 || theirs->kept_count != lines) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+#define MINE_TEXT(line) (mine->lines[mine->kept[line]])
+#define THEIR_TEXT(line) (theirs->lines[theirs->kept[line]])
+    int same_texts = 1, near_twin = 0;
+    for (Py_ssize_t line = 0; line < lines && same_texts; line++)
+        same_texts = same_line(MINE_TEXT(line), THEIR_TEXT(line));
+    for (Py_ssize_t distance = 1; distance <= PAIRING_REACH && same_texts && !near_twin; distance++)
+        for (Py_ssize_t line = 0; line + distance < lines && !near_twin; line++)
+            near_twin = same_line(MINE_TEXT(line), MINE_TEXT(line + distance));
+    if (same_texts && !near_twin) {
+        result = Py_NewRef(Py_None); /* most regions: the same lines, none with a line of its text near it */
+        goto done;
+    }
+    partners = PyMem_Malloc(sizeof(*partners) * (size_t)lines);
+    partner_count = PyMem_Calloc((size_t)lines, sizeof(int));
+    used = PyMem_Calloc((size_t)lines, 1);
+    if (partners == NULL || partner_count == NULL || used == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Each line's partners: their lines of its text at most PAIRING_REACH away, the nearest first,
+       the earlier of two as near first. */
+    int only_in_place = 1;
+    for (Py_ssize_t line = 0; line < lines; line++) {
+        for (Py_ssize_t distance = 0; distance <= PAIRING_REACH; distance++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                Py_ssize_t other = line + sign * distance;
+                if ((distance == 0 && sign > 0) || other < 0 || other >= lines)
+                    continue;
+                if (same_line(MINE_TEXT(line), THEIR_TEXT(other)))
+                    partners[line][partner_count[line]++] = other;
+            }
+        only_in_place = only_in_place && partner_count[line] == 1 && partners[line][0] == line;
+    }
+#undef MINE_TEXT
+#undef THEIR_TEXT
+    if (only_in_place) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (read[0] == 0 || read[1] == 0) { /* a blanked text not all ASCII */
+        result = Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
+    for (int side = 0; side < 2; side++) {
+        int named = pairing_names(&sides[side]);
+        if (named <= 0) {
+            result = named < 0 ? PyErr_NoMemory() : Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+    }
+    for (int map = 0; map < 4; map++)
+        if (name_map_init(&maps[map]) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    Py_ssize_t agreeing = 0, disagreeing = 0;
+    for (Py_ssize_t line = 0; line < lines; line++) {
+        Py_ssize_t best = -1, best_agreeing = -1;
+        for (int candidate = 0; candidate < partner_count[line]; candidate++) {
+            Py_ssize_t partner = partners[line][candidate];
+            if (used[partner])
+                continue;
+            Py_ssize_t agreed = pairing_agreeing(mine, line, theirs, partner, &maps[0], &maps[1], &maps[2], &maps[3], 0);
+            if (agreed < 0) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            if (agreed > best_agreeing) {
+                best = partner;
+                best_agreeing = agreed;
+            }
+        }
+        if (best < 0) {
+            result = Py_NewRef(Py_None); /* a line with no partner left near its place: not a reordering */
+            goto done;
+        }
+        used[best] = 1;
+        Py_ssize_t agreed = pairing_agreeing(mine, line, theirs, best, &maps[0], &maps[1], &maps[2], &maps[3], 1);
+        if (agreed < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        agreeing += agreed;
+        disagreeing += mine->first_name[line + 1] - mine->first_name[line] - agreed;
+        if (names_total && (double)(names_total - disagreeing) / (double)names_total < below) {
+            result = PyFloat_FromDouble((double)(names_total - disagreeing) / (double)names_total);
+            goto done;
+        }
+    }
+    result = PyFloat_FromDouble((double)agreeing / (double)(agreeing + disagreeing > 1 ? agreeing + disagreeing : 1));
+done:
+    for (int side = 0; side < 2; side++) {
+        PyMem_Free(sides[side].kept);
+        PyMem_Free(sides[side].first_name);
+        PyMem_Free((void *)sides[side].name);
+        PyMem_Free(sides[side].name_length);
+    }
+    for (int buffer = 0; buffer < 4; buffer++)
+        if (buffers[buffer].obj != NULL)
+            PyBuffer_Release(&buffers[buffer]);
+    for (int map = 0; map < 4; map++)
+        PyMem_Free(maps[map].slots);
+    PyMem_Free(partners);
+    PyMem_Free(partner_count);
+    PyMem_Free(used);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_keywords", (PyCFunction)set_keywords, METH_O, "Set the words the normalization keeps as written."},
     {"normalize", (PyCFunction)(void (*)(void))normalize, METH_FASTCALL,
@@ -876,8 +1260,12 @@ static PyMethodDef methods[] = {
      "anchor_hashes(data, family) -> the line-start window hashes as 4-byte integers, or None."},
     {"window_hashes", (PyCFunction)window_hashes, METH_VARARGS,
      "window_hashes(data, offsets) -> the hashes of the windows at 4-byte offsets, as 4-byte integers."},
+    {"consecutive_offsets", (PyCFunction)consecutive_offsets, METH_VARARGS,
+     "consecutive_offsets(start, stop) -> the 4-byte offsets start to stop - 1, as bytes."},
     {"renaming_share", (PyCFunction)(void (*)(void))renaming_share, METH_FASTCALL,
      "renaming_share(mine (6), theirs (6), below, at_most) -> consistent_renaming's share, or None."},
+    {"paired_renaming_share", (PyCFunction)(void (*)(void))paired_renaming_share, METH_FASTCALL,
+     "paired_renaming_share(mine (7), theirs (7), below, names_total) -> the paired share, None, or NotImplemented."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -894,7 +1282,8 @@ PyMODINIT_FUNC PyInit__normalize(void)
         return NULL;
     if (PyModule_AddIntConstant(module, "WINDOW", WINDOW) < 0
         || PyModule_AddIntConstant(module, "MAX_LINE_LENGTH", MAX_LINE_LENGTH) < 0
-        || PyModule_AddIntConstant(module, "IDENTIFIER_MARK", IDENTIFIER_MARK) < 0) {
+        || PyModule_AddIntConstant(module, "IDENTIFIER_MARK", IDENTIFIER_MARK) < 0
+        || PyModule_AddIntConstant(module, "PAIRING_REACH", PAIRING_REACH) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -129,6 +129,7 @@ _compiled_normalize: Callable[[str, int], tuple[str, list[str] | None] | None] |
 _compiled_anchor_hashes: Callable[[bytes, int], bytes | None] | None = None
 compiled_window_hashes: CompiledWindowHashes | None = None  # hashes.window_hashes for WINDOW
 _compiled_renaming_share: Callable[..., float | None] | None = None
+_compiled_consecutive_offsets: Callable[[int, int], bytes] | None = None
 
 
 def agrees_with_the_definition(compiled: object) -> bool:
@@ -148,6 +149,7 @@ else:
         _compiled_normalize, _compiled_anchor_hashes = _normalize.normalize, _normalize.anchor_hashes
         _compiled_renaming_share = _normalize.renaming_share
         compiled_window_hashes = getattr(_normalize, "window_hashes", None)  # None in a build older than it
+        _compiled_consecutive_offsets = getattr(_normalize, "consecutive_offsets", None)
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
@@ -322,6 +324,10 @@ class Normalized:
         reads them too."""
         return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
 
+    def pairing_side(self, start: int, end: int) -> tuple[object, ...]:
+        """`_normalize.paired_renaming_share`'s arguments for the region `text[start:end]`."""
+        return (self.lines, self.line_starts, self.blanked, self._blanked_starts, self._kept_lines, start, end)
+
     def iter_names_between(self, start: int, end: int) -> Iterator[str]:
         """`names_between`, read a line at a time as they are asked for. Identifiers never span
         lines, so the kept source lines the range touches hold exactly those names."""
@@ -386,7 +392,11 @@ class Normalized:
         last = len(self.text) - WINDOW + 1
         offsets = array(HASH_TYPECODE)
         for first, final in _stretches(line_numbers, len(lines)):
-            offsets.extend(range(line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last)))
+            start, stop = line_starts[first - 1], min(line_starts[final - 1] + len(lines[final - 1]), last)
+            if _compiled_consecutive_offsets is not None:  # without a Python int for each window
+                offsets.frombytes(_compiled_consecutive_offsets(start, stop))
+            else:
+                offsets.extend(range(start, stop))
         return window_hashes(self._bytes, offsets, WINDOW, compiled_window_hashes), offsets
 
 

@@ -8,15 +8,36 @@ with a line of the same shape near it, the pairing that agrees best with the ren
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import replace
 
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import IDENTIFIER_MARK, Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
+    IDENTIFIER_MARK,
+    Normalized,
+    agrees_with_the_definition,
+)
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 
 # The most lines a block in another order holds, and how far a line's partner may be from its
 # place: a few independent statements, not a shuffled function.
 MAX_REORDERED_LINES = 4
 PAIRING_REACH = 3
+
+# The growth over reordered lines and the pairing compiled (`_runs.reordered_growth`,
+# `_normalize.paired_renaming_share`, where a C compiler built them): the same steps as the Python
+# here, which stays their definition and the path where they are missing (or were built with
+# other constants than these: a stale build is left out, not trusted).
+_compiled_growth: Callable[..., tuple[int, int] | None] | None = None
+_compiled_pairing: Callable[..., object] | None = None
+try:
+    from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs
+except ImportError:
+    pass
+else:
+    if getattr(_runs, "MAX_REORDERED_LINES", None) == MAX_REORDERED_LINES:
+        _compiled_growth = _runs.reordered_growth
+    if agrees_with_the_definition(_normalize) and getattr(_normalize, "PAIRING_REACH", None) == PAIRING_REACH:
+        _compiled_pairing = _normalize.paired_renaming_share
 
 
 def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | None:
@@ -93,16 +114,25 @@ def _grown(mine: Normalized, theirs: Normalized, mine_line: int, their_line: int
 
 def across_reordered_lines(region: Region, mine: Normalized, theirs: Normalized) -> Region:
     """`region` grown over blocks of lines in another order just before and just after it (the
-    same region where there is none)."""
-    mine_ends = _end_lines(mine, region.start, region.end)
-    their_ends = _end_lines(theirs, region.other_start, region.other_start + region.end - region.start)
-    if mine_ends is None or their_ends is None:
-        return region
-    before = _grown(mine, theirs, _next_kept(mine, mine_ends[0], -1), _next_kept(theirs, their_ends[0], -1), -1)
-    after = _grown(mine, theirs, _next_kept(mine, mine_ends[1], 1), _next_kept(theirs, their_ends[1], 1), 1)
+    same region where there is none). Compiled where built: it runs for every region judged."""
+    grown = None if _compiled_growth is None else _compiled_growth(
+        mine.lines, mine.line_starts, theirs.lines, theirs.line_starts, region.start, region.end, region.other_start)
+    before, after = _growth(region, mine, theirs) if grown is None else grown
     if not before and not after:
         return region
     return replace(region, start=region.start - before, end=region.end + after, other_start=region.other_start - before)
+
+
+def _growth(region: Region, mine: Normalized, theirs: Normalized) -> tuple[int, int]:
+    """How many normalized characters `across_reordered_lines` grows the region by before and
+    after it."""
+    mine_ends = _end_lines(mine, region.start, region.end)
+    their_ends = _end_lines(theirs, region.other_start, region.other_start + region.end - region.start)
+    if mine_ends is None or their_ends is None:
+        return 0, 0
+    before = _grown(mine, theirs, _next_kept(mine, mine_ends[0], -1), _next_kept(theirs, their_ends[0], -1), -1)
+    after = _grown(mine, theirs, _next_kept(mine, mine_ends[1], 1), _next_kept(theirs, their_ends[1], 1), 1)
+    return before, after
 
 
 def _agreeing(mine: list[str], theirs: list[str], forward: dict[str, str], backward: dict[str, str], *,
@@ -136,7 +166,13 @@ def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs:
     `their_range` (the one agreeing best with the renaming so far, the nearest of equals first).
     None when the lines do not pair so or no line has a partner but the one at its place (the
     names in order, `fingerprints.renaming_share`, already answered). Given up on, answering a
-    share under `below`, once it cannot reach it."""
+    share under `below`, once it cannot reach it. Compiled where built and both blanked texts are
+    ASCII: it runs for every region whose names in order disagree."""
+    if _compiled_pairing is not None:
+        share = _compiled_pairing(*mine.pairing_side(*mine_range), *theirs.pairing_side(*their_range), below,
+                                  mine.text.count(IDENTIFIER_MARK, *mine_range))
+        if share is not NotImplemented:
+            return share  # type: ignore[return-value]  # float | None, as here
     mine_lines, their_lines = _kept_lines(mine, *mine_range), _kept_lines(theirs, *their_range)
     if not mine_lines or their_lines is None or len(mine_lines) != len(their_lines):
         return None
