@@ -77,11 +77,16 @@ def joined(candidates: list[Candidate]) -> list[Candidate]:
 
 def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
     """A pair found from both sides is reported once, at the later place (path, then line)."""
+    # Only a candidate in the file this one copies can mirror it (`Side.overlaps` needs one path):
+    # each compared with all is quadratic in the change's copies.
+    by_path: dict[str, list[Candidate]] = defaultdict(list)
+    for candidate in candidates:
+        by_path[candidate.mine.path].append(candidate)
     kept = []
     for candidate in candidates:
         mirrored = any(
             other.mine.overlaps(candidate.theirs) and other.theirs.overlaps(candidate.mine)
-            for other in candidates
+            for other in by_path.get(candidate.theirs.path, ())
             if other is not candidate
         )
         if not mirrored or (candidate.mine.path, candidate.mine.first) > (candidate.theirs.path, candidate.theirs.first):
