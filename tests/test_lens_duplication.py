@@ -258,3 +258,20 @@ def test_a_pair_found_from_both_sides_is_kept_once_at_its_later_place() -> None:
     one_way = candidate(Side("a.py", 50, 60), Side("c.py", 1, 10))
     elsewhere = candidate(Side("c.py", 100, 110), Side("a.py", 50, 60))  # its other side overlaps none of one_way's
     assert one_per_pair([earlier, later, one_way, elsewhere]) == [later, one_way, elsewhere]
+
+
+def test_a_copy_the_change_adds_twice_is_reported_at_its_later_place(tmp_path: Path) -> None:
+    def reported(root: Path, branch: dict[str, str]) -> list[tuple[str, int, str]]:
+        found = review_change(root, {"app/jobs.py": JOBS}, branch)
+        return sorted((item.path, item.line, item.title) for item in found if item.rule == "reuse/duplicate-code")
+
+    # In other files: at the later path, never at the earliest (app/alpha.py).
+    assert reported(tmp_path / "files", {"app/jobs.py": JOBS + COPY, "app/alpha.py": COPY,
+                                         "app/zeta.py": "import os\n" + COPY}) == [
+        ("app/jobs.py", 8, "Repeats code this change adds at app/alpha.py:3"),
+        ("app/zeta.py", 4, "Repeats code this change adds at app/alpha.py:3"),
+    ]
+    # In one file: at the later line.
+    assert reported(tmp_path / "one-file", {"app/twice.py": COPY + "\n" + COPY.replace("read_job", "read_task")}) == [
+        ("app/twice.py", 14, "Repeats code this change adds at app/twice.py:3"),
+    ]

@@ -242,11 +242,13 @@ def reported_at_the_other(
 ) -> bool:
     """Whether the region's other side is added by the change too and comes later (by path,
     then line): the pair is then reported there."""
+    # Line numbers only where they decide: most regions are of a file the change adds nothing to,
+    # or of another file, which the paths order.
+    added = changed_added.get(region.other)
+    if not added or region.other < path:
+        return False
     theirs_first = other.line_at(region.other_start)
-    return theirs_first in changed_added.get(region.other, ()) and (region.other, theirs_first) > (
-        path,
-        query.normalized.line_at(region.start),
-    )
+    return theirs_first in added and (region.other > path or theirs_first > query.normalized.line_at(region.start))
 
 
 def forked_from(query: Query, regions: list[Region]) -> str | None:
