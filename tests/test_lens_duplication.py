@@ -4,13 +4,17 @@ forks at file level, stable ids, and the batch reader it indexes with."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from reviewgate.findings import Severity
 from reviewgate.freeze.git import TreeReader
 from reviewgate.gate import blocks
 from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
+from reviewgate.reviewers.builtin.lenses.duplication.duplicates import Candidate, one_per_pair
 from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import consistent_renaming
-from reviewgate.reviewers.builtin.lenses.duplication.rules import definition_name, rewrapped_lines
+from reviewgate.reviewers.builtin.lenses.duplication.rules import Side, definition_name, rewrapped_lines
+from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 from testing.changes import DRY_COPY as COPY
 from testing.changes import DRY_EXISTING as EXISTING
 from testing.changes import DRY_JOBS as JOBS
@@ -243,3 +247,31 @@ def test_a_copy_broken_by_one_small_edit_is_one_finding(tmp_path: Path) -> None:
     reuse = [item for item in findings if item.rule == "reuse/duplicate-code"]
     assert [(item.line, item.end_line) for item in reuse] == [(18, 32)]
     assert "`format_options` at app/core.py:2" in reuse[0].title
+
+
+def test_a_pair_found_from_both_sides_is_kept_once_at_its_later_place() -> None:
+    def candidate(mine: Side, theirs: Side) -> Candidate:
+        return Candidate(cast(Query, None), cast(Region, None), mine, theirs, in_branch=True)
+
+    earlier = candidate(Side("a.py", 10, 20), Side("b.py", 30, 40))
+    later = candidate(Side("b.py", 31, 39), Side("a.py", 11, 19))  # the same pair, from b.py
+    one_way = candidate(Side("a.py", 50, 60), Side("c.py", 1, 10))
+    elsewhere = candidate(Side("c.py", 100, 110), Side("a.py", 50, 60))  # its other side overlaps none of one_way's
+    assert one_per_pair([earlier, later, one_way, elsewhere]) == [later, one_way, elsewhere]
+
+
+def test_a_copy_the_change_adds_twice_is_reported_at_its_later_place(tmp_path: Path) -> None:
+    def reported(root: Path, branch: dict[str, str]) -> list[tuple[str, int, str]]:
+        found = review_change(root, {"app/jobs.py": JOBS}, branch)
+        return sorted((item.path, item.line, item.title) for item in found if item.rule == "reuse/duplicate-code")
+
+    # In other files: at the later path, never at the earliest (app/alpha.py).
+    assert reported(tmp_path / "files", {"app/jobs.py": JOBS + COPY, "app/alpha.py": COPY,
+                                         "app/zeta.py": "import os\n" + COPY}) == [
+        ("app/jobs.py", 8, "Repeats code this change adds at app/alpha.py:3"),
+        ("app/zeta.py", 4, "Repeats code this change adds at app/alpha.py:3"),
+    ]
+    # In one file: at the later line.
+    assert reported(tmp_path / "one-file", {"app/twice.py": COPY + "\n" + COPY.replace("read_job", "read_task")}) == [
+        ("app/twice.py", 14, "Repeats code this change adds at app/twice.py:3"),
+    ]

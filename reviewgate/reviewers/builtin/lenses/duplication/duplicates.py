@@ -77,11 +77,16 @@ def joined(candidates: list[Candidate]) -> list[Candidate]:
 
 def one_per_pair(candidates: list[Candidate]) -> list[Candidate]:
     """A pair found from both sides is reported once, at the later place (path, then line)."""
+    # Only a candidate in the file this one copies can mirror it (`Side.overlaps` needs one path):
+    # each compared with all is quadratic in the change's copies.
+    by_path: dict[str, list[Candidate]] = defaultdict(list)
+    for candidate in candidates:
+        by_path[candidate.mine.path].append(candidate)
     kept = []
     for candidate in candidates:
         mirrored = any(
             other.mine.overlaps(candidate.theirs) and other.theirs.overlaps(candidate.mine)
-            for other in candidates
+            for other in by_path.get(candidate.theirs.path, ())
             if other is not candidate
         )
         if not mirrored or (candidate.mine.path, candidate.mine.first) > (candidate.theirs.path, candidate.theirs.first):
@@ -237,11 +242,13 @@ def reported_at_the_other(
 ) -> bool:
     """Whether the region's other side is added by the change too and comes later (by path,
     then line): the pair is then reported there."""
+    # Line numbers only where they decide: most regions are of a file the change adds nothing to,
+    # or of another file, which the paths order.
+    added = changed_added.get(region.other)
+    if not added or region.other < path:
+        return False
     theirs_first = other.line_at(region.other_start)
-    return theirs_first in changed_added.get(region.other, ()) and (region.other, theirs_first) > (
-        path,
-        query.normalized.line_at(region.start),
-    )
+    return theirs_first in added and (region.other > path or theirs_first > query.normalized.line_at(region.start))
 
 
 def forked_from(query: Query, regions: list[Region]) -> str | None:
