@@ -345,3 +345,54 @@ def test_functions_appended_to_existing_modules_are_parsed_without_the_rest_of_e
     whole = {path for (path, is_whole), count in parsed.items() if is_whole}
     assert whole == {"app/module_0.py"}, parsed
     assert all(parsed[(path, False)] == 1 for path in branch), parsed
+
+
+_RUN_BEFORE = '''def run(items):
+    total = 0
+    for item in items:
+        weight = item.weight * 3
+        total += weight - item.discount
+        log_entry("weighed", item.name, weight)
+        record_weight(item, weight)
+    return total
+'''
+_RUN_AFTER = '''def run(items):
+    total = 0
+    for item in items:
+        total += _weighed(item)
+    return total
+
+
+def _weighed(item):
+    weight = item.weight * 3
+    log_entry("weighed", item.name, weight)
+    record_weight(item, weight)
+    return weight - item.discount
+
+
+def fresh(order):
+    if order.rush:
+        schedule_courier(order.address, priority=True)
+    notify_customer(order.customer, "on its way")
+    return order.reference
+'''
+
+
+def test_the_per_file_stage_tells_which_new_functions_were_extracted_and_the_tests_lens_reads_it(
+    tmp_path: Path,
+) -> None:
+    """Whether a new function was extracted from code the base side has is worked out as each file
+    is reviewed, in whichever process reviews it, not by the tests lens once every file is done;
+    the lens reads that answer (here, one said otherwise of the extracted helper makes it new)."""
+    request = _request(tmp_path, {"src/shop/orders.py": _RUN_BEFORE}, {"src/shop/orders.py": _RUN_AFTER})
+    change = request.target.files[0]
+    outcome = engine.review_file(request, change, [], True)
+    assert outcome.shapes is not None and outcome.extracted == {"_weighed": True, "fresh": False}
+    head_shapes = {change.path: outcome.shapes}
+
+    def new_functions(extracted: dict[str, dict[str, bool]]) -> list[str]:
+        findings = list(TestsLens().check_with_shapes(request, head_shapes, extracted))
+        return sorted(name for name in ("_weighed", "fresh") for finding in findings if f"`{name}`" in finding.body)
+
+    assert new_functions({change.path: outcome.extracted}) == ["fresh"]
+    assert new_functions({change.path: {"_weighed": False, "fresh": False}}) == ["_weighed", "fresh"]

@@ -39,7 +39,7 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     Shapes,
     base_side,
 )
-from reviewgate.reviewers.builtin.moved_functions import MovedCode
+from reviewgate.reviewers.builtin.moved_functions import MovedCode, base_lines_of, is_extracted
 from reviewgate.reviewers.builtin.path_kinds import GENERATED
 from reviewgate.reviewers.builtin.product_code import nearest_cargo_manifest, non_product_reason
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
@@ -139,6 +139,31 @@ def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...
     prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
 
 
+# The base lines `extracted_verdicts` compares with, for the one run (target) this process reviews.
+_extraction_base: tuple[object, frozenset[str]] | None = None
+
+
+def extracted_verdicts(request: ReviewRequest, change: FileChange, shapes: Shapes) -> dict[str, bool]:
+    """`MovedCode.extracted`'s answer for each function of the file whose first line the change
+    adds (those it may read as new), by name: worked out in the process that made the shapes,
+    while the files are reviewed, rather than all together once they are done."""
+    global _extraction_base
+    if _extraction_base is None or _extraction_base[0] is not request.target:
+        texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
+        _extraction_base = (request.target, base_lines_of(texts.values()) if texts else frozenset())
+    base_lines = _extraction_base[1]
+    if not base_lines:
+        return {}
+    added = change.added_lines()
+    return {name: is_extracted(shape.text, base_lines) for name, shape in shapes.items() if shape.line in added}
+
+
+def forget_extraction_base() -> None:
+    """Drop the base lines `extracted_verdicts` kept (the analysis is done)."""
+    global _extraction_base
+    _extraction_base = None
+
+
 def _base_shapes(text: str, path: str) -> Shapes | None:
     shapes = shapes_of(text, path, language_of(path))
     forget_parsed_trees()  # settled: the tree is of no more use, one at a time
@@ -174,10 +199,16 @@ def _crate_private(shapes: Shapes) -> Shapes:
 
 
 def analyse(
-    request: ReviewRequest, *, changed_bodies: bool = True, head_shapes: Mapping[str, Shapes | None] | None = None
+    request: ReviewRequest,
+    *,
+    changed_bodies: bool = True,
+    head_shapes: Mapping[str, Shapes | None] | None = None,
+    extracted: Mapping[str, Mapping[str, bool]] | None = None,
 ) -> list[Evidence]:
     """Evidence over every changed source file that is not a test, in file order. `head_shapes`:
-    the head side's functions by path, when the caller made them already (head_shapes_of)."""
+    the head side's functions by path, when the caller made them already (head_shapes_of), and
+    `extracted` what extracted_verdicts said of them."""
+    forget_extraction_base()
     changes = _behaviour_changes(request)
     if not changes:
         return []
@@ -203,7 +234,14 @@ def analyse(
         base = None if base_path is None else base_shapes.get(base_path)
         if base is not None and head is not None:
             removed += [shape for name, shape in base.items() if name not in head]
-    moved = MovedCode(removed, tuple(base_texts.values()))
+    known = {
+        shapes[name].text: verdict
+        for path, verdicts in (extracted or {}).items()
+        if head_shapes is not None and (shapes := head_shapes.get(path)) is not None
+        for name, verdict in verdicts.items()
+        if name in shapes
+    }
+    moved = MovedCode(removed, tuple(base_texts.values()), known)
     crates = _ProcMacroCrates(base_reader_for(request.target))
     evidence: list[Evidence] = []
     for change in changes:

@@ -13,7 +13,8 @@ the texts read already): a worker runs the DRY lens and the other whole-change l
 function shapes, while this process and any other workers share the per-file stage, each taking
 the next file when it is free; once the DRY worker is done, a new worker takes its core in the
 per-file stage. The head side's function shapes a worker made come back with its findings for the
-tests lens, which runs here once every file is done.
+tests lens, which runs here once every file is done, with which of the new functions were extracted
+from existing code (worked out in the process that made them, to leave less for that last step).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import ChangeStatus, FileChange
-from reviewgate.reviewers.builtin.behaviour import is_behaviour_file
+from reviewgate.reviewers.builtin.behaviour import extracted_verdicts, is_behaviour_file
 from reviewgate.reviewers.builtin.given_up_parses import record_given_up, take_given_up
 from reviewgate.reviewers.builtin.languages.shapes import PackedShapes, Shapes, packed
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
@@ -60,7 +61,10 @@ class ShapesLens(Protocol):
     """The tests lens: whole-change, fed the head side's function shapes the per-file stage made."""
 
     def check_with_shapes(
-        self, request: ReviewRequest, head_shapes: Mapping[str, Shapes | None] | None
+        self,
+        request: ReviewRequest,
+        head_shapes: Mapping[str, Shapes | None] | None,
+        extracted: Mapping[str, Mapping[str, bool]] | None = None,
     ) -> Iterable[Finding]: ...
 
     def wants_shapes(self, request: ReviewRequest) -> bool: ...
@@ -72,6 +76,8 @@ class FileOutcome(NamedTuple):
     findings: tuple[tuple[Finding, ...], ...]  # per per-file lens, in lens order
     shapes: Shapes | None  # the head side's functions, when the tests lens will want them
     given_up: tuple[str, ...] = ()  # files whose syntax tree went over its budget (syntax_tree.py)
+    # Which of `shapes` were extracted from the base side (behaviour.extracted_verdicts), by name.
+    extracted: dict[str, bool] | None = None
 
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
@@ -86,7 +92,9 @@ def review_file(
     findings = tuple(tuple(lens.check(narrowed)) for lens in per_file)
     shapes = head_shapes_of(request, change) if with_shapes and _is_behaviour_change(change) else None
     forget_parsed_trees()
-    return FileOutcome(findings, shapes, tuple(take_given_up()))
+    # Worked out here, in whichever process reviews the file, to leave less for the tests lens after.
+    extracted = None if shapes is None else extracted_verdicts(request, change, shapes)
+    return FileOutcome(findings, shapes, tuple(take_given_up()), extracted)
 
 
 def _is_behaviour_change(change: FileChange) -> bool:
@@ -189,7 +197,11 @@ def _shaped_findings(
     head_shapes = (
         {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)} if with_shapes else None
     )
-    return {id(lens): list(_whole_change_findings(lens, request, head_shapes)) for lens in shaped}
+    extracted = (
+        {change.path: outcome.extracted for change, outcome in zip(files, outcomes, strict=True) if outcome.extracted}
+        if with_shapes else None
+    )
+    return {id(lens): list(_whole_change_findings(lens, request, head_shapes, extracted)) for lens in shaped}
 
 
 def _counted(outcome: FileOutcome) -> FileOutcome:
@@ -203,11 +215,14 @@ def _shapes_lens(lens: Lens) -> ShapesLens | None:
 
 
 def _whole_change_findings(
-    lens: Lens, request: ReviewRequest, head_shapes: Mapping[str, Shapes | None] | None
+    lens: Lens,
+    request: ReviewRequest,
+    head_shapes: Mapping[str, Shapes | None] | None,
+    extracted: Mapping[str, Mapping[str, bool]] | None,
 ) -> Iterator[Finding]:
     shapes_lens = _shapes_lens(lens)
     if shapes_lens is not None:
-        yield from shapes_lens.check_with_shapes(request, head_shapes)
+        yield from shapes_lens.check_with_shapes(request, head_shapes, extracted)
     else:
         yield from lens.check(request)
 
@@ -266,6 +281,7 @@ class _Reviewed(NamedTuple):
     findings: tuple[tuple[Finding, ...], ...]
     shapes: PackedShapes | None
     given_up: tuple[str, ...]
+    extracted: dict[str, bool] | None
 
 
 def _worker_signals() -> None:
@@ -281,8 +297,8 @@ def _review_taken() -> tuple[list[_Reviewed], list[str]]:
     request, per_file, _unshaped, with_shapes, claims = _shared
     reviewed: list[_Reviewed] = []
     while (number := claims.take()) is not None:
-        findings, shapes, given_up = review_file(request, request.target.files[number], per_file, with_shapes)
-        reviewed.append(_Reviewed(number, findings, None if shapes is None else packed(shapes), given_up))
+        findings, shapes, given_up, extracted = review_file(request, request.target.files[number], per_file, with_shapes)
+        reviewed.append(_Reviewed(number, findings, None if shapes is None else packed(shapes), given_up, extracted))
         claims.done_in_a_worker()
     return reviewed, []
 
@@ -404,7 +420,7 @@ def _in_parallel(
             for reviewed in cast(list[_Reviewed], helper.answer()):
                 change = files[reviewed.number]
                 shapes = None if reviewed.shapes is None else head_shapes_unpacked(request, change, reviewed.shapes)
-                outcomes[reviewed.number] = FileOutcome(reviewed.findings, shapes, reviewed.given_up)
+                outcomes[reviewed.number] = FileOutcome(reviewed.findings, shapes, reviewed.given_up, reviewed.extracted)
         progress.files_done(len(files) - counted)
         ordered = [outcomes[number] for number in range(len(files))]
         shaped_findings = _shaped_findings(request, shaped, ordered, with_shapes)

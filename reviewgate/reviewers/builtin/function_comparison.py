@@ -233,6 +233,11 @@ def _only_deprecates(change: FileChange, shape: FunctionShape, *, opens_branches
 def _deprecations(found: list[Evidence], change: FileChange, head: Shapes) -> list[Evidence]:
     """Branches or a small function added only to warn that something is deprecated announce a
     removal; they add no behaviour a test must pin down: weak evidence (minor)."""
+    # Ruled out at once for the file when none of the lines it adds mentions a deprecation (most
+    # files): each function's own lines are searched only otherwise. `lower` and `in` find what
+    # _DEPRECATION finds (no other character matches its letters ignoring case) several times faster.
+    if not any(item.strong for item in found) or "deprecat" not in "\n".join(change.added_lines().values()).lower():
+        return found
     kept = []
     for item in found:
         shape = head.get(item.name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Mapping
 
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, Shapes
 
@@ -37,15 +38,37 @@ def _body_lines(text: str) -> set[str]:
     return {_VALUE_LEAD.sub("", line) for line in map(str.strip, text.split("\n")[1:]) if line and not generic(line)}
 
 
+def base_lines_of(base_texts: Iterable[str]) -> frozenset[str]:
+    """Every line of the changed files' base side, as `is_extracted` compares them."""
+    return frozenset(_VALUE_LEAD.sub("", line.strip()) for text in base_texts for line in text.split("\n"))
+
+
+def is_extracted(text: str, base_lines: frozenset[str]) -> bool:
+    """Whether the function of `text` was extracted from code the base side has (MovedCode)."""
+    lines = _body_lines(text)
+    found = len(lines & base_lines)
+    # A short one counts when all its lines were there: a constructor moved into a delegate.
+    whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
+    return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))
+
+
 class MovedCode:
     """The functions the change removes (their name is gone from their file at head, or their
     file is deleted): a function "new" at head with the same text or normalised body was moved
     or renamed, not written. So is one whose lines the change removes elsewhere (extracted). One
-    of the same name as a removed function was moved and edited: compared with it (`origin`)."""
+    of the same name as a removed function was moved and edited: compared with it (`origin`).
+    `extracted`: `is_extracted`'s answers by function text, when worked out already (in the
+    process that made the head side's shapes)."""
 
-    def __init__(self, removed: list[FunctionShape], base_texts: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        removed: list[FunctionShape],
+        base_texts: tuple[str, ...] = (),
+        extracted: Mapping[str, bool] | None = None,
+    ) -> None:
         self.removed = removed
         self.base_texts = base_texts
+        self.known_extracted = extracted or {}
         self._base_lines: frozenset[str] | None = None  # split when first asked
         self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
         self._bodies: set[str] | None = None
@@ -56,15 +79,12 @@ class MovedCode:
     def extracted(self, shape: FunctionShape) -> bool:
         if not self.base_texts:
             return False
+        known = self.known_extracted.get(shape.text)
+        if known is not None:
+            return known
         if self._base_lines is None:
-            self._base_lines = frozenset(
-                _VALUE_LEAD.sub("", line.strip()) for text in self.base_texts for line in text.split("\n")
-            )
-        lines = _body_lines(shape.text)
-        found = len(lines & self._base_lines)
-        # A short one counts when all its lines were there: a constructor moved into a delegate.
-        whole = found == len(lines) >= EXTRACTED_WHOLE_LINES
-        return whole or (found >= EXTRACTED_MIN_LINES and found >= EXTRACTED_SHARE * len(lines))
+            self._base_lines = base_lines_of(self.base_texts)
+        return is_extracted(shape.text, self._base_lines)
 
     def holds(self, shape: FunctionShape) -> bool:
         if self.extracted(shape):

@@ -311,13 +311,19 @@ class TestsLens:
         return not changes_tests(request)
 
     def check_with_shapes(
-        self, request: ReviewRequest, head_shapes: Mapping[str, Shapes | None] | None
+        self,
+        request: ReviewRequest,
+        head_shapes: Mapping[str, Shapes | None] | None,
+        extracted: Mapping[str, Mapping[str, bool]] | None = None,
     ) -> Iterator[Finding]:
-        """The findings, given the head side's functions by path when the caller has them."""
+        """The findings, given the head side's functions by path when the caller has them (and
+        which of them were extracted from existing code: behaviour.extracted_verdicts)."""
         if changes_tests(request):
             return
         # Changed bodies only matter for a fix: normalising every edited function costs a walk each.
-        evidence = analyse(request, changed_bodies=request.marked_as_fix, head_shapes=head_shapes)
+        evidence = analyse(
+            request, changed_bodies=request.marked_as_fix, head_shapes=head_shapes, extracted=extracted
+        )
         if request.marked_as_fix and evidence:
             severity = _fix_severity(evidence)
             weak = (
