@@ -196,3 +196,52 @@ def test_helpers_split_out_of_an_existing_function_are_no_new_behaviour(tmp_path
     ))
     findings = review_change(tmp_path / "added", {"src/Collector.php": _COLLECTOR}, {"src/Collector.php": added})
     assert [item.severity.value for item in findings if item.rule == "tests/missing-tests"] == ["major"]
+
+
+def _severities(findings: list, rule: str) -> list[str]:  # type: ignore[type-arg]
+    return [item.severity.value for item in findings if item.rule == rule]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("path", "base", "probe", "computed"),
+    [
+        (
+            "lib/site/platforms.rb",
+            "module Site\n  module Platforms\n    def windows?\n      RbConfig::CONFIG[\"host_os\"].include?(\"mswin\")\n    end\n  end\nend\n",
+            "    def jruby?\n      RUBY_ENGINE == \"jruby\"\n    end\n",
+            "    def name_of(path)\n      File.basename(path, \".*\").downcase + \".html\"\n    end\n",
+        ),
+        (
+            "lib/gem/orm.rb",
+            "module Gem\n  module Orm\n    def self.load\n      require \"gem/orm/base\"\n    end\n  end\nend\n",
+            "    def self.rails72_and_up?\n      Rails::VERSION::MAJOR > 7 || (Rails::VERSION::MAJOR == 7 && Rails::VERSION::MINOR >= 2)\n    end\n",
+            "    def self.table_for(model)\n      model.table_name.to_s + \"_versions\"\n    end\n",
+        ),
+    ],
+)
+def test_a_new_predicate_on_the_runtime_is_weak_evidence(
+    tmp_path: Path, path: str, base: str, probe: str, computed: str
+) -> None:
+    # Ruby: a public method whose one statement asks which engine or framework version runs the
+    # code; one test process can only see one answer, so it is minor, never blocking.
+    anchor = base.split("\n")[1] + "\n" + base.split("\n")[2] + "\n"
+    with_probe = {path: base.replace(anchor, anchor + probe)}
+    findings = review_change(tmp_path / "probe", {path: base}, with_probe)
+    assert _severities(findings, "tests/missing-tests") == ["minor"]
+    assert any("asks what the runtime is" in item.body for item in findings if item.rule == "tests/missing-tests")
+    # The same shape computing from its argument is new behaviour: major.
+    with_computed = {path: base.replace(anchor, anchor + computed)}
+    assert _severities(review_change(tmp_path / "computed", {path: base}, with_computed), "tests/missing-tests") == ["major"]
+
+
+def test_runtime_predicates_in_python_and_go_are_weak_evidence_and_a_parameter_named_platform_is_not(
+    tmp_path: Path,
+) -> None:
+    base = {"app/system.py": "import sys\n\n\ndef encoding():\n    return sys.getdefaultencoding()\n"}
+    probe = {"app/system.py": base["app/system.py"] + "\n\ndef is_windows():\n    return sys.platform == \"win32\"\n"}
+    assert _severities(review_change(tmp_path / "py", base, probe), "tests/missing-tests") == ["minor"]
+    named = {"app/system.py": base["app/system.py"] + "\n\ndef label(platform):\n    return platform.title() + \" build\"\n"}
+    assert _severities(review_change(tmp_path / "named", base, named), "tests/missing-tests") == ["major"]
+    go_base = {"sys/sys.go": "package sys\n\nfunc Name() string {\n\treturn \"sys\"\n}\n"}
+    go_probe = {"sys/sys.go": go_base["sys/sys.go"] + "\nfunc IsWindows() bool {\n\treturn runtime.GOOS == \"windows\"\n}\n"}
+    assert _severities(review_change(tmp_path / "go", go_base, go_probe), "tests/missing-tests") == ["minor"]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from reviewgate.freeze.diff import FileChange
+from reviewgate.reviewers.builtin.environment_probes import probes_environment
 from reviewgate.reviewers.builtin.languages.shapes import (
     FunctionShape,
     Shapes,
@@ -56,11 +57,11 @@ def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     # accessor. A private helper is strong only when substantial.
     # A trivial body (a stub, an accessor, a table of rows) is no behaviour however long.
     strong = not shape.trivial and (shape.statements >= SUBSTANTIAL_STATEMENTS or shape.public)
-    size = f"{shape.statements} statement(s), {shape.branches} branch(es)"
-    return Evidence(
-        EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name,
-        f"`{shape.name}` is absent at the merge base ({size})", strong,
-    )
+    detail = f"`{shape.name}` is absent at the merge base ({shape.statements} statement(s), {shape.branches} branch(es))"
+    if strong and probes_environment(shape):
+        strong = False
+        detail += " (it asks what the runtime is: a CI matrix tests that, not a unit test)"
+    return Evidence(EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name, detail, strong)
 
 
 def is_decisionless_one_liner(shape: FunctionShape) -> bool:
