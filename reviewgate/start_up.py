@@ -2,7 +2,7 @@
 
 Importing the gate's modules allocates tens of thousands of objects (functions, classes, their
 dictionaries), none of them garbage, and the collector ran about 35 times over them on a one-line
-change's run: 2.7% of its instructions. The entry points (`python -m reviewgate`, the
+change's run: 2.4% of its instructions. The entry points (`python -m reviewgate`, the
 `reviewgate` command, the action's entrypoint.py) pause it before the first import; the command
 turns it back on once its modules are loaded (cli.py), with what they made moved out of its sight
 for good (`gc.freeze`: a module's objects live as long as the process, and each later full
