@@ -12,10 +12,15 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from reviewgate.cli import exit_with, main, stopped
-from reviewgate.errors import EXIT_USAGE, UsageError
-from reviewgate.escaping import runner_line
-from reviewgate.sharding.plan import parse_shard
+from reviewgate.start_up import pause_collector
+
+if __name__ == "__main__":  # the container's command (an import, as the tests do, keeps its collector on)
+    pause_collector()  # until the run's modules are loaded (reviewgate/start_up.py)
+
+from reviewgate.cli import exit_with, main, stopped  # noqa: E402
+from reviewgate.errors import EXIT_USAGE, UsageError  # noqa: E402
+from reviewgate.escaping import runner_line  # noqa: E402
+from reviewgate.sharding.plan import parse_shard  # noqa: E402
 
 TRUE_WORDS = frozenset({"true", "True", "TRUE", "yes", "on", "1"})
 FALSE_WORDS = frozenset({"false", "False", "FALSE", "no", "off", "0"})

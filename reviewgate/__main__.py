@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from reviewgate.cli import console
+from reviewgate.start_up import console
 
 console()

@@ -21,6 +21,7 @@ from reviewgate.freeze.bundle import workspace_root
 from reviewgate.freeze.freeze import describe
 from reviewgate.freeze.git import GitFailure
 from reviewgate.run_options import RunOptions, freeze_target, load_policy, review_policy
+from reviewgate.start_up import resume_collector
 from reviewgate.text import printable
 
 
@@ -62,10 +63,12 @@ def _run(arguments: argparse.Namespace, stdout: TextIO) -> int:
     if shard is not None:
         from reviewgate.sharding.shard_run import run_shard  # the shard modules: only with --shard
 
+        resume_collector()
         _start_progress(arguments.progress)
         return run_shard(options, shard, stdout)
     from reviewgate.run import run_gate  # the reviewers, forge clients and sinks: only for run
 
+    resume_collector()  # the run's modules are loaded (start_up.py)
     _start_progress(arguments.progress)
     if arguments.pre_push:
         from reviewgate.pre_push import pushed_refs, run_pre_push
@@ -185,6 +188,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     warnings.showwarning = _show_warning
     # Only the commands that set step outputs say in them that they stopped.
     end = stopped if arguments.command in PUBLISHING_COMMANDS else _exit_code_only
+    if arguments.command != "run":  # run turns it back on once its own modules are loaded (_run)
+        resume_collector()
     try:
         try:
             return COMMANDS[arguments.command](arguments, out)
@@ -255,5 +260,5 @@ def exit_with(code: int) -> NoReturn:
 
 
 def console() -> NoReturn:
-    """The `reviewgate` command and `python -m reviewgate`."""
+    """The command, once start_up.console paused the collector."""
     exit_with(main())

@@ -26,12 +26,16 @@ from dataclasses import replace
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import FileChange
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import C_LIKE, language_of
 from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.reviewers.builtin.lenses.security.lens import LINE_RULES_NEED, SecurityLens
 from reviewgate.reviewers.builtin.lenses.security.line_rules import MAX_TEMPLATE_LINES
 from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens
 from reviewgate.reviewers.builtin.lenses.swallowed.python import PythonSwallowedFailureLens
+
+# A pattern the scan reads lines with: compiled, or compiled on first use (security.LINE_RULES_NEED).
+Searched = re.Pattern[str] | LazyPattern
 
 WHOLE_FILE_LIMIT = 1_000_000
 PIECE_BYTES = 256 * 1024
@@ -43,7 +47,7 @@ _whole_file_lenses = (_security, PythonSwallowedFailureLens(), OtherLanguagesSwa
 
 
 def matching_pieces(
-    raw_hunks: bytes, wanted: Sequence[Sequence[re.Pattern[str]]], following: int = 0,
+    raw_hunks: bytes, wanted: Sequence[Sequence[Searched]], following: int = 0,
     piece_bytes: int = PIECE_BYTES, region_bytes: int = REGION_BYTES,
 ) -> Iterator[bytes]:
     """Hunk text (each run of added lines a hunk with its new line numbers) holding only the added
@@ -95,7 +99,7 @@ def _write_run(piece: bytearray, start: int, run: list[bytes]) -> None:
         piece += b"".join(line + b"\n" for line in run)
 
 
-def _matching_line_starts(text: str, wanted: Sequence[Sequence[re.Pattern[str]]]) -> list[int]:
+def _matching_line_starts(text: str, wanted: Sequence[Sequence[Searched]]) -> list[int]:
     """Where each line (after a "\n") starts that every pattern of one of the `wanted` groups
     finds something in, in order. A group's first pattern is searched through the text; the
     others only in the lines it found."""
@@ -116,7 +120,7 @@ def _end_of_line(text: str, start: int) -> int:
     return len(text) if end < 0 else end
 
 
-def _searchable(text: str, pattern: re.Pattern[str], lowered: list[str]) -> tuple[str, re.Pattern[str]]:
+def _searchable(text: str, pattern: Searched, lowered: list[str]) -> tuple[str, Searched]:
     """The text and pattern to search. An IGNORECASE pattern of lowercase literals is searched
     case-sensitively in the lowered text (ten times faster in `re`): `str.lower` maps the letters
     IGNORECASE equates with them (the Kelvin sign to k) but not the long s, which is replaced.
@@ -132,12 +136,12 @@ def _searchable(text: str, pattern: re.Pattern[str], lowered: list[str]) -> tupl
 
 
 @functools.cache
-def _case_sensitive(pattern: re.Pattern[str]) -> re.Pattern[str]:
+def _case_sensitive(pattern: Searched) -> re.Pattern[str]:
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
 @functools.cache
-def _to_line_end(pattern: re.Pattern[str]) -> re.Pattern[str]:
+def _to_line_end(pattern: Searched) -> re.Pattern[str]:
     """`pattern` and the rest of its line: one match per line at most, found without Python."""
     return re.compile(f"(?:{pattern.pattern})[^\\n]*", pattern.flags)
 
@@ -185,7 +189,7 @@ def _added_run(raw_hunks: bytes, lines: list[bytes], index: int, following: int,
     return run
 
 
-def pieces_of(change: FileChange, wanted: Sequence[Sequence[re.Pattern[str]]], following: int = 0) -> Iterator[FileChange]:
+def pieces_of(change: FileChange, wanted: Sequence[Sequence[Searched]], following: int = 0) -> Iterator[FileChange]:
     for raw in matching_pieces(change.raw_hunks, wanted, following):
         yield FileChange(change.path, change.old_path, change.status, raw_hunks=raw)
 

@@ -11,13 +11,13 @@ is a test of that path and does not fire.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import FileChange
+from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.bug_lens import matched
 from reviewgate.reviewers.builtin.changed_lines import AddedSpans, reviewable_changes
 from reviewgate.reviewers.builtin.comments import comment_on
@@ -79,8 +79,8 @@ LINE_RULES: tuple[LineRule, ...] = (
 # over the size cap (oversized.py) reads only the added lines with one, and the
 # MAX_TEMPLATE_LINES added lines after each (a query written over several lines). A rule added to
 # LINE_RULES adds its literal here; tests/test_oversized_files.py checks each rule's examples pass
-# this filter.
-LINE_RULES_NEED = re.compile(
+# this filter. Compiled on first use: only a change with a file over the size cap reads it.
+LINE_RULES_NEED = LazyPattern(
     r"exec|eval\(|new Function\(|\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|"
     r"executeQuery|executeUpdate|prepareStatement)\(|rejectUnauthorized|NODE_TLS_REJECT_UNAUTHORIZED"
     r"|InsecureSkipVerify|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
