@@ -40,6 +40,8 @@ def _found(findings: list) -> list[tuple[str, str | None, int | None]]:  # type:
         "src/Acme.Tests/NameResolutionTester.cs",
         "src/Acme.Tests.Benchmarks/AccessorCacheBenchmark.cs",
         "src/Acme.UnitTests/Helpers.cs",
+        "flask/testsuite/config.py",
+        "src/test-suite/runner.js",
     ],
 )
 def test_test_file_conventions(path: str) -> None:
@@ -48,7 +50,8 @@ def test_test_file_conventions(path: str) -> None:
 
 @pytest.mark.parametrize(
     "path", ["app/testing_utils.py", "src/contest.ts", "latest.go", "src/Attestation.java", "lib/latest.rb",
-             "src/Contest.php", "src/test_data.rs", "src/Acme.Latest/Cart.cs", "src/Acme.Contest/Cart.cs"]
+             "src/Contest.php", "src/test_data.rs", "src/Acme.Latest/Cart.cs", "src/Acme.Contest/Cart.cs",
+             "app/testsuites.py"]
 )
 def test_not_test_files(path: str) -> None:
     assert not is_test_file(path)

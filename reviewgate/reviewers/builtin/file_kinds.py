@@ -16,7 +16,8 @@ from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, Language
 # Type tests are tests: tsd's `test-d/`, pytest-mypy-plugins' `typesafety/`, `type_tests/`.
 _TEST_DIRECTORIES = frozenset(
     {"test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures", "__fixtures__", "e2e",
-     "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests"}
+     "test-d", "typesafety", "type_tests", "type-tests", "typetests", "typing_tests",
+     "testsuite", "test_suite", "test-suite"}
 )
 
 
