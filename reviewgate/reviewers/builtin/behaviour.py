@@ -17,6 +17,7 @@ import copy
 import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
@@ -112,31 +113,50 @@ def _shrunk_changes(request: ReviewRequest) -> list[FileChange]:
         if change.status is not ChangeStatus.DELETED
         and not change.is_binary
         and not change.is_submodule
+        and not change.added_line_count()  # before the path's kinds: most changed files add lines
         and is_product_file(request, change.path)
-        and not change.added_lines()
         and bool(change.hunks)
     ]
+
+
+class _ChangedSources(NamedTuple):
+    """The changed product source files the analysis reads, each list worked out once per analysis."""
+
+    changes: list[FileChange]  # compared at both sides (_behaviour_changes)
+    shrunk: list[FileChange]  # only lines removed (_shrunk_changes)
+    deleted: list[str]  # deleted (_deleted_paths)
+
+    @classmethod
+    def of(cls, request: ReviewRequest) -> _ChangedSources:
+        changes = _behaviour_changes(request)
+        if not changes:
+            return cls([], [], [])
+        return cls(changes, _shrunk_changes(request), _deleted_paths(request))
+
+    def base_paths(self) -> list[str]:
+        if not self.changes:
+            return []
+        compared = {path for change in self.changes if (path := _base_path(change)) is not None}
+        shrunk = {path for change in self.shrunk if (path := _base_path(change)) is not None}
+        return sorted(compared | shrunk | set(self.deleted))
 
 
 def base_side_paths(request: ReviewRequest) -> list[str]:
     """What the analysis reads at the merge base: the base side of every changed source file,
     those compared, and the deleted and shrunk ones code may have moved from."""
-    changes = _behaviour_changes(request)
-    if not changes:
-        return []
-    compared = {path for change in changes if (path := _base_path(change)) is not None}
-    shrunk = {path for change in _shrunk_changes(request) if (path := _base_path(change)) is not None}
-    return sorted(compared | shrunk | set(_deleted_paths(request)))
+    return _ChangedSources.of(request).base_paths()
 
 
 def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...] = ()) -> None:
     """Read the changed code files at head and what this analysis reads at the merge base with
     one git process (plus `other_head_paths`, files other lenses read at head)."""
+    sources = _ChangedSources.of(request)
+    shrunk = sources.shrunk if sources.changes else _shrunk_changes(request)
     head_paths = [
         change.path for change in reviewable_changes(request) if language_of(change.path) in BEHAVIOUR_LANGUAGES
-    ] + [change.path for change in _shrunk_changes(request)] + list(other_head_paths)
+    ] + [change.path for change in shrunk] + list(other_head_paths)
     base = base_reader_for(request.target)
-    prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
+    prefetch_sides([(request.head, head_paths)] + ([(base, sources.base_paths())] if base else []))
 
 
 # The base lines `extracted_verdicts` compares with, for the one run (target) this process reviews.
@@ -209,10 +229,11 @@ def analyse(
     the head side's functions by path, when the caller made them already (head_shapes_of), and
     `extracted` what extracted_verdicts said of them."""
     forget_extraction_base()
-    changes = _behaviour_changes(request)
+    sources = _ChangedSources.of(request)
+    changes = sources.changes
     if not changes:
         return []
-    base_texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
+    base_texts = _base_texts(base_reader_for(request.target), sources.base_paths())
     head_shapes = {
         change.path: head_shapes[change.path] if head_shapes is not None and change.path in head_shapes
         else head_shapes_of(request, change)
@@ -225,8 +246,8 @@ def analyse(
         if isinstance(head := head_shapes[change.path], HeadShapes) and (base_path := _base_path(change)) in base_texts
     }
     base_shapes = {path: derived[path] if path in derived else _base_shapes(text, path) for path, text in base_texts.items()}
-    removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
-    shrunk_changes = _shrunk_changes(request)
+    removed = [shape for path in sources.deleted for shape in (base_shapes.get(path) or {}).values()]
+    shrunk_changes = sources.shrunk
     shrunk = {change.path: head_shapes_of(request, change) for change in shrunk_changes}
     for change in [*changes, *shrunk_changes]:
         base_path = _base_path(change)
