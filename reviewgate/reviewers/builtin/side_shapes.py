@@ -3,7 +3,7 @@ that tells the base side too) and at the merge base."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange
@@ -61,6 +61,35 @@ def head_shapes_unpacked(request: ReviewRequest, change: FileChange, shapes: Pac
     here from the same tree when asked for what they did not keep, as `_head_shapes` remakes them."""
     language = language_of(change.path)
     return unpacked(shapes, Remade(lambda: _head_tree_shapes(request, change, language, with_base=shapes.head_shapes)))
+
+
+class HeadShapesByPath(Mapping[str, "Shapes | None"]):
+    """The head side's shapes by path (`made`), and those another process made (`packed`, with their
+    file's change) unpacked when first asked for (head_shapes_unpacked): never, when the tests lens
+    was told every file's evidence (behaviour.told_evidence)."""
+
+    def __init__(
+        self,
+        request: ReviewRequest,
+        made: dict[str, Shapes | None],
+        packed: dict[str, tuple[FileChange, PackedShapes]],
+    ) -> None:
+        self._request, self._made, self._packed = request, made, packed
+
+    def __getitem__(self, path: str) -> Shapes | None:
+        if path in self._packed:
+            change, shapes = self._packed.pop(path)
+            self._made[path] = head_shapes_unpacked(self._request, change, shapes)
+        return self._made[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made)
+
+    def __len__(self) -> int:
+        return len(self._made)
 
 
 def _head_tree_shapes(
