@@ -14,7 +14,8 @@ function shapes, while this process and any other workers share the per-file sta
 the next file when it is free; once the DRY worker is done, a new worker takes its core in the
 per-file stage. The head side's function shapes a worker made come back with its findings for the
 tests lens, which runs here once every file is done, with which of the new functions were extracted
-from existing code (worked out in the process that made them, to leave less for that last step).
+from existing code and each file's evidence were no function removed (worked out in the process that
+made them, to leave less for that last step; behaviour.told_evidence).
 """
 
 from __future__ import annotations
