@@ -175,7 +175,9 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # 151 with two bug rules: a search's -1 used as a slice bound (`index_bound`) and a regular expression
 # that backtracks exponentially (`catastrophic_regex`; its pattern reader `regex_shapes` is imported
 # only where a file holds a pattern to read). No dataclass.
-LOCAL_RUN_MODULES = 151
+# 152 with the freeze's reads of the head side while the diff streams (`freeze.head_reads`: a thread
+# that reads in batches; no dataclass), as git.py was at the 450-line bound.
+LOCAL_RUN_MODULES = 152
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
