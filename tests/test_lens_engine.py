@@ -438,3 +438,25 @@ def test_a_file_that_removes_a_function_is_compared_by_the_tests_lens_itself(tmp
     told = {change.path: ToldEvidence([], True)}  # were it taken, nothing would be found
     findings = list(TestsLens().check_with_shapes(request, {change.path: outcome.shapes}, {change.path: outcome.extracted}, told))
     assert [finding.body for finding in findings] == [finding.body for finding in TestsLens().check(request)] != []
+
+
+@pytest.mark.parametrize("removes", [False, True])
+def test_the_tests_lens_finds_the_same_in_several_processes_whether_or_not_a_function_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, removes: bool
+) -> None:
+    """Without a removed function the lens takes each file's evidence as told; with one (a function
+    renamed in one file) it compares every file itself, unpacking the shapes the worker sent."""
+    source = "def run_{0}(order):\n    if order.rush:\n        ship_{0}(order)\n    return order.reference\n"
+    base: dict[str, FileContent] = {f"shop/module_{number}.py": source.format(number) for number in range(40)}
+    branch: dict[str, FileContent] = {
+        path: text + "\n\n" + source.format(f"extra_{number}").replace("def run_", "def fresh_")
+        for number, (path, text) in enumerate(base.items())
+    }
+    if removes:
+        branch["shop/module_0.py"] = str(branch["shop/module_0.py"]).replace("def run_0(", "def renamed_0(")
+    request = _request(tmp_path, base, branch)
+    found = {}
+    for workers in ("1", "3"):  # 3: a per-file worker from the start, whose shapes are sent
+        monkeypatch.setenv(WORKERS_VARIABLE, workers)
+        found[workers] = [item for item in _review(request) if item[1] == "tests/missing-tests"]
+    assert len(found["1"]) == 40 and found["3"] == found["1"]

@@ -34,9 +34,9 @@ from reviewgate.findings import Finding
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.reviewers.builtin.behaviour import ToldEvidence, extracted_verdicts, is_behaviour_file, told_evidence
 from reviewgate.reviewers.builtin.given_up_parses import record_given_up, take_given_up
-from reviewgate.reviewers.builtin.languages.shapes import PackedShapes, Shapes, packed
+from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
-from reviewgate.reviewers.builtin.side_shapes import HeadShapesByPath, head_shapes_of
+from reviewgate.reviewers.builtin.side_shapes import HeadShapesByPath, head_shapes_of, sent_shapes
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -81,7 +81,7 @@ class FileOutcome(NamedTuple):
     # Which of `shapes` were extracted from the base side (behaviour.extracted_verdicts), by name.
     extracted: dict[str, bool] | None = None
     told: ToldEvidence | None = None  # the file's evidence were no function removed (behaviour.told_evidence)
-    packed: PackedShapes | None = None  # `shapes` as another process sent them, unpacked when asked for
+    packed: bytes | None = None  # `shapes` as another process sent them (_Reviewed), unpacked when asked for
 
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
@@ -288,11 +288,12 @@ _shared: _Work | None = None
 
 
 class _Reviewed(NamedTuple):
-    """A file a worker reviewed (FileOutcome), its function shapes packed to cross the pipe."""
+    """A file a worker reviewed (FileOutcome), its function shapes packed to cross the pipe and
+    pickled apart (side_shapes.sent_shapes): this process reads them only if the tests lens asks."""
 
     number: int
     findings: tuple[tuple[Finding, ...], ...]
-    shapes: PackedShapes | None
+    shapes: bytes | None
     given_up: tuple[str, ...]
     extracted: dict[str, bool] | None
     told: ToldEvidence | None
@@ -312,7 +313,7 @@ def _review_taken() -> tuple[list[_Reviewed], list[str]]:
     reviewed: list[_Reviewed] = []
     while (number := claims.take()) is not None:
         outcome = review_file(request, request.target.files[number], per_file, with_shapes)
-        shapes = None if outcome.shapes is None else packed(outcome.shapes)
+        shapes = None if outcome.shapes is None else sent_shapes(outcome.shapes)
         reviewed.append(_Reviewed(number, outcome.findings, shapes, outcome.given_up, outcome.extracted, outcome.told))
         claims.done_in_a_worker()
     return reviewed, []
