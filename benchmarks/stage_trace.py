@@ -41,7 +41,7 @@ STAGES = (
     ("reviewgate.reviewers.builtin.engine", "_review_taken", "per-file worker"),
     ("reviewgate.reviewers.builtin.engine", "_shaped_findings", "tests lens"),
     ("reviewgate.reviewers.builtin.engine", "_Worker.answer", "answer"),
-    ("reviewgate.reviewers.builtin.engine", "head_shapes_unpacked", "unpack shapes"),
+    ("reviewgate.reviewers.builtin.side_shapes", "head_shapes_unpacked", "unpack shapes"),
     ("reviewgate.reviewers.builtin", "mark_moved", "mark moved"),
     ("reviewgate.reviewers.builtin", "mark_non_product", "mark non-product"),
     ("reviewgate.reviewers.builtin", "apply_suppressions", "suppressions"),

@@ -18,6 +18,7 @@ from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.freeze.freeze import freeze
 from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin import BuiltinReviewer, engine
+from reviewgate.reviewers.builtin.behaviour import ToldEvidence, analyse
 from reviewgate.reviewers.builtin.engine import (
     PARALLEL_MIN_ADDED_LINES,
     PARALLEL_MIN_CORES,
@@ -396,3 +397,66 @@ def test_the_per_file_stage_tells_which_new_functions_were_extracted_and_the_tes
 
     assert new_functions({change.path: outcome.extracted}) == ["fresh"]
     assert new_functions({change.path: {"_weighed": False, "fresh": False}}) == ["_weighed", "fresh"]
+
+
+def test_the_per_file_stage_tells_each_files_evidence_and_the_tests_lens_takes_it_when_none_removes(
+    tmp_path: Path,
+) -> None:
+    """A file's evidence, were no function removed anywhere, is worked out as the file is reviewed
+    (behaviour.told_evidence); when no file removes one, the tests lens takes it as told rather than
+    comparing every file once they are all done (here, a told answer of no evidence gives no finding)."""
+    request = _request(tmp_path, {"src/shop/orders.py": _RUN_BEFORE}, {"src/shop/orders.py": _RUN_AFTER})
+    change = request.target.files[0]
+    outcome = engine.review_file(request, change, [], True)
+    assert outcome.shapes is not None and outcome.extracted is not None and outcome.told is not None
+    assert not outcome.told.removes
+    # What the whole-change analysis finds, file by file (changed bodies only for a fix, as the lens asks).
+    assert outcome.told.evidence == analyse(request, changed_bodies=request.marked_as_fix)
+    head_shapes, extracted = {change.path: outcome.shapes}, {change.path: outcome.extracted}
+
+    def found(told: dict[str, ToldEvidence] | None) -> list[str]:
+        return [finding.body for finding in TestsLens().check_with_shapes(request, head_shapes, extracted, told)]
+
+    assert found({change.path: outcome.told}) == found(None) != []
+    assert found({change.path: ToldEvidence([], False)}) == []
+
+
+def test_a_file_that_removes_a_function_is_compared_by_the_tests_lens_itself(tmp_path: Path) -> None:
+    """A removed function may be where a new one came from (moved, renamed): with one removed, the
+    evidence told file by file, worked out against none, is not taken."""
+    before = "def tally(items):\n    return sum(item.weight for item in items)\n"
+    after = (
+        "def count_weights(items):\n    return sum(item.weight for item in items)\n\n\n"
+        "def fresh(order):\n    if order.rush:\n        schedule_courier(order.address)\n"
+        "    notify_customer(order.customer)\n    return order.reference\n"
+    )
+    request = _request(tmp_path, {"src/shop/weights.py": before}, {"src/shop/weights.py": after})
+    change = request.target.files[0]
+    outcome = engine.review_file(request, change, [], True)
+    assert outcome.told is not None and outcome.told.removes  # `tally` is gone at head
+    assert outcome.extracted is not None and outcome.shapes is not None
+    told = {change.path: ToldEvidence([], True)}  # were it taken, nothing would be found
+    findings = list(TestsLens().check_with_shapes(request, {change.path: outcome.shapes}, {change.path: outcome.extracted}, told))
+    assert [finding.body for finding in findings] == [finding.body for finding in TestsLens().check(request)] != []
+
+
+@pytest.mark.parametrize("removes", [False, True])
+def test_the_tests_lens_finds_the_same_in_several_processes_whether_or_not_a_function_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, removes: bool
+) -> None:
+    """Without a removed function the lens takes each file's evidence as told; with one (a function
+    renamed in one file) it compares every file itself, unpacking the shapes the worker sent."""
+    source = "def run_{0}(order):\n    if order.rush:\n        ship_{0}(order)\n    return order.reference\n"
+    base: dict[str, FileContent] = {f"shop/module_{number}.py": source.format(number) for number in range(40)}
+    branch: dict[str, FileContent] = {
+        path: text + "\n\n" + source.format(f"extra_{number}").replace("def run_", "def fresh_")
+        for number, (path, text) in enumerate(base.items())
+    }
+    if removes:
+        branch["shop/module_0.py"] = str(branch["shop/module_0.py"]).replace("def run_0(", "def renamed_0(")
+    request = _request(tmp_path, base, branch)
+    found = {}
+    for workers in ("1", "3"):  # 3: a per-file worker from the start, whose shapes are sent
+        monkeypatch.setenv(WORKERS_VARIABLE, workers)
+        found[workers] = [item for item in _review(request) if item[1] == "tests/missing-tests"]
+    assert len(found["1"]) == 40 and found["3"] == found["1"]

@@ -33,6 +33,7 @@ from reviewgate.freeze.git import (
     stream_git,
     working_tree,
 )
+from reviewgate.freeze.head_reads import HeadReads
 from reviewgate.freeze.shallow import (
     FetchLog,
     RemoteUnreachable,
@@ -224,10 +225,12 @@ def diff_between(
     head: str,
     as_text: tuple[str, ...] = (),
     read_ahead: Callable[[FileChange], bool] | None = None,
+    arrived: Callable[[FileChange], None] | None = None,
 ) -> list[FileChange]:
     """Three-dot semantics: the caller passes the merge base. `-O/dev/null` cancels a user's
     diff.orderFile; the hash sorts by path anyway. `as_text`: only these paths, with `--text`
-    (freeze/binary.py). `read_ahead`: the files whose added lines are decoded as they arrive."""
+    (freeze/binary.py). `read_ahead`: the files whose added lines are decoded as they arrive.
+    `arrived`: told of each file as it arrives (not of the re-read ones, freeze/binary.py)."""
     files: list[FileChange] = []
     chunks = stream_git(
         repo,
@@ -256,6 +259,8 @@ def diff_between(
         # would otherwise wait for git, rather than alone after the freeze (0.15 s at +300k lines).
         if read_ahead is not None and read_ahead(change):
             change.added_line_count()
+        if arrived is not None:
+            arrived(change)
         files.append(change)
     misread = [] if as_text else binary_by_attributes(repo, merge_base, head, files)
     if misread:
@@ -268,20 +273,25 @@ def _reviewed_by_path(rules: ExclusionRules, change: FileChange) -> bool:
     return rules.unreviewable_reason(change) is None and rules.reason_for(change) is None
 
 
+def _wants_header(rules: ExclusionRules, change: FileChange) -> bool:
+    return needs_header(change) and rules.unreviewable_reason(change) is None and rules.reason_for(change) is None
+
+
+def _header_asked(rules: ExclusionRules, reads: HeadReads, change: FileChange) -> None:
+    """A file of the diff, just arrived: its head side is read now when its header will be wanted."""
+    if _wants_header(rules, change):
+        reads.ask(change.path)
+
+
 def _headers(
-    repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules, for_review: bool
+    repo: Path, tree: str, files: list[FileChange], rules: ExclusionRules, for_review: bool, reads: HeadReads
 ) -> dict[str, str]:
-    """First bytes at head of the files whose generated-code header decides their fate."""
-    wanted = [
-        change.path
-        for change in files
-        if needs_header(change)
-        and rules.unreviewable_reason(change) is None
-        and rules.reason_for(change) is None
-    ]
+    """First bytes at head of the files whose generated-code header decides their fate (those the
+    diff stream asked `reads` for already, read while it streamed)."""
+    wanted = [change.path for change in files if _wants_header(rules, change)]
     # The whole files come back from git anyway: kept for the reviewers, who read them at head next.
     keep_in = shared_tree_reader(str(repo), tree) if for_review else None
-    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES, keep_in) if wanted else {}
+    heads = read_file_heads(repo, tree, wanted, HEADER_BYTES, keep_in, reads.whole_files(wanted)) if wanted else {}
     # The same opening the diff would show: the first lines, not every line in the bytes read.
     return {path: "\n".join(text.split("\n", OPENING_LINES)[:OPENING_LINES]) for path, text in heads.items()}
 
@@ -370,10 +380,14 @@ def freeze(
             head_tree, dirty_sha256 = tree, canonical_patch_hash(dirty_files)
     # Reviewed next (`for_review`): what every reviewer reads is made now, while git is at work.
     read_ahead = partial(_reviewed_by_path, rules) if for_review else None
-    every_file = diff_between(repo, merge_base, head_tree or head_sha, read_ahead=read_ahead)
-    reviewed, excluded = split_files(
-        every_file, rules, _headers(repo, head_tree or head_sha, every_file, rules, for_review)
-    )
+    reads = HeadReads(repo, head_tree or head_sha)
+    try:
+        every_file = diff_between(repo, merge_base, head_tree or head_sha, read_ahead=read_ahead,
+                                  arrived=partial(_header_asked, rules, reads))
+        headers = _headers(repo, head_tree or head_sha, every_file, rules, for_review, reads)
+    finally:
+        reads.stop()
+    reviewed, excluded = split_files(every_file, rules, headers)
     return FrozenTarget(
         repo_root=str(repo),
         base_ref=refs.base_ref,

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -318,18 +318,23 @@ def shared_tree_reader(repo_root: str, commit: str) -> TreeReader:
     (its config and tooling files, `.gitattributes` among them) is the lenses' read too."""
     return TreeReader(Path(repo_root), commit)
 
-def read_file_heads(
-    repo: Path, tree: str, paths: list[str], limit: int, keep_in: TreeReader | None = None
-) -> dict[str, str]:
+def read_file_heads(repo: Path, tree: str, paths: list[str], limit: int, keep_in: TreeReader | None = None,
+                    whole: Mapping[str, bytes] | None = None) -> dict[str, str]:
     """The first `limit` bytes of each path in `tree`, decoded (text.decode_text). Paths git
     cannot take on a batch line (a newline in the name) and missing ones are left out.
-    `keep_in`: a reader of `tree` that keeps the whole files read, so it need not read them again."""
-    names = {f"{tree}:{path}": path for path in paths}
-    whole = _read_whole_objects(repo, list(names))
+    `keep_in`: a reader of `tree` that keeps the whole files read, so it need not read them again.
+    `whole`: the files read already (`read_whole_files` of `paths`, freeze/head_reads.py)."""
+    found = read_whole_files(repo, tree, paths) if whole is None else whole
     if keep_in is not None:
-        for name, data in whole.items():
-            keep_in.keep(names[name], data)
-    return {names[name]: decode_text(data[:limit]) for name, data in whole.items()}
+        for path, data in found.items():
+            keep_in.keep(path, data)
+    return {path: decode_text(data[:limit]) for path, data in found.items()}
+
+
+def read_whole_files(repo: Path, tree: str, paths: list[str]) -> dict[str, bytes]:
+    """Each path's whole file in `tree`, in order, left out as `read_object_starts` leaves out."""
+    names = {f"{tree}:{path}": path for path in paths}
+    return {names[name]: data for name, data in _read_whole_objects(repo, list(names)).items()}
 
 
 def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, bytes]:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
@@ -112,56 +114,138 @@ def _shrunk_changes(request: ReviewRequest) -> list[FileChange]:
         if change.status is not ChangeStatus.DELETED
         and not change.is_binary
         and not change.is_submodule
+        and not change.added_line_count()  # before the path's kinds: most changed files add lines
         and is_product_file(request, change.path)
-        and not change.added_lines()
         and bool(change.hunks)
     ]
+
+
+class _ChangedSources(NamedTuple):
+    """The changed product source files the analysis reads, each list worked out once per analysis."""
+
+    changes: list[FileChange]  # compared at both sides (_behaviour_changes)
+    shrunk: list[FileChange]  # only lines removed (_shrunk_changes)
+    deleted: list[str]  # deleted (_deleted_paths)
+
+    @classmethod
+    def of(cls, request: ReviewRequest) -> _ChangedSources:
+        changes = _behaviour_changes(request)
+        if not changes:
+            return cls([], [], [])
+        return cls(changes, _shrunk_changes(request), _deleted_paths(request))
+
+    def base_paths(self) -> list[str]:
+        if not self.changes:
+            return []
+        compared = {path for change in self.changes if (path := _base_path(change)) is not None}
+        shrunk = {path for change in self.shrunk if (path := _base_path(change)) is not None}
+        return sorted(compared | shrunk | set(self.deleted))
 
 
 def base_side_paths(request: ReviewRequest) -> list[str]:
     """What the analysis reads at the merge base: the base side of every changed source file,
     those compared, and the deleted and shrunk ones code may have moved from."""
-    changes = _behaviour_changes(request)
-    if not changes:
-        return []
-    compared = {path for change in changes if (path := _base_path(change)) is not None}
-    shrunk = {path for change in _shrunk_changes(request) if (path := _base_path(change)) is not None}
-    return sorted(compared | shrunk | set(_deleted_paths(request)))
+    return _ChangedSources.of(request).base_paths()
 
 
 def prefetch_both_sides(request: ReviewRequest, other_head_paths: tuple[str, ...] = ()) -> None:
     """Read the changed code files at head and what this analysis reads at the merge base with
     one git process (plus `other_head_paths`, files other lenses read at head)."""
+    sources = _ChangedSources.of(request)
+    shrunk = sources.shrunk if sources.changes else _shrunk_changes(request)
     head_paths = [
         change.path for change in reviewable_changes(request) if language_of(change.path) in BEHAVIOUR_LANGUAGES
-    ] + [change.path for change in _shrunk_changes(request)] + list(other_head_paths)
+    ] + [change.path for change in shrunk] + list(other_head_paths)
     base = base_reader_for(request.target)
-    prefetch_sides([(request.head, head_paths)] + ([(base, base_side_paths(request))] if base else []))
+    prefetch_sides([(request.head, head_paths)] + ([(base, sources.base_paths())] if base else []))
 
 
-# The base lines `extracted_verdicts` compares with, for the one run (target) this process reviews.
-_extraction_base: tuple[object, frozenset[str]] | None = None
+class _ProcessBase(NamedTuple):
+    """What `extracted_verdicts` and `told_evidence` compare with, worked out once by each process
+    of the per-file stage for the one run (target) it reviews."""
+
+    target: object
+    sources: _ChangedSources
+    compared: frozenset[str]  # the paths of `sources.changes`
+    texts: dict[str, str]  # the base side's, by base path (_base_texts)
+    moved: MovedCode  # none removed, against `texts` (told_evidence's, for each file's verdicts)
+    lines: frozenset[str]  # of `texts` (moved_functions.base_lines_of)
+    shared: frozenset[str]  # base paths of more than one changed file (a copy's and its original's)
+
+
+_process_base: _ProcessBase | None = None
+
+
+def _base_of(request: ReviewRequest) -> _ProcessBase:
+    global _process_base
+    if _process_base is None or _process_base.target is not request.target:
+        sources = _ChangedSources.of(request)
+        texts = _base_texts(base_reader_for(request.target), sources.base_paths())
+        counted = Counter(path for change in [*sources.changes, *sources.shrunk] if (path := _base_path(change)))
+        counted.update(sources.deleted)
+        lines = base_lines_of(texts.values()) if texts else frozenset()
+        _process_base = _ProcessBase(
+            request.target, sources, frozenset(change.path for change in sources.changes), texts,
+            MovedCode([], tuple(texts.values()), base_lines=lines), lines,
+            frozenset(path for path, count in counted.items() if count > 1),
+        )
+    return _process_base
 
 
 def extracted_verdicts(request: ReviewRequest, change: FileChange, shapes: Shapes) -> dict[str, bool]:
     """`MovedCode.extracted`'s answer for each function of the file whose first line the change
     adds (those it may read as new), by name: worked out in the process that made the shapes,
     while the files are reviewed, rather than all together once they are done."""
-    global _extraction_base
-    if _extraction_base is None or _extraction_base[0] is not request.target:
-        texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
-        _extraction_base = (request.target, base_lines_of(texts.values()) if texts else frozenset())
-    base_lines = _extraction_base[1]
+    base_lines = _base_of(request).lines
     if not base_lines:
         return {}
     added = change.added_lines()
     return {name: is_extracted(shape.text, base_lines) for name, shape in shapes.items() if shape.line in added}
 
 
+class ToldEvidence(NamedTuple):
+    """One file's evidence as `analyse` finds it when the change removes no function anywhere, and
+    whether this file removes one: worked out by the process that made the file's shapes, while the
+    files are reviewed (`told_evidence`); `analyse` takes it when no file removes a function."""
+
+    evidence: list[Evidence]
+    removes: bool
+
+
+def told_evidence(
+    request: ReviewRequest, change: FileChange, shapes: Shapes, verdicts: Mapping[str, bool]
+) -> ToldEvidence | None:
+    """`compare`'s answer for the file against no removed function (`verdicts`: extracted_verdicts'),
+    from the same base side `analyse` reads; None where `analyse` must work it out itself: a change
+    that deletes or shrinks a file (their functions are removed ones), a file `analyse` does not
+    compare, a Rust file (its crate and derives are read apart), a base side that another changed
+    file shares (a copy) or that is unreadable."""
+    base = _base_of(request)
+    if base.sources.shrunk or base.sources.deleted or change.path not in base.compared:
+        return None
+    base_path = _base_path(change)
+    if language_of(change.path) is Language.RUST or (
+        base_path is not None and (base_path in base.shared or base_path not in base.texts)
+    ):
+        return None
+    if base_path is None:
+        old = None
+    elif isinstance(shapes, HeadShapes):
+        old = base_side(shapes, change.added_line_numbers())
+    else:
+        old = _base_shapes(base.texts[base_path], base_path)
+        if old is None:
+            return ToldEvidence([], False)  # unparsable at the base side: no evidence
+    # The file's own verdicts: any other function's is worked out again, as MovedCode would.
+    base.moved.known_extracted = {shapes[name].text: verdict for name, verdict in verdicts.items()}
+    evidence = compare(change, old, shapes, base.moved, changed_bodies=request.marked_as_fix)
+    return ToldEvidence(evidence, old is not None and any(name not in shapes for name in old))
+
+
 def forget_extraction_base() -> None:
-    """Drop the base lines `extracted_verdicts` kept (the analysis is done)."""
-    global _extraction_base
-    _extraction_base = None
+    """Drop what `extracted_verdicts` and `told_evidence` kept (the analysis is done)."""
+    global _process_base
+    _process_base = None
 
 
 def _base_shapes(text: str, path: str) -> Shapes | None:
@@ -204,15 +288,21 @@ def analyse(
     changed_bodies: bool = True,
     head_shapes: Mapping[str, Shapes | None] | None = None,
     extracted: Mapping[str, Mapping[str, bool]] | None = None,
+    told: Mapping[str, ToldEvidence] | None = None,
 ) -> list[Evidence]:
     """Evidence over every changed source file that is not a test, in file order. `head_shapes`:
-    the head side's functions by path, when the caller made them already (head_shapes_of), and
-    `extracted` what extracted_verdicts said of them."""
+    the head side's functions by path, when the caller made them already (head_shapes_of),
+    `extracted` what extracted_verdicts said of them and `told` what told_evidence said of them."""
     forget_extraction_base()
-    changes = _behaviour_changes(request)
+    sources = _ChangedSources.of(request)
+    changes = sources.changes
     if not changes:
         return []
-    base_texts = _base_texts(base_reader_for(request.target), base_side_paths(request))
+    if told is not None and not sources.shrunk and not sources.deleted:
+        answers = [told.get(change.path) for change in changes]
+        if all(answer is not None and not answer.removes for answer in answers):
+            return [item for answer in answers if answer is not None for item in answer.evidence]
+    base_texts = _base_texts(base_reader_for(request.target), sources.base_paths())
     head_shapes = {
         change.path: head_shapes[change.path] if head_shapes is not None and change.path in head_shapes
         else head_shapes_of(request, change)
@@ -225,8 +315,8 @@ def analyse(
         if isinstance(head := head_shapes[change.path], HeadShapes) and (base_path := _base_path(change)) in base_texts
     }
     base_shapes = {path: derived[path] if path in derived else _base_shapes(text, path) for path, text in base_texts.items()}
-    removed = [shape for path in _deleted_paths(request) for shape in (base_shapes.get(path) or {}).values()]
-    shrunk_changes = _shrunk_changes(request)
+    removed = [shape for path in sources.deleted for shape in (base_shapes.get(path) or {}).values()]
+    shrunk_changes = sources.shrunk
     shrunk = {change.path: head_shapes_of(request, change) for change in shrunk_changes}
     for change in [*changes, *shrunk_changes]:
         base_path = _base_path(change)

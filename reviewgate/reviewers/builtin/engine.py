@@ -14,7 +14,8 @@ function shapes, while this process and any other workers share the per-file sta
 the next file when it is free; once the DRY worker is done, a new worker takes its core in the
 per-file stage. The head side's function shapes a worker made come back with its findings for the
 tests lens, which runs here once every file is done, with which of the new functions were extracted
-from existing code (worked out in the process that made them, to leave less for that last step).
+from existing code and each file's evidence were no function removed (worked out in the process that
+made them, to leave less for that last step; behaviour.told_evidence).
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from reviewgate.context import ReviewRequest
 from reviewgate.errors import BlockedError, ConfigError
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import ChangeStatus, FileChange
-from reviewgate.reviewers.builtin.behaviour import extracted_verdicts, is_behaviour_file
+from reviewgate.reviewers.builtin.behaviour import ToldEvidence, extracted_verdicts, is_behaviour_file, told_evidence
 from reviewgate.reviewers.builtin.given_up_parses import record_given_up, take_given_up
-from reviewgate.reviewers.builtin.languages.shapes import PackedShapes, Shapes, packed
+from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
-from reviewgate.reviewers.builtin.side_shapes import head_shapes_of, head_shapes_unpacked
+from reviewgate.reviewers.builtin.side_shapes import HeadShapesByPath, head_shapes_of, sent_shapes
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -65,6 +66,7 @@ class ShapesLens(Protocol):
         request: ReviewRequest,
         head_shapes: Mapping[str, Shapes | None] | None,
         extracted: Mapping[str, Mapping[str, bool]] | None = None,
+        told: Mapping[str, ToldEvidence] | None = None,
     ) -> Iterable[Finding]: ...
 
     def wants_shapes(self, request: ReviewRequest) -> bool: ...
@@ -78,6 +80,8 @@ class FileOutcome(NamedTuple):
     given_up: tuple[str, ...] = ()  # files whose syntax tree went over its budget (syntax_tree.py)
     # Which of `shapes` were extracted from the base side (behaviour.extracted_verdicts), by name.
     extracted: dict[str, bool] | None = None
+    told: ToldEvidence | None = None  # the file's evidence were no function removed (behaviour.told_evidence)
+    packed: bytes | None = None  # `shapes` as another process sent them (_Reviewed), unpacked when asked for
 
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
@@ -94,7 +98,8 @@ def review_file(
     forget_parsed_trees()
     # Worked out here, in whichever process reviews the file, to leave less for the tests lens after.
     extracted = None if shapes is None else extracted_verdicts(request, change, shapes)
-    return FileOutcome(findings, shapes, tuple(take_given_up()), extracted)
+    told = None if shapes is None or extracted is None else told_evidence(request, change, shapes, extracted)
+    return FileOutcome(findings, shapes, tuple(take_given_up()), extracted, told)
 
 
 def _is_behaviour_change(change: FileChange) -> bool:
@@ -194,14 +199,21 @@ def _shaped_findings(
 ) -> dict[int, list[Finding]]:
     """The tests lens's findings, given the head side's function shapes the per-file stage made."""
     files = request.target.files
-    head_shapes = (
-        {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)} if with_shapes else None
-    )
+    head_shapes = HeadShapesByPath(
+        request,
+        {change.path: outcome.shapes for change, outcome in zip(files, outcomes, strict=True)},
+        {change.path: (change, outcome.packed) for change, outcome in zip(files, outcomes, strict=True)
+         if outcome.packed is not None},
+    ) if with_shapes else None
     extracted = (
         {change.path: outcome.extracted for change, outcome in zip(files, outcomes, strict=True) if outcome.extracted}
         if with_shapes else None
     )
-    return {id(lens): list(_whole_change_findings(lens, request, head_shapes, extracted)) for lens in shaped}
+    told = (
+        {change.path: outcome.told for change, outcome in zip(files, outcomes, strict=True) if outcome.told is not None}
+        if with_shapes else None
+    )
+    return {id(lens): list(_whole_change_findings(lens, request, head_shapes, extracted, told)) for lens in shaped}
 
 
 def _counted(outcome: FileOutcome) -> FileOutcome:
@@ -219,10 +231,11 @@ def _whole_change_findings(
     request: ReviewRequest,
     head_shapes: Mapping[str, Shapes | None] | None,
     extracted: Mapping[str, Mapping[str, bool]] | None,
+    told: Mapping[str, ToldEvidence] | None = None,
 ) -> Iterator[Finding]:
     shapes_lens = _shapes_lens(lens)
     if shapes_lens is not None:
-        yield from shapes_lens.check_with_shapes(request, head_shapes, extracted)
+        yield from shapes_lens.check_with_shapes(request, head_shapes, extracted, told)
     else:
         yield from lens.check(request)
 
@@ -275,13 +288,15 @@ _shared: _Work | None = None
 
 
 class _Reviewed(NamedTuple):
-    """A file a worker reviewed (FileOutcome), its function shapes packed to cross the pipe."""
+    """A file a worker reviewed (FileOutcome), its function shapes packed to cross the pipe and
+    pickled apart (side_shapes.sent_shapes): this process reads them only if the tests lens asks."""
 
     number: int
     findings: tuple[tuple[Finding, ...], ...]
-    shapes: PackedShapes | None
+    shapes: bytes | None
     given_up: tuple[str, ...]
     extracted: dict[str, bool] | None
+    told: ToldEvidence | None
 
 
 def _worker_signals() -> None:
@@ -297,8 +312,9 @@ def _review_taken() -> tuple[list[_Reviewed], list[str]]:
     request, per_file, _unshaped, with_shapes, claims = _shared
     reviewed: list[_Reviewed] = []
     while (number := claims.take()) is not None:
-        findings, shapes, given_up, extracted = review_file(request, request.target.files[number], per_file, with_shapes)
-        reviewed.append(_Reviewed(number, findings, None if shapes is None else packed(shapes), given_up, extracted))
+        outcome = review_file(request, request.target.files[number], per_file, with_shapes)
+        shapes = None if outcome.shapes is None else sent_shapes(outcome.shapes)
+        reviewed.append(_Reviewed(number, outcome.findings, shapes, outcome.given_up, outcome.extracted, outcome.told))
         claims.done_in_a_worker()
     return reviewed, []
 
@@ -418,9 +434,8 @@ def _in_parallel(
                 helpers.append(helper)
         for helper in helpers:
             for reviewed in cast(list[_Reviewed], helper.answer()):
-                change = files[reviewed.number]
-                shapes = None if reviewed.shapes is None else head_shapes_unpacked(request, change, reviewed.shapes)
-                outcomes[reviewed.number] = FileOutcome(reviewed.findings, shapes, reviewed.given_up, reviewed.extracted)
+                outcomes[reviewed.number] = FileOutcome(
+                    reviewed.findings, None, reviewed.given_up, reviewed.extracted, reviewed.told, reviewed.shapes)
         progress.files_done(len(files) - counted)
         ordered = [outcomes[number] for number in range(len(files))]
         shaped_findings = _shaped_findings(request, shaped, ordered, with_shapes)

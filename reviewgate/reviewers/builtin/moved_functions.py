@@ -58,18 +58,20 @@ class MovedCode:
     or renamed, not written. So is one whose lines the change removes elsewhere (extracted). One
     of the same name as a removed function was moved and edited: compared with it (`origin`).
     `extracted`: `is_extracted`'s answers by function text, when worked out already (in the
-    process that made the head side's shapes)."""
+    process that made the head side's shapes); `base_lines`: `base_lines_of(base_texts)`, when split
+    already."""
 
     def __init__(
         self,
         removed: list[FunctionShape],
         base_texts: tuple[str, ...] = (),
         extracted: Mapping[str, bool] | None = None,
+        base_lines: frozenset[str] | None = None,
     ) -> None:
         self.removed = removed
         self.base_texts = base_texts
         self.known_extracted = extracted or {}
-        self._base_lines: frozenset[str] | None = None  # split when first asked
+        self._base_lines = base_lines  # base_lines_of(base_texts): split when first asked unless given
         self.texts = {shape.text.split("\n", 1)[-1] for shape in removed}
         self._bodies: set[str] | None = None
         self._counts: set[tuple[int, int]] | None = None

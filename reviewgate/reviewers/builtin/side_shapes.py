@@ -3,7 +3,8 @@ that tells the base side too) and at the merge base."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import pickle
+from collections.abc import Callable, Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
 from reviewgate.freeze.diff import FileChange
@@ -16,6 +17,7 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     PackedShapes,
     Remade,
     Shapes,
+    packed,
     settle,
     unpacked,
 )
@@ -61,6 +63,41 @@ def head_shapes_unpacked(request: ReviewRequest, change: FileChange, shapes: Pac
     here from the same tree when asked for what they did not keep, as `_head_shapes` remakes them."""
     language = language_of(change.path)
     return unpacked(shapes, Remade(lambda: _head_tree_shapes(request, change, language, with_base=shapes.head_shapes)))
+
+
+def sent_shapes(shapes: Shapes) -> bytes:
+    """Settled shapes to send to another process (`packed`, pickled apart from the rest of what is
+    sent, so the receiver reads them only if it asks: HeadShapesByPath)."""
+    return pickle.dumps(packed(shapes), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class HeadShapesByPath(Mapping[str, "Shapes | None"]):
+    """The head side's shapes by path (`made`), and those another process sent (`sent`, with their
+    file's change: sent_shapes) unpacked when first asked for (head_shapes_unpacked): never, when the
+    tests lens was told every file's evidence (behaviour.told_evidence)."""
+
+    def __init__(
+        self,
+        request: ReviewRequest,
+        made: dict[str, Shapes | None],
+        sent: dict[str, tuple[FileChange, bytes]],
+    ) -> None:
+        self._request, self._made, self._sent = request, made, sent
+
+    def __getitem__(self, path: str) -> Shapes | None:
+        if path in self._sent:
+            change, data = self._sent.pop(path)
+            self._made[path] = head_shapes_unpacked(self._request, change, pickle.loads(data))  # noqa: S301 - our own worker's
+        return self._made[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made)
+
+    def __len__(self) -> int:
+        return len(self._made)
 
 
 def _head_tree_shapes(

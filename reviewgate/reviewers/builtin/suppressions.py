@@ -155,8 +155,9 @@ def _covers(suppression: Suppression, rule: str) -> bool:
 def apply_suppressions(request: ReviewRequest, findings: Iterable[Finding]) -> list[Finding]:
     """Each finding with a matching suppression on its line or the line above is dismissed."""
     result = []
+    marked: dict[str, bool] = {}  # by path: whether the file holds the marker at all
     for finding in findings:
-        suppression = _suppression_for(request, finding)
+        suppression = _suppression_for(request, finding, marked)
         if suppression is not None:
             reason = suppression.reason or "(no reason given)"
             change = request.target.file(finding.path or "")
@@ -168,11 +169,17 @@ def apply_suppressions(request: ReviewRequest, findings: Iterable[Finding]) -> l
     return result
 
 
-def _suppression_for(request: ReviewRequest, finding: Finding) -> Suppression | None:
+def _suppression_for(request: ReviewRequest, finding: Finding, marked: dict[str, bool]) -> Suppression | None:
     if finding.path is None or finding.line is None or not finding.rule:
         return None
     data = request.head.read_bytes(finding.path)
     if data is None:
+        return None
+    # A file without the marker anywhere has no suppression: one search of it, not the lines of
+    # each finding counted out (a large change has hundreds of findings, most in such files).
+    if finding.path not in marked:
+        marked[finding.path] = _MARKER in data
+    if not marked[finding.path]:
         return None
     # Only the two lines: a finding in a file of 150 MB must not split all of it into lines.
     first = max(finding.line - 1, 1)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
-from reviewgate.reviewers.builtin.behaviour import analyse, is_behaviour_file
+from reviewgate.reviewers.builtin.behaviour import ToldEvidence, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
 from reviewgate.reviewers.builtin.function_comparison import Evidence, EvidenceKind
 from reviewgate.reviewers.builtin.gradle_build import is_gradle_test_support
@@ -317,14 +317,16 @@ class TestsLens:
         request: ReviewRequest,
         head_shapes: Mapping[str, Shapes | None] | None,
         extracted: Mapping[str, Mapping[str, bool]] | None = None,
+        told: Mapping[str, ToldEvidence] | None = None,
     ) -> Iterator[Finding]:
         """The findings, given the head side's functions by path when the caller has them (and
-        which of them were extracted from existing code: behaviour.extracted_verdicts)."""
+        which of them were extracted from existing code: behaviour.extracted_verdicts; each file's
+        evidence were no function removed: behaviour.told_evidence)."""
         if changes_tests(request):
             return
         # Changed bodies only matter for a fix: normalising every edited function costs a walk each.
         evidence = analyse(
-            request, changed_bodies=request.marked_as_fix, head_shapes=head_shapes, extracted=extracted
+            request, changed_bodies=request.marked_as_fix, head_shapes=head_shapes, extracted=extracted, told=told
         )
         if request.marked_as_fix and evidence:
             severity = _fix_severity(evidence)
