@@ -14,7 +14,7 @@ import pytest
 
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.duplication import reordering
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized, renaming_share
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 
 BUILT_ONLY_WITH_A_COMPILER = "built only where a C compiler is at hand (.ci/run checks that it was)"
@@ -163,3 +163,65 @@ def test_a_build_with_other_constants_is_left_to_python(monkeypatch: pytest.Monk
         importlib.reload(reordering)
     assert reordering._compiled_growth is compiled_runs.reordered_growth
     assert reordering._compiled_pairing is compiled_normalize.paired_renaming_share
+
+
+def _judged(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized, their_range: tuple[int, int],
+            below: float) -> object:
+    try:
+        return reordering.renamed_consistently(mine, mine_range, theirs, their_range, below=below)
+    except (IndexError, ValueError) as error:
+        return type(error)
+
+
+def test_the_compiled_renaming_check_is_that_of_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both checks in one call, the offsets read in C (`_normalize.renamed_consistently`), against
+    the Python path (the names in order, then paired): on regions of random renamed, reordered
+    files, at line boundaries and off them, whose names agree in order, only paired, or not."""
+    if reordering._compiled_judging is None:
+        pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
+    compiled = reordering._compiled_judging
+    answers: list[object] = []
+    in_order: list[bool] = []
+
+    def counted(*arguments: object) -> object:
+        answers.append(compiled(*arguments))
+        return answers[-1]
+
+    rng = random.Random(11)
+    for case in range(1500):
+        names = NAMES[:-1] if case % 5 else NAMES  # text not all ASCII in one case of five
+        mine_source = _source(rng, rng.randint(1, 30), names)
+        renamings = rng.choice(["file", "none", "line"])
+        renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
+        theirs_source = []
+        for line in mine_source:
+            if renamings == "line":
+                renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
+            theirs_source.append(" ".join(renamed.get(word, word) if renamings != "none" else word
+                                          for word in line.split(" ")))
+        theirs_source = _swapped(rng, theirs_source) if rng.random() < 0.8 else _source(rng, 30, names)
+        mine = Normalized.of("\n".join(mine_source), Language.PYTHON)
+        theirs = Normalized.of("\n".join(theirs_source), Language.PYTHON)
+        for _ in range(10):
+            first = rng.randrange(len(mine_source))
+            last = rng.randrange(first, len(mine_source))
+            start, end = mine.line_starts[first], mine.line_starts[last] + len(mine.lines[last])
+            if rng.random() < 0.2:  # anywhere, past the text's end too
+                start, end = rng.randint(0, len(mine.text)), rng.randint(0, len(mine.text) + 3)
+            other = first if first < len(theirs_source) and rng.random() < 0.8 else rng.randrange(len(theirs_source))
+            their_range = (theirs.line_starts[other], theirs.line_starts[other] + end - start)
+            if rng.random() < 0.1:
+                their_range = (their_range[0] + rng.randint(0, 5), their_range[1])
+            below = rng.choice([0.0, 0.5, 0.85, 1.0])
+            monkeypatch.setattr(reordering, "_compiled_judging", counted)
+            answer = _judged(mine, (start, end), theirs, their_range, below)
+            monkeypatch.setattr(reordering, "_compiled_judging", None)
+            assert answer == _judged(mine, (start, end), theirs, their_range, below), (
+                mine_source, theirs_source, (start, end), their_range, below)
+            at_most = mine.text.count("\x01", start, end)
+            in_order.append(answers[-1] is True and renaming_share(
+                mine, (start, end), theirs, their_range, below=below, at_most=at_most) >= below)
+    # Answered in C, each way, and agreeing both in order and only once lines were paired.
+    assert sum(answer is False for answer in answers) > 4000
+    assert sum(in_order) > 6000
+    assert sum(answer is True for answer in answers) - sum(in_order) > 40

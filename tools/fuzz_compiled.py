@@ -9,11 +9,11 @@ bytes) in every comment family, random, often inconsistent, arrays to the places
 offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
 grouped walk, the names of random texts, from random lines, to the renaming share, random bytes
 and offsets (some with no whole window) to the window hashes, and random regions of random text
-against itself with lines swapped to the growth over reordered lines and the line-by-line pairing.
-The normalization's, the walk's, the window hashes', the growth's and the pairing's answers are
-compared with their Python paths'; the places loop, the renaming share and the window hashes must
-answer or refuse with ValueError. A sanitizer report aborts the run with its
-stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
+against itself with lines swapped to the growth over reordered lines, the line-by-line pairing and
+both renaming checks in one call. The normalization's, the walk's, the window hashes', the growth's,
+the pairing's and the renaming checks' answers are compared with their Python paths'; the places
+loop, the renaming share and the window hashes must answer or refuse with ValueError. A sanitizer
+report aborts the run with its stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
 from __future__ import annotations
@@ -202,6 +202,16 @@ def run_cases(seed: int, seconds: float) -> None:
             expected = NotImplemented
         reordering._compiled_pairing = compiled_pairing
         assert paired is NotImplemented or paired == expected, (text, reordered_lines, region)
+        # Both renaming checks in one call, reading the offsets itself: the Python path's answer.
+        judged = _normalize.renamed_consistently(*normalized.judging_side, *other.judging_side, start, end, *their_range,
+                                                 below)
+        compiled_judging, reordering._compiled_judging = reordering._compiled_judging, None
+        try:
+            expected = reordering.renamed_consistently(normalized, (start, end), other, their_range, below=below)
+        except (IndexError, ValueError):
+            expected = NotImplemented
+        reordering._compiled_judging = compiled_judging
+        assert judged is NotImplemented or judged == expected, (text, reordered_lines, region)
         low = rng.randint(0, 300)
         high = rng.randint(0, 300)
         assert _normalize.consecutive_offsets(low, high) == array("I", range(low, high)).tobytes()

@@ -26,3 +26,10 @@ def paired_renaming_share(
     their_kept: bytes, their_start: int, their_end: int,
     below: float, names_total: int, /,
 ) -> object: ...
+def renamed_consistently(
+    mine_text: str, mine_lines: tuple[str, ...], mine_line_starts: Buffer, mine_blanked: str,
+    mine_blanked_starts: Buffer, mine_kept: bytes,
+    their_text: str, their_lines: tuple[str, ...], their_line_starts: Buffer, their_blanked: str,
+    their_blanked_starts: Buffer, their_kept: bytes,
+    start: int, end: int, other_start: int, other_end: int, below: float, /,
+) -> object: ...

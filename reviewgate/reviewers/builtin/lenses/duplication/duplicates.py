@@ -12,13 +12,8 @@ from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.language_table import language_of
 from reviewgate.reviewers.builtin.lenses.duplication import runs, short_definitions
 from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
-    IDENTIFIER_MARK,
-    Normalized,
-    literals,
-    renaming_share,
-)
-from reviewgate.reviewers.builtin.lenses.duplication.reordering import across_reordered_lines, paired_renaming_share
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized, literals
+from reviewgate.reviewers.builtin.lenses.duplication.reordering import across_reordered_lines, renamed_consistently
 from reviewgate.reviewers.builtin.lenses.duplication.rules import CONTINUATION, Side, mostly_literals, same_text
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
@@ -127,22 +122,13 @@ def worth_reporting(query: Query, region: Region, other: Normalized, other_sourc
         return False
     # Most regions of a common shape fail here, about half way through their names: read a
     # line at a time and given up on as soon as the renaming cannot agree enough (before the
-    # distinct lines, a pattern's search a line, which few regions fail).
+    # distinct lines, a pattern's search a line, which few regions fail). Names in order align a
+    # statement with the one it changed places with: then compared line by line, paired with a
+    # line of the same shape near each (reordering.py).
     their_range = (region.other_start, region.other_start + region.end - region.start)
-    if renaming_share(
-        normalized,
-        (region.start, region.end),
-        other,
-        their_range,
-        below=MIN_CONSISTENT_RENAMING,
-        at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
-    ) < MIN_CONSISTENT_RENAMING:
-        # Names in order align a statement with the one it changed places with: compared line by
-        # line, paired with a line of the same shape near each (reordering.py).
-        paired = paired_renaming_share(normalized, (region.start, region.end), other, their_range,
-                                       below=MIN_CONSISTENT_RENAMING)
-        if paired is None or paired < MIN_CONSISTENT_RENAMING:
-            return False
+    if not renamed_consistently(normalized, (region.start, region.end), other, their_range,
+                                below=MIN_CONSISTENT_RENAMING):
+        return False
     distinct = {
         normalized.lines[number - 1]
         for number in lines

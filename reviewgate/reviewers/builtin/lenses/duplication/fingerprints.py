@@ -324,6 +324,12 @@ class Normalized:
         reads them too."""
         return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
 
+    @functools.cached_property
+    def judging_side(self) -> tuple[object, ...]:
+        """`_normalize.renamed_consistently`'s arguments for this file, made once: it reads a
+        region's lines and names from them itself."""
+        return (self.text, self.lines, self.line_starts, self.blanked, self._blanked_starts, self._kept_lines)
+
     def pairing_side(self, start: int, end: int) -> tuple[object, ...]:
         """`_normalize.paired_renaming_share`'s arguments for the region `text[start:end]`."""
         return (self.lines, self.line_starts, self.blanked, self._blanked_starts, self._kept_lines, start, end)
