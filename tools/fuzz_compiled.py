@@ -9,11 +9,12 @@ bytes) in every comment family, random, often inconsistent, arrays to the places
 offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
 grouped walk, the names of random texts, from random lines, to the renaming share, random bytes
 and offsets (some with no whole window) to the window hashes, and random regions of random text
-against itself with lines swapped to the growth over reordered lines, the line-by-line pairing and
-both renaming checks in one call. The normalization's, the walk's, the window hashes', the growth's,
-the pairing's and the renaming checks' answers are compared with their Python paths'; the places
-loop, the renaming share and the window hashes must answer or refuse with ValueError. A sanitizer
-report aborts the run with its stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
+against itself with lines swapped to the growth over reordered lines, the line-by-line pairing,
+both renaming checks in one call, and those with the region's size in added lines first. The
+normalization's, the walk's, the window hashes', the growth's, the pairing's and the renaming
+checks' answers are compared with their Python paths'; the places loop, the renaming share and the
+window hashes must answer or refuse with ValueError. A sanitizer report aborts the run with its
+stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def run_cases(seed: int, seconds: float) -> None:
     from reviewgate.reviewers.builtin.lenses.duplication import (
         _normalize,
         _runs,
+        duplicates,
         fingerprints,
         hashes,
         reordering,
@@ -212,6 +214,20 @@ def run_cases(seed: int, seconds: float) -> None:
             expected = NotImplemented
         reordering._compiled_judging = compiled_judging
         assert judged is NotImplemented or judged == expected, (text, reordered_lines, region)
+        # With the region's size in added lines first (a range, a set, or a range with a step).
+        count = len(normalized.lines)
+        added = rng.choice([range(rng.randint(-2, count), rng.randint(0, count + 3)),
+                            {rng.randint(0, count + 1) for _ in range(rng.randint(0, count))},
+                            range(rng.randint(0, 3), count + 1, rng.randint(1, 3))])
+        sized = _normalize.sized_and_renamed(*normalized.judging_side, *other.judging_side, start, end, *their_range,
+                                             duplicates.MIN_CONSISTENT_RENAMING, added, duplicates.MIN_LINES)
+        compiled_sized, duplicates.compiled_sized_and_renamed = duplicates.compiled_sized_and_renamed, None
+        try:
+            expected = duplicates.sized_and_renamed(normalized, region, added, other)
+        except (IndexError, ValueError):
+            expected = NotImplemented
+        duplicates.compiled_sized_and_renamed = compiled_sized
+        assert sized is NotImplemented or sized == expected, (text, reordered_lines, region, added)
         low = rng.randint(0, 300)
         high = rng.randint(0, 300)
         assert _normalize.consecutive_offsets(low, high) == array("I", range(low, high)).tobytes()

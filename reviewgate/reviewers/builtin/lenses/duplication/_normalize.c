@@ -1399,6 +1399,130 @@ done:
     return result;
 }
 
+/* fingerprints.Normalized.line_at, 0-based: the line whose normalized text holds `offset` (an empty
+   line shares its offset with the next line holding text); -1 before the first line, -2 when a line
+   is not a str. */
+static Py_ssize_t line_holding(const PairingSide *side, Py_ssize_t offset)
+{
+    Py_ssize_t index = search_sorted_offsets(side->line_starts, side->count, offset + 1) - 1;
+    if (index < 0)
+        return -1;
+    for (;; index++) {
+        if (!PyUnicode_Check(side->lines[index]))
+            return -2;
+        if (index + 1 >= side->count || PyUnicode_GET_LENGTH(side->lines[index]) > 0)
+            return index;
+    }
+}
+
+/* Whether line `number` is in `added`: between `first` and `stop` when `bounded` (a range of step
+   1), else asked of the container; -1 on an error. */
+static int is_added(PyObject *added, int bounded, Py_ssize_t first, Py_ssize_t stop, Py_ssize_t number)
+{
+    if (bounded)
+        return first <= number && number < stop;
+    PyObject *key = PyLong_FromSsize_t(number);
+    if (key == NULL)
+        return -1;
+    int found = PySequence_Contains(added, key);
+    Py_DECREF(key);
+    return found;
+}
+
+/* A range's start and stop when its step is 1 and they fit: 1, else 0 (the caller asks the
+   container); -1 on an error. */
+static int range_bounds(PyObject *added, Py_ssize_t *first, Py_ssize_t *stop)
+{
+    if (!PyRange_Check(added))
+        return 0;
+    Py_ssize_t values[3];
+    const char *names[3] = {"step", "start", "stop"};
+    for (int k = 0; k < 3; k++) {
+        PyObject *value = PyObject_GetAttrString(added, names[k]);
+        if (value == NULL)
+            return -1;
+        values[k] = PyLong_AsSsize_t(value);
+        Py_DECREF(value);
+        if (values[k] == -1 && PyErr_Occurred()) {
+            PyErr_Clear(); /* past 8 bytes */
+            return 0;
+        }
+    }
+    *first = values[1];
+    *stop = values[2];
+    return values[0] == 1;
+}
+
+/* sized_and_renamed(mine (6), theirs (6), start, end, other_start, other_end, below, added, min_lines)
+   -> bool | NotImplemented: duplicates.sized_and_renamed, the checks most regions judged fail, in
+   one call: the region's lines holding text and those of them `added` holds (at least `min_lines`,
+   at least half), then renamed_consistently's. NotImplemented where that leaves it to Python or
+   the region ends before the first line. */
+static PyObject *sized_and_renamed(PyObject *module, PyObject *const *arguments, Py_ssize_t count)
+{
+    if (count != 19) {
+        PyErr_SetString(PyExc_TypeError, "sized_and_renamed takes two sides of six arguments, two regions, below, added and min_lines");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(arguments[12]), end = PyLong_AsSsize_t(arguments[13]);
+    Py_ssize_t min_lines = PyLong_AsSsize_t(arguments[18]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *lines = arguments[1], *added = arguments[17];
+    if (!PyTuple_Check(lines) || !PyUnicode_Check(arguments[0])) {
+        PyErr_SetString(PyExc_TypeError, "sized_and_renamed: a side is (text: str, lines: tuple, ...)");
+        return NULL;
+    }
+    PairingSide side = {0};
+    Py_buffer line_starts = {0};
+    side.lines = &PyTuple_GET_ITEM(lines, 0);
+    side.count = PyTuple_GET_SIZE(lines);
+    if (PyObject_GetBuffer(arguments[2], &line_starts, PyBUF_SIMPLE) < 0)
+        return NULL;
+    side.line_starts = line_starts.buf;
+    PyObject *result = NULL;
+    if (line_starts.len != side.count * (Py_ssize_t)sizeof(uint32_t)) {
+        PyErr_SetString(PyExc_ValueError, "sized_and_renamed: a side's lines and starts do not agree");
+        goto done;
+    }
+    Py_ssize_t first = start < 0 ? -1 : line_holding(&side, start);
+    Py_ssize_t last = end < 1 ? -1 : line_holding(&side, end - 1);
+    if (first == -2 || last == -2) {
+        PyErr_SetString(PyExc_TypeError, "sized_and_renamed: a side's lines are a tuple of str");
+        goto done;
+    }
+    if (first < 0 || last < 0) { /* Python reads such offsets from the other end */
+        result = Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
+    Py_ssize_t added_first = 0, added_stop = 0;
+    int bounded = range_bounds(added, &added_first, &added_stop);
+    if (bounded < 0)
+        goto done;
+    Py_ssize_t kept = 0, added_count = 0;
+    for (Py_ssize_t index = first; index <= last; index++) {
+        if (!PyUnicode_Check(side.lines[index])) {
+            PyErr_SetString(PyExc_TypeError, "sized_and_renamed: a side's lines are a tuple of str");
+            goto done;
+        }
+        if (PyUnicode_GET_LENGTH(side.lines[index]) == 0)
+            continue;
+        kept++;
+        int in = is_added(added, bounded, added_first, added_stop, index + 1);
+        if (in < 0)
+            goto done;
+        added_count += in;
+    }
+    if (added_count < min_lines || added_count * 2 < kept) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    result = renamed_consistently(module, arguments, 17);
+done:
+    PyBuffer_Release(&line_starts);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_keywords", (PyCFunction)set_keywords, METH_O, "Set the words the normalization keeps as written."},
     {"normalize", (PyCFunction)(void (*)(void))normalize, METH_FASTCALL,
@@ -1415,6 +1539,8 @@ static PyMethodDef methods[] = {
      "paired_renaming_share(mine (7), theirs (7), below, names_total) -> the paired share, None, or NotImplemented."},
     {"renamed_consistently", (PyCFunction)(void (*)(void))renamed_consistently, METH_FASTCALL,
      "renamed_consistently(mine (6), theirs (6), start, end, other_start, other_end, below) -> bool or NotImplemented."},
+    {"sized_and_renamed", (PyCFunction)(void (*)(void))sized_and_renamed, METH_FASTCALL,
+     "sized_and_renamed(mine (6), theirs (6), start, end, other_start, other_end, below, added, min_lines) -> bool or NotImplemented."},
     {NULL, NULL, 0, NULL},
 };
 

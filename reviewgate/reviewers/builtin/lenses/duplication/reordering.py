@@ -31,6 +31,8 @@ PAIRING_REACH = 3
 _compiled_growth: Callable[..., tuple[int, int] | None] | None = None
 _compiled_pairing: Callable[..., object] | None = None
 _compiled_judging: Callable[..., object] | None = None  # `renamed_consistently`, both checks in one call
+# `duplicates.sized_and_renamed`: the region's size in added lines checked first, in the same call.
+compiled_sized_and_renamed: Callable[..., object] | None = None
 try:
     from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs
 except ImportError:
@@ -41,6 +43,7 @@ else:
     if agrees_with_the_definition(_normalize) and getattr(_normalize, "PAIRING_REACH", None) == PAIRING_REACH:
         _compiled_pairing = _normalize.paired_renaming_share
         _compiled_judging = getattr(_normalize, "renamed_consistently", None)  # None in a build older than it
+        compiled_sized_and_renamed = getattr(_normalize, "sized_and_renamed", None)
 
 
 def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | None:
