@@ -10,11 +10,12 @@ offsets out of range, ends past the texts), and the syntax trees of random Pytho
 grouped walk, the names of random texts, from random lines, to the renaming share, random bytes
 and offsets (some with no whole window) to the window hashes, and random regions of random text
 against itself with lines swapped to the growth over reordered lines, the line-by-line pairing,
-both renaming checks in one call, and those with the region's size in added lines first. The
-normalization's, the walk's, the window hashes', the growth's, the pairing's and the renaming
-checks' answers are compared with their Python paths'; the places loop, the renaming share and the
-window hashes must answer or refuse with ValueError. A sanitizer report aborts the run with its
-stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
+both renaming checks in one call, and those with the region's size in added lines first; and the
+random files' lines to the pass over their definitions. The normalization's, the walk's, the window
+hashes', the growth's, the pairing's, the renaming checks' and the definitions' answers are
+compared with their Python paths'; the places loop, the renaming share and the window hashes must
+answer or refuse with ValueError. A sanitizer report aborts the run with its stack; the command
+exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def run_cases(seed: int, seconds: float) -> None:
         fingerprints,
         hashes,
         reordering,
+        rules,
         runs,
     )
     from reviewgate.text import decode_text
@@ -228,6 +230,13 @@ def run_cases(seed: int, seconds: float) -> None:
             expected = NotImplemented
         duplicates.compiled_sized_and_renamed = compiled_sized
         assert sized is NotImplemented or sized == expected, (text, reordered_lines, region, added)
+        # A file's definitions (the families' members) from random source lines: the Python pass's.
+        source_lines = text.split("\n")
+        language = rng.choice([Language.PYTHON, Language.JAVASCRIPT, Language.GO, Language.KOTLIN])
+        members = rules._members(source_lines, language)
+        compiled_members, rules._compiled_members = rules._compiled_members, None
+        assert members == rules._members(source_lines, language), (text, language)
+        rules._compiled_members = compiled_members
         low = rng.randint(0, 300)
         high = rng.randint(0, 300)
         assert _normalize.consecutive_offsets(low, high) == array("I", range(low, high)).tobytes()

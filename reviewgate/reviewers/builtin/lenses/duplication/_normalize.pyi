@@ -1,5 +1,5 @@
 # The compiled normalization (_normalize.c); fingerprints.py says what each returns.
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from typing_extensions import Buffer
 
@@ -33,3 +33,7 @@ def renamed_consistently(
     their_blanked_starts: Buffer, their_kept: bytes,
     start: int, end: int, other_start: int, other_end: int, below: float, /,
 ) -> object: ...
+def definition_members(
+    lines: Sequence[str], search: Callable[[str], object], accessor: Callable[[str], object] | None,
+    first_word: str, second_word: str, /,
+) -> list[tuple[int, int]]: ...
