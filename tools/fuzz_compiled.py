@@ -11,11 +11,11 @@ grouped walk, the names of random texts, from random lines, to the renaming shar
 and offsets (some with no whole window) to the window hashes, and random regions of random text
 against itself with lines swapped to the growth over reordered lines, the line-by-line pairing,
 both renaming checks in one call, and those with the region's size in added lines first; and the
-random files' lines to the pass over their definitions. The normalization's, the walk's, the window
-hashes', the growth's, the pairing's, the renaming checks' and the definitions' answers are
-compared with their Python paths'; the places loop, the renaming share and the window hashes must
-answer or refuse with ValueError. A sanitizer report aborts the run with its stack; the command
-exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
+random files' lines to the pass over their definitions, and their text to its line starts. The
+normalization's, the walk's, the window hashes', the growth's, the pairing's, the renaming checks',
+the definitions' and the line starts' answers are compared with their Python paths'; the places
+loop, the renaming share and the window hashes must answer or refuse with ValueError. A sanitizer
+report aborts the run with its stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
 from __future__ import annotations
@@ -237,6 +237,9 @@ def run_cases(seed: int, seconds: float) -> None:
         compiled_members, rules._compiled_members = rules._compiled_members, None
         assert members == rules._members(source_lines, language), (text, language)
         rules._compiled_members = compiled_members
+        # Where each line of the random text starts: as summed from its lines.
+        assert _normalize.line_starts(text) == array("I", accumulate((len(line) + 1 for line in text.split("\n")),
+                                                                      initial=0)).tobytes(), text
         low = rng.randint(0, 300)
         high = rng.randint(0, 300)
         assert _normalize.consecutive_offsets(low, high) == array("I", range(low, high)).tobytes()
