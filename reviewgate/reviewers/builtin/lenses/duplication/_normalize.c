@@ -1371,8 +1371,10 @@ static int judging_side(PyObject *const *arguments, Py_ssize_t start, Py_ssize_t
         PyErr_SetString(PyExc_ValueError, "renamed_consistently: a side's lines and starts do not agree");
         return -1;
     }
-    /* No region starts before the first line or counts from the text's end: Python answers those. */
-    if (side->count == 0 || start < 0 || end < 0 || (Py_ssize_t)side->line_starts[0] > start)
+    /* No region starts before the first line, counts from the text's end or at the largest offset
+       (one past it is searched for): Python answers those. */
+    if (side->count == 0 || start < 0 || end < 0 || start == PY_SSIZE_T_MAX
+        || (Py_ssize_t)side->line_starts[0] > start)
         return 0;
     const unsigned char *normalized = (const unsigned char *)PyUnicode_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
@@ -1531,7 +1533,7 @@ static PyObject *sized_and_renamed(PyObject *module, PyObject *const *arguments,
         PyErr_SetString(PyExc_ValueError, "sized_and_renamed: a side's lines and starts do not agree");
         goto done;
     }
-    Py_ssize_t first = start < 0 ? -1 : line_holding(&side, start);
+    Py_ssize_t first = start < 0 || start == PY_SSIZE_T_MAX ? -1 : line_holding(&side, start);
     Py_ssize_t last = end < 1 ? -1 : line_holding(&side, end - 1);
     if (first == -2 || last == -2) {
         PyErr_SetString(PyExc_TypeError, "sized_and_renamed: a side's lines are a tuple of str");
