@@ -7,7 +7,9 @@ import random
 import re
 import sys
 import time
+from array import array
 from collections.abc import Collection
+from itertools import accumulate
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -156,6 +158,26 @@ def test_windows_of_adjacent_lines_hashed_in_one_pass_are_those_of_each_line(
         for lines in choices:
             hashes, offsets = normalized.windows_in(lines)
             assert (list(hashes), list(offsets)) == plain_windows_in(normalized, lines)
+
+
+def test_the_blanked_line_starts_made_compiled_are_those_of_the_lines() -> None:
+    """`Normalized._blanked_starts` made in C (`_normalize.line_starts`) are where each line of the
+    blanked text starts and one past its end, as summed from its lines in Python: on real files,
+    empty text, text ending in a newline or not, and characters wider than a byte."""
+    if fingerprints_module._compiled_line_starts is None:
+        pytest.skip("built only where a C compiler is at hand (.ci/run checks that it was)")
+    rng = random.Random(3)
+    texts = ["", "\n", "a", "a\n", "\n\nb", "é\n\U0001f600x\nŷ", SOURCE,
+             *("".join(rng.choice(["a", "\n", "é", "\U0001f600", " "]) for _ in range(rng.randint(0, 60)))
+               for _ in range(300))]
+    for text in texts:
+        compiled = array("I")
+        compiled.frombytes(fingerprints_module._compiled_line_starts(text) or b"")
+        summed = array("I", [0])
+        summed.extend(accumulate(len(line) + 1 for line in text.split("\n")))
+        assert compiled == summed, text
+        normalized = Normalized.of(text, Language.PYTHON)
+        assert [normalized.blanked_line(index) for index in range(len(normalized.lines))] == normalized.blanked.split("\n")
 
 
 def test_a_renaming_given_up_on_early_is_below_the_bar_exactly_when_the_whole_one_is() -> None:

@@ -8,14 +8,16 @@ from __future__ import annotations
 import importlib
 import random
 from array import array
+from collections.abc import Collection, Iterator
 from itertools import accumulate
 
 import pytest
 
 from reviewgate.reviewers.builtin.language_table import Language
-from reviewgate.reviewers.builtin.lenses.duplication import reordering
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized
+from reviewgate.reviewers.builtin.lenses.duplication import duplicates, reordering
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized, renaming_share
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
+from reviewgate.reviewers.builtin.lenses.duplication.sizes import MIN_LINES
 
 BUILT_ONLY_WITH_A_COMPILER = "built only where a C compiler is at hand (.ci/run checks that it was)"
 needs_compiled = pytest.mark.skipif(reordering._compiled_growth is None, reason=BUILT_ONLY_WITH_A_COMPILER)
@@ -163,3 +165,117 @@ def test_a_build_with_other_constants_is_left_to_python(monkeypatch: pytest.Monk
         importlib.reload(reordering)
     assert reordering._compiled_growth is compiled_runs.reordered_growth
     assert reordering._compiled_pairing is compiled_normalize.paired_renaming_share
+
+
+def _judged(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized, their_range: tuple[int, int],
+            below: float) -> object:
+    try:
+        return reordering.renamed_consistently(mine, mine_range, theirs, their_range, below=below)
+    except (IndexError, ValueError) as error:
+        return type(error)
+
+
+def _renamed_regions(rng: random.Random, cases: int) -> Iterator[tuple[Normalized, int, int, Normalized, tuple[int, int]]]:
+    """Regions of random files against the same files renamed (for the whole file, per line or not
+    at all) with lines swapped, mostly at line boundaries and aligned, text not all ASCII in one
+    file of five."""
+    for case in range(cases):
+        names = NAMES[:-1] if case % 5 else NAMES
+        mine_source = _source(rng, rng.randint(1, 30), names)
+        renamings = rng.choice(["file", "none", "line"])
+        renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
+        theirs_source = []
+        for line in mine_source:
+            if renamings == "line":
+                renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
+            theirs_source.append(" ".join(renamed.get(word, word) if renamings != "none" else word
+                                          for word in line.split(" ")))
+        theirs_source = _swapped(rng, theirs_source) if rng.random() < 0.8 else _source(rng, 30, names)
+        mine = Normalized.of("\n".join(mine_source), Language.PYTHON)
+        theirs = Normalized.of("\n".join(theirs_source), Language.PYTHON)
+        for _ in range(10):
+            first = rng.randrange(len(mine_source))
+            last = rng.randrange(first, len(mine_source))
+            start, end = mine.line_starts[first], mine.line_starts[last] + len(mine.lines[last])
+            if rng.random() < 0.2:  # anywhere, past the text's end too
+                start, end = rng.randint(0, len(mine.text)), rng.randint(0, len(mine.text) + 3)
+            other = first if first < len(theirs_source) and rng.random() < 0.8 else rng.randrange(len(theirs_source))
+            their_range = (theirs.line_starts[other], theirs.line_starts[other] + end - start)
+            if rng.random() < 0.1:
+                their_range = (their_range[0] + rng.randint(0, 5), their_range[1])
+            yield mine, start, end, theirs, their_range
+
+
+def test_the_compiled_renaming_check_is_that_of_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both checks in one call, the offsets read in C (`_normalize.renamed_consistently`), against
+    the Python path (the names in order, then paired): on regions whose names agree in order, only
+    paired, or not."""
+    if reordering._compiled_judging is None:
+        pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
+    compiled = reordering._compiled_judging
+    answers: list[object] = []
+    in_order: list[bool] = []
+
+    def counted(*arguments: object) -> object:
+        answers.append(compiled(*arguments))
+        return answers[-1]
+
+    rng = random.Random(11)
+    for mine, start, end, theirs, their_range in _renamed_regions(rng, 1500):
+        below = rng.choice([0.0, 0.5, 0.85, 1.0])
+        monkeypatch.setattr(reordering, "_compiled_judging", counted)
+        answer = _judged(mine, (start, end), theirs, their_range, below)
+        monkeypatch.setattr(reordering, "_compiled_judging", None)
+        assert answer == _judged(mine, (start, end), theirs, their_range, below), (
+            mine.lines, theirs.lines, (start, end), their_range, below)
+        at_most = mine.text.count("\x01", start, end)
+        in_order.append(answers[-1] is True and renaming_share(
+            mine, (start, end), theirs, their_range, below=below, at_most=at_most) >= below)
+    # Answered in C, each way, and agreeing both in order and only once lines were paired.
+    assert sum(answer is False for answer in answers) > 4000
+    assert sum(in_order) > 6000
+    assert sum(answer is True for answer in answers) - sum(in_order) > 40
+
+
+def _sized(mine: Normalized, region: Region, added: Collection[int], theirs: Normalized) -> object:
+    try:
+        return duplicates.sized_and_renamed(mine, region, added, theirs)
+    except (IndexError, ValueError) as error:
+        return type(error)
+
+
+def test_the_compiled_size_and_renaming_checks_are_those_of_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`duplicates.sized_and_renamed` in one compiled call (the region's lines of code and those
+    added counted from the offsets, then the renaming) against its Python path, with the added
+    lines a range (an appended file), a set, or a range with a step."""
+    if reordering.compiled_sized_and_renamed is None:
+        pytest.skip(BUILT_ONLY_WITH_A_COMPILER)
+    compiled = reordering.compiled_sized_and_renamed
+    answers: list[object] = []
+
+    def counted(*arguments: object) -> object:
+        answers.append(compiled(*arguments))
+        return answers[-1]
+
+    rng = random.Random(13)
+    passed_the_size = 0
+    for mine, start, end, theirs, their_range in _renamed_regions(rng, 1500):
+        count = len(mine.lines)
+        low = rng.randint(1, count)
+        added: Collection[int] = rng.choice([
+            range(low, rng.randint(low, count + 2)),
+            {number for number in range(1, count + 1) if rng.random() < 0.7},
+            range(1, count + 1, rng.choice([1, 2])),
+        ])
+        region = Region("theirs.py", start, end, their_range[0])
+        monkeypatch.setattr(duplicates, "compiled_sized_and_renamed", counted)
+        answer = _sized(mine, region, added, theirs)
+        monkeypatch.setattr(duplicates, "compiled_sized_and_renamed", None)
+        assert answer == _sized(mine, region, added, theirs), (mine.lines, theirs.lines, region, added)
+        first, last = mine.line_at(start), mine.line_at(end - 1)
+        passed_the_size += answers[-1] is not NotImplemented and sum(
+            1 for number in range(first, last + 1) if mine.lines[number - 1] and number in added) >= MIN_LINES
+    # Answered in C both ways, and by the renaming once past the size.
+    assert sum(answer is False for answer in answers) > 10000
+    assert sum(answer is True for answer in answers) > 300
+    assert passed_the_size > 1200

@@ -9,11 +9,13 @@ bytes) in every comment family, random, often inconsistent, arrays to the places
 offsets out of range, ends past the texts), and the syntax trees of random Python statements to the
 grouped walk, the names of random texts, from random lines, to the renaming share, random bytes
 and offsets (some with no whole window) to the window hashes, and random regions of random text
-against itself with lines swapped to the growth over reordered lines and the line-by-line pairing.
-The normalization's, the walk's, the window hashes', the growth's and the pairing's answers are
-compared with their Python paths'; the places loop, the renaming share and the window hashes must
-answer or refuse with ValueError. A sanitizer report aborts the run with its
-stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
+against itself with lines swapped to the growth over reordered lines, the line-by-line pairing,
+both renaming checks in one call, and those with the region's size in added lines first; and the
+random files' lines to the pass over their definitions, and their text to its line starts. The
+normalization's, the walk's, the window hashes', the growth's, the pairing's, the renaming checks',
+the definitions' and the line starts' answers are compared with their Python paths'; the places
+loop, the renaming share and the window hashes must answer or refuse with ValueError. A sanitizer
+report aborts the run with its stack; the command exits 0 when none came. Needs gcc and its sanitizer runtimes (libasan, libubsan).
 """
 
 from __future__ import annotations
@@ -49,9 +51,11 @@ def run_cases(seed: int, seconds: float) -> None:
     from reviewgate.reviewers.builtin.lenses.duplication import (
         _normalize,
         _runs,
+        duplicates,
         fingerprints,
         hashes,
         reordering,
+        rules,
         runs,
     )
     from reviewgate.text import decode_text
@@ -202,6 +206,40 @@ def run_cases(seed: int, seconds: float) -> None:
             expected = NotImplemented
         reordering._compiled_pairing = compiled_pairing
         assert paired is NotImplemented or paired == expected, (text, reordered_lines, region)
+        # Both renaming checks in one call, reading the offsets itself: the Python path's answer.
+        judged = _normalize.renamed_consistently(*normalized.judging_side, *other.judging_side, start, end, *their_range,
+                                                 below)
+        compiled_judging, reordering._compiled_judging = reordering._compiled_judging, None
+        try:
+            expected = reordering.renamed_consistently(normalized, (start, end), other, their_range, below=below)
+        except (IndexError, ValueError):
+            expected = NotImplemented
+        reordering._compiled_judging = compiled_judging
+        assert judged is NotImplemented or judged == expected, (text, reordered_lines, region)
+        # With the region's size in added lines first (a range, a set, or a range with a step).
+        count = len(normalized.lines)
+        added = rng.choice([range(rng.randint(-2, count), rng.randint(0, count + 3)),
+                            {rng.randint(0, count + 1) for _ in range(rng.randint(0, count))},
+                            range(rng.randint(0, 3), count + 1, rng.randint(1, 3))])
+        sized = _normalize.sized_and_renamed(*normalized.judging_side, *other.judging_side, start, end, *their_range,
+                                             duplicates.MIN_CONSISTENT_RENAMING, added, duplicates.MIN_LINES)
+        compiled_sized, duplicates.compiled_sized_and_renamed = duplicates.compiled_sized_and_renamed, None
+        try:
+            expected = duplicates.sized_and_renamed(normalized, region, added, other)
+        except (IndexError, ValueError):
+            expected = NotImplemented
+        duplicates.compiled_sized_and_renamed = compiled_sized
+        assert sized is NotImplemented or sized == expected, (text, reordered_lines, region, added)
+        # A file's definitions (the families' members) from random source lines: the Python pass's.
+        source_lines = text.split("\n")
+        language = rng.choice([Language.PYTHON, Language.JAVASCRIPT, Language.GO, Language.KOTLIN])
+        members = rules._members(source_lines, language)
+        compiled_members, rules._compiled_members = rules._compiled_members, None
+        assert members == rules._members(source_lines, language), (text, language)
+        rules._compiled_members = compiled_members
+        # Where each line of the random text starts: as summed from its lines.
+        assert _normalize.line_starts(text) == array("I", accumulate((len(line) + 1 for line in text.split("\n")),
+                                                                      initial=0)).tobytes(), text
         low = rng.randint(0, 300)
         high = rng.randint(0, 300)
         assert _normalize.consecutive_offsets(low, high) == array("I", range(low, high)).tobytes()

@@ -12,13 +12,12 @@ from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.language_table import language_of
 from reviewgate.reviewers.builtin.lenses.duplication import runs, short_definitions
 from reviewgate.reviewers.builtin.lenses.duplication.added_code import Query
-from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
-    IDENTIFIER_MARK,
-    Normalized,
-    literals,
-    renaming_share,
+from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import Normalized, literals
+from reviewgate.reviewers.builtin.lenses.duplication.reordering import (
+    across_reordered_lines,
+    compiled_sized_and_renamed,
+    renamed_consistently,
 )
-from reviewgate.reviewers.builtin.lenses.duplication.reordering import across_reordered_lines, paired_renaming_share
 from reviewgate.reviewers.builtin.lenses.duplication.rules import CONTINUATION, Side, mostly_literals, same_text
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 from reviewgate.reviewers.builtin.lenses.duplication.sizes import (
@@ -113,36 +112,44 @@ def regions_of(path: str, query: Query, places: Places) -> list[Region]:
     return taken + short_definitions.regions(path, query, places, taken, MAX_FINGERPRINT_PLACES)
 
 
-def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
-    normalized = query.normalized
+def sized_and_renamed(normalized: Normalized, region: Region, added: Collection[int], other: Normalized) -> bool:
+    """The checks most regions judged fail: at least MIN_LINES of the region's lines of code added
+    by the change, and at least half of them; then names agreeing with one renaming
+    (`reordering.renamed_consistently`). Compiled in one call where built (`_normalize.
+    sized_and_renamed`: the line numbers, the lines counted and the renaming read from the offsets,
+    where Python made two line numbers and two lists a region)."""
+    their_range = (region.other_start, region.other_start + region.end - region.start)
+    if compiled_sized_and_renamed is not None:
+        judged = compiled_sized_and_renamed(*normalized.judging_side, *other.judging_side, region.start, region.end,
+                                             *their_range, MIN_CONSISTENT_RENAMING, added, MIN_LINES)
+        if judged is not NotImplemented:
+            return judged  # type: ignore[return-value]  # a bool, as here
     first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
     lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
-    added = [number for number in lines if number in query.added]
-    if not (len(added) >= MIN_LINES and len(added) * 2 >= len(lines)):
+    added_lines = [number for number in lines if number in added]
+    if not (len(added_lines) >= MIN_LINES and len(added_lines) * 2 >= len(lines)):
+        return False
+    # Most regions of a common shape fail here, about half way through their names: read a
+    # line at a time and given up on as soon as the renaming cannot agree enough (before the
+    # distinct lines, a pattern's search a line, which few regions fail). Names in order align a
+    # statement with the one it changed places with: then compared line by line, paired with a
+    # line of the same shape near each (reordering.py).
+    return renamed_consistently(normalized, (region.start, region.end), other, their_range,
+                                below=MIN_CONSISTENT_RENAMING)
+
+
+def worth_reporting(query: Query, region: Region, other: Normalized, other_source: str) -> bool:
+    normalized = query.normalized
+    if not sized_and_renamed(normalized, region, query.added, other):
         return False
     # Under MIN_CHARACTERS only a whole definition dense with logic is a copy: a fragment that short
     # is an idiom, a short body of plain assignments and returns no logic to share.
     if region.end - region.start < MIN_CHARACTERS and not short_definitions.copied_whole(
             normalized, region, other, (language_of(query.change.path), language_of(region.other))):
         return False
-    # Most regions of a common shape fail here, about half way through their names: read a
-    # line at a time and given up on as soon as the renaming cannot agree enough (before the
-    # distinct lines, a pattern's search a line, which few regions fail).
+    first, last = normalized.line_at(region.start), normalized.line_at(region.end - 1)
+    lines = [number for number in range(first, last + 1) if normalized.lines[number - 1]]
     their_range = (region.other_start, region.other_start + region.end - region.start)
-    if renaming_share(
-        normalized,
-        (region.start, region.end),
-        other,
-        their_range,
-        below=MIN_CONSISTENT_RENAMING,
-        at_most=normalized.text.count(IDENTIFIER_MARK, region.start, region.end),
-    ) < MIN_CONSISTENT_RENAMING:
-        # Names in order align a statement with the one it changed places with: compared line by
-        # line, paired with a line of the same shape near each (reordering.py).
-        paired = paired_renaming_share(normalized, (region.start, region.end), other, their_range,
-                                       below=MIN_CONSISTENT_RENAMING)
-        if paired is None or paired < MIN_CONSISTENT_RENAMING:
-            return False
     distinct = {
         normalized.lines[number - 1]
         for number in lines

@@ -130,6 +130,7 @@ _compiled_anchor_hashes: Callable[[bytes, int], bytes | None] | None = None
 compiled_window_hashes: CompiledWindowHashes | None = None  # hashes.window_hashes for WINDOW
 _compiled_renaming_share: Callable[..., float | None] | None = None
 _compiled_consecutive_offsets: Callable[[int, int], bytes] | None = None
+_compiled_line_starts: Callable[[str], bytes | None] | None = None
 
 
 def agrees_with_the_definition(compiled: object) -> bool:
@@ -150,6 +151,7 @@ else:
         _compiled_renaming_share = _normalize.renaming_share
         compiled_window_hashes = getattr(_normalize, "window_hashes", None)  # None in a build older than it
         _compiled_consecutive_offsets = getattr(_normalize, "consecutive_offsets", None)
+        _compiled_line_starts = getattr(_normalize, "line_starts", None)
 
 
 def _blank_parts(text: str, pattern: re.Pattern[str]) -> str:
@@ -290,7 +292,12 @@ class Normalized:
     def _blanked_starts(self) -> array[int]:
         """Where each line of `blanked` starts, and its end: 4 bytes a line, only for the files a
         region is checked against."""
-        starts = array("I", [0])
+        starts = array("I")
+        compiled = None if _compiled_line_starts is None else _compiled_line_starts(self.blanked)
+        if compiled is not None:  # without a Python int, nor a string, for each line
+            starts.frombytes(compiled)
+            return starts
+        starts.append(0)
         starts.extend(accumulate(map((1).__add__, map(len, self.blanked.split("\n")))))  # each line and its LF
         return starts
 
@@ -323,6 +330,12 @@ class Normalized:
         line for each normalized line (normalizing keeps every newline), as `iter_names_between`
         reads them too."""
         return (self.blanked, self._blanked_starts, self._kept_lines, *self._names_from(start, end))
+
+    @functools.cached_property
+    def judging_side(self) -> tuple[object, ...]:
+        """`_normalize.renamed_consistently`'s arguments for this file, made once: it reads a
+        region's lines and names from them itself."""
+        return (self.text, self.lines, self.line_starts, self.blanked, self._blanked_starts, self._kept_lines)
 
     def pairing_side(self, start: int, end: int) -> tuple[object, ...]:
         """`_normalize.paired_renaming_share`'s arguments for the region `text[start:end]`."""

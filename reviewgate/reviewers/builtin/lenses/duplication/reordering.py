@@ -15,6 +15,7 @@ from reviewgate.reviewers.builtin.lenses.duplication.fingerprints import (
     IDENTIFIER_MARK,
     Normalized,
     agrees_with_the_definition,
+    renaming_share,
 )
 from reviewgate.reviewers.builtin.lenses.duplication.runs import Region
 
@@ -29,6 +30,9 @@ PAIRING_REACH = 3
 # other constants than these: a stale build is left out, not trusted).
 _compiled_growth: Callable[..., tuple[int, int] | None] | None = None
 _compiled_pairing: Callable[..., object] | None = None
+_compiled_judging: Callable[..., object] | None = None  # `renamed_consistently`, both checks in one call
+# `duplicates.sized_and_renamed`: the region's size in added lines checked first, in the same call.
+compiled_sized_and_renamed: Callable[..., object] | None = None
 try:
     from reviewgate.reviewers.builtin.lenses.duplication import _normalize, _runs
 except ImportError:
@@ -38,6 +42,8 @@ else:
         _compiled_growth = _runs.reordered_growth
     if agrees_with_the_definition(_normalize) and getattr(_normalize, "PAIRING_REACH", None) == PAIRING_REACH:
         _compiled_pairing = _normalize.paired_renaming_share
+        _compiled_judging = getattr(_normalize, "renamed_consistently", None)  # None in a build older than it
+        compiled_sized_and_renamed = getattr(_normalize, "sized_and_renamed", None)
 
 
 def _kept_lines(normalized: Normalized, start: int, end: int) -> list[int] | None:
@@ -217,3 +223,21 @@ def paired_renaming_share(mine: Normalized, mine_range: tuple[int, int], theirs:
         if names_total and (names_total - disagreeing) / names_total < below:
             return (names_total - disagreeing) / names_total
     return agreeing / max(agreeing + disagreeing, 1)
+
+
+def renamed_consistently(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized,
+                         their_range: tuple[int, int], *, below: float) -> bool:
+    """Whether the names of `mine_range` agree with one renaming of those of `their_range` for at
+    least the share `below`: in order (`fingerprints.renaming_share`), or else line by line with
+    statements in another order paired (`paired_renaming_share`). Compiled in one call where built
+    and the texts are ASCII (`_normalize.renamed_consistently`: each region judged asks it, and
+    building the two checks' arguments here cost about as much as the checks)."""
+    if _compiled_judging is not None:
+        agreed = _compiled_judging(*mine.judging_side, *theirs.judging_side, *mine_range, *their_range, below)
+        if agreed is not NotImplemented:
+            return agreed  # type: ignore[return-value]  # a bool, as here
+    at_most = mine.text.count(IDENTIFIER_MARK, *mine_range)
+    if renaming_share(mine, mine_range, theirs, their_range, below=below, at_most=at_most) >= below:
+        return True
+    paired = paired_renaming_share(mine, mine_range, theirs, their_range, below=below)
+    return paired is not None and paired >= below

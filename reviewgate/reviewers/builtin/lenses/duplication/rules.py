@@ -4,7 +4,7 @@ literals, definitions per language, and the evidence a duplicate finding shows."
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewgate.context import ReviewRequest
@@ -331,6 +331,17 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
+# `_members`' pass compiled (`_normalize.definition_members`, where a C compiler built it): the same
+# steps, the definition patterns still asked of the same lines; the loop below is its definition.
+_compiled_members: Callable[..., list[tuple[int, int]]] | None = None
+try:
+    from reviewgate.reviewers.builtin.lenses.duplication import _normalize
+except ImportError:
+    pass
+else:
+    _compiled_members = getattr(_normalize, "definition_members", None)  # None in a build older than it
+
+
 def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
     """(first, last) line numbers of each definition, its decorators included: a definition runs
     to the last non-blank line before the first non-blank line indented no deeper than it, or to
@@ -344,6 +355,8 @@ def _members(lines: list[str], language: Language) -> list[tuple[int, int]]:
     last_seen = -1  # the last non-blank line read
     search, accessor = pattern.search, (None if language is Language.PYTHON else _ACCESSOR.match)
     first_word, second_word = _DEFINITION_WORDS.get(language, ("", ""))  # "" is in every line
+    if _compiled_members is not None:  # a loop over every line of the file, 0.1 s at Django +304k appended
+        return _compiled_members(lines, search, accessor, first_word, second_word)
     for index, text in enumerate(lines):
         stripped = text.lstrip()
         if not stripped:  # a blank line closes nothing
