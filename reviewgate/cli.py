@@ -260,5 +260,5 @@ def exit_with(code: int) -> NoReturn:
 
 
 def console() -> NoReturn:
-    """The command, once start_up.console paused the collector."""
+    """The command, once __main__.console paused the collector."""
     exit_with(main())

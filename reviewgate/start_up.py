@@ -2,8 +2,8 @@
 
 Importing the gate's modules allocates tens of thousands of objects (functions, classes, their
 dictionaries), none of them garbage, and the collector ran about 35 times over them on a one-line
-change's run: 2.4% of its instructions. The entry points (`python -m reviewgate`, the
-`reviewgate` command, the action's entrypoint.py) pause it before the first import; the command
+change's run: 2.4% of its instructions. The entry points (`python -m reviewgate` and the
+`reviewgate` command in __main__.py, the action's entrypoint.py) pause it before the first import; the command
 turns it back on once its modules are loaded (cli.py), with what they made moved out of its sight
 for good (`gc.freeze`: a module's objects live as long as the process, and each later full
 collection would walk them again)."""
@@ -11,7 +11,6 @@ collection would walk them again)."""
 from __future__ import annotations
 
 import gc
-from typing import NoReturn
 
 _paused = False
 
@@ -33,10 +32,3 @@ def resume_collector() -> None:
         gc.freeze()
         gc.enable()
 
-
-def console() -> NoReturn:
-    """The `reviewgate` command and `python -m reviewgate`."""
-    pause_collector()
-    from reviewgate.cli import console as run_command  # after the pause: the import is what it is for
-
-    run_command()
