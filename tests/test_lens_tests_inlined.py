@@ -124,3 +124,48 @@ def test_a_ruby_helper_written_into_its_caller_is_no_new_decision(tmp_path: Path
     # caller makes decisions it left to the helper before, and nothing was removed.
     copied = {"lib/rack/lint.rb": _RUBY_LINT.format(body=_RUBY_INLINED)}
     assert _blocking(review_change(tmp_path / "copied", base, copied)) == [("tests/missing-tests", "lib/rack/lint.rb", 7)]
+
+
+_RUST_HELPER_BODY = """        debug!("Usage::get_args: items={:?}", self.items);
+        let mut found = Vec::new();
+        for item in self.items.iter() {
+            if item.starts_with('-') {
+                found.push(format!("[{item}]"));
+            } else if item.is_empty() {
+                continue;
+            } else {
+                found.push(item.clone());
+            }
+        }
+"""
+
+# A private two-branch helper the change also adds: weak alone, it grows the file's branches, so
+# the caller is not read as the file's decisions merely rearranged.
+_RUST_NEW_HELPER = """
+    fn title(&self) -> &str {
+        if self.items.is_empty() { "" } else if self.items.len() == 1 { "Usage: " } else { "Usage:" }
+    }
+"""
+
+
+def _rust_usage(write_args: str, rest: str) -> str:
+    return (
+        "pub struct Usage {\n    items: Vec<String>,\n}\n\nimpl Usage {\n"
+        "    pub fn write_args(&self, out: &mut String) {\n" + write_args + "    }\n" + rest + "}\n"
+    )
+
+
+def test_a_rust_helper_written_into_its_caller_keeps_its_log_line(tmp_path: Path) -> None:
+    # The helper's debug line, naming it in a string, comes along: no call of it is left.
+    base = {"src/usage.rs": _rust_usage(
+        "        for item in self.get_args() {\n            out.push_str(&item);\n        }\n",
+        "\n    fn get_args(&self) -> Vec<String> {\n" + _RUST_HELPER_BODY + "        found\n    }\n",
+    )}
+    written = _RUST_HELPER_BODY + "        for item in found {\n            out.push_str(&item);\n        }\n"
+    branch = {"src/usage.rs": _rust_usage(written, _RUST_NEW_HELPER)}
+    assert _blocking(review_change(tmp_path / "inlined", base, branch)) == []
+    # The helper kept: the caller's copy of its loop is decisions the caller did not make before.
+    kept = {"src/usage.rs": _rust_usage(
+        written, _RUST_NEW_HELPER + "\n    fn get_args(&self) -> Vec<String> {\n" + _RUST_HELPER_BODY + "        found\n    }\n"
+    )}
+    assert _blocking(review_change(tmp_path / "kept", base, kept)) == [("tests/missing-tests", "src/usage.rs", 7)]

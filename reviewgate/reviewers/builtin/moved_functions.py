@@ -134,7 +134,9 @@ class MovedCode:
             name = _unnumbered(item.name).rsplit(".", 1)[-1]
             if not item.branches or item.name == old.name:
                 continue
-            called = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$?!])")
+            # A call: its arguments follow, in brackets or (Ruby) after a space; a log line that
+            # names the helper (`debug!("Usage::get_args: ...")`) is none.
+            called = re.compile(rf"(?<![\w$]){re.escape(name)}(?:\s*\(|[ \t]+[\w@:\"'\[])")
             if not called.search(old_body) or called.search(new_body):
                 continue
             lines = base_lines_of([shape.text]) if lines is None else lines
