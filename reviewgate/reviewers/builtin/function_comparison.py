@@ -208,6 +208,9 @@ def compare(
         # The decisions of guard calls the change replaced, now written out in the function.
         inlined = min(grew, max(0, guards.calls(old) - guards.calls(shape))) if grew > 0 else 0
         grew -= inlined
+        # The decisions of removed helpers the function called, now written into it.
+        absorbed = min(grew, moved.inlined(old, shape)) if grew > 0 else 0
+        grew -= absorbed
         restated = _restated(old, shape, grew)
         grew -= restated
         if grew > 0:
@@ -215,6 +218,7 @@ def compare(
                 EvidenceKind.MORE_BRANCHES, change.path, _first_added_line(change, shape), name,
                 f"branches: {old.branches} → {shape.branches} in `{name}`"
                 + (f" ({inlined} of them a guard helper's, its calls written out)" if inlined else "")
+                + (f" ({absorbed} of them a removed helper's, written into it)" if absorbed else "")
                 + (f" ({restated} of them decisions its conditions made, written as branches)" if restated else ""),
                 grew >= STRONG_BRANCH_GROWTH,
             ))

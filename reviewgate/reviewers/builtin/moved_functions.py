@@ -120,6 +120,30 @@ class MovedCode:
         ]
         return found[0] if len(found) == 1 else None
 
+    def inlined(self, old: FunctionShape, shape: FunctionShape) -> int:
+        """The branches of the functions the change removes that `old` called and `shape`, the same
+        function at head, no longer calls but holds (is_extracted's share of their body lines is in
+        it): helpers written into their caller (`self._register(None, code, f)` replaced by the
+        removed `_register`'s checks), their decisions the caller's now, not new ones."""
+        if not self.removed:
+            return 0
+        old_body, new_body = old.text.split("\n", 1)[-1], shape.text.split("\n", 1)[-1]
+        lines: frozenset[str] | None = None
+        taken = 0
+        for item in self.removed:
+            name = _unnumbered(item.name).rsplit(".", 1)[-1]
+            if not item.branches or item.name == old.name:
+                continue
+            # A call: its arguments follow, in brackets or (Ruby) after a space; a log line that
+            # names the helper (`debug!("Usage::get_args: ...")`) is none.
+            called = re.compile(rf"(?<![\w$]){re.escape(name)}(?:\s*\(|[ \t]+[\w@:\"'\[])")
+            if not called.search(old_body) or called.search(new_body):
+                continue
+            lines = base_lines_of([shape.text]) if lines is None else lines
+            if is_extracted(item.text, lines):
+                taken += item.branches
+        return taken
+
     def renamed(self, shape: FunctionShape, members: dict[str, set[str]]) -> FunctionShape | None:
         """The removed function of `shape`'s name in the one class the change removes whose every
         method (at least RENAMED_CLASS_METHODS of them) `shape`'s class holds under the same names
