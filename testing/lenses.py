@@ -8,7 +8,7 @@ from typing import Any
 
 from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding
+from reviewgate.findings import Finding, Severity
 from reviewgate.freeze.exclusions import ExclusionRules
 from reviewgate.freeze.freeze import freeze, resolve_refs
 from reviewgate.freeze.git import TreeReader, prefetch_sides
@@ -77,3 +77,13 @@ def gate_cache(repo: Path, sections: Mapping[str, Mapping[str, Any]] | None = No
 def found_at(findings: list[Finding], rule: str) -> list[tuple[str | None, int | None]]:
     """The (path, line) of each finding of one rule, sorted: what a lens test compares."""
     return sorted((item.path, item.line) for item in findings if item.rule == rule)
+
+
+def blocking_tests_findings(findings: list[Finding]) -> list[tuple[str, str, int]]:
+    """The (rule, path, line) of each tests/ rule's finding at major or worse, sorted: what the
+    tests lens's kind tests compare."""
+    return sorted(
+        (item.rule, item.path or "", item.line or 0)
+        for item in findings
+        if item.rule.startswith("tests/") and item.severity in (Severity.BLOCKER, Severity.MAJOR)
+    )

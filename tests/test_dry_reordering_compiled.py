@@ -119,35 +119,14 @@ def test_the_compiled_pairing_is_that_of_python(monkeypatch: pytest.MonkeyPatch)
         return answers[-1]
 
     rng = random.Random(7)
-    for case in range(1500):
-        names = NAMES if case % 5 else NAMES[:-1]  # mostly text not all ASCII in one case of five
-        mine_source = _source(rng, rng.randint(1, 30), names)
-        # One renaming for the whole file, none, or one per line (the same shapes, names that disagree).
-        renamings = rng.choice(["file", "none", "line"])
-        renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
-        theirs_source = []
-        for line in mine_source:
-            if renamings == "line":
-                renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
-            theirs_source.append(" ".join(renamed.get(word, word) if renamings != "none" else word
-                                          for word in line.split(" ")))
-        theirs_source = _swapped(rng, theirs_source) if rng.random() < 0.8 else _source(rng, 30, names)
-        mine = Normalized.of("\n".join(mine_source), Language.PYTHON)
-        theirs = Normalized.of("\n".join(theirs_source), Language.PYTHON)
-        for _ in range(10):
-            first = rng.randrange(len(mine_source))
-            last = rng.randrange(first, len(mine_source))
-            start, end = mine.line_starts[first], mine.line_starts[last] + len(mine.lines[last])
-            if rng.random() < 0.2:
-                start, end = rng.randint(0, len(mine.text)), rng.randint(0, len(mine.text) + 3)
-            other = first if first < len(theirs_source) and rng.random() < 0.8 else rng.randrange(len(theirs_source))
-            their_range = (theirs.line_starts[other], theirs.line_starts[other] + end - start)
-            below = rng.choice([0.0, 0.5, 0.85, 1.0])
-            monkeypatch.setattr(reordering, "_compiled_pairing", counted)
-            answer = _paired(mine, (start, end), theirs, their_range, below)
-            monkeypatch.setattr(reordering, "_compiled_pairing", None)
-            assert answer == _paired(mine, (start, end), theirs, their_range, below), (mine_source, theirs_source,
-                                                                                      (start, end), their_range)
+    # Mostly text not all ASCII, one case of five all ASCII; no region's start shifted.
+    for mine, start, end, theirs, their_range in _renamed_regions(rng, 1500, mostly_ascii=False, shifted=False):
+        below = rng.choice([0.0, 0.5, 0.85, 1.0])
+        monkeypatch.setattr(reordering, "_compiled_pairing", counted)
+        answer = _paired(mine, (start, end), theirs, their_range, below)
+        monkeypatch.setattr(reordering, "_compiled_pairing", None)
+        assert answer == _paired(mine, (start, end), theirs, their_range, below), (mine.lines, theirs.lines,
+                                                                                  (start, end), their_range)
     # The cases pair lines in C, not only leave them or leave them to Python.
     assert sum(isinstance(answer, float) for answer in answers) > 250
 
@@ -175,12 +154,14 @@ def _judged(mine: Normalized, mine_range: tuple[int, int], theirs: Normalized, t
         return type(error)
 
 
-def _renamed_regions(rng: random.Random, cases: int) -> Iterator[tuple[Normalized, int, int, Normalized, tuple[int, int]]]:
+def _renamed_regions(rng: random.Random, cases: int, *, mostly_ascii: bool = True, shifted: bool = True,
+                     ) -> Iterator[tuple[Normalized, int, int, Normalized, tuple[int, int]]]:
     """Regions of random files against the same files renamed (for the whole file, per line or not
-    at all) with lines swapped, mostly at line boundaries and aligned, text not all ASCII in one
-    file of five."""
+    at all) with lines swapped, mostly at line boundaries and aligned; text not all ASCII in one
+    file of five (in four of five unless `mostly_ascii`); the other side's start shifted in one
+    region of ten when `shifted`."""
     for case in range(cases):
-        names = NAMES[:-1] if case % 5 else NAMES
+        names = (NAMES[:-1] if case % 5 else NAMES) if mostly_ascii else (NAMES if case % 5 else NAMES[:-1])
         mine_source = _source(rng, rng.randint(1, 30), names)
         renamings = rng.choice(["file", "none", "line"])
         renamed = dict(zip(names, rng.sample(names, len(names)), strict=True))
@@ -201,7 +182,7 @@ def _renamed_regions(rng: random.Random, cases: int) -> Iterator[tuple[Normalize
                 start, end = rng.randint(0, len(mine.text)), rng.randint(0, len(mine.text) + 3)
             other = first if first < len(theirs_source) and rng.random() < 0.8 else rng.randrange(len(theirs_source))
             their_range = (theirs.line_starts[other], theirs.line_starts[other] + end - start)
-            if rng.random() < 0.1:
+            if shifted and rng.random() < 0.1:
                 their_range = (their_range[0] + rng.randint(0, 5), their_range[1])
             yield mine, start, end, theirs, their_range
 

@@ -5,19 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reviewgate.findings import Severity
-from testing.lenses import review_change
-
-_BLOCKING = (Severity.BLOCKER, Severity.MAJOR)
-
-
-def _blocking(findings: list) -> list[tuple[str, str, int]]:  # type: ignore[type-arg]
-    return sorted(
-        (item.rule, item.path or "", item.line or 0)
-        for item in findings  # type: ignore[misc]
-        if item.rule.startswith("tests/") and item.severity in _BLOCKING
-    )
-
+from testing.lenses import blocking_tests_findings, review_change
 
 _PYTHON_HEADER = "class Scaffold:\n    def __init__(self):\n        self.handlers = {}\n\n"
 _PYTHON_CALLER = (
@@ -52,13 +40,13 @@ def _python_head(extra: str = "", body: str = _PYTHON_HELPER_BODY) -> dict[str, 
 
 def test_a_python_helper_written_into_its_one_caller_is_no_new_decision(tmp_path: Path) -> None:
     base = _PYTHON_BASE
-    assert _blocking(review_change(tmp_path / "inlined", base, _python_head())) == []
+    assert blocking_tests_findings(review_change(tmp_path / "inlined", base, _python_head())) == []
     # Two decisions more than the helper had are new, whatever was inlined beside them.
     extra = (
         "        if code in self.handlers:\n            raise ValueError(\"registered twice\")\n"
         "        if f is None:\n            raise TypeError(\"no handler\")\n"
     )
-    assert _blocking(review_change(tmp_path / "more", base, _python_head(extra))) == [
+    assert blocking_tests_findings(review_change(tmp_path / "more", base, _python_head(extra))) == [
         ("tests/missing-tests", "app/scaffold.py", 6)
     ]
     # The helper removed, but the caller's new decisions are not its code, and more of them than
@@ -71,7 +59,7 @@ def test_a_python_helper_written_into_its_one_caller_is_no_new_decision(tmp_path
         "        else:\n            exc_class, code = code_or_exception, None\n"
     )
     branch = _python_head(body=other)
-    assert _blocking(review_change(tmp_path / "rewritten", base, branch)) == [("tests/missing-tests", "app/scaffold.py", 6)]
+    assert blocking_tests_findings(review_change(tmp_path / "rewritten", base, branch)) == [("tests/missing-tests", "app/scaffold.py", 6)]
 
 
 _RUBY_CHECKS = """module Rack
@@ -119,11 +107,11 @@ _RUBY_INLINED = """        if key =~ /\\A[Ss]tatus\\z/
 def test_a_ruby_helper_written_into_its_caller_is_no_new_decision(tmp_path: Path) -> None:
     base = {"lib/rack/checks.rb": _RUBY_CHECKS.format(helper=_RUBY_HELPER), "lib/rack/lint.rb": _RUBY_LINT.format(body=_RUBY_CALL)}
     inlined = {"lib/rack/checks.rb": _RUBY_CHECKS.format(helper=""), "lib/rack/lint.rb": _RUBY_LINT.format(body=_RUBY_INLINED)}
-    assert _blocking(review_change(tmp_path / "inlined", base, inlined)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "inlined", base, inlined)) == []
     # The helper kept (other callers may use it) and its checks copied into this caller: the
     # caller makes decisions it left to the helper before, and nothing was removed.
     copied = {"lib/rack/lint.rb": _RUBY_LINT.format(body=_RUBY_INLINED)}
-    assert _blocking(review_change(tmp_path / "copied", base, copied)) == [("tests/missing-tests", "lib/rack/lint.rb", 7)]
+    assert blocking_tests_findings(review_change(tmp_path / "copied", base, copied)) == [("tests/missing-tests", "lib/rack/lint.rb", 7)]
 
 
 _RUST_HELPER_BODY = """        debug!("Usage::get_args: items={:?}", self.items);
@@ -163,9 +151,9 @@ def test_a_rust_helper_written_into_its_caller_keeps_its_log_line(tmp_path: Path
     )}
     written = _RUST_HELPER_BODY + "        for item in found {\n            out.push_str(&item);\n        }\n"
     branch = {"src/usage.rs": _rust_usage(written, _RUST_NEW_HELPER)}
-    assert _blocking(review_change(tmp_path / "inlined", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "inlined", base, branch)) == []
     # The helper kept: the caller's copy of its loop is decisions the caller did not make before.
     kept = {"src/usage.rs": _rust_usage(
         written, _RUST_NEW_HELPER + "\n    fn get_args(&self) -> Vec<String> {\n" + _RUST_HELPER_BODY + "        found\n    }\n"
     )}
-    assert _blocking(review_change(tmp_path / "kept", base, kept)) == [("tests/missing-tests", "src/usage.rs", 7)]
+    assert blocking_tests_findings(review_change(tmp_path / "kept", base, kept)) == [("tests/missing-tests", "src/usage.rs", 7)]

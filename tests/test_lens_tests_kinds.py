@@ -7,19 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewgate.findings import Severity
-from testing.lenses import review_change
-
-_BLOCKING = (Severity.BLOCKER, Severity.MAJOR)
-
-
-def _blocking(findings: list) -> list[tuple[str, str, int]]:  # type: ignore[type-arg]
-    return sorted(
-        (item.rule, item.path or "", item.line or 0)
-        for item in findings  # type: ignore[misc]
-        if item.rule.startswith("tests/") and item.severity in _BLOCKING
-    )
-
+from testing.lenses import blocking_tests_findings, review_change
 
 _LIB = "pub fn derive(input: u8) -> u8 {\n    input\n}\n"
 _IMPL = (
@@ -40,11 +28,11 @@ def test_rust_methods_of_a_private_type_are_no_public_api(tmp_path: Path) -> Non
         ("crate-type", "pub(crate) ", "", "pub "),
     ]:
         branch = {"derive/src/lib.rs": _rust_type(visibility, trait, method)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [], name
     # The same impls of a public type are public API: new, untested, they block.
     for name, trait, method in [("public-trait-impl", " ToTokens for", ""), ("public-method", "", "pub ")]:
         branch = {"derive/src/lib.rs": _rust_type("pub ", trait, method)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "derive/src/lib.rs", 8)
         ], name
 
@@ -61,7 +49,7 @@ def test_a_rust_impl_of_a_private_trait_is_no_public_api(tmp_path: Path, visibil
     """A blanket impl's type is a type parameter, which the file cannot place: the trait decides."""
     branch = {"derive/src/lib.rs": _LIB + "\n" + _BLANKET.format(visibility=visibility)}
     expected = [("tests/missing-tests", "derive/src/lib.rs", 10)] if blocks else []
-    assert _blocking(review_change(tmp_path / "rust", {"derive/src/lib.rs": _LIB}, branch)) == expected
+    assert blocking_tests_findings(review_change(tmp_path / "rust", {"derive/src/lib.rs": _LIB}, branch)) == expected
 
 
 def test_a_rust_impl_of_another_modules_trait_is_public_whatever_the_file_declares(tmp_path: Path) -> None:
@@ -73,7 +61,7 @@ def test_a_rust_impl_of_another_modules_trait_is_public_whatever_the_file_declar
         "        out.write_str(self.name())\n    }\n}\n"
     )
     branch = {"derive/src/lib.rs": _LIB + "\n" + declared + shown}
-    assert _blocking(review_change(tmp_path / "rust", base, branch)) == [("tests/missing-tests", "derive/src/lib.rs", 12)]
+    assert blocking_tests_findings(review_change(tmp_path / "rust", base, branch)) == [("tests/missing-tests", "derive/src/lib.rs", 12)]
 
 
 _CHAIN = (
@@ -88,20 +76,20 @@ def test_an_iterator_chain_written_out_as_a_loop_makes_the_same_decisions(tmp_pa
         "        }\n        out.push(field.tokens());\n    }\n    out"
     )
     base = {"derive/src/ser.rs": _CHAIN.format(body=chain)}
-    assert _blocking(review_change(tmp_path / "rust", base, {"derive/src/ser.rs": _CHAIN.format(body=loop)})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "rust", base, {"derive/src/ser.rs": _CHAIN.format(body=loop)})) == []
     script = {"src/fields.js": "export function visible(fields) {\n  return fields.filter((f) => !f.skipped).map((f) => f.tokens);\n}\n"}
     written_out = {"src/fields.js": (
         "export function visible(fields) {\n  const out = [];\n  for (const f of fields) {\n    if (f.skipped) {\n"
         "      continue;\n    }\n    out.push(f.tokens);\n  }\n  return out;\n}\n"
     )}
-    assert _blocking(review_change(tmp_path / "js", script, written_out)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "js", script, written_out)) == []
     # A loop that decides more than the chain did (two conditions the chain never made) is new behaviour.
     stricter = (
         "    let mut out = Vec::new();\n    for field in fields {\n        if field.skipped() {\n            continue;\n"
         "        }\n        if field.flattened() {\n            out.extend(field.inner());\n        }\n"
         "        if field.renamed() {\n            out.push(field.alias());\n        }\n        out.push(field.tokens());\n    }\n    out"
     )
-    assert _blocking(review_change(tmp_path / "stricter", base, {"derive/src/ser.rs": _CHAIN.format(body=stricter)})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "stricter", base, {"derive/src/ser.rs": _CHAIN.format(body=stricter)})) == [
         ("tests/missing-tests", "derive/src/ser.rs", 2)
     ]
 
@@ -134,9 +122,9 @@ def test_branches_marked_no_cover_are_declared_untested(tmp_path: Path) -> None:
         )}
 
     for name, pragma in [("spaced", "  # pragma: no cover"), ("joined", "  # pragma: nocover")]:
-        assert _blocking(review_change(tmp_path / name, base, branch(pragma))) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch(pragma))) == [], name
     # The same branches unmarked are new decisions a test must pin down.
-    assert _blocking(review_change(tmp_path / "unmarked", base, branch(""))) == [("tests/missing-tests", "pkg/config.py", 6)]
+    assert blocking_tests_findings(review_change(tmp_path / "unmarked", base, branch(""))) == [("tests/missing-tests", "pkg/config.py", 6)]
 
 
 _MANAGER = "namespace Acme.Resources;\n\npublic class LanguageManager {\n  public string Culture() => \"en\";\n}\n"
@@ -152,12 +140,12 @@ def test_a_translation_class_of_constant_rows_is_data(tmp_path: Path) -> None:
     base = {"src/Acme/Resources/LanguageManager.cs": _MANAGER}
     for visibility in ("internal ", "public "):
         branch = {**base, "src/Acme/Resources/Languages/KazakhLanguage.cs": _LANGUAGE.format(visibility=visibility, rows=_ROWS)}
-        assert _blocking(review_change(tmp_path / visibility.strip(), base, branch)) == [], visibility
+        assert blocking_tests_findings(review_change(tmp_path / visibility.strip(), base, branch)) == [], visibility
     # Rows that call or format decide: the same class is new behaviour.
     deciding = _ROWS.replace("=> \"'{PropertyName}' Email text.\"", "=> Format(key, \"Email\")").replace(
         "=> \"'{PropertyName}' Length text.\"", "=> Lengths.Describe(key)")
     branch = {**base, "src/Acme/Resources/Languages/KazakhLanguage.cs": _LANGUAGE.format(visibility="public ", rows=deciding)}
-    assert _blocking(review_change(tmp_path / "deciding", base, branch)) == [
+    assert blocking_tests_findings(review_change(tmp_path / "deciding", base, branch)) == [
         ("tests/missing-tests", "src/Acme/Resources/Languages/KazakhLanguage.cs", 6)
     ]
 
@@ -172,10 +160,10 @@ def test_csharp_internal_is_no_public_api(tmp_path: Path) -> None:
         before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind=kind)}
         after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace(
             "\"rule\";\n", "\"rule\";\n" + method.format(visibility=visibility))}
-        assert _blocking(review_change(tmp_path / name, before, after)) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, before, after)) == [], name
     before = {"src/Acme/Rule.cs": base["src/Acme/Rule.cs"].format(kind="public ")}
     after = {"src/Acme/Rule.cs": before["src/Acme/Rule.cs"].replace("\"rule\";\n", "\"rule\";\n" + method.format(visibility="public"))}
-    assert _blocking(review_change(tmp_path / "public", before, after)) == [("tests/missing-tests", "src/Acme/Rule.cs", 6)]
+    assert blocking_tests_findings(review_change(tmp_path / "public", before, after)) == [("tests/missing-tests", "src/Acme/Rule.cs", 6)]
 
 
 _MANIFEST = "[package]\nname = \"derive\"\nversion = \"1.0.0\"\n{lib}\n[dependencies]\nsyn = \"2\"\n"
@@ -190,7 +178,7 @@ def test_a_proc_macro_crate_exports_only_its_macros(tmp_path: Path) -> None:
     for name, lib, blocks in [("proc-macro", "[lib]\nproc-macro = true\n", False), ("library", "", True)]:
         base = {"derive/Cargo.toml": _MANIFEST.format(lib=lib), "derive/src/internals/name.rs": _NAME}
         branch = {**base, "derive/src/internals/name.rs": _NAME + _ORDER}
-        found = _blocking(review_change(tmp_path / name, base, branch))
+        found = blocking_tests_findings(review_change(tmp_path / name, base, branch))
         # `cmp` forwards one call of references (plain): `spanned`, two calls, is the strong one.
         assert found == ([("tests/missing-tests", "derive/src/internals/name.rs", 13)] if blocks else []), name
 
@@ -216,14 +204,14 @@ def test_an_unpublished_crate_beside_published_ones_is_build_tooling(tmp_path: P
 
     base = repository("")
     tooling = {**base, "precompiled/bin/main.rs": base["precompiled/bin/main.rs"] + _BUILD_STEP}
-    assert _blocking(review_change(tmp_path / "tooling", base, tooling)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "tooling", base, tooling)) == []
     # The same code in the published crate is product code.
     product = {**base, "core/src/lib.rs": base["core/src/lib.rs"] + _BUILD_STEP}
-    assert _blocking(review_change(tmp_path / "product", base, product)) == [("tests/missing-tests", "core/src/lib.rs", 5)]
+    assert blocking_tests_findings(review_change(tmp_path / "product", base, product)) == [("tests/missing-tests", "core/src/lib.rs", 5)]
     # In a workspace that publishes nothing (an application), `publish = false` says nothing.
     application = repository("publish = false\n")
     branch = {**application, "precompiled/bin/main.rs": application["precompiled/bin/main.rs"] + _BUILD_STEP}
-    assert _blocking(review_change(tmp_path / "application", application, branch)) == [
+    assert blocking_tests_findings(review_change(tmp_path / "application", application, branch)) == [
         ("tests/missing-tests", "precompiled/bin/main.rs", 3)
     ]
 
@@ -248,7 +236,7 @@ _FACTORY = (
 def test_a_setter_a_delegate_or_a_factory_passes_through(tmp_path: Path, name: str, added: str, blocks: bool) -> None:
     path = "src/main/java/app/OptionalFactory.java"
     base = {path: _FACTORY.format(added="")}
-    found = _blocking(review_change(tmp_path, base, {path: _FACTORY.format(added=added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _FACTORY.format(added=added)}))
     assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name
 
 
@@ -258,9 +246,9 @@ def test_a_python_setter_or_delegate_passes_through(tmp_path: Path) -> None:
         "\n    def with_timeout(self, timeout):\n        self._timeout = timeout\n        return self\n"
         "\n    def send(self, request, *, stream=False):\n        return self._inner.send(request, stream=stream)\n"
     )
-    assert _blocking(review_change(tmp_path / "passing", base, {"pkg/client.py": base["pkg/client.py"] + passing})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "passing", base, {"pkg/client.py": base["pkg/client.py"] + passing})) == []
     validating = "\n    def with_timeout(self, timeout):\n        self._timeout = float(timeout)\n        return self\n"
-    assert _blocking(review_change(tmp_path / "validating", base, {"pkg/client.py": base["pkg/client.py"] + validating})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "validating", base, {"pkg/client.py": base["pkg/client.py"] + validating})) == [
         ("tests/missing-tests", "pkg/client.py", 5)
     ]
 
@@ -281,10 +269,10 @@ def test_a_script_javadoc_writes_beside_its_indexes_is_generated(tmp_path: Path)
         "website/1.x/lib/package-list": "app\n",
         "website/1.x/lib/script.js": _SCRIPT,
     }
-    assert _blocking(review_change(tmp_path / "javadoc", base, site)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "javadoc", base, site)) == []
     # The same script in a site's own code is code the site runs.
     own = {**base, "website/app/script.js": _SCRIPT}
-    assert _blocking(review_change(tmp_path / "site", base, own)) == [("tests/missing-tests", "website/app/script.js", 1)]
+    assert blocking_tests_findings(review_change(tmp_path / "site", base, own)) == [("tests/missing-tests", "website/app/script.js", 1)]
 
 
 _FORMS = (
@@ -308,11 +296,11 @@ def test_an_if_chain_rewritten_as_a_match_makes_the_same_decisions(tmp_path: Pat
     )
     base = {"derive/src/de.rs": _FORMS.format(kind="Option<&Ident>", body=chains)}
     branch = {"derive/src/de.rs": _FORMS.format(kind="Form", body=matches)}
-    assert _blocking(review_change(tmp_path / "match", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "match", base, branch)) == []
     # A match that decides more than the chain did is new behaviour.
     more = matches.replace("        Form::Plain => quote!(plain),\n", "        Form::Plain => quote!(plain),\n"
                            "        Form::Flat => quote!(flat),\n        Form::Seq => quote!(seq),\n")
-    assert _blocking(review_change(tmp_path / "more", base, {"derive/src/de.rs": _FORMS.format(kind="Form", body=more)})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "more", base, {"derive/src/de.rs": _FORMS.format(kind="Form", body=more)})) == [
         ("tests/missing-tests", "derive/src/de.rs", 1)
     ]
 
@@ -334,13 +322,13 @@ def test_ruby_code_the_gemspec_does_not_package_reaches_no_user(tmp_path: Path) 
         return {"site.gemspec": _GEMSPEC.format(files=files), "lib/site.rb": "module Site\nend\n"}
 
     packaged = repository("all_files.grep(%r!^(exe|lib)/!)")
-    assert _blocking(review_change(tmp_path / "rake", packaged, {**packaged, "rake/config_formatter.rb": _FORMATTER})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "rake", packaged, {**packaged, "rake/config_formatter.rb": _FORMATTER})) == []
     # The same class in a packaged directory, or in a gem that packages every file, is product code.
-    assert _blocking(review_change(tmp_path / "lib", packaged, {**packaged, "lib/site/config_formatter.rb": _FORMATTER})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "lib", packaged, {**packaged, "lib/site/config_formatter.rb": _FORMATTER})) == [
         ("tests/missing-tests", "lib/site/config_formatter.rb", 3)
     ]
     everything = repository("all_files")
-    assert _blocking(review_change(tmp_path / "all", everything, {**everything, "rake/config_formatter.rb": _FORMATTER})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "all", everything, {**everything, "rake/config_formatter.rb": _FORMATTER})) == [
         ("tests/missing-tests", "rake/config_formatter.rb", 3)
     ]
 
@@ -365,12 +353,12 @@ _GUESS = (
 def test_decisions_extracted_into_a_helper_as_guard_clauses_are_not_new(tmp_path: Path) -> None:
     base = {"src/pkg/types.py": _CONVERT.format(guess=_NESTED)}
     extracted = {"src/pkg/types.py": _GUESS + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
-    assert _blocking(review_change(tmp_path / "extracted", base, extracted)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "extracted", base, extracted)) == []
     # A helper deciding more than the decisions it took out is new behaviour.
     more = _GUESS.replace("    item = default[0]\n", "    if len(default) > 8:\n        return list\n    if default[0] is None:\n"
                           "        return None\n    item = default[0]\n")
     grown = {"src/pkg/types.py": more + _CONVERT.format(guess="    ty = _guess_type(ty, default)\n")}
-    assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "src/pkg/types.py", 1)]
+    assert blocking_tests_findings(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "src/pkg/types.py", 1)]
 
 
 _MOVED_FROM = (
@@ -406,7 +394,7 @@ def test_a_function_moved_to_another_file_and_edited_on_the_way_is_compared_with
         "            {\n                entries.push(entry);\n            }\n"
     )
     moved = {"core/src/content.rs": None, "core/src/lib.rs": "\n", "serde/src/de.rs": _moved_into(edited)}
-    assert _blocking(review_change(tmp_path / "moved", base, moved)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "moved", base, moved)) == []
     # Moved and given decisions of its own on the way: new behaviour, as if edited in place.
     decides = (
         "            while let Some(entry) = access.next_entry() {\n                if entry.is_empty() {\n"
@@ -414,11 +402,11 @@ def test_a_function_moved_to_another_file_and_edited_on_the_way_is_compared_with
         "                    break;\n                }\n                entries.push(entry);\n            }\n"
     )
     grown = {"core/src/content.rs": None, "core/src/lib.rs": "\n", "serde/src/de.rs": _moved_into(decides)}
-    assert _blocking(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "serde/src/de.rs", 9)]
+    assert blocking_tests_findings(review_change(tmp_path / "grown", base, grown)) == [("tests/missing-tests", "serde/src/de.rs", 9)]
     # A new function beside the removed one's name is still new.
     renamed = {"core/src/content.rs": None, "core/src/lib.rs": "\n",
                "serde/src/de.rs": _moved_into(edited).replace("visit_map", "visit_entries")}
-    assert _blocking(review_change(tmp_path / "renamed", base, renamed)) == [
+    assert blocking_tests_findings(review_change(tmp_path / "renamed", base, renamed)) == [
         ("tests/missing-tests", "serde/src/de.rs", 9)
     ]
 
@@ -461,7 +449,7 @@ def test_a_gradle_project_the_build_uses_only_for_tests_is_test_support(tmp_path
                             "        implementation(project(\":testing-support\"))\n      }\n    }\n  }\n}\n"),
     ]:
         base = _gradle_build(support, dependencies)
-        assert _blocking(review_change(tmp_path / name, base, change)) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, change)) == [], name
     # A project the library itself depends on, or one the build publishes, is product code.
     for name, script, dependencies in [
         ("main-dependency", support, "dependencies {\n  implementation(projects.testingSupport)\n}\n"),
@@ -469,7 +457,7 @@ def test_a_gradle_project_the_build_uses_only_for_tests_is_test_support(tmp_path
          "dependencies {\n  testImplementation(projects.testingSupport)\n}\n"),
     ]:
         base = _gradle_build(script, dependencies)
-        assert _blocking(review_change(tmp_path / name, base, change)) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, change)) == [
             ("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6),
             ("tests/missing-tests", "testing-support/src/main/kotlin/acme/RecordingListener.kt", 10),
         ], name
@@ -491,14 +479,14 @@ def test_a_file_in_a_gradle_test_source_set_is_a_test_and_a_comment_on_one_tests
     }
     product = {"library/src/commonMain/kotlin/acme/Listener.kt": _LISTENER_QUEUED}
     tested = {**product, "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", _QUEUED_CHECK)}
-    assert _blocking(review_change(tmp_path / "tested", base, tested)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "tested", base, tested)) == []
     untested = [("tests/missing-tests", "library/src/commonMain/kotlin/acme/Listener.kt", 6)]
     # The test file's doc comment alone, or the same checks written into the main source set, test nothing.
     commented = {**product, "library/src/commonTest/kotlin/acme/ListenerChecks.kt": _CHECKS.replace(
         "class ListenerChecks", "/**\n * Checks of the listener.\n */\nclass ListenerChecks").replace("{more}", "")}
-    assert _blocking(review_change(tmp_path / "commented", base, commented)) == untested
+    assert blocking_tests_findings(review_change(tmp_path / "commented", base, commented)) == untested
     in_main = {**product, "library/src/commonMain/kotlin/acme/ListenerChecks.kt": _CHECKS.replace("{more}", _QUEUED_CHECK)}
-    assert _blocking(review_change(tmp_path / "in-main", base, in_main)) == untested + [
+    assert blocking_tests_findings(review_change(tmp_path / "in-main", base, in_main)) == untested + [
         ("tests/missing-tests", "library/src/commonMain/kotlin/acme/ListenerChecks.kt", 11)
     ]
 
@@ -516,15 +504,15 @@ _BUILD_RS = (
 
 def test_a_rust_packages_build_script_is_no_product_code(tmp_path: Path) -> None:
     base = {"macros/Cargo.toml": '[package]\nname = "macros"\n', "macros/src/lib.rs": _LIB}
-    assert _blocking(review_change(tmp_path / "default", base, {"macros/build.rs": _BUILD_RS})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "default", base, {"macros/build.rs": _BUILD_RS})) == []
     named = {**base, "macros/Cargo.toml": '[package]\nname = "macros"\nbuild = "tools/probe.rs"\n'}
-    assert _blocking(review_change(tmp_path / "named", named, {"macros/tools/probe.rs": _BUILD_RS})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "named", named, {"macros/tools/probe.rs": _BUILD_RS})) == []
     # The same code where the manifest names no build script (`build = false`), or in the crate's sources.
     off = {**base, "macros/Cargo.toml": '[package]\nname = "macros"\nbuild = false\n'}
-    assert _blocking(review_change(tmp_path / "off", off, {"macros/build.rs": _BUILD_RS})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "off", off, {"macros/build.rs": _BUILD_RS})) == [
         ("tests/missing-tests", "macros/build.rs", 14)
     ]
-    assert _blocking(review_change(tmp_path / "source", base, {"macros/src/probe.rs": _BUILD_RS})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "source", base, {"macros/src/probe.rs": _BUILD_RS})) == [
         ("tests/missing-tests", "macros/src/probe.rs", 14)
     ]
 
@@ -548,12 +536,12 @@ def _language_class(row: str) -> str:
 def test_a_constructor_that_only_registers_constant_rows_is_a_table(tmp_path: Path) -> None:
     base = {"src/Acme/Resources/Language.cs": _LANGUAGE_BASE}
     rows = _language_class('Translate<{validator}>("\'{{PropertyName}}\' is not valid.");')
-    assert _blocking(review_change(tmp_path / "rows", base, {"src/Acme/Resources/Languages/BengaliLanguage.cs": rows})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "rows", base, {"src/Acme/Resources/Languages/BengaliLanguage.cs": rows})) == []
     # Rows that compute their message (a call in the argument, an interpolation) are code.
     for name, row in [("computed", 'Translate<{validator}>(Format("{validator}"));'),
                       ("interpolated", 'Translate<{validator}>($"{{Culture}} {validator}");')]:
         branch = {"src/Acme/Resources/Languages/BengaliLanguage.cs": _language_class(row)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "src/Acme/Resources/Languages/BengaliLanguage.cs", 5)
         ], name
 
@@ -582,10 +570,10 @@ def test_an_expression_extracted_into_a_helper_that_returns_it_is_moved_code(tmp
     base = {"src/Routing.php": _ROUTING.format(call=_INLINE_CALL, helper="")}
     called = "        $results = $this->resolveFromRequest($request);\n"
     extracted = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("compute"))}
-    assert _blocking(review_change(tmp_path / "extracted", base, extracted)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "extracted", base, extracted)) == []
     # A helper that calls something else is new code, whatever it shares with the old lines.
     other = {"src/Routing.php": _ROUTING.format(call=called, helper=_helper("computeCached"))}
-    assert _blocking(review_change(tmp_path / "other", base, other)) == [("tests/missing-tests", "src/Routing.php", 14)]
+    assert blocking_tests_findings(review_change(tmp_path / "other", base, other)) == [("tests/missing-tests", "src/Routing.php", 14)]
 
 
 _BUILD_ACTION = (
@@ -606,9 +594,9 @@ def test_gradle_build_logic_is_no_product_code(tmp_path: Path) -> None:
     }
     for name, path in [("included", "build-logic/src/main/kotlin/BundleAction.kt"),
                        ("build-src", "buildSrc/src/main/kotlin/BundleAction.kt")]:
-        assert _blocking(review_change(tmp_path / name, base, {path: _BUILD_ACTION})) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, {path: _BUILD_ACTION})) == [], name
     # The same code in a project of the build is product code.
-    assert _blocking(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
+    assert blocking_tests_findings(review_change(tmp_path / "library", base, {"library/src/main/kotlin/acme/BundleAction.kt": _BUILD_ACTION})) == [
         ("tests/missing-tests", "library/src/main/kotlin/acme/BundleAction.kt", 4)
     ]
 
@@ -644,14 +632,14 @@ def test_a_rust_doc_example_that_asserts_is_a_test(tmp_path: Path, name: str, fe
     base = {"Cargo.toml": '[package]\nname = "commands"\nversion = "0.1.0"\n', path: _COMMANDS.replace("{added}", "")}
     branch = {path: _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", fence))}
     line = 16 + fence.count("\n")
-    assert _blocking(review_change(tmp_path, base, branch)) == ([("tests/missing-tests", path, line)] if blocks else [])
+    assert blocking_tests_findings(review_change(tmp_path, base, branch)) == ([("tests/missing-tests", path, line)] if blocks else [])
 
 
 def test_a_library_without_doctests_runs_no_doc_example(tmp_path: Path) -> None:
     manifest = '[package]\nname = "commands"\nversion = "0.1.0"\n\n[lib]\ndoctest = false\n'
     base = {"Cargo.toml": manifest, "src/lib.rs": _COMMANDS.replace("{added}", "")}
     branch = {"src/lib.rs": _COMMANDS.replace("{added}", "\n" + _MAP_SUBCOMMANDS.replace("{fence}", "    /// ```\n"))}
-    assert _blocking(review_change(tmp_path, base, branch)) == [("tests/missing-tests", "src/lib.rs", 17)]
+    assert blocking_tests_findings(review_change(tmp_path, base, branch)) == [("tests/missing-tests", "src/lib.rs", 17)]
 
 
 _GENERATOR = (
@@ -673,7 +661,7 @@ def test_a_rust_method_that_forwards_and_returns_a_built_value_passes_through(
     path = "src/generator.rs"
     added = f"\n    fn try_generate(&self, buf: &mut dyn Write) -> Result<(), Error> {{\n{body}    }}\n"
     base = {"Cargo.toml": '[package]\nname = "generator"\nversion = "0.1.0"\n', path: _GENERATOR.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _GENERATOR.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _GENERATOR.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 6)] if blocks else []), name
 
 
@@ -708,7 +696,7 @@ def test_an_edit_of_a_rust_files_own_test_module_is_a_test(
 
     base = {"Cargo.toml": '[package]\nname = "levels"\nversion = "0.1.0"\n', "src/lib.rs": source(_ONE_LEVEL, "levels", "high")}
     branch = {"src/lib.rs": source(_THREE_LEVELS, comment, word)}
-    found = _blocking(review_change(tmp_path, base, branch))
+    found = blocking_tests_findings(review_change(tmp_path, base, branch))
     assert found == ([("tests/missing-tests", "src/lib.rs", 16 if tests_first else 5)] if blocks else []), name
 
 
@@ -729,7 +717,7 @@ def test_a_rust_delegate_with_a_type_argument_passes_through(tmp_path: Path, nam
     path = "src/arg.rs"
     added = f"\n    pub fn get<T: Extension>(&self, name: &str) -> Option<&T> {{\n{body}    }}\n"
     base = {"Cargo.toml": '[package]\nname = "arg"\nversion = "0.1.0"\n', path: _EXTENSIONS.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _EXTENSIONS.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _EXTENSIONS.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 10)] if blocks else []), name
 
 
@@ -749,7 +737,7 @@ def test_a_rust_accessor_chaining_adaptors_without_arguments_passes_through(
     path = "src/shells.rs"
     added = f"    pub fn iter(&self) -> impl Iterator<Item = &str> {{\n{body}    }}\n"
     base = {"Cargo.toml": '[package]\nname = "shells"\nversion = "0.1.0"\n', path: _SHELLS.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _SHELLS.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _SHELLS.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 4)] if blocks else []), name
 
 
@@ -765,12 +753,12 @@ def test_a_ruby_method_that_memoizes_what_it_forwards_decides_nothing(tmp_path: 
     # `@ip ||= super`: the inherited method's answer, computed once; a call forwarded the same way.
     for name, body in [("super", "@ip ||= super"), ("forward", "@ip ||= helpers.ip(env)")]:
         branch = {"lib/site/request.rb": _REQUEST.format(method=f"\n    def ip\n      {body}\n    end\n")}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [], name
     # Memoizing what the method works out itself is new behaviour: it still blocks.
     for name, body in [("operator", "@ip ||= forwarded_ip || remote_address"),
                        ("two-calls", "@ip ||= pick(forwarded_addresses(env))")]:
         branch = {"lib/site/request.rb": _REQUEST.format(method=f"\n    def ip\n      {body}\n    end\n")}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "lib/site/request.rb", 17)
         ], name
 
@@ -796,7 +784,7 @@ _MORE = (
 
 
 def _blocking_rules(findings: list) -> list[str]:  # type: ignore[type-arg]
-    return [rule for rule, _path, _line in _blocking(findings)]
+    return [rule for rule, _path, _line in blocking_tests_findings(findings)]
 
 
 def test_calls_of_a_guard_helper_written_out_as_the_checks_it_makes(tmp_path: Path) -> None:
@@ -804,7 +792,7 @@ def test_calls_of_a_guard_helper_written_out_as_the_checks_it_makes(tmp_path: Pa
     fix = {"branch_name": "fix/inefficient-assert", "message": "Fix inefficient assert pattern"}
     # Each `assert(msg) { cond }` becomes the `raise ... unless cond` the helper ran: the same decisions.
     inline = {"lib/site/lint.rb": _LINT.format(checks=_INLINE)}
-    assert _blocking(review_change(tmp_path / "inline", base, inline, **fix)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "inline", base, inline, **fix)) == []
     # Checks the helper never made, written beside the inlined ones (or beside its calls), still block.
     for name, checks in [("inline-and-more", _INLINE + _MORE), ("calls-and-more", _ASSERTED + _MORE)]:
         branch = {"lib/site/lint.rb": _LINT.format(checks=checks)}
@@ -825,12 +813,12 @@ def test_a_ruby_backport_of_what_the_runtime_has_is_its_behaviour_not_the_projec
     for name, condition in [("modifier", " unless //.respond_to?(:match?)"),
                             ("string", " unless ''.respond_to?('match?')")]:
         branch = {"lib/site/core_ext/regexp.rb": _REFINEMENT.format(condition=condition)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [], name
     # Defined everywhere, or unless the project's own class has one (a default), it is new code.
     for name, condition in [("always", ""), ("own-class", " unless method_defined?(:match?)"),
                             ("other-name", " unless //.respond_to?(:match)")]:
         branch = {"lib/site/core_ext/regexp.rb": _REFINEMENT.format(condition=condition)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "lib/site/core_ext/regexp.rb", 4)
         ], name
 
@@ -845,11 +833,11 @@ def test_a_ruby_method_that_yields_one_call_passes_it_through(tmp_path: Path) ->
     base = {"lib/site/adapter.rb": _ADAPTER.format(method="")}
     # `yield connection(env)` hands the block what one call returns, as `return` would the caller.
     branch = {"lib/site/adapter.rb": _ADAPTER.format(method="\n    def with_connection(env)\n      yield connection(env)\n    end\n")}
-    assert _blocking(review_change(tmp_path / "yield", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "yield", base, branch)) == []
     # Yielding what the method works out (an operator, a second call) is new behaviour.
     for name, value in [("operator", "connection(env) || fallback"), ("two-calls", "connection(prepare(env))")]:
         method = f"\n    def with_connection(env)\n      yield {value}\n    end\n"
-        assert _blocking(review_change(tmp_path / name, base, {"lib/site/adapter.rb": _ADAPTER.format(method=method)})) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, {"lib/site/adapter.rb": _ADAPTER.format(method=method)})) == [
             ("tests/missing-tests", "lib/site/adapter.rb", 12)
         ], name
 
@@ -865,11 +853,11 @@ def test_ruby_accessors_of_a_hash_entry_decide_nothing(tmp_path: Path) -> None:
     # `env[KEY]` and `env[KEY] = session` read and store one entry, as `@name` and `@name = name` do.
     accessors = ("\n    def self.find(env)\n      env[SESSION_KEY]\n    end\n\n"
                  "    def self.set(env, session)\n      env[SESSION_KEY] = session\n    end\n")
-    assert _blocking(review_change(tmp_path / "accessors", base, {"lib/site/session.rb": _SESSION.format(methods=accessors)})) == []
+    assert blocking_tests_findings(review_change(tmp_path / "accessors", base, {"lib/site/session.rb": _SESSION.format(methods=accessors)})) == []
     # Storing what a call works out, or under a key it works out, is code.
     for name, store in [("merged", "env[SESSION_KEY] = session.merge(defaults)"), ("keyed", "env[key_for(session)] = session")]:
         methods = f"\n    def self.set(env, session)\n      {store}\n    end\n"
-        assert _blocking(review_change(tmp_path / name, base, {"lib/site/session.rb": _SESSION.format(methods=methods)})) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, {"lib/site/session.rb": _SESSION.format(methods=methods)})) == [
             ("tests/missing-tests", "lib/site/session.rb", 9)
         ], name
 
@@ -896,7 +884,7 @@ def test_a_rust_setter_forwarding_through_a_closure_passes_through(
     path = "src/blocking.rs"
     added = f"\n    pub fn timeout(self, value: u64) -> ClientBuilder {{\n        {body}\n    }}\n"
     base = {"Cargo.toml": '[package]\nname = "client"\nversion = "0.1.0"\n', path: _BLOCKING_BUILDER.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _BLOCKING_BUILDER.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _BLOCKING_BUILDER.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 11)] if blocks else []), name
 
 
@@ -921,7 +909,7 @@ def test_a_rust_struct_literal_or_reference_of_plain_values_is_trivial(
     path = "src/wrapper.rs"
     added = f"    {signature} {{\n        {body}\n    }}\n"
     base = {"Cargo.toml": '[package]\nname = "wrapper"\nversion = "0.1.0"\n', path: _WRAPPER.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _WRAPPER.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _WRAPPER.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 8)] if blocks else []), name
 
 
@@ -956,7 +944,7 @@ def test_a_rust_derive_written_out_by_hand_is_no_new_behaviour(
     path = "src/balance.rs"
     base = {"Cargo.toml": '[package]\nname = "balance"\nversion = "0.1.0"\n', path: _BALANCE.format(derive=before, impls="")}
     branch = {path: _BALANCE.format(derive=after, impls=impls)}
-    found = _blocking(review_change(tmp_path, base, branch))
+    found = blocking_tests_findings(review_change(tmp_path, base, branch))
     assert (found != []) is blocks, (name, found)
 
 
@@ -985,7 +973,7 @@ def test_a_rust_shortcut_forwarding_the_type_its_signature_names_passes_through(
     generics = "<T>" if "<T," in returns else ""
     added = f"\n    pub fn limit{generics}(self, max: usize) -> {returns} {{\n        {body}\n    }}\n"
     base = {"Cargo.toml": '[package]\nname = "builder"\nversion = "0.1.0"\n', path: _SERVICE_BUILDER.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _SERVICE_BUILDER.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _SERVICE_BUILDER.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 22)] if blocks else []), name
 
 
@@ -1012,7 +1000,7 @@ def test_a_rust_setter_storing_its_parameters_declared_conversion_passes_through
     path = "src/builder.rs"
     added = f"    {signature} {{\n        {body}\n        self\n    }}\n"
     base = {"Cargo.toml": '[package]\nname = "builder"\nversion = "0.1.0"\n', path: _CONFIGURED.replace("{added}", "")}
-    found = _blocking(review_change(tmp_path, base, {path: _CONFIGURED.replace("{added}", added)}))
+    found = blocking_tests_findings(review_change(tmp_path, base, {path: _CONFIGURED.replace("{added}", added)}))
     assert found == ([("tests/missing-tests", path, 8)] if blocks else []), name
 
 
@@ -1030,15 +1018,15 @@ def test_a_ruby_constructor_is_private_as_ruby_makes_it(tmp_path: Path) -> None:
                    "      @prefixes = [mount_path, normalize(prefix)].select {{ |p| p.present? && p != \"/\" }}.freeze\n"
                    "    end\n\n")
     branch = {"lib/site/versioner.rb": _VERSIONER.format(method=constructor.format(name="initialize"))}
-    assert _blocking(review_change(tmp_path / "initialize", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "initialize", base, branch)) == []
     # The same body under a public name, or a constructor of five statements, still blocks.
     branch = {"lib/site/versioner.rb": _VERSIONER.format(method=constructor.format(name="setup"))}
-    assert _blocking(review_change(tmp_path / "public", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
+    assert blocking_tests_findings(review_change(tmp_path / "public", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
     long = ("    def initialize(app, **options)\n      super\n      @mount = normalize(mount_path)\n"
             "      @prefix = normalize(prefix)\n      @prefixes = [@mount, @prefix].reject(&:empty?)\n"
             "      @pattern = Regexp.union(@prefixes)\n    end\n\n")
     branch = {"lib/site/versioner.rb": _VERSIONER.format(method=long)}
-    assert _blocking(review_change(tmp_path / "long", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
+    assert blocking_tests_findings(review_change(tmp_path / "long", base, branch)) == [("tests/missing-tests", "lib/site/versioner.rb", 3)]
 
 
 _FORMATTER_MIDDLEWARE = (
@@ -1059,14 +1047,14 @@ def test_a_condition_split_into_guard_clauses_makes_the_same_decisions(tmp_path:
     base = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=_CONDITION)}
     # Each `&& x` becomes `return false unless x`: the decisions the condition made, as branches.
     guards = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=_GUARDS)}
-    assert _blocking(review_change(tmp_path / "guards", base, guards)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "guards", base, guards)) == []
     # A dispatch on the value's class for `(a && b) || (c && d)` decides the same too.
     dispatch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=(
         "      case request\n      when Array then request.empty?\n      when Hash then request.key?(:body)\n"
         "      else false\n      end\n"))}
     pairs = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=(
         "      (request.is_a?(Array) && request.empty?) ||\n        (request.is_a?(Hash) && request.key?(:body))\n"))}
-    assert _blocking(review_change(tmp_path / "dispatch", pairs, dispatch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "dispatch", pairs, dispatch)) == []
     # Guards written beside the condition, or checks it never made, are new decisions.
     beside = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n"
                              "      return false if request.empty?\n      request.content_length")
@@ -1075,7 +1063,7 @@ def test_a_condition_split_into_guard_clauses_makes_the_same_decisions(tmp_path:
     one_more = _GUARDS.replace("      request.content_length", "      return false if request.chunked?\n      request.content_length")
     for name, body in [("new-checks", beside), ("condition-kept", kept), ("one-more", one_more)]:
         branch = {"lib/site/formatter.rb": _FORMATTER_MIDDLEWARE.format(body=body)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/formatter.rb", 4)], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/formatter.rb", 4)], name
 
 
 _HANDLER = (
@@ -1112,10 +1100,10 @@ def test_a_refactor_that_writes_nil_safe_calls_as_a_guard_is_rearranged(tmp_path
     # file makes the decisions it made, one of them now a branch.
     base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE)}
     branch = {"lib/site/handler.rb": _HANDLER.format(methods=_SPLIT, handle=_NIL_GUARD)}
-    assert _blocking(review_change(tmp_path / "split", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "split", base, branch)) == []
     # The same split where the nil guard is a check the file never made still blocks.
     base = {"lib/site/handler.rb": _HANDLER.format(methods=_ATTRIBUTE, handle=_SAFE.replace("type&.", "type.to_s."))}
-    assert _blocking(review_change(tmp_path / "grown", base, branch)) == [("tests/missing-tests", "lib/site/handler.rb", 13)]
+    assert blocking_tests_findings(review_change(tmp_path / "grown", base, branch)) == [("tests/missing-tests", "lib/site/handler.rb", 13)]
 
 
 _MEDIA_TYPES = (
@@ -1145,7 +1133,7 @@ def test_a_method_moved_into_another_class_and_edited_on_the_way_is_compared_wit
     base = _versioner_files("", f"\n    def media_types\n{_MEDIA_TYPES}    end\n")
     # Moved up from the subclass into its base class and memoized, its local renamed: the same body.
     branch = _versioner_files(f"\n    private\n\n    def media_types\n{_MEMOIZED}    end\n", "")
-    assert _blocking(review_change(tmp_path / "moved", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "moved", base, branch)) == []
     # A body that decides more than the removed one did, another body, or the body under another
     # name (a rename is new) still blocks.
     decided = _MEMOIZED.replace("          media << \"#{base}+#{extension}\"\n",
@@ -1156,7 +1144,7 @@ def test_a_method_moved_into_another_class_and_edited_on_the_way_is_compared_wit
     for name, method, body in [("decided", "media_types", decided), ("other", "media_types", other),
                                ("renamed", "available_types", _MEMOIZED)]:
         branch = _versioner_files(f"\n    private\n\n    def {method}\n{body}    end\n", "")
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/base.rb", 9)], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [("tests/missing-tests", "lib/site/base.rb", 9)], name
 
 
 _CONCERN = (
@@ -1180,7 +1168,7 @@ def test_a_ruby_method_documented_api_private_is_no_public_api(tmp_path: Path) -
         branch = {"lib/site/version_concern.rb": _CONCERN.format(
             doc=module_doc, method=_DESERIALIZED.format(doc=method_doc))}
         found = review_change(tmp_path / name, base, branch, message="Fix Style/MultilineTernaryOperator offenses")
-        assert _blocking(found) == [], name
+        assert blocking_tests_findings(found) == [], name
     # Undocumented, `@api public` inside a private module, the tag a blank line away from the
     # method, or a documented-private helper of five statements: each still blocks.
     long = _DESERIALIZED.replace("        object\n", "        record(object)\n        log(object)\n"
@@ -1192,7 +1180,7 @@ def test_a_ruby_method_documented_api_private_is_no_public_api(tmp_path: Path) -
         ("long", "", long.format(doc="    # @api private\n")),
     ]:
         branch = {"lib/site/version_concern.rb": _CONCERN.format(doc=module_doc, method=method)}
-        blocking = _blocking(review_change(tmp_path / name, base, branch))
+        blocking = blocking_tests_findings(review_change(tmp_path / name, base, branch))
         assert [rule for rule, _path, _line in blocking] == ["tests/missing-tests"], name
 
 
@@ -1210,14 +1198,14 @@ def test_a_ruby_delegate_that_names_its_arguments_passes_through(tmp_path: Path)
                        ("rockets", "where(table_name => { resource_owner_id: resource_owner.id })")]:
         method = f"\n    def self.active_for(resource_owner)\n      {body}\n    end\n"
         branch = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method=method)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [], name
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [], name
     # A named argument worked out by an operator, a second call, or a ternary still blocks.
     for name, body in [("operator", "where(resource_owner_id: resource_owner.id, expires_at: now + ttl)"),
                        ("two-calls", "where(resource_owner_id: resource_owner.id).order(created_at: :desc)"),
                        ("ternary", "where(revoked_at: resource_owner.admin? ? nil : now)")]:
         method = f"\n    def self.active_for(resource_owner)\n      {body}\n    end\n"
         branch = {"app/models/site/access_token.rb": _TOKEN_MODEL.format(method=method)}
-        assert _blocking(review_change(tmp_path / name, base, branch)) == [
+        assert blocking_tests_findings(review_change(tmp_path / name, base, branch)) == [
             ("tests/missing-tests", "app/models/site/access_token.rb", 7)
         ], name
 
@@ -1263,7 +1251,7 @@ def test_a_class_renamed_into_a_file_of_its_own_is_compared_with_where_it_came_f
     # Rails version's, paired with the second), deciding what it decided.
     moved = "lib/site/attribute_serializers/cast_attribute_serializer.rb"
     branch = {"lib/site/attributes_serialization.rb": None, moved: _cast_serializer(_LEGACY_SERIALIZE)}
-    assert _blocking(review_change(tmp_path / "renamed", base, branch)) == []
+    assert blocking_tests_findings(review_change(tmp_path / "renamed", base, branch)) == []
     # A method that decides more than its namesake did, or a class that holds only some of the
     # removed class's methods, still blocks.
     decided = ("          val = enums[attr][val] if enums[attr]\n          val = val.to_s if val.is_a?(Symbol)\n"
