@@ -9,7 +9,8 @@ replies, and the code that reviews (every file of the reviewgate package, each b
 modification time as Python's own bytecode cache tells a changed module, the Python version and
 the distributions installed beside it: the grammars are among them). A shard's part, a review
 after a verify (the process lens reads its outcome) and a bundle are reviewed every time; only an
-outcome the reviewer finished (`ok`) is kept. Entries are sealed as the chunk store's are
+outcome the reviewer finished (`ok`) with every file parsed is kept (a parse given up ran out of
+time, which another run may not). Entries are sealed as the chunk store's are
 (cache_trust.py): a branch, its verify or a shared cache cannot plant one that hides a finding.
 """
 
@@ -28,6 +29,7 @@ from reviewgate.cache_keys import cache_key
 from reviewgate.cache_trust import ReviewCache
 from reviewgate.context import ReviewRequest
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome, ReviewerStatus
+from reviewgate.reviewers.builtin.given_up_parses import is_given_up_note
 from reviewgate.verify.outcome import VerifyStatus
 
 ENTRY_KIND = "builtin-outcome"
@@ -54,7 +56,7 @@ def reviewed_or_reused(
         except (ValueError, KeyError, TypeError):
             pass  # sealed by this gate but unreadable to this version: reviewed again, and replaced
     outcome = run(reviewer, request)
-    if outcome.status is ReviewerStatus.OK:
+    if outcome.status is ReviewerStatus.OK and not any(is_given_up_note(note) for note in outcome.notes):
         data = {**outcome.to_json(), "findings": [finding.to_json() for finding in outcome.findings]}
         try:
             cache.write(ENTRY_KIND, path, json.dumps(data, sort_keys=True).encode("utf-8"))

@@ -16,6 +16,7 @@ import pytest
 import reviewgate
 from reviewgate.outcome_cache import OUTCOMES_DIRECTORY, code_identity
 from testing.cli import clean_environment
+from testing.hostile_parses import LINES, SLOW_FILES
 from testing.repo import make_repo
 
 # The gate's `main` in a fresh interpreter, then its report's findings and reviewer outcome and
@@ -60,6 +61,17 @@ def test_a_changed_config_is_reviewed_again(tmp_path: Path) -> None:
     again = _run(repo, "--config", str(config))
     assert "security/eval" not in _rules(again["findings"])
     assert not again["outcome"]["cached"]
+
+
+@pytest.mark.timeout(120)
+def test_an_outcome_with_a_parse_given_up_is_not_kept(tmp_path: Path) -> None:
+    path, line = SLOW_FILES[0]  # its parse runs out of time: another run's may not
+    repo = make_repo(tmp_path, {"README.md": "x\n"}, {path: line * LINES}).path
+    first, second = _run(repo), _run(repo)
+    assert first["outcome"]["notes"] == [f"{path}: not parsed (its syntax tree went over the parse budget), read by "
+                                         "the line lenses only"]
+    assert second["outcome"]["notes"] == first["outcome"]["notes"] and not second["outcome"]["cached"]
+    assert not list((repo / ".reviewgate-cache" / OUTCOMES_DIRECTORY).glob("*.json"))
 
 
 def test_an_entry_this_gate_did_not_seal_is_reviewed_again_and_replaced(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from reviewgate.reviewers.base import ReviewerOutcome, ReviewerStatus
 from reviewgate.reviewers.builtin.behaviour import prefetch_both_sides
 from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.engine import Lens, run_lenses
-from reviewgate.reviewers.builtin.given_up_parses import take_given_up
+from reviewgate.reviewers.builtin.given_up_parses import given_up_note, take_given_up
 from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens, advisory_duplicates
 from reviewgate.reviewers.builtin.lenses.oversized import left_out_findings, oversized_findings
@@ -87,6 +87,5 @@ def review(name: str, request: ReviewRequest) -> ReviewerOutcome:
                  for change in part.target.oversized),
                *left_out,
                *reformatted,
-               *(f"{path}: not parsed (its syntax tree went over the parse budget), read by the line lenses only"
-                 for path in take_given_up())),
+               *(given_up_note(path) for path in take_given_up())),
     )
