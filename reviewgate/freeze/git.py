@@ -209,8 +209,9 @@ class TreeReader:
         data = self.read_bytes(path)
         return None if data is None else decode_text(data)
 
-    def keep(self, path: str, data: bytes) -> None:
-        """Cache a file read another way at this commit (its blob's bytes, checked against its id)."""
+    def keep(self, path: str, data: bytes | None) -> None:
+        """Cache a file read another way at this commit (its blob's bytes, checked against its id;
+        None: no blob there)."""
         self._cache[path] = data
 
     def prefetch(self, paths: list[str]) -> None:
