@@ -68,8 +68,8 @@ def _install(result_path: str) -> None:
         owner_name, _, name = attribute.rpartition(".")
         owner = getattr(module, owner_name) if owner_name else module
         setattr(owner, name, charged(label, getattr(owner, name)))
-    import reviewgate.reviewers.builtin as builtin
     import reviewgate.reviewers.builtin.engine as engine
+    import reviewgate.reviewers.builtin.lens_review as lens_review
 
     class Charged:
         """A per-file lens whose findings are listed inside its own charge."""
@@ -93,7 +93,7 @@ def _install(result_path: str) -> None:
         finally:
             Path(result_path).write_text(json.dumps(dict(spent)))
 
-    for module, name in ((engine, "run_lenses"), (builtin, "run_lenses")):  # imported there by name
+    for module, name in ((engine, "run_lenses"), (lens_review, "run_lenses")):  # imported there by name
         setattr(module, name, lenses_run)
 
 

@@ -29,8 +29,10 @@ from reviewgate.cache_trust import ReviewCache, open_cache
 from reviewgate.config import CONFIG_FILE, Config, TableReader
 from reviewgate.context import ReviewRequest
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.outcome_cache import reviewed_or_reused
 from reviewgate.own_directories import cache_directory
 from reviewgate.reviewers.base import Reviewer, ReviewerOutcome
+from reviewgate.reviewers.builtin import BuiltinReviewer
 
 if TYPE_CHECKING:  # the store is opened for a model reviewer only: a builtin-only run never loads it
     from reviewgate.chunk_store import ChunkStore
@@ -79,9 +81,12 @@ def review_with_cache(
     request: ReviewRequest,
     run: Callable[[Reviewer, ReviewRequest], ReviewerOutcome],
 ) -> ReviewerOutcome:
-    """`run(reviewer, request)`, with the reviewer's chunk store when it keeps one: only model
-    reviewers (those with `cache_identity()`) are cached, the builtin lenses cost nothing to rerun."""
+    """`run(reviewer, request)`, with the reviewer's chunk store when it keeps one (model reviewers,
+    those with `cache_identity()`); the builtin reviewer's whole outcome is reused for the same
+    change (outcome_cache.py), any other's is reviewed again."""
     if getattr(reviewer, "cache_identity", None) is None:
+        if isinstance(reviewer, BuiltinReviewer):
+            return reviewed_or_reused(cache, reviewer, request, run)
         return run(reviewer, request)
     store = store_for(cache, reviewer.name)
     if store is None:

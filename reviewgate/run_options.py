@@ -24,6 +24,7 @@ from reviewgate.policy.source import (
     commit_side,
     disk_side,
     policy_at,
+    policy_files,
     uncommitted_config,
 )
 
@@ -73,7 +74,9 @@ def load_policy(repo: Path, options: RunOptions, context: CiContext) -> Policy:
         reject_with_bundle(options.base, options.head, options.include_dirty)
         config, origin = bundle_policy(repo, options.config_path)
         return Policy(apply_overrides(config, options.overrides), config, origin, None)
-    refs = resolve_refs(repo, base=options.base, head=options.head, ci=context)
+    # The policy's files read with the refs: when the merge base is the base, no process of their own.
+    refs = resolve_refs(repo, base=options.base, head=options.head, ci=context,
+                        read_ahead=policy_files(repo, options.config_path))
     # --include-dirty reviews the working tree, so that is the change's side of the config.
     head_side = disk_side(repo) if options.include_dirty else commit_side(repo, refs.head_sha, "head")
     policy_commit = refs.merge_base

@@ -1,13 +1,16 @@
 """The head side's files read while the diff streams (freeze/head_reads.py): the same files as one
-read at the end, kept for the reviewers, and git's failure raised in the freeze's own thread."""
+read at the end, kept for the reviewers, and git's failure raised in the freeze's own thread; each
+read one git process, whatever its size, a blob over the cap passed over."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from reviewgate.freeze import git, git_objects
 from reviewgate.freeze.exclusions import ExclusionRules
 from reviewgate.freeze.freeze import freeze, reader_for
 from reviewgate.freeze.git import GitFailure, read_whole_files
@@ -51,3 +54,35 @@ def test_a_large_change_read_while_the_diff_streams_decides_and_keeps_as_before(
     shutil.rmtree(built.path / ".git" / "objects")  # what the reviewers read now comes from the freeze
     for change in target.files:
         assert reader_for(target).read_bytes(change.path) == head[change.path].encode()
+
+
+class _CountedPopen(subprocess.Popen[bytes]):
+    started = 0
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        type(self).started += 1
+        super().__init__(*args, **kwargs)  # type: ignore[call-overload]
+
+
+def test_files_are_read_with_one_git_process_a_blob_over_the_cap_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {"small.py": "a = 1\n", "large.py": "b = 2\n" * 40, "pkg/after.py": "c = 3\n"}
+    built = make_repo(tmp_path, files)
+    monkeypatch.setattr(git, "MAX_HEAD_BLOB_BYTES", 100)  # large.py's 240 bytes are over it
+    monkeypatch.setattr(git_objects, "_SKIP_BYTES", 7)  # passed over in many pieces
+    monkeypatch.setattr(subprocess, "Popen", _CountedPopen)
+    found = read_whole_files(built.path, built.head_sha, ["small.py", "large.py", "pkg", "missing.py", "pkg/after.py"])
+    assert found == {"small.py": b"a = 1\n", "pkg/after.py": b"c = 3\n"}, "a tree and a missing file left out too"
+    assert _CountedPopen.started == 1
+
+
+@pytest.mark.timeout(60)
+def test_a_read_whose_request_and_answer_are_each_larger_than_a_pipe_holds_ends(tmp_path: Path) -> None:
+    # 2,000 names of about 150 bytes: a request of 300 KB, an answer of more; written all before
+    # reading, git would stop reading it once its answer filled the pipe, and both would wait.
+    files = {f"package_{'directory_' * 10}{number}/module_{number}.py": f"value = {number}\n" * 20
+             for number in range(2000)}
+    built = make_repo(tmp_path, files)
+    found = read_whole_files(built.path, built.head_sha, list(files))
+    assert found == {path: text.encode() for path, text in files.items()}

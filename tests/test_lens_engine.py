@@ -19,17 +19,13 @@ from reviewgate.freeze.freeze import freeze
 from reviewgate.freeze.git import TreeReader
 from reviewgate.reviewers.builtin import BuiltinReviewer, engine
 from reviewgate.reviewers.builtin.behaviour import ToldEvidence, analyse
-from reviewgate.reviewers.builtin.engine import (
-    PARALLEL_MIN_ADDED_LINES,
-    PARALLEL_MIN_CORES,
-    WORKERS_VARIABLE,
-    worker_count,
-)
+from reviewgate.reviewers.builtin.engine import PARALLEL_MIN_ADDED_LINES, PARALLEL_MIN_CORES, worker_count
 from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.languages.shapes import FunctionShape, HeadShapes, packed
 from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
 from reviewgate.reviewers.builtin.side_shapes import head_shapes_of, head_shapes_unpacked
+from reviewgate.reviewers.builtin.workers import WORKERS_VARIABLE
 from testing.cli import run_cli
 from testing.repo import FileContent, make_repo
 from tests.test_corpus import load_cases

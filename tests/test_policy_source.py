@@ -191,6 +191,36 @@ def test_the_target_sides_tooling_files_come_with_the_policy_in_one_git_process(
     assert tooling.generated == ("docs/api/**",) and tooling.test_inputs == ("/checks",)
 
 
+class _CountedPopen(subprocess.Popen[bytes]):
+    started: list[str] = []
+
+    def __init__(self, command: list[str], *args: object, **kwargs: object) -> None:
+        type(self).started.append(next(item for item in command[1:] if not item.startswith("-") and "=" not in item))
+        super().__init__(command, *args, **kwargs)  # type: ignore[call-overload]
+
+
+def test_a_branch_on_top_of_its_base_has_its_policy_read_with_the_refs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one-line push: the merge base is the base, whose config and tooling files the refs'
+    `cat-file` read already; the policy starts no git process of its own, and reads what it did."""
+    from reviewgate.freeze.freeze import resolve_refs
+    from reviewgate.freeze.tooling import tooling_at
+    from reviewgate.policy.source import BASE_SIDE, commit_side, policy_at, policy_files
+
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG,
+                                ".gitattributes": "docs/api/** linguist-generated\n"},
+                     {".reviewgate.toml": "[review]\nmax_rounds = 5\n"})
+    monkeypatch.setattr(subprocess, "Popen", _CountedPopen)
+    refs = resolve_refs(repo.path, base="main", read_ahead=policy_files(repo.path, None))
+    base = commit_side(repo.path, refs.merge_base, "merge base")
+    config, origin = policy_at(repo.path, None, base, commit_side(repo.path, refs.head_sha, "head"))
+    assert _CountedPopen.started == ["cat-file", "merge-base"]
+    assert (refs.merge_base, origin.kind, config.review.max_rounds) == (repo.base_sha, BASE_SIDE, 3)
+    assert tooling_at(base.read).generated == ("docs/api/**",)
+    assert base.read("pyproject.toml") is None and _CountedPopen.started == ["cat-file", "merge-base"]
+
+
 # Counts the TOML parses of a run and whether the TOML module was imported at all.
 _COUNT_TOML_PARSES = (
     "import io, sys, types\n"

@@ -180,7 +180,16 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # point; the collections it saves were 2.4% of a one-line change's instructions, the module 0.07%).
 # 153 with the freeze's reads of the head side while the diff streams (`freeze.head_reads`: a thread
 # that reads in batches; no dataclass), as git.py was at the 450-line bound.
-LOCAL_RUN_MODULES = 153
+# 155 with the builtin reviewer's review in a module apart from the reviewer (`lens_review`), so that
+# building the reviewer loads no lens, and the workers variable it checks apart from the engine
+# (`workers`); no dataclass.
+# 157 with the builtin reviewer's outcome kept for the same change reviewed again (`outcome_cache`
+# and the `cache_keys` it names its entries with; no dataclass). The run below is a first run: the
+# same change reviewed again loads REUSED_RUN_MODULES.
+LOCAL_RUN_MODULES = 157
+# The same change reviewed again, the builtin reviewer's outcome reused: no lens, no lens_review
+# (82 with `given_up_parses`, whose note on a parse given up keeps an outcome from being stored).
+REUSED_RUN_MODULES = 82
 
 
 def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path) -> None:
@@ -188,6 +197,15 @@ def test_a_local_run_loads_no_more_reviewgate_modules_than_it_did(tmp_path: Path
     loaded = sorted(name for name in loaded_modules(repo.path, tmp_path / "modules.json")
                     if name.startswith("reviewgate"))
     assert len(loaded) <= LOCAL_RUN_MODULES, loaded
+
+
+def test_the_same_change_reviewed_again_loads_no_lens(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"app.py": "x = 2\n"})
+    loaded_modules(repo.path, tmp_path / "first.json")
+    loaded = sorted(name for name in loaded_modules(repo.path, tmp_path / "again.json")
+                    if name.startswith("reviewgate"))
+    assert "reviewgate.reviewers.builtin.lens_review" not in loaded
+    assert len(loaded) <= REUSED_RUN_MODULES, loaded
 
 
 def test_the_dataclasses_a_local_run_defines_have_docstrings(tmp_path: Path) -> None:

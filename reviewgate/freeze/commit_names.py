@@ -1,12 +1,14 @@
 """What the checkout's HEAD and the refs a run is given name, each with as few git processes as
 can answer: the branch checked out (from the HEAD file when the git directory is known), and the
-commits of several refs from one process, whose subjects are kept for the fix marker."""
+commits of several refs from one process, whose subjects are kept for the fix marker, and files
+at those refs read ahead in it (the policy's, for the readers of those commits)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reviewgate.freeze.git import known_git_directory, resolve_commit, run_git
+from reviewgate.freeze.git import known_git_directory, resolve_commit, run_git, shared_tree_reader
+from reviewgate.freeze.git_objects import checked_blob
 
 
 def checked_out_branch(repo: Path) -> str | None:
@@ -30,43 +32,81 @@ def checked_out_branch(repo: Path) -> str | None:
     return completed.stdout.decode("utf-8", "surrogateescape").strip() or None
 
 
-def resolve_commits(repo: Path, refs: list[str]) -> list[str | None]:
+def resolve_commits(repo: Path, refs: list[str], read_ahead: tuple[str, ...] = ()) -> list[str | None]:
     """The commit SHA each ref names, or None where it names none, as `resolve_commit` answers,
     from one git process for all of them (each call is a process). `cat-file --batch` resolves a
     name as `rev-parse --verify` does and answers `<name> missing` for one that names nothing; the
     commits it prints are small, and their subjects are kept for `commit_subject`. A ref holding a
-    newline cannot be a batch line and is asked alone."""
+    newline cannot be a batch line and is asked alone.
+
+    `read_ahead`: paths read at every ref in the same process and kept by the commit's shared
+    reader (git.shared_tree_reader), misses included, as its `prefetch_sides` would keep them: the
+    policy's files, read at the merge base next, which is the base for a branch on top of it. Each
+    ref is resolved again after them, and what was read is kept only if no ref moved meanwhile."""
     batched = [ref for ref in refs if "\n" not in ref]
+    paths = [path for path in read_ahead if "\n" not in path]
     found: dict[str, str | None] = {}
     if batched:
-        request = "".join(f"{ref}^{{commit}}\n" for ref in batched).encode("utf-8", "surrogateescape")
-        checked = run_git(repo, "cat-file", "--batch=%(objectname) %(objectsize)", input_bytes=request, check=False)
-        if checked.returncode == 0:
-            found = _batch_commits(batched, checked.stdout)
+        resolved = [f"{ref}^{{commit}}" for ref in batched]
+        names = [*resolved, *(f"{ref}:{path}" for ref in batched for path in paths), *(resolved if paths else [])]
+        request = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
+        checked = run_git(repo, "cat-file", "--batch=%(objectname) %(objecttype) %(objectsize)", input_bytes=request,
+                          check=False)
+        answers = _batch_answers(len(names), checked.stdout) if checked.returncode == 0 else None
+        if answers is not None:
+            found = _commits(batched, answers[:len(batched)])
+            if paths and answers[-len(batched):] == answers[:len(batched)]:
+                _keep_read_ahead(repo, batched, paths, found, answers[len(batched):-len(batched)])
     return [found[ref] if ref in found else resolve_commit(repo, ref) for ref in refs]
 
 
-def _batch_commits(refs: list[str], output: bytes) -> dict[str, str | None]:
-    """Each ref's commit from `cat-file --batch=%(objectname) %(objectsize)`'s answer, its subject
-    kept; empty when the answer cannot be read line for line (each ref is then asked alone)."""
-    found: dict[str, str | None] = {}
+def _batch_answers(count: int, output: bytes) -> list[tuple[str, str, bytes] | None] | None:
+    """The `count` answers of `cat-file --batch=%(objectname) %(objecttype) %(objectsize)`, each
+    (object name, type, content) or None for `<name> missing`; None when the output cannot be read
+    answer for answer (each ref is then asked alone)."""
+    answers: list[tuple[str, str, bytes] | None] = []
     offset = 0
-    for ref in refs:
+    for _ in range(count):
         header_end = output.find(b"\n", offset)
         if header_end < 0:
-            return {}
+            return None
         fields = output[offset:header_end].decode("ascii", "replace").split(" ")
         offset = header_end + 1
-        if len(fields) == 2 and _is_object_name(fields[0]) and fields[1].isdigit():
-            body = output[offset : offset + int(fields[1])]
-            offset += int(fields[1]) + 1  # the batch format ends every object with a newline
+        if len(fields) == 3 and _is_object_name(fields[0]) and fields[2].isdigit():
+            body = output[offset : offset + int(fields[2])]
+            offset += int(fields[2]) + 1  # the batch format ends every object with a newline
             if offset > len(output):
-                return {}
-            found[ref] = fields[0]
-            _remember_subject(fields[0], body)
+                return None
+            answers.append((fields[0], fields[1], body))
         else:
-            found[ref] = None  # `<name> missing`, `ambiguous`: no content follows
-    return found if offset == len(output) else {}
+            answers.append(None)  # `<name> missing`, `ambiguous`: no content follows
+    return answers if offset == len(output) else None
+
+
+def _commits(refs: list[str], answers: list[tuple[str, str, bytes] | None]) -> dict[str, str | None]:
+    """Each ref's commit, its subject kept."""
+    found: dict[str, str | None] = {}
+    for ref, answer in zip(refs, answers, strict=True):
+        found[ref] = None if answer is None else answer[0]
+        if answer is not None:
+            _remember_subject(answer[0], answer[2])
+    return found
+
+
+def _keep_read_ahead(repo: Path, refs: list[str], paths: list[str], commits: dict[str, str | None],
+                     answers: list[tuple[str, str, bytes] | None]) -> None:
+    """Each ref's files kept by its commit's shared reader: a blob's bytes (checked against its
+    name), None for what is not a blob there."""
+    for index, ref in enumerate(refs):
+        commit = commits[ref]
+        if commit is None:
+            continue
+        reader = shared_tree_reader(str(repo), commit)
+        for path, answer in zip(paths, answers[index * len(paths) : (index + 1) * len(paths)], strict=True):
+            if answer is not None and answer[1] == "blob":
+                reader.keep(path, checked_blob(answer[0].encode("ascii"), answer[2]))
+            else:
+                reader.keep(path, None)
 
 
 # The subjects of the commits resolve_commits printed, the newest last: the fix marker asks for

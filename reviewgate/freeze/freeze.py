@@ -310,15 +310,16 @@ class ResolvedRefs(NamedTuple):
     shallow_fetches: tuple[str, ...] = ()
 
 
-def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: CiContext | None = None
-                 ) -> ResolvedRefs:
+def resolve_refs(repo: Path, *, base: str | None, head: str | None = None, ci: CiContext | None = None,
+                 read_ahead: tuple[str, ...] = ()) -> ResolvedRefs:
     """Base, merge base and head (flags win, then CI, then local defaults), fetching what a
-    shallow checkout lacks. `head` None means the CI's head, else HEAD."""
+    shallow checkout lacks. `head` None means the CI's head, else HEAD. `read_ahead`: files read
+    at HEAD and the named base with them (commit_names.resolve_commits)."""
     context = ci or CiContext(provider="local")
     # HEAD and a base named up front (the flag, the CI's commit) in one git process.
     named_base = base or context.base_sha
     if named_base:
-        checked_out, named_base_sha = resolve_commits(repo, ["HEAD", named_base])
+        checked_out, named_base_sha = resolve_commits(repo, ["HEAD", named_base], read_ahead)
     else:
         checked_out, named_base_sha = resolve_commit(repo, "HEAD"), None
     check_repository(repo, base, checked_out)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from reviewgate.errors import UsageError
 from reviewgate.freeze.git_environment import FIXED_CONFIG, NO_ATTRIBUTES_CONFIG, git_environment, git_program
-from reviewgate.freeze.git_objects import blob_id, checked_blob
+from reviewgate.freeze.git_objects import answer_batch, blob_id, checked_blob
 from reviewgate.text import decode_text
 from reviewgate.workspace_owner import owner_to_inherit
 
@@ -209,8 +209,9 @@ class TreeReader:
         data = self.read_bytes(path)
         return None if data is None else decode_text(data)
 
-    def keep(self, path: str, data: bytes) -> None:
-        """Cache a file read another way at this commit (its blob's bytes, checked against its id)."""
+    def keep(self, path: str, data: bytes | None) -> None:
+        """Cache a file read another way at this commit (its blob's bytes, checked against its id;
+        None: no blob there)."""
         self._cache[path] = data
 
     def prefetch(self, paths: list[str]) -> None:
@@ -338,34 +339,30 @@ def read_whole_files(repo: Path, tree: str, paths: list[str]) -> dict[str, bytes
 
 
 def read_object_starts(repo: Path, names: list[str], limit: int) -> dict[str, bytes]:
-    """The first `limit` bytes of each blob that a `<tree>:<path>` name names, read with two
-    `git cat-file` processes for all of them (one per file would dominate a large change).
+    """The first `limit` bytes of each blob that a `<tree>:<path>` name names, read with one
+    `git cat-file` process for all of them (one per file would dominate a large change).
     Names git cannot take on a batch line (a newline in the path), missing ones, non-blobs and
     blobs over MAX_HEAD_BLOB_BYTES are left out."""
     return {name: data[:limit] for name, data in _read_whole_objects(repo, names).items()}
 
 
 def _read_whole_objects(repo: Path, names: list[str]) -> dict[str, bytes]:
-    """What `read_object_starts` reads, whole (git's `--batch` answers with whole objects)."""
+    """What `read_object_starts` reads, whole, from one `git cat-file --batch` read as it streams:
+    a blob over MAX_HEAD_BLOB_BYTES is passed over unkept (reading one whole to look at its first
+    lines would cost its size in memory; the freeze's budget is 500 MB), so no `--batch-check`
+    process asks the sizes first."""
     names = [name for name in names if "\n" not in name]
     if not names:
         return {}
-    request = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
-    checked = run_git(
-        repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", input_bytes=request
-    )
-    blobs: dict[str, str] = {}
-    # --batch-check answers one line per request line, in order ("<name> missing" included).
-    for name, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=True):
-        fields = line.split()
-        # Blobs over the cap are skipped: reading one whole to look at its first lines would
-        # cost its full size in memory (the issue's memory budget is 500 MB for the freeze).
-        if len(fields) == 3 and fields[1] == "blob" and int(fields[2]) <= MAX_HEAD_BLOB_BYTES:
-            blobs[name] = fields[0]
-    if not blobs:
-        return {}
-    contents = read_blobs(repo, list(blobs.values()))
-    return dict(zip(blobs, contents, strict=True))
+    with _prepared(repo, ("cat-file", "--batch"), False) as (command, directory, environment), \
+            tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, cwd=directory, env=environment, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=errors)
+        found = answer_batch(process, names, MAX_HEAD_BLOB_BYTES)
+        if process.wait() != 0 or found is None:
+            errors.seek(0)
+            raise GitFailure(("cat-file", "--batch"), process.returncode, b"", errors.read())
+    return found
 
 
 def _read_names(repo: Path, names: list[str]) -> dict[str, bytes]:

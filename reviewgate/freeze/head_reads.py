@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reviewgate.freeze.git import read_whole_files
 
-# A batch's fewest paths while the diff still streams: each batch is two git processes, so a small
+# A batch's fewest paths while the diff still streams: each batch is a git process, so a small
 # change (one batch, read when the diff ends) starts no more than it did before.
 MIN_BATCH = 100
 

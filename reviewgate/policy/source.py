@@ -134,14 +134,29 @@ def inside_repository(repo: Path, explicit: Path) -> str | None:
     return relative.as_posix()
 
 
+def policy_files(repo: Path, explicit: Path | None) -> tuple[str, ...]:
+    """The files `policy_at` reads at the target side: the config's candidates and the tooling
+    files (freeze/tooling.py: generated files, test input); none for a --config file outside the
+    repository. The refs' resolution reads them ahead (run_options.load_policy)."""
+    relative = inside_repository(repo, explicit) if explicit is not None else None
+    if explicit is not None and relative is None:
+        return ()
+    return (*_candidates(relative), *TOOLING_FILES)
+
+
+def _candidates(relative: str | None) -> list[str]:
+    return [relative] if relative is not None else [CONFIG_FILE, PYPROJECT_FILE]
+
+
 def policy_at(repo: Path, explicit: Path | None, base: Side, head: Side) -> tuple[Config, PolicyOrigin]:
     """The config in force for a change from `base` to `head`, and where it was read."""
     relative = inside_repository(repo, explicit) if explicit is not None else None
     if explicit is not None and relative is None:
         return load_config(repo, explicit), PolicyOrigin(WORKFLOW, str(explicit))
     named = relative is not None
-    # The candidates of both sides in one git process, not one per file and side.
-    candidates = [relative] if relative is not None else [CONFIG_FILE, PYPROJECT_FILE]
+    # The candidates of both sides in one git process, not one per file and side (none when the
+    # refs' resolution read them already).
+    candidates = _candidates(relative)
     # The base side's tooling files too (freeze/tooling.py: generated files, test input), read
     # with the policy and, like it, at the target side.
     prefetch_sides([(side.reader, [*candidates, *(TOOLING_FILES if side is base else ())])

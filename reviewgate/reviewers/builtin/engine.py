@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, runtime_checkable
 
 from reviewgate import progress
 from reviewgate.context import ReviewRequest
-from reviewgate.errors import BlockedError, ConfigError
+from reviewgate.errors import BlockedError
 from reviewgate.findings import Finding
 from reviewgate.freeze.diff import ChangeStatus, FileChange
 from reviewgate.reviewers.builtin.behaviour import ToldEvidence, extracted_verdicts, is_behaviour_file, told_evidence
@@ -37,13 +37,11 @@ from reviewgate.reviewers.builtin.given_up_parses import record_given_up, take_g
 from reviewgate.reviewers.builtin.languages.shapes import Shapes
 from reviewgate.reviewers.builtin.python_parsing import forget_parsed_trees
 from reviewgate.reviewers.builtin.side_shapes import HeadShapesByPath, head_shapes_of, sent_shapes
+from reviewgate.reviewers.builtin.workers import configured_workers
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-# The variable that sets how many processes the per-file stage may use: 1 runs it here, serially
-# (for debugging, or a runner whose core count misleads); unset or 0, the machine's core count.
-WORKERS_VARIABLE = "REVIEWGATE_WORKERS"
 # Below this the workers cost more than they save. The per-file stage is about 15 us an added
 # line (1.5 s for 100,000 on the Django benchmark) and the DRY lens about as much; forking a worker a
 # few tens of milliseconds.
@@ -110,17 +108,6 @@ def _is_behaviour_change(change: FileChange) -> bool:
         and is_behaviour_file(change.path)
         and change.added_line_count() > 0
     )
-
-
-def configured_workers() -> int:
-    """The variable's number of processes; 0 when unset (chosen by the change's size)."""
-    configured = os.environ.get(WORKERS_VARIABLE, "").strip()
-    if configured and not configured.isdigit():
-        raise ConfigError(
-            f"{WORKERS_VARIABLE}={configured!r}: expected a whole number of processes (1 runs the lenses "
-            "in one process, 0 or unset picks by the change's size)"
-        )
-    return int(configured or 0)
 
 
 def worker_count(request: ReviewRequest) -> int:

@@ -25,3 +25,17 @@ def take_given_up() -> list[str]:
     taken = list(dict.fromkeys(_given_up_paths))
     _given_up_paths.clear()
     return taken
+
+
+def given_up_note(path: str) -> str:
+    """The builtin reviewer's note on a file given up."""
+    return f"{path}: {_NOTE}"
+
+
+def is_given_up_note(note: str) -> bool:
+    """Whether a note says a file was given up: an outcome with one is not kept for reuse, since its
+    parse ran out of time (outcome_cache.py)."""
+    return note.endswith(f": {_NOTE}")
+
+
+_NOTE = "not parsed (its syntax tree went over the parse budget), read by the line lenses only"

@@ -62,7 +62,7 @@ def parse_lens_settings(
     disable = section.get("disable", [])
     if not isinstance(disable, list) or not all(isinstance(item, str) for item in disable):
         raise ConfigError(f"{source}: {SECTION}.disable: expected a list of rule ids, got {disable!r}")
-    if warn:
+    if warn and disable:  # the registry loads every lens: not for an empty list
         _warn_unknown_rules(disable, source)
     block_on_duplicates = section.get("block_on_duplicates", False)
     if not isinstance(block_on_duplicates, bool):
