@@ -488,6 +488,8 @@ def main() -> int:
         parser.error("--jscpd-renamed needs the jscpd comparison: drop --no-jscpd")
     if arguments.interleaved is not None and (arguments.interleaved < 1 or arguments.no_jscpd):
         parser.error("--interleaved needs at least 1 pair and the jscpd comparison")
+    if arguments.interleaved is not None and arguments.jscpd_renamed:
+        parser.error("--interleaved pairs each gate with jscpd's default mode: drop --jscpd-renamed")
     gates = checked_gates(parser, arguments)
     if arguments.interleaved is not None:
         return interleaved_main(gates, arguments.changes, arguments.interleaved, arguments.workdir)
