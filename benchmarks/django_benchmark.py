@@ -51,7 +51,9 @@ With `--interleaved N` the command measures instead N pairs of runs per gate and
 gate's warm run followed by a jscpd run, gate by gate, round by round (gate 0, jscpd, gate 1,
 jscpd, ...), after an untimed first run of each (its peak memory sampled, its cache the warm runs'
 cache). It prints each pair's wall and CPU and its wall ratio, then per gate the median ratio, the
-lowest and highest, the medians of wall and CPU, and the load average before and after the pairs.
+lowest and highest, the medians of wall and CPU, the median of the pairs' CPU ratios (steadier
+than any wall ratio where the load changes within seconds), and the load average before and after
+the pairs.
 jscpd's wall drifts with the host by about ±10% within minutes, and so do ratios of medians taken
 minutes apart; a pair's two runs see nearly the same host, so the spread of the pairs' ratios shows
 how far their median can be trusted. The target verdict reads the median ratio (and says whether

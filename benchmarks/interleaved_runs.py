@@ -29,6 +29,10 @@ class Pair:
     def ratio(self) -> float:
         return self.gate_run.wall / self.jscpd_run.wall
 
+    @property
+    def cpu_ratio(self) -> float:
+        return self.gate_run.cpu / self.jscpd_run.cpu
+
 
 def interleave(gates: Sequence[Callable[[], Measured]], jscpd: Callable[[], Measured], rounds: int) -> list[Pair]:
     """`rounds` rounds of (gate 0, jscpd, gate 1, jscpd, ...): every gate run followed by its own
@@ -53,6 +57,9 @@ class Summary:
     gate_cpu: float
     jscpd_wall: float
     jscpd_cpu: float
+    # The median of the pairs' CPU ratios: on a loaded machine, where a command gets a share of a
+    # core that changes within seconds, steadier than any wall ratio.
+    cpu_ratio: float
 
 
 def summarise(pairs: Sequence[Pair], gate: int) -> Summary:
@@ -67,6 +74,7 @@ def summarise(pairs: Sequence[Pair], gate: int) -> Summary:
         statistics.median(pair.gate_run.cpu for pair in mine),
         statistics.median(pair.jscpd_run.wall for pair in mine),
         statistics.median(pair.jscpd_run.cpu for pair in mine),
+        statistics.median(pair.cpu_ratio for pair in mine),
     )
 
 
@@ -90,7 +98,7 @@ def summary_lines(change: str, summaries: Sequence[Summary], peaks: Sequence[flo
     """A row per gate: the median ratio, its range, the medians of wall and CPU, the peak memory
     (of the untimed run) and the verdict on the median ratio."""
     lines = [f"{'change':<17} {'gate':>4} {'median ratio':>12} {'min-max':>13} {'gate wall':>9} {'gate CPU':>8} "
-             f"{'jscpd wall':>10} {'jscpd CPU':>9} {'peak MB':>7}  target"]
+             f"{'jscpd wall':>10} {'jscpd CPU':>9} {'CPU ratio':>9} {'peak MB':>7}  target"]
     for summary in summaries:
         verdict = "" if target is None else (
             f"<= {target:g}x {'met' if summary.ratio_median <= target else 'NOT met'}"
@@ -98,6 +106,7 @@ def summary_lines(change: str, summaries: Sequence[Summary], peaks: Sequence[flo
         lines.append(
             f"{change:<17} {summary.gate:>4} {summary.ratio_median:11.2f}x "
             f"{summary.ratio_low:5.2f}-{summary.ratio_high:.2f}x {summary.gate_wall:8.2f}s {summary.gate_cpu:7.2f}s "
-            f"{summary.jscpd_wall:9.2f}s {summary.jscpd_cpu:8.2f}s {peaks[summary.gate]:7.0f}  {verdict}"
+            f"{summary.jscpd_wall:9.2f}s {summary.jscpd_cpu:8.2f}s {summary.cpu_ratio:8.2f}x "
+            f"{peaks[summary.gate]:7.0f}  {verdict}"
         )
     return lines

@@ -10,10 +10,13 @@ from benchmarks.interleaved_runs import interleave, summarise
 from benchmarks.measure import Measured, run_timed
 
 
-def _logged(tmp_path: Path, name: str, seconds: float) -> Measured:
-    # A real process that notes its name in a shared log and takes `seconds` of wall.
+def _logged(tmp_path: Path, name: str, seconds: float, busy: float = 0.0) -> Measured:
+    # A real process that notes its name in a shared log, keeps a core busy for `busy` seconds of
+    # CPU and takes `seconds` of wall at least.
     script = (f"import time; open({str(tmp_path / 'order')!r}, 'a').write({name!r} + ' '); "
-              f"time.sleep({seconds})")
+              f"started = time.perf_counter(); end = time.process_time() + {busy}\n"
+              f"while time.process_time() < end: pass\n"
+              f"time.sleep(max(0.0, {seconds} - (time.perf_counter() - started)))")
     return run_timed([sys.executable, "-c", script], tmp_path, sample_memory=False)
 
 
@@ -39,3 +42,12 @@ def test_the_summary_reads_each_gates_own_pairs(tmp_path: Path) -> None:
     assert fast.ratio_low <= fast.ratio_median <= fast.ratio_high < 0.9
     assert 1.5 < slow.ratio_low <= slow.ratio_median <= slow.ratio_high
     assert slow.gate_wall >= 0.8 and 0.4 <= slow.jscpd_wall < 0.8
+
+
+def test_the_cpu_ratio_is_read_from_cpu_not_wall(tmp_path: Path) -> None:
+    # The gate waits most of its wall, jscpd computes: the gate takes longer, jscpd more CPU.
+    pairs = interleave([lambda: _logged(tmp_path, "gate0", 1.5, busy=0.05)],
+                       lambda: _logged(tmp_path, "jscpd", 0.3, busy=0.4), rounds=2)
+    summary = summarise(pairs, 0)
+    assert summary.ratio_median > 1.0
+    assert summary.cpu_ratio < 0.6
