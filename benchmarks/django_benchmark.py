@@ -46,6 +46,21 @@ shapes) at most 1x jscpd; +300k (both) at most 1.5x jscpd; peak memory at most 4
 are in wall time (medians of the warm gate and of jscpd, each free to use every core; the CPU
 ratio is printed beside each verdict) and against jscpd's default mode. On a shared machine run
 it under `nice` and print `uptime` before and after: wall ratios move with the load.
+
+With `--interleaved N` the command measures instead N pairs of runs per gate and change: each
+gate's warm run followed by a jscpd run, gate by gate, round by round (gate 0, jscpd, gate 1,
+jscpd, ...), after an untimed first run of each (its peak memory sampled, its cache the warm runs'
+cache). It prints each pair's wall and CPU and its wall ratio, then per gate the median ratio, the
+lowest and highest, the medians of wall and CPU, the median of the pairs' CPU ratios (steadier
+than any wall ratio where the load changes within seconds), and the load average before and after
+the pairs.
+jscpd's wall drifts with the host by about ±10% within minutes, and so do ratios of medians taken
+minutes apart; a pair's two runs see nearly the same host, so the spread of the pairs' ratios shows
+how far their median can be trusted. The target verdict reads the median ratio (and says whether
+the highest one meets it too):
+
+    python benchmarks/django_benchmark.py --interleaved 5 --changes appended-300k
+    python benchmarks/django_benchmark.py --interleaved 3 --gate-path OLD --gate-path NEW --changes appended-300k
 """
 
 from __future__ import annotations
@@ -66,6 +81,13 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARKS.parent))
 
+from benchmarks.interleaved_runs import (  # noqa: E402
+    interleave,
+    load_average,
+    pair_lines,
+    summarise,
+    summary_lines,
+)
 from benchmarks.measure import (  # noqa: E402
     CACHE,
     DJANGO_RELEASE,
@@ -332,6 +354,42 @@ def measure_change(
     return samples, differing
 
 
+def measure_interleaved(
+    repo: Path, branch: str, gates: list[Path], jscpd: Path, pairs: int, scratch: Path
+) -> tuple[list[str], list[str]]:
+    """`pairs` rounds of (gate 0 warm, jscpd, gate 1 warm, jscpd, ...): the rows of each pair and of
+    each gate's summary, and the gate runs whose findings differ from gate 0's first run. Each gate
+    gets an untimed first run into a cache of its own (its peak memory sampled there); every timed
+    run is warm in that cache."""
+    git(repo, "checkout", "-q", branch)
+    peaks, runs, expected, differing = [], [], None, []
+    for number, gate in enumerate(gates):
+        cache, output = scratch / f"interleaved-cache-{number}", scratch / f"interleaved-out-{number}"
+        shutil.rmtree(cache, ignore_errors=True)
+        command, env = gate_command(output, cache), python_environment(gate)
+        peaks.append(run_timed(command, repo, env).peak_mb)
+        expected = findings_of(output) if expected is None else expected
+
+        def timed(number: int = number, command: list[str] = command, env: dict[str, str] = env,
+                  output: Path = output, expected: str | None = expected) -> Measured:
+            measured = run_timed(command, repo, env, sample_memory=False)
+            if findings_of(output) != expected:
+                differing.append(f"{branch}: gate {number}, an interleaved run")
+            return measured
+
+        runs.append(timed)
+    jscpd_run = jscpd_command(jscpd, scratch / "jscpd")
+    run_timed(jscpd_run, repo, sample_memory=False)  # untimed, as each gate's first run
+    load_before = load_average()
+    measured = interleave(runs, lambda: run_timed(jscpd_run, repo, sample_memory=False), pairs)
+    git(repo, "checkout", "-q", "main")
+    summaries = [summarise(measured, number) for number in range(len(gates))]
+    lines = [f"{branch}: load average {load_before} before the pairs, {load_average()} after",
+             *pair_lines(branch, measured), "",
+             *summary_lines(branch, summaries, peaks, JSCPD_TARGETS.get(branch)), ""]
+    return lines, differing
+
+
 def added_lines(repo: Path, branch: str) -> int:
     rows = git(repo, "diff", "--numstat", f"main...{branch}").splitlines()
     return sum(int(row.split("\t")[0]) for row in rows if row.split("\t")[0].isdigit())
@@ -422,12 +480,21 @@ def main() -> int:
     parser.add_argument("--jscpd-renamed", action="store_true",
                         help="also run jscpd with --ignore-identifiers --ignore-literals (it finds renamed copies "
                              "then, as the DRY lens does; 2.6 GB and about 15 s of CPU at +300k)")
+    parser.add_argument("--interleaved", type=int, metavar="PAIRS",
+                        help="instead of the alternating runs: PAIRS rounds of each gate's warm run, each followed "
+                             "by a jscpd run, with each pair's wall ratio, their median and range")
     parser.add_argument("--workdir", type=Path, default=CACHE / "django-bench",
                         help="where the repository is built and kept (default benchmarks/.cache/django-bench)")
     arguments = parser.parse_args()
     if arguments.no_jscpd and arguments.jscpd_renamed:
         parser.error("--jscpd-renamed needs the jscpd comparison: drop --no-jscpd")
+    if arguments.interleaved is not None and (arguments.interleaved < 1 or arguments.no_jscpd):
+        parser.error("--interleaved needs at least 1 pair and the jscpd comparison")
+    if arguments.interleaved is not None and arguments.jscpd_renamed:
+        parser.error("--interleaved pairs each gate with jscpd's default mode: drop --jscpd-renamed")
     gates = checked_gates(parser, arguments)
+    if arguments.interleaved is not None:
+        return interleaved_main(gates, arguments.changes, arguments.interleaved, arguments.workdir)
     repo = build_repository(arguments.workdir)
     jscpd = None if arguments.no_jscpd else ensure_jscpd()
     results: dict[str, dict[str, Samples]] = {}
@@ -449,6 +516,34 @@ def main() -> int:
         print("findings differ from gate 0's first cold run of the change in: " + "; ".join(differing))
         return 1
     print("findings: the same in every run of every gate, cold and warm, change by change")
+    return 0
+
+
+def interleaved_main(gates: list[Path], changes: list[str], pairs: int, workdir: Path) -> int:
+    """`--interleaved`: each change's pairs and summary printed as the change ends."""
+    repo = build_repository(workdir)
+    jscpd = ensure_jscpd()
+    if jscpd is None:
+        return 1
+    differing: list[str] = []
+    print(f"{pairs} interleaved pairs per gate and change, wall ratios gate/jscpd; Python "
+          f"{sys.version.split()[0]}; {os.cpu_count()} cores")
+    for number, gate in enumerate(gates):
+        print(f"gate {number}: {gate}")
+    with tempfile.TemporaryDirectory(prefix="django-bench-") as scratch:
+        for branch in changes:
+            print(f"\nmeasuring {branch} ({added_lines(repo, branch)} added lines) ...", flush=True)
+            try:
+                lines, found_differing = measure_interleaved(repo, branch, gates, jscpd, pairs, Path(scratch))
+            except CommandFailed as error:
+                print(error, file=sys.stderr)
+                return 1
+            print("\n".join(lines), flush=True)
+            differing += found_differing
+    if differing:
+        print("findings differ from gate 0's first run of the change in: " + "; ".join(differing))
+        return 1
+    print("findings: the same in every run of every gate, change by change")
     return 0
 
 

@@ -11,7 +11,7 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 # Modules the commands import, with no command line of their own.
-LIBRARIES = {"history_gate.py", "history_lift.py", "history_prs.py", "history_szz.py", "measure.py", "prompt_bill.py"}
+LIBRARIES = {"history_gate.py", "history_lift.py", "history_prs.py", "history_szz.py", "interleaved_runs.py", "measure.py", "prompt_bill.py"}
 COMMANDS = sorted(path.name for path in BENCHMARKS.glob("*.py") if path.name not in LIBRARIES)
 
 

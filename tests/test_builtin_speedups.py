@@ -538,6 +538,24 @@ _RUNTIME_STATEMENTS = [
 ]
 
 
+@pytest.mark.parametrize(("call", "found"), [
+    ("anext(aiter(stream))", (3, 10, 0)),
+    ("\uff41next(stream)", (3, 10, 0)),  # a fullwidth `a`: the parser folds the name to `anext` (NFKC)
+    ("next(iter(stream))", None),
+])
+def test_the_runtime_lens_finds_a_builtin_however_its_name_is_spelled(call: str, found: tuple[int, ...] | None) -> None:
+    """The lens skips the walk over every name when the text spells no builtin it knows; a name
+    the parser folds from other code points is still found."""
+    text = f"import os\n\n\nasync def later(stream):\n    return await {call}\n"
+    lines = text.split("\n")
+    added = {number: lines[number - 1] for number in range(4, 6)}
+    change = FileChange("app/a.py", "app/a.py", ChangeStatus.MODIFIED)
+    change.__dict__["_added_lines"] = added
+    change.__dict__["stats"] = DiffStats(len(added), 0, 0)
+    assert _newest_python_use(change, text, added) == found
+    forget_parsed_trees()
+
+
 @pytest.mark.parametrize("lowest", [(3, 8, 0), (3, 9, 0), (3, 10, 0), (3, 11, 0), (3, 12, 0)])
 def test_the_runtime_lens_parses_a_whole_module_only_when_a_use_may_be_reported(lowest: tuple[int, int, int]) -> None:
     """The runtime lens asks the statements a change touches for the newest use on an added line,

@@ -287,7 +287,7 @@ def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> 
         nodes_of(tree, ast.Import),
         nodes_of(tree, ast.ImportFrom),
         [node for node in nodes_of(tree, ast.Attribute) if node.attr in ATTRIBUTE_LEAVES],
-        [node for node in nodes_of(tree, ast.Name) if node.id in PYTHON_BUILTINS],
+        _builtin_names(tree, text),
         calls,
         *(nodes_of(tree, kind) for kind in _MATCH_AND_TRY_STAR),
     )
@@ -300,6 +300,16 @@ def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> 
         ),
         default=None,
     )
+
+
+def _builtin_names(tree: ast.Module, text: str) -> list[ast.Name]:
+    """The names of PYTHON_BUILTINS in `tree` (parsed from `text`). An ASCII text that spells
+    none of them has none: the walk over every name (most of the lens's own time on a large
+    change) is skipped. A non-ASCII text is walked: the parser folds an identifier's compatibility
+    forms (NFKC), so `ａnext` there is `anext`."""
+    if text.isascii() and not any(name in text for name in PYTHON_BUILTINS):
+        return []
+    return [node for node in nodes_of(tree, ast.Name) if node.id in PYTHON_BUILTINS]
 
 
 def _python_use_or_try_star(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
