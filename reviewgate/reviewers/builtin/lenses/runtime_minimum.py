@@ -61,7 +61,7 @@ API_NEWER_THAN_RUNTIME = Rule(
     precision="medium",
     fires_on=(
         "JS/TS (not `.jsx`/`.tsx` or code that reads `window`/`document`): the global `fetch` (18), "
-        "`structuredClone` (17), `AbortSignal.timeout` (17.3), `AbortSignal.any` (20.3), `Object.hasOwn` "
+        "`structuredClone` (17), `AbortSignal.timeout` (17.3), `AbortSignal.any` (20.3, and 18.17 on Node 18), `Object.hasOwn` "
         "(16.9), `.at(-n)` (16.6), `findLast` (18), `toSorted`/`toReversed`/`toSpliced` (20), "
         "`Object.groupBy` (21), `Promise.withResolvers` and `Array.fromAsync` (22), `replaceAll` and "
         "`Promise.any` and logical assignment (15), `crypto.randomUUID` (14.17), `import.meta.dirname` "
@@ -78,7 +78,8 @@ API_NEWER_THAN_RUNTIME = Rule(
         "no manifest or no lower bound on the target side; a use inside `if sys.version_info >= …`, in a "
         "function or class whose decorator tests the version (`@pytest.mark.skipif(sys.version_info < …)`) or in a "
         "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
-        "(`node-fetch`, `undici` …) or defines; browser code"
+        "(`node-fetch`, `undici` …), defines or takes as a destructured parameter; a class's own `fetch` method where "
+        "it is defined; declaration files (`.d.ts`); browser code"
     ),
     fires=(
         Example(
@@ -135,11 +136,15 @@ _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIP
 
 _GO_IMPORT = LazyPattern(r'"(?P<package>[a-z0-9/]+)"')
 # Imports that bring their own `fetch`, a `fetch` the file binds itself (declared, destructured,
-# `for (const { fetch } of clients)`), and code that runs in a browser.
+# `for (const { fetch } of clients)`, a destructured parameter `({ nodeId, fetch }) =>`), and code
+# that runs in a browser.
 _FETCH_IMPORTED = LazyPattern(
     r"""['"](?:node-fetch|undici|cross-fetch|isomorphic-fetch|whatwg-fetch|make-fetch-happen)['"]"""
-    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*(?:=|of\b)|import\s*\{[^}]*\bfetch\b"
+    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*(?:=|of\b|\)\s*(?:=>|\{))"
+    r"|import\s*\{[^}]*\bfetch\b"
 )
+# A method of that name defined, not called: `async fetch(nodeId) {`, `fetch(): Promise<T> {`.
+_METHOD_DEFINED = LazyPattern(r"(?:^|[;{}])\s*(?:(?:async|static|public|private|protected|override)\s+|\*\s*)*$")
 _BROWSER = LazyPattern(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s*\.|['\"]use client['\"]")
 
 
@@ -201,7 +206,7 @@ def _other_language(
         found = go_minimum(request, path)
         if found is not None:
             yield from _go(text, path, added, *found)
-    elif not path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
+    elif not path.endswith((".jsx", ".tsx", ".d.ts", ".d.mts", ".d.cts")) and not _BROWSER.search(text):
         declared = node_minimum(request, path)
         if declared is not None:
             yield from _node(text, path, added, *declared)
@@ -219,9 +224,20 @@ def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: 
             continue
         uses += [(match.start(), what, arrived)
                  for match in pattern.finditer(masked if "node:test" not in what else text)
-                 if masked[match.start()] == text[match.start()]]
+                 if masked[match.start()] == text[match.start()] and not _defined(source, match, what)]
     yield from _report(source, path, added, uses, (manifest, declared, lowest), "Node",
                        "a `TypeError` or `ReferenceError`, or a syntax error")
+
+
+def _defined(source: JsSource, match: re.Match[str], what: str) -> bool:
+    """A class's own `fetch` method where it is defined (kafkajs `runner.js`): a definition starts its
+    statement, after modifiers only, and its parameters are followed by its body or return type."""
+    if "fetch" not in what:
+        return False
+    closer = source.pairs.get(match.end() - 1)
+    line_start = source.masked.rfind("\n", 0, match.start()) + 1
+    return (closer is not None and source.masked[closer + 1 :].lstrip()[:1] in ("{", ":")
+            and _METHOD_DEFINED.search(source.masked[line_start : match.start()]) is not None)
 
 
 def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
