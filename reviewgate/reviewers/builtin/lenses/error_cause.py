@@ -50,7 +50,9 @@ ERROR_CAUSE_DROPPED = Rule(
         "nothing of the caught one; an error class meant for a client at an API boundary (named for HTTP, a "
         "response, a user, validation, status); `http.Error(w, err.Error(), …)` and logging; a catch block "
         "that logs the caught error's trace before it throws (`logger.error(`…${e.stack}`)`, "
-        "`e.printStackTrace()`, `log.error(\"…\", e)`); Go before 1.13 "
+        "`e.printStackTrace()`, `log.error(\"…\", e)`); the cause passed through a conditional (`error "
+        "instanceof Error ? error : undefined`); a project's own error, told by `instanceof` a class the file "
+        "declares or imports from a relative path, turned into another of its errors; Go before 1.13 "
         "(the target branch's go.mod: no `%w` yet); Node before 16.9 (the target branch's `engines.node`: "
         "no `cause` yet)"
     ),
@@ -237,6 +239,24 @@ def _trace_logged(name: str, before: str) -> bool:
     ) is not None
 
 
+def _own_error_translated(source: JsSource, name: str, catch_opener: int, throw_at: int) -> bool:
+    """Whether the throw is in `if (error instanceof OwnError) {…}`, OwnError a class of the
+    project's own (declared in the file, or imported from a relative path): the library turns one
+    of its own errors, whose text is all it holds, into its public one (axios `FormDataError`,
+    mongodb's network timeout), and every other error goes on as it was."""
+    text, masked = source.text, source.masked
+    guard = re.compile(rf"\bif\s*\(\s*{re.escape(name)}\s+instanceof\s+(?P<class>[A-Za-z_$][\w$]*)\s*\)\s*")
+    for found in guard.finditer(masked, catch_opener, throw_at):
+        braced = masked[found.end()] == "{"
+        if (source.pairs.get(found.end(), throw_at) <= throw_at) if braced else found.end() != throw_at:
+            continue  # the throw is after the `if`'s block, or after the one statement it guards
+        own = re.escape(found.group("class"))
+        if re.search(rf"\bclass\s+{own}\b|\bimport\b[^;'\"]*?\b{own}\b[^;'\"]*?\bfrom\s*['\"]\.\.?/"
+                     rf"|\b{own}\b[^;\n]*=\s*require\s*\(\s*['\"]\.\.?/", text):
+            return True
+    return False
+
+
 def _caught(source: JsSource, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
     """A `throw new X(...)` in a catch block that carries the caught error's text but not the error."""
     from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
@@ -268,9 +288,13 @@ def _caught(source: JsSource, path: str, added: dict[int, str], language: Langua
             ):
                 continue  # a new error of its own, or one handed a throwable (`e.getCause()`)
             whole = [text[slice(*span)].strip() for span in arguments]
+            # The caught error (or the one it wraps) passed on, also through `error instanceof Error ? error : undefined`.
             if any(item == name or item.startswith((f"{name}.getCause(", f"{name}.getTargetException(", f"{name}.cause"))
+                   or re.match(rf"{escaped}\s+instanceof\s+[\w$.]+\s*\?\s*{escaped}\s*:", item)
                    for item in whole) or re.search(rf"\bcause\s*:\s*{escaped}\b|\bcause\b(?=\s*[,}}])", carried):
-                continue  # the caught error (or the one it wraps) is passed on
+                continue
+            if not java and _own_error_translated(source, name, opener, throw.start()):
+                continue
             shown = f"`new {throw.group('class')}(...)` in the `catch` of `{name}`"
             what = f"{shown} takes `{name}`'s message" if java else f"{shown} takes `{name}`'s text and no `{{ cause: {name} }}`"
             yield _finding(path, text, line, what, language)

@@ -75,7 +75,8 @@ WRONG_EXCEPTION = Rule(
         "the right exception or its base class (`ValueError` for `binascii.Error`); broad or unknown "
         "handlers; a body with any other call (it may be what the handler is for); a handler for a "
         "lookup in the body (`int(d[\"port\"])` under `except KeyError`); `AttributeError` around a "
-        "method call (`text.encode()` where `text` may be bytes: duck typing); Java, Kotlin and C#: the "
+        "method call (`text.encode()` where `text` may be bytes: duck typing); a handler that returns "
+        "`NotImplemented` (an operator declining an operand); Java, Kotlin and C#: the "
         "exception, a supertype (`IllegalArgumentException` for `parseInt`), a multi-catch naming it, "
         "`Exception`/`RuntimeException`/`Throwable` (C#: `Exception`, `SystemException`, a bare "
         "`catch`, a clause with a `when` filter); a handler for another step of the body (an array "
@@ -389,6 +390,10 @@ def _try(node: ast.Try, text: str, path: str, added: dict[int, str]) -> Iterator
     # `AttributeError` around a method call is for a receiver without the method (duck typing:
     # `text.encode()` where text may be bytes already), not for what the method raises.
     if "AttributeError" in names and any(key.startswith(".") for _call, key, _raises in raisers):
+        return
+    # `return NotImplemented` (dateutil `relativedelta.__mul__`): the operator declines another type,
+    # and an operand that fails converting (`float("abc")`) fails the operation either way.
+    if all(ast.unparse(handler.body[0]) == "return NotImplemented" for handler in node.handlers):
         return
     for call, key, raises in sorted(raisers, key=lambda item: item[1] not in _EXACT):
         if key == "[...]" or caught(raises, key in _EXACT):
