@@ -52,7 +52,9 @@ ERROR_CAUSE_DROPPED = Rule(
         "that logs the caught error's trace before it throws (`logger.error(`…${e.stack}`)`, "
         "`e.printStackTrace()`, `log.error(\"…\", e)`); the cause passed through a conditional (`error "
         "instanceof Error ? error : undefined`); a project's own error, told by `instanceof` a class the file "
-        "declares or imports from a relative path, turned into another of its errors; Go before 1.13 "
+        "declares or imports from a relative path, turned into another of its errors; JS/TS: an error built with "
+        "an error code first (`new AppError(ErrorCodes.INVALID_CREDENTIAL, …)`, `new XError({ code, message })`), "
+        "a library's public error; Go before 1.13 "
         "(the target branch's go.mod: no `%w` yet); Node before 16.9 (the target branch's `engines.node`: "
         "no `cause` yet)"
     ),
@@ -124,6 +126,12 @@ _LANGUAGES = frozenset({Language.GO, Language.JAVA, Language.JAVASCRIPT, Languag
 _NEEDLES = ("Errorf", "errors.New", "catch")
 # An error class meant for a client: its message is the point, its cause may be kept from it on purpose.
 _BOUNDARY = LazyPattern(r"(?i)http|response|client|user|public|badrequest|notfound|forbidden|unauthori[sz]ed|validation|api|graphql|trpc|status")
+
+
+# An error built with an error code first (`new FirebaseAppError(AppErrorCodes.INVALID_CREDENTIAL, …)`,
+# `new Parse.Error(Parse.Error.INVALID_QUERY, …)`, `new XError({ code, message })`): a library's public
+# error, whose code is what its callers match, made from a failure on purpose.
+_CODED = LazyPattern(r"[\w$.]*\.[A-Z][A-Z0-9_]+|\{\s*(?:[^{}]*,\s*)?code\s*[:,}][\s\S]*\}")
 
 
 @functools.cache
@@ -293,7 +301,8 @@ def _caught(source: JsSource, path: str, added: dict[int, str], language: Langua
                    or re.match(rf"{escaped}\s+instanceof\s+[\w$.]+\s*\?\s*{escaped}\s*:", item)
                    for item in whole) or re.search(rf"\bcause\s*:\s*{escaped}\b|\bcause\b(?=\s*[,}}])", carried):
                 continue
-            if not java and _own_error_translated(source, name, opener, throw.start()):
+            if not java and (_own_error_translated(source, name, opener, throw.start())
+                             or whole and _CODED.fullmatch(whole[0])):
                 continue
             shown = f"`new {throw.group('class')}(...)` in the `catch` of `{name}`"
             what = f"{shown} takes `{name}`'s message" if java else f"{shown} takes `{name}`'s text and no `{{ cause: {name} }}`"
