@@ -96,6 +96,8 @@ func Decoder(encoding string) string {
             "on purpose (eslint `case \"writeable\": case \"writable\":`; ioredis `case \"ssubscribe\": case "
             "\"subscribe\":` 2, Redis's sharded subscribe). Not one by design: express's `case 'referer': "
             "case 'referrer':` (a known pair)"
+            "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 44 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )

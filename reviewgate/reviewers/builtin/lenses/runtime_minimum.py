@@ -110,16 +110,22 @@ except ImportError:
         findings=3,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 20 projects, of 25 PyPI and npm packages and of 30 more where JWTs "
-            "are decoded, cookies written or a runtime floor declared (2026-12-06; each tree's package.json, "
-            "pyproject.toml, setup.cfg, setup.py and go.mod at the base): 3, 2 **hold**: celery "
-            "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the example "
-            "fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` `>=16.9.0` "
-            "(verifying with a JWKS URL throws on Node 16). Does not: webpack "
-            "`ImportScriptsChunkLoadingRuntimeModule.js:240`, a `fetch` in browser code a template string generates "
-            "(a template nested in an interpolation ends the string early for the JS reader). Not one since: a use in"
-            " a test under `@pytest.mark.skipif(sys.version_info < (3, 11))` (celery), a `fetch` destructured in a "
-            "for-of (webpack `HttpUriPlugin.js:953`)"
+            "the whole trees of the tuning half's 26 projects and of 99 PyPI and npm packages: 25, 30 more where "
+            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 44 more that wrap "
+            "errors, compile regular expressions or declare a floor (2026-12-07: kafkajs, bullmq, tedious, "
+            "mongodb, typeorm, @nestjs/core, openai, postgres, urllib3 …); each tree's package.json, "
+            "pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "
+            "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the "
+            "example fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` "
+            "`>=16.9.0` (verifying with a JWKS URL throws on Node 16). Does not: webpack "
+            "`ImportScriptsChunkLoadingRuntimeModule.js:240`, a `fetch` in browser code a template string "
+            "generates (a template nested in an interpolation ends the string early for the JS reader). Not one "
+            "since: a use in a test under `@pytest.mark.skipif(sys.version_info < (3, 11))` (celery), a `fetch` "
+            "destructured in a for-of (webpack `HttpUriPlugin.js:953`), a class's own `fetch` method where it is "
+            "defined (kafkajs `runner.js:341`, `consumerGroup.js:446`, bullmq `async-fifo-queue.js:149`), a "
+            "`fetch` parameter (kafkajs `fetcher.js:55`, `fetchManager.js:57`), declaration files (kafkajs "
+            "`types/index.d.ts:673`, bullmq `async-fifo-queue.d.ts:79`), `AbortSignal.any` under `>=18.17`, which "
+            "has it by a backport (tedious `connection.js:1095`, `instance-lookup.js:49`)"
         ),
     ),
 )
