@@ -79,7 +79,8 @@ API_NEWER_THAN_RUNTIME = Rule(
         "function or class whose decorator tests the version (`@pytest.mark.skipif(sys.version_info < …)`) or in a "
         "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
         "(`node-fetch`, `undici` …), defines or takes as a destructured parameter; a class's own `fetch` method where "
-        "it is defined; declaration files (`.d.ts`); browser code"
+        "it is defined; declaration files (`.d.ts`); browser code; a Python file that ruff's "
+        "`[tool.ruff.per-file-target-version]` declares newer"
     ),
     fires=(
         Example(
@@ -110,10 +111,10 @@ except ImportError:
         findings=3,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 99 PyPI and npm packages: 25, 30 more where "
-            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 44 more that wrap "
+            "the whole trees of the tuning half's 26 projects and of 125 PyPI and npm packages: 25, 30 more where "
+            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 70 more that wrap "
             "errors, compile regular expressions or declare a floor (2026-12-07: kafkajs, bullmq, tedious, "
-            "mongodb, typeorm, @nestjs/core, openai, postgres, urllib3 …); each tree's package.json, "
+            "mongodb, typeorm, @nestjs/core, openai, postgres, anyio, attrs, starlette …); each tree's package.json, "
             "pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "
             "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the "
             "example fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` "
@@ -125,7 +126,9 @@ except ImportError:
             "defined (kafkajs `runner.js:341`, `consumerGroup.js:446`, bullmq `async-fifo-queue.js:149`), a "
             "`fetch` parameter (kafkajs `fetcher.js:55`, `fetchManager.js:57`), declaration files (kafkajs "
             "`types/index.d.ts:673`, bullmq `async-fifo-queue.d.ts:79`), `AbortSignal.any` under `>=18.17`, which "
-            "has it by a backport (tedious `connection.js:1095`, `instance-lookup.js:49`)"
+            "has it by a backport (tedious `connection.js:1095`, `instance-lookup.js:49`), files ruff's "
+            "per-file-target-version declares newer (anyio's `docs/snippets/**` 13, attrs' "
+            "`tests/test_pattern_matching.py` 6)"
         ),
     ),
 )

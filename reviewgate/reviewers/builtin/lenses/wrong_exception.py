@@ -173,23 +173,22 @@ public final class BasicAuth {
     ),
     by_record=True,
     record=Record(
-        findings=7,
-        holding=4,
+        findings=10,
+        holding=5,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 69 PyPI and npm packages (25 on 2026-12-06, "
-            "44 on 2026-12-07): 7, 4 **hold**: werkzeug `urls.py:191, 200`, `decode(\"idna\")` under `except "
-            "UnicodeDecodeError` (the IDNA codec raises `UnicodeError` itself: `b\"xn--a\"` escapes); celery "
+            "the whole trees of the tuning half's 26 projects and of 95 PyPI and npm packages (25 on 2026-12-06, "
+            "70 on 2026-12-07): 10, 5 **hold**: werkzeug `urls.py:191, 200`, `decode(\"idna\")` under `except "
+            "UnicodeDecodeError` (the IDNA codec raises `UnicodeError`: `b\"xn--a\"` escapes); celery "
             "`saferepr.py:112`, `val.encode('utf-8')` of bytes under `except UnicodeDecodeError`; sqlalchemy "
-            "`url.py:224`, `int(port)` under `except TypeError` (a string port escapes as `ValueError`). Do not: "
-            "a YAML handler in falcon's tests (`yaml.safe_load` under `except ValueError`); feedparser "
-            "`encodings.py:183`, `data.decode(bom).encode('utf-8')` under `except (UnicodeDecodeError, "
-            "LookupError)` (text a codec decoded always encodes to UTF-8: no `UnicodeEncodeError` to miss); "
-            "docutils `test/.../test_images.py:43`, `int(None)` under `except TypeError` (a literal: `ValueError` "
-            "cannot come). Not one since: `json.loads` of bytes under `except UnicodeDecodeError` (scrapy), "
-            "`AttributeError` around `text.encode()` (falcon, 3), `except TypeError: return NotImplemented` "
-            "around `float(other)` (python-dateutil `relativedelta.py:498, 570`). Not one by design: `except "
-            "json.decoder.JSONDecodeError` (an alias), `os.stat` under `except (FileNotFoundError, "
-            "NotADirectoryError)` (subclasses)"
+            "`url.py:224`, `int(port)` under `except TypeError` (a string port escapes as `ValueError`); "
+            "jsonschema `_keywords.py:175`, `int(quotient)` under `except OverflowError` (`json.loads(\"NaN\")` "
+            "against `{\"multipleOf\": 0.1}` raises `ValueError`, run). Do not: a YAML handler in falcon's tests; "
+            "feedparser `encodings.py:183`, `.encode('utf-8')` of text a codec decoded (it always encodes); "
+            "docutils `test_images.py:43`, `int(None)`; boltons `statsutils.py:615` (a string `int()` refuses, "
+            "the fallback refuses too) and `strutils.py:436` (an outer `try` catches the `UnicodeEncodeError`). "
+            "Not one since: `json.loads` of bytes (scrapy), `AttributeError` around `text.encode()` (falcon, 3), "
+            "`return NotImplemented` (python-dateutil `relativedelta.py:498, 570`). Not one by design: an alias "
+            "(`json.decoder.JSONDecodeError`), subclasses (`os.stat` under `FileNotFoundError`)"
         ),
     ),
 )
