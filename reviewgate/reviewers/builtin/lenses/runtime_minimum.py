@@ -111,8 +111,8 @@ except ImportError:
         findings=3,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 125 PyPI and npm packages: 25, 30 more where "
-            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 70 more that wrap "
+            "the whole trees of the tuning half's 26 projects and of 142 PyPI and npm packages: 25, 30 more where "
+            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 87 more that wrap "
             "errors, compile regular expressions or declare a floor (2026-12-07: kafkajs, bullmq, tedious, "
             "mongodb, typeorm, @nestjs/core, openai, postgres, anyio, attrs, starlette …); each tree's package.json, "
             "pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "

@@ -173,11 +173,11 @@ public final class BasicAuth {
     ),
     by_record=True,
     record=Record(
-        findings=10,
+        findings=11,
         holding=5,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 95 PyPI and npm packages (25 on 2026-12-06, "
-            "70 on 2026-12-07): 10, 5 **hold**: werkzeug `urls.py:191, 200`, `decode(\"idna\")` under `except "
+            "the whole trees of the tuning half's 26 projects and of 112 PyPI and npm packages (25 on 2026-12-06, "
+            "87 on 2026-12-07): 11, 5 **hold**: werkzeug `urls.py:191, 200`, `decode(\"idna\")` under `except "
             "UnicodeDecodeError` (the IDNA codec raises `UnicodeError`: `b\"xn--a\"` escapes); celery "
             "`saferepr.py:112`, `val.encode('utf-8')` of bytes under `except UnicodeDecodeError`; sqlalchemy "
             "`url.py:224`, `int(port)` under `except TypeError` (a string port escapes as `ValueError`); "
@@ -185,9 +185,10 @@ public final class BasicAuth {
             "against `{\"multipleOf\": 0.1}` raises `ValueError`, run). Do not: a YAML handler in falcon's tests; "
             "feedparser `encodings.py:183`, `.encode('utf-8')` of text a codec decoded (it always encodes); "
             "docutils `test_images.py:43`, `int(None)`; boltons `statsutils.py:615` (a string `int()` refuses, "
-            "the fallback refuses too) and `strutils.py:436` (an outer `try` catches the `UnicodeEncodeError`). "
-            "Not one since: `json.loads` of bytes (scrapy), `AttributeError` around `text.encode()` (falcon, 3), "
-            "`return NotImplemented` (python-dateutil `relativedelta.py:498, 570`). Not one by design: an alias "
+            "the fallback refuses too) and `strutils.py:436` (an outer `try` catches the `UnicodeEncodeError`); "
+            "configobj `__init__.py:174` (a builder nothing calls). Not one since: `json.loads` of bytes "
+            "(scrapy), `AttributeError` around `text.encode()` (falcon, 3), `return NotImplemented` "
+            "(python-dateutil `relativedelta.py:498, 570`). Not one by design: an alias "
             "(`json.decoder.JSONDecodeError`), subclasses (`os.stat` under `FileNotFoundError`)"
         ),
     ),
