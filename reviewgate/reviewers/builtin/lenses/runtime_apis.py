@@ -85,3 +85,7 @@ PYTHON_NEEDLES = ("tomllib", "UTC", "batched", "pairwise", "zoneinfo", "graphlib
                    "chdir", "file_digest", "assert_never", "LiteralString", "operator", "ExceptionGroup", "anext",
                    "aiter", "removeprefix", "removesuffix", "bit_count", "is_relative_to", "strict", "slots",
                    "kw_only", "match ", "except*")  # fmt: skip
+# A JavaScript regular expression literal where an expression starts (Prism's grammars hold `||=`, `??=` and
+# `fetch(` as text to match: `'operator': /--|\+\+|&&=?|\|\|=?/`), not code that runs.
+JS_REGEX_LITERAL = (r"(?:(?<=[(,=:\[!&|?{};])|(?<=\breturn)|(?<=^))\s*/(?![/*])"
+                    r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[dgimsuvy]*")

@@ -33,6 +33,7 @@ from reviewgate.reviewers.builtin.lenses.runtime_apis import (
     GO_CALLS,
     GO_NEEDLES,
     GO_PACKAGES,
+    JS_REGEX_LITERAL,
     NODE_APIS,
     NODE_NEEDLES,
     PYTHON_BUILTINS,
@@ -79,7 +80,7 @@ API_NEWER_THAN_RUNTIME = Rule(
         "function or class whose decorator tests the version (`@pytest.mark.skipif(sys.version_info < …)`) or in a "
         "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
         "(`node-fetch`, `undici` …), defines or takes as a destructured parameter; a class's own `fetch` method where "
-        "it is defined; declaration files (`.d.ts`); browser code; a Python file that ruff's "
+        "it is defined; declaration files (`.d.ts`); a regular expression literal's text; browser code; a Python file that ruff's "
         "`[tool.ruff.per-file-target-version]` declares newer"
     ),
     fires=(
@@ -111,11 +112,11 @@ except ImportError:
         findings=3,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 142 PyPI and npm packages: 25, 30 more where "
-            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 87 more that wrap "
+            "the whole trees of the tuning half's 26 projects and of 158 PyPI and npm packages: 25, 30 more where "
+            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 103 more that wrap "
             "errors, compile regular expressions or declare a floor (2026-12-07: kafkajs, bullmq, tedious, "
-            "mongodb, typeorm, @nestjs/core, openai, postgres, anyio, attrs, starlette …); each tree's package.json, "
-            "pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "
+            "mongodb, typeorm, @nestjs/core, openai, postgres, anyio, attrs, starlette …); each tree's "
+            "package.json, pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "
             "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the "
             "example fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` "
             "`>=16.9.0` (verifying with a JWKS URL throws on Node 16). Does not: webpack "
@@ -128,7 +129,8 @@ except ImportError:
             "`types/index.d.ts:673`, bullmq `async-fifo-queue.d.ts:79`), `AbortSignal.any` under `>=18.17`, which "
             "has it by a backport (tedious `connection.js:1095`, `instance-lookup.js:49`), files ruff's "
             "per-file-target-version declares newer (anyio's `docs/snippets/**` 13, attrs' "
-            "`tests/test_pattern_matching.py` 6)"
+            "`tests/test_pattern_matching.py` 6), `||=`, `??=` and `fetch(` inside a regular expression literal "
+            "(Prism `prism-javascript.js:49`, `prism-bicep.js:73`, `prism-nix.js:31` and three more)"
         ),
     ),
 )
@@ -227,6 +229,8 @@ def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: 
 
     source = read_js(text)
     masked = source.masked
+    for found in re.finditer(JS_REGEX_LITERAL, source.masked, re.MULTILINE):  # text to match, not code
+        masked = masked[: found.start()] + " " * (found.end() - found.start()) + masked[found.end() :]
     uses: list[tuple[int, str, Version]] = []
     for what, pattern, arrived in _node_patterns():
         if "fetch" in what and _FETCH_IMPORTED.search(text):
