@@ -102,24 +102,25 @@ func Load(path string) ([]byte, error) {
     ),
     by_record=True,
     record=Record(
-        findings=11,
+        findings=12,
         holding=0,
         where=(
             "with each tree's package.json, pyproject.toml, setup.cfg, setup.py and go.mod at the base, as a pull "
-            "request sees them: the whole trees of the tuning half's 26 projects and of 142 PyPI and npm packages "
-            "(2026-12-06 and 2026-12-07; the 87 of 2026-12-07 chosen as libraries that wrap and rethrow errors, "
-            "compile regular expressions from literals or declare a runtime floor): 11, none holds. Each dropped "
+            "request sees them: the whole trees of the tuning half's 26 projects and of 158 PyPI and npm packages "
+            "(2026-12-06 and 2026-12-07; the 103 of 2026-12-07 chosen as libraries that wrap and rethrow errors, "
+            "compile regular expressions from literals or declare a runtime floor): 12, none holds. Each dropped "
             "error's text is in the new one and no caller matches what is lost: fastify `route.js:446` (the "
             "serializer build's error, its route named), tedious `aead-aes-256-cbc-hmac-algorithm.js:68` and "
             "`-encryption-key.js:41` (a padding error after a valid MAC, an HMAC over a checked key: no input "
             "reaches them), typeorm `SqljsDriver.js:138` (the fs error's code is in its text) and "
             "`EntityMetadataValidator.js:199` (the cycle, all a dependency graph's error holds), firebase-admin "
             "`utils/jwt.js:70` and `machine-learning.js:166`, parse-server `Config.js:64` (the config key named), "
-            "undici `mock-utils.js:411, 416` (its own MockNotMatchedError rebuilt), hono `ssg.js:27`. Not one "
-            "since: an error code first, the library's public error (firebase-admin 19, parse-server 4); a cause "
-            "passed through a conditional (openai `subject-token-providers.ts:44, 173`); the project's own error "
-            "told by instanceof (axios `createMultipartBody.js:33`, mongodb `azure.ts:167`). Not reported under "
-            "an `engines.node` before 16.9 (knex `Migrator.js:473`, webpack `NormalModule.js:1633`, restify "
+            "undici `mock-utils.js:411, 416` (its own MockNotMatchedError rebuilt), hono `ssg.js:27`, less "
+            "`parser/parser.js:262` (its own parse error, moved to the file's offset). Not one since: an error "
+            "code first, the library's public error (firebase-admin 19, parse-server 4); a cause passed through a "
+            "conditional (openai `subject-token-providers.ts:44, 173`); the project's own error told by "
+            "instanceof (axios `createMultipartBody.js:33`, mongodb `azure.ts:167`). Not reported under an "
+            "`engines.node` before 16.9 (knex `Migrator.js:473`, webpack `NormalModule.js:1633`, restify "
             "`authorization.js:72`, read with an empty base before)"
         ),
     ),

@@ -83,11 +83,11 @@ func split(pkg string) (string, string) {
     ),
     by_record=True,
     record=Record(
-        findings=45,
+        findings=47,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 111 PyPI and npm packages (24 on 2026-12-06, "
-            "87 on 2026-12-07): 45, 2 **hold**: okhttp `-CacheControlCommon.kt:169`, `pos = value.indexOf('\"', "
+            "the whole trees of the tuning half's 26 projects and of 127 PyPI and npm packages (24 on 2026-12-06, "
+            "103 on 2026-12-07): 47, 2 **hold**: okhttp `-CacheControlCommon.kt:169`, `pos = value.indexOf('\"', "
             "pos)` then `value.substring(parameterStart, pos)`: a quoted Cache-Control parameter without its "
             "closing quote throws `StringIndexOutOfBoundsException`; rfc3986 `misc.py:127`, "
             "`path[:path.rfind(\"/\")]` in `merge_paths`: "
@@ -99,7 +99,7 @@ func split(pkg string) (string, string) {
             "`CreateRequireParserPlugin.js:188`, `ExternalModuleFactoryPlugin.js:330`, keys and text webpack "
             "wrote itself or tested with a regular expression a few lines up; tornado `http1connection.py:640`, a "
             "header block read up to its blank line; ioredis `DataHandler.js:322`, a MONITOR reply; sanic "
-            "`form.py:54`, a multipart part's header lines; 2026-12-07, 30: a regular expression's match "
+            "`form.py:54`, a multipart part's header lines; 2026-12-07, 32: a regular expression's match "
             "(docutils `states.py:1601, 2601`, clean-css `unit.js:37`), text the code built (bullmq "
             "`queue-getters.js:515` Redis's CLIENT LIST, `postgres-queue-backend.js:322` its own keys; nestjs "
             "`route-info-path-extractor.js:277` after `addLeadingSlash`; yaml `cst-scalar.js:56, 135` its own "
@@ -111,12 +111,13 @@ func split(pkg string) (string, string) {
             "on `indexOf(…) > -1`; openai `partial-json-parser/parser.ts:207`, the last character tested), a -1 "
             "that does no harm (nodemailer `message-parser.js:171`, `substr(0, -1)` is the empty field name; "
             "clean-css `tidy-rules.js:172`; yaml `lexer.js:456`, handled two lines on; typeorm "
-            "`SqlServerQueryRunner.js:230`), converter output whose failure is read from its stderr next "
-            "(docutils `tex2mathml_extern.py:141, 166, 208`), a theme path (docutils `s5_html/__init__.py:276`), "
-            "a TZif file's NUL-terminated names (python-dateutil `_tzfile.py:759`), yargs "
-            "`platform-shims/esm.mjs:18` (the empty string falls back to `process.cwd()` on purpose). Written for "
-            "a later fix on the tuning half: chi 188a1675b7, `idx = strings.Index(pkg, \".\")` then `pkg[idx:]` "
-            "panicking under Go 1.17 (chi #496's lines)"
+            "`SqlServerQueryRunner.js:230`; papaparse `papaparse.js:1534`, reset before it is read; postcss "
+            "`previous-map.js:66`, only an error message's text), converter output whose failure is read from its "
+            "stderr next (docutils `tex2mathml_extern.py:141, 166, 208`), a theme path (docutils "
+            "`s5_html/__init__.py:276`), a TZif file's NUL-terminated names (python-dateutil `_tzfile.py:759`), "
+            "yargs `platform-shims/esm.mjs:18` (the empty string falls back to `process.cwd()` on purpose). "
+            "Written for a later fix on the tuning half: chi 188a1675b7, `idx = strings.Index(pkg, \".\")` then "
+            "`pkg[idx:]` panicking under Go 1.17 (chi #496's lines)"
         ),
     ),
 )

@@ -95,11 +95,11 @@ module.exports = { parseCookies };
     ),
     by_record=True,
     record=Record(
-        findings=42,
+        findings=44,
         holding=0,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 112 PyPI and npm packages (25 on 2026-12-06, "
-            "87 on 2026-12-07): 42, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
+            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
+            "103 on 2026-12-07): 44, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
             "definitions); fastify's `proto-poisoning.test.js` 3 (tests of its own guard); hapi `methods.js` "
             "(server method names), restify `audit.js` (plugin options), lodash `fp/_baseConvert.js` (the "
             "caller's own path, set through `baseSet`); keys from the query of a database or Redis connection "
@@ -110,8 +110,9 @@ module.exports = { parseCookies };
             "nodemailer `xoauth2/index.js:263` (a copy of a token response for the log), @fastify/multipart "
             "`index.js:108, 110, 125` (field names in `Object.prototype` are refused where the body is built, "
             "`index.js:350`), typeorm `OrmUtils.js:156` (no caller in the package; not certain: a path "
-            "`__proto__.x` would reach `Object.prototype`); pino's benchmarks 3 (its own package.json); joi `annotate.js:46` (a "
-            "symbol key)"
+            "`__proto__.x` would reach `Object.prototype`); pino's benchmarks 3 (its own package.json); joi "
+            "`annotate.js:46` (a symbol key); less `url-file-manager.js:17` (a prototype built from its own "
+            "methods), nunjucks `runtime.js:39` (names a template sets)"
         ),
     ),
 )

@@ -80,8 +80,8 @@ def is_secure(url):
         findings=12,
         holding=3,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 102 PyPI and npm packages (15 on 2026-12-06, "
-            "87 on 2026-12-07): 12, 3 **hold**: jinja2 `utils.py:320`, `urlize` matches `HTTP://example.com` "
+            "the whole trees of the tuning half's 26 projects and of 118 PyPI and npm packages (15 on 2026-12-06, "
+            "103 on 2026-12-07): 12, 3 **hold**: jinja2 `utils.py:320`, `urlize` matches `HTTP://example.com` "
             "case-blind, then `startswith(\"https://\")` misses it and the link becomes "
             "`https://HTTP://example.com`; xss `lib/default.js:183, 184`, `value.substr(0, 7) === \"http://\"`: `<a "
             "href=\"HTTPS://example.com/\">` comes out as `<a href>` (run against xss 1.0.17). Do not: an "
