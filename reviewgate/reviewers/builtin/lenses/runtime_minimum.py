@@ -229,8 +229,8 @@ def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: 
 
     source = read_js(text)
     masked = source.masked
-    for found in re.finditer(JS_REGEX_LITERAL, source.masked, re.MULTILINE):  # text to match, not code
-        masked = masked[: found.start()] + " " * (found.end() - found.start()) + masked[found.end() :]
+    if "/" in masked:  # a regular expression literal's text is what it matches, not code
+        masked = re.sub(JS_REGEX_LITERAL, lambda found: " " * len(found.group(0)), masked, flags=re.MULTILINE)
     uses: list[tuple[int, str, Version]] = []
     for what, pattern, arrived in _node_patterns():
         if "fetch" in what and _FETCH_IMPORTED.search(text):
