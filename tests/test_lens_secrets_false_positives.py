@@ -76,6 +76,8 @@ def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
         'api_key = "fake-Zq8VxT2mLk5NwR7y"',
         'secret_key.__name__ = "secret_key_setting"',  # the value names the object, not a secret
         'password_reset_view = "password_reset_confirm"',  # a view's name, words of its variable's
+        # mongodb 7.9.1 `src/constants.ts:80` and typeorm 1.1.3 `driver/mongodb/typings.d.ts:1077`: an event's name
+        "export const RESUME_TOKEN_CHANGED = 'resumeTokenChanged' as const;",
     ],
 )
 def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
@@ -91,6 +93,8 @@ def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
         'refresh_token = "Zq8VxT2mLk5NwR7yBc3H"',  # made up for the test
         'SMTP_PASSWORD = "tangerine_elephant_violin_cactus"',  # made up: a passphrase of words
         'passphrase = "purple_monkey_dishwasher"',  # made up for the test
+        'DB_PASSWORD = "purpleMonkeyDishwasher"',  # made up: camelCase words under a password's name
+        "const RESUME_TOKEN = 'resumeToken7Changed';",  # made up: a digit among the words
     ],
 )
 def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:

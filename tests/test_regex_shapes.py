@@ -20,6 +20,10 @@ from reviewgate.reviewers.builtin.lenses.regex_shapes import exponential_shape
         (r"^(.*a)*$", False, "(.*a)*"),
         (r"^(.|\s)*x$", False, r"(.|\s)*"),
         (r"\((?:[^)(]+|\([^)(]*\))*\)", False, r"(?:[^)(]+|\([^)(]*\))*"),
+        # Beside the look-alikes below: a lookahead that lets the run's own character follow, a word
+        # boundary before a run that also matches a non-word character.
+        (r"^(a+(?!b))+$", False, "(a+(?!b))+"),
+        (r"^(\b[a-z.]+)+$", False, r"(\b[a-z.]+)+"),
     ],
 )
 def test_an_ambiguous_repeated_group_is_found(pattern: str, ignore_case: bool, shape: str) -> None:
@@ -42,6 +46,15 @@ def test_an_ambiguous_repeated_group_is_found(pattern: str, ignore_case: bool, s
         r"^([^\"]+\")*$",
         r"for key '?((.|\s)*?)'?$",  # the group reaches the end of any text: nothing after it can fail
         r"(unclosed",  # unreadable: not judged
+        # A run a lookahead keeps whole: Prism 1.30.0 `prism-css.js:12`, `prism-stan.js:37`; markdown 3.11.4
+        # `blockprocessors.py:470` (whole-tree scans, 2026-12-07).
+        r"(?:[^()\s]|\s+(?![\s)])|\((?:[^()]|\([^()]*\))*\))+\)",
+        r"(?:\S|\s+(?!\s))*?;",
+        r"(?:^|\n)(?P<level>#{1,6})(?P<header>(?:\\.|[^\\#]|#+(?=[^#\n]))*?)#*(?:\n|$)",
+        # A turn that starts at a word boundary, over a run of word characters: Prism `prism-php.js:40`,
+        # `prism-antlr4.js:34`.
+        r"(?:\\?\b[a-z_]\w*)+(?=\s*\()",
+        r"^(\b\w+\s?)*$",
     ],
 )
 def test_an_unambiguous_pattern_is_not(pattern: str) -> None:

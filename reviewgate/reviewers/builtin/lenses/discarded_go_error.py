@@ -136,15 +136,20 @@ module.exports = { loadConfig, warm };
     ),
     by_record=True,
     record=Record(
-        findings=5,
-        holding=2,
+        findings=7,
+        holding=3,
         where=(
-            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 5. **Hold**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` "
+            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
+            "103 on 2026-12-07): 7. **Hold**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` "
             "then `return val, nil` (a malformed cookie reads as an empty one with no error); webpack "
-            "`NormalModuleFactory.js:827`, a failing `createModule` hook's `err` never read. Do not: chi's "
-            "`_examples/fileserver` (`os.Getwd`'s `\"\"` joins to the same relative directory), webpack's "
-            "`IgnoreErrorModuleFactory` (ignoring is its purpose), restify `cpuUsageThrottle.js` (`if (!stat) "
-            "return` handles the failure). Not a use by design: `if isUTC, _ := strconv.ParseBool(tag); isUTC {`"
+            "`NormalModuleFactory.js:827`, a failing `createModule` hook's `err` never read; mysql2 "
+            "`commands/server_handshake.js:54`, `(err, mysqlError) => { if (!mysqlError) connection.writeOk() }`: "
+            "an auth callback that fails Node's way, `cb(new Error(…))`, lets the client in (run against mysql2 "
+            "3.26.1: the client connects). Do not: chi's `_examples/fileserver` (`os.Getwd`'s `\"\"` joins to the "
+            "same relative directory), webpack's `IgnoreErrorModuleFactory` (ignoring is its purpose), restify "
+            "`cpuUsageThrottle.js` (`if (!stat) return` handles the failure), less `tree/ruleset.js:149` (`if "
+            "(result)`: a selector that fails to parse stays as it was). Not a use by design: `if isUTC, _ := "
+            "strconv.ParseBool(tag); isUTC {`"
         ),
     ),
 )

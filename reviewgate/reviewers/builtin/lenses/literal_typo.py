@@ -89,13 +89,17 @@ func Decoder(encoding string) string {
     ),
     by_record=True,
     record=Record(
-        findings=3,
+        findings=7,
         holding=0,
         where=(
-            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 3, none holds: labels of one case group sharing a body, both spellings accepted "
+            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
+            "103 on 2026-12-07): 7, none holds: labels of one case group sharing a body, both spellings accepted "
             "on purpose (eslint `case \"writeable\": case \"writable\":`; ioredis `case \"ssubscribe\": case "
-            "\"subscribe\":` 2, Redis's sharded subscribe). Not one by design: express's `case 'referer': "
-            "case 'referrer':` (a known pair)"
+            "\"subscribe\":` 2, Redis's sharded subscribe); two names both in use, each with its own branch "
+            "(formidable `plugins/multipart.js:95`, `headersEnd` beside `headerEnd`, both emitted by its parser; "
+            "luxon `impl/tokenParser.js:92`, the tokens `yyyyyy` and `yyyyy`; chardet's benchmark scripts 2, "
+            "`cchardet` beside `chardet`, two libraries). Not one by design: express's `case 'referer': case "
+            "'referrer':` (a known pair)"
         ),
     ),
 )

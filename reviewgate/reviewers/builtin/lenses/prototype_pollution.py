@@ -95,15 +95,24 @@ module.exports = { parseCookies };
     ),
     by_record=True,
     record=Record(
-        findings=22,
+        findings=44,
         holding=0,
         where=(
-            "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 22, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
-            "definitions); fastify's `proto-poisoning.test.js` 3 (tests of its own guard); hapi "
-            "`methods.js` (server method names), restify `audit.js` (plugin options), lodash "
-            "`fp/_baseConvert.js` (the caller's own path, set through `baseSet`); keys from the query of a database or Redis connection URL, "
-            "the application's own configuration (knex `parse-connection.js` 3, ioredis `utils/index.js` "
-            "2); a vendored Sphinx asset (sqlalchemy `doc/_static/`)"
+            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
+            "103 on 2026-12-07): 44, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
+            "definitions); fastify's `proto-poisoning.test.js` 3 (tests of its own guard); hapi `methods.js` "
+            "(server method names), restify `audit.js` (plugin options), lodash `fp/_baseConvert.js` (the "
+            "caller's own path, set through `baseSet`); keys from the query of a database or Redis connection "
+            "URL, the application's own configuration (knex `parse-connection.js` 3, ioredis `utils/index.js` 2); "
+            "vendored Sphinx assets (sqlalchemy and mako `doc/_static/`); 2026-12-07: bullmq 10 (job options and "
+            "messages it wrote to Redis itself, copied onto fresh objects: `job.js:232, 237, 240, 243`, "
+            "`redis-queue-backend.js:2047, 2052, 2055, 2058`, `child-processor.js:132`, `relay.js:530`), "
+            "nodemailer `xoauth2/index.js:263` (a copy of a token response for the log), @fastify/multipart "
+            "`index.js:108, 110, 125` (field names in `Object.prototype` are refused where the body is built, "
+            "`index.js:350`), typeorm `OrmUtils.js:156` (no caller in the package; not certain: a path "
+            "`__proto__.x` would reach `Object.prototype`); pino's benchmarks 3 (its own package.json); joi "
+            "`annotate.js:46` (a symbol key); less `url-file-manager.js:17` (a prototype built from its own "
+            "methods), nunjucks `runtime.js:39` (names a template sets)"
         ),
     ),
 )

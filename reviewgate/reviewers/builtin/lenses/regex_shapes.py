@@ -24,6 +24,7 @@ from typing import NamedTuple
 # Characters a single-character atom is tried against: what two atoms both match is their overlap.
 _SAMPLES = tuple(chr(code) for code in range(32, 127)) + ("\t", "\n", "\u00a0", "\u00e9", "\u00c9", "\u0661", "\U0001f600", "\U0001f9b0", "\u200d", "\ufe0f")
 _GENERAL_CATEGORIES = frozenset("LMNPSZC")
+_WORD = frozenset(item for item in _SAMPLES if re.fullmatch(r"\w", item))
 
 
 class Atom(NamedTuple):
@@ -34,6 +35,9 @@ class Atom(NamedTuple):
     samples: frozenset[str] = frozenset()
     alternatives: tuple[tuple[Item, ...], ...] = ()
     atomic: bool = False
+    # A zero-width piece: `\\b`, or a lookahead of one character (the samples it lets follow).
+    boundary: bool = False
+    follows: frozenset[str] | None = None
 
 
 class Item(NamedTuple):
@@ -89,14 +93,36 @@ def _ambiguous(group: Atom) -> bool:
 
 def _one_repeated_character_covers(sequence: tuple[Item, ...]) -> bool:
     """A repeated single character that can match every required part of the sequence: the
-    group's turns can then split a run of it in many ways."""
+    group's turns can then split a run of it in many ways. Not where the run must end where
+    the text stops matching it (a lookahead after it, `\\s+(?!\\s)`, `#+(?=[^#])`), nor where a
+    turn starts at `\\b` and the run is of word characters (`(?:\\\\?\\b[a-z_]\\w*)+`): no turn can
+    end or start inside the run (Prism's grammars, markdown's heading pattern)."""
     required = [item for item in sequence if item.least >= 1 and item.atom.kind != "zero"]
-    for item in sequence:
+    starts_at_boundary = next((item.atom.boundary for item in sequence
+                               if item.atom.boundary or item.least >= 1 and item.atom.kind != "zero"), False)
+    for index, item in enumerate(sequence):
         if item.atom.kind != "char" or item.most is not None or item.possessive:
+            continue
+        following = sequence[index + 1].atom.follows if index + 1 < len(sequence) else None
+        if following is not None and not following & item.atom.samples:
+            continue  # the run stops only where its character does
+        if starts_at_boundary and item.atom.samples <= _WORD:
             continue
         if all(part.atom.kind == "char" and part.atom.samples & item.atom.samples for part in required):
             return True
     return False
+
+
+def _lookahead_follows(opening: str, alternatives: tuple[tuple[Item, ...], ...]) -> frozenset[str] | None:
+    """The characters a one-character lookahead lets follow (`(?!\\s)`: all but spaces;
+    `(?=[^#])`: all but `#`), or None for a lookbehind or a longer lookahead."""
+    if opening not in ("?=", "?!") or not all(
+        len(sequence) == 1 and sequence[0].atom.kind == "char" and (sequence[0].least, sequence[0].most) == (1, 1)
+        for sequence in alternatives
+    ):
+        return None
+    matched = frozenset().union(*(sequence[0].atom.samples for sequence in alternatives))
+    return matched if opening == "?=" else frozenset(_SAMPLES) - matched
 
 
 def _matches_anything(group: Atom) -> bool:
@@ -205,7 +231,7 @@ class _Parser:
             raise _Unreadable
         self.position += 1  # the `)`
         if lookaround:
-            return Atom("zero")
+            return Atom("zero", follows=_lookahead_follows(lookaround.group(0), alternatives))
         return Atom("group", alternatives=alternatives, atomic=atomic)
 
     def escape(self) -> Atom:
@@ -213,7 +239,7 @@ class _Parser:
         following = pattern[self.position + 1]
         if following in "bBAzZG":
             self.position += 2
-            return Atom("zero")
+            return Atom("zero", boundary=following == "b")
         if following.isdigit() and following != "0" or following == "k":
             self.position += 2
             return Atom("other")

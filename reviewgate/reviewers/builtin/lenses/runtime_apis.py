@@ -14,7 +14,7 @@ NODE_APIS: tuple[tuple[str, str, Version], ...] = (
     ("the global `fetch`", r"(?<![\w$.])fetch\s*\(", (18, 0, 0)),
     ("`structuredClone`", r"(?<![\w$.])structuredClone\s*\(", (17, 0, 0)),
     ("`AbortSignal.timeout`", r"\bAbortSignal\s*\.\s*timeout\s*\(", (17, 3, 0)),
-    ("`AbortSignal.any`", r"\bAbortSignal\s*\.\s*any\s*\(", (20, 3, 0)),
+    ("`AbortSignal.any`", r"\bAbortSignal\s*\.\s*any\s*\(", (18, 17, 0)),  # 20.3, and 18.17 by a backport
     ("`Object.hasOwn`", r"\bObject\s*\.\s*hasOwn\s*\(", (16, 9, 0)),
     ("`Array.prototype.at`", r"\.\s*at\s*\(\s*-\s*\d+\s*\)", (16, 6, 0)),
     ("`Array.prototype.findLast`", r"\.\s*findLast(?:Index)?\s*\(", (18, 0, 0)),
@@ -85,3 +85,7 @@ PYTHON_NEEDLES = ("tomllib", "UTC", "batched", "pairwise", "zoneinfo", "graphlib
                    "chdir", "file_digest", "assert_never", "LiteralString", "operator", "ExceptionGroup", "anext",
                    "aiter", "removeprefix", "removesuffix", "bit_count", "is_relative_to", "strict", "slots",
                    "kw_only", "match ", "except*")  # fmt: skip
+# A JavaScript regular expression literal where an expression starts (Prism's grammars hold `||=`, `??=` and
+# `fetch(` as text to match: `'operator': /--|\+\+|&&=?|\|\|=?/`), not code that runs.
+JS_REGEX_LITERAL = (r"(?:(?<=[(,=:\[!&|?{};])|(?<=\breturn)|(?<=^))\s*/(?![/*])"
+                    r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[dgimsuvy]*")

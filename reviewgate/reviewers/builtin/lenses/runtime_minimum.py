@@ -33,6 +33,7 @@ from reviewgate.reviewers.builtin.lenses.runtime_apis import (
     GO_CALLS,
     GO_NEEDLES,
     GO_PACKAGES,
+    JS_REGEX_LITERAL,
     NODE_APIS,
     NODE_NEEDLES,
     PYTHON_BUILTINS,
@@ -61,7 +62,7 @@ API_NEWER_THAN_RUNTIME = Rule(
     precision="medium",
     fires_on=(
         "JS/TS (not `.jsx`/`.tsx` or code that reads `window`/`document`): the global `fetch` (18), "
-        "`structuredClone` (17), `AbortSignal.timeout` (17.3), `AbortSignal.any` (20.3), `Object.hasOwn` "
+        "`structuredClone` (17), `AbortSignal.timeout` (17.3), `AbortSignal.any` (20.3, and 18.17 on Node 18), `Object.hasOwn` "
         "(16.9), `.at(-n)` (16.6), `findLast` (18), `toSorted`/`toReversed`/`toSpliced` (20), "
         "`Object.groupBy` (21), `Promise.withResolvers` and `Array.fromAsync` (22), `replaceAll` and "
         "`Promise.any` and logical assignment (15), `crypto.randomUUID` (14.17), `import.meta.dirname` "
@@ -78,7 +79,9 @@ API_NEWER_THAN_RUNTIME = Rule(
         "no manifest or no lower bound on the target side; a use inside `if sys.version_info >= …`, in a "
         "function or class whose decorator tests the version (`@pytest.mark.skipif(sys.version_info < …)`) or in a "
         "`try` whose handler catches `ImportError`/`AttributeError`; a `fetch` the file imports "
-        "(`node-fetch`, `undici` …) or defines; browser code"
+        "(`node-fetch`, `undici` …), defines or takes as a destructured parameter; a class's own `fetch` method where "
+        "it is defined; declaration files (`.d.ts`); a regular expression literal's text; browser code; a Python file that ruff's "
+        "`[tool.ruff.per-file-target-version]` declares newer"
     ),
     fires=(
         Example(
@@ -109,16 +112,25 @@ except ImportError:
         findings=3,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 20 projects, of 25 PyPI and npm packages and of 30 more where JWTs "
-            "are decoded, cookies written or a runtime floor declared (2026-12-06; each tree's package.json, "
-            "pyproject.toml, setup.cfg, setup.py and go.mod at the base): 3, 2 **hold**: celery "
-            "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the example "
-            "fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` `>=16.9.0` "
-            "(verifying with a JWKS URL throws on Node 16). Does not: webpack "
-            "`ImportScriptsChunkLoadingRuntimeModule.js:240`, a `fetch` in browser code a template string generates "
-            "(a template nested in an interpolation ends the string early for the JS reader). Not one since: a use in"
-            " a test under `@pytest.mark.skipif(sys.version_info < (3, 11))` (celery), a `fetch` destructured in a "
-            "for-of (webpack `HttpUriPlugin.js:953`)"
+            "the whole trees of the tuning half's 26 projects and of 158 PyPI and npm packages: 25, 30 more where "
+            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 103 more that wrap "
+            "errors, compile regular expressions or declare a floor (2026-12-07: kafkajs, bullmq, tedious, "
+            "mongodb, typeorm, @nestjs/core, openai, postgres, anyio, attrs, starlette …); each tree's "
+            "package.json, pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "
+            "`examples/quorum-queues/myapp.py:26`, `from datetime import UTC` under setup.py's `>=3.10` (the "
+            "example fails on 3.10); hono `utils/jwt/jwt.js:95`, the global `fetch` under `engines.node` "
+            "`>=16.9.0` (verifying with a JWKS URL throws on Node 16). Does not: webpack "
+            "`ImportScriptsChunkLoadingRuntimeModule.js:240`, a `fetch` in browser code a template string "
+            "generates (a template nested in an interpolation ends the string early for the JS reader). Not one "
+            "since: a use in a test under `@pytest.mark.skipif(sys.version_info < (3, 11))` (celery), a `fetch` "
+            "destructured in a for-of (webpack `HttpUriPlugin.js:953`), a class's own `fetch` method where it is "
+            "defined (kafkajs `runner.js:341`, `consumerGroup.js:446`, bullmq `async-fifo-queue.js:149`), a "
+            "`fetch` parameter (kafkajs `fetcher.js:55`, `fetchManager.js:57`), declaration files (kafkajs "
+            "`types/index.d.ts:673`, bullmq `async-fifo-queue.d.ts:79`), `AbortSignal.any` under `>=18.17`, which "
+            "has it by a backport (tedious `connection.js:1095`, `instance-lookup.js:49`), files ruff's "
+            "per-file-target-version declares newer (anyio's `docs/snippets/**` 13, attrs' "
+            "`tests/test_pattern_matching.py` 6), `||=`, `??=` and `fetch(` inside a regular expression literal "
+            "(Prism `prism-javascript.js:49`, `prism-bicep.js:73`, `prism-nix.js:31` and three more)"
         ),
     ),
 )
@@ -135,11 +147,15 @@ _LANGUAGES = frozenset({Language.PYTHON, Language.JAVASCRIPT, Language.TYPESCRIP
 
 _GO_IMPORT = LazyPattern(r'"(?P<package>[a-z0-9/]+)"')
 # Imports that bring their own `fetch`, a `fetch` the file binds itself (declared, destructured,
-# `for (const { fetch } of clients)`), and code that runs in a browser.
+# `for (const { fetch } of clients)`, a destructured parameter `({ nodeId, fetch }) =>`), and code
+# that runs in a browser.
 _FETCH_IMPORTED = LazyPattern(
     r"""['"](?:node-fetch|undici|cross-fetch|isomorphic-fetch|whatwg-fetch|make-fetch-happen)['"]"""
-    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*(?:=|of\b)|import\s*\{[^}]*\bfetch\b"
+    r"|(?:function|const|let|var)\s+fetch\b|\{[^}]*\bfetch\b[^}]*\}\s*(?:=|of\b|\)\s*(?:=>|\{))"
+    r"|import\s*\{[^}]*\bfetch\b"
 )
+# A method of that name defined, not called: `async fetch(nodeId) {`, `fetch(): Promise<T> {`.
+_METHOD_DEFINED = LazyPattern(r"(?:^|[;{}])\s*(?:(?:async|static|public|private|protected|override)\s+|\*\s*)*$")
 _BROWSER = LazyPattern(r"(?<![\w$.])(?:window|document|navigator|localStorage)\s*\.|['\"]use client['\"]")
 
 
@@ -201,7 +217,7 @@ def _other_language(
         found = go_minimum(request, path)
         if found is not None:
             yield from _go(text, path, added, *found)
-    elif not path.endswith((".jsx", ".tsx")) and not _BROWSER.search(text):
+    elif not path.endswith((".jsx", ".tsx", ".d.ts", ".d.mts", ".d.cts")) and not _BROWSER.search(text):
         declared = node_minimum(request, path)
         if declared is not None:
             yield from _node(text, path, added, *declared)
@@ -213,15 +229,28 @@ def _node(text: str, path: str, added: dict[int, str], manifest: str, declared: 
 
     source = read_js(text)
     masked = source.masked
+    if "/" in masked:  # a regular expression literal's text is what it matches, not code
+        masked = re.sub(JS_REGEX_LITERAL, lambda found: " " * len(found.group(0)), masked, flags=re.MULTILINE)
     uses: list[tuple[int, str, Version]] = []
     for what, pattern, arrived in _node_patterns():
         if "fetch" in what and _FETCH_IMPORTED.search(text):
             continue
         uses += [(match.start(), what, arrived)
                  for match in pattern.finditer(masked if "node:test" not in what else text)
-                 if masked[match.start()] == text[match.start()]]
+                 if masked[match.start()] == text[match.start()] and not _defined(source, match, what)]
     yield from _report(source, path, added, uses, (manifest, declared, lowest), "Node",
                        "a `TypeError` or `ReferenceError`, or a syntax error")
+
+
+def _defined(source: JsSource, match: re.Match[str], what: str) -> bool:
+    """A class's own `fetch` method where it is defined (kafkajs `runner.js`): a definition starts its
+    statement, after modifiers only, and its parameters are followed by its body or return type."""
+    if "fetch" not in what:
+        return False
+    closer = source.pairs.get(match.end() - 1)
+    line_start = source.masked.rfind("\n", 0, match.start()) + 1
+    return (closer is not None and source.masked[closer + 1 :].lstrip()[:1] in ("{", ":")
+            and _METHOD_DEFINED.search(source.masked[line_start : match.start()]) is not None)
 
 
 def _go(text: str, path: str, added: dict[int, str], manifest: str, declared: str,

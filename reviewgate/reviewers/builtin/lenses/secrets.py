@@ -67,7 +67,8 @@ COMMITTED_SECRET = Rule(
         "`demo_…`, `fake…`, `dummy…`, URLs, paths, a provider's prefix followed by X's or zeros, "
         "`xoxp-XXXXXXXXXX-…`); values spelt as identifiers, words of one case joined by underscores "
         "(`__name__ = \"requires_csrf_token\"`; under a password's or secret's name only when the line "
-        "names the same identifier or the value shares a word with the name); a private key header with no base64 body after it "
+        "names the same identifier or the value shares a word with the name), or camelCase words of letters outside a "
+        "password's name (`RESUME_TOKEN_CHANGED = \"resumeTokenChanged\"`); a private key header with no base64 body after it "
         "(`append(\"-----BEGIN PRIVATE KEY-----\\n\")` in an encoder); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
         "`*_path`, `*_id`, `*_alphabet`, `*_charset`, `*_chars`, `*_table` …); values read from the "
         "environment; alphabets, charsets and tables in any language (a value whose characters run in "
@@ -145,6 +146,9 @@ _PLACEHOLDER = LazyPattern(
 # (`requires_csrf_token` as a function's `__name__`, a `__WEBPACK_MODULE_REFERENCE__` marker): a
 # name the code refers to, not a key, which would mix cases or digits.
 _IDENTIFIER = LazyPattern(r"_*(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*")
+# The same in camelCase, outside a password's name (mongodb's and typeorm's `RESUME_TOKEN_CHANGED =
+# "resumeTokenChanged"`, an event's name): words of letters only, where a key mixes in digits.
+_CAMEL_IDENTIFIER = LazyPattern(r"[a-z]{2,}(?:[A-Z][a-z]{2,})+")
 # A password's or a secret's name: what it holds is meant to be typed or remembered, so lower-case
 # words joined by underscores there are a passphrase (`"correct_horse_battery_staple"`) unless the
 # line names the same identifier (`requires_csrf_token.__name__ = "requires_csrf_token"`).
@@ -405,6 +409,8 @@ class SecretsLens:
                 or _PLACEHOLDER.search(value)
                 or is_alphabet(value)
             ):
+                continue
+            if _CAMEL_IDENTIFIER.fullmatch(value) and _PASSWORD_NAME.search(name) is None:
                 continue
             if _IDENTIFIER.fullmatch(value):
                 if not _is_passphrase(name, value, line):

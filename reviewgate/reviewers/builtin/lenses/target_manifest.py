@@ -111,7 +111,29 @@ def python_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version
         declared = dependencies.get("python") if isinstance(dependencies, dict) else None
     if declared is None:
         return _setup_minimum(request, path)
-    return _oldest(found[0], declared)
+    oldest = _oldest(found[0], declared)
+    target = _file_target(data, found[0], path)
+    return (found[0], f"{declared}, and {target[0]} for this file", target[1]) if (
+        oldest is not None and target is not None and target[1] > oldest[2]) else oldest
+
+
+def _file_target(data: dict[str, object], manifest: str, path: str) -> tuple[str, Version] | None:
+    """Ruff's `[tool.ruff.per-file-target-version]` entry that covers `path` (anyio's
+    `"docs/snippets/**/*.py" = "py311"`, attrs' `"tests/test_pattern_matching.py" = "py310"`): the
+    project's own word that the file runs on that Python or newer."""
+    from fnmatch import fnmatchcase
+
+    tool = data.get("tool")
+    ruff = tool.get("ruff") if isinstance(tool, dict) else None
+    targets = ruff.get("per-file-target-version") if isinstance(ruff, dict) else None
+    if not isinstance(targets, dict):
+        return None
+    relative = str(PurePosixPath(path).relative_to(PurePosixPath(manifest).parent))
+    for pattern, version in targets.items():
+        found = re.fullmatch(r"py3(\d+)", str(version))
+        if found and (fnmatchcase(relative, pattern) or fnmatchcase(relative, pattern.replace("**/", ""))):
+            return f"`{pattern} = \"{version}\"`", (3, int(found.group(1)), 0)
+    return None
 
 
 def _setup_minimum(request: ReviewRequest, path: str) -> tuple[str, str, Version] | None:

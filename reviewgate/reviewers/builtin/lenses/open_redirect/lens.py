@@ -122,6 +122,8 @@ def login(request):
             "`middleware/profiler.go:27, 30`, `r.RequestURI + \"/pprof/\"` in routes that match only the "
             "mount path. Not one since: handlers in test files (django, fastify). Not one by design: "
             "`res.redirect(req.get('Referrer') || '/')` in express's examples (the `Referer` is not a source)"
+            "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 103 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )
