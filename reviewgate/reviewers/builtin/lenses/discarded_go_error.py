@@ -139,8 +139,8 @@ module.exports = { loadConfig, warm };
         findings=7,
         holding=3,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
-            "103 on 2026-12-07): 7. **Hold**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` "
+            "the whole trees of the tuning half's 26 projects and of 123 PyPI and npm packages (25 on 2026-12-06, "
+            "98 on 2026-12-07): 7. **Hold**: gin `context.go:1197`, `val, _ := url.QueryUnescape(cookie.Value)` "
             "then `return val, nil` (a malformed cookie reads as an empty one with no error); webpack "
             "`NormalModuleFactory.js:827`, a failing `createModule` hook's `err` never read; mysql2 "
             "`commands/server_handshake.js:54`, `(err, mysqlError) => { if (!mysqlError) connection.writeOk() }`: "

@@ -86,8 +86,8 @@ func split(pkg string) (string, string) {
         findings=47,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 127 PyPI and npm packages (24 on 2026-12-06, "
-            "103 on 2026-12-07): 47, 2 **hold**: okhttp `-CacheControlCommon.kt:169`, `pos = value.indexOf('\"', "
+            "the whole trees of the tuning half's 26 projects and of 122 PyPI and npm packages (24 on 2026-12-06, "
+            "98 on 2026-12-07): 47, 2 **hold**: okhttp `-CacheControlCommon.kt:169`, `pos = value.indexOf('\"', "
             "pos)` then `value.substring(parameterStart, pos)`: a quoted Cache-Control parameter without its "
             "closing quote throws `StringIndexOutOfBoundsException`; rfc3986 `misc.py:127`, "
             "`path[:path.rfind(\"/\")]` in `merge_paths`: "

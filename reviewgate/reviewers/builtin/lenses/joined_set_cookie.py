@@ -74,7 +74,7 @@ export function send(res, cookies) {
             "(cookies, @fastify/cookie, express-session, cookie-session, hono, undici, light-my-request, quart, "
             "werkzeug, django, aiohttp, koa, fastify): each sends every cookie in a header of its own"
             "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
-            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 103 more PyPI and npm packages (2026-12-07)"
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 98 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )

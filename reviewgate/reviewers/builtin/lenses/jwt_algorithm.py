@@ -89,7 +89,7 @@ def user_of(request, key):
             "`authentication.py:254`, social-auth-core `backends/azuread.py:264`); koa-jwt `verify.js:5`, "
             "`jwt.verify(...args, done)` (the caller's options)"
             "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
-            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 103 more PyPI and npm packages (2026-12-07)"
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 98 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )

@@ -117,7 +117,7 @@ export async function request(url: string, options: {signal?: AbortSignal}) {
             "`eslint.js:521` listens on its own controller's signal). Written for a later fix on the tuning half: ky "
             "e48386e701 (one listener per request on a shared signal, ky #330)"
             "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
-            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 103 more PyPI and npm packages (2026-12-07)"
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 98 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )

@@ -98,8 +98,8 @@ module.exports = { parseCookies };
         findings=44,
         holding=0,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
-            "103 on 2026-12-07): 44, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
+            "the whole trees of the tuning half's 26 projects and of 123 PyPI and npm packages (25 on 2026-12-06, "
+            "98 on 2026-12-07): 44, none holds: mongoose 10 (keys are the model's schema paths, the developer's "
             "definitions); fastify's `proto-poisoning.test.js` 3 (tests of its own guard); hapi `methods.js` "
             "(server method names), restify `audit.js` (plugin options), lodash `fp/_baseConvert.js` (the "
             "caller's own path, set through `baseSet`); keys from the query of a database or Redis connection "

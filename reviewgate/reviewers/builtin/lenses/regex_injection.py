@@ -83,7 +83,7 @@ app.get('/search', (req, res) => {
             "the whole trees of the tuning half's 16 projects and of 25 PyPI and npm packages (2026-12-06): 1, does not hold: hapi `cors.js:103`, `request.server.match(method, ...)`, the router's "
             "`match`, not a regular expression"
             "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
-            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 103 more PyPI and npm packages (2026-12-07)"
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 98 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )

@@ -36,11 +36,13 @@ from reviewgate.reviewers.builtin.lenses.runtime_apis import (
     JS_REGEX_LITERAL,
     NODE_APIS,
     NODE_NEEDLES,
-    PYTHON_BUILTINS,
-    PYTHON_KEYWORDS,
-    PYTHON_METHODS,
-    PYTHON_NAMES,
     PYTHON_NEEDLES,
+)
+from reviewgate.reviewers.builtin.lenses.runtime_python_uses import (
+    MATCH_AND_TRY_STAR,
+    builtin_names,
+    python_use_or_try_star,
+    python_uses,
 )
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
@@ -112,8 +114,8 @@ except ImportError:
         findings=3,
         holding=2,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 158 PyPI and npm packages: 25, 30 more where "
-            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 103 more that wrap "
+            "the whole trees of the tuning half's 26 projects and of 153 PyPI and npm packages: 25, 30 more where "
+            "JWTs are decoded, cookies written or a runtime floor declared (2026-12-06), and 98 more that wrap "
             "errors, compile regular expressions or declare a floor (2026-12-07: kafkajs, bullmq, tedious, "
             "mongodb, typeorm, @nestjs/core, openai, postgres, anyio, attrs, starlette …); each tree's "
             "package.json, pyproject.toml, setup.cfg, setup.py and go.mod at the base: 3, 2 **hold**: celery "
@@ -316,36 +318,19 @@ def _newest_python_use(change: FileChange, text: str, added: dict[int, str]) -> 
         nodes_of(tree, ast.Import),
         nodes_of(tree, ast.ImportFrom),
         [node for node in nodes_of(tree, ast.Attribute) if node.attr in ATTRIBUTE_LEAVES],
-        _builtin_names(tree, text),
+        builtin_names(tree, text),
         calls,
-        *(nodes_of(tree, kind) for kind in _MATCH_AND_TRY_STAR),
+        *(nodes_of(tree, kind) for kind in MATCH_AND_TRY_STAR),
     )
     return max(
         (
             arrived
             for node in possible
             if getattr(node, "lineno", 0) in added
-            for _node, _what, arrived in _python_use_or_try_star(node)
+            for _node, _what, arrived in python_use_or_try_star(node)
         ),
         default=None,
     )
-
-
-def _builtin_names(tree: ast.Module, text: str) -> list[ast.Name]:
-    """The names of PYTHON_BUILTINS in `tree` (parsed from `text`). An ASCII text that spells
-    none of them has none: the walk over every name (most of the lens's own time on a large
-    change) is skipped. A non-ASCII text is walked: the parser folds an identifier's compatibility
-    forms (NFKC), so `ａnext` there is `anext`."""
-    if text.isascii() and not any(name in text for name in PYTHON_BUILTINS):
-        return []
-    return [node for node in nodes_of(tree, ast.Name) if node.id in PYTHON_BUILTINS]
-
-
-def _python_use_or_try_star(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
-    """What `_python_uses` says of `node` itself, guards aside."""
-    if type(node).__name__ == "TryStar":
-        yield node, "`except*`", (3, 11, 0)
-    yield from _python_use(node)
 
 
 def _python(text: str, path: str, added: dict[int, str], manifest: str, declared: str,
@@ -367,7 +352,7 @@ def _python(text: str, path: str, added: dict[int, str], manifest: str, declared
         for alias in node.names
     } | {dotted(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
          for target in node.targets if isinstance(target, (ast.Name, ast.Attribute))}
-    for node, what, arrived in _python_uses(tree):
+    for node, what, arrived in python_uses(tree):
         line = getattr(node, "lineno", 0)
         if lowest >= arrived or line not in added or line in reported:
             continue
@@ -377,79 +362,6 @@ def _python(text: str, path: str, added: dict[int, str], manifest: str, declared
         yield _finding(path, text, line, what, shown(arrived), manifest, declared, lowest, "Python",
                        "an `ImportError`, `AttributeError`, `TypeError` or `SyntaxError`")
 
-
-def _guards_version(test: ast.expr) -> bool:
-    return any(
-        (isinstance(node, ast.Attribute) and node.attr in {"version_info", "hexversion"})
-        or (isinstance(node, ast.Name) and (node.id in {"TYPE_CHECKING", "version_info"} or node.id.startswith("PY3")))
-        for node in ast.walk(test)
-    )
-
-
-# `try` and, from Python 3.11, `try ... except*` (its own node type).
-_TRY_NODES: tuple[type[ast.Try], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
-# The statements that are a use themselves, those this Python has.
-_MATCH_AND_TRY_STAR: tuple[type[ast.AST], ...] = tuple(
-    getattr(ast, name) for name in ("Match", "TryStar") if hasattr(ast, name)
-)
-
-
-def _python_uses(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
-    """(node, what, release) of each use of a table entry, outside a version guard or an import fallback."""
-    if isinstance(node, ast.If) and _guards_version(node.test):
-        return  # both branches: the other one is the fallback
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-        _guards_version(decorator) for decorator in node.decorator_list
-    ):
-        return  # `@pytest.mark.skipif(sys.version_info < (3, 11), ...)`: not run where the API is missing
-    if isinstance(node, _TRY_NODES):
-        handled = {
-            name.id if isinstance(name, ast.Name) else getattr(name, "attr", "")
-            for handler in node.handlers
-            if handler.type is not None
-            for name in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])
-        }
-        if handled & {"ImportError", "ModuleNotFoundError", "AttributeError", "NameError", "TypeError"}:
-            for item in (*node.handlers, *node.orelse, *node.finalbody):
-                yield from _python_uses(item)
-            return
-    yield from _python_use_or_try_star(node)
-    for child in ast.iter_child_nodes(node):
-        yield from _python_uses(child)
-
-
-def _python_use(node: ast.AST) -> Iterator[tuple[ast.AST, str, Version]]:
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.name in PYTHON_NAMES:
-                yield node, f"the `{alias.name}` module", PYTHON_NAMES[alias.name]
-    elif isinstance(node, ast.ImportFrom) and node.module:
-        for alias in node.names:
-            name = f"{node.module}.{alias.name}"
-            if name in PYTHON_NAMES:
-                yield node, f"`{name}`", PYTHON_NAMES[name]
-            elif node.module in PYTHON_NAMES and node.level == 0:
-                yield node, f"the `{node.module}` module", PYTHON_NAMES[node.module]
-    elif isinstance(node, ast.Attribute):
-        from reviewgate.reviewers.builtin.languages.python_flow import dotted
-
-        name = dotted(node)
-        if "." in name and name in PYTHON_NAMES:
-            yield node, f"`{name}`", PYTHON_NAMES[name]
-    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in PYTHON_BUILTINS:
-        yield node, f"`{node.id}`", PYTHON_NAMES[node.id]
-    elif isinstance(node, ast.Call):
-        from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
-
-        leaf = leaf_name(node)
-        if isinstance(node.func, ast.Attribute) and leaf in PYTHON_METHODS:
-            what, version = PYTHON_METHODS[leaf]
-            yield node, f"`{what}`", version
-        for keyword in node.keywords:
-            if (leaf, keyword.arg or "") in PYTHON_KEYWORDS:
-                yield node, f"`{leaf}({keyword.arg}=...)`", PYTHON_KEYWORDS[(leaf, keyword.arg or "")]
-    elif type(node).__name__ == "Match":
-        yield node, "the `match` statement", (3, 10, 0)
 
 # What the registry (reviewers/builtin/rules.py) runs of this module.
 LENSES = (RuntimeMinimumLens(),)

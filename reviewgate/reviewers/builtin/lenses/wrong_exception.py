@@ -176,8 +176,8 @@ public final class BasicAuth {
         findings=11,
         holding=5,
         where=(
-            "the whole trees of the tuning half's 26 projects and of 128 PyPI and npm packages (25 on 2026-12-06, "
-            "103 on 2026-12-07): 11, 5 **hold**: werkzeug `urls.py:191, 200`, `decode(\"idna\")` under `except "
+            "the whole trees of the tuning half's 26 projects and of 123 PyPI and npm packages (25 on 2026-12-06, "
+            "98 on 2026-12-07): 11, 5 **hold**: werkzeug `urls.py:191, 200`, `decode(\"idna\")` under `except "
             "UnicodeDecodeError` (the IDNA codec raises `UnicodeError`: `b\"xn--a\"` escapes); celery "
             "`saferepr.py:112`, `val.encode('utf-8')` of bytes under `except UnicodeDecodeError`; sqlalchemy "
             "`url.py:224`, `int(port)` under `except TypeError` (a string port escapes as `ValueError`); "

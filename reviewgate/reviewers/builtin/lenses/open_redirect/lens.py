@@ -123,7 +123,7 @@ def login(request):
             "mount path. Not one since: handlers in test files (django, fastify). Not one by design: "
             "`res.redirect(req.get('Referrer') || '/')` in express's examples (the `Referer` is not a source)"
             "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
-            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 103 more PyPI and npm packages (2026-12-07)"
+            "faraday, grape, kaminari, doorkeeper, paper_trail) or in 98 more PyPI and npm packages (2026-12-07)"
         ),
     ),
 )
