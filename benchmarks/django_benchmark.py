@@ -48,8 +48,8 @@ ratio is printed beside each verdict) and against jscpd's default mode. On a sha
 it under `nice` and print `uptime` before and after: wall ratios move with the load.
 
 With `--interleaved N` the command measures instead N pairs of runs per gate and change: each
-gate's warm run followed by a jscpd run, gate by gate, round by round (gate 0, jscpd, gate 1,
-jscpd, ...), after an untimed first run of each (its peak memory sampled, its cache the warm runs'
+gate's warm run beside a jscpd run, gate by gate, round by round (gate 0, jscpd, gate 1,
+jscpd, ...; odd rounds the mirror: jscpd, gate 1, jscpd, gate 0), after an untimed first run of each (its peak memory sampled, its cache the warm runs'
 cache). It prints each pair's wall and CPU and its wall ratio, then per gate the median ratio, the
 lowest and highest, the medians of wall and CPU, the median of the pairs' CPU ratios (steadier
 than any wall ratio where the load changes within seconds), and the load average before and after

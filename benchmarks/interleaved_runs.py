@@ -35,13 +35,21 @@ class Pair:
 
 
 def interleave(gates: Sequence[Callable[[], Measured]], jscpd: Callable[[], Measured], rounds: int) -> list[Pair]:
-    """`rounds` rounds of (gate 0, jscpd, gate 1, jscpd, ...): every gate run followed by its own
-    jscpd run."""
+    """`rounds` rounds of pairs, each gate run beside its own jscpd run: even rounds (gate 0,
+    jscpd, gate 1, jscpd, ...), odd rounds the mirror (jscpd, gate 1, ..., jscpd, gate 0), so that
+    neither a gate's place in the round nor going first in its pair (a cooler cache, the previous
+    run's writes still flushing) favours one side over an even number of rounds."""
     pairs = []
     for round_number in range(rounds):
-        for number, gate in enumerate(gates):
-            gate_run = gate()
-            pairs.append(Pair(round_number, number, gate_run, jscpd()))
+        mirrored = round_number % 2 == 1
+        order = list(enumerate(gates))
+        for number, gate in reversed(order) if mirrored else order:
+            if mirrored:
+                jscpd_run = jscpd()
+                pairs.append(Pair(round_number, number, gate(), jscpd_run))
+            else:
+                gate_run = gate()
+                pairs.append(Pair(round_number, number, gate_run, jscpd()))
     return pairs
 
 

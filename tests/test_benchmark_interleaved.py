@@ -20,15 +20,15 @@ def _logged(tmp_path: Path, name: str, seconds: float, busy: float = 0.0) -> Mea
     return run_timed([sys.executable, "-c", script], tmp_path, sample_memory=False)
 
 
-def test_each_gate_run_is_followed_by_its_own_jscpd_run(tmp_path: Path) -> None:
+def test_each_gate_run_is_beside_its_own_jscpd_run_and_odd_rounds_mirror_the_order(tmp_path: Path) -> None:
     pairs = interleave(
         [lambda: _logged(tmp_path, "gate0", 0.3), lambda: _logged(tmp_path, "gate1", 0.6)],
         lambda: _logged(tmp_path, "jscpd", 0.3),
         rounds=2,
     )
     order = (tmp_path / "order").read_text().split()
-    assert order == ["gate0", "jscpd", "gate1", "jscpd"] * 2
-    assert [(pair.round_number, pair.gate) for pair in pairs] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert order == ["gate0", "jscpd", "gate1", "jscpd", "jscpd", "gate1", "jscpd", "gate0"]
+    assert [(pair.round_number, pair.gate) for pair in pairs] == [(0, 0), (0, 1), (1, 1), (1, 0)]
     assert all(pair.gate_run.wall >= 0.3 and pair.jscpd_run.wall >= 0.3 for pair in pairs)
 
 
