@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reviewgate.findings import Finding, Severity
 from reviewgate.reviewers.builtin import BuiltinReviewer
 from testing.lenses import blocking_tests_findings, review_request
 from testing.repo import FileContent, commit, git
@@ -61,8 +62,8 @@ _EARLIER = _PAGINATOR.format(body=_EARLIER_BODY)
 _SIMPLER = _PAGINATOR.format(body=_SIMPLER_BODY)
 
 
-def _review(root: Path, history: list[dict[str, FileContent]], branch: dict[str, FileContent]) -> list[tuple[str, str, int]]:
-    """The blocking tests findings for `branch` on top of `main`, whose commits are `history`."""
+def _findings(root: Path, history: list[dict[str, FileContent]], branch: dict[str, FileContent]) -> list[Finding]:
+    """Every finding for `branch` on top of `main`, whose commits are `history`."""
     repo = root / "repo"
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
@@ -70,12 +71,21 @@ def _review(root: Path, history: list[dict[str, FileContent]], branch: dict[str,
         commit(repo, files, f"commit {number}")
     git(repo, "checkout", "-q", "-b", "revert")
     commit(repo, branch, "put it back")
-    return blocking_tests_findings(list(BuiltinReviewer().review(review_request(repo)).findings))
+    return list(BuiltinReviewer().review(review_request(repo)).findings)
+
+
+def _review(root: Path, history: list[dict[str, FileContent]], branch: dict[str, FileContent]) -> list[tuple[str, str, int]]:
+    return blocking_tests_findings(_findings(root, history, branch))
 
 
 def test_a_file_put_back_as_before_its_last_change_is_no_new_behaviour(tmp_path: Path) -> None:
     history: list[dict[str, FileContent]] = [{_PATH: _EARLIER, "README.md": "kaminari\n"}, {_PATH: _SIMPLER}]
-    assert _review(tmp_path / "revert", history, {_PATH: _EARLIER}) == []
+    findings = _findings(tmp_path / "revert", history, {_PATH: _EARLIER})
+    assert blocking_tests_findings(findings) == []
+    # Still reported, as worth a look, with the commit the file is put back from.
+    undone = git(tmp_path / "revert" / "repo", "rev-parse", "main")[:10]
+    assert [(item.severity, f"as it was before {undone}, which the change undoes" in item.body)
+            for item in findings if item.rule == "tests/missing-tests"] == [(Severity.MINOR, True)]
     # The same code, with no history that held it: new behaviour.
     assert _review(tmp_path / "new", [{_PATH: _SIMPLER}], {_PATH: _EARLIER}) == [("tests/missing-tests", _PATH, 18)]
 

@@ -1,6 +1,7 @@
 """Files a change puts back as they were before their last change: the change undoes, for that
 file, the newest commit of the merge base's history that touched it (a revert), so the file's
-functions are code the project had and shipped, not new behaviour.
+functions are code the project had and shipped, not new behaviour: their evidence is weak (a
+finding worth a look, not a block), and says which commit the file is put back from.
 
 Told by the code and the history alone, never by what a commit message says: the file's bytes at
 head are its bytes at the parent of that commit. The commit's own test changes must be undone
@@ -36,12 +37,13 @@ def _changed_paths(repo: Path, commit: str) -> list[str]:
     return [name for name in completed.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def restored_paths(request: ReviewRequest, paths: Iterable[str]) -> frozenset[str]:
+def restored_paths(request: ReviewRequest, paths: Iterable[str]) -> dict[str, str]:
     """Which of `paths` (changed, not renamed) the change puts back as they were before the newest
-    base-side commit that changed each, with that commit's test files back as they were too."""
+    base-side commit that changed each, with that commit's test files back as they were too: the
+    commit each undoes, by path."""
     repo, base = request.repo_root, request.target.merge_base
     modified = {change.path for change in request.target.files if change.status is ChangeStatus.MODIFIED}
-    found: set[str] = set()
+    found: dict[str, str] = {}
     for path in sorted(set(paths) & modified):
         undone = _last_commit(repo, base, path)
         if undone is None:
@@ -51,5 +53,5 @@ def restored_paths(request: ReviewRequest, paths: Iterable[str]) -> frozenset[st
             continue
         tests = [name for name in _changed_paths(repo, undone) if is_test_file(name)]
         if all(before.read_bytes(name) == request.head.read_bytes(name) for name in tests):
-            found.add(path)
-    return frozenset(found)
+            found[path] = undone
+    return found
