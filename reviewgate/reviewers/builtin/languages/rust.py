@@ -4,7 +4,8 @@ methods as `Trait.method`. A closure is part of the function around it; a trait 
 body is none; `#[test]` functions and `#[cfg(test)]` modules are tests, not product code. Public:
 reachable from outside the crate (`_public`): plain `pub` in `pub` modules (or re-exported by a
 `pub use`), not `#[doc(hidden)]`; a method of a trait or a trait impl, or a `pub` method, of a
-type that is itself public (a trait impl's only when its trait is public too)."""
+type that is itself public (a trait impl's only when its trait is public too), except a `Debug`
+impl's, whose output is no API."""
 
 from __future__ import annotations
 
@@ -156,6 +157,14 @@ def _trait_public(holder: Node) -> bool:
     return declaration is None or declaration.type != "trait_item" or _reachable(declaration, name)
 
 
+def _debug_impl(holder: Node) -> bool:
+    """An `impl Debug for T` (`fmt::Debug`, `std::fmt::Debug`): a developer's view of a value,
+    whose output the standard library documents as unstable, so no API a caller relies on; its
+    `fmt` is read as a helper of its size (tower #280, #492: a `debug_struct` listing of fields)."""
+    trait = holder.child_by_field_name("trait")
+    return trait is not None and text_of(trait).partition("<")[0].strip().rpartition("::")[2] == "Debug"
+
+
 def _public(node: Node, name: str) -> bool:
     """Public API: a function outside callers can reach. A method is as visible as its type: a
     `pub fn` or a trait impl of a private or crate-private struct is no more public than the
@@ -163,7 +172,7 @@ def _public(node: Node, name: str) -> bool:
     when its trait is too."""
     holder = node.parent.parent if node.parent is not None else None  # declaration_list -> impl or trait
     if holder is not None and holder.type in ("impl_item", "trait_item"):
-        if "#[doc(hidden)]" in _attributes(node):
+        if "#[doc(hidden)]" in _attributes(node) or _debug_impl(holder):
             return False
         own = holder.type == "trait_item" or holder.child_by_field_name("trait") is not None or _exported(node)
         return own and _type_public(holder) and (holder.type == "trait_item" or _trait_public(holder))

@@ -40,6 +40,7 @@ MISSING_TESTS = Rule(
         "changes no test file; one finding per file, listing the evidence with `path:line`. **Major** "
         "when the evidence is strong: a new public function (not a stub — `...`, `pass`, `raise "
         "NotImplementedError`, an `@overload` — nor a bare accessor like `return self._name`, nor a "
+        "Rust `Debug` impl's `fmt`, a developer's view whose output the standard library calls unstable, nor a "
         "one-statement question about what runs the code: `RUBY_ENGINE == \"jruby\"`, `sys.platform == "
         "\"win32\"`, `Rails::VERSION::MAJOR >= 7`, whose answer a CI matrix tests, not a unit test), any "
         "other new function of ≥ 5 statements (not one whose statements each register a constant "
