@@ -4,7 +4,8 @@ methods as `Trait.method`. A closure is part of the function around it; a trait 
 body is none; `#[test]` functions and `#[cfg(test)]` modules are tests, not product code. Public:
 reachable from outside the crate (`_public`): plain `pub` in `pub` modules (or re-exported by a
 `pub use`), not `#[doc(hidden)]`; a method of a trait or a trait impl, or a `pub` method, of a
-type that is itself public (a trait impl's only when its trait is public too)."""
+type that is itself public (a trait impl's only when its trait is public too), except a `Debug`
+impl's, whose output is no API."""
 
 from __future__ import annotations
 
@@ -156,6 +157,14 @@ def _trait_public(holder: Node) -> bool:
     return declaration is None or declaration.type != "trait_item" or _reachable(declaration, name)
 
 
+def _debug_impl(holder: Node) -> bool:
+    """An `impl Debug for T` (`fmt::Debug`, `std::fmt::Debug`): a developer's view of a value,
+    whose output the standard library documents as unstable, so no API a caller relies on; its
+    `fmt` is read as a helper of its size (tower #280, #492: a `debug_struct` listing of fields)."""
+    trait = holder.child_by_field_name("trait")
+    return trait is not None and text_of(trait).partition("<")[0].strip().rpartition("::")[2] == "Debug"
+
+
 def _public(node: Node, name: str) -> bool:
     """Public API: a function outside callers can reach. A method is as visible as its type: a
     `pub fn` or a trait impl of a private or crate-private struct is no more public than the
@@ -163,7 +172,7 @@ def _public(node: Node, name: str) -> bool:
     when its trait is too."""
     holder = node.parent.parent if node.parent is not None else None  # declaration_list -> impl or trait
     if holder is not None and holder.type in ("impl_item", "trait_item"):
-        if "#[doc(hidden)]" in _attributes(node):
+        if "#[doc(hidden)]" in _attributes(node) or _debug_impl(holder):
             return False
         own = holder.type == "trait_item" or holder.child_by_field_name("trait") is not None or _exported(node)
         return own and _type_public(holder) and (holder.type == "trait_item" or _trait_public(holder))
@@ -194,6 +203,59 @@ def _last_arm(node: Node) -> bool:
     while following is not None and following.type != "match_arm":
         following = following.next_named_sibling
     return following is None
+
+
+_PLACES = frozenset({"identifier", "field_expression", "self"})
+
+
+def _place_name(node: Node | None) -> str | None:
+    """The last name of a plain place (`config.timeout`, `self.config.timeout`, `timeout`), None
+    for anything that computes (a call, an index, an operator)."""
+    if node is None or node.type not in _PLACES:
+        return None
+    if node.type == "field_expression":
+        return None if _place_name(node.child_by_field_name("value")) is None else field_text(node, "field")
+    return text_of(node)
+
+
+def _hands_on_a_setting(node: Node) -> bool:
+    """An `if` that hands one stored setting on, unchanged, to the place of its name when it is
+    set: `if let Some(size) = config.max_frame_size { builder.max_frame_size(size); }`, `if
+    config.adaptive_window { builder.adaptive_window(true); }`, `if let Some(grease) = grease {
+    h3.grease = Some(grease); }`. A builder's options passed to the library's builder decide
+    nothing of their own: the names say where each goes (reqwest #1194, #2609)."""
+    if node.type != "if_expression" or node.child_by_field_name("alternative") is not None:
+        return False
+    condition, body = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
+    if condition is None or body is None or body.named_child_count != 1:
+        return False
+    if condition.type == "let_condition":
+        pattern, source = condition.child_by_field_name("pattern"), condition.child_by_field_name("value")
+        bound = pattern.named_children if pattern is not None and pattern.type == "tuple_struct_pattern" else []
+        if len(bound) != 2 or text_of(bound[0]) != "Some" or bound[1].type != "identifier":
+            return False
+        value, names = text_of(bound[1]), {text_of(bound[1]), _place_name(source)}
+        handed = {value, f"Some({value})"}
+    else:
+        names, handed = {_place_name(condition)}, {"true"}
+    statement = body.named_children[0]
+    if statement.type == "expression_statement" and statement.named_child_count == 1:
+        statement = statement.named_children[0]
+    if statement.type == "assignment_expression":
+        target, argument = statement.child_by_field_name("left"), statement.child_by_field_name("right")
+    elif statement.type == "call_expression":
+        target, arguments = statement.child_by_field_name("function"), statement.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        argument = given[0] if len(given) == 1 else None
+    else:
+        return False
+    if target is None or target.type != "field_expression" or argument is None:
+        return False
+    return None not in names and _place_name(target) in names and text_of(argument).replace(" ", "") in handed
+
+
+def _not_a_decision(node: Node) -> bool:
+    return _last_arm(node) or _hands_on_a_setting(node)
 
 
 def _chained(callee: Node | None) -> bool:
@@ -332,7 +394,7 @@ FAMILY = Family(
     branches=frozenset({"if_expression", "match_arm", "while_expression", "loop_expression", "for_expression"}),
     macros="(macro_invocation) @macro",
     macro_decisions=_select_decisions,
-    fallthrough=_last_arm,
+    fallthrough=_not_a_decision,
     combinators="(call_expression function: (field_expression field: (field_identifier) @combinator) arguments: (arguments (_)))",
     blocks=frozenset({"block"}),
     strings=frozenset({"string_literal", "raw_string_literal", "char_literal"}),

@@ -40,11 +40,15 @@ MISSING_TESTS = Rule(
         "changes no test file; one finding per file, listing the evidence with `path:line`. **Major** "
         "when the evidence is strong: a new public function (not a stub — `...`, `pass`, `raise "
         "NotImplementedError`, an `@overload` — nor a bare accessor like `return self._name`, nor a "
+        "Rust `Debug` impl's `fmt`, a developer's view whose output the standard library calls unstable, nor a "
         "one-statement question about what runs the code: `RUBY_ENGINE == \"jruby\"`, `sys.platform == "
         "\"win32\"`, `Rails::VERSION::MAJOR >= 7`, whose answer a CI matrix tests, not a unit test), any "
         "other new function of ≥ 5 statements (not one whose statements each register a constant "
         "row: `Translate<EmailValidator>(\"...\");`), or ≥ 2 new branches in one function; otherwise (a small "
         "private helper, a stub, one more branch, a changed default of a public function) minor. Also "
+        "minor in a file the change puts back byte for byte as it was before the newest commit of the "
+        "merge base's history that changed it, with that commit's test files back as they were too (a "
+        "revert: the project's earlier code, told by the history and the code, not a message). Also "
         "minor when the file holds no more branches overall than at the merge base and the new "
         "functions rearrange decisions the file already made, or hold statements other functions of "
         "the file lost while the file's statements grow by at most one (a call) per new function (a "
@@ -71,7 +75,10 @@ MISSING_TESTS = Rule(
         "body lines (at least 3) it now holds (a helper written into its caller), or no more than the "
         "boolean operators and nil-safe calls it lost (`a && b` split into `return false unless a`); a Ruby method "
         "defined only where a literal lacks it (`def match?(s) ... end unless //.respond_to?(:match?)`: "
-        "the runtime's method, backported); translations (files under `locales/`, `locale/`, `i18n/`, `l10n/`, `translations/`); "
+        "the runtime's method, backported); a Rust `if` that hands one stored setting on, unchanged, to "
+        "the place of its name when it is set (`if let Some(size) = config.max_frame_size { "
+        "builder.max_frame_size(size); }`, `if config.adaptive { builder.adaptive(true); }`), no "
+        "decision of its own; translations (files under `locales/`, `locale/`, `i18n/`, `l10n/`, `translations/`); "
         "comments, docstrings, annotations and signature-only typing, formatting, string texts, "
         "renamed local variables; `if TYPE_CHECKING:` and `if __name__ == \"__main__\":` blocks; code "
         "inside string literals (a shell `if` in a Go raw string); a file that does not parse at one "
@@ -171,7 +178,8 @@ FIX_WITHOUT_TEST = Rule(
     ),
     not_on=(
         "fixes touching only docs, changelogs, CI files, dependency pins or packaging; comment, "
-        "docstring, typing, formatting, string-text or local-rename edits; fixes that ship a test"
+        "docstring, typing, formatting, string-text or local-rename edits; fixes that ship a test; "
+        "files put back as they were before their last change (a revert: reported as minor)"
     ),
     severity_note="or minor",
     fires=(
@@ -330,6 +338,18 @@ class TestsLens:
         evidence = analyse(
             request, changed_bodies=request.marked_as_fix, head_shapes=head_shapes, extracted=extracted, told=told
         )
+        if any(item.strong for item in evidence):
+            # A file put back as it was before its last change is the project's earlier code: weak
+            # evidence. Read only where evidence is strong, so most runs load none of it.
+            from reviewgate.reviewers.builtin.restored_files import restored_paths
+
+            restored = restored_paths(request, {item.path for item in evidence})
+            evidence = [
+                item._replace(strong=False, detail=f"{item.detail}; the file is as it was before "
+                              f"{restored[item.path][:10]}, which the change undoes")
+                if item.path in restored else item
+                for item in evidence
+            ]
         if request.marked_as_fix and evidence:
             severity = _fix_severity(evidence)
             weak = (
