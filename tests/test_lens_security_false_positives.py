@@ -94,3 +94,42 @@ def search(cursor, request):
         ("app/queries.py", 21),
         ("app/queries.py", 22),
     ]
+
+
+def test_a_method_named_eval_and_new_function_of_literals_are_not_the_global_eval(tmp_path: Path) -> None:
+    # less 4.9.1 `lib/less/tree/variable.js:28` (one of 32 tree nodes defining `eval(context)`),
+    # bullmq 6.7.6 `lib/classes/node-redis-client.d.ts:34`, ejs 7.0.2 `lib/cjs/ejs.js:91`,
+    # pino 10.4.0 `test/esm/index.test.js:7`.
+    node = (
+        "class Variable extends Node {\n"
+        "    eval(context) {\n"
+        "        return context.frames[0].variable(this.name);\n"
+        "    }\n"
+        "    static async eval(context): Promise<Node> {\n"
+        "        return context;\n"
+        "    }\n"
+        "}\n"
+    )
+    declaration = (
+        "export declare class NodeRedisClient {\n"
+        "    eval(lua: string, options: {\n"
+        "        keys: string[];\n"
+        "    }): Promise<unknown>;\n"
+        "}\n"
+    )
+    literal = (
+        "ejs.promiseImpl = (new Function('return this;'))().Promise;\n"
+        "new Function('module', 'return import(module)')('./esm.mjs');\n"
+    )
+    # The look-alikes: the global `eval` at a statement's start, `new Function` of a value or of a
+    # template that interpolates one.
+    runner = (
+        "export function run(request, body) {\n"
+        "  eval(request.query.code);\n"
+        "  const made = new Function('a', body);\n"
+        "  return new Function(`return (${request.query.expression})`);\n"
+        "}\n"
+    )
+    branch = {"src/variable.js": node, "lib/redis.d.ts": declaration, "lib/ejs.js": literal, "src/run.js": runner}
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert found_at(findings, "security/eval") == [("src/run.js", 2), ("src/run.js", 3), ("src/run.js", 4)]
