@@ -133,3 +133,38 @@ def test_a_method_named_eval_and_new_function_of_literals_are_not_the_global_eva
     branch = {"src/variable.js": node, "lib/redis.d.ts": declaration, "lib/ejs.js": literal, "src/run.js": runner}
     findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
     assert found_at(findings, "security/eval") == [("src/run.js", 2), ("src/run.js", 3), ("src/run.js", 4)]
+
+
+def test_schema_statements_over_escaped_names_are_not_reported(tmp_path: Path) -> None:
+    # typeorm 1.1.3's query runners (266 of 499 hits): `driver/postgres/PostgresQueryRunner.js:912`,
+    # `driver/aurora-mysql/AuroraMysqlQueryRunner.js:738`, `driver/cockroachdb/CockroachQueryRunner.js:1282`.
+    runner = (
+        "export class QueryRunner {\n"
+        "  renamePrimaryKey(table, upQueries, oldPkName, newPkName) {\n"
+        "    upQueries.push(new Query_1.Query(`ALTER TABLE ${this.escapePath(table)} RENAME CONSTRAINT "
+        '"${oldPkName}" TO "${newPkName}"`));\n'
+        "  }\n"
+        "  addUnique(table, upQueries, uniqueIndex, newColumn) {\n"
+        "    upQueries.push(new Query_1.Query(`ALTER TABLE ${this.escapePath(table)} ADD UNIQUE INDEX "
+        "\\`${uniqueIndex.name}\\` (\\`${newColumn.name}\\`)`));\n"
+        "  }\n"
+        "  dropColumn(table, upQueries, column, ifExists) {\n"
+        "    upQueries.push(new Query_1.Query(`ALTER TABLE ${this.escapePath(table)} DROP COLUMN "
+        '${ifExists ? "IF EXISTS " : ""}"${column.name}"`));\n'
+        "  }\n"
+        "}\n"
+    )
+    # The look-alikes: a request's value as a table's name, a value in double quotes outside a
+    # schema statement (a string in MySQL), a default written in unquoted, an escaped value beside
+    # one that is not.
+    handler = (
+        "export async function handle(db, request) {\n"
+        "  await db.query(`ALTER TABLE ${request.body.table} DROP COLUMN legacy`);\n"
+        '  await db.query(`SELECT * FROM users WHERE name = "${request.query.name}"`);\n'
+        '  await db.query(`ALTER TABLE "${request.body.table}" ALTER COLUMN "c" SET DEFAULT ${request.body.value}`);\n'
+        "  return db.query(`SELECT * FROM users WHERE id = ${db.escape(request.query.id)} OR ${request.query.id}`);\n"
+        "}\n"
+    )
+    branch = {"src/query-runner.js": runner, "src/handler.js": handler}
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert found_at(findings, "security/sql-injection") == [("src/handler.js", line) for line in (2, 3, 4, 5)]
