@@ -168,3 +168,38 @@ def test_schema_statements_over_escaped_names_are_not_reported(tmp_path: Path) -
     branch = {"src/query-runner.js": runner, "src/handler.js": handler}
     findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
     assert found_at(findings, "security/sql-injection") == [("src/handler.js", line) for line in (2, 3, 4, 5)]
+
+
+def test_tls_verification_off_under_a_named_mode_that_does_not_verify_is_not_reported(tmp_path: Path) -> None:
+    # pg 8.23.1 `lib/connection-parameters.js:35, 94`, postgres 4.2.0 `src/socket.js:22`: libpq's
+    # modes, chosen by the user by name.
+    driver = (
+        "const readSSLConfigFromEnvironment = function () {\n"
+        "  switch (process.env.PGSSLMODE) {\n"
+        "    case 'disable':\n"
+        "      return false\n"
+        "    case 'no-verify':\n"
+        "      return { rejectUnauthorized: false }\n"
+        "  }\n"
+        "}\n"
+        "export function secureOptions(ssl) {\n"
+        "  return ssl === 'require' || ssl === 'allow' || ssl === 'prefer'\n"
+        "    ? workers ? {} : { rejectUnauthorized: false }\n"
+        "    : {}\n"
+        "}\n"
+    )
+    # The look-alikes: the same setting under a mode that verifies, under another condition, alone.
+    client = (
+        "export function agentFor(mode) {\n"
+        "  if (mode === 'verify-full') {\n"
+        "    return { rejectUnauthorized: false }\n"
+        "  }\n"
+        "  if (process.env.NODE_ENV === 'development') {\n"
+        "    return { rejectUnauthorized: false }\n"
+        "  }\n"
+        "  return { rejectUnauthorized: false }\n"
+        "}\n"
+    )
+    branch = {"lib/connection-parameters.js": driver, "src/agent.js": client}
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert found_at(findings, "security/tls-verification-off") == [("src/agent.js", line) for line in (3, 6, 8)]
