@@ -203,3 +203,26 @@ def test_tls_verification_off_under_a_named_mode_that_does_not_verify_is_not_rep
     branch = {"lib/connection-parameters.js": driver, "src/agent.js": client}
     findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
     assert found_at(findings, "security/tls-verification-off") == [("src/agent.js", line) for line in (3, 6, 8)]
+
+
+def test_eval_in_a_test_file_is_not_reported_and_in_code_beside_it_is(tmp_path: Path) -> None:
+    # simplejson 4.3.0 `simplejson/tests/test_decode.py:104`: a test evaluates its own fixture.
+    test = (
+        "import json\n\n\n"
+        "def test_empty_objects():\n"
+        "    s = '{}'\n"
+        "    assert json.loads(s) == eval(s)\n"
+    )
+    # docutils 0.23.1 `test/functional/expected/ui/default/slides.js:353`, an expected output.
+    expected = 'element.addEventListener("click", new Function("e",\n    "return go(e);"), true);\n'
+    # The look-alikes: the same calls in the code the tests exercise.
+    code = "def parse(text):\n    return eval(text)\n"
+    script = 'element.addEventListener("click", new Function("e",\n    handlerSource), true);\n'
+    branch = {
+        "simplejson/tests/test_decode.py": test,
+        "test/functional/expected/slides.js": expected,
+        "simplejson/decoder.py": code,
+        "ui/slides.js": script,
+    }
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert found_at(findings, "security/eval") == [("simplejson/decoder.py", 2), ("ui/slides.js", 1)]

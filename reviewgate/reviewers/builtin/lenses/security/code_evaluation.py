@@ -1,4 +1,4 @@
-"""`security/eval`: code evaluated from a value. Python's `eval`/`exec` of a non-literal (not in
+"""`security/eval`: code evaluated from a value, outside a test file. Python's `eval`/`exec` of a non-literal (not in
 a top-level function or class that uses the interactive interpreter: a shell runs its user's code
 by design);
 JavaScript's `eval(x)` and `new Function(` on an added line, not inside a string the line opens,
@@ -24,7 +24,9 @@ EVAL = Rule(
     precision="medium",
     fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
     not_on=(
-        "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
+        "test files (a test evaluates its own fixtures, no one's input: simplejson 4.3.0 "
+        "`simplejson/tests/test_decode.py:104` `eval(s)` beside `json.loads(s)`, 30 such hits in 11 "
+        "packages); literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
         "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
         "emits as text); a method named `eval` defined or declared at the line's start (`eval(context) {`, "
         "less 4.9.1's 32 tree nodes; `eval(lua: string, …`, bullmq 6.7.6's `node-redis-client.d.ts:34`): "
@@ -73,6 +75,7 @@ def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first
     if (
         name in _EVALUATORS
         and first is not None
+        and not module.in_test
         and not _is_literal_code(first)
         and not module.in_a_shell(call)
     ):
@@ -129,5 +132,6 @@ LINE_RULES = (
         LazyPattern(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
         "code is evaluated from a value",
         _line_evidence,
+        skip_in_tests=True,
     ),
 )
