@@ -226,3 +226,44 @@ def test_eval_in_a_test_file_is_not_reported_and_in_code_beside_it_is(tmp_path: 
     }
     findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
     assert found_at(findings, "security/eval") == [("simplejson/decoder.py", 2), ("ui/slides.js", 1)]
+
+
+def test_schema_statements_over_names_joined_in_identifier_quotes_just_above_are_not_reported(tmp_path: Path) -> None:
+    # typeorm 1.1.3 `driver/postgres/PostgresQueryRunner.js:743-746` and `:1338-1339`,
+    # `driver/mysql/MysqlQueryRunner.js:1231-1234`: the names are quoted where the list is built.
+    runner = (
+        "export class QueryRunner {\n"
+        "  addPrimaryKey(table, upQueries, primaryColumns, pkName) {\n"
+        "    const columnNames = primaryColumns\n"
+        '      .map((column) => `"${column.name}"`)\n'
+        '      .join(", ");\n'
+        "    upQueries.push(new Query_1.Query(`ALTER TABLE ${this.escapePath(table)} ADD CONSTRAINT "
+        '"${pkName}" PRIMARY KEY (${columnNames})`));\n'
+        "  }\n"
+        "  addMysqlPrimaryKey(table, upQueries, columnNames) {\n"
+        "    const columnNamesString = columnNames\n"
+        "      .map((columnName) => `\\`${columnName}\\``)\n"
+        '      .join(", ");\n'
+        "    upQueries.push(new Query_1.Query(`ALTER TABLE ${this.escapePath(table)} ADD PRIMARY KEY "
+        "(${columnNamesString})`));\n"
+        "  }\n"
+        "  dropColumn(table, upQueries, column, ifExists) {\n"
+        '    const ifExistsClause = ifExists ? "IF EXISTS " : "";\n'
+        "    upQueries.push(new Query_1.Query(`ALTER TABLE ${this.escapePath(table)} DROP COLUMN "
+        '${ifExistsClause}"${column.name}"`));\n'
+        "  }\n"
+        "}\n"
+    )
+    # The look-alikes: a list of a request's names joined unquoted, a quoted list in a statement
+    # that reads data (double quotes are a string there in MySQL).
+    handler = (
+        "export async function handle(db, request) {\n"
+        '  const columns = request.body.columns.join(", ");\n'
+        "  await db.query(`ALTER TABLE accounts ADD PRIMARY KEY (${columns})`);\n"
+        '  const names = request.body.names.map((name) => `"${name}"`).join(", ");\n'
+        "  return db.query(`SELECT * FROM users WHERE name IN (${names})`);\n"
+        "}\n"
+    )
+    branch = {"src/query-runner.js": runner, "src/handler.js": handler}
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert found_at(findings, "security/sql-injection") == [("src/handler.js", 3), ("src/handler.js", 5)]

@@ -53,8 +53,11 @@ SQL_INJECTION = Rule(
         "literals (`${ifExists ? \"IF EXISTS \" : \"\"}`), or, in a schema statement (CREATE, ALTER, "
         "DROP, TRUNCATE, RENAME, COMMENT ON: no placeholder can carry a name), a name inside identifier "
         "quotes (`\"${pkName}\"`, `` \\`${column.name}\\` ``, `[${name}]`): typeorm 1.1.3's query runners, "
-        "266 of 499 hits (`driver/postgres/PostgresQueryRunner.js:912`); a name built on another line "
-        "(`${columnNames}`) still fires"
+        "266 of 499 hits (`driver/postgres/PostgresQueryRunner.js:912`); a name the six added lines "
+        "above assign a choice of literals (`const ifExistsClause = ifExists ? \"IF EXISTS \" : \"\"`) "
+        "or, in a schema statement, names joined each in identifier quotes (`const columnNames = "
+        "columns.map((c) => \\`\"${c.name}\"\\`).join(\", \")`): 79 more of typeorm's; a list "
+        "joined unquoted, or quoted in a statement that reads data, still fires"
     ),
     fires=(
         Example(
@@ -185,16 +188,63 @@ def _interpolations(body: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _only_escaped_values(body: str) -> bool:
-    """Whether every value interpolated is escaped by a helper or a choice of literals, or, in a
-    schema statement, a name written inside identifier quotes: text the code builds, not input."""
+# How many added lines above the statement are read for the assignment of a name it interpolates.
+_ASSIGNMENT_LINES_ABOVE = 6
+# A list of names joined into text: `primaryColumns.map((column) => \`"${column.name}"\`).join(", ")`.
+_JOINED = LazyPattern(r"[\s\S]*\.join\(\s*(?:\"[^\"]*\"|'[^']*')\s*\)")
+
+
+def _in_identifier_quotes(body: str, start: int, end: int) -> bool:
+    return any(body[:start].endswith(left) and body[end:].startswith(right) for left, right in _IDENTIFIER_QUOTES)
+
+
+def _assigned_value(above: str, name: str) -> str | None:
+    """The value the nearest `const`/`let`/`var` of the lines above gives `name`, to its `;`."""
+    found = list(re.finditer(rf"\b(?:const|let|var)\s+{re.escape(name)}\s*=\s*(?P<value>[^;]*)(?:;|$)", above))
+    return found[-1].group("value").strip() if found else None
+
+
+def _quoted_names_joined(value: str) -> bool:
+    """Whether the value joins names each written inside identifier quotes by a template of its own."""
+    if not _JOINED.fullmatch(value):
+        return False
+    bodies = []
+    index = value.find("`")
+    while index >= 0:
+        body = _template_body(value, index)
+        if body is None:
+            return False
+        bodies.append(body)
+        index = value.find("`", index + len(body) + 2)
+    return bool(bodies) and all(
+        spans and all(_in_identifier_quotes(body, start, end) for start, end in spans)
+        for body, spans in ((body, _interpolations(body)) for body in bodies)
+    )
+
+
+def _built_here(value: str, above: str, schema: bool) -> bool:
+    """Whether the value interpolated is text the code builds: a choice of literals, or, in a
+    schema statement, a name the lines above assign names joined in identifier quotes."""
+    if _LITERAL_CHOICE.fullmatch(value):
+        return True
+    if not re.fullmatch(r"[\w$]+", value):
+        return False
+    assigned = _assigned_value(above, value)
+    if assigned is None:
+        return False
+    return bool(_LITERAL_CHOICE.fullmatch(assigned)) or (schema and _quoted_names_joined(assigned))
+
+
+def _only_escaped_values(body: str, above: str) -> bool:
+    """Whether every value interpolated is escaped by a helper or text the code builds, or, in a
+    schema statement, a name written inside identifier quotes: not input."""
     spans = _interpolations(body)
     schema = _SCHEMA_STATEMENT.match(body) is not None
     for start, end in spans:
         value = body[start + 2 : end - 1].strip()
-        if _ESCAPING_CALL.fullmatch(value) or _LITERAL_CHOICE.fullmatch(value):
+        if _ESCAPING_CALL.fullmatch(value) or _built_here(value, above, schema):
             continue
-        if schema and any(body[:start].endswith(left) and body[end:].startswith(right) for left, right in _IDENTIFIER_QUOTES):
+        if schema and _in_identifier_quotes(body, start, end):
             continue
         return False
     return bool(spans)
@@ -205,7 +255,7 @@ def _line_evidence(text: str, start: int) -> str | None:
     if statement is None:
         return None  # a method named `query` with a formatted URL or search string
     body = _template_body(text, start)
-    if body is not None and _only_escaped_values(body):
+    if body is not None and _only_escaped_values(body, text[: text.rfind("\n", 0, start) + 1]):
         return None  # `ALTER TABLE ${this.escapePath(table)} DROP CONSTRAINT "${name}"`
     return _statement_evidence(statement)
 
@@ -221,5 +271,6 @@ LINE_RULES = (
         "SQL built by string formatting is passed to the database",
         _line_evidence,
         spans_lines=True,
+        lines_before=_ASSIGNMENT_LINES_ABOVE,
     ),
 )
