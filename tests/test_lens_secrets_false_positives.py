@@ -99,3 +99,26 @@ def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
 )
 def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:
     assert SecretsLens()._secret_in(line) is not None
+
+
+def test_a_private_key_in_test_support_code_only_tests_import_is_minor(tmp_path: Path) -> None:
+    # urllib3 2.8.0 `dummyserver/certs/server.key` and `cacert.key`: its test server's keys, the
+    # server's package imported by `test/with_dummyserver/test_https.py` and other tests only.
+    branch = {
+        "dummyserver/certs/server.key": _PEM,
+        "dummyserver/testcase.py": "from test import LONG_TIMEOUT\n\n\nclass HTTPSDummyServerTestCase:\n    timeout = LONG_TIMEOUT\n",
+        "test/__init__.py": "LONG_TIMEOUT = 10\n",
+        "test/with_dummyserver/test_https.py": "from dummyserver.testcase import HTTPSDummyServerTestCase\n",
+        # The look-alikes: a server package the product imports too, a key beside no code.
+        "server/certs/server.key": _PEM,
+        "server/app.py": "def serve():\n    return None\n",
+        "main.py": "from server.app import serve\n\nserve()\n",
+        "tests/test_server.py": "from server.app import serve\n",
+        "certs/ca.key": _PEM,
+    }
+    findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
+    assert _secrets(findings) == [
+        ("certs/ca.key", 1, "blocker"),
+        ("dummyserver/certs/server.key", 1, "minor"),
+        ("server/certs/server.key", 1, "blocker"),
+    ]

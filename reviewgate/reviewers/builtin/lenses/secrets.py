@@ -59,7 +59,10 @@ COMMITTED_SECRET = Rule(
         "`*.txt`, `*.adoc`, code blocks in them included), in a whole-line comment, or in a test file "
         "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page) or example code; a private key block is "
         "minor in a test file, a test directory the repository's test runner names (pytest's "
-        "`testpaths`) or example code (`examples/`, `samples/`). The finding says what matched (format "
+        "`testpaths`), example code (`examples/`, `samples/`), or test-support code: the nearest "
+        "directory above it holding Python or JS/TS code is imported by test files only (urllib3 "
+        "2.8.0's `dummyserver/certs/server.key`, its test server's; a key in a package that other "
+        "code imports still blocks). The finding says what matched (format "
         "and length, or length and entropy), never the value"
     ),
     not_on=(
@@ -317,6 +320,14 @@ def _is_placeholder_token(token: str) -> bool:
     return set(token[4:]) <= _PLACEHOLDER_CHARACTERS
 
 
+def _test_support(request: ReviewRequest, path: str) -> str | None:
+    # Imported where a private key outside the test paths is found, rarely: not at start-up.
+    from reviewgate.reviewers.builtin.lenses.keys_for_tests import test_support_directory
+
+    directory = test_support_directory(request, path)
+    return None if directory is None else f"test-support code only test files import (`{directory}`)"
+
+
 class SecretsLens:
     rule = RULE_SECRET
 
@@ -335,7 +346,7 @@ class SecretsLens:
                 elif found.kind == _PRIVATE_KEY_BLOCK:
                     # A key generated for a test or an example server signs nothing anyone trusts;
                     # a token in an issuer's format may be live wherever it is, so it still blocks.
-                    context = _example_or_test_code(request, change.path)
+                    context = _example_or_test_code(request, change.path) or _test_support(request, change.path)
                 else:
                     context = None
                 yield self._finding(change.path, number, line, found, context)

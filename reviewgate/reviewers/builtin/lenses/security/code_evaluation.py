@@ -1,7 +1,8 @@
-"""`security/eval`: code evaluated from a value. Python's `eval`/`exec` of a non-literal (not in
+"""`security/eval`: code evaluated from a value, outside a test file. Python's `eval`/`exec` of a non-literal (not in
 a top-level function or class that uses the interactive interpreter: a shell runs its user's code
 by design);
-JavaScript's `eval(x)` and `new Function(` on an added line, not inside a string the line opens."""
+JavaScript's `eval(x)` and `new Function(` on an added line, not inside a string the line opens,
+not a method named `eval` defined or declared there, not `new Function` of string literals alone."""
 
 from __future__ import annotations
 
@@ -23,9 +24,15 @@ EVAL = Rule(
     precision="medium",
     fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
     not_on=(
-        "literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
+        "test files (a test evaluates its own fixtures, no one's input: simplejson 4.3.0 "
+        "`simplejson/tests/test_decode.py:104` `eval(s)` beside `json.loads(s)`, 30 such hits in 11 "
+        "packages); literal arguments, a literal compiled first (`exec(compile(\"1/0\", \"<string>\", \"exec\"))`); "
         "`eval(`/`new Function(` inside a string or template literal opened on the line (code a tool "
-        "emits as text); a top-level function or class that uses Python's interactive interpreter "
+        "emits as text); a method named `eval` defined or declared at the line's start (`eval(context) {`, "
+        "less 4.9.1's 32 tree nodes; `eval(lua: string, …`, bullmq 6.7.6's `node-redis-client.d.ts:34`): "
+        "no global `eval` runs; `new Function` whose every argument is a string literal without "
+        "interpolation (`new Function('return this;')`, ejs 7.0.2 `lib/cjs/ejs.js:91`; pino 10.4.0's "
+        "`new Function('module', 'return import(module)')`): code the author wrote, no input; a top-level function or class that uses Python's interactive interpreter "
         "(`code.interact`, a subclass of `code.InteractiveInterpreter`, `from code import interact`): a "
         "shell, whose purpose is running its user's code (an `eval` elsewhere in the same module is reported)"
     ),
@@ -68,6 +75,7 @@ def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first
     if (
         name in _EVALUATORS
         and first is not None
+        and not module.in_test
         and not _is_literal_code(first)
         and not module.in_a_shell(call)
     ):
@@ -93,9 +101,28 @@ def _inside_string(code: str, position: int) -> bool:
     return bool(quote)
 
 
+# A method named `eval` where it is defined (`eval(context) {`, `eval(): Node {`) or declared
+# with typed parameters (`eval(lua: string, …`): at the line's start a call cannot be followed by a
+# body or take `name: type`, so no global `eval` runs.
+_EVAL_METHOD = LazyPattern(
+    r"\s*(?:(?:static|async|public|private|protected|override)\s+)*(?P<name>eval)\("
+    r"(?:[^()]*\)\s*(?::[^={]+)?\{|\s*(?:\.\.\.)?[\w$]+\??\s*:)"
+)
+# `new Function(` whose arguments are string literals alone, none with an interpolation.
+_LITERAL_FUNCTION = LazyPattern(
+    r"new Function\(\s*(?:(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`\\$]|\\.|\$(?!\{))*`)"
+    r"\s*(?:,\s*|(?=\))))*\)"
+)
+
+
 def _line_evidence(code: str, start: int) -> str | None:
     if _inside_string(code, start):
         return None  # `\`eval(${source})\``: text of the code a tool emits, not a call
+    method = _EVAL_METHOD.match(code)
+    if method is not None and method.start("name") == start:
+        return None  # a method named `eval` defined or declared, not the global one called
+    if _LITERAL_FUNCTION.match(code, start):
+        return None  # `new Function('return this;')`: only the author's literal code runs
     return "the argument is not a string literal"
 
 
@@ -105,5 +132,6 @@ LINE_RULES = (
         LazyPattern(r"(?<![\w$.])eval\(\s*(?![\"'`)])|\bnew Function\("),
         "code is evaluated from a value",
         _line_evidence,
+        skip_in_tests=True,
     ),
 )

@@ -33,7 +33,7 @@ from reviewgate.reviewers.builtin.lenses.security import (
 )
 from reviewgate.reviewers.builtin.lenses.security.code_evaluation import EVAL, RULE_EVAL
 from reviewgate.reviewers.builtin.lenses.security.fixes import line_fix, python_fix
-from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule, statement_text
+from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule, lines_above, statement_text
 from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, dotted
 from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL, SHELL_INJECTION
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL, SQL_INJECTION
@@ -151,7 +151,8 @@ class SecurityLens:
                 match = line_rule.pattern.search(text)
                 if match is None:
                     continue
-                evidence = line_rule.evidence(text, match.start())
+                above = lines_above(number, added, line_rule.lines_before)
+                evidence = line_rule.evidence(above + text, len(above) + match.start())
                 if evidence is None:
                     continue
                 rule = line_rule.rule

@@ -21,10 +21,25 @@ class LineRule(NamedTuple):
     evidence: Callable[[str, int], str | None]
     skip_in_tests: bool = False  # a test of that path (TLS turned off) does not fire
     spans_lines: bool = False  # the text searched runs to the end of a template literal the line opens
+    # How many added lines just above the line the evidence also reads (the text it is given starts
+    # with them, the match's start counted in that text): a condition a setting sits under.
+    lines_before: int = 0
 
 
 # A template literal opened on a line and closed this many added lines later at most is read whole.
 MAX_TEMPLATE_LINES = 30
+
+
+def lines_above(number: int, added: dict[int, str], count: int) -> str:
+    """The added lines just above the line, up to `count` of them, each ending in a newline;
+    the first line that is not added ends the run."""
+    lines: list[str] = []
+    for previous in range(number - 1, number - 1 - count, -1):
+        line = added.get(previous)
+        if line is None:
+            break
+        lines.append(line + "\n")
+    return "".join(reversed(lines))
 
 
 def statement_text(code: str, number: int, added: dict[int, str]) -> str:

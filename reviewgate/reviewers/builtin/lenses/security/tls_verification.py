@@ -1,7 +1,8 @@
 """`security/tls-verification-off`: certificate or host-name verification turned off, outside a
 test file (a test of that path). Python's `verify=False` and `ssl._create_unverified_context()`;
 `rejectUnauthorized: false`, `NODE_TLS_REJECT_UNAUTHORIZED=0`, `InsecureSkipVerify: true` and
-Java's host-name verifiers that accept every host on an added line."""
+Java's host-name verifiers that accept every host on an added line, unless the lines just above
+test a database TLS mode whose name says it does not verify."""
 
 from __future__ import annotations
 
@@ -29,7 +30,13 @@ TLS_VERIFICATION_OFF = Rule(
         "`verify=False`, `ssl._create_unverified_context()`, `rejectUnauthorized: false`, "
         "`NODE_TLS_REJECT_UNAUTHORIZED=0`, `InsecureSkipVerify: true`, `NoopHostnameVerifier`"
     ),
-    not_on="test files (a test of the TLS-off path)",
+    not_on=(
+        "test files (a test of the TLS-off path); `rejectUnauthorized: false` within five added lines "
+        "under a test of a database TLS mode whose name says it does not verify (libpq's `allow`, "
+        "`prefer`, `require`, pg's `no-verify`: `case 'no-verify':`, `ssl === 'require' ? … :`): "
+        "the user's explicit choice (pg 8.23.1 `lib/connection-parameters.js:35, 94`, postgres 4.2.0 "
+        "`src/socket.js:22`); a mode that verifies (`verify-full`) or any other condition still fires"
+    ),
     fires=(
         Example(
             file=File("app/client.py", "python", """\
@@ -78,7 +85,19 @@ def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first
     return None
 
 
+# A database driver's TLS mode chosen by a name that says it does not verify (libpq's `sslmode`
+# `allow`, `prefer`, `require`; pg's `no-verify`), tested on the lines just above the setting
+# (`case 'no-verify':`, `ssl === 'require' ?`): the user's explicit choice, not the code's.
+_NAMED_TLS_MODE = LazyPattern(
+    r"(?:\bcase\s*|[=!]==?\s*)[\"'](?:allow|prefer|require|no-verify)[\"']"
+)
+# How many lines above the setting are read for the mode it answers.
+_MODE_LINES_ABOVE = 5
+
+
 def _line_evidence(text: str, start: int) -> str | None:
+    if _NAMED_TLS_MODE.search(text, 0, start + len(text[start:].split("\n", 1)[0])):
+        return None  # the user chose a mode that by its name does not verify the certificate
     return "the setting is a literal, outside a test file"
 
 
@@ -92,5 +111,6 @@ LINE_RULES = (
         "TLS certificate verification is turned off",
         _line_evidence,
         skip_in_tests=True,
+        lines_before=_MODE_LINES_ABOVE,
     ),
 )
