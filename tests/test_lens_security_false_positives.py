@@ -162,12 +162,13 @@ def test_schema_statements_over_escaped_names_are_not_reported(tmp_path: Path) -
         "  await db.query(`ALTER TABLE ${request.body.table} DROP COLUMN legacy`);\n"
         '  await db.query(`SELECT * FROM users WHERE name = "${request.query.name}"`);\n'
         '  await db.query(`ALTER TABLE "${request.body.table}" ALTER COLUMN "c" SET DEFAULT ${request.body.value}`);\n'
-        "  return db.query(`SELECT * FROM users WHERE id = ${db.escape(request.query.id)} OR ${request.query.id}`);\n"
+        "  await db.query(`SELECT * FROM users WHERE id = ${db.escape(request.query.id)} OR ${request.query.id}`);\n"
+        '  return db.query(`CREATE TABLE "${req.body.name}" (id integer)`);\n'
         "}\n"
     )
     branch = {"src/query-runner.js": runner, "src/handler.js": handler}
     findings = review_change(tmp_path, {"README.md": "x\n"}, branch)
-    assert found_at(findings, "security/sql-injection") == [("src/handler.js", line) for line in (2, 3, 4, 5)]
+    assert found_at(findings, "security/sql-injection") == [("src/handler.js", line) for line in (2, 3, 4, 5, 6)]
 
 
 def test_tls_verification_off_under_a_named_mode_that_does_not_verify_is_not_reported(tmp_path: Path) -> None:

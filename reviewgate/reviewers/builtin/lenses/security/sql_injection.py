@@ -52,7 +52,7 @@ SQL_INJECTION = Rule(
         "escaping helper's call (`${this.escapePath(table)}`, `${escapeId(name)}`) or a choice of two "
         "literals (`${ifExists ? \"IF EXISTS \" : \"\"}`), or, in a schema statement (CREATE, ALTER, "
         "DROP, TRUNCATE, RENAME, COMMENT ON: no placeholder can carry a name), a name inside identifier "
-        "quotes (`\"${pkName}\"`, `` \\`${column.name}\\` ``, `[${name}]`): typeorm 1.1.3's query runners, "
+        "quotes that is not the request's own input (`\"${pkName}\"`, `` \\`${column.name}\\` ``, `[${name}]`): typeorm 1.1.3's query runners, "
         "266 of 499 hits (`driver/postgres/PostgresQueryRunner.js:912`); a name the six added lines "
         "above assign a choice of literals (`const ifExistsClause = ifExists ? \"IF EXISTS \" : \"\"`) "
         "or, in a schema statement, names joined each in identifier quotes (`const columnNames = "
@@ -195,6 +195,13 @@ _JOINED = LazyPattern(r"[\s\S]*\.join\(\s*(?:\"[^\"]*\"|'[^']*')\s*\)")
 
 
 def _in_identifier_quotes(body: str, start: int, end: int) -> bool:
+    """Whether the interpolation at `start:end` is a name inside identifier quotes that is not the
+    request's own input: a name from the schema's metadata, where the request's text could close
+    the quote itself."""
+    from reviewgate.reviewers.builtin.languages.text_flow import find_source, request_sources
+
+    if find_source(request_sources(False), body, start, end) is not None:
+        return False
     return any(body[:start].endswith(left) and body[end:].startswith(right) for left, right in _IDENTIFIER_QUOTES)
 
 
