@@ -25,7 +25,11 @@ of the change and reading every changed file, in one process), each gate (`revie
 --reviewer builtin --no-verify` as a subprocess, with PYTHONPATH the gate's checkout) cold (an
 empty --cache-dir) and warm (the same --cache-dir again), and jscpd 5.3.2 over the whole
 repository (bytecode is cached under benchmarks/.cache/pycache, as an installed package has it).
-Cold is what a CI run without a restored cache gets; warm is a second push of the same change.
+Cold is what a CI run without a restored cache gets; warm is a second push of the same change
+reviewed again with the caches the first left (the DRY pack, the chunks), but with the builtin
+reviewer's stored outcome of that change removed first: a push of a new commit cannot reuse it, so
+a warm run that reused it would time a lookup, not a review. `--reuse-outcomes` keeps it (what a
+re-run of a CI job on the same commits gets).
 It prints the medians of CPU time (user + system of the process and the workers it waited for:
 on a loaded machine far steadier than wall time, which is printed beside it) with ratios against
 jscpd and the floor, and the peak memory (the most the process tree held at once, sampled,
@@ -101,6 +105,7 @@ from benchmarks.measure import (  # noqa: E402
     python_environment,
     run_timed,
 )
+from reviewgate.outcome_cache import OUTCOMES_DIRECTORY  # noqa: E402
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Bench",
@@ -303,6 +308,12 @@ class Samples:
         return max(self.peak_mb, default=float("nan"))
 
 
+def forget_outcomes(cache: Path, reuse: bool) -> None:
+    """The stored outcome of the change removed before a timed warm run, unless it is to be reused."""
+    if not reuse:
+        shutil.rmtree(cache / OUTCOMES_DIRECTORY, ignore_errors=True)
+
+
 def gate_command(output: Path, cache: Path) -> list[str]:
     return [
         sys.executable, "-m", "reviewgate", "run", "--base", "main", "--reviewer", "builtin", "--no-verify",
@@ -311,7 +322,8 @@ def gate_command(output: Path, cache: Path) -> list[str]:
 
 
 def measure_change(
-    repo: Path, branch: str, gates: list[Path], jscpd: Path | None, runs: int, scratch: Path, renamed: bool = False
+    repo: Path, branch: str, gates: list[Path], jscpd: Path | None, runs: int, scratch: Path, renamed: bool = False,
+    reuse: bool = False,
 ) -> tuple[dict[str, Samples], list[str]]:
     """The samples of the floor, each gate cold and warm, and jscpd (`jscpd`, and `renamed` in
     the mode that finds renamed copies when asked), and the gate runs whose findings differ from
@@ -340,6 +352,8 @@ def measure_change(
             shutil.rmtree(cache, ignore_errors=True)
             for state in ("cold", "warm"):
                 output = scratch / f"out-{number}-{state}"
+                if state == "warm":
+                    forget_outcomes(cache, reuse)
                 samples.setdefault(f"{number}:{state}", Samples()).add(
                     run_timed(gate_command(output, cache), repo, env, sample_memory=False))
                 found = findings_of(output)
@@ -355,7 +369,7 @@ def measure_change(
 
 
 def measure_interleaved(
-    repo: Path, branch: str, gates: list[Path], jscpd: Path, pairs: int, scratch: Path
+    repo: Path, branch: str, gates: list[Path], jscpd: Path, pairs: int, scratch: Path, reuse: bool = False
 ) -> tuple[list[str], list[str]]:
     """`pairs` rounds of (gate 0 warm, jscpd, gate 1 warm, jscpd, ...): the rows of each pair and of
     each gate's summary, and the gate runs whose findings differ from gate 0's first run. Each gate
@@ -371,7 +385,8 @@ def measure_interleaved(
         expected = findings_of(output) if expected is None else expected
 
         def timed(number: int = number, command: list[str] = command, env: dict[str, str] = env,
-                  output: Path = output, expected: str | None = expected) -> Measured:
+                  output: Path = output, expected: str | None = expected, cache: Path = cache) -> Measured:
+            forget_outcomes(cache, reuse)
             measured = run_timed(command, repo, env, sample_memory=False)
             if findings_of(output) != expected:
                 differing.append(f"{branch}: gate {number}, an interleaved run")
@@ -485,6 +500,9 @@ def main() -> int:
                              "by a jscpd run, with each pair's wall ratio, their median and range")
     parser.add_argument("--workdir", type=Path, default=CACHE / "django-bench",
                         help="where the repository is built and kept (default benchmarks/.cache/django-bench)")
+    parser.add_argument("--reuse-outcomes", action="store_true",
+                        help="let a warm run reuse the builtin reviewer's stored outcome of the same change (a CI "
+                             "job re-run); by default it is removed before each timed warm run, so a warm run reviews")
     arguments = parser.parse_args()
     if arguments.no_jscpd and arguments.jscpd_renamed:
         parser.error("--jscpd-renamed needs the jscpd comparison: drop --no-jscpd")
@@ -494,7 +512,8 @@ def main() -> int:
         parser.error("--interleaved pairs each gate with jscpd's default mode: drop --jscpd-renamed")
     gates = checked_gates(parser, arguments)
     if arguments.interleaved is not None:
-        return interleaved_main(gates, arguments.changes, arguments.interleaved, arguments.workdir)
+        return interleaved_main(gates, arguments.changes, arguments.interleaved, arguments.workdir,
+                                arguments.reuse_outcomes)
     repo = build_repository(arguments.workdir)
     jscpd = None if arguments.no_jscpd else ensure_jscpd()
     results: dict[str, dict[str, Samples]] = {}
@@ -505,7 +524,8 @@ def main() -> int:
             print(f"measuring {branch} ({sizes[branch]} added lines) ...", flush=True)
             try:
                 results[branch], found_differing = measure_change(
-                    repo, branch, gates, jscpd, arguments.runs, Path(scratch), arguments.jscpd_renamed
+                    repo, branch, gates, jscpd, arguments.runs, Path(scratch), arguments.jscpd_renamed,
+                    arguments.reuse_outcomes,
                 )
                 differing += found_differing
             except CommandFailed as error:
@@ -519,7 +539,7 @@ def main() -> int:
     return 0
 
 
-def interleaved_main(gates: list[Path], changes: list[str], pairs: int, workdir: Path) -> int:
+def interleaved_main(gates: list[Path], changes: list[str], pairs: int, workdir: Path, reuse: bool = False) -> int:
     """`--interleaved`: each change's pairs and summary printed as the change ends."""
     repo = build_repository(workdir)
     jscpd = ensure_jscpd()
@@ -534,7 +554,7 @@ def interleaved_main(gates: list[Path], changes: list[str], pairs: int, workdir:
         for branch in changes:
             print(f"\nmeasuring {branch} ({added_lines(repo, branch)} added lines) ...", flush=True)
             try:
-                lines, found_differing = measure_interleaved(repo, branch, gates, jscpd, pairs, Path(scratch))
+                lines, found_differing = measure_interleaved(repo, branch, gates, jscpd, pairs, Path(scratch), reuse)
             except CommandFailed as error:
                 print(error, file=sys.stderr)
                 return 1

@@ -147,3 +147,13 @@ def test_a_method_put_back_with_its_earlier_branches_is_no_new_behaviour(tmp_pat
                                              {"Gemfile": 'gem "tzinfo", "~> 2.0"\n'}]
     assert _review(tmp_path / "revert", history, {path: before, "Gemfile": 'gem "tzinfo", "~> 1.2"\n'}) == []
     assert _review(tmp_path / "new", [{path: upgrade}], {path: before}) == [("tests/missing-tests", path, 8)]
+
+
+def test_each_file_of_one_change_is_read_against_its_own_last_change(tmp_path: Path) -> None:
+    # One `git log` over every file: the paginator's last change is older than the time zone file's,
+    # and only the paginator is put back; the time zone file gets code it never had.
+    path = "lib/jekyll/utils/win_tz.rb"
+    before, upgrade = _WIN_TZ.format(body=_WIN_TZ_BEFORE), _WIN_TZ.format(body=_WIN_TZ_UPGRADE)
+    history: list[dict[str, FileContent]] = [{_PATH: _EARLIER, path: upgrade}, {_PATH: _SIMPLER},
+                                             {path: upgrade.replace("extend self", "extend self # zones")}]
+    assert _review(tmp_path / "two", history, {_PATH: _EARLIER, path: before}) == [("tests/missing-tests", path, 8)]
