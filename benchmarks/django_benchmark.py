@@ -101,11 +101,11 @@ from benchmarks.measure import (  # noqa: E402
     Measured,
     ensure_jscpd,
     findings_of,
+    forget_outcomes,
     jscpd_command,
     python_environment,
     run_timed,
 )
-from reviewgate.outcome_cache import OUTCOMES_DIRECTORY  # noqa: E402
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Bench",
@@ -306,12 +306,6 @@ class Samples:
     @property
     def peak(self) -> float:
         return max(self.peak_mb, default=float("nan"))
-
-
-def forget_outcomes(cache: Path, reuse: bool) -> None:
-    """The stored outcome of the change removed before a timed warm run, unless it is to be reused."""
-    if not reuse:
-        shutil.rmtree(cache / OUTCOMES_DIRECTORY, ignore_errors=True)
 
 
 def gate_command(output: Path, cache: Path) -> list[str]:

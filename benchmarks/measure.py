@@ -29,6 +29,16 @@ IDENTIFIER_WORDS = (
 ).split()
 
 
+def forget_outcomes(cache: Path, reuse: bool = False) -> None:
+    """The builtin reviewer's stored outcomes removed from a gate's `--cache-dir` before a timed
+    run, unless they are to be reused: the gate keeps the outcome of a change for the same change
+    reviewed again (reviewgate/outcome_cache.py), so a second run of the same change would time a
+    lookup, not a review (a push of a new commit cannot reuse it). The directory's name is the
+    gate's own (`builtin-outcomes`), not imported: a gate path measured may predate it."""
+    if not reuse:
+        shutil.rmtree(cache / "builtin-outcomes", ignore_errors=True)
+
+
 def findings_of(output: Path) -> str:
     """A gate run's findings (its report.json) as one canonical text, to compare runs with: a
     speedup must not change them."""

@@ -115,7 +115,7 @@ def main() -> int:
         inside(sys.argv[2], sys.argv[3:])
         return 0
     sys.path.insert(0, str(BENCHMARKS.parent))  # not inside the gate: its checkout is on PYTHONPATH
-    from benchmarks.measure import python_environment
+    from benchmarks.measure import forget_outcomes, python_environment
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repo", type=Path)
@@ -144,6 +144,7 @@ def main() -> int:
             for number, gate in enumerate(gates):
                 result = scratch / "spent.json"
                 result.unlink(missing_ok=True)
+                forget_outcomes(scratch / "cache")  # or the run reads the first one's outcome back
                 env = {**python_environment(gate), "REVIEWGATE_WORKERS": "1"}
                 completed = subprocess.run([sys.executable, __file__, "--inside", str(result), *gate_arguments],
                                            cwd=repo, env=env, check=False, stdout=subprocess.DEVNULL,

@@ -45,7 +45,14 @@ from benchmarks.django_benchmark import (  # noqa: E402
     pick,
     standard_library_modules,
 )
-from benchmarks.measure import CACHE, CommandFailed, findings_of, python_environment, run_timed  # noqa: E402
+from benchmarks.measure import (  # noqa: E402
+    CACHE,
+    CommandFailed,
+    findings_of,
+    forget_outcomes,
+    python_environment,
+    run_timed,
+)
 from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of  # noqa: E402
 
 # (name, version) of each distribution, in the order a rung takes them. Pinned: the same bytes on
@@ -156,6 +163,7 @@ def measure_rung(
             shutil.rmtree(cache, ignore_errors=True)
             for state in ("cold", "warm"):
                 output = scratch / f"out-{number}-{state}"
+                forget_outcomes(cache)  # warm: a second push's caches, not the first run's outcome
                 samples.setdefault(f"{number}:{state}", Samples()).add(run_timed(gate_command(output, cache), repo, env))
                 found = findings_of(output)
                 expected = found if expected is None else expected

@@ -285,7 +285,7 @@ def main() -> int:
         inside(sys.argv[2], sys.argv[3:])
         return 0
     sys.path.insert(0, str(BENCHMARKS.parent))  # not inside the gate: its checkout is on PYTHONPATH
-    from benchmarks.measure import python_environment
+    from benchmarks.measure import forget_outcomes, python_environment
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repo", type=Path)
@@ -306,6 +306,7 @@ def main() -> int:
         for _ in range(arguments.runs):
             events = scratch / "events"
             events.unlink(missing_ok=True)
+            forget_outcomes(scratch / "cache")  # or the run reads the first one's outcome back
             print(f"\n{arguments.branch}, {arguments.gate_path}; uptime before:{os.getloadavg()}")
             trace = traced_run(repo, [sys.executable, __file__, "--inside", str(events), *gate], env, events)
             report(trace)

@@ -45,9 +45,11 @@ def test_the_summary_reads_each_gates_own_pairs(tmp_path: Path) -> None:
 
 
 def test_the_cpu_ratio_is_read_from_cpu_not_wall(tmp_path: Path) -> None:
-    # The gate waits most of its wall, jscpd computes: the gate takes longer, jscpd more CPU.
-    pairs = interleave([lambda: _logged(tmp_path, "gate0", 1.5, busy=0.05)],
-                       lambda: _logged(tmp_path, "jscpd", 0.3, busy=0.4), rounds=2)
+    # The gate waits most of its wall, jscpd computes: the gate takes longer, jscpd more CPU. The
+    # gate's wait is long enough that jscpd's 0.3 s of CPU stays shorter on a loaded machine (it
+    # took 1.7 s of wall at a load average of 6 on 2 cores).
+    pairs = interleave([lambda: _logged(tmp_path, "gate0", 4.0, busy=0.05)],
+                       lambda: _logged(tmp_path, "jscpd", 0.2, busy=0.3), rounds=2)
     summary = summarise(pairs, 0)
     assert summary.ratio_median > 1.0
     assert summary.cpu_ratio < 0.6

@@ -11,9 +11,10 @@ import pytest
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding
-from reviewgate.reviewers.builtin.engine import WORKERS_VARIABLE, run_lenses
+from reviewgate.reviewers.builtin.engine import run_lenses
 from reviewgate.reviewers.builtin.given_up_parses import take_given_up
 from reviewgate.reviewers.builtin.languages.syntax_tree import parse
+from reviewgate.reviewers.builtin.workers import WORKERS_VARIABLE
 from testing.cli import run_cli
 from testing.lenses import review_change, review_request
 from testing.repo import make_repo
