@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import reviewgate
@@ -34,6 +35,9 @@ from reviewgate.verify.outcome import VerifyStatus
 
 ENTRY_KIND = "builtin-outcome"
 OUTCOMES_DIRECTORY = "builtin-outcomes"
+# Outcomes kept: the newest by the time they were written. A reuse is a re-run of recent commits,
+# and a cache that CI saves and restores on every push would otherwise grow by one entry a push.
+KEPT_OUTCOMES = 64
 
 
 def reviewed_or_reused(
@@ -60,9 +64,25 @@ def reviewed_or_reused(
         data = {**outcome.to_json(), "findings": [finding.to_json() for finding in outcome.findings]}
         try:
             cache.write(ENTRY_KIND, path, json.dumps(data, sort_keys=True).encode("utf-8"))
+            _drop_oldest(cache, path.parent)
         except OSError:
             pass  # a read-only or full cache: the next run reviews again
     return outcome
+
+
+def _drop_oldest(cache: ReviewCache, directory: os.PathLike[str]) -> None:
+    """Remove the oldest outcomes past KEPT_OUTCOMES: plain files only, and nothing through a
+    symlink (a restored cache may hold links to anything: cache_trust.py)."""
+    from reviewgate.own_directories import symlink_below
+
+    if cache.directory is None or symlink_below(cache.directory, Path(directory)):
+        return
+    with os.scandir(directory) as entries:
+        kept = [(entry.stat(follow_symlinks=False).st_mtime_ns, entry.path) for entry in entries
+                if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False)]
+    kept.sort(reverse=True)
+    for _written, name in kept[KEPT_OUTCOMES:]:
+        os.unlink(name)
 
 
 def _keepable(request: ReviewRequest) -> bool:

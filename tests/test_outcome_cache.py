@@ -103,3 +103,31 @@ def test_the_code_identity_changes_with_a_file_of_the_package(tmp_path: Path, mo
     lens.write_text("RULE = 2\n", encoding="utf-8")  # same size: told by its modification time
     os.utime(lens, ns=(lens.stat().st_atime_ns, lens.stat().st_mtime_ns + 1_000_000))
     assert code_identity() != before
+
+
+def test_only_the_newest_outcomes_are_kept_and_nothing_through_a_link(tmp_path: Path) -> None:
+    from reviewgate.outcome_cache import KEPT_OUTCOMES
+
+    repo = make_repo(tmp_path, {"app/calc.py": "\n"}, {"app/calc.py": EVAL}).path
+    cache = tmp_path / "cache"
+    outcomes = cache / OUTCOMES_DIRECTORY
+    outcomes.mkdir(parents=True)
+    # Older entries than the run's own (as a restored cache holds them), one more than are kept,
+    # a link to a file outside the cache, and a file that is not an outcome.
+    for number in range(KEPT_OUTCOMES):
+        old = outcomes / f"{number:04d}.json"
+        old.write_text("{}\n")
+        os.utime(old, ns=(1_000_000_000 * (number + 1),) * 2)
+    outside = tmp_path / "outside.json"
+    outside.write_text("mine\n")
+    (outcomes / "zz-link.json").symlink_to(outside)
+    (outcomes / "notes.txt").write_text("kept\n")
+    first = _run(repo, "--cache-dir", str(cache))
+    names = sorted(path.name for path in outcomes.iterdir())
+    plain = [name for name in names if name.endswith(".json") and not (outcomes / name).is_symlink()]
+    assert len(plain) == KEPT_OUTCOMES
+    assert "0000.json" not in names and f"{KEPT_OUTCOMES - 1:04d}.json" in names  # the oldest went
+    assert "zz-link.json" in names and outside.read_text() == "mine\n" and "notes.txt" in names
+    # The run's own outcome is among those kept: the same change again reuses it.
+    second = _run(repo, "--cache-dir", str(cache))
+    assert second["outcome"]["cached"] and second["findings"] == first["findings"]
