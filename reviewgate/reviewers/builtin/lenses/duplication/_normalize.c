@@ -1465,6 +1465,17 @@ static Py_ssize_t line_holding(const PairingSide *side, Py_ssize_t offset)
 
 /* Whether line `number` is in `added`: between `first` and `stop` when `bounded` (a range of step
    1), else asked of the container; -1 on an error. */
+/* Whether a compiled pattern's bound `search` finds anything in `text`: 1, 0, or -1 with an error set. */
+static int pattern_matches(PyObject *search, PyObject *text)
+{
+    PyObject *match = PyObject_CallOneArg(search, text);
+    if (match == NULL)
+        return -1;
+    int found = PyObject_IsTrue(match);
+    Py_DECREF(match);
+    return found;
+}
+
 static int is_added(PyObject *added, int bounded, Py_ssize_t first, Py_ssize_t stop, Py_ssize_t number)
 {
     if (bounded)
@@ -1642,24 +1653,10 @@ static PyObject *definition_members(PyObject *module, PyObject *const *arguments
             has_word = PyUnicode_Contains(text, second_word);
         if (has_word < 0)
             goto done;
-        if (has_word) {
-            PyObject *match = PyObject_CallOneArg(search, text);
-            if (match == NULL)
-                goto done;
-            defines = PyObject_IsTrue(match);
-            Py_DECREF(match);
-            if (defines < 0)
-                goto done;
-        }
-        if (!defines && accessor != NULL) {
-            PyObject *match = PyObject_CallOneArg(accessor, text);
-            if (match == NULL)
-                goto done;
-            defines = PyObject_IsTrue(match);
-            Py_DECREF(match);
-            if (defines < 0)
-                goto done;
-        }
+        if (has_word && (defines = pattern_matches(search, text)) < 0)
+            goto done;
+        if (!defines && accessor != NULL && (defines = pattern_matches(accessor, text)) < 0)
+            goto done;
         if (defines) {
             open_depth[opened] = depth;
             open_line[opened++] = index;
