@@ -62,11 +62,15 @@ def restored_paths(request: ReviewRequest, paths: Iterable[str]) -> dict[str, st
     prefetch_sides([(readers[commit], [path for path, undone in undone_by_path.items() if undone == commit])
                     for commit in readers])
     found: dict[str, str] = {}
+    tests_back: dict[str, bool] = {}  # by undone commit: its test files are as they were before it
     for path, undone in sorted(undone_by_path.items()):
         before = readers[undone]
-        if before.read_bytes(path) is None or before.read_bytes(path) != request.head.read_bytes(path):
+        earlier = before.read_bytes(path)
+        if earlier is None or earlier != request.head.read_bytes(path):
             continue
-        tests = [name for name in _changed_paths(repo, undone) if is_test_file(name)]
-        if all(before.read_bytes(name) == request.head.read_bytes(name) for name in tests):
+        if undone not in tests_back:
+            tests = [name for name in _changed_paths(repo, undone) if is_test_file(name)]
+            tests_back[undone] = all(before.read_bytes(name) == request.head.read_bytes(name) for name in tests)
+        if tests_back[undone]:
             found[path] = undone
     return found
