@@ -49,7 +49,8 @@ LINE_ANCHORED_REGEX = Rule(
     not_on=(
         "a pattern anchored on one end only (`/^Bearer /`: a prefix test); `\\A…\\z` in Ruby; JS/TS without the "
         "`m` flag and Python without multiline (there `^`/`$` anchor on the string); a value named for a line "
-        "(`line`, `each_line`, `lines`), which is one line by design; `sub`, `gsub`, `scan`, `split`, `replace` "
+        "(`line`, `each_line`, `lines`), which is one line by design; Ruby's match read back on its line (`$1`, "
+        "`Regexp.last_match`: `name = $1 if name =~ /^\"(.*)\"$/` unquotes, it does not judge); `sub`, `gsub`, `scan`, `split`, `replace` "
         "(they rewrite or cut text, they do not judge it); test files"
     ),
     fires=(
@@ -86,20 +87,24 @@ end
     ),
     by_record=True,
     record=Record(
-        findings=3,
-        holding=3,
+        findings=4,
+        holding=4,
         where=(
-            "the whole trees of 14 of the tuning half's projects (2026-12-07): rack, grape and doorkeeper each before "
-            "the commit that re-anchored its checks with `\\A`/`\\z`, faraday, jekyll, kaminari, paper_trail, zod, "
-            "ky, commander.js, click, flask, rich and httpx at their newest: 3, all hold. doorkeeper "
+            "the whole trees of 14 of the tuning half's projects (2026-12-07), each at its newest, at the oldest "
+            "pull request the catch-power measurement reviews, and (rack, grape, doorkeeper) at the parent of the "
+            "commit that re-anchored its checks with `\\A`/`\\z`: 4, all hold. doorkeeper "
             "`config/validations.rb:108` (`method =~ /^plain$|^S256$/`: a configured PKCE method `\"plain\\nx\"` "
-            "passed; the project fixed it to `\\A(?:plain|S256)\\z`), grape `types/json.rb:22` (`/^\\s*$/` took a "
-            "value with a blank line for a blank value; fixed to `blank?`), faraday "
-            "`nested_params_encoder.rb:156` (`k =~ /^\\d+$/` takes a query key `\"1\\nx\"` for an array index). "
-            "Not reported: zod's `/^status:\\s*(.+)$/m.exec(…)` that read one line of front matter"
+            "passed; the project fixed it to `\\A(?:plain|S256)\\z`) and `oauth/pre_authorization.rb:149` (the "
+            "same check of the client's `code_challenge_method` request parameter, gone from the newest tree), "
+            "grape `types/json.rb:22` (`/^\\s*$/` took a value with a blank line for a blank value; fixed to "
+            "`blank?`), faraday `nested_params_encoder.rb:156` (`k =~ /^\\d+$/` takes a query key `\"1\\nx\"` "
+            "for an array index). Not one since: zod's `/^status:\\s*(.+)$/m.exec(…)`, one line of front matter "
+            "read (only `.test` judges), rack `multipart/parser.rb:352, 356` (`filename = $1 if filename =~ "
+            "/^\"(.*)\"$/` unquotes; a match read back through `$1` extracts)"
         ),
     ),
 )
+
 
 RULES = (LINE_ANCHORED_REGEX,)
 RULE_LINE_ANCHORED_REGEX = LINE_ANCHORED_REGEX.id
@@ -119,6 +124,9 @@ _RUBY_BEFORE = LazyPattern(r"(?:=~|!~|===|\.\s*match\?\s*\(?)\s*$")
 _RUBY_AFTER = LazyPattern(r"^\s*(?:=~|!~|===|\.\s*match\?)")
 # JavaScript: only `.test(…)` judges; `.exec(…)` and a string's `.match(…)` extract a line.
 _JS_AFTER = LazyPattern(r"^\s*\.\s*test\s*\(")
+# Ruby reads a match back through `$1`, `$~` or `Regexp.last_match`: the pattern extracts (unquotes a
+# value, takes its digits) rather than judges it.
+_READ_BACK = LazyPattern(r"\$[1-9~]|\bRegexp\s*\.\s*last_match\b")
 # A value that is one line by design: `line`, `lines.each`, `each_line`, `first_line`.
 _ONE_LINE = LazyPattern(r"(?i)(?:\b|_)lines?(?:\b|_)|\beach_line\b")
 _PYTHON_TESTS = frozenset({"re.match", "re.search", "re.fullmatch"})
@@ -230,7 +238,8 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
                 continue
             used_as_test = (before is not None and before.compiled().search(line[: match.start()])) or (
                 after.compiled().search(line[match.end():]))
-            if not used_as_test or _ONE_LINE.compiled().search(line[: match.start()] + line[match.end():]):
+            rest = line[: match.start()] + line[match.end():]
+            if not used_as_test or _ONE_LINE.compiled().search(rest) or (ruby and _READ_BACK.compiled().search(rest)):
                 continue
             reported.add(number)
             yield _finding(path, text, number, language)
