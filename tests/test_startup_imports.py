@@ -188,7 +188,8 @@ def test_a_local_run_leaves_the_forge_shard_sarif_and_verify_modules_unloaded(tm
 # same change reviewed again loads REUSED_RUN_MODULES.
 # 158 with the runtime rule's Python uses in a module of their own (`runtime_python_uses`), as
 # runtime_minimum.py had passed the 450-line bound; no dataclass.
-LOCAL_RUN_MODULES = 158
+# 159 with a bug rule for a whole value checked with line anchors (`line_anchors`, no dataclass).
+LOCAL_RUN_MODULES = 159
 # The same change reviewed again, the builtin reviewer's outcome reused: no lens, no lens_review
 # (82 with `given_up_parses`, whose note on a parse given up keeps an outcome from being stored).
 REUSED_RUN_MODULES = 82

@@ -28,6 +28,7 @@ _MODULES = (
     "lenses.security.lens",
     "lenses.open_redirect.lens",
     "lenses.regex_injection",
+    "lenses.line_anchors",
     "lenses.prototype_pollution",
     "lenses.discarded_go_error",
     "lenses.wrong_exception",
