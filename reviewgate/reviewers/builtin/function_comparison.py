@@ -16,6 +16,7 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     Shapes,
 )
 from reviewgate.reviewers.builtin.moved_functions import MovedCode, head_members
+from reviewgate.reviewers.builtin.restated_functions import restatement
 
 # A new function of this many statements is substantial whether public or not.
 SUBSTANTIAL_STATEMENTS = 5
@@ -198,6 +199,8 @@ def compare(
             if old is None and new.strong:
                 old = moved.resembled(shape)
             if old is None:
+                if new.strong and (note := restatement(shape, name, base, head)) is not None:
+                    new = new._replace(strong=False, detail=new.detail + note)
                 found.append(new)
                 continue
             if not new.strong:
