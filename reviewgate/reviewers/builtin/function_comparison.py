@@ -16,7 +16,6 @@ from reviewgate.reviewers.builtin.languages.shapes import (
     Shapes,
 )
 from reviewgate.reviewers.builtin.moved_functions import MovedCode, head_members
-from reviewgate.reviewers.builtin.restated_functions import restatement
 
 # A new function of this many statements is substantial whether public or not.
 SUBSTANTIAL_STATEMENTS = 5
@@ -63,6 +62,14 @@ def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
         strong = False
         detail += " (it asks what the runtime is: a CI matrix tests that, not a unit test)"
     return Evidence(EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name, detail, strong)
+
+
+def _restatement(shape: FunctionShape, name: str, base: Shapes | None, head: Shapes) -> str | None:
+    # Imported when first asked: most runs add no strong new function, and a local run's start
+    # loads only the modules it needs.
+    from reviewgate.reviewers.builtin.restated_functions import restatement
+
+    return restatement(shape, name, base, head)
 
 
 def is_decisionless_one_liner(shape: FunctionShape) -> bool:
@@ -199,7 +206,7 @@ def compare(
             if old is None and new.strong:
                 old = moved.resembled(shape)
             if old is None:
-                if new.strong and (note := restatement(shape, name, base, head)) is not None:
+                if new.strong and (note := _restatement(shape, name, base, head)) is not None:
                     new = new._replace(strong=False, detail=new.detail + note)
                 found.append(new)
                 continue

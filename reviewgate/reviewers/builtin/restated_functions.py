@@ -22,6 +22,13 @@ RESTATED_MAX_STATEMENTS = 4
 EXPRESSION_MIN_TOKENS = 6
 
 
+# The stretch of the lost lines the expression's tokens lie in may be longer than the expression by
+# at most one token in this many (what the old code had more: a regexp's group that captured
+# nothing used): tokens scattered over a rewrite (`max(rows)` here, `[row.size for row in rows]`
+# there) are no expression of its.
+EXPRESSION_SPREAD = 3
+
+
 # How alike (difflib's ratio over the normalised bodies, local names unnumbered) a new function
 # and its one-element sibling must be.
 SIBLING_LIKENESS = 0.8
@@ -80,11 +87,10 @@ def _call_of(name: str) -> re.Pattern[str]:
 
 def _restated_from_caller(shape: FunctionShape, base: Shapes, head: Shapes) -> str | None:
     """The name of a function of the file that did not call `shape` at the merge base, calls it at
-    head, and lost lines holding `shape`'s value expression, its parameters
-    matched with the arguments the caller passes. Every token of the expression must lie, in order,
-    in the lines the caller lost: what the old code had more may be dropped (a regexp's group that
-    captured nothing used), a token it did not have (another method called, a value added) is new
-    logic."""
+    head, and lost lines holding `shape`'s value expression, its parameters matched with the
+    arguments the caller passes: every token of it, in order, within a stretch of the lost lines
+    barely longer than it (EXPRESSION_SPREAD). What the old code had more may be dropped; a token
+    it did not have (another method called, a value added) is new logic."""
     value = _value_lines(shape)
     expression = _tokens(" ".join(value), _parameters(shape))
     if len(expression) < EXPRESSION_MIN_TOKENS:
@@ -103,7 +109,11 @@ def _restated_from_caller(shape: FunctionShape, base: Shapes, head: Shapes) -> s
         kept = set(caller.text.split("\n"))
         removed = " ".join(line for line in old.text.split("\n") if line not in kept)
         matcher = difflib.SequenceMatcher(None, expression, _tokens(removed, passed), autojunk=False)
-        if sum(block.size for block in matcher.get_matching_blocks()) == len(expression):
+        runs = [block for block in matcher.get_matching_blocks() if block.size]
+        if sum(block.size for block in runs) != len(expression):
+            continue
+        stretch = runs[-1].b + runs[-1].size - runs[0].b
+        if stretch <= len(expression) + len(expression) // EXPRESSION_SPREAD:
             return name
     return None
 
