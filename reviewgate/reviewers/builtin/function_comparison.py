@@ -64,6 +64,14 @@ def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     return Evidence(EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name, detail, strong)
 
 
+def _restatement(shape: FunctionShape, name: str, base: Shapes | None, head: Shapes) -> str | None:
+    # Imported when first asked: most runs add no strong new function, and a local run's start
+    # loads only the modules it needs.
+    from reviewgate.reviewers.builtin.restated_functions import restatement
+
+    return restatement(shape, name, base, head)
+
+
 def is_decisionless_one_liner(shape: FunctionShape) -> bool:
     """A function written on one line that decides nothing (`export const f = () => Object.create(null)`,
     `def name(self): return self._name`): it names an expression; there is no behaviour of its own
@@ -198,6 +206,8 @@ def compare(
             if old is None and new.strong:
                 old = moved.resembled(shape)
             if old is None:
+                if new.strong and (note := _restatement(shape, name, base, head)) is not None:
+                    new = new._replace(strong=False, detail=new.detail + note)
                 found.append(new)
                 continue
             if not new.strong:
