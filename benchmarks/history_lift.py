@@ -92,6 +92,8 @@ def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list
     share = f"{100.0 * on_fixed / len(fixed):.1f}%" if fixed else "n/a"
     lines.append(f"  later-fixed PRs with a finding (any severity) on a line the fix changed: "
                  f"{on_fixed} of {len(fixed)} ({share})")
+    on_code = sum(1 for row in fixed if row.get("on_fixed_code"))
+    lines.append(f"    of them by a code-reading rule (not tests/, process/) outside test files: {on_code}")
     lines += [f"    #{row['pr']}: {', '.join(row.get('on_fixed_findings') or [])}"
               for row in fixed if row.get("on_fixed_line")]
     return lines

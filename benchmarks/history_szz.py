@@ -9,7 +9,7 @@ block and for code-reading blocks (a rule that read the code, not one of the tes
 rules, which say what a PR lacks). Blocking findings near a later-fixed line are counted against
 what chance would place there; the rate of a finding at any severity is compared the same way,
 and later-fixed PRs with a finding of any severity whose lines (line to end_line) hold a line the
-fix changed are counted.
+fix changed are counted, and among them those by a code-reading rule outside test files.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.history_prs import PullRequest, git_output, pull_request_commits, pull_request_from
+from reviewgate.reviewers.builtin.file_kinds import is_test_file
 
 NEAR_LINES = 10
 # Rules that say what a PR lacks (a test, a reproduction) rather than what its code does.
@@ -227,6 +228,7 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "near": 0,
         "chance": 0.0,
         "on_fixed_line": 0,
+        "on_fixed_code": 0,
     }
     if fixed:
         near_added = sum(1 for path, lines in added.items() for line in lines
@@ -240,6 +242,9 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         every = record.get("located", located)
         on_fixed = [item for item in every if _on_fixed_line(fixed.get(str(item.get("path")), set()), item)]
         row["on_fixed_line"] = len(on_fixed)
+        # A rule that read the code, on shipped code: not a test a vet-driven fix rewrote.
+        row["on_fixed_code"] = sum(1 for item in on_fixed if is_code_reading(str(item.get("rule") or ""))
+                                   and not is_test_file(str(item["path"])))
         row["on_fixed_findings"] = [f"{item.get('rule')} {item.get('severity') or ''} {item['path']}:{item['line']}"
                                     for item in on_fixed]
     return row

@@ -143,6 +143,7 @@ def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path
     printed = capsys.readouterr().out
     assert "later-fixed PRs with a finding (any severity) on a line the fix changed: 1 of 1 (100.0%)" in printed
     assert "    #1: correctness/r minor app.py:4\n" in printed
+    assert "    of them by a code-reading rule (not tests/, process/) outside test files: 1\n" in printed
     assert "a finding at any severity: later-fixed 1/1 (100.0%) vs not fixed 0/2 (0.0%)" in printed
     assert "code-reading blocks (not tests/, process/): later-fixed 0/1 (0.0%)" in printed
 
@@ -153,3 +154,15 @@ def test_a_block_by_a_rule_that_reads_code_is_a_code_reading_block(tmp_path: Pat
                 {"rule": "correctness/swallowed-exception", "path": "app.py", "line": 6}]
     rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, blocking), SzzLimits(10, 60)).rows}
     assert (rows[1]["code_blocked"], rows[1]["on_fixed_line"], rows[2]["code_blocked"]) == (True, 1, False)
+    assert rows[1]["on_fixed_code"] == 1
+
+
+def test_a_finding_on_a_fixed_line_of_a_test_file_is_not_counted_as_shipped_code(tmp_path: Path) -> None:
+    made = make_repo(tmp_path, {"keep.py": "X = 0\n"}, None)
+    repo = made.path
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"test_app.py": "def test_total():\n    assert total([1]) == 1\n"}, "Add a test (#1)")
+    commit(repo, {"test_app.py": "def test_total():\n    assert total([2]) == 2\n"}, "fix: the test's input (#2)")
+    located = [{"rule": "correctness/r", "severity": "minor", "path": "test_app.py", "line": 2}]
+    rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, located, located), SzzLimits(10, 60)).rows}
+    assert (rows[1]["on_fixed_line"], rows[1]["on_fixed_code"]) == (1, 0)
