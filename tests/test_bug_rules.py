@@ -1,4 +1,4 @@
-"""The bug rules of issue 20 (open redirect, regex injection, prototype pollution, a discarded Go
+"""The bug rules that read code for a bug kind (open redirect, regex injection, prototype pollution, a discarded Go
 error, the wrong exception, a literal typo, modulo bias, a listener leak): each finding names the
 source, the sink and the missing guard, and a rule blocks only once its measured record earns it
 (4 in 5 holding on at least 5 findings). The must-find cases and safe look-alikes of every rule

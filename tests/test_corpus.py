@@ -1,6 +1,6 @@
 """Precision and recall of the builtin lenses over the labelled corpus in tests/corpus/.
 
-Issue 6's bar: precision at least 0.9 and recall at least 0.8, printed on every run. A case
+The bar: precision at least 0.9 and recall at least 0.8, printed on every run. A case
 scores only the rule families in its `scope`; dismissed (suppressed) findings never count. A case
 with `blocking_only = true` scores only what the default gate blocks on: a look-alike that may be
 reported as minor (an example key in documentation) but must not block.
@@ -87,7 +87,7 @@ def score_case(case: dict[str, Any], root: Path) -> tuple[set[Key], set[Key]]:
 def test_corpus_is_large_and_covers_the_languages() -> None:
     cases = load_cases()
     names = [case["name"] for case in cases]
-    assert len(cases) >= 60, f"the corpus has {len(cases)} cases; issue 6 asks for at least 60"
+    assert len(cases) >= 60, f"the corpus has {len(cases)} cases; it needs at least 60"
     assert len(set(names)) == len(names), "case names must be unique"
     for prefix in ("py-", "js-", "ts-", "go-", "java-", "rs-", "rb-", "php-"):
         assert sum(name.startswith(prefix) for name in names) >= 5, f"too few {prefix} cases"

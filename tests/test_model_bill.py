@@ -1,4 +1,4 @@
-"""What a model reviewer is sent (issue 22, "a model bill proportional to what changed"), checked
+"""What a model reviewer is sent (a bill proportional to what changed), checked
 on the requests a real local stand-in server records: no lock file, context within its budget,
 one system message for every request (the providers' prompt cache), a push's chunks asked in one
 request, and a chunk (one block of a hunk) asked again only when its diff or the excerpts it was

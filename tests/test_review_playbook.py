@@ -1,5 +1,5 @@
 """The review playbook (the system message every review request starts with) keeps every rule
-while its wording is tightened for the bill (issue 22): each rule is pinned here by the phrase
+while its wording is tightened for the bill: each rule is pinned here by the phrase
 that states it, the lenses in their order of weight, and the user message's frame says nothing
 the playbook already says."""
 
