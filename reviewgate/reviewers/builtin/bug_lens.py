@@ -81,11 +81,16 @@ class TwoReaderLens(NamedTuple):
     python: PythonReader
     text: TextReader
     python_candidates: PythonCandidates | None = None
+    # A Python file must also say this before it is parsed, where the rule's Python form needs
+    # more than its needles (a flag its other languages do not have).
+    python_mentions: Callable[[str], bool] | None = None
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
         for change, language, text in changed_sources(request, self.languages, self.needles):
             added = change.added_lines()
             if language is Language.PYTHON:
+                if self.python_mentions is not None and not self.python_mentions(text):
+                    continue
                 tree = parse_python_touched(change, text)
                 if tree is None:
                     continue

@@ -299,7 +299,17 @@ def _names_multiline(flag: ast.expr) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr in _PYTHON_MULTILINE for node in ast.walk(flag))
 
 
-LINE_ANCHORED_REGEX_LENS = TwoReaderLens(RULE_LINE_ANCHORED_REGEX, _LANGUAGES, _NEEDLES, _python, _text)
+# Python's `^`/`$` are line anchors only under the multiline flag: a module that never names it
+# (`re.M`, `re.MULTILINE`, an inline `(?m)`) is not parsed for this rule.
+_PYTHON_MULTILINE_MENTION = LazyPattern(r"\.M\b|MULTILINE|\(\?[aiLsux]*m")
+
+
+def _mentions_multiline(text: str) -> bool:
+    return _PYTHON_MULTILINE_MENTION.compiled().search(text) is not None
+
+
+LINE_ANCHORED_REGEX_LENS = TwoReaderLens(RULE_LINE_ANCHORED_REGEX, _LANGUAGES, _NEEDLES, _python, _text,
+                                         python_mentions=_mentions_multiline)
 
 # What the registry (reviewers/builtin/rules.py) runs of this module.
 LENSES = (LINE_ANCHORED_REGEX_LENS,)
