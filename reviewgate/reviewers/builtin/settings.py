@@ -36,13 +36,16 @@ class LensSettings(NamedTuple):
     # Whether a major `reuse/duplicate-code` or `reuse/near-copy-file` finding blocks; by default they
     # are advisory (docs/lenses.md).
     block_on_duplicates: bool = False
+    # Whether a major `tests/missing-tests` or `tests/fix-without-test` finding blocks; a team that
+    # wants the remark without the block sets it false (docs/lenses.md).
+    block_on_missing_tests: bool = True
 
     def enabled(self, rule: str) -> bool:
         family = rule.split("/", 1)[0]
         return rule not in self.disable and family not in self.disable
 
 
-_KNOWN_KEYS = ("require_reproduction", "disable", "block_on_duplicates")
+_KNOWN_KEYS = ("require_reproduction", "disable", "block_on_duplicates", "block_on_missing_tests")
 
 
 def parse_lens_settings(
@@ -64,15 +67,20 @@ def parse_lens_settings(
         raise ConfigError(f"{source}: {SECTION}.disable: expected a list of rule ids, got {disable!r}")
     if warn and disable:  # the registry loads every lens: not for an empty list
         _warn_unknown_rules(disable, source)
-    block_on_duplicates = section.get("block_on_duplicates", False)
-    if not isinstance(block_on_duplicates, bool):
-        raise ConfigError(f"{source}: {SECTION}.block_on_duplicates: expected true or false, got {block_on_duplicates!r}")
     return LensSettings(
         require_reproduction=ReproductionPolicy(policy_value),
         disable=tuple(disable),
         require_reproduction_set="require_reproduction" in section,
-        block_on_duplicates=block_on_duplicates,
+        block_on_duplicates=_switch(section, "block_on_duplicates", False, source),
+        block_on_missing_tests=_switch(section, "block_on_missing_tests", True, source),
     )
+
+
+def _switch(section: Mapping[str, Any], key: str, default: bool, source: str) -> bool:
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{source}: {SECTION}.{key}: expected true or false, got {value!r}")
+    return value
 
 
 def _warn_unknown_rules(names: list[str], source: str) -> None:

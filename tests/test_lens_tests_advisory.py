@@ -1,0 +1,66 @@
+"""`[lenses] block_on_missing_tests = false`: the tests rules' major findings are reported with their
+evidence but do not block; by default they block, and a branch cannot turn blocking off for itself
+(the config is read at the merge base). Real repositories, the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.errors import ConfigError
+from reviewgate.reviewers.builtin.settings import parse_lens_settings
+from testing.cli import run_cli
+from testing.repo import make_repo
+
+_BASE = "def keep():\n    return 0\n"
+# A new public function with two decisions and no test: strong evidence, major.
+_NEW = _BASE + """
+
+def shipping_cost(weight, express):
+    if weight <= 0:
+        raise ValueError(weight)
+    if express:
+        return 10 + weight * 2
+    return 5 + weight
+"""
+
+
+def _tests_findings(result) -> list[dict]:  # type: ignore[no-untyped-def, type-arg]
+    return [item for item in result.report()["findings"] if item["rule"] == "tests/missing-tests"]
+
+
+def test_by_default_a_major_missing_tests_finding_blocks(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app/shipping.py": _BASE, ".reviewgate.toml": "[lenses]\n"},
+                     {"app/shipping.py": _NEW})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    (finding,) = _tests_findings(result)
+    assert finding["severity"] == "major" and "Advisory" not in finding["body"]
+
+
+def test_the_base_config_makes_it_advisory_reported_with_its_evidence(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app/shipping.py": _BASE,
+                                ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = false\n"},
+                     {"app/shipping.py": _NEW})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (finding,) = _tests_findings(result)
+    assert finding["severity"] == "major"
+    assert "shipping_cost" in finding["body"]
+    assert "block_on_missing_tests = false" in finding["body"]
+
+
+def test_a_branch_cannot_make_its_own_missing_tests_advisory(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app/shipping.py": _BASE, ".reviewgate.toml": "[lenses]\n"},
+                     {"app/shipping.py": _NEW, ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = false\n"})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    (finding,) = _tests_findings(result)
+    assert "Advisory" not in finding["body"]
+
+
+@pytest.mark.parametrize("value", ["no", 0, "false"])
+def test_a_value_that_is_not_a_boolean_names_the_key(value: object) -> None:
+    with pytest.raises(ConfigError, match=f"cfg: lenses.block_on_missing_tests: expected true or false, got {value!r}"):
+        parse_lens_settings({"block_on_missing_tests": value}, "cfg")
