@@ -20,7 +20,9 @@ from typing import Any
 
 from benchmarks.history_prs import PullRequest, git_output
 
-BODY_LIMIT = 300
+# Enough for a finding's whole evidence (a tests finding lists up to six items): a block is judged
+# from its record, and a body cut at 300 characters left most of the evidence out.
+BODY_LIMIT = 2000
 STDERR_TAIL = 2000
 ABORT_GRACE_SECONDS = 5.0
 # Variables of the machine running the benchmark that would change what the gate does or where
