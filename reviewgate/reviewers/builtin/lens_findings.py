@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from reviewgate.findings import DEMOTED, Finding, FindingClass, Severity, make_finding_id
+from collections.abc import Collection, Iterable
+
+from reviewgate.findings import ADVISORY, DEMOTED, Finding, FindingClass, Severity, make_finding_id
 
 SOURCE = "builtin"
 
@@ -39,3 +41,14 @@ def lens_finding(
         end_line=end_line,
         extra={DEMOTED: demoted} if demoted else {},
     )
+
+
+def advisory(findings: Iterable[Finding], rules: Collection[str], reason: str) -> list[Finding]:
+    """The findings, each major or blocker one of `rules` marked advisory: reported at its severity
+    with `reason` in its body, never blocking (findings.ADVISORY; gate.blocks)."""
+    return [
+        finding.with_changes(body=finding.body + f"\n\nAdvisory: {reason}.", extra={**finding.extra, ADVISORY: reason})
+        if finding.rule in rules and finding.severity in (Severity.BLOCKER, Severity.MAJOR)
+        else finding
+        for finding in findings
+    ]

@@ -15,10 +15,13 @@ from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.engine import Lens, run_lenses
 from reviewgate.reviewers.builtin.given_up_parses import given_up_note, take_given_up
 from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of
-from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens, advisory_duplicates
+from reviewgate.reviewers.builtin.lens_findings import advisory
+from reviewgate.reviewers.builtin.lenses import tests_needed
+from reviewgate.reviewers.builtin.lenses.duplication import lens as duplication
+from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens
 from reviewgate.reviewers.builtin.lenses.oversized import left_out_findings, oversized_findings
 from reviewgate.reviewers.builtin.lenses.process import ReproductionFilesLens, ReproductionPolicyLens
-from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens, advisory_tests
+from reviewgate.reviewers.builtin.lenses.tests_needed import TestsLens
 from reviewgate.reviewers.builtin.moved_code import mark_moved
 from reviewgate.reviewers.builtin.product_code import mark_non_product
 from reviewgate.reviewers.builtin.repository_tooling import mark_repository_tooling
@@ -74,7 +77,10 @@ def review(name: str, request: ReviewRequest) -> ReviewerOutcome:
         from reviewgate.reviewers.builtin.substance import keep_substance
 
         found, reformatted = keep_substance(request, found)
-    found = advisory_tests(advisory_duplicates(found, settings.block_on_duplicates), settings.block_on_missing_tests)
+    if not settings.block_on_duplicates:
+        found = advisory(found, duplication.ADVISORY_RULES, duplication.ADVISORY_REASON)
+    if not settings.block_on_missing_tests:
+        found = advisory(found, tests_needed.RULE_IDS, tests_needed.ADVISORY_REASON)
     # One finding per place: 120 identical handlers are 120 findings, each with its own id.
     findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
     kept = apply_suppressions(request, findings)

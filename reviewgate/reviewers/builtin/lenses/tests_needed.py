@@ -8,10 +8,10 @@ counts as the change's tests.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import ADVISORY, Finding, FindingClass, Severity
+from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus, FileChange, LineKind
 from reviewgate.reviewers.builtin.behaviour import ToldEvidence, analyse, is_behaviour_file
 from reviewgate.reviewers.builtin.file_kinds import adds_inline_tests, is_test_file, is_test_input
@@ -242,29 +242,13 @@ RULE_IDS = frozenset(rule.id for rule in RULES)
 # Evidence lines shown in one finding's body; the rest are counted.
 SHOWN_EVIDENCE = 6
 
-__all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "advisory_tests", "changes_tests",
-           "is_behaviour_file"]
+__all__ = ["RULE_FIX_WITHOUT_TEST", "RULE_MISSING_TESTS", "TestsLens", "changes_tests", "is_behaviour_file"]
 
 
 # Why a major tests finding does not block where the config turned its blocking off.
 ADVISORY_REASON = (
     "missing tests are advisory in this repository: the config sets [lenses] block_on_missing_tests = false"
 )
-
-
-def advisory_tests(findings: Iterable[Finding], block: bool) -> list[Finding]:
-    """The findings, a major `tests/missing-tests` or `tests/fix-without-test` one marked advisory
-    (reported at major, not blocking) when `block` ([lenses] block_on_missing_tests) is false."""
-    if block:
-        return list(findings)
-    return [
-        finding.with_changes(
-            body=finding.body + f"\n\nAdvisory: {ADVISORY_REASON}.", extra={**finding.extra, ADVISORY: ADVISORY_REASON}
-        )
-        if finding.rule in RULE_IDS and finding.severity in (Severity.BLOCKER, Severity.MAJOR)
-        else finding
-        for finding in findings
-    ]
 
 
 def changes_tests(request: ReviewRequest) -> bool:

@@ -8,11 +8,11 @@ beside the rules' declarations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import ADVISORY, BY_DESIGN, Finding, FindingClass, Severity
+from reviewgate.findings import BY_DESIGN, Finding, FindingClass, Severity
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.file_kinds import is_configuration_file
 from reviewgate.reviewers.builtin.language_table import language_of
@@ -374,21 +374,6 @@ def near_copy_finding(path: str, other: str) -> Finding:
         code=other,
     )
 
-
-def advisory_duplicates(findings: Iterable[Finding], block: bool) -> list[Finding]:
-    """The findings, a major `reuse/duplicate-code` or `reuse/near-copy-file` one marked advisory
-    (reported at major, not blocking) unless `block` ([lenses] block_on_duplicates) asks for it to
-    block."""
-    if block:
-        return list(findings)
-    return [
-        finding.with_changes(
-            body=finding.body + f"\n\nAdvisory: {ADVISORY_REASON}.", extra={**finding.extra, ADVISORY: ADVISORY_REASON}
-        )
-        if finding.rule in ADVISORY_RULES and finding.severity in (Severity.BLOCKER, Severity.MAJOR)
-        else finding
-        for finding in findings
-    ]
 
 # What the registry (reviewers/builtin/rules.py) runs of this module.
 LENSES = (DuplicationLens(),)
