@@ -19,6 +19,10 @@ from reviewgate.reviewers.builtin.fix_marker import is_marked_as_fix
 from reviewgate.verify.outcome import ABSENT, VerifyOutcome
 from testing.repo import FileContent, make_repo
 
+# The config of a repository that asks the tests rules to block (`[lenses] block_on_missing_tests`):
+# for tests that use a missing-tests block to see whether code was read as product code.
+TESTS_BLOCK: Mapping[str, Mapping[str, Any]] = {"lenses": {"block_on_missing_tests": True}}
+
 
 def review_change(
     root: Path,

@@ -60,7 +60,9 @@ def review_case(case: dict[str, Any], root: Path) -> list[Finding]:
             case.get("branch", {}),
             branch_name=case.get("branch_name", "feature"),
             message=case.get("message", "feature work"),
-            sections={"lenses": case["lenses"]} if "lenses" in case else None,
+            # A case's `blocks` says whether its evidence is strong enough to block where the tests
+            # rules are asked to: their default (advisory) is tested in test_lens_tests_advisory.
+            sections={"lenses": {"block_on_missing_tests": True, **case.get("lenses", {})}},
         )
     return _REVIEWED[name]
 

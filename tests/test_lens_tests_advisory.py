@@ -1,6 +1,6 @@
-"""`[lenses] block_on_missing_tests = false`: the tests rules' major findings are reported with their
-evidence but do not block; by default they block, and a branch cannot turn blocking off for itself
-(the config is read at the merge base). Real repositories, the real CLI."""
+"""The tests rules' major findings are advisory by default: reported with their evidence, not
+blocking. `[lenses] block_on_missing_tests = true` makes them block, and a branch can turn blocking
+neither on nor off for itself (the config is read at the merge base). Real repositories, the real CLI."""
 
 from __future__ import annotations
 
@@ -30,8 +30,21 @@ def _tests_findings(result) -> list[dict]:  # type: ignore[no-untyped-def, type-
     return [item for item in result.report()["findings"] if item["rule"] == "tests/missing-tests"]
 
 
-def test_by_default_a_major_missing_tests_finding_blocks(tmp_path: Path) -> None:
+def test_by_default_a_major_missing_tests_finding_is_reported_with_its_evidence_and_advises(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"app/shipping.py": _BASE, ".reviewgate.toml": "[lenses]\n"},
+                     {"app/shipping.py": _NEW})
+    result = run_cli(repo.path, "run", "--base", "main")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (finding,) = _tests_findings(result)
+    assert finding["severity"] == "major"
+    assert "shipping_cost" in finding["body"]
+    assert "Advisory: missing tests are advisory" in finding["body"]
+    assert "block_on_missing_tests = true" in finding["body"]
+
+
+def test_the_base_config_makes_it_block(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"app/shipping.py": _BASE,
+                                ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = true\n"},
                      {"app/shipping.py": _NEW})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
@@ -39,25 +52,18 @@ def test_by_default_a_major_missing_tests_finding_blocks(tmp_path: Path) -> None
     assert finding["severity"] == "major" and "Advisory" not in finding["body"]
 
 
-def test_the_base_config_makes_it_advisory_reported_with_its_evidence(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app/shipping.py": _BASE,
-                                ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = false\n"},
-                     {"app/shipping.py": _NEW})
-    result = run_cli(repo.path, "run", "--base", "main")
+def test_a_branch_can_turn_blocking_neither_on_nor_off_for_itself(tmp_path: Path) -> None:
+    on = make_repo(tmp_path / "on", {"app/shipping.py": _BASE, ".reviewgate.toml": "[lenses]\n"},
+                   {"app/shipping.py": _NEW, ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = true\n"})
+    result = run_cli(on.path, "run", "--base", "main")
     assert result.returncode == 0, result.stdout + result.stderr
-    (finding,) = _tests_findings(result)
-    assert finding["severity"] == "major"
-    assert "shipping_cost" in finding["body"]
-    assert "block_on_missing_tests = false" in finding["body"]
-
-
-def test_a_branch_cannot_make_its_own_missing_tests_advisory(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app/shipping.py": _BASE, ".reviewgate.toml": "[lenses]\n"},
-                     {"app/shipping.py": _NEW, ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = false\n"})
-    result = run_cli(repo.path, "run", "--base", "main")
+    assert "Advisory" in _tests_findings(result)[0]["body"]
+    off = make_repo(tmp_path / "off",
+                    {"app/shipping.py": _BASE, ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = true\n"},
+                    {"app/shipping.py": _NEW, ".reviewgate.toml": "[lenses]\nblock_on_missing_tests = false\n"})
+    result = run_cli(off.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
-    (finding,) = _tests_findings(result)
-    assert "Advisory" not in finding["body"]
+    assert "Advisory" not in _tests_findings(result)[0]["body"]
 
 
 @pytest.mark.parametrize("value", ["no", 0, "false"])

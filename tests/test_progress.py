@@ -84,7 +84,7 @@ def test_a_stderr_that_is_no_terminal_gets_no_progress_unless_asked(tmp_path: Pa
     # Not asked: nothing, not even in CI, where groups need no delay to show.
     quick = _repo(tmp_path / "quick", slow=False)
     quiet = run_cli(quick, "run", "--base", "main", "--no-verify", env={"GITHUB_ACTIONS": "true"})
-    assert quiet.returncode == 1, quiet.stderr
+    assert quiet.returncode == 0, quiet.stderr  # its findings advise
     assert "reviewgate: review" not in quiet.stderr and "::group::" not in quiet.stderr
     refused = run_cli(quick, "run", "--base", "main", "--no-verify", env={"REVIEWGATE_PROGRESS": "maybe"})
     assert refused.returncode == 2
@@ -102,7 +102,7 @@ def test_in_ci_each_stage_is_a_collapsible_group_and_the_verdict_stays_out(tmp_p
     repo = _repo(tmp_path, slow=False)
     env = {"GITHUB_ACTIONS": "true"} if provider == "github" else {"GITLAB_CI": "true"}
     result = run_cli(repo, "run", "--base", "main", "--no-verify", "--progress", env=env)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 0, result.stderr  # its findings advise
     stderr = result.stderr
     if provider == "github":
         opened = re.findall(r"^::group::(.*)$", stderr, flags=re.MULTILINE)

@@ -36,9 +36,9 @@ class LensSettings(NamedTuple):
     # Whether a major `reuse/duplicate-code` or `reuse/near-copy-file` finding blocks; by default they
     # are advisory (docs/lenses.md).
     block_on_duplicates: bool = False
-    # Whether a major `tests/missing-tests` or `tests/fix-without-test` finding blocks; a team that
-    # wants the remark without the block sets it false (docs/lenses.md).
-    block_on_missing_tests: bool = True
+    # Whether a major `tests/missing-tests` or `tests/fix-without-test` finding blocks; by default they
+    # are advisory, as duplicate code is (docs/lenses.md).
+    block_on_missing_tests: bool = False
 
     def enabled(self, rule: str) -> bool:
         family = rule.split("/", 1)[0]
@@ -72,7 +72,7 @@ def parse_lens_settings(
         disable=tuple(disable),
         require_reproduction_set="require_reproduction" in section,
         block_on_duplicates=_switch(section, "block_on_duplicates", False, source),
-        block_on_missing_tests=_switch(section, "block_on_missing_tests", True, source),
+        block_on_missing_tests=_switch(section, "block_on_missing_tests", False, source),
     )
 
 
