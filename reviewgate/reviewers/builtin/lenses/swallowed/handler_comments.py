@@ -1,5 +1,5 @@
-"""The comments in and right above an empty JS/TS handler (or above its `try`): what may say why
-the failure is dropped on purpose."""
+"""The comments in and right above a handler that drops a failure (or above its `try`): what may
+say why the failure is dropped on purpose."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _comment_text(raw: str) -> str:
 MAX_LINES_BEFORE_TRY = 2
 
 
-def _comments_above(line: int, lines: list[str], language: Language, reach: int = 0) -> list[str]:
+def comments_above(line: int, lines: list[str], language: Language, reach: int = 0) -> list[str]:
     """The whole-line comments right above a line (or above up to `reach` code lines above it),
     nearest last."""
     found: list[str] = []
@@ -57,11 +57,11 @@ def nearby_comments(
         comment = comment_on(number, lines[number - 1], language)
         if comment is not None:
             inside.append(comment.text)
-    above = _comments_above(first, lines, language)
+    above = comments_above(first, lines, language)
     closing = source.skip_space_back(match.start() - 1)
     opener = source.pairs.get(closing, -1) if closing >= 0 and source.masked[closing] == "}" else -1
     if opener > 0 and source.masked[:opener].rstrip().endswith("try"):
-        above += _comments_above(source.line_of(opener), lines, language, MAX_LINES_BEFORE_TRY)
+        above += comments_above(source.line_of(opener), lines, language, MAX_LINES_BEFORE_TRY)
     return (
         "\n".join(dict.fromkeys(text for text in inside if text)),
         "\n".join(dict.fromkeys(text for text in above if text)),

@@ -6,8 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from reviewgate.context import ReviewRequest
-from reviewgate.findings import Finding, FindingClass, Severity, make_finding_id
+from reviewgate.findings import BY_DESIGN, DEMOTED, SUPPORT_CODE, Finding, FindingClass, Severity, make_finding_id
 from reviewgate.freeze.diff import ChangeStatus
+from reviewgate.reviewers.builtin.file_kinds import is_support_code
+from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.python_parsing import parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -33,14 +35,20 @@ SWALLOWED_EXCEPTION = Rule(
         "check by name — the called method's words include auth/authenticate/authorize, permission, "
         "verify, signature, csrf/xsrf, jwt, hmac, password, credential, or token with "
         "validate/check/decode (`try { await verifyToken(t); return true } catch (e) { return false "
-        "}`, `jwt.verify`, `hasPermission(u).catch(() => false)`)"
+        "}`, `jwt.verify`, `hasPermission(u).catch(() => false)`). A Python handler with a comment "
+        "that says why the failure is expected — in it (a reason word or ≥ 4 words of prose: `# Keep "
+        "the value as a string if loading failed.`), or right above its `try` and about the failure — "
+        "is a deliberate fallback: **minor**, quoting the comment; so is one in test or support code "
+        "(test files, `scripts/`, `bench/`, `benchmarks/`, `examples/`)"
     ),
     not_on=(
         "narrow Python handlers (`except KeyError: return 8080` — naming the exception is the "
         "decision); handlers that log and re-raise, or do anything else; a JS default around code "
         "that checks nothing (`catch { return [] }` around `JSON.parse(nextToken(text))`); "
-        "`jwt.split('.')` (the method called must be the check)"
+        "`jwt.split('.')` (the method called must be the check). \"ignore\", a to-do (`TODO`, "
+        "`FIXME`, \"for now\") or a lint pragma (`# noqa: BLE001`) is not a reason and stays major"
     ),
+    severity_note="(minor with a reason)",
     fires=(
         Example(
             file=File("app/cache.py", "python", """\
@@ -142,6 +150,7 @@ class PythonSwallowedFailureLens:
             tree = None if source is None else parse_python_touched(change, source)  # reported where it spans an added line
             if source is None or tree is None:
                 continue
+            lines = source.splitlines()
             for node in nodes_of(tree, ast.ExceptHandler):
                 if not _is_broad(node):
                     continue
@@ -149,29 +158,74 @@ class PythonSwallowedFailureLens:
                 body_lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
                 if how is None or not any(line in added for line in body_lines):
                     continue
-                yield self._finding(change.path, node, how, source.splitlines()[node.lineno - 1])
+                yield self._finding(change.path, node, how, lines, _try_line(tree, node))
 
-    def _finding(self, path: str, handler: ast.ExceptHandler, how: str, code: str) -> Finding:
+    def _finding(self, path: str, handler: ast.ExceptHandler, how: str, lines: list[str], try_line: int) -> Finding:
+        code = lines[handler.lineno - 1]
         caught = "every exception" if handler.type is None else f"`{ast.unparse(handler.type)}`"
         title = f"Broad exception handler {how}"
+        body = (
+            f"This handler catches {caught} and {how}, so a real failure here looks like success "
+            f"to the caller. Matched `{' '.join(code.split())[:100]}`: the handler is broad and that "
+            "is its whole body (nothing logged, re-raised or returned as an error). Catch the "
+            "specific exception you expect, and log, re-raise or return an explicit error for the rest."
+        )
+        severity, demoted = Severity.MAJOR, None
+        reason = _stated_reason(handler, lines, try_line)
+        if reason is not None:
+            # As for an empty catch in the other languages: a comment that says why the failure is
+            # expected makes the handler a deliberate fallback, worth a look, not a block.
+            severity, demoted = Severity.MINOR, BY_DESIGN
+            body += (
+                f' The comment next to it says why: "{" ".join(reason.split())[:200]}". Reported as minor: '
+                "check that only the failure it describes can reach it (a narrower exception, or a log "
+                "line, keeps other failures visible)."
+            )
+        elif is_support_code(path):
+            # A test's own assertions check what it expects; a script, benchmark or example ships
+            # to no user: neither makes a production failure look like success.
+            severity, demoted = Severity.MINOR, SUPPORT_CODE
+            body += " Reported as minor: this is test or support code (tests, scripts, benchmarks, examples)."
         return Finding(
             id=make_finding_id("builtin", path, "swallowed-failure", title, code),
             finding_class=FindingClass.CORRECTNESS,
-            severity=Severity.MAJOR,
+            severity=severity,
             category="swallowed-failure",
             rule=self.rule,
             title=title,
-            body=(
-                f"This handler catches {caught} and {how}, so a real failure here looks like success "
-                f"to the caller. Matched `{' '.join(code.split())[:100]}`: the handler is broad and that "
-                "is its whole body (nothing logged, re-raised or returned as an error). Catch the "
-                "specific exception you expect, and log, re-raise or return an explicit error for the rest."
-            ),
+            body=body,
             source="builtin",
             path=path,
             line=handler.lineno,
             end_line=handler.end_lineno,
+            extra={DEMOTED: demoted} if demoted else {},
         )
+
+
+def _try_line(tree: ast.Module, handler: ast.ExceptHandler) -> int:
+    """The line of the `try` a handler belongs to (the handler's own line when none is found)."""
+    for node in ast.walk(tree):
+        # `try` and, from Python 3.11, `try` with `except*`
+        if isinstance(node, ast.stmt) and any(item is handler for item in getattr(node, "handlers", ())):
+            return node.lineno
+    return handler.lineno
+
+
+def _stated_reason(handler: ast.ExceptHandler, lines: list[str], try_line: int) -> str | None:
+    """The comment in a handler, or right above its `try`, that says why its failure is expected:
+    a reason inside, or one about the failure above (comment_intent); None when none does."""
+    from reviewgate.reviewers.builtin.comment_intent import explains_a_fallback, states_a_reason
+    from reviewgate.reviewers.builtin.comments import comment_on
+    from reviewgate.reviewers.builtin.lenses.swallowed.handler_comments import comments_above
+
+    end = handler.end_lineno or handler.lineno
+    found = (comment_on(number, lines[number - 1], Language.PYTHON) for number in range(handler.lineno, end + 1))
+    inside = "\n".join(comment.text for comment in found if comment is not None)
+    if states_a_reason(inside):
+        return inside
+    above = "\n".join(comments_above(try_line, lines, Language.PYTHON))
+    return above if explains_a_fallback(above) else None
+
 
 # What the registry (reviewers/builtin/rules.py) runs of this module.
 LENSES = (PythonSwallowedFailureLens(),)
