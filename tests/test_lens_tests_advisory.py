@@ -40,6 +40,9 @@ def test_by_default_a_major_missing_tests_finding_is_reported_with_its_evidence_
     assert "shipping_cost" in finding["body"]
     assert "Advisory: missing tests are advisory" in finding["body"]
     assert "block_on_missing_tests = true" in finding["body"]
+    # Where the console lists it, it says it does not block, and the verdict's advice counts one.
+    assert "tests/missing-tests  New behaviour without a test change  [advisory]" in result.stdout
+    assert "next: The 1 finding listed is advice; it does not have to be fixed before merge." in result.stdout
 
 
 def test_the_base_config_makes_it_block(tmp_path: Path) -> None:

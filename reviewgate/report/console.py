@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reviewgate.ci.workflow_commands import stop_commands_token
 from reviewgate.escaping import for_runner, one_line
-from reviewgate.findings import Finding
+from reviewgate.findings import ADVISORY, Finding
 from reviewgate.report.base import SinkContext, finding_groups
 from reviewgate.report.verdict_text import explain
 from reviewgate.result import GateResult
@@ -26,6 +26,8 @@ def _finding_lines(result: GateResult) -> list[str]:
         lines.append(f"  {heading} ({len(group)}):")
         for item in group:
             mark = f"  [{_single_line(item.dismissed)}]" if item.dismissed else ""
+            if not mark and ADVISORY in item.extra:
+                mark = "  [advisory]"  # a major that does not block says so where it is listed
             lines.append(_finding_line(item, "  [blocks]" if result.is_blocking(item) else mark))
     return lines
 

@@ -74,5 +74,7 @@ def explain(result: GateResult) -> Explanation:
             f"{_count(patterns, 'finding')} about how the code is built (repeated or structural patterns) "
             "did not block; worth a follow-up change.",
         ))
-    advice = (f"The {_count(shown, 'finding')} listed are advice; none has to be fixed before merge.",) if shown else ()
+    listed = (f"The {_count(shown, 'finding')} listed is advice; it does not have to be fixed before merge."
+              if shown == 1 else f"The {_count(shown, 'finding')} listed are advice; none has to be fixed before merge.")
+    advice = (listed,) if shown else ()
     return Explanation(name, "nothing in this change blocks merging", advice)
