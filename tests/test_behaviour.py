@@ -357,3 +357,19 @@ def test_shapes_let_go_of_their_syntax_tree_and_still_answer_everything() -> Non
     assert settled["_load"].body == tree_fresh["_load"].body != ""
     assert settled["_load"].defaults == tree_fresh["_load"].defaults != ()
     assert settled["_load"].trivial is tree_fresh["_load"].trivial is False
+
+
+def test_a_missing_tests_finding_on_a_new_function_spans_the_function(tmp_path: Path) -> None:
+    # All of a new function is untested: a later fix anywhere in it lands on the finding's lines.
+    new = review_change(tmp_path / "new", {"app/a.py": "X = 1\n"},
+                        {"app/a.py": "X = 1\n\n\ndef rate(x):\n    if x is None:\n        return 0\n    return x * 2\n"})
+    [finding] = _tests_findings(new)
+    assert (finding.line, finding.end_line) == (4, 7)
+    # More branches in a function the base had: the finding is on the first added line only.
+    grown = review_change(
+        tmp_path / "grown",
+        {"app/a.py": "def rate(x):\n    return x * 2\n"},
+        {"app/a.py": "def rate(x):\n    if x is None:\n        return 0\n    if x < 0:\n        return -1\n    return x * 2\n"},
+    )
+    [finding] = _tests_findings(grown)
+    assert (finding.line, finding.end_line) == (2, None)

@@ -41,6 +41,8 @@ class Evidence(NamedTuple):
     name: str
     detail: str  # what a person reads: "`connect` is absent at the merge base"
     strong: bool
+    # A new function's last line: the finding about it spans the function, all of it untested.
+    end_line: int | None = None
 
     @property
     def adds_behaviour(self) -> bool:
@@ -61,7 +63,7 @@ def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
     if strong and probes_environment(shape):
         strong = False
         detail += " (it asks what the runtime is: a CI matrix tests that, not a unit test)"
-    return Evidence(EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name, detail, strong)
+    return Evidence(EvidenceKind.NEW_FUNCTION, change.path, shape.line, shape.name, detail, strong, shape.end_line)
 
 
 def _restatement(shape: FunctionShape, name: str, base: Shapes | None, head: Shapes) -> str | None:

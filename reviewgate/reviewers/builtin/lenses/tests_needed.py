@@ -319,6 +319,7 @@ def _missing_tests(request: ReviewRequest, path: str, evidence: list[Evidence]) 
         ),
         path=path,
         line=placed.line,
+        end_line=placed.end_line if placed.end_line is not None and placed.end_line > placed.line else None,
         code=code,
     )
 
