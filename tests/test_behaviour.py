@@ -359,17 +359,17 @@ def test_shapes_let_go_of_their_syntax_tree_and_still_answer_everything() -> Non
     assert settled["_load"].trivial is tree_fresh["_load"].trivial is False
 
 
-def test_a_missing_tests_finding_on_a_new_function_spans_the_function(tmp_path: Path) -> None:
+def test_a_missing_tests_finding_spans_the_code_its_evidence_is_about(tmp_path: Path) -> None:
     # All of a new function is untested: a later fix anywhere in it lands on the finding's lines.
     new = review_change(tmp_path / "new", {"app/a.py": "X = 1\n"},
                         {"app/a.py": "X = 1\n\n\ndef rate(x):\n    if x is None:\n        return 0\n    return x * 2\n"})
     [finding] = _tests_findings(new)
     assert (finding.line, finding.end_line) == (4, 7)
-    # More branches in a function the base had: the finding is on the first added line only.
+    # More branches in a function the base had: the finding spans its added lines, first to last.
     grown = review_change(
         tmp_path / "grown",
         {"app/a.py": "def rate(x):\n    return x * 2\n"},
         {"app/a.py": "def rate(x):\n    if x is None:\n        return 0\n    if x < 0:\n        return -1\n    return x * 2\n"},
     )
     [finding] = _tests_findings(grown)
-    assert (finding.line, finding.end_line) == (2, None)
+    assert (finding.line, finding.end_line) == (2, 5)

@@ -41,7 +41,8 @@ class Evidence(NamedTuple):
     name: str
     detail: str  # what a person reads: "`connect` is absent at the merge base"
     strong: bool
-    # A new function's last line: the finding about it spans the function, all of it untested.
+    # Where the evidence ends: a new function's last line (all of it is untested), or the last
+    # line a function with more branches gains (its new decisions lie between).
     end_line: int | None = None
 
     @property
@@ -52,6 +53,12 @@ class Evidence(NamedTuple):
 def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
     added = change.added_lines()
     return next((line for line in range(shape.line, shape.end_line + 1) if line in added), shape.line)
+
+
+def _last_added_line(change: FileChange, shape: FunctionShape) -> int | None:
+    """The function's last added line: the branches it gains lie between its first and this."""
+    added = change.added_lines()
+    return next((line for line in range(shape.end_line, shape.line - 1, -1) if line in added), None)
 
 
 def _new_function(change: FileChange, shape: FunctionShape) -> Evidence:
@@ -233,6 +240,7 @@ def compare(
                 + (f" ({absorbed} of them a removed helper's, written into it)" if absorbed else "")
                 + (f" ({restated} of them decisions its conditions made, written as branches)" if restated else ""),
                 grew >= STRONG_BRANCH_GROWTH,
+                _last_added_line(change, shape),
             ))
         defaults = _changed_defaults(old, shape) if shape.public else []
         if defaults:
