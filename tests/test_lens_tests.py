@@ -77,7 +77,7 @@ def test_fix_with_test_change_is_complete(tmp_path: Path) -> None:
     # `x or 0` is no branch (a boolean operator): the fix changes a body, adds no behaviour.
     assert _found(
         review_change(tmp_path / "b", base, {"app/a.py": branch["app/a.py"]}, branch_name="bugfix/none")
-    ) == [("tests/fix-without-test", "", 0)]
+    ) == [("tests/fix-without-test", "app/a.py", 2)]
 
 
 def test_a_rust_test_added_in_the_file_it_tests_is_a_test_change(tmp_path: Path) -> None:

@@ -42,12 +42,17 @@ class Evidence(NamedTuple):
     detail: str  # what a person reads: "`connect` is absent at the merge base"
     strong: bool
     # Where the evidence ends: a new function's last line (all of it is untested), or the last
-    # line a function with more branches gains (its new decisions lie between).
+    # line a function with more branches or another body gains (what it changed lies between).
     end_line: int | None = None
 
     @property
     def adds_behaviour(self) -> bool:
         return self.kind is not EvidenceKind.CHANGED_BODY
+
+    @property
+    def span_end(self) -> int | None:
+        """The last line of a finding placed on this evidence, None when it is one line."""
+        return self.end_line if self.end_line is not None and self.end_line > self.line else None
 
 
 def _first_added_line(change: FileChange, shape: FunctionShape) -> int:
@@ -253,6 +258,7 @@ def compare(
             found.append(Evidence(
                 EvidenceKind.CHANGED_BODY, change.path, _first_added_line(change, shape), name,
                 f"`{name}` does something different than at the merge base", False,
+                _last_added_line(change, shape),
             ))
     found = [item._replace(strong=False) if item.name in weak_moves else item for item in found]
     return _restructured(_deprecations(found, change, head), base, head)

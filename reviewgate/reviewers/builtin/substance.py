@@ -16,6 +16,7 @@ from reviewgate.findings import Finding
 from reviewgate.freeze.diff import FileChange, LineKind
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.secrets import RULE_SECRET
+from reviewgate.reviewers.builtin.lenses.tests_needed import RULE_FIX_WITHOUT_TEST
 
 _WHITESPACE = LazyPattern(r"\s+")
 
@@ -61,7 +62,8 @@ def keep_substance(request: ReviewRequest, findings: Iterable[Finding]) -> tuple
     left_out: Counter[str] = Counter()
     for finding in findings:
         change = changes.get(finding.path or "")
-        if change is None or finding.rule == RULE_SECRET or finding.line is None:
+        # A secret is reported wherever it is; a fix without a test is about the whole change.
+        if change is None or finding.rule in (RULE_SECRET, RULE_FIX_WITHOUT_TEST) or finding.line is None:
             kept.append(finding)
             continue
         if change.path not in reformatted:

@@ -180,7 +180,8 @@ FIX_WITHOUT_TEST = Rule(
     fires_on=(
         "the change is marked as a fix, changes no test file, and alters what source code does: any "
         "of the evidence above, or an existing function whose normalised body or default values "
-        "changed (change-level finding; the body names each function). **Major** when the fix brings "
+        "changed (one finding for the change, placed on its first strong piece of evidence, else its "
+        "first, over the lines the change adds there; the body names each function). **Major** when the fix brings "
         "a strong piece of evidence (a substantial new function, ≥ 2 new branches in one function) or "
         "changes a public default; a fix that only edits a few lines of existing functions is minor "
         "(on real merged fixes these were typing, runtime-compatibility and platform fixes taken "
@@ -303,9 +304,6 @@ def _listing(evidence: list[Evidence]) -> str:
 def _missing_tests(request: ReviewRequest, path: str, evidence: list[Evidence]) -> Finding:
     strong = [item for item in evidence if item.strong]
     placed = (strong or evidence)[0]
-    code = next(
-        (change.added_lines().get(placed.line, "") for change in request.target.files if change.path == path), ""
-    )
     return lens_finding(
         rule=RULE_MISSING_TESTS,
         category="tests",
@@ -319,9 +317,14 @@ def _missing_tests(request: ReviewRequest, path: str, evidence: list[Evidence]) 
         ),
         path=path,
         line=placed.line,
-        end_line=placed.end_line if placed.end_line is not None and placed.end_line > placed.line else None,
-        code=code,
+        end_line=placed.span_end,
+        code=_added_line(request, path, placed.line),
     )
+
+
+def _added_line(request: ReviewRequest, path: str, line: int) -> str:
+    """The text the change adds at `path:line` (empty where it adds none): what a finding's id reads."""
+    return next((change.added_lines().get(line, "") for change in request.target.files if change.path == path), "")
 
 
 def _fix_severity(evidence: list[Evidence]) -> Severity:
@@ -374,6 +377,9 @@ class TestsLens:
             ]
         if request.marked_as_fix and evidence:
             severity = _fix_severity(evidence)
+            # About the whole change, shown where its first piece of evidence is: the diff's
+            # annotation sits on the code the fix changed.
+            placed = next((item for item in evidence if item.strong), evidence[0])
             weak = (
                 "\n\nReported as minor: the fix edits existing functions without new functions, new "
                 "branches or a changed public default."
@@ -391,7 +397,10 @@ class TestsLens:
                     "regression test is incomplete; add the test that fails without the fix.\n\n"
                     f"Behaviour changed against the merge base:\n{_listing(evidence)}{weak}"
                 ),
-                path=None,
+                path=placed.path,
+                line=placed.line,
+                end_line=placed.span_end,
+                code=_added_line(request, placed.path, placed.line),
             )
         by_path: dict[str, list[Evidence]] = {}
         for item in evidence:
