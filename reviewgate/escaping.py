@@ -91,10 +91,37 @@ def runner_line(text: str) -> str:
 # --- Markdown -----------------------------------------------------------------------------------
 
 
+# A run of backticks not escaped by a backslash: what opens or closes a code span.
+_BACKTICKS = LazyPattern(r"(?<!\\)`+")
+_PARAGRAPH_BREAK = LazyPattern(r"(\n[ \t]*\n)")
+
+
+def _paired_backticks(paragraph: str) -> str:
+    """The paragraph with each backtick run that closes no code span of its own escaped: left
+    open, it would pair with a backtick of the markup that follows (a rule id's code span), and
+    turn the rest of the line into code (CommonMark 6.1: a span ends at the next run as long)."""
+    runs = list(_BACKTICKS.finditer(paragraph))
+    unpaired: list[re.Match[str]] = []
+    index = 0
+    while index < len(runs):
+        length = len(runs[index].group())
+        closing = next((at for at in range(index + 1, len(runs)) if len(runs[at].group()) == length), None)
+        if closing is None:
+            unpaired.append(runs[index])
+            index += 1
+        else:
+            index = closing + 1  # the runs between are the span's text
+    for run in reversed(unpaired):
+        paragraph = paragraph[: run.start()] + "\\`" * len(run.group()) + paragraph[run.end() :]
+    return paragraph
+
+
 def _markdown(text: str, literal_backslashes: bool) -> str:
     escaped = plain(text)
     if literal_backslashes:  # before the escapes below add their own
         escaped = escaped.replace("\\", "\\\\")
+    if "`" in escaped:
+        escaped = "".join(_paired_backticks(part) for part in _PARAGRAPH_BREAK.split(escaped))
     escaped = _MENTION.sub(f"@{ZERO_WIDTH_SPACE}", escaped.translate(_HTML_SPECIAL))
     return _EMAIL_AT.sub(r"\\@", _AUTOLINK.sub(ZERO_WIDTH_SPACE, escaped))
 

@@ -133,6 +133,8 @@ LINKED = CiContext(provider="github", server_url="https://github.com", repositor
 @example(title="_0_@octocat", path="::")
 @example(title="`x`@octocat", path="a.py")
 @example(title="@@octocat é@octocat", path="a.py")
+# A backtick the title leaves open would pair with one of the markup after it.
+@example(title="@`", path="::")
 # A body line that opens a fence (a model may quote code): its block, with a language, is code too.
 @example(title="```::error::x\n", path="::")
 def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -> None:
@@ -202,3 +204,12 @@ def test_every_masked_format_has_its_literal_prefilter_and_is_still_masked() -> 
     for kind, sample in _SAMPLES.items():
         masked, kinds = mask_known_formats(f"before {sample} after")
         assert sample not in masked and kinds, kind
+
+
+def test_a_backtick_a_title_leaves_open_stays_a_backtick_and_the_markup_after_it_reads_as_ours() -> None:
+    assert markdown_text("use `x` and ` alone") == "use `x` and \\` alone"
+    assert markdown_text("``a`b`` then `") == "``a`b`` then \\`"
+    # A paragraph break ends a span: each paragraph pairs its own.
+    assert markdown_text("open `\n\nclose `") == "open \\`\n\nclose \\`"
+    html = render_gfm(f"- {markdown_text('@` title')} `rule/id` **blocks**")
+    assert "<code>rule/id</code>" in html and "<strong>blocks</strong>" in html
