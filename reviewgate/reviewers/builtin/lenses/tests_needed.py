@@ -302,14 +302,13 @@ def _listing(evidence: list[Evidence]) -> str:
 
 
 def _missing_tests(request: ReviewRequest, path: str, evidence: list[Evidence]) -> Finding:
-    strong = [item for item in evidence if item.strong]
-    placed = (strong or evidence)[0]
+    placed = _placed(evidence)
     return lens_finding(
         rule=RULE_MISSING_TESTS,
         category="tests",
         finding_class=FindingClass.CORRECTNESS,
         # Weak evidence (a tiny helper, one more branch, a changed default) is worth a look, not a block.
-        severity=Severity.MAJOR if strong else Severity.MINOR,
+        severity=Severity.MAJOR if placed.strong else Severity.MINOR,
         title="New behaviour without a test change",
         body=(
             "Compared with the merge base, this file gains behaviour, and the change adds or changes "
@@ -320,6 +319,11 @@ def _missing_tests(request: ReviewRequest, path: str, evidence: list[Evidence]) 
         end_line=placed.span_end,
         code=_added_line(request, path, placed.line),
     )
+
+
+def _placed(evidence: list[Evidence]) -> Evidence:
+    """Where a finding on this evidence goes: its first strong piece, else its first."""
+    return next((item for item in evidence if item.strong), evidence[0])
 
 
 def _added_line(request: ReviewRequest, path: str, line: int) -> str:
@@ -377,9 +381,9 @@ class TestsLens:
             ]
         if request.marked_as_fix and evidence:
             severity = _fix_severity(evidence)
-            # About the whole change, shown where its first piece of evidence is: the diff's
-            # annotation sits on the code the fix changed.
-            placed = next((item for item in evidence if item.strong), evidence[0])
+            # About the whole change, shown where its evidence is: the diff's annotation sits on
+            # the code the fix changed.
+            placed = _placed(evidence)
             weak = (
                 "\n\nReported as minor: the fix edits existing functions without new functions, new "
                 "branches or a changed public default."
