@@ -52,13 +52,19 @@ EMPTY_CATCH = Rule(
         "about the failure (`// Ignore cancellation failures from already-locked streams`) — it is a "
         "deliberate fallback: **minor**, quoting the comment. Also minor in test and support code "
         "(test files, `scripts/`, `bench/`, `benchmarks/`, `examples/`): a test's assertions are its "
-        "check, and a script ships to no user; and, since no JS/TS catch can name one kind of error, "
-        "for three shapes that drop a failure by design: a promise `.catch` on a clean-up call "
-        "(`reader.cancel().catch(() => undefined)`: cancel, close, abort, destroy, dispose, unlink, "
-        "unsubscribe …), on the copy a `.finally()` makes (`void work.finally(cleanup).catch(() => "
-        "{})`: the rejection is handled where `work` is awaited), and an empty `catch {}` after a "
-        "`try` block that returns (`try { return new TextDecoder(label); } catch {}`: a failure falls "
-        "through to the default after it)"
+        "check, and a script ships to no user; and for the shapes that drop a failure by design: a "
+        "promise `.catch` on a clean-up call (`reader.cancel().catch(() => undefined)`: cancel, close, "
+        "abort, destroy, dispose, detach, shutdown, unlink, unsubscribe …), on the copy a `.finally()` "
+        "makes (`void work.finally(cleanup).catch(() => {})`: the rejection is handled where `work` is "
+        "awaited), an empty `catch {}` after a `try` block that returns (`try { return new "
+        "TextDecoder(label); } catch {}`, the `return` after a `;`, a brace or on a line of its own: a "
+        "failure falls through to the default after it), after a `try` block that is one clean-up "
+        "call (`try { close() } catch (_: Exception) {}`, also behind earlier catches of the same "
+        "`try`), a JVM catch of only `ClassNotFoundException`, `NoSuchMethodException`, "
+        "`NoSuchFieldException` or `NoClassDefFoundError` (a lookup by name whose absence is the "
+        "answer), and a `try` block that ends by assigning a name the statement right after the "
+        "catch tests (`try { url = new URL(input); } catch {}` then `if (!url)`, `url == null`, `url "
+        "??`)"
     ),
     not_on=(
         "catches that log, rethrow, wrap or return an error; commented-out code; catches the merge "
@@ -301,7 +307,7 @@ class OtherLanguagesSwallowedFailureLens:
                     if states_a_reason(inside) or explains_a_fallback(above):
                         yield self._deliberate(change.path, first, last, lines[first - 1], reason)
                         continue
-                    by_design = deliberate_catch(text, match.start(), pattern is _PROMISE_CATCH)
+                    by_design = deliberate_catch(text, match.start(), match.end(), pattern is _PROMISE_CATCH)
                     if by_design is not None:
                         yield self._by_design(change.path, first, last, lines[first - 1], by_design)
                         continue

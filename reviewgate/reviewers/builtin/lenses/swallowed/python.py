@@ -10,6 +10,7 @@ from reviewgate.findings import BY_DESIGN, DEMOTED, SUPPORT_CODE, Finding, Findi
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.file_kinds import is_support_code
 from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.swallowed.python_shapes import Place, deliberate_shape, place_of
 from reviewgate.reviewers.builtin.python_parsing import parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -39,14 +40,23 @@ SWALLOWED_EXCEPTION = Rule(
         "that says why the failure is expected — in it (a reason word or ≥ 4 words of prose: `# Keep "
         "the value as a string if loading failed.`), or right above its `try` and about the failure — "
         "is a deliberate fallback: **minor**, quoting the comment; so is one in test or support code "
-        "(test files, `scripts/`, `bench/`, `benchmarks/`, `examples/`)"
+        "(test files, `scripts/`, `bench/`, `benchmarks/`, `examples/`), and one of the shapes that "
+        "drop a failure by design: a yes/no question whose failure is its no (the handler returns "
+        "`False` where the try block returns the answer or the code right after it returns `True`: "
+        "`try: ipaddress.IPv4Address(host)` / `except Exception: return False` / `return True`), a "
+        "handler in `__del__`, a try block that is one clean-up call (`connection.close()`: close, "
+        "cancel, abort, release, detach, shutdown …), and a try block that ends by assigning a name "
+        "the `if` right after the try tests (`parsed = json.loads(text)` / `except Exception: pass` / "
+        "`if parsed is None:`)"
     ),
     not_on=(
         "narrow Python handlers (`except KeyError: return 8080` — naming the exception is the "
         "decision); handlers that log and re-raise, or do anything else; a JS default around code "
         "that checks nothing (`catch { return [] }` around `JSON.parse(nextToken(text))`); "
         "`jwt.split('.')` (the method called must be the check). \"ignore\", a to-do (`TODO`, "
-        "`FIXME`, \"for now\") or a lint pragma (`# noqa: BLE001`) is not a reason and stays major"
+        "`FIXME`, \"for now\") or a lint pragma (`# noqa: BLE001`) is not a reason and stays major; so "
+        "does a handler that returns `True` (a check failing open) or a default that looks like a "
+        "result (`{}`, `None`)"
     ),
     severity_note="(minor with a reason)",
     fires=(
@@ -158,9 +168,11 @@ class PythonSwallowedFailureLens:
                 body_lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
                 if how is None or not any(line in added for line in body_lines):
                     continue
-                yield self._finding(change.path, node, how, lines, _try_line(tree, node))
+                yield self._finding(change.path, node, how, lines, place_of(tree, node))
 
-    def _finding(self, path: str, handler: ast.ExceptHandler, how: str, lines: list[str], try_line: int) -> Finding:
+    def _finding(
+        self, path: str, handler: ast.ExceptHandler, how: str, lines: list[str], place: Place | None
+    ) -> Finding:
         code = lines[handler.lineno - 1]
         caught = "every exception" if handler.type is None else f"`{ast.unparse(handler.type)}`"
         title = f"Broad exception handler {how}"
@@ -171,7 +183,8 @@ class PythonSwallowedFailureLens:
             "specific exception you expect, and log, re-raise or return an explicit error for the rest."
         )
         severity, demoted = Severity.MAJOR, None
-        reason = _stated_reason(handler, lines, try_line)
+        reason = _stated_reason(handler, lines, handler.lineno if place is None else place.try_node.lineno)
+        shape = None if reason is not None or place is None else deliberate_shape(place, handler)
         if reason is not None:
             # As for an empty catch in the other languages: a comment that says why the failure is
             # expected makes the handler a deliberate fallback, worth a look, not a block.
@@ -181,6 +194,10 @@ class PythonSwallowedFailureLens:
                 "check that only the failure it describes can reach it (a narrower exception, or a log "
                 "line, keeps other failures visible)."
             )
+        elif shape is not None:
+            # The shapes an empty catch in the other languages has by design (catch_context.py).
+            severity, demoted = Severity.MINOR, BY_DESIGN
+            body += f" Reported as minor: {shape}; check that no other failure can reach it."
         elif is_support_code(path):
             # A test's own assertions check what it expects; a script, benchmark or example ships
             # to no user: neither makes a production failure look like success.
@@ -200,15 +217,6 @@ class PythonSwallowedFailureLens:
             end_line=handler.end_lineno,
             extra={DEMOTED: demoted} if demoted else {},
         )
-
-
-def _try_line(tree: ast.Module, handler: ast.ExceptHandler) -> int:
-    """The line of the `try` a handler belongs to (the handler's own line when none is found)."""
-    for node in ast.walk(tree):
-        # `try` and, from Python 3.11, `try` with `except*`
-        if isinstance(node, ast.stmt) and any(item is handler for item in getattr(node, "handlers", ())):
-            return node.lineno
-    return handler.lineno
 
 
 def _stated_reason(handler: ast.ExceptHandler, lines: list[str], try_line: int) -> str | None:
