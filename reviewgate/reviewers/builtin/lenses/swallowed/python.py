@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import BY_DESIGN, DEMOTED, SUPPORT_CODE, Finding, FindingClass, Severity, make_finding_id
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.file_kinds import is_support_code
 from reviewgate.reviewers.builtin.language_table import Language
-from reviewgate.reviewers.builtin.lenses.swallowed.python_shapes import Place, deliberate_shape, place_of
 from reviewgate.reviewers.builtin.python_parsing import parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
+
+if TYPE_CHECKING:  # read only where a broad handler swallows (python_shapes.py)
+    from reviewgate.reviewers.builtin.lenses.swallowed.python_shapes import Place
 
 SWALLOWED_EXCEPTION = Rule(
     id="correctness/swallowed-exception",
@@ -168,6 +171,8 @@ class PythonSwallowedFailureLens:
                 body_lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
                 if how is None or not any(line in added for line in body_lines):
                     continue
+                from reviewgate.reviewers.builtin.lenses.swallowed.python_shapes import place_of
+
                 yield self._finding(change.path, node, how, lines, place_of(tree, node))
 
     def _finding(
@@ -184,6 +189,8 @@ class PythonSwallowedFailureLens:
         )
         severity, demoted = Severity.MAJOR, None
         reason = _stated_reason(handler, lines, handler.lineno if place is None else place.try_node.lineno)
+        from reviewgate.reviewers.builtin.lenses.swallowed.python_shapes import deliberate_shape
+
         shape = None if reason is not None or place is None else deliberate_shape(place, handler)
         if reason is not None:
             # As for an empty catch in the other languages: a comment that says why the failure is
