@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-# A broad handler that swallows the failure: one correctness/swallowed-failure finding on
-# load.py line 4. It comes with a test change, so the tests lens has nothing to say.
+# A query built by formatting a value in: one security/sql-injection finding, major and blocking by
+# default, on load.py line 2. It comes with a test change, so the tests lens has nothing to say.
+BLOCKING_SOURCE = "def load(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n"
+BLOCKING_PATH = "load.py"
+BLOCKING_LINE = 2
+BLOCKING_RULE = "security/sql-injection"
+BLOCKING_TITLE = "SQL built by string formatting is passed to `execute`"
+BLOCKING_CHANGE = {
+    BLOCKING_PATH: BLOCKING_SOURCE,
+    "tests/test_load.py": "from load import load\n\n\ndef test_load(cursor):\n    assert load(cursor, 'ada') is None\n",
+}
+
+# A broad handler that swallows the failure: one correctness/swallowed-exception finding on
+# load.py line 4, major and advisory by default (`[lenses] block_on_swallowed_failures` makes it
+# block). It comes with a test change, so the tests lens has nothing to say.
 SWALLOWING_SOURCE = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
 SWALLOWING_CHANGE = {
     "load.py": SWALLOWING_SOURCE,

@@ -19,7 +19,7 @@ from reviewgate.verdict_stage import merge_findings
 from reviewgate.verify.outcome import ABSENT
 
 # Two new files share a 10-line function (DRY across files, in shard 1's whole-change work),
-# one swallows a failure (blocking), one keeps commented-out code (not blocking), none comes
+# one formats a value into SQL (blocking), one keeps commented-out code (not blocking), none comes
 # with a test (the tests lens, whole-change), and the base holds a verify manifest.
 _COPIED = '''
 
@@ -41,7 +41,7 @@ BASE: dict[str, str] = {
     ".prepcook/scripts.toml": '[test]\nrun = "true"\n',
 }
 CHANGE: dict[str, str] = {
-    "app/io.py": "def load(path):\n    try:\n        return open(path).read()\n    except Exception:\n        pass\n",
+    "app/io.py": "def load(cursor, path):\n    cursor.execute(f\"SELECT body FROM files WHERE path = '{path}'\")\n",
     "app/report.py": "import json\n" + _COPIED,
     "app/export.py": "import csv\n" + _COPIED,
     "app/notes.py": "def note():\n    return 1\n\n# def old():\n#     x = 1\n#     y = 2\n#     return x + y\n#     print(x)\n",

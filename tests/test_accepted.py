@@ -17,7 +17,7 @@ from reviewgate.forge.conversation import (
     parse_acceptance,
     read_conversation,
 )
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE
 from testing.cli import CliResult, run_cli
 from testing.conformance import validate_report
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment, gitlab_environment
@@ -26,7 +26,7 @@ from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import make_repo
 
 needs_conformance = pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")
-REASON = "the loader is best effort by design; see docs/loading.md"
+REASON = "the name comes from a fixed allow-list; see docs/loading.md"
 
 
 def test_parse_acceptance_reads_the_id_and_the_reason() -> None:
@@ -61,8 +61,8 @@ def test_an_acceptance_dismisses_the_finding_whichever_reviewer_found_it() -> No
     assert [item.dismissed for item in result] == ["accepted by ann: known and tracked", None]
 
 
-def _swallowing_repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+def _blocking_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
 
 
 def _only_finding_id(result: CliResult) -> str:
@@ -72,7 +72,7 @@ def _only_finding_id(result: CliResult) -> str:
 
 @needs_conformance
 def test_github_a_members_acceptance_approves_and_is_on_the_record(tmp_path: Path) -> None:
-    repo = _swallowing_repo(tmp_path)
+    repo = _blocking_repo(tmp_path)
     config = str(fast_retry_config(tmp_path))
     with ForgeServer() as server:
         env = github_environment(server, tmp_path)
@@ -125,7 +125,7 @@ def test_github_an_acceptance_dismisses_a_model_reviewers_finding(tmp_path: Path
 
 
 def test_gitlab_a_developers_acceptance_counts_and_a_reporters_does_not(tmp_path: Path) -> None:
-    repo = _swallowing_repo(tmp_path)
+    repo = _blocking_repo(tmp_path)
     config = str(fast_retry_config(tmp_path))
     with ForgeServer() as server:
         server.state.members.update({5: 20, 6: 30})  # Reporter, Developer

@@ -13,15 +13,14 @@ from testing.cli import CliResult, run_cli
 from testing.conformance import validate_report
 from testing.repo import make_repo
 
-RULE = "correctness/swallowed-exception"
-REASON = "jobs are best effort; the scheduler retries"
-TESTS = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run():\n    assert run(lambda: 1) is None\n"}
+RULE = "security/sql-injection"
+REASON = "the name is one of the scheduler's fixed job names"
+TESTS = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run(cursor):\n    assert run(cursor, 'nightly') is None\n"}
 BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
-SUPPRESSED = {
-    "app/jobs.py": f"def run(x):\n    try:\n        x()\n    # reviewgate: ignore[{RULE}] {REASON}\n"
-                   "    except Exception:\n        pass\n",
-    **TESTS,
-}
+# A query built by formatting the name in (blocking by default), the suppression on its own line above.
+SUPPRESSION_ABOVE = f"def run(cursor, name):\n    # reviewgate: ignore[{RULE}] {REASON}\n"
+FORMATTED_QUERY = "    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n"
+SUPPRESSED = {"app/jobs.py": SUPPRESSION_ABOVE + FORMATTED_QUERY, **TESTS}
 
 
 def _config(mode: str | None) -> dict[str, str]:
@@ -45,10 +44,10 @@ def test_by_default_a_branch_suppression_counts_and_is_listed(tmp_path: Path, mo
     validate_report(report)
     [listed] = report["suppressed_by_change"]
     assert (listed["path"], listed["line"], listed["rule"], listed["reason"], listed["refused"]) == (
-        "app/jobs.py", 5, RULE, REASON, False)
+        "app/jobs.py", 3, RULE, REASON, False)
     summary = _summary(result)
     assert "### Suppressed by this change" in summary
-    assert f"| `app/jobs.py:5` | {RULE} |" in summary and REASON in summary
+    assert f"| `app/jobs.py:3` | {RULE} |" in summary and REASON in summary
 
 
 def test_refuse_keeps_the_finding_blocking_and_lists_it_as_refused(tmp_path: Path) -> None:
@@ -75,10 +74,10 @@ def test_the_branch_cannot_switch_refuse_off_in_its_own_config(tmp_path: Path) -
 
 
 def test_a_suppression_already_at_the_target_side_always_counts(tmp_path: Path) -> None:
-    base_jobs = (f"def run(x):\n    try:\n        x()\n    # reviewgate: ignore[{RULE}] {REASON}\n"
-                 "    except ValueError:\n        pass\n")
+    # The branch changes the query under the suppression, not the suppression's own line.
+    base_jobs = SUPPRESSION_ABOVE + "    cursor.execute(\"SELECT id FROM jobs WHERE name = ?\", (name,))\n"
     repo = make_repo(tmp_path, {**BASE, **_config("refuse"), "app/jobs.py": base_jobs, **TESTS},
-                     {"app/jobs.py": base_jobs.replace("except ValueError:", "except Exception:"),
+                     {"app/jobs.py": SUPPRESSION_ABOVE + FORMATTED_QUERY,
                       "tests/test_jobs.py": TESTS["tests/test_jobs.py"] + "\n\ndef test_again():\n    pass\n"})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0, result.stdout + result.stderr

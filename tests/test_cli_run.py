@@ -9,14 +9,16 @@ from testing.conformance import validate_junit, validate_report
 from testing.repo import commit, git, make_repo
 
 # Each change comes with its test, so the only finding is the one a test is about.
-JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run():\n    assert run(lambda: 1) is None\n"}
-SWALLOWING_CHANGE = {"app/jobs.py": "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n", **JOBS_TEST}
-CLEAN_CHANGE = {"app/jobs.py": "def run(x):\n    return x()\n", **JOBS_TEST}
+JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run(cursor):\n    assert run(cursor, 'nightly') is None\n"}
+# A query built by formatting the name in: one security/sql-injection finding, blocking by default.
+BLOCKING_CHANGE = {"app/jobs.py": "def run(cursor, name):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n", **JOBS_TEST}
+CLEAN_SOURCE = "def run(cursor, name):\n    cursor.execute(\"SELECT id FROM jobs WHERE name = ?\", (name,))\n"
+CLEAN_CHANGE = {"app/jobs.py": CLEAN_SOURCE, **JOBS_TEST}
 BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
 
 
-def test_swallowed_failure_requests_changes_with_the_finding_on_the_except_line(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+def test_a_blocking_finding_requests_changes_with_the_finding_on_its_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stderr
     report = result.report()
@@ -25,20 +27,21 @@ def test_swallowed_failure_requests_changes_with_the_finding_on_the_except_line(
     assert report["route"] == "implementation"
     assert report["target"]["head_sha"] == repo.head_sha
     [finding] = report["findings"]
-    assert (finding["class"], finding["severity"], finding["category"]) == ("correctness", "major", "swallowed-failure")
-    assert (finding["path"], finding["line"], finding["blocking"]) == ("app/jobs.py", 4, True)
+    assert (finding["rule"], finding["class"], finding["severity"], finding["category"]) == (
+        "security/sql-injection", "correctness", "major", "security")
+    assert (finding["path"], finding["line"], finding["blocking"]) == ("app/jobs.py", 2, True)
     validate_junit((result.output_dir / "junit.xml").read_text(encoding="utf-8"))
-    assert "verdict: changes requested" in result.stdout and "app/jobs.py:4" in result.stdout
+    assert "verdict: changes requested" in result.stdout and "app/jobs.py:2" in result.stdout
 
 
 def test_github_actions_gets_an_error_annotation_outputs_and_a_step_summary(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
     summary.write_text("earlier step\n")
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
     result = run_cli(repo.path, "run", "--base", "main", env=env)
     assert result.returncode == 1
-    assert "::error file=app/jobs.py,line=4,endLine=5,title=" in result.stdout
+    assert "::error file=app/jobs.py,line=2,title=" in result.stdout
     assert summary.read_text().startswith("earlier step\n## ❌ reviewgate: changes requested")
     written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     assert written["verdict"] == "request_changes"
@@ -75,29 +78,29 @@ def test_repro_files_in_the_diff_block_as_systematic(tmp_path: Path) -> None:
 
 def test_fail_on_from_the_config_file_and_the_flag(tmp_path: Path) -> None:
     config = '[review]\nfail_on = ["systematic:blocker"]\n'
-    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": config}, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": config}, BLOCKING_CHANGE)
     assert run_cli(repo.path, "run", "--base", "main").returncode == 0
     assert run_cli(repo.path, "run", "--base", "main", "--fail-on", "correctness:major").returncode == 1
 
 
 def test_a_reviewgate_table_in_pyproject_is_read(tmp_path: Path) -> None:
     pyproject = '[project]\nname = "x"\n\n[tool.reviewgate.review]\nfail_on = ["readability:blocker"]\n'
-    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject}, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject}, BLOCKING_CHANGE)
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0, result.stderr
     assert result.report()["policy"]["fail_on"] == ["readability:blocker"]
 
 
 def test_the_head_is_read_from_git_not_from_the_work_tree(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
-    (repo.path / "app/jobs.py").write_text("def run(x):\n    return x()\n")  # uncommitted fix
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
+    (repo.path / "app/jobs.py").write_text(CLEAN_SOURCE)  # uncommitted fix
     assert run_cli(repo.path, "run", "--base", "main").returncode == 1
 
 
 def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     assert run_cli(repo.path, "run", "--base", "main").returncode == 1
-    commit(repo.path, CLEAN_CHANGE, "handle failures in the caller")
+    commit(repo.path, CLEAN_CHANGE, "pass the name as a query parameter")
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0
     assert result.report()["findings"] == []
@@ -106,7 +109,7 @@ def test_outputs_are_replaced_whole_on_a_second_run(tmp_path: Path) -> None:
 
 
 def test_reviewing_another_head_ref(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     git(repo.path, "checkout", "-q", "main")
     result = run_cli(repo.path, "run", "--base", "main", "--head", "feature")
     assert result.returncode == 1
@@ -114,20 +117,20 @@ def test_reviewing_another_head_ref(tmp_path: Path) -> None:
 
 
 def test_fail_on_none_reports_everything_and_approves(tmp_path: Path) -> None:
-    # Report-only, for rolling the gate out: the swallowed exception is reported, nothing blocks.
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    # Report-only, for rolling the gate out: the injectable query is reported, nothing blocks.
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     result = run_cli(repo.path, "run", "--base", "main", "--fail-on", "none")
     assert result.returncode == 0, result.stdout + result.stderr
     report = result.report()
     validate_report(report)
     assert report["verdict"] == "approve"
     [finding] = report["findings"]
-    assert finding["rule"] == "correctness/swallowed-exception" and finding["blocking"] is False
+    assert finding["rule"] == "security/sql-injection" and finding["blocking"] is False
     assert "Report-only (fail-on none)" in (result.output_dir / "summary.md").read_text(encoding="utf-8")
 
 
 def test_fail_on_none_cannot_be_combined_with_rules(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     result = run_cli(repo.path, "run", "--base", "main", "--fail-on", "none", "--fail-on", "correctness:major")
     assert result.returncode == 2
     assert "--fail-on: 'none' turns blocking off and cannot be combined with rules" in result.stderr

@@ -61,8 +61,10 @@ def review_case(case: dict[str, Any], root: Path) -> list[Finding]:
             branch_name=case.get("branch_name", "feature"),
             message=case.get("message", "feature work"),
             # A case's `blocks` says whether its evidence is strong enough to block where the tests
-            # rules are asked to: their default (advisory) is tested in test_lens_tests_advisory.
-            sections={"lenses": {"block_on_missing_tests": True, **case.get("lenses", {})}},
+            # and swallowed-failure rules are asked to: their default (advisory) is tested in
+            # test_lens_tests_advisory and test_lens_swallowed_advisory.
+            sections={"lenses": {"block_on_missing_tests": True, "block_on_swallowed_failures": True,
+                                 **case.get("lenses", {})}},
         )
     return _REVIEWED[name]
 

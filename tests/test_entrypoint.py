@@ -46,7 +46,7 @@ def test_the_token_input_becomes_an_environment_variable_not_a_flag() -> None:
 
 
 def test_the_entrypoint_runs_the_gate_in_github_actions(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"a.py": ""}, {"a.py": "try:\n    go()\nexcept:\n    pass\n"})
+    repo = make_repo(tmp_path, {"a.py": ""}, {"a.py": "def find(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n    return cursor.fetchone()\n"})
     outputs = tmp_path / "outputs"
     env = clean_environment({
         "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs), "INPUT_BASE": "main", "INPUT_OUTPUT-DIR": "gate-out",
@@ -55,7 +55,7 @@ def test_the_entrypoint_runs_the_gate_in_github_actions(tmp_path: Path) -> None:
     completed = subprocess.run([sys.executable, str(ENTRYPOINT)], cwd=repo.path, env=env, capture_output=True,
                                text=True, timeout=120, check=False)
     assert completed.returncode == 1, completed.stderr
-    assert "::error file=a.py,line=3" in completed.stdout
+    assert "::error file=a.py,line=2" in completed.stdout
     report = json.loads((repo.path / "gate-out" / "report.json").read_text())
     assert report["verdict"] == "request_changes"
     written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reviewgate.forge.http import Budget, ForgeError, RestClient, RetryPolicy
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE
 from testing.cli import CliResult, run_cli
 from testing.forge_server import ForgeServer, conformance_dir, github_environment, gitlab_environment
 from testing.repo import make_repo
@@ -25,8 +25,8 @@ def _config(directory: Path, github: str = "", gitlab: str = "") -> Path:
 
 
 def _repo(tmp_path: Path) -> Path:
-    # A swallowed failure: one blocking finding of the builtin reviewer, on a changed line.
-    return make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+    # A query built by formatting: one blocking finding of the builtin reviewer, on a changed line.
+    return make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
 
 
 def _on_github(repo: Path, tmp_path: Path, server: ForgeServer, github: str = "") -> tuple[CliResult, float]:

@@ -17,7 +17,7 @@ from reviewgate.forge.conversation import (
 )
 from reviewgate.forge.metadata import MARKER, CommentMetadata, parse_metadata, render_metadata
 from reviewgate.forge.rounds import RoundEntry
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE, BLOCKING_LINE, BLOCKING_PATH
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
 from testing.repo import make_repo
@@ -65,19 +65,20 @@ needs_conformance = pytest.mark.skipif(conformance_dir() is None, reason="../sha
 
 @needs_conformance
 def test_a_trusted_rejection_on_the_last_page_dismisses_the_builtin_finding(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
     with ForgeServer() as server:
         for index in range(4):
             server.state.add_comment(f"comment {index}", "someone", "NONE")
-        server.state.add_comment("REVIEW-REJECTED: load.py:4 the file is optional; None is the answer",
-                                 "octocat", "NONE", review=True)
-        server.state.add_comment("REVIEW-REJECTED: load.py:4 missing files are expected here", "maintainer",
+        where = f"{BLOCKING_PATH}:{BLOCKING_LINE}"
+        server.state.add_comment(f"REVIEW-REJECTED: {where} the name is escaped by the caller", "octocat", "NONE",
+                                 review=True)
+        server.state.add_comment(f"REVIEW-REJECTED: {where} names come from a fixed list here", "maintainer",
                                  "MEMBER")
         result = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)),
                          env=github_environment(server, tmp_path))
     assert result.returncode == 0, result.stdout
     findings = result.report()["findings"]
-    assert [item["dismissed"] for item in findings] == ["rejected: missing files are expected here"]
+    assert [item["dismissed"] for item in findings] == ["rejected: names come from a fixed list here"]
     assert any(item.query.get("page") == ["3"] for item in server.state.posts("GET", r"/issues/7/comments$"))
     summary = (result.output_dir / "summary.md").read_text(encoding="utf-8")
     assert "1 REPRODUCTION:/REVIEW-REJECTED: comment(s) from authors without write access" in summary
@@ -85,14 +86,15 @@ def test_a_trusted_rejection_on_the_last_page_dismisses_the_builtin_finding(tmp_
 
 @needs_conformance
 def test_a_configured_trusted_author_counts_and_a_forged_marker_is_ignored(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
     forged = render_metadata(CommentMetadata("a", "p", "request_changes",
                                              (RoundEntry("a", "p1", "request_changes"),
                                               RoundEntry("b", "p2", "request_changes"))))
     config = fast_retry_config(tmp_path, github='trusted_authors = ["OctoCat"]\n')
     with ForgeServer() as server:
         forged_id = server.state.add_comment(f"REVIEW: APPROVE\n{MARKER}\n{forged}", "stranger", "NONE")
-        server.state.add_comment("REVIEW-REJECTED: load.py:5 deliberate", "octocat", "CONTRIBUTOR")
+        server.state.add_comment(f"REVIEW-REJECTED: {BLOCKING_PATH}:{BLOCKING_LINE} deliberate", "octocat",
+                                 "CONTRIBUTOR")
         result = run_cli(repo, "run", "--no-verify", "--config", str(config),
                          env=github_environment(server, tmp_path))
     assert result.returncode == 0
@@ -106,7 +108,7 @@ def test_a_configured_trusted_author_counts_and_a_forged_marker_is_ignored(tmp_p
 
 @needs_conformance
 def test_a_quoted_summary_is_not_edited_and_unreadable_comments_post_no_second_one(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
     config = str(fast_retry_config(tmp_path))
     with ForgeServer() as server:
         quoted = server.state.add_comment(f"> REVIEW: REQUEST CHANGES\n> {MARKER}\nI disagree", "maintainer",

@@ -5,16 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewgate.forge.metadata import parse_metadata
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE, BLOCKING_LINE, BLOCKING_PATH
 from testing.cli import run_cli
 from testing.forge_server import ForgeServer, fast_retry_config, gitlab_environment
 from testing.repo import make_repo
 
 NOTES = r"/merge_requests/3/notes"
+WHERE = f"{BLOCKING_PATH}:{BLOCKING_LINE}"  # the blocking finding, as a REVIEW-REJECTED: names it
 
 
 def _repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+    return make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
 
 
 def test_one_note_is_written_then_edited_in_place(tmp_path: Path) -> None:
@@ -41,16 +42,16 @@ def test_rejections_count_from_developers_and_not_from_reporters(tmp_path: Path)
     repo = _repo(tmp_path)
     with ForgeServer() as server:
         server.state.members.update({5: 20, 6: 30})  # Reporter, Developer
-        server.state.add_note("REVIEW-REJECTED: load.py:4 a reporter says no", 5, "reporter")
+        server.state.add_note(f"REVIEW-REJECTED: {WHERE} a reporter says no", 5, "reporter")
         server.state.add_note("merged main into this branch", 7, "someone", system=True)
         result = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)),
                          env=gitlab_environment(server))
         assert result.returncode == 1
-        server.state.add_note("REVIEW-REJECTED: load.py:5 a missing file is the expected case", 6, "dev")
+        server.state.add_note(f"REVIEW-REJECTED: {WHERE} the name is one of our job names", 6, "dev")
         again = run_cli(repo, "run", "--no-verify", "--config", str(fast_retry_config(tmp_path)),
                         env=gitlab_environment(server))
     assert again.returncode == 0
-    assert again.report()["findings"][0]["dismissed"] == "rejected: a missing file is the expected case"
+    assert again.report()["findings"][0]["dismissed"] == "rejected: the name is one of our job names"
     member_lookups = server.state.posts("GET", r"/members/all/\d+$")
     assert sorted({item.path.rsplit("/", 1)[1] for item in member_lookups}) == ["5", "6"]
 

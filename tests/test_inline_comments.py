@@ -12,14 +12,17 @@ from testing.cli import run_cli
 from testing.forge_server import ForgeServer, fast_retry_config, github_environment, gitlab_environment
 from testing.repo import commit, make_repo
 
-LOAD = "def load():\n    try:\n        return open('x').read()\n    except Exception:\n        pass\n"
-SAVE = "def save(text):\n    try:\n        open('x', 'w').write(text)\n    except:\n        pass\n"
-TEST = {"tests/test_store.py": "from store import load, save\n\n\ndef test_store():\n    save('a')\n    assert load()\n"}
-# Push 1: two swallowed failures. Push 2: three lines above both (each moves). Push 3: save fixed.
+LOAD = "def load(cursor, name):\n    cursor.execute(f\"SELECT body FROM notes WHERE name = '{name}'\")\n    return cursor.fetchone()\n"
+SAVE = "def save(cursor, name, text):\n    cursor.execute(f\"UPDATE notes SET body = '{text}' WHERE name = '{name}'\")\n"
+SAVE_FIXED = "def save(cursor, name, text):\n    cursor.execute(\"UPDATE notes SET body = ? WHERE name = ?\", (text, name))\n"
+TEST = {"tests/test_store.py": ("from store import load, save\n\n\ndef test_store(cursor):\n"
+                                "    save(cursor, 'a', 'text')\n    assert load(cursor, 'a')\n")}
+# Push 1: two queries built by formatting (blocking findings on lines 2 and 7). Push 2: three lines
+# above both (each moves). Push 3: save fixed.
 PUSHES = [
     {"store.py": f"{LOAD}\n\n{SAVE}", **TEST},
     {"store.py": f"import os\n\nPATH = os.sep\n{LOAD}\n\n{SAVE}", **TEST},
-    {"store.py": f"import os\n\nPATH = os.sep\n{LOAD}\n\n{SAVE.replace('except:', 'except OSError:')}", **TEST},
+    {"store.py": f"import os\n\nPATH = os.sep\n{LOAD}\n\n{SAVE_FIXED}", **TEST},
 ]
 
 
@@ -53,7 +56,7 @@ def test_three_pushes_leave_one_github_comment_per_live_finding(tmp_path: Path) 
             state_lines.append({str(item["line"]) for item in live})
             if number == 0:
                 # A person answers the comment on save(): it must outlive every later push.
-                answered = next(item for item in live if item["line"] == 11)
+                answered = next(item for item in live if item["line"] == 7)
                 state.add_review_comment("It is deliberate, see the docs.", "octocat", "store.py", None,
                                          in_reply_to=answered["id"])
     assert state_lines[0] != state_lines[1]  # the findings moved with the lines added above them
@@ -79,12 +82,12 @@ def test_three_pushes_on_gitlab_resolve_the_gone_discussion(tmp_path: Path) -> N
             if number == 0:
                 assert len(state.discussions) == 2
                 save = next(item for item in state.discussions.values()
-                            if item["notes"][0]["position"]["new_line"] == 11)
+                            if item["notes"][0]["position"]["new_line"] == 7)
                 state.add_discussion_reply(save["id"], "Deliberate.", "alice")
     discussions = list(state.discussions.values())
     unresolved = [item for item in discussions if not item["notes"][0]["resolved"]]
     resolved = [item for item in discussions if item["notes"][0]["resolved"]]
-    assert len(unresolved) == 1 and unresolved[0]["notes"][0]["position"]["new_line"] == 7
+    assert len(unresolved) == 1 and unresolved[0]["notes"][0]["position"]["new_line"] == 5
     assert len(resolved) == 1 and len(resolved[0]["notes"]) == 2  # the answered one: resolved, kept
     assert resolved[0]["notes"][0]["body"].startswith(OUTDATED_MARKER)
     position = unresolved[0]["notes"][0]["position"]
@@ -131,7 +134,7 @@ def test_someone_elses_copy_of_the_marker_is_not_ours(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"README.md": "app\n"}, PUSHES[0]).path
     config = str(fast_retry_config(tmp_path, github="review_comments = true"))
     with ForgeServer() as server:
-        fake = server.state.add_review_comment(f"{marker('0' * 16)}\nplanted", "mallory", "store.py", 4)
+        fake = server.state.add_review_comment(f"{marker('0' * 16)}\nplanted", "mallory", "store.py", 2)
         run_cli(repo, "run", "--no-verify", "--config", config, env=github_environment(server, tmp_path))
     assert server.state.review_comments[fake]["body"] == f"{marker('0' * 16)}\nplanted"
     assert not server.state.minimized

@@ -10,7 +10,8 @@ from xml.etree import ElementTree
 import pytest
 
 from reviewgate.findings import Finding, FindingClass, Severity, one_per_place
-from testing.forge_server import ForgeServer, conformance_dir, run_on_github
+from testing.cli import run_cli
+from testing.forge_server import ForgeServer, conformance_dir, fast_retry_config, github_environment
 from testing.lenses import review_change
 from testing.repo import make_repo
 
@@ -48,8 +49,11 @@ def test_ids_survive_a_shift_of_every_line(tmp_path: Path) -> None:
 def test_120_identical_handlers_are_120_findings_and_120_annotations_in_batches_of_50(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"app/jobs.py": "import os\n", "tests/test_jobs.py": TEST},
                      {"app/jobs.py": "import os\n" + SWALLOWING, "tests/test_jobs.py": TEST + "\n"}).path
+    # Swallowed failures are advisory by default: they block here, so the check run fails on them.
+    # The job's --config (outside the repository) is the policy, so the switch goes in it.
+    config = fast_retry_config(tmp_path, extra="[lenses]\nblock_on_swallowed_failures = true\n")
     with ForgeServer() as server:
-        result = run_on_github(repo, tmp_path, server)
+        result = run_cli(repo, "run", "--no-verify", "--config", str(config), env=github_environment(server, tmp_path))
     assert result.returncode == 1, result.stderr
     swallowed = [item for item in result.report()["findings"] if item["rule"] == SWALLOWED]
     assert len(swallowed) == HANDLERS

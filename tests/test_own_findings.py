@@ -17,7 +17,7 @@ from reviewgate.context import Rejection
 from reviewgate.forge.conversation import changed_after_creation
 from reviewgate.forge.own_text import own_lines
 from reviewgate.reviewers import openai
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE
 from testing.cli import run_cli
 from testing.forge_server import (
     EDITED_AT,
@@ -37,8 +37,8 @@ from testing.model_server import ModelServer, Reply, finding, review_document
 from testing.repo import commit, make_repo
 
 needs_conformance = pytest.mark.skipif(conformance_dir() is None, reason="../shared/conformance is absent")
-REASON = "the loader is best effort by design"
-REJECTION = "REVIEW-REJECTED: load.py:4 a missing file is the expected case"
+REASON = "the name comes from a fixed allow-list"
+REJECTION = "REVIEW-REJECTED: load.py:2 the name is checked against the allow-list first"
 
 
 def test_only_the_comments_own_lines_are_read() -> None:
@@ -72,7 +72,7 @@ def test_an_edit_is_a_change_of_moment_not_of_spelling() -> None:
 
 
 def _repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path, {"app.py": "x = 1\n"}, SWALLOWING_CHANGE).path
+    return make_repo(tmp_path, {"app.py": "x = 1\n"}, BLOCKING_CHANGE).path
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def test_github_the_pr_author_as_collaborator_cannot_accept_or_reject_their_own_
     notes = refused.notes
     assert any(f"ACCEPTED: {runs.finding_id} by {PR_AUTHOR} was ignored: {PR_AUTHOR} wrote this change" in note
                for note in notes)
-    assert any(f"REVIEW-REJECTED: load.py:4 by {PR_AUTHOR} sets no finding aside" in note for note in notes)
+    assert any(f"REVIEW-REJECTED: load.py:2 by {PR_AUTHOR} sets no finding aside" in note for note in notes)
     assert f"{PR_AUTHOR} wrote this change" in refused.summary
     # Someone who wrote none of it may: the record names them.
     assert accepted.returncode == 0, accepted.stdout
@@ -159,7 +159,7 @@ def test_github_an_acceptance_in_a_quote_or_a_code_block_is_not_read(tmp_path: P
                                  "maintainer", "OWNER")
         server.state.add_comment(f"To overrule, write:\n\n```\nACCEPTED: {runs.finding_id} {REASON}\n```",
                                  "maintainer", "OWNER")
-        server.state.add_comment(f"Like this:\n\n    REVIEW-REJECTED: load.py:4 {REASON}", "maintainer", "OWNER")
+        server.state.add_comment(f"Like this:\n\n    REVIEW-REJECTED: load.py:2 {REASON}", "maintainer", "OWNER")
         result = runs.run()
     assert result.returncode == 1, result.stdout
     assert result.report["accepted"] == [] and result.report["findings"][0]["dismissed"] is None
@@ -229,7 +229,7 @@ def test_gitlab_the_authors_and_committers_notes_overrule_nothing(tmp_path: Path
     assert refused.report["findings"][0]["dismissed"] is None
     notes = refused.notes
     assert any("by mr-author was ignored: mr-author wrote this change" in note for note in notes)
-    assert any("REVIEW-REJECTED: load.py:4 by mr-author sets no finding aside" in note for note in notes)
+    assert any("REVIEW-REJECTED: load.py:2 by mr-author sets no finding aside" in note for note in notes)
     assert any("by dev was ignored: dev wrote this change" in note for note in notes)
     assert any("by lead was ignored: the comment was edited after it was written; the editor is unknown" in note
                for note in notes)

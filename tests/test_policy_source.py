@@ -14,8 +14,16 @@ from testing.cli import clean_environment, run_cli
 from testing.conformance import validate_report
 from testing.repo import make_repo
 
-JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run():\n    assert run(lambda: 1) is None\n"}
-SWALLOWING_CHANGE = {"app/jobs.py": "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n", **JOBS_TEST}
+JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run(cursor):\n"
+                                   "    assert run(cursor, 'nightly') is None\n"}
+# A query built by formatting: one security/sql-injection finding at app/jobs.py:2, blocking by default.
+QUERY_RULE = "security/sql-injection"
+QUERY_CHANGE = {
+    "app/jobs.py": "def run(cursor, name):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n",
+    **JOBS_TEST,
+}
+# The same query with its value passed as a parameter: no finding.
+PARAMETERS = "def run(cursor, name):\n    cursor.execute('SELECT id FROM jobs WHERE name = %s', [name])\n"
 BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
 BASE_CONFIG = '[review]\nmax_rounds = 3\n'
 
@@ -31,8 +39,8 @@ def _policy_findings(report: dict[str, object]) -> list[dict[str, object]]:
     [
         ('[review]\nfail_on = []\n',
          "review.fail_on: [systematic:major, correctness:major] → [] (drops systematic:major, correctness:major)"),
-        ('[review]\nmax_rounds = 3\n[lenses]\ndisable = ["correctness/swallowed-exception"]\n',
-         "lenses.disable: (unset) → [correctness/swallowed-exception]"),
+        (f'[review]\nmax_rounds = 3\n[lenses]\ndisable = ["{QUERY_RULE}"]\n',
+         f"lenses.disable: (unset) → [{QUERY_RULE}]"),
         ('[review]\nmax_rounds = 3\nexclude = ["**"]\n', "review.exclude: [] → [**] (adds **)"),
     ],
     ids=["fail_on-empty", "lens-disabled", "exclude-everything"],
@@ -41,14 +49,14 @@ def test_a_branch_relaxing_the_config_is_still_judged_by_the_target_sides(
     tmp_path: Path, relaxing: str, shown: str
 ) -> None:
     repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG},
-                     {**SWALLOWING_CHANGE, ".reviewgate.toml": relaxing})
+                     {**QUERY_CHANGE, ".reviewgate.toml": relaxing})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
     report = result.report()
     validate_report(report)
     assert report["verdict"] == "request_changes"
-    [swallowed] = [item for item in report["findings"] if item["category"] == "swallowed-failure"]
-    assert (swallowed["path"], swallowed["blocking"]) == ("app/jobs.py", True)
+    [query] = [item for item in report["findings"] if item["rule"] == QUERY_RULE]
+    assert (query["path"], query["line"], query["blocking"]) == ("app/jobs.py", 2, True)
     [policy] = _policy_findings(report)
     assert (policy["class"], policy["blocking"], policy["path"]) == ("product_question", False, ".reviewgate.toml")
     assert shown in policy["body"]
@@ -64,7 +72,7 @@ def test_every_setting_the_branch_edits_is_listed_not_only_a_known_few(tmp_path:
     base = '[review]\nmin_confidence = 0.7\n[verify]\nsecrets = ["APP_TOKEN"]\n'
     branch = ('[review]\nmin_confidence = 0.1\n[verify]\nsecrets = ["APP_TOKEN", "DEPLOY_KEY"]\nlog_limit = 2048\n'
               '[reviewer.claude]\nprovider = "anthropic"\nmax_tokens = 10\n[cache]\ndir = "/tmp/shared"\n')
-    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": base}, {**SWALLOWING_CHANGE, ".reviewgate.toml": branch})
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": base}, {**QUERY_CHANGE, ".reviewgate.toml": branch})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
     report = result.report()
@@ -86,7 +94,7 @@ def test_pyproject_table_on_the_branch_is_compared_with_the_base_file(tmp_path: 
     """The branch adds a .reviewgate.toml beside the base's [tool.reviewgate]: it would take over."""
     pyproject = '[project]\nname = "app"\n\n[tool.reviewgate.review]\nmax_rounds = 2\n'
     repo = make_repo(tmp_path, {**BASE, "pyproject.toml": pyproject},
-                     {**SWALLOWING_CHANGE, ".reviewgate.toml": '[review]\nfail_on = ["readability:blocker"]\n'})
+                     {**QUERY_CHANGE, ".reviewgate.toml": '[review]\nfail_on = ["readability:blocker"]\n'})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
     report = result.report()
@@ -96,7 +104,7 @@ def test_pyproject_table_on_the_branch_is_compared_with_the_base_file(tmp_path: 
 
 
 def test_the_first_config_added_by_the_branch_is_used_and_said_so(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, {**SWALLOWING_CHANGE, ".reviewgate.toml": '[review]\nfail_on = ["systematic:major"]\n'})
+    repo = make_repo(tmp_path, BASE, {**QUERY_CHANGE, ".reviewgate.toml": '[review]\nfail_on = ["systematic:major"]\n'})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 0, result.stdout + result.stderr
     report = result.report()
@@ -108,7 +116,7 @@ def test_the_first_config_added_by_the_branch_is_used_and_said_so(tmp_path: Path
 
 def test_a_branch_config_that_does_not_parse_is_a_finding_not_a_usage_error(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG},
-                     {"app/jobs.py": "def run(x):\n    return x()\n", **JOBS_TEST, ".reviewgate.toml": "[review\n"})
+                     {"app/jobs.py": PARAMETERS, **JOBS_TEST, ".reviewgate.toml": "[review\n"})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
     [policy] = _policy_findings(result.report())
@@ -118,7 +126,7 @@ def test_a_branch_config_that_does_not_parse_is_a_finding_not_a_usage_error(tmp_
 
 def test_a_malformed_config_at_the_target_side_exits_2_naming_where(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": "[review]\nreviewers = 1\n"},
-                     {**SWALLOWING_CHANGE, ".reviewgate.toml": BASE_CONFIG})
+                     {**QUERY_CHANGE, ".reviewgate.toml": BASE_CONFIG})
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 2
     assert ".reviewgate.toml: review.reviewers: expected a list of strings" in result.stderr
@@ -126,7 +134,7 @@ def test_a_malformed_config_at_the_target_side_exits_2_naming_where(tmp_path: Pa
 
 def test_an_uncommitted_config_in_the_working_tree_is_not_the_policy(tmp_path: Path) -> None:
     """A step before the gate (the branch's install scripts) could write one: it is not read."""
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, QUERY_CHANGE)
     (repo.path / ".reviewgate.toml").write_text("[review]\nfail_on = []\n", encoding="utf-8")
     result = run_cli(repo.path, "run", "--base", "main")
     assert result.returncode == 1, result.stdout + result.stderr
@@ -134,7 +142,7 @@ def test_an_uncommitted_config_in_the_working_tree_is_not_the_policy(tmp_path: P
 
 
 def test_include_dirty_compares_with_the_working_tree_config(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG}, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG}, QUERY_CHANGE)
     (repo.path / ".reviewgate.toml").write_text("[review]\nfail_on = []\n", encoding="utf-8")
     result = run_cli(repo.path, "run", "--base", "main", "--include-dirty")
     assert result.returncode == 1, result.stdout + result.stderr
@@ -142,7 +150,7 @@ def test_include_dirty_compares_with_the_working_tree_config(tmp_path: Path) -> 
 
 
 def test_a_workflow_config_outside_the_repository_is_read_from_disk(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG}, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, {**BASE, ".reviewgate.toml": BASE_CONFIG}, QUERY_CHANGE)
     outside = tmp_path / "ci.toml"
     outside.write_text('[review]\nfail_on = ["readability:blocker"]\n', encoding="utf-8")
     result = run_cli(repo.path, "run", "--base", "main", "--config", str(outside))

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ZEROS = "0" * 40
 CLEAN = {"app.py": "def total(items):\n    return sum(items)\n\n\ndef count(items):\n    return len(items)\n",
          "test_app.py": "from app import count\n\n\ndef test_count():\n    assert count([1]) == 1\n"}
-BLOCKING = {"app.py": "def total(items):\n    try:\n        return sum(items)\n    except:\n        pass\n"}
-BLOCKING_RULE = "correctness/swallowed-exception"
+BLOCKING = {"app.py": "def find(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n    return cursor.fetchone()\n"}
+BLOCKING_RULE = "security/sql-injection"
 
 
 def _published_arguments() -> list[str]:
@@ -80,7 +80,7 @@ def _push(clone: Path, *refs: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.timeout(300)
 def test_pushing_a_blocking_branch_from_another_checked_out_branch_is_refused(hooked_clone: Path) -> None:
     git(hooked_clone, "checkout", "-q", "-b", "feature")
-    commit(hooked_clone, BLOCKING, "swallow errors")
+    commit(hooked_clone, BLOCKING, "format a query")
     git(hooked_clone, "checkout", "-q", "main")  # the clean main is checked out; feature is pushed
 
     pushed = _push(hooked_clone, "feature")
@@ -96,7 +96,7 @@ def test_pushing_a_clean_branch_from_a_blocking_checked_out_branch_passes(hooked
     commit(hooked_clone, CLEAN, "count items")
     clean_main = git(hooked_clone, "rev-parse", "HEAD")
     git(hooked_clone, "checkout", "-q", "-b", "feature")
-    commit(hooked_clone, BLOCKING, "swallow errors")  # checked out, and not pushed
+    commit(hooked_clone, BLOCKING, "format a query")  # checked out, and not pushed
 
     pushed = _push(hooked_clone, "main")
     output = pushed.stdout + pushed.stderr
@@ -118,7 +118,7 @@ def test_each_ref_of_one_push_is_reviewed_and_a_deleted_one_is_skipped(tmp_path:
     main_before = git(clone, "rev-parse", "HEAD")
     main_after = commit(clone, CLEAN, "count items")
     git(clone, "checkout", "-q", "-b", "feature")
-    feature = commit(clone, BLOCKING, "swallow errors")
+    feature = commit(clone, BLOCKING, "format a query")
     git(clone, "checkout", "-q", "main")
     lines = (f"refs/heads/main {main_after} refs/heads/main {main_before}\n"
              f"refs/heads/feature {feature} refs/heads/feature {ZEROS}\n"
@@ -139,7 +139,7 @@ def test_a_push_to_a_branch_the_remote_has_reviews_only_the_commits_it_adds(tmp_
     """As pre-commit passes an update: the blocking commit is on the remote already, the pushed one is clean."""
     clone = _clone_with_remote(tmp_path)
     git(clone, "checkout", "-q", "-b", "feature")
-    commit(clone, BLOCKING, "swallow errors")
+    commit(clone, BLOCKING, "format a query")
     git(clone, "push", "-q", "--no-verify", "origin", "feature")
     remote_tip = git(clone, "rev-parse", "HEAD")
     pushed = commit(clone, {"notes.md": "# Notes\n"}, "notes")
@@ -196,7 +196,7 @@ def test_a_new_branch_in_a_single_branch_clone_is_reviewed_against_the_default_b
                     str(clone)], check=True, timeout=60)
     assert git(clone, "for-each-ref", "--format=%(refname)", "refs/remotes") == "refs/remotes/origin/release"
     git(clone, "checkout", "-q", "-b", "feature")
-    feature = commit(clone, BLOCKING, "swallow errors")
+    feature = commit(clone, BLOCKING, "format a query")
 
     completed = _hook_lines(None, clone, f"refs/heads/feature {feature} refs/heads/feature {ZEROS}\n")
     output = completed.stdout + completed.stderr
@@ -219,7 +219,7 @@ def test_a_run_of_a_head_that_is_not_checked_out_reads_no_working_tree(tmp_path:
     a dirty working tree that says otherwise."""
     clone = _clone_with_remote(tmp_path)
     git(clone, "checkout", "-q", "-b", "feature")
-    feature = commit(clone, BLOCKING, "swallow errors")
+    feature = commit(clone, BLOCKING, "format a query")
     git(clone, "checkout", "-q", "main")
     (clone / "app.py").write_text(CLEAN["app.py"], encoding="utf-8")
 
@@ -239,7 +239,7 @@ def test_an_update_is_judged_by_the_default_branchs_policy_not_the_one_the_branc
     commit(clone, {".reviewgate.toml": '[review]\nfail_on = ["none"]\n'}, "report only, please")
     git(clone, "push", "-q", "--no-verify", "origin", "feature")
     remote_tip = git(clone, "rev-parse", "HEAD")
-    pushed = commit(clone, BLOCKING, "swallow errors")
+    pushed = commit(clone, BLOCKING, "format a query")
 
     completed = _hook_lines(None, clone, f"refs/heads/feature {pushed} refs/heads/feature {remote_tip}\n")
     output = completed.stdout + completed.stderr

@@ -10,11 +10,13 @@ from testing.cli import run_cli
 from testing.repo import commit, git
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-LOADER = ("import json\n\n\ndef load_discounts(path):\n    try:\n        with open(path) as handle:\n"
-          "            return json.load(handle)\n    except Exception:\n        pass\n")
-LOADER_TEST = ("from shop.discounts import load_discounts\n\n\ndef test_missing_file(tmp_path):\n"
-               "    assert load_discounts(tmp_path / \"none.json\") is None\n")
-
+LOOKUP = ("import sqlite3\n\n\ndef coupon_percent(database: sqlite3.Connection, code: str):\n"
+          "    row = database.execute(f\"SELECT percent FROM coupons WHERE code = '{code}'\").fetchone()\n"
+          "    return row[0] if row else 0\n")
+LOOKUP_TEST = ("import sqlite3\n\nfrom shop.discounts import coupon_percent\n\n\ndef test_unknown_code():\n"
+               "    database = sqlite3.connect(\":memory:\")\n"
+               "    database.execute(\"CREATE TABLE coupons (code TEXT, percent INTEGER)\")\n"
+               "    assert coupon_percent(database, \"none\") == 0\n")
 
 def readme_sample() -> str:
     text = README.read_text(encoding="utf-8")
@@ -38,7 +40,7 @@ def test_the_readme_sample_is_what_the_first_run_prints(tmp_path: Path) -> None:
                   "tests/test_cart.py": "from shop.cart import total\n\n\ndef test_total():\n"
                                         "    assert total([1, 2]) == 3\n"}, "cart")
     git(repo, "checkout", "-q", "-b", "discount")
-    commit(repo, {"shop/discounts.py": LOADER, "tests/test_discounts.py": LOADER_TEST}, "discounts")
+    commit(repo, {"shop/discounts.py": LOOKUP, "tests/test_discounts.py": LOOKUP_TEST}, "discounts")
     result = run_cli(repo, "run")
     assert result.returncode == 1, result.stderr
     assert normalized(result.stdout) == normalized(readme_sample())

@@ -26,7 +26,10 @@ from testing.markdown_render import render_gfm
 from testing.repo import make_repo
 from testing.results import SAMPLE_FINDINGS, sample_finding, sample_result
 
-BASE = {"app/cache.py": "import json\n", "tests/test_cache.py": "def test_x():\n    pass\n"}
+# These tests are about the swallowed-exception rule's id. Its findings are advisory by default;
+# the merge base's config makes them block, so one left open (not suppressed) fails the run.
+BASE = {"app/cache.py": "import json\n", "tests/test_cache.py": "def test_x():\n    pass\n",
+        ".reviewgate.toml": "[lenses]\nblock_on_swallowed_failures = true\n"}
 TESTS = {"tests/test_cache.py": "def test_x():\n    pass\n\n\ndef test_y():\n    pass\n"}
 
 

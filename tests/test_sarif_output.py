@@ -10,7 +10,7 @@ import pytest
 
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.report.sarif import build_sarif
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE, BLOCKING_LINE, BLOCKING_PATH, BLOCKING_RULE
 from testing.cli import run_cli
 from testing.forge_server import conformance_dir, load_schema
 from testing.golden import check_golden
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(conformance_dir() is None,
 
 
 def _sarif(tmp_path: Path, *args: str) -> dict:
-    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "x\n", **SWALLOWING_CHANGE}).path
+    repo = make_repo(tmp_path, {"app.py": "x = 1\n"}, {"repro/case.txt": "x\n", **BLOCKING_CHANGE}).path
     result = run_cli(repo, "run", "--no-verify", *args)
     assert result.returncode in (0, 1), result.stderr
     return json.loads((result.output_dir / "review.sarif").read_text(encoding="utf-8"))
@@ -40,10 +40,10 @@ def test_the_sarif_file_validates_and_carries_rules_locations_and_fingerprints(t
         assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
         assert item["level"] == "error"
         assert item["partialFingerprints"]["reviewgateFindingId/v1"]
-    swallowed = next(item for item in results if item["ruleId"] == "correctness/swallowed-exception")
-    location = swallowed["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"] == {"uri": "load.py", "uriBaseId": "%SRCROOT%"}
-    assert location["region"] == {"startLine": 4, "endLine": 5}
+    query = next(item for item in results if item["ruleId"] == BLOCKING_RULE)
+    location = query["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": BLOCKING_PATH, "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": BLOCKING_LINE}
     assert run["properties"]["verdict"] == "request_changes"
 
 

@@ -83,7 +83,7 @@ def test_four_shards_merged_publish_what_one_run_publishes(sharded: Sharded, tmp
     lenses = {item["category"] for item in _findings(single)}
     # The change exercises per-file and whole-change lenses, blocking and non-blocking.
     assert blocking and len(blocking) < len(_findings(single))
-    assert {"reuse", "tests", "swallowed-failure", "readability"} <= lenses
+    assert {"reuse", "tests", "security", "readability"} <= lenses
     assert single["verify"]["status"] == "passed"
     # Each shard wrote its report and nothing else; only shard 1 ran the verify.
     for index, directory in enumerate(sharded.shard_dirs, start=1):

@@ -10,11 +10,12 @@ from testing.cli import run_cli
 from testing.repo import make_repo, write_base_config
 
 REPORT_ONLY = '[review]\nfail_on = ["none"]\n'
-SWALLOWING = {"app.py": "def total(items):\n    try:\n        return sum(items)\n    except:\n        pass\n"}
+# A query built by formatting a value in: a finding that blocks under the defaults.
+BLOCKING = {"app.py": "def total(cursor, name):\n    cursor.execute(f\"SELECT total FROM orders WHERE name = '{name}'\")\n"}
 
 
 def _repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path, {"app.py": "def total(items):\n    return sum(items)\n"}, SWALLOWING).path
+    return make_repo(tmp_path, {"app.py": "def total(items):\n    return sum(items)\n"}, BLOCKING).path
 
 
 def test_a_run_says_the_uncommitted_config_is_not_in_force_and_when_it_will_be(tmp_path: Path) -> None:

@@ -49,8 +49,9 @@ def test_an_unknown_manifest_key_with_a_command_is_one_error_line(tmp_path: Path
 
 def test_a_hostile_file_name_reaches_the_summaries_as_text(tmp_path: Path) -> None:
     name = "app/<img src=x onerror=alert(1)>@octocat.py"
-    swallowing = "def run(x):\n    try:\n        x()\n    except Exception:\n        pass\n"
-    repo = make_repo(tmp_path, BASE, {name: swallowing, "tests/test_run.py": "def test_run():\n    pass\n"})
+    # A query built by formatting a value in: a finding that blocks, on line 2 of the hostile file.
+    injectable = "def run(cursor, name):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n"
+    repo = make_repo(tmp_path, BASE, {name: injectable, "tests/test_run.py": "def test_run():\n    pass\n"})
     step_summary = tmp_path / "step-summary.md"
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step_summary)}
     result = run_cli(repo.path, "run", "--base", "main", "--no-verify", env=env)
@@ -58,5 +59,5 @@ def test_a_hostile_file_name_reaches_the_summaries_as_text(tmp_path: Path) -> No
     for text in ((result.output_dir / "summary.md").read_text(), step_summary.read_text()):
         # Rendered as GitHub renders it: the name is a code span, text that is neither HTML nor a mention.
         html = render_gfm(text)
-        assert "<code>app/&lt;img src=x onerror=alert(1)&gt;@octocat.py:4</code>" in html
+        assert "<code>app/&lt;img src=x onerror=alert(1)&gt;@octocat.py:2</code>" in html
         assert "<img" not in html and "@octocat" not in re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL)

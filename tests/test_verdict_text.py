@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from testing.changes import SWALLOWING_CHANGE
+from testing.changes import BLOCKING_CHANGE
 from testing.cli import CliResult, run_cli
 from testing.model_repo import calc_repo, fast_openai, write_config
 from testing.repo import commit, git, make_repo
@@ -37,7 +37,7 @@ def assert_no_internal_words(text: str) -> None:
 
 
 def test_changes_requested_says_how_many_must_be_fixed_and_how_to_answer_one(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     result = run_cli(repo.path, "run")
     assert result.returncode == 1, result.stderr
     lines = verdict_lines(result)
@@ -61,7 +61,7 @@ def test_approved_says_nothing_blocks(tmp_path: Path) -> None:
 
 
 def test_report_only_says_so(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, BASE, SWALLOWING_CHANGE)
+    repo = make_repo(tmp_path, BASE, BLOCKING_CHANGE)
     result = run_cli(repo.path, "run", "--fail-on", "none")
     assert result.returncode == 0, result.stderr
     lines = verdict_lines(result)
@@ -103,7 +103,7 @@ def test_the_first_push_of_a_new_repository_says_nothing_was_reviewed(tmp_path: 
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    head = commit(repo, SWALLOWING_CHANGE, "first")
+    head = commit(repo, BLOCKING_CHANGE, "first")
     result = run_cli(repo, "run")
     assert result.returncode == 0, result.stderr
     assert verdict_lines(result)[0] == ("verdict: approved (exit 0): nothing was reviewed: the change is empty "

@@ -28,7 +28,8 @@ pytestmark = [pytest.mark.timeout(120),
 
 TOKEN = "forge-token-value-7f3a9c"  # no known credential format: masking would not hide a leak
 MODEL_KEY = "model-key-value-51bd02"
-SWALLOW = "def load(path):\n    try:\n        return open(path).read()\n    except Exception:\n        pass\n"
+# A query built by formatting a value in: the finding that blocks, unless the attack rewrites it away.
+INJECTABLE = "def load(cursor, path):\n    cursor.execute(f\"SELECT body FROM files WHERE path = '{path}'\")\n"
 CLEAN = "def load(path):\n    return open(path).read()\n"
 
 ATTACK = r'''
@@ -55,8 +56,8 @@ for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY"):
 attempt("git config", lambda: (repo / ".git/config").read_text())
 # 3. what is reviewed: app.py's blob rewritten in place with clean bytes
 clean = b"def load(path):\n    return open(path).read()\n"
-swallow = Path("app.py").read_bytes()
-blob = hashlib.sha1(b"blob %d\0" % len(swallow) + swallow).hexdigest()
+reviewed = Path("app.py").read_bytes()
+blob = hashlib.sha1(b"blob %d\0" % len(reviewed) + reviewed).hexdigest()
 def rewrite():
     path = repo / ".git/objects" / blob[:2] / blob[2:]
     os.chmod(path, 0o644)
@@ -91,7 +92,7 @@ def test_a_verify_that_tries_every_attack_learns_no_token_and_changes_nothing(tm
     manifest = (f'[test]\nrun = "{PYTHON} attack.py"\n'
                 f'[env]\nLOOT = "{loot}"\nPACKAGE = "{installation_directory()}"\n')
     branch = make_repo(tmp_path, {"app.py": CLEAN, ".prepcook/scripts.toml": manifest},
-                       {"app.py": SWALLOW, "attack.py": ATTACK})
+                       {"app.py": INJECTABLE, "attack.py": ATTACK})
     repo = branch.path
     (repo / ".prepcook/scripts.toml").write_text(manifest + f'ORIGINAL = "{repo}"\n')
     git(repo, "commit", "-qam", "point the attack at the checkout")
@@ -120,7 +121,7 @@ def test_a_verify_that_tries_every_attack_learns_no_token_and_changes_nothing(tm
         assert report["verdict"] == "request_changes"
         assert report["verify"]["status"] == "passed" and report["verify"]["tampered"] == []
         assert report["verify"]["boundary"].startswith("separate user")
-        assert any(item["path"] == "app.py" and item["category"] == "swallowed-failure"
+        assert any(item["path"] == "app.py" and item["rule"] == "security/sql-injection"
                    for item in report["findings"]), report["findings"]
         assert "verdict=approve" not in outputs["output.txt"].read_text()
         assert "verdict=request_changes" in outputs["output.txt"].read_text()

@@ -16,7 +16,7 @@ from reviewgate.reviewers.builtin.engine import Lens, run_lenses
 from reviewgate.reviewers.builtin.given_up_parses import given_up_note, take_given_up
 from reviewgate.reviewers.builtin.language_table import CODE_LANGUAGES, language_of
 from reviewgate.reviewers.builtin.lens_findings import advisory
-from reviewgate.reviewers.builtin.lenses import tests_needed
+from reviewgate.reviewers.builtin.lenses import swallowed, tests_needed
 from reviewgate.reviewers.builtin.lenses.duplication import lens as duplication
 from reviewgate.reviewers.builtin.lenses.duplication.lens import DuplicationLens
 from reviewgate.reviewers.builtin.lenses.oversized import left_out_findings, oversized_findings
@@ -81,6 +81,8 @@ def review(name: str, request: ReviewRequest) -> ReviewerOutcome:
         found = advisory(found, duplication.ADVISORY_RULES, duplication.ADVISORY_REASON)
     if not settings.block_on_missing_tests:
         found = advisory(found, tests_needed.RULE_IDS, tests_needed.ADVISORY_REASON)
+    if not settings.block_on_swallowed_failures:
+        found = advisory(found, swallowed.RULE_IDS, swallowed.ADVISORY_REASON)
     # One finding per place: 120 identical handlers are 120 findings, each with its own id.
     findings = one_per_place(finding for finding in found if settings.enabled(finding.rule))
     kept = apply_suppressions(request, findings)

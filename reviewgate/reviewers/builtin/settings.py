@@ -39,13 +39,19 @@ class LensSettings(NamedTuple):
     # Whether a major `tests/missing-tests` or `tests/fix-without-test` finding blocks; by default they
     # are advisory, as duplicate code is (docs/lenses.md).
     block_on_missing_tests: bool = False
+    # Whether a major swallowed-failure finding (`correctness/swallowed-exception`, `empty-catch`,
+    # `dropped-error`, `ignored-exit-status`, `unhandled-rejection`) blocks; by default they are
+    # advisory, as duplicate code and missing tests are (docs/lenses.md).
+    block_on_swallowed_failures: bool = False
 
     def enabled(self, rule: str) -> bool:
         family = rule.split("/", 1)[0]
         return rule not in self.disable and family not in self.disable
 
 
-_KNOWN_KEYS = ("require_reproduction", "disable", "block_on_duplicates", "block_on_missing_tests")
+_KNOWN_KEYS = (
+    "require_reproduction", "disable", "block_on_duplicates", "block_on_missing_tests", "block_on_swallowed_failures"
+)
 
 
 def parse_lens_settings(
@@ -73,6 +79,7 @@ def parse_lens_settings(
         require_reproduction_set="require_reproduction" in section,
         block_on_duplicates=_switch(section, "block_on_duplicates", False, source),
         block_on_missing_tests=_switch(section, "block_on_missing_tests", False, source),
+        block_on_swallowed_failures=_switch(section, "block_on_swallowed_failures", False, source),
     )
 
 

@@ -28,6 +28,7 @@ from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.file_kinds import is_support_code
 from reviewgate.reviewers.builtin.language_table import Language, language_of
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
+from reviewgate.reviewers.builtin.lenses.swallowed import ADVISORY_NOTE
 from reviewgate.reviewers.builtin.moved_code import as_moved
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
@@ -62,7 +63,7 @@ UNHANDLED_REJECTION = Rule(
         "unhandled, from the function of the same name in the file (`start` calling `refresh`, moved "
         "into a class by a rewrite)"
     ),
-    severity_note="(minor on weak evidence)",
+    severity_note=f"(minor on weak evidence); {ADVISORY_NOTE}",
     fires=(
         Example(
             file=File("src/items.js", "javascript", """\

@@ -26,6 +26,7 @@ from reviewgate.reviewers.builtin.comments import comment_on, defused_comment_op
 from reviewgate.reviewers.builtin.file_kinds import is_ci_or_script, is_support_code
 from reviewgate.reviewers.builtin.language_table import C_LIKE, Language, language_of
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
+from reviewgate.reviewers.builtin.lenses.swallowed import ADVISORY_NOTE
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import deliberate_catch
 from reviewgate.reviewers.builtin.lenses.swallowed.exit_traps import exit_trap_lines
 from reviewgate.reviewers.builtin.lenses.swallowed.go_results import returns_no_error
@@ -72,7 +73,7 @@ EMPTY_CATCH = Rule(
         "pass, a test wrapped in `describe`). \"ignore\", \"ignored\", a to-do (`TODO`, `FIXME`, \"for "
         "now\") or a lint pragma is not a reason and stays major"
     ),
-    severity_note="(minor with a reason)",
+    severity_note=f"(minor with a reason); {ADVISORY_NOTE}",
     fires=(
         Example(
             file=File("src/config.js", "javascript", """\
@@ -106,6 +107,7 @@ DROPPED_ERROR = Rule(
     id="correctness/dropped-error",
     finding_class=FindingClass.CORRECTNESS,
     severity=Severity.MAJOR,
+    severity_note=f", {ADVISORY_NOTE}",
     short="Go error dropped",
     full=(
         "An `if err != nil` block returns nil or nothing, or the error is assigned to `_`: the caller "
@@ -163,6 +165,7 @@ IGNORED_EXIT_STATUS = Rule(
     id="correctness/ignored-exit-status",
     finding_class=FindingClass.CORRECTNESS,
     severity=Severity.MAJOR,
+    severity_note=f", {ADVISORY_NOTE}",
     short="Shell command's failure ignored",
     full=(
         "`|| true`, `|| :` or `set +e` in a script or CI file lets a failing command pass silently. "

@@ -11,6 +11,7 @@ from reviewgate.findings import BY_DESIGN, DEMOTED, SUPPORT_CODE, Finding, Findi
 from reviewgate.freeze.diff import ChangeStatus
 from reviewgate.reviewers.builtin.file_kinds import is_support_code
 from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.lenses.swallowed import ADVISORY_NOTE
 from reviewgate.reviewers.builtin.python_parsing import parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -61,7 +62,7 @@ SWALLOWED_EXCEPTION = Rule(
         "does a handler that returns `True` (a check failing open) or a default that looks like a "
         "result (`{}`, `None`)"
     ),
-    severity_note="(minor with a reason)",
+    severity_note=f"(minor with a reason); {ADVISORY_NOTE}",
     fires=(
         Example(
             file=File("app/cache.py", "python", """\
