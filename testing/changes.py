@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-# A query built by formatting a value in: one security/sql-injection finding, major and blocking by
-# default, on load.py line 2. It comes with a test change, so the tests lens has nothing to say.
-BLOCKING_SOURCE = "def load(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n"
+# A query built by formatting a request's value in: one security/sql-injection finding, major and
+# blocking by default, on load.py line 2. It comes with a test change, so the tests lens has nothing to say.
+BLOCKING_SOURCE = "def load(cursor, request):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{request.args['name']}'\")\n"
 BLOCKING_PATH = "load.py"
 BLOCKING_LINE = 2
 BLOCKING_RULE = "security/sql-injection"

@@ -41,7 +41,7 @@ BASE: dict[str, str] = {
     ".prepcook/scripts.toml": '[test]\nrun = "true"\n',
 }
 CHANGE: dict[str, str] = {
-    "app/io.py": "def load(cursor, path):\n    cursor.execute(f\"SELECT body FROM files WHERE path = '{path}'\")\n",
+    "app/io.py": "def load(cursor, request):\n    cursor.execute(f\"SELECT body FROM files WHERE path = '{request.args['path']}'\")\n",
     "app/report.py": "import json\n" + _COPIED,
     "app/export.py": "import csv\n" + _COPIED,
     "app/notes.py": "def note():\n    return 1\n\n# def old():\n#     x = 1\n#     y = 2\n#     return x + y\n#     print(x)\n",

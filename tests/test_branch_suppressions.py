@@ -19,7 +19,7 @@ TESTS = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run(curso
 BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}
 # A query built by formatting the name in (blocking by default), the suppression on its own line above.
 SUPPRESSION_ABOVE = f"def run(cursor, name):\n    # reviewgate: ignore[{RULE}] {REASON}\n"
-FORMATTED_QUERY = "    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n"
+FORMATTED_QUERY = "    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{request.args['name']}'\")\n"
 SUPPRESSED = {"app/jobs.py": SUPPRESSION_ABOVE + FORMATTED_QUERY, **TESTS}
 
 

@@ -11,7 +11,7 @@ from testing.repo import commit, git, make_repo
 # Each change comes with its test, so the only finding is the one a test is about.
 JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run(cursor):\n    assert run(cursor, 'nightly') is None\n"}
 # A query built by formatting the name in: one security/sql-injection finding, blocking by default.
-BLOCKING_CHANGE = {"app/jobs.py": "def run(cursor, name):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n", **JOBS_TEST}
+BLOCKING_CHANGE = {"app/jobs.py": "def run(cursor, request):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{request.args['name']}'\")\n", **JOBS_TEST}
 CLEAN_SOURCE = "def run(cursor, name):\n    cursor.execute(\"SELECT id FROM jobs WHERE name = ?\", (name,))\n"
 CLEAN_CHANGE = {"app/jobs.py": CLEAN_SOURCE, **JOBS_TEST}
 BASE = {"README.md": "# app\n", "app/__init__.py": "", ".gitignore": ".reviewgate/\n.reviewgate-cache/\n"}

@@ -46,7 +46,7 @@ def test_the_token_input_becomes_an_environment_variable_not_a_flag() -> None:
 
 
 def test_the_entrypoint_runs_the_gate_in_github_actions(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"a.py": ""}, {"a.py": "def find(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n    return cursor.fetchone()\n"})
+    repo = make_repo(tmp_path, {"a.py": ""}, {"a.py": "def find(cursor, request):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{request.args['name']}'\")\n    return cursor.fetchone()\n"})
     outputs = tmp_path / "outputs"
     env = clean_environment({
         "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs), "INPUT_BASE": "main", "INPUT_OUTPUT-DIR": "gate-out",

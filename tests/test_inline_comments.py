@@ -12,8 +12,8 @@ from testing.cli import run_cli
 from testing.forge_server import ForgeServer, fast_retry_config, github_environment, gitlab_environment
 from testing.repo import commit, make_repo
 
-LOAD = "def load(cursor, name):\n    cursor.execute(f\"SELECT body FROM notes WHERE name = '{name}'\")\n    return cursor.fetchone()\n"
-SAVE = "def save(cursor, name, text):\n    cursor.execute(f\"UPDATE notes SET body = '{text}' WHERE name = '{name}'\")\n"
+LOAD = "def load(cursor, request):\n    cursor.execute(f\"SELECT body FROM notes WHERE name = '{request.args['name']}'\")\n    return cursor.fetchone()\n"
+SAVE = "def save(cursor, name, text):\n    cursor.execute(f\"UPDATE notes SET body = '{text}' WHERE name = '{request.args['name']}'\")\n"
 SAVE_FIXED = "def save(cursor, name, text):\n    cursor.execute(\"UPDATE notes SET body = ? WHERE name = ?\", (text, name))\n"
 TEST = {"tests/test_store.py": ("from store import load, save\n\n\ndef test_store(cursor):\n"
                                 "    save(cursor, 'a', 'text')\n    assert load(cursor, 'a')\n")}

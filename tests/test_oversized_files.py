@@ -218,7 +218,9 @@ def test_the_oversized_scan_finds_what_the_lenses_find_reading_every_line(seed: 
     change = FileChange("web/app.js", "web/app.js", ChangeStatus.MODIFIED, raw_hunks=_mixed_hunks(seed))
 
     def request_for(file: FileChange) -> ReviewRequest:
-        return SimpleNamespace(target=SimpleNamespace(files=(file,), test_inputs=()))  # type: ignore[return-value]
+        # No head to read the whole file from: no request chain is followed, on either side.
+        return SimpleNamespace(target=SimpleNamespace(files=(file,), test_inputs=()),  # type: ignore[return-value]
+                               head=SimpleNamespace(read_text=lambda path: None))
 
     def found(findings: Iterable[Finding]) -> list[tuple[str, int | None, str]]:
         return sorted((item.rule or "", item.line, item.title) for item in findings)

@@ -19,7 +19,7 @@ JOBS_TEST = {"tests/test_jobs.py": "from app.jobs import run\n\n\ndef test_run(c
 # A query built by formatting: one security/sql-injection finding at app/jobs.py:2, blocking by default.
 QUERY_RULE = "security/sql-injection"
 QUERY_CHANGE = {
-    "app/jobs.py": "def run(cursor, name):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n",
+    "app/jobs.py": "def run(cursor, request):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{request.args['name']}'\")\n",
     **JOBS_TEST,
 }
 # The same query with its value passed as a parameter: no finding.

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ZEROS = "0" * 40
 CLEAN = {"app.py": "def total(items):\n    return sum(items)\n\n\ndef count(items):\n    return len(items)\n",
          "test_app.py": "from app import count\n\n\ndef test_count():\n    assert count([1]) == 1\n"}
-BLOCKING = {"app.py": "def find(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n    return cursor.fetchone()\n"}
+BLOCKING = {"app.py": "def find(cursor, request):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{request.args['name']}'\")\n    return cursor.fetchone()\n"}
 BLOCKING_RULE = "security/sql-injection"
 
 

@@ -10,13 +10,15 @@ from testing.cli import run_cli
 from testing.repo import commit, git
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-LOOKUP = ("import sqlite3\n\n\ndef coupon_percent(database: sqlite3.Connection, code: str):\n"
+LOOKUP = ("import sqlite3\n\n\ndef coupon_percent(database: sqlite3.Connection, request):\n"
+          "    code = request.args[\"code\"]\n"
           "    row = database.execute(f\"SELECT percent FROM coupons WHERE code = '{code}'\").fetchone()\n"
           "    return row[0] if row else 0\n")
-LOOKUP_TEST = ("import sqlite3\n\nfrom shop.discounts import coupon_percent\n\n\ndef test_unknown_code():\n"
+LOOKUP_TEST = ("import sqlite3\nfrom types import SimpleNamespace\n\nfrom shop.discounts import coupon_percent\n\n\n"
+               "def test_unknown_code():\n"
                "    database = sqlite3.connect(\":memory:\")\n"
                "    database.execute(\"CREATE TABLE coupons (code TEXT, percent INTEGER)\")\n"
-               "    assert coupon_percent(database, \"none\") == 0\n")
+               "    assert coupon_percent(database, SimpleNamespace(args={\"code\": \"none\"})) == 0\n")
 
 def readme_sample() -> str:
     text = README.read_text(encoding="utf-8")

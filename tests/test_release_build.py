@@ -139,7 +139,7 @@ def test_the_built_wheel_installs_and_reviews_a_master_default_repository(tmp_pa
     assert report["verdict"] in ("approve", "request_changes") and approved.returncode in (0, 1)
 
     # The pre-commit hook's command, as pre-commit runs it at `git push`, on a change that must block.
-    commit(repo, {"app.py": "def find(cursor, name):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{name}'\")\n    return cursor.fetchone()\n"},
+    commit(repo, {"app.py": "def find(cursor, request):\n    cursor.execute(f\"SELECT id FROM users WHERE name = '{request.args['name']}'\")\n    return cursor.fetchone()\n"},
            "format a query")
     pushed = git(repo, "rev-parse", "HEAD")
     push = {"PRE_COMMIT_FROM_REF": git(repo, "rev-parse", "origin/master"), "PRE_COMMIT_TO_REF": pushed,

@@ -23,17 +23,18 @@ from testing.model_server import review_document
 from testing.repo import BranchRepo, git, make_repo, write_base_config
 from testing.verify_app import python_for_the_verify
 
-# A swallowed exception, a shell command built by formatting and an eval: three blocking lenses.
+# A shell command built from a request's value and an eval of it (two blocking lenses), and a
+# swallowed exception (advisory).
 RISKY = (
-    "import os\n\n\ndef run(name):\n    try:\n        os.system(f\"echo {name}\")\n"
+    "import os\n\n\ndef run(request):\n    name = request.args[\"name\"]\n    try:\n        os.system(f\"echo {name}\")\n"
     "    except Exception:\n        pass\n    return eval(name)\n"
 )
 TOKEN_LINE = 'TOKEN = "ghp_' + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + '"\n'
 EXPECTED = {
-    ("security/shell-injection", 6),
-    ("correctness/swallowed-exception", 7),
-    ("security/eval", 9),
-    ("security/committed-secret", 10),
+    ("security/shell-injection", 7),
+    ("correctness/swallowed-exception", 8),
+    ("security/eval", 10),
+    ("security/committed-secret", 11),
 }
 MARKER_NAMES = ("clean-ran", "smudge-ran", "textconv-ran", "command-ran", "external-ran", "hook-ran",
                 "fsmonitor-ran", "pager-ran")

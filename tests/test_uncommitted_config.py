@@ -11,7 +11,7 @@ from testing.repo import make_repo, write_base_config
 
 REPORT_ONLY = '[review]\nfail_on = ["none"]\n'
 # A query built by formatting a value in: a finding that blocks under the defaults.
-BLOCKING = {"app.py": "def total(cursor, name):\n    cursor.execute(f\"SELECT total FROM orders WHERE name = '{name}'\")\n"}
+BLOCKING = {"app.py": "def total(cursor, request):\n    cursor.execute(f\"SELECT total FROM orders WHERE name = '{request.args['name']}'\")\n"}
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -50,7 +50,7 @@ def test_an_unknown_manifest_key_with_a_command_is_one_error_line(tmp_path: Path
 def test_a_hostile_file_name_reaches_the_summaries_as_text(tmp_path: Path) -> None:
     name = "app/<img src=x onerror=alert(1)>@octocat.py"
     # A query built by formatting a value in: a finding that blocks, on line 2 of the hostile file.
-    injectable = "def run(cursor, name):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{name}'\")\n"
+    injectable = "def run(cursor, request):\n    cursor.execute(f\"SELECT id FROM jobs WHERE name = '{request.args['name']}'\")\n"
     repo = make_repo(tmp_path, BASE, {name: injectable, "tests/test_run.py": "def test_run():\n    pass\n"})
     step_summary = tmp_path / "step-summary.md"
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step_summary)}

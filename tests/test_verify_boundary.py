@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.timeout(120),
 TOKEN = "forge-token-value-7f3a9c"  # no known credential format: masking would not hide a leak
 MODEL_KEY = "model-key-value-51bd02"
 # A query built by formatting a value in: the finding that blocks, unless the attack rewrites it away.
-INJECTABLE = "def load(cursor, path):\n    cursor.execute(f\"SELECT body FROM files WHERE path = '{path}'\")\n"
+INJECTABLE = "def load(cursor, request):\n    cursor.execute(f\"SELECT body FROM files WHERE path = '{request.args['path']}'\")\n"
 CLEAN = "def load(path):\n    return open(path).read()\n"
 
 ATTACK = r'''

@@ -263,7 +263,9 @@ def _is_slash(node: ast.AST) -> bool:
 
 
 def describe(origin: Origin) -> str:
-    """`next_url`, assigned from `request.args.get('next')` at line 5."""
+    """`next_url`, assigned from `request.args.get('next')` at line 5. A route parameter's source
+    is already words with its code quoted (route_input), not code to quote."""
+    source = origin.source if "`" in origin.source else f"`{origin.source}`"
     if origin.name:
-        return f"`{origin.name}`, from `{origin.source}` at line {origin.line}"
-    return f"`{origin.source}` (line {origin.line})"
+        return f"`{origin.name}`, from {source} at line {origin.line}"
+    return f"{source} (line {origin.line})"

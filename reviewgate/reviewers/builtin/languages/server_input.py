@@ -61,9 +61,11 @@ class Origin:
     name: str = ""
 
     def describe(self) -> str:
+        # A parameter's source is already words with its code quoted, not code to quote.
+        source = self.source if "`" in self.source else f"`{self.source}`"
         if self.name:
-            return f"`{self.name}`, from `{self.source}` at line {self.line}"
-        return f"`{self.source}` (line {self.line})"
+            return f"`{self.name}`, from {source} at line {self.line}"
+        return f"{source} (line {self.line})"
 
 
 @functools.cache

@@ -18,11 +18,15 @@ EVAL = Rule(
     id="security/eval",
     finding_class=FindingClass.CORRECTNESS,
     severity=Severity.MAJOR,
+    severity_note="(minor unless request input reaches it)",
     short="Code evaluated from a value",
     full="`eval`, `exec` or `new Function` of a non-literal runs whatever the value holds.",
     tags=("security", "correctness", "external/cwe/cwe-095"),
     precision="medium",
-    fires_on="`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)",
+    fires_on=(
+        "`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)"
+        ". **Major** (it blocks) where request input reaches it within the function (a request's query, form, body, headers or cookies, directly or through names assigned from it, or a route parameter the framework fills); **minor** otherwise, and always in Kotlin, whose requests are not followed"
+    ),
     not_on=(
         "test files (a test evaluates its own fixtures, no one's input: simplejson 4.3.0 "
         "`simplejson/tests/test_decode.py:104` `eval(s)` beside `json.loads(s)`, 30 such hits in 11 "

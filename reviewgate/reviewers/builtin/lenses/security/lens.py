@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
@@ -47,7 +47,12 @@ from reviewgate.reviewers.builtin.lenses.security.unsafe_loading import (
 from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_python_touched
 from reviewgate.reviewers.builtin.python_walk import nodes_of
 
+if TYPE_CHECKING:  # loaded only where a shell, SQL or eval sink is found
+    from reviewgate.reviewers.builtin.lenses.security.request_chain import TextChains
+
 RULES = (SHELL_INJECTION, SQL_INJECTION, EVAL, UNSAFE_YAML, UNSAFE_DESERIALIZATION, TLS_VERIFICATION_OFF)
+# The sinks whose findings block only where request input reaches them (request_chain.py).
+CHAINED_RULES = frozenset({RULE_SHELL, RULE_SQL, RULE_EVAL})
 
 # Asked in this order; the first that finds something reports the call.
 _CALL_CHECKS: tuple[Callable[[PythonModule, ast.Call, str, str, ast.expr | None], tuple[str, str, str] | None], ...] = (
@@ -113,7 +118,7 @@ class SecurityLens:
             if language is Language.PYTHON:
                 yield from self._python(request, change)
             elif language in C_LIKE:
-                yield from self._c_like(change, language)
+                yield from self._c_like(request, change, language)
 
     def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
         source = request.head.read_text(change.path)
@@ -132,13 +137,15 @@ class SecurityLens:
                 lines = lines or source.splitlines()
                 rule, what, evidence = found
                 line = lines[node.lineno - 1]
-                finding = _finding(rule, what, f"{matched(line)}; {evidence}", change.path, node.lineno, line)
+                chain = _python_chain(module, node) if rule in CHAINED_RULES else None
+                finding = _finding(rule, what, f"{matched(line)}; {evidence}", change.path, node.lineno, line, chain)
                 fix = python_fix(node, dotted(node.func), lines, set(added)) if rule in (RULE_YAML, RULE_TLS) else None
                 yield _with_fix(finding, fix)
 
-    def _c_like(self, change: FileChange, language: Language) -> Iterator[Finding]:
+    def _c_like(self, request: ReviewRequest, change: FileChange, language: Language) -> Iterator[Finding]:
         in_test = is_test_file(change.path)
         added = change.added_lines()
+        chains: TextChains | None = None  # the file read whole only when a sink is found (request_chain.py)
         for number, line in sorted(added.items()):
             comment = comment_on(number, line, language)
             code = line if comment is None else line[: len(line) - len(comment.text)]
@@ -156,7 +163,14 @@ class SecurityLens:
                 if evidence is None:
                     continue
                 rule = line_rule.rule
-                finding = _finding(rule, line_rule.what, f"{matched(line)}; {evidence}", change.path, number, line)
+                chain = None
+                if rule in CHAINED_RULES:
+                    from reviewgate.reviewers.builtin.lenses.security.request_chain import TextChains
+
+                    chains = chains or TextChains(request.head.read_text(change.path), language)
+                    chain = chains.chain(number, len(text))
+                finding = _finding(rule, line_rule.what, f"{matched(line)}; {evidence}", change.path, number, line,
+                                   chain)
                 yield _with_fix(finding, line_fix(number, line) if rule == RULE_TLS else None)
                 break
 
@@ -171,20 +185,38 @@ _ADVICE = {
 }
 
 
+def _python_chain(module: PythonModule, call: ast.Call) -> str | None:
+    from reviewgate.reviewers.builtin.lenses.security.request_chain import python_chain
+
+    return python_chain(module.tree, call)
+
+
 def _with_fix(finding: Finding, suggestion: dict[str, Any] | None) -> Finding:
     """The finding with its mechanical fix as a suggested change, when there is one."""
     return finding if suggestion is None else finding.with_changes(extra={**finding.extra, "suggestion": suggestion})
 
 
-def _finding(rule: str, what: str, evidence: str, path: str, line: int, code: str) -> Finding:
+def _finding(rule: str, what: str, evidence: str, path: str, line: int, code: str, chain: str | None = None) -> Finding:
+    """The finding, major; a shell, SQL or eval sink's only where request input reaches it
+    (request_chain.py), else minor."""
     title = what[0].upper() + what[1:]
+    body = f"{title}. {evidence}. {_ADVICE[rule]}"
+    severity = Severity.MAJOR
+    if rule in CHAINED_RULES:
+        if chain is not None:
+            body += f" Request input reaches it: {chain}."
+        else:
+            from reviewgate.reviewers.builtin.lenses.security.request_chain import NO_CHAIN
+
+            severity = Severity.MINOR
+            body += NO_CHAIN
     return lens_finding(
         rule=rule,
         category="security",
         finding_class=FindingClass.CORRECTNESS,
-        severity=Severity.MAJOR,
+        severity=severity,
         title=title,
-        body=f"{title}. {evidence}. {_ADVICE[rule]}",
+        body=body,
         path=path,
         line=line,
         code=code,

@@ -79,6 +79,10 @@ class PythonModule:
         self.in_test = in_test
         self._module = module  # the whole module's tree: the calls may come from the touched statements'
 
+    def tree(self) -> ast.Module | None:
+        """The whole module's syntax tree (parsed once, python_parsing.py)."""
+        return self._module()
+
     @functools.cached_property
     def assigned_names(self) -> dict[str, list[tuple[int, ast.expr]]]:
         """Every plain assignment of each name in the module, by line: `sql = f"..."; cur.execute(sql)`.

@@ -17,6 +17,7 @@ SHELL_INJECTION = Rule(
     id="security/shell-injection",
     finding_class=FindingClass.CORRECTNESS,
     severity=Severity.MAJOR,
+    severity_note="(minor unless request input reaches it)",
     short="Shell command built from values",
     full=(
         "A command run through a shell is built by formatting or concatenation: a value with shell "
@@ -28,7 +29,10 @@ SHELL_INJECTION = Rule(
         "Python (by `ast`): `subprocess.*(…, shell=True)` or `os.system`/`os.popen` of an f-string, "
         "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
-        "`Runtime.getRuntime().exec(\"…\" + x)`"
+        "`Runtime.getRuntime().exec(\"…\" + x)`. **Major** (it blocks) where request input reaches the "
+        "command within the function (a request's query, form, body, headers or cookies, directly or "
+        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise, "
+        "and always in Kotlin, whose requests are not followed"
     ),
     not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
     fires=(

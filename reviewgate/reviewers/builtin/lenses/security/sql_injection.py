@@ -25,6 +25,7 @@ SQL_INJECTION = Rule(
     id="security/sql-injection",
     finding_class=FindingClass.CORRECTNESS,
     severity=Severity.MAJOR,
+    severity_note="(minor unless request input reaches it)",
     short="SQL statement built from values",
     full=(
         "An SQL statement is built by formatting and executed: a value with SQL syntax changes the "
@@ -38,7 +39,11 @@ SQL_INJECTION = Rule(
         "Java `executeQuery(\"…\" + x)` — only when the formatted text is a statement: SELECT … FROM, "
         "INSERT INTO, UPDATE … SET, DELETE FROM, SELECT/UPDATE/DELETE … WHERE, "
         "CREATE/DROP/ALTER/TRUNCATE TABLE/INDEX/VIEW/… (`db.query(\\`SELECT * FROM users WHERE id = "
-        "${id}\\`)`)"
+        "${id}\\`)`). **Major** (it blocks) where request input reaches the formatted text within the "
+        "function: a request's query, form, body, headers or cookies (`request.args`, `req.query`, "
+        "`r.URL.Query()`, `request.getParameter(…)`, `Request.Query`) directly or through names "
+        "assigned from it, or a route parameter the framework fills (`@app.get(\"/u/{name}\")`, "
+        "`@RequestParam`); **minor** otherwise, and always in Kotlin, whose requests are not followed"
     ),
     not_on=(
         "placeholders and parameters; a method or variable named `query` with a URL or search string "

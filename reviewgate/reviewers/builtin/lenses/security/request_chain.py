@@ -1,0 +1,133 @@
+"""The request input that reaches a shell, SQL or eval sink: what such a finding blocks on.
+
+Security findings are for exposures the diff creates: untrusted input reaching a query, a shell or
+code that is run. A sink built from values is a finding wherever it is; it blocks only where a
+request's value (its query, form, body, headers or cookies, or a route parameter the framework
+fills from the request) reaches it within the function, followed by the readers the open-redirect
+and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
+TypeScript and Go, languages/server_input.py for Java and C#. Elsewhere (Kotlin) no chain is
+followed, so no such finding blocks there.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from reviewgate.reviewers.builtin.language_table import Language
+
+if TYPE_CHECKING:  # the readers load only when a sink is found
+    from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
+    from reviewgate.reviewers.builtin.languages.python_flow import Flows
+    from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
+
+# What a finding without a chain says: reported, annotated, not blocking.
+NO_CHAIN = (
+    " Reported as minor: no request input was traced to it in this function (a request's query, "
+    "form, body, headers or cookies, or a route parameter). It blocks where one is."
+)
+# Calls whose result is safe text in the sink: a number, or quoting made for it.
+_PYTHON_SANITIZERS = frozenset({"int", "float", "quote", "shlex.quote", "quote_name", "quote_ident", "escape_string"})
+_TEXT_SANITIZERS = r"\b(?:parseInt|parseFloat|Number|escape|escapeId|escapeIdentifier|escapeLiteral|quote|strconv\.Atoi)\s*\("
+_SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP})
+# A file longer than this is not read for a chain (an oversized bundle): its sinks stay minor.
+_MAX_FOLLOWED = 1_000_000
+
+
+def python_chain(module: Callable[[], ast.Module | None], call: ast.Call) -> str | None:
+    """How request input reaches the call's arguments (`name`, from `request.args.get('q')` at
+    line 4), or None."""
+    from reviewgate.reviewers.builtin.languages.python_flow import describe
+
+    tree = module()
+    if tree is None:
+        return None
+    flow = _python_flows(tree).of(call)
+    for argument in (*call.args, *(keyword.value for keyword in call.keywords)):
+        origin = flow.origin(argument)
+        if origin is not None:
+            return describe(origin)
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _python_flows(tree: ast.Module) -> Flows:
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, request_input
+
+    return Flows(tree, lambda scope: Flow(scope, request_input, _PYTHON_SANITIZERS, route_parameters=True))
+
+
+class TextChains:
+    """The chains of one C-like file, its reader made when a finding first asks."""
+
+    def __init__(self, text: str | None, language: Language) -> None:
+        self.text = text if text is not None and len(text) <= _MAX_FOLLOWED else ""
+        self.language = language
+
+    def chain(self, line: int, length: int) -> str | None:
+        """How request input reaches the statement that starts on `line` and runs `length`
+        characters, or None."""
+        from reviewgate.reviewers.builtin.languages.text_flow import describe
+
+        if not self.text:
+            return None
+        if self.language in _SERVER_LANGUAGES:
+            from reviewgate.reviewers.builtin.languages.server_input import origin_of
+
+            start = self._source.line_starts[line - 1]
+            found = origin_of(self._source, self.language, start, start + length, None)
+            # The scanner looks back a fixed number of lines: a source in the method before is not this one's.
+            if found is None or found.line < self._source.line_of(_method_start(self._source.masked, start)):
+                return None
+            return found.describe()
+        if self._flow is None:
+            return None
+        start = self._source.line_starts[line - 1]
+        origin = self._flow.origin(start, min(len(self.text), start + length))
+        return None if origin is None else describe(origin)
+
+    @functools.cached_property
+    def _source(self) -> JsSource:
+        from reviewgate.reviewers.builtin.languages.javascript_source import read_js
+
+        return read_js(self.text)
+
+    @functools.cached_property
+    def _flow(self) -> TextFlow | None:
+        from reviewgate.reviewers.builtin.languages.text_flow import TextFlow, find_source, request_sources
+
+        if self.language not in (Language.JAVASCRIPT, Language.TYPESCRIPT, Language.GO):
+            return None
+        go = self.language is Language.GO
+        sources = request_sources(go)
+        if find_source(sources, self.text) is None:
+            return None  # no request read anywhere in the file
+        return TextFlow(self._source, [sources], re.compile(_TEXT_SANITIZERS), go)
+
+
+# A block's header that is a statement's, not a method's: `if (…) {`, `for (…) {`, `catch (…) {`.
+_STATEMENT_HEADER = re.compile(r"\b(?:if|for|foreach|while|switch|catch|using|lock|synchronized)\s*\(")
+_METHOD_HEADER_END = re.compile(r"\)\s*(?:throws\s+[\w.,\s]+)?$")
+
+
+def _method_start(masked: str, offset: int) -> int:
+    """Where the header of the Java or C# method holding `offset` starts (0 when none is found):
+    the innermost enclosing block whose header ends in a parameter list and is no statement's."""
+    depth, index = 0, offset
+    while index > 0:
+        index -= 1
+        char = masked[index]
+        if char == "}":
+            depth += 1
+        elif char == "{":
+            if depth:
+                depth -= 1
+                continue
+            before = masked[max(0, index - 400) : index]
+            header = re.split(r"[;{}]", before)[-1]
+            if _METHOD_HEADER_END.search(header.rstrip()) and not _STATEMENT_HEADER.search(header):
+                return index - len(header)
+    return 0

@@ -1,0 +1,142 @@
+"""A shell, SQL or eval sink blocks only where request input reaches it within the function
+(lenses/security/request_chain.py); built from other values it is reported at minor. Each language
+the rules read, on real repositories made in a temporary directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewgate.reviewers.builtin.lenses.security.request_chain import NO_CHAIN
+from testing.lenses import review_change
+
+# Each: a path, a file whose request value reaches the sink (the line), and the same sink fed by a
+# parameter the caller passes (the line).
+_REACHED = {
+    "app/views.py": ('''from flask import request
+
+
+def search(db):
+    term = request.args.get("q")
+    return db.execute(f"SELECT * FROM items WHERE name = '{term}'").fetchall()
+
+
+def by_name(db, term):
+    return db.execute(f"SELECT * FROM items WHERE name = '{term}'").fetchall()
+''', 6, 10, "security/sql-injection", "`term`, from `request.args.get('q')` at line 5"),
+    "app/route.py": ('''import subprocess
+
+from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/ping/{host}")
+def ping(host: str):
+    return subprocess.run(f"ping -c1 {host}", shell=True)
+
+
+def ping_later(host):
+    return subprocess.run(f"ping -c1 {host}", shell=True)
+''', 10, 14, "security/shell-injection", "`host`, from the path parameter `host` of the route `/ping/{host}` at line 9"),
+    "src/server.js": ('''const db = require("./db");
+
+app.get("/items", (req, res) => {
+  const term = req.query.q;
+  db.query(`SELECT * FROM items WHERE name = '${term}'`, (err, rows) => res.json(rows));
+});
+
+function byName(name) {
+  return db.query(`SELECT * FROM items WHERE name = '${name}'`);
+}
+''', 5, 9, "security/sql-injection", "`term`, from `req.query.q` at line 4"),
+    "server/items.go": ('''package server
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+)
+
+func Items(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	rows, _ := db.Query(fmt.Sprintf("SELECT * FROM items WHERE name = '%s'", name))
+	defer rows.Close()
+}
+
+func ByName(db *sql.DB, name string) {
+	rows, _ := db.Query(fmt.Sprintf("SELECT * FROM items WHERE name = '%s'", name))
+	defer rows.Close()
+}
+''', 11, 16, "security/sql-injection", "`name`, from `r.URL.Query().Get(\"name\")` at line 10"),
+    "src/main/java/app/Items.java": ('''package app;
+
+import java.sql.Statement;
+import javax.servlet.http.HttpServletRequest;
+
+class Items {
+  void find(Statement statement, HttpServletRequest request) throws Exception {
+    String name = request.getParameter("name");
+    statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'");
+  }
+
+  void byName(Statement statement, String name) throws Exception {
+    statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'");
+  }
+}
+''', 9, 13, "security/sql-injection", "`name`, from `request.getParameter(\"name\")` at line 8"),
+    "Controllers/ItemsController.cs": ('''using Dapper;
+using Microsoft.AspNetCore.Mvc;
+
+public class ItemsController : Controller
+{
+    [HttpGet]
+    public IActionResult Find(string name)
+    {
+        return Ok(connection.Query("SELECT * FROM items WHERE name = '" + name + "'"));
+    }
+
+    private object Rows(string name)
+    {
+        return connection.Query("SELECT * FROM items WHERE name = '" + name + "'");
+    }
+}
+''', 9, 14, "security/sql-injection", "`name`, from the action parameter `string name` at line 7"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_REACHED))
+def test_a_sink_request_input_reaches_blocks_and_one_fed_by_a_parameter_is_minor(tmp_path: Path, path: str) -> None:
+    text, reached, parameter, rule, chain = _REACHED[path]
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text}) if item.rule == rule]
+    by_line = {item.line: item for item in findings}
+    assert set(by_line) == {reached, parameter}, findings
+    assert by_line[reached].severity.value == "major"
+    assert by_line[reached].body.endswith(f"Request input reaches it: {chain}.")
+    assert by_line[parameter].severity.value == "minor"
+    assert by_line[parameter].body.endswith(NO_CHAIN)
+
+
+def test_a_sanitized_value_and_kotlin_are_minor(tmp_path: Path) -> None:
+    python = '''from flask import request
+
+
+def item(db):
+    number = int(request.args["id"])
+    return db.execute(f"SELECT * FROM items WHERE id = {number}").fetchone()
+'''
+    kotlin = '''package app
+
+import java.sql.Statement
+import javax.servlet.http.HttpServletRequest
+
+fun find(statement: Statement, request: HttpServletRequest) {
+  val name = request.getParameter("name")
+  statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'")
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/item.py": python, "src/main/kotlin/app/Find.kt": kotlin})
+    assert sorted((item.path, item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection") == [
+        ("app/item.py", 6, "minor"), ("src/main/kotlin/app/Find.kt", 8, "minor"),
+    ]
