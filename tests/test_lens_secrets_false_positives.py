@@ -78,6 +78,12 @@ def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
         'password_reset_view = "password_reset_confirm"',  # a view's name, words of its variable's
         # mongodb 7.9.1 `src/constants.ts:80` and typeorm 1.1.3 `driver/mongodb/typings.d.ts:1077`: an event's name
         "export const RESUME_TOKEN_CHANGED = 'resumeTokenChanged' as const;",
+        # botocore 1.44.18's paginators and examples: a field's name, a path to one, an elided value
+        '"input_token": "ExclusiveStartShardId",',  # `dynamodb/2012-08-10/paginators-1.json:4` has ...BackupArn
+        '"output_token": "DistributionList.NextMarker",',  # `cloudfront/2020-05-31/paginators-1.json:12`
+        '"PurchaseToken": "eyJ2IjoiMSIsInMiOjEsImMiOi...",',  # `ec2/2016-11-15/examples-1.json:2801`
+        # paramiko 5.1.0 `paramiko/common.py:166`: a message's name in kebab case
+        'MSG_USERAUTH_GSSAPI_TOKEN: "userauth-gssapi-token",',
     ],
 )
 def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
@@ -95,6 +101,10 @@ def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
         'passphrase = "purple_monkey_dishwasher"',  # made up for the test
         'DB_PASSWORD = "purpleMonkeyDishwasher"',  # made up: camelCase words under a password's name
         "const RESUME_TOKEN = 'resumeToken7Changed';",  # made up: a digit among the words
+        'api_token = "KqZtVbNmRwXyPlDs"',  # made up: letters alone, cases alternating in ones and twos
+        'token = "KqZtVb.NmRwXyPlDs"',  # made up: the same around a dot
+        'SMTP_PASSWORD = "tangerine-elephant-violin-cactus"',  # made up: a passphrase of words, hyphened
+        'session_token = "Zq8VxT2mLk5NwR7yBc3H.."',  # made up: two dots are no elision
     ],
 )
 def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:

@@ -68,10 +68,12 @@ COMMITTED_SECRET = Rule(
     not_on=(
         "AWS's documented `…EXAMPLE` keys; placeholders (`${…}`, `{{…}}`, `<your-key>`, `changeme`, "
         "`demo_…`, `fake…`, `dummy…`, URLs, paths, a provider's prefix followed by X's or zeros, "
-        "`xoxp-XXXXXXXXXX-…`); values spelt as identifiers, words of one case joined by underscores "
+        "`xoxp-XXXXXXXXXX-…`, a value elided with `...` or `…`); values spelt as identifiers, words "
+        "of one case joined by underscores or hyphens "
         "(`__name__ = \"requires_csrf_token\"`; under a password's or secret's name only when the line "
-        "names the same identifier or the value shares a word with the name), or camelCase words of letters outside a "
-        "password's name (`RESUME_TOKEN_CHANGED = \"resumeTokenChanged\"`); a private key header with no base64 body after it "
+        "names the same identifier or the value shares a word with the name), or camelCase or PascalCase words of letters outside a "
+        "password's name, each but the last of three letters at least, alone or joined by dots "
+        "(`RESUME_TOKEN_CHANGED = \"resumeTokenChanged\"`, `\"output_token\": \"DistributionList.NextMarker\"`); a private key header with no base64 body after it "
         "(`append(\"-----BEGIN PRIVATE KEY-----\\n\")` in an encoder); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
         "`*_path`, `*_id`, `*_alphabet`, `*_charset`, `*_chars`, `*_table` …); values read from the "
         "environment; alphabets, charsets and tables in any language (a value whose characters run in "
@@ -142,16 +144,27 @@ _DESCRIBES_A_SECRET = LazyPattern(
 )
 _PLACEHOLDER = LazyPattern(
     r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example"
-    r"|demo[_-]|fake|dummy|placeholder",
+    r"|demo[_-]|fake|dummy|placeholder"
+    # an elided example (`"eyJ2IjoiMSIsInMiOjEsImMiOi..."`): a documented value cut short, no key
+    r"|\.\.\.$|…$",
     re.IGNORECASE,
 )
-# A value spelt like an identifier, words of letters in one case joined by underscores
-# (`requires_csrf_token` as a function's `__name__`, a `__WEBPACK_MODULE_REFERENCE__` marker): a
-# name the code refers to, not a key, which would mix cases or digits.
-_IDENTIFIER = LazyPattern(r"_*(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*")
-# The same in camelCase, outside a password's name (mongodb's and typeorm's `RESUME_TOKEN_CHANGED =
-# "resumeTokenChanged"`, an event's name): words of letters only, where a key mixes in digits.
-_CAMEL_IDENTIFIER = LazyPattern(r"[a-z]{2,}(?:[A-Z][a-z]{2,})+")
+# A value spelt like an identifier, words of letters in one case joined by underscores or hyphens
+# (`requires_csrf_token` as a function's `__name__`, a `__WEBPACK_MODULE_REFERENCE__` marker,
+# paramiko's `MSG_USERAUTH_GSSAPI_TOKEN: "userauth-gssapi-token"`): a name the code refers to, not
+# a key, which would mix cases or digits.
+_IDENTIFIER = LazyPattern(r"_*(?:[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*")
+# The same in camelCase or PascalCase, outside a password's name (mongodb's and typeorm's
+# `RESUME_TOKEN_CHANGED = "resumeTokenChanged"`, an event's name; botocore's paginators'
+# `"input_token": "ExclusiveStartKey"`, a field's name): words of letters only, where a key mixes in
+# digits. Or such names joined by dots (`"output_token": "DistributionList.NextMarker"`), a path
+# to a field.
+# Each word but the last has three letters at least (`ShardId` ends in one of two): a random value of
+# letters alone alternates cases in ones and twos (`KqZtVbNm…`).
+_CAMEL_NAME = r"(?:[a-z]{3,}|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})*"
+_CAMEL_IDENTIFIER = LazyPattern(
+    rf"{_CAMEL_NAME}[A-Z][a-z]+|{_CAMEL_NAME}(?:[A-Z][a-z]+)?(?:\.{_CAMEL_NAME}(?:[A-Z][a-z]+)?)+"
+)
 # A password's or a secret's name: what it holds is meant to be typed or remembered, so lower-case
 # words joined by underscores there are a passphrase (`"correct_horse_battery_staple"`) unless the
 # line names the same identifier (`requires_csrf_token.__name__ = "requires_csrf_token"`).
@@ -309,7 +322,7 @@ def _is_passphrase(name: str, value: str, line: str) -> bool:
     shares no word with the name (`password_reset_view = "password_reset_confirm"`: a view's name)."""
     if not value.islower() or _PASSWORD_NAME.search(name) is None or name.endswith("__"):
         return False
-    if set(re.findall(r"[a-z]{3,}", name.lower())) & set(value.split("_")):
+    if set(re.findall(r"[a-z]{3,}", name.lower())) & set(re.split(r"[_-]", value)):
         return False
     named = re.search(rf"(?<![\w\"'`]){re.escape(value)}(?![\w\"'`])", line)
     return named is None
@@ -426,7 +439,7 @@ class SecretsLens:
             if _IDENTIFIER.fullmatch(value):
                 if not _is_passphrase(name, value, line):
                     continue
-                words = len(value.strip("_").split("_"))
+                words = len(re.split(r"[_-]", value.strip("_")))
                 if words >= MIN_PASSPHRASE_WORDS:
                     return SecretMatch(
                         f"passphrase assigned to `{name}`",
