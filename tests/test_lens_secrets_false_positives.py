@@ -84,6 +84,7 @@ def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
         '"PurchaseToken": "eyJ2IjoiMSIsInMiOjEsImMiOi...",',  # `ec2/2016-11-15/examples-1.json:2801`
         # paramiko 5.1.0 `paramiko/common.py:166`: a message's name in kebab case
         'MSG_USERAUTH_GSSAPI_TOKEN: "userauth-gssapi-token",',
+        '"PasswordLastUsed": "2016-09-08T21:47:36Z",',  # botocore `iam/2010-05-08/examples-1.json:1155`
     ],
 )
 def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
@@ -105,6 +106,7 @@ def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
         'token = "KqZtVb.NmRwXyPlDs"',  # made up: the same around a dot
         'SMTP_PASSWORD = "tangerine-elephant-violin-cactus"',  # made up: a passphrase of words, hyphened
         'session_token = "Zq8VxT2mLk5NwR7yBc3H.."',  # made up: two dots are no elision
+        'api_key = "2016-09-08T21:47:36Zq8VxT2mLk"',  # made up: a date followed by more is no date
     ],
 )
 def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:
@@ -131,4 +133,35 @@ def test_a_private_key_in_test_support_code_only_tests_import_is_minor(tmp_path:
         ("certs/ca.key", 1, "blocker"),
         ("dummyserver/certs/server.key", 1, "minor"),
         ("server/certs/server.key", 1, "blocker"),
+    ]
+
+
+def test_a_value_under_an_example_key_of_a_data_file_is_minor(tmp_path: Path) -> None:
+    # botocore 1.44.18 `botocore/data/waf/2015-08-24/examples-1.json:7`: its API examples, 89
+    # blockers of made-up change tokens before; an OpenAPI document's example response.
+    # botocore's examples run 1,500 lines below their key: 200 operations come first here.
+    earlier = "".join(f'    "Operation{index}": [\n      {{}}\n    ],\n' for index in range(200))
+    examples = (
+        '{\n  "version": "1.0",\n  "examples": {\n' + earlier + '    "CreateRule": [\n      {\n        "input": {\n'
+        '          "ChangeToken": "abcd12f2-46da-4fdb-b8d5-fbd4c466928f",\n          "Name": "rule"\n'
+        "        }\n      }\n    ]\n  }\n}\n"
+    )
+    token_line = examples.splitlines().index('          "ChangeToken": "abcd12f2-46da-4fdb-b8d5-fbd4c466928f",') + 1
+    openapi = (
+        "paths:\n  /token:\n    post:\n      responses:\n        '200':\n          content:\n"
+        "            application/json:\n              examples:\n                issued:\n"
+        "                  value:\n                    access_token: \"Zq8VxT2mLk5NwR7yBc3H\"\n"
+    )
+    # The same values where a service reads them: not under an example key, they block.
+    config_json = '{\n  "service": {\n    "ChangeToken": "abcd12f2-46da-4fdb-b8d5-fbd4c466928f"\n  }\n}\n'
+    config_yaml = "deploy:\n  credentials:\n    access_token: \"Zq8VxT2mLk5NwR7yBc3H\"\n"
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {
+        "data/waf/examples-1.json": examples, "api/openapi.yaml": openapi,
+        "config/service.json": config_json, "config/deploy.yml": config_yaml,
+    })
+    assert _secrets(findings) == [
+        ("api/openapi.yaml", 11, "minor"),
+        ("config/deploy.yml", 3, "blocker"),
+        ("config/service.json", 3, "blocker"),
+        ("data/waf/examples-1.json", token_line, "minor"),
     ]

@@ -57,7 +57,9 @@ COMMITTED_SECRET = Rule(
         "secret's name (`SMTP_PASSWORD = \"tangerine_elephant_violin_cactus\"`) — a "
         "blocker in code that runs, **minor** in documentation (`docs/`, `doc/`, `*.md`, `*.rst`, "
         "`*.txt`, `*.adoc`, code blocks in them included), in a whole-line comment, or in a test file "
-        "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page) or example code; a private key block is "
+        "(`export APP_SECRET_KEY=\"5f35…\"` in a `.rst` page) or example code, or inside an `example` or "
+        "`examples` key of a JSON or YAML file (an OpenAPI document's examples, botocore's "
+        "`examples-1.json`, read by indentation); a private key block is "
         "minor in a test file, a test directory the repository's test runner names (pytest's "
         "`testpaths`), example code (`examples/`, `samples/`), or test-support code: the nearest "
         "directory above it holding Python or JS/TS code is imported by test files only (urllib3 "
@@ -145,8 +147,9 @@ _DESCRIBES_A_SECRET = LazyPattern(
 _PLACEHOLDER = LazyPattern(
     r"://|^/|\$\{|\{\{|<[\w-]+>|%\(|^\$|changeme|change_me|xxxx|\*\*\*\*|your[_-]|example"
     r"|demo[_-]|fake|dummy|placeholder"
-    # an elided example (`"eyJ2IjoiMSIsInMiOjEsImMiOi..."`): a documented value cut short, no key
-    r"|\.\.\.$|…$",
+    # an elided example (`"eyJ2IjoiMSIsInMiOjEsImMiOi..."`): a documented value cut short, no key;
+    # a date and time (`"PasswordLastUsed": "2016-09-08T21:47:36Z"`): when, not what
+    r"|\.\.\.$|…$|^\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?$",
     re.IGNORECASE,
 )
 # A value spelt like an identifier, words of letters in one case joined by underscores or hyphens
@@ -292,6 +295,39 @@ def _example_context(request: ReviewRequest, path: str, number: int, line: str) 
     comment = comment_on(number, line, language_of(path))
     if comment is not None and comment.whole_line:
         return "a comment"
+    return _under_an_example_key(request, path, number)
+
+
+# Data files whose nesting their indentation shows, and the keys that hold examples in them: an
+# OpenAPI document's `example:` and `examples:`, botocore's `examples-1.json` (`"examples": {…}`).
+_NESTED_DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
+_EXAMPLE_KEY = LazyPattern(r"""^\s*-?\s*["']?(?:examples?|x-examples?)["']?\s*:""", re.IGNORECASE)
+
+def _under_an_example_key(request: ReviewRequest, path: str, number: int) -> str | None:
+    """"an example in a data file" when a JSON or YAML value sits inside an `example` or
+    `examples` key: the keys above it with less indentation, each enclosing the next."""
+    if PurePosixPath(path).suffix.lower() not in _NESTED_DATA_SUFFIXES:
+        return None
+    text = request.head.read_text(path)
+    if text is None:
+        return None
+    lines = text.splitlines()
+    if not 0 < number <= len(lines):
+        return None
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for above in range(number - 2, -1, -1):  # up to the top: botocore's examples run 1,500 lines
+        line = lines[above]
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        depth = len(line) - len(stripped)
+        if depth >= indent:
+            continue
+        if _EXAMPLE_KEY.match(line):
+            return "an example in a data file (under its `example` or `examples` key)"
+        indent = depth
+        if indent == 0:
+            break
     return None
 
 
