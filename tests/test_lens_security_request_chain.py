@@ -103,6 +103,24 @@ public class ItemsController : Controller
     }
 }
 ''', 9, 14, "security/sql-injection", "`name`, from the action parameter `string name` at line 7"),
+    "src/main/kotlin/app/Items.kt": ('''package app
+
+import io.ktor.server.application.call
+import io.ktor.server.routing.Route
+import io.ktor.server.routing.get
+import java.sql.Statement
+
+fun Route.items(statement: Statement) {
+  get("/items") {
+    val name = call.parameters["name"]
+    statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'")
+  }
+}
+
+fun byName(statement: Statement, name: String) {
+  statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'")
+}
+''', 11, 16, "security/sql-injection", "`name`, from `call.parameters[\"name\"]` at line 10"),
 }
 
 
@@ -118,7 +136,7 @@ def test_a_sink_request_input_reaches_blocks_and_one_fed_by_a_parameter_is_minor
     assert by_line[parameter].body.endswith(NO_CHAIN)
 
 
-def test_a_sanitized_value_and_kotlin_are_minor(tmp_path: Path) -> None:
+def test_a_sanitized_value_is_minor_and_a_kotlin_spring_parameter_blocks(tmp_path: Path) -> None:
     python = '''from flask import request
 
 
@@ -129,14 +147,17 @@ def item(db):
     kotlin = '''package app
 
 import java.sql.Statement
-import javax.servlet.http.HttpServletRequest
+import org.springframework.web.bind.annotation.GetMapping
+import org.springframework.web.bind.annotation.RequestParam
 
-fun find(statement: Statement, request: HttpServletRequest) {
-  val name = request.getParameter("name")
-  statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'")
+class Items(private val statement: Statement) {
+  @GetMapping("/items")
+  fun find(@RequestParam name: String) {
+    statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'")
+  }
 }
 '''
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/item.py": python, "src/main/kotlin/app/Find.kt": kotlin})
     assert sorted((item.path, item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection") == [
-        ("app/item.py", 6, "minor"), ("src/main/kotlin/app/Find.kt", 8, "minor"),
+        ("app/item.py", 6, "minor"), ("src/main/kotlin/app/Find.kt", 10, "major"),
     ]

@@ -1,5 +1,6 @@
-"""Request input in Java (servlets, Spring), C# (ASP.NET), Ruby (Rails, Sinatra) and PHP
-(Laravel, Slim, plain PHP), and the calls a bug rule looks for it in, read from text with strings
+"""Request input in Java (servlets, Spring), C# (ASP.NET), Ruby (Rails, Sinatra), PHP (Laravel,
+Slim, plain PHP) and, for the security rules' chains, Kotlin (servlets, Spring, Ktor), and the calls a
+bug rule looks for it in, read from text with strings
 and comments blanked (javascript_source.read_js: the same quotes and `//` comments).
 
 A scanner, not a parser: a name is input when the lines before its use assign it from a source
@@ -30,6 +31,11 @@ _SOURCES = {
     Language.CSHARP: (
         r"\bRequest\s*\.\s*(?:Query|Form|Headers|Cookies|QueryString|RouteValues)\b"
     ),
+    # Kotlin: the servlet API as in Java, and Ktor's call (read by the security rules' chains only).
+    Language.KOTLIN: (
+        r"\b\w+\s*\.\s*(?:getParameter|getParameterValues|getHeader|getQueryString|getCookies|getRequestURI)\s*\("
+        r"|\bcall\s*\.\s*(?:parameters|request\s*\.\s*(?:queryParameters|headers|cookies))\b|\breceiveParameters\s*\("
+    ),
     Language.RUBY: r"(?<![\w.@:])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body)\b",
     Language.PHP: (
         r"\$_(?:GET|POST|REQUEST|COOKIE)\b|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("
@@ -40,11 +46,13 @@ _SOURCES = {
 _ASSIGNMENT = {
     Language.JAVA: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]+);",
     Language.CSHARP: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]+);",
+    Language.KOTLIN: r"\b(?:val|var)\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*[\w.<>?]+)?\s*=(?!=)\s*(?P<value>[^;\n]+)",
     Language.RUBY: r"(?P<name>[a-z_]\w*)\s*=(?![=~])\s*(?P<value>[^\n]+)",
     Language.PHP: r"(?P<name>\$\w+)\s*=(?![=>])\s*(?P<value>[^;]+);",
 }
 # Parameters the framework fills from the request: Spring's annotations, an ASP.NET action's strings.
 _SPRING_PARAMETER = r"@(?:RequestParam|PathVariable|RequestHeader|CookieValue|RequestBody)\b(?:\([^)]*\))?\s*(?:final\s+)?[\w.<>\[\]]+\s+(?P<name>\w+)"
+_SPRING_KOTLIN_PARAMETER = r"@(?:RequestParam|PathVariable|RequestHeader|CookieValue|RequestBody)\b(?:\([^)]*\))?\s*(?P<name>\w+)\s*:"
 _CSHARP_ACTION = (
     r"\bpublic\s+(?:async\s+)?(?:virtual\s+)?(?:Task\s*<\s*)?(?:IActionResult|ActionResult|IResult|RedirectResult)\b"
     r"[^(]*\((?P<parameters>[^)]*)\)"
@@ -112,8 +120,9 @@ def origin_of(source: JsSource, language: Language, start: int, end: int, escape
 def _request_parameters(source: JsSource, language: Language, start: int, end: int) -> Iterator[tuple[str, str, int]]:
     """(name, how it is declared, offset) of each parameter filled from the request declared in `text[start:end]`."""
     text = source.text
-    if language is Language.JAVA:
-        for match in _compiled(_SPRING_PARAMETER).finditer(text, start, end):
+    if language in (Language.JAVA, Language.KOTLIN):
+        spring = _SPRING_PARAMETER if language is Language.JAVA else _SPRING_KOTLIN_PARAMETER
+        for match in _compiled(spring).finditer(text, start, end):
             yield match.group("name"), _shorten(match.group(0)), match.start()
     elif language is Language.CSHARP and re.search(r":\s*(?:Controller|ControllerBase)\b|\[Http(?:Get|Post)", text):
         actions = list(_compiled(_CSHARP_ACTION).finditer(text, start, end))

@@ -25,7 +25,7 @@ EVAL = Rule(
     precision="medium",
     fires_on=(
         "`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS)"
-        ". **Major** (it blocks) where request input reaches it within the function (a request's query, form, body, headers or cookies, directly or through names assigned from it, or a route parameter the framework fills); **minor** otherwise, and always in Kotlin, whose requests are not followed"
+        ". **Major** (it blocks) where request input reaches it within the function (a request's query, form, body, headers or cookies, directly or through names assigned from it, or a route parameter the framework fills); **minor** otherwise"
     ),
     not_on=(
         "test files (a test evaluates its own fixtures, no one's input: simplejson 4.3.0 "

@@ -5,8 +5,7 @@ code that is run. A sink built from values is a finding wherever it is; it block
 request's value (its query, form, body, headers or cookies, or a route parameter the framework
 fills from the request) reaches it within the function, followed by the readers the open-redirect
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
-TypeScript and Go, languages/server_input.py for Java and C#. Elsewhere (Kotlin) no chain is
-followed, so no such finding blocks there.
+TypeScript and Go, languages/server_input.py for Java, C# and Kotlin.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ NO_CHAIN = (
 # Calls whose result is safe text in the sink: a number, or quoting made for it.
 _PYTHON_SANITIZERS = frozenset({"int", "float", "quote", "shlex.quote", "quote_name", "quote_ident", "escape_string"})
 _TEXT_SANITIZERS = r"\b(?:parseInt|parseFloat|Number|escape|escapeId|escapeIdentifier|escapeLiteral|quote|strconv\.Atoi)\s*\("
-_SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP})
+_SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.KOTLIN})
 # A file longer than this is not read for a chain (an oversized bundle): its sinks stay minor.
 _MAX_FOLLOWED = 1_000_000
 
@@ -109,8 +108,9 @@ class TextChains:
 
 
 # A block's header that is a statement's, not a method's: `if (…) {`, `for (…) {`, `catch (…) {`.
+# Kotlin's `fun name(…): Type {` ends in its return type, and a lambda's `call.respond {` in a name.
 _STATEMENT_HEADER = re.compile(r"\b(?:if|for|foreach|while|switch|catch|using|lock|synchronized)\s*\(")
-_METHOD_HEADER_END = re.compile(r"\)\s*(?:throws\s+[\w.,\s]+)?$")
+_METHOD_HEADER_END = re.compile(r"\)\s*(?:throws\s+[\w.,\s]+|:\s*[\w.<>?,\s]+)?$")
 
 
 def _method_start(masked: str, offset: int) -> int:

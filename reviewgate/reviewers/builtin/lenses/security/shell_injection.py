@@ -31,8 +31,7 @@ SHELL_INJECTION = Rule(
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
         "`Runtime.getRuntime().exec(\"…\" + x)`. **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
-        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise, "
-        "and always in Kotlin, whose requests are not followed"
+        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise"
     ),
     not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
     fires=(
