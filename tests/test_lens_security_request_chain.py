@@ -161,3 +161,39 @@ class Items(private val statement: Statement) {
     assert sorted((item.path, item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection") == [
         ("app/item.py", 6, "minor"), ("src/main/kotlin/app/Find.kt", 10, "major"),
     ]
+
+
+def test_python_follows_request_input_one_call_up_within_the_module(tmp_path: Path) -> None:
+    views = '''from flask import request
+
+
+def find_user(cursor, name):
+    query = f"SELECT id FROM users WHERE name = '{name}'"
+    return cursor.execute(query).fetchone()
+
+
+def number_of(cursor, name):
+    return cursor.execute(f"SELECT count(*) FROM users WHERE name = '{name}'").fetchone()
+
+
+class Store:
+    def delete(self, cursor, name):
+        cursor.execute(f"DELETE FROM users WHERE name = '{name}'")
+
+
+def user(cursor):
+    store = Store()
+    store.delete(cursor, request.form["name"])
+    return find_user(cursor, request.args["name"])
+
+
+def count(cursor):
+    return number_of(cursor, "admin")
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/views.py": views})
+    found = {item.line: item for item in findings if item.rule == "security/sql-injection"}
+    assert {line: item.severity.value for line, item in found.items()} == {6: "major", 10: "minor", 15: "major"}
+    assert found[6].body.endswith(
+        "Request input reaches it: `request.args['name']` (line 21), handed to `find_user` as `name` at line 21."
+    )
+    assert "handed to `delete` as `name` at line 20" in found[15].body

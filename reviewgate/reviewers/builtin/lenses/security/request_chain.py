@@ -5,7 +5,8 @@ code that is run. A sink built from values is a finding wherever it is; it block
 request's value (its query, form, body, headers or cookies, or a route parameter the framework
 fills from the request) reaches it within the function, followed by the readers the open-redirect
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
-TypeScript and Go, languages/server_input.py for Java, C# and Kotlin.
+TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. In Python also one call up:
+a caller in the module hands request input to the parameter the sink's text is built from.
 """
 
 from __future__ import annotations
@@ -44,11 +45,56 @@ def python_chain(module: Callable[[], ast.Module | None], call: ast.Call) -> str
     tree = module()
     if tree is None:
         return None
-    flow = _python_flows(tree).of(call)
-    for argument in (*call.args, *(keyword.value for keyword in call.keywords)):
+    flows = _python_flows(tree)
+    arguments = (*call.args, *(keyword.value for keyword in call.keywords))
+    flow = flows.of(call)
+    for argument in arguments:
         origin = flow.origin(argument)
         if origin is not None:
             return describe(origin)
+    return _through_a_caller(tree, flows, call, arguments)
+
+
+def _through_a_caller(tree: ast.Module, flows: Flows, call: ast.Call, arguments: tuple[ast.expr, ...]) -> str | None:
+    """One call up, within the module: the sink's function is handed request input by a caller
+    (`find_user(cursor, request.args["name"])`) at the parameter the sink's text is built from."""
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, describe, scope_of
+
+    function = scope_of(tree, call)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    positional = [item.arg for item in (*function.args.posonlyargs, *function.args.args)]
+    names = {*positional, *(item.arg for item in function.args.kwonlyargs)}
+    by_parameter = Flow(function, lambda node: isinstance(node, ast.Name) and node.id in names, _PYTHON_SANITIZERS)
+    used = {origin.source for origin in map(by_parameter.origin, arguments) if origin is not None}
+    if not used:
+        return None
+    for caller in ast.walk(tree):
+        if not isinstance(caller, ast.Call) or _callee(caller) != function.name:
+            continue
+        # A method called on an object passes `self` itself: its arguments start at the second.
+        offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(caller.func, ast.Attribute) else 0
+        for parameter in used:
+            handed = _argument_for(caller, parameter, positional, offset)
+            origin = None if handed is None else flows.of(caller).origin(handed)
+            if origin is not None:
+                return f"{describe(origin)}, handed to `{function.name}` as `{parameter}` at line {caller.lineno}"
+    return None
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _argument_for(call: ast.Call, parameter: str, positional: list[str], offset: int) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == parameter:
+            return keyword.value
+    if parameter in positional:
+        index = positional.index(parameter) - offset
+        if 0 <= index < len(call.args) and not any(isinstance(item, ast.Starred) for item in call.args[: index + 1]):
+            return call.args[index]
     return None
 
 
