@@ -352,13 +352,18 @@ def _has_key_body(added: list[tuple[int, str]], index: int) -> bool:
     return False
 
 
+def _identifier_words(value: str) -> list[str]:
+    """The words of an identifier-shaped value (`_IDENTIFIER`): what its underscores or hyphens join."""
+    return re.split(r"[_-]", value)
+
+
 def _is_passphrase(name: str, value: str, line: str) -> bool:
     """Lower-case words joined by underscores, assigned to a password's or secret's name, that the
     line does not also use as a name (outside the quotes, or as a dunder attribute's value) and that
     shares no word with the name (`password_reset_view = "password_reset_confirm"`: a view's name)."""
     if not value.islower() or _PASSWORD_NAME.search(name) is None or name.endswith("__"):
         return False
-    if set(re.findall(r"[a-z]{3,}", name.lower())) & set(re.split(r"[_-]", value)):
+    if set(re.findall(r"[a-z]{3,}", name.lower())) & set(_identifier_words(value)):
         return False
     named = re.search(rf"(?<![\w\"'`]){re.escape(value)}(?![\w\"'`])", line)
     return named is None
@@ -475,7 +480,7 @@ class SecretsLens:
             if _IDENTIFIER.fullmatch(value):
                 if not _is_passphrase(name, value, line):
                     continue
-                words = len(re.split(r"[_-]", value.strip("_")))
+                words = len(_identifier_words(value.strip("_")))
                 if words >= MIN_PASSPHRASE_WORDS:
                     return SecretMatch(
                         f"passphrase assigned to `{name}`",

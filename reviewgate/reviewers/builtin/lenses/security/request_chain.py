@@ -58,7 +58,8 @@ def python_chain(module: Callable[[], ast.Module | None], call: ast.Call) -> str
 def _through_a_caller(tree: ast.Module, flows: Flows, call: ast.Call, arguments: tuple[ast.expr, ...]) -> str | None:
     """One call up, within the module: the sink's function is handed request input by a caller
     (`find_user(cursor, request.args["name"])`) at the parameter the sink's text is built from."""
-    from reviewgate.reviewers.builtin.languages.python_flow import Flow, describe, scope_of
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, describe, leaf_name, scope_of
+    from reviewgate.reviewers.builtin.python_walk import nodes_of
 
     function = scope_of(tree, call)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -69,8 +70,8 @@ def _through_a_caller(tree: ast.Module, flows: Flows, call: ast.Call, arguments:
     used = {origin.source for origin in map(by_parameter.origin, arguments) if origin is not None}
     if not used:
         return None
-    for caller in ast.walk(tree):
-        if not isinstance(caller, ast.Call) or _callee(caller) != function.name:
+    for caller in nodes_of(tree, ast.Call):
+        if leaf_name(caller) != function.name:
             continue
         # A method called on an object passes `self` itself: its arguments start at the second.
         offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(caller.func, ast.Attribute) else 0
@@ -80,11 +81,6 @@ def _through_a_caller(tree: ast.Module, flows: Flows, call: ast.Call, arguments:
             if origin is not None:
                 return f"{describe(origin)}, handed to `{function.name}` as `{parameter}` at line {caller.lineno}"
     return None
-
-
-def _callee(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _argument_for(call: ast.Call, parameter: str, positional: list[str], offset: int) -> ast.expr | None:
@@ -119,10 +115,10 @@ class TextChains:
 
         if not self.text:
             return None
+        start = self._source.line_starts[line - 1]
         if self.language in _SERVER_LANGUAGES:
             from reviewgate.reviewers.builtin.languages.server_input import origin_of
 
-            start = self._source.line_starts[line - 1]
             found = origin_of(self._source, self.language, start, start + length, None)
             # The scanner looks back a fixed number of lines: a source in the method before is not this one's.
             if found is None or found.line < self._source.line_of(_method_start(self._source.masked, start)):
@@ -130,7 +126,6 @@ class TextChains:
             return found.describe()
         if self._flow is None:
             return None
-        start = self._source.line_starts[line - 1]
         origin = self._flow.origin(start, min(len(self.text), start + length))
         return None if origin is None else describe(origin)
 
@@ -160,7 +155,8 @@ _METHOD_HEADER_END = re.compile(r"\)\s*(?:throws\s+[\w.,\s]+|:\s*[\w.<>?,\s]+)?$
 
 
 def _method_start(masked: str, offset: int) -> int:
-    """Where the header of the Java or C# method holding `offset` starts (0 when none is found):
+    """Where the header of the Java, C# or Kotlin method (or Ktor route block) holding `offset`
+    starts (0 when none is found):
     the innermost enclosing block whose header ends in a parameter list and is no statement's."""
     depth, index = 0, offset
     while index > 0:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
+from reviewgate.reviewers.builtin.languages.python_flow import leaf_name
 from reviewgate.reviewers.builtin.lenses.swallowed.catch_context import CLEANUP_REASON, CLEANUP_VERBS
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -66,8 +67,8 @@ def deliberate_shape(place: Place, handler: ast.ExceptHandler) -> str | None:
     if not tried:
         return None
     last = tried[-1]
-    if _returned_constant(handler) is False and (
-        (isinstance(last, ast.Return) and last.value is not None) or _returned_constant_of(place.after) is True
+    if len(handler.body) == 1 and _returns(handler.body[0], False) and (
+        (isinstance(last, ast.Return) and last.value is not None) or _returns(place.after, True)
     ):
         return (
             "the function answers a yes/no question and a failure is its no: the handler returns `False` "
@@ -86,22 +87,12 @@ def deliberate_shape(place: Place, handler: ast.ExceptHandler) -> str | None:
     return None
 
 
-_NOTHING = object()  # the handler returns no value of its own
-
-
-def _returned_constant(handler: ast.ExceptHandler) -> object:
-    """The constant a one-statement handler returns (None for a bare `return`), else _NOTHING."""
-    if len(handler.body) != 1:
-        return _NOTHING
-    return _returned_constant_of(handler.body[0])
-
-
-def _returned_constant_of(statement: ast.stmt | None) -> object:
-    if not isinstance(statement, ast.Return):
-        return _NOTHING
-    if statement.value is None:
-        return None
-    return statement.value.value if isinstance(statement.value, ast.Constant) else _NOTHING
+def _returns(statement: ast.stmt | None, value: bool) -> bool:
+    """`return False` (or `return True`): the statement returns that constant."""
+    return (
+        isinstance(statement, ast.Return) and isinstance(statement.value, ast.Constant)
+        and statement.value.value is value
+    )
 
 
 def _cleanup(statement: ast.stmt) -> bool:
@@ -109,11 +100,7 @@ def _cleanup(statement: ast.stmt) -> bool:
     if not isinstance(statement, ast.Expr):
         return False
     value = statement.value.value if isinstance(statement.value, ast.Await) else statement.value
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name in CLEANUP_VERBS
+    return isinstance(value, ast.Call) and leaf_name(value) in CLEANUP_VERBS
 
 
 def _assigned_name(statement: ast.stmt) -> str | None:
