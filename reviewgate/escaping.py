@@ -47,11 +47,11 @@ _LEGACY_COMMAND = "##["
 _MENTION = LazyPattern(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9_])")
 # Where GitHub's and GitLab's autolinking would make prose a live link (GFM's extended autolinks),
 # so that no address an untrusted title or body names becomes a link in a comment the gate signs:
-# a scheme's `://` and a `www.` at a word start take a zero-width space (before `://`, after
-# `www`), which reads the same; an e-mail address's `@` a backslash escape, which shows `@` and
-# splits the text the autolinker reads (a zero-width space before it would make a mention of the
-# domain, after it a domain of other letters).
-_AUTOLINK = LazyPattern(r"(?i)(?=://)|(?<=\bwww)(?=\.)")
+# a scheme's `://`, a `www.` at a word start and the `mailto:`/`xmpp:` schemes take a zero-width
+# space (before `://` and the schemes' colon, after `www`), which reads the same; an e-mail
+# address's `@` a backslash escape, which shows `@` and splits the text the autolinker reads (a
+# zero-width space before it would make a mention of the domain, after it a domain of other letters).
+_AUTOLINK = LazyPattern(r"(?i)(?=://)|(?<=\bwww)(?=\.)|(?<=\bmailto)(?=:)|(?<=\bxmpp)(?=:)")
 _EMAIL_AT = LazyPattern(r"(?<=[\w.+-])@")  # after any character an address's local part may end with
 ZERO_WIDTH_SPACE = "\u200b"
 # What html.escape(quote=False) replaces, without loading the html module's entity table at start-up.

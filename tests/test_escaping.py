@@ -137,6 +137,8 @@ LINKED = CiContext(provider="github", server_url="https://github.com", repositor
 @example(title="@`", path="::")
 # A body line that opens a fence (a model may quote code): its block, with a language, is code too.
 @example(title="```::error::x\n", path="::")
+# GFM autolinks `mailto:` followed by an address, even one whose `@` follows no letter.
+@example(title="mailto:::@octocat", path="::")
 def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -> None:
     result = hostile_result(Path("/nonexistent"), f"{title} <script>alert(1)</script> @octocat", path)
     # Rendered as GitHub renders Markdown: no element but ours, no live mention (inside a code
@@ -160,7 +162,8 @@ def test_every_sink_keeps_titles_and_file_names_as_data(title: str, path: str) -
 
 
 @pytest.mark.parametrize("address", ["https://evil.example/login", "www.evil.example", "WWW.evil.example/x",
-                                     "ftp://evil.example", "help@evil.example", "mailto:help@evil.example"])
+                                     "ftp://evil.example", "help@evil.example", "mailto:help@evil.example",
+                                     "xmpp:help@evil.example"])
 def test_an_address_in_a_title_or_body_is_no_live_link(tmp_path: Path, address: str) -> None:
     result = replace(hostile_result(tmp_path, f"Sign in at {address} to see the fix", "a.py"), ci=LINKED)
     finding = result.findings[0]
