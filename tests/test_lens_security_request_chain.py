@@ -197,3 +197,146 @@ def count(cursor):
         "Request input reaches it: `request.args['name']` (line 21), handed to `find_user` as `name` at line 21."
     )
     assert "handed to `delete` as `name` at line 20" in found[15].body
+
+
+# Each: a path, a file whose function builds the sink from its parameter, with one caller handing it
+# request input and one handing it a literal; the lines expected major (with how the chain reads)
+# and minor.
+_ONE_CALL_UP = {
+    "src/server.js": ('''const db = require("./db");
+
+app.get("/items", (req, res) => {
+  res.json(byName(req.query.q));
+});
+
+function byName(name) {
+  return db.query(`SELECT * FROM items WHERE name = '${name}'`);
+}
+
+const byLabel = async (label) => {
+  return db.query("SELECT * FROM items WHERE label = '" + label + "'");
+};
+
+app.get("/admins", async (req, res) => {
+  res.json(await byLabel("admin"));
+});
+''', {8: "`req.query.q` (line 4), handed to `byName` as `name` at line 4"}, {12}),
+    "src/items.ts": ('''import { Request, Response } from "express";
+
+export async function find(req: Request, res: Response): Promise<void> {
+  const term = String(req.query.q);
+  res.json(await byName(db, term));
+}
+
+async function byName(db: Db, name: string): Promise<Row[]> {
+  return db.query(`SELECT * FROM items WHERE name = '${name}'`);
+}
+''', {9: "`term`, from `req.query.q` at line 4, handed to `byName` as `name` at line 5"}, set()),
+    "server/items.go": ('''package server
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+)
+
+type Store struct{ db *sql.DB }
+
+func (s *Store) Delete(name string) error {
+	_, err := s.db.Exec("DELETE FROM items WHERE name = '" + name + "'")
+	return err
+}
+
+func (s *Store) Handle(w http.ResponseWriter, r *http.Request) {
+	name := r.FormValue("name")
+	s.Delete(name)
+}
+
+func ByLabel(db *sql.DB, label string) error {
+	rows, err := db.Query(fmt.Sprintf("SELECT * FROM items WHERE label = '%s'", label))
+	defer rows.Close()
+	return err
+}
+
+func Admins(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	ByLabel(db, "admin")
+}
+''', {12: "`name`, from `r.FormValue(\"name\")` at line 17, handed to `Delete` as `name` at line 18"}, {22}),
+    "src/main/java/app/Items.java": ('''package app;
+
+import java.sql.Statement;
+import javax.servlet.http.HttpServletRequest;
+
+class Items {
+  void find(Statement statement, HttpServletRequest request) throws Exception {
+    byName(statement, request.getParameter("name"));
+  }
+
+  void byName(Statement statement, String name) throws Exception {
+    statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'");
+  }
+
+  void admins(Statement statement) throws Exception {
+    byLabel(statement, "admin");
+  }
+
+  void byLabel(Statement statement, String label) throws Exception {
+    statement.executeQuery("SELECT * FROM items WHERE label = '" + label + "'");
+  }
+
+  void kinds(Statement statement, HttpServletRequest request) throws Exception {
+    byKind(statement, request.getParameter("kind"), "book");
+  }
+
+  void byKind(Statement statement, String kind, String label) throws Exception {
+    statement.executeQuery("SELECT * FROM items WHERE label = '" + label + "'");
+  }
+}
+''', {12: "`request.getParameter(\"name\")` (line 8), handed to `byName` as `name` at line 8"}, {20, 28}),
+    "Controllers/ItemsController.cs": ('''using Dapper;
+using Microsoft.AspNetCore.Mvc;
+
+public class ItemsController : Controller
+{
+    [HttpGet]
+    public IActionResult Find(string name)
+    {
+        return Ok(Rows(connection, name));
+    }
+
+    private object Rows(IDbConnection connection, string name)
+    {
+        return connection.Query("SELECT * FROM items WHERE name = '" + name + "'");
+    }
+}
+''', {14: "`name`, from the action parameter `string name` at line 7, handed to `Rows` as `name` at line 9"}, set()),
+    "src/main/kotlin/app/Items.kt": ('''package app
+
+import io.ktor.server.application.call
+import io.ktor.server.routing.Route
+import io.ktor.server.routing.get
+import java.sql.Statement
+
+fun Route.items(statement: Statement) {
+  get("/items") {
+    byName(statement, call.parameters["name"] ?: "")
+  }
+}
+
+fun byName(statement: Statement, name: String) {
+  statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'")
+}
+''', {15: "`call.parameters[\"name\"] ?: \"\"` (line 10), handed to `byName` as `name` at line 10"}, set()),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_ONE_CALL_UP))
+def test_request_input_is_followed_one_call_up_within_the_file(tmp_path: Path, path: str) -> None:
+    text, major, minor = _ONE_CALL_UP[path]
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text})
+                if item.rule == "security/sql-injection"]
+    assert {item.line: item.severity.value for item in findings} == {
+        **{line: "major" for line in major}, **{line: "minor" for line in minor}}
+    for item in findings:
+        if item.line in major:
+            assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body

@@ -86,21 +86,29 @@ def _shorten(text: str) -> str:
     return flat if len(flat) <= 70 else flat[:69] + "…"
 
 
-def origin_of(source: JsSource, language: Language, start: int, end: int, escapes: re.Pattern[str] | None) -> Origin | None:
+def origin_of(
+    source: JsSource,
+    language: Language,
+    start: int,
+    end: int,
+    escapes: re.Pattern[str] | None,
+    sources: re.Pattern[str] | None = None,
+) -> Origin | None:
     """The input that the expression `text[start:end]` holds, directly or through a name assigned
-    from it (or a request parameter) in the lines before; None when none does, or an escape wraps it."""
+    from it (or a request parameter) in the lines before; None when none does, or an escape wraps it.
+    `sources` stands for the language's request input where another value is followed (a parameter)."""
     text = source.text
     expression = text[start:end]
     if escapes is not None and escapes.search(expression):
         return None
-    sources = _compiled(_SOURCES[language])
-    direct = sources.search(source.masked, start, end)
+    followed = sources or _compiled(_SOURCES[language])
+    direct = followed.search(source.masked, start, end)
     if direct is not None:
         return Origin(_shorten(text[direct.start() : end]), source.line_of(start))
     line = source.line_of(start)
     window_start = source.line_starts[max(0, line - 1 - _LOOK_BACK_LINES)]
     names = set(re.findall(r"\$?[A-Za-z_]\w*", source.masked[start:end]))
-    for parameter in _request_parameters(source, language, window_start, start):
+    for parameter in () if sources is not None else _request_parameters(source, language, window_start, start):
         if parameter[0] in names:
             return Origin(parameter[1], source.line_of(parameter[2]), parameter[0])
     found: Origin | None = None
@@ -109,7 +117,7 @@ def origin_of(source: JsSource, language: Language, start: int, end: int, escape
         if name not in names:
             continue
         value_start, value_end = assignment.span("value")
-        value = sources.search(source.masked, value_start, value_end)
+        value = followed.search(source.masked, value_start, value_end)
         if value is None or (escapes is not None and escapes.search(text, value_start, value_end)):
             found = None if found is not None and found.name == name else found  # reassigned from something else
             continue

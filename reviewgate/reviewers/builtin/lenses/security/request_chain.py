@@ -5,8 +5,9 @@ code that is run. A sink built from values is a finding wherever it is; it block
 request's value (its query, form, body, headers or cookies, or a route parameter the framework
 fills from the request) reaches it within the function, followed by the readers the open-redirect
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
-TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. In Python also one call up:
-a caller in the module hands request input to the parameter the sink's text is built from.
+TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. Also one call up: a caller in
+the module (Python) or file (the others, request_callers.py) hands request input to the parameter
+the sink's text is built from.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from reviewgate.reviewers.builtin.language_table import Language
 if TYPE_CHECKING:  # the readers load only when a sink is found
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
     from reviewgate.reviewers.builtin.languages.python_flow import Flows
+    from reviewgate.reviewers.builtin.languages.server_input import Origin
     from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
 # What a finding without a chain says: reported, annotated, not blocking.
 NO_CHAIN = (
-    " Reported as minor: no request input was traced to it in this function (a request's query, "
-    "form, body, headers or cookies, or a route parameter). It blocks where one is."
+    " Reported as minor: no request input was traced to it in this function or from a caller in this "
+    "file (a request's query, form, body, headers or cookies, or a route parameter). It blocks where one is."
 )
 # Calls whose result is safe text in the sink: a number, or quoting made for it.
 _PYTHON_SANITIZERS = frozenset({"int", "float", "quote", "shlex.quote", "quote_name", "quote_ident", "escape_string"})
@@ -110,24 +112,63 @@ class TextChains:
 
     def chain(self, line: int, length: int) -> str | None:
         """How request input reaches the statement that starts on `line` and runs `length`
-        characters, or None."""
-        from reviewgate.reviewers.builtin.languages.text_flow import describe
-
+        characters, within its function or one call up in the file, or None."""
         if not self.text:
             return None
         start = self._source.line_starts[line - 1]
-        if self.language in _SERVER_LANGUAGES:
-            from reviewgate.reviewers.builtin.languages.server_input import origin_of
+        end = min(len(self.text), start + length)
+        return self._within(start, end) or self._through_a_caller(start, end)
 
-            found = origin_of(self._source, self.language, start, start + length, None)
-            # The scanner looks back a fixed number of lines: a source in the method before is not this one's.
-            if found is None or found.line < self._source.line_of(_method_start(self._source.masked, start)):
-                return None
-            return found.describe()
-        if self._flow is None:
-            return None
-        origin = self._flow.origin(start, min(len(self.text), start + length))
+    def _within(self, start: int, end: int) -> str | None:
+        """How request input reaches `text[start:end]` within its function."""
+        from reviewgate.reviewers.builtin.languages.text_flow import describe
+
+        if self.language in _SERVER_LANGUAGES:
+            found = self._server_origin(start, end, None)
+            return None if found is None else found.describe()
+        origin = None if self._flow is None else self._flow.origin(start, end)
         return None if origin is None else describe(origin)
+
+    def _through_a_caller(self, start: int, end: int) -> str | None:
+        """One call up, within the file: the sink's function is handed request input by a caller
+        (`byName(statement, request.getParameter("name"))`) at a parameter the sink is built from."""
+        from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
+        from reviewgate.reviewers.builtin.lenses.security.request_callers import calls_of, enclosing_callee
+
+        if self.language not in _SERVER_LANGUAGES and self._flow is None:
+            return None  # no request read anywhere in the file
+        callee = enclosing_callee(self._source, self.language, start)
+        if callee is None:
+            return None
+        used = [(index, name) for index, name in enumerate(callee.parameters)
+                if name and self._reaches(_name_pattern(name), start, end)]
+        for opener in calls_of(self._source, callee) if used else ():
+            arguments = call_arguments(self._source, opener)
+            for index, parameter in used:
+                handed = self._within(*arguments[index]) if index < len(arguments) else None
+                if handed is not None:
+                    line = self._source.line_of(opener)
+                    return f"{handed}, handed to `{callee.name}` as `{parameter}` at line {line}"
+        return None
+
+    def _reaches(self, value: re.Pattern[str], start: int, end: int) -> bool:
+        """Whether `value` (a parameter) reaches `text[start:end]` within its function."""
+        if self.language in _SERVER_LANGUAGES:
+            return self._server_origin(start, end, value) is not None
+        from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
+
+        flow = TextFlow(self._source, [value], re.compile(_TEXT_SANITIZERS), self.language is Language.GO)
+        return flow.origin(start, end) is not None
+
+    def _server_origin(self, start: int, end: int, value: re.Pattern[str] | None) -> Origin | None:
+        from reviewgate.reviewers.builtin.languages.server_input import origin_of
+        from reviewgate.reviewers.builtin.lenses.security.request_callers import method_start
+
+        found = origin_of(self._source, self.language, start, end, None, value)
+        # The scanner looks back a fixed number of lines: a source in the method before is not this one's.
+        if found is None or found.line < self._source.line_of(method_start(self._source.masked, start)[0]):
+            return None
+        return found
 
     @functools.cached_property
     def _source(self) -> JsSource:
@@ -148,28 +189,6 @@ class TextChains:
         return TextFlow(self._source, [sources], re.compile(_TEXT_SANITIZERS), go)
 
 
-# A block's header that is a statement's, not a method's: `if (…) {`, `for (…) {`, `catch (…) {`.
-# Kotlin's `fun name(…): Type {` ends in its return type, and a lambda's `call.respond {` in a name.
-_STATEMENT_HEADER = re.compile(r"\b(?:if|for|foreach|while|switch|catch|using|lock|synchronized)\s*\(")
-_METHOD_HEADER_END = re.compile(r"\)\s*(?:throws\s+[\w.,\s]+|:\s*[\w.<>?,\s]+)?$")
-
-
-def _method_start(masked: str, offset: int) -> int:
-    """Where the header of the Java, C# or Kotlin method (or Ktor route block) holding `offset`
-    starts (0 when none is found):
-    the innermost enclosing block whose header ends in a parameter list and is no statement's."""
-    depth, index = 0, offset
-    while index > 0:
-        index -= 1
-        char = masked[index]
-        if char == "}":
-            depth += 1
-        elif char == "{":
-            if depth:
-                depth -= 1
-                continue
-            before = masked[max(0, index - 400) : index]
-            header = re.split(r"[;{}]", before)[-1]
-            if _METHOD_HEADER_END.search(header.rstrip()) and not _STATEMENT_HEADER.search(header):
-                return index - len(header)
-    return 0
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """A name used as itself, not as a member (`item.name`) or part of a longer name."""
+    return re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")

@@ -31,8 +31,8 @@ SHELL_INJECTION = Rule(
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
         "`Runtime.getRuntime().exec(\"…\" + x)`. **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
-        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. In Python the chain also goes one call up: a caller in the "
-        "module hands request input to the parameter the text is built from"
+        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. The chain also goes one call up: a caller in the "
+        "same module or file hands request input to the parameter the text is built from"
     ),
     not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
     fires=(

@@ -43,8 +43,8 @@ SQL_INJECTION = Rule(
         "function: a request's query, form, body, headers or cookies (`request.args`, `req.query`, "
         "`r.URL.Query()`, `request.getParameter(…)`, `Request.Query`) directly or through names "
         "assigned from it, or a route parameter the framework fills (`@app.get(\"/u/{name}\")`, "
-        "`@RequestParam`); **minor** otherwise. In Python the chain also goes one call up: a caller in the "
-        "module hands request input to the parameter the text is built from"
+        "`@RequestParam`); **minor** otherwise. The chain also goes one call up: a caller in the "
+        "same module or file hands request input to the parameter the text is built from"
     ),
     not_on=(
         "placeholders and parameters; a method or variable named `query` with a URL or search string "
