@@ -12,6 +12,8 @@ DOCUMENTATION = "documentation"
 EXAMPLES = "example code"
 
 _DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation", "_docs"})
+# Files written for people to read, wherever they are.
+_DOCUMENTATION_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc")
 _EXAMPLE_DIRECTORIES = frozenset({"examples", "example", "samples", "sample", "demo", "demos", "docs_src"})
 # A directory named for examples of something (`typing-examples/`, `code_samples/`).
 _EXAMPLE_SUFFIXES = ("-examples", "_examples", "-samples", "_samples")
@@ -42,3 +44,10 @@ def is_example_code(path: str) -> bool:
     """Code under an examples directory (`examples/`, `samples/`, `typing-examples/`) that no
     vendored or generated directory holds: it shows how to use the product, and is never deployed."""
     return by_path(path) == EXAMPLES
+
+
+def is_documentation(path: str) -> bool:
+    """A file written for people to read: a documentation file, or any file in a documentation
+    directory (`docs/`, a .NET `Docs/`)."""
+    return path.lower().endswith(_DOCUMENTATION_SUFFIXES) or any(
+        part in _DOCUMENTATION_DIRECTORIES for part in _directories(path))

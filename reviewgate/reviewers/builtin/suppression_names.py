@@ -12,7 +12,7 @@ from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
 from reviewgate.reviewers.builtin.file_kinds import is_test_data
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
-from reviewgate.reviewers.builtin.lenses.secrets import is_documentation
+from reviewgate.reviewers.builtin.path_kinds import is_documentation
 from reviewgate.reviewers.builtin.rules import closest_rule, is_known_rule
 from reviewgate.reviewers.builtin.suppressions import RULE_UNKNOWN_RULE, added_suppressions
 

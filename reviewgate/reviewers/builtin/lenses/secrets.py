@@ -19,18 +19,14 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.changed_lines import reviewable_changes
-from reviewgate.reviewers.builtin.comments import comment_on
-from reviewgate.reviewers.builtin.file_kinds import is_test_data, is_test_file, is_test_input
-from reviewgate.reviewers.builtin.language_table import language_of
+from reviewgate.reviewers.builtin.file_kinds import is_test_data, is_test_file
 from reviewgate.reviewers.builtin.lens_findings import lens_finding
-from reviewgate.reviewers.builtin.path_kinds import is_example_code
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 from reviewgate.secret_formats import PRIVATE_KEY_HEADER, TOKEN_PATTERNS
 
@@ -225,11 +221,6 @@ def is_alphabet(value: str) -> bool:
     )
 
 
-# Where example values are written for people to read, not run.
-_DOCUMENTATION_SUFFIXES = frozenset({".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc"})
-_DOCUMENTATION_DIRECTORIES = frozenset({"docs", "doc", "documentation"})
-
-
 def _lines_matching(pattern: re.Pattern[str], text: str) -> set[int]:
     """The indices of the lines of `text` (joined by LF) that `pattern` finds something in. None of
     the patterns used here can match across a line's end, so one search over the text finds the
@@ -264,71 +255,6 @@ class SecretMatch(NamedTuple):
 
 def _named_as_fixture(path: str, line: str) -> bool:
     return is_test_data(path) or (is_test_file(path) and bool(_NOT_A_SECRET_NAME.search(line)))
-
-
-def is_documentation(path: str) -> bool:
-    pure = PurePosixPath(path)
-    return pure.suffix.lower() in _DOCUMENTATION_SUFFIXES or any(
-        part.lower() in _DOCUMENTATION_DIRECTORIES for part in pure.parts[:-1]
-    )
-
-
-def _example_or_test_code(request: ReviewRequest, path: str) -> str | None:
-    """A test file, a test directory the repository's own test runner names (pytest's `testpaths`:
-    celery's `t/unit/`), or example code (path_kinds: `examples/`, `samples/`): what it holds
-    is never deployed."""
-    if is_test_file(path) or is_test_input(request, path):
-        return "a test file"
-    if is_example_code(path):
-        return "example code"
-    return None
-
-
-def _example_context(request: ReviewRequest, path: str, number: int, line: str) -> str | None:
-    """Where a generic key-shaped value is most likely an example: documentation, a comment,
-    a test file, example code. None in code that runs."""
-    if is_documentation(path):
-        return "a documentation file"
-    place = _example_or_test_code(request, path)
-    if place is not None:
-        return place
-    comment = comment_on(number, line, language_of(path))
-    if comment is not None and comment.whole_line:
-        return "a comment"
-    return _under_an_example_key(request, path, number)
-
-
-# Data files whose nesting their indentation shows, and the keys that hold examples in them: an
-# OpenAPI document's `example:` and `examples:`, botocore's `examples-1.json` (`"examples": {…}`).
-_NESTED_DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
-_EXAMPLE_KEY = LazyPattern(r"""^\s*-?\s*["']?(?:examples?|x-examples?)["']?\s*:""", re.IGNORECASE)
-
-def _under_an_example_key(request: ReviewRequest, path: str, number: int) -> str | None:
-    """"an example in a data file" when a JSON or YAML value sits inside an `example` or
-    `examples` key: the keys above it with less indentation, each enclosing the next."""
-    if PurePosixPath(path).suffix.lower() not in _NESTED_DATA_SUFFIXES:
-        return None
-    text = request.head.read_text(path)
-    if text is None:
-        return None
-    lines = text.splitlines()
-    if not 0 < number <= len(lines):
-        return None
-    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
-    for above in range(number - 2, -1, -1):  # up to the top: botocore's examples run 1,500 lines
-        line = lines[above]
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        depth = len(line) - len(stripped)
-        if depth >= indent:
-            continue
-        if _EXAMPLE_KEY.match(line):
-            return "an example in a data file (under its `example` or `examples` key)"
-        indent = depth
-        if indent == 0:
-            break
-    return None
 
 
 def _has_key_body(added: list[tuple[int, str]], index: int) -> bool:
@@ -374,14 +300,6 @@ def _is_placeholder_token(token: str) -> bool:
     return set(token[4:]) <= _PLACEHOLDER_CHARACTERS
 
 
-def _test_support(request: ReviewRequest, path: str) -> str | None:
-    # Imported where a private key outside the test paths is found, rarely: not at start-up.
-    from reviewgate.reviewers.builtin.lenses.keys_for_tests import test_support_directory
-
-    directory = test_support_directory(request, path)
-    return None if directory is None else f"test-support code only test files import (`{directory}`)"
-
-
 class SecretsLens:
     rule = RULE_SECRET
 
@@ -395,12 +313,19 @@ class SecretsLens:
                     continue
                 if found.kind == _PRIVATE_KEY_BLOCK and not _has_key_body(added, index):
                     continue
+                # Read only where a secret is found (secret_places.py): not at start-up.
+                from reviewgate.reviewers.builtin.lenses.secret_places import (
+                    example_context,
+                    example_or_test_code,
+                    test_support,
+                )
+
                 if not found.provider:
-                    context = _example_context(request, change.path, number, line)
+                    context = example_context(request, change.path, number, line)
                 elif found.kind == _PRIVATE_KEY_BLOCK:
                     # A key generated for a test or an example server signs nothing anyone trusts;
                     # a token in an issuer's format may be live wherever it is, so it still blocks.
-                    context = _example_or_test_code(request, change.path) or _test_support(request, change.path)
+                    context = example_or_test_code(request, change.path) or test_support(request, change.path)
                 else:
                     context = None
                 yield self._finding(change.path, number, line, found, context)
