@@ -81,6 +81,7 @@ def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
         # botocore 1.44.18's paginators and examples: a field's name, a path to one, an elided value
         '"input_token": "ExclusiveStartShardId",',  # `dynamodb/2012-08-10/paginators-1.json:4` has ...BackupArn
         '"output_token": "DistributionList.NextMarker",',  # `cloudfront/2020-05-31/paginators-1.json:12`
+        '"output_token": "StreamDescription.Shards[-1].ShardId",',  # `kinesis/2013-12-02/paginators-1.json`: indexed
         '"PurchaseToken": "eyJ2IjoiMSIsInMiOjEsImMiOi...",',  # `ec2/2016-11-15/examples-1.json:2801`
         # paramiko 5.1.0 `paramiko/common.py:166`: a message's name in kebab case
         'MSG_USERAUTH_GSSAPI_TOKEN: "userauth-gssapi-token",',

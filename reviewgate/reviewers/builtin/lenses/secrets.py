@@ -157,13 +157,12 @@ _IDENTIFIER = LazyPattern(r"_*(?:[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*")
 # `RESUME_TOKEN_CHANGED = "resumeTokenChanged"`, an event's name; botocore's paginators'
 # `"input_token": "ExclusiveStartKey"`, a field's name): words of letters only, where a key mixes in
 # digits. Or such names joined by dots (`"output_token": "DistributionList.NextMarker"`), a path
-# to a field.
+# to a field, each part maybe indexed (`"StreamDescription.Shards[-1].ShardId"`).
 # Each word but the last has three letters at least (`ShardId` ends in one of two): a random value of
 # letters alone alternates cases in ones and twos (`KqZtVbNm…`).
 _CAMEL_NAME = r"(?:[a-z]{3,}|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})*"
-_CAMEL_IDENTIFIER = LazyPattern(
-    rf"{_CAMEL_NAME}[A-Z][a-z]+|{_CAMEL_NAME}(?:[A-Z][a-z]+)?(?:\.{_CAMEL_NAME}(?:[A-Z][a-z]+)?)+"
-)
+_FIELD = rf"{_CAMEL_NAME}(?:[A-Z][a-z]+)?(?:\[-?\d+\])?"
+_CAMEL_IDENTIFIER = LazyPattern(rf"{_CAMEL_NAME}[A-Z][a-z]+|{_FIELD}(?:\.{_FIELD})+")
 # A password's or a secret's name: what it holds is meant to be typed or remembered, so lower-case
 # words joined by underscores there are a passphrase (`"correct_horse_battery_staple"`) unless the
 # line names the same identifier (`requires_csrf_token.__name__ = "requires_csrf_token"`).
