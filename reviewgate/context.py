@@ -61,6 +61,10 @@ class ReviewRequest(NamedTuple):
     instructions: tuple[PathInstruction, ...] = ()
     # The run's review cache, its key read before the verify (what the DRY index is kept in).
     cache: ReviewCache = NO_CACHE
+    # Every path the change writes, kept where the request is narrowed to some of its files (a
+    # shard's, a per-file lens's one): what a lens that follows a call into another file looks in.
+    # Empty: the target's files are all of them.
+    changed_paths: tuple[str, ...] = ()
 
     @property
     def repo_root(self) -> Path:
@@ -84,4 +88,8 @@ class ReviewRequest(NamedTuple):
             files=tuple(change for change in self.target.files if self.in_scope(change.path)),
             oversized=tuple(change for change in self.target.oversized if self.in_scope(change.path)),
         )
-        return self._replace(target=target)
+        return self._replace(target=target, changed_paths=self.all_changed_paths())
+
+    def all_changed_paths(self) -> tuple[str, ...]:
+        """Every path the change writes, however far this request was narrowed."""
+        return self.changed_paths or tuple(change.path for change in self.target.files)

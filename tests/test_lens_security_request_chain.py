@@ -340,3 +340,48 @@ def test_request_input_is_followed_one_call_up_within_the_file(tmp_path: Path, p
     for item in findings:
         if item.line in major:
             assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
+
+
+def test_python_follows_request_input_to_a_function_another_file_of_the_change_imports(tmp_path: Path) -> None:
+    queries = '''def find_user(cursor, name):
+    return cursor.execute(f"SELECT id FROM users WHERE name = '{name}'").fetchone()
+
+
+def count_users(cursor, name):
+    return cursor.execute(f"SELECT count(*) FROM users WHERE name = '{name}'").fetchone()
+
+
+def remove_user(cursor, name):
+    cursor.execute(f"DELETE FROM users WHERE name = '{name}'")
+'''
+    views = '''from flask import request
+
+from app import queries
+from app.queries import count_users
+
+
+def user(cursor):
+    return queries.find_user(cursor, request.args["name"])
+
+
+def admins(cursor):
+    return count_users(cursor, "admin")
+'''
+    # A module with a function of the same name that does not import it from `queries`.
+    other = '''from flask import request
+
+
+def remove_user(cursor, name):
+    return None
+
+
+def remove(cursor):
+    return remove_user(cursor, request.form["name"])
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"},
+                             {"app/queries.py": queries, "app/views.py": views, "app/other.py": other})
+    found = {item.line: item for item in findings if item.rule == "security/sql-injection"}
+    assert {line: item.severity.value for line, item in found.items()} == {2: "major", 6: "minor", 10: "minor"}
+    assert found[2].body.endswith(
+        "Request input reaches it: `request.args['name']` (line 8), handed to `find_user` as `name` at app/views.py:8."
+    )

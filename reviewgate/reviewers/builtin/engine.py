@@ -84,7 +84,7 @@ class FileOutcome(NamedTuple):
 
 def _narrowed(request: ReviewRequest, change: FileChange) -> ReviewRequest:
     """The request as a per-file lens sees it: the change of one file."""
-    return request._replace(target=replace(request.target, files=(change,)))
+    return request._replace(target=replace(request.target, files=(change,)), changed_paths=request.all_changed_paths())
 
 
 def review_file(

@@ -137,7 +137,7 @@ class SecurityLens:
                 lines = lines or source.splitlines()
                 rule, what, evidence = found
                 line = lines[node.lineno - 1]
-                chain = _python_chain(module, node) if rule in CHAINED_RULES else None
+                chain = _python_chain(module, node, change.path, request) if rule in CHAINED_RULES else None
                 finding = _finding(rule, what, f"{matched(line)}; {evidence}", change.path, node.lineno, line, chain)
                 fix = python_fix(node, dotted(node.func), lines, set(added)) if rule in (RULE_YAML, RULE_TLS) else None
                 yield _with_fix(finding, fix)
@@ -185,10 +185,19 @@ _ADVICE = {
 }
 
 
-def _python_chain(module: PythonModule, call: ast.Call) -> str | None:
+def _python_chain(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest) -> str | None:
     from reviewgate.reviewers.builtin.lenses.security.request_chain import python_chain
 
-    return python_chain(module.tree, call)
+    def others() -> Iterator[tuple[str, ast.Module]]:
+        """The change's other Python files that parse, for a caller that imports the sink's function."""
+        for other in request.all_changed_paths():
+            if other != path and language_of(other) is Language.PYTHON:
+                source = request.head.read_text(other)
+                tree = None if source is None else parse_python(source, other)
+                if tree is not None:
+                    yield other, tree
+
+    return python_chain(module.tree, call, path, others)
 
 
 def _with_fix(finding: Finding, suggestion: dict[str, Any] | None) -> Finding:

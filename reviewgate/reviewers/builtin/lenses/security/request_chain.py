@@ -7,7 +7,8 @@ fills from the request) reaches it within the function, followed by the readers 
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
 TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. Also one call up: a caller in
 the module (Python) or file (the others, request_callers.py) hands request input to the parameter
-the sink's text is built from.
+the sink's text is built from; in Python also a caller in another file of the change that imports
+the function from the sink's module.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from reviewgate.reviewers.builtin.language_table import Language
@@ -28,8 +30,8 @@ if TYPE_CHECKING:  # the readers load only when a sink is found
 
 # What a finding without a chain says: reported, annotated, not blocking.
 NO_CHAIN = (
-    " Reported as minor: no request input was traced to it in this function or from a caller in this "
-    "file (a request's query, form, body, headers or cookies, or a route parameter). It blocks where one is."
+    " Reported as minor: no request input was traced to it in this function or from a caller of it "
+    "(a request's query, form, body, headers or cookies, or a route parameter). It blocks where one is."
 )
 # Calls whose result is safe text in the sink: a number, or quoting made for it.
 _PYTHON_SANITIZERS = frozenset({"int", "float", "quote", "shlex.quote", "quote_name", "quote_ident", "escape_string"})
@@ -39,9 +41,15 @@ _SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.KOTLIN})
 _MAX_FOLLOWED = 1_000_000
 
 
-def python_chain(module: Callable[[], ast.Module | None], call: ast.Call) -> str | None:
+# The change's other Python files, by path, parsed when a sink without a chain asks.
+OtherModules = Callable[[], Iterable[tuple[str, ast.Module]]]
+
+
+def python_chain(module: Callable[[], ast.Module | None], call: ast.Call, path: str = "",
+                 others: OtherModules | None = None) -> str | None:
     """How request input reaches the call's arguments (`name`, from `request.args.get('q')` at
-    line 4), or None."""
+    line 4), within its function, from a caller in its module or from one in the change's `others`
+    that imports the function from it; or None."""
     from reviewgate.reviewers.builtin.languages.python_flow import describe
 
     tree = module()
@@ -54,13 +62,17 @@ def python_chain(module: Callable[[], ast.Module | None], call: ast.Call) -> str
         origin = flow.origin(argument)
         if origin is not None:
             return describe(origin)
-    return _through_a_caller(tree, flows, call, arguments)
+    return _through_a_caller(tree, call, arguments, path, others)
 
 
-def _through_a_caller(tree: ast.Module, flows: Flows, call: ast.Call, arguments: tuple[ast.expr, ...]) -> str | None:
-    """One call up, within the module: the sink's function is handed request input by a caller
-    (`find_user(cursor, request.args["name"])`) at the parameter the sink's text is built from."""
-    from reviewgate.reviewers.builtin.languages.python_flow import Flow, describe, leaf_name, scope_of
+def _through_a_caller(tree: ast.Module, call: ast.Call, arguments: tuple[ast.expr, ...], path: str,
+                      others: OtherModules | None) -> str | None:
+    """One call up: the sink's function is handed request input by a caller at the parameter the
+    sink's text is built from: in the module (`find_user(cursor, request.args["name"])`), or in
+    another file of the change that imports the function from this module (`from app.db import
+    find_user`, `db.find_user(…)`)."""
+    from reviewgate.reviewers.builtin.languages.python_flow import Flow, leaf_name, scope_of
+    from reviewgate.reviewers.builtin.lenses.security.python_calls import dotted
     from reviewgate.reviewers.builtin.python_walk import nodes_of
 
     function = scope_of(tree, call)
@@ -73,16 +85,60 @@ def _through_a_caller(tree: ast.Module, flows: Flows, call: ast.Call, arguments:
     if not used:
         return None
     for caller in nodes_of(tree, ast.Call):
-        if leaf_name(caller) != function.name:
-            continue
-        # A method called on an object passes `self` itself: its arguments start at the second.
-        offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(caller.func, ast.Attribute) else 0
-        for parameter in used:
-            handed = _argument_for(caller, parameter, positional, offset)
-            origin = None if handed is None else flows.of(caller).origin(handed)
-            if origin is not None:
-                return f"{describe(origin)}, handed to `{function.name}` as `{parameter}` at line {caller.lineno}"
+        if leaf_name(caller) == function.name:
+            handed = _handed(tree, caller, function.name, used, positional, "")
+            if handed is not None:
+                return handed
+    if others is None or function not in tree.body:
+        return None  # a method or a nested function is not imported by name
+    stem = PurePosixPath(path).stem if PurePosixPath(path).stem != "__init__" else PurePosixPath(path).parent.name
+    for other_path, other in others():
+        direct, modules = _imported_as(other, stem, function.name)
+        for caller in nodes_of(other, ast.Call) if direct or modules else ():
+            called = caller.func
+            if (isinstance(called, ast.Name) and called.id in direct) or (
+                    isinstance(called, ast.Attribute) and called.attr == function.name and dotted(called.value) in modules):
+                handed = _handed(other, caller, function.name, used, positional, other_path)
+                if handed is not None:
+                    return handed
     return None
+
+
+def _handed(tree: ast.Module, caller: ast.Call, name: str, used: set[str], positional: list[str], path: str) -> str | None:
+    """How the caller hands request input to one of the `used` parameters, or None."""
+    from reviewgate.reviewers.builtin.languages.python_flow import describe
+
+    # A method called on an object passes `self` itself: its arguments start at the second.
+    offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(caller.func, ast.Attribute) else 0
+    for parameter in sorted(used):
+        handed = _argument_for(caller, parameter, positional, offset)
+        origin = None if handed is None else _python_flows(tree).of(caller).origin(handed)
+        if origin is not None:
+            where = f"{path}:{caller.lineno}" if path else f"line {caller.lineno}"
+            return f"{describe(origin)}, handed to `{name}` as `{parameter}` at {where}"
+    return None
+
+
+def _imported_as(tree: ast.Module, stem: str, name: str) -> tuple[set[str], set[str]]:
+    """The names a module calls the function `name` of the module `stem` by (`from app.db import
+    find_user [as find]`), and the names it calls that module by (`from app import db`, `import
+    app.db`)."""
+    from reviewgate.reviewers.builtin.python_walk import nodes_of
+
+    direct: set[str] = set()
+    modules: set[str] = set()
+    for imported in nodes_of(tree, ast.ImportFrom):
+        source = (imported.module or "").rpartition(".")[2]
+        for alias in imported.names:
+            if source == stem and alias.name == name:
+                direct.add(alias.asname or alias.name)
+            elif alias.name == stem:
+                modules.add(alias.asname or alias.name)
+    for node in nodes_of(tree, ast.Import):
+        for alias in node.names:
+            if alias.name.rpartition(".")[2] == stem:
+                modules.add(alias.asname or alias.name)
+    return direct, modules
 
 
 def _argument_for(call: ast.Call, parameter: str, positional: list[str], offset: int) -> ast.expr | None:

@@ -44,7 +44,8 @@ SQL_INJECTION = Rule(
         "`r.URL.Query()`, `request.getParameter(…)`, `Request.Query`) directly or through names "
         "assigned from it, or a route parameter the framework fills (`@app.get(\"/u/{name}\")`, "
         "`@RequestParam`); **minor** otherwise. The chain also goes one call up: a caller in the "
-        "same module or file hands request input to the parameter the text is built from"
+        "same module or file, or in Python another file of the change that imports the function, hands "
+        "request input to the parameter the text is built from"
     ),
     not_on=(
         "placeholders and parameters; a method or variable named `query` with a URL or search string "
