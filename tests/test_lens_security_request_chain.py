@@ -385,3 +385,111 @@ def remove(cursor):
     assert found[2].body.endswith(
         "Request input reaches it: `request.args['name']` (line 8), handed to `find_user` as `name` at app/views.py:8."
     )
+
+
+# Each: the change's files, the sink's file and the lines expected major (with where the chain was
+# handed on) and minor. A file that calls a function of the same name without importing the sink's
+# module hands it nothing.
+_ANOTHER_FILE = {
+    "javascript": ({
+        "src/queries.js": '''const db = require("./db");
+
+function byName(name) {
+  return db.query(`SELECT * FROM items WHERE name = '${name}'`);
+}
+
+function byLabel(label) {
+  return db.query(`SELECT * FROM items WHERE label = '${label}'`);
+}
+
+module.exports = { byName, byLabel };
+''',
+        "src/routes.js": '''const queries = require("./queries");
+const { byName: findByName } = require("./queries");
+
+app.get("/items", (req, res) => res.json(findByName(req.query.q)));
+app.get("/admins", (req, res) => res.json(queries.byLabel("admin")));
+''',
+        "src/other.js": '''function byLabel(label) {
+  return label;
+}
+
+app.get("/labels", (req, res) => res.json(byLabel(req.query.label)));
+''',
+    }, "src/queries.js", {4: "`req.query.q` (line 4), handed to `byName` as `name` at src/routes.js:4"}, {8}),
+    "typescript": ({
+        "src/db/items.ts": '''export async function byName(db: Db, name: string): Promise<Row[]> {
+  return db.query(`SELECT * FROM items WHERE name = '${name}'`);
+}
+''',
+        "src/routes.ts": '''import * as items from "./db/items.js";
+
+router.get("/items", async (req, res) => {
+  const term = req.query.q as string;
+  res.json(await items.byName(db, term));
+});
+''',
+    }, "src/db/items.ts", {2: "`term`, from `req.query.q` at line 4, handed to `byName` as `name` at src/routes.ts:5"}, set()),
+    "go": ({
+        "store/items.go": '''package store
+
+import (
+	"database/sql"
+	"fmt"
+)
+
+func ByName(db *sql.DB, name string) (*sql.Rows, error) {
+	return db.Query(fmt.Sprintf("SELECT * FROM items WHERE name = '%s'", name))
+}
+
+func ByLabel(db *sql.DB, label string) (*sql.Rows, error) {
+	return db.Query(fmt.Sprintf("SELECT * FROM items WHERE label = '%s'", label))
+}
+
+func ByKind(db *sql.DB, kind string) (*sql.Rows, error) {
+	return db.Query(fmt.Sprintf("SELECT * FROM items WHERE kind = '%s'", kind))
+}
+''',
+        "store/handlers.go": '''package store
+
+import (
+	"database/sql"
+	"net/http"
+)
+
+func Labels(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	ByLabel(db, "admin")
+}
+
+func Kinds(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	ByKind(db, r.FormValue("kind"))
+}
+''',
+        "web/routes.go": '''package web
+
+import (
+	"database/sql"
+	"net/http"
+
+	items "example.com/app/store"
+)
+
+func Items(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	items.ByName(db, r.URL.Query().Get("name"))
+}
+''',
+    }, "store/items.go", {9: "`r.URL.Query().Get(\"name\")` (line 11), handed to `ByName` as `name` at web/routes.go:11",
+                          17: "`r.FormValue(\"kind\")` (line 13), handed to `ByKind` as `kind` at store/handlers.go:13"}, {13}),
+}
+
+
+@pytest.mark.parametrize("language", sorted(_ANOTHER_FILE))
+def test_request_input_is_followed_to_a_function_another_file_of_the_change_imports(tmp_path: Path, language: str) -> None:
+    files, sink, major, minor = _ANOTHER_FILE[language]
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, files)
+                if item.rule == "security/sql-injection" and item.path == sink]
+    assert {item.line: item.severity.value for item in findings} == {
+        **{line: "major" for line in major}, **{line: "minor" for line in minor}}
+    for item in findings:
+        if item.line in major:
+            assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body

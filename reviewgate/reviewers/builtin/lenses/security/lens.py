@@ -167,7 +167,8 @@ class SecurityLens:
                 if rule in CHAINED_RULES:
                     from reviewgate.reviewers.builtin.lenses.security.request_chain import TextChains
 
-                    chains = chains or TextChains(request.head.read_text(change.path), language)
+                    chains = chains or TextChains(request.head.read_text(change.path), language, change.path,
+                                                  _other_files(request, change.path, language))
                     chain = chains.chain(number, len(text))
                 finding = _finding(rule, line_rule.what, f"{matched(line)}; {evidence}", change.path, number, line,
                                    chain)
@@ -188,16 +189,34 @@ _ADVICE = {
 def _python_chain(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest) -> str | None:
     from reviewgate.reviewers.builtin.lenses.security.request_chain import python_chain
 
-    def others() -> Iterator[tuple[str, ast.Module]]:
-        """The change's other Python files that parse, for a caller that imports the sink's function."""
+    def others(name: str) -> Iterator[tuple[str, ast.Module]]:
+        """The change's other Python files that name the sink's function and parse."""
         for other in request.all_changed_paths():
             if other != path and language_of(other) is Language.PYTHON:
                 source = request.head.read_text(other)
-                tree = None if source is None else parse_python(source, other)
+                tree = None if source is None or name not in source else parse_python(source, other)
                 if tree is not None:
                     yield other, tree
 
     return python_chain(module.tree, call, path, others)
+
+
+# Languages whose files call each other's functions: one imports the other's (request_chain.py).
+_FAMILIES = ({Language.JAVASCRIPT, Language.TYPESCRIPT}, {Language.GO})
+
+
+def _other_files(request: ReviewRequest, path: str, language: Language) -> Callable[[], Iterator[tuple[str, str | None]]] | None:
+    """The change's other files of the language's family, read when a sink without a chain asks."""
+    family = next((family for family in _FAMILIES if language in family), None)
+    if family is None:
+        return None
+
+    def others() -> Iterator[tuple[str, str | None]]:
+        for other in request.all_changed_paths():
+            if other != path and language_of(other) in family:
+                yield other, request.head.read_text(other)
+
+    return others
 
 
 def _with_fix(finding: Finding, suggestion: dict[str, Any] | None) -> Finding:

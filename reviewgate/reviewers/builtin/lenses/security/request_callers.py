@@ -5,11 +5,13 @@ A scanner over the blanked text (javascript_source.read_js), not a parser. The f
 innermost one holding the sink: a JavaScript or TypeScript function, method or arrow with a block
 body; a Go `func` with a name (a method's receiver is not one of its parameters); a Java, C# or
 Kotlin method. Its parameters are read by position, as its callers pass them. A call is the
-function's name followed by its arguments, anywhere in the file but at a declaration of that name.
+function's name followed by its arguments, anywhere in the file but at a declaration of that name;
+in another file of the change, the name it is imported under (JavaScript, TypeScript, Go).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,14 +164,17 @@ def _top_level(text: str) -> list[str]:
     return parts
 
 
-def calls_of(source: JsSource, callee: Callee) -> Iterator[int]:
-    """The `(` of each call of the callee's name in the file, declarations of the name left out
-    (an overload's `void name(String s) {`, `function name(s) {`, `func (r T) name(…)`)."""
+def calls_of(source: JsSource, callee: Callee, names: str | None = None) -> Iterator[int]:
+    """The `(` of each call of the callee in the file, declarations of the name left out (an
+    overload's `void name(String s) {`, `function name(s) {`, `func (r T) name(…)`). `names`: what
+    the call is written as in another file (`byName|db\\.byName`, a pattern), the callee's own name
+    (with any receiver) where not given."""
     masked = source.masked
-    for match in re.finditer(rf"(?<![\w$]){re.escape(callee.name)}\s*(?:<[^(){{}};]*>)?\s*\(", masked):
+    written = names or re.escape(callee.name)
+    for match in re.finditer(rf"(?<![\w$]){written}\s*(?:<[^(){{}};]*>)?\s*\(", masked):
         opener = match.end() - 1
         closer = source.pairs.get(opener, -1)
-        if opener == callee.opener or closer < opener:
+        if (names is None and opener == callee.opener) or closer < opener:
             continue
         before = masked[max(0, match.start() - 200) : match.start()]
         word = _word_before(masked, match.start()) if before.rstrip()[-1:].isalnum() else ""
@@ -179,3 +184,67 @@ def calls_of(source: JsSource, callee: Callee) -> Iterator[int]:
         if masked[after : after + 1] == "{" or masked.startswith(("=>", "throws"), after) or _RETURN_TYPE.match(masked, after):
             continue  # a method's declaration: `name(s) {`, `name(s: string): Promise<void> {`
         yield opener
+
+
+# JavaScript and TypeScript imports: `import d, { a as b } from "./m"`, `import * as m from "./m"`,
+# `const m = require("./m")`, `const { a, b: c } = require("./m")`; read from the text (the masked
+# text blanks the module's name).
+_JS_IMPORT = re.compile(
+    r"\bimport\s+(?P<clause>[\w$*{}\s,]+?)\s+from\s*[\"'](?P<spec>[^\"'\n]+)[\"']"
+    r"|\b(?:const|let|var)\s+(?P<bound>[\w$]+|\{[^{}]*\})\s*=\s*require\(\s*[\"'](?P<required>[^\"'\n]+)[\"']\s*\)"
+)
+_JS_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+# Go imports: `"example.com/app/store"` or `db "example.com/app/store"`, alone or in a block.
+_GO_IMPORT = re.compile(r"^\s*(?:import\s+)?(?:(?P<alias>[\w.]+)\s+)?\"(?P<path>[^\"\n]+)\"", re.MULTILINE)
+
+
+def imported_calls(callee: Callee, path: str, language: Language, other_path: str, other: JsSource) -> Iterator[int]:
+    """The `(` of each call in another changed file of the function `callee` that `path` declares:
+    in Go from the same package (the same directory) by its name, or from another by the package's
+    name (`store.ByName(…)`); in JavaScript and TypeScript by the name the file imports it under
+    (`byName(…)`, `queries.byName(…)`). Nothing where the file does not import `path`."""
+    name = re.escape(callee.name)
+    if language is Language.GO:
+        directory = posixpath.dirname(path)
+        if posixpath.dirname(other_path) == directory:
+            yield from calls_of(other, callee, rf"(?:[\w$]+\s*\.\s*)?{name}")
+            return
+        package = posixpath.basename(directory)
+        for found in _GO_IMPORT.finditer(other.text):
+            if found.group("path").rstrip("/").rpartition("/")[2] == package and found.group("alias") not in ("_", "."):
+                local = found.group("alias") or package
+                yield from calls_of(other, callee, rf"{re.escape(local)}\s*\.\s*{name}")
+        return
+    written: list[str] = []
+    for found in _JS_IMPORT.finditer(other.text):
+        spec = found.group("spec") or found.group("required")
+        if not _resolves_to(spec, other_path, path):
+            continue
+        clause = found.group("clause") or found.group("bound") or ""
+        named = re.search(r"\{([^{}]*)\}", clause)
+        for part in named.group(1).split(",") if named else ():
+            words = re.split(r"\s+as\s+|\s*:\s*", part.strip())
+            if words[0] == callee.name:
+                written.append(re.escape(words[-1]))
+        whole = re.sub(r"\{[^{}]*\}", "", clause).replace("* as", "").replace(",", " ").split()
+        written += [rf"{re.escape(local)}\s*\.\s*{name}" for local in whole]
+    if written:
+        yield from calls_of(other, callee, "(?:" + "|".join(written) + ")")
+
+
+def _resolves_to(spec: str, importer: str, path: str) -> bool:
+    """Whether the relative module name `spec` written in `importer` names the file `path`
+    (`./db`, `../lib/db.js` for `lib/db.ts`, `./queries` for `queries/index.js`)."""
+    if not spec.startswith("."):
+        return False
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+    stem = path
+    for extension in _JS_EXTENSIONS:
+        if path.endswith(extension):
+            stem = path[: -len(extension)]
+            break
+    for extension in _JS_EXTENSIONS:
+        if target.endswith(extension):
+            target = target[: -len(extension)]
+            break
+    return target == stem or f"{target}/index" == stem

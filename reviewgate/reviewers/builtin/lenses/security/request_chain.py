@@ -7,8 +7,8 @@ fills from the request) reaches it within the function, followed by the readers 
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
 TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. Also one call up: a caller in
 the module (Python) or file (the others, request_callers.py) hands request input to the parameter
-the sink's text is built from; in Python also a caller in another file of the change that imports
-the function from the sink's module.
+the sink's text is built from; in Python, JavaScript, TypeScript and Go also a caller in another
+file of the change that imports the function (request_callers.imported_calls for the C-like ones).
 """
 
 from __future__ import annotations
@@ -16,17 +16,18 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.language_table import Language, language_of
 
 if TYPE_CHECKING:  # the readers load only when a sink is found
     from reviewgate.reviewers.builtin.languages.javascript_source import JsSource
     from reviewgate.reviewers.builtin.languages.python_flow import Flows
     from reviewgate.reviewers.builtin.languages.server_input import Origin
     from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
+    from reviewgate.reviewers.builtin.lenses.security.request_callers import Callee
 
 # What a finding without a chain says: reported, annotated, not blocking.
 NO_CHAIN = (
@@ -41,8 +42,9 @@ _SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.KOTLIN})
 _MAX_FOLLOWED = 1_000_000
 
 
-# The change's other Python files, by path, parsed when a sink without a chain asks.
-OtherModules = Callable[[], Iterable[tuple[str, ast.Module]]]
+# The change's other Python files whose text names a function (the argument), by path, parsed when a
+# sink without a chain asks.
+OtherModules = Callable[[str], Iterable[tuple[str, ast.Module]]]
 
 
 def python_chain(module: Callable[[], ast.Module | None], call: ast.Call, path: str = "",
@@ -92,7 +94,7 @@ def _through_a_caller(tree: ast.Module, call: ast.Call, arguments: tuple[ast.exp
     if others is None or function not in tree.body:
         return None  # a method or a nested function is not imported by name
     stem = PurePosixPath(path).stem if PurePosixPath(path).stem != "__init__" else PurePosixPath(path).parent.name
-    for other_path, other in others():
+    for other_path, other in others(function.name):
         direct, modules = _imported_as(other, stem, function.name)
         for caller in nodes_of(other, ast.Call) if direct or modules else ():
             called = caller.func
@@ -159,12 +161,19 @@ def _python_flows(tree: ast.Module) -> Flows:
     return Flows(tree, lambda scope: Flow(scope, request_input, _PYTHON_SANITIZERS, route_parameters=True))
 
 
+# The change's other files of the same language family (JavaScript with TypeScript, Go with Go), by
+# path with their text, read when a sink without a chain asks.
+OtherFiles = Callable[[], Iterable[tuple[str, str | None]]]
+
+
 class TextChains:
     """The chains of one C-like file, its reader made when a finding first asks."""
 
-    def __init__(self, text: str | None, language: Language) -> None:
+    def __init__(self, text: str | None, language: Language, path: str = "", others: OtherFiles | None = None) -> None:
         self.text = text if text is not None and len(text) <= _MAX_FOLLOWED else ""
         self.language = language
+        self.path = path
+        self.others = others
 
     def chain(self, line: int, length: int) -> str | None:
         """How request input reaches the statement that starts on `line` and runs `length`
@@ -186,26 +195,45 @@ class TextChains:
         return None if origin is None else describe(origin)
 
     def _through_a_caller(self, start: int, end: int) -> str | None:
-        """One call up, within the file: the sink's function is handed request input by a caller
-        (`byName(statement, request.getParameter("name"))`) at a parameter the sink is built from."""
+        """One call up: the sink's function is handed request input by a caller at a parameter the
+        sink is built from (`byName(statement, request.getParameter("name"))`): in the file, or in
+        JavaScript, TypeScript and Go in another file of the change that imports it."""
         from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
         from reviewgate.reviewers.builtin.lenses.security.request_callers import calls_of, enclosing_callee
 
-        if self.language not in _SERVER_LANGUAGES and self._flow is None:
-            return None  # no request read anywhere in the file
+        if self.language not in _SERVER_LANGUAGES and self._flow is None and self.others is None:
+            return None  # no request read anywhere in the file, nor another file to look in
         callee = enclosing_callee(self._source, self.language, start)
         if callee is None:
             return None
         used = [(index, name) for index, name in enumerate(callee.parameters)
                 if name and self._reaches(_name_pattern(name), start, end)]
-        for opener in calls_of(self._source, callee) if used else ():
-            arguments = call_arguments(self._source, opener)
+        if not used:
+            return None
+        for chains, opener in self._callers(callee, calls_of(self._source, callee)):
+            arguments = call_arguments(chains._source, opener)
             for index, parameter in used:
-                handed = self._within(*arguments[index]) if index < len(arguments) else None
+                handed = chains._within(*arguments[index]) if index < len(arguments) else None
                 if handed is not None:
-                    line = self._source.line_of(opener)
-                    return f"{handed}, handed to `{callee.name}` as `{parameter}` at line {line}"
+                    line = chains._source.line_of(opener)
+                    where = f"line {line}" if chains is self else f"{chains.path}:{line}"
+                    return f"{handed}, handed to `{callee.name}` as `{parameter}` at {where}"
         return None
+
+    def _callers(self, callee: Callee, here: Iterable[int]) -> Iterator[tuple[TextChains, int]]:
+        """Each call of the callee with the chains of its file: this file's (`here`), then those of
+        the change's other files that import it."""
+        from reviewgate.reviewers.builtin.lenses.security.request_callers import imported_calls
+
+        if self.language in _SERVER_LANGUAGES or self._flow is not None:
+            yield from ((self, opener) for opener in here)
+        for other_path, other_text in self.others() if self.others is not None else ():
+            if other_path == self.path or other_text is None or callee.name not in other_text:
+                continue
+            other = TextChains(other_text, language_of(other_path), other_path)
+            if other.text and other._flow is not None:
+                found = imported_calls(callee, self.path, self.language, other_path, other._source)
+                yield from ((other, opener) for opener in found)
 
     def _reaches(self, value: re.Pattern[str], start: int, end: int) -> bool:
         """Whether `value` (a parameter) reaches `text[start:end]` within its function."""
