@@ -37,6 +37,10 @@ def _found(findings: list) -> list[tuple[str, str | None, int | None]]:  # type:
         "crate/tests/parse.rs",
         "conftest.py",
         "features/include_relative_tag.feature",
+        "features/step_definitions/table_steps.rb",
+        "features/support/env.rb",
+        "features/steps/login.py",
+        "test/features/step_definitions/cart.steps.js",
         "src/Acme.Tests/NameResolutionTester.cs",
         "src/Acme.Tests.Benchmarks/AccessorCacheBenchmark.cs",
         "src/Acme.UnitTests/Helpers.cs",
@@ -51,7 +55,7 @@ def test_test_file_conventions(path: str) -> None:
 @pytest.mark.parametrize(
     "path", ["app/testing_utils.py", "src/contest.ts", "latest.go", "src/Attestation.java", "lib/latest.rb",
              "src/Contest.php", "src/test_data.rs", "src/Acme.Latest/Cart.cs", "src/Acme.Contest/Cart.cs",
-             "app/testsuites.py"]
+             "app/testsuites.py", "src/features/checkout/steps.ts", "app/features/support/billing.rb"]
 )
 def test_not_test_files(path: str) -> None:
     assert not is_test_file(path)

@@ -68,9 +68,17 @@ def is_translation_file(path: str) -> bool:
 _DOTNET_TEST_PROJECT = LazyPattern(r"[^/]+\.(?:[\w.]*\.)?(?:[A-Za-z]*(?:Tests?|Specs?)|tests?|specs?)(?:\.[\w.]+)?")
 
 
+# Gherkin's step definitions and hooks: Cucumber's `features/step_definitions/` and
+# `features/support/`, Behave's `features/steps/`. Only at the top: an application's
+# `src/features/` holds its feature modules.
+_GHERKIN_STEPS = frozenset({"step_definitions", "steps", "support"})
+
+
 @functools.lru_cache(maxsize=8192)
 def is_test_file(path: str) -> bool:
     parts = path.split("/")  # paths from git: no empty or `.` parts to normalize
+    if len(parts) > 2 and parts[0] == "features" and parts[1] in _GHERKIN_STEPS:
+        return True
     return bool(_TEST_NAME.match(parts[-1])) or any(
         part in _TEST_DIRECTORIES or ("." in part and _DOTNET_TEST_PROJECT.fullmatch(part)) for part in parts[:-1]
     )
