@@ -483,6 +483,91 @@ func Items(db *sql.DB, w http.ResponseWriter, r *http.Request) {
 }
 
 
+_ANOTHER_FILE["java"] = ({
+    "src/main/java/app/ItemRepository.java": '''package app;
+
+import java.sql.ResultSet;
+import java.sql.Statement;
+
+public class ItemRepository {
+  private final Statement statement;
+
+  public ItemRepository(Statement statement) {
+    this.statement = statement;
+  }
+
+  public ResultSet findByName(String name) throws Exception {
+    return statement.executeQuery("SELECT * FROM items WHERE name = '" + name + "'");
+  }
+
+  public ResultSet findByLabel(String label) throws Exception {
+    return statement.executeQuery("SELECT * FROM items WHERE label = '" + label + "'");
+  }
+}
+''',
+    "src/main/java/app/ItemController.java": '''package app;
+
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+class ItemController {
+  private final ItemRepository repository;
+
+  ItemController(ItemRepository repository) {
+    this.repository = repository;
+  }
+
+  @GetMapping("/items")
+  Object find(@RequestParam String name) throws Exception {
+    return repository.findByName(name);
+  }
+}
+''',
+    # Another class's method of the same name, in a file that never names ItemRepository.
+    "src/main/java/app/LabelController.java": '''package app;
+
+import javax.servlet.http.HttpServletRequest;
+
+class LabelController {
+  private final LabelStore store;
+
+  Object find(HttpServletRequest request) throws Exception {
+    return store.findByLabel(request.getParameter("label"));
+  }
+}
+''',
+}, "src/main/java/app/ItemRepository.java",
+    {14: "`name`, from `@RequestParam String name` at line 14, handed to `findByName` as `name` at "
+         "src/main/java/app/ItemController.java:15"}, {18})
+_ANOTHER_FILE["csharp"] = ({
+    "Data/ItemStore.cs": '''using Dapper;
+
+public class ItemStore
+{
+    public object Rows(IDbConnection connection, string name)
+    {
+        return connection.Query("SELECT * FROM items WHERE name = '" + name + "'");
+    }
+}
+''',
+    "Controllers/ItemsController.cs": '''using Microsoft.AspNetCore.Mvc;
+
+public class ItemsController : Controller
+{
+    private readonly ItemStore store = new ItemStore();
+
+    [HttpGet]
+    public IActionResult Find(string name)
+    {
+        return Ok(store.Rows(connection, name));
+    }
+}
+''',
+}, "Data/ItemStore.cs",
+    {7: "`name`, from the action parameter `string name` at line 8, handed to `Rows` as `name` at "
+        "Controllers/ItemsController.cs:10"}, set())
+
+
 @pytest.mark.parametrize("language", sorted(_ANOTHER_FILE))
 def test_request_input_is_followed_to_a_function_another_file_of_the_change_imports(tmp_path: Path, language: str) -> None:
     files, sink, major, minor = _ANOTHER_FILE[language]

@@ -202,7 +202,7 @@ def _python_chain(module: PythonModule, call: ast.Call, path: str, request: Revi
 
 
 # Languages whose files call each other's functions: one imports the other's (request_chain.py).
-_FAMILIES = ({Language.JAVASCRIPT, Language.TYPESCRIPT}, {Language.GO})
+_FAMILIES = ({Language.JAVASCRIPT, Language.TYPESCRIPT}, {Language.GO}, {Language.JAVA, Language.KOTLIN}, {Language.CSHARP})
 
 
 def _other_files(request: ReviewRequest, path: str, language: Language) -> Callable[[], Iterator[tuple[str, str | None]]] | None:

@@ -6,7 +6,8 @@ innermost one holding the sink: a JavaScript or TypeScript function, method or a
 body; a Go `func` with a name (a method's receiver is not one of its parameters); a Java, C# or
 Kotlin method. Its parameters are read by position, as its callers pass them. A call is the
 function's name followed by its arguments, anywhere in the file but at a declaration of that name;
-in another file of the change, the name it is imported under (JavaScript, TypeScript, Go).
+in another file of the change, the name it is imported under (JavaScript, TypeScript, Go) or a
+call on a receiver in a file that names the method's class (Java, C#, Kotlin).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ _KEYWORDS = frozenset({
 _BEFORE_A_CALL = frozenset({"return", "await", "yield", "throw", "case", "else", "in", "of", "typeof", "new", "go",
                             "defer", "do", "not", "and", "or", "is", "as", "val", "var", "let", "const"})
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+# The class, object or record a Java, C# or Kotlin method is declared in (the last one opened before it).
+_CLASS = re.compile(r"\b(?:class|object|record|struct|interface)\s+(?P<name>[A-Z]\w*)")
 _GO_METHOD = re.compile(r"\bfunc\s*\([^()]*\)\s*$")
 _RETURN_TYPE = re.compile(r":[^;{}()\n=]{1,120}\{")
 
@@ -51,6 +54,7 @@ class Callee:
     parameters: tuple[str, ...]
     opener: int  # the `(` of its parameter list
     body_open: int
+    owner: str = ""  # the class a Java, C# or Kotlin method is declared in
 
 
 def method_start(masked: str, offset: int) -> tuple[int, int]:
@@ -101,7 +105,12 @@ def enclosing_callee(source: JsSource, language: Language, offset: int) -> Calle
         name = "" if match is None else match.group("declared") or match.group("bound") or match.group("method") or ""
     if not name or name in _KEYWORDS:
         return None
-    return Callee(name, tuple(_parameters(masked[opener + 1 : source.pairs[opener]], language)), opener, body_open)
+    owner = ""
+    if language in _SERVER_LANGUAGES:
+        classes = list(_CLASS.finditer(masked, 0, opener))
+        owner = classes[-1].group("name") if classes else ""
+    parameters = tuple(_parameters(masked[opener + 1 : source.pairs[opener]], language))
+    return Callee(name, parameters, opener, body_open, owner)
 
 
 def _go_callee(source: JsSource, offset: int) -> tuple[str, int, int] | None:
@@ -202,8 +211,14 @@ def imported_calls(callee: Callee, path: str, language: Language, other_path: st
     """The `(` of each call in another changed file of the function `callee` that `path` declares:
     in Go from the same package (the same directory) by its name, or from another by the package's
     name (`store.ByName(…)`); in JavaScript and TypeScript by the name the file imports it under
-    (`byName(…)`, `queries.byName(…)`). Nothing where the file does not import `path`."""
+    (`byName(…)`, `queries.byName(…)`); in Java, C# and Kotlin by a call on a receiver
+    (`items.byName(…)`, `Items.byName(…)`) in a file that names the method's class. Nothing where
+    the file does not import `path` or name the class."""
     name = re.escape(callee.name)
+    if language in _SERVER_LANGUAGES:
+        if callee.owner and re.search(rf"\b{re.escape(callee.owner)}\b", other.masked):
+            yield from calls_of(other, callee, rf"(?<=\.)\s*{name}")
+        return
     if language is Language.GO:
         directory = posixpath.dirname(path)
         if posixpath.dirname(other_path) == directory:

@@ -7,8 +7,8 @@ fills from the request) reaches it within the function, followed by the readers 
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
 TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. Also one call up: a caller in
 the module (Python) or file (the others, request_callers.py) hands request input to the parameter
-the sink's text is built from; in Python, JavaScript, TypeScript and Go also a caller in another
-file of the change that imports the function (request_callers.imported_calls for the C-like ones).
+the sink's text is built from; also a caller in another file of the change that imports the
+function (request_callers.imported_calls for the C-like languages).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ class TextChains:
     def _through_a_caller(self, start: int, end: int) -> str | None:
         """One call up: the sink's function is handed request input by a caller at a parameter the
         sink is built from (`byName(statement, request.getParameter("name"))`): in the file, or in
-        JavaScript, TypeScript and Go in another file of the change that imports it."""
+        another file of the change that imports it (request_callers.imported_calls)."""
         from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
         from reviewgate.reviewers.builtin.lenses.security.request_callers import calls_of, enclosing_callee
 
@@ -231,7 +231,7 @@ class TextChains:
             if other_path == self.path or other_text is None or callee.name not in other_text:
                 continue
             other = TextChains(other_text, language_of(other_path), other_path)
-            if other.text and other._flow is not None:
+            if other.text and (other.language in _SERVER_LANGUAGES or other._flow is not None):
                 found = imported_calls(callee, self.path, self.language, other_path, other._source)
                 yield from ((other, opener) for opener in found)
 

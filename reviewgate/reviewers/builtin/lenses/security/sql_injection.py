@@ -44,8 +44,8 @@ SQL_INJECTION = Rule(
         "`r.URL.Query()`, `request.getParameter(…)`, `Request.Query`) directly or through names "
         "assigned from it, or a route parameter the framework fills (`@app.get(\"/u/{name}\")`, "
         "`@RequestParam`); **minor** otherwise. The chain also goes one call up: a caller in the "
-        "same module or file, or (Python, JavaScript, TypeScript, Go) another file of the change that calls "
-        "the function it imports, hands "
+        "same module or file, or another file of the change that calls the function it imports (in Java, "
+        "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from"
     ),
     not_on=(
