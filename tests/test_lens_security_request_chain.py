@@ -578,3 +578,94 @@ def test_request_input_is_followed_to_a_function_another_file_of_the_change_impo
     for item in findings:
         if item.line in major:
             assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
+
+
+# SQL text built into a name, then passed to the database: each the same statement as a name, with
+# the lines expected (major where request input reaches it) and look-alikes that must stay quiet (a
+# statement with placeholders, a formatted URL passed to a method named `query`).
+_THROUGH_A_NAME = {
+    "src/main/java/app/Register.java": ('''package app;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+class Register {
+  @PutMapping("/register")
+  Object register(@RequestParam("username_reg") String username) throws Exception {
+    try (Connection connection = dataSource.getConnection()) {
+      String checkUserQuery =
+          "select userid from users where userid = '" + username + "'";
+      Statement statement = connection.createStatement();
+      return statement.executeQuery(checkUserQuery);
+    }
+  }
+
+  Object byId(Connection connection, String id) throws Exception {
+    String query = "SELECT * FROM users WHERE id = ?";
+    var statement = connection.prepareStatement(query);
+    statement.setString(1, id);
+    return statement.executeQuery();
+  }
+}
+''', {15: "`checkUserQuery`, from `@RequestParam(\"username_reg\") String username` at line 10"}, set()),
+    "server/items.go": ('''package server
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+)
+
+func Items(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	query := fmt.Sprintf("SELECT * FROM items WHERE name = '%s'", name)
+	rows, _ := db.Query(query)
+	defer rows.Close()
+}
+
+func Labels(db *sql.DB, label string) {
+	query := "SELECT * FROM items WHERE label = '" +
+		label + "'"
+	rows, _ := db.Query(query)
+	defer rows.Close()
+}
+''', {12: "`query`, from `r.URL.Query().Get(\"name\")` at line 10"}, {19}),
+    "src/routes.js": ('''const db = require("./db");
+const search = require("./search");
+
+app.get("/items", (req, res) => {
+  let sql = "SELECT * FROM items WHERE 1 = 1";
+  sql += " AND name = '" + req.query.name + "'";
+  db.query(sql, (err, rows) => res.json(rows));
+});
+
+app.get("/find", (req, res) => {
+  const url = `https://search.example.com/?q=${req.query.q}`;
+  search.query(url).then((found) => res.json(found));
+});
+''', {7: "`sql`, from `req.query.name` at line 6"}, set()),
+    "src/main/kotlin/app/Items.kt": ('''package app
+
+import java.sql.Statement
+
+fun byName(statement: Statement, name: String) {
+  val query = "SELECT * FROM items WHERE name = '$name'"
+  statement.executeQuery(query)
+}
+''', {}, {7}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_THROUGH_A_NAME))
+def test_sql_built_into_a_name_then_passed_to_the_database(tmp_path: Path, path: str) -> None:
+    text, major, minor = _THROUGH_A_NAME[path]
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text})
+                if item.rule == "security/sql-injection"]
+    assert {item.line: item.severity.value for item in findings} == {
+        **{line: "major" for line in major}, **{line: "minor" for line in minor}}
+    for item in findings:
+        if item.line in major:
+            assert "holds text built above" in item.body
+            assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body

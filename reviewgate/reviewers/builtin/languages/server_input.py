@@ -44,8 +44,9 @@ _SOURCES = {
     ),
 }
 _ASSIGNMENT = {
-    Language.JAVA: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]+);",
-    Language.CSHARP: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]+);",
+    # A value ends at its `;`, never past a block's brace (`try (Connection c = open()) {`).
+    Language.JAVA: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;{}]+);",
+    Language.CSHARP: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;{}]+);",
     Language.KOTLIN: r"\b(?:val|var)\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*[\w.<>?]+)?\s*=(?!=)\s*(?P<value>[^;\n]+)",
     Language.RUBY: r"(?P<name>[a-z_]\w*)\s*=(?![=~])\s*(?P<value>[^\n]+)",
     Language.PHP: r"(?P<name>\$\w+)\s*=(?![=>])\s*(?P<value>[^;]+);",
@@ -93,10 +94,12 @@ def origin_of(
     end: int,
     escapes: re.Pattern[str] | None,
     sources: re.Pattern[str] | None = None,
+    through_names: bool = False,
 ) -> Origin | None:
     """The input that the expression `text[start:end]` holds, directly or through a name assigned
     from it (or a request parameter) in the lines before; None when none does, or an escape wraps it.
-    `sources` stands for the language's request input where another value is followed (a parameter)."""
+    `sources` stands for the language's request input where another value is followed (a parameter).
+    `through_names`: also through names assigned from such names (`query = "…" + name`), in turn."""
     text = source.text
     expression = text[start:end]
     if escapes is not None and escapes.search(expression):
@@ -108,9 +111,15 @@ def origin_of(
     line = source.line_of(start)
     window_start = source.line_starts[max(0, line - 1 - _LOOK_BACK_LINES)]
     names = set(re.findall(r"\$?[A-Za-z_]\w*", source.masked[start:end]))
-    for parameter in () if sources is not None else _request_parameters(source, language, window_start, start):
-        if parameter[0] in names:
-            return Origin(parameter[1], source.line_of(parameter[2]), parameter[0])
+    parameters = {
+        parameter[0]: Origin(parameter[1], source.line_of(parameter[2]), parameter[0])
+        for parameter in (() if sources is not None else _request_parameters(source, language, window_start, start))
+    }
+    for name, parameter in parameters.items():
+        if name in names:
+            return parameter
+    if through_names:
+        return _through_names(source, language, window_start, start, names, followed, parameters)
     found: Origin | None = None
     for assignment in _compiled(_ASSIGNMENT[language]).finditer(source.masked, window_start, start):
         name = assignment.group("name")
@@ -123,6 +132,35 @@ def origin_of(
             continue
         found = Origin(_shorten(text[value_start:value_end]), source.line_of(assignment.start()), name)
     return found
+
+
+def _through_names(
+    source: JsSource,
+    language: Language,
+    window_start: int,
+    start: int,
+    names: set[str],
+    followed: re.Pattern[str],
+    parameters: dict[str, Origin],
+) -> Origin | None:
+    """The input a name of `names` holds through the assignments between `window_start` and
+    `start`, each read in order: a value with a source, a request parameter or a name holding input
+    makes its name hold it; any other value clears it."""
+    text = source.text
+    holding = dict(parameters)
+    for assignment in _compiled(_ASSIGNMENT[language]).finditer(source.masked, window_start, start):
+        name = assignment.group("name")
+        value_start, value_end = assignment.span("value")
+        if followed.search(source.masked, value_start, value_end) is not None:
+            holding[name] = Origin(_shorten(text[value_start:value_end]), source.line_of(assignment.start()), name)
+            continue
+        mentioned = re.findall(r"\$?[A-Za-z_]\w*", source.masked[value_start:value_end])
+        via = next((holding[other] for other in mentioned if other in holding and other != name), None)
+        if via is None:
+            holding.pop(name, None)
+        else:
+            holding[name] = Origin(via.source, via.line, name)
+    return next((holding[name] for name in sorted(names) if name in holding), None)
 
 
 def _request_parameters(source: JsSource, language: Language, start: int, end: int) -> Iterator[tuple[str, str, int]]:

@@ -80,8 +80,11 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "declaration": re.compile(
             r"(?<![\w$.])(?:const|let|var)\s+(?P<target>[\w$]+|\{[^{}]*\}|\[[^\[\]]*\])\s*(?::[^=;\n]{1,80})?=(?![=>])"
         ),
-        "assignment": re.compile(r"(?:^|[;{}\n])[ \t]*(?P<target>[\w$]+)\s*=(?![=>])"),
-        "go_assignment": re.compile(r"(?:^|[;{}\n])[ \t]*(?:(?:if|switch|var)\s+)?(?P<target>[\w]+(?:\s*,\s*[\w]+)*)\s*:?=(?!=)"),
+        # `+=` too: text appended from a source holds it (`sql += " AND name = '" + req.query.name`).
+        "assignment": re.compile(r"(?:^|[;{}\n])[ \t]*(?P<target>[\w$]+)\s*\+?=(?![=>])"),
+        "go_assignment": re.compile(
+            r"(?:^|[;{}\n])[ \t]*(?:(?:if|switch|var)\s+)?(?P<target>[\w]+(?:\s*,\s*[\w]+)*)\s*(?::|\+)?=(?!=)"
+        ),
         "for_of": re.compile(
             r"\bfor\s*(?:await\s*)?\(\s*(?:const|let|var)\s+(?P<target>[\w$]+|\{[^{}]*\}|\[[^\[\]]*\])\s+(?:of|in)\b"
         ),

@@ -29,7 +29,7 @@ _JS_NAME = re.compile(
 )
 # A block's header that is a statement's, not a method's: `if (…) {`, `for (…) {`, `catch (…) {`.
 # Kotlin's `fun name(…): Type {` ends in its return type, and a lambda's `call.respond {` in a name.
-_STATEMENT_HEADER = re.compile(r"\b(?:if|for|foreach|while|switch|catch|using|lock|synchronized)\s*\(")
+_STATEMENT_HEADER = re.compile(r"\b(?:if|for|foreach|while|switch|catch|try|using|lock|synchronized)\s*\(")
 _METHOD_HEADER_END = re.compile(r"\)\s*(?:throws\s+[\w.,\s]+|:\s*[\w.<>?,\s]+)?$")
 _KEYWORDS = frozenset({
     "if", "for", "foreach", "while", "switch", "catch", "function", "func", "fun", "return", "await", "typeof",

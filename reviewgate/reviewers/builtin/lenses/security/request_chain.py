@@ -248,7 +248,7 @@ class TextChains:
         from reviewgate.reviewers.builtin.languages.server_input import origin_of
         from reviewgate.reviewers.builtin.lenses.security.request_callers import method_start
 
-        found = origin_of(self._source, self.language, start, end, None, value)
+        found = origin_of(self._source, self.language, start, end, None, value, through_names=True)
         # The scanner looks back a fixed number of lines: a source in the method before is not this one's.
         if found is None or found.line < self._source.line_of(method_start(self._source.masked, start)[0]):
             return None

@@ -36,7 +36,10 @@ SQL_INJECTION = Rule(
     fires_on=(
         "SQL built by formatting and passed to `execute`/`executemany`/`raw`/… (Python, also through "
         "a variable), JS `.query(\\`…${…}\\`)` (a template may span lines), Go `Query(fmt.Sprintf(…))`, "
-        "Java `executeQuery(\"…\" + x)` — only when the formatted text is a statement: SELECT … FROM, "
+        "Java `executeQuery(\"…\" + x)`, and in those languages (C# and Kotlin too) a name the 40 added lines "
+        "above assign such text (`String query = \"SELECT … '\" + name + \"'\"; … executeQuery(query)`, "
+        "`query := fmt.Sprintf(…)`, `sql += \" AND …\" + x`, C#'s `$\"…{x}\"`, Kotlin's `\"…$x\"`) "
+        "— only when the formatted text is a statement: SELECT … FROM, "
         "INSERT INTO, UPDATE … SET, DELETE FROM, SELECT/UPDATE/DELETE … WHERE, "
         "CREATE/DROP/ALTER/TRUNCATE TABLE/INDEX/VIEW/… (`db.query(\\`SELECT * FROM users WHERE id = "
         "${id}\\`)`). **Major** (it blocks) where request input reaches the formatted text within the "
@@ -275,6 +278,55 @@ def _line_evidence(text: str, start: int) -> str | None:
     return _statement_evidence(statement)
 
 
+# The database calls the C-like rules read, and one given a bare name (`statement.executeQuery(query)`).
+_SQL_CALL = (
+    r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
+    r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?"
+)
+_PASSED_NAME = LazyPattern(_SQL_CALL + r"(?P<name>[A-Za-z_$][\w$]*)\s*[,)]")
+# How many added lines above a call given a name are read for the text assigned to that name.
+_NAME_LINES_ABOVE = 40
+# Text built from values rather than written whole: a string joined to a value, a template's `${`, a
+# format call, C#'s `$"…{`, Kotlin's `"…$name"`.
+_FORMATTED = LazyPattern(
+    r"[\"'`]\s*\+|\+\s*[\"'`]|\$\{|\bfmt\.Sprintf\(|\bString\.format\(|\$\"[^\"\n]*\{|\"[^\"\n]*\$[A-Za-z_]"
+)
+
+
+def _assigned_texts(above: str, name: str) -> list[str]:
+    """What the lines above assign `name`, from its last plain assignment (`query = …`, `query :=
+    …`) through the `+=` after it: each value to its `;`, or to a line end where no bracket or
+    template is open and no `+` carries on."""
+    values: list[str] = []
+    for found in re.finditer(rf"(?<![\w$.]){re.escape(name)}\s*(?P<operator>:=|\+=|=)(?![=>])", above):
+        if found.group("operator") != "+=":
+            values = []
+        end = found.end()
+        while end < len(above) and above[end] != ";":
+            if above[end] == "\n":
+                before, after = above[found.end() : end].rstrip(), above[end + 1 :].lstrip()
+                open_brackets = before.count("(") > before.count(")") or before.count("`") % 2 == 1
+                if before and not (open_brackets or before.endswith(("+", ",")) or after.startswith(("+", "."))):
+                    break
+            end += 1
+        values.append(above[found.end() : end])
+    return values
+
+
+def _name_evidence(text: str, start: int) -> str | None:
+    """The call is given a name the added lines above assign SQL built by formatting
+    (`String query = "SELECT … '" + name + "'"; … executeQuery(query)`)."""
+    passed = _PASSED_NAME.compiled().match(text, start)
+    if passed is None:
+        return None
+    name = passed.group("name")
+    values = _assigned_texts(text[:start], name)
+    if not any(_FORMATTED.search(value) for value in values):
+        return None
+    evidence = _line_evidence("\n".join(values), 0)
+    return None if evidence is None else f"`{name}` holds text built above: {evidence}"
+
+
 LINE_RULES = (
     LineRule(
         RULE_SQL,
@@ -287,5 +339,12 @@ LINE_RULES = (
         _line_evidence,
         spans_lines=True,
         lines_before=_ASSIGNMENT_LINES_ABOVE,
+    ),
+    LineRule(
+        RULE_SQL,
+        _PASSED_NAME,
+        "SQL built by string formatting is passed to the database",
+        _name_evidence,
+        lines_before=_NAME_LINES_ABOVE,
     ),
 )
