@@ -669,3 +669,58 @@ def test_sql_built_into_a_name_then_passed_to_the_database(tmp_path: Path, path:
         if item.line in major:
             assert "holds text built above" in item.body
             assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
+
+
+_COMMAND_THROUGH_A_NAME = {
+    "src/ping.js": ('''const { exec } = require("child_process");
+
+app.get("/ping", (req, res) => {
+  const command = `ping -c1 ${req.query.host}`;
+  exec(command, (err, out) => res.send(out));
+});
+
+app.get("/list", (req, res) => {
+  const listing = `ls ${req.query.all ? "-a" : "-l"}`;
+  exec(listing, (err, out) => res.send(out));
+  const status = "git status";
+  exec(status, (err, out) => res.send(out));
+});
+''', {5: "`command`, from `req.query.host` at line 4"}),
+    "server/ping.go": ('''package server
+
+import (
+	"fmt"
+	"net/http"
+	"os/exec"
+)
+
+func Ping(w http.ResponseWriter, r *http.Request) {
+	host := r.FormValue("host")
+	command := fmt.Sprintf("ping -c1 %s", host)
+	out, _ := exec.Command("sh", "-c", command).Output()
+	w.Write(out)
+}
+''', {12: "`command`, from `r.FormValue(\"host\")` at line 10"}),
+    "src/main/java/app/Ping.java": ('''package app;
+
+import javax.servlet.http.HttpServletRequest;
+
+class Ping {
+  Process ping(HttpServletRequest request) throws Exception {
+    String command = "ping -c1 " + request.getParameter("host");
+    return Runtime.getRuntime().exec(command);
+  }
+}
+''', {8: "`command`, from `\"ping -c1 \" + request.getParameter(\"host\")` at line 7"}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_COMMAND_THROUGH_A_NAME))
+def test_a_command_built_into_a_name_then_run_by_a_shell(tmp_path: Path, path: str) -> None:
+    text, major = _COMMAND_THROUGH_A_NAME[path]
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text})
+                if item.rule == "security/shell-injection"]
+    assert {item.line: item.severity.value for item in findings} == {line: "major" for line in major}
+    for item in findings:
+        assert "holds a command built above" in item.body
+        assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body

@@ -4,6 +4,7 @@ that tells it from the exceptions; a template literal opened on the line is read
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -56,3 +57,32 @@ def statement_text(code: str, number: int, added: dict[int, str]) -> str:
         if "`" in line:
             break
     return "\n".join(parts)
+
+
+# How many added lines above a call given a name are read for the text assigned to that name.
+NAME_LINES_ABOVE = 40
+# Text built from values rather than written whole: a string joined to a value, a template's `${`, a
+# format call, C#'s `$"…{`, Kotlin's `"…$name"`.
+FORMATTED = LazyPattern(
+    r"[\"'`]\s*\+|\+\s*[\"'`]|\$\{|\bfmt\.Sprintf\(|\bString\.format\(|\$\"[^\"\n]*\{|\"[^\"\n]*\$[A-Za-z_]"
+)
+
+
+def assigned_texts(above: str, name: str) -> list[str]:
+    """What the lines above assign `name`, from its last plain assignment (`query = …`, `query :=
+    …`) through the `+=` after it: each value to its `;`, or to a line end where no bracket or
+    template is open and no `+` carries on."""
+    values: list[str] = []
+    for found in re.finditer(rf"(?<![\w$.]){re.escape(name)}\s*(?P<operator>:=|\+=|=)(?![=>])", above):
+        if found.group("operator") != "+=":
+            values = []
+        end = found.end()
+        while end < len(above) and above[end] != ";":
+            if above[end] == "\n":
+                before, after = above[found.end() : end].rstrip(), above[end + 1 :].lstrip()
+                open_brackets = before.count("(") > before.count(")") or before.count("`") % 2 == 1
+                if before and not (open_brackets or before.endswith(("+", ",")) or after.startswith(("+", "."))):
+                    break
+            end += 1
+        values.append(above[found.end() : end])
+    return values

@@ -9,7 +9,12 @@ import ast
 
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule
+from reviewgate.reviewers.builtin.lenses.security.line_rules import (
+    FORMATTED,
+    NAME_LINES_ABOVE,
+    LineRule,
+    assigned_texts,
+)
 from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, is_constant, keyword
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
@@ -29,7 +34,8 @@ SHELL_INJECTION = Rule(
         "Python (by `ast`): `subprocess.*(…, shell=True)` or `os.system`/`os.popen` of an f-string, "
         "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
-        "`Runtime.getRuntime().exec(\"…\" + x)`. **Major** (it blocks) where request input reaches the "
+        "`Runtime.getRuntime().exec(\"…\" + x)`; in those, also a name the 40 added lines above assign such a "
+        "string (``const command = `ping ${host}`; exec(command)``). **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
         "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. The chain also goes one call up: a caller in the "
         "same module or file, or another file of the change that calls the function it imports (in Java, "
@@ -111,13 +117,38 @@ def _only_constant_interpolations(text: str, start: int) -> bool:
     return "${" in template and "${" not in rest
 
 
+_ONE_STRING = (
+    "the command is one formatted string run by a shell, not an argument list "
+    "(`execFile`, `exec.Command(name, args...)`)"
+)
+
+
 def _line_evidence(text: str, start: int) -> str | None:
     if _only_constant_interpolations(text, start):
         return None  # `${ok ? 'true' : 'false'}`: the command is one of a few fixed texts
-    return (
-        "the command is one formatted string run by a shell, not an argument list "
-        "(`execFile`, `exec.Command(name, args...)`)"
-    )
+    return _ONE_STRING
+
+
+# A command given as a bare name to what runs it (`exec(command)`, `exec.Command("sh", "-c", command)`,
+# `Runtime.getRuntime().exec(command)`).
+_PASSED_NAME = LazyPattern(
+    r"(?:(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*"
+    r"|exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
+    r"|Runtime\.getRuntime\(\)\.exec\(\s*)(?P<name>[A-Za-z_$][\w$]*)\s*[,)]"
+)
+
+
+def _name_evidence(text: str, start: int) -> str | None:
+    r"""The command is a name the added lines above assign a formatted string (`const command =
+    \`git log ${ref}\`; exec(command)`)."""
+    passed = _PASSED_NAME.compiled().match(text, start)
+    if passed is None:
+        return None
+    name = passed.group("name")
+    values = [value for value in assigned_texts(text[:start], name) if FORMATTED.search(value)]
+    if not values or all(_only_constant_interpolations(value, 0) for value in values):
+        return None
+    return f"`{name}` holds a command built above: {_ONE_STRING}"
 
 
 _WHAT = "a shell command is built from a formatted string"
@@ -146,4 +177,5 @@ LINE_RULES = (
         _WHAT,
         _line_evidence,
     ),
+    LineRule(RULE_SHELL, _PASSED_NAME, _WHAT, _name_evidence, lines_before=NAME_LINES_ABOVE),
 )

@@ -11,7 +11,12 @@ import re
 
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
-from reviewgate.reviewers.builtin.lenses.security.line_rules import LineRule
+from reviewgate.reviewers.builtin.lenses.security.line_rules import (
+    FORMATTED,
+    NAME_LINES_ABOVE,
+    LineRule,
+    assigned_texts,
+)
 from reviewgate.reviewers.builtin.lenses.security.python_calls import (
     PythonModule,
     dotted,
@@ -284,35 +289,6 @@ _SQL_CALL = (
     r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?"
 )
 _PASSED_NAME = LazyPattern(_SQL_CALL + r"(?P<name>[A-Za-z_$][\w$]*)\s*[,)]")
-# How many added lines above a call given a name are read for the text assigned to that name.
-_NAME_LINES_ABOVE = 40
-# Text built from values rather than written whole: a string joined to a value, a template's `${`, a
-# format call, C#'s `$"…{`, Kotlin's `"…$name"`.
-_FORMATTED = LazyPattern(
-    r"[\"'`]\s*\+|\+\s*[\"'`]|\$\{|\bfmt\.Sprintf\(|\bString\.format\(|\$\"[^\"\n]*\{|\"[^\"\n]*\$[A-Za-z_]"
-)
-
-
-def _assigned_texts(above: str, name: str) -> list[str]:
-    """What the lines above assign `name`, from its last plain assignment (`query = …`, `query :=
-    …`) through the `+=` after it: each value to its `;`, or to a line end where no bracket or
-    template is open and no `+` carries on."""
-    values: list[str] = []
-    for found in re.finditer(rf"(?<![\w$.]){re.escape(name)}\s*(?P<operator>:=|\+=|=)(?![=>])", above):
-        if found.group("operator") != "+=":
-            values = []
-        end = found.end()
-        while end < len(above) and above[end] != ";":
-            if above[end] == "\n":
-                before, after = above[found.end() : end].rstrip(), above[end + 1 :].lstrip()
-                open_brackets = before.count("(") > before.count(")") or before.count("`") % 2 == 1
-                if before and not (open_brackets or before.endswith(("+", ",")) or after.startswith(("+", "."))):
-                    break
-            end += 1
-        values.append(above[found.end() : end])
-    return values
-
-
 def _name_evidence(text: str, start: int) -> str | None:
     """The call is given a name the added lines above assign SQL built by formatting
     (`String query = "SELECT … '" + name + "'"; … executeQuery(query)`)."""
@@ -320,8 +296,8 @@ def _name_evidence(text: str, start: int) -> str | None:
     if passed is None:
         return None
     name = passed.group("name")
-    values = _assigned_texts(text[:start], name)
-    if not any(_FORMATTED.search(value) for value in values):
+    values = assigned_texts(text[:start], name)
+    if not any(FORMATTED.search(value) for value in values):
         return None
     evidence = _line_evidence("\n".join(values), 0)
     return None if evidence is None else f"`{name}` holds text built above: {evidence}"
@@ -345,6 +321,6 @@ LINE_RULES = (
         _PASSED_NAME,
         "SQL built by string formatting is passed to the database",
         _name_evidence,
-        lines_before=_NAME_LINES_ABOVE,
+        lines_before=NAME_LINES_ABOVE,
     ),
 )
