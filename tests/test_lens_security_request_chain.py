@@ -724,3 +724,58 @@ def test_a_command_built_into_a_name_then_run_by_a_shell(tmp_path: Path, path: s
     for item in findings:
         assert "holds a command built above" in item.body
         assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
+
+
+def test_a_call_whose_arguments_start_on_the_next_line(tmp_path: Path) -> None:
+    servers = '''package app;
+
+import java.sql.Connection;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+class Servers {
+  @GetMapping("/servers")
+  Object sorted(@RequestParam String column, @RequestParam String login) throws Exception {
+    try (var statement =
+        connection.prepareStatement(
+            "select id, hostname from servers where status <> 'out of order' order by "
+                + column)) {
+      return statement.executeQuery();
+    }
+  }
+
+  @GetMapping("/users")
+  Object users(@RequestParam String login) throws Exception {
+    String queryString = "SELECT * FROM user_data WHERE login_count = ? and userid = " + login;
+    var query =
+        connection.prepareStatement(
+            queryString, ResultSet.TYPE_SCROLL_INSENSITIVE, ResultSet.CONCUR_READ_ONLY);
+    return query.executeQuery();
+  }
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Servers.java": servers})
+    assert {(item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection"} == {
+        (11, "major"), (22, "major")}
+
+
+def test_literals_joined_by_a_line_break_are_no_formatting(tmp_path: Path) -> None:
+    grants = '''package app;
+
+import java.sql.Connection;
+
+class Grants {
+  boolean granted(Connection connection) throws Exception {
+    var statement =
+        connection.prepareStatement(
+            "SELECT * FROM INFORMATION_SCHEMA.TABLE_PRIVILEGES WHERE TABLE_NAME = ? AND GRANTEE ="
+                + " ?");
+    String query = "SELECT * FROM grants WHERE name = ?"
+        + " AND level = ?";
+    var other = connection.prepareStatement(query);
+    return statement.executeQuery().next() && other.executeQuery().next();
+  }
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Grants.java": grants})
+    assert [item for item in findings if item.rule == "security/sql-injection"] == []

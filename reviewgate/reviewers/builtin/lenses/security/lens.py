@@ -155,8 +155,9 @@ class SecurityLens:
                 if line_rule.skip_in_tests and in_test:
                     continue
                 text = statement_text(code, number, added) if line_rule.spans_lines else code
+                # Only a call that starts on this line is this line's (the lines after are their own).
                 match = line_rule.pattern.search(text)
-                if match is None:
+                if match is None or match.start() >= len(code):
                     continue
                 above = lines_above(number, added, line_rule.lines_before)
                 evidence = line_rule.evidence(above + text, len(above) + match.start())

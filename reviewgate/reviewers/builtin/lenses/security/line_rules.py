@@ -21,13 +21,14 @@ class LineRule(NamedTuple):
     # is one of the exceptions.
     evidence: Callable[[str, int], str | None]
     skip_in_tests: bool = False  # a test of that path (TLS turned off) does not fire
-    spans_lines: bool = False  # the text searched runs to the end of a template literal the line opens
+    spans_lines: bool = False  # the text searched runs to the end of a template literal or parenthesis the line opens
     # How many added lines just above the line the evidence also reads (the text it is given starts
     # with them, the match's start counted in that text): a condition a setting sits under.
     lines_before: int = 0
 
 
-# A template literal opened on a line and closed this many added lines later at most is read whole.
+# A template literal or a call's parenthesis opened on a line and closed this many added lines later
+# at most is read whole.
 MAX_TEMPLATE_LINES = 30
 
 
@@ -44,18 +45,19 @@ def lines_above(number: int, added: dict[int, str], count: int) -> str:
 
 
 def statement_text(code: str, number: int, added: dict[int, str]) -> str:
-    """The line, and when it opens a template literal it does not close, the added lines up to
-    the closing backtick: a query written over several lines is one piece of evidence."""
-    if code.count("`") % 2 == 0:
-        return code
+    """The line, and when it opens a template literal or a parenthesis it does not close, the added
+    lines up to the closing backtick or parenthesis: a query written over several lines, or a
+    call's arguments on the lines after it (`connection.prepareStatement(` then `queryString, …)`),
+    is one piece of evidence."""
     parts = [code]
     for following in range(number + 1, number + 1 + MAX_TEMPLATE_LINES):
+        text = "\n".join(parts)
+        if text.count("`") % 2 == 0 and text.count("(") <= text.count(")"):
+            break
         line = added.get(following)
         if line is None:
             break
         parts.append(line)
-        if "`" in line:
-            break
     return "\n".join(parts)
 
 

@@ -273,10 +273,34 @@ def _only_escaped_values(body: str, above: str) -> bool:
     return bool(spans)
 
 
+# A string literal in the C-like languages (Java's, Go's and C#'s `"…"`, JavaScript's `'…'` too).
+_STRING_LITERAL = LazyPattern(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+
+
+def _joins_only_literals(text: str, start: int) -> bool:
+    """Whether the call's first argument joins string literals alone (`"… GRANTEE =" + " ?"`, a
+    formatter's line break): text the code writes whole."""
+    opener = text.find("(", start)
+    if opener < 0 or text.find("`", opener) >= 0:
+        return False
+    argument = re.split(r"[,)]", _STRING_LITERAL.compiled().sub("", text[opener + 1 :]), maxsplit=1)[0]
+    return "+" in argument and re.search(r"[A-Za-z_$]", argument) is None
+
+
+def _from_values(value: str) -> bool:
+    """Whether formatted text takes a value: a name outside its literals, or one interpolated in
+    them (`${x}`, Kotlin's `$x`, C#'s `$"…{x}"`); literals joined alone (`"… = ?" + " AND …"`, a
+    line broken in two) take none."""
+    outside = _STRING_LITERAL.compiled().sub("", value)
+    return re.search(r"[A-Za-z_$]", outside) is not None or re.search(r"\$\{|\$[A-Za-z_]|\$\"[^\"]*\{", value) is not None
+
+
 def _line_evidence(text: str, start: int) -> str | None:
     statement = _SQL_STATEMENT.search(text, start)
     if statement is None:
         return None  # a method named `query` with a formatted URL or search string
+    if _joins_only_literals(text, start):
+        return None
     body = _template_body(text, start)
     if body is not None and _only_escaped_values(body, text[: text.rfind("\n", 0, start) + 1]):
         return None  # `ALTER TABLE ${this.escapePath(table)} DROP CONSTRAINT "${name}"`
@@ -297,7 +321,7 @@ def _name_evidence(text: str, start: int) -> str | None:
         return None
     name = passed.group("name")
     values = assigned_texts(text[:start], name)
-    if not any(FORMATTED.search(value) for value in values):
+    if not any(FORMATTED.search(value) and _from_values(value) for value in values):
         return None
     evidence = _line_evidence("\n".join(values), 0)
     return None if evidence is None else f"`{name}` holds text built above: {evidence}"
@@ -321,6 +345,7 @@ LINE_RULES = (
         _PASSED_NAME,
         "SQL built by string formatting is passed to the database",
         _name_evidence,
+        spans_lines=True,
         lines_before=NAME_LINES_ABOVE,
     ),
 )
