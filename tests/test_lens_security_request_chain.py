@@ -779,3 +779,59 @@ class Grants {
 '''
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Grants.java": grants})
     assert [item for item in findings if item.rule == "security/sql-injection"] == []
+
+
+def test_a_statement_or_command_that_is_the_request_input_itself(tmp_path: Path) -> None:
+    lesson = '''package app;
+
+import java.sql.Connection;
+import javax.servlet.http.HttpServletRequest;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+class Lesson {
+  @PostMapping("/attack")
+  Object completed(@RequestParam String query) throws Exception {
+    return injectableQuery(query);
+  }
+
+  Object injectableQuery(String query) throws Exception {
+    return connection.createStatement().executeQuery(query);
+  }
+
+  Object byId(HttpServletRequest request) throws Exception {
+    String sql = "SELECT * FROM users WHERE id = ?";
+    var statement = connection.prepareStatement(sql);
+    statement.setString(1, request.getParameter("id"));
+    return statement.executeQuery();
+  }
+}
+'''
+    handler = '''package server
+
+import (
+	"database/sql"
+	"net/http"
+	"os/exec"
+)
+
+func Find(db *sql.DB, w http.ResponseWriter, r *http.Request) {
+	query := "SELECT * FROM items WHERE id = ?"
+	rows, _ := db.Query(query, r.FormValue("id"))
+	defer rows.Close()
+}
+
+func Run(w http.ResponseWriter, r *http.Request) {
+	script := r.FormValue("script")
+	out, _ := exec.Command("sh", "-c", script).Output()
+	w.Write(out)
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"},
+                             {"src/main/java/app/Lesson.java": lesson, "server/run.go": handler})
+    found = sorted((item.path, item.line, item.severity.value, item.title) for item in findings
+                   if item.rule in ("security/sql-injection", "security/shell-injection"))
+    assert found == [
+        ("server/run.go", 17, "major", "The request's text is run as a shell command"),
+        ("src/main/java/app/Lesson.java", 15, "major", "The request's text is run as SQL"),
+    ]

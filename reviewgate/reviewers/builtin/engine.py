@@ -141,6 +141,8 @@ def available_cores() -> int:
 def run_lenses(request: ReviewRequest, lenses: Sequence[Lens], whole_change: Collection[Lens]) -> list[Finding]:
     """Every lens's findings, in lens order and, within a lens, in file order. The lenses in
     `whole_change` run once over the whole change, the others file by file."""
+    # Every changed path, listed once: each file's narrowed request keeps it (`_narrowed`).
+    request = request._replace(changed_paths=request.all_changed_paths())
     per_file = [lens for lens in lenses if lens not in whole_change]
     whole = [lens for lens in lenses if lens in whole_change]
     workers = worker_count(request)

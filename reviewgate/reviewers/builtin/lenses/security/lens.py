@@ -86,8 +86,8 @@ LINE_RULES: tuple[LineRule, ...] = (
 # LINE_RULES adds its literal here; tests/test_oversized_files.py checks each rule's examples pass
 # this filter. Compiled on first use: only a change with a file over the size cap reads it.
 LINE_RULES_NEED = LazyPattern(
-    r"exec|eval\(|new Function\(|\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|"
-    r"executeQuery|executeUpdate|prepareStatement)\(|rejectUnauthorized|NODE_TLS_REJECT_UNAUTHORIZED"
+    r"exec|eval\(|new Function\(|\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|QueryRowContext|"
+    r"ExecContext|executeQuery|executeUpdate|prepareStatement|addBatch)\(|rejectUnauthorized|NODE_TLS_REJECT_UNAUTHORIZED"
     r"|InsecureSkipVerify|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
 )
 
@@ -149,7 +149,9 @@ class SecurityLens:
         for number, line in sorted(added.items()):
             comment = comment_on(number, line, language)
             code = line if comment is None else line[: len(line) - len(comment.text)]
-            if comment is not None and comment.whole_line:
+            # Every rule's match starts on its line with a literal LINE_RULES_NEED holds: a line
+            # without one is read no further (the following lines a call may span included).
+            if (comment is not None and comment.whole_line) or not LINE_RULES_NEED.compiled().search(code):
                 continue
             for line_rule in LINE_RULES:
                 if line_rule.skip_in_tests and in_test:
@@ -170,7 +172,13 @@ class SecurityLens:
 
                     chains = chains or TextChains(request.head.read_text(change.path), language, change.path,
                                                   _other_files(request, change.path, language))
-                    chain = chains.chain(number, len(text))
+                    group = line_rule.chained_group
+                    start, end = match.span(group) if group else (0, len(text))
+                    chain = chains.chain(number, end - start, start)
+                if not evidence:  # passed as it came: a finding only where request input is what is passed
+                    if chain is None:
+                        continue
+                    evidence = line_rule.chained_evidence
                 finding = _finding(rule, line_rule.what, f"{matched(line)}; {evidence}", change.path, number, line,
                                    chain)
                 yield _with_fix(finding, line_fix(number, line) if rule == RULE_TLS else None)

@@ -25,6 +25,29 @@ class LineRule(NamedTuple):
     # How many added lines just above the line the evidence also reads (the text it is given starts
     # with them, the match's start counted in that text): a condition a setting sits under.
     lines_before: int = 0
+    # The pattern's group the request chain is followed from (a statement passed as a name), rather
+    # than the whole statement, whose other arguments (a query's parameters) may hold input safely.
+    chained_group: str = ""
+    # The evidence where `evidence` answers "" (a statement passed as it came) and request input
+    # reaches `chained_group`: the request's text is the statement.
+    chained_evidence: str = ""
+
+
+# A choice between literals (`all ? "-a" : "-l"`): text the code writes, whatever picks it.
+_LITERAL_CHOICE = re.compile(r"\?\s*(?:\"[^\"]*\"|'[^']*')\s*:\s*(?:\"[^\"]*\"|'[^']*')")
+
+
+def passed_as_it_came(text: str, start: int, pattern: LazyPattern) -> str | None:
+    """"" (evidence only with a request chain, `chained_evidence`) where the name the call is given
+    is not assigned text in the lines above (`query = "…" + x`, a choice of literals): a value
+    passed on as it came. None where it is built here, which the formatted rules judge."""
+    passed = pattern.compiled().match(text, start)
+    if passed is None:
+        return None
+    values = assigned_texts(text[:start], passed.group("name"))
+    built = any(FORMATTED.search(value) or re.match(r"\s*[\"'`]", value) or _LITERAL_CHOICE.search(value)
+                for value in values)
+    return None if built else ""
 
 
 # A template literal or a call's parenthesis opened on a line and closed this many added lines later

@@ -175,12 +175,13 @@ class TextChains:
         self.path = path
         self.others = others
 
-    def chain(self, line: int, length: int) -> str | None:
-        """How request input reaches the statement that starts on `line` and runs `length`
-        characters, within its function or one call up in the file, or None."""
+    def chain(self, line: int, length: int, offset: int = 0) -> str | None:
+        """How request input reaches the text that starts `offset` characters into `line` and runs
+        `length` characters (a statement, or the name it is given), within its function or one
+        call up, or None."""
         if not self.text:
             return None
-        start = self._source.line_starts[line - 1]
+        start = self._source.line_starts[line - 1] + offset
         end = min(len(self.text), start + length)
         return self._within(start, end) or self._through_a_caller(start, end)
 

@@ -6,6 +6,7 @@ command of a template or a concatenation on an added line."""
 from __future__ import annotations
 
 import ast
+import functools
 
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
@@ -14,6 +15,7 @@ from reviewgate.reviewers.builtin.lenses.security.line_rules import (
     NAME_LINES_ABOVE,
     LineRule,
     assigned_texts,
+    passed_as_it_came,
 )
 from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, is_constant, keyword
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
@@ -35,7 +37,7 @@ SHELL_INJECTION = Rule(
         "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
         "`Runtime.getRuntime().exec(\"…\" + x)`; in those, also a name the 40 added lines above assign such a "
-        "string (``const command = `ping ${host}`; exec(command)``). **Major** (it blocks) where request input reaches the "
+        "string (``const command = `ping ${host}`; exec(command)``), or holding request input itself. **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
         "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. The chain also goes one call up: a caller in the "
         "same module or file, or another file of the change that calls the function it imports (in Java, "
@@ -177,5 +179,21 @@ LINE_RULES = (
         _WHAT,
         _line_evidence,
     ),
-    LineRule(RULE_SHELL, _PASSED_NAME, _WHAT, _name_evidence, lines_before=NAME_LINES_ABOVE),
+    LineRule(
+        RULE_SHELL,
+        _PASSED_NAME,
+        _WHAT,
+        _name_evidence,
+        lines_before=NAME_LINES_ABOVE,
+        chained_group="name",
+    ),
+    LineRule(
+        RULE_SHELL,
+        _PASSED_NAME,
+        "The request's text is run as a shell command",
+        functools.partial(passed_as_it_came, pattern=_PASSED_NAME),
+        lines_before=NAME_LINES_ABOVE,
+        chained_group="name",
+        chained_evidence="the command run is request input itself: whoever sends the request writes it",
+    ),
 )

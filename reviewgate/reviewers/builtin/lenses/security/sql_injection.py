@@ -7,6 +7,7 @@ every value in the template is escaped (or, in a schema statement, a name in ide
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from reviewgate.findings import FindingClass, Severity
@@ -16,6 +17,7 @@ from reviewgate.reviewers.builtin.lenses.security.line_rules import (
     NAME_LINES_ABOVE,
     LineRule,
     assigned_texts,
+    passed_as_it_came,
 )
 from reviewgate.reviewers.builtin.lenses.security.python_calls import (
     PythonModule,
@@ -43,7 +45,10 @@ SQL_INJECTION = Rule(
         "a variable), JS `.query(\\`…${…}\\`)` (a template may span lines), Go `Query(fmt.Sprintf(…))`, "
         "Java `executeQuery(\"…\" + x)`, and in those languages (C# and Kotlin too) a name the 40 added lines "
         "above assign such text (`String query = \"SELECT … '\" + name + \"'\"; … executeQuery(query)`, "
-        "`query := fmt.Sprintf(…)`, `sql += \" AND …\" + x`, C#'s `$\"…{x}\"`, Kotlin's `\"…$x\"`) "
+        "`query := fmt.Sprintf(…)`, `sql += \" AND …\" + x`, C#'s `$\"…{x}\"`, Kotlin's `\"…$x\"`); and a "
+        "name holding request input itself given to a call that takes only SQL (JDBC's `executeQuery`, "
+        "`executeUpdate`, `prepareStatement`, `addBatch`; Go's `db.Query`/`tx.Exec`…): the request's text is "
+        "the statement "
         "— only when the formatted text is a statement: SELECT … FROM, "
         "INSERT INTO, UPDATE … SET, DELETE FROM, SELECT/UPDATE/DELETE … WHERE, "
         "CREATE/DROP/ALTER/TRUNCATE TABLE/INDEX/VIEW/… (`db.query(\\`SELECT * FROM users WHERE id = "
@@ -313,6 +318,14 @@ _SQL_CALL = (
     r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?"
 )
 _PASSED_NAME = LazyPattern(_SQL_CALL + r"(?P<name>[A-Za-z_$][\w$]*)\s*[,)]")
+# The calls that take nothing but SQL (JDBC's, and Go's database/sql on a `db`, `tx` or `conn`): a
+# name given them that holds the request's text is a statement its sender writes. `query` and
+# `execute` alone are not among them: search and GraphQL clients call theirs that too.
+_STATEMENT_PASSED = LazyPattern(
+    r"(?:\.(?:executeQuery|executeUpdate|executeLargeUpdate|prepareStatement|addBatch)"
+    r"|\b(?:db|DB|tx|conn)\.(?:Query|QueryRow|Exec|QueryContext|QueryRowContext|ExecContext))"
+    r"\(\s*(?:ctx,\s*)?(?P<name>[A-Za-z_$][\w$]*)\s*[,)]"
+)
 def _name_evidence(text: str, start: int) -> str | None:
     """The call is given a name the added lines above assign SQL built by formatting
     (`String query = "SELECT … '" + name + "'"; … executeQuery(query)`)."""
@@ -347,5 +360,16 @@ LINE_RULES = (
         _name_evidence,
         spans_lines=True,
         lines_before=NAME_LINES_ABOVE,
+        chained_group="name",
+    ),
+    LineRule(
+        RULE_SQL,
+        _STATEMENT_PASSED,
+        "The request's text is run as SQL",
+        functools.partial(passed_as_it_came, pattern=_STATEMENT_PASSED),
+        lines_before=NAME_LINES_ABOVE,
+        spans_lines=True,
+        chained_group="name",
+        chained_evidence="the statement passed is request input itself: whoever sends the request writes the SQL",
     ),
 )
