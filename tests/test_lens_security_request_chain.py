@@ -835,3 +835,40 @@ func Run(w http.ResponseWriter, r *http.Request) {
         ("server/run.go", 17, "major", "The request's text is run as a shell command"),
         ("src/main/java/app/Lesson.java", 15, "major", "The request's text is run as SQL"),
     ]
+
+
+def test_python_shell_running_a_parameter_a_caller_builds_from_request_input(tmp_path: Path) -> None:
+    views = '''import os
+import subprocess
+
+from flask import request
+
+
+def command_out(command):
+    process = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE)
+    return process.communicate()
+
+
+def scan():
+    ip = request.form.get("ip")
+    command = "nmap " + ip
+    return command_out(command)
+
+
+def run(script):
+    return subprocess.run(script, shell=True, check=True)
+
+
+def status():
+    listing = "ls -l"
+    os.system(listing)
+    return run("git status")
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/views.py": views})
+    found = [(item.line, item.severity.value, item.title, item.body) for item in findings
+             if item.rule == "security/shell-injection"]
+    assert [(line, severity, title) for line, severity, title, _body in found] == [
+        (8, "major", "The request's text is run as a shell command")]
+    assert found[0][3].endswith(
+        "Request input reaches it: `command`, from `request.form.get('ip')` at line 13, handed to `command_out` as "
+        "`command` at line 15.")

@@ -132,12 +132,13 @@ class SecurityLens:
         for node in nodes_of(tree, ast.Call):
             if not spans.touched(node.lineno, node.end_lineno or node.lineno):
                 continue
-            found = _check_call(module, node)
+            found = _check_call(module, node) or _run_as_it_came(module, node, change.path, request)
             if found is not None:
                 lines = lines or source.splitlines()
                 rule, what, evidence = found
                 line = lines[node.lineno - 1]
-                chain = _python_chain(module, node, change.path, request) if rule in CHAINED_RULES else None
+                passed = (node.args[0],) if (rule, what) == (RULE_SHELL, shell_injection.AS_IT_CAME[0]) else None
+                chain = _python_chain(module, node, change.path, request, passed) if rule in CHAINED_RULES else None
                 finding = _finding(rule, what, f"{matched(line)}; {evidence}", change.path, node.lineno, line, chain)
                 fix = python_fix(node, dotted(node.func), lines, set(added)) if rule in (RULE_YAML, RULE_TLS) else None
                 yield _with_fix(finding, fix)
@@ -195,7 +196,23 @@ _ADVICE = {
 }
 
 
-def _python_chain(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest) -> str | None:
+def _run_as_it_came(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest) -> tuple[str, str, str] | None:
+    """(rule, what, evidence) where a shell runs a name that holds request input as it came: the
+    chain followed from that name alone."""
+    func = call.func
+    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") not in (
+            shell_injection.CALL_LEAVES):
+        return None
+    name = dotted(func)
+    first = call.args[0] if call.args else None
+    passed = shell_injection.python_command_as_it_came(module, call, name, name.rsplit(".", 1)[-1], first)
+    if passed is None or _python_chain(module, call, path, request, (passed,)) is None:
+        return None
+    return RULE_SHELL, *shell_injection.AS_IT_CAME
+
+
+def _python_chain(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest,
+                  arguments: tuple[ast.expr, ...] | None = None) -> str | None:
     from reviewgate.reviewers.builtin.lenses.security.request_chain import python_chain
 
     def others(name: str) -> Iterator[tuple[str, ast.Module]]:
@@ -207,7 +224,7 @@ def _python_chain(module: PythonModule, call: ast.Call, path: str, request: Revi
                 if tree is not None:
                     yield other, tree
 
-    return python_chain(module.tree, call, path, others)
+    return python_chain(module.tree, call, path, others, arguments)
 
 
 # Languages whose files call each other's functions: one imports the other's (request_chain.py).

@@ -48,17 +48,17 @@ OtherModules = Callable[[str], Iterable[tuple[str, ast.Module]]]
 
 
 def python_chain(module: Callable[[], ast.Module | None], call: ast.Call, path: str = "",
-                 others: OtherModules | None = None) -> str | None:
-    """How request input reaches the call's arguments (`name`, from `request.args.get('q')` at
-    line 4), within its function, from a caller in its module or from one in the change's `others`
-    that imports the function from it; or None."""
+                 others: OtherModules | None = None, followed: tuple[ast.expr, ...] | None = None) -> str | None:
+    """How request input reaches the call's arguments, or the `followed` ones alone (`name`, from
+    `request.args.get('q')` at line 4), within its function, from a caller in its module or from
+    one in the change's `others` that imports the function from it; or None."""
     from reviewgate.reviewers.builtin.languages.python_flow import describe
 
     tree = module()
     if tree is None:
         return None
     flows = _python_flows(tree)
-    arguments = (*call.args, *(keyword.value for keyword in call.keywords))
+    arguments = followed if followed is not None else (*call.args, *(keyword.value for keyword in call.keywords))
     flow = flows.of(call)
     for argument in arguments:
         origin = flow.origin(argument)

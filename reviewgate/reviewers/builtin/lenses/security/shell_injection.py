@@ -17,7 +17,7 @@ from reviewgate.reviewers.builtin.lenses.security.line_rules import (
     assigned_texts,
     passed_as_it_came,
 )
-from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, is_constant, keyword
+from reviewgate.reviewers.builtin.lenses.security.python_calls import PythonModule, is_constant, is_formatted, keyword
 from reviewgate.reviewers.builtin.rule import Example, File, Rule
 
 SHELL_INJECTION = Rule(
@@ -37,7 +37,8 @@ SHELL_INJECTION = Rule(
         "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
         "`Runtime.getRuntime().exec(\"…\" + x)`; in those, also a name the 40 added lines above assign such a "
-        "string (``const command = `ping ${host}`; exec(command)``), or holding request input itself. **Major** (it blocks) where request input reaches the "
+        "string (``const command = `ping ${host}`; exec(command)``), or holding request input itself (also "
+        "Python's `Popen(command, shell=True)`, `os.system(command)`). **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
         "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. The chain also goes one call up: a caller in the "
         "same module or file, or another file of the change that calls the function it imports (in Java, "
@@ -98,6 +99,24 @@ def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first
             "the command is a formatted string, not a literal",
         )
     return None
+
+
+def python_command_as_it_came(module: PythonModule, call: ast.Call, name: str, leaf: str, first: ast.expr | None) -> ast.Name | None:
+    """The name a shell runs as it came (`subprocess.Popen(command, shell=True)`, `os.system(command)`
+    with `command` a parameter or assigned no text here): a finding only where request input is
+    that name (lens.py follows its chain)."""
+    runs_a_shell = (leaf in _SUBPROCESS_CALLS and is_constant(keyword(call, "shell"), True)) or name in _SHELL_FUNCTIONS
+    if not runs_a_shell or not isinstance(first, ast.Name):
+        return None
+    value = module.value_of(first)
+    written = value is not None and (is_formatted(value) or isinstance(value, (ast.Constant, ast.IfExp, ast.List)))
+    return None if written else first
+
+
+AS_IT_CAME = (
+    "The request's text is run as a shell command",
+    "the command run is request input itself: whoever sends the request writes it",
+)
 
 
 # A template literal's `${…}` whose value is fixed text: a string literal, a number, or a choice
