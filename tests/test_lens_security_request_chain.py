@@ -872,3 +872,35 @@ def status():
     assert found[0][3].endswith(
         "Request input reaches it: `command`, from `request.form.get('ip')` at line 13, handed to `command_out` as "
         "`command` at line 15.")
+
+
+def test_java_runtime_held_in_a_name_and_request_headers(tmp_path: Path) -> None:
+    echo = '''package app;
+
+import javax.servlet.http.HttpServletRequest;
+
+class Echo {
+  Process echo(HttpServletRequest request) throws Exception {
+    String param = "";
+    java.util.Enumeration<String> headers = request.getHeaders("X-Name");
+    if (headers != null && headers.hasMoreElements()) {
+      param = headers.nextElement();
+    }
+    String cmd = "echo ";
+    Runtime r = Runtime.getRuntime();
+    return r.exec(cmd + param);
+  }
+
+  Process list(String folder) throws Exception {
+    Runtime runtime = Runtime.getRuntime();
+    return runtime.exec("ls " + folder);
+  }
+
+  String other(Matcher matcher, String name) {
+    return matcher.exec(name + "!");
+  }
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Echo.java": echo})
+    assert sorted((item.line, item.severity.value) for item in findings if item.rule == "security/shell-injection") == [
+        (14, "major"), (19, "minor")]

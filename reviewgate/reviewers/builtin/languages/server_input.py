@@ -24,17 +24,20 @@ SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.RUBY, Lan
 # How far back from a use the scan looks for the assignment or the parameter that makes a name input.
 _LOOK_BACK_LINES = 40
 
+_SERVLET_INPUT = (
+    r"\b\w+\s*\.\s*(?:getParameter|getParameterValues|getParameterMap|getParameterNames|getHeader|getHeaders"
+    r"|getHeaderNames|getQueryString|getCookies|getRequestURI|getRequestURL|getPathInfo|getInputStream|getReader"
+    r"|getPart|getParts)\s*\("
+)
 _SOURCES = {
-    Language.JAVA: (
-        r"\b\w+\s*\.\s*(?:getParameter|getParameterValues|getHeader|getQueryString|getCookies|getRequestURI)\s*\("
-    ),
+    # The servlet API's request input, every reader of it (javax/jakarta HttpServletRequest).
+    Language.JAVA: _SERVLET_INPUT,
     Language.CSHARP: (
         r"\bRequest\s*\.\s*(?:Query|Form|Headers|Cookies|QueryString|RouteValues)\b"
     ),
     # Kotlin: the servlet API as in Java, and Ktor's call (read by the security rules' chains only).
     Language.KOTLIN: (
-        r"\b\w+\s*\.\s*(?:getParameter|getParameterValues|getHeader|getQueryString|getCookies|getRequestURI)\s*\("
-        r"|\bcall\s*\.\s*(?:parameters|request\s*\.\s*(?:queryParameters|headers|cookies))\b|\breceiveParameters\s*\("
+        _SERVLET_INPUT + r"|\bcall\s*\.\s*(?:parameters|request\s*\.\s*(?:queryParameters|headers|cookies))\b|\breceiveParameters\s*\("
     ),
     Language.RUBY: r"(?<![\w.@:])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body)\b",
     Language.PHP: (

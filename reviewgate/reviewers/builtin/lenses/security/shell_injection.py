@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from reviewgate.findings import FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
@@ -172,6 +173,23 @@ def _name_evidence(text: str, start: int) -> str | None:
     return f"`{name}` holds a command built above: {_ONE_STRING}"
 
 
+# Java's runtime held in a name (`Runtime r = Runtime.getRuntime(); … r.exec(cmd + input)`), given a
+# command joined from a literal or a name and more.
+_RUNTIME_NAMED = LazyPattern(
+    r"(?<![\w$.])(?P<runtime>[A-Za-z_]\w*)\s*\.\s*exec\(\s*(?:\"[^\"]*\"|[A-Za-z_]\w*)\s*\+"
+)
+
+
+def _runtime_evidence(text: str, start: int) -> str | None:
+    """The name the command is run by holds `Runtime.getRuntime()` (the lines above assign it)."""
+    called = _RUNTIME_NAMED.compiled().match(text, start)
+    if called is None:
+        return None
+    runtime = re.escape(called.group("runtime"))
+    assigned = re.search(rf"(?<![\w$.]){runtime}\s*=\s*Runtime\s*\.\s*getRuntime\s*\(\s*\)", text[:start])
+    return None if assigned is None else _ONE_STRING
+
+
 _WHAT = "a shell command is built from a formatted string"
 LINE_RULES = (
     LineRule(
@@ -198,6 +216,7 @@ LINE_RULES = (
         _WHAT,
         _line_evidence,
     ),
+    LineRule(RULE_SHELL, _RUNTIME_NAMED, _WHAT, _runtime_evidence, lines_before=NAME_LINES_ABOVE),
     LineRule(
         RULE_SHELL,
         _PASSED_NAME,
