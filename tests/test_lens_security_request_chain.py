@@ -904,3 +904,100 @@ class Echo {
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Echo.java": echo})
     assert sorted((item.line, item.severity.value) for item in findings if item.rule == "security/shell-injection") == [
         (14, "major"), (19, "minor")]
+
+
+def test_request_input_two_calls_up_blocks_and_three_is_minor(tmp_path: Path) -> None:
+    lesson = '''package app;
+
+import java.sql.Connection;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+class Lesson {
+  @PostMapping("/attack")
+  Object completed(@RequestParam("userid") String userId) throws Exception {
+    return injectableQuery(userId);
+  }
+
+  Object injectableQuery(String accountName) throws Exception {
+    String query = "SELECT * FROM user_data WHERE last_name = '" + accountName + "'";
+    return run(query);
+  }
+
+  Object run(String query) throws Exception {
+    return connection.createStatement().executeQuery(query);
+  }
+
+  @PostMapping("/deep")
+  Object deep(@RequestParam("id") String id) throws Exception {
+    return first(id);
+  }
+
+  Object first(String id) throws Exception {
+    return second(id);
+  }
+
+  Object second(String id) throws Exception {
+    return third(id);
+  }
+
+  Object third(String id) throws Exception {
+    return connection.createStatement().executeQuery("SELECT * FROM items WHERE id = '" + id + "'");
+  }
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Lesson.java": lesson})
+    found = {item.line: item for item in findings if item.rule == "security/sql-injection"}
+    assert {line: item.severity.value for line, item in found.items()} == {19: "major", 36: "minor"}
+    assert found[19].body.endswith(
+        "Request input reaches it: `userId`, from `@RequestParam(\"userid\") String userId` at line 9, handed to "
+        "`injectableQuery` as `accountName` at line 10, handed to `run` as `query` at line 15.")
+
+
+def test_python_follows_request_input_two_calls_up(tmp_path: Path) -> None:
+    views = '''from flask import request
+
+
+def fetch(cursor, name):
+    return cursor.execute(f"SELECT id FROM users WHERE name = '{name}'").fetchone()
+
+
+def find(cursor, name):
+    return fetch(cursor, name)
+
+
+def user(cursor):
+    return find(cursor, request.args["name"])
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"app/views.py": views})
+    found = [item for item in findings if item.rule == "security/sql-injection"]
+    assert [(item.line, item.severity.value) for item in found] == [(5, "major")]
+    assert found[0].body.endswith(
+        "Request input reaches it: `request.args['name']` (line 13), handed to `find` as `name` at line 13, "
+        "handed to `fetch` as `name` at line 9.")
+
+
+def test_a_value_whose_quotes_are_replaced_is_no_chain(tmp_path: Path) -> None:
+    audit = '''package app;
+
+import java.sql.Connection;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+
+class Audit {
+  @PostMapping("/search")
+  Object search(@RequestParam String query) throws Exception {
+    log(connection, query);
+    return null;
+  }
+
+  static void log(Connection connection, String action) throws Exception {
+    action = action.replace('\\'', '"');
+    String logQuery = "INSERT INTO access_log (action) VALUES ('" + action + "')";
+    connection.createStatement().executeUpdate(logQuery);
+  }
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Audit.java": audit})
+    assert [(item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection"] == [
+        (17, "minor")]

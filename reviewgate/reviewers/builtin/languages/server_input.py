@@ -122,7 +122,7 @@ def origin_of(
         if name in names:
             return parameter
     if through_names:
-        return _through_names(source, language, window_start, start, names, followed, parameters)
+        return _through_names(source, language, window_start, start, names, followed, parameters, escapes)
     found: Origin | None = None
     for assignment in _compiled(_ASSIGNMENT[language]).finditer(source.masked, window_start, start):
         name = assignment.group("name")
@@ -145,16 +145,24 @@ def _through_names(
     names: set[str],
     followed: re.Pattern[str],
     parameters: dict[str, Origin],
+    escapes: re.Pattern[str] | None,
 ) -> Origin | None:
     """The input a name of `names` holds through the assignments between `window_start` and
     `start`, each read in order: a value with a source, a request parameter or a name holding input
-    makes its name hold it; any other value clears it."""
+    makes its name hold it; any other value, or one an escape wraps, clears it."""
     text = source.text
     holding = dict(parameters)
+    escaped: set[str] = set()  # names assigned an escaped value: no longer what `followed` finds
     for assignment in _compiled(_ASSIGNMENT[language]).finditer(source.masked, window_start, start):
         name = assignment.group("name")
         value_start, value_end = assignment.span("value")
-        if followed.search(source.masked, value_start, value_end) is not None:
+        if escapes is not None and escapes.search(text, value_start, value_end):
+            holding.pop(name, None)
+            escaped.add(name)
+            continue
+        escaped.discard(name)
+        found = (match.group(0) for match in followed.finditer(source.masked, value_start, value_end))
+        if any(match not in escaped for match in found):
             holding[name] = Origin(_shorten(text[value_start:value_end]), source.line_of(assignment.start()), name)
             continue
         mentioned = re.findall(r"\$?[A-Za-z_]\w*", source.masked[value_start:value_end])

@@ -27,7 +27,7 @@ EVAL = Rule(
         "`eval`/`exec` of a non-literal (Python), `eval(x)` / `new Function(` (JS/TS). **Major** (it "
         "blocks) where request input reaches it within the function (a request's query, form, body, "
         "headers or cookies, directly or through names assigned from it, or a route parameter the "
-        "framework fills); **minor** otherwise. The chain also goes one call up: a caller in the "
+        "framework fills); **minor** otherwise. The chain also goes up to two calls up: a caller in the "
         "same module or file, or another file of the change that calls the function it imports (in Java, "
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from"

@@ -11,6 +11,7 @@ is a test of that path and does not fire.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -220,7 +221,8 @@ def _python_chain(module: PythonModule, call: ast.Call, path: str, request: Revi
         for other in request.all_changed_paths():
             if other != path and language_of(other) is Language.PYTHON:
                 source = request.head.read_text(other)
-                tree = None if source is None or name not in source else parse_python(source, other)
+                named = source is not None and re.search(rf"\b{re.escape(name)}\b", source) is not None
+                tree = parse_python(source, other) if source is not None and named else None
                 if tree is not None:
                     yield other, tree
 

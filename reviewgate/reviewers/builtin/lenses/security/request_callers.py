@@ -1,5 +1,5 @@
 """The function around a sink in a C-like file and the calls of it in the same file: what the
-request chain follows one call up (request_chain.py).
+request chain follows up the calls (request_chain.py).
 
 A scanner over the blanked text (javascript_source.read_js), not a parser. The function is the
 innermost one holding the sink: a JavaScript or TypeScript function, method or arrow with a block

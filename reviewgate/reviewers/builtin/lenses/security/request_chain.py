@@ -5,7 +5,7 @@ code that is run. A sink built from values is a finding wherever it is; it block
 request's value (its query, form, body, headers or cookies, or a route parameter the framework
 fills from the request) reaches it within the function, followed by the readers the open-redirect
 and regex rules use: languages/python_flow.py for Python, languages/text_flow.py for JavaScript,
-TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. Also one call up: a caller in
+TypeScript and Go, languages/server_input.py for Java, C# and Kotlin. Also up to two calls up: a caller in
 the module (Python) or file (the others, request_callers.py) hands request input to the parameter
 the sink's text is built from; also a caller in another file of the change that imports the
 function (request_callers.imported_calls for the C-like languages).
@@ -38,6 +38,11 @@ NO_CHAIN = (
 _PYTHON_SANITIZERS = frozenset({"int", "float", "quote", "shlex.quote", "quote_name", "quote_ident", "escape_string"})
 _TEXT_SANITIZERS = r"\b(?:parseInt|parseFloat|Number|escape|escapeId|escapeIdentifier|escapeLiteral|quote|strconv\.Atoi)\s*\("
 _SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.KOTLIN})
+# A value whose quotes are replaced (`action.replace('\'', '"')`, `replaceAll("'", "''")`): it cannot
+# close the quoted literal it is written into, the escaping the request scanner follows no further.
+_QUOTES_REPLACED = re.compile(r"""\.replace(?:All)?\s*\(\s*(?:'\\''|"'"|"\\'")""")
+# How many calls up a chain is followed (a handler, the helper it calls, the helper's helper).
+_MAX_CALLS = 2
 # A file longer than this is not read for a chain (an oversized bundle): its sinks stay minor.
 _MAX_FOLLOWED = 1_000_000
 
@@ -68,11 +73,12 @@ def python_chain(module: Callable[[], ast.Module | None], call: ast.Call, path: 
 
 
 def _through_a_caller(tree: ast.Module, call: ast.Call, arguments: tuple[ast.expr, ...], path: str,
-                      others: OtherModules | None) -> str | None:
-    """One call up: the sink's function is handed request input by a caller at the parameter the
-    sink's text is built from: in the module (`find_user(cursor, request.args["name"])`), or in
-    another file of the change that imports the function from this module (`from app.db import
-    find_user`, `db.find_user(…)`)."""
+                      others: OtherModules | None, depth: int = 1) -> str | None:
+    """Up to `_MAX_CALLS` calls up: the sink's function is handed request input by a caller at the
+    parameter the sink's text is built from: in the module (`find_user(cursor,
+    request.args["name"])`), or in another file of the change that imports the function from this
+    module (`from app.db import find_user`, `db.find_user(…)`); or the caller hands on a parameter
+    of its own that its callers in its module fill so."""
     from reviewgate.reviewers.builtin.languages.python_flow import Flow, leaf_name, scope_of
     from reviewgate.reviewers.builtin.lenses.security.python_calls import dotted
     from reviewgate.reviewers.builtin.python_walk import nodes_of
@@ -88,7 +94,7 @@ def _through_a_caller(tree: ast.Module, call: ast.Call, arguments: tuple[ast.exp
         return None
     for caller in nodes_of(tree, ast.Call):
         if leaf_name(caller) == function.name:
-            handed = _handed(tree, caller, function.name, used, positional, "")
+            handed = _handed(tree, caller, function.name, used, positional, "", depth)
             if handed is not None:
                 return handed
     if others is None or function not in tree.body:
@@ -100,24 +106,31 @@ def _through_a_caller(tree: ast.Module, call: ast.Call, arguments: tuple[ast.exp
             called = caller.func
             if (isinstance(called, ast.Name) and called.id in direct) or (
                     isinstance(called, ast.Attribute) and called.attr == function.name and dotted(called.value) in modules):
-                handed = _handed(other, caller, function.name, used, positional, other_path)
+                handed = _handed(other, caller, function.name, used, positional, other_path, depth)
                 if handed is not None:
                     return handed
     return None
 
 
-def _handed(tree: ast.Module, caller: ast.Call, name: str, used: set[str], positional: list[str], path: str) -> str | None:
-    """How the caller hands request input to one of the `used` parameters, or None."""
+def _handed(tree: ast.Module, caller: ast.Call, name: str, used: set[str], positional: list[str], path: str,
+            depth: int) -> str | None:
+    """How the caller hands request input to one of the `used` parameters, from its function or
+    (below `_MAX_CALLS`) from its own callers, or None."""
     from reviewgate.reviewers.builtin.languages.python_flow import describe
 
     # A method called on an object passes `self` itself: its arguments start at the second.
     offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(caller.func, ast.Attribute) else 0
     for parameter in sorted(used):
         handed = _argument_for(caller, parameter, positional, offset)
-        origin = None if handed is None else _python_flows(tree).of(caller).origin(handed)
-        if origin is not None:
+        if handed is None:
+            continue
+        origin = _python_flows(tree).of(caller).origin(handed)
+        found = describe(origin) if origin is not None else None
+        if found is None and depth < _MAX_CALLS:
+            found = _through_a_caller(tree, caller, (handed,), path, None, depth + 1)
+        if found is not None:
             where = f"{path}:{caller.lineno}" if path else f"line {caller.lineno}"
-            return f"{describe(origin)}, handed to `{name}` as `{parameter}` at {where}"
+            return f"{found}, handed to `{name}` as `{parameter}` at {where}"
     return None
 
 
@@ -195,10 +208,11 @@ class TextChains:
         origin = None if self._flow is None else self._flow.origin(start, end)
         return None if origin is None else describe(origin)
 
-    def _through_a_caller(self, start: int, end: int) -> str | None:
-        """One call up: the sink's function is handed request input by a caller at a parameter the
-        sink is built from (`byName(statement, request.getParameter("name"))`): in the file, or in
-        another file of the change that imports it (request_callers.imported_calls)."""
+    def _through_a_caller(self, start: int, end: int, depth: int = 1) -> str | None:
+        """Up to `_MAX_CALLS` calls up: the sink's function is handed request input by a caller at a
+        parameter the sink is built from (`byName(statement, request.getParameter("name"))`), in the
+        file or in another file of the change that imports it (request_callers.imported_calls), or
+        the caller hands on a parameter of its own that its callers fill so, within its file."""
         from reviewgate.reviewers.builtin.languages.expression_spans import call_arguments
         from reviewgate.reviewers.builtin.lenses.security.request_callers import calls_of, enclosing_callee
 
@@ -214,7 +228,11 @@ class TextChains:
         for chains, opener in self._callers(callee, calls_of(self._source, callee)):
             arguments = call_arguments(chains._source, opener)
             for index, parameter in used:
-                handed = chains._within(*arguments[index]) if index < len(arguments) else None
+                if index >= len(arguments):
+                    continue
+                handed = chains._within(*arguments[index])
+                if handed is None and depth < _MAX_CALLS:
+                    handed = chains._through_a_caller(*arguments[index], depth + 1)
                 if handed is not None:
                     line = chains._source.line_of(opener)
                     where = f"line {line}" if chains is self else f"{chains.path}:{line}"
@@ -249,7 +267,7 @@ class TextChains:
         from reviewgate.reviewers.builtin.languages.server_input import origin_of
         from reviewgate.reviewers.builtin.lenses.security.request_callers import method_start
 
-        found = origin_of(self._source, self.language, start, end, None, value, through_names=True)
+        found = origin_of(self._source, self.language, start, end, _QUOTES_REPLACED, value, through_names=True)
         # The scanner looks back a fixed number of lines: a source in the method before is not this one's.
         if found is None or found.line < self._source.line_of(method_start(self._source.masked, start)[0]):
             return None

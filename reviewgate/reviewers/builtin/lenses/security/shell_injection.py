@@ -41,7 +41,7 @@ SHELL_INJECTION = Rule(
         "string (``const command = `ping ${host}`; exec(command)``), or holding request input itself (also "
         "Python's `Popen(command, shell=True)`, `os.system(command)`). **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
-        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. The chain also goes one call up: a caller in the "
+        "through names assigned from it, or a route parameter the framework fills); **minor** otherwise. The chain also goes up to two calls up: a caller in the "
         "same module or file, or another file of the change that calls the function it imports (in Java, "
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from"

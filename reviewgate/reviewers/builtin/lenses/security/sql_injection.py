@@ -56,7 +56,7 @@ SQL_INJECTION = Rule(
         "function: a request's query, form, body, headers or cookies (`request.args`, `req.query`, "
         "`r.URL.Query()`, `request.getParameter(…)`, `Request.Query`) directly or through names "
         "assigned from it, or a route parameter the framework fills (`@app.get(\"/u/{name}\")`, "
-        "`@RequestParam`); **minor** otherwise. The chain also goes one call up: a caller in the "
+        "`@RequestParam`); **minor** otherwise. The chain also goes up to two calls up: a caller in the "
         "same module or file, or another file of the change that calls the function it imports (in Java, "
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from"
