@@ -1001,3 +1001,30 @@ class Audit {
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Audit.java": audit})
     assert [(item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection"] == [
         (17, "minor")]
+
+
+def test_a_spring_handler_string_parameter_without_an_annotation_is_request_input(tmp_path: Path) -> None:
+    lesson = '''package app;
+
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.ResponseBody;
+
+class Lesson {
+  @PostMapping("/attack5")
+  @ResponseBody
+  public Object completed(String query, Model model) throws Exception {
+    return injectableQuery(query);
+  }
+
+  protected Object injectableQuery(String query) throws Exception {
+    return connection.createStatement().executeQuery(query);
+  }
+
+  public Object notAHandler(String query) throws Exception {
+    return connection.createStatement().executeQuery(query);
+  }
+}
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Lesson.java": lesson})
+    found = [(item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection"]
+    assert found == [(14, "major")]

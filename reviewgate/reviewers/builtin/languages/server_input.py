@@ -57,6 +57,14 @@ _ASSIGNMENT = {
 # Parameters the framework fills from the request: Spring's annotations, an ASP.NET action's strings.
 _SPRING_PARAMETER = r"@(?:RequestParam|PathVariable|RequestHeader|CookieValue|RequestBody)\b(?:\([^)]*\))?\s*(?:final\s+)?[\w.<>\[\]]+\s+(?P<name>\w+)"
 _SPRING_KOTLIN_PARAMETER = r"@(?:RequestParam|PathVariable|RequestHeader|CookieValue|RequestBody)\b(?:\([^)]*\))?\s*(?P<name>\w+)\s*:"
+# A Spring handler method (`@GetMapping(…)`, `@PostMapping`, `@RequestMapping` …, more annotations
+# after it) and its parameter list: a `String` parameter with no annotation is bound from the
+# request's parameter of its name, as `@RequestParam` binds one.
+_SPRING_HANDLER = (
+    r"@(?:Get|Post|Put|Delete|Patch|Request)Mapping\b(?:\([^)]*\))?(?:\s*@\w+(?:\([^)]*\))?)*\s*"
+    r"(?:(?:public|protected|private|final|static)\s+)*[\w.<>\[\]]+\s+\w+\s*\((?P<parameters>[^)]*)\)"
+)
+_UNANNOTATED_STRING = r"(?:^|,)\s*(?:final\s+)?String\s+(?P<name>\w+)\s*(?=,|$)"
 _CSHARP_ACTION = (
     r"\bpublic\s+(?:async\s+)?(?:virtual\s+)?(?:Task\s*<\s*)?(?:IActionResult|ActionResult|IResult|RedirectResult)\b"
     r"[^(]*\((?P<parameters>[^)]*)\)"
@@ -181,6 +189,11 @@ def _request_parameters(source: JsSource, language: Language, start: int, end: i
         spring = _SPRING_PARAMETER if language is Language.JAVA else _SPRING_KOTLIN_PARAMETER
         for match in _compiled(spring).finditer(text, start, end):
             yield match.group("name"), _shorten(match.group(0)), match.start()
+        if language is Language.JAVA:
+            for handler in _compiled(_SPRING_HANDLER).finditer(text, start, end):
+                for parameter in _compiled(_UNANNOTATED_STRING).finditer(handler.group("parameters")):
+                    declared = f"the handler parameter `String {parameter.group('name')}` (bound from the request)"
+                    yield parameter.group("name"), declared, handler.start("parameters")
     elif language is Language.CSHARP and re.search(r":\s*(?:Controller|ControllerBase)\b|\[Http(?:Get|Post)", text):
         actions = list(_compiled(_CSHARP_ACTION).finditer(text, start, end))
         if actions:
