@@ -93,14 +93,16 @@ LINE_RULES_NEED = LazyPattern(
 )
 
 
+def _leaf(call: ast.Call) -> str:
+    """The called name without its receiver (`run` of `subprocess.run`), "" for anything else."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _check_call(module: PythonModule, call: ast.Call) -> tuple[str, str, str] | None:
     """(rule, what, evidence): what the call does, and why it is not one of the exceptions."""
     func = call.func
-    if (
-        (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "")
-        not in _CHECKED_LEAVES
-        and (module.in_test or not call.keywords)
-    ):
+    if _leaf(call) not in _CHECKED_LEAVES and (module.in_test or not call.keywords):
         return None  # the leaf `dotted` would give names none of the checks, nor is `verify=` possible
     name = dotted(func)
     leaf = name.rsplit(".", 1)[-1]
@@ -133,13 +135,15 @@ class SecurityLens:
         for node in nodes_of(tree, ast.Call):
             if not spans.touched(node.lineno, node.end_lineno or node.lineno):
                 continue
-            found = _check_call(module, node) or _run_as_it_came(module, node, change.path, request)
+            found = _check_call(module, node)
+            if found is not None:
+                chain = _python_chain(module, node, change.path, request) if found[0] in CHAINED_RULES else None
+            else:
+                found, chain = _run_as_it_came(module, node, change.path, request)
             if found is not None:
                 lines = lines or source.splitlines()
                 rule, what, evidence = found
                 line = lines[node.lineno - 1]
-                passed = (node.args[0],) if (rule, what) == (RULE_SHELL, shell_injection.AS_IT_CAME[0]) else None
-                chain = _python_chain(module, node, change.path, request, passed) if rule in CHAINED_RULES else None
                 finding = _finding(rule, what, f"{matched(line)}; {evidence}", change.path, node.lineno, line, chain)
                 fix = python_fix(node, dotted(node.func), lines, set(added)) if rule in (RULE_YAML, RULE_TLS) else None
                 yield _with_fix(finding, fix)
@@ -197,19 +201,18 @@ _ADVICE = {
 }
 
 
-def _run_as_it_came(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest) -> tuple[str, str, str] | None:
-    """(rule, what, evidence) where a shell runs a name that holds request input as it came: the
-    chain followed from that name alone."""
-    func = call.func
-    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") not in (
-            shell_injection.CALL_LEAVES):
-        return None
-    name = dotted(func)
+def _run_as_it_came(
+    module: PythonModule, call: ast.Call, path: str, request: ReviewRequest
+) -> tuple[tuple[str, str, str] | None, str | None]:
+    """((rule, what, evidence), chain) where a shell runs a name that holds request input as it
+    came, the chain followed from that name alone; (None, None) elsewhere."""
+    if _leaf(call) not in shell_injection.CALL_LEAVES:
+        return None, None
+    name = dotted(call.func)
     first = call.args[0] if call.args else None
     passed = shell_injection.python_command_as_it_came(module, call, name, name.rsplit(".", 1)[-1], first)
-    if passed is None or _python_chain(module, call, path, request, (passed,)) is None:
-        return None
-    return RULE_SHELL, *shell_injection.AS_IT_CAME
+    chain = None if passed is None else _python_chain(module, call, path, request, (passed,))
+    return (None, None) if chain is None else ((RULE_SHELL, *shell_injection.AS_IT_CAME), chain)
 
 
 def _python_chain(module: PythonModule, call: ast.Call, path: str, request: ReviewRequest,

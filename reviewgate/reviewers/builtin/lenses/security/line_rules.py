@@ -33,8 +33,9 @@ class LineRule(NamedTuple):
     chained_evidence: str = ""
 
 
-# A choice between literals (`all ? "-a" : "-l"`): text the code writes, whatever picks it.
-_LITERAL_CHOICE = re.compile(r"\?\s*(?:\"[^\"]*\"|'[^']*')\s*:\s*(?:\"[^\"]*\"|'[^']*')")
+# A choice between literals (`all ? "-a" : "-l"`, `${ifExists ? "IF EXISTS " : ""}`): text the code
+# writes, whatever picks it.
+LITERAL_CHOICE = LazyPattern(r"[\w$.!\s]+\?\s*(?:\"[^\"]*\"|'[^']*')\s*:\s*(?:\"[^\"]*\"|'[^']*')")
 
 
 def passed_as_it_came(text: str, start: int, pattern: LazyPattern) -> str | None:
@@ -45,7 +46,7 @@ def passed_as_it_came(text: str, start: int, pattern: LazyPattern) -> str | None
     if passed is None:
         return None
     values = assigned_texts(text[:start], passed.group("name"))
-    built = any(FORMATTED.search(value) or re.match(r"\s*[\"'`]", value) or _LITERAL_CHOICE.search(value)
+    built = any(FORMATTED.search(value) or re.match(r"\s*[\"'`]", value) or LITERAL_CHOICE.search(value)
                 for value in values)
     return None if built else ""
 

@@ -36,7 +36,9 @@ NO_CHAIN = (
 )
 # Calls whose result is safe text in the sink: a number, or quoting made for it.
 _PYTHON_SANITIZERS = frozenset({"int", "float", "quote", "shlex.quote", "quote_name", "quote_ident", "escape_string"})
-_TEXT_SANITIZERS = r"\b(?:parseInt|parseFloat|Number|escape|escapeId|escapeIdentifier|escapeLiteral|quote|strconv\.Atoi)\s*\("
+_TEXT_SANITIZERS = re.compile(
+    r"\b(?:parseInt|parseFloat|Number|escape|escapeId|escapeIdentifier|escapeLiteral|quote|strconv\.Atoi)\s*\("
+)
 _SERVER_LANGUAGES = frozenset({Language.JAVA, Language.CSHARP, Language.KOTLIN})
 # A value whose quotes are replaced (`action.replace('\'', '"')`, `replaceAll("'", "''")`): it cannot
 # close the quoted literal it is written into, the escaping the request scanner follows no further.
@@ -187,6 +189,7 @@ class TextChains:
         self.language = language
         self.path = path
         self.others = others
+        self._other_chains: dict[str, TextChains] = {}  # each other file read once for all of this file's sinks
 
     def chain(self, line: int, length: int, offset: int = 0) -> str | None:
         """How request input reaches the text that starts `offset` characters into `line` and runs
@@ -249,7 +252,9 @@ class TextChains:
         for other_path, other_text in self.others() if self.others is not None else ():
             if other_path == self.path or other_text is None or callee.name not in other_text:
                 continue
-            other = TextChains(other_text, language_of(other_path), other_path)
+            other = self._other_chains.get(other_path)
+            if other is None:
+                other = self._other_chains[other_path] = TextChains(other_text, language_of(other_path), other_path)
             if other.text and (other.language in _SERVER_LANGUAGES or other._flow is not None):
                 found = imported_calls(callee, self.path, self.language, other_path, other._source)
                 yield from ((other, opener) for opener in found)
@@ -260,7 +265,7 @@ class TextChains:
             return self._server_origin(start, end, value) is not None
         from reviewgate.reviewers.builtin.languages.text_flow import TextFlow
 
-        flow = TextFlow(self._source, [value], re.compile(_TEXT_SANITIZERS), self.language is Language.GO)
+        flow = TextFlow(self._source, [value], _TEXT_SANITIZERS, self.language is Language.GO)
         return flow.origin(start, end) is not None
 
     def _server_origin(self, start: int, end: int, value: re.Pattern[str] | None) -> Origin | None:
@@ -289,7 +294,7 @@ class TextChains:
         sources = request_sources(go)
         if find_source(sources, self.text) is None:
             return None  # no request read anywhere in the file
-        return TextFlow(self._source, [sources], re.compile(_TEXT_SANITIZERS), go)
+        return TextFlow(self._source, [sources], _TEXT_SANITIZERS, go)
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:

@@ -153,11 +153,12 @@ def _line_evidence(text: str, start: int) -> str | None:
 
 # A command given as a bare name to what runs it (`exec(command)`, `exec.Command("sh", "-c", command)`,
 # `Runtime.getRuntime().exec(command)`).
-_PASSED_NAME = LazyPattern(
-    r"(?:(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*"
-    r"|exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
-    r"|Runtime\.getRuntime\(\)\.exec\(\s*)(?P<name>[A-Za-z_$][\w$]*)\s*[,)]"
-)
+# What runs a command through a shell, up to the command: Node's `exec`/`execSync`, Go's
+# `exec.Command("sh", "-c", …)`, Java's `Runtime.getRuntime().exec(…)`.
+_JS_EXEC = r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*"
+_GO_SHELL = r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
+_JAVA_RUNTIME = r"Runtime\.getRuntime\(\)\.exec\(\s*"
+_PASSED_NAME = LazyPattern(rf"(?:{_JS_EXEC}|{_GO_SHELL}|{_JAVA_RUNTIME})(?P<name>[A-Za-z_$][\w$]*)\s*[,)]")
 
 
 def _name_evidence(text: str, start: int) -> str | None:
@@ -194,25 +195,19 @@ _WHAT = "a shell command is built from a formatted string"
 LINE_RULES = (
     LineRule(
         RULE_SHELL,
-        LazyPattern(
-            r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\(\s*(?:`[^`]*\$\{"
-            r"|[\"'][^\"']*[\"']\s*\+)"
-        ),
+        LazyPattern(_JS_EXEC + r"(?:`[^`]*\$\{|[\"'][^\"']*[\"']\s*\+)"),
         _WHAT,
         _line_evidence,
     ),
     LineRule(
         RULE_SHELL,
-        LazyPattern(
-            r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
-            r"(?:fmt\.Sprintf\(|[^)]*\+)"
-        ),
+        LazyPattern(_GO_SHELL + r"(?:fmt\.Sprintf\(|[^)]*\+)"),
         _WHAT,
         _line_evidence,
     ),
     LineRule(
         RULE_SHELL,
-        LazyPattern(r"Runtime\.getRuntime\(\)\.exec\(\s*(?:\"[^\"]*\"\s*\+|String\.format\()"),
+        LazyPattern(_JAVA_RUNTIME + r"(?:\"[^\"]*\"\s*\+|String\.format\()"),
         _WHAT,
         _line_evidence,
     ),

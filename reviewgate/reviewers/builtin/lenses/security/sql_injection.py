@@ -14,6 +14,7 @@ from reviewgate.findings import FindingClass, Severity
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.lenses.security.line_rules import (
     FORMATTED,
+    LITERAL_CHOICE,
     NAME_LINES_ABOVE,
     LineRule,
     assigned_texts,
@@ -174,8 +175,6 @@ _ESCAPING_CALL = LazyPattern(
     r"\((?:[^()]|\([^()]*\))*\)",
     re.IGNORECASE,
 )
-# A choice between two literals (`${ifExists ? "IF EXISTS " : ""}`): text the code writes itself.
-_LITERAL_CHOICE = LazyPattern(r"[\w$.!\s]+\?\s*(?:\"[^\"]*\"|'[^']*')\s*:\s*(?:\"[^\"]*\"|'[^']*')")
 # A schema statement: no driver placeholder can carry the names it is built over, quoting is the fix.
 _SCHEMA_STATEMENT = LazyPattern(r"\s*(?:create|drop|alter|truncate|comment\s+on|rename)\b", re.IGNORECASE)
 # Identifier quotes around an interpolation in a schema statement: `"${name}"`, `\\`${name}\\``, `[${name}]`.
@@ -253,14 +252,14 @@ def _quoted_names_joined(value: str) -> bool:
 def _built_here(value: str, above: str, schema: bool) -> bool:
     """Whether the value interpolated is text the code builds: a choice of literals, or, in a
     schema statement, a name the lines above assign names joined in identifier quotes."""
-    if _LITERAL_CHOICE.fullmatch(value):
+    if LITERAL_CHOICE.fullmatch(value):
         return True
     if not re.fullmatch(r"[\w$]+", value):
         return False
     assigned = _assigned_value(above, value)
     if assigned is None:
         return False
-    return bool(_LITERAL_CHOICE.fullmatch(assigned)) or (schema and _quoted_names_joined(assigned))
+    return bool(LITERAL_CHOICE.fullmatch(assigned)) or (schema and _quoted_names_joined(assigned))
 
 
 def _only_escaped_values(body: str, above: str) -> bool:
@@ -344,9 +343,7 @@ LINE_RULES = (
     LineRule(
         RULE_SQL,
         LazyPattern(
-            r"\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|ExecContext|executeQuery|"
-            r"executeUpdate|prepareStatement)\(\s*(?:ctx,\s*)?(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|"
-            r"String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"
+            _SQL_CALL + r"(?:`[^`]*\$\{|fmt\.Sprintf\(\s*\"|String\.format\(\s*\"|\"[^\"]*\"\s*\+|'[^']*'\s*\+)"
         ),
         "SQL built by string formatting is passed to the database",
         _line_evidence,
