@@ -11,6 +11,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -332,6 +333,33 @@ def test_a_uid_lock_directory_another_user_made_is_not_used(tmp_path: Path, monk
         lease.acquire()
     lease.release()
     assert not list(planted.iterdir())
+
+
+_HOLD_A_UID = (
+    "import sys\n"
+    "from reviewgate.verify.principal import _UidLease\n"
+    "print(_UidLease().acquire(), flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+@as_root
+def test_two_gates_with_different_temp_dirs_never_lease_the_same_uid(tmp_path: Path) -> None:
+    """Teardown kills every process of the leased uid: a second gate given another TMPDIR (a
+    runner's per-job temp dir) must still see the first one's lease, or it kills that run's app."""
+    leased = []
+    holders = []
+    for name in ("first", "second"):
+        temp = tmp_path / name
+        temp.mkdir()
+        holder = subprocess.Popen([sys.executable, "-c", _HOLD_A_UID], env={**os.environ, "TMPDIR": str(temp)},
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        holders.append(holder)
+        assert holder.stdout is not None
+        leased.append(int(holder.stdout.readline()))
+    for holder in holders:
+        holder.communicate("", timeout=30)
+    assert leased[0] != leased[1]
 
 
 def test_the_step_environment_reaches_the_step_exactly_through_the_shim(tmp_path: Path) -> None:

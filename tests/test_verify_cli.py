@@ -240,7 +240,15 @@ def test_second_signal_during_teardown_hurries_it(tmp_path: Path) -> None:
 def wait_for_text(process: subprocess.Popen[Any], path: Path, text: str) -> None:
     deadline = time.monotonic() + 30
     while not file_says(path, text):
-        assert process.poll() is None and time.monotonic() < deadline, f"{path.name} never said {text!r}"
+        if process.poll() is not None or time.monotonic() >= deadline:
+            process.kill()
+            stdout, stderr = process.communicate()
+            report = path.parent.parent / "report.json"
+            said = report.read_text() if report.exists() else "(no report)"
+            raise AssertionError(
+                f"{path.name} never said {text!r}; gate exit {process.returncode}\n"
+                f"{stdout or ''}{stderr or ''}\n{said}"
+            )
         time.sleep(0.05)
 
 

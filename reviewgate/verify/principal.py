@@ -43,7 +43,10 @@ from reviewgate.verify.tree_copy import copy_tree, hand_over, remove_tree
 VERIFY_UID_FIRST = 61000
 VERIFY_UID_COUNT = 1000
 VERIFY_USER_NAME = "reviewgate-verify"
-_LOCK_DIRECTORY = Path(tempfile.gettempdir()) / "reviewgate-verify-uids"
+# One place per machine, whatever TMPDIR a gate was given: two gates with different temp dirs
+# would otherwise lease the same uid, and each one's teardown kill the other's processes. /run
+# (root's, cleared at boot) where there is one; /tmp itself, not TMPDIR, elsewhere.
+_LOCK_DIRECTORY = Path("/run" if os.access("/run", os.W_OK) else "/tmp") / "reviewgate-verify-uids"
 _PR_SET_DUMPABLE = 4
 _PROBE_SECONDS = 10.0
 
