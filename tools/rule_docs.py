@@ -70,7 +70,8 @@ def _example(verdict: str, example: Example, previous_base: tuple[File, ...]) ->
 
 def _severity(rule: Rule) -> str:
     if rule.by_record and not rule.earned:
-        return f"minor until its record earns {rule.severity.value}"
+        chained = f"; {rule.severity.value} {rule.chained}" if rule.chained else ""
+        return f"minor until its record earns {rule.severity.value}{chained}"
     note = rule.severity_note
     return f"{rule.severity.value}{note if note.startswith(',') or not note else ' ' + note}"
 
@@ -119,7 +120,10 @@ def record_table(rules: Iterable[Rule]) -> list[str]:
         record = rule.record
         counts = ("unmeasured", "unmeasured") if record is None else (str(record.findings), str(record.holding))
         where = "not measured yet" if record is None else _cell(record.where)
-        lines.append(f"| `{rule.id}` | {counts[0]} | {counts[1]} | {rule.reported_severity.value} | {where} |")
+        severity = rule.reported_severity.value
+        if rule.chained and not rule.earned:
+            severity += f"; {rule.severity.value} {_cell(rule.chained)}"
+        lines.append(f"| `{rule.id}` | {counts[0]} | {counts[1]} | {severity} | {where} |")
     return [*lines, ""]
 
 

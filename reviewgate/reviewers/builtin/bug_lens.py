@@ -18,20 +18,22 @@ from reviewgate.reviewers.builtin.python_parsing import parse_python, parse_pyth
 
 
 def bug_finding(
-    *, rule: str, category: str, title: str, body: str, path: str, line: int, code: str
+    *, rule: str, category: str, title: str, body: str, path: str, line: int, code: str, chained: bool = False
 ) -> Finding:
-    """A finding of a bug rule, at the severity its record allows (the rule's declaration, read
-    from the registry: the registry imports the lenses, so not at import)."""
+    """A finding of a bug rule, at the severity its record allows, or at its declared severity
+    where the finding is the rule's source→sink shape (`chained`, `Rule.chained`). The rule's
+    declaration is read from the registry: the registry imports the lenses, so not at import."""
     from reviewgate.reviewers.builtin.rules import RULES_BY_ID
 
     declared = RULES_BY_ID[rule]
+    chained = chained and bool(declared.chained)
     return lens_finding(
         rule=rule,
         category=category,
         finding_class=FindingClass.CORRECTNESS,
-        severity=declared.reported_severity,
+        severity=declared.severity if chained else declared.reported_severity,
         title=title,
-        body=body + declared.record_note(),
+        body=body + ("" if chained else declared.record_note()),
         path=path,
         line=line,
         code=code,

@@ -70,6 +70,9 @@ class Rule(NamedTuple):
     severity_note: str = ""  # when it reports at another severity: " (minor with a reason)"
     by_record: bool = False
     record: Record | None = None  # None: not measured yet
+    # A bug rule's source→sink shape that reports at `severity` before the record earns it, as
+    # the docs say it ("where a parameter a link sets reaches it"); "" for none.
+    chained: str = ""
 
     @property
     def earned(self) -> bool:

@@ -52,9 +52,11 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
-def unchecked_redirects(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[tuple[int, str, bool]]:
-    """(line, the request value it goes to, whether the only check is that it starts with `/`) of
-    each redirect on an added line whose target starts with request input no guard checks."""
+def unchecked_redirects(
+    text: str, path: str, added: dict[int, str], language: Language
+) -> Iterator[tuple[int, str, bool, str]]:
+    """(line, the request value it goes to, whether the only check is that it starts with `/`, its
+    source) of each redirect on an added line whose target starts with request input no guard checks."""
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
     from reviewgate.reviewers.builtin.languages.text_flow import (
         TextFlow,
@@ -88,7 +90,7 @@ def unchecked_redirects(text: str, path: str, added: dict[int, str], language: L
         body = text[function.body_open : function.body_close] if function else text
         guard = _text_guard(body, origin[2])
         if guard != "strong":
-            yield source.line_of(offset), describe(origin), guard == "weak"
+            yield source.line_of(offset), describe(origin), guard == "weak", origin[0]
 
 
 def _url_input(source: JsSource, start: int, end: int) -> tuple[int, int]:

@@ -49,7 +49,10 @@ OPEN_REDIRECT = Rule(
         "A value from the request (query, form, header, path) starts the URL a redirect or `Location` "
         "header sends the browser to, with no check of its host: a link to this site can send users "
         "anywhere. A check that it starts with `/` is not one (`//evil.example` passes it). Check the "
-        "parsed host against an allowlist."
+        "parsed host against an allowlist. It blocks where the value is a parameter a link sets by "
+        "name (`?next=`, a form field, a route parameter): that is an open redirect wherever the "
+        "handler is deployed. A target from the request's own path or headers reports at minor until "
+        "the rule's record earns more."
     ),
     tags=("security", "correctness", "external/cwe/cwe-601"),
     precision="medium",
@@ -112,6 +115,7 @@ def login(request):
         ),
     ),
     by_record=True,
+    chained="where a query, form or route parameter, or a parsed body's field, reaches it",
     record=Record(
         findings=7,
         holding=0,
@@ -120,7 +124,9 @@ def login(request):
             "4 (`resource_url` builds a URL of this site); chi `middleware/strip.go:62`, a target rebuilt as "
             "`\"/\" + strings.Trim(path, \"/\")` (leading slashes collapsed: not seen as a guard); chi "
             "`middleware/profiler.go:27, 30`, `r.RequestURI + \"/pprof/\"` in routes that match only the "
-            "mount path. Not one since: handlers in test files (django, fastify). Not one by design: "
+            "mount path. None of the 7 is a parameter a link sets by name, the shape that blocks; pyramid's "
+            "4 are gone since its `request.resource_url(…)` and route URL helpers count as this site's "
+            "URLs (2026-12-07). Not one since: handlers in test files (django, fastify). Not one by design: "
             "`res.redirect(req.get('Referrer') || '/')` in express's examples (the `Referer` is not a source)"
             "; none in the tuning half's ten Rust and Ruby projects added since (axum, clap, reqwest, tower, rack, "
             "faraday, grape, kaminari, doorkeeper, paper_trail) or in 98 more PyPI and npm packages (2026-12-07)"
@@ -142,6 +148,11 @@ _WEAK_NOTE = (
     "`/\\evil.example` in browsers) starts with `/` and goes to another host."
 )
 
+
+_BY_NAME_NOTE = (
+    " It is a parameter a link sets by name, so this blocks: the page is an open redirect for anyone "
+    "who can send a link."
+)
 
 _ADVICE = {
     Language.JAVA: (
@@ -172,8 +183,11 @@ _ADVICE = {
 }
 
 
-def _finding(path: str, text: str, line: int, where: str, weak: bool, language: Language) -> Finding:
+def _finding(path: str, text: str, line: int, where: str, weak: bool, language: Language, source: str) -> Finding:
+    from reviewgate.reviewers.builtin.lenses.open_redirect.guards import set_by_name
+
     code = code_line(text, line)
+    by_name = set_by_name(source)
     return bug_finding(
         rule=RULE_OPEN_REDIRECT,
         category="security",
@@ -181,6 +195,7 @@ def _finding(path: str, text: str, line: int, where: str, weak: bool, language: 
         body=(
             f"{matched(code)}: the redirect goes to {where}, which the sender chooses, "
             + (_WEAK_NOTE if weak else "and nothing checks that it stays on this site.")
+            + (_BY_NAME_NOTE if by_name else "")
             + " A link to this page with `?next=https://evil.example` sends the user there from a "
             "trusted address (phishing, token theft). "
             + _ADVICE[Language.JAVASCRIPT if language is Language.TYPESCRIPT else language]
@@ -188,14 +203,15 @@ def _finding(path: str, text: str, line: int, where: str, weak: bool, language: 
         path=path,
         line=line,
         code=code,
+        chained=by_name,
     )
 
 
 def _python(tree: ast.Module, text: str, path: str, added: dict[int, str]) -> Iterator[Finding]:
     from reviewgate.reviewers.builtin.lenses.open_redirect.python import unchecked_redirects
 
-    for line, where, weak in unchecked_redirects(tree, path, added):
-        yield _finding(path, text, line, where, weak, Language.PYTHON)
+    for line, where, weak, source in unchecked_redirects(tree, path, added):
+        yield _finding(path, text, line, where, weak, Language.PYTHON, source)
 
 
 def _text(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[Finding]:
@@ -205,8 +221,8 @@ def _text(text: str, path: str, added: dict[int, str], language: Language) -> It
         from reviewgate.reviewers.builtin.lenses.open_redirect.server_languages import unchecked_redirects
     else:
         from reviewgate.reviewers.builtin.lenses.open_redirect.javascript_go import unchecked_redirects
-    for line, where, weak in unchecked_redirects(text, path, added, language):
-        yield _finding(path, text, line, where, weak, language)
+    for line, where, weak, source in unchecked_redirects(text, path, added, language):
+        yield _finding(path, text, line, where, weak, language, source)
 
 
 def _has_added_redirect(tree: ast.Module, added: dict[int, str]) -> bool:

@@ -21,14 +21,21 @@ _PYTHON_SINKS = frozenset({
     "HTTPFound", "HTTPSeeOther", "HTTPTemporaryRedirect", "HTTPPermanentRedirect", "HTTPMovedPermanently",
 })
 _PYTHON_TARGET_KEYWORDS = ("url", "location", "to", "redirect_to")
-# Calls whose result is a URL this site made, or text quoted into one.
-_SANITIZERS = frozenset({"url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for"})
+# Calls whose result is a URL this site made, or text quoted into one: Flask's, Django's and
+# Starlette's, and Pyramid's request methods (`request.resource_url(page)`, `request.route_url(…)`).
+_SANITIZERS = frozenset({
+    "url_for", "reverse", "reverse_lazy", "quote", "quote_plus", "urlencode", "url_path_for",
+    "resource_url", "resource_path", "route_url", "route_path", "static_url", "static_path",
+    "current_route_url", "current_route_path",
+})
 _HOST_ATTRIBUTES = frozenset({"netloc", "hostname", "host", "scheme"})
 
 
-def unchecked_redirects(tree: ast.Module, path: str, added: dict[int, str]) -> Iterator[tuple[int, str, bool]]:
-    """(line, the request value it goes to, whether the only check is `startswith('/')`) of each
-    redirect on an added line whose target starts with request input no guard checks."""
+def unchecked_redirects(
+    tree: ast.Module, path: str, added: dict[int, str]
+) -> Iterator[tuple[int, str, bool, str]]:
+    """(line, the request value it goes to, whether the only check is `startswith('/')`, its source)
+    of each redirect on an added line whose target starts with request input no guard checks."""
     from reviewgate.reviewers.builtin.languages.python_flow import Flow, Flows, describe, request_input
 
     sinks = [] if is_test_file(path) else _added_sinks(tree, added)  # a test's handler is never deployed
@@ -42,7 +49,7 @@ def unchecked_redirects(tree: ast.Module, path: str, added: dict[int, str]) -> I
             continue
         guard = _python_guard(flow, origin)
         if guard != "strong":
-            yield node.lineno, describe(origin), guard == "weak"
+            yield node.lineno, describe(origin), guard == "weak", origin.source
 
 
 def has_added_redirect(tree: ast.Module, added: dict[int, str]) -> bool:

@@ -69,9 +69,11 @@ def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[in
     return arguments[index] if len(arguments) > index else None
 
 
-def unchecked_redirects(text: str, path: str, added: dict[int, str], language: Language) -> Iterator[tuple[int, str, bool]]:
-    """(line, the request value it goes to, False) of each redirect on an added line whose target
-    starts with request input no guard checks (a check of only a leading `/` is not told apart)."""
+def unchecked_redirects(
+    text: str, path: str, added: dict[int, str], language: Language
+) -> Iterator[tuple[int, str, bool, str]]:
+    """(line, the request value it goes to, False, its source) of each redirect on an added line whose
+    target starts with request input no guard checks (a check of only a leading `/` is not told apart)."""
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
     from reviewgate.reviewers.builtin.languages.server_input import origin_of
 
@@ -97,5 +99,5 @@ def unchecked_redirects(text: str, path: str, added: dict[int, str], language: L
             window = text[source.line_starts[max(0, line - 30)] : span[1]]
             if guard_call.search(window) or _SERVER_GUARDS.search(window):
                 continue
-            yield line, origin.describe(), False
+            yield line, origin.describe(), False, origin.source
 
