@@ -1028,3 +1028,61 @@ class Lesson {
     findings = review_change(tmp_path, {"README.md": "x\n"}, {"src/main/java/app/Lesson.java": lesson})
     found = [(item.line, item.severity.value) for item in findings if item.rule == "security/sql-injection"]
     assert found == [(14, "major")]
+
+
+# A shell named in an argument list with `-c` parses the next element as a command line again.
+_SHELL_IN_A_LIST = {
+    "src/main/java/app/Ping.java": ('''package app;
+
+import javax.servlet.http.HttpServletRequest;
+
+class Ping {
+  Process ping(HttpServletRequest request) throws Exception {
+    String host = request.getParameter("host");
+    Process first = new ProcessBuilder("sh", "-c", "ping -c1 " + host).start();
+    String[] command = {"/bin/bash", "-c", request.getParameter("script")};
+    Process second = Runtime.getRuntime().exec(new String[] {"/bin/bash", "-c", host});
+    Process safe = new ProcessBuilder("ping", "-c1", host).start();
+    return first;
+  }
+}
+''', {8: "`host`, from `request.getParameter(\"host\")` at line 7", 10: "`host`, from `request.getParameter(\"host\")` at line 7"}),
+    "routes/ping.js": ('''const { spawn } = require('child_process');
+
+function ping(req, res) {
+  const host = req.query.host;
+  spawn('sh', ['-c', `ping -c1 ${host}`]).stdout.pipe(res);
+  spawn('ping', ['-c1', host]).stdout.pipe(res);
+}
+
+module.exports = { ping };
+''', {5: "`host`, from `req.query.host` at line 4"}),
+    "app/ping.py": ('''import subprocess
+
+from flask import request
+
+
+def ping():
+    host = request.args["host"]
+    subprocess.run(["sh", "-c", f"ping -c1 {host}"], check=True)
+    subprocess.run(["ping", "-c1", host], check=True)
+    script = request.form["script"]
+    return subprocess.check_output(["bash", "-c", script])
+''', {8: "", 11: ""}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_SHELL_IN_A_LIST))
+def test_a_shell_with_dash_c_in_an_argument_list_is_a_shell_command(tmp_path: Path, path: str) -> None:
+    text, major = _SHELL_IN_A_LIST[path]
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text})
+                if item.rule == "security/shell-injection"]
+    assert {item.line: item.severity.value for item in findings} == {line: "major" for line in major}
+    for item in findings:
+        assert "Request input reaches it: " in item.body
+        if major[item.line]:
+            assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
+    # The same lists run with no shell, or a shell given a literal, are no finding.
+    literal = "\n".join(line for number, line in enumerate(text.splitlines(), 1) if number not in major)
+    assert [item for item in review_change(tmp_path / "literal", {"README.md": "x\n"}, {path: literal + "\n"})
+            if item.rule == "security/shell-injection"] == []

@@ -158,7 +158,8 @@ def test_every_security_line_rule_needs_what_the_oversized_scan_looks_for(rule: 
     a line a rule matches that the filter missed would go unread."""
     examples = [
         "cp.exec(`rm ${name}`)", "exec(\"ls \" + dir)", 'exec.Command("sh", "-c", fmt.Sprintf("x %s", a))',
-        'Runtime.getRuntime().exec("ls " + dir)', "exec(command, done)", "Process p = r.exec(cmd + input);", "db.query(`SELECT * FROM t WHERE id = ${id}`)",
+        'Runtime.getRuntime().exec("ls " + dir)', "exec(command, done)", "Process p = r.exec(cmd + input);",
+        'new ProcessBuilder("sh", "-c", "ping " + host)', "spawn('sh', ['-c', command])", "db.query(`SELECT * FROM t WHERE id = ${id}`)",
         'db.Query(fmt.Sprintf("SELECT %s", a))', 'stmt.executeQuery("SELECT " + id)', "stmt.executeQuery(query);", "statement.addBatch(sql)", "db.QueryRowContext(ctx, query)",
         "eval(code)",
         "new Function(body)", "rejectUnauthorized: false", "NODE_TLS_REJECT_UNAUTHORIZED = '0'",

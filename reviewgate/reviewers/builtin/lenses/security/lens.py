@@ -89,7 +89,7 @@ LINE_RULES: tuple[LineRule, ...] = (
 LINE_RULES_NEED = LazyPattern(
     r"exec|eval\(|new Function\(|\.(?:query|execute|raw|Query|QueryRow|Exec|QueryContext|QueryRowContext|"
     r"ExecContext|executeQuery|executeUpdate|prepareStatement|addBatch)\(|rejectUnauthorized|NODE_TLS_REJECT_UNAUTHORIZED"
-    r"|InsecureSkipVerify|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER"
+    r"|InsecureSkipVerify|NoopHostnameVerifier|ALLOW_ALL_HOSTNAME_VERIFIER|[\"']-c[\"']|[\"']/[cC][\"']"
 )
 
 

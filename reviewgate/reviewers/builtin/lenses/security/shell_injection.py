@@ -37,7 +37,9 @@ SHELL_INJECTION = Rule(
         "Python (by `ast`): `subprocess.*(…, shell=True)` or `os.system`/`os.popen` of an f-string, "
         "`%`, `+` or `.format` string (also through a variable assigned one); JS `exec`/`execSync` of "
         "a template with `${…}` or `\"…\" +`; Go `exec.Command(\"sh\", \"-c\", fmt.Sprintf(…))`; Java "
-        "`Runtime.getRuntime().exec(\"…\" + x)`; in those, also a name the 40 added lines above assign such a "
+        "`Runtime.getRuntime().exec(\"…\" + x)`; an argument list that names a shell with `-c` (`/c` for "
+        "`cmd.exe`), whose next element a shell parses again (`subprocess.run([\"sh\", \"-c\", f\"…\"])`, "
+        "`new ProcessBuilder(\"sh\", \"-c\", \"ping \" + host)`, `spawn('sh', ['-c', command])`); in those, also a name the 40 added lines above assign such a "
         "string (``const command = `ping ${host}`; exec(command)``), or holding request input itself (also "
         "Python's `Popen(command, shell=True)`, `os.system(command)`). **Major** (it blocks) where request input reaches the "
         "command within the function (a request's query, form, body, headers or cookies, directly or "
@@ -46,7 +48,7 @@ SHELL_INJECTION = Rule(
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from"
     ),
-    not_on="argument lists (`subprocess.run([...])`, `execFileSync`), literal commands",
+    not_on="argument lists that run no shell (`subprocess.run([...])`, `execFileSync`), literal commands",
     fires=(
         Example(
             file=File("app/archive.py", "python", """\
@@ -80,6 +82,23 @@ _SHELL_FUNCTIONS = frozenset({"os.system", "os.popen"})
 CALL_LEAVES = _SUBPROCESS_CALLS | {name.rsplit(".", 1)[-1] for name in _SHELL_FUNCTIONS}
 
 
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+
+
+def shell_list_command(first: ast.expr | None) -> ast.expr | None:
+    """The command line an argument list hands a shell to parse (`["sh", "-c", command]`,
+    `["cmd", "/c", command]`): a shell again, whatever the list form promises. None elsewhere."""
+    if not isinstance(first, (ast.List, ast.Tuple)) or len(first.elts) < 3:
+        return None
+    program, flag, command = first.elts[:3]
+    if not (isinstance(program, ast.Constant) and isinstance(program.value, str)):
+        return None
+    base = program.value.rsplit("/", 1)[-1].lower()
+    shell_flag = "-c" if base in _SHELLS else "/c" if base in {"cmd", "cmd.exe"} else None
+    flagged = isinstance(flag, ast.Constant) and flag.value == shell_flag
+    return command if shell_flag is not None and flagged else None
+
+
 def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first: ast.expr | None) -> tuple[str, str, str] | None:
     """(rule, what, evidence) when the call runs a command built by formatting through a shell."""
     if leaf in _SUBPROCESS_CALLS and name.startswith(("subprocess.", "commands.")) or leaf in {"Popen"}:
@@ -92,6 +111,13 @@ def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first
                 RULE_SHELL,
                 f"`{name}(..., shell=True)` runs a command built by string formatting",
                 "the command is one formatted string run by a shell, not an argument list",
+            )
+        command = shell_list_command(first)
+        if command is not None and module.formatted(command) is not None:
+            return (
+                RULE_SHELL,
+                f"`{name}` hands a shell a command built by string formatting",
+                "the argument list runs a shell with `-c` and a formatted command line: a shell parses it",
             )
     if name in _SHELL_FUNCTIONS and first is not None and module.formatted(first) is not None:
         return (
@@ -107,6 +133,9 @@ def python_command_as_it_came(module: PythonModule, call: ast.Call, name: str, l
     with `command` a parameter or assigned no text here): a finding only where request input is
     that name (lens.py follows its chain)."""
     runs_a_shell = (leaf in _SUBPROCESS_CALLS and is_constant(keyword(call, "shell"), True)) or name in _SHELL_FUNCTIONS
+    if not runs_a_shell and leaf in _SUBPROCESS_CALLS:
+        first = shell_list_command(first)  # `subprocess.run(["sh", "-c", command])`
+        runs_a_shell = first is not None
     if not runs_a_shell or not isinstance(first, ast.Name):
         return None
     value = module.value_of(first)
@@ -159,12 +188,20 @@ _JS_EXEC = r"(?:\b(?:child_process|childProcess|cp)\.|(?<![\w$.]))exec(?:Sync)?\
 _GO_SHELL = r"exec\.Command(?:Context)?\((?:ctx,\s*)?\"(?:/bin/)?(?:ba)?sh\"\s*,\s*\"-c\"\s*,\s*"
 _JAVA_RUNTIME = r"Runtime\.getRuntime\(\)\.exec\(\s*"
 _PASSED_NAME = LazyPattern(rf"(?:{_JS_EXEC}|{_GO_SHELL}|{_JAVA_RUNTIME})(?P<name>[A-Za-z_$][\w$]*)\s*[,)]")
+# A shell named in an argument list with `-c` (`/c` for cmd.exe), up to the element after it, which
+# a shell parses as a command line: `new ProcessBuilder("sh", "-c", …)`, `new String[] {"/bin/bash",
+# "-c", …}`, `spawn('sh', ['-c', …])`, `Arrays.asList("cmd.exe", "/c", …)`.
+_SHELL_LIST = (
+    r"(?:[\"'](?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh[\"']\s*,\s*\[?\s*[\"']-c[\"']"
+    r"|[\"']cmd(?:\.exe)?[\"']\s*,\s*\[?\s*[\"']/[cC][\"'])\s*,\s*"
+)
+_SHELL_LIST_NAME = LazyPattern(rf"{_SHELL_LIST}(?P<name>[A-Za-z_$][\w$]*)\s*[,)\]}}]")
 
 
-def _name_evidence(text: str, start: int) -> str | None:
+def _name_evidence(text: str, start: int, pattern: LazyPattern = _PASSED_NAME) -> str | None:
     r"""The command is a name the added lines above assign a formatted string (`const command =
     \`git log ${ref}\`; exec(command)`)."""
-    passed = _PASSED_NAME.compiled().match(text, start)
+    passed = pattern.compiled().match(text, start)
     if passed is None:
         return None
     name = passed.group("name")
@@ -214,6 +251,13 @@ LINE_RULES = (
     LineRule(RULE_SHELL, _RUNTIME_NAMED, _WHAT, _runtime_evidence, lines_before=NAME_LINES_ABOVE),
     LineRule(
         RULE_SHELL,
+        LazyPattern(_SHELL_LIST + r"(?:\"[^\"]*\"\s*\+|'[^']*'\s*\+|`[^`]*\$\{|\$\"|String\.format\(|fmt\.Sprintf\("
+                    r"|[A-Za-z_$][\w$.]*\s*\+)"),
+        _WHAT,
+        _line_evidence,
+    ),
+    LineRule(
+        RULE_SHELL,
         _PASSED_NAME,
         _WHAT,
         _name_evidence,
@@ -228,5 +272,22 @@ LINE_RULES = (
         lines_before=NAME_LINES_ABOVE,
         chained_group="name",
         chained_evidence="the command run is request input itself: whoever sends the request writes it",
+    ),
+    LineRule(
+        RULE_SHELL,
+        _SHELL_LIST_NAME,
+        _WHAT,
+        functools.partial(_name_evidence, pattern=_SHELL_LIST_NAME),
+        lines_before=NAME_LINES_ABOVE,
+        chained_group="name",
+    ),
+    LineRule(
+        RULE_SHELL,
+        _SHELL_LIST_NAME,
+        "The request's text is run as a shell command",
+        functools.partial(passed_as_it_came, pattern=_SHELL_LIST_NAME),
+        lines_before=NAME_LINES_ABOVE,
+        chained_group="name",
+        chained_evidence="the command line a shell is handed is request input itself: whoever sends the request writes it",
     ),
 )
