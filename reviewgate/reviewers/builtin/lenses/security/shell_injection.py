@@ -229,6 +229,20 @@ def _runtime_evidence(text: str, start: int) -> str | None:
 
 
 _WHAT = "a shell command is built from a formatted string"
+
+
+def _passed_name_rules(pattern: LazyPattern, as_it_came: str) -> tuple[LineRule, LineRule]:
+    """The two readings of a command passed as a name (`pattern`'s `name` group): built into it by
+    the lines above, or request input as it came (`as_it_came` its evidence), the request chain
+    followed from the name in both."""
+    return (
+        LineRule(RULE_SHELL, pattern, _WHAT, functools.partial(_name_evidence, pattern=pattern),
+                 lines_before=NAME_LINES_ABOVE, chained_group="name"),
+        LineRule(RULE_SHELL, pattern, AS_IT_CAME[0], functools.partial(passed_as_it_came, pattern=pattern),
+                 lines_before=NAME_LINES_ABOVE, chained_group="name", chained_evidence=as_it_came),
+    )
+
+
 LINE_RULES = (
     LineRule(
         RULE_SHELL,
@@ -256,38 +270,9 @@ LINE_RULES = (
         _WHAT,
         _line_evidence,
     ),
-    LineRule(
-        RULE_SHELL,
-        _PASSED_NAME,
-        _WHAT,
-        _name_evidence,
-        lines_before=NAME_LINES_ABOVE,
-        chained_group="name",
-    ),
-    LineRule(
-        RULE_SHELL,
-        _PASSED_NAME,
-        "The request's text is run as a shell command",
-        functools.partial(passed_as_it_came, pattern=_PASSED_NAME),
-        lines_before=NAME_LINES_ABOVE,
-        chained_group="name",
-        chained_evidence="the command run is request input itself: whoever sends the request writes it",
-    ),
-    LineRule(
-        RULE_SHELL,
+    *_passed_name_rules(_PASSED_NAME, AS_IT_CAME[1]),
+    *_passed_name_rules(
         _SHELL_LIST_NAME,
-        _WHAT,
-        functools.partial(_name_evidence, pattern=_SHELL_LIST_NAME),
-        lines_before=NAME_LINES_ABOVE,
-        chained_group="name",
-    ),
-    LineRule(
-        RULE_SHELL,
-        _SHELL_LIST_NAME,
-        "The request's text is run as a shell command",
-        functools.partial(passed_as_it_came, pattern=_SHELL_LIST_NAME),
-        lines_before=NAME_LINES_ABOVE,
-        chained_group="name",
-        chained_evidence="the command line a shell is handed is request input itself: whoever sends the request writes it",
+        "the command line a shell is handed is request input itself: whoever sends the request writes it",
     ),
 )
