@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewgate.findings import Finding
 from reviewgate.reviewers.builtin.lenses.security.request_chain import NO_CHAIN
 from testing.lenses import review_change
 
@@ -718,12 +719,8 @@ class Ping {
 @pytest.mark.parametrize("path", sorted(_COMMAND_THROUGH_A_NAME))
 def test_a_command_built_into_a_name_then_run_by_a_shell(tmp_path: Path, path: str) -> None:
     text, major = _COMMAND_THROUGH_A_NAME[path]
-    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text})
-                if item.rule == "security/shell-injection"]
-    assert {item.line: item.severity.value for item in findings} == {line: "major" for line in major}
-    for item in findings:
+    for item in _major_shell_findings(tmp_path, path, text, major):
         assert "holds a command built above" in item.body
-        assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
 
 
 def test_a_call_whose_arguments_start_on_the_next_line(tmp_path: Path) -> None:
@@ -1075,14 +1072,20 @@ def ping():
 @pytest.mark.parametrize("path", sorted(_SHELL_IN_A_LIST))
 def test_a_shell_with_dash_c_in_an_argument_list_is_a_shell_command(tmp_path: Path, path: str) -> None:
     text, major = _SHELL_IN_A_LIST[path]
+    for item in _major_shell_findings(tmp_path, path, text, major):
+        assert "Request input reaches it: " in item.body
+    # The same lists run with no shell, or a shell given a literal, are no finding.
+    literal = "\n".join(line for number, line in enumerate(text.splitlines(), 1) if number not in major)
+    assert _major_shell_findings(tmp_path / "literal", path, literal + "\n", {}) == []
+
+
+def _major_shell_findings(tmp_path: Path, path: str, text: str, major: dict[int, str]) -> list[Finding]:
+    """The shell findings of `path` added with `text`: major on exactly `major`'s lines, each naming
+    its chain (`major`'s text; "" where the test does not spell it)."""
     findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {path: text})
                 if item.rule == "security/shell-injection"]
     assert {item.line: item.severity.value for item in findings} == {line: "major" for line in major}
     for item in findings:
-        assert "Request input reaches it: " in item.body
-        if major[item.line]:
-            assert item.body.endswith(f"Request input reaches it: {major[item.line]}."), item.body
-    # The same lists run with no shell, or a shell given a literal, are no finding.
-    literal = "\n".join(line for number, line in enumerate(text.splitlines(), 1) if number not in major)
-    assert [item for item in review_change(tmp_path / "literal", {"README.md": "x\n"}, {path: literal + "\n"})
-            if item.rule == "security/shell-injection"] == []
+        chain = major[item.line]
+        assert not chain or item.body.endswith(f"Request input reaches it: {chain}."), item.body
+    return findings
