@@ -122,6 +122,22 @@ class SecurityLens:
                 yield from self._python(request, change)
             elif language in C_LIKE:
                 yield from self._c_like(request, change, language)
+            elif language in (Language.RUBY, Language.PHP) and not is_test_file(change.path):
+                yield from self._ruby_php(request, change, language)
+
+    def _ruby_php(self, request: ReviewRequest, change: FileChange, language: Language) -> Iterator[Finding]:
+        """Ruby's and PHP's sinks, each a finding only where request input reaches it (ruby_php.py);
+        a test's handler is a fixture, never deployed."""
+        from reviewgate.reviewers.builtin.lenses.security import ruby_php
+
+        text = request.head.read_text(change.path)
+        if text is None or not ruby_php.reads_request_input(text, language):
+            return
+        lines = text.splitlines()
+        for found in ruby_php.findings(text, change.added_lines(), language):
+            code = lines[found.line - 1]
+            yield _finding(found.rule, found.what, f"{matched(code)}; {found.evidence}", change.path, found.line, code,
+                           found.chain)
 
     def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
         source = request.head.read_text(change.path)

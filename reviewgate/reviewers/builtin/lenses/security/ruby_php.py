@@ -1,0 +1,331 @@
+"""The shell, SQL and eval sinks of Ruby and PHP, reported where request input reaches them.
+
+Ruby and PHP write a value into text by interpolation (`"id = #{params[:id]}"`, `"id = '$id'"`)
+as often as by concatenation, so each line is read as its live code: comments and the literal
+parts of strings blanked, an interpolation's code kept. A sink on an added line is a finding when
+the text it runs holds request input there (`params[…]`, `request.params`, `$_GET[…]`,
+`$request->input(…)`, languages/server_input.py's sources), directly or through names assigned from
+it on the lines above in the same method or script: `$id = $_REQUEST['id']; $query = "… '$id'";
+mysqli_query($db, $query)`. A value through a number conversion or an escaping call
+(`.to_i`, `Integer(…)`, `quote(…)`, `Shellwords.escape`, `intval(…)`, `(int)`,
+`mysqli_real_escape_string(…)`, `escapeshellarg(…)`) holds no input. Bound parameters
+(`where("id = ?", params[:id])`, `$db->prepare("… ?")`) are not the statement's text and are not read.
+
+Unlike the C-like languages, text built from other values is no finding at all here: Rails and PHP
+code interpolates table and column names it owns everywhere, and only request input makes the
+exposure the diff's."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.language_table import Language
+from reviewgate.reviewers.builtin.languages.ruby_php_text import live_code
+from reviewgate.reviewers.builtin.lenses.security.code_evaluation import RULE_EVAL
+from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
+from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
+
+# How far above a sink its method's assignments are read.
+_WINDOW_LINES = 60
+
+
+class Sink(NamedTuple):
+    rule: str
+    pattern: LazyPattern  # up to the opening of what the sink runs: `(`, a backtick, `%x(`
+    argument: int  # which argument is the text run (-1: the last of the first two, mysqli's and pg's)
+    bare: bool  # whether a bare name or source there is the whole text (it always is run as SQL or a command)
+
+
+# Active Record's methods that take SQL text as well as a hash (`where(id: params[:id])` is bound):
+# a finding only for text written there. `order`, `reorder`, `group` and `pluck` refuse anything
+# but column names since Rails 6.1, and are left out.
+_RUBY_SQL_BUILT = r"where|having|joins|from|select|update_all|delete_all|exists\?"
+_RUBY_SQL_ONLY = (
+    r"find_by_sql|count_by_sql|execute|exec_query|exec_update|exec_delete|exec_insert|select_all|select_one"
+    r"|select_rows|select_value|select_values"
+)
+_SINKS = {
+    Language.RUBY: (
+        Sink(RULE_SQL, LazyPattern(rf"\.(?:{_RUBY_SQL_ONLY})\s*\(|\bArel\.sql\s*\("), 0, True),
+        Sink(RULE_SQL, LazyPattern(rf"\.(?:{_RUBY_SQL_BUILT})\s*\("), 0, False),
+        Sink(RULE_SHELL, LazyPattern(r"(?<![\w.:])(?:Kernel\.)?(?:system|exec|spawn)\s*\(|\bIO\.popen\s*\("
+                                     r"|\bOpen3\.(?:capture2e?|capture3|popen2e?|popen3|pipeline\w*)\s*\("), 0, True),
+        Sink(RULE_SHELL, LazyPattern(r"`|%x[({\[]"), 0, False),
+        Sink(RULE_EVAL, LazyPattern(r"(?<![\w.:])(?:eval|instance_eval|class_eval|module_eval)\s*\("), 0, True),
+    ),
+    Language.PHP: (
+        Sink(RULE_SQL, LazyPattern(r"\b(?:mysqli_query|mysqli_multi_query|mysqli_real_query|pg_query|pg_send_query)\s*\("),
+             -1, True),
+        Sink(RULE_SQL, LazyPattern(r"\b(?:mysql_query|sqlite_query|mssql_query|odbc_exec|db2_exec)\s*\("
+                                   r"|->\s*(?:query|multi_query|real_query|prepare|exec)\s*\("
+                                   r"|\bDB::(?:select|statement|unprepared|raw|insert|update|delete)\s*\("
+                                   r"|->\s*(?:whereRaw|orWhereRaw|havingRaw|orderByRaw|selectRaw|groupByRaw)\s*\("), 0, True),
+        Sink(RULE_SHELL, LazyPattern(r"(?<![\w>:$])(?:shell_exec|exec|system|passthru|popen|proc_open|pcntl_exec)\s*\("),
+             0, True),
+        Sink(RULE_SHELL, LazyPattern(r"`"), 0, False),
+        Sink(RULE_EVAL, LazyPattern(r"(?<![\w>:$])(?:eval|assert|create_function)\s*\("), 0, True),
+    ),
+}
+_EVIDENCE = {
+    RULE_SQL: "the statement is text with the value written into it, not a bound parameter",
+    RULE_SHELL: "the command is one string a shell parses, not an argument list",
+    RULE_EVAL: "the value becomes code the interpreter runs",
+}
+_WHAT = {
+    RULE_SQL: "an SQL statement is built from request input",
+    RULE_SHELL: "a shell command is built from request input",
+    RULE_EVAL: "code to evaluate is built from request input",
+}
+# Where the value is made safe for the text it goes into: a number, or an escape of its kind.
+_ESCAPES = {
+    Language.RUBY: LazyPattern(
+        r"\.to_[if]\b|\b(?:Integer|Float)\s*\(|\bquote\s*\(|\bsanitize_sql\w*\s*\(|\bShellwords\.(?:escape|join)\b"
+        r"|\.shellescape\b|\bconnection\.quote\b"
+    ),
+    Language.PHP: LazyPattern(
+        r"\b(?:intval|floatval|boolval|mysqli_real_escape_string|mysql_real_escape_string|pg_escape_string"
+        r"|pg_escape_literal|sqlite_escape_string|escapeshellarg|escapeshellcmd)\s*\(|\(\s*(?:int|float|bool)\s*\)"
+        r"|->\s*(?:quote|real_escape_string|escape_string)\s*\("
+    ),
+}
+_ASSIGNMENT = {
+    Language.RUBY: LazyPattern(r"^\s*(?P<name>[a-z_]\w*)\s*(?:\+|<<|\|\|)?=(?![=~>])\s*(?P<value>.+)$"),
+    Language.PHP: LazyPattern(r"^\s*(?P<name>\$\w+)\s*\.?=(?![=>])\s*(?P<value>.+)$"),
+}
+# Where a method or function begins: the window above a sink stops there.
+_SCOPE_START = {
+    Language.RUBY: LazyPattern(r"^\s*def\s"),
+    Language.PHP: LazyPattern(r"^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*function\s"),
+}
+_SOURCE_PATTERNS = {
+    Language.RUBY: (
+        r"(?<![\w.@:$])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body"
+        r"|query_string|raw_post)\b|(?<![\w.@:$])cookies\s*\["
+    ),
+    Language.PHP: (
+        r"\$_(?:GET|POST|REQUEST|COOKIE|FILES)\b|\$_SERVER\s*\[\s*['\"](?:HTTP_\w+|QUERY_STRING|REQUEST_URI|PATH_INFO)"
+        r"|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("
+        r"|->\s*(?:getQueryParams|getParsedBody|getQueryParam|getParam|getHeaderLine)\s*\(|\brequest\s*\(\s*\)\s*->"
+        r"|\brequest\s*\(\s*['\"]"
+    ),
+}
+_SOURCES = {language: LazyPattern(pattern) for language, pattern in _SOURCE_PATTERNS.items()}
+# A check above the sink that the value is all digits: it can then write no SQL or shell syntax.
+_DIGITS = r"['\"]/\^\\d[+*]\$/\w*['\"]|/\\A\\d[+*]\\z/|/\^\\d[+*]\$/"
+_VALIDATED = {
+    Language.PHP: LazyPattern(
+        r"\b(?:is_numeric|ctype_digit|is_int)\s*\(\s*(?P<value>[^()]+?)\s*\)"
+        rf"|\bpreg_match\s*\(\s*(?:{_DIGITS})\s*,\s*(?P<matched>[^(),]+?)\s*[,)]"
+        r"|\bfilter_var\s*\(\s*(?P<filtered>[^(),]+?)\s*,\s*FILTER_VALIDATE_INT\b"
+    ),
+    Language.RUBY: LazyPattern(
+        rf"(?P<value>[\w@.\[\]:'\"]+?)\s*(?:=~|\.match\??\s*\(?)\s*(?:{_DIGITS})"
+    ),
+}
+
+
+class Found(NamedTuple):
+    rule: str
+    what: str
+    evidence: str
+    line: int
+    chain: str
+
+
+def reads_request_input(text: str, language: Language) -> bool:
+    """Whether the file reads request input anywhere: a file that does not has no chain to follow."""
+    return _SOURCES[language].search(text) is not None
+
+
+def findings(text: str, added: dict[int, str], language: Language) -> Iterator[Found]:
+    """Each sink on an added line whose text request input reaches, with how it does."""
+    lines = text.splitlines()
+    live = [live_code(line, language) for line in lines]
+    for number in sorted(added):
+        if number > len(lines):
+            continue
+        code = live[number - 1]
+        for sink in _SINKS[language]:
+            match = sink.pattern.search(code)
+            if match is None:
+                continue
+            run = _run_text(lines, live, number, match, sink, language)
+            if run is None:
+                continue
+            chain = _chain(*run, lines, live, number, language)
+            if chain is not None:
+                yield Found(sink.rule, _WHAT[sink.rule], _EVIDENCE[sink.rule], number, chain)
+                break
+
+
+def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[str], sink: Sink,
+              language: Language) -> tuple[str, str] | None:
+    """The live code and the text as written of what the sink runs: the chosen argument of its call
+    (to the closing parenthesis, up to ten lines on), or the backtick string or `%x(…)`."""
+    code, raw = live[number - 1], lines[number - 1]
+    opener = match.group(0)
+    if opener == "`" or opener.startswith("%x"):
+        closer = {"`": "`", "%x(": ")", "%x{": "}", "%x[": "]"}[opener]
+        end = raw.find(closer, match.end())
+        end = len(raw) if end < 0 else end
+        return (code[match.end() : end], raw[match.end() : end]) if end > match.end() else None
+    text, written = code[match.end() :], raw[match.end() :]
+    following = number
+    while _depth(text) >= 0 and following < min(len(lines), number + 10):
+        text, written = text + "\n" + live[following], written + "\n" + lines[following]
+        following += 1
+    arguments = _arguments(text)
+    if not arguments:
+        return None
+    index = sink.argument if sink.argument >= 0 else min(1, len(arguments) - 1)
+    if index >= len(arguments):
+        return None
+    start, end = arguments[index]
+    chosen = text[start:end]
+    if not sink.bare and not _built(chosen, written[start:end]):
+        return None
+    return chosen, written[start:end]
+
+
+def _depth(text: str) -> int:
+    """How many of the call's parentheses are still open at the end of `text` (-1: closed)."""
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return -1
+    return depth
+
+
+def _arguments(text: str) -> list[tuple[int, int]]:
+    """The spans of the top-level arguments of a call whose `(` came just before `text`."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return [*spans, (start, index)] if text[start:index].strip() or spans else spans
+            depth -= 1
+        elif char == "," and depth == 0:
+            spans.append((start, index))
+            start = index + 1
+    return [*spans, (start, len(text))] if text[start:].strip() else spans
+
+
+def _built(argument: str, written: str) -> bool:
+    """Whether the argument is text written with values in it: a string literal (its interpolations
+    kept in the live code) or a concatenation. A bare name or a hash (`where(id: params[:id])`,
+    `where(params[:user])`) is conditions Active Record binds, not SQL."""
+    return written.lstrip().startswith(("\"", "'", "%Q", "%(", "<<")) or re.search(r"(?<![+<])\+(?!=)", argument) is not None
+
+
+def _chain(run: str, written: str, lines: list[str], live: list[str], number: int, language: Language) -> str | None:
+    """How request input is in `run` (the live code of `written`): directly, or through a name the
+    lines above in the same method assign from it; None where it is not, an escape wraps it, or a
+    check above makes sure it is all digits."""
+    escapes = _ESCAPES[language].compiled()
+    sources = _SOURCES[language].compiled()
+    if escapes.search(run):
+        return None
+    run = _without_bound_values(run)
+    first = _scope_start(lines, number, language)
+    validated = _validated(lines, first, number, language)
+    direct = [match for match in sources.finditer(run) if _whole_source(run, match.start()) not in validated]
+    if direct:
+        return f"`{_shorten(written)}` (line {number})"
+    tainted = _tainted_names(lines, live, first, number, language, sources, escapes, validated)
+    for name, (source, line) in tainted.items():
+        if name in validated or _compact(source) in validated:
+            continue
+        if re.search(rf"(?<![\w$]){re.escape(name)}(?!\w)", run):
+            return f"`{name}`, from `{source}` at line {line}"
+    return None
+
+
+_PREPARE = re.compile(r"\bprepare\s*\(")
+
+
+def _without_bound_values(run: str) -> str:
+    """`run` with the values a nested `prepare(…)` binds blanked: WordPress's
+    `$wpdb->query($wpdb->prepare("… %s", $_GET['name']))` writes no request text into the SQL."""
+    for match in reversed(list(_PREPARE.finditer(run))):
+        spans = _arguments(run[match.end() :])
+        if len(spans) > 1:
+            start, end = match.end() + spans[1][0], match.end() + spans[-1][1]
+            run = run[:start] + " " * (end - start) + run[end:]
+    return run
+
+
+def _scope_start(lines: list[str], number: int, language: Language) -> int:
+    """The index of the first line of the method the sink on `number` is in, or of the window."""
+    first = max(0, number - 1 - _WINDOW_LINES)
+    scope = _SCOPE_START[language].compiled()
+    for index in range(number - 2, first - 1, -1):
+        if scope.match(lines[index]):
+            return index
+    return first
+
+
+def _validated(lines: list[str], first: int, number: int, language: Language) -> set[str]:
+    """The values (whitespace taken out) a check between `first` and the sink makes sure are digits."""
+    pattern = _VALIDATED[language].compiled()
+    found = set()
+    for line in lines[first : number - 1]:
+        for match in pattern.finditer(line):
+            value = next(group for group in match.groups() if group)
+            found.add(_compact(value))
+    return found
+
+
+def _whole_source(text: str, start: int) -> str:
+    """The source starting at `start` with its subscripts (`$_GET['id']`, `params[:user][:id]`)."""
+    match = re.compile(r"[$\w.]+(?:\s*\[[^\]]*\])*").match(text, start)
+    return _compact(match.group(0)) if match else ""
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"\s+", "", text).rstrip(";")
+
+
+def _shorten(text: str) -> str:
+    flat = " ".join(text.split()).rstrip(";").strip()
+    return flat if len(flat) <= 70 else flat[:69] + "…"
+
+
+def _tainted_names(lines: list[str], live: list[str], first: int, number: int, language: Language,
+                   sources: re.Pattern[str], escapes: re.Pattern[str], validated: set[str]) -> dict[str, tuple[str, int]]:
+    """Each name that holds request input at `number`: assigned from a source or a name holding
+    one on the lines from `first` on, in order; another value, an escape, or only values checked to
+    be digits (`$octet[0] . '.' . $octet[1]` after `is_numeric($octet[0])` …) clears it."""
+    assignment = _ASSIGNMENT[language].compiled()
+    holding: dict[str, tuple[str, int]] = {}
+    for index in range(first, number - 1):
+        match = assignment.match(live[index])
+        if match is None:
+            continue
+        name, value = match.group("name"), match.group("value")
+        for checked in validated:  # spaced as it may be: `$octet[ 0 ]`
+            value = re.sub(r"\s*".join(map(re.escape, checked)), " ", value)
+        appended = re.match(r"\s*[$\w]+\s*(?:\+|<<|\.|\|\|)=", live[index]) is not None
+        if escapes.search(value):
+            holding.pop(name, None)
+            continue
+        if sources.search(value):
+            holding[name] = (_shorten(lines[index][match.start("value") :]), index + 1)
+            continue
+        # The name itself included: `$target = str_replace($blacklist, '', $target)` still holds it.
+        via = next((held for other, held in holding.items()
+                    if re.search(rf"(?<![\w$]){re.escape(other)}(?!\w)", value)), None)
+        if via is not None:
+            holding[name] = via
+        elif not appended:
+            holding.pop(name, None)
+    return holding
