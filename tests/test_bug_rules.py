@@ -114,6 +114,51 @@ def test_a_path_header_or_hash_target_is_reported_at_minor(tmp_path: Path, path:
     assert not blocks(findings[0]) and "Reported as minor" in findings[0].body
 
 
+RAILS_REDIRECTS = """class SessionsController < ApplicationController
+  def create
+    path = params[:url].present? ? params[:url] : home_dashboard_index_path
+    redirect_to path
+  end
+
+  def show
+    scenario = current_user.scenarios.find(params[:id])
+    redirect_to scenario
+  end
+
+  def back
+    redirect_to(params[:continue] ? new_group_path : groups_path)
+    # redirect_to params[:redirect_url]
+    redirect_to params[:return], allow_other_host: false
+  end
+end
+"""
+LARAVEL_REDIRECT = """<?php
+class Controller
+{
+    protected function redirectToRequest(Request $request): RedirectResponse
+    {
+        $basePath = url('/');
+        $returnUrl = $request->input('_return') ?? $basePath;
+        if (!str_starts_with($returnUrl, $basePath)) {
+            return redirect($basePath);
+        }
+        return redirect($returnUrl);
+    }
+}
+"""
+
+
+def test_a_parameter_blocks_only_as_the_target_itself(tmp_path: Path) -> None:
+    # Either branch of a choice is the target; a record a parameter looks up, or a choice between
+    # routes a parameter makes, is not the parameter; a commented redirect runs nothing; Rails's
+    # `allow_other_host: false` and a prefix check against the site's own URL refuse other hosts.
+    rails = _rule(review_change(tmp_path / "rails", BASE, {"app/controllers/sessions_controller.rb": RAILS_REDIRECTS}),
+                  RULE_OPEN_REDIRECT)
+    assert [(item.line, item.severity) for item in rails] == [(4, Severity.MAJOR), (9, Severity.MINOR)]
+    laravel = review_change(tmp_path / "laravel", BASE, {"app/Http/Controller.php": LARAVEL_REDIRECT})
+    assert _rule(laravel, RULE_OPEN_REDIRECT) == []
+
+
 def test_a_url_the_site_builds_from_a_parameter_is_not_a_redirect_to_it(tmp_path: Path) -> None:
     # Pyramid's request methods build this site's URLs: the parameter names a page, not a host.
     views = (

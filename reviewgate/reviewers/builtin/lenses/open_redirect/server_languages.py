@@ -45,11 +45,21 @@ _SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
 _SERVER_GUARDS = LazyPattern(
     r"\bIsLocalUrl\b|\burl_from\b|\bLocalRedirect\b|\bisLocalUrl\b|\ballowed_hosts?\b|\bin_array\s*\(|\.includes?\?\s*\("
     r"|\bUriComponentsBuilder\b|\.getHost\s*\(|\bparse_url\s*\("
+    # A prefix check against something other than a literal `/`: this site's own base URL
+    # (`str_starts_with($returnUrl, url('/'))`, `target.start_with?(request.base_url)`).
+    r"|\bstr_starts_with\s*\(\s*[^,()]+,\s*(?!['\"]/)|\.start_with\?\s*\(?\s*(?!['\"]/)[\w@$]"
+    r"|\.(?:startsWith|StartsWith)\s*\(\s*(?![\"']/)[\w@$]"
 )
+# Rails refuses a redirect to another host with `allow_other_host: false`.
+_OTHER_HOSTS_REFUSED = LazyPattern(r"\ballow_other_host:\s*false\b")
 
 
 # Rails's and Laravel's route helpers: a path or URL the application builds.
 _ROUTE_HELPER = LazyPattern(r"(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]")
+# A choice between two of them, or literals, that a parameter makes (`params[:continue] ? new_group_path
+# : groups_path`): the parameter picks one of the application's own paths.
+_ROUTE_OR_LITERAL = r"(?:[\w.]*_(?:path|url)(?:\([^()]*\))?|'[^']*'|\"[^\"]*\")"
+_ROUTE_CHOICE = LazyPattern(rf"\(?[^?]+\?\s*{_ROUTE_OR_LITERAL}\s*:\s*{_ROUTE_OR_LITERAL}\s*\)?")
 
 
 def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[int, int] | None:
@@ -69,6 +79,20 @@ def _server_target(source: JsSource, match: re.Match[str], how: str) -> tuple[in
     return arguments[index] if len(arguments) > index else None
 
 
+def _in_comment_or_string(source: JsSource, line: int, offset: int, language: Language) -> bool:
+    """Whether `offset` is in a Ruby or PHP comment or string (the JS reader masks neither `#` nor
+    Ruby's strings): `#     redirect_to params[:redirect_url]` in a doc comment runs nothing."""
+    if language not in (Language.RUBY, Language.PHP):
+        return False
+    from reviewgate.reviewers.builtin.languages.ruby_php_text import live_code
+
+    line_start = source.line_starts[line - 1]
+    line_end = source.text.find("\n", line_start)
+    raw = source.text[line_start : len(source.text) if line_end < 0 else line_end]
+    column = offset - line_start
+    return column < len(raw) and live_code(raw, language)[column] != raw[column]
+
+
 def unchecked_redirects(
     text: str, path: str, added: dict[int, str], language: Language
 ) -> Iterator[tuple[int, str, bool, str]]:
@@ -83,7 +107,10 @@ def unchecked_redirects(
         for match in re.finditer(pattern, text, re.MULTILINE):
             start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
             line = source.line_of(start)
-            if line not in added or source.masked[start] != text[start]:
+            if line not in added or source.masked[start] != text[start] or _in_comment_or_string(source, line, start, language):
+                continue
+            line_end = text.find("\n", start)
+            if _OTHER_HOSTS_REFUSED.search(text, start, len(text) if line_end < 0 else line_end):
                 continue
             span = _server_target(source, match, how)
             if span is None:
@@ -91,7 +118,7 @@ def unchecked_redirects(
             first = source.skip_space(span[0])
             if first < span[1] and text[first] in "\"'" and text[first + 1 : first + 3].strip("\"'") not in ("", "/"):
                 continue  # starts with fixed text: the host is this site's
-            if _ROUTE_HELPER.match(text, first, span[1]):
+            if _ROUTE_HELPER.match(text, first, span[1]) or _ROUTE_CHOICE.fullmatch(text[first : span[1]].strip()):
                 continue  # a path this application builds from its routes (`after_sign_in_path_for(user)`)
             origin = origin_of(source, language, span[0], span[1], None)
             if origin is None or is_referrer(origin.source):
