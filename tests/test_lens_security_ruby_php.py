@@ -143,3 +143,55 @@ def test_values_a_nested_prepare_binds_are_not_the_statement(tmp_path: Path) -> 
             if item.rule in SECURITY] == []
     assert [item.line for item in review_change(tmp_path / "written", {"README.md": "x\n"}, {"wp/list.php": written})
             if item.rule in SECURITY] == [2]
+
+
+def test_a_statement_written_over_several_lines_keeps_its_interpolations(tmp_path: Path) -> None:
+    logged = (
+        "<?php\n"
+        "$ip = isset($_SERVER['HTTP_X_FORWARDED_FOR']) ? $_SERVER['HTTP_X_FORWARDED_FOR'] : $_SERVER['REMOTE_ADDR'];\n"
+        '$log_query = "INSERT INTO access_log (user_id, ip_address) VALUES\n'
+        "    ({$user_id}, '{$ip}')\";\n"
+        "mysqli_query($db, $log_query);\n"
+    )
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {"log.php": logged}) if item.rule in SECURITY]
+    assert [(item.line, item.rule) for item in findings] == [(5, "security/sql-injection")]
+    assert "from `isset($_SERVER['HTTP_X_FORWARDED_FOR'])" in findings[0].body
+
+
+def test_a_quote_escape_protects_only_a_quoted_value(tmp_path: Path) -> None:
+    escaped = (
+        "<?php\n"
+        "$id = mysqli_real_escape_string($db, $_POST['id']);\n"
+        '$unquoted = mysqli_query($db, "SELECT * FROM users WHERE user_id = $id;");\n'
+        "$quoted = mysqli_query($db, \"SELECT * FROM users WHERE user_id = '$id';\");\n"
+        "$joined = mysqli_query($db, \"SELECT * FROM users WHERE user_id = '\" . $id . \"'\");\n"
+        "$ping = shell_exec('ping ' . $id);\n"
+    )
+    findings = [item for item in review_change(tmp_path, {"README.md": "x\n"}, {"users.php": escaped}) if item.rule in SECURITY]
+    assert [(item.line, item.rule) for item in findings] == [(3, "security/sql-injection"), (6, "security/shell-injection")]
+    assert findings[0].body.endswith("Request input reaches it: `$id`, from `mysqli_real_escape_string($db, $_POST['id'])` "
+                                     "at line 2 (written unquoted).")
+
+
+def test_a_value_a_call_turns_into_something_else_or_a_params_argument_is_no_chain(tmp_path: Path) -> None:
+    # `time_interval` parses the period into a number and a unit from a fixed table; outside a
+    # controller, `params` is a method's own argument, not the request.
+    controller = '''class ModController < ApplicationController
+  def period(query)
+    length = time_interval(params[:period] || "1d")
+    query.where("created_at >= datetime('now', '-#{length[:dur]} #{length[:intv]}')")
+    name = params[:name].strip
+    query.where("name = '#{name}'")
+  end
+end
+'''
+    cache = '''class StatementCache
+  def execute(params, connection)
+    sql = "SELECT * FROM t WHERE #{params.first}"
+    connection.execute(sql)
+  end
+end
+'''
+    findings = review_change(tmp_path, {"README.md": "x\n"},
+                             {"app/controllers/mod_controller.rb": controller, "lib/statement_cache.rb": cache})
+    assert [(item.path, item.line) for item in findings if item.rule in SECURITY] == [("app/controllers/mod_controller.rb", 6)]

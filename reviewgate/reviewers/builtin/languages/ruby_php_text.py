@@ -8,52 +8,58 @@ import re
 from reviewgate.reviewers.builtin.language_table import Language
 
 
-def live_code(line: str, language: Language) -> str:
-    """The line with its comment and the literal parts of its strings blanked (same length), the
-    code of an interpolation kept: Ruby's `#{…}` in double-quoted strings and backticks, PHP's
-    `$name`, `{$…}` and `${…}` in double-quoted strings and backticks."""
-    out = list(line)
-    index, length = 0, len(line)
+def live_code(text: str, language: Language) -> str:
+    """`text` (a line or a whole file) with its comments and the literal parts of its strings
+    blanked, line breaks kept (same length, same lines), the code of an interpolation kept: Ruby's
+    `#{…}` in double-quoted strings and backticks, PHP's `$name`, `{$…}` and `${…}` in double-quoted
+    strings and backticks. A string may run over several lines (`"INSERT … VALUES` then `('{$ip}')"`)."""
+    out = list(text)
+    index, length = 0, len(text)
     while index < length:
-        char = line[index]
-        if char == "#" and language is Language.RUBY and not line.startswith("{", index + 1):
-            return "".join(out[:index]) + " " * (length - index)
-        if language is Language.PHP and (line.startswith("//", index) or char == "#"):
-            return "".join(out[:index]) + " " * (length - index)
+        char = text[index]
+        ruby_comment = char == "#" and language is Language.RUBY and not text.startswith("{", index + 1)
+        php_comment = language is Language.PHP and (text.startswith("//", index) or (char == "#" and not text.startswith("[", index + 1)))
+        if ruby_comment or php_comment:
+            end = text.find("\n", index)
+            end = length if end < 0 else end
+            out[index:end] = " " * (end - index)
+            index = end
+            continue
         if char in "\"'`":
-            index = _blank_string(line, out, index, char, language)
+            index = _blank_string(text, out, index, char, language)
             continue
         index += 1
     return "".join(out)
 
 
-def _blank_string(line: str, out: list[str], start: int, quote: str, language: Language) -> int:
-    """Blank the string opening at `start`, keeping its interpolations; the index after it."""
+def _blank_string(text: str, out: list[str], start: int, quote: str, language: Language) -> int:
+    """Blank the string opening at `start`, keeping its interpolations and line breaks; the index
+    after it."""
     interpolates = quote != "'"
     index = start + 1
-    while index < len(line):
-        char = line[index]
+    while index < len(text):
+        char = text[index]
         if char == "\\":
             out[index] = " "
-            if index + 1 < len(line):
+            if index + 1 < len(text) and text[index + 1] != "\n":
                 out[index + 1] = " "
             index += 2
             continue
         if char == quote:
             return index + 1
-        if interpolates and language is Language.RUBY and line.startswith("#{", index):
-            index = _skip_braces(line, index + 1)
+        if interpolates and language is Language.RUBY and text.startswith("#{", index):
+            index = _skip_braces(text, index + 1)
             continue
-        if interpolates and language is Language.PHP and char == "$" and index + 1 < len(line) and (
-            line[index + 1].isalpha() or line[index + 1] in "_{"
+        if interpolates and language is Language.PHP and char == "$" and index + 1 < len(text) and (
+            text[index + 1].isalpha() or text[index + 1] in "_{"
         ):
-            end = _php_variable_end(line, index)
-            index = end
+            index = _php_variable_end(text, index)
             continue
-        if interpolates and language is Language.PHP and line.startswith("{$", index):
-            index = _skip_braces(line, index)
+        if interpolates and language is Language.PHP and text.startswith("{$", index):
+            index = _skip_braces(text, index)
             continue
-        out[index] = " "
+        if char != "\n":
+            out[index] = " "
         index += 1
     return index
 
@@ -77,3 +83,33 @@ def _php_variable_end(line: str, start: int) -> int:
         return _skip_braces(line, start + 1)
     match = re.compile(r"\$\w+(?:\[[^\]\"]*\]|->\w+)?").match(line, start)
     return start + 1 if match is None else match.end()
+
+
+def open_brackets(text: str) -> int:
+    """How many of the call's parentheses are still open at the end of `text` (-1: closed)."""
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return -1
+    return depth
+
+
+def argument_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the top-level arguments of a call whose `(` came just before `text`."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return [*spans, (start, index)] if text[start:index].strip() or spans else spans
+            depth -= 1
+        elif char == "," and depth == 0:
+            spans.append((start, index))
+            start = index + 1
+    return [*spans, (start, len(text))] if text[start:].strip() else spans

@@ -131,10 +131,10 @@ class SecurityLens:
         from reviewgate.reviewers.builtin.lenses.security import ruby_php
 
         text = request.head.read_text(change.path)
-        if text is None or not ruby_php.reads_request_input(text, language):
+        if text is None or not ruby_php.reads_request_input(text, language, change.path):
             return
-        lines = text.splitlines()
-        for found in ruby_php.findings(text, change.added_lines(), language):
+        lines = text.split("\n")
+        for found in ruby_php.findings(text, change.added_lines(), language, change.path):
             code = lines[found.line - 1]
             yield _finding(found.rule, found.what, f"{matched(code)}; {found.evidence}", change.path, found.line, code,
                            found.chain)

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import Language
-from reviewgate.reviewers.builtin.languages.ruby_php_text import live_code
+from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
 from reviewgate.reviewers.builtin.lenses.security.code_evaluation import RULE_EVAL
 from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
@@ -91,6 +91,12 @@ _ESCAPES = {
         r"|->\s*(?:quote|real_escape_string|escape_string)\s*\("
     ),
 }
+# PHP's escapes for a value written inside SQL quotes: written unquoted (`WHERE id = $id`) it still
+# writes SQL (`1 OR 1=1`), and no such escape makes a value safe in a shell command or code.
+_QUOTE_ESCAPES = LazyPattern(
+    r"\b(?:mysqli_real_escape_string|mysql_real_escape_string|pg_escape_string|sqlite_escape_string|addslashes)\s*\("
+    r"|->\s*(?:real_escape_string|escape_string)\s*\("
+)
 _ASSIGNMENT = {
     Language.RUBY: LazyPattern(r"^\s*(?P<name>[a-z_]\w*)\s*(?:\+|<<|\|\|)?=(?![=~>])\s*(?P<value>.+)$"),
     Language.PHP: LazyPattern(r"^\s*(?P<name>\$\w+)\s*\.?=(?![=>])\s*(?P<value>.+)$"),
@@ -113,6 +119,8 @@ _SOURCE_PATTERNS = {
     ),
 }
 _SOURCES = {language: LazyPattern(pattern) for language, pattern in _SOURCE_PATTERNS.items()}
+# Ruby's request read by name (a Rack app, middleware): what counts outside controllers and apps.
+_RUBY_REQUEST_READS = LazyPattern(r"\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body|query_string|raw_post)\b")
 # A check above the sink that the value is all digits: it can then write no SQL or shell syntax.
 _DIGITS = r"['\"]/\^\\d[+*]\$/\w*['\"]|/\\A\\d[+*]\\z/|/\^\\d[+*]\$/"
 _VALIDATED = {
@@ -135,15 +143,25 @@ class Found(NamedTuple):
     chain: str
 
 
-def reads_request_input(text: str, language: Language) -> bool:
+# Where Ruby's bare `params` is the request's: a Rails controller, a Sinatra app, a Grape API. In any
+# other file it is a name like another (`def bind(params)` in Active Record's statement cache).
+_RUBY_REQUEST_FILE = LazyPattern(r"<\s*[\w:]*(?:Controller|Sinatra::(?:Base|Application)|Grape::API)\b|^\s*require\s+['\"]sinatra")
+
+
+def reads_request_input(text: str, language: Language, path: str = "") -> bool:
     """Whether the file reads request input anywhere: a file that does not has no chain to follow."""
+    if language is Language.RUBY and not (path.endswith("_controller.rb") or _RUBY_REQUEST_FILE.search(text)):
+        return _RUBY_REQUEST_READS.search(text) is not None
     return _SOURCES[language].search(text) is not None
 
 
-def findings(text: str, added: dict[int, str], language: Language) -> Iterator[Found]:
+def findings(text: str, added: dict[int, str], language: Language, path: str = "") -> Iterator[Found]:
     """Each sink on an added line whose text request input reaches, with how it does."""
-    lines = text.splitlines()
-    live = [live_code(line, language) for line in lines]
+    sources = _SOURCES[language]
+    if language is Language.RUBY and not (path.endswith("_controller.rb") or _RUBY_REQUEST_FILE.search(text)):
+        sources = _RUBY_REQUEST_READS
+    lines = text.split("\n")
+    live = live_code(text, language).split("\n")
     for number in sorted(added):
         if number > len(lines):
             continue
@@ -155,7 +173,7 @@ def findings(text: str, added: dict[int, str], language: Language) -> Iterator[F
             run = _run_text(lines, live, number, match, sink, language)
             if run is None:
                 continue
-            chain = _chain(*run, lines, live, number, language)
+            chain = _chain(*run, lines, live, number, language, sink.rule, sources.compiled())
             if chain is not None:
                 yield Found(sink.rule, _WHAT[sink.rule], _EVIDENCE[sink.rule], number, chain)
                 break
@@ -174,10 +192,10 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
         return (code[match.end() : end], raw[match.end() : end]) if end > match.end() else None
     text, written = code[match.end() :], raw[match.end() :]
     following = number
-    while _depth(text) >= 0 and following < min(len(lines), number + 10):
+    while open_brackets(text) >= 0 and following < min(len(lines), number + 10):
         text, written = text + "\n" + live[following], written + "\n" + lines[following]
         following += 1
-    arguments = _arguments(text)
+    arguments = argument_spans(text)
     if not arguments:
         return None
     index = sink.argument if sink.argument >= 0 else min(1, len(arguments) - 1)
@@ -190,36 +208,6 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
     return chosen, written[start:end]
 
 
-def _depth(text: str) -> int:
-    """How many of the call's parentheses are still open at the end of `text` (-1: closed)."""
-    depth = 0
-    for char in text:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth < 0:
-                return -1
-    return depth
-
-
-def _arguments(text: str) -> list[tuple[int, int]]:
-    """The spans of the top-level arguments of a call whose `(` came just before `text`."""
-    spans: list[tuple[int, int]] = []
-    depth, start = 0, 0
-    for index, char in enumerate(text):
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                return [*spans, (start, index)] if text[start:index].strip() or spans else spans
-            depth -= 1
-        elif char == "," and depth == 0:
-            spans.append((start, index))
-            start = index + 1
-    return [*spans, (start, len(text))] if text[start:].strip() else spans
-
-
 def _built(argument: str, written: str) -> bool:
     """Whether the argument is text written with values in it: a string literal (its interpolations
     kept in the live code) or a concatenation. A bare name or a hash (`where(id: params[:id])`,
@@ -227,27 +215,46 @@ def _built(argument: str, written: str) -> bool:
     return written.lstrip().startswith(("\"", "'", "%Q", "%(", "<<")) or re.search(r"(?<![+<])\+(?!=)", argument) is not None
 
 
-def _chain(run: str, written: str, lines: list[str], live: list[str], number: int, language: Language) -> str | None:
+def _chain(run: str, written: str, lines: list[str], live: list[str], number: int, language: Language,
+           rule: str, sources: re.Pattern[str]) -> str | None:
     """How request input is in `run` (the live code of `written`): directly, or through a name the
     lines above in the same method assign from it; None where it is not, an escape wraps it, or a
     check above makes sure it is all digits."""
     escapes = _ESCAPES[language].compiled()
-    sources = _SOURCES[language].compiled()
     if escapes.search(run):
         return None
     run = _without_bound_values(run)
     first = _scope_start(lines, number, language)
     validated = _validated(lines, first, number, language)
-    direct = [match for match in sources.finditer(run) if _whole_source(run, match.start()) not in validated]
+    direct = [match for match in _live_sources(sources, written, run) if _whole_source(written, match.start()) not in validated]
     if direct:
         return f"`{_shorten(written)}` (line {number})"
-    tainted = _tainted_names(lines, live, first, number, language, sources, escapes, validated)
-    for name, (source, line) in tainted.items():
+    tainted, quote_escaped = _tainted_names(lines, live, first, number, language, sources, escapes, validated)
+    for name, (source, line, note) in tainted.items():
         if name in validated or _compact(source) in validated:
             continue
-        if re.search(rf"(?<![\w$]){re.escape(name)}(?!\w)", run):
-            return f"`{name}`, from `{source}` at line {line}"
+        if any(_kept_as_text(run, use.start()) for use in re.finditer(rf"(?<![\w$]){re.escape(name)}(?!\w)", run)):
+            return f"`{name}`, from `{source}` at line {line}{note}"
+    for name, (source, line, _note) in quote_escaped.items():
+        uses = [found.start() for found in re.finditer(rf"(?<![\w$]){re.escape(name)}(?!\w)", run)]
+        if any(rule != RULE_SQL or not _sql_quoted(written, use) for use in uses):
+            where = "written unquoted" if rule == RULE_SQL else "an SQL escape, which does not protect it here"
+            return f"`{name}`, from `{source}` at line {line} ({where})"
     return None
+
+
+def _sql_quoted(written: str, offset: int) -> bool:
+    """Whether the value written at `offset` of a PHP statement sits between SQL quotes: `'$id'`,
+    `'{$id}'`, or `"… = '" . $id . "'"` (the literal before the concatenation ends in a quote)."""
+    before = written[:offset].rstrip()
+    if before.endswith("{"):
+        before = before[:-1]
+    if before.endswith("."):  # a concatenation: the SQL text is the literal that ends before it
+        before = before[:-1].rstrip()
+        if not before or before[-1] not in "'\"":
+            return False
+        before = before[:-1]
+    return before.endswith(("'", '"'))
 
 
 _PREPARE = re.compile(r"\bprepare\s*\(")
@@ -257,7 +264,7 @@ def _without_bound_values(run: str) -> str:
     """`run` with the values a nested `prepare(…)` binds blanked: WordPress's
     `$wpdb->query($wpdb->prepare("… %s", $_GET['name']))` writes no request text into the SQL."""
     for match in reversed(list(_PREPARE.finditer(run))):
-        spans = _arguments(run[match.end() :])
+        spans = argument_spans(run[match.end() :])
         if len(spans) > 1:
             start, end = match.end() + spans[1][0], match.end() + spans[-1][1]
             run = run[:start] + " " * (end - start) + run[end:]
@@ -295,37 +302,120 @@ def _compact(text: str) -> str:
     return re.sub(r"\s+", "", text).rstrip(";")
 
 
+def _live_sources(sources: re.Pattern[str], written: str, live: str) -> list[re.Match[str]]:
+    """The sources in `written` that start in its live code (`live`, aligned with it) and outside any
+    call that may turn them into something else: matched on the text as written, since
+    `$_SERVER['HTTP_X_FORWARDED_FOR']` names its input in a string."""
+    return [match for match in sources.finditer(written)
+            if live[match.start()] == written[match.start()] and _kept_as_text(live, match.start())]
+
+
+# Calls whose result is the text they were given, changed but still the sender's: a value inside any
+# other call (`time_interval(params[:period])`, `Issue.find(id)`) may come out as anything, and is
+# not followed. `isset`/`empty` answer a question; the value beside them is what is read.
+_PASS_THROUGH = frozenset({
+    "trim", "ltrim", "rtrim", "str_replace", "str_ireplace", "preg_replace", "stripslashes", "strtolower",
+    "strtoupper", "urldecode", "rawurldecode", "base64_decode", "html_entity_decode", "sprintf", "vsprintf",
+    "implode", "join", "substr", "strval", "isset", "empty", "array", "format", "String", "compact",
+    # SQL text a nested prepare is given (its bound values are blanked before), and the quote escapes,
+    # whose result is followed apart (`_QUOTE_ESCAPES`).
+    "prepare", "mysqli_real_escape_string", "mysql_real_escape_string", "pg_escape_string", "sqlite_escape_string",
+    "addslashes", "real_escape_string", "escape_string",
+})
+_CALLED = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _kept_as_text(live: str, offset: int) -> bool:
+    """Whether the value at `offset` reaches the end of the expression as text: every call around
+    it is one of `_PASS_THROUGH` (parentheses that group, and brackets, keep it too)."""
+    depth = 0
+    for index in range(offset - 1, -1, -1):
+        char = live[index]
+        if char in ")]}":
+            depth += 1
+        elif char in "([{":
+            if depth:
+                depth -= 1
+                continue
+            if char == "(":
+                called = _CALLED.search(live, 0, index)
+                if called is not None and called.group(1) not in _PASS_THROUGH:
+                    return False
+        elif char in ";\n" and depth == 0:
+            break
+    return True
+
+
+def _whole_value(lines: list[str], live: list[str], index: int, start: int, language: Language) -> tuple[str, str]:
+    """The value assigned on line `index` from column `start`, live and as written, with the lines
+    it runs on to (up to ten): in PHP to the statement's `;`, in Ruby while a bracket is open or the
+    line ends in an operator."""
+    value, written = live[index][start:], lines[index][start:]
+    for following in range(index + 1, min(len(live), index + 11)):
+        if language is Language.PHP and ";" in value:
+            break
+        if language is Language.RUBY and open_brackets(value) <= 0 and not value.rstrip().endswith(("+", "\\", ",", "(")):
+            break
+        value, written = value + "\n" + live[following], written + "\n" + lines[following]
+    return value, written
+
+
 def _shorten(text: str) -> str:
     flat = " ".join(text.split()).rstrip(";").strip()
     return flat if len(flat) <= 70 else flat[:69] + "…"
 
 
+# A name, and the source it holds: the source as written, its line, and a note on how it got there.
+Held = dict[str, tuple[str, int, str]]
+
+
 def _tainted_names(lines: list[str], live: list[str], first: int, number: int, language: Language,
-                   sources: re.Pattern[str], escapes: re.Pattern[str], validated: set[str]) -> dict[str, tuple[str, int]]:
+                   sources: re.Pattern[str], escapes: re.Pattern[str], validated: set[str]) -> tuple[Held, Held]:
     """Each name that holds request input at `number`: assigned from a source or a name holding
     one on the lines from `first` on, in order; another value, an escape, or only values checked to
-    be digits (`$octet[0] . '.' . $octet[1]` after `is_numeric($octet[0])` …) clears it."""
+    be digits (`$octet[0] . '.' . $octet[1]` after `is_numeric($octet[0])` …) clears it. And apart,
+    the names that hold it through an SQL quote escape only (`mysqli_real_escape_string`)."""
     assignment = _ASSIGNMENT[language].compiled()
-    holding: dict[str, tuple[str, int]] = {}
+    holding: Held = {}
+    quote_escaped: Held = {}
     for index in range(first, number - 1):
         match = assignment.match(live[index])
         if match is None:
             continue
-        name, value = match.group("name"), match.group("value")
-        for checked in validated:  # spaced as it may be: `$octet[ 0 ]`
-            value = re.sub(r"\s*".join(map(re.escape, checked)), " ", value)
+        name = match.group("name")
+        value, written = _whole_value(lines, live, index, match.start("value"), language)
+        for checked in validated:  # spaced as it may be: `$octet[ 0 ]`; blanked in both, which stay aligned
+            for found in list(re.finditer(r"\s*".join(map(re.escape, checked)), value)):
+                blank = " " * (found.end() - found.start())
+                value = value[: found.start()] + blank + value[found.end() :]
+                written = written[: found.start()] + blank + written[found.end() :]
         appended = re.match(r"\s*[$\w]+\s*(?:\+|<<|\.|\|\|)=", live[index]) is not None
+        quote_escaped.pop(name, None)
         if escapes.search(value):
+            held = _held_by(value, written, holding, sources, index + 1)
+            only_quotes = _QUOTE_ESCAPES.search(value) and not escapes.search(_QUOTE_ESCAPES.compiled().sub(" ", value))
+            if held is not None and only_quotes:
+                quote_escaped[name] = held
             holding.pop(name, None)
             continue
-        if sources.search(value):
-            holding[name] = (_shorten(lines[index][match.start("value") :]), index + 1)
-            continue
-        # The name itself included: `$target = str_replace($blacklist, '', $target)` still holds it.
-        via = next((held for other, held in holding.items()
-                    if re.search(rf"(?<![\w$]){re.escape(other)}(?!\w)", value)), None)
-        if via is not None:
-            holding[name] = via
+        held = _held_by(value, written, holding, sources, index + 1)
+        unquoted = next(((source, line, f" (escaped for quotes, written unquoted into `{name}`)")
+                         for other, (source, line, _note) in quote_escaped.items()
+                         for use in re.finditer(rf"(?<![\w$]){re.escape(other)}(?!\w)", value)
+                         if not _sql_quoted(written, use.start())), None)
+        holds = held if held is not None else unquoted
+        if holds is not None:
+            holding[name] = holds
         elif not appended:
             holding.pop(name, None)
-    return holding
+    return holding, quote_escaped
+
+
+def _held_by(value: str, written: str, holding: Held, sources: re.Pattern[str], line: int) -> tuple[str, int, str] | None:
+    """What request input a value holds: a source in it (`line` is its line), or a name holding one,
+    the assigned name itself included (`$target = str_replace($blacklist, '', $target)` still holds it)."""
+    if _live_sources(sources, written, value):
+        return _shorten(written), line, ""
+    return next((held for other, held in holding.items()
+                 for use in re.finditer(rf"(?<![\w$]){re.escape(other)}(?!\w)", value)
+                 if _kept_as_text(value, use.start())), None)
