@@ -9,7 +9,7 @@ from reviewgate.reviewers.builtin.language_table import Language
 
 
 def live_code(text: str, language: Language) -> str:
-    """`text` (a line or a whole file) with its comments and the literal parts of its strings
+    """`text` (a line or a whole file) with its comments (PHP's `/* … */` too) and the literal parts of its strings
     blanked, line breaks kept (same length, same lines), the code of an interpolation kept: Ruby's
     `#{…}` in double-quoted strings and backticks, PHP's `$name`, `{$…}` and `${…}` in double-quoted
     strings and backticks. A string may run over several lines (`"INSERT … VALUES` then `('{$ip}')"`)."""
@@ -19,6 +19,12 @@ def live_code(text: str, language: Language) -> str:
         char = text[index]
         ruby_comment = char == "#" and language is Language.RUBY and not text.startswith("{", index + 1)
         php_comment = language is Language.PHP and (text.startswith("//", index) or (char == "#" and not text.startswith("[", index + 1)))
+        if language is Language.PHP and text.startswith("/*", index):  # a block or doc comment, line breaks kept
+            end = text.find("*/", index + 2)
+            end = length if end < 0 else end + 2
+            out[index:end] = ["\n" if char == "\n" else " " for char in text[index:end]]
+            index = end
+            continue
         if ruby_comment or php_comment:
             end = text.find("\n", index)
             end = length if end < 0 else end

@@ -39,13 +39,24 @@ _SOURCES = {
     Language.KOTLIN: (
         _SERVLET_INPUT + r"|\bcall\s*\.\s*(?:parameters|request\s*\.\s*(?:queryParameters|headers|cookies))\b|\breceiveParameters\s*\("
     ),
-    Language.RUBY: r"(?<![\w.@:])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body)\b",
+    Language.RUBY: (
+        r"(?<![\w.@:$])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body"
+        r"|query_string|raw_post)\b|(?<![\w.@:$])cookies\s*\["
+    ),
+    # PHP's superglobals; Laravel's, PSR-7's, Symfony's, CodeIgniter's, OpenCart's and Yii's readers.
     Language.PHP: (
         r"\$_(?:GET|POST|REQUEST|COOKIE)\b|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("
         r"|->\s*(?:getQueryParams|getParsedBody|getQueryParam|getParam|getHeaderLine)\s*\(|\brequest\s*\(\s*\)\s*->"
-        r"|\brequest\s*\(\s*['\"]"
+        r"|\brequest\s*\(\s*['\"]|\$request\s*->\s*(?:query|request|cookies|headers|attributes)\s*->\s*(?:get|all)\s*\("
+        r"|\$this\s*->\s*input\s*->\s*(?:get|post|get_post|post_get|cookie)\s*\("
+        r"|\$this\s*->\s*request\s*->\s*(?:get|post|request|cookie|files)\s*\[|\bYii::\$app\s*->\s*request\s*->"
     ),
 }
+def request_source_pattern(language: Language) -> str:
+    """The pattern of the language's request input (Java, C#, Kotlin, Ruby, PHP)."""
+    return _SOURCES[language]
+
+
 _ASSIGNMENT = {
     # A value ends at its `;`, never past a block's brace (`try (Connection c = open()) {`).
     Language.JAVA: r"(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;{}]+);",

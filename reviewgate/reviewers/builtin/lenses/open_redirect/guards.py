@@ -36,6 +36,8 @@ _READ_BY_NAME = LazyPattern(
     # PHP: the superglobals, Laravel's and PSR-7's readers.
     r"|\$_(?:GET|POST|REQUEST)\s*\[[^\]]+\]|\$request\s*->\s*(?:input|query|get|post|string)\s*\([^()]*\)"
     r"|\$request\s*->\s*getQueryParams\(\)\s*\[[^\]]+\]|\$\w+\s*->\s*getParam\([^()]*\)|request\s*\(\s*['\"][^'\"]+['\"]\s*\)"
+    r"|\$request\s*->\s*(?:query|request)\s*->\s*get\([^()]*\)|\$this\s*->\s*input\s*->\s*(?:get|post|get_post)\([^()]*\)"
+    r"|\$this\s*->\s*request\s*->\s*(?:get|post|request)\s*\[[^\]]+\]|Yii::\$app\s*->\s*request\s*->\s*(?:get|post)\([^()]*\)"
     r")"
     # What keeps the value as it came: a string conversion or trim, a default after it.
     r"(?:\.(?:presence|to_s|strip|trim|toString)(?:\(\))?)*"

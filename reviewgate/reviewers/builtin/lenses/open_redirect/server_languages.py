@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from reviewgate.lazy_patterns import LazyPattern
+from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.lenses.open_redirect.guards import guard_patterns, is_referrer
 
@@ -101,6 +102,8 @@ def unchecked_redirects(
     from reviewgate.reviewers.builtin.languages.javascript_source import read_js
     from reviewgate.reviewers.builtin.languages.server_input import origin_of
 
+    if is_test_file(path):
+        return  # a test's handler is a fixture, never deployed
     source = read_js(text)
     guard_call = guard_patterns()["guard_call"]
     for pattern, how in _SERVER_SINKS[language]:

@@ -24,6 +24,7 @@ from typing import NamedTuple
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
+from reviewgate.reviewers.builtin.languages.server_input import request_source_pattern
 from reviewgate.reviewers.builtin.lenses.security.code_evaluation import RULE_EVAL
 from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
@@ -88,14 +89,14 @@ _ESCAPES = {
     Language.PHP: LazyPattern(
         r"\b(?:intval|floatval|boolval|mysqli_real_escape_string|mysql_real_escape_string|pg_escape_string"
         r"|pg_escape_literal|sqlite_escape_string|escapeshellarg|escapeshellcmd)\s*\(|\(\s*(?:int|float|bool)\s*\)"
-        r"|->\s*(?:quote|real_escape_string|escape_string)\s*\("
+        r"|->\s*(?:quote|real_escape_string|escape_string|escape)\s*\("
     ),
 }
 # PHP's escapes for a value written inside SQL quotes: written unquoted (`WHERE id = $id`) it still
 # writes SQL (`1 OR 1=1`), and no such escape makes a value safe in a shell command or code.
 _QUOTE_ESCAPES = LazyPattern(
     r"\b(?:mysqli_real_escape_string|mysql_real_escape_string|pg_escape_string|sqlite_escape_string|addslashes)\s*\("
-    r"|->\s*(?:real_escape_string|escape_string)\s*\("
+    r"|->\s*(?:real_escape_string|escape_string|escape)\s*\("
 )
 _ASSIGNMENT = {
     Language.RUBY: LazyPattern(r"^\s*(?P<name>[a-z_]\w*)\s*(?:\+|<<|\|\|)?=(?![=~>])\s*(?P<value>.+)$"),
@@ -106,16 +107,14 @@ _SCOPE_START = {
     Language.RUBY: LazyPattern(r"^\s*def\s"),
     Language.PHP: LazyPattern(r"^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*function\s"),
 }
+# The request input of languages/server_input.py, and the server's variables the sender writes
+# (`X-Forwarded-For`, the query string): in SQL or a command they are input like a parameter; a
+# redirect to the request's own host is another matter, and that rule leaves them out.
 _SOURCE_PATTERNS = {
-    Language.RUBY: (
-        r"(?<![\w.@:$])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body"
-        r"|query_string|raw_post)\b|(?<![\w.@:$])cookies\s*\["
-    ),
+    Language.RUBY: request_source_pattern(Language.RUBY),
     Language.PHP: (
-        r"\$_(?:GET|POST|REQUEST|COOKIE|FILES)\b|\$_SERVER\s*\[\s*['\"](?:HTTP_\w+|QUERY_STRING|REQUEST_URI|PATH_INFO)"
-        r"|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("
-        r"|->\s*(?:getQueryParams|getParsedBody|getQueryParam|getParam|getHeaderLine)\s*\(|\brequest\s*\(\s*\)\s*->"
-        r"|\brequest\s*\(\s*['\"]"
+        request_source_pattern(Language.PHP)
+        + r"|\$_FILES\b|\$_SERVER\s*\[\s*['\"](?:HTTP_\w+|QUERY_STRING|REQUEST_URI|PATH_INFO)"
     ),
 }
 _SOURCES = {language: LazyPattern(pattern) for language, pattern in _SOURCE_PATTERNS.items()}
@@ -320,7 +319,7 @@ _PASS_THROUGH = frozenset({
     # SQL text a nested prepare is given (its bound values are blanked before), and the quote escapes,
     # whose result is followed apart (`_QUOTE_ESCAPES`).
     "prepare", "mysqli_real_escape_string", "mysql_real_escape_string", "pg_escape_string", "sqlite_escape_string",
-    "addslashes", "real_escape_string", "escape_string",
+    "addslashes", "real_escape_string", "escape_string", "escape",
 })
 _CALLED = re.compile(r"([A-Za-z_]\w*)\s*$")
 
