@@ -416,3 +416,12 @@ def test_kotlin_and_csharp_findings_name_the_call_and_what_it_raises(
     findings = _rule(review_change(tmp_path, BASE, {path: text}), RULE_WRONG_EXCEPTION)
     assert [(item.line, item.title) for item in findings] == [(line, title)]
     assert raised in findings[0].body
+
+
+def test_a_location_header_is_read_in_any_case(tmp_path: Path) -> None:
+    # DVWA's open redirect: `header ("location: " . $_GET['redirect'])`.
+    page = "<?php\nif (array_key_exists(\"redirect\", $_GET) && $_GET['redirect'] != \"\") {\n" \
+           "    header (\"location: \" . $_GET['redirect']);\n    exit;\n}\n"
+    findings = _rule(review_change(tmp_path, BASE, {"vulnerabilities/open_redirect/source/low.php": page}),
+                     RULE_OPEN_REDIRECT)
+    assert [(item.line, item.severity) for item in findings] == [(3, Severity.MAJOR)]

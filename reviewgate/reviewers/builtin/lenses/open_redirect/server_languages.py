@@ -20,26 +20,27 @@ if TYPE_CHECKING:
 # Each redirect sink: the pattern that finds it (on the text; a match inside a string or comment is
 # dropped), and how its target is read: the nth argument of the call the match ends in (`(`), or
 # what follows the match to the end of the statement (`rest`), or a Ruby call without parentheses.
+# A header's name is read in any case (`header("location: " . $target)`).
 _SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
     Language.JAVA: (
         (r"\.\s*sendRedirect\s*\(", "0"), (r"\bnew\s+RedirectView\s*\(", "0"),
-        (r"\.\s*location\s*\(\s*URI\s*\.\s*create\s*\(", "0"), (r"\bsetHeader\s*\(\s*\"Location\"\s*,", "rest"),
+        (r"\.\s*location\s*\(\s*URI\s*\.\s*create\s*\(", "0"), (r"\bsetHeader\s*\(\s*\"(?i:location)\"\s*,", "rest"),
         (r"\"redirect:\"\s*\+", "rest"),
     ),
     Language.CSHARP: (
         (r"(?<![\w.])Redirect(?:Permanent|PreserveMethod|PermanentPreserveMethod)?\s*\(", "0"),
         (r"\b(?:Response|Results)\s*\.\s*Redirect\s*\(", "0"),
-        (r"\bHeaders\s*\[\s*\"Location\"\s*\]\s*=(?!=)", "rest"),
+        (r"\bHeaders\s*\[\s*\"(?i:location)\"\s*\]\s*=(?!=)", "rest"),
     ),
     Language.RUBY: (
         (r"\bredirect_to\b\s*", "line"), (r"^\s*redirect\b\s*", "line"),
-        (r"\bheaders\s*\[\s*['\"]Location['\"]\s*\]\s*=(?!=)", "line"),
+        (r"\bheaders\s*\[\s*['\"](?i:location)['\"]\s*\]\s*=(?!=)", "line"),
     ),
     Language.PHP: (
         (r"(?<![\w>$:])redirect\s*\((?!\s*\))", "0"), (r"\bredirect\s*\(\s*\)\s*->\s*(?:to|away)\s*\(", "0"),
         (r"\bRedirect::(?:to|away)\s*\(", "0"), (r"\bnew\s+RedirectResponse\s*\(", "0"),
-        (r"->\s*withHeader\s*\(\s*['\"]Location['\"]\s*,", "rest"),
-        (r"\bheader\s*\(\s*['\"]Location:\s*['\"]\s*\.", "rest"),
+        (r"->\s*withHeader\s*\(\s*['\"](?i:location)['\"]\s*,", "rest"),
+        (r"\bheader\s*\(\s*['\"](?i:location):\s*['\"]\s*\.", "rest"),
     ),
 }
 # Checks that the target stays on this site, in these frameworks' words.
