@@ -7,9 +7,11 @@ the text it runs holds request input there (`params[…]`, `request.params`, `$_
 `$request->input(…)`, languages/server_input.py's sources), directly or through names assigned from
 it on the lines above in the same method or script: `$id = $_REQUEST['id']; $query = "… '$id'";
 mysqli_query($db, $query)`. A value through a number conversion or an escaping call
-(`.to_i`, `Integer(…)`, `quote(…)`, `Shellwords.escape`, `intval(…)`, `(int)`,
-`mysqli_real_escape_string(…)`, `escapeshellarg(…)`) holds no input. Bound parameters
-(`where("id = ?", params[:id])`, `$db->prepare("… ?")`) are not the statement's text and are not read.
+(`.to_i`, `Integer(…)`, `quote(…)`, `Shellwords.escape`, `intval(…)`, `(int)`, `escapeshellarg(…)`),
+checked to be digits above the sink, or handed to a call that is not a string function's holds no
+input; an SQL quote escape (`mysqli_real_escape_string(…)`) only where the value is written between
+quotes. Bound parameters (`where("id = ?", params[:id])`, `$db->prepare("… ?")`) are not the
+statement's text and are not read.
 
 Unlike the C-like languages, text built from other values is no finding at all here: Rails and PHP
 code interpolates table and column names it owns everywhere, and only request input makes the
