@@ -29,6 +29,11 @@ _SERVLET_INPUT = (
     r"|getHeaderNames|getQueryString|getCookies|getRequestURI|getRequestURL|getPathInfo|getInputStream|getReader"
     r"|getPart|getParts)\s*\("
 )
+# Ruby's request read by name (`request.params`, `request.headers` …): what a Rack app or middleware
+# reads, where a bare `params` may be any method's argument (lenses/security/ruby_php.py).
+RUBY_REQUEST_READS = (
+    r"\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body|query_string|raw_post)\b"
+)
 _SOURCES = {
     # The servlet API's request input, every reader of it (javax/jakarta HttpServletRequest).
     Language.JAVA: _SERVLET_INPUT,
@@ -39,10 +44,7 @@ _SOURCES = {
     Language.KOTLIN: (
         _SERVLET_INPUT + r"|\bcall\s*\.\s*(?:parameters|request\s*\.\s*(?:queryParameters|headers|cookies))\b|\breceiveParameters\s*\("
     ),
-    Language.RUBY: (
-        r"(?<![\w.@:$])params\b|\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body"
-        r"|query_string|raw_post)\b|(?<![\w.@:$])cookies\s*\["
-    ),
+    Language.RUBY: rf"(?<![\w.@:$])params\b|{RUBY_REQUEST_READS}|(?<![\w.@:$])cookies\s*\[",
     # PHP's superglobals; Laravel's, PSR-7's, Symfony's, CodeIgniter's, OpenCart's and Yii's readers.
     Language.PHP: (
         r"\$_(?:GET|POST|REQUEST|COOKIE)\b|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("

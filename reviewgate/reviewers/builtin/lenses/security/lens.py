@@ -131,13 +131,14 @@ class SecurityLens:
         from reviewgate.reviewers.builtin.lenses.security import ruby_php
 
         text = request.head.read_text(change.path)
-        if text is None or not ruby_php.reads_request_input(text, language, change.path):
+        if text is None:
             return
-        lines = text.split("\n")
-        for found in ruby_php.findings(text, change.added_lines(), language, change.path):
-            code = lines[found.line - 1]
-            yield _finding(found.rule, found.what, f"{matched(code)}; {found.evidence}", change.path, found.line, code,
-                           found.chain)
+        sources = ruby_php.request_sources(text, language, change.path)
+        if not sources.search(text):
+            return  # no request read anywhere in the file: no chain to follow
+        for found in ruby_php.findings(text, language, change.added_lines(), sources):
+            yield _finding(found.rule, found.what, f"{matched(found.code)}; {found.evidence}", change.path, found.line,
+                           found.code, found.chain)
 
     def _python(self, request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
         source = request.head.read_text(change.path)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
-from reviewgate.reviewers.builtin.languages.server_input import request_source_pattern
+from reviewgate.reviewers.builtin.languages.server_input import RUBY_REQUEST_READS, request_source_pattern
 from reviewgate.reviewers.builtin.lenses.security.code_evaluation import RULE_EVAL
 from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
@@ -82,6 +82,15 @@ _WHAT = {
     RULE_SHELL: "a shell command is built from request input",
     RULE_EVAL: "code to evaluate is built from request input",
 }
+# PHP's escapes for a value written inside SQL quotes: written unquoted (`WHERE id = $id`) it still
+# writes SQL (`1 OR 1=1`), and no such escape makes a value safe in a shell command or code.
+# `addslashes` is none of them (multi-byte character sets defeat it): its value is followed on.
+_QUOTE_ESCAPE_FUNCTIONS = ("mysqli_real_escape_string", "mysql_real_escape_string", "pg_escape_string", "sqlite_escape_string")
+_QUOTE_ESCAPE_METHODS = ("real_escape_string", "escape_string", "escape")
+_QUOTE_ESCAPE_PATTERN = (
+    rf"\b(?:{'|'.join(_QUOTE_ESCAPE_FUNCTIONS)})\s*\(|->\s*(?:{'|'.join(_QUOTE_ESCAPE_METHODS)})\s*\("
+)
+_QUOTE_ESCAPES = LazyPattern(_QUOTE_ESCAPE_PATTERN)
 # Where the value is made safe for the text it goes into: a number, or an escape of its kind.
 _ESCAPES = {
     Language.RUBY: LazyPattern(
@@ -89,17 +98,10 @@ _ESCAPES = {
         r"|\.shellescape\b|\bconnection\.quote\b"
     ),
     Language.PHP: LazyPattern(
-        r"\b(?:intval|floatval|boolval|mysqli_real_escape_string|mysql_real_escape_string|pg_escape_string"
-        r"|pg_escape_literal|sqlite_escape_string|escapeshellarg|escapeshellcmd)\s*\(|\(\s*(?:int|float|bool)\s*\)"
-        r"|->\s*(?:quote|real_escape_string|escape_string|escape)\s*\("
+        r"\b(?:intval|floatval|boolval|pg_escape_literal|escapeshellarg|escapeshellcmd)\s*\(|\(\s*(?:int|float|bool)\s*\)"
+        r"|->\s*quote\s*\(|" + _QUOTE_ESCAPE_PATTERN
     ),
 }
-# PHP's escapes for a value written inside SQL quotes: written unquoted (`WHERE id = $id`) it still
-# writes SQL (`1 OR 1=1`), and no such escape makes a value safe in a shell command or code.
-_QUOTE_ESCAPES = LazyPattern(
-    r"\b(?:mysqli_real_escape_string|mysql_real_escape_string|pg_escape_string|sqlite_escape_string|addslashes)\s*\("
-    r"|->\s*(?:real_escape_string|escape_string|escape)\s*\("
-)
 _ASSIGNMENT = {
     Language.RUBY: LazyPattern(r"^\s*(?P<name>[a-z_]\w*)\s*(?:\+|<<|\|\|)?=(?![=~>])\s*(?P<value>.+)$"),
     Language.PHP: LazyPattern(r"^\s*(?P<name>\$\w+)\s*\.?=(?![=>])\s*(?P<value>.+)$"),
@@ -121,7 +123,7 @@ _SOURCE_PATTERNS = {
 }
 _SOURCES = {language: LazyPattern(pattern) for language, pattern in _SOURCE_PATTERNS.items()}
 # Ruby's request read by name (a Rack app, middleware): what counts outside controllers and apps.
-_RUBY_REQUEST_READS = LazyPattern(r"\brequest\s*\.\s*(?:params|query_parameters|request_parameters|headers|body|query_string|raw_post)\b")
+_RUBY_REQUEST_READS = LazyPattern(RUBY_REQUEST_READS)
 # A check above the sink that the value is all digits: it can then write no SQL or shell syntax.
 _DIGITS = r"['\"]/\^\\d[+*]\$/\w*['\"]|/\\A\\d[+*]\\z/|/\^\\d[+*]\$/"
 _VALIDATED = {
@@ -141,6 +143,7 @@ class Found(NamedTuple):
     what: str
     evidence: str
     line: int
+    code: str  # the line as written
     chain: str
 
 
@@ -149,18 +152,17 @@ class Found(NamedTuple):
 _RUBY_REQUEST_FILE = LazyPattern(r"<\s*[\w:]*(?:Controller|Sinatra::(?:Base|Application)|Grape::API)\b|^\s*require\s+['\"]sinatra")
 
 
-def reads_request_input(text: str, language: Language, path: str = "") -> bool:
-    """Whether the file reads request input anywhere: a file that does not has no chain to follow."""
+def request_sources(text: str, language: Language, path: str) -> LazyPattern:
+    """The request input of this file: the language's, but in Ruby outside a controller, a Sinatra
+    app or a Grape API only the request read by name."""
     if language is Language.RUBY and not (path.endswith("_controller.rb") or _RUBY_REQUEST_FILE.search(text)):
-        return _RUBY_REQUEST_READS.search(text) is not None
-    return _SOURCES[language].search(text) is not None
+        return _RUBY_REQUEST_READS
+    return _SOURCES[language]
 
 
-def findings(text: str, added: dict[int, str], language: Language, path: str = "") -> Iterator[Found]:
-    """Each sink on an added line whose text request input reaches, with how it does."""
-    sources = _SOURCES[language]
-    if language is Language.RUBY and not (path.endswith("_controller.rb") or _RUBY_REQUEST_FILE.search(text)):
-        sources = _RUBY_REQUEST_READS
+def findings(text: str, language: Language, added: dict[int, str], sources: LazyPattern) -> Iterator[Found]:
+    """Each sink on an added line whose text request input (`sources`, request_sources) reaches,
+    with how it does."""
     lines = text.split("\n")
     live = live_code(text, language).split("\n")
     for number in sorted(added):
@@ -176,7 +178,7 @@ def findings(text: str, added: dict[int, str], language: Language, path: str = "
                 continue
             chain = _chain(*run, lines, live, number, language, sink.rule, sources.compiled())
             if chain is not None:
-                yield Found(sink.rule, _WHAT[sink.rule], _EVIDENCE[sink.rule], number, chain)
+                yield Found(sink.rule, _WHAT[sink.rule], _EVIDENCE[sink.rule], number, lines[number - 1], chain)
                 break
 
 
@@ -318,10 +320,9 @@ _PASS_THROUGH = frozenset({
     "trim", "ltrim", "rtrim", "str_replace", "str_ireplace", "preg_replace", "stripslashes", "strtolower",
     "strtoupper", "urldecode", "rawurldecode", "base64_decode", "html_entity_decode", "sprintf", "vsprintf",
     "implode", "join", "substr", "strval", "isset", "empty", "array", "format", "String", "compact",
-    # SQL text a nested prepare is given (its bound values are blanked before), and the quote escapes,
-    # whose result is followed apart (`_QUOTE_ESCAPES`).
-    "prepare", "mysqli_real_escape_string", "mysql_real_escape_string", "pg_escape_string", "sqlite_escape_string",
-    "addslashes", "real_escape_string", "escape_string", "escape",
+    # SQL text a nested prepare is given (its bound values are blanked before), `addslashes`, and the
+    # quote escapes, whose result is followed apart (`_QUOTE_ESCAPES`).
+    "prepare", "addslashes", *_QUOTE_ESCAPE_FUNCTIONS, *_QUOTE_ESCAPE_METHODS,
 })
 _CALLED = re.compile(r"([A-Za-z_]\w*)\s*$")
 

@@ -98,8 +98,7 @@ def shell_list_command(first: ast.expr | None) -> ast.expr | None:
         return None
     base = program.value.rsplit("/", 1)[-1].lower()
     shell_flag = "-c" if base in _SHELLS else "/c" if base in {"cmd", "cmd.exe"} else None
-    flagged = isinstance(flag, ast.Constant) and flag.value == shell_flag
-    return command if shell_flag is not None and flagged else None
+    return command if shell_flag is not None and isinstance(flag, ast.Constant) and flag.value == shell_flag else None
 
 
 def check_call(module: PythonModule, call: ast.Call, name: str, leaf: str, first: ast.expr | None) -> tuple[str, str, str] | None:
