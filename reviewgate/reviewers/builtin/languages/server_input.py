@@ -45,9 +45,11 @@ _SOURCES = {
         _SERVLET_INPUT + r"|\bcall\s*\.\s*(?:parameters|request\s*\.\s*(?:queryParameters|headers|cookies))\b|\breceiveParameters\s*\("
     ),
     Language.RUBY: rf"(?<![\w.@:$])params\b|{RUBY_REQUEST_READS}|(?<![\w.@:$])cookies\s*\[",
-    # PHP's superglobals; Laravel's, PSR-7's, Symfony's, CodeIgniter's, OpenCart's and Yii's readers.
+    # PHP's superglobals and its raw body (`php://input`); Laravel's, PSR-7's, Symfony's,
+    # CodeIgniter's, OpenCart's and Yii's readers.
     Language.PHP: (
-        r"\$_(?:GET|POST|REQUEST|COOKIE)\b|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string)\s*\("
+        r"\$_(?:GET|POST|REQUEST|COOKIE)\b|\b(?:file_get_contents|fopen)\s*\(\s*['\"]php://input['\"]"
+        r"|\$request\s*->\s*(?:input|query|get|post|header|cookie|all|string|json|getContent)\s*\("
         r"|->\s*(?:getQueryParams|getParsedBody|getQueryParam|getParam|getHeaderLine)\s*\(|\brequest\s*\(\s*\)\s*->"
         r"|\brequest\s*\(\s*['\"]|\$request\s*->\s*(?:query|request|cookies|headers|attributes)\s*->\s*(?:get|all)\s*\("
         r"|\$this\s*->\s*input\s*->\s*(?:get|post|get_post|post_get|cookie)\s*\("
