@@ -148,6 +148,44 @@ class Controller
 """
 
 
+RAILS_BACK = """class ReturnsController < ApplicationController
+  def show
+    redirect_back fallback_location: params[:return_to]
+  end
+
+  def index
+    redirect_back_or_to params[:next]
+  end
+
+  def away
+    redirect_to params[:next], allow_other_host: true
+  end
+end
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "lines"),
+    [
+        ("", [3, 7, 11]),  # no Rails configuration in the tree: read as any Ruby
+        ("config.load_defaults 6.1\n", [3, 7, 11]),
+        ("config.load_defaults 7.0\n", [11]),  # another host raises UnsafeRedirectError, unless the call allows it
+        ("config.load_defaults 7.1\n    config.action_controller.raise_on_open_redirects = false\n", [3, 7, 11]),
+        ("config.load_defaults 6.1\n    config.action_controller.raise_on_open_redirects = true\n", [11]),
+        ("config.load_defaults 8.1\n    config.action_controller.action_on_open_redirect = :log\n", [3, 7, 11]),
+    ],
+    ids=["no-config", "rails-6.1", "rails-7.0", "7.1-turned-off", "6.1-turned-on", "8.1-log"],
+)
+def test_rails_redirect_helpers_and_the_applications_own_refusal_of_other_hosts(
+    tmp_path: Path, config: str, lines: list[int]
+) -> None:
+    files = {"app/controllers/returns_controller.rb": RAILS_BACK}
+    if config:
+        files["config/application.rb"] = f"module Shop\n  class Application < Rails::Application\n    {config}  end\nend\n"
+    findings = _rule(review_change(tmp_path, BASE, files), RULE_OPEN_REDIRECT)
+    assert [(item.line, item.severity) for item in findings] == [(line, Severity.MAJOR) for line in lines]
+
+
 def test_a_parameter_blocks_only_as_the_target_itself(tmp_path: Path) -> None:
     # Either branch of a choice is the target; a record a parameter looks up, or a choice between
     # routes a parameter makes, is not the parameter; a commented redirect runs nothing; Rails's

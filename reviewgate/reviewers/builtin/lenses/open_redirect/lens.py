@@ -6,9 +6,10 @@ The sinks of each framework: Flask's and Django's `redirect`, Starlette's and Fa
 `RedirectResponse`, aiohttp's and Pyramid's `HTTPFound`; Express's, Koa's, Fastify's, Hono's and
 Hapi's `.redirect(...)`, Next's `redirect(...)` and `NextResponse.redirect(new URL(input, base))`;
 net/http's `http.Redirect`, gin's, echo's and Fiber's `c.Redirect`; a servlet's `sendRedirect`,
-Spring's `"redirect:" + x` and `RedirectView`; ASP.NET's `Redirect(...)`; Rails's `redirect_to`
-and Sinatra's `redirect`; Laravel's `redirect(...)`/`redirect()->to(...)`, Slim's `withHeader
-('Location', ...)`, PHP's `header('Location: ' . x)`; and a `Location` header anywhere. A FastAPI
+Spring's `"redirect:" + x` and `RedirectView`; ASP.NET's `Redirect(...)`; Rails's `redirect_to`,
+`redirect_back_or_to` and `redirect_back`'s `fallback_location`, and Sinatra's `redirect`;
+Laravel's `redirect(...)`/`redirect()->to(...)`, Slim's `withHeader('Location', ...)`, PHP's
+`header('Location: ' . x)`; and a `Location` header anywhere. A FastAPI
 or Flask route's `str` or path parameter is input, as are Spring's `@RequestParam` and an ASP.NET
 action's `string` parameters (languages/server_input.py reads Java, C#, Ruby and PHP).
 
@@ -34,7 +35,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import NamedTuple
 
+from reviewgate.context import ReviewRequest
 from reviewgate.findings import Finding, FindingClass, Severity
 from reviewgate.reviewers.builtin.bug_lens import TwoReaderLens, bug_finding, code_line, matched
 from reviewgate.reviewers.builtin.language_table import Language
@@ -67,7 +70,8 @@ OPEN_REDIRECT = Rule(
         "aiohttp's/Pyramid's `HTTPFound(…)`, `res.redirect(…)`/`ctx.redirect`/`reply.redirect`/"
         "`c.redirect`, `NextResponse.redirect(new URL(x, base))`, `http.Redirect(w, r, x, …)`, "
         "`c.Redirect(…)`, `sendRedirect(…)`, `\"redirect:\" + x`, `new RedirectView(…)`, ASP.NET's "
-        "`Redirect(…)`, `redirect_to …`, Sinatra's `redirect …`, Laravel's `redirect(…)`/"
+        "`Redirect(…)`, `redirect_to …`, `redirect_back_or_to …`, `redirect_back fallback_location: …`, "
+        "Sinatra's `redirect …`, Laravel's `redirect(…)`/"
         "`redirect()->to(…)`, `header('Location: ' . x)` or a `Location` header as the start of the URL (a lone `/` before it fixes no host: `'/' + path`), followed "
         "within one function through assignments, `or`/`||` defaults and wrapper calls; in JS/TS and "
         "Go the request's own path counts too (`res.redirect(req.originalUrl + '/')`, "
@@ -231,10 +235,35 @@ def _has_added_redirect(tree: ast.Module, added: dict[int, str]) -> bool:
     return has_added_redirect(tree, added)
 
 
-OPEN_REDIRECT_LENS = TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,
-                                   _python,
-                                   _text,
-                                   _has_added_redirect)
+class _RailsAwareLens(NamedTuple):
+    """The rule's lens, less Ruby findings in a Rails application that refuses a redirect to
+    another host by itself (rails_config.py) where the call does not allow one."""
+
+    lens: TwoReaderLens
+
+    def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        from reviewgate.reviewers.builtin.lenses.open_redirect.rails_config import (
+            ALLOWS_OTHER_HOSTS,
+            application_root,
+            refuses_other_hosts,
+        )
+
+        refusing: dict[str, bool] = {}  # by application root, each read once
+        for finding in self.lens.check(request):
+            path = finding.path or ""
+            root = application_root(path) if path.endswith(".rb") else None
+            if root is not None and not ALLOWS_OTHER_HOSTS.search(code_line(request.head.read_text(path) or "", finding.line or 0)):
+                if root not in refusing:
+                    refusing[root] = refuses_other_hosts(request.head.read_text, root)
+                if refusing[root]:
+                    continue
+            yield finding
+
+
+OPEN_REDIRECT_LENS = _RailsAwareLens(TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,
+                                                   _python,
+                                                   _text,
+                                                   _has_added_redirect))
 
 # What the registry (reviewers/builtin/rules.py) runs of this module.
 LENSES = (OPEN_REDIRECT_LENS,)

@@ -33,7 +33,8 @@ _SERVER_SINKS: dict[Language, tuple[tuple[str, str], ...]] = {
         (r"\bHeaders\s*\[\s*\"(?i:location)\"\s*\]\s*=(?!=)", "rest"),
     ),
     Language.RUBY: (
-        (r"\bredirect_to\b\s*", "line"), (r"^\s*redirect\b\s*", "line"),
+        (r"\bredirect_to\b\s*", "line"), (r"^\s*redirect\b\s*", "line"), (r"\bredirect_back_or_to\b\s*", "line"),
+        (r"\bredirect_back\b\s*\(?[^\n]*?\bfallback_location:\s*", "rest"),
         (r"\bheaders\s*\[\s*['\"](?i:location)['\"]\s*\]\s*=(?!=)", "line"),
     ),
     Language.PHP: (
