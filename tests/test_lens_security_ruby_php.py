@@ -58,6 +58,13 @@ RUBY = '''class UsersController < ApplicationController
     User.find_by_sql("SELECT * FROM users WHERE name = '#{name}'")
     User.where("name = '" + params[:name] + "'")
     eval(params[:code])
+    system params[:cmd]
+    User.update_all "name = '#{params[:name]}'"
+    User.where(params[:filter])
+    User.find_by(*params[:user])
+    system("bash", "-c", params[:script])
+    IO.popen(["/bin/sh", "-c", "ls #{params[:dir]}"])
+    User.where("id = #{params[:id].to_i} AND name = '#{params[:name]}'")
   end
 end
 '''
@@ -65,7 +72,8 @@ RUBY_SAFE = '''class UsersController < ApplicationController
   def update
     bound = User.where("id = ?", params[:id])
     conditions = User.where(id: params[:id])
-    hash = User.where(params[:user])
+    hash = User.where(user: params[:user])
+    named = User.where(conditions)
     sorted = User.order(params[:sort])
     system("ping", "-c1", params[:host])
     age = params[:age].to_i
@@ -74,6 +82,15 @@ RUBY_SAFE = '''class UsersController < ApplicationController
     literal = User.where('id = #{params[:id]}')
     escaped = `ping #{Shellwords.escape(params[:host])}`
     User.where("id = #{current_user.id}")
+    system("ls", params[:dir])
+    system "ls" if params[:list]
+    User.where("id = #{Integer(params[:id])}")
+    direction = %w[asc desc].include?(params[:dir]) ? params[:dir] : "asc"
+    User.where("x = 1 ORDER BY name #{direction}") if %w[asc desc].include?(params[:dir])
+    by_path = User.find_by(path: "/" + params[:id])
+    searched = User.where("$text" => {"$search" => params[:q]})
+    tagged = User.tagged(params[:tag]) if params[:tag]
+    User.where("id IN (#{tagged})")
   end
 end
 '''
@@ -96,6 +113,13 @@ end
             8: ("security/sql-injection", "`name`, from `params[:host]` at line 4"),
             9: ("security/sql-injection", "`\"name = '\" + params[:name] + \"'\"` (line 9)"),
             10: ("security/eval", "`params[:code]` (line 10)"),
+            11: ("security/shell-injection", "`params[:cmd]` (line 11)"),
+            12: ("security/sql-injection", "`\"name = '#{params[:name]}'\"` (line 12)"),
+            13: ("security/sql-injection", "`params[:filter]` (line 13)"),
+            14: ("security/sql-injection", "`*params[:user]` (line 14)"),
+            15: ("security/shell-injection", "`params[:script]` (line 15)"),
+            16: ("security/shell-injection", "`\"ls #{params[:dir]}\"` (line 16)"),
+            17: ("security/sql-injection", "`\"id = #{params[:id].to_i} AND name = '#{params[:name]}'\"` (line 17)"),
         }),
     ],
     ids=["php", "ruby"],

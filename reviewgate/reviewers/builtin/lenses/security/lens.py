@@ -50,6 +50,7 @@ from reviewgate.reviewers.builtin.python_walk import nodes_of
 
 if TYPE_CHECKING:  # loaded only where a shell, SQL or eval sink is found
     from reviewgate.reviewers.builtin.lenses.security.request_chain import TextChains
+    from reviewgate.reviewers.builtin.lenses.security.ruby_php_callers import Callers
 
 RULES = (SHELL_INJECTION, SQL_INJECTION, EVAL, UNSAFE_YAML, UNSAFE_DESERIALIZATION, TLS_VERIFICATION_OFF)
 # The sinks whose findings block only where request input reaches them (request_chain.py).
@@ -116,6 +117,7 @@ def _check_call(module: PythonModule, call: ast.Call) -> tuple[str, str, str] | 
 
 class SecurityLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
+        callers: Callers | None = None  # the change's Ruby and PHP files, read once when a sink asks
         for change in reviewable_changes(request):
             language = language_of(change.path)
             if language is Language.PYTHON:
@@ -123,20 +125,24 @@ class SecurityLens:
             elif language in C_LIKE:
                 yield from self._c_like(request, change, language)
             elif language in (Language.RUBY, Language.PHP) and not is_test_file(change.path):
-                yield from self._ruby_php(request, change, language)
+                if callers is None:
+                    from reviewgate.reviewers.builtin.lenses.security.ruby_php_callers import Callers
 
-    def _ruby_php(self, request: ReviewRequest, change: FileChange, language: Language) -> Iterator[Finding]:
-        """Ruby's and PHP's sinks, each a finding only where request input reaches it (ruby_php.py);
-        a test's handler is a fixture, never deployed."""
+                    callers = Callers(lambda: ((path, request.head.read_text(path)) for path in request.all_changed_paths()))
+                yield from self._ruby_php(request, change, language, callers)
+
+    def _ruby_php(self, request: ReviewRequest, change: FileChange, language: Language, callers: Callers) -> Iterator[Finding]:
+        """Ruby's and PHP's sinks, each a finding only where request input reaches it, within the
+        method (ruby_php.py) or from a caller in the change (ruby_php_callers.py); a test's handler
+        is a fixture, never deployed."""
         from reviewgate.reviewers.builtin.lenses.security import ruby_php
 
         text = request.head.read_text(change.path)
         if text is None:
             return
         sources = ruby_php.request_sources(text, language, change.path)
-        if not sources.search(text):
-            return  # no request read anywhere in the file: no chain to follow
-        for found in ruby_php.findings(text, language, change.added_lines(), sources):
+        chain = callers.chain_for(change.path, text, language)
+        for found in ruby_php.findings(text, language, change.added_lines(), sources, chain):
             yield _finding(found.rule, found.what, f"{matched(found.code)}; {found.evidence}", change.path, found.line,
                            found.code, found.chain)
 

@@ -6,11 +6,12 @@ parts of strings blanked, an interpolation's code kept. A sink on an added line 
 the text it runs holds request input there (`params[…]`, `request.params`, `$_GET[…]`,
 `$request->input(…)`, languages/server_input.py's sources), directly or through names assigned from
 it on the lines above in the same method or script: `$id = $_REQUEST['id']; $query = "… '$id'";
-mysqli_query($db, $query)`. A value through a number conversion or an escaping call
-(`.to_i`, `Integer(…)`, `quote(…)`, `Shellwords.escape`, `intval(…)`, `(int)`, `escapeshellarg(…)`),
-checked to be digits above the sink, or handed to a call that is not a string function's holds no
-input; an SQL quote escape (`mysqli_real_escape_string(…)`) only where the value is written between
-quotes. Bound parameters (`where("id = ?", params[:id])`, `$db->prepare("… ?")`) are not the
+mysqli_query($db, $query)`; or from a caller of the method, up to two calls up
+(ruby_php_callers.py). A value through a number conversion or an escaping call (`.to_i`,
+`Integer(…)`, `quote(…)`, `Shellwords.escape(…)`, `intval(…)`, `(int)`, `escapeshellarg(…)`),
+checked to be digits or one of a list above the sink, or handed to a call that is not a string
+function's holds no input; an SQL quote escape (`mysqli_real_escape_string(…)`) only where the
+value is written between quotes (ruby_php_clearing.py). Bound parameters (`where("id = ?", params[:id])`, `$db->prepare("… ?")`) are not the
 statement's text and are not read.
 
 Unlike the C-like languages, text built from other values is no finding at all here: Rails and PHP
@@ -20,7 +21,7 @@ exposure the diff's."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from reviewgate.lazy_patterns import LazyPattern
@@ -28,7 +29,18 @@ from reviewgate.reviewers.builtin.language_table import Language
 from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
 from reviewgate.reviewers.builtin.languages.server_input import RUBY_REQUEST_READS, request_source_pattern
 from reviewgate.reviewers.builtin.lenses.security.code_evaluation import RULE_EVAL
-from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
+from reviewgate.reviewers.builtin.lenses.security.ruby_php_clearing import (
+    ESCAPES,
+    QUOTE_ESCAPE_FUNCTIONS,
+    QUOTE_ESCAPE_METHODS,
+    QUOTE_ESCAPES,
+    compact,
+    sql_quoted,
+    validated_values,
+    without_bound_values,
+    without_escapes,
+)
+from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL, SHELL_LIST
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
 
 # How far above a sink its method's assignments are read.
@@ -45,19 +57,26 @@ class Sink(NamedTuple):
 # Active Record's methods that take SQL text as well as a hash (`where(id: params[:id])` is bound):
 # a finding only for text written there. `order`, `reorder`, `group` and `pluck` refuse anything
 # but column names since Rails 6.1, and are left out.
-_RUBY_SQL_BUILT = r"where|having|joins|from|select|update_all|delete_all|exists\?"
+_RUBY_SQL_BUILT = (
+    r"where|rewhere|having|joins|from|select|reselect|update_all|delete_all|exists\?|find_by!?|find_or_create_by!?"
+    r"|find_or_initialize_by|create_or_find_by!?|destroy_by|delete_by"
+)
 _RUBY_SQL_ONLY = (
     r"find_by_sql|count_by_sql|execute|exec_query|exec_update|exec_delete|exec_insert|select_all|select_one"
     r"|select_rows|select_value|select_values"
 )
+# Where a Ruby call's arguments open: a parenthesis, or (called without one) the first argument.
+RUBY_ARGUMENTS = r"(?:\s*\(|[ \t]+(?=[\w@:\"'\[%*$]))"
 _SINKS = {
     Language.RUBY: (
-        Sink(RULE_SQL, LazyPattern(rf"\.(?:{_RUBY_SQL_ONLY})\s*\(|\bArel\.sql\s*\("), 0, True),
-        Sink(RULE_SQL, LazyPattern(rf"\.(?:{_RUBY_SQL_BUILT})\s*\("), 0, False),
-        Sink(RULE_SHELL, LazyPattern(r"(?<![\w.:])(?:Kernel\.)?(?:system|exec|spawn)\s*\(|\bIO\.popen\s*\("
-                                     r"|\bOpen3\.(?:capture2e?|capture3|popen2e?|popen3|pipeline\w*)\s*\("), 0, True),
+        # On a receiver, or bare inside a model (`where("…")` in `def self.search`).
+        Sink(RULE_SQL, LazyPattern(rf"(?:\.|(?<![\w.:@$]))(?:{_RUBY_SQL_ONLY}){RUBY_ARGUMENTS}|\bArel\.sql{RUBY_ARGUMENTS}"),
+             0, True),
+        Sink(RULE_SQL, LazyPattern(rf"(?:\.|(?<![\w.:@$]))(?:{_RUBY_SQL_BUILT})(?![\w?!]){RUBY_ARGUMENTS}"), 0, False),
+        Sink(RULE_SHELL, LazyPattern(rf"(?:(?<![\w.:])(?:Kernel\.)?(?:system|exec|spawn)|\bIO\.popen"
+                                     rf"|\bOpen3\.(?:capture2e?|capture3|popen2e?|popen3|pipeline\w*)){RUBY_ARGUMENTS}"), 0, True),
         Sink(RULE_SHELL, LazyPattern(r"`|%x[({\[]"), 0, False),
-        Sink(RULE_EVAL, LazyPattern(r"(?<![\w.:])(?:eval|instance_eval|class_eval|module_eval)\s*\("), 0, True),
+        Sink(RULE_EVAL, LazyPattern(rf"(?<![\w.:])(?:eval|instance_eval|class_eval|module_eval){RUBY_ARGUMENTS}"), 0, True),
     ),
     Language.PHP: (
         Sink(RULE_SQL, LazyPattern(r"\b(?:mysqli_query|mysqli_multi_query|mysqli_real_query|pg_query|pg_send_query)\s*\("),
@@ -82,29 +101,10 @@ _WHAT = {
     RULE_SHELL: "a shell command is built from request input",
     RULE_EVAL: "code to evaluate is built from request input",
 }
-# PHP's escapes for a value written inside SQL quotes: written unquoted (`WHERE id = $id`) it still
-# writes SQL (`1 OR 1=1`), and no such escape makes a value safe in a shell command or code.
-# `addslashes` is none of them (multi-byte character sets defeat it): its value is followed on.
-_QUOTE_ESCAPE_FUNCTIONS = ("mysqli_real_escape_string", "mysql_real_escape_string", "pg_escape_string", "sqlite_escape_string")
-_QUOTE_ESCAPE_METHODS = ("real_escape_string", "escape_string", "escape")
-_QUOTE_ESCAPE_PATTERN = (
-    rf"\b(?:{'|'.join(_QUOTE_ESCAPE_FUNCTIONS)})\s*\(|->\s*(?:{'|'.join(_QUOTE_ESCAPE_METHODS)})\s*\("
-)
-_QUOTE_ESCAPES = LazyPattern(_QUOTE_ESCAPE_PATTERN)
-# Where the value is made safe for the text it goes into: a number, or an escape of its kind.
-_ESCAPES = {
-    Language.RUBY: LazyPattern(
-        r"\.to_[if]\b|\b(?:Integer|Float)\s*\(|\bquote\s*\(|\bsanitize_sql\w*\s*\(|\bShellwords\.(?:escape|join)\b"
-        r"|\.shellescape\b|\bconnection\.quote\b"
-    ),
-    Language.PHP: LazyPattern(
-        r"\b(?:intval|floatval|boolval|pg_escape_literal|escapeshellarg|escapeshellcmd)\s*\(|\(\s*(?:int|float|bool)\s*\)"
-        r"|->\s*quote\s*\(|" + _QUOTE_ESCAPE_PATTERN
-    ),
-}
 _ASSIGNMENT = {
     Language.RUBY: LazyPattern(r"^\s*(?P<name>[a-z_]\w*)\s*(?:\+|<<|\|\|)?=(?![=~>])\s*(?P<value>.+)$"),
-    Language.PHP: LazyPattern(r"^\s*(?P<name>\$\w+)\s*\.?=(?![=>])\s*(?P<value>.+)$"),
+    # `@$sql = …`: the `@` that silences the statement's errors is no part of the name.
+    Language.PHP: LazyPattern(r"^\s*@?\s*(?P<name>\$\w+)\s*\.?=(?![=>])\s*(?P<value>.+)$"),
 }
 # Where a method or function begins: the window above a sink stops there.
 _SCOPE_START = {
@@ -124,18 +124,6 @@ _SOURCE_PATTERNS = {
 _SOURCES = {language: LazyPattern(pattern) for language, pattern in _SOURCE_PATTERNS.items()}
 # Ruby's request read by name (a Rack app, middleware): what counts outside controllers and apps.
 _RUBY_REQUEST_READS = LazyPattern(RUBY_REQUEST_READS)
-# A check above the sink that the value is all digits: it can then write no SQL or shell syntax.
-_DIGITS = r"['\"]/\^\\d[+*]\$/\w*['\"]|/\\A\\d[+*]\\z/|/\^\\d[+*]\$/"
-_VALIDATED = {
-    Language.PHP: LazyPattern(
-        r"\b(?:is_numeric|ctype_digit|is_int)\s*\(\s*(?P<value>[^()]+?)\s*\)"
-        rf"|\bpreg_match\s*\(\s*(?:{_DIGITS})\s*,\s*(?P<matched>[^(),]+?)\s*[,)]"
-        r"|\bfilter_var\s*\(\s*(?P<filtered>[^(),]+?)\s*,\s*FILTER_VALIDATE_INT\b"
-    ),
-    Language.RUBY: LazyPattern(
-        rf"(?P<value>[\w@.\[\]:'\"]+?)\s*(?:=~|\.match\??\s*\(?)\s*(?:{_DIGITS})"
-    ),
-}
 
 
 class Found(NamedTuple):
@@ -160,26 +148,47 @@ def request_sources(text: str, language: Language, path: str) -> LazyPattern:
     return _SOURCES[language]
 
 
-def findings(text: str, language: Language, added: dict[int, str], sources: LazyPattern) -> Iterator[Found]:
+# How request input reaches a sink's text from the method's callers (ruby_php_callers.py): given the
+# sink's line, the live code and the text as written of what it runs, and its rule.
+CallersChain = Callable[[int, str, str, str], "str | None"]
+
+
+def findings(text: str, language: Language, added: dict[int, str], sources: LazyPattern,
+             callers: CallersChain | None = None) -> Iterator[Found]:
     """Each sink on an added line whose text request input (`sources`, request_sources) reaches,
-    with how it does."""
+    within its method or, through `callers`, from a call of it, with how it does."""
     lines = text.split("\n")
     live = live_code(text, language).split("\n")
+    own = frozenset(_OWN_METHOD.findall(text)) if language is Language.PHP else frozenset()
     for number in sorted(added):
         if number > len(lines):
             continue
-        code = live[number - 1]
-        for sink in _SINKS[language]:
-            match = sink.pattern.search(code)
-            if match is None:
+        found = next(_sinks_reached(lines, live, number, language, sources, callers, own), None)
+        if found is not None:
+            yield found
+
+
+# A PHP method the file declares: `$this->prepare($values)` calls it, not a database's.
+_OWN_METHOD = re.compile(r"\bfunction\s+&?\s*(\w+)\s*\(")
+_THIS_METHOD = re.compile(r"\$this\s*->\s*(\w+)\s*\($")
+
+
+def _sinks_reached(lines: list[str], live: list[str], number: int, language: Language, sources: LazyPattern,
+                   callers: CallersChain | None, own: frozenset[str]) -> Iterator[Found]:
+    """Each sink on line `number` (`select(column).where("…")` has two) whose text request input reaches."""
+    for sink in _SINKS[language]:
+        for match in sink.pattern.finditer(live[number - 1]):
+            called = _THIS_METHOD.search(live[number - 1], 0, match.end())
+            if called is not None and called.group(1) in own:
                 continue
             run = _run_text(lines, live, number, match, sink, language)
             if run is None:
                 continue
-            chain = _chain(*run, lines, live, number, language, sink.rule, sources.compiled())
+            chain = method_chain(*run, lines, live, number, language, sink.rule, sources.compiled())
+            if chain is None and callers is not None:
+                chain = callers(number, *run, sink.rule)
             if chain is not None:
                 yield Found(sink.rule, _WHAT[sink.rule], _EVIDENCE[sink.rule], number, lines[number - 1], chain)
-                break
 
 
 def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[str], sink: Sink,
@@ -195,9 +204,19 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
         return (code[match.end() : end], raw[match.end() : end]) if end > match.end() else None
     text, written = code[match.end() :], raw[match.end() :]
     following = number
-    while open_brackets(text) >= 0 and following < min(len(lines), number + 10):
+    parenthesized = opener.endswith("(")
+    while (open_brackets(text) >= 0 if parenthesized else text.rstrip().endswith((",", "\\"))) \
+            and following < min(len(lines), number + 10):
         text, written = text + "\n" + live[following], written + "\n" + lines[following]
         following += 1
+    if not parenthesized:  # Ruby's `system params[:cmd] if …`: to the statement's end or its modifier
+        statement_end = RUBY_STATEMENT_END.search(text)
+        cut = len(text) if statement_end is None else statement_end.start()
+        text, written = text[:cut] + ")", written[:cut] + ")"
+    if sink.rule == RULE_SHELL and sink.bare:  # `system("bash", "-c", command)`: the shell's command line
+        listed = _SHELL_LIST_FIRST.compiled().match(written)
+        if listed is not None:
+            text, written = text[listed.end() :], written[listed.end() :]
     arguments = argument_spans(text)
     if not arguments:
         return None
@@ -206,75 +225,72 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
         return None
     start, end = arguments[index]
     chosen = text[start:end]
+    if sink.rule == RULE_SHELL and language is Language.RUBY and chosen.lstrip().startswith("["):
+        return None  # `Open3.pipeline(["sort", file])`: a program and its arguments, no shell
     if not sink.bare and not _built(chosen, written[start:end]):
         return None
     return chosen, written[start:end]
 
 
+RUBY_STATEMENT_END = re.compile(r"\s(?:if|unless|while|until|rescue|do)\b|(?<!#)\{|;")
+# A shell named first in the argument list with `-c` (`["bash", "-c", …]`): what follows is its command.
+_SHELL_LIST_FIRST = LazyPattern(rf"\s*\[?\s*{SHELL_LIST}")
+# A request value handed whole as the conditions: a string there is SQL (`where(params[:filter])`).
+_WHOLE_REQUEST_VALUE = re.compile(r"\*{0,2}(?:params|request\.params|cookies)(?:\s*\[[^\]]+\])+")
+
+
 def _built(argument: str, written: str) -> bool:
     """Whether the argument is text written with values in it: a string literal (its interpolations
-    kept in the live code) or a concatenation. A bare name or a hash (`where(id: params[:id])`,
-    `where(params[:user])`) is conditions Active Record binds, not SQL."""
-    return written.lstrip().startswith(("\"", "'", "%Q", "%(", "<<")) or re.search(r"(?<![+<])\+(?!=)", argument) is not None
+    kept in the live code), a concatenation, or a request value handed whole (`where(params[:filter])`,
+    whose sender can make it a string). A name or a hash (`where(id: params[:id])`, `where(conditions)`)
+    is conditions Active Record binds, not SQL."""
+    if _HASH_KEY.match(written):  # `find_by(path: "/" + id)`, `where("$text" => {…})`: a hash's key
+        return False
+    return (written.lstrip().startswith(("\"", "'", "%Q", "%(", "<<")) or re.search(r"(?<![+<])\+(?!=)", argument) is not None
+            or _WHOLE_REQUEST_VALUE.fullmatch(argument.strip()) is not None)
 
 
-def _chain(run: str, written: str, lines: list[str], live: list[str], number: int, language: Language,
-           rule: str, sources: re.Pattern[str]) -> str | None:
-    """How request input is in `run` (the live code of `written`): directly, or through a name the
+_HASH_KEY = re.compile(r"""\s*(?:"[^"\n]*"|'[^'\n]*'|:?\w+[?!]?)\s*(?:=>|:(?!:))""")
+
+
+def method_chain(run: str, written: str, lines: list[str], live: list[str], number: int, language: Language,
+                 rule: str, sources: re.Pattern[str], direct: bool = True) -> str | None:
+    """How request input (`sources`) is in `run` (the live code of `written`) on line `number`:
+    directly (unless not `direct`: a parameter the method assigns again), or through a name the
     lines above in the same method assign from it; None where it is not, an escape wraps it, or a
-    check above makes sure it is all digits."""
-    escapes = _ESCAPES[language].compiled()
-    if escapes.search(run):
+    check above makes sure it is all digits or one of a list."""
+    escapes = ESCAPES[language].compiled()
+    shown = written
+    run, written = without_escapes(run, written, language)
+    if escapes.search(run):  # an SQL quote escape: the names it is assigned to are followed apart
         return None
-    run = _without_bound_values(run)
-    first = _scope_start(lines, number, language)
-    validated = _validated(lines, first, number, language)
-    direct = [match for match in _live_sources(sources, written, run) if _whole_source(written, match.start()) not in validated]
-    if direct:
-        return f"`{_shorten(written)}` (line {number})"
+    run = without_bound_values(run)
+    first = scope_start(lines, number, language)
+    validated = validated_values(lines, first, number, language)
+    found = [match for match in _live_sources(sources, written, run) if _whole_source(written, match.start()) not in validated]
+    if direct and found:
+        return f"`{_shorten(shown)}` (line {number})"
     tainted, quote_escaped = _tainted_names(lines, live, first, number, language, sources, escapes, validated)
     for name, (source, line, note) in tainted.items():
-        if name in validated or _compact(source) in validated:
+        if name in validated or compact(source) in validated:
             continue
         if any(_kept_as_text(run, use.start()) for use in re.finditer(rf"(?<![\w$]){re.escape(name)}(?!\w)", run)):
             return f"`{name}`, from `{source}` at line {line}{note}"
     for name, (source, line, _note) in quote_escaped.items():
         uses = [found.start() for found in re.finditer(rf"(?<![\w$]){re.escape(name)}(?!\w)", run)]
-        if any(rule != RULE_SQL or not _sql_quoted(written, use) for use in uses):
+        if any(rule != RULE_SQL or not sql_quoted(written, use) for use in uses):
             where = "written unquoted" if rule == RULE_SQL else "an SQL escape, which does not protect it here"
             return f"`{name}`, from `{source}` at line {line} ({where})"
     return None
 
 
-def _sql_quoted(written: str, offset: int) -> bool:
-    """Whether the value written at `offset` of a PHP statement sits between SQL quotes: `'$id'`,
-    `'{$id}'`, or `"… = '" . $id . "'"` (the literal before the concatenation ends in a quote)."""
-    before = written[:offset].rstrip()
-    if before.endswith("{"):
-        before = before[:-1]
-    if before.endswith("."):  # a concatenation: the SQL text is the literal that ends before it
-        before = before[:-1].rstrip()
-        if not before or before[-1] not in "'\"":
-            return False
-        before = before[:-1]
-    return before.endswith(("'", '"'))
+def assigned_name(line: str, language: Language) -> str | None:
+    """The name a line of live code assigns a value to, or None."""
+    match = _ASSIGNMENT[language].compiled().match(line)
+    return None if match is None else match.group("name")
 
 
-_PREPARE = re.compile(r"\bprepare\s*\(")
-
-
-def _without_bound_values(run: str) -> str:
-    """`run` with the values a nested `prepare(…)` binds blanked: WordPress's
-    `$wpdb->query($wpdb->prepare("… %s", $_GET['name']))` writes no request text into the SQL."""
-    for match in reversed(list(_PREPARE.finditer(run))):
-        spans = argument_spans(run[match.end() :])
-        if len(spans) > 1:
-            start, end = match.end() + spans[1][0], match.end() + spans[-1][1]
-            run = run[:start] + " " * (end - start) + run[end:]
-    return run
-
-
-def _scope_start(lines: list[str], number: int, language: Language) -> int:
+def scope_start(lines: list[str], number: int, language: Language) -> int:
     """The index of the first line of the method the sink on `number` is in, or of the window."""
     first = max(0, number - 1 - _WINDOW_LINES)
     scope = _SCOPE_START[language].compiled()
@@ -284,25 +300,10 @@ def _scope_start(lines: list[str], number: int, language: Language) -> int:
     return first
 
 
-def _validated(lines: list[str], first: int, number: int, language: Language) -> set[str]:
-    """The values (whitespace taken out) a check between `first` and the sink makes sure are digits."""
-    pattern = _VALIDATED[language].compiled()
-    found = set()
-    for line in lines[first : number - 1]:
-        for match in pattern.finditer(line):
-            value = next(group for group in match.groups() if group)
-            found.add(_compact(value))
-    return found
-
-
 def _whole_source(text: str, start: int) -> str:
     """The source starting at `start` with its subscripts (`$_GET['id']`, `params[:user][:id]`)."""
     match = re.compile(r"[$\w.]+(?:\s*\[[^\]]*\])*").match(text, start)
-    return _compact(match.group(0)) if match else ""
-
-
-def _compact(text: str) -> str:
-    return re.sub(r"\s+", "", text).rstrip(";")
+    return compact(match.group(0)) if match else ""
 
 
 def _live_sources(sources: re.Pattern[str], written: str, live: str) -> list[re.Match[str]]:
@@ -319,10 +320,10 @@ def _live_sources(sources: re.Pattern[str], written: str, live: str) -> list[re.
 _PASS_THROUGH = frozenset({
     "trim", "ltrim", "rtrim", "str_replace", "str_ireplace", "preg_replace", "stripslashes", "strtolower",
     "strtoupper", "urldecode", "rawurldecode", "base64_decode", "html_entity_decode", "sprintf", "vsprintf",
-    "implode", "join", "substr", "strval", "isset", "empty", "array", "format", "String", "compact",
+    "implode", "join", "substr", "strval", "isset", "empty", "array", "format", "String", "compact", "json_decode",
     # SQL text a nested prepare is given (its bound values are blanked before), `addslashes`, and the
-    # quote escapes, whose result is followed apart (`_QUOTE_ESCAPES`).
-    "prepare", "addslashes", *_QUOTE_ESCAPE_FUNCTIONS, *_QUOTE_ESCAPE_METHODS,
+    # quote escapes, whose result is followed apart (`QUOTE_ESCAPES`).
+    "prepare", "addslashes", *QUOTE_ESCAPE_FUNCTIONS, *QUOTE_ESCAPE_METHODS,
 })
 _CALLED = re.compile(r"([A-Za-z_]\w*)\s*$")
 
@@ -359,7 +360,14 @@ def _whole_value(lines: list[str], live: list[str], index: int, start: int, lang
         if language is Language.RUBY and open_brackets(value) <= 0 and not value.rstrip().endswith(("+", "\\", ",", "(")):
             break
         value, written = value + "\n" + live[following], written + "\n" + lines[following]
+    if language is Language.RUBY:  # `x = y if params[:tag]`: the condition is not the value
+        modifier = _RUBY_MODIFIER.search(value)
+        if modifier is not None and open_brackets(value[: modifier.start()]) == 0:
+            value, written = value[: modifier.start()], written[: modifier.start()]
     return value, written
+
+
+_RUBY_MODIFIER = re.compile(r"\s(?:if|unless|while|until|rescue)\s")
 
 
 def _shorten(text: str) -> str:
@@ -391,11 +399,12 @@ def _tainted_names(lines: list[str], live: list[str], first: int, number: int, l
                 blank = " " * (found.end() - found.start())
                 value = value[: found.start()] + blank + value[found.end() :]
                 written = written[: found.start()] + blank + written[found.end() :]
-        appended = re.match(r"\s*[$\w]+\s*(?:\+|<<|\.|\|\|)=", live[index]) is not None
+        appended = re.match(r"\s*@?\s*[$\w]+\s*(?:\+|<<|\.|\|\|)=", live[index]) is not None
+        value, written = without_escapes(value, written, language)
         quote_escaped.pop(name, None)
         if escapes.search(value):
             held = _held_by(value, written, holding, sources, index + 1)
-            only_quotes = _QUOTE_ESCAPES.search(value) and not escapes.search(_QUOTE_ESCAPES.compiled().sub(" ", value))
+            only_quotes = QUOTE_ESCAPES.search(value) and not escapes.search(QUOTE_ESCAPES.compiled().sub(" ", value))
             if held is not None and only_quotes:
                 quote_escaped[name] = held
             holding.pop(name, None)
@@ -404,7 +413,7 @@ def _tainted_names(lines: list[str], live: list[str], first: int, number: int, l
         unquoted = next(((source, line, f" (escaped for quotes, written unquoted into `{name}`)")
                          for other, (source, line, _note) in quote_escaped.items()
                          for use in re.finditer(rf"(?<![\w$]){re.escape(other)}(?!\w)", value)
-                         if not _sql_quoted(written, use.start())), None)
+                         if not sql_quoted(written, use.start())), None)
         holds = held if held is not None else unquoted
         if holds is not None:
             holding[name] = holds

@@ -193,11 +193,11 @@ _PASSED_NAME = LazyPattern(rf"(?:{_JS_EXEC}|{_GO_SHELL}|{_JAVA_RUNTIME})(?P<name
 # A shell named in an argument list with `-c` (`/c` for cmd.exe), up to the element after it, which
 # a shell parses as a command line: `new ProcessBuilder("sh", "-c", …)`, `new String[] {"/bin/bash",
 # "-c", …}`, `spawn('sh', ['-c', …])`, `Arrays.asList("cmd.exe", "/c", …)`.
-_SHELL_LIST = (
+SHELL_LIST = (
     r"(?:[\"'](?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh[\"']\s*,\s*\[?\s*[\"']-c[\"']"
     r"|[\"']cmd(?:\.exe)?[\"']\s*,\s*\[?\s*[\"']/[cC][\"'])\s*,\s*"
 )
-_SHELL_LIST_NAME = LazyPattern(rf"{_SHELL_LIST}(?P<name>[A-Za-z_$][\w$]*)\s*[,)\]}}]")
+_SHELL_LIST_NAME = LazyPattern(rf"{SHELL_LIST}(?P<name>[A-Za-z_$][\w$]*)\s*[,)\]}}]")
 
 
 def _name_evidence(text: str, start: int, pattern: LazyPattern = _PASSED_NAME) -> str | None:
@@ -267,7 +267,7 @@ LINE_RULES = (
     LineRule(RULE_SHELL, _RUNTIME_NAMED, _WHAT, _runtime_evidence, lines_before=NAME_LINES_ABOVE),
     LineRule(
         RULE_SHELL,
-        LazyPattern(_SHELL_LIST + r"(?:\"[^\"]*\"\s*\+|'[^']*'\s*\+|`[^`]*\$\{|\$\"|String\.format\(|fmt\.Sprintf\("
+        LazyPattern(SHELL_LIST + r"(?:\"[^\"]*\"\s*\+|'[^']*'\s*\+|`[^`]*\$\{|\$\"|String\.format\(|fmt\.Sprintf\("
                     r"|[A-Za-z_$][\w$.]*\s*\+)"),
         _WHAT,
         _line_evidence,
