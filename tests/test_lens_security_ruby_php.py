@@ -65,6 +65,7 @@ RUBY = '''class UsersController < ApplicationController
     system("bash", "-c", params[:script])
     IO.popen(["/bin/sh", "-c", "ls #{params[:dir]}"])
     User.where("id = #{params[:id].to_i} AND name = '#{params[:name]}'")
+    User.where(["name = '#{params[:name]}' AND age > ?", params[:age]])
   end
 end
 '''
@@ -88,6 +89,7 @@ RUBY_SAFE = '''class UsersController < ApplicationController
     direction = %w[asc desc].include?(params[:dir]) ? params[:dir] : "asc"
     User.where("x = 1 ORDER BY name #{direction}") if %w[asc desc].include?(params[:dir])
     by_path = User.find_by(path: "/" + params[:id])
+    liked = User.where(["email LIKE ?", "%" + params[:query] + "%"])
     searched = User.where("$text" => {"$search" => params[:q]})
     tagged = User.tagged(params[:tag]) if params[:tag]
     User.where("id IN (#{tagged})")
@@ -120,6 +122,7 @@ end
             15: ("security/shell-injection", "`params[:script]` (line 15)"),
             16: ("security/shell-injection", "`\"ls #{params[:dir]}\"` (line 16)"),
             17: ("security/sql-injection", "`\"id = #{params[:id].to_i} AND name = '#{params[:name]}'\"` (line 17)"),
+            18: ("security/sql-injection", "`\"name = '#{params[:name]}' AND age > ?\"` (line 18)"),
         }),
     ],
     ids=["php", "ruby"],

@@ -225,8 +225,16 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
         return None
     start, end = arguments[index]
     chosen = text[start:end]
-    if sink.rule == RULE_SHELL and language is Language.RUBY and chosen.lstrip().startswith("["):
-        return None  # `Open3.pipeline(["sort", file])`: a program and its arguments, no shell
+    if language is Language.RUBY and chosen.lstrip().startswith("["):
+        if sink.rule == RULE_SHELL:
+            return None  # `Open3.pipeline(["sort", file])`: a program and its arguments, no shell
+        # `where(["email LIKE ?", "%" + term + "%"])`: the first element is the SQL, the rest are bound
+        opening = start + len(chosen) - len(chosen.lstrip()) + 1
+        elements = argument_spans(text[opening:end] + ")")
+        if not elements:
+            return None
+        start, end = opening + elements[0][0], opening + elements[0][1]
+        chosen = text[start:end]
     if not sink.bare and not _built(chosen, written[start:end]):
         return None
     return chosen, written[start:end]
