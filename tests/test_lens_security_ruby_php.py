@@ -66,6 +66,8 @@ RUBY = '''class UsersController < ApplicationController
     IO.popen(["/bin/sh", "-c", "ls #{params[:dir]}"])
     User.where("id = #{params[:id].to_i} AND name = '#{params[:name]}'")
     User.where(["name = '#{params[:name]}' AND age > ?", params[:age]])
+    open(params[:url]).read
+    Kernel.open("#{params[:dir]}/index.html")
   end
 end
 '''
@@ -90,6 +92,8 @@ RUBY_SAFE = '''class UsersController < ApplicationController
     User.where("x = 1 ORDER BY name #{direction}") if %w[asc desc].include?(params[:dir])
     by_path = User.find_by(path: "/" + params[:id])
     liked = User.where(["email LIKE ?", "%" + params[:query] + "%"])
+    page = open("/srv/pages/#{params[:page]}.html").read
+    file = File.open(params[:path])
     searched = User.where("$text" => {"$search" => params[:q]})
     tagged = User.tagged(params[:tag]) if params[:tag]
     User.where("id IN (#{tagged})")
@@ -123,6 +127,8 @@ end
             16: ("security/shell-injection", "`\"ls #{params[:dir]}\"` (line 16)"),
             17: ("security/sql-injection", "`\"id = #{params[:id].to_i} AND name = '#{params[:name]}'\"` (line 17)"),
             18: ("security/sql-injection", "`\"name = '#{params[:name]}' AND age > ?\"` (line 18)"),
+            19: ("security/shell-injection", "`params[:url]` (line 19)"),
+            20: ("security/shell-injection", "`params[:dir]` (line 20)"),
         }),
     ],
     ids=["php", "ruby"],

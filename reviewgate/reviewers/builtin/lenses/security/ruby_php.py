@@ -14,6 +14,8 @@ function's holds no input; an SQL quote escape (`mysqli_real_escape_string(…)`
 value is written between quotes (ruby_php_clearing.py). Bound parameters (`where("id = ?", params[:id])`, `$db->prepare("… ?")`) are not the
 statement's text and are not read.
 
+The sinks, and what text each runs, are ruby_php_sinks.py's.
+
 Unlike the C-like languages, text built from other values is no finding at all here: Rails and PHP
 code interpolates table and column names it owns everywhere, and only request input makes the
 exposure the diff's."""
@@ -26,9 +28,8 @@ from typing import NamedTuple
 
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import Language
-from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
+from reviewgate.reviewers.builtin.languages.ruby_php_text import live_code, open_brackets
 from reviewgate.reviewers.builtin.languages.server_input import RUBY_REQUEST_READS, request_source_pattern
-from reviewgate.reviewers.builtin.lenses.security.code_evaluation import RULE_EVAL
 from reviewgate.reviewers.builtin.lenses.security.ruby_php_clearing import (
     ESCAPES,
     QUOTE_ESCAPE_FUNCTIONS,
@@ -40,67 +41,13 @@ from reviewgate.reviewers.builtin.lenses.security.ruby_php_clearing import (
     without_bound_values,
     without_escapes,
 )
-from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL, SHELL_LIST
+from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import EVIDENCE, WHAT, declared_methods, sink_texts
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
 
 # How far above a sink its method's assignments are read.
 _WINDOW_LINES = 60
 
 
-class Sink(NamedTuple):
-    rule: str
-    pattern: LazyPattern  # up to the opening of what the sink runs: `(`, a backtick, `%x(`
-    argument: int  # which argument is the text run (-1: the last of the first two, mysqli's and pg's)
-    bare: bool  # whether a bare name or source there is the whole text (it always is run as SQL or a command)
-
-
-# Active Record's methods that take SQL text as well as a hash (`where(id: params[:id])` is bound):
-# a finding only for text written there. `order`, `reorder`, `group` and `pluck` refuse anything
-# but column names since Rails 6.1, and are left out.
-_RUBY_SQL_BUILT = (
-    r"where|rewhere|having|joins|from|select|reselect|update_all|delete_all|exists\?|find_by!?|find_or_create_by!?"
-    r"|find_or_initialize_by|create_or_find_by!?|destroy_by|delete_by"
-)
-_RUBY_SQL_ONLY = (
-    r"find_by_sql|count_by_sql|execute|exec_query|exec_update|exec_delete|exec_insert|select_all|select_one"
-    r"|select_rows|select_value|select_values"
-)
-# Where a Ruby call's arguments open: a parenthesis, or (called without one) the first argument.
-RUBY_ARGUMENTS = r"(?:\s*\(|[ \t]+(?=[\w@:\"'\[%*$]))"
-_SINKS = {
-    Language.RUBY: (
-        # On a receiver, or bare inside a model (`where("…")` in `def self.search`).
-        Sink(RULE_SQL, LazyPattern(rf"(?:\.|(?<![\w.:@$]))(?:{_RUBY_SQL_ONLY}){RUBY_ARGUMENTS}|\bArel\.sql{RUBY_ARGUMENTS}"),
-             0, True),
-        Sink(RULE_SQL, LazyPattern(rf"(?:\.|(?<![\w.:@$]))(?:{_RUBY_SQL_BUILT})(?![\w?!]){RUBY_ARGUMENTS}"), 0, False),
-        Sink(RULE_SHELL, LazyPattern(rf"(?:(?<![\w.:])(?:Kernel\.)?(?:system|exec|spawn)|\bIO\.popen"
-                                     rf"|\bOpen3\.(?:capture2e?|capture3|popen2e?|popen3|pipeline\w*)){RUBY_ARGUMENTS}"), 0, True),
-        Sink(RULE_SHELL, LazyPattern(r"`|%x[({\[]"), 0, False),
-        Sink(RULE_EVAL, LazyPattern(rf"(?<![\w.:])(?:eval|instance_eval|class_eval|module_eval){RUBY_ARGUMENTS}"), 0, True),
-    ),
-    Language.PHP: (
-        Sink(RULE_SQL, LazyPattern(r"\b(?:mysqli_query|mysqli_multi_query|mysqli_real_query|pg_query|pg_send_query)\s*\("),
-             -1, True),
-        Sink(RULE_SQL, LazyPattern(r"\b(?:mysql_query|sqlite_query|mssql_query|odbc_exec|db2_exec)\s*\("
-                                   r"|->\s*(?:query|multi_query|real_query|prepare|exec)\s*\("
-                                   r"|\bDB::(?:select|statement|unprepared|raw|insert|update|delete)\s*\("
-                                   r"|->\s*(?:whereRaw|orWhereRaw|havingRaw|orderByRaw|selectRaw|groupByRaw)\s*\("), 0, True),
-        Sink(RULE_SHELL, LazyPattern(r"(?<![\w>:$])(?:shell_exec|exec|system|passthru|popen|proc_open|pcntl_exec)\s*\("),
-             0, True),
-        Sink(RULE_SHELL, LazyPattern(r"`"), 0, False),
-        Sink(RULE_EVAL, LazyPattern(r"(?<![\w>:$])(?:eval|assert|create_function)\s*\("), 0, True),
-    ),
-}
-_EVIDENCE = {
-    RULE_SQL: "the statement is text with the value written into it, not a bound parameter",
-    RULE_SHELL: "the command is one string a shell parses, not an argument list",
-    RULE_EVAL: "the value becomes code the interpreter runs",
-}
-_WHAT = {
-    RULE_SQL: "an SQL statement is built from request input",
-    RULE_SHELL: "a shell command is built from request input",
-    RULE_EVAL: "code to evaluate is built from request input",
-}
 _ASSIGNMENT = {
     Language.RUBY: LazyPattern(r"^\s*(?P<name>[a-z_]\w*)\s*(?:\+|<<|\|\|)?=(?![=~>])\s*(?P<value>.+)$"),
     # `@$sql = …`: the `@` that silences the statement's errors is no part of the name.
@@ -159,7 +106,7 @@ def findings(text: str, language: Language, added: dict[int, str], sources: Lazy
     within its method or, through `callers`, from a call of it, with how it does."""
     lines = text.split("\n")
     live = live_code(text, language).split("\n")
-    own = frozenset(_OWN_METHOD.findall(text)) if language is Language.PHP else frozenset()
+    own = declared_methods(text, language)
     for number in sorted(added):
         if number > len(lines):
             continue
@@ -168,97 +115,15 @@ def findings(text: str, language: Language, added: dict[int, str], sources: Lazy
             yield found
 
 
-# A PHP method the file declares: `$this->prepare($values)` calls it, not a database's.
-_OWN_METHOD = re.compile(r"\bfunction\s+&?\s*(\w+)\s*\(")
-_THIS_METHOD = re.compile(r"\$this\s*->\s*(\w+)\s*\($")
-
-
 def _sinks_reached(lines: list[str], live: list[str], number: int, language: Language, sources: LazyPattern,
                    callers: CallersChain | None, own: frozenset[str]) -> Iterator[Found]:
     """Each sink on line `number` (`select(column).where("…")` has two) whose text request input reaches."""
-    for sink in _SINKS[language]:
-        for match in sink.pattern.finditer(live[number - 1]):
-            called = _THIS_METHOD.search(live[number - 1], 0, match.end())
-            if called is not None and called.group(1) in own:
-                continue
-            run = _run_text(lines, live, number, match, sink, language)
-            if run is None:
-                continue
-            chain = method_chain(*run, lines, live, number, language, sink.rule, sources.compiled())
-            if chain is None and callers is not None:
-                chain = callers(number, *run, sink.rule)
-            if chain is not None:
-                yield Found(sink.rule, _WHAT[sink.rule], _EVIDENCE[sink.rule], number, lines[number - 1], chain)
-
-
-def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[str], sink: Sink,
-              language: Language) -> tuple[str, str] | None:
-    """The live code and the text as written of what the sink runs: the chosen argument of its call
-    (to the closing parenthesis, up to ten lines on), or the backtick string or `%x(…)`."""
-    code, raw = live[number - 1], lines[number - 1]
-    opener = match.group(0)
-    if opener == "`" or opener.startswith("%x"):
-        closer = {"`": "`", "%x(": ")", "%x{": "}", "%x[": "]"}[opener]
-        end = raw.find(closer, match.end())
-        end = len(raw) if end < 0 else end
-        return (code[match.end() : end], raw[match.end() : end]) if end > match.end() else None
-    text, written = code[match.end() :], raw[match.end() :]
-    following = number
-    parenthesized = opener.endswith("(")
-    while (open_brackets(text) >= 0 if parenthesized else text.rstrip().endswith((",", "\\"))) \
-            and following < min(len(lines), number + 10):
-        text, written = text + "\n" + live[following], written + "\n" + lines[following]
-        following += 1
-    if not parenthesized:  # Ruby's `system params[:cmd] if …`: to the statement's end or its modifier
-        statement_end = RUBY_STATEMENT_END.search(text)
-        cut = len(text) if statement_end is None else statement_end.start()
-        text, written = text[:cut] + ")", written[:cut] + ")"
-    if sink.rule == RULE_SHELL and sink.bare:  # `system("bash", "-c", command)`: the shell's command line
-        listed = _SHELL_LIST_FIRST.compiled().match(written)
-        if listed is not None:
-            text, written = text[listed.end() :], written[listed.end() :]
-    arguments = argument_spans(text)
-    if not arguments:
-        return None
-    index = sink.argument if sink.argument >= 0 else min(1, len(arguments) - 1)
-    if index >= len(arguments):
-        return None
-    start, end = arguments[index]
-    chosen = text[start:end]
-    if language is Language.RUBY and chosen.lstrip().startswith("["):
-        if sink.rule == RULE_SHELL:
-            return None  # `Open3.pipeline(["sort", file])`: a program and its arguments, no shell
-        # `where(["email LIKE ?", "%" + term + "%"])`: the first element is the SQL, the rest are bound
-        opening = start + len(chosen) - len(chosen.lstrip()) + 1
-        elements = argument_spans(text[opening:end] + ")")
-        if not elements:
-            return None
-        start, end = opening + elements[0][0], opening + elements[0][1]
-        chosen = text[start:end]
-    if not sink.bare and not _built(chosen, written[start:end]):
-        return None
-    return chosen, written[start:end]
-
-
-RUBY_STATEMENT_END = re.compile(r"\s(?:if|unless|while|until|rescue|do)\b|(?<!#)\{|;")
-# A shell named first in the argument list with `-c` (`["bash", "-c", …]`): what follows is its command.
-_SHELL_LIST_FIRST = LazyPattern(rf"\s*\[?\s*{SHELL_LIST}")
-# A request value handed whole as the conditions: a string there is SQL (`where(params[:filter])`).
-_WHOLE_REQUEST_VALUE = re.compile(r"\*{0,2}(?:params|request\.params|cookies)(?:\s*\[[^\]]+\])+")
-
-
-def _built(argument: str, written: str) -> bool:
-    """Whether the argument is text written with values in it: a string literal (its interpolations
-    kept in the live code), a concatenation, or a request value handed whole (`where(params[:filter])`,
-    whose sender can make it a string). A name or a hash (`where(id: params[:id])`, `where(conditions)`)
-    is conditions Active Record binds, not SQL."""
-    if _HASH_KEY.match(written):  # `find_by(path: "/" + id)`, `where("$text" => {…})`: a hash's key
-        return False
-    return (written.lstrip().startswith(("\"", "'", "%Q", "%(", "<<")) or re.search(r"(?<![+<])\+(?!=)", argument) is not None
-            or _WHOLE_REQUEST_VALUE.fullmatch(argument.strip()) is not None)
-
-
-_HASH_KEY = re.compile(r"""\s*(?:"[^"\n]*"|'[^'\n]*'|:?\w+[?!]?)\s*(?:=>|:(?!:))""")
+    for sink, run, written in sink_texts(lines, live, number, language, own):
+        chain = method_chain(run, written, lines, live, number, language, sink.rule, sources.compiled())
+        if chain is None and callers is not None:
+            chain = callers(number, run, written, sink.rule)
+        if chain is not None:
+            yield Found(sink.rule, WHAT[sink.rule], sink.evidence or EVIDENCE[sink.rule], number, lines[number - 1], chain)
 
 
 def method_chain(run: str, written: str, lines: list[str], live: list[str], number: int, language: Language,

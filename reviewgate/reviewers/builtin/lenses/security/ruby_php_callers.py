@@ -24,13 +24,8 @@ from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import Language, language_of
 from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
-from reviewgate.reviewers.builtin.lenses.security.ruby_php import (
-    RUBY_ARGUMENTS,
-    RUBY_STATEMENT_END,
-    assigned_name,
-    method_chain,
-    request_sources,
-)
+from reviewgate.reviewers.builtin.lenses.security.ruby_php import assigned_name, method_chain, request_sources
+from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import RUBY_ARGUMENTS, RUBY_STATEMENT_END
 
 # How many calls up a chain is followed.
 _MAX_CALLS = 2
