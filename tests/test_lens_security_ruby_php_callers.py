@@ -137,3 +137,29 @@ def test_an_escape_clears_the_value_it_wraps_not_the_statement(tmp_path: Path) -
     )
     found = _security(tmp_path, {"list.php": page})
     assert [(line, rule) for _, line, rule, _ in found] == [(4, "security/sql-injection")]
+
+
+def test_a_function_of_the_file_that_returns_its_parameter_as_text_passes_input_on(tmp_path: Path) -> None:
+    # `blacklist` strips words and returns the rest; `digits` converts, `quoted` escapes for quotes.
+    page = (
+        "<?php\n"
+        "function blacklist($id) {\n"
+        "    $id = preg_replace('/or/i', '', $id);\n"
+        "    return $id;\n"
+        "}\n"
+        "function digits($id) {\n"
+        "    return intval($id);\n"
+        "}\n"
+        "function quoted($value) {\n"
+        "    return mysqli_real_escape_string($GLOBALS['db'], $value);\n"
+        "}\n"
+        "$id = blacklist($_GET['id']);\n"
+        "$rows = mysqli_query($db, \"SELECT * FROM users WHERE id = $id\");\n"
+        "$number = digits($_GET['id']);\n"
+        "$more = mysqli_query($db, \"SELECT * FROM users WHERE id = $number\");\n"
+        "$name = quoted($_GET['name']);\n"
+        "$named = mysqli_query($db, \"SELECT * FROM users WHERE name = '$name'\");\n"
+    )
+    found = _security(tmp_path, {"lessons/filter.php": page})
+    assert [(line, rule) for _, line, rule, _ in found] == [(13, "security/sql-injection")]
+    assert found[0][3].endswith("`$id`, from `blacklist($_GET['id'])` at line 12.")

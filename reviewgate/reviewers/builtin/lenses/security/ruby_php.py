@@ -42,6 +42,7 @@ from reviewgate.reviewers.builtin.lenses.security.ruby_php_clearing import (
     without_escapes,
 )
 from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import EVIDENCE, WHAT, declared_methods, sink_texts
+from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
 
 # How far above a sink its method's assignments are read.
@@ -105,7 +106,7 @@ def findings(text: str, language: Language, added: dict[int, str], sources: Lazy
     """Each sink on an added line whose text request input (`sources`, request_sources) reaches,
     within its method or, through `callers`, from a call of it, with how it does."""
     lines = text.split("\n")
-    live = live_code(text, language).split("\n")
+    live = _through_own_functions(lines, live_code(text, language).split("\n"), language)
     own = declared_methods(text, language)
     for number in sorted(added):
         if number > len(lines):
@@ -113,6 +114,49 @@ def findings(text: str, language: Language, added: dict[int, str], sources: Lazy
         found = next(_sinks_reached(lines, live, number, language, sources, callers, own), None)
         if found is not None:
             yield found
+
+
+# A function the file declares, with its first parameter, and what it returns.
+_DECLARED = {
+    Language.PHP: re.compile(r"^\s*(?:(?:public|private|protected|static|final)\s+)*function\s+&?\s*(\w+)\s*\(\s*(?:[\w?\\|]+\s+)?&?(\$\w+)"),
+    Language.RUBY: re.compile(r"^\s*def\s+(?:self\.)?(\w+[?!]?)\s*\(?\s*(\w+)"),
+}
+# What stands in the live code for the name of such a function: a call `_kept_as_text` passes.
+_PASSED = "_"
+_RETURN = re.compile(r"^\s*return\s+(?P<value>.+?);?\s*$")
+
+
+def _through_own_functions(lines: list[str], live: list[str], language: Language) -> list[str]:
+    """`live` with the name blanked where the file calls a function of its own that returns its
+    first parameter through string functions only (`function blacklist($id) { $id =
+    preg_replace('/or/i', "", $id); return $id; }`): the value comes out as the sender wrote it,
+    less what the function strips, and is followed on as through a string function."""
+    passing = set()
+    declared = _DECLARED[language]
+    for index, line in enumerate(live):
+        header = declared.match(line)
+        if header is None:
+            continue
+        name, parameter = header.groups()
+        pattern = re.compile(rf"(?<![\w$.@:]){re.escape(parameter)}(?!\w)")
+        for number in range(index + 2, min(len(live), index + 40) + 1):
+            if scope_start(lines, number, language) != index:
+                break
+            returned = _RETURN.match(live[number - 1])
+            if returned is None:
+                continue
+            if ESCAPES[language].search("\n".join(live[index:number])):
+                break  # it escapes or converts the value (a quote escape protects only where it is quoted)
+            start, end = returned.span("value")
+            reassigned = any(assigned_name(text, language) == parameter for text in live[index + 1 : number - 1])
+            if method_chain(live[number - 1][start:end], lines[number - 1][start:end], lines, live, number, language,
+                            RULE_SHELL, pattern, direct=not reassigned) is not None:
+                passing.add(name)
+            break
+    if not passing:
+        return live
+    calls = re.compile(rf"(?<![\w$>:.]){'|'.join(map(re.escape, sorted(passing)))}(?=\s*\()")
+    return [line if declared.match(line) else calls.sub(lambda found: _PASSED * len(found.group(0)), line) for line in live]
 
 
 def _sinks_reached(lines: list[str], live: list[str], number: int, language: Language, sources: LazyPattern,
@@ -215,7 +259,7 @@ def _kept_as_text(live: str, offset: int) -> bool:
                 continue
             if char == "(":
                 called = _CALLED.search(live, 0, index)
-                if called is not None and called.group(1) not in _PASS_THROUGH:
+                if called is not None and called.group(1) not in _PASS_THROUGH and called.group(1).strip(_PASSED):
                     return False
         elif char in ";\n" and depth == 0:
             break
