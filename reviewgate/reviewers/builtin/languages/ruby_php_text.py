@@ -7,6 +7,16 @@ import re
 
 from reviewgate.reviewers.builtin.language_table import Language
 
+# Where the reader must look: a comment's or a string's start (everything else is code as it is).
+_SPECIAL = {Language.RUBY: re.compile(r"[#\"'`]"), Language.PHP: re.compile(r"[#/\"'`]")}
+# Within a string: an escape, its closing quote, and where an interpolation may start.
+_STRING_STOPS = {
+    (language, quote): re.compile("[\\\\" + re.escape(quote) + (extra if quote != "'" else "") + "]")
+    for language, extra in ((Language.RUBY, "#"), (Language.PHP, "$\\{"))
+    for quote in "\"'`"
+}
+_NOT_A_LINE_BREAK = re.compile(r"[^\n]")
+
 
 def live_code(text: str, language: Language) -> str:
     """`text` (a line or a whole file) with its comments (PHP's `/* … */` too) and the literal parts of its strings
@@ -15,14 +25,19 @@ def live_code(text: str, language: Language) -> str:
     strings and backticks. A string may run over several lines (`"INSERT … VALUES` then `('{$ip}')"`)."""
     out = list(text)
     index, length = 0, len(text)
+    special = _SPECIAL[language]
     while index < length:
+        found = special.search(text, index)
+        if found is None:
+            break
+        index = found.start()
         char = text[index]
         ruby_comment = char == "#" and language is Language.RUBY and not text.startswith("{", index + 1)
         php_comment = language is Language.PHP and (text.startswith("//", index) or (char == "#" and not text.startswith("[", index + 1)))
         if language is Language.PHP and text.startswith("/*", index):  # a block or doc comment, line breaks kept
             end = text.find("*/", index + 2)
             end = length if end < 0 else end + 2
-            out[index:end] = ["\n" if char == "\n" else " " for char in text[index:end]]
+            _blank(out, text, index, end)
             index = end
             continue
         if ruby_comment or php_comment:
@@ -38,12 +53,25 @@ def live_code(text: str, language: Language) -> str:
     return "".join(out)
 
 
+def _blank(out: list[str], text: str, start: int, end: int) -> None:
+    """Blank `text[start:end]` in `out`, its line breaks kept."""
+    if end > start:
+        out[start:end] = _NOT_A_LINE_BREAK.sub(" ", text[start:end])
+
+
 def _blank_string(text: str, out: list[str], start: int, quote: str, language: Language) -> int:
     """Blank the string opening at `start`, keeping its interpolations and line breaks; the index
     after it."""
     interpolates = quote != "'"
+    stops = _STRING_STOPS[(language, quote)]
     index = start + 1
     while index < len(text):
+        found = stops.search(text, index)
+        end = len(text) if found is None else found.start()
+        _blank(out, text, index, end)
+        index = end
+        if found is None:
+            break
         char = text[index]
         if char == "\\":
             out[index] = " "
@@ -64,8 +92,7 @@ def _blank_string(text: str, out: list[str], start: int, quote: str, language: L
         if interpolates and language is Language.PHP and text.startswith("{$", index):
             index = _skip_braces(text, index)
             continue
-        if char != "\n":
-            out[index] = " "
+        out[index] = " "  # a `#`, `$` or `{` that opens nothing
         index += 1
     return index
 

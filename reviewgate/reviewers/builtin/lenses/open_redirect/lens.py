@@ -242,22 +242,28 @@ class _RailsAwareLens(NamedTuple):
     lens: TwoReaderLens
 
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        from reviewgate.reviewers.builtin.lenses.open_redirect.rails_config import (
-            ALLOWS_OTHER_HOSTS,
-            application_root,
-            refuses_other_hosts,
-        )
-
         refusing: dict[str, bool] = {}  # by application root, each read once
         for finding in self.lens.check(request):
-            path = finding.path or ""
-            root = application_root(path) if path.endswith(".rb") else None
-            if root is not None and not ALLOWS_OTHER_HOSTS.search(code_line(request.head.read_text(path) or "", finding.line or 0)):
-                if root not in refusing:
-                    refusing[root] = refuses_other_hosts(request.head.read_text, root)
-                if refusing[root]:
-                    continue
+            if (finding.path or "").endswith(".rb") and _refused(request, finding, refusing):
+                continue
             yield finding
+
+
+def _refused(request: ReviewRequest, finding: Finding, refusing: dict[str, bool]) -> bool:
+    """Whether the Rails application of a Ruby finding refuses its redirect to another host."""
+    from reviewgate.reviewers.builtin.lenses.open_redirect.rails_config import (
+        ALLOWS_OTHER_HOSTS,
+        application_root,
+        refuses_other_hosts,
+    )
+
+    path = finding.path or ""
+    root = application_root(path)
+    if root is None or ALLOWS_OTHER_HOSTS.search(code_line(request.head.read_text(path) or "", finding.line or 0)):
+        return False
+    if root not in refusing:
+        refusing[root] = refuses_other_hosts(request.head.read_text, root)
+    return refusing[root]
 
 
 OPEN_REDIRECT_LENS = _RailsAwareLens(TwoReaderLens(RULE_OPEN_REDIRECT, _LANGUAGES, _NEEDLES,

@@ -125,10 +125,7 @@ class SecurityLens:
             elif language in C_LIKE:
                 yield from self._c_like(request, change, language)
             elif language in (Language.RUBY, Language.PHP) and not is_test_file(change.path):
-                if callers is None:
-                    from reviewgate.reviewers.builtin.lenses.security.ruby_php_callers import Callers
-
-                    callers = Callers(lambda: ((path, request.head.read_text(path)) for path in request.all_changed_paths()))
+                callers = callers or _callers_of(request)
                 yield from self._ruby_php(request, change, language, callers)
 
     def _ruby_php(self, request: ReviewRequest, change: FileChange, language: Language, callers: Callers) -> Iterator[Finding]:
@@ -253,6 +250,28 @@ def _python_chain(module: PythonModule, call: ast.Call, path: str, request: Revi
                     yield other, tree
 
     return python_chain(module.tree, call, path, others, arguments)
+
+
+# The last review's Callers: this lens runs once per file (engine.review_file), and every file of
+# one change shares the same head reader and list of changed paths, so the change's Ruby and PHP
+# files are read once, not once per file.
+_LAST_CALLERS: list[tuple[object, tuple[str, ...], Callers]] = []
+
+
+def _callers_of(request: ReviewRequest) -> Callers:
+    from reviewgate.reviewers.builtin.lenses.security.ruby_php_callers import Callers
+
+    paths = request.all_changed_paths()
+    if _LAST_CALLERS and _LAST_CALLERS[0][0] is request.head and _LAST_CALLERS[0][1] == paths:
+        return _LAST_CALLERS[0][2]
+    def files() -> Iterator[tuple[str, str | None]]:
+        read = [path for path in paths if language_of(path) in (Language.RUBY, Language.PHP) and not is_test_file(path)]
+        request.head.prefetch(read)  # one `git cat-file` for them all
+        return ((path, request.head.read_text(path)) for path in read)
+
+    callers = Callers(files)
+    _LAST_CALLERS[:] = [(request.head, paths, callers)]
+    return callers
 
 
 # Languages whose files call each other's functions: one imports the other's (request_chain.py).

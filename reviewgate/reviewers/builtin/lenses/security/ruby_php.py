@@ -41,7 +41,13 @@ from reviewgate.reviewers.builtin.lenses.security.ruby_php_clearing import (
     without_bound_values,
     without_escapes,
 )
-from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import EVIDENCE, WHAT, declared_methods, sink_texts
+from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import (
+    EVIDENCE,
+    WHAT,
+    declared_methods,
+    has_a_sink,
+    sink_texts,
+)
 from reviewgate.reviewers.builtin.lenses.security.shell_injection import RULE_SHELL
 from reviewgate.reviewers.builtin.lenses.security.sql_injection import RULE_SQL
 
@@ -97,14 +103,16 @@ def request_sources(text: str, language: Language, path: str) -> LazyPattern:
 
 
 # How request input reaches a sink's text from the method's callers (ruby_php_callers.py): given the
-# sink's line, the live code and the text as written of what it runs, and its rule.
-CallersChain = Callable[[int, str, str, str], "str | None"]
+# sink's line, the live code and the text as written of what it runs, its rule, and the file's live code.
+CallersChain = Callable[[int, str, str, str, list[str]], "str | None"]
 
 
 def findings(text: str, language: Language, added: dict[int, str], sources: LazyPattern,
              callers: CallersChain | None = None) -> Iterator[Found]:
     """Each sink on an added line whose text request input (`sources`, request_sources) reaches,
     within its method or, through `callers`, from a call of it, with how it does."""
+    if not has_a_sink(text, language):
+        return
     lines = text.split("\n")
     live = _through_own_functions(lines, live_code(text, language).split("\n"), language)
     own = declared_methods(text, language)
@@ -165,7 +173,7 @@ def _sinks_reached(lines: list[str], live: list[str], number: int, language: Lan
     for sink, run, written in sink_texts(lines, live, number, language, own):
         chain = method_chain(run, written, lines, live, number, language, sink.rule, sources.compiled())
         if chain is None and callers is not None:
-            chain = callers(number, run, written, sink.rule)
+            chain = callers(number, run, written, sink.rule, live)
         if chain is not None:
             yield Found(sink.rule, WHAT[sink.rule], sink.evidence or EVIDENCE[sink.rule], number, lines[number - 1], chain)
 

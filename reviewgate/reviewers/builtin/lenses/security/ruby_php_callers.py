@@ -15,6 +15,7 @@ this one's, which only matters where request input is then handed to it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -24,7 +25,12 @@ from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import Language, language_of
 from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
-from reviewgate.reviewers.builtin.lenses.security.ruby_php import assigned_name, method_chain, request_sources
+from reviewgate.reviewers.builtin.lenses.security.ruby_php import (
+    CallersChain,
+    assigned_name,
+    method_chain,
+    request_sources,
+)
 from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import RUBY_ARGUMENTS, RUBY_STATEMENT_END
 
 # How many calls up a chain is followed.
@@ -65,15 +71,41 @@ class Method:
 class SourceFile:
     """One Ruby or PHP file, read once for every sink of the change that asks."""
 
-    def __init__(self, path: str, text: str, language: Language) -> None:
+    def __init__(self, path: str, text: str, language: Language, live: list[str] | None = None) -> None:
         self.path = path
         self.text = text
         self.language = language
         self.lines = text.split("\n")
+        if live is not None:  # the sink's own file, already read by ruby_php.findings
+            self.__dict__["live"] = live
+        self.methods: dict[int, Method] = {}  # by header line index, each read once
 
     @cached_property
     def live(self) -> list[str]:
         return live_code(self.text, self.language).split("\n")
+
+    @cached_property
+    def headers(self) -> list[int]:
+        """The line indexes of the file's method headers (Ruby's `def` and scopes, PHP's functions)."""
+        patterns = (_RUBY_DEF, _RUBY_SCOPE) if self.language is Language.RUBY else (_PHP_FUNCTION,)
+        return [index for index, line in enumerate(self.live)
+                if ("def" in line or "scope" in line or "function" in line)
+                and any(pattern.compiled().match(line) for pattern in patterns)]
+
+    @cached_property
+    def classes(self) -> list[int]:
+        """The line indexes of the file's class (and Ruby module) declarations."""
+        pattern = _CLASS[self.language].compiled()
+        return [index for index, line in enumerate(self.live) if pattern.match(line)]
+
+    @cached_property
+    def depth(self) -> list[int]:
+        """How many braces are open before each line (PHP's classes hold their methods in them)."""
+        depths, open_now = [], 0
+        for line in self.live:
+            depths.append(open_now)
+            open_now += line.count("{") - line.count("}")
+        return depths
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -91,19 +123,21 @@ class Callers:
     def __init__(self, files: Callable[[], Iterable[tuple[str, str | None]]]) -> None:
         self._files = files
         self._read: dict[str, SourceFile] | None = None
+        # The calls of a method (its file and header) in a file, found once for all its parameters.
+        self._sites: dict[tuple[str, str, int], list[tuple[int, int, bool]]] = {}
 
-    def chain_for(self, path: str, text: str, language: Language) -> Callable[[int, str, str, str], str | None]:
+    def chain_for(self, path: str, text: str, language: Language) -> CallersChain:
         """What ruby_php.findings asks for a sink of the file at `path` (its text `text`)."""
-        def chain(number: int, run: str, written: str, rule: str) -> str | None:
-            here = self._file(path, text, language)
+        def chain(number: int, run: str, written: str, rule: str, live: list[str]) -> str | None:
+            here = self._file(path, text, language, live)
             return self._through_a_caller(here, number, run, written, rule, 1)
 
         return chain
 
-    def _file(self, path: str, text: str, language: Language) -> SourceFile:
+    def _file(self, path: str, text: str, language: Language, live: list[str]) -> SourceFile:
         files = self._all()
-        if path not in files or files[path].text != text:
-            files[path] = SourceFile(path, text, language)
+        if path not in files or "live" not in files[path].__dict__ or files[path].text != text:
+            files[path] = SourceFile(path, text, language, live)
         return files[path]
 
     def _all(self) -> dict[str, SourceFile]:
@@ -143,7 +177,11 @@ class Callers:
         for caller in candidates:
             if method.name not in caller.words or (caller is not here and method.owner and method.owner not in caller.words):
                 continue
-            for line, opener, parenthesized in _calls(caller, method, caller is here):
+            key = (caller.path, here.path, method.header)
+            sites = self._sites.get(key)
+            if sites is None:
+                sites = self._sites[key] = list(_calls(caller, method, caller is here))
+            for line, opener, parenthesized in sites:
                 read += 1
                 if read > _MAX_CALLS_READ:
                     return
@@ -156,26 +194,39 @@ def enclosing_method(file: SourceFile, number: int) -> Method | None:
     """The method holding line `number` of `file`: the nearest header above it (a Ruby scope on
     the line itself or above), or None."""
     first = max(0, number - 1 - _WINDOW_LINES)
-    for index in range(number - 1, first - 1, -1):
-        line = file.live[index]
-        if file.language is Language.RUBY:
-            scope = _RUBY_SCOPE.compiled().match(line)
-            if scope is not None:
-                listed = scope.group("arrow") if scope.group("arrow") is not None else scope.group("block")
-                return _method(file, scope.group("name"), listed or "", index, on_the_class=True)
-            if index == number - 1:
-                continue
-            header = _RUBY_DEF.compiled().match(line)
-            if header is not None:
-                listed = header.group("parenthesized")
-                listed = _closed(file, index, listed) if listed is not None else header.group("bare") or ""
-                return _method(file, header.group("name"), listed, index, on_the_class=header.group("self") is not None)
-        elif index < number - 1 or number == 1:
-            header = _PHP_FUNCTION.compiled().match(line)
-            if header is not None:
-                listed = _closed(file, index, header.group("parenthesized"))
-                return _method(file, header.group("name"), listed, index, on_the_class="static" in header.group("modifiers"))
+    for index in reversed(file.headers[: bisect.bisect_right(file.headers, number - 1)]):
+        if index < first:
+            break
+        method = file.methods.get(index)
+        if method is None:
+            method = file.methods[index] = _read_header(file, index)
+        if index < number - 1 or number == 1 or _is_scope(file, index):
+            return method
     return None
+
+
+def _is_scope(file: SourceFile, index: int) -> bool:
+    """Whether the header on `index` is a Ruby scope lambda (whose body may be on its own line)."""
+    return file.language is Language.RUBY and _RUBY_SCOPE.compiled().match(file.live[index]) is not None
+
+
+def _read_header(file: SourceFile, index: int) -> Method:
+    """The method whose header is on line index `index`."""
+    line = file.live[index]
+    if file.language is Language.RUBY:
+        scope = _RUBY_SCOPE.compiled().match(line)
+        if scope is not None:
+            listed = scope.group("arrow") if scope.group("arrow") is not None else scope.group("block")
+            return _method(file, scope.group("name"), listed or "", index, on_the_class=True)
+        header = _RUBY_DEF.compiled().match(line)
+        assert header is not None
+        listed = header.group("parenthesized")
+        listed = _closed(file, index, listed) if listed is not None else header.group("bare") or ""
+        return _method(file, header.group("name"), listed, index, on_the_class=header.group("self") is not None)
+    header = _PHP_FUNCTION.compiled().match(line)
+    assert header is not None
+    return _method(file, header.group("name"), _closed(file, index, header.group("parenthesized")), index,
+                   on_the_class="static" in header.group("modifiers"))
 
 
 def _closed(file: SourceFile, index: int, opened: str) -> str:
@@ -212,18 +263,15 @@ def _method(file: SourceFile, name: str, listed: str, header: int, on_the_class:
 
 def _owner(file: SourceFile, header: int) -> str:
     """The class (or Ruby module) the method on line index `header` is declared in, or ""."""
-    for index in range(header, -1, -1):
-        found = _CLASS[file.language].compiled().match(file.live[index])
-        if found is None:
-            continue
+    for index in reversed(file.classes[: bisect.bisect_right(file.classes, header)]):
         if file.language is Language.RUBY:  # the class's body is indented under it
             indent = len(file.live[index]) - len(file.live[index].lstrip())
             inside = len(file.live[header]) - len(file.live[header].lstrip()) > indent
         else:  # its braces are still open at the method
-            body = "\n".join(file.live[index:header])
-            inside = body.count("{") > body.count("}")
+            inside = file.depth[header] > file.depth[index]
         if inside:
-            return found.group("name")
+            found = _CLASS[file.language].compiled().match(file.live[index])
+            return found.group("name") if found is not None else ""
     return ""
 
 
@@ -275,6 +323,8 @@ def _calls(file: SourceFile, method: Method, own_file: bool) -> Iterator[tuple[i
     """Each call of `method` in `file`: its line, the column after its `(` (or after the name, for
     Ruby's call without parentheses), and whether it has parentheses."""
     pattern = _call_pattern(method, file.language, own_file)
+    if pattern.search(file.text) is None:
+        return  # no call in the text as written: its live code need not be read
     declaration = re.compile(r"^\s*(?:def|(?:(?:public|private|protected|static|final|abstract)\s+)*function)\s")
     for index, line in enumerate(file.live):
         if method.name not in line or declaration.match(line):

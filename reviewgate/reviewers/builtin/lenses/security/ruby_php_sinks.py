@@ -83,6 +83,12 @@ _OWN_METHOD = re.compile(r"\bfunction\s+&?\s*(\w+)\s*\(")
 _THIS_METHOD = re.compile(r"\$this\s*->\s*(\w+)\s*\($")
 
 
+def has_a_sink(text: str, language: Language) -> bool:
+    """Whether `text` as written holds anything a sink's pattern matches (its live code can hold no
+    more): a file without one needs no further reading."""
+    return any(sink.pattern.search(text) for sink in _SINKS[language])
+
+
 def declared_methods(text: str, language: Language) -> frozenset[str]:
     """The methods a PHP file declares (a Ruby file: none is told apart)."""
     return frozenset(_OWN_METHOD.findall(text)) if language is Language.PHP else frozenset()
