@@ -146,6 +146,16 @@ class Controller
     }
 }
 """
+SYMFONY_ROUTE = """<?php
+class ProfilerController
+{
+    public function search(Request $request): RedirectResponse
+    {
+        $token = $request->query->get('token');
+        return new RedirectResponse($this->generator->generate('_profiler', ['token' => $token]));
+    }
+}
+"""
 
 
 RAILS_BACK = """class ReturnsController < ApplicationController
@@ -189,12 +199,15 @@ def test_rails_redirect_helpers_and_the_applications_own_refusal_of_other_hosts(
 def test_a_parameter_blocks_only_as_the_target_itself(tmp_path: Path) -> None:
     # Either branch of a choice is the target; a record a parameter looks up, or a choice between
     # routes a parameter makes, is not the parameter; a commented redirect runs nothing; Rails's
-    # `allow_other_host: false` and a prefix check against the site's own URL refuse other hosts.
+    # `allow_other_host: false` and a prefix check against the site's own URL refuse other hosts;
+    # Symfony's router generates a URL of this site, whatever parameter it is given.
     rails = _rule(review_change(tmp_path / "rails", BASE, {"app/controllers/sessions_controller.rb": RAILS_REDIRECTS}),
                   RULE_OPEN_REDIRECT)
     assert [(item.line, item.severity) for item in rails] == [(4, Severity.MAJOR), (9, Severity.MINOR)]
     laravel = review_change(tmp_path / "laravel", BASE, {"app/Http/Controller.php": LARAVEL_REDIRECT})
     assert _rule(laravel, RULE_OPEN_REDIRECT) == []
+    symfony = review_change(tmp_path / "symfony", BASE, {"src/Controller/ProfilerController.php": SYMFONY_ROUTE})
+    assert _rule(symfony, RULE_OPEN_REDIRECT) == []
 
 
 def test_a_url_the_site_builds_from_a_parameter_is_not_a_redirect_to_it(tmp_path: Path) -> None:

@@ -57,8 +57,12 @@ _SERVER_GUARDS = LazyPattern(
 _OTHER_HOSTS_REFUSED = LazyPattern(r"\ballow_other_host:\s*false\b")
 
 
-# Rails's and Laravel's route helpers: a path or URL the application builds.
-_ROUTE_HELPER = LazyPattern(r"(?:[\w:]+\.)?(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]")
+# Rails's, Laravel's and Symfony's route helpers: a path or URL the application builds
+# (`$this->generateUrl('profile', …)`, `$this->router->generate('_profiler', …)`).
+_ROUTE_HELPER = LazyPattern(
+    r"(?:[\w:]+\.)?(?:\w+_(?:path|url)(?:_for)?|route|url_for|action)\s*[(\s]"
+    r"|\$\w+\s*->\s*(?:\w+\s*->\s*)?(?:generate|generateUrl)\s*\("
+)
 # A choice between two of them, or literals, that a parameter makes (`params[:continue] ? new_group_path
 # : groups_path`): the parameter picks one of the application's own paths.
 _ROUTE_OR_LITERAL = r"(?:[\w.]*_(?:path|url)(?:\([^()]*\))?|'[^']*'|\"[^\"]*\")"
