@@ -31,7 +31,8 @@ EVAL = Rule(
         "same module or file, or another file of the change that calls the function it imports (in Java, "
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from. Ruby and PHP: **major** and only where request input is in the "
-        "code: `eval`, `instance_eval`/`class_eval`/`module_eval` of a string; `eval`, `assert`, `create_function`"
+        "code, within the method or from a caller in the change up to two calls up: `eval`, `instance_eval`/`class_eval`/"
+        "`module_eval` of a string; `eval`, `assert`, `create_function`"
     ),
     not_on=(
         "test files (a test evaluates its own fixtures, no one's input: simplejson 4.3.0 "

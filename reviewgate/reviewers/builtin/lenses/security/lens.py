@@ -117,7 +117,6 @@ def _check_call(module: PythonModule, call: ast.Call) -> tuple[str, str, str] | 
 
 class SecurityLens:
     def check(self, request: ReviewRequest) -> Iterator[Finding]:
-        callers: Callers | None = None  # the change's Ruby and PHP files, read once when a sink asks
         for change in reviewable_changes(request):
             language = language_of(change.path)
             if language is Language.PYTHON:
@@ -125,8 +124,7 @@ class SecurityLens:
             elif language in C_LIKE:
                 yield from self._c_like(request, change, language)
             elif language in (Language.RUBY, Language.PHP) and not is_test_file(change.path):
-                callers = callers or _callers_of(request)
-                yield from self._ruby_php(request, change, language, callers)
+                yield from self._ruby_php(request, change, language, _callers_of(request))
 
     def _ruby_php(self, request: ReviewRequest, change: FileChange, language: Language, callers: Callers) -> Iterator[Finding]:
         """Ruby's and PHP's sinks, each a finding only where request input reaches it, within the
@@ -264,6 +262,7 @@ def _callers_of(request: ReviewRequest) -> Callers:
     paths = request.all_changed_paths()
     if _LAST_CALLERS and _LAST_CALLERS[0][0] is request.head and _LAST_CALLERS[0][1] == paths:
         return _LAST_CALLERS[0][2]
+
     def files() -> Iterator[tuple[str, str | None]]:
         read = [path for path in paths if language_of(path) in (Language.RUBY, Language.PHP) and not is_test_file(path)]
         request.head.prefetch(read)  # one `git cat-file` for them all

@@ -146,19 +146,17 @@ def _through_own_functions(lines: list[str], live: list[str], language: Language
         if header is None:
             continue
         name, parameter = header.groups()
-        pattern = re.compile(rf"(?<![\w$.@:]){re.escape(parameter)}(?!\w)")
         for number in range(index + 2, min(len(live), index + 40) + 1):
-            if scope_start(lines, number, language) != index:
-                break
+            if number - 2 > index and starts_a_method(lines[number - 2], language):
+                break  # the next method: this one returned nothing on the way
             returned = _RETURN.match(live[number - 1])
             if returned is None:
                 continue
             if ESCAPES[language].search("\n".join(live[index:number])):
                 break  # it escapes or converts the value (a quote escape protects only where it is quoted)
             start, end = returned.span("value")
-            reassigned = any(assigned_name(text, language) == parameter for text in live[index + 1 : number - 1])
-            if method_chain(live[number - 1][start:end], lines[number - 1][start:end], lines, live, number, language,
-                            RULE_SHELL, pattern, direct=not reassigned) is not None:
+            if parameter_reaches(lines, live, index, parameter, number, live[number - 1][start:end],
+                                 lines[number - 1][start:end], language, RULE_SHELL):
                 passing.add(name)
             break
     if not passing:
@@ -213,6 +211,24 @@ def assigned_name(line: str, language: Language) -> str | None:
     """The name a line of live code assigns a value to, or None."""
     match = _ASSIGNMENT[language].compiled().match(line)
     return None if match is None else match.group("name")
+
+
+def parameter_reaches(lines: list[str], live: list[str], header: int, parameter: str, number: int, run: str,
+                      written: str, language: Language, rule: str) -> bool:
+    """Whether `parameter`, of the method whose header is line index `header`, reaches `run` (the
+    live code of `written`) on line `number` within the method; one assigned again above it reaches
+    it only through what it is assigned."""
+    assigned = any(assigned_name(line, language) == parameter for line in live[header + 1 : number - 1])
+    if language is Language.PHP:
+        pattern = re.compile(rf"(?<![\w$]){re.escape(parameter)}(?!\w)")
+    else:
+        pattern = re.compile(rf"(?<![\w.@:$]){re.escape(parameter)}(?![\w?!:(])")
+    return method_chain(run, written, lines, live, number, language, rule, pattern, direct=not assigned) is not None
+
+
+def starts_a_method(line: str, language: Language) -> bool:
+    """Whether `line` declares a method or function (`def …`, `public static function …`)."""
+    return _SCOPE_START[language].compiled().match(line) is not None
 
 
 def scope_start(lines: list[str], number: int, language: Language) -> int:

@@ -24,14 +24,15 @@ from functools import cached_property
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.file_kinds import is_test_file
 from reviewgate.reviewers.builtin.language_table import Language, language_of
-from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code, open_brackets
+from reviewgate.reviewers.builtin.languages.ruby_php_text import argument_spans, live_code
 from reviewgate.reviewers.builtin.lenses.security.ruby_php import (
     CallersChain,
-    assigned_name,
     method_chain,
+    parameter_reaches,
     request_sources,
+    starts_a_method,
 )
-from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import RUBY_ARGUMENTS, RUBY_STATEMENT_END
+from reviewgate.reviewers.builtin.lenses.security.ruby_php_sinks import RUBY_ARGUMENTS, arguments_text
 
 # How many calls up a chain is followed.
 _MAX_CALLS = 2
@@ -136,7 +137,7 @@ class Callers:
 
     def _file(self, path: str, text: str, language: Language, live: list[str]) -> SourceFile:
         files = self._all()
-        if path not in files or "live" not in files[path].__dict__ or files[path].text != text:
+        if path not in files or files[path].text != text:
             files[path] = SourceFile(path, text, language, live)
         return files[path]
 
@@ -156,7 +157,8 @@ class Callers:
         if method is None:
             return None
         for parameter in (*method.parameters, *method.keywords):
-            if not parameter or not _reaches(here, method, parameter, number, run, written, rule):
+            if not parameter or not parameter_reaches(here.lines, here.live, method.header, parameter, number, run, written,
+                                                      here.language, rule):
                 continue
             for caller, line, argument, argument_written in self._arguments(here, method, parameter):
                 handed = method_chain(argument, argument_written, caller.lines, caller.live, line, caller.language, rule,
@@ -220,22 +222,18 @@ def _read_header(file: SourceFile, index: int) -> Method:
             return _method(file, scope.group("name"), listed or "", index, on_the_class=True)
         header = _RUBY_DEF.compiled().match(line)
         assert header is not None
-        listed = header.group("parenthesized")
-        listed = _closed(file, index, listed) if listed is not None else header.group("bare") or ""
+        parenthesized = header.group("parenthesized") is not None
+        listed = _closed(file, index, header.start("parenthesized")) if parenthesized else header.group("bare") or ""
         return _method(file, header.group("name"), listed, index, on_the_class=header.group("self") is not None)
     header = _PHP_FUNCTION.compiled().match(line)
     assert header is not None
-    return _method(file, header.group("name"), _closed(file, index, header.group("parenthesized")), index,
+    return _method(file, header.group("name"), _closed(file, index, header.start("parenthesized")), index,
                    on_the_class="static" in header.group("modifiers"))
 
 
-def _closed(file: SourceFile, index: int, opened: str) -> str:
-    """A parameter list from just after its `(` to its `)`, over up to ten lines."""
-    text = opened
-    following = index + 1
-    while open_brackets(text) >= 0 and following < min(len(file.live), index + 11):
-        text += "\n" + file.live[following]
-        following += 1
+def _closed(file: SourceFile, index: int, start: int) -> str:
+    """A parameter list from column `start` of line index `index` (just after its `(`) to its `)`."""
+    text, _written = arguments_text(file.lines, file.live, index + 1, start, parenthesized=True)
     spans = argument_spans(text)
     return text[: spans[-1][1]] if spans else ""
 
@@ -275,21 +273,6 @@ def _owner(file: SourceFile, header: int) -> str:
     return ""
 
 
-def _parameter_pattern(parameter: str, language: Language) -> re.Pattern[str]:
-    if language is Language.PHP:
-        return re.compile(rf"(?<![\w$]){re.escape(parameter)}(?!\w)")
-    return re.compile(rf"(?<![\w.@:$]){re.escape(parameter)}(?![\w?!:(])")
-
-
-def _reaches(file: SourceFile, method: Method, parameter: str, number: int, run: str, written: str, rule: str) -> bool:
-    """Whether `parameter` reaches the sink's text within the method (a parameter assigned again
-    above the sink reaches it only through what it is assigned)."""
-    assigned = any(assigned_name(line, file.language) == parameter for line in file.live[method.header + 1 : number - 1])
-    pattern = _parameter_pattern(parameter, file.language)
-    return method_chain(run, written, file.lines, file.live, number, file.language, rule, pattern,
-                        direct=not assigned) is not None
-
-
 def _call_pattern(method: Method, language: Language, own_file: bool) -> re.Pattern[str]:
     """Where `method` is called: bare or on the object itself in its own file, on its class, and
     for a method of an instance on any receiver (the caller's file names the class)."""
@@ -325,9 +308,8 @@ def _calls(file: SourceFile, method: Method, own_file: bool) -> Iterator[tuple[i
     pattern = _call_pattern(method, file.language, own_file)
     if pattern.search(file.text) is None:
         return  # no call in the text as written: its live code need not be read
-    declaration = re.compile(r"^\s*(?:def|(?:(?:public|private|protected|static|final|abstract)\s+)*function)\s")
     for index, line in enumerate(file.live):
-        if method.name not in line or declaration.match(line):
+        if method.name not in line or starts_a_method(line, file.language):
             continue
         for match in pattern.finditer(line):
             yield index + 1, match.end(), match.group("open").rstrip().endswith("(")
@@ -337,17 +319,8 @@ def _argument(file: SourceFile, line: int, opener: int, parenthesized: bool, met
               parameter: str) -> tuple[str, str] | None:
     """What a call (its arguments from column `opener` of `line`) hands `parameter`, live and as
     written: by position, or by name for a Ruby keyword parameter."""
-    live, written = file.live[line - 1][opener:], file.lines[line - 1][opener:]
-    if parenthesized:
-        following = line
-        while open_brackets(live) >= 0 and following < min(len(file.lines), line + 10):
-            live, written = live + "\n" + file.live[following], written + "\n" + file.lines[following]
-            following += 1
-        spans = argument_spans(live)
-    else:  # Ruby's `save file, backup if …`: to the line's end or its modifier
-        statement_end = RUBY_STATEMENT_END.search(live)
-        cut = len(live) if statement_end is None else statement_end.start()
-        spans = argument_spans(live[:cut] + ")")
+    live, written = arguments_text(file.lines, file.live, line, opener, parenthesized)
+    spans = argument_spans(live)
     if parameter in method.keywords:
         for start, end in spans:
             named = re.match(rf"\s*{re.escape(parameter)}:\s*", live[start:end])

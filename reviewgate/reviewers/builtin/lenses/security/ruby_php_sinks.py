@@ -119,17 +119,7 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
         end = raw.find(closer, match.end())
         end = len(raw) if end < 0 else end
         return (code[match.end() : end], raw[match.end() : end]) if end > match.end() else None
-    text, written = code[match.end() :], raw[match.end() :]
-    following = number
-    parenthesized = opener.endswith("(")
-    while (open_brackets(text) >= 0 if parenthesized else text.rstrip().endswith((",", "\\"))) \
-            and following < min(len(lines), number + 10):
-        text, written = text + "\n" + live[following], written + "\n" + lines[following]
-        following += 1
-    if not parenthesized:  # Ruby's `system params[:cmd] if …`: to the statement's end or its modifier
-        statement_end = RUBY_STATEMENT_END.search(text)
-        cut = len(text) if statement_end is None else statement_end.start()
-        text, written = text[:cut] + ")", written[:cut] + ")"
+    text, written = arguments_text(lines, live, number, match.end(), opener.endswith("("))
     if sink.rule == RULE_SHELL and sink.bare:  # `system("bash", "-c", command)`: the shell's command line
         listed = _SHELL_LIST_FIRST.compiled().match(written)
         if listed is not None:
@@ -157,6 +147,24 @@ def _run_text(lines: list[str], live: list[str], number: int, match: re.Match[st
     if sink.leading:
         return _leading_value(chosen, written[start:end])
     return chosen, written[start:end]
+
+
+def arguments_text(lines: list[str], live: list[str], number: int, start: int, parenthesized: bool) -> tuple[str, str]:
+    """The live code and the text as written of a call's arguments from column `start` of line
+    `number`: to its closing parenthesis, over up to ten lines; for Ruby's call without one
+    (`system params[:cmd] if …`), to the statement's end or its modifier, a line ending in `,` or
+    `\\` continued, and a `)` added to close it as the other kind is closed."""
+    text, written = live[number - 1][start:], lines[number - 1][start:]
+    following = number
+    while (open_brackets(text) >= 0 if parenthesized else text.rstrip().endswith((",", "\\"))) \
+            and following < min(len(lines), number + 10):
+        text, written = text + "\n" + live[following], written + "\n" + lines[following]
+        following += 1
+    if not parenthesized:
+        statement_end = RUBY_STATEMENT_END.search(text)
+        cut = len(text) if statement_end is None else statement_end.start()
+        text, written = text[:cut] + ")", written[:cut] + ")"
+    return text, written
 
 
 def _leading_value(live: str, written: str) -> tuple[str, str] | None:

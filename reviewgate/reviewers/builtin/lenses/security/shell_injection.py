@@ -47,9 +47,10 @@ SHELL_INJECTION = Rule(
         "same module or file, or another file of the change that calls the function it imports (in Java, "
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from. Ruby and PHP: **major** and only where request input is in the "
-        "command: `system`/`exec`/`spawn`/`IO.popen`/`Open3.*` given one string, backticks and `%x()`; "
-        "`shell_exec`, `exec`, `system`, `passthru`, `popen`, `proc_open`, backticks; `Shellwords.escape`, "
-        "`escapeshellarg` and digit checks clear it"
+        "command, within the method or from a caller in the change up to two calls up: `system`/`exec`/`spawn`/`IO.popen`/"
+        "`Open3.*` given one string or a shell and `-c` (with or without parentheses), `Kernel#open` given a path that "
+        "starts with it, backticks and `%x()`; `shell_exec`, `exec`, `system`, `passthru`, `popen`, `proc_open`, "
+        "backticks; `Shellwords.escape`, `escapeshellarg` and digit checks clear it"
     ),
     not_on="argument lists that run no shell (`subprocess.run([...])`, `execFileSync`), literal commands",
     fires=(

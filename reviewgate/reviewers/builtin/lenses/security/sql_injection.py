@@ -61,11 +61,13 @@ SQL_INJECTION = Rule(
         "same module or file, or another file of the change that calls the function it imports (in Java, "
         "C# and Kotlin: a file that names the method's class), hands "
         "request input to the parameter the text is built from. Ruby and PHP: **major** and only where request input is in the "
-        "text run, directly (`\"#{params[:id]}\"`, `\"… '{$_GET['id']}'\"`, `. $_GET['id']`) or through names assigned "
-        "above in the method: Active Record's `where`/`having`/`joins`/`from`/`select`/`update_all`/`delete_all` given a "
-        "string, `find_by_sql`, `execute`, `exec_query`, `select_all`…, `Arel.sql`; `mysqli_query`, `pg_query`, "
+        "text run, directly (`\"#{params[:id]}\"`, `\"… '{$_GET['id']}'\"`, `. $_GET['id']`), through names assigned "
+        "above in the method, or from a caller in the change up to two calls up: Active Record's `where`/`having`/`joins`/"
+        "`from`/`select`/`update_all`/`find_by`… given a string or a request value whole (with or without parentheses), "
+        "`find_by_sql`, `execute`, `exec_query`, `select_all`…, `Arel.sql`; `mysqli_query`, `pg_query`, "
         "`mysql_query`, `->query`/`->prepare`/`->exec`, Laravel's `DB::select`/`DB::statement`/`DB::raw` and "
-        "`whereRaw`-style methods; a number conversion, an escape or a check that the value is digits clears it"
+        "`whereRaw`-style methods; a number conversion or an escape around the value, or a check that it is digits or "
+        "one of a list, clears it"
     ),
     not_on=(
         "placeholders and parameters; a method or variable named `query` with a URL or search string "
