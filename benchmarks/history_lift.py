@@ -64,7 +64,7 @@ def _rate(rows: Sequence[dict[str, Any]], outcome: str = "blocked") -> str:
 def _ratio(strata: dict[str, list[dict[str, Any]]], outcome: str = "blocked") -> str:
     value, interval = mantel_haenszel(strata, outcome), mantel_haenszel_interval(strata, outcome)
     if value is None or interval is None:
-        return "undefined (no block among later-fixed or among not-fixed PRs)"
+        return "undefined (none among later-fixed or among not-fixed PRs)"
     return f"{value:.2f} (95% CI {interval[0]:.2f}-{interval[1]:.2f})"
 
 
@@ -88,6 +88,9 @@ def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list
                  f"{_ratio({'all': list(rows)}, 'code_blocked')}, size-adjusted {_ratio(strata, 'code_blocked')}")
     lines.append(f"  a finding at any severity: later-fixed {_rate(fixed, 'found')} vs not fixed "
                  f"{_rate(unfixed, 'found')}; size-adjusted risk ratio {_ratio(strata, 'found')}")
+    lines.append(f"  a code-reading finding outside test files, any severity: later-fixed "
+                 f"{_rate(fixed, 'code_found')} vs not fixed {_rate(unfixed, 'code_found')}; "
+                 f"size-adjusted risk ratio {_ratio(strata, 'code_found')}")
     on_fixed = sum(1 for row in fixed if row.get("on_fixed_line"))
     share = f"{100.0 * on_fixed / len(fixed):.1f}%" if fixed else "n/a"
     lines.append(f"  later-fixed PRs with a finding (any severity) on a line the fix changed: "
@@ -120,3 +123,25 @@ def print_szz(results: Sequence[SzzResult]) -> None:
         every_stratum.update(strata)
     if len(results) > 1 and every_row:
         print("\n".join(lift_lines("total (strata: repository x size quartile)", every_row, every_stratum)))
+    if every_row:
+        print("\n".join(rule_lift_lines(every_row, every_stratum)))
+
+
+def rule_lift_lines(rows: Sequence[dict[str, Any]], strata: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Per code-reading rule: the PRs with a finding of it outside test files, later-fixed against not
+    fixed, size-adjusted; what the rule would add to the block's lift if each of its findings blocked."""
+    rules = sorted({rule for row in rows for rule in row.get("code_rules") or ()})
+    fixed = [row for row in rows if row["fixed"]]
+    unfixed = [row for row in rows if not row["fixed"]]
+    lines = ["by code-reading rule (a finding outside test files, any severity): later-fixed vs not fixed"]
+    for rule in rules:
+        outcome = f"rule:{rule}"
+        marked = {name: [{**row, outcome: rule in (row.get("code_rules") or ())} for row in members]
+                  for name, members in strata.items()}
+        every = [row for members in marked.values() for row in members]
+        lines.append(f"  {rule}: {_rate([row for row in every if row['fixed']], outcome)} vs "
+                     f"{_rate([row for row in every if not row['fixed']], outcome)}; size-adjusted "
+                     f"{_ratio(marked, outcome)}")
+    if not rules:
+        lines.append(f"  none (of {len(fixed)} later-fixed and {len(unfixed)} not-fixed PRs)")
+    return lines

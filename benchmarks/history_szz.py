@@ -8,7 +8,8 @@ raw and adjusted for size (Mantel-Haenszel risk ratio over quartiles of added li
 block and for code-reading blocks (a rule that read the code, not one of the tests/ and process/
 rules, which say what a PR lacks). Blocking findings near a later-fixed line are counted against
 what chance would place there; the rate of a finding at any severity is compared the same way,
-and later-fixed PRs with a finding of any severity whose lines (line to end_line) hold a line the
+and so is the rate of a code-reading finding outside test files at any severity (what those
+rules would block if every finding of theirs blocked), and later-fixed PRs with a finding of any severity whose lines (line to end_line) hold a line the
 fix changed are counted, and among them those by a code-reading rule outside test files.
 """
 
@@ -223,6 +224,14 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "code_blocked": blocked and any(is_code_reading(str(item.get("rule") or ""))
                                         for item in record.get("blocking") or []),
         "found": bool(record.get("located") or record.get("blocking")),  # any finding with a place, any severity
+        # What the code-reading rules would block if every one of their findings blocked: the ceiling
+        # of the code-reading blocks' lift, and the catch power of rules that report at minor.
+        # The code-reading rules with a finding outside test files, any severity: what they would block
+        # if every finding of theirs blocked (the ceiling of the code-reading blocks' lift), and the
+        # catch power of the rules that report at minor until their records earn more.
+        "code_rules": sorted({str(item.get("rule")) for item in record.get("located") or record.get("blocking") or []
+                              if is_code_reading(str(item.get("rule") or "")) and item.get("path")
+                              and not is_test_file(str(item["path"]))}),
         "error": error,
         "added": sum(len(lines) for lines in added.values()),
         "near": 0,
@@ -230,6 +239,7 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "on_fixed_line": 0,
         "on_fixed_code": 0,
     }
+    row["code_found"] = bool(row["code_rules"])
     if fixed:
         near_added = sum(1 for path, lines in added.items() for line in lines
                          if _near(fixed.get(path, set()), line))

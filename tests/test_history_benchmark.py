@@ -146,6 +146,10 @@ def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path
     assert "    of them by a code-reading rule (not tests/, process/) outside test files: 1\n" in printed
     assert "a finding at any severity: later-fixed 1/1 (100.0%) vs not fixed 0/2 (0.0%)" in printed
     assert "code-reading blocks (not tests/, process/): later-fixed 0/1 (0.0%)" in printed
+    # The minor correctness finding counts as a code-reading finding; the tests rule's block does not.
+    assert "a code-reading finding outside test files, any severity: later-fixed 1/1 (100.0%)" in printed
+    assert rows[1]["code_found"] and not near_only[1]["code_found"]
+    assert "  correctness/r: 1/1 (100.0%) vs 0/2 (0.0%); size-adjusted undefined" in printed
 
 
 def test_a_block_by_a_rule_that_reads_code_is_a_code_reading_block(tmp_path: Path) -> None:
@@ -166,3 +170,4 @@ def test_a_finding_on_a_fixed_line_of_a_test_file_is_not_counted_as_shipped_code
     located = [{"rule": "correctness/r", "severity": "minor", "path": "test_app.py", "line": 2}]
     rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, located, located), SzzLimits(10, 60)).rows}
     assert (rows[1]["on_fixed_line"], rows[1]["on_fixed_code"]) == (1, 0)
+    assert not rows[1]["code_found"]  # a finding in a test file is not the code-reading rules' catch
