@@ -240,6 +240,12 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "on_fixed_code": 0,
     }
     row["code_found"] = bool(row["code_rules"])
+    # Of them, a finding of the class the gate blocks on for a bug (correctness): what would block if
+    # every bug rule's record had earned its severity (duplicate code and readability never block for it).
+    row["correctness_found"] = any(
+        item.get("class") == "correctness" and str(item.get("rule")) in row["code_rules"]
+        and not is_test_file(str(item.get("path") or ""))
+        for item in record.get("located") or record.get("blocking") or [])
     if fixed:
         near_added = sum(1 for path, lines in added.items() for line in lines
                          if _near(fixed.get(path, set()), line))

@@ -134,7 +134,8 @@ def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path
     repo = _later_fixed_history(tmp_path)
     blocking = [{"rule": "tests/missing-tests", "path": "app.py", "line": 5}]
     # Line 5 is next to the fixed line 6, not on it: only the minor finding spanning 4..6 is on it.
-    located = [*blocking, {"rule": "correctness/r", "severity": "minor", "path": "app.py", "line": 4, "end_line": 6}]
+    located = [*blocking, {"rule": "correctness/r", "severity": "minor", "class": "correctness", "path": "app.py",
+                           "line": 4, "end_line": 6}]
     rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, blocking, located), SzzLimits(10, 60)).rows}
     assert (rows[1]["on_fixed_line"], rows[1]["blocked"], rows[1]["code_blocked"]) == (1, True, False)
     near_only = {row["pr"]: row for row in szz_lift(repo, _records(repo, blocking, blocking), SzzLimits(10, 60)).rows}
@@ -150,6 +151,8 @@ def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path
     assert "a code-reading finding outside test files, any severity: later-fixed 1/1 (100.0%)" in printed
     assert rows[1]["code_found"] and not near_only[1]["code_found"]
     assert "  correctness/r: 1/1 (100.0%) vs 0/2 (0.0%); size-adjusted undefined" in printed
+    assert "of class correctness (what would block if every bug rule's record had earned): later-fixed 1/1" in printed
+    assert rows[1]["correctness_found"] and not near_only[1]["correctness_found"]
 
 
 def test_a_block_by_a_rule_that_reads_code_is_a_code_reading_block(tmp_path: Path) -> None:
@@ -167,7 +170,8 @@ def test_a_finding_on_a_fixed_line_of_a_test_file_is_not_counted_as_shipped_code
     git(repo, "checkout", "-q", "main")
     commit(repo, {"test_app.py": "def test_total():\n    assert total([1]) == 1\n"}, "Add a test (#1)")
     commit(repo, {"test_app.py": "def test_total():\n    assert total([2]) == 2\n"}, "fix: the test's input (#2)")
-    located = [{"rule": "correctness/r", "severity": "minor", "path": "test_app.py", "line": 2}]
+    located = [{"rule": "correctness/r", "severity": "minor", "class": "correctness", "path": "test_app.py", "line": 2}]
     rows = {row["pr"]: row for row in szz_lift(repo, _records(repo, located, located), SzzLimits(10, 60)).rows}
     assert (rows[1]["on_fixed_line"], rows[1]["on_fixed_code"]) == (1, 0)
-    assert not rows[1]["code_found"]  # a finding in a test file is not the code-reading rules' catch
+    # A finding in a test file is not the code-reading rules' catch.
+    assert not rows[1]["code_found"] and not rows[1]["correctness_found"]
