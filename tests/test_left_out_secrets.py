@@ -58,3 +58,16 @@ def test_files_the_target_side_excludes_are_not_read(tmp_path: Path) -> None:
     result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify")
     assert result.returncode == 0, result.stdout + result.stderr
     assert [item for item in findings(repo.path) if item["path"] == "fixtures/keys.txt"] == []
+
+
+def test_a_private_key_header_in_a_left_out_file_is_read_with_the_lines_after_it(tmp_path: Path) -> None:
+    header, footer = "-----BEGIN RSA " + "PRIVATE KEY-----", "-----END RSA " + "PRIVATE KEY-----"
+    body = "MIIEow" + "IBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+    # A vendored gem's README shows the shape of a multi-line value, its key elided: no key.
+    elided = f'Multi-line values:\n\n```shell\nPRIVATE_KEY="{header}\n...\nHkVN9...\n...\n{footer}"\n```\n'
+    for name, text, expected in (("elided", elided, 0), ("key", elided.replace("...\nHkVN9...", body), 1)):
+        repo = make_repo(tmp_path / name, BASE, {"vendor/gems/dotenv/README.md": text, "src/app.py": "x = 2\n"})
+        result = run_cli(repo.path, "run", "--base", "main", "--reviewer", "builtin", "--no-verify")
+        on_it = [item["rule"] for item in findings(repo.path) if item["path"] == "vendor/gems/dotenv/README.md"]
+        assert on_it == ["security/committed-secret"] * expected, (name, on_it)
+        assert result.returncode == expected, result.stdout + result.stderr

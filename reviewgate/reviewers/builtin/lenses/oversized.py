@@ -28,7 +28,7 @@ from reviewgate.findings import Finding
 from reviewgate.freeze.diff import FileChange
 from reviewgate.lazy_patterns import LazyPattern
 from reviewgate.reviewers.builtin.language_table import C_LIKE, language_of
-from reviewgate.reviewers.builtin.lenses.secrets import MAY_HOLD_A_SECRET, SecretsLens
+from reviewgate.reviewers.builtin.lenses.secrets import LINES_BEFORE_KEY_BODY, MAY_HOLD_A_SECRET, SecretsLens
 from reviewgate.reviewers.builtin.lenses.security.lens import LINE_RULES_NEED, SecurityLens
 from reviewgate.reviewers.builtin.lenses.security.line_rules import MAX_TEMPLATE_LINES
 from reviewgate.reviewers.builtin.lenses.swallowed.other_languages import OtherLanguagesSwallowedFailureLens
@@ -206,8 +206,7 @@ def oversized_findings(request: ReviewRequest) -> Iterator[Finding]:
             whole = on_file(request, change)
             for lens in _whole_file_lenses:
                 yield from lens.check(whole)
-        for piece in pieces_of(change, MAY_HOLD_A_SECRET):
-            yield from _secrets.check(on_file(request, piece))
+        yield from _secrets_in_pieces(request, change)
         if change.stats.diff_bytes > WHOLE_FILE_LIMIT and language_of(change.path) in C_LIKE:
             # Its rules for these languages read added lines only.
             for piece in pieces_of(change, ((LINE_RULES_NEED,),), following=MAX_TEMPLATE_LINES):
@@ -218,5 +217,12 @@ def left_out_findings(request: ReviewRequest) -> Iterator[Finding]:
     """Committed secrets in the files a built-in exclusion the change can bring on itself left
     out (a vendored copy, build output, a "generated" file): nothing else reads them."""
     for change in request.target.left_out:
-        for piece in pieces_of(change, MAY_HOLD_A_SECRET):
-            yield from _secrets.check(on_file(request, piece))
+        yield from _secrets_in_pieces(request, change)
+
+
+def _secrets_in_pieces(request: ReviewRequest, change: FileChange) -> Iterator[Finding]:
+    """The secrets lens over the lines of `change` that may hold a secret, each with the lines after
+    it that tell a private key's header from a key (its body): without them, a header whose next
+    line is `...` in a vendored README reads as a key."""
+    for piece in pieces_of(change, MAY_HOLD_A_SECRET, following=LINES_BEFORE_KEY_BODY):
+        yield from _secrets.check(on_file(request, piece))

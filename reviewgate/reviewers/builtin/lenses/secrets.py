@@ -176,7 +176,9 @@ _PLACEHOLDER_CHARACTERS = frozenset("Xx0*-_")
 # escape, or on the lines that follow, past an encrypted key's `Proc-Type:`/`DEK-Info:` lines).
 # A header with no body is the text an encoder writes (`append("-----BEGIN PRIVATE KEY-----\n")`).
 _KEY_BODY = LazyPattern(r"[A-Za-z0-9+/]{40,}")
-_LINES_BEFORE_KEY_BODY = 4
+# The lines after a header read for its body: a piece of a file the lens reads in part (an
+# oversized or left-out file) carries them after each line it holds (oversized.py).
+LINES_BEFORE_KEY_BODY = 4
 # What may stand between a header and its body: an encrypted key's fields, a blank line, and the
 # quotes, comment stars or margin bars a key in source code is written with.
 _KEY_PREAMBLE = LazyPattern(r"""[\s"'`*|+]*(?:(?:Proc-Type|DEK-Info):.*)?$""")
@@ -265,8 +267,8 @@ def _has_key_body(added: list[tuple[int, str]], index: int) -> bool:
     header = PRIVATE_KEY_HEADER.search(line)
     if header is not None and _KEY_BODY.search(line, header.end()):
         return True
-    following = added[index + 1 : index + 1 + _LINES_BEFORE_KEY_BODY]
-    for offset in range(_LINES_BEFORE_KEY_BODY):
+    following = added[index + 1 : index + 1 + LINES_BEFORE_KEY_BODY]
+    for offset in range(LINES_BEFORE_KEY_BODY):
         if offset >= len(following) or following[offset][0] != number + 1 + offset:
             return True
         text = following[offset][1]
