@@ -86,6 +86,9 @@ def test_a_generic_value_in_example_code_is_minor(tmp_path: Path) -> None:
         # paramiko 5.1.0 `paramiko/common.py:166`: a message's name in kebab case
         'MSG_USERAUTH_GSSAPI_TOKEN: "userauth-gssapi-token",',
         '"PasswordLastUsed": "2016-09-08T21:47:36Z",',  # botocore `iam/2010-05-08/examples-1.json:1155`
+        # a Rails application's translations (`config/locales/th.yml`, `ja.yml`): a sentence, no key
+        '    reset_password: "ตั้งรหัสผ่านใหม่"',
+        '    instructions_to_reset_password: "下のフォームを入力してからパスワードの再設定方法の説明がメールで送信されます。"',
     ],
 )
 def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
@@ -108,6 +111,7 @@ def test_identifiers_and_placeholders_are_not_secrets(line: str) -> None:
         'SMTP_PASSWORD = "tangerine-elephant-violin-cactus"',  # made up: a passphrase of words, hyphened
         'session_token = "Zq8VxT2mLk5NwR7yBc3H.."',  # made up: two dots are no elision
         'api_key = "2016-09-08T21:47:36Zq8VxT2mLk"',  # made up: a date followed by more is no date
+        '    reset_password: "Zq8VxT2mLk5NwR7yBc3H"',  # made up: the same name with an ASCII key
     ],
 )
 def test_look_alikes_with_a_key_shape_still_fire(line: str) -> None:

@@ -74,7 +74,8 @@ COMMITTED_SECRET = Rule(
         "(`RESUME_TOKEN_CHANGED = \"resumeTokenChanged\"`, `\"output_token\": \"DistributionList.NextMarker\"`); a private key header with no base64 body after it "
         "(`append(\"-----BEGIN PRIVATE KEY-----\\n\")` in an encoder); names that describe a secret rather than hold it (`*_env`, `*_name`, `*_url`, "
         "`*_path`, `*_id`, `*_alphabet`, `*_charset`, `*_chars`, `*_table` …); values read from the "
-        "environment; alphabets, charsets and tables in any language (a value whose characters run in "
+        "environment; a value with a character outside ASCII (a translation's sentence: `reset_password: "
+        "\"ตั้งรหัสผ่านใหม่\"`), as keys and tokens are ASCII; alphabets, charsets and tables in any language (a value whose characters run in "
         "consecutive code points averaging ≥ 3, such as `A-Za-z0-9-_`, base32's `A-Z2-7`, base58's, hex "
         "digits of both cases `0123456789abcdef0123456789ABCDEF`; ≥ 40 distinct characters, a shuffled "
         "table; a character class or list of ranges, `[A-Za-z0-9_-]{32}`): they carry no secret; files "
@@ -399,6 +400,7 @@ class SecretsLens:
                 or _DESCRIBES_A_SECRET.search(name)
                 or _PLACEHOLDER.search(value)
                 or is_alphabet(value)
+                or not value.isascii()  # text in a script of its own (a translation): keys are ASCII
             ):
                 continue
             if _CAMEL_IDENTIFIER.fullmatch(value) and _PASSWORD_NAME.search(name) is None:
