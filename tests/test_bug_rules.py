@@ -197,15 +197,26 @@ def test_rails_redirect_helpers_and_the_applications_own_refusal_of_other_hosts(
 
 
 def test_a_parameter_blocks_only_as_the_target_itself(tmp_path: Path) -> None:
-    # Either branch of a choice is the target; a record a parameter looks up, or a choice between
-    # routes a parameter makes, is not the parameter; a commented redirect runs nothing; Rails's
+    # Either branch of a choice is the target; a record a parameter looks up (reported nowhere), or a
+    # choice between routes a parameter makes, is not the parameter; a commented redirect runs nothing; Rails's
     # `allow_other_host: false` and a prefix check against the site's own URL refuse other hosts;
     # Symfony's router generates a URL of this site, whatever parameter it is given.
     rails = _rule(review_change(tmp_path / "rails", BASE, {"app/controllers/sessions_controller.rb": RAILS_REDIRECTS}),
                   RULE_OPEN_REDIRECT)
-    assert [(item.line, item.severity) for item in rails] == [(4, Severity.MAJOR), (9, Severity.MINOR)]
+    assert [(item.line, item.severity) for item in rails] == [(4, Severity.MAJOR)]
     laravel = review_change(tmp_path / "laravel", BASE, {"app/Http/Controller.php": LARAVEL_REDIRECT})
     assert _rule(laravel, RULE_OPEN_REDIRECT) == []
+    # A record looked up by the parameter: the redirect goes to the URL it has on this site.
+    record = ("<?php\nclass TokenController\n{\n    public function show(Request $request)\n    {\n"
+              "        $token = ApiToken::findOrFail($request->input('id'));\n"
+              "        return redirect($token->getUrl());\n    }\n}\n")
+    laravel_record = review_change(tmp_path / "laravel-record", BASE, {"app/Http/TokenController.php": record})
+    assert _rule(laravel_record, RULE_OPEN_REDIRECT) == []
+    # The same parameter read whole still is the target.
+    direct = record.replace("ApiToken::findOrFail($request->input('id'))", "$request->input('next')").replace(
+        "$token->getUrl()", "$token")
+    laravel_direct = review_change(tmp_path / "laravel-direct", BASE, {"app/Http/TokenController.php": direct})
+    assert [item.line for item in _rule(laravel_direct, RULE_OPEN_REDIRECT)] == [7]
     symfony = review_change(tmp_path / "symfony", BASE, {"src/Controller/ProfilerController.php": SYMFONY_ROUTE})
     assert _rule(symfony, RULE_OPEN_REDIRECT) == []
 

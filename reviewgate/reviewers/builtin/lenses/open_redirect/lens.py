@@ -86,7 +86,9 @@ OPEN_REDIRECT = Rule(
         "one; `Url.IsLocalUrl`/`LocalRedirect`, Rails's `url_from`; `url_for(…)`/`reverse(…)`, a route "
         "helper (`after_sign_in_path_for(user)`, `route('home')`); input after fixed text (`\"/search?q=\" + term`, `` "
         "`/items/${id}` ``, `'/login?next=' + encodeURIComponent(req.originalUrl)`); the `Referer` "
-        "header (back to the linking page); a handler in a test file (a fixture, never deployed)"
+        "header (back to the linking page); in Ruby and PHP a record the parameter looks up "
+        "(`redirect_to Product.find(params[:id])`, `redirect(User::findOrFail($id)->url())`: its URL on this "
+        "site); a handler in a test file (a fixture, never deployed)"
     ),
     fires=(
         Example(

@@ -53,6 +53,13 @@ _SERVER_GUARDS = LazyPattern(
     r"|\bstr_starts_with\s*\(\s*[^,()]+,\s*(?!['\"]/)|\.start_with\?\s*\(?\s*(?!['\"]/)[\w@$]"
     r"|\.(?:startsWith|StartsWith)\s*\(\s*(?![\"']/)[\w@$]"
 )
+# A record the parameter looks up (`Product.friendly.find(params[:id])`, `User::findOrFail($id)`):
+# redirecting to it goes to the URL this application builds for it (Rails's `url_for(record)`),
+# or to one of its attributes, which the database holds, not the request.
+_RECORD_LOOKUP: dict[Language, LazyPattern] = {
+    Language.RUBY: LazyPattern(r"\.\s*(?:find|find_by!?|find_or_create_by!?|find_or_initialize_by)\b(?!\s*\{)"),
+    Language.PHP: LazyPattern(r"(?:::|->)\s*(?:find|findOrFail|findOrNew|firstOrFail|firstWhere)\s*\("),
+}
 # Rails refuses a redirect to another host with `allow_other_host: false`.
 _OTHER_HOSTS_REFUSED = LazyPattern(r"\ballow_other_host:\s*false\b")
 
@@ -129,7 +136,8 @@ def unchecked_redirects(
                 continue  # starts with fixed text: the host is this site's
             if _ROUTE_HELPER.match(text, first, span[1]) or _ROUTE_CHOICE.fullmatch(text[first : span[1]].strip()):
                 continue  # a path this application builds from its routes (`after_sign_in_path_for(user)`)
-            origin = origin_of(source, language, span[0], span[1], None)
+            lookup = _RECORD_LOOKUP.get(language)
+            origin = origin_of(source, language, span[0], span[1], None if lookup is None else lookup.compiled())
             if origin is None or is_referrer(origin.source):
                 continue
             window = text[source.line_starts[max(0, line - 30)] : span[1]]
