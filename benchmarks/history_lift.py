@@ -91,7 +91,7 @@ def lift_lines(name: str, rows: Sequence[dict[str, Any]], strata: dict[str, list
     lines.append(f"  a code-reading finding outside test files, any severity: later-fixed "
                  f"{_rate(fixed, 'code_found')} vs not fixed {_rate(unfixed, 'code_found')}; "
                  f"size-adjusted risk ratio {_ratio(strata, 'code_found')}")
-    lines.append(f"    of class correctness (what would block if every bug rule's record had earned): later-fixed "
+    lines.append(f"    of class correctness (the class a bug blocks on), outside test files: later-fixed "
                  f"{_rate(fixed, 'correctness_found')} vs not fixed {_rate(unfixed, 'correctness_found')}; "
                  f"size-adjusted risk ratio {_ratio(strata, 'correctness_found')}")
     on_fixed = sum(1 for row in fixed if row.get("on_fixed_line"))

@@ -240,8 +240,9 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "on_fixed_code": 0,
     }
     row["code_found"] = bool(row["code_rules"])
-    # Of them, a finding of the class the gate blocks on for a bug (correctness): what would block if
-    # every bug rule's record had earned its severity (duplicate code and readability never block for it).
+    # Of them, a finding of the class the gate blocks a bug on (correctness; duplicate code and
+    # readability never block for one): near what would block if every bug rule's record had earned
+    # its severity, less what stays minor for another reason (a move, a fallback said to be deliberate).
     row["correctness_found"] = any(
         item.get("class") == "correctness" and str(item.get("rule")) in row["code_rules"]
         and not is_test_file(str(item.get("path") or ""))

@@ -151,7 +151,7 @@ def test_szz_counts_a_finding_of_any_severity_on_a_line_the_fix_changed(tmp_path
     assert "a code-reading finding outside test files, any severity: later-fixed 1/1 (100.0%)" in printed
     assert rows[1]["code_found"] and not near_only[1]["code_found"]
     assert "  correctness/r: 1/1 (100.0%) vs 0/2 (0.0%); size-adjusted undefined" in printed
-    assert "of class correctness (what would block if every bug rule's record had earned): later-fixed 1/1" in printed
+    assert "of class correctness (the class a bug blocks on), outside test files: later-fixed 1/1" in printed
     assert rows[1]["correctness_found"] and not near_only[1]["correctness_found"]
 
 
