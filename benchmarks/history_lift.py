@@ -134,8 +134,6 @@ def rule_lift_lines(rows: Sequence[dict[str, Any]], strata: dict[str, list[dict[
     """Per code-reading rule: the PRs with a finding of it outside test files, later-fixed against not
     fixed, size-adjusted; what the rule would add to the block's lift if each of its findings blocked."""
     rules = sorted({rule for row in rows for rule in row.get("code_rules") or ()})
-    fixed = [row for row in rows if row["fixed"]]
-    unfixed = [row for row in rows if not row["fixed"]]
     lines = ["by code-reading rule (a finding outside test files, any severity): later-fixed vs not fixed"]
     for rule in rules:
         outcome = f"rule:{rule}"
@@ -145,6 +143,4 @@ def rule_lift_lines(rows: Sequence[dict[str, Any]], strata: dict[str, list[dict[
         lines.append(f"  {rule}: {_rate([row for row in every if row['fixed']], outcome)} vs "
                      f"{_rate([row for row in every if not row['fixed']], outcome)}; size-adjusted "
                      f"{_ratio(marked, outcome)}")
-    if not rules:
-        lines.append(f"  none (of {len(fixed)} later-fixed and {len(unfixed)} not-fixed PRs)")
-    return lines
+    return lines if rules else [*lines, "  none"]

@@ -217,6 +217,11 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
     # A run that errored (a checkout that failed on a blob the clone lacks) has no diff to read either.
     added = added_lines_at_head(repo, request) if request and not error else {}
     blocked = record.get("verdict") == "request_changes"
+    # The code-reading rules' findings outside test files, any severity: what those rules would block
+    # if every finding of theirs blocked (the ceiling of the code-reading blocks' lift), and the catch
+    # power of the rules that report at minor until their records earn more.
+    shipped = [item for item in record.get("located") or record.get("blocking") or []
+               if is_code_reading(str(item.get("rule") or "")) and item.get("path") and not is_test_file(str(item["path"]))]
     row: dict[str, Any] = {
         "pr": record["pr"],
         "fixed": record["pr"] in fixed_lines,
@@ -224,14 +229,12 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "code_blocked": blocked and any(is_code_reading(str(item.get("rule") or ""))
                                         for item in record.get("blocking") or []),
         "found": bool(record.get("located") or record.get("blocking")),  # any finding with a place, any severity
-        # What the code-reading rules would block if every one of their findings blocked: the ceiling
-        # of the code-reading blocks' lift, and the catch power of rules that report at minor.
-        # The code-reading rules with a finding outside test files, any severity: what they would block
-        # if every finding of theirs blocked (the ceiling of the code-reading blocks' lift), and the
-        # catch power of the rules that report at minor until their records earn more.
-        "code_rules": sorted({str(item.get("rule")) for item in record.get("located") or record.get("blocking") or []
-                              if is_code_reading(str(item.get("rule") or "")) and item.get("path")
-                              and not is_test_file(str(item["path"]))}),
+        "code_rules": sorted({str(item["rule"]) for item in shipped}),
+        "code_found": bool(shipped),
+        # Of them, one of the class the gate blocks a bug on (correctness; duplicate code and
+        # readability never block for one): near what would block if every bug rule's record had earned
+        # its severity, less what stays minor for another reason (a move, a fallback said to be deliberate).
+        "correctness_found": any(item.get("class") == "correctness" for item in shipped),
         "error": error,
         "added": sum(len(lines) for lines in added.values()),
         "near": 0,
@@ -239,14 +242,6 @@ def _row(repo: Path, record: dict[str, Any], request: PullRequest | None,
         "on_fixed_line": 0,
         "on_fixed_code": 0,
     }
-    row["code_found"] = bool(row["code_rules"])
-    # Of them, a finding of the class the gate blocks a bug on (correctness; duplicate code and
-    # readability never block for one): near what would block if every bug rule's record had earned
-    # its severity, less what stays minor for another reason (a move, a fallback said to be deliberate).
-    row["correctness_found"] = any(
-        item.get("class") == "correctness" and str(item.get("rule")) in row["code_rules"]
-        and not is_test_file(str(item.get("path") or ""))
-        for item in record.get("located") or record.get("blocking") or [])
     if fixed:
         near_added = sum(1 for path, lines in added.items() for line in lines
                          if _near(fixed.get(path, set()), line))

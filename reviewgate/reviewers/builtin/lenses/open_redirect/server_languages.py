@@ -119,6 +119,8 @@ def unchecked_redirects(
         return  # a test's handler is a fixture, never deployed
     source = read_js(text)
     guard_call = guard_patterns()["guard_call"]
+    lookup = _RECORD_LOOKUP.get(language)
+    record_lookup = None if lookup is None else lookup.compiled()
     for pattern, how in _SERVER_SINKS[language]:
         for match in re.finditer(pattern, text, re.MULTILINE):
             start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
@@ -136,8 +138,7 @@ def unchecked_redirects(
                 continue  # starts with fixed text: the host is this site's
             if _ROUTE_HELPER.match(text, first, span[1]) or _ROUTE_CHOICE.fullmatch(text[first : span[1]].strip()):
                 continue  # a path this application builds from its routes (`after_sign_in_path_for(user)`)
-            lookup = _RECORD_LOOKUP.get(language)
-            origin = origin_of(source, language, span[0], span[1], None if lookup is None else lookup.compiled())
+            origin = origin_of(source, language, span[0], span[1], record_lookup)
             if origin is None or is_referrer(origin.source):
                 continue
             window = text[source.line_starts[max(0, line - 30)] : span[1]]
